@@ -1,0 +1,655 @@
+//! [`CompiledGraph`]: the executable form. Owns physical transients and node executables,
+//! records into a caller's encoder (never submits), and reports stats and optional timings.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use crate::error::GraphError;
+use crate::graph::{validate_buffer, CommandGraph, NodeCompileFn};
+use crate::node::{
+    ColorLoad, CompileContext, ComputeExecutable, CopyExecutable, EncodeContext, NodeKind,
+};
+use crate::node::{RenderExecutable, Resolver};
+use crate::plan::{self, PlanError, PlanNode, ResourceKey, TransientRequest};
+use crate::profile::{NodeTiming, Profiler};
+use crate::resource::{BufferDescriptor, BufferHandle, GraphKey, Lifetime, ResourceUse};
+
+/// Compile-time allocation and ordering facts: diagnostics, not a score.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct GraphStats {
+    /// Declared transient buffers.
+    pub logical_transient_count: usize,
+    /// Sum of declared transient byte lengths.
+    pub logical_transient_bytes: u64,
+    /// Physical transient allocations created.
+    pub physical_transient_count: usize,
+    /// Sum of physical allocation byte lengths (max over tenants).
+    pub physical_transient_bytes: u64,
+    /// Imported buffers.
+    pub imported_count: usize,
+    /// Sum of imported descriptor byte lengths.
+    pub imported_bytes: u64,
+    /// `logical_transient_bytes - physical_transient_bytes`.
+    pub reused_bytes: u64,
+    /// Reused bytes as a percentage of logical transient bytes (0 when there are none).
+    pub reuse_percent: f64,
+    /// Node ids in execution order.
+    pub node_order: Vec<String>,
+}
+
+/// A dependency between two nodes, by id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DependencyEdge {
+    /// Node that runs first.
+    pub from: String,
+    /// Node that runs after it.
+    pub to: String,
+    /// Hazard kind or explicit.
+    pub kind: plan::EdgeKind,
+}
+
+/// Options for one [`CompiledGraph::encode`].
+#[derive(Default)]
+pub struct EncodeOptions<'a> {
+    /// Replacement buffers for imports, revalidated against the compiled descriptor.
+    pub overrides: &'a [(BufferHandle, &'a wgpu::Buffer)],
+    /// Give every compute/render node its own pass with timestamp writes; read them with
+    /// [`CompiledGraph::read_timings`] after submitting. Needs `TIMESTAMP_QUERY`.
+    pub profile: bool,
+}
+
+/// What one encode recorded.
+#[derive(Clone, Debug, Default)]
+pub struct EncodeReport {
+    /// CPU time each node's executable spent recording, in execution order.
+    pub node_encode_cpu: Vec<(String, Duration)>,
+    /// Compute passes opened.
+    pub compute_passes: usize,
+    /// Render passes opened.
+    pub render_passes: usize,
+}
+
+enum Executable {
+    Compute(Box<dyn ComputeExecutable>),
+    Render(Box<dyn RenderExecutable>, wgpu::TextureView, ColorLoad),
+    Copy(Box<dyn CopyExecutable>),
+}
+
+struct CompiledNode {
+    id: String,
+    exec: Executable,
+}
+
+/// A compiled command graph. Owns its physical transients (released once, on drop or
+/// [`CompiledGraph::destroy`]); borrows imports (never destroyed).
+pub struct CompiledGraph {
+    id: String,
+    key: GraphKey,
+    device: wgpu::Device,
+    descriptors: Vec<BufferDescriptor>,
+    lifetimes: Vec<Lifetime>,
+    /// Per logical buffer: the default import or the hosting physical transient.
+    resolved: Vec<wgpu::Buffer>,
+    physical: Vec<wgpu::Buffer>,
+    textures: Vec<wgpu::Texture>,
+    owned_textures: Vec<wgpu::Texture>,
+    nodes: Vec<CompiledNode>,
+    edges: Vec<DependencyEdge>,
+    stats: GraphStats,
+    probed_devices: HashSet<wgpu::Buffer>,
+    profiler: Option<Profiler>,
+    destroyed: bool,
+}
+
+fn plan_nodes(graph: &CommandGraph) -> Vec<PlanNode> {
+    graph
+        .nodes
+        .iter()
+        .map(|n| PlanNode {
+            id: n.id.clone(),
+            uses: n
+                .uses
+                .iter()
+                .map(|u| {
+                    let key = match u {
+                        ResourceUse::Buffer(h, _) => ResourceKey::Buffer(h.index),
+                        ResourceUse::Texture(h, _) => ResourceKey::Texture(h.index),
+                    };
+                    (key, u.reads(), u.writes())
+                })
+                .collect(),
+            depends_on: n.depends_on.clone(),
+        })
+        .collect()
+}
+
+fn physical_label(graph: &CommandGraph, tenants: &[usize], transient_index: &[usize]) -> String {
+    let mut label = String::new();
+    for (i, &t) in tenants.iter().enumerate() {
+        if i == 4 {
+            label.push_str(&format!("+{} more", tenants.len() - 4));
+            break;
+        }
+        if i > 0 {
+            label.push('+');
+        }
+        label.push_str(&graph.buffers[transient_index[t]].desc.id);
+    }
+    label
+}
+
+impl CompiledGraph {
+    pub(crate) fn compile(graph: CommandGraph) -> Result<Self, GraphError> {
+        let plan_nodes = plan_nodes(&graph);
+        let edges = plan::derive_edges(&plan_nodes).map_err(|e| plan_error(&graph, e))?;
+        let order =
+            plan::stable_order(plan_nodes.len(), &edges).map_err(|e| plan_error(&graph, e))?;
+        let mut position = vec![0usize; order.len()];
+        for (p, &n) in order.iter().enumerate() {
+            position[n] = p;
+        }
+
+        // Transient intervals over compiled positions.
+        let transient_index: Vec<usize> = (0..graph.buffers.len())
+            .filter(|&i| graph.buffers[i].lifetime == Lifetime::Transient)
+            .collect();
+        let mut interval: HashMap<u32, (usize, usize)> = HashMap::new();
+        for (n, node) in graph.nodes.iter().enumerate() {
+            for u in &node.uses {
+                if let ResourceUse::Buffer(h, _) = u {
+                    let p = position[n];
+                    let e = interval.entry(h.index).or_insert((p, p));
+                    e.0 = e.0.min(p);
+                    e.1 = e.1.max(p);
+                }
+            }
+        }
+        let requests: Vec<TransientRequest> = transient_index
+            .iter()
+            .map(|&i| TransientRequest {
+                byte_length: graph.buffers[i].desc.byte_length,
+                usage: graph.buffers[i].desc.usage,
+                interval: interval.get(&(i as u32)).copied(),
+            })
+            .collect();
+        let alias = plan::plan_transients(&requests);
+
+        let device = graph.device.clone();
+        let physical: Vec<wgpu::Buffer> = alias
+            .physical
+            .iter()
+            .map(|p| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&physical_label(&graph, &p.tenants, &transient_index)),
+                    size: p.byte_length.max(4).div_ceil(4) * 4,
+                    usage: p.usage,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        let mut slot_of_transient: HashMap<usize, usize> = HashMap::new();
+        for (t, &i) in transient_index.iter().enumerate() {
+            slot_of_transient.insert(i, alias.assignment[t]);
+        }
+        let resolved: Vec<wgpu::Buffer> = graph
+            .buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| match &b.import {
+                Some(buf) => buf.clone(),
+                None => physical[slot_of_transient[&i]].clone(),
+            })
+            .collect();
+        let owned_textures: Vec<(usize, wgpu::Texture)> = graph
+            .textures
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.import.is_none())
+            .map(|(i, t)| {
+                let tex = device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some(&t.desc.id),
+                    size: wgpu::Extent3d {
+                        width: t.desc.size.0,
+                        height: t.desc.size.1,
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format: t.desc.format,
+                    usage: t.desc.usage,
+                    view_formats: &[],
+                });
+                (i, tex)
+            })
+            .collect();
+        let textures: Vec<wgpu::Texture> = graph
+            .textures
+            .iter()
+            .enumerate()
+            .map(|(i, t)| match &t.import {
+                Some(tex) => tex.clone(),
+                None => owned_textures
+                    .iter()
+                    .find(|(j, _)| *j == i)
+                    .map(|(_, t)| t.clone())
+                    .unwrap_or_else(|| unreachable!("every graph-owned texture was created above")),
+            })
+            .collect();
+        let owned_textures: Vec<wgpu::Texture> =
+            owned_textures.into_iter().map(|(_, t)| t).collect();
+
+        let stats = {
+            let logical_transient_bytes: u64 = requests.iter().map(|r| r.byte_length).sum();
+            let physical_transient_bytes: u64 = alias.physical.iter().map(|p| p.byte_length).sum();
+            let reused = logical_transient_bytes.saturating_sub(physical_transient_bytes);
+            let imports: Vec<&crate::graph::BufferEntry> = graph
+                .buffers
+                .iter()
+                .filter(|b| b.lifetime == Lifetime::Imported)
+                .collect();
+            GraphStats {
+                logical_transient_count: requests.len(),
+                logical_transient_bytes,
+                physical_transient_count: alias.physical.len(),
+                physical_transient_bytes,
+                imported_count: imports.len(),
+                imported_bytes: imports.iter().map(|b| b.desc.byte_length).sum(),
+                reused_bytes: reused,
+                reuse_percent: if logical_transient_bytes == 0 {
+                    0.0
+                } else {
+                    100.0 * reused as f64 / logical_transient_bytes as f64
+                },
+                node_order: order.iter().map(|&n| graph.nodes[n].id.clone()).collect(),
+            }
+        };
+        let dependency_edges = edges
+            .iter()
+            .map(|e| DependencyEdge {
+                from: graph.nodes[e.from].id.clone(),
+                to: graph.nodes[e.to].id.clone(),
+                kind: e.kind,
+            })
+            .collect();
+
+        let CommandGraph {
+            id,
+            key,
+            buffers,
+            nodes,
+            ..
+        } = graph;
+        let mut compiled = CompiledGraph {
+            id,
+            key,
+            device,
+            descriptors: buffers.iter().map(|b| b.desc.clone()).collect(),
+            lifetimes: buffers.iter().map(|b| b.lifetime).collect(),
+            resolved,
+            physical,
+            textures,
+            owned_textures,
+            nodes: Vec::with_capacity(nodes.len()),
+            edges: dependency_edges,
+            stats,
+            probed_devices: HashSet::new(),
+            profiler: None,
+            destroyed: false,
+        };
+        let mut slots: Vec<Option<crate::graph::NodeEntry>> = nodes.into_iter().map(Some).collect();
+        for &n in &order {
+            let Some(node) = slots[n].take() else {
+                continue;
+            };
+            match compiled.compile_node(node) {
+                Ok(c) => compiled.nodes.push(c),
+                Err(e) => {
+                    // Dropping `compiled` releases transients, textures and executables so far.
+                    compiled.destroy();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(compiled)
+    }
+
+    fn compile_node(&self, node: crate::graph::NodeEntry) -> Result<CompiledNode, GraphError> {
+        let ctx = CompileContext {
+            device: &self.device,
+            node_id: &node.id,
+            resolver: Resolver {
+                buffers: &self.resolved,
+                textures: &self.textures,
+                overrides: None,
+            },
+        };
+        // Validation errors raised by the callback's wgpu calls become this node's error
+        // instead of reaching the device's uncaptured-error handler.
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let result = match node.compile {
+            NodeCompileFn::Compute(f) => f(&ctx).map(Executable::Compute),
+            NodeCompileFn::Copy(f) => f(&ctx).map(Executable::Copy),
+            NodeCompileFn::Render(f, target, load) => f(&ctx).map(|e| {
+                let view = self.textures[target.index as usize].create_view(
+                    &wgpu::TextureViewDescriptor {
+                        label: Some(&node.id),
+                        ..Default::default()
+                    },
+                );
+                Executable::Render(e, view, load)
+            }),
+        };
+        let wgpu_error = pollster::block_on(scope.pop());
+        let exec = result.map_err(|source| GraphError::NodeCompile {
+            node: node.id.clone(),
+            source,
+        })?;
+        if let Some(err) = wgpu_error {
+            return Err(GraphError::NodeCompile {
+                node: node.id.clone(),
+                source: err.to_string().into(),
+            });
+        }
+        Ok(CompiledNode { id: node.id, exec })
+    }
+
+    /// The graph id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Allocation and order statistics computed at compile time.
+    pub fn stats(&self) -> &GraphStats {
+        &self.stats
+    }
+
+    /// Node ids in execution order.
+    pub fn node_order(&self) -> &[String] {
+        &self.stats.node_order
+    }
+
+    /// Every dependency edge (hazards and explicit), by node id.
+    pub fn edges(&self) -> &[DependencyEdge] {
+        &self.edges
+    }
+
+    /// The kind of every node in execution order.
+    pub fn node_kinds(&self) -> Vec<NodeKind> {
+        self.nodes
+            .iter()
+            .map(|n| match n.exec {
+                Executable::Compute(_) => NodeKind::Compute,
+                Executable::Render(..) => NodeKind::Render,
+                Executable::Copy(_) => NodeKind::Copy,
+            })
+            .collect()
+    }
+
+    /// The buffer a handle resolves to without overrides (default import or physical
+    /// transient), e.g. to copy a transient result out in the caller's encoder.
+    pub fn buffer(&self, handle: impl Into<BufferHandle>) -> Result<&wgpu::Buffer, GraphError> {
+        let h = handle.into();
+        self.check_handle(h)?;
+        Ok(&self.resolved[h.index as usize])
+    }
+
+    fn check_handle(&self, h: BufferHandle) -> Result<(), GraphError> {
+        if h.graph != self.key || h.index as usize >= self.resolved.len() {
+            return Err(GraphError::ForeignHandle {
+                graph: self.id.clone(),
+                what: "buffer handle".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether [`CompiledGraph::destroy`] ran.
+    pub fn is_destroyed(&self) -> bool {
+        self.destroyed
+    }
+
+    /// Releases node executables and destroys each physical transient and graph-owned texture
+    /// once. Imports are untouched. Idempotent; later encodes fail with `Destroyed`.
+    pub fn destroy(&mut self) {
+        if self.destroyed {
+            return;
+        }
+        self.destroyed = true;
+        self.nodes.clear();
+        for b in self.physical.drain(..) {
+            b.destroy();
+        }
+        for t in self.owned_textures.drain(..) {
+            t.destroy();
+        }
+        self.profiler = None;
+    }
+
+    fn resolve_overrides(
+        &mut self,
+        options: &EncodeOptions<'_>,
+    ) -> Result<Option<HashMap<u32, wgpu::Buffer>>, GraphError> {
+        if options.overrides.is_empty() {
+            return Ok(None);
+        }
+        let mut map = HashMap::with_capacity(options.overrides.len());
+        for &(h, buffer) in options.overrides {
+            self.check_handle(h)?;
+            let i = h.index as usize;
+            let desc = &self.descriptors[i];
+            if self.lifetimes[i] != Lifetime::Imported {
+                return Err(GraphError::OverrideNotImported {
+                    id: desc.id.clone(),
+                });
+            }
+            if !self.probed_devices.contains(buffer) {
+                validate_buffer(&self.id, &self.device, desc, buffer)?;
+                self.probed_devices.insert(buffer.clone());
+            } else if buffer.size() < desc.byte_length || !buffer.usage().contains(desc.usage) {
+                validate_buffer(&self.id, &self.device, desc, buffer)?;
+            }
+            map.insert(h.index, buffer.clone());
+        }
+        Ok(Some(map))
+    }
+
+    /// Records every node, in compiled order, into `encoder`. Never submits. Consecutive
+    /// compute nodes share one compute pass unless `options.profile` asks for a pass per node.
+    /// Overrides are validated before anything is recorded.
+    pub fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        options: &EncodeOptions<'_>,
+    ) -> Result<EncodeReport, GraphError> {
+        if self.destroyed {
+            return Err(GraphError::Destroyed {
+                graph: self.id.clone(),
+            });
+        }
+        let overrides = self.resolve_overrides(options)?;
+        if options.profile {
+            if !self
+                .device
+                .features()
+                .contains(wgpu::Features::TIMESTAMP_QUERY)
+            {
+                return Err(GraphError::ProfilingUnsupported {
+                    graph: self.id.clone(),
+                });
+            }
+            if self.profiler.is_none() {
+                let timed = self
+                    .nodes
+                    .iter()
+                    .map(|n| !matches!(n.exec, Executable::Copy(_)))
+                    .collect::<Vec<_>>();
+                self.profiler = Some(Profiler::new(&self.device, &self.id, &timed));
+            }
+        }
+        let mut report = EncodeReport {
+            node_encode_cpu: Vec::with_capacity(self.nodes.len()),
+            ..Default::default()
+        };
+        let Self {
+            id: graph_id,
+            nodes,
+            resolved,
+            textures,
+            profiler,
+            ..
+        } = self;
+        let resolver = || Resolver {
+            buffers: resolved,
+            textures,
+            overrides: overrides.as_ref(),
+        };
+        let profiler = if options.profile {
+            profiler.as_mut()
+        } else {
+            None
+        };
+        let mut i = 0;
+        while i < nodes.len() {
+            match nodes[i].exec {
+                Executable::Compute(_) => {
+                    let end = if profiler.is_some() {
+                        i + 1
+                    } else {
+                        (i..nodes.len())
+                            .find(|&j| !matches!(nodes[j].exec, Executable::Compute(_)))
+                            .unwrap_or(nodes.len())
+                    };
+                    let label = if end - i == 1 {
+                        nodes[i].id.clone()
+                    } else {
+                        format!(
+                            "{graph_id}: {} .. {} ({} nodes)",
+                            nodes[i].id,
+                            nodes[end - 1].id,
+                            end - i
+                        )
+                    };
+                    let timestamp_writes = profiler.as_ref().map(|p| p.compute_writes(i));
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some(&label),
+                        timestamp_writes,
+                    });
+                    report.compute_passes += 1;
+                    for node in &mut nodes[i..end] {
+                        let ctx = EncodeContext {
+                            node_id: &node.id,
+                            resolver: resolver(),
+                        };
+                        let Executable::Compute(exec) = &mut node.exec else {
+                            continue;
+                        };
+                        pass.push_debug_group(&node.id);
+                        let t0 = Instant::now();
+                        exec.encode(&mut pass, &ctx);
+                        report.node_encode_cpu.push((node.id.clone(), t0.elapsed()));
+                        pass.pop_debug_group();
+                    }
+                    i = end;
+                }
+                Executable::Render(..) => {
+                    let node = &mut nodes[i];
+                    let ctx = EncodeContext {
+                        node_id: &node.id,
+                        resolver: resolver(),
+                    };
+                    let Executable::Render(exec, view, load) = &mut node.exec else {
+                        unreachable!()
+                    };
+                    let load = match *load {
+                        ColorLoad::Clear(c) => wgpu::LoadOp::Clear(c),
+                        ColorLoad::Load => wgpu::LoadOp::Load,
+                    };
+                    let timestamp_writes = profiler.as_ref().map(|p| p.render_writes(i));
+                    let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                        label: Some(&node.id),
+                        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                            view,
+                            depth_slice: None,
+                            resolve_target: None,
+                            ops: wgpu::Operations {
+                                load,
+                                store: wgpu::StoreOp::Store,
+                            },
+                        })],
+                        depth_stencil_attachment: None,
+                        timestamp_writes,
+                        occlusion_query_set: None,
+                        multiview_mask: None,
+                    });
+                    report.render_passes += 1;
+                    pass.push_debug_group(&node.id);
+                    let t0 = Instant::now();
+                    exec.encode(&mut pass, &ctx);
+                    report.node_encode_cpu.push((node.id.clone(), t0.elapsed()));
+                    pass.pop_debug_group();
+                    i += 1;
+                }
+                Executable::Copy(_) => {
+                    let node = &mut nodes[i];
+                    let ctx = EncodeContext {
+                        node_id: &node.id,
+                        resolver: resolver(),
+                    };
+                    let Executable::Copy(exec) = &mut node.exec else {
+                        unreachable!()
+                    };
+                    encoder.push_debug_group(&node.id);
+                    let t0 = Instant::now();
+                    exec.encode(encoder, &ctx);
+                    report.node_encode_cpu.push((node.id.clone(), t0.elapsed()));
+                    encoder.pop_debug_group();
+                    i += 1;
+                }
+            }
+        }
+        if let Some(p) = profiler {
+            p.resolve(encoder);
+        }
+        Ok(report)
+    }
+
+    /// Reads the GPU timings of the last profiled encode. This is a READBACK: it maps a
+    /// staging buffer and blocks until the GPU finished; call it after submitting.
+    pub fn read_timings(&mut self, queue: &wgpu::Queue) -> Result<Vec<NodeTiming>, GraphError> {
+        let ids: Vec<String> = self.nodes.iter().map(|n| n.id.clone()).collect();
+        let Some(p) = self.profiler.as_mut() else {
+            return Err(GraphError::TimingsUnavailable {
+                graph: self.id.clone(),
+                reason: "no profiled encode was recorded (EncodeOptions::profile)".into(),
+            });
+        };
+        p.read(&self.device, queue, &ids)
+            .map_err(|reason| GraphError::TimingsUnavailable {
+                graph: self.id.clone(),
+                reason,
+            })
+    }
+}
+
+impl Drop for CompiledGraph {
+    fn drop(&mut self) {
+        self.destroy();
+    }
+}
+
+fn plan_error(graph: &CommandGraph, e: PlanError) -> GraphError {
+    match e {
+        PlanError::UnknownDependency { node, dependency } => GraphError::UnknownDependency {
+            node: graph.nodes[node].id.clone(),
+            dependency,
+        },
+        PlanError::Cycle(nodes) => GraphError::Cycle {
+            graph: graph.id.clone(),
+            nodes: nodes
+                .into_iter()
+                .map(|n| graph.nodes[n].id.clone())
+                .collect(),
+        },
+    }
+}

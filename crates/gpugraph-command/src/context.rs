@@ -1,0 +1,222 @@
+//! [`GpuContext`]: adapter selection, device creation with the adapter's own limits, and the
+//! [`Capabilities`] report (`gpugraph info`).
+
+use serde::Serialize;
+
+/// Environment variable that selects an adapter by name substring or backend name.
+pub const ADAPTER_ENV: &str = "GPUGRAPH_ADAPTER";
+
+/// Why no usable device could be created.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// No adapter at all (no Vulkan driver installed?).
+    #[error("no GPU adapter found (backends tried: {backends}); on a machine without a GPU install a software Vulkan driver: apt-get install -y mesa-vulkan-drivers")]
+    NoAdapter {
+        /// Backends that were enumerated.
+        backends: String,
+    },
+    /// Adapters exist but none matches `GPUGRAPH_ADAPTER`.
+    #[error("no adapter matches {env}='{wanted}'; available: {available:?}")]
+    NoMatch {
+        /// The variable name.
+        env: &'static str,
+        /// Its value.
+        wanted: String,
+        /// Names and backends of the adapters found.
+        available: Vec<String>,
+    },
+    /// `request_device` failed.
+    #[error("adapter {adapter} refused the device request: {source}")]
+    RequestDevice {
+        /// Adapter name.
+        adapter: String,
+        /// wgpu's error.
+        #[source]
+        source: wgpu::RequestDeviceError,
+    },
+}
+
+/// Graph-relevant facts about the selected adapter and device.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Capabilities {
+    /// Backend name, e.g. "vulkan".
+    pub backend: String,
+    /// Adapter name, e.g. "NVIDIA H200" or "llvmpipe (LLVM 15.0.6, 256 bits)".
+    pub adapter: String,
+    /// "DiscreteGpu", "Cpu", ...
+    pub device_type: String,
+    /// Driver name.
+    pub driver: String,
+    /// Driver version text.
+    pub driver_info: String,
+    /// Largest buffer the device can create.
+    pub max_buffer_size: u64,
+    /// Largest storage-buffer binding.
+    pub max_storage_buffer_binding_size: u64,
+    /// Storage buffers one shader stage may bind.
+    pub max_storage_buffers_per_shader_stage: u32,
+    /// Largest uniform binding.
+    pub max_uniform_buffer_binding_size: u64,
+    /// Alignment of storage binding offsets.
+    pub min_storage_buffer_offset_alignment: u32,
+    /// Alignment of uniform binding offsets.
+    pub min_uniform_buffer_offset_alignment: u32,
+    /// Workgroups per dispatch dimension.
+    pub max_compute_workgroups_per_dimension: u32,
+    /// Invocations per workgroup.
+    pub max_compute_invocations_per_workgroup: u32,
+    /// Workgroup memory bytes.
+    pub max_compute_workgroup_storage_size: u32,
+    /// Smallest subgroup size (0 when subgroups are unavailable).
+    pub subgroup_min_size: u32,
+    /// Largest subgroup size (0 when subgroups are unavailable).
+    pub subgroup_max_size: u32,
+    /// GPU timestamp queries enabled.
+    pub timestamp_query: bool,
+    /// WGSL subgroup operations enabled.
+    pub subgroups: bool,
+    /// WGSL `f16` enabled.
+    pub shader_f16: bool,
+}
+
+/// Adapter, device and queue chosen for gpugraph work, with the adapter's real limits.
+#[derive(Clone, Debug)]
+pub struct GpuContext {
+    /// The wgpu instance.
+    pub instance: wgpu::Instance,
+    /// The selected adapter.
+    pub adapter: wgpu::Adapter,
+    /// The device (created with the adapter's own limits).
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    capabilities: Capabilities,
+}
+
+/// Optional features gpugraph uses when the adapter has them.
+pub fn wanted_features() -> wgpu::Features {
+    wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP | wgpu::Features::SHADER_F16
+}
+
+fn rank(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
+    }
+}
+
+/// Whether `info` matches a `GPUGRAPH_ADAPTER` value: a backend name ("vulkan", "gl", ...)
+/// or a case-insensitive substring of the adapter name.
+pub fn adapter_matches(info: &wgpu::AdapterInfo, wanted: &str) -> bool {
+    let wanted = wanted.to_lowercase();
+    info.backend.to_str().eq_ignore_ascii_case(&wanted)
+        || info.name.to_lowercase().contains(&wanted)
+}
+
+impl GpuContext {
+    /// Selects the best adapter (discrete first; `GPUGRAPH_ADAPTER` filters by name substring
+    /// or backend) and creates a device with its own limits and the wanted optional features.
+    pub fn new() -> Result<Self, ContextError> {
+        let wanted = std::env::var(ADAPTER_ENV).ok().filter(|s| !s.is_empty());
+        Self::with_adapter(wanted.as_deref())
+    }
+
+    /// Like [`GpuContext::new`] with an explicit adapter filter instead of the environment.
+    pub fn with_adapter(filter: Option<&str>) -> Result<Self, ContextError> {
+        let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let mut adapters = pollster::block_on(instance.enumerate_adapters(backends));
+        if adapters.is_empty() {
+            return Err(ContextError::NoAdapter {
+                backends: format!("{backends:?}"),
+            });
+        }
+        if let Some(w) = filter {
+            let available = adapters
+                .iter()
+                .map(|a| {
+                    let i = a.get_info();
+                    format!("{} ({})", i.name, i.backend.to_str())
+                })
+                .collect();
+            adapters.retain(|a| adapter_matches(&a.get_info(), w));
+            if adapters.is_empty() {
+                return Err(ContextError::NoMatch {
+                    env: ADAPTER_ENV,
+                    wanted: w.to_string(),
+                    available,
+                });
+            }
+        }
+        adapters.sort_by_key(|a| rank(a.get_info().device_type));
+        let adapter = adapters.swap_remove(0);
+        Self::from_adapter(instance, adapter)
+    }
+
+    /// Creates the device on a chosen adapter with its own limits and wanted features.
+    pub fn from_adapter(
+        instance: wgpu::Instance,
+        adapter: wgpu::Adapter,
+    ) -> Result<Self, ContextError> {
+        let info = adapter.get_info();
+        let features = adapter.features() & wanted_features();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("gpugraph"),
+            required_features: features,
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|source| ContextError::RequestDevice {
+            adapter: info.name.clone(),
+            source,
+        })?;
+        let capabilities = capabilities_of(&info, &device);
+        Ok(Self {
+            instance,
+            adapter,
+            device,
+            queue,
+            capabilities,
+        })
+    }
+
+    /// The capabilities report.
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+}
+
+fn capabilities_of(info: &wgpu::AdapterInfo, device: &wgpu::Device) -> Capabilities {
+    let l = device.limits();
+    let f = device.features();
+    let subgroups = f.contains(wgpu::Features::SUBGROUP);
+    Capabilities {
+        backend: info.backend.to_str().to_string(),
+        adapter: info.name.clone(),
+        device_type: format!("{:?}", info.device_type),
+        driver: info.driver.clone(),
+        driver_info: info.driver_info.clone(),
+        max_buffer_size: l.max_buffer_size,
+        max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
+        max_storage_buffers_per_shader_stage: l.max_storage_buffers_per_shader_stage,
+        max_uniform_buffer_binding_size: l.max_uniform_buffer_binding_size,
+        min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
+        min_uniform_buffer_offset_alignment: l.min_uniform_buffer_offset_alignment,
+        max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
+        max_compute_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+        max_compute_workgroup_storage_size: l.max_compute_workgroup_storage_size,
+        subgroup_min_size: if subgroups { info.subgroup_min_size } else { 0 },
+        subgroup_max_size: if subgroups { info.subgroup_max_size } else { 0 },
+        timestamp_query: f.contains(wgpu::Features::TIMESTAMP_QUERY),
+        subgroups,
+        shader_f16: f.contains(wgpu::Features::SHADER_F16),
+    }
+}

@@ -1,0 +1,195 @@
+//! Typed errors of graph construction, compilation and encoding. Every message names the graph
+//! ids and numbers involved, and is returned before any command is recorded.
+
+use wgpu::{BufferUsages, TextureUsages};
+
+use crate::resource::{BufferAccess, TextureAccess};
+
+/// Error returned by [`crate::CommandGraph`] and [`crate::CompiledGraph`] calls.
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    /// A buffer, texture or node id is used twice.
+    #[error("graph {graph}: duplicate {kind} id '{id}'")]
+    DuplicateId {
+        /// Graph id.
+        graph: String,
+        /// "resource" or "node".
+        kind: &'static str,
+        /// The repeated id.
+        id: String,
+    },
+    /// A descriptor is unusable (zero usage, zero-size texture, ...).
+    #[error("graph {graph}: descriptor '{id}' is invalid: {reason}")]
+    InvalidDescriptor {
+        /// Graph id.
+        graph: String,
+        /// Resource id.
+        id: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An imported buffer is smaller than its descriptor's byte length.
+    #[error("buffer {id} ({actual} bytes) is smaller than compiled capacity {required}")]
+    BufferTooSmall {
+        /// Logical buffer id.
+        id: String,
+        /// Size of the supplied buffer.
+        actual: u64,
+        /// Byte length of the descriptor.
+        required: u64,
+    },
+    /// An imported buffer lacks usage flags its descriptor promises.
+    #[error(
+        "buffer {id} was created with usage {actual:?} but the graph needs {missing:?} as well"
+    )]
+    BufferMissingUsage {
+        /// Logical buffer id.
+        id: String,
+        /// Usage of the supplied buffer.
+        actual: BufferUsages,
+        /// Flags that are missing.
+        missing: BufferUsages,
+    },
+    /// An imported texture does not match its descriptor.
+    #[error("texture {id} does not match its descriptor: {reason}")]
+    TextureMismatch {
+        /// Logical texture id.
+        id: String,
+        /// What differs.
+        reason: String,
+    },
+    /// A supplied resource belongs to a different `wgpu::Device` than the graph.
+    #[error("{kind} {id} belongs to a different device than graph {graph}")]
+    WrongDevice {
+        /// Graph id.
+        graph: String,
+        /// "buffer" or "texture".
+        kind: &'static str,
+        /// Logical id.
+        id: String,
+    },
+    /// A handle or view that was created by another graph.
+    #[error("graph {graph}: {what} was created by a different graph")]
+    ForeignHandle {
+        /// Graph id.
+        graph: String,
+        /// Which argument.
+        what: String,
+    },
+    /// A view does not fit inside its logical buffer.
+    #[error("view over buffer {buffer} is out of range: byte offset {byte_offset} + span {byte_span} > byte length {byte_length}")]
+    ViewOutOfRange {
+        /// Logical buffer id.
+        buffer: String,
+        /// View byte offset.
+        byte_offset: u64,
+        /// Bytes spanned by the rows.
+        byte_span: u64,
+        /// Byte length of the logical buffer.
+        byte_length: u64,
+    },
+    /// A view's stride or alignment is not usable.
+    #[error("view over buffer {buffer} is invalid: {reason}")]
+    InvalidView {
+        /// Logical buffer id.
+        buffer: String,
+        /// What is wrong (stride, alignment, format, length).
+        reason: String,
+    },
+    /// A node declares a use whose usage flag the resource descriptor lacks.
+    #[error("node {node} uses {resource} as {access} but its descriptor lacks usage {missing}")]
+    UsageNotDeclared {
+        /// Node id.
+        node: String,
+        /// Resource id.
+        resource: String,
+        /// The declared access, spelled.
+        access: String,
+        /// The missing usage flag, spelled.
+        missing: String,
+    },
+    /// `depends_on` names a node that does not exist.
+    #[error("node {node} depends on unknown node '{dependency}'")]
+    UnknownDependency {
+        /// Node id.
+        node: String,
+        /// The missing id.
+        dependency: String,
+    },
+    /// Explicit dependencies and hazards form a cycle.
+    #[error("graph {graph} has a dependency cycle through nodes {nodes:?}")]
+    Cycle {
+        /// Graph id.
+        graph: String,
+        /// Nodes that could not be ordered.
+        nodes: Vec<String>,
+    },
+    /// A node's compile callback failed; everything created so far was released.
+    #[error("node {node} failed to compile: {source}")]
+    NodeCompile {
+        /// Node id.
+        node: String,
+        /// The callback's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A per-encoding override names a transient buffer (only imports can be overridden).
+    #[error("buffer {id} is a graph transient; only imported buffers can be overridden")]
+    OverrideNotImported {
+        /// Logical buffer id.
+        id: String,
+    },
+    /// The compiled graph was destroyed.
+    #[error("graph {graph} was destroyed and cannot encode")]
+    Destroyed {
+        /// Graph id.
+        graph: String,
+    },
+    /// Timestamp profiling was requested on a device without `TIMESTAMP_QUERY`.
+    #[error("graph {graph}: timestamp profiling needs the TIMESTAMP_QUERY feature, which the device lacks")]
+    ProfilingUnsupported {
+        /// Graph id.
+        graph: String,
+    },
+    /// Timings were read before a profiled encode was submitted, or the readback failed.
+    #[error("graph {graph}: timings unavailable: {reason}")]
+    TimingsUnavailable {
+        /// Graph id.
+        graph: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+pub(crate) fn buffer_access_name(a: BufferAccess) -> &'static str {
+    match a {
+        BufferAccess::StorageRead => "storage-read",
+        BufferAccess::StorageWrite => "storage-write",
+        BufferAccess::StorageReadWrite => "storage-read-write",
+        BufferAccess::Uniform => "uniform",
+        BufferAccess::CopySrc => "copy-source",
+        BufferAccess::CopyDst => "copy-destination",
+        BufferAccess::Vertex => "vertex",
+        BufferAccess::Index => "index",
+        BufferAccess::Indirect => "indirect",
+    }
+}
+
+pub(crate) fn texture_access_name(a: TextureAccess) -> &'static str {
+    match a {
+        TextureAccess::Sampled => "sampled",
+        TextureAccess::StorageRead => "storage-read",
+        TextureAccess::StorageWrite => "storage-write",
+        TextureAccess::RenderTarget => "render-target",
+        TextureAccess::CopySrc => "copy-source",
+        TextureAccess::CopyDst => "copy-destination",
+    }
+}
+
+pub(crate) fn usage_name(u: BufferUsages) -> String {
+    format!("{u:?}")
+}
+
+pub(crate) fn texture_usage_name(u: TextureUsages) -> String {
+    format!("{u:?}")
+}

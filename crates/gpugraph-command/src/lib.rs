@@ -1,0 +1,39 @@
+//! gpugraph-command: the scheduling core of gpugraph.
+//!
+//! A [`CommandGraph`] declares logical buffers (imported or transient), typed views, and
+//! compute/render/copy nodes with every resource use. [`CommandGraph::compile`] derives
+//! read-after-write, write-after-write and write-after-read hazards in insertion order, a
+//! stable topological order, and whole-buffer reuse of transients with disjoint lifetimes.
+//! [`CompiledGraph::encode`] records into the caller's `wgpu::CommandEncoder` and never
+//! submits. This crate knows nothing of tables or algorithms.
+
+#![warn(missing_docs)]
+
+mod compiled;
+pub mod context;
+mod device_check;
+mod error;
+pub mod format;
+mod graph;
+mod node;
+pub mod plan;
+mod profile;
+mod resource;
+mod view;
+
+pub use compiled::{CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, GraphStats};
+pub use context::{Capabilities, ContextError, GpuContext};
+pub use error::GraphError;
+pub use format::{ParseFormatError, ScalarKind, VectorFormat};
+pub use graph::CommandGraph;
+pub use node::{
+    view_binding, BindGroupCache, ColorLoad, CompileContext, ComputeExecutable, ComputeNode,
+    CopyExecutable, CopyNode, EncodeContext, NodeError, NodeKind, RenderExecutable, RenderNode,
+};
+pub use profile::NodeTiming;
+pub use resource::{
+    BufferAccess, BufferDescriptor, BufferHandle, Lifetime, ResourceUse, TextureAccess,
+    TextureDescriptor, TextureHandle,
+};
+pub use view::{AlignedRange, DataView, DataViewDescriptor, VectorView};
+pub use wgpu;

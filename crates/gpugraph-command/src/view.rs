@@ -1,0 +1,169 @@
+//! Typed views: a [`DataView`] is one typed range inside a logical buffer; a [`VectorView`]
+//! is an ordered list of them (the chunks of a vector), which may live in different buffers.
+
+use crate::format::VectorFormat;
+use crate::resource::BufferHandle;
+
+/// Shape of a view to create inside a logical buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataViewDescriptor {
+    /// Stored format of one row.
+    pub format: VectorFormat,
+    /// Number of rows.
+    pub length: u64,
+    /// Byte offset of row 0 inside the buffer.
+    pub byte_offset: u64,
+    /// Bytes between consecutive rows; `None` means packed (`format.byte_size()`).
+    pub byte_stride: Option<u64>,
+}
+
+impl DataViewDescriptor {
+    /// A packed view of `length` rows starting at byte 0.
+    pub fn packed(format: VectorFormat, length: u64) -> Self {
+        Self {
+            format,
+            length,
+            byte_offset: 0,
+            byte_stride: None,
+        }
+    }
+
+    /// The same view starting at `byte_offset`.
+    pub fn at_offset(mut self, byte_offset: u64) -> Self {
+        self.byte_offset = byte_offset;
+        self
+    }
+}
+
+/// A typed range inside one logical graph buffer: format, row count, byte offset and stride.
+///
+/// Two views of one handle share one hazard chain even when their ranges are disjoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DataView {
+    pub(crate) buffer: BufferHandle,
+    pub(crate) format: VectorFormat,
+    pub(crate) length: u64,
+    pub(crate) byte_offset: u64,
+    pub(crate) byte_stride: u64,
+}
+
+/// A 256-byte-style aligned binding range that contains a view, plus where the view starts
+/// inside it in elements. Kernels bind `offset..offset+size` and add `element_offset` in WGSL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AlignedRange {
+    /// Aligned byte offset of the binding.
+    pub offset: u64,
+    /// Byte size of the binding (a multiple of 4, at least 4).
+    pub size: u64,
+    /// Offset of the view's first row from `offset`, in units of the format's byte size.
+    pub element_offset: u64,
+}
+
+impl DataView {
+    /// The logical buffer this view ranges over.
+    pub fn buffer(&self) -> BufferHandle {
+        self.buffer
+    }
+    /// Stored format of one row.
+    pub fn format(&self) -> VectorFormat {
+        self.format
+    }
+    /// Number of rows.
+    pub fn len(&self) -> u64 {
+        self.length
+    }
+    /// Whether the view has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.length == 0
+    }
+    /// Byte offset of row 0.
+    pub fn byte_offset(&self) -> u64 {
+        self.byte_offset
+    }
+    /// Bytes between rows.
+    pub fn byte_stride(&self) -> u64 {
+        self.byte_stride
+    }
+    /// Payload bytes of one row.
+    pub fn row_byte_length(&self) -> u64 {
+        self.format.byte_size() as u64
+    }
+    /// Whether rows are packed (stride equals row size).
+    pub fn is_packed(&self) -> bool {
+        self.byte_stride == self.row_byte_length()
+    }
+    /// Bytes spanned from row 0 to the end of the last row (0 for an empty view).
+    pub fn byte_span(&self) -> u64 {
+        if self.length == 0 {
+            0
+        } else {
+            (self.length - 1) * self.byte_stride + self.row_byte_length()
+        }
+    }
+
+    /// The binding range that starts at the greatest multiple of `alignment` at or below the
+    /// view, and covers it. Requires a packed view whose offset is a multiple of its row size.
+    pub fn aligned_range(&self, alignment: u64) -> AlignedRange {
+        let alignment = alignment.max(4);
+        let offset = self.byte_offset / alignment * alignment;
+        let lead = self.byte_offset - offset;
+        let size = (lead + self.byte_span()).max(4).div_ceil(4) * 4;
+        AlignedRange {
+            offset,
+            size,
+            element_offset: lead / self.row_byte_length().max(1),
+        }
+    }
+}
+
+/// Ordered chunks of one logical vector; chunk order and shared allocations are preserved.
+/// Empty chunks are allowed. Algorithms opt in to vector semantics explicitly.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct VectorView {
+    pub(crate) chunks: Vec<DataView>,
+}
+
+impl VectorView {
+    /// A vector of the given chunks, in order. All chunks must share one format.
+    pub fn from_chunks(chunks: Vec<DataView>) -> Self {
+        Self { chunks }
+    }
+    /// The chunks in order.
+    pub fn chunks(&self) -> &[DataView] {
+        &self.chunks
+    }
+    /// Total rows over all chunks.
+    pub fn len(&self) -> u64 {
+        self.chunks.iter().map(|c| c.length).sum()
+    }
+    /// Whether the vector has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Format of the first chunk, if any.
+    pub fn format(&self) -> Option<VectorFormat> {
+        self.chunks.first().map(|c| c.format)
+    }
+    /// Distinct logical buffers the chunks range over, in first-seen order.
+    pub fn buffers(&self) -> Vec<BufferHandle> {
+        let mut out: Vec<BufferHandle> = Vec::new();
+        for c in &self.chunks {
+            if !out.contains(&c.buffer) {
+                out.push(c.buffer);
+            }
+        }
+        out
+    }
+}
+
+impl From<DataView> for BufferHandle {
+    fn from(v: DataView) -> Self {
+        v.buffer
+    }
+}
+
+impl From<&DataView> for BufferHandle {
+    fn from(v: &DataView) -> Self {
+        v.buffer
+    }
+}
