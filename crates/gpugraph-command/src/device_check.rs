@@ -1,6 +1,8 @@
 //! Same-device checks. wgpu exposes no "device of this buffer" query, so the check asks the
 //! graph's device to use the buffer in a throwaway object inside a validation error scope:
 //! wgpu rejects resources of another device there, before anything is recorded or submitted.
+//! wgpu can only tell apart devices created through one `wgpu::Instance`; a buffer from a
+//! device of another instance is not detectable here (wgpu's ids are per instance).
 
 use wgpu::BufferUsages;
 

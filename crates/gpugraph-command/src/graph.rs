@@ -295,7 +295,7 @@ impl CommandGraph {
             )));
         }
         let align = desc.format.component_bytes() as u64;
-        if desc.byte_offset % align != 0 || stride % align != 0 {
+        if !desc.byte_offset.is_multiple_of(align) || !stride.is_multiple_of(align) {
             return Err(invalid(format!(
                 "byte offset {} / stride {stride} not aligned to {align} bytes for {}",
                 desc.byte_offset, desc.format

@@ -27,8 +27,9 @@ pub use error::GraphError;
 pub use format::{ParseFormatError, ScalarKind, VectorFormat};
 pub use graph::CommandGraph;
 pub use node::{
-    view_binding, BindGroupCache, ColorLoad, CompileContext, ComputeExecutable, ComputeNode,
-    CopyExecutable, CopyNode, EncodeContext, NodeError, NodeKind, RenderExecutable, RenderNode,
+    compute_fn, copy_fn, render_fn, view_binding, BindGroupCache, ColorLoad, CompileContext,
+    ComputeExecutable, ComputeNode, CopyExecutable, CopyNode, EncodeContext, NodeError, NodeKind,
+    RenderExecutable, RenderNode,
 };
 pub use profile::NodeTiming;
 pub use resource::{

@@ -282,3 +282,24 @@ pub fn view_binding<'b>(
         r.element_offset,
     )
 }
+
+/// Boxes a closure as a compute executable (gives the closure its higher-ranked signature).
+pub fn compute_fn(
+    f: impl FnMut(&mut wgpu::ComputePass<'_>, &EncodeContext<'_>) + Send + 'static,
+) -> Box<dyn ComputeExecutable> {
+    Box::new(f)
+}
+
+/// Boxes a closure as a render executable.
+pub fn render_fn(
+    f: impl FnMut(&mut wgpu::RenderPass<'_>, &EncodeContext<'_>) + Send + 'static,
+) -> Box<dyn RenderExecutable> {
+    Box::new(f)
+}
+
+/// Boxes a closure as a copy executable.
+pub fn copy_fn(
+    f: impl FnMut(&mut wgpu::CommandEncoder, &EncodeContext<'_>) + Send + 'static,
+) -> Box<dyn CopyExecutable> {
+    Box::new(f)
+}

@@ -440,7 +440,8 @@ mod tests {
             interval: None,
         };
         let plan = plan_transients(&[req(64, (0, 1)), unused, req(64, (3, 4))]);
-        assert_eq!(plan.assignment, vec![0, 2, 0]);
+        assert_eq!(plan.assignment, vec![0, 1, 0]);
+        assert_eq!(plan.physical.len(), 2);
     }
 
     #[test]
