@@ -164,12 +164,33 @@ impl GpuContext {
         instance: wgpu::Instance,
         adapter: wgpu::Adapter,
     ) -> Result<Self, ContextError> {
+        let limits = adapter.limits();
+        Self::from_adapter_with_limits(instance, adapter, limits)
+    }
+
+    /// A second context on the same adapter with `adjust` applied to its limits, e.g. a small
+    /// `max_compute_workgroups_per_dimension` so tests reach multi-dimensional dispatch paths
+    /// with small inputs.
+    pub fn with_adjusted_limits(
+        &self,
+        adjust: impl FnOnce(&mut wgpu::Limits),
+    ) -> Result<Self, ContextError> {
+        let mut limits = self.adapter.limits();
+        adjust(&mut limits);
+        Self::from_adapter_with_limits(self.instance.clone(), self.adapter.clone(), limits)
+    }
+
+    fn from_adapter_with_limits(
+        instance: wgpu::Instance,
+        adapter: wgpu::Adapter,
+        limits: wgpu::Limits,
+    ) -> Result<Self, ContextError> {
         let info = adapter.get_info();
         let features = adapter.features() & wanted_features();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("gpugraph"),
             required_features: features,
-            required_limits: adapter.limits(),
+            required_limits: limits,
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,

@@ -156,6 +156,13 @@ impl VectorView {
     }
 }
 
+impl From<DataView> for VectorView {
+    /// A one-chunk vector.
+    fn from(v: DataView) -> Self {
+        VectorView { chunks: vec![v] }
+    }
+}
+
 impl From<DataView> for BufferHandle {
     fn from(v: DataView) -> Self {
         v.buffer

@@ -1,0 +1,60 @@
+//! [`AlgorithmError`]: what an algorithm's `add_to_graph` rejects, naming the algorithm id,
+//! the offending view and the numbers involved.
+
+use gpugraph_command::GraphError;
+
+/// Error of an algorithm or workflow declaration.
+#[derive(Debug, thiserror::Error)]
+pub enum AlgorithmError {
+    /// A view has a format, stride or alignment the algorithm does not support.
+    #[error("{algorithm} {id}: {what} must be {expected}, got {actual}")]
+    UnsupportedView {
+        /// Algorithm name ("scan", "mask", ...).
+        algorithm: &'static str,
+        /// The algorithm instance id.
+        id: String,
+        /// Which argument ("input", "flags", "output chunk 2", ...).
+        what: String,
+        /// What is supported, e.g. "packed uint32".
+        expected: String,
+        /// What was given.
+        actual: String,
+    },
+    /// Argument lengths or chunk topologies do not match.
+    #[error("{algorithm} {id}: {reason}")]
+    Mismatch {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// Which lengths/chunks differ, with numbers.
+        reason: String,
+    },
+    /// A configuration value is out of range.
+    #[error("{algorithm} {id}: invalid configuration: {reason}")]
+    InvalidConfig {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// What and why.
+        reason: String,
+    },
+    /// A size exceeds a device limit (binding size, dispatch size).
+    #[error("{algorithm} {id}: {what} needs {needed} but the device allows {limit}")]
+    DeviceLimit {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// Which limit.
+        what: String,
+        /// Requested amount.
+        needed: u64,
+        /// Device limit.
+        limit: u64,
+    },
+    /// The command graph rejected a declaration.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+}

@@ -1,0 +1,105 @@
+//! Boundary checks algorithms apply to their views: exact memory form and matching chunk
+//! topology. Errors name the algorithm, instance, argument and what was found.
+
+use gpugraph_command::{DataView, VectorFormat, VectorView};
+
+use crate::error::AlgorithmError;
+
+/// Who is checking: algorithm name and instance id, for error messages.
+#[derive(Clone, Copy, Debug)]
+pub struct ViewCheck<'a> {
+    /// Algorithm name ("scan").
+    pub algorithm: &'static str,
+    /// Instance id.
+    pub id: &'a str,
+}
+
+/// Requires every chunk of `v` to have `format`.
+pub fn require_format(
+    c: ViewCheck<'_>,
+    what: &str,
+    v: &VectorView,
+    format: VectorFormat,
+) -> Result<(), AlgorithmError> {
+    for (i, chunk) in v.chunks().iter().enumerate() {
+        if chunk.format() != format {
+            return Err(AlgorithmError::UnsupportedView {
+                algorithm: c.algorithm,
+                id: c.id.to_string(),
+                what: chunk_name(what, v, i),
+                expected: format.to_string(),
+                actual: chunk.format().to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Requires every chunk of `v` to be packed `format` rows at an offset aligned to the row.
+pub fn require_packed(
+    c: ViewCheck<'_>,
+    what: &str,
+    v: &VectorView,
+    format: VectorFormat,
+) -> Result<(), AlgorithmError> {
+    require_format(c, what, v, format)?;
+    for (i, chunk) in v.chunks().iter().enumerate() {
+        if !chunk.is_packed()
+            || !chunk
+                .byte_offset()
+                .is_multiple_of(format.byte_size() as u64)
+        {
+            return Err(AlgorithmError::UnsupportedView {
+                algorithm: c.algorithm,
+                id: c.id.to_string(),
+                what: chunk_name(what, v, i),
+                expected: format!(
+                    "packed {format} at a {}-byte aligned offset",
+                    format.byte_size()
+                ),
+                actual: describe(chunk),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Requires `b` to have the same number of chunks with the same lengths as `a`.
+pub fn check_same_topology(
+    c: ViewCheck<'_>,
+    a_name: &str,
+    a: &VectorView,
+    b_name: &str,
+    b: &VectorView,
+) -> Result<(), AlgorithmError> {
+    let la: Vec<u64> = a.chunks().iter().map(DataView::len).collect();
+    let lb: Vec<u64> = b.chunks().iter().map(DataView::len).collect();
+    if la != lb {
+        return Err(AlgorithmError::Mismatch {
+            algorithm: c.algorithm,
+            id: c.id.to_string(),
+            reason: format!(
+                "{b_name} chunk lengths {lb:?} differ from {a_name} chunk lengths {la:?}"
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn chunk_name(what: &str, v: &VectorView, i: usize) -> String {
+    if v.chunks().len() == 1 {
+        what.to_string()
+    } else {
+        format!("{what} chunk {i}")
+    }
+}
+
+fn describe(v: &DataView) -> String {
+    format!(
+        "{} rows of {} at byte offset {} with stride {}",
+        v.len(),
+        v.format(),
+        v.byte_offset(),
+        v.byte_stride()
+    )
+}

@@ -1,0 +1,254 @@
+//! Composable visibility masks: and, or, xor, difference, not over N source-aligned u32 masks,
+//! always written as canonical 0/1. Vectors keep their chunks: chunk k of every input feeds
+//! chunk k of the output.
+
+pub mod cpu;
+
+use gpugraph_command::{
+    BindGroupCache, CommandGraph, ComputeNode, ResourceUse, VectorFormat, VectorView,
+};
+
+use crate::error::AlgorithmError;
+use crate::kernel::{
+    self, check_same_topology, grid_for, require_packed, Binding, Kernel, ViewCheck,
+};
+
+const WGSL: &str = include_str!("mask.wgsl");
+const ROWS_PER_WORKGROUP: u64 = 256 * 4;
+
+/// A boolean operator over masks (zero = false, nonzero = true).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MaskOp {
+    /// All inputs nonzero.
+    And,
+    /// Any input nonzero.
+    Or,
+    /// An odd number of inputs nonzero.
+    Xor,
+    /// First input nonzero and no other input nonzero.
+    Difference,
+    /// The single input is zero.
+    Not,
+}
+
+impl std::str::FromStr for MaskOp {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "and" => MaskOp::And,
+            "or" => MaskOp::Or,
+            "xor" => MaskOp::Xor,
+            "difference" => MaskOp::Difference,
+            "not" => MaskOp::Not,
+            other => {
+                return Err(format!(
+                    "unknown mask operation '{other}' (expected and, or, xor, difference, not)"
+                ))
+            }
+        })
+    }
+}
+
+/// Combines `inputs` into `output` with `op`. Reads every input chunk once, writes every
+/// output row exactly once with 0 or 1. Inputs and output must be packed uint32 with equal
+/// chunk lengths; the output must not share a buffer with an input.
+#[derive(Clone, Debug)]
+pub struct Mask {
+    /// Node id (and label).
+    pub id: String,
+    /// Source-aligned masks (`Not` takes exactly one; `Difference` at least two).
+    pub inputs: Vec<VectorView>,
+    /// Destination mask with the inputs' chunk topology.
+    pub output: VectorView,
+    /// The operator.
+    pub op: MaskOp,
+}
+
+fn combine_expr(op: MaskOp, n: usize) -> String {
+    let bit = |k: usize| format!("(in_{k}[params[{}] + i] != 0u)", k + 2);
+    let all: Vec<String> = (0..n).map(bit).collect();
+    match op {
+        MaskOp::And => all.join(" && "),
+        MaskOp::Or => all.join(" || "),
+        MaskOp::Xor => all.join(" != "),
+        MaskOp::Difference => format!("{} && !({})", all[0], all[1..].join(" || ")),
+        MaskOp::Not => format!("!{}", all[0]),
+    }
+}
+
+/// The WGSL of the kernel for `op` over `n` inputs.
+pub fn shader_source(op: MaskOp, n: usize) -> String {
+    let bindings: String = (0..n)
+        .map(|k| {
+            format!(
+                "@group(0) @binding({}) var<storage, read> in_{k}: array<u32>;\n",
+                k + 2
+            )
+        })
+        .collect();
+    let body = WGSL
+        .replace("//INPUT_BINDINGS", &bindings)
+        .replace("COMBINE", &combine_expr(op, n));
+    kernel::with_shared(&[kernel::SHARED_DISPATCH_WGSL], &body)
+}
+
+impl Mask {
+    /// Validates the views and adds one compute node (one dispatch per non-empty chunk).
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        let check = ViewCheck {
+            algorithm: "mask",
+            id: &self.id,
+        };
+        let n = self.inputs.len();
+        let arity_ok = match self.op {
+            MaskOp::Not => n == 1,
+            MaskOp::Difference => n >= 2,
+            _ => n >= 1,
+        };
+        if !arity_ok {
+            return Err(AlgorithmError::InvalidConfig {
+                algorithm: "mask",
+                id: self.id.clone(),
+                reason: format!("operation {:?} cannot take {n} input masks", self.op),
+            });
+        }
+        let limit = graph.device().limits().max_storage_buffers_per_shader_stage as usize;
+        if n + 2 > limit {
+            return Err(AlgorithmError::DeviceLimit {
+                algorithm: "mask",
+                id: self.id.clone(),
+                what: "storage bindings for inputs, output and parameters".into(),
+                needed: (n + 2) as u64,
+                limit: limit as u64,
+            });
+        }
+        require_packed(check, "output", &self.output, VectorFormat::Uint32)?;
+        for (k, input) in self.inputs.iter().enumerate() {
+            let name = format!("input {k}");
+            require_packed(check, &name, input, VectorFormat::Uint32)?;
+            check_same_topology(check, "output", &self.output, &name, input)?;
+            let shared = input
+                .buffers()
+                .into_iter()
+                .find(|b| self.output.buffers().contains(b));
+            if let Some(b) = shared {
+                return Err(AlgorithmError::Mismatch {
+                    algorithm: "mask",
+                    id: self.id.clone(),
+                    reason: format!(
+                        "input {k} and the output share buffer {}; write the result to another buffer",
+                        graph.buffer_id(b)?
+                    ),
+                });
+            }
+        }
+        let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;
+        let mut grids = Vec::new();
+        for c in self.output.chunks() {
+            let g = grid_for(c.len().div_ceil(ROWS_PER_WORKGROUP), max_dim).ok_or_else(|| {
+                AlgorithmError::DeviceLimit {
+                    algorithm: "mask",
+                    id: self.id.clone(),
+                    what: "workgroups for one chunk".into(),
+                    needed: c.len().div_ceil(ROWS_PER_WORKGROUP),
+                    limit: max_dim as u64 * max_dim as u64,
+                }
+            })?;
+            if c.len() > u32::MAX as u64 {
+                return Err(AlgorithmError::DeviceLimit {
+                    algorithm: "mask",
+                    id: self.id.clone(),
+                    what: "rows in one chunk".into(),
+                    needed: c.len(),
+                    limit: u32::MAX as u64,
+                });
+            }
+            grids.push(g);
+        }
+
+        let mut uses: Vec<ResourceUse> = Vec::new();
+        for input in &self.inputs {
+            uses.extend(input.buffers().into_iter().map(ResourceUse::storage_read));
+        }
+        uses.extend(
+            self.output
+                .buffers()
+                .into_iter()
+                .map(ResourceUse::storage_write),
+        );
+        let Mask {
+            id,
+            inputs,
+            output,
+            op,
+        } = self;
+        graph.add_compute_node(ComputeNode::new(id, uses, move |cc| {
+            let device = cc.device().clone();
+            let align = cc.limits().min_storage_buffer_offset_alignment as u64;
+            let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
+            bindings.extend(std::iter::repeat_n(Binding::StorageRead, inputs.len()));
+            let kernel = Kernel::new(
+                &device,
+                cc.node_id(),
+                &shader_source(op, inputs.len()),
+                "combine_masks",
+                &bindings,
+                &[],
+            );
+            struct Chunk {
+                params: gpugraph_command::wgpu::Buffer,
+                cache: BindGroupCache,
+                grid: kernel::Grid,
+            }
+            let mut chunks: Vec<Chunk> = Vec::new();
+            for (ci, out) in output.chunks().iter().enumerate() {
+                let mut p = vec![
+                    out.len() as u32,
+                    out.aligned_range(align).element_offset as u32,
+                ];
+                p.extend(
+                    inputs
+                        .iter()
+                        .map(|v| v.chunks()[ci].aligned_range(align).element_offset as u32),
+                );
+                chunks.push(Chunk {
+                    params: kernel::parameter_buffer(
+                        &device,
+                        cc.node_id(),
+                        bytemuck::cast_slice(&p),
+                    ),
+                    cache: BindGroupCache::default(),
+                    grid: grids[ci],
+                });
+            }
+            Ok(gpugraph_command::compute_fn(move |pass, ec| {
+                for (ci, chunk) in chunks.iter_mut().enumerate() {
+                    if chunk.grid.is_empty() {
+                        continue;
+                    }
+                    let out = &output.chunks()[ci];
+                    let mut buffers = vec![ec.buffer(out.buffer())];
+                    buffers.extend(inputs.iter().map(|v| ec.buffer(v.chunks()[ci].buffer())));
+                    let params = &chunk.params;
+                    let group = chunk.cache.get_or_create(&buffers, || {
+                        let mut res = vec![params.as_entire_buffer_binding()];
+                        res.push(gpugraph_command::view_binding(buffers[0], out, align).0);
+                        for (k, v) in inputs.iter().enumerate() {
+                            res.push(
+                                gpugraph_command::view_binding(
+                                    buffers[k + 1],
+                                    &v.chunks()[ci],
+                                    align,
+                                )
+                                .0,
+                            );
+                        }
+                        kernel.bind_group(&device, &res)
+                    });
+                    kernel.dispatch(pass, group, chunk.grid);
+                }
+            }))
+        }))?;
+        Ok(())
+    }
+}
