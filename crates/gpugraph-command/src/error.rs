@@ -58,8 +58,17 @@ pub enum GraphError {
         /// What differs.
         reason: String,
     },
-    /// A supplied resource belongs to a different `wgpu::Device` than the graph.
-    #[error("{kind} {id} belongs to a different device than graph {graph}")]
+    /// A physical buffer imported a second time under another id.
+    #[error("buffer {id} is the same wgpu buffer as import {existing}; import an allocation once and create views of it")]
+    DuplicateImport {
+        /// The new id.
+        id: String,
+        /// The id it was first imported as.
+        existing: String,
+    },
+    /// A supplied resource belongs to a different `wgpu::Device` than the graph (or was
+    /// destroyed: wgpu reports both the same way).
+    #[error("{kind} {id} belongs to a different device than graph {graph} (or was destroyed)")]
     WrongDevice {
         /// Graph id.
         graph: String,

@@ -150,15 +150,38 @@ impl CommandGraph {
 
     /// Imports a caller-owned buffer. The graph borrows it (never destroys it) and checks now
     /// that it belongs to the graph's device, is at least `desc.byte_length` bytes, and was
-    /// created with every flag in `desc.usage`.
+    /// created with every flag in `desc.usage`. A physical buffer is imported once (a second
+    /// import is an error): views of one handle share a hazard chain, two handles would not.
     pub fn import_buffer(
         &mut self,
         desc: BufferDescriptor,
         buffer: &wgpu::Buffer,
     ) -> Result<BufferHandle, GraphError> {
         self.check_buffer_desc(&desc)?;
+        if let Some(existing) = self
+            .buffers
+            .iter()
+            .find(|b| b.import.as_ref() == Some(buffer))
+        {
+            return Err(GraphError::DuplicateImport {
+                id: desc.id,
+                existing: existing.desc.id.clone(),
+            });
+        }
         validate_buffer(&self.id, &self.device, &desc, buffer)?;
         Ok(self.push_buffer(desc, Lifetime::Imported, Some(buffer.clone())))
+    }
+
+    /// The handle under which `buffer` was imported, if it was.
+    pub fn imported_handle(&self, buffer: &wgpu::Buffer) -> Option<BufferHandle> {
+        let index = self
+            .buffers
+            .iter()
+            .position(|b| b.import.as_ref() == Some(buffer))?;
+        Some(BufferHandle {
+            graph: self.key,
+            index: index as u32,
+        })
     }
 
     /// Declares a graph-owned transient buffer. Its physical allocation is created at compile
@@ -274,8 +297,8 @@ impl CommandGraph {
     }
 
     /// Creates a typed view inside `buffer`; it must fit: `byte_offset + (length-1)·stride +
-    /// row size ≤ byte length`, the stride at least the row size, the offset row-size aligned
-    /// for 4-byte formats.
+    /// row size ≤ byte length`, the stride at least the row size, offset and stride aligned to
+    /// the format's component size.
     pub fn create_data_view(
         &self,
         buffer: BufferHandle,

@@ -48,14 +48,16 @@ pub struct DataView {
 }
 
 /// A 256-byte-style aligned binding range that contains a view, plus where the view starts
-/// inside it in elements. Kernels bind `offset..offset+size` and add `element_offset` in WGSL.
+/// inside it. Kernels bind `offset..offset+size` as an array of the format's scalar component
+/// (`array<u32>`, `array<f32>`, ...) and add `element_offset` in WGSL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AlignedRange {
     /// Aligned byte offset of the binding.
     pub offset: u64,
     /// Byte size of the binding (a multiple of 4, at least 4).
     pub size: u64,
-    /// Offset of the view's first row from `offset`, in units of the format's byte size.
+    /// Offset of the view's first row from `offset`, in scalar components (for single-
+    /// component formats such as `uint32` this is a row count).
     pub element_offset: u64,
 }
 
@@ -102,7 +104,8 @@ impl DataView {
     }
 
     /// The binding range that starts at the greatest multiple of `alignment` at or below the
-    /// view, and covers it. Requires a packed view whose offset is a multiple of its row size.
+    /// view, and covers it. View offsets are component-aligned (checked at creation), so the
+    /// lead is a whole number of components.
     pub fn aligned_range(&self, alignment: u64) -> AlignedRange {
         let alignment = alignment.max(4);
         let offset = self.byte_offset / alignment * alignment;
@@ -111,7 +114,7 @@ impl DataView {
         AlignedRange {
             offset,
             size,
-            element_offset: lead / self.row_byte_length().max(1),
+            element_offset: lead / self.format.component_bytes().max(1) as u64,
         }
     }
 }
@@ -124,7 +127,8 @@ pub struct VectorView {
 }
 
 impl VectorView {
-    /// A vector of the given chunks, in order. All chunks must share one format.
+    /// A vector of the given chunks, in order. Unchecked: [`crate::CommandGraph::create_vector_view`]
+    /// checks graph membership and equal formats, and algorithms check formats per chunk.
     pub fn from_chunks(chunks: Vec<DataView>) -> Self {
         Self { chunks }
     }

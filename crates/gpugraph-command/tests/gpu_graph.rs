@@ -334,7 +334,7 @@ fn imports_are_checked_against_their_descriptor_and_device() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "buffer foreign belongs to a different device than graph imports"
+        "buffer foreign belongs to a different device than graph imports (or was destroyed)"
     );
     let foreign_copy_only = foreign_buffer(U::COPY_SRC);
     let err = g
@@ -565,4 +565,20 @@ fn profiled_encode_times_each_pass_or_reports_missing_feature() {
         ));
         assert!(chain.graph.read_timings(&ctx.queue).is_err());
     }
+}
+
+#[test]
+fn a_buffer_is_imported_once() {
+    let ctx = ctx();
+    let buf = upload(&ctx, &[0; 16], U::STORAGE);
+    let mut g = CommandGraph::new("twice", &ctx.device);
+    g.import_buffer(BufferDescriptor::new("counts", 64, U::STORAGE), &buf)
+        .unwrap();
+    let err = g
+        .import_buffer(BufferDescriptor::new("counts-again", 64, U::STORAGE), &buf)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "buffer counts-again is the same wgpu buffer as import counts; import an allocation once and create views of it"
+    );
 }
