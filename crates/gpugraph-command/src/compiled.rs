@@ -35,6 +35,9 @@ pub struct GraphStats {
     pub reuse_percent: f64,
     /// Node ids in execution order.
     pub node_order: Vec<String>,
+    /// For each physical transient allocation, the logical transient ids it hosts in
+    /// placement order.
+    pub physical_tenants: Vec<Vec<String>>,
 }
 
 /// A dependency between two nodes, by id.
@@ -262,6 +265,16 @@ impl CompiledGraph {
                     100.0 * reused as f64 / logical_transient_bytes as f64
                 },
                 node_order: order.iter().map(|&n| graph.nodes[n].id.clone()).collect(),
+                physical_tenants: alias
+                    .physical
+                    .iter()
+                    .map(|p| {
+                        p.tenants
+                            .iter()
+                            .map(|&t| graph.buffers[transient_index[t]].desc.id.clone())
+                            .collect()
+                    })
+                    .collect(),
             }
         };
         let dependency_edges = edges

@@ -230,6 +230,29 @@ fn alias_plan_stats_match_hand_computed_numbers() {
     assert_eq!(s.reused_bytes, 7680 - 6144);
     assert!((s.reuse_percent - 20.0).abs() < 1e-9, "{}", s.reuse_percent);
     assert_eq!(s.imported_count, 0);
+    assert_eq!(s.physical_tenants, vec![vec!["t0", "t2"], vec!["t1", "t3"]]);
+}
+
+#[test]
+fn ten_thousand_node_graphs_build_and_compile() {
+    let (dev, _queue) = device();
+    let mut g = CommandGraph::new("big", &dev);
+    let mut prev = transient(&mut g, "t0", 16);
+    g.add_compute_node(noop_node("n0", vec![ResourceUse::storage_write(prev)]))
+        .unwrap();
+    for i in 1..10_000 {
+        let next = transient(&mut g, &format!("t{i}"), 16);
+        let uses = vec![
+            ResourceUse::storage_read(prev),
+            ResourceUse::storage_write(next),
+        ];
+        g.add_compute_node(noop_node(&format!("n{i}"), uses))
+            .unwrap();
+        prev = next;
+    }
+    let c = g.compile().unwrap();
+    assert_eq!(c.stats().physical_transient_count, 2);
+    assert_eq!(c.node_order().len(), 10_000);
 }
 
 #[test]

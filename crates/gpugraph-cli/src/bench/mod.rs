@@ -1,0 +1,37 @@
+//! `gpugraph bench <name>`: benchmarks. Each bench is a subcommand with its own module; they
+//! share [`BenchOptions`] (repeat count, JSON path) and the statistics and rendering of
+//! [`report`]. Benches measure; tests elsewhere check correctness.
+
+pub mod graph;
+pub mod report;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+/// The benchmarks.
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Command-graph overhead: build, compile, encode and submit of large chain and fan-out
+    /// graphs of tiny compute nodes.
+    Graph(graph::GraphArgs),
+}
+
+/// Options every bench takes.
+#[derive(Args, Clone, Debug)]
+pub struct BenchOptions {
+    /// Measured runs per case; the table shows their median and [min-max].
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeat: u32,
+    /// Also write the results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// Runs one bench.
+pub fn run(cmd: BenchCommand) -> Result<()> {
+    match cmd {
+        BenchCommand::Graph(args) => graph::run(&args),
+    }
+}
