@@ -5,8 +5,10 @@
 
 mod bench;
 mod demo;
+mod files;
 mod gpu;
 mod info;
+mod npy;
 
 use std::process::ExitCode;
 
@@ -26,6 +28,8 @@ enum Command {
     Info(info::InfoArgs),
     /// Build a small command graph on the GPU, run it once and check it against the CPU.
     Demo(demo::DemoArgs),
+    /// Combine 1-D uint32 .npy masks (and, or, xor, difference, not) into a canonical 0/1 mask.
+    Mask(files::MaskArgs),
     /// Run a benchmark; prints a table and optionally writes JSON.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -37,6 +41,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Mask(args) => files::mask(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

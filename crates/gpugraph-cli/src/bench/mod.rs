@@ -3,7 +3,9 @@
 //! [`report`]. Benches measure; tests elsewhere check correctness.
 
 pub mod graph;
+pub mod primitives;
 pub mod report;
+pub mod throughput;
 
 use std::path::PathBuf;
 
@@ -16,6 +18,10 @@ pub enum BenchCommand {
     /// Command-graph overhead: build, compile, encode and submit of large chain and fan-out
     /// graphs of tiny compute nodes.
     Graph(graph::GraphArgs),
+    /// Device copy through a graph copy node: the physical floor (8 bytes per element).
+    Copy(primitives::PrimitiveArgs),
+    /// Mask composition (`and` of two masks, 12 bytes per element).
+    Mask(primitives::PrimitiveArgs),
 }
 
 /// Options every bench takes.
@@ -33,5 +39,7 @@ pub struct BenchOptions {
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Graph(args) => graph::run(&args),
+        BenchCommand::Copy(args) => primitives::run_cases("copy", &args, primitives::copy_cases),
+        BenchCommand::Mask(args) => primitives::run_cases("mask", &args, primitives::mask_cases),
     }
 }

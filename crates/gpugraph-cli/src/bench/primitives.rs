@@ -1,0 +1,191 @@
+//! `bench copy|mask` (and the other u32 primitives): builds the primitive's graph over
+//! imported buffers of each size, checks one run against the CPU oracle, then times it with
+//! [`super::throughput`] next to a device copy of the same traffic.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use gpugraph_command::wgpu::{self, BufferUsages as U};
+use gpugraph_command::{BufferDescriptor, CommandGraph, CompiledGraph, DataView, VectorFormat};
+use gpugraph_gpgpu::mask::cpu as mask_cpu;
+use gpugraph_gpgpu::{Mask, MaskOp};
+use rand::{Rng, SeedableRng};
+
+use super::report::{self, BenchJson};
+use super::throughput::{self, ThroughputRow};
+use super::BenchOptions;
+use crate::gpu::Gpu;
+
+/// Arguments of the u32 primitive benches.
+#[derive(Args, Clone, Debug)]
+pub struct PrimitiveArgs {
+    /// Element counts (counts or powers like 2^28), comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = throughput::parse_size, default_value = "2^16,2^20,2^22")]
+    pub sizes: Vec<u64>,
+    #[command(flatten)]
+    pub options: BenchOptions,
+}
+
+/// A STORAGE | COPY_SRC | COPY_DST buffer holding `data`.
+pub fn upload(gpu: &Gpu, label: &str, data: &[u32]) -> wgpu::Buffer {
+    let buffer = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: (data.len() as u64 * 4).max(4),
+        usage: U::STORAGE | U::COPY_SRC | U::COPY_DST,
+        mapped_at_creation: false,
+    });
+    if !data.is_empty() {
+        gpu.queue()
+            .write_buffer(&buffer, 0, bytemuck::cast_slice(data));
+    }
+    buffer
+}
+
+/// Reads `len` u32 rows from the start of `buffer` (explicit readback for checking).
+pub fn read_back(gpu: &Gpu, buffer: &wgpu::Buffer, len: u64) -> Result<Vec<u32>> {
+    let bytes = (len * 4).max(4);
+    let staging = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench-readback"),
+        size: bytes,
+        usage: U::MAP_READ | U::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = gpu.device().create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+    gpu.submit_and_wait(enc.finish())?;
+    let mut words = gpu.read_u32(&staging)?;
+    words.truncate(len as usize);
+    staging.destroy();
+    Ok(words)
+}
+
+/// Imports `buffer` whole and returns a packed uint32 view of its first `len` rows.
+pub fn import(
+    graph: &mut CommandGraph,
+    id: &str,
+    buffer: &wgpu::Buffer,
+    len: u64,
+) -> Result<DataView> {
+    let h = graph.import_buffer(
+        BufferDescriptor::new(id, buffer.size(), buffer.usage()),
+        buffer,
+    )?;
+    Ok(graph.create_packed_view(h, VectorFormat::Uint32, len)?)
+}
+
+/// Random words below `bound` from a fixed seed.
+pub fn random_words(n: u64, bound: u32, seed: u64) -> Vec<u32> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(0..bound)).collect()
+}
+
+/// One case: a compiled graph, its traffic per element, and the check of one run.
+pub struct Case {
+    /// Operation name in the table.
+    pub op: String,
+    /// Bytes moved per element at minimum.
+    pub bytes_per_element: f64,
+    /// The compiled graph.
+    pub graph: CompiledGraph,
+    /// Checks the outputs after one run (reads back explicitly).
+    pub check: Box<dyn Fn(&Gpu) -> Result<()>>,
+}
+
+/// Runs every case size by size: check once, time the graph and the copy floor, report.
+pub fn run_cases(
+    bench: &str,
+    args: &PrimitiveArgs,
+    mut build: impl FnMut(&Gpu, u64) -> Result<Vec<Case>>,
+) -> Result<()> {
+    if let Some(path) = &args.options.json {
+        report::check_writable(path)?;
+    }
+    let gpu = Gpu::open()?;
+    let mut rows: Vec<ThroughputRow> = Vec::new();
+    for &n in &args.sizes {
+        report::progress(format_args!("bench {bench}: n = {n}: building"));
+        let cases = build(&gpu, n)?;
+        for mut case in cases {
+            let mut enc = gpu.device().create_command_encoder(&Default::default());
+            case.graph.encode(&mut enc, &Default::default())?;
+            gpu.submit_and_wait(enc.finish())?;
+            (case.check)(&gpu)
+                .with_context(|| format!("{} at n = {n} failed its check", case.op))?;
+            report::progress(format_args!(
+                "bench {bench}: n = {n}: {} checked, timing",
+                case.op
+            ));
+            let (t, timing) = throughput::time_graph(&gpu, &mut case.graph, args.options.repeat)?;
+            let traffic = (n as f64 * case.bytes_per_element / 2.0) as u64;
+            let copy = throughput::time_copy(&gpu, traffic, args.options.repeat)?;
+            rows.push(throughput::row(
+                &case.op,
+                n,
+                case.bytes_per_element,
+                &t,
+                &copy,
+                timing,
+            ));
+        }
+    }
+    throughput::print_rows(&rows);
+    if let Some(path) = &args.options.json {
+        let caps = gpu.ctx.capabilities().clone();
+        report::write_json(
+            path,
+            &BenchJson::new(bench, &caps, args.options.repeat, &rows),
+        )?;
+    }
+    Ok(())
+}
+
+/// `bench copy`: a graph copy node moving n u32 (8 bytes per element: read + write).
+pub fn copy_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+    let data = random_words(n, u32::MAX, 1);
+    let src = upload(gpu, "copy-src", &data);
+    let dst = upload(gpu, "copy-dst", &vec![0; n as usize]);
+    let mut g = CommandGraph::new("bench-copy", gpu.device());
+    let (vs, vd) = (
+        import(&mut g, "src", &src, n)?,
+        import(&mut g, "dst", &dst, n)?,
+    );
+    g.add_view_copy("copy", vs, vd)?;
+    let graph = g.compile()?;
+    Ok(vec![Case {
+        op: "copy".into(),
+        bytes_per_element: 8.0,
+        graph,
+        check: Box::new(move |gpu| {
+            throughput::check_equal("copy", &read_back(gpu, &dst, n)?, &data)
+        }),
+    }])
+}
+
+/// `bench mask`: `and` of two random 0/1 masks (12 bytes per element).
+pub fn mask_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+    let a = random_words(n, 2, 2);
+    let b = random_words(n, 2, 3);
+    let want = mask_cpu::combine(MaskOp::And, &[&a, &b]);
+    let (ba, bb) = (upload(gpu, "mask-a", &a), upload(gpu, "mask-b", &b));
+    let out = upload(gpu, "mask-out", &vec![0xDEAD_BEEF; n as usize]);
+    let mut g = CommandGraph::new("bench-mask", gpu.device());
+    let inputs = vec![
+        import(&mut g, "a", &ba, n)?.into(),
+        import(&mut g, "b", &bb, n)?.into(),
+    ];
+    let output = import(&mut g, "out", &out, n)?.into();
+    Mask {
+        id: "mask-and".into(),
+        inputs,
+        output,
+        op: MaskOp::And,
+    }
+    .add_to_graph(&mut g)?;
+    Ok(vec![Case {
+        op: "mask-and".into(),
+        bytes_per_element: 12.0,
+        graph: g.compile()?,
+        check: Box::new(move |gpu| {
+            throughput::check_equal("mask-and", &read_back(gpu, &out, n)?, &want)
+        }),
+    }])
+}
