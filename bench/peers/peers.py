@@ -100,6 +100,39 @@ def rows_for(bench, n, repeat, gen):
         if cupy is not None:
             ck = cupy.asarray(keys)
             add("sort-keys", "cupy.sort", cupy_time_ms(lambda: cupy.sort(ck), repeat))
+    elif bench == "expr":
+        # `gpugraph bench expr`: elements are rows of float32x3; 24 B read + 12 B written per row.
+        positions = torch.rand((n, 3), dtype=torch.float32, device="cuda", generator=gen)
+        offset = torch.rand((n, 3), dtype=torch.float32, device="cuda", generator=gen)
+        scale = 1.618034
+        out = torch.empty_like(positions)
+        add("expr-madd-f32x3", "torch(eager)", time_ms(lambda: positions * scale + offset, repeat))
+        # One fused kernel: offset + scale * positions.
+        add("expr-madd-f32x3", "torch.add(alpha)", time_ms(
+            lambda: torch.add(offset, positions, alpha=scale, out=out), repeat))
+    elif bench == "reduce":
+        x = torch.rand(n, device="cuda", generator=gen)
+        add("reduce-sum-f32", "torch.sum", time_ms(lambda: torch.sum(x), repeat))
+        add("reduce-extent-f32", "torch.aminmax", time_ms(lambda: torch.aminmax(x), repeat))
+        xi = u32(n, gen, 1 << 20)
+        add("reduce-sum-u32", "torch.sum", time_ms(lambda: torch.sum(xi, dtype=torch.int32), repeat))
+    elif bench == "histogram":
+        x = torch.rand(n, device="cuda", generator=gen)
+        add("histogram-256", "torch.histc", time_ms(lambda: torch.histc(x, bins=256, min=0.0, max=1.0), repeat))
+    elif bench == "grid":
+        pts = torch.rand(n, 2, device="cuda", generator=gen)
+        def grid_counts():
+            cell = (pts[:, 1] * 256).clamp(max=255).int() * 256 + (pts[:, 0] * 256).clamp(max=255).int()
+            return torch.bincount(cell, minlength=256 * 256)
+        add("grid-count-256x256", "torch.bincount", time_ms(grid_counts, repeat))
+    elif bench == "group":
+        codes = torch.randint(0, 1024, (n,), dtype=torch.int64, device="cuda", generator=gen)
+        vals = torch.rand(n, device="cuda", generator=gen)
+        def group_mean():
+            sums = torch.zeros(1024, device="cuda").index_add_(0, codes, vals)
+            counts = torch.bincount(codes, minlength=1024)
+            return sums / counts
+        add("group-mean-1024", "torch.index_add+bincount", time_ms(group_mean, repeat))
     else:
         raise SystemExit(f"peers.py: unknown bench '{bench}'")
     return out

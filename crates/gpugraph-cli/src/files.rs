@@ -80,3 +80,135 @@ pub fn run_once(gpu: &Gpu, g: CommandGraph) -> Result<()> {
     compiled.encode(&mut enc, &Default::default())?;
     gpu.submit_and_wait(enc.finish())
 }
+
+/// `gpugraph scan`.
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    /// Input values (1-D uint32 .npy).
+    #[arg(long = "in")]
+    pub input: PathBuf,
+    /// Output prefix sums (.npy, uint32, wrapping modulo 2^32).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Inclusive sums (default: exclusive).
+    #[arg(long)]
+    pub inclusive: bool,
+    /// Segment-start flags aligned with the input (1-D uint32 .npy; nonzero starts a segment).
+    #[arg(long)]
+    pub segments: Option<PathBuf>,
+}
+
+/// Scans the input on the GPU and writes the sums.
+pub fn scan(args: &ScanArgs) -> Result<()> {
+    let values = npy::read_u32_vector(&args.input, "scan input")?;
+    let segments = match &args.segments {
+        Some(p) => {
+            let s = npy::read_u32_vector(p, "segment flags")?;
+            if s.len() != values.len() {
+                bail!(
+                    "{}: segment flags have {} rows but the input has {}",
+                    p.display(),
+                    s.len(),
+                    values.len()
+                );
+            }
+            Some(s)
+        }
+        None => None,
+    };
+    let n = values.len() as u64;
+    let gpu = Gpu::open()?;
+    let mut g = CommandGraph::new("cli-scan", gpu.device());
+    let input = upload(&gpu, "scan-input", &values);
+    let out = upload(&gpu, "scan-output", &vec![0; values.len()]);
+    let segment_starts = match &segments {
+        Some(s) => {
+            let b = upload(&gpu, "scan-segments", s);
+            Some(import(&mut g, "scan-segments", &b, n)?.into())
+        }
+        None => None,
+    };
+    gpugraph_gpgpu::scan::Scan {
+        id: "scan".into(),
+        input: import(&mut g, "scan-input", &input, n)?.into(),
+        output: import(&mut g, "scan-output", &out, n)?.into(),
+        inclusive: args.inclusive,
+        segment_starts,
+    }
+    .add_to_graph(&mut g)?;
+    run_once(&gpu, g)?;
+    let sums = read_back(&gpu, &out, n)?;
+    npy::write(&args.out, &npy::NpyArray::from_u32(&sums))?;
+    println!(
+        "scan ({}{}): {n} rows -> {}",
+        if args.inclusive {
+            "inclusive"
+        } else {
+            "exclusive"
+        },
+        if segments.is_some() {
+            ", segmented"
+        } else {
+            ""
+        },
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// `gpugraph compact`.
+#[derive(Args, Debug)]
+pub struct CompactArgs {
+    /// Values (1-D uint32 .npy).
+    #[arg(long = "in")]
+    pub input: PathBuf,
+    /// Selection flags aligned with the values (1-D uint32 .npy; nonzero selects).
+    #[arg(long)]
+    pub flags: PathBuf,
+    /// Survivors in source order (.npy with exactly `count` rows).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Stably compacts the selected values on the GPU; prints the count.
+pub fn compact(args: &CompactArgs) -> Result<()> {
+    let values = npy::read_u32_vector(&args.input, "compaction values")?;
+    let flags = npy::read_u32_vector(&args.flags, "compaction flags")?;
+    if flags.len() != values.len() {
+        bail!(
+            "{}: flags have {} rows but {} has {}",
+            args.flags.display(),
+            flags.len(),
+            args.input.display(),
+            values.len()
+        );
+    }
+    let n = values.len() as u64;
+    let gpu = Gpu::open()?;
+    let (bv, bf) = (
+        upload(&gpu, "values", &values),
+        upload(&gpu, "flags", &flags),
+    );
+    let out = upload(&gpu, "survivors", &vec![0; values.len()]);
+    let count = upload(&gpu, "count", &[0]);
+    let g = gpugraph_gpgpu::compact::compaction_graph(
+        gpu.device(),
+        "cli-compact",
+        &bv,
+        &bf,
+        &out,
+        &count,
+        0,
+        n,
+        n,
+    )?;
+    run_once(&gpu, g)?;
+    let selected = read_back(&gpu, &count, 1)?[0] as u64;
+    let survivors = read_back(&gpu, &out, selected)?;
+    npy::write(&args.out, &npy::NpyArray::from_u32(&survivors))?;
+    println!(
+        "compact: {selected} of {n} rows selected -> {}",
+        args.out.display()
+    );
+    Ok(())
+}

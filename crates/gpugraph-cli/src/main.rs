@@ -3,8 +3,10 @@
 //! This file parses arguments and dispatches; each command lives in its own module. Every
 //! failure is reported as one `error: ...` line on stderr with a non-zero exit status.
 
+mod analyze;
 mod bench;
 mod demo;
+mod expr;
 mod files;
 mod gpu;
 mod info;
@@ -28,11 +30,22 @@ enum Command {
     Info(info::InfoArgs),
     /// Build a small command graph on the GPU, run it once and check it against the CPU.
     Demo(demo::DemoArgs),
+    /// Prefix sums of a 1-D uint32 .npy (exclusive by default, optional segment starts).
+    Scan(files::ScanArgs),
+    /// Stable compaction of 1-D uint32 .npy values under flags; prints the count.
+    Compact(files::CompactArgs),
     /// Combine 1-D uint32 .npy masks (and, or, xor, difference, not) into a canonical 0/1 mask.
     Mask(files::MaskArgs),
     /// Run a benchmark; prints a table and optionally writes JSON.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Analyze a CSV/Parquet/Arrow table in one GPU graph: filter, extent, histogram, CDF,
+    /// group means, x/y grid; writes report.json and PNG plots.
+    Analyze(analyze::AnalyzeArgs),
+    /// Write a synthetic flights-like table (.parquet or Arrow IPC) for scale demos.
+    GenerateTable(analyze::generate::GenerateArgs),
+    /// Evaluate an expression over .npy columns on the GPU (parse/type errors exit with 2).
+    Expr(expr::ExprArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,10 +55,19 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Mask(args) => files::mask(&args),
+        Command::Scan(args) => files::scan(&args),
+        Command::Compact(args) => files::compact(&args),
+        Command::Analyze(args) => analyze::run(&args),
+        Command::GenerateTable(args) => analyze::generate::run(&args),
+        Command::Expr(args) => expr::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            if let Some(c) = e.downcast_ref::<expr::CompileError>() {
+                eprintln!("{c}");
+                return ExitCode::from(2);
+            }
             eprintln!("error: {}", gpu::one_line(&format!("{e:#}")));
             ExitCode::FAILURE
         }

@@ -268,7 +268,7 @@ mod tests {
         let bytes = encode(&a);
         assert_eq!(
             bytes.len() % 64,
-            16 % 64,
+            16,
             "header padded so data starts 64-aligned"
         );
         assert_eq!(parse(p, &bytes).unwrap(), a);

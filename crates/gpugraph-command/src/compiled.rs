@@ -93,6 +93,8 @@ pub struct CompiledGraph {
     lifetimes: Vec<Lifetime>,
     /// Per logical buffer: the default import or the hosting physical transient.
     resolved: Vec<wgpu::Buffer>,
+    /// Per logical buffer: its descriptor byte length.
+    lengths: Vec<u64>,
     physical: Vec<wgpu::Buffer>,
     textures: Vec<wgpu::Texture>,
     owned_textures: Vec<wgpu::Texture>,
@@ -299,6 +301,7 @@ impl CompiledGraph {
             device,
             descriptors: buffers.iter().map(|b| b.desc.clone()).collect(),
             lifetimes: buffers.iter().map(|b| b.lifetime).collect(),
+            lengths: buffers.iter().map(|b| b.desc.byte_length).collect(),
             resolved,
             physical,
             textures,
@@ -333,6 +336,7 @@ impl CompiledGraph {
             node_id: &node.id,
             resolver: Resolver {
                 buffers: &self.resolved,
+                lengths: &self.lengths,
                 textures: &self.textures,
                 overrides: None,
             },
@@ -508,12 +512,14 @@ impl CompiledGraph {
             id: graph_id,
             nodes,
             resolved,
+            lengths,
             textures,
             profiler,
             ..
         } = self;
         let resolver = || Resolver {
             buffers: resolved,
+            lengths,
             textures,
             overrides: overrides.as_ref(),
         };

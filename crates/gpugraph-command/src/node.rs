@@ -166,11 +166,26 @@ pub enum NodeKind {
 /// Resolves logical handles to the physical wgpu objects a node compiles or encodes against.
 pub(crate) struct Resolver<'a> {
     pub(crate) buffers: &'a [wgpu::Buffer],
+    /// Logical byte length of every buffer handle (its descriptor), for exact bindings.
+    pub(crate) lengths: &'a [u64],
     pub(crate) textures: &'a [wgpu::Texture],
     pub(crate) overrides: Option<&'a HashMap<u32, wgpu::Buffer>>,
 }
 
 impl Resolver<'_> {
+    /// Exactly the logical buffer's bytes: a transient may live in a larger shared physical
+    /// allocation, and binding all of it could exceed binding limits or let a kernel see
+    /// another tenant's bytes.
+    fn binding(&self, h: BufferHandle) -> wgpu::BufferBinding<'_> {
+        let buffer = self.buffer(h);
+        let len = self.lengths[h.index as usize].max(4).div_ceil(4) * 4;
+        wgpu::BufferBinding {
+            buffer,
+            offset: 0,
+            size: wgpu::BufferSize::new(len.min(buffer.size())),
+        }
+    }
+
     fn buffer(&self, h: BufferHandle) -> &wgpu::Buffer {
         if let Some(b) = self.overrides.and_then(|o| o.get(&h.index)) {
             return b;
@@ -213,6 +228,11 @@ impl<'a> CompileContext<'a> {
     pub fn texture(&self, handle: TextureHandle) -> &wgpu::Texture {
         &self.resolver.textures[handle.index as usize]
     }
+    /// A binding of exactly the logical buffer's bytes (`0..byte_length`), never the whole
+    /// physical allocation a transient may share.
+    pub fn binding(&self, handle: impl Into<BufferHandle>) -> wgpu::BufferBinding<'_> {
+        self.resolver.binding(handle.into())
+    }
 }
 
 /// What an executable sees while encoding: the buffers its handles resolve to for this
@@ -234,6 +254,11 @@ impl EncodeContext<'_> {
     /// The texture a handle resolves to.
     pub fn texture(&self, handle: TextureHandle) -> &wgpu::Texture {
         &self.resolver.textures[handle.index as usize]
+    }
+    /// A binding of exactly the logical buffer's bytes (`0..byte_length`), never the whole
+    /// physical allocation a transient may share.
+    pub fn binding(&self, handle: impl Into<BufferHandle>) -> wgpu::BufferBinding<'_> {
+        self.resolver.binding(handle.into())
     }
 }
 

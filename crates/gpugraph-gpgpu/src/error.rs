@@ -54,6 +54,53 @@ pub enum AlgorithmError {
         /// Device limit.
         limit: u64,
     },
+    /// A buffer the algorithm writes is also read by it (no algorithm works in place), or two
+    /// views it writes overlap.
+    #[error("{algorithm} {id}: {written} and {other} share buffer {buffer}: {reason}")]
+    Aliased {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// The written argument ("output", "count", "output chunk 2", ...).
+        written: String,
+        /// The other argument (read, or written at overlapping bytes).
+        other: String,
+        /// The graph id of the shared buffer (boxed: keeps `AlgorithmError` small).
+        buffer: Box<str>,
+        /// Why the algorithm refuses it.
+        reason: &'static str,
+    },
+    /// The scan kernel cannot run on this device with the chosen options.
+    #[error("{algorithm} {id}: {source}")]
+    ScanKernel {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// The kernel's reason.
+        source: crate::scan::ScanKernelError,
+    },
+    /// The scan tile planner rejected the chunk layout (sizes beyond its 32-bit counters).
+    #[error("{algorithm} {id}: {source}")]
+    ScanPlan {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// The planner's reason.
+        source: crate::scan::ScanPlanError,
+    },
+    /// The scan kernel rejected the buffers bound for a plan.
+    #[error("{algorithm} {id}: {source}")]
+    ScanBind {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// The kernel's reason.
+        source: crate::scan::ScanBindError,
+    },
     /// The command graph rejected a declaration.
     #[error(transparent)]
     Graph(#[from] GraphError),

@@ -7,10 +7,23 @@
 
 #![warn(missing_docs)]
 
+pub mod compact;
 pub mod error;
+pub mod grid;
+pub mod group;
+pub mod histogram;
 pub mod kernel;
 pub mod mask;
+pub mod reduce;
 pub mod scan;
+pub mod sort;
 
+pub use compact::{Compaction, IndexedRangeCompaction, PartitionedIndexedRangeCompaction};
 pub use error::AlgorithmError;
+pub use grid::{GridAggregation, GridBinning, GridDomain};
+pub use group::{AggregateOutputs, GroupAggregation, KeyedPolicy};
+pub use histogram::{Histogram, HistogramBins};
 pub use mask::{Mask, MaskOp};
+pub use reduce::{ReduceOp, ReducePolicy, Reduction};
+pub use scan::Scan;
+pub use sort::{BatchSort, SegmentedSort, Sort, SortKernels, SortPayload, SortPolicy};

@@ -2,6 +2,7 @@
 //! share [`BenchOptions`] (repeat count, JSON path) and the statistics and rendering of
 //! [`report`]. Benches measure; tests elsewhere check correctness.
 
+pub mod expr;
 pub mod graph;
 pub mod primitives;
 pub mod report;
@@ -22,6 +23,12 @@ pub enum BenchCommand {
     Copy(primitives::PrimitiveArgs),
     /// Mask composition (`and` of two masks, 12 bytes per element).
     Mask(primitives::PrimitiveArgs),
+    /// Exclusive and inclusive u32 scans (8 bytes per element).
+    Scan(primitives::PrimitiveArgs),
+    /// Stable compaction under a random 50% mask (10 bytes per element).
+    Compact(primitives::PrimitiveArgs),
+    /// Expression kernel: `positions * scale + offset` over float32x3 rows (36 bytes per row).
+    Expr(primitives::PrimitiveArgs),
 }
 
 /// Options every bench takes.
@@ -41,5 +48,10 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Graph(args) => graph::run(&args),
         BenchCommand::Copy(args) => primitives::run_cases("copy", &args, primitives::copy_cases),
         BenchCommand::Mask(args) => primitives::run_cases("mask", &args, primitives::mask_cases),
+        BenchCommand::Scan(args) => primitives::run_cases("scan", &args, primitives::scan_cases),
+        BenchCommand::Compact(args) => {
+            primitives::run_cases("compact", &args, primitives::compact_cases)
+        }
+        BenchCommand::Expr(args) => primitives::run_cases("expr", &args, expr::cases),
     }
 }

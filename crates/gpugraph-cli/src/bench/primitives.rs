@@ -87,8 +87,11 @@ pub struct Case {
     /// The compiled graph.
     pub graph: CompiledGraph,
     /// Checks the outputs after one run (reads back explicitly).
-    pub check: Box<dyn Fn(&Gpu) -> Result<()>>,
+    pub check: CaseCheck,
 }
+
+/// Checks a case's outputs after one run against its CPU oracle.
+pub type CaseCheck = Box<dyn Fn(&Gpu) -> Result<()>>;
 
 /// Runs every case size by size: check once, time the graph and the copy floor, report.
 pub fn run_cases(
@@ -186,6 +189,68 @@ pub fn mask_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         graph: g.compile()?,
         check: Box::new(move |gpu| {
             throughput::check_equal("mask-and", &read_back(gpu, &out, n)?, &want)
+        }),
+    }])
+}
+
+/// `bench scan`: exclusive and inclusive u32 sums of random small values (8 bytes per element).
+pub fn scan_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+    use gpugraph_gpgpu::scan::{cpu as scan_cpu, scan_graph};
+    let data = random_words(n, 4, 4);
+    let input = upload(gpu, "scan-input", &data);
+    let mut cases = Vec::new();
+    for inclusive in [false, true] {
+        let op = if inclusive {
+            "scan-inclusive"
+        } else {
+            "scan-exclusive"
+        };
+        let output = upload(gpu, "scan-output", &vec![0xDEAD_BEEF; n as usize]);
+        let graph = scan_graph(gpu.device(), op, &input, &output, n, inclusive)?.compile()?;
+        let want = scan_cpu::scan(&data, None, inclusive);
+        cases.push(Case {
+            op: op.into(),
+            bytes_per_element: 8.0,
+            graph,
+            check: Box::new(move |gpu| {
+                throughput::check_equal(op, &read_back(gpu, &output, n)?, &want)
+            }),
+        });
+    }
+    Ok(cases)
+}
+
+/// `bench compact`: stable compaction of random values under a random 50% mask (count in the
+/// instanceCount word of an indirect record). Moves 8 bytes per element plus 4 per survivor;
+/// reported at 10 bytes per element.
+pub fn compact_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+    use gpugraph_gpgpu::compact::{compaction_graph, cpu as compact_cpu};
+    let values = random_words(n, u32::MAX, 5);
+    let flags = random_words(n, 2, 6);
+    let want = compact_cpu::compact(&values, &flags, n as usize).written;
+    let (bv, bf) = (
+        upload(gpu, "compact-values", &values),
+        upload(gpu, "compact-flags", &flags),
+    );
+    let out = upload(gpu, "compact-output", &vec![0xDEAD_BEEF; n as usize]);
+    let record = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("compact-indirect-record"),
+        size: 16,
+        usage: U::STORAGE | U::INDIRECT | U::COPY_SRC | U::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let graph =
+        compaction_graph(gpu.device(), "compact", &bv, &bf, &out, &record, 4, n, n)?.compile()?;
+    Ok(vec![Case {
+        op: "compact-50%".into(),
+        bytes_per_element: 10.0,
+        graph,
+        check: Box::new(move |gpu| {
+            let count = read_back(gpu, &record, 4)?[1] as u64;
+            if count != want.len() as u64 {
+                anyhow::bail!("count {count} but the CPU oracle selects {}", want.len());
+            }
+            throughput::check_equal("compact-50%", &read_back(gpu, &out, count)?, &want)
         }),
     }])
 }

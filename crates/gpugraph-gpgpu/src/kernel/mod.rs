@@ -1,11 +1,19 @@
-//! Kernel plumbing shared by every algorithm: one compute shader + explicit bind-group layout
-//! + pipeline ([`Kernel`]), compile-time parameter buffers, large-dispatch shapes, and the
-//! view checks algorithms apply at their boundary.
+//! Kernel plumbing shared by every algorithm: one compute shader with its explicit bind-group
+//! layout and pipeline ([`Kernel`]), compile-time parameter buffers, large-dispatch shapes, and
+//! the view checks algorithms apply at their boundary.
 
+mod aliasing;
+mod cache;
 mod dispatch;
+mod outputs;
+mod placeholder;
 mod views;
 
+pub use aliasing::{check_writes_alone, Arg, IN_PLACE, OVERLAP};
+pub use cache::BufferKeyed;
 pub use dispatch::{grid_for, Grid};
+pub use outputs::require_output;
+pub use placeholder::placeholder_buffer;
 pub use views::{check_same_topology, require_format, require_packed, ViewCheck};
 
 use gpugraph_command::wgpu;

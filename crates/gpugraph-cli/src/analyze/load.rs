@@ -1,0 +1,503 @@
+//! Loading a table file into Arrow record batches: the format by extension (CSV, Parquet,
+//! Arrow IPC file or stream), the schema (CSV: inferred from a sample), the checks of every
+//! requested column against it (before any data is read), and a projected read of only those
+//! columns, re-chunked to [`CHUNK_ROWS`] rows with progress lines on stderr.
+
+use std::fs::File;
+use std::io::{BufReader, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+
+use super::args::Filter;
+
+/// Rows per uploaded chunk (one GPU chunk per record batch): large enough that per-chunk
+/// dispatch overhead vanishes, small enough that a float32x2 chunk (8 MiB) binds on any device.
+pub const CHUNK_ROWS: usize = 1 << 20;
+/// CSV schema inference reads at most this many records.
+pub const CSV_INFER_ROWS: usize = 1_000_000;
+/// CSV fields matching this are nulls (pandas' and R's spellings of missing).
+pub const CSV_NULLS: &str = r"^(|NA|N/A|NULL|null|None)$";
+
+/// The table file formats, chosen by extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// Apache Parquet.
+    Parquet,
+    /// Arrow IPC file format (random access, footer).
+    IpcFile,
+    /// Arrow IPC stream format.
+    IpcStream,
+}
+
+impl FileKind {
+    /// The kind of `path` by its extension; the error names the extension and the supported ones.
+    pub fn of(path: &Path) -> Result<Self> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        Ok(match ext.as_deref() {
+            Some("csv") => FileKind::Csv,
+            Some("parquet") | Some("pq") => FileKind::Parquet,
+            Some("arrow") | Some("ipc") | Some("feather") => FileKind::IpcFile,
+            Some("arrows") => FileKind::IpcStream,
+            other => bail!(
+                "{}: unsupported file type {}; expected .csv, .parquet (.pq), .arrow (.ipc, .feather) or .arrows",
+                path.display(),
+                other.map_or("(no extension)".to_string(), |e| format!("'.{e}'"))
+            ),
+        })
+    }
+
+    /// Lower-case name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileKind::Csv => "csv",
+            FileKind::Parquet => "parquet",
+            FileKind::IpcFile => "arrow-ipc-file",
+            FileKind::IpcStream => "arrow-ipc-stream",
+        }
+    }
+}
+
+/// How a column may be used, by its Arrow type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnClass {
+    /// Integers, floats and booleans that upload as float32, sint32 or uint32.
+    Numeric,
+    /// Strings or dictionaries of strings (uploaded as uint32 codes + CPU dictionary).
+    Text,
+    /// Anything else.
+    Other,
+}
+
+/// The class of an Arrow type.
+pub fn classify(t: &DataType) -> ColumnClass {
+    use DataType::*;
+    match t {
+        Int8 | Int16 | Int32 | Int64 | UInt16 | UInt32 | UInt64 | Float32 | Float64 | Boolean => {
+            ColumnClass::Numeric
+        }
+        Utf8 | LargeUtf8 | Utf8View => ColumnClass::Text,
+        Dictionary(_, v) if matches!(v.as_ref(), Utf8 | LargeUtf8 | Utf8View) => ColumnClass::Text,
+        _ => ColumnClass::Other,
+    }
+}
+
+fn describe(t: &DataType) -> String {
+    match classify(t) {
+        ColumnClass::Text => format!("{t} (text)"),
+        _ => t.to_string(),
+    }
+}
+
+/// What the analysis asks of the file: the roles and their column names.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// `--value`.
+    pub value: Option<String>,
+    /// `--x`.
+    pub x: Option<String>,
+    /// `--y`.
+    pub y: Option<String>,
+    /// `--group`.
+    pub group: Option<String>,
+    /// `--filter`s.
+    pub filters: Vec<Filter>,
+}
+
+impl Request {
+    /// Distinct column names in first-use order.
+    pub fn columns(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let names = [&self.value, &self.x, &self.y, &self.group]
+            .into_iter()
+            .flatten()
+            .chain(self.filters.iter().map(|f| &f.column));
+        for n in names {
+            if !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+        out
+    }
+
+    /// Checks every requested column exists with a usable type; the error names the column,
+    /// its type, the role, and lists the columns that would fit.
+    pub fn check(&self, schema: &Schema, file: &Path) -> Result<()> {
+        let roles = [
+            ("--value", &self.value, ColumnClass::Numeric),
+            ("--x", &self.x, ColumnClass::Numeric),
+            ("--y", &self.y, ColumnClass::Numeric),
+            ("--group", &self.group, ColumnClass::Text),
+        ];
+        let listing = |class: Option<ColumnClass>| {
+            let names: Vec<String> = schema
+                .fields()
+                .iter()
+                .filter(|f| class.is_none_or(|c| classify(f.data_type()) == c))
+                .map(|f| format!("{} ({})", f.name(), describe(f.data_type())))
+                .collect();
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        let find = |role: &str, name: &str| {
+            schema.field_with_name(name).map_err(|_| {
+                anyhow::anyhow!(
+                    "{role}: no column '{name}' in {}; available columns: {}",
+                    file.display(),
+                    listing(None)
+                )
+            })
+        };
+        for (role, name, want) in roles {
+            let Some(name) = name else { continue };
+            let field = find(role, name)?;
+            let class = classify(field.data_type());
+            if class != want {
+                let (need, class_name) = match want {
+                    ColumnClass::Numeric => (
+                        "a numeric column (integer, floating point or boolean)",
+                        "numeric",
+                    ),
+                    _ => ("a text column (Utf8 or a dictionary of strings)", "text"),
+                };
+                bail!(
+                    "{role}: column '{name}' has type {}, but {role} needs {need}; {class_name} columns in {}: {}",
+                    describe(field.data_type()),
+                    file.display(),
+                    listing(Some(want))
+                );
+            }
+        }
+        for f in &self.filters {
+            let field = find("--filter", &f.column)?;
+            match classify(field.data_type()) {
+                ColumnClass::Numeric => {
+                    f.number().map_err(anyhow::Error::msg)?;
+                }
+                ColumnClass::Text => {
+                    if !matches!(f.op, super::args::CmpOp::Eq | super::args::CmpOp::Ne) {
+                        bail!(
+                            "--filter '{f}': column '{}' has type {}; text columns support only == and !=",
+                            f.column,
+                            describe(field.data_type())
+                        );
+                    }
+                }
+                ColumnClass::Other => bail!(
+                    "--filter '{f}': column '{}' has type {}, which cannot be compared on the GPU; numeric and text columns in {}: {}",
+                    f.column,
+                    describe(field.data_type()),
+                    file.display(),
+                    [listing(Some(ColumnClass::Numeric)), listing(Some(ColumnClass::Text))].join(", ")
+                ),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A loaded table: the projected schema and its record batches (each at most [`CHUNK_ROWS`]
+/// rows, none empty).
+pub struct Loaded {
+    /// The file's format.
+    pub kind: FileKind,
+    /// Schema of the projected columns.
+    pub schema: SchemaRef,
+    /// The record batches.
+    pub batches: Vec<RecordBatch>,
+    /// Total rows.
+    pub rows: u64,
+}
+
+impl Loaded {
+    /// Null rows of column `name` over all batches (from Arrow's metadata; no scan).
+    pub fn null_count(&self, name: &str) -> u64 {
+        let Ok(i) = self.schema.index_of(name) else {
+            return 0;
+        };
+        self.batches
+            .iter()
+            .map(|b| b.column(i).null_count() as u64)
+            .sum()
+    }
+}
+
+/// Reads the schema of `path`, checks `request` against it, then reads only the requested
+/// columns. `progress` receives progress lines (rows so far, and the total when known).
+pub fn load(path: &Path, request: &Request, progress: &mut dyn FnMut(String)) -> Result<Loaded> {
+    let kind = FileKind::of(path)?;
+    let open = || File::open(path).with_context(|| format!("opening {}", path.display()));
+    let names = request.columns();
+    let mut sink = BatchSink::new(path, progress);
+    let schema = match kind {
+        FileKind::Csv => {
+            let format = csv_format()?;
+            let mut file = open()?;
+            let (full, _) = format
+                .infer_schema(BufReader::new(&mut file), Some(CSV_INFER_ROWS))
+                .map_err(|e| read_error(path, e))?;
+            request.check(&full, path)?;
+            file.seek(SeekFrom::Start(0))
+                .with_context(|| format!("rewinding {}", path.display()))?;
+            let projection = project(&full, &names)?;
+            let reader = arrow_csv::ReaderBuilder::new(Arc::new(full.clone()))
+                .with_format(format)
+                .with_batch_size(CHUNK_ROWS)
+                .with_projection(projection.clone())
+                .build(BufReader::with_capacity(1 << 20, file))
+                .map_err(|e| read_error(path, e))?;
+            sink.drain(reader)?;
+            Arc::new(full.project(&projection)?)
+        }
+        FileKind::Parquet => {
+            let builder = ParquetRecordBatchReaderBuilder::try_new(open()?)
+                .with_context(|| format!("reading the Parquet footer of {}", path.display()))?;
+            let full = builder.schema().clone();
+            request.check(&full, path)?;
+            let projection = project(&full, &names)?;
+            sink.total = u64::try_from(builder.metadata().file_metadata().num_rows()).ok();
+            let mask = ProjectionMask::roots(builder.parquet_schema(), projection.clone());
+            let reader = builder
+                .with_projection(mask)
+                .with_batch_size(CHUNK_ROWS)
+                .build()
+                .with_context(|| format!("reading {}", path.display()))?;
+            let schema = reader.schema();
+            sink.drain(reader)?;
+            schema
+        }
+        FileKind::IpcFile => {
+            let full = arrow_ipc::reader::FileReader::try_new(BufReader::new(open()?), None)
+                .map_err(|e| read_error(path, e))?
+                .schema();
+            request.check(&full, path)?;
+            let projection = project(&full, &names)?;
+            let reader =
+                arrow_ipc::reader::FileReader::try_new(BufReader::new(open()?), Some(projection))
+                    .map_err(|e| read_error(path, e))?;
+            let schema = reader.schema();
+            sink.drain(reader)?;
+            schema
+        }
+        FileKind::IpcStream => {
+            let full = arrow_ipc::reader::StreamReader::try_new(BufReader::new(open()?), None)
+                .map_err(|e| read_error(path, e))?
+                .schema();
+            request.check(&full, path)?;
+            let projection = project(&full, &names)?;
+            let reader =
+                arrow_ipc::reader::StreamReader::try_new(BufReader::new(open()?), Some(projection))
+                    .map_err(|e| read_error(path, e))?;
+            let schema = reader.schema();
+            sink.drain(reader)?;
+            schema
+        }
+    };
+    let batches = sink.finish(&schema)?;
+    let rows = batches.iter().map(|b| b.num_rows() as u64).sum();
+    Ok(Loaded {
+        kind,
+        schema,
+        batches,
+        rows,
+    })
+}
+
+fn csv_format() -> Result<arrow_csv::reader::Format> {
+    let nulls = regex::Regex::new(CSV_NULLS).context("compiling the CSV null pattern")?;
+    Ok(arrow_csv::reader::Format::default()
+        .with_header(true)
+        .with_null_regex(nulls))
+}
+
+fn read_error(path: &Path, e: ArrowError) -> anyhow::Error {
+    anyhow::anyhow!("reading {}: {e}", path.display())
+}
+
+/// Sorted schema indices of `names` (readers return columns in schema order).
+fn project(schema: &Schema, names: &[String]) -> Result<Vec<usize>> {
+    let mut idx = names
+        .iter()
+        .map(|n| schema.index_of(n).map_err(anyhow::Error::from))
+        .collect::<Result<Vec<_>>>()?;
+    idx.sort_unstable();
+    idx.dedup();
+    Ok(idx)
+}
+
+/// Collects batches re-chunked to [`CHUNK_ROWS`] (slicing large ones, concatenating small
+/// ones), reporting progress at most once per second.
+struct BatchSink<'a> {
+    path: PathBuf,
+    progress: &'a mut dyn FnMut(String),
+    total: Option<u64>,
+    rows: u64,
+    started: Instant,
+    last: Instant,
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
+    out: Vec<RecordBatch>,
+}
+
+impl<'a> BatchSink<'a> {
+    fn new(path: &Path, progress: &'a mut dyn FnMut(String)) -> Self {
+        let now = Instant::now();
+        Self {
+            path: path.to_path_buf(),
+            progress,
+            total: None,
+            rows: 0,
+            started: now,
+            last: now,
+            pending: Vec::new(),
+            pending_rows: 0,
+            out: Vec::new(),
+        }
+    }
+
+    fn drain(
+        &mut self,
+        reader: impl Iterator<Item = Result<RecordBatch, ArrowError>>,
+    ) -> Result<()> {
+        for batch in reader {
+            let batch = batch.map_err(|e| read_error(&self.path, e))?;
+            self.push(batch)?;
+            if self.last.elapsed() >= Duration::from_secs(1) {
+                self.last = Instant::now();
+                self.report();
+            }
+        }
+        Ok(())
+    }
+
+    fn report(&mut self) {
+        let share = self
+            .total
+            .filter(|&t| t > 0)
+            .map(|t| {
+                format!(
+                    " of {} ({:.0}%)",
+                    thousands(t),
+                    self.rows as f64 * 100.0 / t as f64
+                )
+            })
+            .unwrap_or_default();
+        let line = format!(
+            "analyze: load: {} rows{share} in {:.1} s",
+            thousands(self.rows),
+            self.started.elapsed().as_secs_f64()
+        );
+        (self.progress)(line);
+    }
+
+    fn push(&mut self, mut batch: RecordBatch) -> Result<()> {
+        self.rows += batch.num_rows() as u64;
+        while batch.num_rows() > 0 {
+            let take = (CHUNK_ROWS - self.pending_rows).min(batch.num_rows());
+            self.pending.push(batch.slice(0, take));
+            self.pending_rows += take;
+            batch = batch.slice(take, batch.num_rows() - take);
+            if self.pending_rows == CHUNK_ROWS {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let parts = std::mem::take(&mut self.pending);
+        self.pending_rows = 0;
+        match parts.len() {
+            0 => {}
+            1 => self.out.extend(parts),
+            _ => {
+                let schema = parts[0].schema();
+                self.out
+                    .push(arrow_select::concat::concat_batches(&schema, &parts)?);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
+        self.flush()?;
+        self.report();
+        // Readers may attach field metadata the projected schema lacks; the upload checks
+        // batches against one schema, so rebuild them under it.
+        self.out
+            .into_iter()
+            .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()).map_err(Into::into))
+            .collect()
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_by_extension() {
+        assert_eq!(FileKind::of(Path::new("a.CSV")).unwrap(), FileKind::Csv);
+        assert_eq!(
+            FileKind::of(Path::new("a.parquet")).unwrap(),
+            FileKind::Parquet
+        );
+        assert_eq!(
+            FileKind::of(Path::new("a.arrow")).unwrap(),
+            FileKind::IpcFile
+        );
+        assert_eq!(
+            FileKind::of(Path::new("a.arrows")).unwrap(),
+            FileKind::IpcStream
+        );
+        let e = FileKind::of(Path::new("t.xlsx")).unwrap_err().to_string();
+        assert!(e.contains("'.xlsx'") && e.contains(".parquet"), "{e}");
+        let e = FileKind::of(Path::new("t")).unwrap_err().to_string();
+        assert!(e.contains("no extension"), "{e}");
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(50_000_000), "50,000,000");
+    }
+
+    #[test]
+    fn classes() {
+        assert_eq!(classify(&DataType::Int64), ColumnClass::Numeric);
+        assert_eq!(classify(&DataType::Utf8), ColumnClass::Text);
+        let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        assert_eq!(classify(&dict), ColumnClass::Text);
+        assert_eq!(classify(&DataType::UInt8), ColumnClass::Other);
+        assert_eq!(classify(&DataType::Date32), ColumnClass::Other);
+    }
+}

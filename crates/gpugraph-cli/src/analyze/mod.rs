@@ -1,0 +1,244 @@
+//! `gpugraph analyze`: the main job. Reads a CSV, Parquet or Arrow IPC table, uploads only
+//! the columns it needs, runs ONE compiled command graph (filter mask, value extent,
+//! histogram + CDF, per-group counts and means, grid binning and per-cell means of x/y) in ONE
+//! submission, reads the small results back explicitly, and writes a text summary (stdout),
+//! `report.json` and PNG plots. Progress and phase lines go to stderr.
+//!
+//! Modules: [`args`] (command line, filter syntax), [`load`] (files → Arrow batches, column
+//! checks), [`graph`] (the command graph and its readback), [`nodes`] (the small kernels
+//! around the library primitives), [`report`] (report.json and text), [`plot`] + [`font`]
+//! (PNG), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
+
+pub mod args;
+pub mod font;
+pub mod generate;
+pub mod graph;
+pub mod load;
+pub mod nodes;
+pub mod plot;
+pub mod report;
+
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use gpugraph_arrow::{upload_record_batches, UploadOptions};
+
+pub use args::AnalyzeArgs;
+use graph::{Bins, GpuResults, Spec};
+use load::{thousands, Request};
+use report::{
+    extent, num, GraphInfo, GridReport, GroupRow, HistogramReport, Report, Timings, ValueReport,
+};
+
+use crate::bench::report::{ms, progress};
+use crate::gpu::Gpu;
+
+/// Runs the analysis described by `args`.
+pub fn run(args: &AnalyzeArgs) -> Result<()> {
+    let started = Instant::now();
+    let request = Request {
+        value: args.value.clone(),
+        x: args.x.clone(),
+        y: args.y.clone(),
+        group: args.group.clone(),
+        filters: args.filters.clone(),
+    };
+    if request.columns().is_empty() {
+        bail!("nothing to analyze: give --value, --group, --x/--y or --filter");
+    }
+    load::FileKind::of(&args.file)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating the output directory {}", args.out.display()))?;
+    let gpu = Gpu::open()?;
+    let mut timings = Timings::default();
+
+    progress(format_args!(
+        "analyze: reading {} (columns {})",
+        args.file.display(),
+        request.columns().join(", ")
+    ));
+    let t = Instant::now();
+    let loaded = load::load(&args.file, &request, &mut |line| progress(line))?;
+    timings.load = ms(t.elapsed());
+    if loaded.rows == 0 {
+        bail!(
+            "{} has no data rows; nothing to analyze",
+            args.file.display()
+        );
+    }
+    let value_nulls = args.value.as_deref().map_or(0, |v| loaded.null_count(v));
+
+    progress(format_args!(
+        "analyze: uploading {} columns x {} rows in {} chunks",
+        loaded.schema.fields().len(),
+        thousands(loaded.rows),
+        loaded.batches.len()
+    ));
+    let t = Instant::now();
+    let options = UploadOptions::default()
+        .round_float64()
+        .narrow_int64()
+        .encode_utf8();
+    let table = upload_record_batches(&gpu.ctx, loaded.schema.clone(), &loaded.batches, &options)
+        .with_context(|| format!("uploading {}", args.file.display()))?;
+    gpu.check("upload")?;
+    let (rows, kind) = (loaded.rows, loaded.kind);
+    drop(loaded);
+    timings.upload = ms(t.elapsed());
+
+    let spec = Spec {
+        value: args.value.clone(),
+        xy: args.x.clone().zip(args.y.clone()),
+        group: args.group.clone(),
+        filters: args.filters.clone(),
+        bins: match &args.edges {
+            Some(e) => Bins::Edges(e.0.clone()),
+            None => Bins::Uniform(args.bins),
+        },
+        grid: args.grid,
+    };
+    progress("analyze: building and compiling the graph");
+    let t = Instant::now();
+    let mut analysis = graph::build(&gpu, &table, &spec)?;
+    gpu.check("compile")?;
+    timings.compile = ms(t.elapsed());
+
+    progress(format_args!(
+        "analyze: running {} nodes in one submission",
+        analysis.nodes.len()
+    ));
+    let t = Instant::now();
+    analysis.run(&gpu)?;
+    timings.gpu = ms(t.elapsed());
+
+    let t = Instant::now();
+    let results = analysis.read(&gpu)?;
+    timings.readback = ms(t.elapsed());
+
+    let caps = gpu.ctx.capabilities();
+    let stats = analysis.stats();
+    let mut report = Report {
+        file: args.file.display().to_string(),
+        format: kind.name(),
+        device: format!("{} ({})", caps.adapter, caps.backend),
+        rows,
+        selected: results.selected.unwrap_or(rows),
+        filters: args.filters.iter().map(ToString::to_string).collect(),
+        value: args
+            .value
+            .as_ref()
+            .map(|v| value_report(v, &results, value_nulls, &spec.bins)),
+        group_column: args.group.clone(),
+        groups: match &args.group {
+            Some(g) => group_rows(table.dictionary(g)?.unwrap_or_default(), &results),
+            None => Vec::new(),
+        },
+        grid: spec
+            .xy
+            .as_ref()
+            .map(|(x, y)| grid_report(x, y, args, &results)),
+        timings_ms: timings,
+        graph: GraphInfo {
+            nodes: analysis.nodes.clone(),
+            transient_bytes: stats.physical_transient_bytes,
+            imported_bytes: stats.imported_bytes,
+        },
+    };
+    drop(analysis);
+    drop(table);
+
+    let t = Instant::now();
+    let plots = plot::write_all(&report, &args.out)?;
+    report.timings_ms.output = ms(t.elapsed());
+    report.timings_ms.total = ms(started.elapsed());
+    report.write(&args.out)?;
+    print!("{}", report.text());
+    println!("wrote {}", args.out.join("report.json").display());
+    for p in plots {
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+fn value_report(column: &str, r: &GpuResults, nulls: u64, bins: &Bins) -> ValueReport {
+    let total = r.cumulative.last().copied().unwrap_or(0) as u64;
+    let outside = if r.invalid_edges {
+        0
+    } else {
+        r.hist_ignored.saturating_sub(r.nonfinite)
+    };
+    let ext = extent(r.extent);
+    let count = match (r.invalid_edges, ext) {
+        (true, None) => Some(0),
+        (true, Some(_)) => None,
+        (false, _) => Some(total + outside),
+    };
+    ValueReport {
+        column: column.to_string(),
+        extent: ext,
+        count,
+        nonfinite: r.nonfinite,
+        nulls,
+        histogram: HistogramReport {
+            kind: match bins {
+                Bins::Uniform(_) => "uniform",
+                Bins::Edges(_) => "edges",
+            },
+            edges: r.edges.iter().map(|&e| num(e)).collect(),
+            counts: r.counts.iter().map(|&c| c as u64).collect(),
+            cumulative: r.cumulative.iter().map(|&c| c as u64).collect(),
+            cdf: r
+                .cumulative
+                .iter()
+                .map(|&c| {
+                    if total > 0 {
+                        c as f64 / total as f64
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+            outside,
+            invalid_edges: r.invalid_edges,
+        },
+    }
+}
+
+fn group_rows(dictionary: &[String], r: &GpuResults) -> Vec<GroupRow> {
+    let mut rows: Vec<GroupRow> = dictionary
+        .iter()
+        .enumerate()
+        .map(|(i, key)| GroupRow {
+            key: key.clone(),
+            count: r.group_count.get(i).copied().unwrap_or(0) as u64,
+            mean: r.group_mean.get(i).and_then(|&m| num(m)),
+        })
+        .collect();
+    rows.sort_by(|a, b| a.key.cmp(&b.key));
+    rows
+}
+
+/// The domain the positions kernel used: the extent, widened by 0.5 when degenerate.
+fn domain(e: Option<[f32; 2]>) -> Option<[f64; 2]> {
+    let [lo, hi] = extent(e)?;
+    Some(if hi > lo {
+        [lo, hi]
+    } else {
+        [lo - 0.5, hi + 0.5]
+    })
+}
+
+fn grid_report(x: &str, y: &str, args: &AnalyzeArgs, r: &GpuResults) -> GridReport {
+    GridReport {
+        x: x.to_string(),
+        y: y.to_string(),
+        x_domain: domain(r.x_extent),
+        y_domain: domain(r.y_extent),
+        bins: [args.grid.nx, args.grid.ny],
+        counts: r.grid_count.clone(),
+        mean: args
+            .value
+            .as_ref()
+            .map(|_| r.grid_mean.iter().map(|&m| num(m)).collect()),
+    }
+}

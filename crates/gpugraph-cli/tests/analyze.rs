@@ -1,0 +1,572 @@
+//! `gpugraph analyze` end to end on a small committed CSV (tests/data/flights_small.csv: 40
+//! rows with a text group column, nulls, NaN, infinity, values on histogram edges and on the
+//! filter threshold). Every expected number is computed here, independently, from the CSV
+//! text (not by calling the code under test). Also the error cases, which must be one-line
+//! errors naming the problem. Runs on the real GPU path (lavapipe on CI); never downloads.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const CSV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/flights_small.csv");
+
+fn gpugraph(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpugraph"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("could not start gpugraph {args:?}: {e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A scratch directory unique to this process and name, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let p =
+            std::env::temp_dir().join(format!("gpugraph-analyze-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        Self(p)
+    }
+    fn path(&self) -> &str {
+        self.0.to_str().expect("temp dir path is UTF-8")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs analyze with `args` into a fresh directory and returns report.json.
+fn analyze(name: &str, args: &[&str]) -> (Value, TempDir) {
+    let dir = TempDir::new(name);
+    let mut all = vec!["analyze", CSV, "--out", dir.path()];
+    all.extend_from_slice(args);
+    let out = gpugraph(&all);
+    assert!(
+        out.status.success(),
+        "gpugraph {all:?} failed with {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let json = std::fs::read_to_string(dir.0.join("report.json")).expect("report.json written");
+    let v: Value = serde_json::from_str(&json).expect("report.json is JSON");
+    (v, dir)
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = gpugraph(args);
+    assert!(!out.status.success(), "gpugraph {args:?} should fail");
+    let err = text(&out.stderr);
+    assert!(
+        !err.contains("panicked"),
+        "panic instead of an error: {err}"
+    );
+    // The last one: the Vulkan loader may print its own "error: ..." lines first.
+    let line = err
+        .lines()
+        .rfind(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("no 'error:' line in stderr:\n{err}"));
+    line.to_string()
+}
+
+// ---- the independent oracle over the CSV text -------------------------------------------
+
+/// One CSV row: None = null (NA or empty); numbers as float32 (the GPU's type).
+#[derive(Clone, Debug)]
+struct Row {
+    carrier: Option<String>,
+    dep_time: Option<f32>,
+    arr_delay: Option<f32>,
+    distance: Option<f32>,
+}
+
+fn rows() -> Vec<Row> {
+    let data = std::fs::read_to_string(CSV).expect("test CSV");
+    let mut lines = data.lines();
+    assert_eq!(lines.next(), Some("id,carrier,dep_time,arr_delay,distance"));
+    let num = |s: &str| -> Option<f32> {
+        match s {
+            "" | "NA" => None,
+            "NaN" => Some(f32::NAN),
+            "inf" => Some(f32::INFINITY),
+            _ => Some(s.parse::<f64>().expect("number") as f32),
+        }
+    };
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 5, "{l}");
+            Row {
+                carrier: (!f[1].is_empty()).then(|| f[1].to_string()),
+                dep_time: num(f[2]),
+                arr_delay: num(f[3]),
+                distance: num(f[4]),
+            }
+        })
+        .collect()
+}
+
+fn f64s(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|x| x.as_f64().unwrap_or_else(|| panic!("not a number: {x}")))
+        .collect()
+}
+
+fn u64s(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|x| x.as_u64().unwrap_or_else(|| panic!("not a count: {x}")))
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-4 * b.abs().max(1.0)
+}
+
+/// Index of the bin of `v` over sorted `edges`: `[e_i, e_i+1)`, the last bin closed.
+fn bin_of(edges: &[f64], v: f64) -> Option<usize> {
+    let n = edges.len() - 1;
+    if !(edges[0]..=edges[n]).contains(&v) {
+        return None;
+    }
+    Some(
+        edges[1..]
+            .iter()
+            .take_while(|&&e| e <= v)
+            .count()
+            .min(n - 1),
+    )
+}
+
+fn check_png(dir: &Path, name: &str) {
+    let path = dir.join(name);
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{name} missing: {e}"));
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap_or_else(|e| panic!("{name} is not a PNG: {e}"));
+    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
+    let info = reader.next_frame(&mut buf).expect("PNG frame");
+    assert!(
+        info.width >= 400 && info.height >= 300,
+        "{name} is {}x{}",
+        info.width,
+        info.height
+    );
+    let colours: std::collections::HashSet<&[u8]> = buf[..info.buffer_size()].chunks(3).collect();
+    assert!(
+        colours.len() >= 4,
+        "{name} looks blank ({} colours)",
+        colours.len()
+    );
+}
+
+#[test]
+fn filtered_analysis_matches_an_independent_oracle() {
+    let (r, dir) = analyze(
+        "full",
+        &[
+            "--value",
+            "arr_delay",
+            "--group",
+            "carrier",
+            "--x",
+            "dep_time",
+            "--y",
+            "arr_delay",
+            "--filter",
+            "distance >= 500",
+            "--bins",
+            "8",
+            "--grid",
+            "4,3",
+        ],
+    );
+    let data = rows();
+    // NaN and null distances never pass; 500 itself passes >=.
+    let sel: Vec<&Row> = data
+        .iter()
+        .filter(|r| r.distance.is_some_and(|d| d >= 500.0))
+        .collect();
+    assert_eq!(r["rows"], 40);
+    assert_eq!(r["selected"].as_u64(), Some(sel.len() as u64));
+    assert_eq!(r["filters"][0], "distance >= 500");
+
+    // Value: extent, non-finite, nulls.
+    let values: Vec<f32> = sel.iter().filter_map(|r| r.arr_delay).collect();
+    let finite: Vec<f64> = values
+        .iter()
+        .filter(|v| v.is_finite())
+        .map(|&v| v as f64)
+        .collect();
+    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let v = &r["value"];
+    assert_eq!(f64s(&v["extent"]), vec![lo, hi]);
+    assert_eq!(
+        v["nonfinite"].as_u64(),
+        Some((values.len() - finite.len()) as u64)
+    );
+    assert_eq!(
+        v["nulls"].as_u64(),
+        Some(data.iter().filter(|r| r.arr_delay.is_none()).count() as u64)
+    );
+    assert_eq!(v["count"].as_u64(), Some(finite.len() as u64));
+
+    // Histogram: 8 equal bins over the extent; values on interior edges go up, the maximum
+    // into the last bin.
+    let edges: Vec<f64> = (0..=8).map(|i| lo + (hi - lo) * i as f64 / 8.0).collect();
+    let h = &v["histogram"];
+    assert_eq!(h["kind"], "uniform");
+    assert_eq!(f64s(&h["edges"]), edges);
+    let mut counts = vec![0u64; 8];
+    for &x in &finite {
+        counts[bin_of(&edges, x).expect("inside the extent")] += 1;
+    }
+    assert!(
+        finite.iter().filter(|x| edges.contains(x)).count() >= 5,
+        "test data has values on edges"
+    );
+    assert_eq!(u64s(&h["counts"]), counts);
+    let cumulative: Vec<u64> = counts
+        .iter()
+        .scan(0, |s, c| {
+            *s += c;
+            Some(*s)
+        })
+        .collect();
+    assert_eq!(u64s(&h["cumulative"]), cumulative);
+    let total = *cumulative.last().unwrap() as f64;
+    let cdf: Vec<f64> = cumulative.iter().map(|&c| c as f64 / total).collect();
+    for (got, want) in f64s(&h["cdf"]).into_iter().zip(&cdf) {
+        assert!(close(got, *want), "cdf {got} vs {want}");
+    }
+    assert_eq!(h["outside"], 0);
+    assert_eq!(h["invalid_edges"], false);
+
+    // Groups: every string of the column (ZZ is filtered out entirely), sorted; rows with a
+    // null carrier or a null / non-finite value do not count.
+    let mut keys: Vec<String> = data.iter().filter_map(|r| r.carrier.clone()).collect();
+    keys.sort();
+    keys.dedup();
+    let groups = r["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), keys.len());
+    for (g, key) in groups.iter().zip(&keys) {
+        let members: Vec<f64> = sel
+            .iter()
+            .filter(|r| r.carrier.as_ref() == Some(key))
+            .filter_map(|r| r.arr_delay)
+            .filter(|v| v.is_finite())
+            .map(|v| v as f64)
+            .collect();
+        assert_eq!(g["key"].as_str(), Some(key.as_str()));
+        assert_eq!(
+            g["count"].as_u64(),
+            Some(members.len() as u64),
+            "group {key}"
+        );
+        if members.is_empty() {
+            assert!(g["mean"].is_null(), "empty group {key} mean: {}", g["mean"]);
+        } else {
+            let mean = members.iter().sum::<f64>() / members.len() as f64;
+            let got = g["mean"].as_f64().expect("mean");
+            assert!(close(got, mean), "group {key}: mean {got} vs {mean}");
+        }
+    }
+    assert_eq!(groups.last().unwrap()["count"], 0, "ZZ is filtered out");
+
+    // Grid: rows whose x, y and value are non-null and finite; domain = their extent.
+    let pts: Vec<(f64, f64)> = sel
+        .iter()
+        .filter_map(|r| Some((r.dep_time? as f64, r.arr_delay? as f64)))
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    let ext = |k: fn(&(f64, f64)) -> f64| {
+        let it = pts.iter().map(k);
+        [
+            it.clone().fold(f64::INFINITY, f64::min),
+            it.fold(f64::NEG_INFINITY, f64::max),
+        ]
+    };
+    let (xd, yd) = (ext(|p| p.0), ext(|p| p.1));
+    let g = &r["grid"];
+    assert_eq!(f64s(&g["x_domain"]).as_slice(), &xd);
+    assert_eq!(f64s(&g["y_domain"]).as_slice(), &yd);
+    assert_eq!(u64s(&g["bins"]), vec![4, 3]);
+    let (nx, ny) = (4usize, 3usize);
+    let mut cells = vec![Vec::new(); nx * ny];
+    for &(x, y) in &pts {
+        let tx = (x - xd[0]) / (xd[1] - xd[0]) * nx as f64;
+        let ty = (y - yd[0]) / (yd[1] - yd[0]) * ny as f64;
+        // The data keeps every point away from interior cell edges (float32 rounding there
+        // could pick either neighbour).
+        for t in [tx, ty] {
+            assert!(
+                t.fract().min(1.0 - t.fract()) > 1e-3
+                    || t == 0.0
+                    || t == nx as f64
+                    || t == ny as f64
+            );
+        }
+        let (cx, cy) = ((tx as usize).min(nx - 1), (ty as usize).min(ny - 1));
+        cells[cy * nx + cx].push(y);
+    }
+    let counts: Vec<u64> = cells.iter().map(|c| c.len() as u64).collect();
+    assert_eq!(u64s(&g["counts"]), counts);
+    for (i, (c, m)) in cells
+        .iter()
+        .zip(g["mean"].as_array().expect("grid mean"))
+        .enumerate()
+    {
+        if c.is_empty() {
+            assert!(m.is_null(), "cell {i}");
+        } else {
+            let want = c.iter().sum::<f64>() / c.len() as f64;
+            assert!(
+                close(m.as_f64().expect("mean"), want),
+                "cell {i}: {m} vs {want}"
+            );
+        }
+    }
+
+    for phase in ["load", "upload", "compile", "gpu", "readback", "total"] {
+        let t = r["timings_ms"][phase].as_f64().unwrap_or(-1.0);
+        assert!(t >= 0.0, "timing {phase}: {}", r["timings_ms"]);
+    }
+    for png in [
+        "histogram.png",
+        "cdf.png",
+        "heatmap.png",
+        "heatmap_mean.png",
+    ] {
+        check_png(&dir.0, png);
+    }
+}
+
+#[test]
+fn explicit_edges_and_combined_filters() {
+    let data = rows();
+    // Literal edges, no filter: values below/above the edges are "outside"; the top edge 100
+    // is included in the last bin.
+    let (r, _dir) = analyze(
+        "edges",
+        &[
+            "--value",
+            "arr_delay",
+            "--group",
+            "carrier",
+            "--edges",
+            "-50,0,50,100",
+        ],
+    );
+    assert_eq!(r["selected"], 40);
+    let edges = [-50.0, 0.0, 50.0, 100.0];
+    let finite: Vec<f64> = data
+        .iter()
+        .filter_map(|r| r.arr_delay)
+        .filter(|v| v.is_finite())
+        .map(|v| v as f64)
+        .collect();
+    let mut counts = vec![0u64; 3];
+    let mut outside = 0;
+    for &x in &finite {
+        match bin_of(&edges, x) {
+            Some(b) => counts[b] += 1,
+            None => outside += 1,
+        }
+    }
+    let h = &r["value"]["histogram"];
+    assert_eq!(h["kind"], "edges");
+    assert_eq!(f64s(&h["edges"]), edges.to_vec());
+    assert_eq!(u64s(&h["counts"]), counts);
+    assert_eq!(h["outside"].as_u64(), Some(outside));
+    assert!(outside >= 3, "test data has values outside the edges");
+    assert_eq!(r["value"]["count"].as_u64(), Some(finite.len() as u64));
+    assert!(r["grid"].is_null());
+
+    // Two filters ANDed: an integer column against a fractional threshold (exact integer
+    // semantics) and a text column.
+    let (r, _dir) = analyze(
+        "filters",
+        &[
+            "--group",
+            "carrier",
+            "--filter",
+            "dep_time < 1000.5",
+            "--filter",
+            "carrier != 'UA'",
+        ],
+    );
+    let sel: Vec<&Row> = data
+        .iter()
+        .filter(|r| r.dep_time.is_some_and(|d| d < 1000.5))
+        .filter(|r| r.carrier.as_ref().is_some_and(|c| c != "UA"))
+        .collect();
+    assert_eq!(r["selected"].as_u64(), Some(sel.len() as u64));
+    assert!(r["value"].is_null());
+    for g in r["groups"].as_array().expect("groups") {
+        let key = g["key"].as_str().expect("key");
+        let n = sel
+            .iter()
+            .filter(|r| r.carrier.as_deref() == Some(key))
+            .count();
+        assert_eq!(g["count"].as_u64(), Some(n as u64), "group {key}");
+        assert!(g["mean"].is_null());
+    }
+}
+
+#[test]
+fn bad_input_gives_named_errors() {
+    let dir = TempDir::new("errors");
+    let out = dir.path();
+    let e = fails(&["analyze", CSV, "--out", out, "--value", "delay"]);
+    assert!(
+        e.contains("no column 'delay'") && e.contains("arr_delay (Float64)"),
+        "{e}"
+    );
+    let e = fails(&["analyze", CSV, "--out", out, "--value", "carrier"]);
+    assert!(
+        e.contains("'carrier'")
+            && e.contains("Utf8")
+            && e.contains("numeric")
+            && e.contains("distance"),
+        "{e}"
+    );
+    let e = fails(&["analyze", CSV, "--out", out, "--group", "distance"]);
+    assert!(
+        e.contains("'distance'") && e.contains("Float64") && e.contains("carrier (Utf8"),
+        "{e}"
+    );
+    let e = fails(&[
+        "analyze",
+        CSV,
+        "--out",
+        out,
+        "--value",
+        "arr_delay",
+        "--filter",
+        "distance => 5",
+    ]);
+    assert!(e.contains("bad --filter") && e.contains("use =="), "{e}");
+    let e = fails(&[
+        "analyze",
+        CSV,
+        "--out",
+        out,
+        "--value",
+        "arr_delay",
+        "--filter",
+        "distance < far",
+    ]);
+    assert!(e.contains("'far' is not a number"), "{e}");
+    let e = fails(&[
+        "analyze",
+        CSV,
+        "--out",
+        out,
+        "--value",
+        "arr_delay",
+        "--filter",
+        "carrier < UA",
+    ]);
+    assert!(e.contains("only == and !="), "{e}");
+    let e = fails(&[
+        "analyze",
+        CSV,
+        "--out",
+        out,
+        "--value",
+        "arr_delay",
+        "--edges",
+        "3,1",
+    ]);
+    assert!(e.contains("strictly increasing"), "{e}");
+    let xlsx = dir.0.with_extension("xlsx");
+    std::fs::write(&xlsx, "not a table").expect("scratch file");
+    let e = fails(&[
+        "analyze",
+        xlsx.to_str().expect("UTF-8"),
+        "--out",
+        out,
+        "--value",
+        "x",
+    ]);
+    let _ = std::fs::remove_file(&xlsx);
+    assert!(
+        e.contains("unsupported file type '.xlsx'") && e.contains(".parquet"),
+        "{e}"
+    );
+    let e = fails(&["analyze", CSV, "--out", out]);
+    assert!(e.contains("nothing to analyze"), "{e}");
+}
+
+#[test]
+fn generated_tables_round_trip_through_parquet_and_ipc() {
+    let dir = TempDir::new("generate");
+    std::fs::create_dir_all(&dir.0).expect("scratch dir");
+    let mut reports = Vec::new();
+    for name in ["t.parquet", "t.arrow"] {
+        let file = dir.0.join(name);
+        let file = file.to_str().expect("UTF-8");
+        let out = gpugraph(&[
+            "generate-table",
+            "--rows",
+            "3000",
+            "--out",
+            file,
+            "--seed",
+            "5",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let (r, _d) = {
+            let d = TempDir::new(&format!("generate-{name}"));
+            let out = gpugraph(&[
+                "analyze",
+                file,
+                "--out",
+                d.path(),
+                "--value",
+                "arr_delay",
+                "--group",
+                "carrier",
+                "--x",
+                "dep_time",
+                "--y",
+                "distance",
+                "--filter",
+                "carrier != OO",
+            ]);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            let json = std::fs::read_to_string(d.0.join("report.json")).expect("report");
+            (serde_json::from_str::<Value>(&json).expect("JSON"), d)
+        };
+        assert_eq!(r["rows"], 3000);
+        reports.push(r);
+    }
+    // Same seed, same table: both formats give the same numbers. (Parquet keeps only the
+    // dictionary strings that occur, IPC the whole dictionary: compare non-empty groups.)
+    for key in ["selected", "value"] {
+        assert_eq!(reports[0][key], reports[1][key], "{key}");
+    }
+    let occurring = |r: &Value| -> Vec<Value> {
+        let groups = r["groups"].as_array().expect("groups").iter();
+        groups.filter(|g| g["count"] != 0).cloned().collect()
+    };
+    assert_eq!(occurring(&reports[0]), occurring(&reports[1]));
+    assert_eq!(reports[0]["grid"]["counts"], reports[1]["grid"]["counts"]);
+    let v = &reports[0]["value"];
+    assert!(
+        v["nulls"].as_u64().unwrap() > 0 && v["nonfinite"].as_u64().unwrap() > 0,
+        "{v}"
+    );
+}

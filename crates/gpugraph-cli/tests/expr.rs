@@ -1,0 +1,353 @@
+//! `gpugraph expr` on files, run the way a user does: .npy inputs written here (no numpy),
+//! results compared with values computed here, Graph and SimpleGraph byte-identical, compile
+//! errors exit 2 with the diagnostic verbatim, other failures exit 1 naming the file.
+//! Needs a GPU adapter; on CI that is Mesa lavapipe (no adapter is a failure, not a skip).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn gpugraph(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpugraph"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("could not start gpugraph {args:?}: {e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_success(args: &[&str], out: &Output) {
+    assert!(
+        out.status.success(),
+        "gpugraph {args:?} failed with {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// stderr without the lines the Vulkan loader may print about the environment.
+fn our_stderr(out: &Output) -> String {
+    text(&out.stderr)
+        .lines()
+        .filter(|l| !l.contains("XDG_RUNTIME_DIR"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// A scratch directory unique to this test process and name, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("gpugraph-expr-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+    fn path(&self, file: &str) -> String {
+        self.0.join(file).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `.npy` version 1.0 bytes of little-endian 4-byte words (`descr` like `<f4`).
+fn npy_bytes(descr: &str, shape: &[usize], words: &[u32]) -> Vec<u8> {
+    let shape = match shape {
+        [n] => format!("({n},)"),
+        [n, k] => format!("({n}, {k})"),
+        _ => unreachable!(),
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+fn write_f32(path: &str, shape: &[usize], v: &[f32]) {
+    let words: Vec<u32> = v.iter().map(|x| x.to_bits()).collect();
+    std::fs::write(path, npy_bytes("<f4", shape, &words)).unwrap();
+}
+
+fn write_u32(path: &str, shape: &[usize], v: &[u32]) {
+    std::fs::write(path, npy_bytes("<u4", shape, v)).unwrap();
+}
+
+fn write_i32(path: &str, shape: &[usize], v: &[i32]) {
+    let words: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+    std::fs::write(path, npy_bytes("<i4", shape, &words)).unwrap();
+}
+
+/// Reads a version-1 `.npy` written by the CLI: (descr, shape, words).
+fn read_npy(path: &str) -> (String, Vec<usize>, Vec<u32>) {
+    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert_eq!(&b[..8], b"\x93NUMPY\x01\x00", "{path}: magic");
+    let len = u16::from_le_bytes([b[8], b[9]]) as usize;
+    let header = std::str::from_utf8(&b[10..10 + len]).unwrap();
+    let after = |key: &str| &header[header.find(key).unwrap() + key.len()..];
+    let descr = after("'descr': '").split('\'').next().unwrap().to_string();
+    let shape = after("'shape': (")
+        .split(')')
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let words = b[10 + len..]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    (descr, shape, words)
+}
+
+/// Deterministic values in [-100, 100) with fractional parts.
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(2_654_435_761).max(1);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x % 20_000) as f32 / 100.0 - 100.0
+        })
+        .collect()
+}
+
+#[test]
+fn madd_over_float32x3_rows_matches_and_simple_graph_gives_the_same_bytes() {
+    let dir = TempDir::new("madd");
+    // Not a multiple of the kernel's rows per workgroup, so the tail is exercised.
+    let n = 1500;
+    let (p, o) = (values(3 * n, 1), values(3 * n, 2));
+    let scale = 1.25f32;
+    write_f32(&dir.path("p.npy"), &[n, 3], &p);
+    write_f32(&dir.path("o.npy"), &[n, 3], &o);
+    let (out, out_simple) = (dir.path("r.npy"), dir.path("r-simple.npy"));
+    let pin = format!("positions={}", dir.path("p.npy"));
+    let oin = format!("offset={}", dir.path("o.npy"));
+    let args = [
+        "expr",
+        "-e",
+        "positions * scale + offset",
+        "--input",
+        &pin,
+        "--input",
+        &oin,
+        "--scalar",
+        "scale=1.25",
+        "--out",
+    ];
+    let full: Vec<&str> = args.iter().copied().chain([out.as_str()]).collect();
+    let run = gpugraph(&full);
+    assert_success(&full, &run);
+    assert!(
+        text(&run.stdout).contains("expr output-expression: 1500 rows of float32x3"),
+        "{}",
+        text(&run.stdout)
+    );
+    let (descr, shape, words) = read_npy(&out);
+    assert_eq!((descr.as_str(), shape), ("<f4", vec![n, 3]));
+    for (i, w) in words.iter().enumerate() {
+        let got = f32::from_bits(*w);
+        let want = p[i] * scale + o[i];
+        // The GPU may fuse the multiply-add (one rounding instead of two).
+        let tol = f32::EPSILON * ((p[i] * scale).abs() + o[i].abs() + want.abs());
+        assert!(
+            (got - want).abs() <= tol,
+            "row {} component {}: got {got}, want {want}",
+            i / 3,
+            i % 3
+        );
+    }
+
+    let simple: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain([out_simple.as_str(), "--simple"])
+        .collect();
+    let run = gpugraph(&simple);
+    assert_success(&simple, &run);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&out_simple).unwrap(),
+        "Graph and SimpleGraph results differ"
+    );
+}
+
+#[test]
+fn integer_inputs_casts_rounding_and_widths() {
+    let dir = TempDir::new("ints");
+    let n = 300;
+    let ids: Vec<u32> = (0..n as u32).map(|i| i * 7 + 1).collect();
+    let si: Vec<i32> = (0..2 * n as i32).map(|i| i * 3 - 500).collect();
+    write_u32(&dir.path("ids.npy"), &[n], &ids);
+    write_i32(&dir.path("si.npy"), &[n, 2], &si);
+    let ids_in = format!("ids={}", dir.path("ids.npy"));
+    let si_in = format!("si={}", dir.path("si.npy"));
+    let out = dir.path("r.npy");
+
+    // float32 → uint32 with halves: truncate vs nearest (halves away from zero).
+    for (rounding, f) in [
+        ("truncate", (|x: f32| x.trunc()) as fn(f32) -> f32),
+        ("nearest", |x: f32| x.round()),
+    ] {
+        let args = [
+            "expr",
+            "-e",
+            "uint32(float32(ids) * 0.5)",
+            "--rounding",
+            rounding,
+            "--input",
+            &ids_in,
+            "--out",
+            &out,
+        ];
+        let run = gpugraph(&args);
+        assert_success(&args, &run);
+        let (descr, shape, words) = read_npy(&out);
+        assert_eq!((descr.as_str(), shape), ("<u4", vec![n]), "{rounding}");
+        let want: Vec<u32> = ids.iter().map(|&v| f(v as f32 * 0.5) as u32).collect();
+        assert_eq!(words, want, "{rounding}");
+    }
+
+    // A swizzle of an int32 (n, 2) input, cast and scaled by a typed scalar: (n, 2) int32.
+    let args = [
+        "expr",
+        "-e",
+        "sint32(float32(si.yx) * float32(k))",
+        "--input",
+        &si_in,
+        "--scalar",
+        "k=-3:i32",
+        "--out",
+        &out,
+    ];
+    let run = gpugraph(&args);
+    assert_success(&args, &run);
+    let (descr, shape, words) = read_npy(&out);
+    assert_eq!((descr.as_str(), shape), ("<i4", vec![n, 2]));
+    let want: Vec<u32> = si
+        .chunks(2)
+        .flat_map(|r| [r[1] * -3, r[0] * -3])
+        .map(|v| v as u32)
+        .collect();
+    assert_eq!(words, want);
+}
+
+#[test]
+fn scalar_only_expressions_write_one_row() {
+    let dir = TempDir::new("scalars");
+    let out = dir.path("r.npy");
+    let args = [
+        "expr",
+        "-e",
+        "vec2(s, float32(m)) * 2",
+        "--scalar",
+        "s=1.5",
+        "--scalar",
+        "m=7:u32",
+        "--out",
+        &out,
+    ];
+    let run = gpugraph(&args);
+    assert_success(&args, &run);
+    assert!(text(&run.stdout).contains("1 row of float32x2"));
+    let (descr, shape, words) = read_npy(&out);
+    assert_eq!((descr.as_str(), shape), ("<f4", vec![1, 2]));
+    assert_eq!(words, vec![3.0f32.to_bits(), 14.0f32.to_bits()]);
+}
+
+#[test]
+fn compile_errors_exit_2_with_the_diagnostic() {
+    let dir = TempDir::new("compile");
+    write_f32(&dir.path("p.npy"), &[4, 3], &values(12, 3));
+    let p_in = format!("positions={}", dir.path("p.npy"));
+    let out = dir.path("r.npy");
+    for (expr, id, want) in [
+        (
+            "positions == offset",
+            None,
+            "output-expression: comparison positions == ... is not supported; use equalAll(x, y)",
+        ),
+        (
+            "positions + nope",
+            Some("move"),
+            "move: undeclared identifier nope",
+        ),
+        (
+            "(positions",
+            None,
+            "output-expression: expected ')' to close '(' at offset 0",
+        ),
+    ] {
+        let mut args = vec!["expr", "-e", expr, "--input", &p_in, "--out", &out];
+        if let Some(id) = id {
+            args.extend(["--id", id]);
+        }
+        let run = gpugraph(&args);
+        assert_eq!(
+            run.status.code(),
+            Some(2),
+            "{args:?}: stderr {}",
+            text(&run.stderr)
+        );
+        assert_eq!(our_stderr(&run), format!("{want}\n"), "{args:?}");
+        assert!(!Path::new(&out).exists(), "{args:?} wrote an output");
+    }
+}
+
+#[test]
+fn bad_files_exit_1_naming_the_file() {
+    let dir = TempDir::new("badfiles");
+    // float64 is outside the .npy subset the CLI reads.
+    let f64_path = dir.path("f64.npy");
+    std::fs::write(&f64_path, npy_bytes("<f8", &[2], &[0, 0, 0, 0])).unwrap();
+    let out = dir.path("r.npy");
+    let x_in = format!("x={f64_path}");
+    let args = ["expr", "-e", "x * 2", "--input", &x_in, "--out", &out];
+    let run = gpugraph(&args);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    let err = our_stderr(&run);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains(&f64_path), "{err}");
+    assert!(err.contains("unsupported dtype '<f8'"), "{err}");
+
+    // Rows of five components.
+    let wide = dir.path("wide.npy");
+    write_f32(&wide, &[2, 5], &[0.0; 10]);
+    let w_in = format!("x={wide}");
+    let args = ["expr", "-e", "x * 2", "--input", &w_in, "--out", &out];
+    let run = gpugraph(&args);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(our_stderr(&run).contains(&wide), "{}", our_stderr(&run));
+
+    // Inputs the expression reads row by row must have the same row count.
+    let (a, b) = (dir.path("a.npy"), dir.path("b.npy"));
+    write_f32(&a, &[3], &[1.0, 2.0, 3.0]);
+    write_f32(&b, &[4], &[1.0, 2.0, 3.0, 4.0]);
+    let (a_in, b_in) = (format!("a={a}"), format!("b={b}"));
+    let args = [
+        "expr", "-e", "a + b", "--input", &a_in, "--input", &b_in, "--out", &out,
+    ];
+    let run = gpugraph(&args);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    let err = our_stderr(&run);
+    assert!(err.contains(&b) && err.contains("4 rows"), "{err}");
+    assert!(!Path::new(&out).exists());
+}

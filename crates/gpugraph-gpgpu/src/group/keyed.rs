@@ -1,0 +1,801 @@
+//! Keyed accumulation: the engine behind group aggregation, grid binning/aggregation and
+//! histograms. Each primitive supplies a WGSL `row_key` snippet mapping one input row to a key
+//! in `0..key_count` (or none), and this module validates the views, plans the dispatches, and
+//! adds the graph nodes:
+//!
+//! * `{id}/init`: writes identities into the graph-owned accumulator transient
+//!   (`{id}/accumulators`: 4 status words + `key_count × stride` words);
+//! * `{id}`: one dispatch per non-empty chunk, workgroup-privatized when the accumulators fit
+//!   workgroup memory (then merged with global atomics), global atomics otherwise;
+//! * `{id}/finalize`: decodes the accumulators into the caller's result views.
+//!
+//! Traffic: the input rows are read once (4–12 bytes/row: key input, optional f32 value,
+//! optional u32 mask); the accumulators are written once by init, merged into once per
+//! workgroup (privatized) or once per row (global), and read once by finalize.
+
+use gpugraph_command::wgpu;
+use gpugraph_command::{
+    view_binding, BindGroupCache, BufferDescriptor, BufferHandle, CommandGraph, ComputeNode,
+    DataView, ResourceUse, VectorFormat, VectorView,
+};
+
+use crate::error::AlgorithmError;
+use crate::kernel::{
+    self, check_same_topology, grid_for, parameter_buffer, placeholder_buffer, require_output,
+    require_packed, Binding, Grid, Kernel, ViewCheck,
+};
+
+pub use super::policy::KeyedPolicy;
+
+/// Most workgroups of the init and finalize passes (they stride over the accumulators).
+const MAX_FILL_WORKGROUPS: u64 = 65535;
+/// Status words before the per-key accumulators: ignored rows, gate.
+pub(crate) const STATUS_WORDS: u32 = 4;
+
+const KEYED_WGSL: &str = include_str!("keyed.wgsl");
+const FINALIZE_WGSL: &str = include_str!("keyed_finalize.wgsl");
+const NONE: u32 = u32::MAX;
+
+/// Sorted bin edges the key snippet searches through `edge_at(j)`.
+#[derive(Clone, Debug)]
+pub(crate) enum Edges {
+    /// Host-known edges, uploaded into a compile-time buffer.
+    Literal(Vec<f32>),
+    /// Float32 edges resident on the GPU, read at every encoding.
+    Gpu(DataView),
+}
+
+impl Edges {
+    fn len(&self) -> u64 {
+        match self {
+            Edges::Literal(e) => e.len() as u64,
+            Edges::Gpu(v) => v.len(),
+        }
+    }
+}
+
+/// Caller-owned result views of a keyed accumulation. Per-key views have `key_count` rows;
+/// `ignored` and `flag` are one uint32 row each.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct KeyedOutputs {
+    pub count: Option<DataView>,
+    pub sum: Option<DataView>,
+    pub min: Option<DataView>,
+    pub max: Option<DataView>,
+    pub mean: Option<DataView>,
+    pub ignored: Option<DataView>,
+    pub flag: Option<DataView>,
+}
+
+/// What a primitive asks of the engine.
+pub(crate) struct KeyedSpec {
+    pub algorithm: &'static str,
+    pub id: String,
+    /// Rows that produce keys, and their name in errors ("codes", "positions", ...).
+    pub keys: VectorView,
+    pub keys_name: &'static str,
+    /// Their required format (`uint32`, `float32` or `float32x2`).
+    pub key_format: VectorFormat,
+    /// WGSL defining `fn row_key(x: KeyIn) -> u32` (NO_KEY or any value ≥ KEYS: no key).
+    pub key_wgsl: String,
+    /// `params.key_f0`, `params.key_f1` and `params.key_u` for the snippet.
+    pub key_f: [f32; 8],
+    pub key_u: [u32; 4],
+    pub key_count: u32,
+    /// Aligned float32 values, and their name in errors ("values", "weights").
+    pub values: Option<VectorView>,
+    pub values_name: &'static str,
+    pub mask: Option<VectorView>,
+    pub edges: Option<Edges>,
+    /// Rows are skipped when status word 1 is nonzero (set by a node between init and
+    /// accumulate, e.g. GPU edge validation).
+    pub gated: bool,
+    pub outputs: KeyedOutputs,
+}
+
+/// Statistic word offsets within one key's accumulator (NONE when absent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Layout {
+    count_at: u32,
+    sum_at: u32,
+    min_at: u32,
+    max_at: u32,
+    stride: u32,
+}
+
+impl Layout {
+    fn of(o: &KeyedOutputs) -> Self {
+        Self::from_flags(
+            o.count.is_some(),
+            o.sum.is_some(),
+            o.min.is_some(),
+            o.max.is_some(),
+            o.mean.is_some(),
+        )
+    }
+
+    fn from_flags(count: bool, sum: bool, min: bool, max: bool, mean: bool) -> Self {
+        let mut next = 0;
+        let mut slot = |want: bool| {
+            if want {
+                next += 1;
+                next - 1
+            } else {
+                NONE
+            }
+        };
+        let count_at = slot(count || mean);
+        let sum_at = slot(sum || mean);
+        let min_at = slot(min);
+        let max_at = slot(max);
+        Self {
+            count_at,
+            sum_at,
+            min_at,
+            max_at,
+            stride: next,
+        }
+    }
+}
+
+/// How the accumulate kernel is specialized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Shape {
+    private: bool,
+    copies: u32,
+    edges_shared: bool,
+}
+
+/// Private accumulation when the accumulators fit the budget; replicas while they are tiny.
+fn shape(p: &KeyedPolicy, key_words: u64, edge_count: u64, device_wg_bytes: u32) -> Shape {
+    let edges_shared = edge_count > 0 && edge_count <= p.shared_edges_max as u64;
+    let edge_words = if edges_shared { edge_count as u32 } else { 1 };
+    let budget = (device_wg_bytes / 4)
+        .saturating_sub(edge_words + 8)
+        .min(p.private_words_max) as u64;
+    let private = key_words <= budget;
+    let mut copies = 1u32;
+    if private {
+        while copies < p.max_copies.min(p.workgroup_size)
+            && key_words * (copies as u64 * 2) <= budget.min(p.copy_target_words as u64)
+        {
+            copies *= 2;
+        }
+    }
+    Shape {
+        private,
+        copies,
+        edges_shared,
+    }
+}
+
+/// A declared keyed accumulation: validated views, the accumulator transient, per-chunk
+/// dispatch plans. Add its nodes in order: init, (anything writing the gate), accumulate,
+/// finalize.
+pub(crate) struct Keyed {
+    spec: KeyedSpec,
+    policy: KeyedPolicy,
+    layout: Layout,
+    shape: Shape,
+    acc: BufferHandle,
+    words: u64,
+    grids: Vec<Grid>,
+    workgroups: Vec<u64>,
+    init_grid: Grid,
+    finalize_grid: Grid,
+}
+
+fn device_limit(
+    algorithm: &'static str,
+    id: &str,
+    what: &str,
+    needed: u64,
+    limit: u64,
+) -> AlgorithmError {
+    AlgorithmError::DeviceLimit {
+        algorithm,
+        id: id.to_string(),
+        what: what.to_string(),
+        needed,
+        limit,
+    }
+}
+
+fn invalid(algorithm: &'static str, id: &str, reason: String) -> AlgorithmError {
+    AlgorithmError::InvalidConfig {
+        algorithm,
+        id: id.to_string(),
+        reason,
+    }
+}
+
+impl Keyed {
+    /// Validates `spec` and declares the accumulator transient.
+    pub fn declare(
+        graph: &mut CommandGraph,
+        spec: KeyedSpec,
+        policy: KeyedPolicy,
+    ) -> Result<Self, AlgorithmError> {
+        let (alg, id) = (spec.algorithm, spec.id.as_str());
+        let check = ViewCheck { algorithm: alg, id };
+        policy
+            .validate()
+            .map_err(|reason| invalid(alg, id, format!("policy: {reason}")))?;
+        let k = spec.key_count as u64;
+        if k == 0 {
+            return Err(invalid(alg, id, "the key count must be at least 1".into()));
+        }
+        let (keys_name, values_name) = (spec.keys_name, spec.values_name);
+        require_packed(check, keys_name, &spec.keys, spec.key_format)?;
+        if let Some(v) = &spec.values {
+            require_packed(check, values_name, v, VectorFormat::Float32)?;
+            check_same_topology(check, keys_name, &spec.keys, values_name, v)?;
+        }
+        if let Some(m) = &spec.mask {
+            require_packed(check, "mask", m, VectorFormat::Uint32)?;
+            check_same_topology(check, keys_name, &spec.keys, "mask", m)?;
+        }
+        let o = spec.outputs;
+        if o.count.is_none()
+            && o.sum.is_none()
+            && o.min.is_none()
+            && o.max.is_none()
+            && o.mean.is_none()
+        {
+            return Err(invalid(
+                alg,
+                id,
+                "no per-key output (count, sum, min, max or mean) was given".into(),
+            ));
+        }
+        if spec.values.is_none() {
+            for (name, v) in [
+                ("sum", o.sum),
+                ("min", o.min),
+                ("max", o.max),
+                ("mean", o.mean),
+            ] {
+                if v.is_some() {
+                    return Err(invalid(
+                        alg,
+                        id,
+                        format!("the {name} output needs a {values_name} vector"),
+                    ));
+                }
+            }
+        }
+        if let Some(v) = &o.count {
+            require_output(check, "count output", v, VectorFormat::Uint32, k)?;
+        }
+        for (name, v) in [
+            ("sum output", o.sum),
+            ("min output", o.min),
+            ("max output", o.max),
+            ("mean output", o.mean),
+        ] {
+            if let Some(v) = &v {
+                require_output(check, name, v, VectorFormat::Float32, k)?;
+            }
+        }
+        if let Some(v) = &o.ignored {
+            require_output(check, "ignored output", v, VectorFormat::Uint32, 1)?;
+        }
+        if let Some(v) = &o.flag {
+            require_output(check, "flag output", v, VectorFormat::Uint32, 1)?;
+        }
+        if let Some(Edges::Gpu(v)) = &spec.edges {
+            require_packed(check, "edges", &VectorView::from(*v), VectorFormat::Float32)?;
+        }
+        // Inputs are read before finalize writes, so outputs may share their buffers; outputs
+        // must not overlap each other.
+        let written: Vec<(&str, VectorView)> = [
+            ("count output", o.count),
+            ("sum output", o.sum),
+            ("min output", o.min),
+            ("max output", o.max),
+            ("mean output", o.mean),
+            ("ignored output", o.ignored),
+            ("flag output", o.flag),
+        ]
+        .into_iter()
+        .filter_map(|(n, v)| v.map(|v| (n, VectorView::from(v))))
+        .collect();
+        let args: Vec<kernel::Arg<'_>> = written.iter().map(|(n, v)| (*n, v)).collect();
+        kernel::check_writes_alone(graph, check, &args, &[], "")?;
+
+        let limits = graph.device().limits();
+        let max_dim = limits.max_compute_workgroups_per_dimension;
+        let layout = Layout::of(&o);
+        let key_words = k * layout.stride as u64;
+        let words = STATUS_WORDS as u64 + key_words;
+        let binding_limit = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        if words * 4 > binding_limit {
+            return Err(device_limit(
+                alg,
+                id,
+                "accumulator bytes",
+                words * 4,
+                binding_limit,
+            ));
+        }
+        let edge_count = spec.edges.as_ref().map_or(0, Edges::len);
+        let shape = shape(
+            &policy,
+            key_words,
+            edge_count,
+            limits.max_compute_workgroup_storage_size,
+        );
+        let tile = (policy.workgroup_size * policy.rows_per_thread) as u64;
+        let grid_cap = max_dim as u64 * max_dim as u64;
+        let mut grids = Vec::new();
+        let mut workgroups = Vec::new();
+        for c in spec.keys.chunks() {
+            if c.len() > (u32::MAX as u64 - tile) {
+                return Err(device_limit(
+                    alg,
+                    id,
+                    "rows in one chunk",
+                    c.len(),
+                    u32::MAX as u64 - tile,
+                ));
+            }
+            let wgs = c
+                .len()
+                .div_ceil(tile)
+                .min(policy.max_workgroups)
+                .min(grid_cap);
+            let g = grid_for(wgs, max_dim)
+                .ok_or_else(|| device_limit(alg, id, "workgroups for one chunk", wgs, grid_cap))?;
+            grids.push(g);
+            workgroups.push(wgs);
+        }
+        // Init and finalize stride over their words with a bounded grid.
+        let per_thread = |n: u64| {
+            let wgs = n
+                .div_ceil(policy.workgroup_size as u64)
+                .min(grid_cap)
+                .min(MAX_FILL_WORKGROUPS);
+            grid_for(wgs, max_dim).unwrap_or(Grid { x: 1, y: 1 })
+        };
+        let init_grid = per_thread(words);
+        let finalize_grid = per_thread(k);
+        let acc = graph.create_buffer(BufferDescriptor::new(
+            format!("{id}/accumulators"),
+            words * 4,
+            wgpu::BufferUsages::STORAGE,
+        ))?;
+        Ok(Self {
+            spec,
+            policy,
+            layout,
+            shape,
+            acc,
+            words,
+            grids,
+            workgroups,
+            init_grid,
+            finalize_grid,
+        })
+    }
+
+    /// The accumulator transient (status words, then key-major words).
+    pub fn accumulators(&self) -> BufferHandle {
+        self.acc
+    }
+
+    /// Word index of key 0's count in the accumulators, and the per-key stride.
+    pub fn count_words(&self) -> Option<(u32, u32)> {
+        (self.layout.count_at != NONE)
+            .then_some((STATUS_WORDS + self.layout.count_at, self.layout.stride))
+    }
+
+    fn header(&self) -> String {
+        let l = self.layout;
+        let s = self.shape;
+        let key_words = self.spec.key_count * l.stride;
+        let o = &self.spec.outputs;
+        let b = |x: bool| if x { "true" } else { "false" };
+        let key_type = match self.spec.key_format {
+            VectorFormat::Float32 => "f32",
+            VectorFormat::Float32x2 => "vec2<f32>",
+            _ => "u32",
+        };
+        let edge_words = match (&self.spec.edges, s.edges_shared) {
+            (Some(e), true) => e.len(),
+            _ => 1,
+        };
+        format!(
+            "// Generated by gpugraph-gpgpu group/keyed.rs for {} {}.\n\
+             alias KeyIn = {key_type};\n\
+             const WG: u32 = {}u;\n\
+             const ROWS_PER_THREAD: u32 = {}u;\n\
+             const KEYS: u32 = {}u;\n\
+             const STRIDE: u32 = {}u;\n\
+             const STATUS_WORDS: u32 = {STATUS_WORDS}u;\n\
+             const COUNT_AT: u32 = {}u;\n\
+             const SUM_AT: u32 = {}u;\n\
+             const MIN_AT: u32 = {}u;\n\
+             const MAX_AT: u32 = {}u;\n\
+             const PRIVATE: bool = {};\n\
+             const COPIES: u32 = {}u;\n\
+             const PRIV_WORDS: u32 = {}u;\n\
+             const EDGES_SHARED: bool = {};\n\
+             const SHARED_EDGES: u32 = {edge_words}u;\n\
+             const HAS_VALUES: bool = {};\n\
+             const HAS_MASK: bool = {};\n\
+             const HAS_GATE: bool = {};\n\
+             const HAS_COUNT: bool = {};\n\
+             const HAS_SUM: bool = {};\n\
+             const HAS_MIN: bool = {};\n\
+             const HAS_MAX: bool = {};\n\
+             const HAS_MEAN: bool = {};\n\
+             const HAS_IGNORED: bool = {};\n\
+             const HAS_FLAG: bool = {};\n\n",
+            self.spec.algorithm,
+            self.spec.id,
+            self.policy.workgroup_size,
+            self.policy.rows_per_thread,
+            self.spec.key_count,
+            l.stride,
+            l.count_at,
+            l.sum_at,
+            l.min_at,
+            l.max_at,
+            b(s.private),
+            s.copies,
+            if s.private { key_words * s.copies } else { 1 },
+            b(s.edges_shared),
+            b(self.spec.values.is_some()),
+            b(self.spec.mask.is_some()),
+            b(self.spec.gated),
+            b(o.count.is_some()),
+            b(o.sum.is_some()),
+            b(o.min.is_some()),
+            b(o.max.is_some()),
+            b(o.mean.is_some()),
+            b(o.ignored.is_some()),
+            b(o.flag.is_some()),
+        )
+    }
+
+    /// The WGSL of the accumulate kernel.
+    pub fn accumulate_source(&self) -> String {
+        let body = KEYED_WGSL
+            .replace("//ROW_KEY", &self.spec.key_wgsl)
+            .replace("//TILE_ROWS", &tile_rows_wgsl(self.policy.rows_per_thread));
+        kernel::with_shared(&[&self.header(), kernel::SHARED_DISPATCH_WGSL], &body)
+    }
+
+    /// The WGSL of the init and finalize kernels.
+    pub fn finalize_source(&self) -> String {
+        kernel::with_shared(
+            &[&self.header(), kernel::SHARED_DISPATCH_WGSL],
+            FINALIZE_WGSL,
+        )
+    }
+
+    /// Adds `{id}/init`: accumulators to identities (must precede every other node).
+    pub fn add_init(&self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        let source = self.finalize_source();
+        let (acc, words, grid) = (self.acc, self.words as u32, self.init_grid);
+        let uses = vec![ResourceUse::storage_write(acc)];
+        graph.add_compute_node(ComputeNode::new(
+            format!("{}/init", self.spec.id),
+            uses,
+            move |cc| {
+                let device = cc.device().clone();
+                let kernel = Kernel::new(
+                    &device,
+                    cc.node_id(),
+                    &source,
+                    "init",
+                    &finalize_bindings(),
+                    &[],
+                );
+                let mut p = [0u32; 12];
+                p[1] = words;
+                let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
+                let placeholder = placeholder_buffer(&device, cc.node_id());
+                let mut cache = BindGroupCache::default();
+                Ok(gpugraph_command::compute_fn(move |pass, ec| {
+                    let buf = ec.buffer(acc);
+                    let group = cache.get_or_create(&[buf], || {
+                        let mut res = vec![params.as_entire_buffer_binding(), ec.binding(acc)];
+                        res.extend((0..7).map(|_| placeholder.as_entire_buffer_binding()));
+                        kernel.bind_group(&device, &res)
+                    });
+                    kernel.dispatch(pass, group, grid);
+                }))
+            },
+        ))?;
+        Ok(())
+    }
+
+    /// Adds `{id}`: one accumulate dispatch per non-empty chunk.
+    pub fn add_accumulate(&self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        let spec = &self.spec;
+        let mut uses: Vec<ResourceUse> = Vec::new();
+        for v in [Some(&spec.keys), spec.values.as_ref(), spec.mask.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            uses.extend(v.buffers().into_iter().map(ResourceUse::storage_read));
+        }
+        if let Some(Edges::Gpu(e)) = &spec.edges {
+            uses.push(ResourceUse::storage_read(e.buffer()));
+        }
+        uses.push(ResourceUse::storage_read_write(self.acc));
+        let source = self.accumulate_source();
+        let keys = spec.keys.clone();
+        let values = spec.values.clone();
+        let mask = spec.mask.clone();
+        let edges = spec.edges.clone();
+        let (key_f, key_u) = (spec.key_f, spec.key_u);
+        let acc = self.acc;
+        let grids = self.grids.clone();
+        let workgroups = self.workgroups.clone();
+        let tile = (self.policy.workgroup_size * self.policy.rows_per_thread) as u64;
+        graph.add_compute_node(ComputeNode::new(spec.id.clone(), uses, move |cc| {
+            let device = cc.device().clone();
+            let align = binding_alignment(cc);
+            let kernel = Kernel::new(
+                &device,
+                cc.node_id(),
+                &source,
+                "accumulate",
+                &[
+                    Binding::Uniform,
+                    Binding::StorageRead,
+                    Binding::StorageRead,
+                    Binding::StorageRead,
+                    Binding::StorageRead,
+                    Binding::StorageReadWrite,
+                ],
+                &[],
+            );
+            let placeholder = placeholder_buffer(&device, cc.node_id());
+            let (literal_edges, edges_off, edge_count) = match &edges {
+                Some(Edges::Literal(e)) => (
+                    Some(parameter_buffer(
+                        &device,
+                        cc.node_id(),
+                        bytemuck::cast_slice(e),
+                    )),
+                    0,
+                    e.len() as u32,
+                ),
+                Some(Edges::Gpu(v)) => (None, row_offset(v, align), v.len() as u32),
+                None => (None, 0, 0),
+            };
+            struct Chunk {
+                params: wgpu::Buffer,
+                cache: BindGroupCache,
+                grid: Grid,
+            }
+            let off = |v: &Option<VectorView>, ci: usize| {
+                v.as_ref().map_or(0, |v| row_offset(&v.chunks()[ci], align))
+            };
+            let mut chunks = Vec::new();
+            for (ci, c) in keys.chunks().iter().enumerate() {
+                let mut p = [0u32; 20];
+                p[0] = c.len() as u32;
+                p[1] = row_offset(c, align);
+                p[2] = off(&values, ci);
+                p[3] = off(&mask, ci);
+                p[4] = c.len().div_ceil(tile) as u32;
+                p[5] = workgroups[ci] as u32;
+                p[6] = edges_off;
+                p[7] = edge_count;
+                for (j, f) in key_f.iter().enumerate() {
+                    p[8 + j] = f.to_bits();
+                }
+                p[16..20].copy_from_slice(&key_u);
+                chunks.push(Chunk {
+                    params: parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p)),
+                    cache: BindGroupCache::default(),
+                    grid: grids[ci],
+                });
+            }
+            Ok(gpugraph_command::compute_fn(move |pass, ec| {
+                let acc_buf = ec.buffer(acc);
+                let edge_buf = match &edges {
+                    Some(Edges::Gpu(v)) => Some((ec.buffer(v.buffer()), *v)),
+                    _ => None,
+                };
+                for (ci, chunk) in chunks.iter_mut().enumerate() {
+                    if chunk.grid.is_empty() {
+                        continue;
+                    }
+                    let key_view = keys.chunks()[ci];
+                    let value_view = values.as_ref().map(|v| v.chunks()[ci]);
+                    let mask_view = mask.as_ref().map(|v| v.chunks()[ci]);
+                    let key_buf = ec.buffer(key_view.buffer());
+                    let value_buf = value_view.map(|v| ec.buffer(v.buffer()));
+                    let mask_buf = mask_view.map(|v| ec.buffer(v.buffer()));
+                    let mut key: Vec<&wgpu::Buffer> = vec![key_buf, acc_buf];
+                    key.extend(value_buf);
+                    key.extend(mask_buf);
+                    key.extend(edge_buf.map(|(b, _)| b));
+                    let params = &chunk.params;
+                    let placeholder = &placeholder;
+                    let literal_edges = &literal_edges;
+                    let group = chunk.cache.get_or_create(&key, || {
+                        let edges_binding = match (edge_buf, literal_edges) {
+                            (Some((b, v)), _) => view_binding(b, &v, align).0,
+                            (None, Some(l)) => l.as_entire_buffer_binding(),
+                            _ => placeholder.as_entire_buffer_binding(),
+                        };
+                        let res = vec![
+                            params.as_entire_buffer_binding(),
+                            view_binding(key_buf, &key_view, align).0,
+                            bind_or(value_buf, value_view, placeholder, align),
+                            bind_or(mask_buf, mask_view, placeholder, align),
+                            edges_binding,
+                            ec.binding(acc),
+                        ];
+                        kernel.bind_group(&device, &res)
+                    });
+                    kernel.dispatch(pass, group, chunk.grid);
+                }
+            }))
+        }))?;
+        Ok(())
+    }
+
+    /// Adds `{id}/finalize`: accumulators → the caller's result views.
+    pub fn add_finalize(&self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        let o = self.spec.outputs;
+        let outs = [o.count, o.sum, o.min, o.max, o.mean, o.ignored, o.flag];
+        let mut uses = vec![ResourceUse::storage_read(self.acc)];
+        uses.extend(
+            outs.iter()
+                .flatten()
+                .map(|v| ResourceUse::storage_write(v.buffer())),
+        );
+        let source = self.finalize_source();
+        let (acc, grid, keys) = (self.acc, self.finalize_grid, self.spec.key_count);
+        graph.add_compute_node(ComputeNode::new(
+            format!("{}/finalize", self.spec.id),
+            uses,
+            move |cc| {
+                let device = cc.device().clone();
+                let align = binding_alignment(cc);
+                let kernel = Kernel::new(
+                    &device,
+                    cc.node_id(),
+                    &source,
+                    "finalize",
+                    &finalize_bindings(),
+                    &[],
+                );
+                let mut p = [0u32; 12];
+                p[0] = keys;
+                for (j, v) in outs.iter().enumerate() {
+                    p[2 + j] = v.map_or(0, |v| row_offset(&v, align));
+                }
+                p[9] = 0x7fc0_0000;
+                let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
+                let placeholder = placeholder_buffer(&device, cc.node_id());
+                let mut cache = BindGroupCache::default();
+                Ok(gpugraph_command::compute_fn(move |pass, ec| {
+                    let acc_buf = ec.buffer(acc);
+                    let bufs: Vec<Option<&wgpu::Buffer>> = outs
+                        .iter()
+                        .map(|v| v.map(|v| ec.buffer(v.buffer())))
+                        .collect();
+                    let mut key = vec![acc_buf];
+                    key.extend(bufs.iter().flatten());
+                    let group = cache.get_or_create(&key, || {
+                        let mut res = vec![params.as_entire_buffer_binding(), ec.binding(acc)];
+                        for (b, v) in bufs.iter().zip(outs.iter()) {
+                            res.push(bind_or(*b, *v, &placeholder, align));
+                        }
+                        kernel.bind_group(&device, &res)
+                    });
+                    kernel.dispatch(pass, group, grid);
+                }))
+            },
+        ))?;
+        Ok(())
+    }
+
+    /// Adds init, accumulate and finalize (for primitives with nothing in between).
+    pub fn add_all(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        self.add_init(graph)?;
+        self.add_accumulate(graph)?;
+        self.add_finalize(graph)
+    }
+}
+
+/// `tile_rows(base, copy)`: one invocation's rows of a tile, straight-line (private arrays
+/// indexed in a loop would live in local memory on some compilers): every row is loaded
+/// before any is accumulated, so the loads are in flight together. Returns the ignored rows.
+fn tile_rows_wgsl(rows_per_thread: u32) -> String {
+    let mut s = String::from("fn tile_rows(base: u32, copy: u32) -> u32 {\n");
+    for r in 0..rows_per_thread {
+        s.push_str(&format!("    let r{r} = load_row(base + {r}u * WG);\n"));
+    }
+    for r in 0..rows_per_thread {
+        s.push_str(&format!(
+            "    if (r{r}.key != NO_KEY) {{\n        add_row(r{r}.key, r{r}.value, copy);\n    }}\n"
+        ));
+    }
+    let sum: Vec<String> = (0..rows_per_thread)
+        .map(|r| format!("r{r}.ignored"))
+        .collect();
+    s.push_str(&format!("    return {};\n}}\n", sum.join(" + ")));
+    s
+}
+
+/// The packed binding of `view` in `buffer`, or the placeholder when the view is absent.
+pub(crate) fn bind_or<'a>(
+    buffer: Option<&'a wgpu::Buffer>,
+    view: Option<DataView>,
+    placeholder: &'a wgpu::Buffer,
+    align: u64,
+) -> wgpu::BufferBinding<'a> {
+    match (buffer, view) {
+        (Some(b), Some(v)) => view_binding(b, &v, align).0,
+        _ => placeholder.as_entire_buffer_binding(),
+    }
+}
+
+/// Offset of `view`'s first row inside its aligned binding, in rows (the binding is an array
+/// of the row type; alignment ≥ 16 keeps it whole for vec2 rows).
+pub(crate) fn row_offset(view: &DataView, align: u64) -> u32 {
+    (view.aligned_range(align).element_offset / view.format().components().max(1) as u64) as u32
+}
+
+/// Binding offsets: the device's storage alignment, at least 16 bytes so vec2/vec4 element
+/// offsets inside a binding are whole.
+pub(crate) fn binding_alignment(cc: &gpugraph_command::CompileContext<'_>) -> u64 {
+    (cc.limits().min_storage_buffer_offset_alignment as u64).max(16)
+}
+
+fn finalize_bindings() -> Vec<Binding> {
+    let mut b = vec![Binding::Uniform];
+    b.extend(std::iter::repeat_n(Binding::StorageReadWrite, 8));
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_pack_only_the_needed_statistics() {
+        let l = Layout::from_flags(false, false, false, true, true);
+        assert_eq!(
+            (l.count_at, l.sum_at, l.min_at, l.max_at, l.stride),
+            (0, 1, NONE, 2, 3)
+        );
+        assert_eq!(
+            Layout::from_flags(true, false, false, false, false).stride,
+            1
+        );
+        assert_eq!(Layout::from_flags(true, true, true, true, true).stride, 4);
+    }
+
+    #[test]
+    fn small_key_sets_are_privatized_and_replicated() {
+        let p = KeyedPolicy::DEFAULT;
+        let s = shape(&p, 4, 0, 32768);
+        assert!(s.private && s.copies == 8 && !s.edges_shared);
+        let s = shape(&p, 100, 0, 32768);
+        assert!(s.private && s.copies == 2);
+        let s = shape(&p, 8000, 0, 32768);
+        assert!(s.private && s.copies == 1);
+        let s = shape(&p, 8185, 0, 32768);
+        assert!(!s.private);
+        let s = shape(&p, 16384, 0, 1 << 20);
+        assert!(s.private);
+        let s = shape(&p, 3000, 1024, 16384);
+        assert!(s.private && s.edges_shared);
+        let s = shape(&p, 4000, 2000, 16384);
+        assert!(s.private && !s.edges_shared);
+        let s = shape(&p, 4000, 1024, 16384);
+        assert!(!s.private && s.edges_shared);
+    }
+}

@@ -1,0 +1,139 @@
+//! Group aggregation: dense uint32 codes (`0..group_count`) select caller-owned group rows;
+//! each group gets a uint32 count and, from aligned float32 values, sum, min, max and mean.
+//!
+//! Contract (spec: GPUGroupAggregation):
+//! * rows whose mask is zero are excluded; included rows with a code ≥ `group_count` or a
+//!   non-finite value are ignored and counted in the optional `ignored` word;
+//! * empty groups publish count 0, sum 0, and NaN min, max and mean; min/max are exact (−0
+//!   orders below +0); sums add in a nondeterministic order (float32 compare-exchange atomics),
+//!   so they differ from an exact sum by at most about `count · 2⁻²⁴ · Σ|v|` (see
+//!   [`cpu::sum_bound`]); mean is that sum divided by the count;
+//! * outputs are initialized once per encoding, then every chunk accumulates: a vector keeps
+//!   its chunks (no packing); codes, values and mask must share one chunk topology;
+//! * chunks of any size use a bounded grid (at most 2,048 workgroups striding over tiles,
+//!   split over two dimensions where the device's per-dimension limit is lower).
+//!
+//! Design: while the accumulators (groups × statistics words) fit workgroup memory (12,288
+//! words with 48 KiB; [`KeyedPolicy`]), each workgroup accumulates in workgroup memory
+//! (replicated for very few groups), then merges its non-empty groups into a graph-owned
+//! accumulator transient with global atomics; beyond that, rows update the transient
+//! directly (fine for many groups; few groups with that many statistics would contend). A
+//! finalize pass writes the caller's views.
+//! Memory traffic: 4 (codes) + 4 (values) + 4 (mask) bytes per row read once, plus
+//! ~3 × 4 bytes × groups × stride for init, merge and finalize. Nodes: `{id}/init`, `{id}`,
+//! `{id}/finalize`.
+//!
+//! ```no_run
+//! # use gpugraph_command::{CommandGraph, DataView};
+//! # use gpugraph_gpgpu::group::{AggregateOutputs, GroupAggregation};
+//! # fn example(graph: &mut CommandGraph, codes: DataView, values: DataView,
+//! #            count: DataView, mean: DataView) -> Result<(), gpugraph_gpgpu::AlgorithmError> {
+//! // Per-quadrant counts and means of `values`, grouped by `codes` in 0..4.
+//! GroupAggregation {
+//!     id: "by-quadrant".into(),
+//!     codes: codes.into(),
+//!     values: Some(values.into()),
+//!     mask: None,
+//!     group_count: 4,
+//!     outputs: AggregateOutputs { count: Some(count), mean: Some(mean), ..Default::default() },
+//!     ignored: None,
+//! }
+//! .add_to_graph(graph)?;
+//! # Ok(()) }
+//! ```
+
+pub mod cpu;
+pub(crate) mod keyed;
+pub mod policy;
+
+pub use policy::KeyedPolicy;
+
+use gpugraph_command::{CommandGraph, DataView, VectorFormat, VectorView};
+
+use crate::error::AlgorithmError;
+use keyed::{Keyed, KeyedOutputs, KeyedSpec};
+
+/// Caller-owned per-key result views (groups or grid cells); each has exactly one row per key.
+/// Give at least one. `count` is uint32; the others are float32 and need values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AggregateOutputs {
+    /// Accepted rows per key.
+    pub count: Option<DataView>,
+    /// Sum of accepted values (0 when empty).
+    pub sum: Option<DataView>,
+    /// Minimum accepted value (NaN when empty).
+    pub min: Option<DataView>,
+    /// Maximum accepted value (NaN when empty).
+    pub max: Option<DataView>,
+    /// `sum / count` (NaN when empty).
+    pub mean: Option<DataView>,
+}
+
+impl AggregateOutputs {
+    pub(crate) fn keyed(self, ignored: Option<DataView>) -> KeyedOutputs {
+        KeyedOutputs {
+            count: self.count,
+            sum: self.sum,
+            min: self.min,
+            max: self.max,
+            mean: self.mean,
+            ignored,
+            flag: None,
+        }
+    }
+}
+
+/// Aggregates `values` (optional) by dense `codes` into `outputs`. Reads every chunk once;
+/// writes every row of each given output and the `ignored` word exactly once per encoding.
+#[derive(Clone, Debug)]
+pub struct GroupAggregation {
+    /// Node id prefix (and label).
+    pub id: String,
+    /// Packed uint32 group codes.
+    pub codes: VectorView,
+    /// Packed float32 values aligned with `codes` (required for sum, min, max, mean).
+    pub values: Option<VectorView>,
+    /// Packed uint32 inclusion mask aligned with `codes` (nonzero = included).
+    pub mask: Option<VectorView>,
+    /// Number of groups (rows of each output); at least 1.
+    pub group_count: u32,
+    /// The per-group result views.
+    pub outputs: AggregateOutputs,
+    /// One uint32: included rows with a code ≥ `group_count` or a non-finite value.
+    pub ignored: Option<DataView>,
+}
+
+const CODE_KEY_WGSL: &str = "fn row_key(x: KeyIn) -> u32 {\n    return x;\n}\n";
+
+impl GroupAggregation {
+    /// Validates the views and adds the nodes `{id}/init`, `{id}`, `{id}/finalize`.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        self.add_to_graph_with(graph, KeyedPolicy::DEFAULT)
+    }
+
+    /// [`GroupAggregation::add_to_graph`] with explicit tunables.
+    pub fn add_to_graph_with(
+        self,
+        graph: &mut CommandGraph,
+        policy: KeyedPolicy,
+    ) -> Result<(), AlgorithmError> {
+        let spec = KeyedSpec {
+            algorithm: "group aggregation",
+            id: self.id,
+            keys_name: "codes",
+            keys: self.codes,
+            key_format: VectorFormat::Uint32,
+            key_wgsl: CODE_KEY_WGSL.to_string(),
+            key_f: [0.0; 8],
+            key_u: [0; 4],
+            key_count: self.group_count,
+            values_name: "values",
+            values: self.values,
+            mask: self.mask,
+            edges: None,
+            gated: false,
+            outputs: self.outputs.keyed(self.ignored),
+        };
+        Keyed::declare(graph, spec, policy)?.add_all(graph)
+    }
+}

@@ -1,0 +1,73 @@
+//! Tunables of the keyed accumulation kernels (group aggregation, grid binning and
+//! aggregation, histograms), chosen in one place. The shaders see them as `const`s of a
+//! generated header.
+
+/// How the keyed accumulate kernel tiles rows and privatizes accumulators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyedPolicy {
+    /// Invocations per workgroup: a power of two in `32..=1024`.
+    pub workgroup_size: u32,
+    /// Rows each invocation loads per tile (all loads issued before any accumulation), in
+    /// `1..=32`.
+    pub rows_per_thread: u32,
+    /// Most workgroups one chunk launches (at least 1); they stride over the chunk's tiles,
+    /// so a privatized workgroup amortizes its init and merge over many rows.
+    pub max_workgroups: u64,
+    /// Most accumulator words one workgroup privatizes; the device's workgroup storage (less
+    /// staged edges) bounds it too. Beyond it, rows update global atomics directly.
+    pub private_words_max: u32,
+    /// Most replicas of the private accumulators (a power of two; the workgroup size bounds
+    /// it too): invocation `i` uses replica `i mod copies`, which spreads atomics when there
+    /// are few keys (with one replica per invocation, they never contend).
+    pub max_copies: u32,
+    /// Replicas are doubled only while all of them fit in this many words.
+    pub copy_target_words: u32,
+    /// Sorted edges up to this count are staged in workgroup memory for the binary search.
+    pub shared_edges_max: u32,
+}
+
+impl KeyedPolicy {
+    /// Defaults for discrete GPUs: 256 invocations × 8 rows per tile, at most 2,048
+    /// workgroups per chunk, privatization up to the device's workgroup storage, up to 8
+    /// replicas within 256 words (more did not help in H200 measurements), edges staged up
+    /// to 1,024.
+    pub const DEFAULT: Self = Self {
+        workgroup_size: 256,
+        rows_per_thread: 8,
+        max_workgroups: 2048,
+        private_words_max: 16384,
+        max_copies: 8,
+        copy_target_words: 256,
+        shared_edges_max: 1024,
+    };
+
+    /// Checks the ranges documented on each field.
+    pub fn validate(&self) -> Result<(), String> {
+        let p = self;
+        if !(32..=1024).contains(&p.workgroup_size) || !p.workgroup_size.is_power_of_two() {
+            return Err(format!(
+                "workgroup_size {} is not a power of two in 32..=1024",
+                p.workgroup_size
+            ));
+        }
+        if !(1..=32).contains(&p.rows_per_thread) {
+            return Err(format!(
+                "rows_per_thread {} is not in 1..=32",
+                p.rows_per_thread
+            ));
+        }
+        if p.max_workgroups == 0 {
+            return Err("max_workgroups must be at least 1".into());
+        }
+        if p.max_copies == 0 || !p.max_copies.is_power_of_two() {
+            return Err(format!("max_copies {} is not a power of two", p.max_copies));
+        }
+        Ok(())
+    }
+}
+
+impl Default for KeyedPolicy {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}

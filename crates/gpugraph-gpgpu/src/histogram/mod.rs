@@ -1,0 +1,372 @@
+//! Histogram: uint32 counts of float32 values per bin: equal-width bins, literal irregular
+//! edges, or GPU-resident irregular edges that may change between encodings without a
+//! readback or rebuild; optionally the cumulative counts (CDF numerators).
+//!
+//! Contract (spec: GPUHistogram):
+//! * bin i holds `[e_i, e_i+1)`; the last bin also holds the last edge (like numpy and
+//!   `torch.histc`). Uniform bins use `floor((x − min) · bins / (max − min))` in float32 (see
+//!   [`cpu::uniform_bin`]), so a value within an ulp of an interior edge may land in the
+//!   neighboring bin; irregular edges compare exactly (binary search);
+//! * rows whose mask is zero are excluded; included values that are non-finite or outside
+//!   `[first edge, last edge]` are ignored and counted in the optional `ignored` word;
+//! * literal edges must be finite, strictly increasing and at least two, checked at
+//!   [`Histogram::add_to_graph`]; GPU edges are checked by a graph pass (`{id}/edges`) at
+//!   every encoding: invalid ones produce all-zero counts (and cumulative counts), zero
+//!   ignored rows, and `invalid_edges` = 1 (0 when valid);
+//! * counts are written once per encoding over all chunks (vectors keep their chunks);
+//!   `cumulative[i] = counts[0] + … + counts[i]` (modulo 2³²).
+//!
+//! Design: the keyed accumulation engine (`group::keyed`): per-workgroup privatized counts in
+//! workgroup memory (bins up to the device's workgroup storage, e.g. 12,288 with 48 KiB;
+//! replicated for few bins) merged with global atomics, global atomics beyond; edges (up to
+//! 1,024) are staged in workgroup memory for the binary search. Memory traffic: 4 bytes per
+//! value (+4 with a mask) read once, plus
+//! ~12 bytes × bins (init, merge, finalize). The cumulative counts are an inclusive
+//! [`crate::scan::Scan`] of the count accumulators (`{id}/cumulative`). Nodes: `{id}/init`,
+//! [`{id}/edges`], `{id}`, `{id}/finalize`, [`{id}/cumulative`].
+//!
+//! ```no_run
+//! # use gpugraph_command::{CommandGraph, DataView};
+//! # use gpugraph_gpgpu::histogram::{Histogram, HistogramBins};
+//! # fn example(graph: &mut CommandGraph, latency: DataView, thresholds: DataView,
+//! #            counts: DataView, cdf: DataView, flag: DataView)
+//! #            -> Result<(), gpugraph_gpgpu::AlgorithmError> {
+//! // Latency counts between GPU-resident thresholds (updated by the application between
+//! // encodings) and their cumulative counts.
+//! Histogram {
+//!     id: "latency".into(),
+//!     input: latency.into(),
+//!     mask: None,
+//!     bins: HistogramBins::GpuEdges(thresholds),
+//!     counts,
+//!     cumulative: Some(cdf),
+//!     ignored: None,
+//!     invalid_edges: Some(flag),
+//! }
+//! .add_to_graph(graph)?;
+//! # Ok(()) }
+//! ```
+
+pub mod cpu;
+
+use gpugraph_command::{
+    view_binding, BindGroupCache, CommandGraph, ComputeNode, DataView, DataViewDescriptor,
+    ResourceUse, VectorFormat, VectorView,
+};
+
+use crate::error::AlgorithmError;
+use crate::group::keyed::{binding_alignment, row_offset, Edges, Keyed, KeyedOutputs, KeyedSpec};
+use crate::group::KeyedPolicy;
+use crate::kernel::{self, parameter_buffer, require_output, Binding, Grid, Kernel, ViewCheck};
+use crate::scan::Scan;
+
+const KEYS_WGSL: &str = include_str!("histogram.wgsl");
+const VALIDATE_WGSL: &str = include_str!("validate_edges.wgsl");
+/// Invocations of the single edge-validation workgroup.
+const VALIDATE_WORKGROUP_SIZE: u32 = 256;
+
+/// How values map to bins.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HistogramBins {
+    /// `bins` equal-width bins over `[min, max]` (max included). Needs finite `min < max`.
+    Uniform {
+        /// Lower edge of bin 0.
+        min: f32,
+        /// Upper edge of the last bin (included).
+        max: f32,
+        /// Number of bins (at least 1).
+        bins: u32,
+    },
+    /// Host-known edges: `edges.len() − 1` bins. Finite, strictly increasing, at least two.
+    Edges(Vec<f32>),
+    /// Packed float32 edges on the GPU (`len − 1` bins, at least two edges), read and
+    /// validated at every encoding.
+    GpuEdges(DataView),
+}
+
+impl HistogramBins {
+    /// Number of bins (0 for fewer than two edges).
+    pub fn bin_count(&self) -> u64 {
+        match self {
+            HistogramBins::Uniform { bins, .. } => *bins as u64,
+            HistogramBins::Edges(e) => (e.len() as u64).saturating_sub(1),
+            HistogramBins::GpuEdges(v) => v.len().saturating_sub(1),
+        }
+    }
+}
+
+/// `bins / (max − min)` as float32: the uniform bin scale the kernel and the oracle share.
+pub fn uniform_scale(min: f32, max: f32, bins: u32) -> f32 {
+    (bins as f64 / (max as f64 - min as f64)) as f32
+}
+
+/// Counts `input` values per bin into `counts`. Reads every chunk once; writes every row of
+/// `counts` (and `cumulative`, `ignored`, `invalid_edges` when given) once per encoding.
+#[derive(Clone, Debug)]
+pub struct Histogram {
+    /// Node id prefix (and label).
+    pub id: String,
+    /// Packed float32 values.
+    pub input: VectorView,
+    /// Packed uint32 inclusion mask aligned with `input` (nonzero = included).
+    pub mask: Option<VectorView>,
+    /// The bins.
+    pub bins: HistogramBins,
+    /// Packed uint32 counts, one row per bin.
+    pub counts: DataView,
+    /// Packed uint32 inclusive prefix sums of `counts`, one row per bin.
+    pub cumulative: Option<DataView>,
+    /// One uint32: included values that were non-finite or outside the edges.
+    pub ignored: Option<DataView>,
+    /// One uint32: 1 when GPU edges are invalid, else 0. Only with [`HistogramBins::GpuEdges`].
+    pub invalid_edges: Option<DataView>,
+}
+
+fn invalid(id: &str, reason: String) -> AlgorithmError {
+    AlgorithmError::InvalidConfig {
+        algorithm: "histogram",
+        id: id.to_string(),
+        reason,
+    }
+}
+
+/// Checks literal edges: at least two, finite, strictly increasing.
+pub fn check_edges(id: &str, edges: &[f32]) -> Result<(), AlgorithmError> {
+    if edges.len() < 2 {
+        return Err(invalid(
+            id,
+            format!(
+                "histogram edges need at least 2 values, got {}",
+                edges.len()
+            ),
+        ));
+    }
+    for (i, e) in edges.iter().enumerate() {
+        if !e.is_finite() {
+            return Err(invalid(
+                id,
+                format!("edge {i} is {e}; edges must be finite"),
+            ));
+        }
+        if i > 0 && edges[i - 1] >= *e {
+            return Err(invalid(
+                id,
+                format!(
+                    "edges must be strictly increasing: edge {} = {} is not below edge {i} = {e}",
+                    i - 1,
+                    edges[i - 1]
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Histogram {
+    /// Validates the configuration and views and adds the histogram's nodes.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        self.add_to_graph_with(graph, KeyedPolicy::DEFAULT)
+    }
+
+    /// [`Histogram::add_to_graph`] with explicit tunables of the counting kernel.
+    pub fn add_to_graph_with(
+        self,
+        graph: &mut CommandGraph,
+        policy: KeyedPolicy,
+    ) -> Result<(), AlgorithmError> {
+        let id = self.id.clone();
+        let check = ViewCheck {
+            algorithm: "histogram",
+            id: &id,
+        };
+        let bins = self.bins.bin_count();
+        let (key_f, edges, key_fn) = match &self.bins {
+            HistogramBins::Uniform { min, max, bins } => {
+                if !(min.is_finite() && max.is_finite() && min < max) {
+                    return Err(invalid(
+                        &id,
+                        format!("uniform bins need finite min < max, got [{min}, {max}]"),
+                    ));
+                }
+                let scale = uniform_scale(*min, *max, *bins);
+                if *bins == 0 || !(max - min).is_finite() || !scale.is_finite() || scale <= 0.0 {
+                    return Err(invalid(
+                        &id,
+                        format!(
+                            "{bins} uniform bins over [{min}, {max}] give no finite float32 bin scale"
+                        ),
+                    ));
+                }
+                (
+                    [*min, *max, scale, 0.0, 0.0, 0.0, 0.0, 0.0],
+                    None,
+                    "uniform_key",
+                )
+            }
+            HistogramBins::Edges(e) => {
+                check_edges(&id, e)?;
+                ([0.0; 8], Some(Edges::Literal(e.clone())), "edge_key")
+            }
+            HistogramBins::GpuEdges(v) => {
+                if v.len() < 2 {
+                    return Err(invalid(
+                        &id,
+                        format!("histogram edges need at least 2 values, got {}", v.len()),
+                    ));
+                }
+                ([0.0; 8], Some(Edges::Gpu(*v)), "edge_key")
+            }
+        };
+        if bins > u32::MAX as u64 {
+            return Err(invalid(&id, format!("{bins} bins exceed u32")));
+        }
+        let gpu_edges = matches!(self.bins, HistogramBins::GpuEdges(_));
+        if self.invalid_edges.is_some() && !gpu_edges {
+            return Err(invalid(
+                &id,
+                "the invalid_edges flag is only written for GPU-resident edges".into(),
+            ));
+        }
+        if let Some(c) = &self.cumulative {
+            require_output(check, "cumulative output", c, VectorFormat::Uint32, bins)?;
+            let others: Vec<(&str, VectorView)> = [
+                ("count output", Some(self.counts)),
+                ("ignored output", self.ignored),
+                ("flag output", self.invalid_edges),
+            ]
+            .into_iter()
+            .filter_map(|(n, v)| v.map(|v| (n, VectorView::from(v))))
+            .collect();
+            let cumulative = VectorView::from(*c);
+            for (name, v) in &others {
+                kernel::check_writes_alone(
+                    graph,
+                    check,
+                    &[("cumulative output", &cumulative), (name, v)],
+                    &[],
+                    "",
+                )?;
+            }
+        }
+        let spec = KeyedSpec {
+            algorithm: "histogram",
+            id: id.clone(),
+            keys_name: "input",
+            keys: self.input,
+            key_format: VectorFormat::Float32,
+            key_wgsl: format!(
+                "{KEYS_WGSL}\nfn row_key(x: KeyIn) -> u32 {{\n    return {key_fn}(x);\n}}\n"
+            ),
+            key_f,
+            key_u: [0; 4],
+            key_count: bins as u32,
+            values_name: "values",
+            values: None,
+            mask: self.mask,
+            edges,
+            gated: gpu_edges,
+            outputs: KeyedOutputs {
+                count: Some(self.counts),
+                ignored: self.ignored,
+                flag: self.invalid_edges,
+                ..Default::default()
+            },
+        };
+        let keyed = Keyed::declare(graph, spec, policy)?;
+        keyed.add_init(graph)?;
+        if let HistogramBins::GpuEdges(edges) = self.bins {
+            add_edge_validation(graph, &id, edges, &keyed)?;
+        }
+        keyed.add_accumulate(graph)?;
+        keyed.add_finalize(graph)?;
+        if let Some(out) = self.cumulative {
+            add_cumulative(graph, &id, bins as u32, out, &keyed)?;
+        }
+        Ok(())
+    }
+}
+
+fn header() -> String {
+    format!("const WG: u32 = {VALIDATE_WORKGROUP_SIZE}u;\n\n")
+}
+
+/// `{id}/edges`: one workgroup writes the gate word from the edges' validity.
+fn add_edge_validation(
+    graph: &mut CommandGraph,
+    id: &str,
+    edges: DataView,
+    keyed: &Keyed,
+) -> Result<(), AlgorithmError> {
+    let acc = keyed.accumulators();
+    let uses = vec![
+        ResourceUse::storage_read(edges.buffer()),
+        ResourceUse::storage_read_write(acc),
+    ];
+    let source = kernel::with_shared(&[&header()], VALIDATE_WGSL);
+    graph.add_compute_node(ComputeNode::new(format!("{id}/edges"), uses, move |cc| {
+        let device = cc.device().clone();
+        let align = binding_alignment(cc);
+        let kernel = Kernel::new(
+            &device,
+            cc.node_id(),
+            &source,
+            "validate_edges",
+            &[
+                Binding::Uniform,
+                Binding::StorageRead,
+                Binding::StorageReadWrite,
+            ],
+            &[],
+        );
+        let p = [edges.len() as u32, row_offset(&edges, align)];
+        let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
+        let mut cache = BindGroupCache::default();
+        Ok(gpugraph_command::compute_fn(move |pass, ec| {
+            let (eb, ab) = (ec.buffer(edges.buffer()), ec.buffer(acc));
+            let group = cache.get_or_create(&[eb, ab], || {
+                kernel.bind_group(
+                    &device,
+                    &[
+                        params.as_entire_buffer_binding(),
+                        view_binding(eb, &edges, align).0,
+                        ec.binding(acc),
+                    ],
+                )
+            });
+            kernel.dispatch(pass, group, Grid { x: 1, y: 1 });
+        }))
+    }))?;
+    Ok(())
+}
+
+/// `{id}/cumulative`: an inclusive [`Scan`] of the bin counts, read in place from the
+/// accumulators (so the caller's counts and cumulative views may share a buffer).
+fn add_cumulative(
+    graph: &mut CommandGraph,
+    id: &str,
+    bins: u32,
+    out: DataView,
+    keyed: &Keyed,
+) -> Result<(), AlgorithmError> {
+    let counts = match keyed.count_words() {
+        Some((first, 1)) => graph.create_data_view(
+            keyed.accumulators(),
+            DataViewDescriptor::packed(VectorFormat::Uint32, bins as u64)
+                .at_offset(first as u64 * 4),
+        )?,
+        _ => {
+            return Err(invalid(
+                id,
+                "cumulative counts need contiguous count accumulators".into(),
+            ))
+        }
+    };
+    Scan {
+        id: format!("{id}/cumulative"),
+        input: counts.into(),
+        output: out.into(),
+        inclusive: true,
+        segment_starts: None,
+    }
+    .add_to_graph(graph)
+}

@@ -1,0 +1,604 @@
+//! Reduction of a float32 or uint32 vector to one sum, minimum, maximum, extent or count,
+//! written into a caller view (the result stays on the GPU).
+//!
+//! Contract (spec: GPUReduction):
+//! * rows whose mask is zero are excluded; included non-finite float32 values are ignored and
+//!   counted (optional `ignored` word);
+//! * float32 results: sum (+0 when empty), min / max / extent `[min, max]` (NaN when empty;
+//!   −0 orders below +0), count of accepted values (uint32). uint32 results: sum as 64 bits
+//!   `[lo, hi]` (modulo 2⁶⁴), min (`u32::MAX` when empty), max (0 when empty), extent, count;
+//! * the float sum is **deterministic**: bit-identical from run to run on a device, for the
+//!   same chunk layout and dispatch limit. Its order (reproduced by [`cpu::fixed_order_sum`]):
+//!   per chunk, workgroup `w` of `P` takes tiles `w, w + P, …` of 1,024 aligned vec4 slots;
+//!   invocation `l` adds slot `j·256 + l` of each tile into four lane sums (one per vec4
+//!   component), its total is `(x + y) + (z + w)`; workgroup 0's invocation 0 then adds the
+//!   ≤ 3 unaligned head rows and ≤ 3 tail rows in row order; a fixed tree (strides 128, 64,
+//!   …, 1) sums the 256 invocations into the workgroup's partial; the final pass folds the
+//!   partials (all chunks, in order) by invocation `partial mod 256` and the same tree;
+//! * a vector keeps its chunks (each is read in place, no packing).
+//!
+//! Design: the read-bandwidth floor is 4 bytes per value (+4 with a mask). The tile pass
+//! (`{id}`) reads each value once with 16-byte loads (4 per invocation in flight per tile
+//! round), at most 1,024 workgroups per chunk striding over the tiles, and writes one 24-byte
+//! partial per workgroup into a graph-owned transient (`{id}/partials`); the final pass
+//! (`{id}/final`, one workgroup) reads the partials and writes the result. Determinism costs
+//! nothing extra here: the alternative, atomics on one result word, needs an init pass too
+//! (three dispatches instead of two) and serializes up to 1,024 compare-exchange float adds
+//! on one address, while the fixed-order final pass reads at most 24 KiB per chunk.
+//!
+//! ```no_run
+//! # use gpugraph_command::{CommandGraph, DataView};
+//! # use gpugraph_gpgpu::reduce::{ReduceOp, Reduction};
+//! # fn example(graph: &mut CommandGraph, values: DataView, extent: DataView)
+//! #            -> Result<(), gpugraph_gpgpu::AlgorithmError> {
+//! // [min, max] of a float32 column into a 2-row float32 view (e.g. histogram bounds).
+//! Reduction {
+//!     id: "extent".into(),
+//!     input: values.into(),
+//!     mask: None,
+//!     op: ReduceOp::Extent,
+//!     output: extent,
+//!     ignored: None,
+//! }
+//! .add_to_graph(graph)?;
+//! # Ok(()) }
+//! ```
+
+pub mod cpu;
+
+use gpugraph_command::wgpu;
+use gpugraph_command::{
+    view_binding, BindGroupCache, BufferDescriptor, CommandGraph, ComputeNode, DataView,
+    ResourceUse, ScalarKind, VectorFormat, VectorView,
+};
+
+use crate::error::AlgorithmError;
+use crate::group::keyed::{bind_or, binding_alignment, row_offset};
+use crate::kernel::{
+    self, check_same_topology, grid_for, parameter_buffer, placeholder_buffer, require_output,
+    require_packed, Binding, Grid, Kernel, ViewCheck,
+};
+
+/// Tunables of the reduction kernels, in one place (the shader sees them as `const`s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReducePolicy {
+    /// Invocations per workgroup (both passes): a power of two in `32..=1024`.
+    pub workgroup_size: u32,
+    /// `vec4` slots each invocation loads per tile round (all issued before accumulating),
+    /// in `1..=16`.
+    pub vec4_per_thread: u32,
+    /// Most workgroups (= partials) per chunk, at least 1; they stride over the tiles.
+    pub max_partials_per_chunk: u64,
+}
+
+impl ReducePolicy {
+    /// 256 invocations × 4 slots = 4,096 values per tile, at most 1,024 partials per chunk.
+    pub const DEFAULT: Self = Self {
+        workgroup_size: 256,
+        vec4_per_thread: 4,
+        max_partials_per_chunk: 1024,
+    };
+
+    /// Checks the ranges documented on each field.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(32..=1024).contains(&self.workgroup_size) || !self.workgroup_size.is_power_of_two() {
+            return Err(format!(
+                "workgroup_size {} is not a power of two in 32..=1024",
+                self.workgroup_size
+            ));
+        }
+        if !(1..=16).contains(&self.vec4_per_thread) {
+            return Err(format!(
+                "vec4_per_thread {} is not in 1..=16",
+                self.vec4_per_thread
+            ));
+        }
+        if self.max_partials_per_chunk == 0 {
+            return Err("max_partials_per_chunk must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+impl Default for ReducePolicy {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Bytes of one partial in the transient.
+const PARTIAL_BYTES: u64 = 24;
+
+const WGSL: &str = include_str!("reduce.wgsl");
+
+/// What to reduce to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Sum (float32: 1 float32 word; uint32: 2 uint32 words, 64-bit `[lo, hi]`).
+    Sum,
+    /// Minimum (1 word of the input type).
+    Min,
+    /// Maximum (1 word of the input type).
+    Max,
+    /// `[min, max]` (2 words of the input type).
+    Extent,
+    /// Accepted rows (1 uint32 word).
+    Count,
+}
+
+impl std::str::FromStr for ReduceOp {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "sum" => ReduceOp::Sum,
+            "min" => ReduceOp::Min,
+            "max" => ReduceOp::Max,
+            "extent" => ReduceOp::Extent,
+            "count" => ReduceOp::Count,
+            other => {
+                return Err(format!(
+                    "unknown reduction '{other}' (expected sum, min, max, extent, count)"
+                ))
+            }
+        })
+    }
+}
+
+impl ReduceOp {
+    /// Result words and their scalar kind for an input of scalar kind `input`.
+    pub fn output_words(self, input: ScalarKind) -> (u64, ScalarKind) {
+        match (self, input) {
+            (ReduceOp::Count, _) => (1, ScalarKind::Uint),
+            (ReduceOp::Sum, ScalarKind::Uint) => (2, ScalarKind::Uint),
+            (ReduceOp::Extent, k) => (2, k),
+            (_, k) => (1, k),
+        }
+    }
+
+    fn code(self) -> u32 {
+        match self {
+            ReduceOp::Sum => 0,
+            ReduceOp::Min => 1,
+            ReduceOp::Max => 2,
+            ReduceOp::Extent => 3,
+            ReduceOp::Count => 4,
+        }
+    }
+}
+
+/// How one chunk is split: unaligned head rows, aligned vec4 slots, tail rows, tiles, and
+/// workgroups (= partials). A pure function of the chunk, the policy and the dispatch limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkPlan {
+    /// The policy's invocations per workgroup.
+    pub workgroup_size: u32,
+    /// The policy's vec4 slots per invocation per tile.
+    pub vec4_per_thread: u32,
+    /// Rows in the chunk.
+    pub rows: u64,
+    /// Rows before the first 16-byte-aligned slot (≤ 3).
+    pub head: u64,
+    /// Whole aligned vec4 slots after the head.
+    pub body_vecs: u64,
+    /// Tiles of `workgroup_size × vec4_per_thread` slots.
+    pub tiles: u64,
+    /// Workgroups launched (0 for an empty chunk, else at least 1).
+    pub workgroups: u64,
+}
+
+/// The plan of a chunk of `rows` 4-byte values at `byte_offset` in its buffer, on a device
+/// allowing `max_dim` workgroups per dispatch dimension.
+pub fn chunk_plan(rows: u64, byte_offset: u64, max_dim: u32, policy: &ReducePolicy) -> ChunkPlan {
+    let head = ((4 - (byte_offset / 4) % 4) % 4).min(rows);
+    let body_vecs = (rows - head) / 4;
+    let tiles = body_vecs.div_ceil((policy.workgroup_size * policy.vec4_per_thread) as u64);
+    let cap = policy
+        .max_partials_per_chunk
+        .min(max_dim as u64 * max_dim as u64);
+    let workgroups = if rows == 0 {
+        0
+    } else {
+        tiles.clamp(1, cap.max(1))
+    };
+    ChunkPlan {
+        workgroup_size: policy.workgroup_size,
+        vec4_per_thread: policy.vec4_per_thread,
+        rows,
+        head,
+        body_vecs,
+        tiles,
+        workgroups,
+    }
+}
+
+/// Reduces `input` (float32 or uint32, optional mask) with `op` into `output`. Reads every
+/// chunk once; writes `output` (and `ignored`) once per encoding.
+#[derive(Clone, Debug)]
+pub struct Reduction {
+    /// Node id prefix (and label).
+    pub id: String,
+    /// Packed float32 or uint32 values (all chunks one format; at least one chunk).
+    pub input: VectorView,
+    /// Packed uint32 inclusion mask aligned with `input` (nonzero = included).
+    pub mask: Option<VectorView>,
+    /// The reduction.
+    pub op: ReduceOp,
+    /// Packed view of exactly [`ReduceOp::output_words`] 4-byte words of the result kind
+    /// (e.g. `float32` × 2 or `float32x2` × 1 for a float extent).
+    pub output: DataView,
+    /// One uint32: included non-finite float32 values (0 for uint32 input).
+    pub ignored: Option<DataView>,
+}
+
+fn check_output(
+    check: ViewCheck<'_>,
+    output: &DataView,
+    words: u64,
+    kind: ScalarKind,
+) -> Result<(), AlgorithmError> {
+    let f = output.format();
+    let ok = f.scalar() == kind
+        && f.component_bytes() == 4
+        && output.len() * f.components() as u64 == words;
+    let name = if kind == ScalarKind::Float {
+        "float32"
+    } else {
+        "uint32"
+    };
+    if !ok {
+        return Err(AlgorithmError::UnsupportedView {
+            algorithm: check.algorithm,
+            id: check.id.to_string(),
+            what: "output".into(),
+            expected: format!("{words} {name} word(s)"),
+            actual: format!("{} rows of {f}", output.len()),
+        });
+    }
+    require_packed(check, "output", &VectorView::from(*output), f)
+}
+
+impl Reduction {
+    /// Validates the views and adds `{id}` (tile pass) and `{id}/final`.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        self.add_to_graph_with(graph, ReducePolicy::DEFAULT)
+    }
+
+    /// [`Reduction::add_to_graph`] with explicit tunables (they change the float sum's
+    /// fixed order, not its determinism).
+    pub fn add_to_graph_with(
+        self,
+        graph: &mut CommandGraph,
+        policy: ReducePolicy,
+    ) -> Result<(), AlgorithmError> {
+        let id = self.id.clone();
+        policy
+            .validate()
+            .map_err(|reason| AlgorithmError::InvalidConfig {
+                algorithm: "reduction",
+                id: id.clone(),
+                reason: format!("policy: {reason}"),
+            })?;
+        let check = ViewCheck {
+            algorithm: "reduction",
+            id: &id,
+        };
+        let format = self
+            .input
+            .format()
+            .ok_or_else(|| AlgorithmError::InvalidConfig {
+                algorithm: "reduction",
+                id: id.clone(),
+                reason: "the input vector has no chunks, so its value type is unknown".into(),
+            })?;
+        let format = match format {
+            VectorFormat::Float32 | VectorFormat::Uint32 => format,
+            other => {
+                return Err(AlgorithmError::UnsupportedView {
+                    algorithm: "reduction",
+                    id: id.clone(),
+                    what: "input".into(),
+                    expected: "float32 or uint32".into(),
+                    actual: other.to_string(),
+                })
+            }
+        };
+        require_packed(check, "input", &self.input, format)?;
+        if let Some(m) = &self.mask {
+            require_packed(check, "mask", m, VectorFormat::Uint32)?;
+            check_same_topology(check, "input", &self.input, "mask", m)?;
+        }
+        let (words, kind) = self.op.output_words(format.scalar());
+        check_output(check, &self.output, words, kind)?;
+        if let Some(v) = &self.ignored {
+            require_output(check, "ignored output", v, VectorFormat::Uint32, 1)?;
+            let (out, ign) = (VectorView::from(self.output), VectorView::from(*v));
+            kernel::check_writes_alone(
+                graph,
+                check,
+                &[("output", &out), ("ignored output", &ign)],
+                &[],
+                "",
+            )?;
+        }
+        let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;
+        let row_limit = u32::MAX as u64 / 2;
+        let mut plans = Vec::new();
+        for c in self.input.chunks() {
+            if c.len() > row_limit {
+                return Err(AlgorithmError::DeviceLimit {
+                    algorithm: "reduction",
+                    id: id.clone(),
+                    what: "rows in one chunk".into(),
+                    needed: c.len(),
+                    limit: row_limit,
+                });
+            }
+            plans.push(chunk_plan(c.len(), c.byte_offset(), max_dim, &policy));
+        }
+        let grids: Vec<Grid> = plans
+            .iter()
+            .map(|p| grid_for(p.workgroups, max_dim).unwrap_or(Grid { x: 0, y: 0 }))
+            .collect();
+        let partial_count: u64 = plans.iter().map(|p| p.workgroups).sum();
+        let partials = graph.create_buffer(BufferDescriptor::new(
+            format!("{id}/partials"),
+            (partial_count * PARTIAL_BYTES).max(PARTIAL_BYTES),
+            wgpu::BufferUsages::STORAGE,
+        ))?;
+        let header = format!(
+            "// Generated by gpugraph-gpgpu reduce/mod.rs for reduction {id}.\n\
+             const WG: u32 = {}u;\n\
+             const VEC4_PER_THREAD: u32 = {}u;\n\
+             const IS_FLOAT: bool = {};\n\
+             const HAS_MASK: bool = {};\n\
+             const DO_SUM: bool = {};\n\
+             const DO_MIN: bool = {};\n\
+             const DO_MAX: bool = {};\n\
+             const OP: u32 = {}u;\n\
+             const HAS_IGNORED: bool = {};\n\n",
+            policy.workgroup_size,
+            policy.vec4_per_thread,
+            format == VectorFormat::Float32,
+            self.mask.is_some(),
+            self.op == ReduceOp::Sum,
+            matches!(self.op, ReduceOp::Min | ReduceOp::Extent),
+            matches!(self.op, ReduceOp::Max | ReduceOp::Extent),
+            self.op.code(),
+            self.ignored.is_some(),
+        );
+        let body = WGSL.replace("//TILE_ROUND", &tile_round_wgsl(policy.vec4_per_thread));
+        let source = kernel::with_shared(&[&header, kernel::SHARED_DISPATCH_WGSL], &body);
+        add_tiles(graph, &self, &source, plans, grids, partials)?;
+        add_final(graph, &self, &source, partial_count as u32, partials)
+    }
+}
+
+/// `tile_round(first, acc)`: one invocation's slots `first + j·WG` of a tile, straight-line
+/// (private arrays indexed in a loop would live in local memory on some compilers): all
+/// loads are issued before the slots are added, in `j` order.
+fn tile_round_wgsl(vec4_per_thread: u32) -> String {
+    let mut s = String::from("fn tile_round(first: u32, a: Acc) -> Acc {\n    var acc = a;\n");
+    for j in 0..vec4_per_thread {
+        s.push_str(&format!("    let s{j} = load_slot(first + {j}u * WG);\n"));
+    }
+    for j in 0..vec4_per_thread {
+        s.push_str(&format!("    acc = take(acc, s{j});\n"));
+    }
+    s.push_str("    return acc;\n}\n");
+    s
+}
+
+fn tile_bindings() -> Vec<Binding> {
+    vec![
+        Binding::Uniform,
+        Binding::StorageRead,
+        Binding::StorageRead,
+        Binding::StorageRead,
+        Binding::StorageReadWrite,
+    ]
+}
+
+fn add_tiles(
+    graph: &mut CommandGraph,
+    r: &Reduction,
+    source: &str,
+    plans: Vec<ChunkPlan>,
+    grids: Vec<Grid>,
+    partials: gpugraph_command::BufferHandle,
+) -> Result<(), AlgorithmError> {
+    let mut uses: Vec<ResourceUse> = r
+        .input
+        .buffers()
+        .into_iter()
+        .map(ResourceUse::storage_read)
+        .collect();
+    if let Some(m) = &r.mask {
+        uses.extend(m.buffers().into_iter().map(ResourceUse::storage_read));
+    }
+    uses.push(ResourceUse::storage_write(partials));
+    let input = r.input.clone();
+    let mask = r.mask.clone();
+    let source = source.to_string();
+    graph.add_compute_node(ComputeNode::new(r.id.clone(), uses, move |cc| {
+        let device = cc.device().clone();
+        let align = binding_alignment(cc);
+        let kernel = Kernel::new(
+            &device,
+            cc.node_id(),
+            &source,
+            "reduce_tiles",
+            &tile_bindings(),
+            &[],
+        );
+        let placeholder = placeholder_buffer(&device, cc.node_id());
+        struct Chunk {
+            params: wgpu::Buffer,
+            cache: BindGroupCache,
+            grid: Grid,
+            vec_bytes: u64,
+        }
+        let mut chunks = Vec::new();
+        let mut base = 0u32;
+        for (ci, c) in input.chunks().iter().enumerate() {
+            let plan = plans[ci];
+            let data_off = row_offset(c, align);
+            let first_vec = (data_off as u64 + plan.head) / 4;
+            let p = [
+                plan.rows as u32,
+                data_off,
+                mask.as_ref()
+                    .map_or(0, |m| row_offset(&m.chunks()[ci], align)),
+                plan.head as u32,
+                first_vec as u32,
+                plan.body_vecs as u32,
+                plan.tiles as u32,
+                plan.workgroups as u32,
+                base,
+                0,
+                0,
+                0,
+                0,
+            ];
+            base += plan.workgroups as u32;
+            chunks.push(Chunk {
+                params: parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p)),
+                cache: BindGroupCache::default(),
+                grid: grids[ci],
+                vec_bytes: 16 * (first_vec + plan.body_vecs).max(1),
+            });
+        }
+        Ok(gpugraph_command::compute_fn(move |pass, ec| {
+            let pb = ec.buffer(partials);
+            for (ci, chunk) in chunks.iter_mut().enumerate() {
+                if chunk.grid.is_empty() {
+                    continue;
+                }
+                let view = input.chunks()[ci];
+                let mview = mask.as_ref().map(|m| m.chunks()[ci]);
+                let db = ec.buffer(view.buffer());
+                let mb = mview.map(|m| ec.buffer(m.buffer()));
+                let mut key = vec![db, pb];
+                key.extend(mb);
+                let (params, vec_bytes) = (&chunk.params, chunk.vec_bytes);
+                let placeholder = &placeholder;
+                let group = chunk.cache.get_or_create(&key, || {
+                    let scalar = view_binding(db, &view, align).0;
+                    // 16-byte slots from the same aligned offset; a chunk with no whole slot
+                    // binds the placeholder when the buffer ends within 16 bytes.
+                    let vec4 = if scalar.offset + vec_bytes <= db.size() {
+                        wgpu::BufferBinding {
+                            buffer: db,
+                            offset: scalar.offset,
+                            size: wgpu::BufferSize::new(vec_bytes),
+                        }
+                    } else {
+                        placeholder.as_entire_buffer_binding()
+                    };
+                    let res = vec![
+                        params.as_entire_buffer_binding(),
+                        vec4,
+                        scalar,
+                        bind_or(mb, mview, placeholder, align),
+                        pb.as_entire_buffer_binding(),
+                    ];
+                    kernel.bind_group(&device, &res)
+                });
+                kernel.dispatch(pass, group, chunk.grid);
+            }
+        }))
+    }))?;
+    Ok(())
+}
+
+fn add_final(
+    graph: &mut CommandGraph,
+    r: &Reduction,
+    source: &str,
+    partial_count: u32,
+    partials: gpugraph_command::BufferHandle,
+) -> Result<(), AlgorithmError> {
+    let mut uses = vec![
+        ResourceUse::storage_read(partials),
+        ResourceUse::storage_write(r.output.buffer()),
+    ];
+    if let Some(v) = &r.ignored {
+        uses.push(ResourceUse::storage_write(v.buffer()));
+    }
+    let (output, ignored) = (r.output, r.ignored);
+    let source = source.to_string();
+    graph.add_compute_node(ComputeNode::new(
+        format!("{}/final", r.id),
+        uses,
+        move |cc| {
+            let device = cc.device().clone();
+            let align = binding_alignment(cc);
+            let mut bindings = tile_bindings();
+            bindings.extend([Binding::StorageReadWrite, Binding::StorageReadWrite]);
+            let kernel = Kernel::new(
+                &device,
+                cc.node_id(),
+                &source,
+                "reduce_partials",
+                &bindings,
+                &[],
+            );
+            let mut p = [0u32; 13];
+            p[9] = partial_count;
+            p[10] = output.aligned_range(align).element_offset as u32;
+            p[11] = ignored.map_or(0, |v| row_offset(&v, align));
+            p[12] = 0x7fc0_0000;
+            let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
+            // Separate placeholders: one buffer cannot be bound read-only and read-write in
+            // one dispatch.
+            let placeholder = placeholder_buffer(&device, cc.node_id());
+            let writable_placeholder = placeholder_buffer(&device, cc.node_id());
+            let mut cache = BindGroupCache::default();
+            Ok(gpugraph_command::compute_fn(move |pass, ec| {
+                let pb = ec.buffer(partials);
+                let ob = ec.buffer(output.buffer());
+                let ib = ignored.map(|v| ec.buffer(v.buffer()));
+                let mut key = vec![pb, ob];
+                key.extend(ib);
+                let group = cache.get_or_create(&key, || {
+                    let res = vec![
+                        params.as_entire_buffer_binding(),
+                        placeholder.as_entire_buffer_binding(),
+                        placeholder.as_entire_buffer_binding(),
+                        placeholder.as_entire_buffer_binding(),
+                        pb.as_entire_buffer_binding(),
+                        view_binding(ob, &output, align).0,
+                        bind_or(ib, ignored, &writable_placeholder, align),
+                    ];
+                    kernel.bind_group(&device, &res)
+                });
+                kernel.dispatch(pass, group, Grid { x: 1, y: 1 });
+            }))
+        },
+    ))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_split_head_slots_and_tail() {
+        let d = ReducePolicy::DEFAULT;
+        let p = chunk_plan(10, 4, 65535, &d);
+        assert_eq!((p.head, p.body_vecs, p.workgroups), (3, 1, 1));
+        let p = chunk_plan(2, 4, 65535, &d);
+        assert_eq!((p.head, p.body_vecs, p.tiles, p.workgroups), (2, 0, 0, 1));
+        let p = chunk_plan(0, 0, 65535, &d);
+        assert_eq!(p.workgroups, 0);
+        let p = chunk_plan(100_000_000, 0, 65535, &d);
+        assert_eq!((p.head, p.tiles, p.workgroups), (0, 24_415, 1024));
+        assert_eq!(chunk_plan(100_000_000, 0, 16, &d).workgroups, 256);
+        assert!(ReducePolicy {
+            vec4_per_thread: 0,
+            ..d
+        }
+        .validate()
+        .is_err());
+    }
+}

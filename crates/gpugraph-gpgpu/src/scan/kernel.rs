@@ -1,0 +1,783 @@
+//! `ScanKernel`: the compiled pipelines of `scan.wgsl`, bind-group construction, and encoding
+//! into a caller's compute pass. Independent of the command graph: the graph node (and any
+//! other caller) plans with [`ScanKernel::plan`], allocates the scratch the plan names, builds
+//! bind groups once, and calls [`ScanKernel::encode`] per frame.
+
+use std::borrow::Cow;
+use std::num::NonZeroU64;
+use std::sync::OnceLock;
+
+use thiserror::Error;
+use wgpu::util::DeviceExt;
+
+use super::plan::{ChunkLayout, PlanLimits, ScanMode, ScanPlan, ScanPlanError, PARAMS_BYTES};
+use super::policy::{ScanPolicy, ScanPolicyError};
+use super::source::{self, Variant};
+use crate::kernel::placeholder_buffer;
+
+/// Storage buffers one segmented dispatch binds (input ×2, output ×2, status, flags ×2).
+const STORAGE_BINDINGS_SEGMENTED: u32 = 7;
+/// Binding of the tile-status words in every scan layout (`scan.wgsl`).
+const STATUS_BINDING: u32 = 5;
+
+/// How to build a [`ScanKernel`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ScanKernelOptions {
+    /// Tile shape and look-back tunables.
+    pub policy: ScanPolicy,
+    /// Use subgroup operations for the in-tile scan (requires `wgpu::Features::SUBGROUP` on
+    /// the device). The kernel falls back to its workgroup-memory scan at run time when the
+    /// driver does not fill whole subgroups.
+    pub subgroups: bool,
+    /// Testing and diagnostics only: the look-back ignores the published status of tiles in the
+    /// same chunk, so every workgroup recomputes all its predecessors back to the chunk start
+    /// (or a segment start) through the decoupled-fallback path. Quadratic in tiles per chunk.
+    pub force_fallback: bool,
+    /// Testing and diagnostics only: workgroups take tiles last-first, so each one waits on
+    /// predecessors that have not started, the schedule a device without forward-progress
+    /// guarantees may produce. Completes only through the fallback (quadratic work).
+    pub reverse_tiles: bool,
+}
+
+impl ScanKernelOptions {
+    /// The default policy, with subgroups when `device` has `wgpu::Features::SUBGROUP`.
+    pub fn for_device(device: &wgpu::Device) -> Self {
+        Self {
+            policy: ScanPolicy::DEFAULT,
+            subgroups: device.features().contains(wgpu::Features::SUBGROUP),
+            force_fallback: false,
+            reverse_tiles: false,
+        }
+    }
+}
+
+/// The device cannot run the kernel as configured.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum ScanKernelError {
+    /// The policy is out of range.
+    #[error(transparent)]
+    Policy(#[from] ScanPolicyError),
+    /// `subgroups` was requested but the device lacks `Features::SUBGROUP`.
+    #[error("scan kernel: subgroups requested but the device lacks Features::SUBGROUP")]
+    SubgroupsUnsupported,
+    /// A device limit is below what the policy needs.
+    #[error("scan kernel: policy needs {name} >= {needed}, device limit is {limit}")]
+    Limit {
+        /// `wgpu::Limits` field name.
+        name: &'static str,
+        /// What the policy needs.
+        needed: u64,
+        /// What the device offers.
+        limit: u64,
+    },
+}
+
+/// One chunk's buffers. Offsets of storage ranges must be multiples of
+/// `min_storage_buffer_offset_alignment`; chunk element offsets inside them come from the
+/// plan's [`ChunkLayout`].
+#[derive(Clone, Debug)]
+pub struct ChunkBinding<'a> {
+    /// Values, read. `STORAGE` usage; at least `(input_offset + len) * 4` bytes.
+    pub input: wgpu::BufferBinding<'a>,
+    /// Results, written. `STORAGE` usage; at least `(output_offset + len) * 4` bytes; must not
+    /// be in the same buffer as any input, flags or status range of the scan (wgpu tracks usage
+    /// per buffer), so scans are never in place.
+    pub output: wgpu::BufferBinding<'a>,
+    /// Segment-start flags, read; required exactly when the plan is segmented. `STORAGE` usage;
+    /// at least `(flags_offset + len) * 4` bytes.
+    pub flags: Option<wgpu::BufferBinding<'a>>,
+}
+
+/// Every buffer one planned scan binds.
+#[derive(Clone, Debug)]
+pub struct ScanBindings<'a> {
+    /// Scratch, read and written: at least [`ScanPlan::status_bytes`] from its offset (exactly
+    /// that many bytes are bound and cleared). `STORAGE` usage; no initialization needed.
+    pub status: wgpu::BufferBinding<'a>,
+    /// The per-chunk uniforms: [`ScanPlan::params_data`] written at `params.offset` (see
+    /// [`ScanKernel::create_params_buffer`]). `UNIFORM` usage; offset a multiple of
+    /// `min_uniform_buffer_offset_alignment`; at least [`ScanPlan::params_bytes`] bytes.
+    pub params: wgpu::BufferBinding<'a>,
+    /// One entry per planned chunk; `None` is allowed only for empty chunks.
+    pub chunks: &'a [Option<ChunkBinding<'a>>],
+}
+
+/// A binding that does not fit the plan.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum ScanBindError {
+    /// The plan was made for another tile size than this kernel's.
+    #[error("scan bind: plan tiles of {planned} elements, kernel tiles of {kernel}")]
+    TileMismatch {
+        /// The plan's `tile_elements`.
+        planned: u32,
+        /// The kernel's.
+        kernel: u32,
+    },
+    /// The plan dispatches more workgroups in one dimension than this device allows.
+    #[error("scan bind: chunk {chunk} dispatches {workgroups:?} workgroups, device limit {limit} per dimension")]
+    Dispatch {
+        /// Chunk index.
+        chunk: usize,
+        /// The planned workgroup counts.
+        workgroups: [u32; 3],
+        /// `max_compute_workgroups_per_dimension`.
+        limit: u32,
+    },
+    /// The number of chunk bindings differs from the plan's chunk count.
+    #[error("scan bind: plan has {planned} chunks, {given} bindings given")]
+    ChunkCount {
+        /// Chunks in the plan.
+        planned: usize,
+        /// Entries in `ScanBindings::chunks`.
+        given: usize,
+    },
+    /// A non-empty chunk has no binding.
+    #[error("scan bind: chunk {chunk} has {len} elements but no binding")]
+    MissingChunk {
+        /// Chunk index.
+        chunk: usize,
+        /// Its length.
+        len: u32,
+    },
+    /// Flags were given for a plain scan or missing for a segmented one.
+    #[error("scan bind: chunk {chunk}: flags {}", if *.segmented { "missing for a segmented scan" } else { "given for a scan that is not segmented" })]
+    Flags {
+        /// Chunk index.
+        chunk: usize,
+        /// Whether the plan is segmented.
+        segmented: bool,
+    },
+    /// A range is smaller than what the plan reads or writes.
+    #[error("scan bind: {what} needs {needed} bytes, the binding has {available}")]
+    TooSmall {
+        /// "chunk N input", "status", ...
+        what: String,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes bound.
+        available: u64,
+    },
+    /// A range offset is not aligned as the device requires.
+    #[error("scan bind: {what} offset {offset} is not a multiple of {alignment}")]
+    Unaligned {
+        /// "chunk N input", "params", ...
+        what: String,
+        /// The offset.
+        offset: u64,
+        /// The device alignment.
+        alignment: u64,
+    },
+    /// A range is larger than the device's binding size limit.
+    #[error("scan bind: {what} binds {size} bytes, over the device limit {limit}")]
+    TooLarge {
+        /// "chunk N input", ...
+        what: String,
+        /// Bytes bound.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A buffer lacks a usage flag the kernel needs.
+    #[error("scan bind: {what} buffer lacks usage {needed:?}")]
+    Usage {
+        /// "chunk N output", ...
+        what: String,
+        /// The missing usage.
+        needed: wgpu::BufferUsages,
+    },
+    /// A written buffer is also bound for another use in the same dispatch.
+    #[error("scan bind: {written} and {other} are the same buffer")]
+    Aliased {
+        /// The written range ("chunk N output" or "status").
+        written: String,
+        /// The other range.
+        other: String,
+    },
+}
+
+/// Bind groups for one plan, ready to encode. Built by [`ScanKernel::create_bind_groups`];
+/// only valid with the kernel that built them.
+#[derive(Debug)]
+pub struct ScanBindGroups {
+    clear: Option<wgpu::BindGroup>,
+    clear_workgroups: u32,
+    segmented: bool,
+    dispatches: Vec<(wgpu::BindGroup, [u32; 3])>,
+}
+
+impl ScanBindGroups {
+    /// Dispatches [`ScanKernel::encode`] records: the clear plus one per non-empty chunk.
+    pub fn dispatch_count(&self) -> usize {
+        usize::from(self.clear.is_some()) + self.dispatches.len()
+    }
+}
+
+#[derive(Debug)]
+struct Specialization {
+    layout: wgpu::BindGroupLayout,
+    pipeline: wgpu::ComputePipeline,
+}
+
+/// The single-pass chained scan (decoupled look-back + decoupled fallback) over u32, wrapping.
+///
+/// Owns its shader modules, layouts, pipelines (plain and segmented, each compiled the first
+/// time [`ScanKernel::create_bind_groups`] needs it, so a caller that only scans one way pays
+/// for one) and two 16-byte placeholder buffers; allocates nothing else. Per planned scan the
+/// caller provides:
+/// - reads: each chunk's input (and flags) storage range, the params uniform;
+/// - writes: each chunk's output storage range (every element in `0..len` is written);
+/// - scratch: the status storage range ([`ScanPlan::status_bytes`]), cleared by the kernel's own
+///   first dispatch, so it needs no initialization and may be a reused transient.
+///
+/// Limits: a chunk holds at most `u32::MAX - tile` elements with its offsets (binding-size
+/// limits are lower in practice); all chunks together at most `u32::MAX / 2 - 2` tiles.
+#[derive(Debug)]
+pub struct ScanKernel {
+    device: wgpu::Device,
+    options: ScanKernelOptions,
+    plan_limits: PlanLimits,
+    storage_alignment: u64,
+    uniform_alignment: u64,
+    max_storage_binding: u64,
+    plain: OnceLock<Specialization>,
+    segmented: OnceLock<Specialization>,
+    clear_layout: wgpu::BindGroupLayout,
+    clear_pipeline: wgpu::ComputePipeline,
+    placeholder_read: wgpu::Buffer,
+    placeholder_write: wgpu::Buffer,
+}
+
+fn storage_entry(binding: u32, read_only: bool, min: u64) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: NonZeroU64::new(min),
+        },
+        count: None,
+    }
+}
+
+fn check_limit(name: &'static str, needed: u64, limit: u64) -> Result<(), ScanKernelError> {
+    if needed > limit {
+        return Err(ScanKernelError::Limit {
+            name,
+            needed,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// Checks that `device` can run the plain and segmented scan with `options`: policy ranges,
+/// subgroup support, and the workgroup size, workgroup storage and storage-buffer-count limits.
+/// [`ScanKernel::new`] runs the same checks; graph nodes run them when declared.
+pub fn check_device(
+    device: &wgpu::Device,
+    options: &ScanKernelOptions,
+) -> Result<(), ScanKernelError> {
+    let policy = options.policy;
+    policy.validate()?;
+    if options.subgroups && !device.features().contains(wgpu::Features::SUBGROUP) {
+        return Err(ScanKernelError::SubgroupsUnsupported);
+    }
+    let limits = device.limits();
+    let wg = u64::from(policy.workgroup_size);
+    check_limit(
+        "max_compute_workgroup_size_x",
+        wg,
+        limits.max_compute_workgroup_size_x.into(),
+    )?;
+    check_limit(
+        "max_compute_invocations_per_workgroup",
+        wg,
+        limits.max_compute_invocations_per_workgroup.into(),
+    )?;
+    check_limit(
+        "max_compute_workgroup_storage_size",
+        policy.workgroup_storage_bytes(true).into(),
+        limits.max_compute_workgroup_storage_size.into(),
+    )?;
+    check_limit(
+        "max_storage_buffers_per_shader_stage",
+        STORAGE_BINDINGS_SEGMENTED.into(),
+        limits.max_storage_buffers_per_shader_stage.into(),
+    )
+}
+
+impl ScanKernel {
+    /// Prepares the kernel for `device`: compiles the clear pipeline now and the plain and
+    /// segmented scan pipelines on first use. Fails when [`check_device`] does (invalid
+    /// policy, subgroups requested without `Features::SUBGROUP`, or a device limit below what
+    /// the policy needs).
+    pub fn new(device: &wgpu::Device, options: ScanKernelOptions) -> Result<Self, ScanKernelError> {
+        check_device(device, &options)?;
+        let policy = options.policy;
+        let limits = device.limits();
+        let plain_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("scan"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(source::wgsl(
+                &policy,
+                Self::variant(&options, false),
+            ))),
+        });
+        let clear_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("scan clear"),
+            entries: &[storage_entry(STATUS_BINDING, false, 16)],
+        });
+        let clear_pipeline_layout =
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("scan clear"),
+                bind_group_layouts: &[Some(&clear_layout)],
+                immediate_size: 0,
+            });
+        let clear_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("scan clear"),
+            layout: Some(&clear_pipeline_layout),
+            module: &plain_module,
+            entry_point: Some("clear_status"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        Ok(Self {
+            device: device.clone(),
+            options,
+            plan_limits: PlanLimits::new(&policy, &limits),
+            storage_alignment: limits.min_storage_buffer_offset_alignment.into(),
+            uniform_alignment: limits.min_uniform_buffer_offset_alignment.into(),
+            max_storage_binding: limits.max_storage_buffer_binding_size,
+            plain: OnceLock::new(),
+            segmented: OnceLock::new(),
+            clear_layout,
+            clear_pipeline,
+            placeholder_read: placeholder_buffer(device, "scan placeholder (read)"),
+            placeholder_write: placeholder_buffer(device, "scan placeholder (write)"),
+        })
+    }
+
+    fn variant(options: &ScanKernelOptions, segmented: bool) -> Variant {
+        Variant::scan(
+            segmented,
+            options.subgroups,
+            options.force_fallback,
+            options.reverse_tiles,
+        )
+    }
+
+    /// The plain or segmented pipeline and its layout, compiled on first use.
+    fn specialization(&self, segmented: bool) -> &Specialization {
+        let cell = if segmented {
+            &self.segmented
+        } else {
+            &self.plain
+        };
+        cell.get_or_init(|| {
+            let label = if segmented {
+                "scan (segmented)"
+            } else {
+                "scan"
+            };
+            let device = &self.device;
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(Cow::Owned(source::wgsl(
+                    &self.options.policy,
+                    Self::variant(&self.options, segmented),
+                ))),
+            });
+            let mut entries = vec![
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: NonZeroU64::new(PARAMS_BYTES),
+                    },
+                    count: None,
+                },
+                storage_entry(1, true, 4),
+                storage_entry(2, true, 16),
+                storage_entry(3, false, 4),
+                storage_entry(4, false, 16),
+                storage_entry(STATUS_BINDING, false, 16),
+            ];
+            if segmented {
+                entries.push(storage_entry(6, true, 4));
+                entries.push(storage_entry(7, true, 16));
+            }
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(label),
+                entries: &entries,
+            });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some("scan_tiles"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            Specialization { layout, pipeline }
+        })
+    }
+
+    /// The options the kernel was built with.
+    pub fn options(&self) -> &ScanKernelOptions {
+        &self.options
+    }
+
+    /// Elements per tile (the policy's `tile_elements`).
+    pub fn tile_elements(&self) -> u32 {
+        self.plan_limits.tile_elements
+    }
+
+    /// The limits [`Self::plan`] uses (tile size and this device's dispatch and uniform
+    /// alignment limits).
+    pub fn plan_limits(&self) -> PlanLimits {
+        self.plan_limits
+    }
+
+    /// The WGSL this kernel compiled for the plain or segmented variant (for inspection).
+    pub fn wgsl(&self, segmented: bool) -> String {
+        source::wgsl(
+            &self.options.policy,
+            Self::variant(&self.options, segmented),
+        )
+    }
+
+    /// Plans a scan of `chunks` (one logical sequence) with this kernel's tile size and the
+    /// device's limits. Pure; see [`ScanPlan::new`].
+    pub fn plan(&self, chunks: &[ChunkLayout], mode: ScanMode) -> Result<ScanPlan, ScanPlanError> {
+        ScanPlan::new(chunks, mode, self.plan_limits)
+    }
+
+    /// Convenience: a `UNIFORM | COPY_DST` buffer holding [`ScanPlan::params_data`], for
+    /// [`ScanBindings::params`] at offset 0. Allocates; call when compiling, not per frame.
+    pub fn create_params_buffer(&self, device: &wgpu::Device, plan: &ScanPlan) -> wgpu::Buffer {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("scan params"),
+            contents: &plan.params_data(),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        })
+    }
+
+    /// Convenience: a `STORAGE` buffer of [`ScanPlan::status_bytes`] for
+    /// [`ScanBindings::status`]. Allocates; call when compiling, not per frame.
+    pub fn create_status_buffer(&self, device: &wgpu::Device, plan: &ScanPlan) -> wgpu::Buffer {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("scan status"),
+            size: plan.status_bytes(),
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// Validates `bindings` against `plan` and this device, then creates the clear bind group
+    /// and one bind group per non-empty chunk. Nothing is created for an empty plan.
+    ///
+    /// Each stream is bound twice over the same bytes: as `array<u32>` (exactly
+    /// `(offset + len) * 4` bytes) and, when the chunk has a full tile at a 4-element aligned
+    /// offset, as `array<vec4<u32>>` (rounded down to 16 bytes); otherwise the vec4 view is a
+    /// placeholder the dispatch never touches.
+    pub fn create_bind_groups(
+        &self,
+        device: &wgpu::Device,
+        plan: &ScanPlan,
+        bindings: &ScanBindings<'_>,
+    ) -> Result<ScanBindGroups, ScanBindError> {
+        if plan.tile_elements != self.tile_elements() {
+            return Err(ScanBindError::TileMismatch {
+                planned: plan.tile_elements,
+                kernel: self.tile_elements(),
+            });
+        }
+        if bindings.chunks.len() != plan.chunks.len() {
+            return Err(ScanBindError::ChunkCount {
+                planned: plan.chunks.len(),
+                given: bindings.chunks.len(),
+            });
+        }
+        let segmented = plan.mode.segmented;
+        let mut groups = ScanBindGroups {
+            clear: None,
+            clear_workgroups: plan.clear_workgroups,
+            segmented,
+            dispatches: Vec::new(),
+        };
+        if plan.is_empty() {
+            return Ok(groups);
+        }
+
+        let status = &bindings.status;
+        let status_size = plan.status_bytes();
+        self.check_range(
+            "status",
+            status,
+            status_size,
+            wgpu::BufferUsages::STORAGE,
+            self.storage_alignment,
+        )?;
+        let status_binding = wgpu::BufferBinding {
+            buffer: status.buffer,
+            offset: status.offset,
+            size: NonZeroU64::new(status_size),
+        };
+        let params = &bindings.params;
+        self.check_range(
+            "params",
+            params,
+            plan.params_bytes(),
+            wgpu::BufferUsages::UNIFORM,
+            self.uniform_alignment,
+        )?;
+
+        groups.clear = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("scan clear"),
+            layout: &self.clear_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 5,
+                resource: wgpu::BindingResource::Buffer(status_binding.clone()),
+            }],
+        }));
+
+        let layout = &self.specialization(segmented).layout;
+        for (index, (chunk, binding)) in plan.chunks.iter().zip(bindings.chunks).enumerate() {
+            if chunk.tiles == 0 {
+                continue;
+            }
+            let limit = self.plan_limits.max_workgroups_per_dimension;
+            if chunk.workgroups.iter().any(|&w| w > limit) {
+                return Err(ScanBindError::Dispatch {
+                    chunk: index,
+                    workgroups: chunk.workgroups,
+                    limit,
+                });
+            }
+            let binding = binding.as_ref().ok_or(ScanBindError::MissingChunk {
+                chunk: index,
+                len: chunk.layout.len,
+            })?;
+            if binding.flags.is_some() != segmented {
+                return Err(ScanBindError::Flags {
+                    chunk: index,
+                    segmented,
+                });
+            }
+            let layout_of = &chunk.layout;
+            let has_full_tile = layout_of.len >= plan.tile_elements;
+            let input = self.stream(
+                index,
+                "input",
+                &binding.input,
+                layout_of.input_offset,
+                layout_of.len,
+                has_full_tile,
+                false,
+            )?;
+            let output = self.stream(
+                index,
+                "output",
+                &binding.output,
+                layout_of.output_offset,
+                layout_of.len,
+                has_full_tile,
+                true,
+            )?;
+            let flags = match &binding.flags {
+                Some(f) => Some(self.stream(
+                    index,
+                    "flags",
+                    f,
+                    layout_of.flags_offset,
+                    layout_of.len,
+                    has_full_tile,
+                    false,
+                )?),
+                None => None,
+            };
+            let out_name = format!("chunk {index} output");
+            let mut others = vec![
+                (format!("chunk {index} input"), binding.input.buffer),
+                ("status".to_string(), status.buffer),
+            ];
+            if let Some(f) = &binding.flags {
+                others.push((format!("chunk {index} flags"), f.buffer));
+            }
+            for (name, buffer) in &others {
+                if *buffer == binding.output.buffer {
+                    return Err(ScanBindError::Aliased {
+                        written: out_name,
+                        other: name.clone(),
+                    });
+                }
+                if name != "status" && *buffer == status.buffer {
+                    return Err(ScanBindError::Aliased {
+                        written: "status".to_string(),
+                        other: name.clone(),
+                    });
+                }
+            }
+
+            let params_binding = wgpu::BufferBinding {
+                buffer: params.buffer,
+                offset: params.offset + chunk.params_offset,
+                size: NonZeroU64::new(PARAMS_BYTES),
+            };
+            let mut entries = vec![
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::Buffer(params_binding),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Buffer(input.0),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: wgpu::BindingResource::Buffer(input.1),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: wgpu::BindingResource::Buffer(output.0),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: wgpu::BindingResource::Buffer(output.1),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 5,
+                    resource: wgpu::BindingResource::Buffer(status_binding.clone()),
+                },
+            ];
+            if let Some((words, vec4)) = flags {
+                entries.push(wgpu::BindGroupEntry {
+                    binding: 6,
+                    resource: wgpu::BindingResource::Buffer(words),
+                });
+                entries.push(wgpu::BindGroupEntry {
+                    binding: 7,
+                    resource: wgpu::BindingResource::Buffer(vec4),
+                });
+            }
+            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("scan chunk"),
+                layout,
+                entries: &entries,
+            });
+            groups.dispatches.push((group, chunk.workgroups));
+        }
+        Ok(groups)
+    }
+
+    /// Records the scan into `pass`: one clear dispatch, then one dispatch per non-empty chunk,
+    /// in chunk order. Records nothing for an empty plan. Does not allocate. The pass must not
+    /// run other work on the same status range between these dispatches; wgpu orders the
+    /// dispatches (they all write the status buffer).
+    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>, groups: &ScanBindGroups) {
+        let Some(clear) = &groups.clear else {
+            return;
+        };
+        pass.set_pipeline(&self.clear_pipeline);
+        pass.set_bind_group(0, clear, &[]);
+        pass.dispatch_workgroups(groups.clear_workgroups, 1, 1);
+        // Compiled by create_bind_groups, which built `groups`.
+        let pipeline = &self.specialization(groups.segmented).pipeline;
+        pass.set_pipeline(pipeline);
+        for (group, [x, y, z]) in &groups.dispatches {
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(*x, *y, *z);
+        }
+    }
+
+    fn check_range(
+        &self,
+        what: &str,
+        binding: &wgpu::BufferBinding<'_>,
+        needed: u64,
+        usage: wgpu::BufferUsages,
+        alignment: u64,
+    ) -> Result<u64, ScanBindError> {
+        let buffer = binding.buffer;
+        if !buffer.usage().contains(usage) {
+            return Err(ScanBindError::Usage {
+                what: what.to_string(),
+                needed: usage,
+            });
+        }
+        if !binding.offset.is_multiple_of(alignment) {
+            return Err(ScanBindError::Unaligned {
+                what: what.to_string(),
+                offset: binding.offset,
+                alignment,
+            });
+        }
+        let rest = buffer.size().saturating_sub(binding.offset);
+        let available = binding.size.map_or(rest, |s| s.get().min(rest));
+        if available < needed {
+            return Err(ScanBindError::TooSmall {
+                what: what.to_string(),
+                needed,
+                available,
+            });
+        }
+        Ok(available)
+    }
+
+    /// The (words, vec4) bindings of one chunk stream.
+    #[allow(clippy::too_many_arguments)]
+    fn stream<'a>(
+        &'a self,
+        chunk: usize,
+        stream: &str,
+        binding: &wgpu::BufferBinding<'a>,
+        element_offset: u32,
+        len: u32,
+        has_full_tile: bool,
+        written: bool,
+    ) -> Result<(wgpu::BufferBinding<'a>, wgpu::BufferBinding<'a>), ScanBindError> {
+        let what = format!("chunk {chunk} {stream}");
+        let bytes = 4 * (u64::from(element_offset) + u64::from(len));
+        self.check_range(
+            &what,
+            binding,
+            bytes,
+            wgpu::BufferUsages::STORAGE,
+            self.storage_alignment,
+        )?;
+        if bytes > self.max_storage_binding {
+            return Err(ScanBindError::TooLarge {
+                what,
+                size: bytes,
+                limit: self.max_storage_binding,
+            });
+        }
+        let words = wgpu::BufferBinding {
+            buffer: binding.buffer,
+            offset: binding.offset,
+            size: NonZeroU64::new(bytes),
+        };
+        let vec4 = if has_full_tile && element_offset.is_multiple_of(4) {
+            wgpu::BufferBinding {
+                buffer: binding.buffer,
+                offset: binding.offset,
+                size: NonZeroU64::new(bytes / 16 * 16),
+            }
+        } else {
+            let buffer = if written {
+                &self.placeholder_write
+            } else {
+                &self.placeholder_read
+            };
+            buffer.as_entire_buffer_binding()
+        };
+        Ok((words, vec4))
+    }
+}

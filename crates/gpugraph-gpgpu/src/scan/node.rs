@@ -1,0 +1,359 @@
+//! [`Scan`]: the graph algorithm over [`super::ScanKernel`] (spec: GPUScan). One compute node
+//! `{id}`: the status clear plus one dispatch per non-empty chunk; the tile status is a graph
+//! transient `{id}/tile-status` (8 bytes per 4,096-element tile + 16).
+
+use gpugraph_command::{
+    compute_fn, view_binding, wgpu, BufferDescriptor, BufferHandle, CommandGraph, ComputeNode,
+    DataView, ResourceUse, VectorFormat, VectorView,
+};
+
+use super::kernel::{check_device, ChunkBinding, ScanBindGroups, ScanBindings, ScanKernel};
+use super::plan::{ChunkLayout, PlanLimits, ScanMode, ScanPlan};
+use super::ScanKernelOptions;
+use crate::error::AlgorithmError;
+use crate::kernel::{
+    check_same_topology, check_writes_alone, require_packed, BufferKeyed, ViewCheck,
+};
+
+const ALGORITHM: &str = "scan";
+
+/// Prefix sum of packed uint32 `input` into `output`, wrapping modulo 2^32: exclusive
+/// (`output[i] = input[start..i]`) or inclusive, restarting at every nonzero
+/// `segment_starts` row (and at row 0). Chunked vectors are one logical sequence: carries and
+/// segments cross chunk boundaries; every caller buffer and chunk boundary stays as it is.
+///
+/// Reads every input (and segment-start) row once and writes every output row once, in one
+/// pass (4 + 4 bytes per element, +4 when segmented); owns the transient tile status.
+/// `input`, `output` and `segment_starts` need equal chunk lengths; `output` may share no
+/// buffer with the other two (the kernel does not scan in place). Zero rows: the node
+/// records nothing.
+#[derive(Clone, Debug)]
+pub struct Scan {
+    /// Node id (and label prefix).
+    pub id: String,
+    /// Packed uint32 values.
+    pub input: VectorView,
+    /// Packed uint32 results, the input's chunk lengths.
+    pub output: VectorView,
+    /// Inclusive (`output[i]` includes `input[i]`) when true, exclusive otherwise.
+    pub inclusive: bool,
+    /// Packed uint32 segment-start flags with the input's chunk lengths (nonzero = a segment
+    /// starts at this row).
+    pub segment_starts: Option<VectorView>,
+}
+
+/// Element offsets and the device limits shared by the scan-family nodes.
+pub(crate) struct Binder {
+    pub storage_alignment: u64,
+    pub max_binding: u64,
+}
+
+impl Binder {
+    pub fn new(limits: &wgpu::Limits) -> Self {
+        Self {
+            storage_alignment: u64::from(limits.min_storage_buffer_offset_alignment),
+            max_binding: limits.max_storage_buffer_binding_size,
+        }
+    }
+
+    /// The element offset of `view` inside its aligned binding, after checking the binding
+    /// fits the device's storage binding size.
+    pub fn offset(
+        &self,
+        c: ViewCheck<'_>,
+        what: &str,
+        view: &DataView,
+    ) -> Result<u32, AlgorithmError> {
+        let r = view.aligned_range(self.storage_alignment);
+        if r.size > self.max_binding {
+            return Err(AlgorithmError::DeviceLimit {
+                algorithm: c.algorithm,
+                id: c.id.to_string(),
+                what: format!("bytes bound for {what}"),
+                needed: r.size,
+                limit: self.max_binding,
+            });
+        }
+        Ok(r.element_offset as u32)
+    }
+}
+
+/// A chunk length as the kernels' u32 row count.
+pub(crate) fn rows_u32(c: ViewCheck<'_>, what: &str, rows: u64) -> Result<u32, AlgorithmError> {
+    u32::try_from(rows).map_err(|_| AlgorithmError::DeviceLimit {
+        algorithm: c.algorithm,
+        id: c.id.to_string(),
+        what: format!("rows in {what}"),
+        needed: rows,
+        limit: u64::from(u32::MAX),
+    })
+}
+
+/// Maps the kernel's device check into the algorithm's error.
+pub(crate) fn check_kernel(
+    c: ViewCheck<'_>,
+    device: &wgpu::Device,
+    options: &ScanKernelOptions,
+) -> Result<(), AlgorithmError> {
+    check_device(device, options).map_err(|source| AlgorithmError::ScanKernel {
+        algorithm: c.algorithm,
+        id: c.id.to_string(),
+        source,
+    })
+}
+
+/// Plans `layouts` for `options` on `device`, mapping planner errors.
+pub(crate) fn plan_scan(
+    c: ViewCheck<'_>,
+    device: &wgpu::Device,
+    options: &ScanKernelOptions,
+    layouts: &[ChunkLayout],
+    mode: ScanMode,
+) -> Result<ScanPlan, AlgorithmError> {
+    ScanPlan::new(
+        layouts,
+        mode,
+        PlanLimits::new(&options.policy, &device.limits()),
+    )
+    .map_err(|source| AlgorithmError::ScanPlan {
+        algorithm: c.algorithm,
+        id: c.id.to_string(),
+        source,
+    })
+}
+
+/// The distinct buffers of a node in a fixed order, resolved per compile or encode.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Handles(pub Vec<BufferHandle>);
+
+impl Handles {
+    /// The position of `h`, adding it when new.
+    pub fn index(&mut self, h: BufferHandle) -> usize {
+        match self.0.iter().position(|&x| x == h) {
+            Some(i) => i,
+            None => {
+                self.0.push(h);
+                self.0.len() - 1
+            }
+        }
+    }
+}
+
+impl Scan {
+    /// Validates the views, plans the tiles and adds node `{id}` (see the type's contract),
+    /// with the default kernel options for the graph's device.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        let options = ScanKernelOptions::for_device(graph.device());
+        self.add_to_graph_with(graph, options)
+    }
+
+    /// [`Scan::add_to_graph`] with explicit kernel options (tile policy, subgroups): for
+    /// tuning and benches.
+    pub fn add_to_graph_with(
+        self,
+        graph: &mut CommandGraph,
+        options: ScanKernelOptions,
+    ) -> Result<(), AlgorithmError> {
+        let c = ViewCheck {
+            algorithm: ALGORITHM,
+            id: &self.id,
+        };
+        check_kernel(c, graph.device(), &options)?;
+        require_packed(c, "input", &self.input, VectorFormat::Uint32)?;
+        require_packed(c, "output", &self.output, VectorFormat::Uint32)?;
+        check_same_topology(c, "input", &self.input, "output", &self.output)?;
+        let mut read = vec![("input", &self.input)];
+        if let Some(f) = &self.segment_starts {
+            require_packed(c, "segment_starts", f, VectorFormat::Uint32)?;
+            check_same_topology(c, "input", &self.input, "segment_starts", f)?;
+            read.push(("segment_starts", f));
+        }
+        check_writes_alone(
+            graph,
+            c,
+            &[("output", &self.output)],
+            &read,
+            "the scan kernel does not work in place; write the result to another buffer",
+        )?;
+
+        let binder = Binder::new(&graph.device().limits());
+        let mut layouts = Vec::with_capacity(self.input.chunks().len());
+        for (k, input) in self.input.chunks().iter().enumerate() {
+            let name = |what: &str| format!("{what} chunk {k}");
+            let flags_offset = match &self.segment_starts {
+                Some(f) => binder.offset(c, &name("segment_starts"), &f.chunks()[k])?,
+                None => 0,
+            };
+            layouts.push(ChunkLayout {
+                len: rows_u32(c, &name("input"), input.len())?,
+                input_offset: binder.offset(c, &name("input"), input)?,
+                output_offset: binder.offset(c, &name("output"), &self.output.chunks()[k])?,
+                flags_offset,
+            });
+        }
+        let mode = ScanMode {
+            inclusive: self.inclusive,
+            segmented: self.segment_starts.is_some(),
+        };
+        let plan = plan_scan(c, graph.device(), &options, &layouts, mode)?;
+
+        let mut uses: Vec<ResourceUse> = Vec::new();
+        for (_, v) in &read {
+            uses.extend(v.buffers().into_iter().map(ResourceUse::storage_read));
+        }
+        uses.extend(
+            self.output
+                .buffers()
+                .into_iter()
+                .map(ResourceUse::storage_write),
+        );
+        if plan.is_empty() {
+            graph.add_compute_node(ComputeNode::new(self.id, uses, |_| {
+                Ok(compute_fn(|_, _| {}))
+            }))?;
+            return Ok(());
+        }
+        let status = graph.create_buffer(BufferDescriptor::new(
+            format!("{}/tile-status", self.id),
+            plan.status_bytes(),
+            wgpu::BufferUsages::STORAGE,
+        ))?;
+        uses.push(ResourceUse::storage_read_write(status));
+
+        let mut handles = Handles::default();
+        handles.index(status);
+        let mut chunks = Vec::with_capacity(layouts.len());
+        for k in 0..layouts.len() {
+            let input = self.input.chunks()[k];
+            let output = self.output.chunks()[k];
+            let flags = self.segment_starts.as_ref().map(|f| f.chunks()[k]);
+            chunks.push(ChunkViews {
+                input: (input, handles.index(input.buffer())),
+                output: (output, handles.index(output.buffer())),
+                flags: flags.map(|f| (f, handles.index(f.buffer()))),
+            });
+        }
+        let id = self.id.clone();
+        graph.add_compute_node(ComputeNode::new(self.id, uses, move |cc| {
+            let device = cc.device().clone();
+            let kernel = ScanKernel::new(&device, options)?;
+            let params = kernel.create_params_buffer(&device, &plan);
+            let node = NodeState {
+                id,
+                device,
+                alignment: binder.storage_alignment,
+                kernel,
+                params,
+                plan,
+                chunks,
+            };
+            let mut cache = BufferKeyed::default();
+            {
+                let buffers: Vec<&wgpu::Buffer> = handles.0.iter().map(|&h| cc.buffer(h)).collect();
+                cache.get_or_try_create(&buffers, || node.bind(&buffers))?;
+            }
+            Ok(compute_fn(move |pass, ec| {
+                let buffers: Vec<&wgpu::Buffer> = handles.0.iter().map(|&h| ec.buffer(h)).collect();
+                // Overrides passed the graph's size and usage checks, so only an override that
+                // aliases the output with an input can fail here; recording nothing then is
+                // safer than binding a buffer both read-only and writable.
+                if let Ok(groups) = cache.get_or_try_create(&buffers, || node.bind(&buffers)) {
+                    node.kernel.encode(pass, groups);
+                }
+            }))
+        }))?;
+        Ok(())
+    }
+}
+
+/// One chunk's views, each with the position of its buffer in the node's [`Handles`].
+struct ChunkViews {
+    input: (DataView, usize),
+    output: (DataView, usize),
+    flags: Option<(DataView, usize)>,
+}
+
+/// What the compiled node keeps: the kernel, its parameters and how to bind the views.
+struct NodeState {
+    id: String,
+    device: wgpu::Device,
+    alignment: u64,
+    kernel: ScanKernel,
+    params: wgpu::Buffer,
+    plan: ScanPlan,
+    chunks: Vec<ChunkViews>,
+}
+
+impl NodeState {
+    /// Bind groups for the resolved `buffers` (status first, then in [`Handles`] order).
+    fn bind(&self, buffers: &[&wgpu::Buffer]) -> Result<ScanBindGroups, AlgorithmError> {
+        let align = self.alignment;
+        let bind = |(view, at): (DataView, usize)| view_binding(buffers[at], &view, align).0;
+        let chunks: Vec<Option<ChunkBinding<'_>>> = self
+            .chunks
+            .iter()
+            .map(|c| {
+                (!c.input.0.is_empty()).then(|| ChunkBinding {
+                    input: bind(c.input),
+                    output: bind(c.output),
+                    flags: c.flags.map(bind),
+                })
+            })
+            .collect();
+        let bindings = ScanBindings {
+            status: wgpu::BufferBinding {
+                buffer: buffers[0],
+                offset: 0,
+                size: wgpu::BufferSize::new(self.plan.status_bytes()),
+            },
+            params: self.params.as_entire_buffer_binding(),
+            chunks: &chunks,
+        };
+        self.kernel
+            .create_bind_groups(&self.device, &self.plan, &bindings)
+            .map_err(|source| AlgorithmError::ScanBind {
+                algorithm: ALGORITHM,
+                id: self.id.clone(),
+                source,
+            })
+    }
+}
+
+/// Bench and example entry point: a graph `id` importing `input` and `output` (offset 0, `n`
+/// packed u32 rows each; STORAGE usage) with one [`Scan`] node `{id}/scan`. The caller fills
+/// `input`, compiles the graph once and encodes it as often as it likes.
+pub fn scan_graph(
+    device: &wgpu::Device,
+    id: &str,
+    input: &wgpu::Buffer,
+    output: &wgpu::Buffer,
+    n: u64,
+    inclusive: bool,
+) -> Result<CommandGraph, AlgorithmError> {
+    let mut graph = CommandGraph::new(id, device);
+    let input = import_u32(&mut graph, &format!("{id}/input"), input, n)?;
+    let output = import_u32(&mut graph, &format!("{id}/output"), output, n)?;
+    Scan {
+        id: format!("{id}/scan"),
+        input: input.into(),
+        output: output.into(),
+        inclusive,
+        segment_starts: None,
+    }
+    .add_to_graph(&mut graph)?;
+    Ok(graph)
+}
+
+/// Imports `buffer` (its whole size and usage) and views its first `rows` packed u32 rows.
+pub(crate) fn import_u32(
+    graph: &mut CommandGraph,
+    id: &str,
+    buffer: &wgpu::Buffer,
+    rows: u64,
+) -> Result<DataView, AlgorithmError> {
+    let h = graph.import_buffer(
+        BufferDescriptor::new(id, buffer.size(), buffer.usage()),
+        buffer,
+    )?;
+    Ok(graph.create_packed_view(h, VectorFormat::Uint32, rows)?)
+}

@@ -1,0 +1,149 @@
+//! Tunables of the scan kernel, chosen in one place.
+//!
+//! The shader sees them as `const` declarations of a generated header (`source.rs`), so the
+//! driver compiler can unroll the per-thread loops; nothing else in `scan.wgsl` is a tuning
+//! literal.
+
+use thiserror::Error;
+
+/// How one workgroup of the scan kernel processes its tile, and how patient its look-back is.
+///
+/// A tile holds `workgroup_size * vec4_per_thread * 4` consecutive elements; each invocation
+/// loads `vec4_per_thread` `vec4<u32>` slots (slot `i * workgroup_size + invocation`, so a
+/// workgroup's loads of one round are contiguous).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScanPolicy {
+    /// Invocations per workgroup. A power of two in `8..=1024`.
+    pub workgroup_size: u32,
+    /// `vec4<u32>` slots per invocation per tile, in `1..=16`.
+    pub vec4_per_thread: u32,
+    /// Predecessor tiles inspected in parallel per look-back step, in `1..=workgroup_size`.
+    pub lookback_window: u32,
+    /// Look-back steps without progress before the workgroup stops waiting and reduces the
+    /// stalled predecessor itself (decoupled fallback). At least 1.
+    pub spin_limit: u32,
+}
+
+impl ScanPolicy {
+    /// The default for discrete GPUs: 256 invocations × 4 `vec4` = 4096 elements per tile, a
+    /// window of 32 predecessors, fallback after 16 steps without progress.
+    pub const DEFAULT: Self = Self {
+        workgroup_size: 256,
+        vec4_per_thread: 4,
+        lookback_window: 32,
+        spin_limit: 16,
+    };
+
+    /// Elements per tile: `workgroup_size * vec4_per_thread * 4`.
+    pub const fn tile_elements(&self) -> u32 {
+        self.workgroup_size * self.vec4_per_thread * 4
+    }
+
+    /// Bytes of workgroup memory the kernel declares for this policy (upper bound; the
+    /// segmented variant needs about twice the slot arrays).
+    pub const fn workgroup_storage_bytes(&self, segmented: bool) -> u32 {
+        let slots = self.workgroup_size * self.vec4_per_thread;
+        let padded = slots + (slots >> 5) + 1;
+        let pair_arrays = padded + 2 * self.workgroup_size;
+        let arrays = if segmented {
+            2 * pair_arrays
+        } else {
+            pair_arrays
+        };
+        let window = 2 * self.lookback_window;
+        // Scalars: ticket, aggregate (2), first start, need look-back, look-back state (4).
+        4 * (arrays + window + 9)
+    }
+
+    /// Checks the ranges documented on each field.
+    pub fn validate(&self) -> Result<(), ScanPolicyError> {
+        let p = *self;
+        if !(8..=1024).contains(&p.workgroup_size) || !p.workgroup_size.is_power_of_two() {
+            return Err(ScanPolicyError::WorkgroupSize(p.workgroup_size));
+        }
+        if !(1..=16).contains(&p.vec4_per_thread) {
+            return Err(ScanPolicyError::Vec4PerThread(p.vec4_per_thread));
+        }
+        if p.lookback_window == 0 || p.lookback_window > p.workgroup_size {
+            return Err(ScanPolicyError::LookbackWindow {
+                window: p.lookback_window,
+                workgroup_size: p.workgroup_size,
+            });
+        }
+        if p.spin_limit == 0 {
+            return Err(ScanPolicyError::SpinLimit);
+        }
+        Ok(())
+    }
+}
+
+impl Default for ScanPolicy {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// A [`ScanPolicy`] field outside its documented range.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum ScanPolicyError {
+    /// `workgroup_size` is not a power of two in `8..=1024`.
+    #[error("scan policy: workgroup_size {0} is not a power of two in 8..=1024")]
+    WorkgroupSize(u32),
+    /// `vec4_per_thread` is not in `1..=16`.
+    #[error("scan policy: vec4_per_thread {0} is not in 1..=16")]
+    Vec4PerThread(u32),
+    /// `lookback_window` is 0 or larger than the workgroup.
+    #[error("scan policy: lookback_window {window} is not in 1..={workgroup_size}")]
+    LookbackWindow {
+        /// The requested window.
+        window: u32,
+        /// The policy's workgroup size.
+        workgroup_size: u32,
+    },
+    /// `spin_limit` is 0.
+    #[error("scan policy: spin_limit must be at least 1")]
+    SpinLimit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_policy_is_valid_and_4096_wide() {
+        ScanPolicy::DEFAULT.validate().unwrap();
+        assert_eq!(ScanPolicy::DEFAULT.tile_elements(), 4096);
+        assert!(ScanPolicy::DEFAULT.workgroup_storage_bytes(true) <= 16 * 1024);
+    }
+
+    #[test]
+    fn rejects_out_of_range_fields() {
+        let p = ScanPolicy::DEFAULT;
+        assert_eq!(
+            ScanPolicy {
+                workgroup_size: 96,
+                ..p
+            }
+            .validate(),
+            Err(ScanPolicyError::WorkgroupSize(96))
+        );
+        assert_eq!(
+            ScanPolicy {
+                vec4_per_thread: 0,
+                ..p
+            }
+            .validate(),
+            Err(ScanPolicyError::Vec4PerThread(0))
+        );
+        assert!(ScanPolicy {
+            lookback_window: 512,
+            ..p
+        }
+        .validate()
+        .is_err());
+        assert_eq!(
+            ScanPolicy { spin_limit: 0, ..p }.validate(),
+            Err(ScanPolicyError::SpinLimit)
+        );
+    }
+}

@@ -1,0 +1,449 @@
+//! Stable ascending sort of `uint32` keys, optionally paired with `uint32` values: one packed
+//! domain ([`Sort`]), each chunk of a vector as its own domain ([`BatchSort`]), and many small
+//! segments in place inside shared buffers ([`SegmentedSort`]).
+//!
+//! # Contract
+//! Keys compare as unsigned integers; equal keys keep their input order (stable). [`Sort`] and
+//! [`BatchSort`] read their inputs and write separate outputs (inputs are never modified, and
+//! no output may share a buffer with an input); [`SegmentedSort`] sorts in place. Values may
+//! be caller data moved with their keys, or generated source rows (argsort: row ids `0..n`,
+//! written on the GPU, nothing uploaded). Scratch is graph-owned transients.
+//!
+//! # Algorithms
+//! - Domains of at most [`policy::LOCAL_SORT_MAX`] (256) rows: one workgroup, a bitonic
+//!   network on (key, row) pairs (`local.wgsl`). Reads each key once, writes each output row
+//!   once; values are gathered by source row.
+//! - Larger domains: LSD radix sort with 8-bit digits, four passes, one-sweep design
+//!   (Adinets & Merrill's Onesweep): one histogram pass computes all four digit histograms at
+//!   once (`radix_histogram.wgsl`), then each digit pass (`radix_pass.wgsl`) ranks a tile
+//!   stably, finds each digit's output offset through a chained scan with decoupled
+//!   look-back over the tiles' digit counts, and scatters. The look-back has the *decoupled
+//!   fallback* of Smith, Levien & Owens (SPAA 2025): a workgroup that sees no progress for
+//!   `spin_limit` rounds counts the stalled predecessor tile's digits itself from its keys,
+//!   so it never waits on a workgroup the device does not schedule (Mesa lavapipe, Apple and
+//!   mobile GPUs give no forward-progress guarantee between workgroups). We chose it over
+//!   reduce-then-scan because it reads the keys once per pass instead of twice (16 B/row
+//!   less for 32-bit keys), and the fallback makes it as safe. The tests force the fallback
+//!   path (every predecessor recounted) and a last-tile-first schedule.
+//! - In-tile ranking uses workgroup memory only (two stable 4-bit counting sorts with 16
+//!   private counters per invocation), so no subgroup feature is required anywhere.
+//!
+//! # Memory traffic (radix path, `n` rows, 4-byte keys and values)
+//! Histogram: read keys (4 B/row). Each of the 4 passes: read + write keys (8 B/row) and
+//! values (8 B/row). Keys only: 36 B/row; pairs: 68 B/row; argsort: 64 B/row (the first pass
+//! generates values). Status words add about 1 B/row (zeroed once) plus a few hundred bytes
+//! per 4096-row tile and pass. The floor, one copy of the data, is 8 B/row (keys) or 16 B/row
+//! (pairs): the design moves 4.5× (4.25×) the floor, against 6× (5×) for a reduce-then-scan
+//! radix sort with the same digit width (an extra key read per pass, 48 and 80 B/row).
+//!
+//! # Measured (NVIDIA H200, wgpu 30 / Vulkan, default policy, uniform random keys)
+//! 100M rows: keys only 25.1 ms (4.0 G rows/s), pairs 32.9 ms, argsort 32.8 ms; the
+//! histogram node 0.54 ms, each pass 6.1 ms (keys) or 8.1 ms (pairs), against 0.99 ms for a
+//! device copy of the keys. 2^20 rows: 0.46 ms (keys), 0.55 ms (pairs). The passes are not
+//! bandwidth-bound: a single wave of tiles (2^20 rows) already takes ~90 µs per pass, so
+//! per-tile latency dominates (likely causes: the register footprint of 16 keys per
+//! invocation leaves few workgroups per SM to hide it, and the Hillis-Steele workgroup scans
+//! cost ~70 barriers per tile).
+//! Next steps, in expected order of gain: subgroup scans and ranking where the adapter has
+//! subgroups (fewer barriers), a smaller register footprint (recompute digits instead of
+//! keeping them), then retune `keys_per_thread` and `lookback_window` with `gpugraph bench`.
+//! The spec's radix stages use 4-bit digits; we use 8-bit digits (half the passes over
+//! memory).
+//!
+//! # Capacity
+//! A radix domain holds at most [`policy::MAX_RADIX_ROWS`] rows (status words pack 30-bit
+//! counts); every binding must fit the device's storage binding size. Violations are
+//! [`AlgorithmError`]s naming the sort and the numbers, raised by `add_to_graph`.
+//!
+//! # Benchmarks
+//! [`add_sort_of_buffers`] adds a sort of whole caller buffers to a graph in one call.
+
+pub mod batch;
+pub mod cpu;
+mod kernels;
+mod local;
+pub mod plan;
+pub mod policy;
+mod radix;
+pub mod segmented;
+mod source;
+
+pub use batch::BatchSort;
+pub use kernels::SortKernels;
+pub use policy::SortPolicy;
+pub use segmented::SegmentedSort;
+
+use gpugraph_command::wgpu::{self, BufferUsages};
+use gpugraph_command::{BufferDescriptor, CommandGraph, DataView, VectorFormat, VectorView};
+
+use crate::error::AlgorithmError;
+use crate::kernel::{check_same_topology, require_packed, ViewCheck};
+use policy::{LOCAL_SORT_MAX, MAX_RADIX_ROWS};
+use radix::RadixScratch;
+use source::ValueMode;
+
+/// What moves with the keys: nothing, caller values, or generated source rows (argsort).
+/// `V` is [`DataView`] for [`Sort`] and [`VectorView`] for [`BatchSort`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SortPayload<V> {
+    /// Keys only.
+    KeysOnly,
+    /// `input[i]` is written to `output` at the sorted position of key `i`. Packed uint32,
+    /// one value per key.
+    Values {
+        /// Values aligned with the keys (read only).
+        input: V,
+        /// Destination, aligned with the sorted keys.
+        output: V,
+    },
+    /// `output` receives, for each sorted row, the row the key came from (its chunk-local row
+    /// for [`BatchSort`]): a stable argsort. Generated on the GPU; nothing is uploaded.
+    SourceRows {
+        /// Destination, aligned with the sorted keys.
+        output: V,
+    },
+}
+
+/// Sorts one packed domain of `uint32` keys (stable, ascending) into `sorted_keys`, moving
+/// the payload with them. Reads `keys` (and input values); writes every row of the outputs
+/// exactly once; owns its scratch as transients (none up to 256 rows; above: one copy of the
+/// keys and values plus about one status byte per row).
+#[derive(Clone, Debug)]
+pub struct Sort {
+    /// Node id prefix (and label).
+    pub id: String,
+    /// Keys to sort: packed uint32, read only.
+    pub keys: DataView,
+    /// Destination of the sorted keys: packed uint32, same length, its own buffer.
+    pub sorted_keys: DataView,
+    /// What moves with the keys.
+    pub payload: SortPayload<DataView>,
+    /// Tunables; `None` picks [`SortPolicy::for_device`].
+    pub policy: Option<SortPolicy>,
+    /// Compiled-kernel cache; share one clone among many sorts to compile each kernel once.
+    pub kernels: SortKernels,
+}
+
+impl Sort {
+    /// A keys-only sort.
+    pub fn keys(id: impl Into<String>, keys: DataView, sorted_keys: DataView) -> Self {
+        Self {
+            id: id.into(),
+            keys,
+            sorted_keys,
+            payload: SortPayload::KeysOnly,
+            policy: None,
+            kernels: SortKernels::default(),
+        }
+    }
+
+    /// A key/value sort.
+    pub fn pairs(
+        id: impl Into<String>,
+        keys: DataView,
+        values: DataView,
+        sorted_keys: DataView,
+        sorted_values: DataView,
+    ) -> Self {
+        Self {
+            payload: SortPayload::Values {
+                input: values,
+                output: sorted_values,
+            },
+            ..Self::keys(id, keys, sorted_keys)
+        }
+    }
+
+    /// A stable argsort: `source_rows[i]` = the input row of the `i`-th smallest key; the
+    /// sorted keys are written too.
+    pub fn argsort(
+        id: impl Into<String>,
+        keys: DataView,
+        sorted_keys: DataView,
+        source_rows: DataView,
+    ) -> Self {
+        Self {
+            payload: SortPayload::SourceRows {
+                output: source_rows,
+            },
+            ..Self::keys(id, keys, sorted_keys)
+        }
+    }
+
+    /// Validates the views and adds the nodes: none for 0 rows; `<id>` (one workgroup) up to
+    /// 256 rows; otherwise `<id>.histogram` and `<id>.pass0` .. `<id>.pass3` with transients
+    /// `<id>.scratch-keys`, `<id>.scratch-values` and `<id>.status`.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        let check = ViewCheck {
+            algorithm: "sort",
+            id: &self.id,
+        };
+        let payload = match self.payload {
+            SortPayload::KeysOnly => SortPayload::KeysOnly,
+            SortPayload::Values { input, output } => SortPayload::Values {
+                input: input.into(),
+                output: output.into(),
+            },
+            SortPayload::SourceRows { output } => SortPayload::SourceRows {
+                output: output.into(),
+            },
+        };
+        let keys: VectorView = self.keys.into();
+        let sorted: VectorView = self.sorted_keys.into();
+        check_views(graph, check, &keys, &sorted, &payload)?;
+        let policy = resolve_policy(graph, check, self.policy)?;
+        let domain = domains(&keys, &sorted, &payload).remove(0);
+        let cache = self.kernels.clone();
+        let rows = domain.keys.len();
+        if rows == 0 {
+            return Ok(());
+        }
+        if rows <= LOCAL_SORT_MAX as u64 {
+            return local::add_local_node(graph, self.id.clone(), vec![domain], cache);
+        }
+        check_radix_capacity(graph, check, rows, &policy)?;
+        radix::grids(
+            graph,
+            &self.id,
+            "sort",
+            &plan::RadixPlan::new(rows as u32, &policy),
+        )?;
+        let scratch = RadixScratch::create(
+            graph,
+            &self.id,
+            rows as u32,
+            domain.mode != ValueMode::None,
+            &policy,
+        )?;
+        radix::add_radix_nodes(graph, &self.id, "sort", &domain, &scratch, policy, &cache)
+    }
+}
+
+/// Bench entry point: imports whole caller buffers holding `rows` packed u32 at offset 0 and
+/// adds a [`Sort`] named `id` (buffers are imported as `<id>.keys`, `<id>.values`,
+/// `<id>.sorted-keys`, `<id>.sorted-values`). `values` and `sorted_values` both given: pairs;
+/// only `sorted_values`: argsort; neither: keys only. Every buffer needs `STORAGE` usage and
+/// at least `rows * 4` bytes; errors are those of [`Sort::add_to_graph`] and the imports.
+pub fn add_sort_of_buffers(
+    graph: &mut CommandGraph,
+    id: &str,
+    rows: u64,
+    keys: &wgpu::Buffer,
+    values: Option<&wgpu::Buffer>,
+    sorted_keys: &wgpu::Buffer,
+    sorted_values: Option<&wgpu::Buffer>,
+) -> Result<(), AlgorithmError> {
+    let mut import = |name: &str, buffer: &wgpu::Buffer| -> Result<DataView, AlgorithmError> {
+        let h = graph.import_buffer(
+            BufferDescriptor::new(format!("{id}.{name}"), rows * 4, BufferUsages::STORAGE),
+            buffer,
+        )?;
+        Ok(graph.create_packed_view(h, VectorFormat::Uint32, rows)?)
+    };
+    let k = import("keys", keys)?;
+    let sk = import("sorted-keys", sorted_keys)?;
+    let payload = match (values, sorted_values) {
+        (Some(v), Some(sv)) => SortPayload::Values {
+            input: import("values", v)?,
+            output: import("sorted-values", sv)?,
+        },
+        (None, Some(sv)) => SortPayload::SourceRows {
+            output: import("sorted-values", sv)?,
+        },
+        (None, None) => SortPayload::KeysOnly,
+        (Some(_), None) => {
+            return Err(AlgorithmError::InvalidConfig {
+                algorithm: "sort",
+                id: id.to_string(),
+                reason: "values were given without a sorted-values buffer".into(),
+            })
+        }
+    };
+    Sort {
+        id: id.to_string(),
+        keys: k,
+        sorted_keys: sk,
+        payload,
+        policy: None,
+        kernels: SortKernels::default(),
+    }
+    .add_to_graph(graph)
+}
+
+/// One sort domain's views (validated): what the local and radix paths consume.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Domain {
+    pub keys: DataView,
+    pub sorted_keys: DataView,
+    /// Source values ([`ValueMode::Load`] only).
+    pub values: Option<DataView>,
+    /// Destination values ([`ValueMode::Load`] and [`ValueMode::SourceRows`]).
+    pub sorted_values: Option<DataView>,
+    pub mode: ValueMode,
+}
+
+/// Per-chunk domains of validated views.
+fn domains(
+    keys: &VectorView,
+    sorted: &VectorView,
+    payload: &SortPayload<VectorView>,
+) -> Vec<Domain> {
+    (0..keys.chunks().len())
+        .map(|c| {
+            let (values, sorted_values, mode) = match payload {
+                SortPayload::KeysOnly => (None, None, ValueMode::None),
+                SortPayload::Values { input, output } => (
+                    Some(input.chunks()[c]),
+                    Some(output.chunks()[c]),
+                    ValueMode::Load,
+                ),
+                SortPayload::SourceRows { output } => {
+                    (None, Some(output.chunks()[c]), ValueMode::SourceRows)
+                }
+            };
+            Domain {
+                keys: keys.chunks()[c],
+                sorted_keys: sorted.chunks()[c],
+                values,
+                sorted_values,
+                mode,
+            }
+        })
+        .collect()
+}
+
+/// Formats, chunk topology and buffer separation of a sort's views.
+fn check_views(
+    graph: &CommandGraph,
+    check: ViewCheck<'_>,
+    keys: &VectorView,
+    sorted: &VectorView,
+    payload: &SortPayload<VectorView>,
+) -> Result<(), AlgorithmError> {
+    let u32f = VectorFormat::Uint32;
+    require_packed(check, "keys", keys, u32f)?;
+    require_packed(check, "sorted keys", sorted, u32f)?;
+    check_same_topology(check, "keys", keys, "sorted keys", sorted)?;
+    let mut inputs = vec![("keys", keys)];
+    let mut outputs = vec![("sorted keys", sorted)];
+    match payload {
+        SortPayload::KeysOnly => {}
+        SortPayload::Values { input, output } => {
+            require_packed(check, "values", input, u32f)?;
+            require_packed(check, "sorted values", output, u32f)?;
+            check_same_topology(check, "keys", keys, "values", input)?;
+            check_same_topology(check, "keys", keys, "sorted values", output)?;
+            inputs.push(("values", input));
+            outputs.push(("sorted values", output));
+        }
+        SortPayload::SourceRows { output } => {
+            require_packed(check, "source rows", output, u32f)?;
+            check_same_topology(check, "keys", keys, "source rows", output)?;
+            outputs.push(("source rows", output));
+        }
+    }
+    let mismatch = |reason: String| AlgorithmError::Mismatch {
+        algorithm: check.algorithm,
+        id: check.id.to_string(),
+        reason,
+    };
+    for (i, (out_name, out)) in outputs.iter().enumerate() {
+        for b in out.buffers() {
+            if let Some((in_name, _)) = inputs.iter().find(|(_, v)| v.buffers().contains(&b)) {
+                return Err(mismatch(format!(
+                    "{out_name} and {in_name} share buffer {}; sort into another buffer",
+                    graph.buffer_id(b)?
+                )));
+            }
+            if let Some((other, _)) = outputs[i + 1..]
+                .iter()
+                .find(|(_, v)| v.buffers().contains(&b))
+            {
+                return Err(mismatch(format!(
+                    "{out_name} and {other} share buffer {}; give each output its own buffer",
+                    graph.buffer_id(b)?
+                )));
+            }
+        }
+    }
+    for (name, v) in inputs.iter().chain(&outputs) {
+        check_binding_sizes(graph, check, name, v)?;
+    }
+    Ok(())
+}
+
+/// Every chunk's binding range must fit the device's storage binding size.
+fn check_binding_sizes(
+    graph: &CommandGraph,
+    check: ViewCheck<'_>,
+    name: &str,
+    v: &VectorView,
+) -> Result<(), AlgorithmError> {
+    let limits = graph.device().limits();
+    let align = limits.min_storage_buffer_offset_alignment as u64;
+    for c in v.chunks() {
+        let size = c.aligned_range(align).size;
+        if size > limits.max_storage_buffer_binding_size {
+            return Err(AlgorithmError::DeviceLimit {
+                algorithm: check.algorithm,
+                id: check.id.to_string(),
+                what: format!("storage binding bytes of {name}"),
+                needed: size,
+                limit: limits.max_storage_buffer_binding_size,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The caller's policy (validated) or the device default.
+fn resolve_policy(
+    graph: &CommandGraph,
+    check: ViewCheck<'_>,
+    policy: Option<SortPolicy>,
+) -> Result<SortPolicy, AlgorithmError> {
+    let limits = graph.device().limits();
+    let policy = policy.unwrap_or_else(|| SortPolicy::for_device(&limits));
+    policy
+        .validate(&limits)
+        .map_err(|reason| AlgorithmError::InvalidConfig {
+            algorithm: check.algorithm,
+            id: check.id.to_string(),
+            reason: format!("sort policy: {reason}"),
+        })?;
+    Ok(policy)
+}
+
+/// Row count and scratch bindings of a radix domain against the status encoding and the
+/// device's binding size.
+fn check_radix_capacity(
+    graph: &CommandGraph,
+    check: ViewCheck<'_>,
+    rows: u64,
+    policy: &SortPolicy,
+) -> Result<(), AlgorithmError> {
+    let limit = |what: &str, needed: u64, limit: u64| AlgorithmError::DeviceLimit {
+        algorithm: check.algorithm,
+        id: check.id.to_string(),
+        what: what.to_string(),
+        needed,
+        limit,
+    };
+    if rows > MAX_RADIX_ROWS {
+        return Err(limit(
+            "rows in one sort domain (30-bit tile status counts)",
+            rows,
+            MAX_RADIX_ROWS,
+        ));
+    }
+    let max = graph.device().limits().max_storage_buffer_binding_size;
+    let status = RadixScratch::status_bytes(rows as u32, policy);
+    if status > max {
+        return Err(limit(
+            "storage binding bytes of the radix status",
+            status,
+            max,
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,194 @@
+//! Tunables of the sort family, chosen in one place: digit width, workgroup shapes, keys per
+//! thread, histogram batching, look-back patience and segment width buckets.
+//!
+//! Kernels see them as `const` declarations of a generated header (`source.rs`); no WGSL file
+//! of this module holds a tuning literal of its own.
+
+use gpugraph_command::wgpu;
+
+/// Bits of the key consumed by one radix pass.
+pub const RADIX_BITS: u32 = 8;
+/// Digit values per pass (`2^RADIX_BITS`).
+pub const RADIX: u32 = 1 << RADIX_BITS;
+/// Radix passes over 32-bit keys.
+pub const PASSES: u32 = 32 / RADIX_BITS;
+/// Invocations of every radix kernel: one per digit, so look-back and histogram scans map a
+/// digit to an invocation.
+pub const RADIX_WORKGROUP: u32 = RADIX;
+/// Largest domain sorted inside one workgroup (bitonic); larger domains use radix passes.
+pub const LOCAL_SORT_MAX: u32 = 256;
+/// Invocations of the bitonic kernels: each owns one compare-exchange pair of a 256-row tile.
+pub const LOCAL_WORKGROUP: u32 = LOCAL_SORT_MAX / 2;
+/// Width classes of [`super::SegmentedSort`]: a segment of `len` rows goes to the first class
+/// `>= len`; one dispatch (one graph node) per class in use.
+pub const SEGMENT_WIDTHS: [u32; 4] = [32, 64, 128, 256];
+/// Invocations of the segment classification kernel (one segment each).
+pub const CLASSIFY_WORKGROUP: u32 = 256;
+/// Status words pack a 2-bit state and a 30-bit count, so a radix domain holds fewer rows.
+pub const MAX_RADIX_ROWS: u64 = (1 << 30) - 1;
+
+/// Tile shape and look-back behavior of the radix passes.
+///
+/// A radix tile is `RADIX_WORKGROUP * keys_per_thread` keys; each invocation holds
+/// `keys_per_thread` consecutive keys in registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SortPolicy {
+    /// Keys per invocation of a radix pass: a multiple of 4 in `4..=64` (vec4 loads; the
+    /// in-tile ranking packs 16-bit counts, so tiles stay below 2^16 keys).
+    pub keys_per_thread: u32,
+    /// Radix tiles histogrammed by one workgroup of the global histogram pass (fewer global
+    /// atomics with more), in `1..=64`.
+    pub histogram_tiles_per_workgroup: u32,
+    /// Predecessor tiles each look-back step reads with independent loads, in `1..=32`. The
+    /// inclusive prefix crosses tiles one load round trip per step, so a wider window lets it
+    /// advance faster when that chain is the bottleneck.
+    pub lookback_window: u32,
+    /// Look-back rounds without progress before a workgroup stops waiting and counts the
+    /// stalled predecessor tile's digits itself (decoupled fallback). At least 1.
+    pub spin_limit: u32,
+    /// Testing only: the look-back ignores published tile status, so every predecessor tile is
+    /// recounted through the fallback path (quadratic in tiles).
+    pub force_fallback: bool,
+    /// Testing only: workgroups take tiles last-first, so each waits on predecessors that have
+    /// not started, the schedule a device without forward-progress guarantees may produce.
+    pub reverse_tiles: bool,
+}
+
+impl SortPolicy {
+    /// Default for devices with at least 20 KiB of workgroup memory: 4096-key tiles, 8 tiles
+    /// per histogram workgroup, a look-back window of 1, fallback after 64 rounds without
+    /// progress. On an H200 (wgpu/Vulkan) 32 keys per thread ran about 2x slower per pass
+    /// and a window of 8 about 7% slower at 2^20 rows: the passes are bound by per-tile
+    /// latency, not by the look-back chain (see the module doc of `sort`).
+    pub const DEFAULT: Self = Self {
+        keys_per_thread: 16,
+        histogram_tiles_per_workgroup: 8,
+        lookback_window: 1,
+        spin_limit: 64,
+        force_fallback: false,
+        reverse_tiles: false,
+    };
+
+    /// The default shrunk until its radix pass fits the device's workgroup memory.
+    pub fn for_device(limits: &wgpu::Limits) -> Self {
+        let mut p = Self::DEFAULT;
+        while p.keys_per_thread > 4
+            && p.workgroup_storage_bytes() > limits.max_compute_workgroup_storage_size
+        {
+            p.keys_per_thread /= 2;
+        }
+        p
+    }
+
+    /// Keys per radix tile.
+    pub const fn tile_rows(&self) -> u32 {
+        RADIX_WORKGROUP * self.keys_per_thread
+    }
+
+    /// Workgroup memory the radix pass declares: the shuffle array (which also hosts the 16
+    /// digit counters per invocation of the ranking), digit counts, bases and scan scratch.
+    pub const fn workgroup_storage_bytes(&self) -> u32 {
+        let counters = 8 * RADIX_WORKGROUP;
+        let tile = self.tile_rows();
+        let shuffle = if tile > counters { tile } else { counters };
+        4 * (shuffle + 3 * RADIX + 16)
+    }
+
+    /// Checks the documented ranges and that the device can run the policy; the message names
+    /// the field or limit.
+    pub fn validate(&self, limits: &wgpu::Limits) -> Result<(), String> {
+        let p = self;
+        if !(4..=64).contains(&p.keys_per_thread) || !p.keys_per_thread.is_multiple_of(4) {
+            return Err(format!(
+                "keys_per_thread {} is not a multiple of 4 in 4..=64",
+                p.keys_per_thread
+            ));
+        }
+        if !(1..=64).contains(&p.histogram_tiles_per_workgroup) {
+            return Err(format!(
+                "histogram_tiles_per_workgroup {} is not in 1..=64",
+                p.histogram_tiles_per_workgroup
+            ));
+        }
+        if !(1..=32).contains(&p.lookback_window) {
+            return Err(format!(
+                "lookback_window {} is not in 1..=32",
+                p.lookback_window
+            ));
+        }
+        if p.spin_limit == 0 {
+            return Err("spin_limit must be at least 1".into());
+        }
+        if p.workgroup_storage_bytes() > limits.max_compute_workgroup_storage_size {
+            return Err(format!(
+                "keys_per_thread {} needs {} bytes of workgroup memory, the device allows {}",
+                p.keys_per_thread,
+                p.workgroup_storage_bytes(),
+                limits.max_compute_workgroup_storage_size
+            ));
+        }
+        if limits.max_compute_invocations_per_workgroup < RADIX_WORKGROUP {
+            return Err(format!(
+                "radix kernels need {RADIX_WORKGROUP} invocations per workgroup, the device allows {}",
+                limits.max_compute_invocations_per_workgroup
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for SortPolicy {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_fits_common_devices_and_shrinks_for_small_ones() {
+        let lavapipe = wgpu::Limits {
+            max_compute_workgroup_storage_size: 32 * 1024,
+            ..wgpu::Limits::default()
+        };
+        assert_eq!(SortPolicy::for_device(&lavapipe), SortPolicy::DEFAULT);
+        SortPolicy::DEFAULT.validate(&lavapipe).unwrap();
+        assert_eq!(SortPolicy::DEFAULT.tile_rows(), 4096);
+        let webgpu = wgpu::Limits::default();
+        let small = SortPolicy::for_device(&webgpu);
+        assert_eq!(small.keys_per_thread, 8);
+        small.validate(&webgpu).unwrap();
+    }
+
+    #[test]
+    fn rejects_out_of_range_fields() {
+        let l = wgpu::Limits {
+            max_compute_workgroup_storage_size: 1 << 20,
+            ..wgpu::Limits::default()
+        };
+        let p = SortPolicy::DEFAULT;
+        for bad in [
+            SortPolicy {
+                keys_per_thread: 6,
+                ..p
+            },
+            SortPolicy {
+                keys_per_thread: 128,
+                ..p
+            },
+            SortPolicy {
+                histogram_tiles_per_workgroup: 0,
+                ..p
+            },
+            SortPolicy { spin_limit: 0, ..p },
+            SortPolicy {
+                lookback_window: 0,
+                ..p
+            },
+        ] {
+            assert!(bad.validate(&l).is_err(), "{bad:?}");
+        }
+    }
+}

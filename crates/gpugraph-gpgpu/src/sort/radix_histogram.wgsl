@@ -1,0 +1,66 @@
+// Radix sort, stage 1 (one sweep over the keys): the digit histograms of all passes at once,
+// their exclusive prefix sums, and zeroed tickets and tile status for the passes.
+// CPU twin: cpu::digit_histograms. Dispatch order: clear_histograms, count_digits,
+// scan_histograms (wgpu orders dispatches that share a storage buffer).
+
+var<workgroup> sh_count: array<atomic<u32>, PASSES * RADIX>;
+
+// Zeroes the tickets and histograms. One workgroup.
+@compute @workgroup_size(WG_SIZE)
+fn clear_histograms(@builtin(local_invocation_index) t: u32) {
+    for (var i = t; i < HEADER_WORDS + PASSES * RADIX; i += WG_SIZE) {
+        atomicStore(&scratch[i], 0u);
+    }
+}
+
+// Workgroup g counts the digits of tiles [g * tiles_per_group, ...) for every pass in workgroup
+// memory, then adds its nonzero counts to the global histograms, and zeroes the status rows of
+// its tiles for every pass.
+@compute @workgroup_size(WG_SIZE)
+fn count_digits(
+    @builtin(local_invocation_index) t: u32,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) num_wg: vec3<u32>,
+) {
+    let first_tile = linear_workgroup(wg, num_wg) * params.tiles_per_group;
+    if first_tile >= params.tiles {
+        return;
+    }
+    let last_tile = min(first_tile + params.tiles_per_group, params.tiles);
+    for (var p = 0u; p < PASSES; p += 1u) {
+        let row = params.status_word + p * params.tiles * RADIX;
+        for (var tile = first_tile; tile < last_tile; tile += 1u) {
+            atomicStore(&scratch[row + tile * RADIX + t], 0u);
+        }
+    }
+    let end = min(last_tile * TILE_ROWS, params.rows);
+    // Striped over vec4 slots, so a workgroup's loads of one round are contiguous.
+    for (var e = first_tile * TILE_ROWS + 4u * t; e < end; e += 4u * WG_SIZE) {
+        let k = load_key4(e, end);
+        for (var c = 0u; c < 4u; c += 1u) {
+            if e + c < end {
+                for (var p = 0u; p < PASSES; p += 1u) {
+                    atomicAdd(&sh_count[p * RADIX + digit_of(k[c], p * RADIX_BITS)], 1u);
+                }
+            }
+        }
+    }
+    workgroupBarrier();
+    for (var p = 0u; p < PASSES; p += 1u) {
+        let c = atomicLoad(&sh_count[p * RADIX + t]);
+        if c != 0u {
+            atomicAdd(&scratch[HISTOGRAM_WORD + p * RADIX + t], c);
+        }
+    }
+}
+
+// Replaces each pass's digit counts by their exclusive prefix sums: the first output row of
+// each digit. One workgroup.
+@compute @workgroup_size(WG_SIZE)
+fn scan_histograms(@builtin(local_invocation_index) t: u32) {
+    for (var p = 0u; p < PASSES; p += 1u) {
+        let w = HISTOGRAM_WORD + p * RADIX + t;
+        let s = workgroup_scan(t, atomicLoad(&scratch[w]));
+        atomicStore(&scratch[w], s.x);
+    }
+}

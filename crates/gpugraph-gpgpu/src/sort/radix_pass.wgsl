@@ -1,0 +1,363 @@
+// Radix sort, stage 2 (one dispatch per digit pass): a one-sweep pass. Each workgroup takes a
+// tile by ticket, ranks its keys stably by the pass's digit, learns where each digit's run of
+// this tile starts in the output through a chained scan with decoupled look-back over the
+// tiles' digit counts, and scatters keys (and values) there.
+// CPU twin: cpu::radix_pass.
+//
+// `#ifdef` names (source.rs): LOAD_VALUES (values are read from src_values), SOURCE_ROWS
+// (values are the keys' source rows, generated), FORCE_FALLBACK and REVERSE_TILES (testing).
+//
+// Steps of one workgroup (tile of TILE_ROWS keys; invocation t holds rows t*KPT .. t*KPT+KPT-1
+// of the tile in registers, "blocked", so rank order = tile order):
+//  1. Count the tile's digits in workgroup memory and publish them at once (state AGGREGATE;
+//     tile 0 publishes INCLUSIVE since nothing precedes it).
+//  2. Rank stably: two 4-bit counting sorts (low then high half of the digit), each with 16
+//     private counters per invocation, scanned digit-major, invocation-minor. Workgroup memory
+//     only, no subgroup operations, so it runs on every adapter.
+//  3. Look back (invocation d owns digit d): add predecessors' published counts until one
+//     publishes its INCLUSIVE prefix, then publish this tile's. Rounds are workgroup-uniform; when a round makes no
+//     progress for SPIN_LIMIT rounds, the workgroup counts the latest stalled predecessor's
+//     digits itself from its keys (decoupled fallback; Smith, Levien & Owens 2025) and
+//     publishes them. A device that never schedules a predecessor therefore cannot hang this
+//     workgroup: at worst it recounts every predecessor back to tile 0.
+//  4. Scatter: keys go through workgroup memory into rank order and
+//     each invocation writes rows j*WG_SIZE + t (runs of equal digits are contiguous in the
+//     output), then values the same way.
+
+const KPT: u32 = KEYS_PER_THREAD;
+const STATE_SHIFT: u32 = 30u;
+const COUNT_MASK: u32 = (1u << STATE_SHIFT) - 1u;
+const AGGREGATE: u32 = 1u << STATE_SHIFT;
+const INCLUSIVE: u32 = 2u << STATE_SHIFT;
+// 16 counters per invocation, packed two 16-bit halves per word: digit n and n + 8 share word
+// (n, t) = n * WG_SIZE + t. They live in `sh`, whose size SHUFFLE_WORDS (header) is
+// max(TILE_ROWS, 8 * WG_SIZE).
+
+const LB_DONE: u32 = 0u;
+const LB_CONTINUE: u32 = 1u;
+const LB_FALLBACK: u32 = 2u;
+
+@group(0) @binding(4) var<storage, read_write> dst_keys: array<u32>;
+#ifdef WRITE_VALUES
+@group(0) @binding(5) var<storage, read_write> dst_values: array<u32>;
+#endif
+#ifdef LOAD_VALUES
+@group(0) @binding(6) var<storage, read> src_values: array<u32>;
+@group(0) @binding(7) var<storage, read> src_values4: array<vec4<u32>>;
+#endif
+
+// The ranking counters, then the rank maps, then keys and values in rank order.
+var<workgroup> sh: array<u32, SHUFFLE_WORDS>;
+// The tile's digit counts; reused by the fallback for a predecessor's counts.
+var<workgroup> sh_count: array<atomic<u32>, RADIX>;
+// Output row of the tile's row 0 of each digit run (may wrap; row i adds i).
+var<workgroup> sh_base: array<u32, RADIX>;
+var<workgroup> sh_ticket: u32;
+var<workgroup> lb_pending: atomic<u32>;
+var<workgroup> lb_progress: atomic<u32>;
+var<workgroup> lb_stalled: atomic<u32>;
+var<workgroup> lb_spins: u32;
+var<workgroup> lb_decision: u32;
+var<workgroup> lb_target: u32;
+
+fn status_index(tile: u32, d: u32) -> u32 {
+    return params.status_word + tile * RADIX + d;
+}
+
+// atomicMax: states only grow (EMPTY < AGGREGATE < INCLUSIVE), so a late fallback
+// publication never overwrites an inclusive prefix, and a repeated one is a no-op.
+fn publish(tile: u32, d: u32, word: u32) {
+    atomicMax(&scratch[status_index(tile, d)], word);
+}
+
+// Ranks of the invocation's keys by a 4-bit digit in tile order: the number of tile keys with
+// a smaller digit, or an equal digit at an earlier row. Begins and ends with `sh` free.
+fn rank_nibble(t: u32, nib: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
+    var ranks: array<u32, KPT>;
+    for (var n = 0u; n < 8u; n += 1u) {
+        sh[n * WG_SIZE + t] = 0u;
+    }
+    // The counters of column t are private to invocation t: no atomics, no barrier.
+    for (var k = 0u; k < KPT; k += 1u) {
+        let d = (*nib)[k];
+        let w = (d & 7u) * WG_SIZE + t;
+        let half = (d >> 3u) * 16u;
+        let c = sh[w];
+        ranks[k] = (c >> half) & 0xffffu;
+        sh[w] = c + (1u << half);
+    }
+    workgroupBarrier();
+    // Exclusive scan of the counter words in index order (raking: 8 consecutive words per
+    // invocation). Halves never carry: a tile has fewer than 2^16 keys.
+    var words: array<u32, 8>;
+    var sum = 0u;
+    for (var i = 0u; i < 8u; i += 1u) {
+        words[i] = sh[8u * t + i];
+        sum += words[i];
+    }
+    let s = workgroup_scan(t, sum);
+    var run = s.x;
+    for (var i = 0u; i < 8u; i += 1u) {
+        sh[8u * t + i] = run;
+        run += words[i];
+    }
+    workgroupBarrier();
+    // High-half digits (8..15) come after every low-half digit.
+    let low_total = s.y & 0xffffu;
+    for (var k = 0u; k < KPT; k += 1u) {
+        let d = (*nib)[k];
+        let c = sh[(d & 7u) * WG_SIZE + t];
+        ranks[k] += select((c >> 16u) + low_total, c & 0xffffu, d < 8u);
+    }
+    workgroupBarrier();
+    return ranks;
+}
+
+// Final ranks (tile order of the stable sort by `digits`) of the invocation's keys.
+fn rank_tile(t: u32, digits: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
+    var nib: array<u32, KPT>;
+    for (var k = 0u; k < KPT; k += 1u) {
+        nib[k] = (*digits)[k] & 15u;
+    }
+    let low = rank_nibble(t, &nib);
+    // Move (digit, source row in tile) into low-digit order, then rank by the high nibble.
+    for (var k = 0u; k < KPT; k += 1u) {
+        sh[low[k]] = ((*digits)[k] << 16u) | (t * KPT + k);
+    }
+    workgroupBarrier();
+    var moved: array<u32, KPT>;
+    for (var k = 0u; k < KPT; k += 1u) {
+        moved[k] = sh[t * KPT + k];
+        nib[k] = moved[k] >> 20u;
+    }
+    workgroupBarrier();
+    let high = rank_nibble(t, &nib);
+    // Send each final rank back to its source row.
+    for (var k = 0u; k < KPT; k += 1u) {
+        sh[moved[k] & 0xffffu] = high[k];
+    }
+    workgroupBarrier();
+    var ranks: array<u32, KPT>;
+    for (var k = 0u; k < KPT; k += 1u) {
+        ranks[k] = sh[t * KPT + k];
+    }
+    workgroupBarrier();
+    return ranks;
+}
+
+// Count of digit t among the keys of tile `tile` (fallback). Uniform control flow.
+fn count_tile_digit(t: u32, tile: u32) -> u32 {
+    atomicStore(&sh_count[t], 0u);
+    workgroupBarrier();
+    let start = tile * TILE_ROWS;
+    let end = min(start + TILE_ROWS, params.rows);
+    for (var e = start + 4u * t; e < end; e += 4u * WG_SIZE) {
+        let k = load_key4(e, end);
+        for (var c = 0u; c < 4u; c += 1u) {
+            if e + c < end {
+                atomicAdd(&sh_count[digit_of(k[c], params.shift)], 1u);
+            }
+        }
+    }
+    workgroupBarrier();
+    let n = atomicLoad(&sh_count[t]);
+    workgroupBarrier();
+    return n;
+}
+
+// Rows of digit t in all tiles before `tile`; publishes the tile's INCLUSIVE prefix of digit
+// t (prefix + count) the moment it is known, since successors wait on it. Uniform control flow.
+//
+// The walk over predecessors is what chains tiles together: the inclusive prefix advances one
+// dependent load round trip per hop. Each invocation therefore reads LOOKBACK_WINDOW
+// predecessors with independent loads per hop, folding them nearest first up to the first
+// that has published nothing (stop, retry) or its inclusive prefix (done).
+fn look_back(t: u32, tile: u32, count: u32) -> u32 {
+    var prefix = 0u;
+    // The next predecessor to read is next - 1.
+    var next = tile;
+    var done = tile == 0u;
+    loop {
+        var progressed = false;
+        if !done {
+            loop {
+                var window: array<u32, LOOKBACK_WINDOW>;
+                let avail = min(next, LOOKBACK_WINDOW);
+                for (var i = 0u; i < LOOKBACK_WINDOW; i += 1u) {
+                    if i < avail {
+                        window[i] = atomicLoad(&scratch[status_index(next - 1u - i, t)]);
+                    }
+                }
+                var consumed = 0u;
+                var blocked = false;
+                for (var i = 0u; i < avail; i += 1u) {
+                    var s = window[i];
+#ifdef FORCE_FALLBACK
+                    s = 0u;
+#endif
+                    if s < AGGREGATE {
+                        blocked = true;
+                        break;
+                    }
+                    prefix += s & COUNT_MASK;
+                    consumed += 1u;
+                    if s >= INCLUSIVE {
+                        done = true;
+                        break;
+                    }
+                }
+                next -= consumed;
+                progressed = progressed || consumed != 0u;
+                done = done || next == 0u;
+                if done || blocked {
+                    break;
+                }
+            }
+            if done {
+                publish(tile, t, INCLUSIVE | (prefix + count));
+            }
+        }
+        if progressed {
+            atomicOr(&lb_progress, 1u);
+        }
+        if !done {
+            atomicAdd(&lb_pending, 1u);
+            atomicMax(&lb_stalled, next);
+        }
+        workgroupBarrier();
+        if t == 0u {
+            let pending = atomicLoad(&lb_pending);
+            let progress = atomicLoad(&lb_progress);
+            let stalled = atomicLoad(&lb_stalled);
+            atomicStore(&lb_pending, 0u);
+            atomicStore(&lb_progress, 0u);
+            atomicStore(&lb_stalled, 0u);
+            if pending == 0u {
+                lb_decision = LB_DONE;
+            } else if progress != 0u {
+                lb_spins = 0u;
+                lb_decision = LB_CONTINUE;
+            } else {
+                lb_spins += 1u;
+                if lb_spins >= SPIN_LIMIT {
+                    lb_spins = 0u;
+                    lb_target = stalled - 1u;
+                    lb_decision = LB_FALLBACK;
+                } else {
+                    lb_decision = LB_CONTINUE;
+                }
+            }
+        }
+        let decision = workgroupUniformLoad(&lb_decision);
+        if decision == LB_DONE {
+            break;
+        }
+        if decision == LB_FALLBACK {
+            let stalled_tile = workgroupUniformLoad(&lb_target);
+            let n = count_tile_digit(t, stalled_tile);
+            // Help the other waiters; tile 0's count is its inclusive prefix.
+            publish(stalled_tile, t, select(AGGREGATE, INCLUSIVE, stalled_tile == 0u) | n);
+            if !done && next - 1u == stalled_tile {
+                prefix += n;
+                next -= 1u;
+                if next == 0u {
+                    done = true;
+                    publish(tile, t, INCLUSIVE | (prefix + count));
+                }
+            }
+        }
+    }
+    return prefix;
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn radix_pass(@builtin(local_invocation_index) t: u32) {
+    if t == 0u {
+        sh_ticket = atomicAdd(&scratch[params.ticket_word], 1u);
+    }
+    let ticket = workgroupUniformLoad(&sh_ticket);
+    if ticket >= params.tiles {
+        return;
+    }
+#ifdef REVERSE_TILES
+    let tile = params.tiles - 1u - ticket;
+#else
+    let tile = ticket;
+#endif
+    let tile_start = tile * TILE_ROWS;
+    let valid = min(TILE_ROWS, params.rows - tile_start);
+    let first = t * KPT;
+
+    // 1. Load (blocked), count and publish.
+    var keys: array<u32, KPT>;
+    var digits: array<u32, KPT>;
+    for (var q = 0u; q < KPT / 4u; q += 1u) {
+        let e = tile_start + first + 4u * q;
+        let k4 = load_key4(e, tile_start + valid);
+        for (var c = 0u; c < 4u; c += 1u) {
+            keys[4u * q + c] = k4[c];
+        }
+    }
+    for (var k = 0u; k < KPT; k += 1u) {
+        digits[k] = digit_of(keys[k], params.shift);
+        if first + k < valid {
+            atomicAdd(&sh_count[digits[k]], 1u);
+        }
+    }
+    workgroupBarrier();
+    let count = atomicLoad(&sh_count[t]);
+    publish(tile, t, select(AGGREGATE, INCLUSIVE, tile == 0u) | count);
+    let local = workgroup_scan(t, count);
+
+    // 2. Rank.
+    let ranks = rank_tile(t, &digits);
+
+    // 3. Look back, publish the inclusive prefix.
+    let prefix = look_back(t, tile, count);
+    sh_base[t] = atomicLoad(&scratch[params.histogram_word + t]) + prefix - local.x;
+
+    // 4. Scatter keys in rank order.
+    for (var k = 0u; k < KPT; k += 1u) {
+        sh[ranks[k]] = keys[k];
+    }
+    workgroupBarrier();
+    var out_digits: array<u32, KPT>;
+    for (var j = 0u; j < KPT; j += 1u) {
+        let i = j * WG_SIZE + t;
+        if i < valid {
+            let key = sh[i];
+            out_digits[j] = digit_of(key, params.shift);
+            dst_keys[params.dst_keys + sh_base[out_digits[j]] + i] = key;
+        }
+    }
+#ifdef WRITE_VALUES
+    workgroupBarrier();
+    for (var q = 0u; q < KPT / 4u; q += 1u) {
+        let e = tile_start + first + 4u * q;
+#ifdef LOAD_VALUES
+        var v = vec4<u32>(0u);
+        if e + 4u <= tile_start + valid && (params.src_values & 3u) == 0u {
+            v = src_values4[(params.src_values + e) >> 2u];
+        } else {
+            for (var c = 0u; c < 4u; c += 1u) {
+                if e + c < tile_start + valid {
+                    v[c] = src_values[params.src_values + e + c];
+                }
+            }
+        }
+#else
+        let v = vec4<u32>(e, e + 1u, e + 2u, e + 3u);
+#endif
+        for (var c = 0u; c < 4u; c += 1u) {
+            sh[ranks[4u * q + c]] = v[c];
+        }
+    }
+    workgroupBarrier();
+    for (var j = 0u; j < KPT; j += 1u) {
+        let i = j * WG_SIZE + t;
+        if i < valid {
+            dst_values[params.dst_values + sh_base[out_digits[j]] + i] = sh[i];
+        }
+    }
+#endif
+}

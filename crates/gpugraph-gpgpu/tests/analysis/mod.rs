@@ -1,0 +1,160 @@
+//! Helpers shared by the analysis-primitive tests (reduce, histogram, grid, group): typed
+//! float views, chunked uploads and tolerance checks. Builds on `common`.
+#![allow(dead_code)]
+
+use gpugraph_command::wgpu;
+use gpugraph_command::{
+    BufferDescriptor, CommandGraph, DataView, DataViewDescriptor, GpuContext, VectorFormat,
+    VectorView,
+};
+use rand::Rng;
+
+use crate::common::*;
+
+/// f32 values as u32 bits (for `upload`).
+pub fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// u32 bits as f32 values (after `read_buffer`).
+pub fn floats(v: &[u32]) -> Vec<f32> {
+    v.iter().map(|&b| f32::from_bits(b)).collect()
+}
+
+/// Imports `buffer` and returns a packed view of `len` rows of `format` at row `offset`.
+pub fn import_typed(
+    g: &mut CommandGraph,
+    id: &str,
+    buffer: &wgpu::Buffer,
+    format: VectorFormat,
+    offset: u64,
+    len: u64,
+) -> DataView {
+    let h = g
+        .import_buffer(
+            BufferDescriptor::new(id, buffer.size(), buffer.usage()),
+            buffer,
+        )
+        .unwrap();
+    let row = format.byte_size() as u64;
+    g.create_data_view(
+        h,
+        DataViewDescriptor::packed(format, len).at_offset(offset * row),
+    )
+    .unwrap()
+}
+
+/// Uploads `words` (rows of `format`, `per_row` words each) split into chunks of `lens`
+/// rows, each chunk in its own buffer after `lead` poison rows; returns the vector view.
+pub fn chunked(
+    ctx: &GpuContext,
+    g: &mut CommandGraph,
+    name: &str,
+    words: &[u32],
+    format: VectorFormat,
+    lens: &[usize],
+    lead: usize,
+) -> VectorView {
+    let per_row = (format.byte_size() / 4) as usize;
+    let mut start = 0;
+    let mut chunks = Vec::new();
+    for (ci, &len) in lens.iter().enumerate() {
+        let mut data = vec![POISON; lead * per_row];
+        data.extend_from_slice(&words[start * per_row..(start + len) * per_row]);
+        data.extend_from_slice(&[POISON; 3]);
+        let b = upload(ctx, &data);
+        chunks.push(import_typed(
+            g,
+            &format!("{name}{ci}"),
+            &b,
+            format,
+            lead as u64,
+            len as u64,
+        ));
+        start += len;
+    }
+    VectorView::from_chunks(chunks)
+}
+
+/// A poisoned output buffer of `len` rows at row `offset` inside it; returns (buffer, view).
+pub fn output(
+    ctx: &GpuContext,
+    g: &mut CommandGraph,
+    id: &str,
+    format: VectorFormat,
+    offset: u64,
+    len: u64,
+) -> (wgpu::Buffer, DataView) {
+    let per_row = (format.byte_size() / 4) as usize;
+    let b = upload(
+        ctx,
+        &vec![POISON; (offset as usize + len as usize + 2) * per_row],
+    );
+    let v = import_typed(g, id, &b, format, offset, len);
+    (b, v)
+}
+
+/// Rows `offset..offset+len` of an output (one word per row) after checking the rows
+/// around them are still poison.
+pub fn read_out(ctx: &GpuContext, b: &wgpu::Buffer, offset: usize, len: usize) -> Vec<u32> {
+    let all = read_buffer(ctx, b);
+    assert!(
+        all[..offset].iter().all(|&w| w == POISON),
+        "rows before the view written"
+    );
+    assert!(
+        all[offset + len..].iter().all(|&w| w == POISON),
+        "rows after the view written"
+    );
+    all[offset..offset + len].to_vec()
+}
+
+/// Random f32 in [-100, 100) with NaN, ±inf, ±0 and repeated values sprinkled in.
+pub fn awkward_floats(r: &mut impl Rng, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| match r.random_range(0..40) {
+            0 => f32::NAN,
+            1 => f32::INFINITY,
+            2 => f32::NEG_INFINITY,
+            3 => -0.0,
+            4 => 0.0,
+            5 => 42.5,
+            _ => r.random_range(-100.0f32..100.0),
+        })
+        .collect()
+}
+
+/// Bitwise equality, treating every NaN as equal.
+pub fn same_float(a: f32, b: f32) -> bool {
+    (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
+}
+
+/// Asserts `got[k]` is within `bound[k]` of `want[k]` (NaN matches NaN).
+pub fn assert_close(what: &str, got: &[f32], want: &[f64], bound: &[f64]) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for k in 0..got.len() {
+        let (g, w) = (got[k] as f64, want[k]);
+        if w.is_nan() {
+            assert!(g.is_nan(), "{what}[{k}]: got {g}, want NaN");
+            continue;
+        }
+        assert!(
+            (g - w).abs() <= bound[k],
+            "{what}[{k}]: got {g}, want {w} ± {}",
+            bound[k]
+        );
+    }
+}
+
+/// Asserts bitwise equality of float vectors (NaN matches NaN).
+pub fn assert_same_floats(what: &str, got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for k in 0..got.len() {
+        assert!(
+            same_float(got[k], want[k]),
+            "{what}[{k}]: got {:?}, want {:?}",
+            got[k],
+            want[k]
+        );
+    }
+}

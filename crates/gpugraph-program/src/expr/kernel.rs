@@ -1,0 +1,445 @@
+//! [`ExpressionKernel`]: one compiled expression as a reusable compute kernel. Each
+//! `add_to_graph` adds one compute node (one dispatch per non-empty chunk) that reads packed
+//! vector views and scalars and writes a packed output view with the same chunk topology.
+//! The pipeline is created once per device and shared by every graph the kernel is added to,
+//! whatever the lengths: row counts and offsets are parameters.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use gpugraph_command::{
+    view_binding, wgpu, BindGroupCache, BufferHandle, CommandGraph, ComputeNode, DataView,
+    ResourceUse, VectorView,
+};
+use gpugraph_gpgpu::kernel::{self, grid_for, require_format, Binding, Grid, Kernel, ViewCheck};
+use gpugraph_gpgpu::AlgorithmError;
+
+use crate::expr::eval::ScalarValue;
+use crate::expr::policy::ROWS_PER_WORKGROUP;
+use crate::expr::types::{ScalarType, ValueType};
+use crate::expr::wgsl::ENTRY_POINT;
+use crate::expr::CompiledExpression;
+
+const ALGORITHM: &str = "expression";
+
+/// Where a declared scalar comes from at execution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarBinding {
+    /// A host value, written into the node's parameter buffer at graph compile time.
+    Value(ScalarValue),
+    /// Row 0 of a GPU-resident one-component view (e.g. a dot-product result), read on the
+    /// GPU without readback.
+    View(DataView),
+}
+
+struct Shared {
+    expr: CompiledExpression,
+    pipelines: Mutex<Vec<(wgpu::Device, Kernel)>>,
+    created: AtomicUsize,
+}
+
+/// A compiled expression ready to be added to command graphs. Cheap to clone; clones share
+/// the per-device pipeline cache.
+#[derive(Clone)]
+pub struct ExpressionKernel {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ExpressionKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExpressionKernel")
+            .field("id", &self.shared.expr.id())
+            .field("pipelines_created", &self.pipelines_created())
+            .finish()
+    }
+}
+
+impl ExpressionKernel {
+    /// A kernel for `expr` (no GPU work until a graph that uses it compiles).
+    pub fn new(expr: CompiledExpression) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                expr,
+                pipelines: Mutex::new(Vec::new()),
+                created: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// The compiled expression.
+    pub fn expression(&self) -> &CompiledExpression {
+        &self.shared.expr
+    }
+
+    /// How many pipelines this kernel has created (one per device it was compiled on).
+    pub fn pipelines_created(&self) -> usize {
+        self.shared.created.load(Ordering::Relaxed)
+    }
+
+    /// The kernel's pipeline on `device`, created on first use and cached.
+    pub fn pipeline(&self, device: &wgpu::Device) -> Kernel {
+        self.shared.pipeline(device)
+    }
+
+    /// Adds one compute node (id: the operation id) computing the expression into `output`.
+    ///
+    /// Reads `inputs` (one vector per declared input, in order; only the referenced ones are
+    /// bound) and `scalars` (one per declared scalar); writes every output row exactly once.
+    /// Views must be packed in their declared formats at 4-byte aligned offsets; the output
+    /// has the inferred format. Row-sized expressions need every referenced input to have the
+    /// output's chunk lengths (empty chunks included); constant expressions write one row.
+    /// The output must not share a buffer with anything the node reads.
+    pub fn add_to_graph(
+        &self,
+        graph: &mut CommandGraph,
+        inputs: &[VectorView],
+        scalars: &[ScalarBinding],
+        output: &VectorView,
+    ) -> Result<(), AlgorithmError> {
+        let id = self.shared.expr.id().to_string();
+        self.add_to_graph_as(graph, &id, inputs, scalars, output)
+    }
+
+    /// [`Self::add_to_graph`] with node id `node_id`, for adding one kernel several times to
+    /// one graph (node ids are unique per graph).
+    pub fn add_to_graph_as(
+        &self,
+        graph: &mut CommandGraph,
+        node_id: &str,
+        inputs: &[VectorView],
+        scalars: &[ScalarBinding],
+        output: &VectorView,
+    ) -> Result<(), AlgorithmError> {
+        let expr = &self.shared.expr;
+        let id = node_id.to_string();
+        let check = ViewCheck {
+            algorithm: ALGORITHM,
+            id: &id,
+        };
+        let mismatch = |reason: String| AlgorithmError::Mismatch {
+            algorithm: ALGORITHM,
+            id: id.clone(),
+            reason,
+        };
+        let decls = expr.declarations();
+        let layout = expr.layout().clone();
+        if inputs.len() != decls.inputs.len() {
+            return Err(mismatch(format!(
+                "expected {} input vectors ({}), got {}",
+                decls.inputs.len(),
+                join(decls.inputs.iter().map(|(n, _)| n.as_str())),
+                inputs.len()
+            )));
+        }
+        if scalars.len() != decls.scalars.len() {
+            return Err(mismatch(format!(
+                "expected {} scalars ({}), got {}",
+                decls.scalars.len(),
+                join(decls.scalars.iter().map(|(n, _)| n.as_str())),
+                scalars.len()
+            )));
+        }
+        for ((name, ty), v) in decls.inputs.iter().zip(inputs) {
+            require_packed_words(check, &format!("input {name}"), v, *ty)?;
+        }
+        let out_name = format!("output {}", expr.output_name());
+        require_packed_words(check, &out_name, output, expr.output_type())?;
+        for ((name, t), s) in decls.scalars.iter().zip(scalars) {
+            check_scalar(check, name, *t, s)?;
+        }
+        if expr.is_row_sized() {
+            for &i in &layout.inputs {
+                let name = format!("input {}", decls.inputs[i].0);
+                kernel::check_same_topology(check, &out_name, output, &name, &inputs[i])?;
+            }
+        } else if output.len() != 1 {
+            return Err(mismatch(format!(
+                "the expression reads no vector input, so its result is one row, but {out_name} has {} rows",
+                output.len()
+            )));
+        }
+
+        let mut reads: Vec<BufferHandle> = Vec::new();
+        for &i in &layout.inputs {
+            reads.extend(inputs[i].buffers());
+        }
+        for &j in &layout.scalars {
+            if let ScalarBinding::View(v) = scalars[j] {
+                reads.push(v.buffer());
+            }
+        }
+        dedup(&mut reads);
+        let mut writes = output.buffers();
+        dedup(&mut writes);
+        let chunks = output.chunks();
+        for (i, a) in chunks.iter().enumerate() {
+            for (j, b) in chunks.iter().enumerate().skip(i + 1) {
+                let overlap = a.buffer() == b.buffer()
+                    && !a.is_empty()
+                    && !b.is_empty()
+                    && a.byte_offset() < b.byte_offset() + b.byte_span()
+                    && b.byte_offset() < a.byte_offset() + a.byte_span();
+                if overlap {
+                    return Err(mismatch(format!(
+                        "{out_name} chunks {i} and {j} overlap in buffer {}; writable chunks must be disjoint",
+                        graph.buffer_id(a.buffer())?
+                    )));
+                }
+            }
+        }
+        if let Some(b) = writes.iter().find(|b| reads.contains(b)) {
+            return Err(mismatch(format!(
+                "{out_name} shares buffer {} with a value the expression reads; write the result to another buffer",
+                graph.buffer_id(*b)?
+            )));
+        }
+
+        let limits = graph.device().limits();
+        if layout.binding_count() > limits.max_storage_buffers_per_shader_stage as usize {
+            return Err(AlgorithmError::DeviceLimit {
+                algorithm: ALGORITHM,
+                id: id.clone(),
+                what: "storage bindings for parameters, output, inputs and scalars".into(),
+                needed: layout.binding_count() as u64,
+                limit: limits.max_storage_buffers_per_shader_stage as u64,
+            });
+        }
+        let align = limits.min_storage_buffer_offset_alignment as u64;
+        let mut views: Vec<&DataView> = output.chunks().iter().collect();
+        for &i in &layout.inputs {
+            views.extend(inputs[i].chunks());
+        }
+        for v in views.iter().filter(|v| !v.is_empty()) {
+            let size = v.aligned_range(align).size;
+            if size > limits.max_storage_buffer_binding_size {
+                return Err(AlgorithmError::DeviceLimit {
+                    algorithm: ALGORITHM,
+                    id: id.clone(),
+                    what: format!("storage binding bytes for a {} chunk", v.format()),
+                    needed: size,
+                    limit: limits.max_storage_buffer_binding_size,
+                });
+            }
+        }
+        let max_dim = limits.max_compute_workgroups_per_dimension;
+        let mut grids: Vec<Grid> = Vec::new();
+        for c in output.chunks() {
+            let workgroups = c.len().div_ceil(ROWS_PER_WORKGROUP);
+            let grid = grid_for(workgroups, max_dim)
+                .filter(|_| c.len() <= u32::MAX as u64)
+                .ok_or_else(|| AlgorithmError::DeviceLimit {
+                    algorithm: ALGORITHM,
+                    id: id.clone(),
+                    what: "workgroups for one chunk".into(),
+                    needed: workgroups,
+                    limit: (max_dim as u64 * max_dim as u64)
+                        .min(u32::MAX as u64 / ROWS_PER_WORKGROUP),
+                })?;
+            grids.push(grid);
+        }
+
+        let mut uses: Vec<ResourceUse> = reads
+            .iter()
+            .map(|b| ResourceUse::storage_read(*b))
+            .collect();
+        uses.extend(writes.iter().map(|b| ResourceUse::storage_write(*b)));
+
+        let shared = self.shared.clone();
+        let inputs: Vec<VectorView> = inputs.to_vec();
+        let scalars: Vec<ScalarBinding> = scalars.to_vec();
+        let output = output.clone();
+        graph.add_compute_node(ComputeNode::new(id, uses, move |cc| {
+            let device = cc.device().clone();
+            let kernel = shared.pipeline(&device);
+            let align = cc.limits().min_storage_buffer_offset_alignment as u64;
+            struct Chunk {
+                index: usize,
+                params: wgpu::Buffer,
+                cache: BindGroupCache,
+                grid: Grid,
+            }
+            let mut chunks: Vec<Chunk> = Vec::new();
+            for (ci, out) in output.chunks().iter().enumerate() {
+                if grids[ci].is_empty() {
+                    continue;
+                }
+                // [rows, output offset, input offsets.., scalar offsets.., host scalar values..]
+                let mut p = vec![out.len() as u32, word_offset(out, align)];
+                for &i in &layout.inputs {
+                    p.push(word_offset(&inputs[i].chunks()[ci], align));
+                }
+                let mut values = Vec::new();
+                for &j in &layout.scalars {
+                    match scalars[j] {
+                        ScalarBinding::View(v) => p.push(word_offset(&v, align)),
+                        ScalarBinding::Value(s) => {
+                            // Host values sit after the offsets; the scalar binding is the
+                            // parameter buffer itself.
+                            p.push((layout.params_len() + values.len()) as u32);
+                            values.push(s.bits());
+                        }
+                    }
+                }
+                p.extend(values);
+                chunks.push(Chunk {
+                    index: ci,
+                    params: kernel::parameter_buffer(
+                        &device,
+                        cc.node_id(),
+                        bytemuck::cast_slice(&p),
+                    ),
+                    cache: BindGroupCache::default(),
+                    grid: grids[ci],
+                });
+            }
+            Ok(gpugraph_command::compute_fn(move |pass, ec| {
+                for chunk in chunks.iter_mut() {
+                    let ci = chunk.index;
+                    let out = &output.chunks()[ci];
+                    let mut buffers = vec![ec.buffer(out.buffer())];
+                    for &i in &layout.inputs {
+                        buffers.push(ec.buffer(inputs[i].chunks()[ci].buffer()));
+                    }
+                    let params = &chunk.params;
+                    for &j in &layout.scalars {
+                        buffers.push(match &scalars[j] {
+                            ScalarBinding::View(v) => ec.buffer(v.buffer()),
+                            ScalarBinding::Value(_) => params,
+                        });
+                    }
+                    let group = chunk.cache.get_or_create(&buffers, || {
+                        let mut res = vec![params.as_entire_buffer_binding()];
+                        res.push(view_binding(buffers[0], out, align).0);
+                        for (k, &i) in layout.inputs.iter().enumerate() {
+                            res.push(
+                                view_binding(buffers[1 + k], &inputs[i].chunks()[ci], align).0,
+                            );
+                        }
+                        for (j, &s) in layout.scalars.iter().enumerate() {
+                            let buffer = buffers[1 + layout.inputs.len() + j];
+                            res.push(match &scalars[s] {
+                                ScalarBinding::View(v) => view_binding(buffer, v, align).0,
+                                ScalarBinding::Value(_) => buffer.as_entire_buffer_binding(),
+                            });
+                        }
+                        kernel.bind_group(&device, &res)
+                    });
+                    kernel.dispatch(pass, group, chunk.grid);
+                }
+            }))
+        }))?;
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn pipeline(&self, device: &wgpu::Device) -> Kernel {
+        let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, k)) = cache.iter().find(|(d, _)| d == device) {
+            return k.clone();
+        }
+        let layout = self.expr.layout();
+        let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
+        bindings.extend(std::iter::repeat_n(
+            Binding::StorageRead,
+            layout.inputs.len() + layout.scalars.len(),
+        ));
+        let k = Kernel::new(
+            device,
+            self.expr.id(),
+            self.expr.wgsl(),
+            ENTRY_POINT,
+            &bindings,
+            &[],
+        );
+        self.created.fetch_add(1, Ordering::Relaxed);
+        cache.push((device.clone(), k.clone()));
+        k
+    }
+}
+
+/// Component (4-byte word) offset of a view inside its aligned binding.
+fn word_offset(v: &DataView, align: u64) -> u32 {
+    ((v.byte_offset() - v.aligned_range(align).offset) / 4) as u32
+}
+
+/// Every chunk of `v` has the format of `ty`, is packed, and starts on a 4-byte boundary
+/// (the spec asks no more: a float32x3 row may start at any multiple of 4).
+fn require_packed_words(
+    c: ViewCheck<'_>,
+    what: &str,
+    v: &VectorView,
+    ty: ValueType,
+) -> Result<(), AlgorithmError> {
+    let format = ty.format();
+    require_format(c, what, v, format)?;
+    for (i, chunk) in v.chunks().iter().enumerate() {
+        if !chunk.is_packed() || chunk.byte_offset() % 4 != 0 {
+            return Err(AlgorithmError::UnsupportedView {
+                algorithm: c.algorithm,
+                id: c.id.to_string(),
+                what: if v.chunks().len() == 1 {
+                    what.to_string()
+                } else {
+                    format!("{what} chunk {i}")
+                },
+                expected: format!("packed {format} at a 4-byte aligned offset"),
+                actual: format!(
+                    "{} rows at byte offset {} with stride {}",
+                    chunk.len(),
+                    chunk.byte_offset(),
+                    chunk.byte_stride()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_scalar(
+    c: ViewCheck<'_>,
+    name: &str,
+    t: ScalarType,
+    s: &ScalarBinding,
+) -> Result<(), AlgorithmError> {
+    let unsupported = |expected: String, actual: String| AlgorithmError::UnsupportedView {
+        algorithm: c.algorithm,
+        id: c.id.to_string(),
+        what: format!("scalar {name}"),
+        expected,
+        actual,
+    };
+    match s {
+        ScalarBinding::Value(v) if v.scalar() != t => Err(unsupported(
+            format!("a {t} value"),
+            format!("a {} value", v.scalar()),
+        )),
+        ScalarBinding::View(v) => {
+            let format = ValueType::new(t, 1).format();
+            if v.format() != format || v.is_empty() {
+                return Err(unsupported(
+                    format!("a view of at least one {format} row"),
+                    format!("{} rows of {}", v.len(), v.format()),
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn dedup(v: &mut Vec<BufferHandle>) {
+    let mut seen = Vec::new();
+    v.retain(|b| {
+        if seen.contains(b) {
+            false
+        } else {
+            seen.push(*b);
+            true
+        }
+    });
+}
+
+fn join<'a>(it: impl Iterator<Item = &'a str>) -> String {
+    it.collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,796 @@
+//! Type checking: resolves names against the declarations and gives every node a component
+//! type (float32, sint32, uint32) and a row width (1 to 4).
+//!
+//! Rules (expression-operation spec):
+//! - Numeric literals are float32 (rounded from the JavaScript double, finite after rounding).
+//! - `+ - * /`, unary `-`, `abs sqrt sin cos tan exp log pow` need float32 operands; widths
+//!   must match or one side has one component, which broadcasts. Integers never reach
+//!   arithmetic, so there is no integer division or overflow in the language.
+//! - `float32(x) sint32(x) uint32(x)` keep the width; float→integer casts truncate or round to
+//!   nearest (ties away from zero) per the operation's [`IntegerRounding`], then saturate;
+//!   integer→integer casts saturate; NaN becomes 0 (see `eval.rs` for the exact semantics).
+//! - `.xyzw` selectors of 1 to 4 letters must fit the width. `vecN(x)` with one one-component
+//!   argument replicates; otherwise argument widths must add up to N, with equal types.
+//! - `dot(x, y)` float32, equal widths, one float32 per row; `length(x)` float32, one float32.
+//! - `equalAll(x, y)` equal types and widths, one uint32 0/1 per row.
+//! - `select(c, t, f)`: branch types equal; a one-component branch broadcasts to the other's
+//!   width; the condition (any type) has one component or the branch width.
+
+use gpugraph_command::VectorFormat;
+
+use crate::expr::ast::{BinaryOp, Expr, ExprKind, Span};
+use crate::expr::error::{ExprError, ExprErrorKind};
+
+/// Component type of expression values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarType {
+    /// IEEE binary32.
+    Float32,
+    /// Two's-complement 32-bit signed integer.
+    Sint32,
+    /// 32-bit unsigned integer.
+    Uint32,
+}
+
+impl ScalarType {
+    /// The spec spelling (`float32`, `sint32`, `uint32`), which is also the cast's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarType::Float32 => "float32",
+            ScalarType::Sint32 => "sint32",
+            ScalarType::Uint32 => "uint32",
+        }
+    }
+    /// The WGSL scalar type.
+    pub fn wgsl(self) -> &'static str {
+        match self {
+            ScalarType::Float32 => "f32",
+            ScalarType::Sint32 => "i32",
+            ScalarType::Uint32 => "u32",
+        }
+    }
+    fn from_cast_name(name: &str) -> Option<Self> {
+        match name {
+            "float32" => Some(ScalarType::Float32),
+            "sint32" => Some(ScalarType::Sint32),
+            "uint32" => Some(ScalarType::Uint32),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ScalarType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Type of one expression value: component type and row width (1 to 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ValueType {
+    /// Component type.
+    pub scalar: ScalarType,
+    /// Components per row, 1 to 4.
+    pub width: u8,
+}
+
+impl ValueType {
+    /// `scalar` × `width`.
+    pub fn new(scalar: ScalarType, width: u8) -> Self {
+        Self { scalar, width }
+    }
+
+    /// The packed storage format of this type (`float32x3`, `uint32`, ...).
+    pub fn format(self) -> VectorFormat {
+        use ScalarType::*;
+        use VectorFormat as F;
+        match (self.scalar, self.width) {
+            (Float32, 1) => F::Float32,
+            (Float32, 2) => F::Float32x2,
+            (Float32, 3) => F::Float32x3,
+            (Float32, _) => F::Float32x4,
+            (Sint32, 1) => F::Sint32,
+            (Sint32, 2) => F::Sint32x2,
+            (Sint32, 3) => F::Sint32x3,
+            (Sint32, _) => F::Sint32x4,
+            (Uint32, 1) => F::Uint32,
+            (Uint32, 2) => F::Uint32x2,
+            (Uint32, 3) => F::Uint32x3,
+            (Uint32, _) => F::Uint32x4,
+        }
+    }
+
+    /// The type of a storage format in the expression subset (32-bit float/sint/uint, 1 to 4
+    /// components); `None` for uint8, float16 and unorm formats.
+    pub fn from_format(format: VectorFormat) -> Option<Self> {
+        use gpugraph_command::ScalarKind;
+        if format.component_bytes() != 4 {
+            return None;
+        }
+        let scalar = match format.scalar() {
+            ScalarKind::Float => ScalarType::Float32,
+            ScalarKind::Sint => ScalarType::Sint32,
+            ScalarKind::Uint => ScalarType::Uint32,
+            ScalarKind::Unorm => return None,
+        };
+        Some(Self::new(scalar, format.components() as u8))
+    }
+
+    /// The WGSL type of one row value (`f32`, `vec3<u32>`, ...).
+    pub fn wgsl(self) -> String {
+        if self.width == 1 {
+            self.scalar.wgsl().to_string()
+        } else {
+            format!("vec{}<{}>", self.width, self.scalar.wgsl())
+        }
+    }
+}
+
+impl std::fmt::Display for ValueType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.format())
+    }
+}
+
+/// How float→integer casts round before saturating (per expression operation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IntegerRounding {
+    /// Toward zero (the default).
+    #[default]
+    Truncate,
+    /// To the nearest integer, exact halves away from zero (-1.5 → -2, 1.5 → 2).
+    Nearest,
+}
+
+/// Component-wise one-argument float32 functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    /// `abs`
+    Abs,
+    /// `sqrt`
+    Sqrt,
+    /// `sin`
+    Sin,
+    /// `cos`
+    Cos,
+    /// `tan`
+    Tan,
+    /// `exp`
+    Exp,
+    /// `log` (natural logarithm)
+    Log,
+}
+
+impl MathFn {
+    /// The function's name in expressions and in WGSL.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Abs => "abs",
+            MathFn::Sqrt => "sqrt",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Tan => "tan",
+            MathFn::Exp => "exp",
+            MathFn::Log => "log",
+        }
+    }
+    fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "abs" => MathFn::Abs,
+            "sqrt" => MathFn::Sqrt,
+            "sin" => MathFn::Sin,
+            "cos" => MathFn::Cos,
+            "tan" => MathFn::Tan,
+            "exp" => MathFn::Exp,
+            "log" => MathFn::Log,
+            _ => return None,
+        })
+    }
+}
+
+/// Every callable name of the language.
+pub const FUNCTIONS: [&str; 18] = [
+    "abs", "sqrt", "sin", "cos", "tan", "exp", "log", "pow", "float32", "sint32", "uint32", "vec2",
+    "vec3", "vec4", "dot", "length", "equalAll", "select",
+];
+
+/// A type-checked node: resolved operation, its type, whether it varies per row, its span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypedExpr {
+    /// The operation.
+    pub node: Node,
+    /// Result type.
+    pub ty: ValueType,
+    /// Whether the value depends on a vector input (otherwise it is the same for every row).
+    pub row_varying: bool,
+    /// Source span of the originating AST node.
+    pub span: Span,
+}
+
+/// Resolved operations. Operand widths already satisfy the rules; broadcasting of a
+/// one-component operand is implicit where stated.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node {
+    /// Declared vector input by index.
+    Input(usize),
+    /// Declared scalar by index (one component, same for every row).
+    Scalar(usize),
+    /// A float32 literal.
+    Literal(f32),
+    /// Float32 negation.
+    Neg(Box<TypedExpr>),
+    /// Float32 arithmetic; a one-component side broadcasts.
+    Arith(BinaryOp, Box<TypedExpr>, Box<TypedExpr>),
+    /// Component-wise float32 function.
+    Math(MathFn, Box<TypedExpr>),
+    /// Component-wise float32 power; a one-component side broadcasts.
+    Pow(Box<TypedExpr>, Box<TypedExpr>),
+    /// Width-preserving numeric conversion.
+    Cast {
+        /// Destination component type.
+        to: ScalarType,
+        /// Float→integer rounding of the operation.
+        rounding: IntegerRounding,
+        /// The converted value.
+        arg: Box<TypedExpr>,
+    },
+    /// Static component selection (indices 0..=3, one to four of them).
+    Swizzle(Box<TypedExpr>, Vec<u8>),
+    /// Replication of one component to `ty.width` components.
+    Splat(Box<TypedExpr>),
+    /// Concatenation of the arguments' components.
+    Concat(Vec<TypedExpr>),
+    /// Sum of component products (equal widths).
+    Dot(Box<TypedExpr>, Box<TypedExpr>),
+    /// Euclidean magnitude of a row.
+    Length(Box<TypedExpr>),
+    /// 1 when every component is equal (exact, same types and widths), else 0.
+    EqualAll(Box<TypedExpr>, Box<TypedExpr>),
+    /// Per-row (one-component condition) or per-component choice; branches broadcast.
+    Select {
+        /// Nonzero selects `when_true`.
+        cond: Box<TypedExpr>,
+        /// Chosen where the condition is nonzero.
+        when_true: Box<TypedExpr>,
+        /// Chosen where the condition is zero.
+        when_false: Box<TypedExpr>,
+    },
+}
+
+/// The names an expression may use: vector inputs and scalars with their types.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Declarations {
+    /// Vector inputs (row-varying) in binding order.
+    pub inputs: Vec<(String, ValueType)>,
+    /// Scalars (one value broadcast to every row) in binding order.
+    pub scalars: Vec<(String, ScalarType)>,
+}
+
+impl Declarations {
+    /// Declarations from storage formats; rejects formats outside the subset, duplicate
+    /// names and names reserved for intrinsic functions.
+    pub fn new(
+        inputs: &[(&str, VectorFormat)],
+        scalars: &[(&str, ScalarType)],
+    ) -> Result<Self, ExprError> {
+        let mut d = Declarations::default();
+        let decl = |msg: String| ExprError::new(ExprErrorKind::Declaration, msg, None);
+        let mut seen: Vec<&str> = Vec::new();
+        let names = inputs
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(scalars.iter().map(|(n, _)| *n));
+        for name in names {
+            if seen.contains(&name) {
+                return Err(decl(format!("duplicate declaration {name}")));
+            }
+            if FUNCTIONS.contains(&name) {
+                return Err(decl(format!(
+                    "declaration {name} collides with the intrinsic function {name}; rename it"
+                )));
+            }
+            seen.push(name);
+        }
+        for (name, format) in inputs {
+            let ty = ValueType::from_format(*format).ok_or_else(|| {
+                decl(format!(
+                    "input {name} has format {format}, outside the expression subset (float32, sint32 and uint32 with 1 to 4 components)"
+                ))
+            })?;
+            d.inputs.push((name.to_string(), ty));
+        }
+        d.scalars = scalars.iter().map(|(n, t)| (n.to_string(), *t)).collect();
+        Ok(d)
+    }
+}
+
+fn err(kind: ExprErrorKind, span: Span, msg: impl Into<String>) -> ExprError {
+    ExprError::at(kind, span, msg)
+}
+
+fn width_err(span: Span, msg: impl Into<String>) -> ExprError {
+    err(ExprErrorKind::Width, span, msg)
+}
+
+fn type_err(span: Span, msg: impl Into<String>) -> ExprError {
+    err(ExprErrorKind::Type, span, msg)
+}
+
+/// Type-checks `expr` against `decls`; float→integer casts use `rounding`.
+pub fn check(
+    expr: &Expr,
+    decls: &Declarations,
+    rounding: IntegerRounding,
+) -> Result<TypedExpr, ExprError> {
+    // Hand-built trees bypass the parser's bound; checking recurses per level.
+    if expr.depth() > crate::expr::policy::MAX_DEPTH {
+        return Err(ExprError::too_deep(expr.span));
+    }
+    Checker { decls, rounding }.check(expr)
+}
+
+struct Checker<'a> {
+    decls: &'a Declarations,
+    rounding: IntegerRounding,
+}
+
+fn typed(node: Node, ty: ValueType, row_varying: bool, span: Span) -> TypedExpr {
+    TypedExpr {
+        node,
+        ty,
+        row_varying,
+        span,
+    }
+}
+
+/// The broadcast width of two widths, if compatible.
+fn broadcast(a: u8, b: u8) -> Option<u8> {
+    if a == b || b == 1 {
+        Some(a)
+    } else if a == 1 {
+        Some(b)
+    } else {
+        None
+    }
+}
+
+impl Checker<'_> {
+    fn check(&self, e: &Expr) -> Result<TypedExpr, ExprError> {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Identifier(name) => self.identifier(name, span),
+            ExprKind::Number(v) => {
+                let f = *v as f32;
+                if !v.is_finite() || !f.is_finite() {
+                    return Err(err(
+                        ExprErrorKind::Unsupported,
+                        span,
+                        format!(
+                            "numeric literal {} is not a finite float32 number",
+                            crate::expr::ast::number_text(*v)
+                        ),
+                    ));
+                }
+                Ok(typed(
+                    Node::Literal(f),
+                    ValueType::new(ScalarType::Float32, 1),
+                    false,
+                    span,
+                ))
+            }
+            ExprKind::Neg(a) => {
+                let a = self.check(a)?;
+                if a.ty.scalar != ScalarType::Float32 {
+                    return Err(type_err(span, "Arithmetic requires float32 operands"));
+                }
+                let (ty, rv) = (a.ty, a.row_varying);
+                Ok(typed(Node::Neg(Box::new(a)), ty, rv, span))
+            }
+            ExprKind::Binary { op, left, right } => {
+                let (l, r) = (self.check(left)?, self.check(right)?);
+                if l.ty.scalar != ScalarType::Float32 || r.ty.scalar != ScalarType::Float32 {
+                    return Err(type_err(span, "Arithmetic requires float32 operands"));
+                }
+                let width = broadcast(l.ty.width, r.ty.width).ok_or_else(|| {
+                    width_err(
+                        span,
+                        format!(
+                            "arithmetic requires matching row widths or one component; {left} has {}, {right} has {}",
+                            l.ty.width, r.ty.width
+                        ),
+                    )
+                })?;
+                let rv = l.row_varying || r.row_varying;
+                Ok(typed(
+                    Node::Arith(*op, Box::new(l), Box::new(r)),
+                    ValueType::new(ScalarType::Float32, width),
+                    rv,
+                    span,
+                ))
+            }
+            ExprKind::Member { object, property } => self.member(object, property, span),
+            ExprKind::Call { callee, args } => self.call(e, callee, args, span),
+        }
+    }
+
+    fn identifier(&self, name: &str, span: Span) -> Result<TypedExpr, ExprError> {
+        if let Some(i) = self.decls.inputs.iter().position(|(n, _)| n == name) {
+            return Ok(typed(Node::Input(i), self.decls.inputs[i].1, true, span));
+        }
+        if let Some(i) = self.decls.scalars.iter().position(|(n, _)| n == name) {
+            let ty = ValueType::new(self.decls.scalars[i].1, 1);
+            return Ok(typed(Node::Scalar(i), ty, false, span));
+        }
+        Err(match name {
+            "NaN" | "Infinity" => err(
+                ExprErrorKind::Unsupported,
+                span,
+                format!("non-finite literal {name} is not supported; literals must be finite float32 numbers"),
+            ),
+            "undefined" => err(
+                ExprErrorKind::Unsupported,
+                span,
+                "undefined is not supported; literals must be finite float32 numbers",
+            ),
+            f if FUNCTIONS.contains(&f) => err(
+                ExprErrorKind::Unsupported,
+                span,
+                format!("{f} is a function; call it as {f}(...)"),
+            ),
+            _ => err(
+                ExprErrorKind::Undeclared,
+                span,
+                format!("undeclared identifier {name}"),
+            ),
+        })
+    }
+
+    fn member(&self, object: &Expr, property: &str, span: Span) -> Result<TypedExpr, ExprError> {
+        let lanes: Vec<u8> = property
+            .chars()
+            .map_while(|c| "xyzw".find(c).map(|i| i as u8))
+            .collect();
+        if lanes.len() != property.chars().count() || lanes.is_empty() {
+            let what =
+                if property.chars().all(|c| "xyzwrgbastpq".contains(c)) && property.len() <= 4 {
+                    "selector"
+                } else {
+                    "property"
+                };
+            return Err(err(
+                ExprErrorKind::Unsupported,
+                span,
+                format!("{what} .{property} is not supported; use static .xyzw selectors"),
+            ));
+        }
+        if lanes.len() > 4 {
+            return Err(width_err(
+                span,
+                format!(
+                    "reorder: .{property} selects {} components; at most 4",
+                    lanes.len()
+                ),
+            ));
+        }
+        let arg = self.check(object)?;
+        let need = lanes.iter().max().map_or(1, |m| m + 1);
+        if need > arg.ty.width {
+            return Err(width_err(
+                span,
+                format!(
+                    "reorder: .{property} needs {need} components; {object} has {}",
+                    arg.ty.width
+                ),
+            ));
+        }
+        let ty = ValueType::new(arg.ty.scalar, lanes.len() as u8);
+        let rv = arg.row_varying;
+        Ok(typed(Node::Swizzle(Box::new(arg), lanes), ty, rv, span))
+    }
+
+    fn call(
+        &self,
+        whole: &Expr,
+        callee: &Expr,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<TypedExpr, ExprError> {
+        let name = match &callee.kind {
+            ExprKind::Identifier(n) => n.as_str(),
+            ExprKind::Member { object, property } if matches!(&object.kind, ExprKind::Identifier(o) if o == "Math") =>
+            {
+                let msg = if FUNCTIONS.contains(&property.as_str()) {
+                    let bare = Expr::new(ExprKind::Call {
+                        callee: Box::new(Expr::ident(property)),
+                        args: args.to_vec(),
+                    });
+                    format!("{whole} is not supported; use the bare function {bare}")
+                } else {
+                    format!(
+                        "{whole} is not supported; supported functions are {}",
+                        FUNCTIONS.join(", ")
+                    )
+                };
+                return Err(err(ExprErrorKind::Unsupported, span, msg));
+            }
+            _ => {
+                return Err(err(
+                    ExprErrorKind::Unsupported,
+                    span,
+                    format!(
+                        "{whole} is not supported; only the bare functions {} can be called",
+                        FUNCTIONS.join(", ")
+                    ),
+                ))
+            }
+        };
+        if !FUNCTIONS.contains(&name) {
+            let declared = self.decls.inputs.iter().any(|(n, _)| n == name)
+                || self.decls.scalars.iter().any(|(n, _)| n == name);
+            let msg = if declared {
+                format!(
+                    "{name} is a declared value, not a function; supported functions are {}",
+                    FUNCTIONS.join(", ")
+                )
+            } else {
+                format!(
+                    "unsupported function {name}; supported functions are {}",
+                    FUNCTIONS.join(", ")
+                )
+            };
+            return Err(err(ExprErrorKind::Unsupported, span, msg));
+        }
+        let expect = |n: usize| -> Result<(), ExprError> {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(err(
+                    ExprErrorKind::Unsupported,
+                    span,
+                    format!(
+                        "{name} expects {n} argument{}; got {}",
+                        if n == 1 { "" } else { "s" },
+                        args.len()
+                    ),
+                ))
+            }
+        };
+        let float_only = |a: &TypedExpr, i: usize| -> Result<(), ExprError> {
+            if a.ty.scalar == ScalarType::Float32 {
+                Ok(())
+            } else {
+                Err(type_err(
+                    span,
+                    format!(
+                        "{name} requires float32 operands; {} is {}",
+                        args[i], a.ty.scalar
+                    ),
+                ))
+            }
+        };
+        let f32w = |w: u8| ValueType::new(ScalarType::Float32, w);
+
+        if let Some(f) = MathFn::from_name(name) {
+            expect(1)?;
+            let a = self.check(&args[0])?;
+            float_only(&a, 0)?;
+            let (ty, rv) = (a.ty, a.row_varying);
+            return Ok(typed(Node::Math(f, Box::new(a)), ty, rv, span));
+        }
+        if let Some(to) = ScalarType::from_cast_name(name) {
+            expect(1)?;
+            let a = self.check(&args[0])?;
+            let ty = ValueType::new(to, a.ty.width);
+            let rv = a.row_varying;
+            let node = Node::Cast {
+                to,
+                rounding: self.rounding,
+                arg: Box::new(a),
+            };
+            return Ok(typed(node, ty, rv, span));
+        }
+        match name {
+            "pow" => {
+                expect(2)?;
+                let (x, y) = (self.check(&args[0])?, self.check(&args[1])?);
+                float_only(&x, 0)?;
+                float_only(&y, 1)?;
+                let w = broadcast(x.ty.width, y.ty.width).ok_or_else(|| {
+                    width_err(
+                        span,
+                        format!(
+                            "pow requires matching row widths or one component; {} has {}, {} has {}",
+                            args[0], x.ty.width, args[1], y.ty.width
+                        ),
+                    )
+                })?;
+                let rv = x.row_varying || y.row_varying;
+                Ok(typed(
+                    Node::Pow(Box::new(x), Box::new(y)),
+                    f32w(w),
+                    rv,
+                    span,
+                ))
+            }
+            "vec2" | "vec3" | "vec4" => {
+                let n = name.as_bytes()[3] - b'0';
+                let parts: Vec<TypedExpr> = args
+                    .iter()
+                    .map(|a| self.check(a))
+                    .collect::<Result<_, _>>()?;
+                let rv = parts.iter().any(|p| p.row_varying);
+                if let Some(first) = parts.first() {
+                    if let Some(other) = parts.iter().find(|p| p.ty.scalar != first.ty.scalar) {
+                        return Err(type_err(
+                            span,
+                            format!(
+                                "{name} requires matching component types; got {} and {}",
+                                first.ty.scalar, other.ty.scalar
+                            ),
+                        ));
+                    }
+                }
+                if parts.len() == 1 && parts[0].ty.width == 1 && n > 1 {
+                    let ty = ValueType::new(parts[0].ty.scalar, n);
+                    let arg = parts.into_iter().next().map(Box::new);
+                    return Ok(typed(Node::Splat(arg.expect("one part")), ty, rv, span));
+                }
+                let total: u32 = parts.iter().map(|p| p.ty.width as u32).sum();
+                if total != n as u32 {
+                    return Err(width_err(
+                        span,
+                        format!("{name} needs {n} components; arguments have {total}"),
+                    ));
+                }
+                let ty = ValueType::new(parts[0].ty.scalar, n);
+                Ok(typed(Node::Concat(parts), ty, rv, span))
+            }
+            "dot" => {
+                expect(2)?;
+                let (x, y) = (self.check(&args[0])?, self.check(&args[1])?);
+                float_only(&x, 0)?;
+                float_only(&y, 1)?;
+                if x.ty.width != y.ty.width {
+                    return Err(width_err(span, "dot requires matching row widths"));
+                }
+                let rv = x.row_varying || y.row_varying;
+                Ok(typed(
+                    Node::Dot(Box::new(x), Box::new(y)),
+                    f32w(1),
+                    rv,
+                    span,
+                ))
+            }
+            "length" => {
+                expect(1)?;
+                let x = self.check(&args[0])?;
+                float_only(&x, 0)?;
+                let rv = x.row_varying;
+                Ok(typed(Node::Length(Box::new(x)), f32w(1), rv, span))
+            }
+            "equalAll" => {
+                expect(2)?;
+                let (x, y) = (self.check(&args[0])?, self.check(&args[1])?);
+                if x.ty != y.ty {
+                    let kind = if x.ty.scalar != y.ty.scalar {
+                        ExprErrorKind::Type
+                    } else {
+                        ExprErrorKind::Width
+                    };
+                    return Err(err(
+                        kind,
+                        span,
+                        "equalAll requires matching types and row widths",
+                    ));
+                }
+                let rv = x.row_varying || y.row_varying;
+                Ok(typed(
+                    Node::EqualAll(Box::new(x), Box::new(y)),
+                    ValueType::new(ScalarType::Uint32, 1),
+                    rv,
+                    span,
+                ))
+            }
+            "select" => {
+                expect(3)?;
+                let c = self.check(&args[0])?;
+                let t = self.check(&args[1])?;
+                let f = self.check(&args[2])?;
+                if t.ty.scalar != f.ty.scalar {
+                    return Err(type_err(
+                        span,
+                        "select branches require matching component types",
+                    ));
+                }
+                let w = broadcast(t.ty.width, f.ty.width).ok_or_else(|| {
+                    width_err(
+                        span,
+                        format!(
+                            "select branches require matching row widths or one component; {} has {}, {} has {}",
+                            args[1], t.ty.width, args[2], f.ty.width
+                        ),
+                    )
+                })?;
+                if c.ty.width != 1 && c.ty.width != w {
+                    return Err(width_err(
+                        span,
+                        "select widths must match its branches or be one component",
+                    ));
+                }
+                let ty = ValueType::new(t.ty.scalar, w);
+                let rv = c.row_varying || t.row_varying || f.row_varying;
+                Ok(typed(
+                    Node::Select {
+                        cond: Box::new(c),
+                        when_true: Box::new(t),
+                        when_false: Box::new(f),
+                    },
+                    ty,
+                    rv,
+                    span,
+                ))
+            }
+            _ => unreachable!("every name in FUNCTIONS is handled"),
+        }
+    }
+}
+
+impl TypedExpr {
+    /// Visits every node, children first.
+    pub fn visit(&self, f: &mut impl FnMut(&TypedExpr)) {
+        for c in self.children() {
+            c.visit(f);
+        }
+        f(self);
+    }
+
+    /// The direct operands in evaluation order.
+    pub fn children(&self) -> Vec<&TypedExpr> {
+        match &self.node {
+            Node::Input(_) | Node::Scalar(_) | Node::Literal(_) => vec![],
+            Node::Neg(a)
+            | Node::Math(_, a)
+            | Node::Cast { arg: a, .. }
+            | Node::Swizzle(a, _)
+            | Node::Splat(a)
+            | Node::Length(a) => vec![a],
+            Node::Arith(_, a, b) | Node::Pow(a, b) | Node::Dot(a, b) | Node::EqualAll(a, b) => {
+                vec![a, b]
+            }
+            Node::Concat(parts) => parts.iter().collect(),
+            Node::Select {
+                cond,
+                when_true,
+                when_false,
+            } => vec![cond, when_true, when_false],
+        }
+    }
+
+    /// Indices of the vector inputs the expression reads, ascending.
+    pub fn referenced_inputs(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.visit(&mut |n| {
+            if let Node::Input(i) = n.node {
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+        });
+        out.sort_unstable();
+        out
+    }
+
+    /// Indices of the scalars the expression reads, ascending.
+    pub fn referenced_scalars(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.visit(&mut |n| {
+            if let Node::Scalar(i) = n.node {
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+        });
+        out.sort_unstable();
+        out
+    }
+}

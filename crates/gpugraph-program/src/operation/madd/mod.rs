@@ -1,0 +1,321 @@
+//! [`VectorMadd`]: `output = input * scale + addend` over float32 vectors (1 to 4 components
+//! per row), with a scalar scale from a host binding or a GPU result. The in-place form
+//! (`addend` is state, updated read-write) is AXPY: `state = input * scale + state`.
+//!
+//! One pass, one dispatch per non-empty chunk; the output inherits the input's chunk
+//! topology. Bytes per component: 8 read + 4 written (the scale is one word per invocation).
+
+pub mod cpu;
+
+use gpugraph_command::{view_binding, BindGroupCache, ComputeNode, ResourceUse};
+use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
+
+use crate::expr::ScalarType;
+use crate::graph::declaration::{ValueRef, ValueSpec};
+use crate::graph::error::BoxError;
+use crate::lowering::{LowerContext, Lowering};
+use crate::operation::policy::{wgsl_header, MADD_ITEMS_PER_THREAD, MADD_TILE};
+use crate::operation::support::{buffers_of, is_float32, word_offset, words, Check, Operand};
+use crate::operation::{Operation, OperationContract, Scope, Shape};
+
+/// Type name of [`VectorMadd`].
+pub const TYPE: &str = "vector-madd";
+
+const WGSL: &str = include_str!("madd.wgsl");
+
+/// `output = input * scale + addend`. Reads `input` and `addend` once per component and the
+/// float32 scalar `scale`; writes every output component once. `input` and `addend` have one
+/// float32 format and equal chunk lengths. When `output` names `addend` (which must then be
+/// state) the update is in place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorMadd {
+    /// Operation id.
+    pub id: String,
+    /// The multiplied vector.
+    pub input: ValueRef,
+    /// The float32 scale.
+    pub scale: ValueRef,
+    /// The added vector.
+    pub addend: ValueRef,
+    /// The result name (a new result, or `addend`'s name for the in-place form).
+    pub output: String,
+}
+
+impl VectorMadd {
+    /// `output = input * scale + addend` into a new result.
+    pub fn new(
+        id: impl Into<String>,
+        input: impl Into<ValueRef>,
+        scale: impl Into<ValueRef>,
+        addend: impl Into<ValueRef>,
+        output: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            input: input.into(),
+            scale: scale.into(),
+            addend: addend.into(),
+            output: output.into(),
+        }
+    }
+
+    /// `state = input * scale + state`, updating the state vector in place (read-write).
+    pub fn in_place(
+        id: impl Into<String>,
+        input: impl Into<ValueRef>,
+        scale: impl Into<ValueRef>,
+        state: impl Into<ValueRef>,
+    ) -> Self {
+        let state = state.into();
+        let output = state.name().to_string();
+        Self::new(id, input, scale, state, output)
+    }
+
+    fn is_in_place(&self) -> bool {
+        self.output == self.addend.name()
+    }
+}
+
+impl Operation for VectorMadd {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn operation_type(&self) -> &str {
+        TYPE
+    }
+    fn contract(&self, scope: &Scope<'_>) -> Result<OperationContract, BoxError> {
+        let format = scope.vector_format(&self.input)?;
+        if !is_float32(format) {
+            return Err(format!(
+                "input {} is {format}; vector MADD needs float32 components",
+                self.input
+            )
+            .into());
+        }
+        let addend = scope.vector_format(&self.addend)?;
+        if addend != format {
+            return Err(format!(
+                "addend {} is {addend} but input {} is {format}",
+                self.addend, self.input
+            )
+            .into());
+        }
+        let scale = scope.scalar_type(&self.scale)?;
+        if scale != ScalarType::Float32 {
+            return Err(format!("scale {} is {scale}; it must be float32", self.scale).into());
+        }
+        let c = OperationContract::new().read(self.scale.clone());
+        if self.is_in_place() {
+            if self.input.name() == self.addend.name() {
+                return Err(format!(
+                    "in-place MADD cannot read its state {} as the input too",
+                    self.addend
+                )
+                .into());
+            }
+            return Ok(c.read(self.input.clone()).read_write(self.addend.clone()));
+        }
+        let c = c.read(self.input.clone());
+        // `x * s + x` lists x once.
+        let c = if self.addend.name() == self.input.name() {
+            c
+        } else {
+            c.read(self.addend.clone())
+        };
+        Ok(c.output(&self.output, ValueSpec::vector(format))
+            .write(&self.output, Some(Shape::Like(self.input.clone()))))
+    }
+}
+
+/// Built-in lowering: one compute node, one dispatch per non-empty chunk.
+pub(crate) fn lowering() -> Lowering {
+    Lowering::typed::<VectorMadd>(TYPE, lower)
+}
+
+fn lower(op: &VectorMadd, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
+    let check = Check {
+        algorithm: TYPE,
+        id: &op.id,
+    };
+    let in_place = op.is_in_place();
+    let x = cx.resolve_vector(op.input.clone())?;
+    let scale = Operand::of(&cx.resolve_scalar(op.scale.clone())?.binding);
+    let out = cx.resolve_vector(op.output.as_str())?;
+    let addend = if in_place {
+        out.clone()
+    } else {
+        cx.resolve_vector(op.addend.clone())?
+    };
+    let format = x.format;
+    check.packed_words("input", &x.view, format)?;
+    check.packed_words("addend", &addend.view, format)?;
+    check.packed_words("output", &out.view, format)?;
+    check.same_topology("output", &out.view, "input", &x.view)?;
+    check.same_topology("output", &out.view, "addend", &addend.view)?;
+    let writes = out.view.buffers();
+    let mut reads: Vec<(String, gpugraph_command::BufferHandle)> = x
+        .view
+        .buffers()
+        .into_iter()
+        .map(|b| (format!("input {}", op.input), b))
+        .collect();
+    if !in_place {
+        reads.extend(
+            addend
+                .view
+                .buffers()
+                .into_iter()
+                .map(|b| (format!("addend {}", op.addend), b)),
+        );
+    }
+    if let Some(b) = scale.buffer() {
+        reads.push((format!("scale {}", op.scale), b));
+    }
+    check.disjoint(cx.graph(), &writes, &reads)?;
+    let limits = cx.device().limits();
+    let mut grids = Vec::with_capacity(out.chunks().len());
+    for (k, c) in out.chunks().iter().enumerate() {
+        check.fits_u32("components in one chunk", words(c))?;
+        check.binding_fits(&format!("output chunk {k}"), c, &limits)?;
+        check.binding_fits(&format!("input chunk {k}"), &x.chunks()[k], &limits)?;
+        check.binding_fits(&format!("addend chunk {k}"), &addend.chunks()[k], &limits)?;
+        grids.push(check.grid("one chunk", words(c).div_ceil(MADD_TILE), &limits)?);
+    }
+
+    let mut uses: Vec<ResourceUse> = Vec::new();
+    let mut read_buffers = if in_place {
+        buffers_of([&x.view])
+    } else {
+        buffers_of([&x.view, &addend.view])
+    };
+    if let Some(b) = scale.buffer().filter(|b| !read_buffers.contains(b)) {
+        read_buffers.push(b);
+    }
+    uses.extend(read_buffers.into_iter().map(ResourceUse::storage_read));
+    uses.extend(writes.iter().map(|b| {
+        if in_place {
+            ResourceUse::storage_read_write(*b)
+        } else {
+            ResourceUse::storage_write(*b)
+        }
+    }));
+
+    let kernels = cx.kernels();
+    let key = format!(
+        "{TYPE}/{}",
+        if in_place { "in-place" } else { "out-of-place" }
+    );
+    let source = format!(
+        "{}{}",
+        wgsl_header(MADD_ITEMS_PER_THREAD),
+        WGSL.replace(
+            "ADDEND_BINDING",
+            if in_place {
+                ""
+            } else {
+                "@group(0) @binding(4) var<storage, read> addend: array<f32>;"
+            }
+        )
+        .replace(
+            "ADDEND_VALUE",
+            if in_place {
+                "out[params[1] + i]"
+            } else {
+                "addend[params[3] + i]"
+            }
+        )
+    );
+    let (xv, av, ov) = (x.view.clone(), addend.view.clone(), out.view.clone());
+    let chunk_count = ov.chunks().len();
+    let node = ComputeNode::new(cx.node_id("madd"), uses, move |cc| {
+        let device = cc.device().clone();
+        let mut bindings = vec![
+            Binding::StorageRead,
+            Binding::StorageReadWrite,
+            Binding::StorageRead,
+            Binding::StorageRead,
+        ];
+        if !in_place {
+            bindings.push(Binding::StorageRead);
+        }
+        let kernel = kernels.get_or_create(&key, || {
+            Kernel::new(&device, &key, &source, "vector_madd", &bindings, &[])
+        });
+        let align = cc.limits().min_storage_buffer_offset_alignment as u64;
+        struct Chunk {
+            index: usize,
+            params: gpugraph_command::wgpu::Buffer,
+            cache: BindGroupCache,
+            grid: gpugraph_gpgpu::kernel::Grid,
+        }
+        let mut chunks = Vec::new();
+        for (k, grid) in grids.iter().enumerate() {
+            if grid.is_empty() {
+                continue;
+            }
+            let o = &ov.chunks()[k];
+            let p = [
+                words(o) as u32,
+                word_offset(o, align),
+                word_offset(&xv.chunks()[k], align),
+                word_offset(&av.chunks()[k], align),
+                match &scale {
+                    Operand::View(v) => word_offset(v, align),
+                    Operand::Host(_) => 5,
+                },
+                match &scale {
+                    Operand::Host(bits) => *bits,
+                    Operand::View(_) => 0,
+                },
+            ];
+            chunks.push(Chunk {
+                index: k,
+                params: parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p)),
+                cache: BindGroupCache::default(),
+                grid: *grid,
+            });
+        }
+        Ok(gpugraph_command::compute_fn(move |pass, ec| {
+            for chunk in chunks.iter_mut() {
+                let k = chunk.index;
+                let (o, xc, ac) = (&ov.chunks()[k], &xv.chunks()[k], &av.chunks()[k]);
+                let params = &chunk.params;
+                let scale_buffer = match &scale {
+                    Operand::View(v) => ec.buffer(*v),
+                    Operand::Host(_) => params,
+                };
+                let (ob, xb, ab) = (ec.buffer(*o), ec.buffer(*xc), ec.buffer(*ac));
+                let group = chunk.cache.get_or_create(&[ob, xb, scale_buffer, ab], || {
+                    let mut res = vec![
+                        params.as_entire_buffer_binding(),
+                        view_binding(ob, o, align).0,
+                        view_binding(xb, xc, align).0,
+                        match &scale {
+                            Operand::View(v) => view_binding(scale_buffer, v, align).0,
+                            Operand::Host(_) => scale_buffer.as_entire_buffer_binding(),
+                        },
+                    ];
+                    if !in_place {
+                        res.push(view_binding(ab, ac, align).0);
+                    }
+                    kernel.bind_group(&device, &res)
+                });
+                kernel.dispatch(pass, group, chunk.grid);
+            }
+        }))
+    });
+    cx.add_compute_node(node)?;
+    cx.explain(
+        if in_place {
+            "in-place elementwise kernel"
+        } else {
+            "elementwise kernel"
+        },
+        format!(
+            "{} float32 components in {chunk_count} chunk(s); {} components per workgroup, one dispatch per non-empty chunk",
+            x.len() * format.components() as u64,
+            MADD_TILE
+        ),
+    );
+    Ok(())
+}

@@ -1,0 +1,230 @@
+//! Plumbing shared by the built-in lowerings: view checks (packed 32-bit words, chunk
+//! topology, no read/write buffer sharing inside one node), dispatch grids, binding-size
+//! limits, and scalar operands that come from host values or one-row GPU views.
+
+use gpugraph_command::{wgpu, BufferHandle, DataView, VectorFormat, VectorView};
+use gpugraph_gpgpu::kernel::{grid_for, Grid};
+use gpugraph_gpgpu::AlgorithmError;
+
+use crate::expr::ScalarBinding;
+
+/// Error helpers bound to one operation type and id.
+#[derive(Clone, Copy)]
+pub(crate) struct Check<'a> {
+    pub algorithm: &'static str,
+    pub id: &'a str,
+}
+
+impl Check<'_> {
+    pub(crate) fn mismatch(&self, reason: String) -> AlgorithmError {
+        AlgorithmError::Mismatch {
+            algorithm: self.algorithm,
+            id: self.id.to_string(),
+            reason,
+        }
+    }
+
+    pub(crate) fn unsupported(
+        &self,
+        what: String,
+        expected: String,
+        actual: String,
+    ) -> AlgorithmError {
+        AlgorithmError::UnsupportedView {
+            algorithm: self.algorithm,
+            id: self.id.to_string(),
+            what,
+            expected,
+            actual,
+        }
+    }
+
+    /// Every chunk of `v` is packed `format` rows at a 4-byte aligned offset.
+    pub(crate) fn packed_words(
+        &self,
+        what: &str,
+        v: &VectorView,
+        format: VectorFormat,
+    ) -> Result<(), AlgorithmError> {
+        for (i, c) in v.chunks().iter().enumerate() {
+            let name = if v.chunks().len() == 1 {
+                what.to_string()
+            } else {
+                format!("{what} chunk {i}")
+            };
+            if c.format() != format {
+                return Err(self.unsupported(name, format.to_string(), c.format().to_string()));
+            }
+            if !c.is_packed() || c.byte_offset() % 4 != 0 {
+                return Err(self.unsupported(
+                    name,
+                    format!("packed {format} at a 4-byte aligned offset"),
+                    format!(
+                        "{} rows at byte offset {} with stride {}",
+                        c.len(),
+                        c.byte_offset(),
+                        c.byte_stride()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `b` has `a`'s chunk lengths.
+    pub(crate) fn same_topology(
+        &self,
+        a_name: &str,
+        a: &VectorView,
+        b_name: &str,
+        b: &VectorView,
+    ) -> Result<(), AlgorithmError> {
+        gpugraph_gpgpu::kernel::check_same_topology(
+            gpugraph_gpgpu::kernel::ViewCheck {
+                algorithm: self.algorithm,
+                id: self.id,
+            },
+            a_name,
+            a,
+            b_name,
+            b,
+        )
+    }
+
+    /// No buffer in `writes` is also in `reads` (one dispatch cannot bind a buffer both
+    /// read-only and writable).
+    pub(crate) fn disjoint(
+        &self,
+        graph: &gpugraph_command::CommandGraph,
+        writes: &[BufferHandle],
+        reads: &[(String, BufferHandle)],
+    ) -> Result<(), AlgorithmError> {
+        for (name, b) in reads {
+            if writes.contains(b) {
+                return Err(self.mismatch(format!(
+                    "the output shares buffer {} with {name}, which the operation reads; write the result to another buffer",
+                    graph.buffer_id(*b)?
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// A 2-D grid of `workgroups`, or a named device-limit error.
+    pub(crate) fn grid(
+        &self,
+        what: &str,
+        workgroups: u64,
+        limits: &wgpu::Limits,
+    ) -> Result<Grid, AlgorithmError> {
+        let max = limits.max_compute_workgroups_per_dimension;
+        grid_for(workgroups, max).ok_or_else(|| AlgorithmError::DeviceLimit {
+            algorithm: self.algorithm,
+            id: self.id.to_string(),
+            what: format!("workgroups for {what}"),
+            needed: workgroups,
+            limit: max as u64 * max as u64,
+        })
+    }
+
+    /// Rows/components of one dispatch must index with u32 arithmetic.
+    pub(crate) fn fits_u32(&self, what: &str, count: u64) -> Result<(), AlgorithmError> {
+        if count > u32::MAX as u64 {
+            return Err(AlgorithmError::DeviceLimit {
+                algorithm: self.algorithm,
+                id: self.id.to_string(),
+                what: what.to_string(),
+                needed: count,
+                limit: u32::MAX as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// The binding range of a non-empty view fits the storage binding limit.
+    pub(crate) fn binding_fits(
+        &self,
+        what: &str,
+        v: &DataView,
+        limits: &wgpu::Limits,
+    ) -> Result<(), AlgorithmError> {
+        let align = limits.min_storage_buffer_offset_alignment as u64;
+        let size = v.aligned_range(align).size;
+        if !v.is_empty() && size > limits.max_storage_buffer_binding_size {
+            return Err(AlgorithmError::DeviceLimit {
+                algorithm: self.algorithm,
+                id: self.id.to_string(),
+                what: format!("storage binding bytes of {what}"),
+                needed: size,
+                limit: limits.max_storage_buffer_binding_size,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Component (4-byte word) offset of a view inside its aligned binding.
+pub(crate) fn word_offset(v: &DataView, alignment: u64) -> u32 {
+    ((v.byte_offset() - v.aligned_range(alignment).offset) / 4) as u32
+}
+
+/// Components (4-byte words) of a packed 32-bit view.
+pub(crate) fn words(v: &DataView) -> u64 {
+    v.len() * v.format().components() as u64
+}
+
+/// Distinct buffers of several vector views, in first-seen order.
+pub(crate) fn buffers_of<'a>(views: impl IntoIterator<Item = &'a VectorView>) -> Vec<BufferHandle> {
+    let mut out: Vec<BufferHandle> = Vec::new();
+    for v in views {
+        for b in v.buffers() {
+            if !out.contains(&b) {
+                out.push(b);
+            }
+        }
+    }
+    out
+}
+
+/// Where a scalar operand is read from on the GPU: a one-row view, or a word of the node's
+/// own parameter buffer holding a host value.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Operand {
+    View(DataView),
+    Host(u32),
+}
+
+impl Operand {
+    pub(crate) fn of(binding: &ScalarBinding) -> Self {
+        match binding {
+            ScalarBinding::View(v) => Operand::View(*v),
+            ScalarBinding::Value(s) => Operand::Host(s.bits()),
+        }
+    }
+    pub(crate) fn buffer(&self) -> Option<BufferHandle> {
+        match self {
+            Operand::View(v) => Some(v.buffer()),
+            Operand::Host(_) => None,
+        }
+    }
+}
+
+/// Float32 storage formats with one to four components (what MADD and dot products read).
+pub(crate) fn is_float32(format: VectorFormat) -> bool {
+    use VectorFormat::*;
+    matches!(format, Float32 | Float32x2 | Float32x3 | Float32x4)
+}
+
+impl Operand {
+    /// The binding of this operand: its view's aligned range, or the whole parameter buffer.
+    pub(crate) fn binding<'b>(
+        &self,
+        buffer: &'b wgpu::Buffer,
+        alignment: u64,
+    ) -> wgpu::BufferBinding<'b> {
+        match self {
+            Operand::View(v) => gpugraph_command::view_binding(buffer, v, alignment).0,
+            Operand::Host(_) => buffer.as_entire_buffer_binding(),
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Every generated shader validates with naga (no device needed): the language's forms, every
+//! cast/rounding pair, and hundreds of random expressions.
+
+#[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
+mod common;
+mod expr_common;
+
+use gpugraph_command::VectorFormat as F;
+use gpugraph_program::expr::wgsl::ENTRY_POINT;
+use gpugraph_program::expr::{
+    compile_expression, CompiledExpression, ExpressionOptions, IntegerRounding, ScalarType,
+};
+
+fn validate(e: &CompiledExpression) {
+    let src = e.wgsl();
+    let module = naga::front::wgsl::parse_str(src)
+        .unwrap_or_else(|err| panic!("{}: {}\n{src}", e.ast(), err.emit_to_string(src)));
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|err| panic!("{}: {err:?}\n{src}", e.ast()));
+    assert!(
+        module.entry_points.iter().any(|ep| ep.name == ENTRY_POINT),
+        "{}",
+        e.ast()
+    );
+}
+
+const INPUTS: [(&str, F); 8] = [
+    ("p", F::Float32x3),
+    ("c", F::Float32x4),
+    ("w", F::Float32),
+    ("uv", F::Float32x2),
+    ("ids", F::Uint32),
+    ("u4", F::Uint32x4),
+    ("si", F::Sint32x3),
+    ("i1", F::Sint32),
+];
+const SCALARS: [(&str, ScalarType); 3] = [
+    ("s", ScalarType::Float32),
+    ("su", ScalarType::Uint32),
+    ("si1", ScalarType::Sint32),
+];
+
+#[test]
+fn every_form_generates_valid_wgsl() {
+    let forms = [
+        "p",
+        "w",
+        "ids",
+        "s",
+        "1",
+        "-p",
+        "p + c.xyz",
+        "p - w",
+        "w * p",
+        "p / s",
+        "abs(p)",
+        "sqrt(w)",
+        "sin(uv)",
+        "cos(c)",
+        "tan(p)",
+        "exp(w)",
+        "log(uv)",
+        "pow(p, 2)",
+        "pow(2, p)",
+        "pow(w, uv)",
+        "pow(c, c)",
+        "p.zyx",
+        "p.xxyz",
+        "w.xx",
+        "w.x",
+        "s.xxx",
+        "(p + p).yz.x",
+        "vec2(w)",
+        "vec4(s)",
+        "vec4(p, 1)",
+        "vec4(uv, uv)",
+        "vec3(p)",
+        "vec3(si.xy, i1)",
+        "vec2(ids, su)",
+        "dot(p, p)",
+        "dot(w, s)",
+        "dot(c, c)",
+        "length(w)",
+        "length(uv)",
+        "equalAll(p, p)",
+        "equalAll(w, s)",
+        "equalAll(ids, su)",
+        "equalAll(u4, u4.wzyx)",
+        "equalAll(si, si)",
+        "select(w, p, 0)",
+        "select(p, p, 1)",
+        "select(ids, si, i1)",
+        "select(u4, c, c)",
+        "select(si, u4.xyz, su)",
+        "select(s, 1, 2)",
+        "select(c, 0, c)",
+        "1.5e-45 + s",
+        "-0 + s",
+        "16777217",
+        "3.4028235e38",
+        "0.1",
+    ];
+    let casts = ["float32", "sint32", "uint32"];
+    let sources = ["p", "w", "si", "i1", "u4", "ids", "s", "su", "si1"];
+    let mut all: Vec<String> = forms.iter().map(|s| s.to_string()).collect();
+    for c in casts {
+        for s in sources {
+            all.push(format!("{c}({s})"));
+        }
+    }
+    for rounding in [IntegerRounding::Truncate, IntegerRounding::Nearest] {
+        for text in &all {
+            let e = compile_expression(
+                None,
+                text.as_str(),
+                &INPUTS,
+                &SCALARS,
+                &ExpressionOptions::default().with_rounding(rounding),
+            )
+            .unwrap_or_else(|err| panic!("{err}"));
+            validate(&e);
+        }
+    }
+}
+
+#[test]
+fn random_expressions_generate_valid_wgsl() {
+    let d = expr_common::random_decls();
+    let inputs: Vec<(&str, F)> = d.inputs.iter().map(|(n, t)| (*n, t.format())).collect();
+    for (text, rounding) in expr_common::random_expressions(99, 400) {
+        let e = compile_expression(
+            None,
+            text.as_str(),
+            &inputs,
+            &d.scalars,
+            &ExpressionOptions::default().with_rounding(rounding),
+        )
+        .unwrap_or_else(|err| panic!("{text}: {err}"));
+        validate(&e);
+    }
+}
+
+#[test]
+fn float_literals_reach_the_shader_bit_exactly() {
+    for v in [0.1f32, 1.0 / 3.0, 1e-40, f32::MAX, 16_777_217.0, -2.5, 0.0] {
+        // A leading minus is negation of the positive literal.
+        let text = format!("{v:e}");
+        let v = v.abs();
+        let e = compile_expression(None, text.as_str(), &[], &[], &Default::default()).unwrap();
+        let small = v == v.trunc() && v.abs() < 16_777_216.0;
+        if small {
+            assert!(e.wgsl().contains(&format!("= {}f;", v as i32)), "{text}");
+        } else {
+            assert!(
+                e.wgsl()
+                    .contains(&format!("bitcast<f32>(0x{:08x}u)", v.to_bits())),
+                "{text}\n{}",
+                e.wgsl()
+            );
+        }
+        validate(&e);
+    }
+}
+
+#[test]
+fn shaders_bind_only_what_the_expression_reads() {
+    let e = compile_expression(
+        None,
+        "c.x * s",
+        &INPUTS,
+        &SCALARS,
+        &ExpressionOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(e.layout().inputs, vec![1]);
+    assert_eq!(e.layout().scalars, vec![0]);
+    assert_eq!(e.layout().binding_count(), 4);
+    assert!(e
+        .wgsl()
+        .contains("@binding(2) var<storage, read> in0: array<f32>; // c (float32x4)"));
+    assert!(e
+        .wgsl()
+        .contains("@binding(3) var<storage, read> sc0: array<f32>; // s (float32)"));
+    validate(&e);
+}
