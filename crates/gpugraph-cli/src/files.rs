@@ -212,3 +212,105 @@ pub fn compact(args: &CompactArgs) -> Result<()> {
     );
     Ok(())
 }
+
+/// `gpugraph sort`.
+#[derive(Args, Debug)]
+pub struct SortArgs {
+    /// Keys (1-D uint32 .npy).
+    #[arg(long)]
+    pub keys: PathBuf,
+    /// Values carried with the keys (1-D uint32 .npy, same length).
+    #[arg(long)]
+    pub values: Option<PathBuf>,
+    /// Sorted keys (.npy).
+    #[arg(long)]
+    pub out_keys: PathBuf,
+    /// Values in key order (.npy; needs --values).
+    #[arg(long)]
+    pub out_values: Option<PathBuf>,
+}
+
+/// `gpugraph argsort`.
+#[derive(Args, Debug)]
+pub struct ArgsortArgs {
+    /// Keys (1-D uint32 .npy).
+    #[arg(long)]
+    pub keys: PathBuf,
+    /// Source row ids in stable key order (.npy).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Stable ascending sort of keys (and values) on the GPU.
+pub fn sort(args: &SortArgs) -> Result<()> {
+    let keys = npy::read_u32_vector(&args.keys, "sort keys")?;
+    let values = match &args.values {
+        Some(p) => {
+            let v = npy::read_u32_vector(p, "sort values")?;
+            if v.len() != keys.len() {
+                bail!(
+                    "{}: values have {} rows but the keys have {}",
+                    p.display(),
+                    v.len(),
+                    keys.len()
+                );
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    if args.out_values.is_some() != values.is_some() {
+        bail!("--out-values and --values go together");
+    }
+    let (sorted_keys, sorted_values) = run_sort(&keys, values.as_deref(), false)?;
+    npy::write(&args.out_keys, &npy::NpyArray::from_u32(&sorted_keys))?;
+    if let (Some(p), Some(v)) = (&args.out_values, sorted_values) {
+        npy::write(p, &npy::NpyArray::from_u32(&v))?;
+    }
+    println!("sort: {} rows -> {}", keys.len(), args.out_keys.display());
+    Ok(())
+}
+
+/// Source row ids of the stable key order.
+pub fn argsort(args: &ArgsortArgs) -> Result<()> {
+    let keys = npy::read_u32_vector(&args.keys, "argsort keys")?;
+    let (_, rows) = run_sort(&keys, None, true)?;
+    npy::write(
+        &args.out,
+        &npy::NpyArray::from_u32(&rows.unwrap_or_default()),
+    )?;
+    println!("argsort: {} rows -> {}", keys.len(), args.out.display());
+    Ok(())
+}
+
+/// Sorts on the GPU: pairs when `values` is given, row ids when `rows`, else keys only.
+fn run_sort(
+    keys: &[u32],
+    values: Option<&[u32]>,
+    rows: bool,
+) -> Result<(Vec<u32>, Option<Vec<u32>>)> {
+    let n = keys.len() as u64;
+    let gpu = Gpu::open()?;
+    let kb = upload(&gpu, "keys", keys);
+    let vb = values.map(|v| upload(&gpu, "values", v));
+    let out_k = upload(&gpu, "sorted-keys", &vec![0; keys.len()]);
+    let out_v =
+        (values.is_some() || rows).then(|| upload(&gpu, "sorted-values", &vec![0; keys.len()]));
+    let mut g = CommandGraph::new("cli-sort", gpu.device());
+    gpugraph_gpgpu::sort::add_sort_of_buffers(
+        &mut g,
+        "sort",
+        n,
+        &kb,
+        vb.as_ref(),
+        &out_k,
+        out_v.as_ref(),
+    )?;
+    run_once(&gpu, g)?;
+    let k = read_back(&gpu, &out_k, n)?;
+    let v = match &out_v {
+        Some(b) => Some(read_back(&gpu, b, n)?),
+        None => None,
+    };
+    Ok((k, v))
+}

@@ -4,49 +4,20 @@
 //! text (not by calling the code under test). Also the error cases, which must be one-line
 //! errors naming the problem. Runs on the real GPU path (lavapipe on CI); never downloads.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use std::path::Path;
+
+use common::*;
 
 use serde_json::Value;
 
 const CSV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/flights_small.csv");
 
-fn gpugraph(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpugraph"))
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("could not start gpugraph {args:?}: {e}"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A scratch directory unique to this process and name, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let p =
-            std::env::temp_dir().join(format!("gpugraph-analyze-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        Self(p)
-    }
-    fn path(&self) -> &str {
-        self.0.to_str().expect("temp dir path is UTF-8")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Runs analyze with `args` into a fresh directory and returns report.json.
 fn analyze(name: &str, args: &[&str]) -> (Value, TempDir) {
     let dir = TempDir::new(name);
-    let mut all = vec!["analyze", CSV, "--out", dir.path()];
+    let mut all = vec!["analyze", CSV, "--out", dir.dir()];
     all.extend_from_slice(args);
     let out = gpugraph(&all);
     assert!(
@@ -428,7 +399,7 @@ fn explicit_edges_and_combined_filters() {
 #[test]
 fn bad_input_gives_named_errors() {
     let dir = TempDir::new("errors");
-    let out = dir.path();
+    let out = dir.dir();
     let e = fails(&["analyze", CSV, "--out", out, "--value", "delay"]);
     assert!(
         e.contains("no column 'delay'") && e.contains("arr_delay (Float64)"),
@@ -534,7 +505,7 @@ fn generated_tables_round_trip_through_parquet_and_ipc() {
                 "analyze",
                 file,
                 "--out",
-                d.path(),
+                d.dir(),
                 "--value",
                 "arr_delay",
                 "--group",

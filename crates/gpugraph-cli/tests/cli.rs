@@ -2,29 +2,11 @@
 //! exit status, output, JSON shape, and one-line errors (never a panic) on bad input.
 //! Needs a GPU adapter; on CI that is Mesa lavapipe (no adapter is a failure, not a skip).
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn gpugraph(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpugraph"))
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("could not start gpugraph {args:?}: {e}"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn assert_success(args: &[&str], out: &Output) {
-    assert!(
-        out.status.success(),
-        "gpugraph {args:?} failed with {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-}
+use common::*;
 
 /// A scratch path unique to this test process and name, removed on drop.
 struct TempPath(PathBuf);

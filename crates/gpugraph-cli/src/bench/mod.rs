@@ -2,6 +2,7 @@
 //! share [`BenchOptions`] (repeat count, JSON path) and the statistics and rendering of
 //! [`report`]. Benches measure; tests elsewhere check correctness.
 
+pub mod analysis;
 pub mod expr;
 pub mod graph;
 pub mod primitives;
@@ -29,6 +30,14 @@ pub enum BenchCommand {
     Compact(primitives::PrimitiveArgs),
     /// Expression kernel: `positions * scale + offset` over float32x3 rows (36 bytes per row).
     Expr(primitives::PrimitiveArgs),
+    /// Stable radix sort of u32 keys and of key/value pairs (floors: 36 and 68 bytes per row).
+    Sort(primitives::PrimitiveArgs),
+    /// Reductions: float32 sum and extent, uint32 sum (4 bytes per element).
+    Reduce(primitives::PrimitiveArgs),
+    /// 256-bin equal-width histogram of float32 values (4 bytes per element).
+    Histogram(primitives::PrimitiveArgs),
+    /// Per-group count and mean over 1,024 groups (8 bytes per element).
+    Group(primitives::PrimitiveArgs),
 }
 
 /// Options every bench takes.
@@ -53,5 +62,13 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             primitives::run_cases("compact", &args, primitives::compact_cases)
         }
         BenchCommand::Expr(args) => primitives::run_cases("expr", &args, expr::cases),
+        BenchCommand::Sort(args) => primitives::run_cases("sort", &args, analysis::sort_cases),
+        BenchCommand::Reduce(args) => {
+            primitives::run_cases("reduce", &args, analysis::reduce_cases)
+        }
+        BenchCommand::Histogram(args) => {
+            primitives::run_cases("histogram", &args, analysis::histogram_cases)
+        }
+        BenchCommand::Group(args) => primitives::run_cases("group", &args, analysis::group_cases),
     }
 }

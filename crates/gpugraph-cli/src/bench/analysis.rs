@@ -1,0 +1,226 @@
+//! `bench sort|reduce|histogram|group`: the sort family and the analysis primitives over
+//! imported buffers, checked against their CPU oracles once, then timed like every
+//! throughput case (GPU timestamps, copy floor of the same traffic).
+
+use anyhow::{bail, Result};
+use gpugraph_command::{CommandGraph, DataView, VectorFormat};
+use gpugraph_gpgpu::group::{AggregateOutputs, GroupAggregation};
+use gpugraph_gpgpu::histogram::{cpu as histogram_cpu, Histogram, HistogramBins};
+use gpugraph_gpgpu::reduce::{cpu as reduce_cpu, ReduceOp, Reduction};
+use gpugraph_gpgpu::sort::{add_sort_of_buffers, cpu as sort_cpu};
+use rand::{Rng, SeedableRng};
+
+use super::primitives::{import, random_words, read_back, upload, Case};
+use super::throughput::check_equal;
+use crate::gpu::Gpu;
+
+fn random_unit_floats(n: u64, seed: u64) -> Vec<f32> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random::<f32>()).collect()
+}
+
+fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+fn float_view(
+    g: &mut CommandGraph,
+    id: &str,
+    buffer: &gpugraph_command::wgpu::Buffer,
+    len: u64,
+) -> Result<DataView> {
+    let u = import(g, id, buffer, len)?;
+    Ok(g.create_packed_view(u.buffer(), VectorFormat::Float32, len)?)
+}
+
+/// `bench sort`: keys-only (36 bytes per key at the 8-bit one-sweep floor) and pairs (68).
+pub fn sort_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+    let keys = random_words(n, u32::MAX, 7);
+    let rows: Vec<u32> = (0..n as u32).collect();
+    let kb = upload(gpu, "sort-keys", &keys);
+    let vb = upload(gpu, "sort-values", &rows);
+    let mut cases = Vec::new();
+    for pairs in [false, true] {
+        let out_k = upload(gpu, "sorted-keys", &vec![0xDEAD_BEEF; n as usize]);
+        let out_v = upload(gpu, "sorted-values", &vec![0xDEAD_BEEF; n as usize]);
+        let mut g = CommandGraph::new("bench-sort", gpu.device());
+        let op = if pairs { "sort-pairs" } else { "sort-keys" };
+        if pairs {
+            add_sort_of_buffers(&mut g, op, n, &kb, Some(&vb), &out_k, Some(&out_v))?;
+        } else {
+            add_sort_of_buffers(&mut g, op, n, &kb, None, &out_k, None)?;
+        }
+        let (want_k, want_v) = sort_cpu::sort_pairs(&keys, &rows);
+        cases.push(Case {
+            op: op.into(),
+            bytes_per_element: if pairs { 68.0 } else { 36.0 },
+            graph: g.compile()?,
+            check: Box::new(move |gpu| {
+                check_equal(op, &read_back(gpu, &out_k, n)?, &want_k)?;
+                if pairs {
+                    check_equal(op, &read_back(gpu, &out_v, n)?, &want_v)?;
+                }
+                Ok(())
+            }),
+        });
+    }
+    Ok(cases)
+}
+
+/// `bench reduce`: float32 sum and extent, uint32 sum (4 bytes per element read).
+pub fn reduce_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+    let floats = random_unit_floats(n, 8);
+    let words = random_words(n, 1 << 20, 9);
+    let fb = upload(gpu, "reduce-f32", &bits(&floats));
+    let ub = upload(gpu, "reduce-u32", &words);
+    let want_f = reduce_cpu::reduce_f32(&floats, None);
+    let want_u = reduce_cpu::reduce_u32(&words, None);
+    let mut cases = Vec::new();
+    for (op, name) in [
+        (ReduceOp::Sum, "reduce-sum-f32"),
+        (ReduceOp::Extent, "reduce-extent-f32"),
+        (ReduceOp::Sum, "reduce-sum-u32"),
+    ] {
+        let is_u32 = name.ends_with("u32");
+        let out = upload(gpu, "reduce-out", &[0xDEAD_BEEF; 4]);
+        let mut g = CommandGraph::new("bench-reduce", gpu.device());
+        let input = if is_u32 {
+            import(&mut g, "in", &ub, n)?
+        } else {
+            float_view(&mut g, "in", &fb, n)?
+        };
+        let kind = if is_u32 {
+            gpugraph_command::ScalarKind::Uint
+        } else {
+            gpugraph_command::ScalarKind::Float
+        };
+        let (words_out, _) = op.output_words(kind);
+        let output = if is_u32 {
+            import(&mut g, "out", &out, words_out)?
+        } else {
+            float_view(&mut g, "out", &out, words_out)?
+        };
+        Reduction {
+            id: name.into(),
+            input: input.into(),
+            mask: None,
+            op,
+            output,
+            ignored: None,
+        }
+        .add_to_graph(&mut g)?;
+        let (wf, wu) = (want_f.clone(), want_u.clone());
+        cases.push(Case {
+            op: name.into(),
+            bytes_per_element: 4.0,
+            graph: g.compile()?,
+            check: Box::new(move |gpu| {
+                let got = read_back(gpu, &out, 2)?;
+                let ok = match name {
+                    "reduce-sum-f32" => {
+                        let s = f32::from_bits(got[0]) as f64;
+                        (s - wf.sum).abs() <= 1e-4 * wf.sum.abs().max(1.0)
+                    }
+                    "reduce-extent-f32" => {
+                        f32::from_bits(got[0]) == wf.min && f32::from_bits(got[1]) == wf.max
+                    }
+                    _ => (got[0] as u64 | (got[1] as u64) << 32) == wu.sum,
+                };
+                if !ok {
+                    bail!("{name}: GPU words {got:?} disagree with the CPU oracle");
+                }
+                Ok(())
+            }),
+        });
+    }
+    Ok(cases)
+}
+
+/// `bench histogram`: 256 equal-width bins over [0, 1] (4 bytes per element read).
+pub fn histogram_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+    let floats = random_unit_floats(n, 10);
+    let bins = HistogramBins::Uniform {
+        min: 0.0,
+        max: 1.0,
+        bins: 256,
+    };
+    let (want, _) = histogram_cpu::histogram(&floats, None, &bins, None);
+    let fb = upload(gpu, "histogram-in", &bits(&floats));
+    let counts = upload(gpu, "histogram-counts", &[0xDEAD_BEEF; 256]);
+    let mut g = CommandGraph::new("bench-histogram", gpu.device());
+    let input = float_view(&mut g, "in", &fb, n)?;
+    let out = import(&mut g, "counts", &counts, 256)?;
+    Histogram {
+        id: "histogram-256".into(),
+        input: input.into(),
+        mask: None,
+        bins,
+        counts: out,
+        cumulative: None,
+        ignored: None,
+        invalid_edges: None,
+    }
+    .add_to_graph(&mut g)?;
+    Ok(vec![Case {
+        op: "histogram-256".into(),
+        bytes_per_element: 4.0,
+        graph: g.compile()?,
+        check: Box::new(move |gpu| {
+            check_equal("histogram-256", &read_back(gpu, &counts, 256)?, &want)
+        }),
+    }])
+}
+
+/// `bench group`: per-group count and mean over 1,024 groups (8 bytes per element read).
+pub fn group_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+    const GROUPS: u32 = 1024;
+    let codes = random_words(n, GROUPS, 11);
+    let values = random_unit_floats(n, 12);
+    let want = gpugraph_gpgpu::group::cpu::group(&codes, Some(&values), None, GROUPS);
+    let (cb, vb) = (
+        upload(gpu, "group-codes", &codes),
+        upload(gpu, "group-values", &bits(&values)),
+    );
+    let count = upload(gpu, "group-count", &vec![0xDEAD_BEEF; GROUPS as usize]);
+    let mean = upload(gpu, "group-mean", &vec![0xDEAD_BEEF; GROUPS as usize]);
+    let mut g = CommandGraph::new("bench-group", gpu.device());
+    let codes_v = import(&mut g, "codes", &cb, n)?;
+    let values_v = float_view(&mut g, "values", &vb, n)?;
+    let count_v = import(&mut g, "count", &count, GROUPS as u64)?;
+    let mean_v = float_view(&mut g, "mean", &mean, GROUPS as u64)?;
+    GroupAggregation {
+        id: "group-mean-1024".into(),
+        codes: codes_v.into(),
+        values: Some(values_v.into()),
+        mask: None,
+        group_count: GROUPS,
+        outputs: AggregateOutputs {
+            count: Some(count_v),
+            mean: Some(mean_v),
+            ..Default::default()
+        },
+        ignored: None,
+    }
+    .add_to_graph(&mut g)?;
+    Ok(vec![Case {
+        op: "group-mean-1024".into(),
+        bytes_per_element: 8.0,
+        graph: g.compile()?,
+        check: Box::new(move |gpu| {
+            check_equal(
+                "group-mean-1024 counts",
+                &read_back(gpu, &count, GROUPS as u64)?,
+                &want.count,
+            )?;
+            let got = read_back(gpu, &mean, GROUPS as u64)?;
+            for k in 0..GROUPS as usize {
+                let m = f32::from_bits(got[k]) as f64;
+                let w = want.sum[k] / want.count[k].max(1) as f64;
+                if want.count[k] > 0 && (m - w).abs() > 1e-4 * w.abs().max(1.0) {
+                    bail!("group-mean-1024: group {k} mean {m} but the CPU oracle says {w}");
+                }
+            }
+            Ok(())
+        }),
+    }])
+}
