@@ -109,7 +109,7 @@ pub fn reduce_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
             ignored: None,
         }
         .add_to_graph(&mut g)?;
-        let (wf, wu) = (want_f.clone(), want_u.clone());
+        let (wf, wu) = (want_f, want_u);
         cases.push(Case {
             op: name.into(),
             bytes_per_element: 4.0,
@@ -213,8 +213,8 @@ pub fn group_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
                 &want.count,
             )?;
             let got = read_back(gpu, &mean, GROUPS as u64)?;
-            for k in 0..GROUPS as usize {
-                let m = f32::from_bits(got[k]) as f64;
+            for (k, &word) in got.iter().enumerate() {
+                let m = f32::from_bits(word) as f64;
                 let w = want.sum[k] / want.count[k].max(1) as f64;
                 if want.count[k] > 0 && (m - w).abs() > 1e-4 * w.abs().max(1.0) {
                     bail!("group-mean-1024: group {k} mean {m} but the CPU oracle says {w}");
