@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Every throughput bench with its peer, in one device call:
+#   ../shared/tools/device-prep            (here)
+#   device run, carry [".gl", ".devbin"]:  . .gl/setup.sh; bash bench/h200.sh "$OUT"
+# Writes ours/peer JSON per bench into OUT and prints one combined table per bench.
+# SIZES / REPEAT / BENCHES override the defaults (the issues' target sizes).
+set -uo pipefail
+out=${1:-bench-out}
+mkdir -p "$out"
+G=${GPUGRAPH:-./.devbin/gpugraph}
+repeat=${REPEAT:-20}
+export WGPU_BACKEND=${WGPU_BACKEND:-vulkan}
+sizes_for() {
+  case "$1" in
+    sort) echo "${SIZES:-2^26,2^28}" ;;
+    expr) echo "${SIZES:-2^26}" ;;
+    *) echo "${SIZES:-2^24,2^28}" ;;
+  esac
+}
+peer_sizes() { python3 - "$1" <<'PY'
+import sys
+print(",".join(str(2 ** int(s[2:])) if s.startswith("2^") else s for s in sys.argv[1].split(",")))
+PY
+}
+for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
+  s=$(sizes_for "$b")
+  echo "=== $b ($s)"
+  "$G" bench "$b" --sizes "$s" --repeat "$repeat" --json "$out/$b.json" 2>"$out/$b.log" || { tail -3 "$out/$b.log"; continue; }
+  {
+    python3 bench/peers/peers.py "$b" --sizes "$(peer_sizes "$s")" --repeat "$repeat" --json "$out/$b-peer.json" 2>>"$out/$b.log" \
+      && python3 bench/combine.py "$out/$b.json" "$out/$b-peer.json" \
+      || python3 -c "import json,sys;[print(r['op'],r['elements'],round(r['median_ms'],4),round(r['ratio_to_copy'],2)) for r in json.load(open(sys.argv[1]))['rows']]" "$out/$b.json"
+  }
+done
