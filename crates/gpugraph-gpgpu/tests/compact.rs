@@ -8,8 +8,8 @@ mod common;
 use common::*;
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
-    BufferDescriptor, BufferHandle, CommandGraph, DataView, DataViewDescriptor, EncodeOptions,
-    GpuContext, VectorFormat, VectorView,
+    BufferDescriptor, BufferHandle, CommandGraph, DataView, DataViewDescriptor, GpuContext,
+    VectorFormat, VectorView,
 };
 use gpugraph_gpgpu::compact::cpu;
 use gpugraph_gpgpu::scan::{ScanKernelOptions, ScanPolicy};
@@ -291,12 +291,7 @@ fn check_vector(
         "{layout:?} {out_lens:?}: staged path choice"
     );
     let mut compiled = compiled;
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    compiled.encode(&mut enc, &Default::default()).unwrap();
-    ctx.queue.submit([enc.finish()]);
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .unwrap();
+    encode_wait(ctx, &mut compiled, &[]);
 
     let capacity: usize = out_lens.iter().sum();
     let expected = cpu::compact(&values, &flags, capacity);
@@ -447,22 +442,8 @@ fn import_overrides_rebind_between_encodes() {
     .add_to_graph(&mut g)
     .unwrap();
     let mut compiled = g.compile().unwrap();
-    let mut encode = |overrides: &[(BufferHandle, &wgpu::Buffer)]| {
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
-        compiled
-            .encode(
-                &mut enc,
-                &EncodeOptions {
-                    overrides,
-                    ..Default::default()
-                },
-            )
-            .unwrap();
-        ctx.queue.submit([enc.finish()]);
-        ctx.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .unwrap();
-    };
+    let mut encode =
+        |overrides: &[(BufferHandle, &wgpu::Buffer)]| encode_wait(&ctx, &mut compiled, overrides);
     let check = |values: &[u32], flags: &[u32]| {
         let e = cpu::compact(values, flags, n);
         assert_eq!(read_buffer(&ctx, &cb), [e.count]);

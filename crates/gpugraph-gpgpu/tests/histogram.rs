@@ -6,7 +6,6 @@ mod common;
 
 use analysis::*;
 use common::*;
-use gpugraph_command::wgpu;
 use gpugraph_command::{CommandGraph, GpuContext, VectorFormat as F};
 use gpugraph_gpgpu::histogram::{cpu, Histogram, HistogramBins};
 use gpugraph_gpgpu::AlgorithmError;
@@ -289,12 +288,7 @@ fn gpu_edges_update_between_encodings_without_a_rebuild() {
     let mut compiled = g.compile().unwrap();
     let mut encode = |e: &[f32]| {
         ctx.queue.write_buffer(&eb, 0, bytemuck::cast_slice(e));
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
-        compiled.encode(&mut enc, &Default::default()).unwrap();
-        ctx.queue.submit([enc.finish()]);
-        ctx.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .unwrap();
+        encode_wait(&ctx, &mut compiled, &[]);
         (read_out(&ctx, &cb, 0, 2), read_out(&ctx, &fb, 0, 1)[0])
     };
     assert_eq!(encode(&edges_a), (vec![500, 500], 0));

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use gpugraph_command::{wgpu, CommandGraph, DataView, EncodeOptions, VectorFormat, VectorView};
+use gpugraph_command::{wgpu, CommandGraph, DataView, VectorFormat, VectorView};
 use gpugraph_gpgpu::scan::{cpu, ScanKernelOptions, ScanPolicy};
 use gpugraph_gpgpu::{AlgorithmError, Scan};
 use rand::Rng;
@@ -311,20 +311,7 @@ fn import_overrides_rebind_between_encodes() {
         "tile status is a transient"
     );
     let mut encode = |overrides: &[(gpugraph_command::BufferHandle, &wgpu::Buffer)]| {
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
-        compiled
-            .encode(
-                &mut enc,
-                &EncodeOptions {
-                    overrides,
-                    ..Default::default()
-                },
-            )
-            .unwrap();
-        ctx.queue.submit([enc.finish()]);
-        ctx.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .unwrap();
+        encode_wait(&ctx, &mut compiled, overrides)
     };
     encode(&[]);
     assert_eq!(read_buffer(&ctx, &ob), cpu::scan(&a, None, false));

@@ -5,13 +5,14 @@
 //! word 1 (read by the distribution pass of chunked outputs). Planning is the scan's
 //! ([`ScanPlan`]); each chunk's uniform is its [`ScanParams`] followed by [`CompactParams`].
 
-use std::borrow::Cow;
 use std::num::NonZeroU64;
 
 use bytemuck::{Pod, Zeroable};
 use gpugraph_command::wgpu;
 
-use crate::kernel::placeholder_buffer;
+use crate::kernel::{
+    buffer_entry, compute_pipeline, group_layout, placeholder_buffer, shader_module,
+};
 use crate::scan::source::{self, Variant};
 use crate::scan::{ScanKernelOptions, ScanParams, ScanPlan};
 
@@ -88,19 +89,6 @@ pub(crate) struct CompactKernel {
     placeholder_write: wgpu::Buffer,
 }
 
-fn entry(binding: u32, ty: wgpu::BufferBindingType, min: u64) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty,
-            has_dynamic_offset: false,
-            min_binding_size: NonZeroU64::new(min),
-        },
-        count: None,
-    }
-}
-
 /// The vec4 view of a words binding: the same bytes rounded down to 16, when the chunk has a
 /// full tile at a 4-element aligned offset (the shader's condition for vector access).
 fn vec4_of<'a>(
@@ -137,44 +125,25 @@ impl CompactKernel {
                 options.reverse_tiles,
             )
         };
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(label),
-            source: wgpu::ShaderSource::Wgsl(Cow::Owned(source::wgsl(&options.policy, variant))),
-        });
+        let module = shader_module(device, label, &source::wgsl(&options.policy, variant));
         let read = wgpu::BufferBindingType::Storage { read_only: true };
         let write = wgpu::BufferBindingType::Storage { read_only: false };
         let mut entries = vec![
-            entry(0, wgpu::BufferBindingType::Uniform, CHUNK_PARAMS_BYTES),
-            entry(1, read, 4),
-            entry(2, read, 16),
-            entry(3, write, 4),
-            entry(4, write, 4),
-            entry(STATUS_BINDING, write, 16),
-            entry(6, read, 4),
-            entry(8, write, 4),
+            buffer_entry(0, wgpu::BufferBindingType::Uniform, CHUNK_PARAMS_BYTES),
+            buffer_entry(1, read, 4),
+            buffer_entry(2, read, 16),
+            buffer_entry(3, write, 4),
+            buffer_entry(4, write, 4),
+            buffer_entry(STATUS_BINDING, write, 16),
+            buffer_entry(6, read, 4),
+            buffer_entry(8, write, 4),
         ];
         if !partitions {
-            entries.push(entry(7, read, 16));
+            entries.push(buffer_entry(7, read, 16));
         }
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some(label),
-            entries: &entries,
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(label),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = |entry: &str| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
+        let (layout, pipeline_layout) = group_layout(device, label, &entries);
+        let pipeline =
+            |entry: &str| compute_pipeline(device, label, &pipeline_layout, &module, entry, &[]);
         let alignment = u64::from(device.limits().min_uniform_buffer_offset_alignment);
         Self {
             partitions,

@@ -128,20 +128,21 @@ pub(crate) fn push_use(uses: &mut Vec<ResourceUse>, u: ResourceUse) {
     }
 }
 
-/// Requires the storage-buffer count the fused compaction binds ([`STORAGE_BINDINGS`]).
-pub(crate) fn device_storage_check(
+/// Requires what the scan kernel with `options` needs ([`check_kernel`]) and the
+/// storage-buffer count the fused compaction binds ([`STORAGE_BINDINGS`]).
+pub(crate) fn check_compaction_device(
     c: ViewCheck<'_>,
     device: &wgpu::Device,
+    options: &ScanKernelOptions,
 ) -> Result<(), AlgorithmError> {
+    check_kernel(c, device, options)?;
     let limit = device.limits().max_storage_buffers_per_shader_stage;
     if limit < STORAGE_BINDINGS {
-        return Err(AlgorithmError::DeviceLimit {
-            algorithm: c.algorithm,
-            id: c.id.to_string(),
-            what: "storage buffers per shader stage".into(),
-            needed: u64::from(STORAGE_BINDINGS),
-            limit: u64::from(limit),
-        });
+        return Err(c.device_limit(
+            "storage buffers per shader stage",
+            u64::from(STORAGE_BINDINGS),
+            u64::from(limit),
+        ));
     }
     Ok(())
 }
@@ -154,12 +155,12 @@ pub(crate) fn helper_grid(
 ) -> Result<Grid, AlgorithmError> {
     let max_dim = device.limits().max_compute_workgroups_per_dimension;
     let workgroups = rows.div_ceil(policy::ROWS_PER_WORKGROUP);
-    grid_for(workgroups, max_dim).ok_or_else(|| AlgorithmError::DeviceLimit {
-        algorithm: c.algorithm,
-        id: c.id.to_string(),
-        what: "workgroups of one dispatch".into(),
-        needed: workgroups,
-        limit: u64::from(max_dim) * u64::from(max_dim),
+    grid_for(workgroups, max_dim).ok_or_else(|| {
+        c.device_limit(
+            "workgroups of one dispatch",
+            workgroups,
+            u64::from(max_dim) * u64::from(max_dim),
+        )
     })
 }
 
@@ -298,13 +299,9 @@ impl Compaction {
         graph: &mut CommandGraph,
         options: ScanKernelOptions,
     ) -> Result<(), AlgorithmError> {
-        let c = ViewCheck {
-            algorithm: ALGORITHM,
-            id: &self.id,
-        };
+        let c = ViewCheck::new(ALGORITHM, &self.id);
         let device = graph.device().clone();
-        check_kernel(c, &device, &options)?;
-        device_storage_check(c, &device)?;
+        check_compaction_device(c, &device, &options)?;
         require_packed(c, "values", &self.values, VectorFormat::Uint32)?;
         require_packed(c, "flags", &self.flags, VectorFormat::Uint32)?;
         require_packed(c, "output", &self.output, VectorFormat::Uint32)?;
@@ -400,13 +397,11 @@ impl Compaction {
             Target::Staged => {
                 let bytes = u64::from(capacity) * 4;
                 if bytes > binder.max_binding {
-                    return Err(AlgorithmError::DeviceLimit {
-                        algorithm: ALGORITHM,
-                        id: self.id.clone(),
-                        what: "bytes of the staged survivors".into(),
-                        needed: bytes,
-                        limit: binder.max_binding,
-                    });
+                    return Err(c.device_limit(
+                        "bytes of the staged survivors",
+                        bytes,
+                        binder.max_binding,
+                    ));
                 }
                 let h = graph.create_buffer(BufferDescriptor::new(
                     format!("{}/staged", self.id),

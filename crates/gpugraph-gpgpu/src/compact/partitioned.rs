@@ -19,14 +19,12 @@ use super::cpu::consecutive_bases;
 use super::helper::{HelperDispatch, HelperKernel, HelperNode, Res};
 use super::kernel::{CompactKernel, CompactParams};
 use super::node::{FusedChunk, FusedNode};
-use super::{add_zero_words, device_storage_check, helper_source, push_use};
+use super::{add_zero_words, check_compaction_device, helper_source, push_use};
 use crate::error::AlgorithmError;
 use crate::kernel::{
     check_writes_alone, require_output, require_packed, Binding, BufferKeyed, Grid, ViewCheck,
 };
-use crate::scan::{
-    check_kernel, plan_scan, rows_u32, Binder, ChunkLayout, Handles, ScanKernelOptions, ScanMode,
-};
+use crate::scan::{plan_scan, rows_u32, Binder, ChunkLayout, Handles, ScanKernelOptions, ScanMode};
 
 const ALGORITHM: &str = "partitioned indexed range compaction";
 const TOTALS_WGSL: &str = include_str!("partition_totals.wgsl");
@@ -79,18 +77,9 @@ impl PartitionedIndexedRangeCompaction {
         options: ScanKernelOptions,
     ) -> Result<(), AlgorithmError> {
         let id = self.id.clone();
-        let c = ViewCheck {
-            algorithm: ALGORITHM,
-            id: &id,
-        };
-        let mismatch = |reason: String| AlgorithmError::Mismatch {
-            algorithm: ALGORITHM,
-            id: id.clone(),
-            reason,
-        };
+        let c = ViewCheck::new(ALGORITHM, &id);
         let device = graph.device().clone();
-        check_kernel(c, &device, &options)?;
-        device_storage_check(c, &device)?;
+        check_compaction_device(c, &device, &options)?;
         let ranges_v = VectorView::from(self.ranges);
         require_packed(c, "ranges", &ranges_v, VectorFormat::Uint32x2)?;
         require_packed(c, "flags", &self.flags, VectorFormat::Uint32)?;
@@ -98,7 +87,7 @@ impl PartitionedIndexedRangeCompaction {
         let partitions = self.ranges.len();
         for (what, v) in [("flags", &self.flags), ("outputs", &self.outputs)] {
             if v.chunks().len() as u64 != partitions {
-                return Err(mismatch(format!(
+                return Err(c.mismatch(format!(
                     "{what} has {} chunks but ranges has {partitions} rows (one per partition)",
                     v.chunks().len()
                 )));
@@ -126,7 +115,7 @@ impl PartitionedIndexedRangeCompaction {
             .collect();
         let bases = match &self.chunk_bases {
             Some(b) if b.len() as u64 != partitions => {
-                return Err(mismatch(format!(
+                return Err(c.mismatch(format!(
                     "chunk_bases has {} entries but there are {partitions} partitions",
                     b.len()
                 )))
@@ -136,13 +125,9 @@ impl PartitionedIndexedRangeCompaction {
         };
         for (k, (&base, &r)) in bases.iter().zip(&rows).enumerate() {
             if u64::from(base) + r as u64 > u64::from(u32::MAX) {
-                return Err(AlgorithmError::InvalidConfig {
-                    algorithm: ALGORITHM,
-                    id: id.clone(),
-                    reason: format!(
-                        "partition {k}: base {base} + {r} rows exceeds the u32 id space"
-                    ),
-                });
+                return Err(c.invalid(format!(
+                    "partition {k}: base {base} + {r} rows exceeds the u32 id space"
+                )));
             }
         }
         let counts_v = VectorView::from(self.partition_counts);

@@ -15,11 +15,11 @@ use gpugraph_command::{
 
 use super::helper::{HelperDispatch, HelperKernel, HelperNode, Res};
 use super::{
-    add_zero_words, device_storage_check, helper_grid, helper_source, push_use, Compaction,
+    add_zero_words, check_compaction_device, helper_grid, helper_source, push_use, Compaction,
 };
 use crate::error::AlgorithmError;
 use crate::kernel::{check_writes_alone, require_output, require_packed, Binding, Grid, ViewCheck};
-use crate::scan::{check_kernel, rows_u32, Binder, Handles, Scan, ScanKernelOptions};
+use crate::scan::{rows_u32, Binder, Handles, Scan, ScanKernelOptions};
 
 const ALGORITHM: &str = "indexed range compaction";
 const RANGE_WGSL: &str = include_str!("range.wgsl");
@@ -76,13 +76,9 @@ impl IndexedRangeCompaction {
         options: ScanKernelOptions,
     ) -> Result<(), AlgorithmError> {
         let id = self.id.clone();
-        let c = ViewCheck {
-            algorithm: ALGORITHM,
-            id: &id,
-        };
+        let c = ViewCheck::new(ALGORITHM, &id);
         let device = graph.device().clone();
-        check_kernel(c, &device, &options)?;
-        device_storage_check(c, &device)?;
+        check_compaction_device(c, &device, &options)?;
         let ranges_v = VectorView::from(self.ranges);
         let flags_v = VectorView::from(self.flags);
         let output_v = VectorView::from(self.output);
@@ -122,13 +118,11 @@ impl IndexedRangeCompaction {
         ] {
             let bytes = u64::from(rows) * 4;
             if bytes > binder.max_binding {
-                return Err(AlgorithmError::DeviceLimit {
-                    algorithm: ALGORITHM,
-                    id: id.clone(),
-                    what: format!("bytes of the {what}"),
-                    needed: bytes,
-                    limit: binder.max_binding,
-                });
+                return Err(c.device_limit(
+                    format!("bytes of the {what}"),
+                    bytes,
+                    binder.max_binding,
+                ));
             }
         }
         let offset_of =

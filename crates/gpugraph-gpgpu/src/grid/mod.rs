@@ -50,6 +50,7 @@ use gpugraph_command::{CommandGraph, DataView, VectorFormat, VectorView};
 use crate::error::AlgorithmError;
 use crate::group::keyed::{Keyed, KeyedOutputs, KeyedSpec};
 use crate::group::{AggregateOutputs, KeyedPolicy};
+use crate::kernel::ViewCheck;
 
 const CELL_KEY_WGSL: &str = include_str!("grid.wgsl");
 
@@ -85,11 +86,7 @@ impl GridDomain {
     }
 
     fn check(&self, algorithm: &'static str, id: &str) -> Result<(), AlgorithmError> {
-        let bad = |reason: String| AlgorithmError::InvalidConfig {
-            algorithm,
-            id: id.to_string(),
-            reason,
-        };
+        let bad = |reason: String| ViewCheck::new(algorithm, id).invalid(reason);
         for (axis, lo, hi, n, scale) in [
             ("x", self.x_min, self.x_max, self.nx, self.x_scale()),
             ("y", self.y_min, self.y_max, self.ny, self.y_scale()),

@@ -185,30 +185,6 @@ pub(crate) struct Keyed {
     finalize_grid: Grid,
 }
 
-fn device_limit(
-    algorithm: &'static str,
-    id: &str,
-    what: &str,
-    needed: u64,
-    limit: u64,
-) -> AlgorithmError {
-    AlgorithmError::DeviceLimit {
-        algorithm,
-        id: id.to_string(),
-        what: what.to_string(),
-        needed,
-        limit,
-    }
-}
-
-fn invalid(algorithm: &'static str, id: &str, reason: String) -> AlgorithmError {
-    AlgorithmError::InvalidConfig {
-        algorithm,
-        id: id.to_string(),
-        reason,
-    }
-}
-
 impl Keyed {
     /// Validates `spec` and declares the accumulator transient.
     pub fn declare(
@@ -217,13 +193,13 @@ impl Keyed {
         policy: KeyedPolicy,
     ) -> Result<Self, AlgorithmError> {
         let (alg, id) = (spec.algorithm, spec.id.as_str());
-        let check = ViewCheck { algorithm: alg, id };
+        let check = ViewCheck::new(alg, id);
         policy
             .validate()
-            .map_err(|reason| invalid(alg, id, format!("policy: {reason}")))?;
+            .map_err(|reason| check.invalid(format!("policy: {reason}")))?;
         let k = spec.key_count as u64;
         if k == 0 {
-            return Err(invalid(alg, id, "the key count must be at least 1".into()));
+            return Err(check.invalid("the key count must be at least 1"));
         }
         let (keys_name, values_name) = (spec.keys_name, spec.values_name);
         require_packed(check, keys_name, &spec.keys, spec.key_format)?;
@@ -242,11 +218,7 @@ impl Keyed {
             && o.max.is_none()
             && o.mean.is_none()
         {
-            return Err(invalid(
-                alg,
-                id,
-                "no per-key output (count, sum, min, max or mean) was given".into(),
-            ));
+            return Err(check.invalid("no per-key output (count, sum, min, max or mean) was given"));
         }
         if spec.values.is_none() {
             for (name, v) in [
@@ -256,11 +228,9 @@ impl Keyed {
                 ("mean", o.mean),
             ] {
                 if v.is_some() {
-                    return Err(invalid(
-                        alg,
-                        id,
-                        format!("the {name} output needs a {values_name} vector"),
-                    ));
+                    return Err(
+                        check.invalid(format!("the {name} output needs a {values_name} vector"))
+                    );
                 }
             }
         }
@@ -312,13 +282,7 @@ impl Keyed {
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
         if words * 4 > binding_limit {
-            return Err(device_limit(
-                alg,
-                id,
-                "accumulator bytes",
-                words * 4,
-                binding_limit,
-            ));
+            return Err(check.device_limit("accumulator bytes", words * 4, binding_limit));
         }
         let edge_count = spec.edges.as_ref().map_or(0, Edges::len);
         let shape = shape(
@@ -333,9 +297,7 @@ impl Keyed {
         let mut workgroups = Vec::new();
         for c in spec.keys.chunks() {
             if c.len() > (u32::MAX as u64 - tile) {
-                return Err(device_limit(
-                    alg,
-                    id,
+                return Err(check.device_limit(
                     "rows in one chunk",
                     c.len(),
                     u32::MAX as u64 - tile,
@@ -347,7 +309,7 @@ impl Keyed {
                 .min(policy.max_workgroups)
                 .min(grid_cap);
             let g = grid_for(wgs, max_dim)
-                .ok_or_else(|| device_limit(alg, id, "workgroups for one chunk", wgs, grid_cap))?;
+                .ok_or_else(|| check.device_limit("workgroups for one chunk", wgs, grid_cap))?;
             grids.push(g);
             workgroups.push(wgs);
         }

@@ -123,11 +123,7 @@ pub struct Histogram {
 }
 
 fn invalid(id: &str, reason: String) -> AlgorithmError {
-    AlgorithmError::InvalidConfig {
-        algorithm: "histogram",
-        id: id.to_string(),
-        reason,
-    }
+    ViewCheck::new("histogram", id).invalid(reason)
 }
 
 /// Checks literal edges: at least two, finite, strictly increasing.
@@ -175,10 +171,7 @@ impl Histogram {
         policy: KeyedPolicy,
     ) -> Result<(), AlgorithmError> {
         let id = self.id.clone();
-        let check = ViewCheck {
-            algorithm: "histogram",
-            id: &id,
-        };
+        let check = ViewCheck::new("histogram", &id);
         let bins = self.bins.bin_count();
         let (key_f, edges, key_fn) = match &self.bins {
             HistogramBins::Uniform { min, max, bins } => {

@@ -7,6 +7,7 @@ mod cache;
 mod dispatch;
 mod outputs;
 mod placeholder;
+mod preprocess;
 mod views;
 
 pub use aliasing::{check_writes_alone, Arg, IN_PLACE, OVERLAP};
@@ -14,7 +15,12 @@ pub use cache::BufferKeyed;
 pub use dispatch::{grid_for, Grid};
 pub use outputs::require_output;
 pub use placeholder::placeholder_buffer;
+pub(crate) use preprocess::preprocess;
+#[cfg(test)]
+pub(crate) use preprocess::validate_wgsl;
 pub use views::{check_same_topology, require_format, require_packed, ViewCheck};
+
+use std::num::NonZeroU64;
 
 use gpugraph_command::wgpu;
 
@@ -55,6 +61,86 @@ pub fn with_shared(shared: &[&str], source: &str) -> String {
     out
 }
 
+impl Binding {
+    /// The wgpu buffer binding type.
+    pub fn buffer_type(self) -> wgpu::BufferBindingType {
+        match self {
+            Binding::StorageRead => wgpu::BufferBindingType::Storage { read_only: true },
+            Binding::StorageReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+            Binding::Uniform => wgpu::BufferBindingType::Uniform,
+        }
+    }
+}
+
+/// A compute-visible buffer entry at `binding` of type `ty`, without a dynamic offset, that
+/// wgpu requires to be at least `min_size` bytes (0: no minimum).
+pub fn buffer_entry(
+    binding: u32,
+    ty: wgpu::BufferBindingType,
+    min_size: u64,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty,
+            has_dynamic_offset: false,
+            min_binding_size: NonZeroU64::new(min_size),
+        },
+        count: None,
+    }
+}
+
+/// The WGSL module `wgsl`, labelled `label`.
+pub fn shader_module(device: &wgpu::Device, label: &str, wgsl: &str) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+    })
+}
+
+/// The bind-group layout of `entries` (group 0, the only group) and the pipeline layout over
+/// it, both labelled `label`.
+pub fn group_layout(
+    device: &wgpu::Device,
+    label: &str,
+    entries: &[wgpu::BindGroupLayoutEntry],
+) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries,
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    (layout, pipeline_layout)
+}
+
+/// The compute pipeline of `entry` in `module` over `layout`, with pipeline-overridable
+/// constants `constants`.
+pub fn compute_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+    constants: &[(&str, f64)],
+) -> wgpu::ComputePipeline {
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
+        module,
+        entry_point: Some(entry),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            ..Default::default()
+        },
+        cache: None,
+    })
+}
+
 impl Kernel {
     /// Compiles `entry` of `wgsl` with `bindings` as group 0 and pipeline-overridable
     /// constants `constants`. wgpu validation errors surface through the graph's compile scope.
@@ -66,52 +152,27 @@ impl Kernel {
         bindings: &[Binding],
         constants: &[(&str, f64)],
     ) -> Self {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(label),
-            source: wgpu::ShaderSource::Wgsl(wgsl.into()),
-        });
         let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
             .iter()
             .enumerate()
-            .map(|(i, b)| wgpu::BindGroupLayoutEntry {
-                binding: i as u32,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: match b {
-                        Binding::StorageRead => {
-                            wgpu::BufferBindingType::Storage { read_only: true }
-                        }
-                        Binding::StorageReadWrite => {
-                            wgpu::BufferBindingType::Storage { read_only: false }
-                        }
-                        Binding::Uniform => wgpu::BufferBindingType::Uniform,
-                    },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            })
+            .map(|(i, b)| buffer_entry(i as u32, b.buffer_type(), 0))
             .collect();
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some(label),
-            entries: &entries,
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(label),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(label),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some(entry),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants,
-                ..Default::default()
-            },
-            cache: None,
-        });
+        Self::with_entries(device, label, wgsl, entry, &entries, constants)
+    }
+
+    /// [`Kernel::new`] with explicit group-0 layout entries (binding numbers with gaps,
+    /// minimum binding sizes).
+    pub fn with_entries(
+        device: &wgpu::Device,
+        label: &str,
+        wgsl: &str,
+        entry: &str,
+        entries: &[wgpu::BindGroupLayoutEntry],
+        constants: &[(&str, f64)],
+    ) -> Self {
+        let module = shader_module(device, label, wgsl);
+        let (layout, pipeline_layout) = group_layout(device, label, entries);
+        let pipeline = compute_pipeline(device, label, &pipeline_layout, &module, entry, constants);
         Self {
             label: label.to_string(),
             pipeline,

@@ -14,6 +14,43 @@ pub struct ViewCheck<'a> {
     pub id: &'a str,
 }
 
+impl<'a> ViewCheck<'a> {
+    /// The checker of instance `id` of `algorithm`.
+    pub fn new(algorithm: &'static str, id: &'a str) -> Self {
+        Self { algorithm, id }
+    }
+
+    /// [`AlgorithmError::InvalidConfig`] of this instance.
+    pub fn invalid(self, reason: impl Into<String>) -> AlgorithmError {
+        AlgorithmError::InvalidConfig {
+            algorithm: self.algorithm,
+            id: self.id.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    /// [`AlgorithmError::Mismatch`] of this instance.
+    pub fn mismatch(self, reason: impl Into<String>) -> AlgorithmError {
+        AlgorithmError::Mismatch {
+            algorithm: self.algorithm,
+            id: self.id.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    /// [`AlgorithmError::DeviceLimit`] of this instance: `what` needs `needed`, the device
+    /// allows `limit`.
+    pub fn device_limit(self, what: impl Into<String>, needed: u64, limit: u64) -> AlgorithmError {
+        AlgorithmError::DeviceLimit {
+            algorithm: self.algorithm,
+            id: self.id.to_string(),
+            what: what.into(),
+            needed,
+            limit,
+        }
+    }
+}
+
 /// Requires every chunk of `v` to have `format`.
 pub fn require_format(
     c: ViewCheck<'_>,
@@ -75,13 +112,9 @@ pub fn check_same_topology(
     let la: Vec<u64> = a.chunks().iter().map(DataView::len).collect();
     let lb: Vec<u64> = b.chunks().iter().map(DataView::len).collect();
     if la != lb {
-        return Err(AlgorithmError::Mismatch {
-            algorithm: c.algorithm,
-            id: c.id.to_string(),
-            reason: format!(
-                "{b_name} chunk lengths {lb:?} differ from {a_name} chunk lengths {la:?}"
-            ),
-        });
+        return Err(c.mismatch(format!(
+            "{b_name} chunk lengths {lb:?} differ from {a_name} chunk lengths {la:?}"
+        )));
     }
     Ok(())
 }

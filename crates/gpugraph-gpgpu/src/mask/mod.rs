@@ -95,10 +95,7 @@ pub fn shader_source(op: MaskOp, n: usize) -> String {
 impl Mask {
     /// Validates the views and adds one compute node (one dispatch per non-empty chunk).
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
-        let check = ViewCheck {
-            algorithm: "mask",
-            id: &self.id,
-        };
+        let check = ViewCheck::new("mask", &self.id);
         let n = self.inputs.len();
         let arity_ok = match self.op {
             MaskOp::Not => n == 1,
@@ -106,21 +103,18 @@ impl Mask {
             _ => n >= 1,
         };
         if !arity_ok {
-            return Err(AlgorithmError::InvalidConfig {
-                algorithm: "mask",
-                id: self.id.clone(),
-                reason: format!("operation {:?} cannot take {n} input masks", self.op),
-            });
+            return Err(check.invalid(format!(
+                "operation {:?} cannot take {n} input masks",
+                self.op
+            )));
         }
         let limit = graph.device().limits().max_storage_buffers_per_shader_stage as usize;
         if n + 2 > limit {
-            return Err(AlgorithmError::DeviceLimit {
-                algorithm: "mask",
-                id: self.id.clone(),
-                what: "storage bindings for inputs, output and parameters".into(),
-                needed: (n + 2) as u64,
-                limit: limit as u64,
-            });
+            return Err(check.device_limit(
+                "storage bindings for inputs, output and parameters",
+                (n + 2) as u64,
+                limit as u64,
+            ));
         }
         require_packed(check, "output", &self.output, VectorFormat::Uint32)?;
         for (k, input) in self.inputs.iter().enumerate() {
@@ -132,36 +126,24 @@ impl Mask {
                 .into_iter()
                 .find(|b| self.output.buffers().contains(b));
             if let Some(b) = shared {
-                return Err(AlgorithmError::Mismatch {
-                    algorithm: "mask",
-                    id: self.id.clone(),
-                    reason: format!(
-                        "input {k} and the output share buffer {}; write the result to another buffer",
-                        graph.buffer_id(b)?
-                    ),
-                });
+                return Err(check.mismatch(format!(
+                    "input {k} and the output share buffer {}; write the result to another buffer",
+                    graph.buffer_id(b)?
+                )));
             }
         }
         let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;
         let mut grids = Vec::new();
         for c in self.output.chunks() {
             let g = grid_for(c.len().div_ceil(ROWS_PER_WORKGROUP), max_dim).ok_or_else(|| {
-                AlgorithmError::DeviceLimit {
-                    algorithm: "mask",
-                    id: self.id.clone(),
-                    what: "workgroups for one chunk".into(),
-                    needed: c.len().div_ceil(ROWS_PER_WORKGROUP),
-                    limit: max_dim as u64 * max_dim as u64,
-                }
+                check.device_limit(
+                    "workgroups for one chunk",
+                    c.len().div_ceil(ROWS_PER_WORKGROUP),
+                    max_dim as u64 * max_dim as u64,
+                )
             })?;
             if c.len() > u32::MAX as u64 {
-                return Err(AlgorithmError::DeviceLimit {
-                    algorithm: "mask",
-                    id: self.id.clone(),
-                    what: "rows in one chunk".into(),
-                    needed: c.len(),
-                    limit: u32::MAX as u64,
-                });
+                return Err(check.device_limit("rows in one chunk", c.len(), u32::MAX as u64));
             }
             grids.push(g);
         }

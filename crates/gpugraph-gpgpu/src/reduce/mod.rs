@@ -271,25 +271,13 @@ impl Reduction {
         policy: ReducePolicy,
     ) -> Result<(), AlgorithmError> {
         let id = self.id.clone();
+        let check = ViewCheck::new("reduction", &id);
         policy
             .validate()
-            .map_err(|reason| AlgorithmError::InvalidConfig {
-                algorithm: "reduction",
-                id: id.clone(),
-                reason: format!("policy: {reason}"),
-            })?;
-        let check = ViewCheck {
-            algorithm: "reduction",
-            id: &id,
-        };
-        let format = self
-            .input
-            .format()
-            .ok_or_else(|| AlgorithmError::InvalidConfig {
-                algorithm: "reduction",
-                id: id.clone(),
-                reason: "the input vector has no chunks, so its value type is unknown".into(),
-            })?;
+            .map_err(|reason| check.invalid(format!("policy: {reason}")))?;
+        let format = self.input.format().ok_or_else(|| {
+            check.invalid("the input vector has no chunks, so its value type is unknown")
+        })?;
         let format = match format {
             VectorFormat::Float32 | VectorFormat::Uint32 => format,
             other => {
@@ -325,13 +313,7 @@ impl Reduction {
         let mut plans = Vec::new();
         for c in self.input.chunks() {
             if c.len() > row_limit {
-                return Err(AlgorithmError::DeviceLimit {
-                    algorithm: "reduction",
-                    id: id.clone(),
-                    what: "rows in one chunk".into(),
-                    needed: c.len(),
-                    limit: row_limit,
-                });
+                return Err(check.device_limit("rows in one chunk", c.len(), row_limit));
             }
             plans.push(chunk_plan(c.len(), c.byte_offset(), max_dim, &policy));
         }

@@ -3,7 +3,6 @@
 //! other caller) plans with [`ScanKernel::plan`], allocates the scratch the plan names, builds
 //! bind groups once, and calls [`ScanKernel::encode`] per frame.
 
-use std::borrow::Cow;
 use std::num::NonZeroU64;
 use std::sync::OnceLock;
 
@@ -13,7 +12,7 @@ use wgpu::util::DeviceExt;
 use super::plan::{ChunkLayout, PlanLimits, ScanMode, ScanPlan, ScanPlanError, PARAMS_BYTES};
 use super::policy::{ScanPolicy, ScanPolicyError};
 use super::source::{self, Variant};
-use crate::kernel::placeholder_buffer;
+use crate::kernel::{buffer_entry, placeholder_buffer, Kernel};
 
 /// Storage buffers one segmented dispatch binds (input ×2, output ×2, status, flags ×2).
 const STORAGE_BINDINGS_SEGMENTED: u32 = 7;
@@ -212,12 +211,6 @@ impl ScanBindGroups {
     }
 }
 
-#[derive(Debug)]
-struct Specialization {
-    layout: wgpu::BindGroupLayout,
-    pipeline: wgpu::ComputePipeline,
-}
-
 /// The single-pass chained scan (decoupled look-back + decoupled fallback) over u32, wrapping.
 ///
 /// Owns its shader modules, layouts, pipelines (plain and segmented, each compiled the first
@@ -239,25 +232,15 @@ pub struct ScanKernel {
     storage_alignment: u64,
     uniform_alignment: u64,
     max_storage_binding: u64,
-    plain: OnceLock<Specialization>,
-    segmented: OnceLock<Specialization>,
-    clear_layout: wgpu::BindGroupLayout,
-    clear_pipeline: wgpu::ComputePipeline,
+    plain: OnceLock<Kernel>,
+    segmented: OnceLock<Kernel>,
+    clear: Kernel,
     placeholder_read: wgpu::Buffer,
     placeholder_write: wgpu::Buffer,
 }
 
 fn storage_entry(binding: u32, read_only: bool, min: u64) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: NonZeroU64::new(min),
-        },
-        count: None,
-    }
+    buffer_entry(binding, wgpu::BufferBindingType::Storage { read_only }, min)
 }
 
 fn check_limit(name: &'static str, needed: u64, limit: u64) -> Result<(), ScanKernelError> {
@@ -316,31 +299,15 @@ impl ScanKernel {
         check_device(device, &options)?;
         let policy = options.policy;
         let limits = device.limits();
-        let plain_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("scan"),
-            source: wgpu::ShaderSource::Wgsl(Cow::Owned(source::wgsl(
-                &policy,
-                Self::variant(&options, false),
-            ))),
-        });
-        let clear_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("scan clear"),
-            entries: &[storage_entry(STATUS_BINDING, false, 16)],
-        });
-        let clear_pipeline_layout =
-            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("scan clear"),
-                bind_group_layouts: &[Some(&clear_layout)],
-                immediate_size: 0,
-            });
-        let clear_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("scan clear"),
-            layout: Some(&clear_pipeline_layout),
-            module: &plain_module,
-            entry_point: Some("clear_status"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        // The clear entry point lives in every variant; the plain one is compiled here.
+        let clear = Kernel::with_entries(
+            device,
+            "scan clear",
+            &source::wgsl(&policy, Self::variant(&options, false)),
+            "clear_status",
+            &[storage_entry(STATUS_BINDING, false, 16)],
+            &[],
+        );
         Ok(Self {
             device: device.clone(),
             options,
@@ -350,8 +317,7 @@ impl ScanKernel {
             max_storage_binding: limits.max_storage_buffer_binding_size,
             plain: OnceLock::new(),
             segmented: OnceLock::new(),
-            clear_layout,
-            clear_pipeline,
+            clear,
             placeholder_read: placeholder_buffer(device, "scan placeholder (read)"),
             placeholder_write: placeholder_buffer(device, "scan placeholder (write)"),
         })
@@ -367,7 +333,7 @@ impl ScanKernel {
     }
 
     /// The plain or segmented pipeline and its layout, compiled on first use.
-    fn specialization(&self, segmented: bool) -> &Specialization {
+    fn specialization(&self, segmented: bool) -> &Kernel {
         let cell = if segmented {
             &self.segmented
         } else {
@@ -379,25 +345,8 @@ impl ScanKernel {
             } else {
                 "scan"
             };
-            let device = &self.device;
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(Cow::Owned(source::wgsl(
-                    &self.options.policy,
-                    Self::variant(&self.options, segmented),
-                ))),
-            });
             let mut entries = vec![
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: NonZeroU64::new(PARAMS_BYTES),
-                    },
-                    count: None,
-                },
+                buffer_entry(0, wgpu::BufferBindingType::Uniform, PARAMS_BYTES),
                 storage_entry(1, true, 4),
                 storage_entry(2, true, 16),
                 storage_entry(3, false, 4),
@@ -408,24 +357,17 @@ impl ScanKernel {
                 entries.push(storage_entry(6, true, 4));
                 entries.push(storage_entry(7, true, 16));
             }
-            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(label),
-                entries: &entries,
-            });
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(label),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
-            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some("scan_tiles"),
-                compilation_options: Default::default(),
-                cache: None,
-            });
-            Specialization { layout, pipeline }
+            Kernel::with_entries(
+                &self.device,
+                label,
+                &source::wgsl(
+                    &self.options.policy,
+                    Self::variant(&self.options, segmented),
+                ),
+                "scan_tiles",
+                &entries,
+                &[],
+            )
         })
     }
 
@@ -541,7 +483,7 @@ impl ScanKernel {
 
         groups.clear = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("scan clear"),
-            layout: &self.clear_layout,
+            layout: &self.clear.layout,
             entries: &[wgpu::BindGroupEntry {
                 binding: 5,
                 resource: wgpu::BindingResource::Buffer(status_binding.clone()),
@@ -685,7 +627,7 @@ impl ScanKernel {
         let Some(clear) = &groups.clear else {
             return;
         };
-        pass.set_pipeline(&self.clear_pipeline);
+        pass.set_pipeline(&self.clear.pipeline);
         pass.set_bind_group(0, clear, &[]);
         pass.dispatch_workgroups(groups.clear_workgroups, 1, 1);
         // Compiled by create_bind_groups, which built `groups`.

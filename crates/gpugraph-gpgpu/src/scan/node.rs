@@ -66,13 +66,11 @@ impl Binder {
     ) -> Result<u32, AlgorithmError> {
         let r = view.aligned_range(self.storage_alignment);
         if r.size > self.max_binding {
-            return Err(AlgorithmError::DeviceLimit {
-                algorithm: c.algorithm,
-                id: c.id.to_string(),
-                what: format!("bytes bound for {what}"),
-                needed: r.size,
-                limit: self.max_binding,
-            });
+            return Err(c.device_limit(
+                format!("bytes bound for {what}"),
+                r.size,
+                self.max_binding,
+            ));
         }
         Ok(r.element_offset as u32)
     }
@@ -80,13 +78,8 @@ impl Binder {
 
 /// A chunk length as the kernels' u32 row count.
 pub(crate) fn rows_u32(c: ViewCheck<'_>, what: &str, rows: u64) -> Result<u32, AlgorithmError> {
-    u32::try_from(rows).map_err(|_| AlgorithmError::DeviceLimit {
-        algorithm: c.algorithm,
-        id: c.id.to_string(),
-        what: format!("rows in {what}"),
-        needed: rows,
-        limit: u64::from(u32::MAX),
-    })
+    u32::try_from(rows)
+        .map_err(|_| c.device_limit(format!("rows in {what}"), rows, u64::from(u32::MAX)))
 }
 
 /// Maps the kernel's device check into the algorithm's error.
@@ -154,10 +147,7 @@ impl Scan {
         graph: &mut CommandGraph,
         options: ScanKernelOptions,
     ) -> Result<(), AlgorithmError> {
-        let c = ViewCheck {
-            algorithm: ALGORITHM,
-            id: &self.id,
-        };
+        let c = ViewCheck::new(ALGORITHM, &self.id);
         check_kernel(c, graph.device(), &options)?;
         require_packed(c, "input", &self.input, VectorFormat::Uint32)?;
         require_packed(c, "output", &self.output, VectorFormat::Uint32)?;

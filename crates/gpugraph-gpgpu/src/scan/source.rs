@@ -2,6 +2,7 @@
 //! then `scan.wgsl` with its `#ifdef` lines resolved.
 
 use super::policy::ScanPolicy;
+use crate::kernel::preprocess;
 
 /// The kernel text, before preprocessing.
 const SCAN_WGSL: &str = include_str!("scan.wgsl");
@@ -86,38 +87,10 @@ pub(crate) fn wgsl(policy: &ScanPolicy, variant: Variant) -> String {
     out
 }
 
-/// Resolves `#ifdef NAME`, `#ifndef NAME`, `#else` and `#endif` lines (nestable) against the
-/// set of defined names. Directive lines are dropped; other lines are kept when every enclosing
-/// condition holds. The input is our own source, so a malformed nesting is a bug: unbalanced
-/// `#endif`/`#else` lines are ignored rather than reported.
-fn preprocess(source: &str, defines: &[&str]) -> String {
-    let mut out = String::with_capacity(source.len());
-    // One entry per open #ifdef/#ifndef: whether its current branch is taken. A line is kept
-    // when every entry is.
-    let mut stack: Vec<bool> = Vec::new();
-    for line in source.lines() {
-        let trimmed = line.trim_start();
-        if let Some(name) = trimmed.strip_prefix("#ifdef ") {
-            stack.push(defines.contains(&name.trim()));
-        } else if let Some(name) = trimmed.strip_prefix("#ifndef ") {
-            stack.push(!defines.contains(&name.trim()));
-        } else if trimmed.starts_with("#else") {
-            if let Some(top) = stack.last_mut() {
-                *top = !*top;
-            }
-        } else if trimmed.starts_with("#endif") {
-            stack.pop();
-        } else if stack.iter().all(|&on| on) {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::validate_wgsl;
 
     fn all_variants() -> Vec<Variant> {
         let mut v = Vec::new();
@@ -147,16 +120,6 @@ mod tests {
         v
     }
 
-    fn validate(source: &str) -> Result<naga::valid::ModuleInfo, String> {
-        let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
-        naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::all(),
-        )
-        .validate(&module)
-        .map_err(|e| e.emit_to_string(source))
-    }
-
     #[test]
     fn every_variant_validates_with_naga() {
         let policies = [
@@ -177,7 +140,7 @@ mod tests {
         for policy in policies {
             for variant in all_variants() {
                 let source = wgsl(&policy, variant);
-                if let Err(e) = validate(&source) {
+                if let Err(e) = validate_wgsl(&source) {
                     panic!("{policy:?} {variant:?}:\n{e}");
                 }
             }
@@ -193,13 +156,5 @@ mod tests {
         assert!(!source.contains("subgroupInclusiveAdd"));
         assert!(!source.contains("flag_words"));
         assert!(source.lines().all(|l| !l.trim_start().starts_with('#')));
-    }
-
-    #[test]
-    fn preprocessor_nests() {
-        let src = "a\n#ifdef X\nb\n#ifdef Y\nc\n#else\nd\n#endif\n#else\ne\n#endif\n#ifndef Y\nf\n#endif\n";
-        assert_eq!(preprocess(src, &["X"]), "a\nb\nd\nf\n");
-        assert_eq!(preprocess(src, &["X", "Y"]), "a\nb\nc\n");
-        assert_eq!(preprocess(src, &["Y"]), "a\ne\n");
     }
 }

@@ -38,10 +38,7 @@ impl BatchSort {
     /// `<id>.chunk<k>.pass0` .. `pass3`; transients `<id>.scratch-keys`,
     /// `<id>.scratch-values`, `<id>.status` when any chunk is larger than 256 rows.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
-        let check = ViewCheck {
-            algorithm: "batch sort",
-            id: &self.id,
-        };
+        let check = ViewCheck::new("batch sort", &self.id);
         check_views(graph, check, &self.keys, &self.sorted_keys, &self.payload)?;
         let policy = resolve_policy(graph, check, self.policy)?;
         let all = domains(&self.keys, &self.sorted_keys, &self.payload);

@@ -174,10 +174,7 @@ impl Sort {
     /// 256 rows; otherwise `<id>.histogram` and `<id>.pass0` .. `<id>.pass3` with transients
     /// `<id>.scratch-keys`, `<id>.scratch-values` and `<id>.status`.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
-        let check = ViewCheck {
-            algorithm: "sort",
-            id: &self.id,
-        };
+        let check = ViewCheck::new("sort", &self.id);
         let payload = match self.payload {
             SortPayload::KeysOnly => SortPayload::KeysOnly,
             SortPayload::Values { input, output } => SortPayload::Values {
@@ -252,11 +249,8 @@ pub fn add_sort_of_buffers(
         },
         (None, None) => SortPayload::KeysOnly,
         (Some(_), None) => {
-            return Err(AlgorithmError::InvalidConfig {
-                algorithm: "sort",
-                id: id.to_string(),
-                reason: "values were given without a sorted-values buffer".into(),
-            })
+            return Err(ViewCheck::new("sort", id)
+                .invalid("values were given without a sorted-values buffer"))
         }
     };
     Sort {
@@ -342,15 +336,10 @@ fn check_views(
             outputs.push(("source rows", output));
         }
     }
-    let mismatch = |reason: String| AlgorithmError::Mismatch {
-        algorithm: check.algorithm,
-        id: check.id.to_string(),
-        reason,
-    };
     for (i, (out_name, out)) in outputs.iter().enumerate() {
         for b in out.buffers() {
             if let Some((in_name, _)) = inputs.iter().find(|(_, v)| v.buffers().contains(&b)) {
-                return Err(mismatch(format!(
+                return Err(check.mismatch(format!(
                     "{out_name} and {in_name} share buffer {}; sort into another buffer",
                     graph.buffer_id(b)?
                 )));
@@ -359,7 +348,7 @@ fn check_views(
                 .iter()
                 .find(|(_, v)| v.buffers().contains(&b))
             {
-                return Err(mismatch(format!(
+                return Err(check.mismatch(format!(
                     "{out_name} and {other} share buffer {}; give each output its own buffer",
                     graph.buffer_id(b)?
                 )));
@@ -384,13 +373,11 @@ fn check_binding_sizes(
     for c in v.chunks() {
         let size = c.aligned_range(align).size;
         if size > limits.max_storage_buffer_binding_size {
-            return Err(AlgorithmError::DeviceLimit {
-                algorithm: check.algorithm,
-                id: check.id.to_string(),
-                what: format!("storage binding bytes of {name}"),
-                needed: size,
-                limit: limits.max_storage_buffer_binding_size,
-            });
+            return Err(check.device_limit(
+                format!("storage binding bytes of {name}"),
+                size,
+                limits.max_storage_buffer_binding_size,
+            ));
         }
     }
     Ok(())
@@ -406,11 +393,7 @@ fn resolve_policy(
     let policy = policy.unwrap_or_else(|| SortPolicy::for_device(&limits));
     policy
         .validate(&limits)
-        .map_err(|reason| AlgorithmError::InvalidConfig {
-            algorithm: check.algorithm,
-            id: check.id.to_string(),
-            reason: format!("sort policy: {reason}"),
-        })?;
+        .map_err(|reason| check.invalid(format!("sort policy: {reason}")))?;
     Ok(policy)
 }
 
@@ -422,15 +405,8 @@ fn check_radix_capacity(
     rows: u64,
     policy: &SortPolicy,
 ) -> Result<(), AlgorithmError> {
-    let limit = |what: &str, needed: u64, limit: u64| AlgorithmError::DeviceLimit {
-        algorithm: check.algorithm,
-        id: check.id.to_string(),
-        what: what.to_string(),
-        needed,
-        limit,
-    };
     if rows > MAX_RADIX_ROWS {
-        return Err(limit(
+        return Err(check.device_limit(
             "rows in one sort domain (30-bit tile status counts)",
             rows,
             MAX_RADIX_ROWS,
@@ -439,11 +415,7 @@ fn check_radix_capacity(
     let max = graph.device().limits().max_storage_buffer_binding_size;
     let status = RadixScratch::status_bytes(rows as u32, policy);
     if status > max {
-        return Err(limit(
-            "storage binding bytes of the radix status",
-            status,
-            max,
-        ));
+        return Err(check.device_limit("storage binding bytes of the radix status", status, max));
     }
     Ok(())
 }

@@ -18,7 +18,7 @@ use super::policy::{SortPolicy, PASSES, RADIX_BITS};
 use super::source::{self, ValueMode};
 use super::Domain;
 use crate::error::AlgorithmError;
-use crate::kernel::{grid_for, parameter_buffer, Binding, Grid};
+use crate::kernel::{grid_for, parameter_buffer, Binding, Grid, ViewCheck};
 
 const HISTOGRAM_BINDINGS: [Binding; 4] = [
     Binding::Uniform,
@@ -119,12 +119,12 @@ pub(crate) fn grids(
 ) -> Result<(Grid, Grid), AlgorithmError> {
     let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;
     let grid = |n: u32| {
-        grid_for(n as u64, max_dim).ok_or_else(|| AlgorithmError::DeviceLimit {
-            algorithm,
-            id: id.to_string(),
-            what: "workgroups of one radix dispatch".into(),
-            needed: n as u64,
-            limit: max_dim as u64 * max_dim as u64,
+        grid_for(n as u64, max_dim).ok_or_else(|| {
+            ViewCheck::new(algorithm, id).device_limit(
+                "workgroups of one radix dispatch",
+                n as u64,
+                max_dim as u64 * max_dim as u64,
+            )
         })
     };
     Ok((grid(plan.histogram_workgroups)?, grid(plan.tiles)?))

@@ -92,15 +92,7 @@ impl SegmentedSort {
     /// dispatch arguments) and, without a `rejected` view, `<id>.rejected`. No nodes for zero
     /// segments.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
-        let check = ViewCheck {
-            algorithm: "segmented sort",
-            id: &self.id,
-        };
-        let err_mismatch = |reason: String| AlgorithmError::Mismatch {
-            algorithm: "segmented sort",
-            id: self.id.clone(),
-            reason,
-        };
+        let check = ViewCheck::new("segmented sort", &self.id);
         let u32f = VectorFormat::Uint32;
         let vec = |v: DataView| -> VectorView { v.into() };
         require_packed(check, "keys", &vec(self.keys), u32f)?;
@@ -109,7 +101,7 @@ impl SegmentedSort {
         if let Some(v) = self.values {
             require_packed(check, "values", &vec(v), u32f)?;
             if v.len() != self.keys.len() {
-                return Err(err_mismatch(format!(
+                return Err(check.mismatch(format!(
                     "values have {} rows but keys have {}",
                     v.len(),
                     self.keys.len()
@@ -119,28 +111,21 @@ impl SegmentedSort {
         if let Some(r) = self.rejected {
             require_packed(check, "rejected", &vec(r), u32f)?;
             if r.len() != 1 {
-                return Err(err_mismatch(format!(
-                    "rejected must be one row, got {}",
-                    r.len()
-                )));
+                return Err(check.mismatch(format!("rejected must be one row, got {}", r.len())));
             }
         }
         if self.offsets.len() != self.lengths.len() {
-            return Err(err_mismatch(format!(
+            return Err(check.mismatch(format!(
                 "{} offsets but {} lengths",
                 self.offsets.len(),
                 self.lengths.len()
             )));
         }
         if self.max_width == 0 || self.max_width > LOCAL_SORT_MAX {
-            return Err(AlgorithmError::InvalidConfig {
-                algorithm: "segmented sort",
-                id: self.id.clone(),
-                reason: format!(
-                    "max segment width {} is outside 1..={LOCAL_SORT_MAX}; sort wider domains with Sort or BatchSort",
-                    self.max_width
-                ),
-            });
+            return Err(check.invalid(format!(
+                "max segment width {} is outside 1..={LOCAL_SORT_MAX}; sort wider domains with Sort or BatchSort",
+                self.max_width
+            )));
         }
         // Written views must not share a buffer with any other view of the node.
         let written: Vec<(&str, DataView)> = [
@@ -159,7 +144,7 @@ impl SegmentedSort {
         for (i, (name, w)) in written.iter().enumerate() {
             for (j, (other, o)) in all.iter().enumerate() {
                 if i != j && w.buffer() == o.buffer() {
-                    return Err(err_mismatch(format!(
+                    return Err(check.mismatch(format!(
                         "{name} and {other} share buffer {}; each needs its own buffer",
                         graph.buffer_id(w.buffer())?
                     )));
@@ -176,16 +161,9 @@ impl SegmentedSort {
         let limits = graph.device().limits();
         let max_dim = limits.max_compute_workgroups_per_dimension;
         let classes = width_classes(self.max_width);
-        let too_many = |what: &str, needed: u64, limit: u64| AlgorithmError::DeviceLimit {
-            algorithm: "segmented sort",
-            id: self.id.clone(),
-            what: what.to_string(),
-            needed,
-            limit,
-        };
         let list_bytes = (LIST_HEADER_WORDS as u64 + classes.len() as u64 * segments) * 4;
         if segments > u32::MAX as u64 || list_bytes > limits.max_storage_buffer_binding_size {
-            return Err(too_many(
+            return Err(check.device_limit(
                 "segment list bytes",
                 list_bytes,
                 limits.max_storage_buffer_binding_size,
@@ -194,7 +172,7 @@ impl SegmentedSort {
         let grid_limit = max_dim as u64 * max_dim as u64;
         let classify_grid = grid_for(segments.div_ceil(CLASSIFY_WORKGROUP as u64), max_dim)
             .ok_or_else(|| {
-                too_many(
+                check.device_limit(
                     "classification workgroups",
                     segments.div_ceil(CLASSIFY_WORKGROUP as u64),
                     grid_limit,
@@ -204,7 +182,7 @@ impl SegmentedSort {
         let widest = classes.last().copied().unwrap_or(LOCAL_SORT_MAX);
         let class_groups = segments.div_ceil((LOCAL_SORT_MAX / widest) as u64);
         if class_groups > grid_limit {
-            return Err(too_many(
+            return Err(check.device_limit(
                 "workgroups of one width class",
                 class_groups,
                 grid_limit,

@@ -6,7 +6,7 @@ use super::policy::{
     SortPolicy, CLASSIFY_WORKGROUP, LOCAL_SORT_MAX, LOCAL_WORKGROUP, PASSES, RADIX, RADIX_BITS,
     RADIX_WORKGROUP,
 };
-use crate::kernel::SHARED_DISPATCH_WGSL;
+use crate::kernel::{preprocess, SHARED_DISPATCH_WGSL};
 
 const RADIX_COMMON_WGSL: &str = include_str!("radix_common.wgsl");
 const RADIX_HISTOGRAM_WGSL: &str = include_str!("radix_histogram.wgsl");
@@ -145,45 +145,13 @@ pub(crate) fn classify(widths: &[u32]) -> String {
     out
 }
 
-/// Resolves `#ifdef NAME`, `#ifndef NAME`, `#else` and `#endif` lines (nestable) against
-/// `defines`; directive lines are dropped. The input is our own source, so unbalanced
-/// directives are a bug caught by the naga tests below, not an input error.
-fn preprocess(source: &str, defines: &[&str]) -> String {
-    let mut out = String::with_capacity(source.len());
-    let mut stack: Vec<bool> = Vec::new();
-    for line in source.lines() {
-        let trimmed = line.trim_start();
-        if let Some(name) = trimmed.strip_prefix("#ifdef ") {
-            stack.push(defines.contains(&name.trim()));
-        } else if let Some(name) = trimmed.strip_prefix("#ifndef ") {
-            stack.push(!defines.contains(&name.trim()));
-        } else if trimmed.starts_with("#else") {
-            if let Some(top) = stack.last_mut() {
-                *top = !*top;
-            }
-        } else if trimmed.starts_with("#endif") {
-            stack.pop();
-        } else if stack.iter().all(|&on| on) {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::validate_wgsl;
 
     fn validate(name: &str, source: &str) {
-        let module = naga::front::wgsl::parse_str(source)
-            .unwrap_or_else(|e| panic!("{name}:\n{}", e.emit_to_string(source)));
-        naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::all(),
-        )
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("{name}:\n{}", e.emit_to_string(source)));
+        validate_wgsl(source).unwrap_or_else(|e| panic!("{name}:\n{e}"));
     }
 
     #[test]
@@ -220,13 +188,5 @@ mod tests {
                 && !s.contains("var<storage, read_write> dst_values")
         );
         assert!(s.lines().all(|l| !l.trim_start().starts_with('#')));
-    }
-
-    #[test]
-    fn preprocessor_nests() {
-        let src = "a\n#ifdef X\nb\n#ifdef Y\nc\n#else\nd\n#endif\n#else\ne\n#endif\n#ifndef Y\nf\n#endif\n";
-        assert_eq!(preprocess(src, &["X"]), "a\nb\nd\nf\n");
-        assert_eq!(preprocess(src, &["X", "Y"]), "a\nb\nc\n");
-        assert_eq!(preprocess(src, &["Y"]), "a\ne\n");
     }
 }

@@ -3,10 +3,7 @@
 #![allow(dead_code)]
 
 use gpugraph_command::wgpu;
-use gpugraph_command::{
-    BufferDescriptor, CommandGraph, DataView, DataViewDescriptor, GpuContext, VectorFormat,
-    VectorView,
-};
+use gpugraph_command::{CommandGraph, DataView, GpuContext, VectorFormat, VectorView};
 use rand::Rng;
 
 use crate::common::*;
@@ -19,29 +16,6 @@ pub fn bits(v: &[f32]) -> Vec<u32> {
 /// u32 bits as f32 values (after `read_buffer`).
 pub fn floats(v: &[u32]) -> Vec<f32> {
     v.iter().map(|&b| f32::from_bits(b)).collect()
-}
-
-/// Imports `buffer` and returns a packed view of `len` rows of `format` at row `offset`.
-pub fn import_typed(
-    g: &mut CommandGraph,
-    id: &str,
-    buffer: &wgpu::Buffer,
-    format: VectorFormat,
-    offset: u64,
-    len: u64,
-) -> DataView {
-    let h = g
-        .import_buffer(
-            BufferDescriptor::new(id, buffer.size(), buffer.usage()),
-            buffer,
-        )
-        .unwrap();
-    let row = format.byte_size() as u64;
-    g.create_data_view(
-        h,
-        DataViewDescriptor::packed(format, len).at_offset(offset * row),
-    )
-    .unwrap()
 }
 
 /// Uploads `words` (rows of `format`, `per_row` words each) split into chunks of `lens`

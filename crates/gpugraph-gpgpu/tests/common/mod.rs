@@ -6,7 +6,8 @@ use std::sync::mpsc;
 
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
-    BufferDescriptor, CommandGraph, DataView, DataViewDescriptor, GpuContext, VectorFormat,
+    BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph, DataView, DataViewDescriptor,
+    EncodeOptions, GpuContext, VectorFormat,
 };
 use rand::{Rng, SeedableRng};
 
@@ -66,11 +67,12 @@ pub fn read_rows(ctx: &GpuContext, buffer: &wgpu::Buffer, offset: usize, len: us
     read_buffer(ctx, buffer)[offset..offset + len].to_vec()
 }
 
-/// Imports `buffer` and returns a packed uint32 view of `len` rows at element `offset`.
-pub fn import_view(
+/// Imports `buffer` and returns a packed view of `len` rows of `format` at row `offset`.
+pub fn import_typed(
     g: &mut CommandGraph,
     id: &str,
     buffer: &wgpu::Buffer,
+    format: VectorFormat,
     offset: u64,
     len: u64,
 ) -> DataView {
@@ -80,22 +82,50 @@ pub fn import_view(
             buffer,
         )
         .unwrap();
+    let row = format.byte_size() as u64;
     g.create_data_view(
         h,
-        DataViewDescriptor::packed(VectorFormat::Uint32, len).at_offset(offset * 4),
+        DataViewDescriptor::packed(format, len).at_offset(offset * row),
     )
     .unwrap()
 }
 
-/// Compiles, encodes and submits the graph once, then waits.
-pub fn run(ctx: &GpuContext, g: CommandGraph) {
-    let mut compiled = g.compile().unwrap();
+/// Imports `buffer` and returns a packed uint32 view of `len` rows at element `offset`.
+pub fn import_view(
+    g: &mut CommandGraph,
+    id: &str,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    len: u64,
+) -> DataView {
+    import_typed(g, id, buffer, VectorFormat::Uint32, offset, len)
+}
+
+/// Encodes `compiled` once with import `overrides`, submits it and waits.
+pub fn encode_wait(
+    ctx: &GpuContext,
+    compiled: &mut CompiledGraph,
+    overrides: &[(BufferHandle, &wgpu::Buffer)],
+) {
     let mut enc = ctx.device.create_command_encoder(&Default::default());
-    compiled.encode(&mut enc, &Default::default()).unwrap();
+    compiled
+        .encode(
+            &mut enc,
+            &EncodeOptions {
+                overrides,
+                ..Default::default()
+            },
+        )
+        .unwrap();
     ctx.queue.submit([enc.finish()]);
     ctx.device
         .poll(wgpu::PollType::wait_indefinitely())
         .unwrap();
+}
+
+/// Compiles, encodes and submits the graph once, then waits.
+pub fn run(ctx: &GpuContext, g: CommandGraph) {
+    encode_wait(ctx, &mut g.compile().unwrap(), &[]);
 }
 
 /// Splits `total` into `parts` chunk lengths including empty and uneven ones.
