@@ -23,7 +23,8 @@ def main():
     head = ["op", "elements", "ours ms", "GB/s", "x copy floor", "peer", "peer ms", "x peer"]
     lines = [head]
     for r in ours["rows"]:
-        p = best.get((r["op"], r["elements"]))
+        # "[...]" marks a kernel variant of the same op (--scan-policy); it pairs with the op's peer.
+        p = best.get((r["op"].split("[")[0], r["elements"]))
         lines.append([
             r["op"], str(r["elements"]), f'{r["median_ms"]:.3f}', f'{r.get("gb_per_s", 0):.0f}',
             f'{r.get("ratio_to_copy", 0):.2f}',

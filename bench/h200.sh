@@ -25,7 +25,13 @@ PY
 for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
   s=$(sizes_for "$b")
   echo "=== $b ($s)"
-  "$G" bench "$b" --sizes "$s" --repeat "$repeat" --json "$out/$b.json" 2>"$out/$b.log" || { tail -3 "$out/$b.log"; continue; }
+  extra=()
+  case "$b" in
+    # Scan-kernel tuning sweep in the same run (default first): unrolled vs looped slots, larger
+    # tiles, a more patient look-back before falling back.
+    scan|compact) extra=(--scan-policy unroll=1 --scan-policy unroll=0 --scan-policy vec4=8 --scan-policy spin=256 --scan-policy subgroups=0) ;;
+  esac
+  "$G" bench "$b" --sizes "$s" --repeat "$repeat" --json "$out/$b.json" "${extra[@]}" 2>"$out/$b.log" || { tail -3 "$out/$b.log"; continue; }
   {
     python3 bench/peers/peers.py "$b" --sizes "$(peer_sizes "$s")" --repeat "$repeat" --json "$out/$b-peer.json" 2>>"$out/$b.log" \
       && python3 bench/combine.py "$out/$b.json" "$out/$b-peer.json" \

@@ -384,6 +384,7 @@ const SMALL: ScanPolicy = ScanPolicy {
     vec4_per_thread: 1,
     lookback_window: 8,
     spin_limit: 2,
+    unroll: true,
 };
 
 #[test]

@@ -22,6 +22,7 @@ const SMALL: ScanPolicy = ScanPolicy {
     vec4_per_thread: 1,
     lookback_window: 8,
     spin_limit: 4,
+    unroll: true,
 };
 
 fn random_flags(r: &mut impl Rng, n: usize, p: f64) -> Vec<u32> {

@@ -77,6 +77,7 @@ const SMALL: ScanPolicy = ScanPolicy {
     vec4_per_thread: 1,
     lookback_window: 8,
     spin_limit: 4,
+    unroll: true,
 };
 
 fn subgroups_available() -> bool {

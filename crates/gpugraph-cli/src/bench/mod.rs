@@ -57,9 +57,17 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Graph(args) => graph::run(&args),
         BenchCommand::Copy(args) => primitives::run_cases("copy", &args, primitives::copy_cases),
         BenchCommand::Mask(args) => primitives::run_cases("mask", &args, primitives::mask_cases),
-        BenchCommand::Scan(args) => primitives::run_cases("scan", &args, primitives::scan_cases),
+        BenchCommand::Scan(args) => {
+            let specs = args.scan_policies.clone();
+            primitives::run_cases("scan", &args, |gpu, n| {
+                primitives::scan_cases(gpu, n, &primitives::scan_variants(gpu, &specs)?)
+            })
+        }
         BenchCommand::Compact(args) => {
-            primitives::run_cases("compact", &args, primitives::compact_cases)
+            let specs = args.scan_policies.clone();
+            primitives::run_cases("compact", &args, |gpu, n| {
+                primitives::compact_cases(gpu, n, &primitives::scan_variants(gpu, &specs)?)
+            })
         }
         BenchCommand::Expr(args) => primitives::run_cases("expr", &args, expr::cases),
         BenchCommand::Sort(args) => primitives::run_cases("sort", &args, analysis::sort_cases),

@@ -21,8 +21,65 @@ pub struct PrimitiveArgs {
     /// Element counts (counts or powers like 2^28), comma-separated.
     #[arg(long, value_delimiter = ',', value_parser = throughput::parse_size, default_value = "2^16,2^20,2^22")]
     pub sizes: Vec<u64>,
+    /// Scan-kernel variants to compare in one run (scan and compact benches): comma-separated
+    /// `key=value` over the default policy, keys `wg`, `vec4`, `window`, `spin`, `unroll`,
+    /// `subgroups`; repeat the flag for several variants (e.g. `--scan-policy unroll=0`).
+    #[arg(long = "scan-policy", value_name = "SPEC")]
+    pub scan_policies: Vec<String>,
     #[command(flatten)]
     pub options: BenchOptions,
+}
+
+/// One scan-kernel variant of a bench: options and the label appended to the op name.
+#[derive(Clone, Debug)]
+pub struct ScanVariant {
+    /// Kernel options for the device.
+    pub options: gpugraph_gpgpu::scan::ScanKernelOptions,
+    /// `""` for the default, else `[spec]`.
+    pub label: String,
+}
+
+/// The variants named by `--scan-policy` (the device default when none is given).
+pub fn scan_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<ScanVariant>> {
+    let default = gpugraph_gpgpu::scan::ScanKernelOptions::for_device(gpu.device());
+    if specs.is_empty() {
+        return Ok(vec![ScanVariant {
+            options: default,
+            label: String::new(),
+        }]);
+    }
+    specs
+        .iter()
+        .map(|spec| {
+            let mut o = default;
+            for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                let (key, value) = part
+                    .split_once('=')
+                    .with_context(|| format!("--scan-policy '{spec}': '{part}' is not key=value"))?;
+                let v: u32 = value
+                    .parse()
+                    .with_context(|| format!("--scan-policy '{spec}': '{value}' is not a number"))?;
+                match key {
+                    "wg" => o.policy.workgroup_size = v,
+                    "vec4" => o.policy.vec4_per_thread = v,
+                    "window" => o.policy.lookback_window = v,
+                    "spin" => o.policy.spin_limit = v,
+                    "unroll" => o.policy.unroll = v != 0,
+                    "subgroups" => o.subgroups = v != 0 && default.subgroups,
+                    other => anyhow::bail!(
+                        "--scan-policy '{spec}': unknown key '{other}' (wg, vec4, window, spin, unroll, subgroups)"
+                    ),
+                }
+            }
+            o.policy
+                .validate()
+                .with_context(|| format!("--scan-policy '{spec}'"))?;
+            Ok(ScanVariant {
+                options: o,
+                label: format!("[{spec}]"),
+            })
+        })
+        .collect()
 }
 
 /// A STORAGE | COPY_SRC | COPY_DST buffer holding `data`.
@@ -193,38 +250,53 @@ pub fn mask_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     }])
 }
 
-/// `bench scan`: exclusive and inclusive u32 sums of random small values (8 bytes per element).
-pub fn scan_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
-    use gpugraph_gpgpu::scan::{cpu as scan_cpu, scan_graph};
+/// `bench scan`: exclusive and inclusive u32 sums of random small values (8 bytes per element),
+/// once per `--scan-policy` variant.
+pub fn scan_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<Case>> {
+    use gpugraph_gpgpu::scan::{cpu as scan_cpu, Scan};
     let data = random_words(n, 4, 4);
     let input = upload(gpu, "scan-input", &data);
     let mut cases = Vec::new();
-    for inclusive in [false, true] {
-        let op = if inclusive {
-            "scan-inclusive"
-        } else {
-            "scan-exclusive"
-        };
-        let output = upload(gpu, "scan-output", &vec![0xDEAD_BEEF; n as usize]);
-        let graph = scan_graph(gpu.device(), op, &input, &output, n, inclusive)?.compile()?;
-        let want = scan_cpu::scan(&data, None, inclusive);
-        cases.push(Case {
-            op: op.into(),
-            bytes_per_element: 8.0,
-            graph,
-            check: Box::new(move |gpu| {
-                throughput::check_equal(op, &read_back(gpu, &output, n)?, &want)
-            }),
-        });
+    for variant in variants {
+        for inclusive in [false, true] {
+            let name = if inclusive {
+                "scan-inclusive"
+            } else {
+                "scan-exclusive"
+            };
+            let op = format!("{name}{}", variant.label);
+            let output = upload(gpu, "scan-output", &vec![0xDEAD_BEEF; n as usize]);
+            let mut g = CommandGraph::new(&op, gpu.device());
+            let scan = Scan {
+                id: op.clone(),
+                input: import(&mut g, "input", &input, n)?.into(),
+                output: import(&mut g, "output", &output, n)?.into(),
+                inclusive,
+                segment_starts: None,
+            };
+            scan.add_to_graph_with(&mut g, variant.options)?;
+            let want = scan_cpu::scan(&data, None, inclusive);
+            let what = op.clone();
+            cases.push(Case {
+                op,
+                bytes_per_element: 8.0,
+                graph: g.compile()?,
+                check: Box::new(move |gpu| {
+                    throughput::check_equal(&what, &read_back(gpu, &output, n)?, &want)
+                }),
+            });
+        }
     }
     Ok(cases)
 }
 
 /// `bench compact`: stable compaction of random values under a random 50% mask (count in the
-/// instanceCount word of an indirect record). Moves 8 bytes per element plus 4 per survivor;
-/// reported at 10 bytes per element.
-pub fn compact_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
-    use gpugraph_gpgpu::compact::{compaction_graph, cpu as compact_cpu};
+/// instanceCount word of an indirect record), once per `--scan-policy` variant. Moves 8 bytes
+/// per element plus 4 per survivor; reported at 10 bytes per element.
+pub fn compact_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<Case>> {
+    use gpugraph_command::{BufferDescriptor as Desc, DataViewDescriptor};
+    use gpugraph_gpgpu::compact::cpu as compact_cpu;
+    use gpugraph_gpgpu::Compaction;
     let values = random_words(n, u32::MAX, 5);
     let flags = random_words(n, 2, 6);
     let want = compact_cpu::compact(&values, &flags, n as usize).written;
@@ -232,25 +304,47 @@ pub fn compact_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         upload(gpu, "compact-values", &values),
         upload(gpu, "compact-flags", &flags),
     );
-    let out = upload(gpu, "compact-output", &vec![0xDEAD_BEEF; n as usize]);
-    let record = gpu.device().create_buffer(&wgpu::BufferDescriptor {
-        label: Some("compact-indirect-record"),
-        size: 16,
-        usage: U::STORAGE | U::INDIRECT | U::COPY_SRC | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let graph =
-        compaction_graph(gpu.device(), "compact", &bv, &bf, &out, &record, 4, n, n)?.compile()?;
-    Ok(vec![Case {
-        op: "compact-50%".into(),
-        bytes_per_element: 10.0,
-        graph,
-        check: Box::new(move |gpu| {
-            let count = read_back(gpu, &record, 4)?[1] as u64;
-            if count != want.len() as u64 {
-                anyhow::bail!("count {count} but the CPU oracle selects {}", want.len());
-            }
-            throughput::check_equal("compact-50%", &read_back(gpu, &out, count)?, &want)
-        }),
-    }])
+    let mut cases = Vec::new();
+    for variant in variants {
+        let op = format!("compact-50%{}", variant.label);
+        let out = upload(gpu, "compact-output", &vec![0xDEAD_BEEF; n as usize]);
+        let record = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some("compact-indirect-record"),
+            size: 16,
+            usage: U::STORAGE | U::INDIRECT | U::COPY_SRC | U::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut g = CommandGraph::new(&op, gpu.device());
+        let rh = g.import_buffer(Desc::new("indirect-record", 16, record.usage()), &record)?;
+        let count = g.create_data_view(
+            rh,
+            DataViewDescriptor::packed(VectorFormat::Uint32, 1).at_offset(4),
+        )?;
+        Compaction {
+            id: op.clone(),
+            values: import(&mut g, "values", &bv, n)?.into(),
+            flags: import(&mut g, "flags", &bf, n)?.into(),
+            output: import(&mut g, "output", &out, n)?.into(),
+            count,
+            overflow: None,
+        }
+        .add_to_graph_with(&mut g, variant.options)?;
+        let (want, what) = (want.clone(), op.clone());
+        cases.push(Case {
+            op,
+            bytes_per_element: 10.0,
+            graph: g.compile()?,
+            check: Box::new(move |gpu| {
+                let count = read_back(gpu, &record, 4)?[1] as u64;
+                if count != want.len() as u64 {
+                    anyhow::bail!(
+                        "{what}: count {count} but the CPU oracle selects {}",
+                        want.len()
+                    );
+                }
+                throughput::check_equal(&what, &read_back(gpu, &out, count)?, &want)
+            }),
+        });
+    }
+    Ok(cases)
 }

@@ -15,9 +15,9 @@ pub use cache::BufferKeyed;
 pub use dispatch::{grid_for, Grid};
 pub use outputs::require_output;
 pub use placeholder::placeholder_buffer;
-pub(crate) use preprocess::preprocess;
 #[cfg(test)]
 pub(crate) use preprocess::validate_wgsl;
+pub(crate) use preprocess::{preprocess, unroll};
 pub use views::{check_same_topology, require_format, require_packed, ViewCheck};
 
 use std::num::NonZeroU64;

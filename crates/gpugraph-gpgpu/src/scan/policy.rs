@@ -22,6 +22,9 @@ pub struct ScanPolicy {
     /// Look-back steps without progress before the workgroup stops waiting and reduces the
     /// stalled predecessor itself (decoupled fallback). At least 1.
     pub spin_limit: u32,
+    /// Generate the per-invocation slot loops as straight-line code (`#unroll` in scan.wgsl)
+    /// so the slot arrays stay in registers.
+    pub unroll: bool,
 }
 
 impl ScanPolicy {
@@ -32,6 +35,7 @@ impl ScanPolicy {
         vec4_per_thread: 4,
         lookback_window: 32,
         spin_limit: 16,
+        unroll: true,
     };
 
     /// Elements per tile: `workgroup_size * vec4_per_thread * 4`.

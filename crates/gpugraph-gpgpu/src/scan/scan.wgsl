@@ -248,6 +248,7 @@ fn load_values(e: u32, vector: bool) -> vec4<u32> {
     if vector {
         v = input_vec4[(params.input_offset + e) >> 2u];
     } else {
+#unroll
         for (var c = 0u; c < 4u; c += 1u) {
             if e + c < params.len {
                 v[c] = input_words[params.input_offset + e + c];
@@ -273,6 +274,7 @@ fn load_starts(e: u32, vector: bool, first_tile: bool) -> vec4<u32> {
     if vector {
         f = flag_vec4[(params.flags_offset + e) >> 2u];
     } else {
+#unroll
         for (var c = 0u; c < 4u; c += 1u) {
             if e + c < params.len {
                 f[c] = flag_words[params.flags_offset + e + c];
@@ -295,6 +297,7 @@ fn store_values(e: u32, v: vec4<u32>, vector: bool) {
         output_vec4[(params.output_offset + e) >> 2u] = v;
         return;
     }
+#unroll
     for (var c = 0u; c < 4u; c += 1u) {
         if e + c < params.len {
             output_words[params.output_offset + e + c] = v[c];
@@ -311,6 +314,7 @@ fn load_survivors(e: u32, selected: vec4<u32>, vector: bool) -> vec4<u32> {
         return value_vec4[(params.value_offset + e) >> 2u];
     }
     var v = vec4<u32>(0u);
+#unroll
     for (var c = 0u; c < 4u; c += 1u) {
         if selected[c] != 0u {
             v[c] = value_words[params.value_offset + e + c];
@@ -415,17 +419,20 @@ fn workgroup_scan(tid: u32, p: vec2<u32>) -> PairScan {
 // are transposed so that each invocation folds VEC4_PER_THREAD consecutive slots, then one
 // workgroup scan over invocations.
 fn slot_prefixes_shared(tid: u32, pairs: ptr<function, array<vec2<u32>, VEC4_PER_THREAD>>) {
+#unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
         store_slot(i * WG_SIZE + tid, (*pairs)[i]);
     }
     workgroupBarrier();
     var run = vec2<u32>(0u);
     var before: array<vec2<u32>, VEC4_PER_THREAD>;
+#unroll
     for (var k = 0u; k < VEC4_PER_THREAD; k += 1u) {
         before[k] = run;
         run = combine(run, load_slot(tid * VEC4_PER_THREAD + k));
     }
     let scanned = workgroup_scan(tid, run);
+#unroll
     for (var k = 0u; k < VEC4_PER_THREAD; k += 1u) {
         store_slot(tid * VEC4_PER_THREAD + k, combine(scanned.exclusive, before[k]));
     }
@@ -433,6 +440,7 @@ fn slot_prefixes_shared(tid: u32, pairs: ptr<function, array<vec2<u32>, VEC4_PER
         sh_tile_aggregate = scanned.total;
     }
     workgroupBarrier();
+#unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
         (*pairs)[i] = load_slot(i * WG_SIZE + tid);
     }
@@ -448,6 +456,7 @@ fn subgroup_scan(p: vec2<u32>, lane: u32) -> vec2<u32> {
     // is four words wide, enough for any subgroup size WGSL allows (<= 128).
     let ballot = subgroupBallot(p.x != 0u);
     var last = 0u;
+#unroll
     for (var w = 0u; w < 4u; w += 1u) {
         let first_lane = 32u * w;
         if first_lane <= lane {
@@ -488,6 +497,7 @@ fn slot_prefixes_subgroup(
     pairs: ptr<function, array<vec2<u32>, VEC4_PER_THREAD>>,
 ) {
     var lane_before: array<vec2<u32>, VEC4_PER_THREAD>;
+#unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
         let incl = subgroup_scan((*pairs)[i], lane);
         lane_before[i] = subgroup_exclusive((*pairs)[i], incl, lane);
@@ -517,6 +527,7 @@ fn slot_prefixes_subgroup(
         }
     }
     workgroupBarrier();
+#unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
         (*pairs)[i] = combine(load_slot(i * sg_count + sg_id), lane_before[i]);
     }
@@ -534,6 +545,7 @@ fn reduce_tile(lid: u32, tile: u32) -> vec2<u32> {
     // Blocked: invocation lid folds its VEC4_PER_THREAD consecutive slots in order (this path is
     // rare, so coalescing matters less than reusing the ordered workgroup scan).
     var run = vec2<u32>(0u);
+#unroll
     for (var k = 0u; k < VEC4_PER_THREAD; k += 1u) {
         let e = tile_start + 4u * (lid * VEC4_PER_THREAD + k);
         let x = load_values(e, vector_in);
@@ -694,6 +706,7 @@ fn scan_tiles(
     var s: array<vec4<u32>, VEC4_PER_THREAD>;
     var r: array<vec4<u32>, VEC4_PER_THREAD>;
     var pairs: array<vec2<u32>, VEC4_PER_THREAD>;
+#unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
         let e = tile_start + 4u * (i * WG_SIZE + tid);
         x[i] = load_values(e, vector_in);
@@ -740,12 +753,14 @@ fn scan_tiles(
 
 #ifdef COMPACT
     let vector_values = full && (params.value_offset & 3u) == 0u;
+#unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
         // x[i] holds 0/1 selections; r[i] their inclusive sums within the vec4.
         if any(x[i] != vec4<u32>(0u)) {
             let e = tile_start + 4u * (i * WG_SIZE + tid);
             let position = r[i] - x[i] + vec4<u32>(carry + pairs[i].y);
             let v = load_survivors(e, x[i], vector_values);
+#unroll
             for (var c = 0u; c < 4u; c += 1u) {
                 if x[i][c] != 0u && position[c] < params.capacity {
                     output_words[params.output_offset + position[c]] = v[c];
@@ -763,6 +778,7 @@ fn scan_tiles(
     }
 #else
     let inclusive = (params.mode & MODE_INCLUSIVE) != 0u;
+#unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
         let e = tile_start + 4u * (i * WG_SIZE + tid);
         let prefix = pairs[i];

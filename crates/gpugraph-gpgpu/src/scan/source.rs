@@ -2,7 +2,7 @@
 //! then `scan.wgsl` with its `#ifdef` lines resolved.
 
 use super::policy::ScanPolicy;
-use crate::kernel::preprocess;
+use crate::kernel::{preprocess, unroll};
 
 /// The kernel text, before preprocessing.
 const SCAN_WGSL: &str = include_str!("scan.wgsl");
@@ -83,7 +83,9 @@ pub(crate) fn wgsl(policy: &ScanPolicy, variant: Variant) -> String {
          const SPIN_LIMIT: u32 = {}u;\n\n",
         policy.workgroup_size, policy.vec4_per_thread, policy.lookback_window, spin_limit,
     ));
-    out.push_str(&preprocess(SCAN_WGSL, &defines));
+    let specialized = preprocess(SCAN_WGSL, &defines);
+    let constants = [("VEC4_PER_THREAD", policy.vec4_per_thread)];
+    out.push_str(&unroll(&specialized, &constants, policy.unroll));
     out
 }
 
@@ -129,12 +131,14 @@ mod tests {
                 vec4_per_thread: 1,
                 lookback_window: 8,
                 spin_limit: 2,
+                unroll: false,
             },
             ScanPolicy {
                 workgroup_size: 512,
                 vec4_per_thread: 8,
                 lookback_window: 64,
                 spin_limit: 64,
+                unroll: true,
             },
         ];
         for policy in policies {
@@ -144,6 +148,23 @@ mod tests {
                     panic!("{policy:?} {variant:?}:\n{e}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn unrolled_policy_leaves_no_slot_loops() {
+        for variant in all_variants() {
+            let unrolled = wgsl(&ScanPolicy::DEFAULT, variant);
+            assert!(!unrolled.contains("< VEC4_PER_THREAD;"), "{variant:?}");
+            assert!(!unrolled.contains("#unroll"));
+            let looped = wgsl(
+                &ScanPolicy {
+                    unroll: false,
+                    ..ScanPolicy::DEFAULT
+                },
+                variant,
+            );
+            assert!(looped.contains("< VEC4_PER_THREAD;"), "{variant:?}");
         }
     }
 
