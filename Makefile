@@ -5,6 +5,11 @@ CARGO ?= cargo
 GPUGRAPH = $(CARGO) run --release -p gpugraph-cli --bin gpugraph --
 BENCH_OUT ?= bench-out
 
+# Mesa's Vulkan loader complains on stderr when XDG_RUNTIME_DIR is unset (headless CI): give
+# it a private one.
+export XDG_RUNTIME_DIR ?= $(CURDIR)/target/xdg-runtime
+$(shell mkdir -p -m 700 $(XDG_RUNTIME_DIR) 2>/dev/null)
+
 .PHONY: all vulkan demo test bench fmt lint
 
 all: test
