@@ -115,6 +115,14 @@ fn duplicate_ids_empty_usage_and_undeclared_usage_are_named_errors() {
         "{err}"
     );
     let err = g
+        .create_buffer(BufferDescriptor::new("huge", u64::MAX, U::STORAGE))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("exceeds the device's max buffer size"),
+        "{err}"
+    );
+    let err = g
         .create_buffer(BufferDescriptor::new("m", 16, U::MAP_READ | U::STORAGE))
         .unwrap_err();
     assert!(matches!(err, GraphError::InvalidDescriptor { .. }), "{err}");
