@@ -2,8 +2,6 @@
 //! vector per column), with per-column validity masks and dictionaries, and the source Arrow
 //! schema for READBACK.
 
-use std::sync::Arc;
-
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use gpugraph_command::GpuContext;
@@ -11,7 +9,7 @@ use gpugraph_tables::{GpuRecordBatch, GpuTable, GpuVector};
 
 use crate::error::ArrowAdapterError;
 use crate::options::UploadOptions;
-use crate::table::{upload_columns, ArrowTable};
+use crate::table::{upload_columns, ArrowTable, Sidecars};
 use crate::upload::GpuColumn;
 
 /// An uploaded Arrow record batch: a [`GpuRecordBatch`] of values (or dictionary codes), one
@@ -19,10 +17,9 @@ use crate::upload::GpuColumn;
 /// Arrow schema. Holds (co-owns) every buffer.
 #[derive(Clone, Debug)]
 pub struct ArrowBatch {
-    arrow_schema: SchemaRef,
-    values: GpuRecordBatch,
-    validity: Vec<Option<GpuVector>>,
-    dictionaries: Vec<Option<Arc<Vec<String>>>>,
+    pub(crate) arrow_schema: SchemaRef,
+    pub(crate) values: GpuRecordBatch,
+    pub(crate) sidecars: Sidecars,
 }
 
 /// Uploads one Arrow record batch as an [`ArrowBatch`] (one chunk per column). Same types,
@@ -34,33 +31,15 @@ pub fn upload_record_batch(
 ) -> Result<ArrowBatch, ArrowAdapterError> {
     let schema = batch.schema();
     let (gpu_schema, columns) = upload_columns(ctx, &schema, std::slice::from_ref(batch), options)?;
-    let values = GpuRecordBatch::new(
-        gpu_schema,
-        columns.iter().map(|c| c.values.clone()).collect(),
-    )?;
+    let (values, sidecars) = Sidecars::split(columns);
     Ok(ArrowBatch {
         arrow_schema: schema,
-        values,
-        validity: columns.iter().map(|c| c.validity.clone()).collect(),
-        dictionaries: columns.into_iter().map(|c| c.dictionary).collect(),
+        values: GpuRecordBatch::new(gpu_schema, values)?,
+        sidecars,
     })
 }
 
 impl ArrowBatch {
-    pub(crate) fn from_parts(
-        arrow_schema: SchemaRef,
-        values: GpuRecordBatch,
-        validity: Vec<Option<GpuVector>>,
-        dictionaries: Vec<Option<Arc<Vec<String>>>>,
-    ) -> Self {
-        Self {
-            arrow_schema,
-            values,
-            validity,
-            dictionaries,
-        }
-    }
-
     /// The source Arrow schema.
     pub fn arrow_schema(&self) -> &SchemaRef {
         &self.arrow_schema
@@ -77,33 +56,30 @@ impl ArrowBatch {
     /// The column named `name`: values, mask and dictionary. The error lists the names.
     pub fn column(&self, name: &str) -> Result<GpuColumn, ArrowAdapterError> {
         let index = self.values.schema().index_of(name)?;
-        Ok(GpuColumn {
-            values: self.values.columns()[index].clone(),
-            validity: self.validity[index].clone(),
-            dictionary: self.dictionaries[index].clone(),
-        })
+        Ok(self
+            .sidecars
+            .column(index, self.values.columns()[index].clone()))
     }
 
     /// The validity mask of column `name`, if it has one.
     pub fn validity(&self, name: &str) -> Result<Option<&GpuVector>, ArrowAdapterError> {
         let index = self.values.schema().index_of(name)?;
-        Ok(self.validity[index].as_ref())
+        Ok(self.sidecars.validity(index))
     }
 
     /// The dictionary of column `name`, if it is dictionary-encoded.
     pub fn dictionary(&self, name: &str) -> Result<Option<&[String]>, ArrowAdapterError> {
         let index = self.values.schema().index_of(name)?;
-        Ok(self.dictionaries[index].as_deref().map(Vec::as_slice))
+        Ok(self.sidecars.dictionary(index))
     }
 
     /// This batch as a one-batch [`ArrowTable`] (buffers shared).
     pub fn into_table(self) -> ArrowTable {
-        ArrowTable::from_parts(
-            self.arrow_schema,
-            GpuTable::from_batch(self.values),
-            self.validity,
-            self.dictionaries,
-        )
+        ArrowTable {
+            arrow_schema: self.arrow_schema,
+            values: GpuTable::from_batch(self.values),
+            sidecars: self.sidecars,
+        }
     }
 
     /// READBACK (one submission on `ctx.queue`, blocks): the batch as one Arrow record batch

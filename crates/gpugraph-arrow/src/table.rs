@@ -23,10 +23,73 @@ use crate::upload::{encode_column, GpuColumn};
 /// Holds (co-owns) every buffer; keep it alive while graphs that imported its vectors encode.
 #[derive(Clone, Debug)]
 pub struct ArrowTable {
-    arrow_schema: SchemaRef,
-    values: GpuTable,
+    pub(crate) arrow_schema: SchemaRef,
+    pub(crate) values: GpuTable,
+    pub(crate) sidecars: Sidecars,
+}
+
+/// The per-column companions of uploaded values, indexed like the schema's fields: an
+/// optional `uint32` validity mask (chunked like the values) and an optional CPU dictionary
+/// (shared by every chunk). Shared by [`ArrowTable`] and [`ArrowBatch`].
+#[derive(Clone, Debug)]
+pub(crate) struct Sidecars {
     validity: Vec<Option<GpuVector>>,
     dictionaries: Vec<Option<Arc<Vec<String>>>>,
+}
+
+impl Sidecars {
+    /// Splits uploaded columns into their values (returned) and their companions.
+    pub(crate) fn split(columns: Vec<GpuColumn>) -> (Vec<GpuVector>, Self) {
+        let mut values = Vec::with_capacity(columns.len());
+        let mut validity = Vec::with_capacity(columns.len());
+        let mut dictionaries = Vec::with_capacity(columns.len());
+        for c in columns {
+            values.push(c.values);
+            validity.push(c.validity);
+            dictionaries.push(c.dictionary);
+        }
+        let sidecars = Self {
+            validity,
+            dictionaries,
+        };
+        (values, sidecars)
+    }
+
+    /// Column `index` with `values`: its mask and dictionary joined back on.
+    pub(crate) fn column(&self, index: usize, values: GpuVector) -> GpuColumn {
+        GpuColumn {
+            values,
+            validity: self.validity[index].clone(),
+            dictionary: self.dictionaries[index].clone(),
+        }
+    }
+
+    /// The validity mask of column `index`, if it has one.
+    pub(crate) fn validity(&self, index: usize) -> Option<&GpuVector> {
+        self.validity[index].as_ref()
+    }
+
+    /// The dictionary of column `index`, if it is dictionary-encoded.
+    pub(crate) fn dictionary(&self, index: usize) -> Option<&[String]> {
+        self.dictionaries[index].as_deref().map(Vec::as_slice)
+    }
+
+    /// The companions of chunk `chunk` alone: one-chunk masks, the same dictionaries.
+    fn chunk(&self, chunk: usize) -> Self {
+        let validity = self
+            .validity
+            .iter()
+            .map(|v| {
+                v.as_ref()
+                    .and_then(|v| v.chunks().get(chunk))
+                    .map(|c| GpuVector::from_data(c.clone()))
+            })
+            .collect();
+        Self {
+            validity,
+            dictionaries: self.dictionaries.clone(),
+        }
+    }
 }
 
 /// Uploads record batches of one Arrow `schema` as an [`ArrowTable`]: batch `i` becomes GPU
@@ -43,11 +106,12 @@ pub fn upload_record_batches(
     options: &UploadOptions,
 ) -> Result<ArrowTable, ArrowAdapterError> {
     let (gpu_schema, columns) = upload_columns(ctx, &schema, batches, options)?;
+    let (values, sidecars) = Sidecars::split(columns);
     let gpu_batches = (0..batches.len())
         .map(|b| {
-            let vectors = columns
+            let vectors = values
                 .iter()
-                .map(|c| GpuVector::from_data(c.values.chunks()[b].clone()))
+                .map(|v| GpuVector::from_data(v.chunks()[b].clone()))
                 .collect();
             GpuRecordBatch::new(gpu_schema.clone(), vectors)
         })
@@ -55,8 +119,7 @@ pub fn upload_record_batches(
     Ok(ArrowTable {
         arrow_schema: schema,
         values: GpuTable::new(gpu_schema, gpu_batches)?,
-        validity: columns.iter().map(|c| c.validity.clone()).collect(),
-        dictionaries: columns.into_iter().map(|c| c.dictionary).collect(),
+        sidecars,
     })
 }
 
@@ -129,20 +192,6 @@ fn check_schema(
 }
 
 impl ArrowTable {
-    pub(crate) fn from_parts(
-        arrow_schema: SchemaRef,
-        values: GpuTable,
-        validity: Vec<Option<GpuVector>>,
-        dictionaries: Vec<Option<Arc<Vec<String>>>>,
-    ) -> Self {
-        Self {
-            arrow_schema,
-            values,
-            validity,
-            dictionaries,
-        }
-    }
-
     /// The source Arrow schema.
     pub fn arrow_schema(&self) -> &SchemaRef {
         &self.arrow_schema
@@ -162,45 +211,30 @@ impl ArrowTable {
 
     /// Batch `index` as an [`ArrowBatch`] (buffers shared, nothing copied), if it exists.
     pub fn batch(&self, index: usize) -> Option<ArrowBatch> {
-        let values = self.values.batches().get(index)?.clone();
-        let validity = self
-            .validity
-            .iter()
-            .map(|v| {
-                v.as_ref()
-                    .and_then(|v| v.chunks().get(index))
-                    .map(|c| GpuVector::from_data(c.clone()))
-            })
-            .collect();
-        Some(ArrowBatch::from_parts(
-            self.arrow_schema.clone(),
-            values,
-            validity,
-            self.dictionaries.clone(),
-        ))
+        Some(ArrowBatch {
+            arrow_schema: self.arrow_schema.clone(),
+            values: self.values.batches().get(index)?.clone(),
+            sidecars: self.sidecars.chunk(index),
+        })
     }
 
     /// The column named `name` over all batches: values chunked by batch, its mask and its
     /// dictionary. The error lists the names that exist.
     pub fn column(&self, name: &str) -> Result<GpuColumn, ArrowAdapterError> {
         let index = self.values.schema().index_of(name)?;
-        Ok(GpuColumn {
-            values: self.values.column(name)?,
-            validity: self.validity[index].clone(),
-            dictionary: self.dictionaries[index].clone(),
-        })
+        Ok(self.sidecars.column(index, self.values.column(name)?))
     }
 
     /// The validity mask of column `name` (chunked by batch), if it has one.
     pub fn validity(&self, name: &str) -> Result<Option<&GpuVector>, ArrowAdapterError> {
         let index = self.values.schema().index_of(name)?;
-        Ok(self.validity[index].as_ref())
+        Ok(self.sidecars.validity(index))
     }
 
     /// The dictionary of column `name`, if it is dictionary-encoded.
     pub fn dictionary(&self, name: &str) -> Result<Option<&[String]>, ArrowAdapterError> {
         let index = self.values.schema().index_of(name)?;
-        Ok(self.dictionaries[index].as_deref().map(Vec::as_slice))
+        Ok(self.sidecars.dictionary(index))
     }
 
     /// The Arrow schema [`ArrowTable::read_back`] produces (see

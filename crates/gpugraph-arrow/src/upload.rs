@@ -101,16 +101,14 @@ pub fn upload_dictionary_chunks(
     chunks: &[&dyn Array],
     options: &UploadOptions,
 ) -> Result<DictionaryColumn, ArrowAdapterError> {
-    if !matches!(data_type, DataType::Dictionary(_, _)) {
-        return Err(ArrowAdapterError::UnsupportedType {
-            column: column.to_string(),
-            data_type: data_type.clone(),
-            hint: "upload_dictionary needs a Dictionary<integer, string> array (use dictionary_encode_utf8 for plain strings)".into(),
-        });
-    }
-    into_dictionary(
+    upload_coded(
+        ctx,
         column,
-        upload_column(ctx, column, data_type, chunks, options)?,
+        data_type,
+        chunks,
+        options,
+        matches!(data_type, DataType::Dictionary(_, _)),
+        "upload_dictionary needs a Dictionary<integer, string> array (use dictionary_encode_utf8 for plain strings)",
     )
 }
 
@@ -135,27 +133,42 @@ pub fn dictionary_encode_utf8_chunks(
     chunks: &[&dyn Array],
     options: &UploadOptions,
 ) -> Result<DictionaryColumn, ArrowAdapterError> {
-    if !is_string(data_type) {
-        return Err(ArrowAdapterError::UnsupportedType {
-            column: column.to_string(),
-            data_type: data_type.clone(),
-            hint: "dictionary_encode_utf8 needs a Utf8, LargeUtf8 or Utf8View array".into(),
-        });
-    }
-    let options = options.encode_utf8();
-    into_dictionary(
+    upload_coded(
+        ctx,
         column,
-        upload_column(ctx, column, data_type, chunks, &options)?,
+        data_type,
+        chunks,
+        &options.encode_utf8(),
+        is_string(data_type),
+        "dictionary_encode_utf8 needs a Utf8, LargeUtf8 or Utf8View array",
     )
 }
 
-fn into_dictionary(name: &str, column: GpuColumn) -> Result<DictionaryColumn, ArrowAdapterError> {
-    let stored = column.values.describe();
-    // Both callers check for a dictionary or string type first, so a dictionary exists.
-    column
+/// Uploads a column that `accepted` says yields dictionary codes; otherwise fails naming
+/// `column` with `hint`, allocating nothing.
+fn upload_coded(
+    ctx: &GpuContext,
+    column: &str,
+    data_type: &DataType,
+    chunks: &[&dyn Array],
+    options: &UploadOptions,
+    accepted: bool,
+    hint: &str,
+) -> Result<DictionaryColumn, ArrowAdapterError> {
+    if !accepted {
+        return Err(ArrowAdapterError::UnsupportedType {
+            column: column.to_string(),
+            data_type: data_type.clone(),
+            hint: hint.into(),
+        });
+    }
+    let uploaded = upload_column(ctx, column, data_type, chunks, options)?;
+    let stored = uploaded.values.describe();
+    // Callers accept only dictionary or string types, so a dictionary exists.
+    uploaded
         .into_dictionary()
         .ok_or_else(|| ArrowAdapterError::UnsupportedType {
-            column: name.to_string(),
+            column: column.to_string(),
             data_type: DataType::Null,
             hint: format!("the {stored} column was uploaded without a dictionary"),
         })

@@ -22,7 +22,7 @@ use gpugraph_command::{
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
-use crate::gpu::Gpu;
+use crate::gpu::{import, Gpu};
 
 /// Options of `gpugraph demo`.
 #[derive(Args)]
@@ -46,35 +46,32 @@ fn parse_rows(s: &str) -> Result<u64, String> {
 /// Invocations per workgroup of every demo kernel (matches `@workgroup_size` below).
 const WORKGROUP: u64 = 256;
 
-/// `squared[i] = input[i] * input[i]` (wrapping).
-const SQUARE_WGSL: &str = "
+/// A one-input kernel: `dst[i] = <value>` for every row `i`, reading `src`.
+macro_rules! unary_wgsl {
+    ($value:literal) => {
+        concat!(
+            "
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i < arrayLength(&dst)) { dst[i] = src[i] * src[i]; }
-}";
+    if (i < arrayLength(&dst)) { dst[i] = ",
+            $value,
+            "; }
+}"
+        )
+    };
+}
+
+/// `squared[i] = input[i] * input[i]` (wrapping).
+const SQUARE_WGSL: &str = unary_wgsl!("src[i] * src[i]");
 
 /// `plus_one[i] = squared[i] + 1` (wrapping).
-const ADD_ONE_WGSL: &str = "
-@group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i < arrayLength(&dst)) { dst[i] = src[i] + 1u; }
-}";
+const ADD_ONE_WGSL: &str = unary_wgsl!("src[i] + 1u");
 
 /// `mixed[i] = plus_one[i] * 3 + i` (wrapping).
-const MIX_WGSL: &str = "
-@group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i < arrayLength(&dst)) { dst[i] = src[i] * 3u + i; }
-}";
+const MIX_WGSL: &str = unary_wgsl!("src[i] * 3u + i");
 
 /// `output[i] = plus_one[i] + mixed[i]` (wrapping): the sum of the two columns of row i.
 const SUM_ROWS_WGSL: &str = "
@@ -197,33 +194,15 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     );
 
     let device = gpu.device();
-    let input_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("demo input"),
-        contents: bytemuck::cast_slice(&input),
-        usage: wgpu::BufferUsages::STORAGE,
-    });
-    let output_buf = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("demo output"),
-        size: bytes,
-        usage: wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_SRC
-            | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    gpu.queue()
-        .write_buffer(&output_buf, 0, bytemuck::cast_slice(&vec![POISON; n]));
+    let input_buf = gpu.upload("demo input", &input);
+    let output_buf = gpu.upload("demo output", &vec![POISON; n]);
     let stamp_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("demo stamp"),
         contents: bytemuck::cast_slice(&STAMP),
         usage: wgpu::BufferUsages::COPY_SRC,
     });
     let stamp_bytes = std::mem::size_of_val(&STAMP) as u64;
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("demo readback"),
-        size: bytes + stamp_bytes,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let staging = gpu.staging("demo readback", bytes + stamp_bytes);
     gpu.check("buffer creation")?;
 
     let (mut compiled, transients) = build_graph(device, &input_buf, &output_buf, rows)?;
@@ -299,17 +278,8 @@ fn build_graph(
     let bytes = rows * 4;
     let mut g = CommandGraph::new("demo", device);
     let packed = |g: &CommandGraph, h| g.create_packed_view(h, VectorFormat::Uint32, rows);
-
-    let h = g.import_buffer(
-        BufferDescriptor::new("input", bytes, wgpu::BufferUsages::STORAGE),
-        input,
-    )?;
-    let input_v = packed(&g, h)?;
-    let h = g.import_buffer(
-        BufferDescriptor::new("output", bytes, wgpu::BufferUsages::STORAGE),
-        output,
-    )?;
-    let output_v = packed(&g, h)?;
+    let input_v = import(&mut g, "input", input, rows)?;
+    let output_v = import(&mut g, "output", output, rows)?;
     let mut transients = Vec::new();
     let mut transient = |g: &mut CommandGraph, id: &str| -> Result<DataView> {
         let h = g.create_buffer(BufferDescriptor::new(

@@ -1,15 +1,14 @@
 //! File-in/file-out primitives: `gpugraph mask|scan|compact` read 1-D uint32 `.npy` files,
 //! run the primitive's graph once on the GPU, read the result back and write `.npy`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::Args;
 use gpugraph_command::CommandGraph;
 use gpugraph_gpgpu::{Mask, MaskOp};
 
-use crate::bench::primitives::{import, read_back, upload};
-use crate::gpu::Gpu;
+use crate::gpu::{import, Gpu};
 use crate::npy;
 
 /// `gpugraph mask`.
@@ -49,10 +48,10 @@ pub fn mask(args: &MaskArgs) -> Result<()> {
     let mut g = CommandGraph::new("cli-mask", gpu.device());
     let mut inputs = Vec::new();
     for (k, m) in masks.iter().enumerate() {
-        let b = upload(&gpu, "mask-input", m);
+        let b = gpu.upload("mask-input", m);
         inputs.push(import(&mut g, &format!("mask-{k}"), &b, n as u64)?.into());
     }
-    let out = upload(&gpu, "mask-output", &vec![0; n]);
+    let out = gpu.upload("mask-output", &vec![0; n]);
     let output = import(&mut g, "mask-output", &out, n as u64)?.into();
     Mask {
         id: format!("mask-{:?}", args.op).to_lowercase(),
@@ -62,7 +61,7 @@ pub fn mask(args: &MaskArgs) -> Result<()> {
     }
     .add_to_graph(&mut g)?;
     run_once(&gpu, g)?;
-    let result = read_back(&gpu, &out, n as u64)?;
+    let result = gpu.read_back(&out, n as u64)?;
     npy::write(&args.out, &npy::NpyArray::from_u32(&result))?;
     println!(
         "mask {}: {n} rows, {} set -> {}",
@@ -74,11 +73,31 @@ pub fn mask(args: &MaskArgs) -> Result<()> {
 }
 
 /// Compiles, encodes and submits a graph once, waiting for the GPU.
-pub fn run_once(gpu: &Gpu, g: CommandGraph) -> Result<()> {
-    let mut compiled = g.compile()?;
-    let mut enc = gpu.device().create_command_encoder(&Default::default());
-    compiled.encode(&mut enc, &Default::default())?;
-    gpu.submit_and_wait(enc.finish())
+fn run_once(gpu: &Gpu, g: CommandGraph) -> Result<()> {
+    gpu.run_graph(&mut g.compile()?, "the graph")
+}
+
+/// Reads the optional 1-D uint32 `.npy` at `path` (`label` names it in read errors); fails
+/// unless it has `rows` rows, saying "{what} have N rows but {other} {rows}".
+fn read_aligned(
+    path: Option<&Path>,
+    label: &str,
+    what: &str,
+    other: &str,
+    rows: usize,
+) -> Result<Option<Vec<u32>>> {
+    let Some(p) = path else {
+        return Ok(None);
+    };
+    let v = npy::read_u32_vector(p, label)?;
+    if v.len() != rows {
+        bail!(
+            "{}: {what} have {} rows but {other} {rows}",
+            p.display(),
+            v.len()
+        );
+    }
+    Ok(Some(v))
 }
 
 /// `gpugraph scan`.
@@ -101,29 +120,21 @@ pub struct ScanArgs {
 /// Scans the input on the GPU and writes the sums.
 pub fn scan(args: &ScanArgs) -> Result<()> {
     let values = npy::read_u32_vector(&args.input, "scan input")?;
-    let segments = match &args.segments {
-        Some(p) => {
-            let s = npy::read_u32_vector(p, "segment flags")?;
-            if s.len() != values.len() {
-                bail!(
-                    "{}: segment flags have {} rows but the input has {}",
-                    p.display(),
-                    s.len(),
-                    values.len()
-                );
-            }
-            Some(s)
-        }
-        None => None,
-    };
+    let segments = read_aligned(
+        args.segments.as_deref(),
+        "segment flags",
+        "segment flags",
+        "the input has",
+        values.len(),
+    )?;
     let n = values.len() as u64;
     let gpu = Gpu::open()?;
     let mut g = CommandGraph::new("cli-scan", gpu.device());
-    let input = upload(&gpu, "scan-input", &values);
-    let out = upload(&gpu, "scan-output", &vec![0; values.len()]);
+    let input = gpu.upload("scan-input", &values);
+    let out = gpu.upload("scan-output", &vec![0; values.len()]);
     let segment_starts = match &segments {
         Some(s) => {
-            let b = upload(&gpu, "scan-segments", s);
+            let b = gpu.upload("scan-segments", s);
             Some(import(&mut g, "scan-segments", &b, n)?.into())
         }
         None => None,
@@ -137,7 +148,7 @@ pub fn scan(args: &ScanArgs) -> Result<()> {
     }
     .add_to_graph(&mut g)?;
     run_once(&gpu, g)?;
-    let sums = read_back(&gpu, &out, n)?;
+    let sums = gpu.read_back(&out, n)?;
     npy::write(&args.out, &npy::NpyArray::from_u32(&sums))?;
     println!(
         "scan ({}{}): {n} rows -> {}",
@@ -185,12 +196,9 @@ pub fn compact(args: &CompactArgs) -> Result<()> {
     }
     let n = values.len() as u64;
     let gpu = Gpu::open()?;
-    let (bv, bf) = (
-        upload(&gpu, "values", &values),
-        upload(&gpu, "flags", &flags),
-    );
-    let out = upload(&gpu, "survivors", &vec![0; values.len()]);
-    let count = upload(&gpu, "count", &[0]);
+    let (bv, bf) = (gpu.upload("values", &values), gpu.upload("flags", &flags));
+    let out = gpu.upload("survivors", &vec![0; values.len()]);
+    let count = gpu.upload("count", &[0]);
     let g = gpugraph_gpgpu::compact::compaction_graph(
         gpu.device(),
         "cli-compact",
@@ -203,8 +211,8 @@ pub fn compact(args: &CompactArgs) -> Result<()> {
         n,
     )?;
     run_once(&gpu, g)?;
-    let selected = read_back(&gpu, &count, 1)?[0] as u64;
-    let survivors = read_back(&gpu, &out, selected)?;
+    let selected = gpu.read_back(&count, 1)?[0] as u64;
+    let survivors = gpu.read_back(&out, selected)?;
     npy::write(&args.out, &npy::NpyArray::from_u32(&survivors))?;
     println!(
         "compact: {selected} of {n} rows selected -> {}",
@@ -244,21 +252,13 @@ pub struct ArgsortArgs {
 /// Stable ascending sort of keys (and values) on the GPU.
 pub fn sort(args: &SortArgs) -> Result<()> {
     let keys = npy::read_u32_vector(&args.keys, "sort keys")?;
-    let values = match &args.values {
-        Some(p) => {
-            let v = npy::read_u32_vector(p, "sort values")?;
-            if v.len() != keys.len() {
-                bail!(
-                    "{}: values have {} rows but the keys have {}",
-                    p.display(),
-                    v.len(),
-                    keys.len()
-                );
-            }
-            Some(v)
-        }
-        None => None,
-    };
+    let values = read_aligned(
+        args.values.as_deref(),
+        "sort values",
+        "values",
+        "the keys have",
+        keys.len(),
+    )?;
     if args.out_values.is_some() != values.is_some() {
         bail!("--out-values and --values go together");
     }
@@ -291,11 +291,11 @@ fn run_sort(
 ) -> Result<(Vec<u32>, Option<Vec<u32>>)> {
     let n = keys.len() as u64;
     let gpu = Gpu::open()?;
-    let kb = upload(&gpu, "keys", keys);
-    let vb = values.map(|v| upload(&gpu, "values", v));
-    let out_k = upload(&gpu, "sorted-keys", &vec![0; keys.len()]);
+    let kb = gpu.upload("keys", keys);
+    let vb = values.map(|v| gpu.upload("values", v));
+    let out_k = gpu.upload("sorted-keys", &vec![0; keys.len()]);
     let out_v =
-        (values.is_some() || rows).then(|| upload(&gpu, "sorted-values", &vec![0; keys.len()]));
+        (values.is_some() || rows).then(|| gpu.upload("sorted-values", &vec![0; keys.len()]));
     let mut g = CommandGraph::new("cli-sort", gpu.device());
     gpugraph_gpgpu::sort::add_sort_of_buffers(
         &mut g,
@@ -307,9 +307,9 @@ fn run_sort(
         out_v.as_ref(),
     )?;
     run_once(&gpu, g)?;
-    let k = read_back(&gpu, &out_k, n)?;
+    let k = gpu.read_back(&out_k, n)?;
     let v = match &out_v {
-        Some(b) => Some(read_back(&gpu, b, n)?),
+        Some(b) => Some(gpu.read_back(b, n)?),
         None => None,
     };
     Ok((k, v))

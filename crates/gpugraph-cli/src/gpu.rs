@@ -1,12 +1,17 @@
 //! GPU plumbing shared by the commands: opening a [`GpuContext`] whose wgpu errors are
-//! collected instead of panicking, submit-and-wait, and explicit readback of a staging buffer.
+//! collected instead of panicking, uploading `u32` words, importing buffers into graphs,
+//! running a compiled graph once, submit-and-wait, and explicit readback.
 //!
 //! The CLI is a convenience layer: unlike the libraries, it submits and reads back.
 
 use std::sync::{mpsc, Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
-use gpugraph_command::{wgpu, GpuContext};
+use gpugraph_command::wgpu::{self, BufferUsages as U};
+use gpugraph_command::{
+    BufferDescriptor, CommandGraph, CompiledGraph, DataView, EncodeOptions, GpuContext,
+    VectorFormat,
+};
 
 /// A device opened for one CLI command, with a sink for wgpu's uncaptured errors.
 pub struct Gpu {
@@ -70,6 +75,59 @@ impl Gpu {
         self.check("submission")
     }
 
+    /// Encodes `graph` once (default options) into its own encoder and submits it, blocking
+    /// until the GPU finished. Errors recorded while encoding fail naming `what` before the
+    /// submission can hide them.
+    pub fn run_graph(&self, graph: &mut CompiledGraph, what: &str) -> Result<()> {
+        let mut enc = self
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
+        graph.encode(&mut enc, &EncodeOptions::default())?;
+        let commands = enc.finish();
+        self.check(&format!("encoding {what}"))?;
+        self.submit_and_wait(commands)
+    }
+
+    /// A STORAGE | COPY_SRC | COPY_DST buffer holding `data` (at least 4 bytes; written
+    /// through the queue, so it is ready for the next submission).
+    pub fn upload(&self, label: &str, data: &[u32]) -> wgpu::Buffer {
+        let buffer = self.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: (data.len() as u64 * 4).max(4),
+            usage: U::STORAGE | U::COPY_SRC | U::COPY_DST,
+            mapped_at_creation: false,
+        });
+        if !data.is_empty() {
+            self.queue()
+                .write_buffer(&buffer, 0, bytemuck::cast_slice(data));
+        }
+        buffer
+    }
+
+    /// A MAP_READ | COPY_DST buffer of `bytes` bytes to copy results into for [`Gpu::read_u32`].
+    pub fn staging(&self, label: &str, bytes: u64) -> wgpu::Buffer {
+        self.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: bytes,
+            usage: U::MAP_READ | U::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// READBACK (one submission, blocks): the first `len` `u32` words of `buffer` (COPY_SRC,
+    /// at least `max(4 len, 4)` bytes), copied through a temporary staging buffer.
+    pub fn read_back(&self, buffer: &wgpu::Buffer, len: u64) -> Result<Vec<u32>> {
+        let bytes = (len * 4).max(4);
+        let staging = self.staging("readback", bytes);
+        let mut enc = self.device().create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        self.submit_and_wait(enc.finish())?;
+        let mut words = self.read_u32(&staging)?;
+        words.truncate(len as usize);
+        staging.destroy();
+        Ok(words)
+    }
+
     /// Maps `staging` (MAP_READ, already written by a finished submission) and returns its
     /// contents as `u32` words; unmaps it again.
     pub fn read_u32(&self, staging: &wgpu::Buffer) -> Result<Vec<u32>> {
@@ -94,6 +152,32 @@ impl Gpu {
         self.check("readback")?;
         Ok(words)
     }
+}
+
+/// Imports `buffer` whole into `graph` as `id` and returns a packed `uint32` view of its first
+/// `len` rows.
+pub fn import(
+    graph: &mut CommandGraph,
+    id: &str,
+    buffer: &wgpu::Buffer,
+    len: u64,
+) -> Result<DataView> {
+    import_as(graph, id, buffer, VectorFormat::Uint32, len)
+}
+
+/// [`import`] with a packed `format` view of the first `len` rows.
+pub fn import_as(
+    graph: &mut CommandGraph,
+    id: &str,
+    buffer: &wgpu::Buffer,
+    format: VectorFormat,
+    len: u64,
+) -> Result<DataView> {
+    let h = graph.import_buffer(
+        BufferDescriptor::new(id, buffer.size(), buffer.usage()),
+        buffer,
+    )?;
+    Ok(graph.create_packed_view(h, format, len)?)
 }
 
 /// Collapses a possibly multi-line message into one line (`"; "` between lines).

@@ -14,19 +14,18 @@ use serde_json::Value;
 
 const CSV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/flights_small.csv");
 
-/// Runs analyze with `args` into a fresh directory and returns report.json.
+/// Runs analyze of the committed CSV with `args` into a fresh directory; returns report.json.
 fn analyze(name: &str, args: &[&str]) -> (Value, TempDir) {
+    analyze_file(CSV, name, args)
+}
+
+/// Runs analyze of `file` with `args` into a fresh directory `name`; returns report.json.
+fn analyze_file(file: &str, name: &str, args: &[&str]) -> (Value, TempDir) {
     let dir = TempDir::new(name);
-    let mut all = vec!["analyze", CSV, "--out", dir.dir()];
+    let mut all = vec!["analyze", file, "--out", dir.dir()];
     all.extend_from_slice(args);
     let out = gpugraph(&all);
-    assert!(
-        out.status.success(),
-        "gpugraph {all:?} failed with {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_success(&all, &out);
     let json = std::fs::read_to_string(dir.0.join("report.json")).expect("report.json written");
     let v: Value = serde_json::from_str(&json).expect("report.json is JSON");
     (v, dir)
@@ -85,20 +84,21 @@ fn rows() -> Vec<Row> {
         .collect()
 }
 
-fn f64s(v: &Value) -> Vec<f64> {
+/// The elements of JSON array `v`, each converted by `get` (panics naming `what` otherwise).
+fn array_of<T>(v: &Value, what: &str, get: impl Fn(&Value) -> Option<T>) -> Vec<T> {
     v.as_array()
         .unwrap_or_else(|| panic!("not an array: {v}"))
         .iter()
-        .map(|x| x.as_f64().unwrap_or_else(|| panic!("not a number: {x}")))
+        .map(|x| get(x).unwrap_or_else(|| panic!("not a {what}: {x}")))
         .collect()
 }
 
+fn f64s(v: &Value) -> Vec<f64> {
+    array_of(v, "number", Value::as_f64)
+}
+
 fn u64s(v: &Value) -> Vec<u64> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("not an array: {v}"))
-        .iter()
-        .map(|x| x.as_u64().unwrap_or_else(|| panic!("not a count: {x}")))
-        .collect()
+    array_of(v, "count", Value::as_u64)
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -400,12 +400,18 @@ fn explicit_edges_and_combined_filters() {
 fn bad_input_gives_named_errors() {
     let dir = TempDir::new("errors");
     let out = dir.dir();
-    let e = fails(&["analyze", CSV, "--out", out, "--value", "delay"]);
+    // The CSV analyzed with `args`.
+    let fails_with = |args: &[&str]| {
+        let mut all = vec!["analyze", CSV, "--out", out];
+        all.extend_from_slice(args);
+        fails(&all)
+    };
+    let e = fails_with(&["--value", "delay"]);
     assert!(
         e.contains("no column 'delay'") && e.contains("arr_delay (Float64)"),
         "{e}"
     );
-    let e = fails(&["analyze", CSV, "--out", out, "--value", "carrier"]);
+    let e = fails_with(&["--value", "carrier"]);
     assert!(
         e.contains("'carrier'")
             && e.contains("Utf8")
@@ -413,54 +419,18 @@ fn bad_input_gives_named_errors() {
             && e.contains("distance"),
         "{e}"
     );
-    let e = fails(&["analyze", CSV, "--out", out, "--group", "distance"]);
+    let e = fails_with(&["--group", "distance"]);
     assert!(
         e.contains("'distance'") && e.contains("Float64") && e.contains("carrier (Utf8"),
         "{e}"
     );
-    let e = fails(&[
-        "analyze",
-        CSV,
-        "--out",
-        out,
-        "--value",
-        "arr_delay",
-        "--filter",
-        "distance => 5",
-    ]);
+    let e = fails_with(&["--value", "arr_delay", "--filter", "distance => 5"]);
     assert!(e.contains("bad --filter") && e.contains("use =="), "{e}");
-    let e = fails(&[
-        "analyze",
-        CSV,
-        "--out",
-        out,
-        "--value",
-        "arr_delay",
-        "--filter",
-        "distance < far",
-    ]);
+    let e = fails_with(&["--value", "arr_delay", "--filter", "distance < far"]);
     assert!(e.contains("'far' is not a number"), "{e}");
-    let e = fails(&[
-        "analyze",
-        CSV,
-        "--out",
-        out,
-        "--value",
-        "arr_delay",
-        "--filter",
-        "carrier < UA",
-    ]);
+    let e = fails_with(&["--value", "arr_delay", "--filter", "carrier < UA"]);
     assert!(e.contains("only == and !="), "{e}");
-    let e = fails(&[
-        "analyze",
-        CSV,
-        "--out",
-        out,
-        "--value",
-        "arr_delay",
-        "--edges",
-        "3,1",
-    ]);
+    let e = fails_with(&["--value", "arr_delay", "--edges", "3,1"]);
     assert!(e.contains("strictly increasing"), "{e}");
     let xlsx = dir.0.with_extension("xlsx");
     std::fs::write(&xlsx, "not a table").expect("scratch file");
@@ -477,7 +447,7 @@ fn bad_input_gives_named_errors() {
         e.contains("unsupported file type '.xlsx'") && e.contains(".parquet"),
         "{e}"
     );
-    let e = fails(&["analyze", CSV, "--out", out]);
+    let e = fails_with(&[]);
     assert!(e.contains("nothing to analyze"), "{e}");
 }
 
@@ -499,13 +469,10 @@ fn generated_tables_round_trip_through_parquet_and_ipc() {
             "5",
         ]);
         assert!(out.status.success(), "{}", text(&out.stderr));
-        let (r, _d) = {
-            let d = TempDir::new(&format!("generate-{name}"));
-            let out = gpugraph(&[
-                "analyze",
-                file,
-                "--out",
-                d.dir(),
+        let (r, _d) = analyze_file(
+            file,
+            &format!("generate-{name}"),
+            &[
                 "--value",
                 "arr_delay",
                 "--group",
@@ -516,11 +483,8 @@ fn generated_tables_round_trip_through_parquet_and_ipc() {
                 "distance",
                 "--filter",
                 "carrier != OO",
-            ]);
-            assert!(out.status.success(), "{}", text(&out.stderr));
-            let json = std::fs::read_to_string(d.0.join("report.json")).expect("report");
-            (serde_json::from_str::<Value>(&json).expect("JSON"), d)
-        };
+            ],
+        );
         assert_eq!(r["rows"], 3000);
         reports.push(r);
     }

@@ -16,6 +16,7 @@ use gpugraph_program::operation::{
     dot, madd, scalar, spmv, Compact, CopyVector, DotProduct, ExpressionOperation, ScalarLiteral,
     ScalarOp, ScalarOperation, SpMV, Upload, VectorMadd,
 };
+use gpugraph_tables::GpuVector;
 use graph_common::{assert_close, read_f32, read_u32, run_both, upload, upload1, Program};
 use rand::Rng;
 
@@ -252,6 +253,46 @@ fn random_csr(r: &mut impl Rng, rows: usize, cols: usize) -> (Vec<u32>, Vec<u32>
     (offsets, ci, vals)
 }
 
+/// `y = A · x` for a CSR matrix of `rows` rows bound as `offsets`, `cols` and `vals`.
+fn spmv_program(rows: u64) -> Program {
+    Program::default()
+        .input("offsets", ValueSpec::vector(F::Uint32))
+        .input("cols", ValueSpec::vector(F::Uint32))
+        .input("vals", ValueSpec::vector(F::Float32))
+        .input("x", ValueSpec::vector(F::Float32))
+        .op(SpMV::new("spmv", "offsets", "cols", "vals", "x", "y", rows))
+}
+
+/// One-chunk uploads of a CSR matrix (offsets, columns, values) and `x`.
+fn csr_uploads(
+    ctx: &gpugraph_command::GpuContext,
+    offsets: &[u32],
+    ci: &[u32],
+    vals: &[f32],
+    xs: &[f32],
+) -> [GpuVector; 4] {
+    [
+        upload1(ctx, F::Uint32, offsets),
+        upload1(ctx, F::Uint32, ci),
+        upload1(ctx, F::Float32, vals),
+        upload1(ctx, F::Float32, xs),
+    ]
+}
+
+/// The bindings of [`spmv_program`].
+fn csr_bindings<'a>(
+    offsets: &'a GpuVector,
+    cols: &'a GpuVector,
+    vals: &'a GpuVector,
+    x: &'a GpuVector,
+) -> Bindings<'a> {
+    Bindings::new()
+        .vector("offsets", offsets)
+        .vector("cols", cols)
+        .vector("vals", vals)
+        .vector("x", x)
+}
+
 #[test]
 fn spmv_matches_the_oracle() {
     let ctx = ctx();
@@ -260,36 +301,9 @@ fn spmv_matches_the_oracle() {
         let cols = 300;
         let (offsets, ci, vals) = random_csr(&mut r, rows, cols);
         let xs = random_f32(&mut r, cols);
-        let program = Program::default()
-            .input("offsets", ValueSpec::vector(F::Uint32))
-            .input("cols", ValueSpec::vector(F::Uint32))
-            .input("vals", ValueSpec::vector(F::Float32))
-            .input("x", ValueSpec::vector(F::Float32))
-            .op(SpMV::new(
-                "spmv",
-                "offsets",
-                "cols",
-                "vals",
-                "x",
-                "y",
-                rows as u64,
-            ));
-        let compiled = program.compile_both(&ctx, &["y"]);
-        let bind = (
-            upload1(&ctx, F::Uint32, &offsets),
-            upload1(&ctx, F::Uint32, &ci),
-            upload1(&ctx, F::Float32, &vals),
-            upload1(&ctx, F::Float32, &xs),
-        );
-        let results = run_both(
-            &ctx,
-            &compiled,
-            Bindings::new()
-                .vector("offsets", &bind.0)
-                .vector("cols", &bind.1)
-                .vector("vals", &bind.2)
-                .vector("x", &bind.3),
-        );
+        let compiled = spmv_program(rows as u64).compile_both(&ctx, &["y"]);
+        let [o, c, v, x] = csr_uploads(&ctx, &offsets, &ci, &vals, &xs);
+        let results = run_both(&ctx, &compiled, csr_bindings(&o, &c, &v, &x));
         let y = results.get("y").unwrap();
         assert_eq!(y.len(), rows as u64);
         let want = spmv::cpu::spmv(&offsets, &ci, &vals, &xs);
@@ -310,28 +324,9 @@ fn spmv_skips_out_of_range_columns_and_clamps_offsets() {
     let ci = [0u32, 2, 9, 1];
     let vals = [1.0f32, 2.0, 5.0, 3.0];
     let xs = [10.0f32, 20.0, 30.0];
-    let program = Program::default()
-        .input("offsets", ValueSpec::vector(F::Uint32))
-        .input("cols", ValueSpec::vector(F::Uint32))
-        .input("vals", ValueSpec::vector(F::Float32))
-        .input("x", ValueSpec::vector(F::Float32))
-        .op(SpMV::new("spmv", "offsets", "cols", "vals", "x", "y", 3));
-    let compiled = program.compile_both(&ctx, &["y"]);
-    let bind = (
-        upload1(&ctx, F::Uint32, &offsets),
-        upload1(&ctx, F::Uint32, &ci),
-        upload1(&ctx, F::Float32, &vals),
-        upload1(&ctx, F::Float32, &xs),
-    );
-    let results = run_both(
-        &ctx,
-        &compiled,
-        Bindings::new()
-            .vector("offsets", &bind.0)
-            .vector("cols", &bind.1)
-            .vector("vals", &bind.2)
-            .vector("x", &bind.3),
-    );
+    let compiled = spmv_program(3).compile_both(&ctx, &["y"]);
+    let [o, c, v, x] = csr_uploads(&ctx, &offsets, &ci, &vals, &xs);
+    let results = run_both(&ctx, &compiled, csr_bindings(&o, &c, &v, &x));
     let want = spmv::cpu::spmv(&offsets, &ci, &vals, &xs);
     assert_eq!(want, vec![70.0, 0.0, 60.0]);
     assert_eq!(read_f32(&ctx, results.get("y").unwrap()), want);
@@ -340,14 +335,7 @@ fn spmv_skips_out_of_range_columns_and_clamps_offsets() {
     let split = upload(&ctx, F::Uint32, &ci, &[2, 2]);
     let err = compiled
         .0
-        .run(
-            Bindings::new()
-                .vector("offsets", &bind.0)
-                .vector("cols", &split)
-                .vector("vals", &bind.2)
-                .vector("x", &bind.3),
-            RunOptions::new(),
-        )
+        .run(csr_bindings(&o, &split, &v, &x), RunOptions::new())
         .unwrap_err();
     assert!(
         matches!(&err, ProgramError::Lowering { operation, .. } if operation == "spmv"),
@@ -566,26 +554,26 @@ fn results_survive_later_runs_and_the_compiled_graph() {
 }
 
 trait Runner {
-    fn run(&self, x: &gpugraph_tables::GpuVector, s: f32) -> gpugraph_program::graph::RunResults;
+    fn run(&self, x: &GpuVector, s: f32) -> gpugraph_program::graph::RunResults;
 }
-impl Runner for gpugraph_program::graph::CompiledGraph {
-    fn run(&self, x: &gpugraph_tables::GpuVector, s: f32) -> gpugraph_program::graph::RunResults {
-        self.run(
-            Bindings::new().vector("x", x).float32("s", s),
-            RunOptions::new(),
-        )
-        .unwrap()
-    }
+/// Both compiled kinds have the same inherent `run` (no shared trait to call it through).
+macro_rules! impl_runner {
+    ($($compiled:ty),*) => {$(
+        impl Runner for $compiled {
+            fn run(&self, x: &GpuVector, s: f32) -> gpugraph_program::graph::RunResults {
+                self.run(
+                    Bindings::new().vector("x", x).float32("s", s),
+                    RunOptions::new(),
+                )
+                .unwrap()
+            }
+        }
+    )*};
 }
-impl Runner for gpugraph_program::graph::CompiledSimpleGraph {
-    fn run(&self, x: &gpugraph_tables::GpuVector, s: f32) -> gpugraph_program::graph::RunResults {
-        self.run(
-            Bindings::new().vector("x", x).float32("s", s),
-            RunOptions::new(),
-        )
-        .unwrap()
-    }
-}
+impl_runner!(
+    gpugraph_program::graph::CompiledGraph,
+    gpugraph_program::graph::CompiledSimpleGraph
+);
 
 #[test]
 fn built_in_lowerings_record_their_decisions_and_cache_pipelines() {

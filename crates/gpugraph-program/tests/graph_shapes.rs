@@ -43,13 +43,7 @@ fn like_inherits_rows_and_exact_chunk_boundaries() {
     let ctx = ctx();
     let mut g = Graph::new("like");
     g.add_input("x", ValueSpec::vector(F::Float32x3)).unwrap();
-    g.add(Fill::new(
-        "fill",
-        "out",
-        Some(Shape::Like("x".into())),
-        &["x"],
-    ))
-    .unwrap();
+    g.add(Fill::like("fill", "out", "x")).unwrap();
     let c = compile(&ctx, &g);
     for chunks in [vec![3usize, 0, 5], vec![0], vec![], vec![700, 1, 0, 0, 2]] {
         let n: usize = chunks.iter().sum();
@@ -139,13 +133,7 @@ fn valid_output_targets_are_written_in_place_and_survive() {
     let ctx = ctx();
     let mut g = Graph::new("targets");
     g.add_input("x", u32v()).unwrap();
-    g.add(Fill::new(
-        "fill",
-        "out",
-        Some(Shape::Like("x".into())),
-        &["x"],
-    ))
-    .unwrap();
+    g.add(Fill::like("fill", "out", "x")).unwrap();
     g.add(Fill::new("other", "other", Some(Shape::Length(4)), &[]))
         .unwrap();
     let c = compile(&ctx, &g);
@@ -205,13 +193,7 @@ fn invalid_output_targets_are_named() {
     let mut g = Graph::new("bad-targets");
     g.add_input("x", u32v()).unwrap();
     g.add_state("st", u32v()).unwrap();
-    g.add(Fill::new(
-        "fill",
-        "out",
-        Some(Shape::Like("x".into())),
-        &["x"],
-    ))
-    .unwrap();
+    g.add(Fill::like("fill", "out", "x")).unwrap();
     g.add(Fill::new("fill2", "out2", Some(Shape::Length(2)), &[]))
         .unwrap();
     g.add(ScalarLiteral::new("lit", "k", ScalarValue::Uint32(5)))
@@ -513,13 +495,7 @@ fn declared_result_lengths_are_enforced_at_run_time() {
     let mut g = Graph::new("declared");
     g.add_input("x", u32v()).unwrap();
     g.declare("out", u32v().with_length(4)).unwrap();
-    g.add(Fill::new(
-        "fill",
-        "out",
-        Some(Shape::Like("x".into())),
-        &["x"],
-    ))
-    .unwrap();
+    g.add(Fill::like("fill", "out", "x")).unwrap();
     let c = compile(&ctx, &g);
     let ok = upload1(&ctx, F::Uint32, &[0u32; 4]);
     assert_eq!(

@@ -716,12 +716,7 @@ pub fn build(gpu: &Gpu, table: &ArrowTable, spec: &Spec) -> Result<Analysis> {
         ..
     } = b;
     let staging_bytes = (results.words as u64 * 4).max(4);
-    let staging = gpu.device().create_buffer(&wgpu::BufferDescriptor {
-        label: Some("analyze: results staging"),
-        size: staging_bytes,
-        usage: BufferUsages::MAP_READ | BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let staging = gpu.staging("analyze: results staging", staging_bytes);
     let handle: BufferHandle = g.import_buffer(
         BufferDescriptor::new(
             "results-staging",
@@ -758,16 +753,7 @@ pub fn build(gpu: &Gpu, table: &ArrowTable, spec: &Spec) -> Result<Analysis> {
 impl Analysis {
     /// Encodes the graph once and submits it, blocking until the GPU finished.
     pub fn run(&mut self, gpu: &Gpu) -> Result<()> {
-        let mut enc = gpu
-            .device()
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("analyze"),
-            });
-        self.compiled.encode(&mut enc, &Default::default())?;
-        let commands = enc.finish();
-        // Validation errors surface here, before a failed submission hides them.
-        gpu.check("encoding the analysis")?;
-        gpu.submit_and_wait(commands)
+        gpu.run_graph(&mut self.compiled, "the analysis")
     }
 
     /// READBACK: maps the staging buffer and decodes every result.

@@ -280,31 +280,29 @@ pub fn load(path: &Path, request: &Request, progress: &mut dyn FnMut(String)) ->
             sink.drain(reader)?;
             schema
         }
-        FileKind::IpcFile => {
-            let full = arrow_ipc::reader::FileReader::try_new(BufReader::new(open()?), None)
-                .map_err(|e| read_error(path, e))?
-                .schema();
-            request.check(&full, path)?;
-            let projection = project(&full, &names)?;
-            let reader =
-                arrow_ipc::reader::FileReader::try_new(BufReader::new(open()?), Some(projection))
-                    .map_err(|e| read_error(path, e))?;
-            let schema = reader.schema();
-            sink.drain(reader)?;
-            schema
-        }
-        FileKind::IpcStream => {
-            let full = arrow_ipc::reader::StreamReader::try_new(BufReader::new(open()?), None)
-                .map_err(|e| read_error(path, e))?
-                .schema();
-            request.check(&full, path)?;
-            let projection = project(&full, &names)?;
-            let reader =
-                arrow_ipc::reader::StreamReader::try_new(BufReader::new(open()?), Some(projection))
-                    .map_err(|e| read_error(path, e))?;
-            let schema = reader.schema();
-            sink.drain(reader)?;
-            schema
+        FileKind::IpcFile | FileKind::IpcStream => {
+            use arrow_ipc::reader::{FileReader, StreamReader};
+            // Both readers take `try_new(reader, projection)` but share no trait for it: the
+            // schema is read once unprojected, checked, then the file is read projected.
+            macro_rules! read_ipc {
+                ($reader:ident) => {{
+                    let full = $reader::try_new(BufReader::new(open()?), None)
+                        .map_err(|e| read_error(path, e))?
+                        .schema();
+                    request.check(&full, path)?;
+                    let projection = project(&full, &names)?;
+                    let reader = $reader::try_new(BufReader::new(open()?), Some(projection))
+                        .map_err(|e| read_error(path, e))?;
+                    let schema = reader.schema();
+                    sink.drain(reader)?;
+                    schema
+                }};
+            }
+            if kind == FileKind::IpcFile {
+                read_ipc!(FileReader)
+            } else {
+                read_ipc!(StreamReader)
+            }
         }
     };
     let batches = sink.finish(&schema)?;

@@ -3,16 +3,16 @@
 //! throughput case (GPU timestamps, copy floor of the same traffic).
 
 use anyhow::{bail, Result};
-use gpugraph_command::{CommandGraph, DataView, VectorFormat};
+use gpugraph_command::{CommandGraph, VectorFormat};
 use gpugraph_gpgpu::group::{AggregateOutputs, GroupAggregation};
 use gpugraph_gpgpu::histogram::{cpu as histogram_cpu, Histogram, HistogramBins};
 use gpugraph_gpgpu::reduce::{cpu as reduce_cpu, ReduceOp, Reduction};
 use gpugraph_gpgpu::sort::{add_sort_of_buffers, cpu as sort_cpu};
 use rand::{Rng, SeedableRng};
 
-use super::primitives::{import, random_words, read_back, upload, Case};
+use super::primitives::{random_words, Case};
 use super::throughput::check_equal;
-use crate::gpu::Gpu;
+use crate::gpu::{import, import_as, Gpu};
 
 fn random_unit_floats(n: u64, seed: u64) -> Vec<f32> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -23,26 +23,16 @@ fn bits(values: &[f32]) -> Vec<u32> {
     values.iter().map(|v| v.to_bits()).collect()
 }
 
-fn float_view(
-    g: &mut CommandGraph,
-    id: &str,
-    buffer: &gpugraph_command::wgpu::Buffer,
-    len: u64,
-) -> Result<DataView> {
-    let u = import(g, id, buffer, len)?;
-    Ok(g.create_packed_view(u.buffer(), VectorFormat::Float32, len)?)
-}
-
 /// `bench sort`: keys-only (36 bytes per key at the 8-bit one-sweep floor) and pairs (68).
 pub fn sort_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let keys = random_words(n, u32::MAX, 7);
     let rows: Vec<u32> = (0..n as u32).collect();
-    let kb = upload(gpu, "sort-keys", &keys);
-    let vb = upload(gpu, "sort-values", &rows);
+    let kb = gpu.upload("sort-keys", &keys);
+    let vb = gpu.upload("sort-values", &rows);
     let mut cases = Vec::new();
     for pairs in [false, true] {
-        let out_k = upload(gpu, "sorted-keys", &vec![0xDEAD_BEEF; n as usize]);
-        let out_v = upload(gpu, "sorted-values", &vec![0xDEAD_BEEF; n as usize]);
+        let out_k = gpu.upload("sorted-keys", &vec![0xDEAD_BEEF; n as usize]);
+        let out_v = gpu.upload("sorted-values", &vec![0xDEAD_BEEF; n as usize]);
         let mut g = CommandGraph::new("bench-sort", gpu.device());
         let op = if pairs { "sort-pairs" } else { "sort-keys" };
         if pairs {
@@ -56,9 +46,9 @@ pub fn sort_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
             bytes_per_element: if pairs { 68.0 } else { 36.0 },
             graph: g.compile()?,
             check: Box::new(move |gpu| {
-                check_equal(op, &read_back(gpu, &out_k, n)?, &want_k)?;
+                check_equal(op, &gpu.read_back(&out_k, n)?, &want_k)?;
                 if pairs {
-                    check_equal(op, &read_back(gpu, &out_v, n)?, &want_v)?;
+                    check_equal(op, &gpu.read_back(&out_v, n)?, &want_v)?;
                 }
                 Ok(())
             }),
@@ -71,8 +61,8 @@ pub fn sort_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
 pub fn reduce_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let floats = random_unit_floats(n, 8);
     let words = random_words(n, 1 << 20, 9);
-    let fb = upload(gpu, "reduce-f32", &bits(&floats));
-    let ub = upload(gpu, "reduce-u32", &words);
+    let fb = gpu.upload("reduce-f32", &bits(&floats));
+    let ub = gpu.upload("reduce-u32", &words);
     let want_f = reduce_cpu::reduce_f32(&floats, None);
     let want_u = reduce_cpu::reduce_u32(&words, None);
     let mut cases = Vec::new();
@@ -82,12 +72,12 @@ pub fn reduce_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         (ReduceOp::Sum, "reduce-sum-u32"),
     ] {
         let is_u32 = name.ends_with("u32");
-        let out = upload(gpu, "reduce-out", &[0xDEAD_BEEF; 4]);
+        let out = gpu.upload("reduce-out", &[0xDEAD_BEEF; 4]);
         let mut g = CommandGraph::new("bench-reduce", gpu.device());
         let input = if is_u32 {
             import(&mut g, "in", &ub, n)?
         } else {
-            float_view(&mut g, "in", &fb, n)?
+            import_as(&mut g, "in", &fb, VectorFormat::Float32, n)?
         };
         let kind = if is_u32 {
             gpugraph_command::ScalarKind::Uint
@@ -98,7 +88,7 @@ pub fn reduce_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         let output = if is_u32 {
             import(&mut g, "out", &out, words_out)?
         } else {
-            float_view(&mut g, "out", &out, words_out)?
+            import_as(&mut g, "out", &out, VectorFormat::Float32, words_out)?
         };
         Reduction {
             id: name.into(),
@@ -115,7 +105,7 @@ pub fn reduce_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
             bytes_per_element: 4.0,
             graph: g.compile()?,
             check: Box::new(move |gpu| {
-                let got = read_back(gpu, &out, 2)?;
+                let got = gpu.read_back(&out, 2)?;
                 let ok = match name {
                     "reduce-sum-f32" => {
                         let s = f32::from_bits(got[0]) as f64;
@@ -145,10 +135,10 @@ pub fn histogram_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         bins: 256,
     };
     let (want, _) = histogram_cpu::histogram(&floats, None, &bins, None);
-    let fb = upload(gpu, "histogram-in", &bits(&floats));
-    let counts = upload(gpu, "histogram-counts", &[0xDEAD_BEEF; 256]);
+    let fb = gpu.upload("histogram-in", &bits(&floats));
+    let counts = gpu.upload("histogram-counts", &[0xDEAD_BEEF; 256]);
     let mut g = CommandGraph::new("bench-histogram", gpu.device());
-    let input = float_view(&mut g, "in", &fb, n)?;
+    let input = import_as(&mut g, "in", &fb, VectorFormat::Float32, n)?;
     let out = import(&mut g, "counts", &counts, 256)?;
     Histogram {
         id: "histogram-256".into(),
@@ -166,7 +156,7 @@ pub fn histogram_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         bytes_per_element: 4.0,
         graph: g.compile()?,
         check: Box::new(move |gpu| {
-            check_equal("histogram-256", &read_back(gpu, &counts, 256)?, &want)
+            check_equal("histogram-256", &gpu.read_back(&counts, 256)?, &want)
         }),
     }])
 }
@@ -178,16 +168,16 @@ pub fn group_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let values = random_unit_floats(n, 12);
     let want = gpugraph_gpgpu::group::cpu::group(&codes, Some(&values), None, GROUPS);
     let (cb, vb) = (
-        upload(gpu, "group-codes", &codes),
-        upload(gpu, "group-values", &bits(&values)),
+        gpu.upload("group-codes", &codes),
+        gpu.upload("group-values", &bits(&values)),
     );
-    let count = upload(gpu, "group-count", &vec![0xDEAD_BEEF; GROUPS as usize]);
-    let mean = upload(gpu, "group-mean", &vec![0xDEAD_BEEF; GROUPS as usize]);
+    let count = gpu.upload("group-count", &vec![0xDEAD_BEEF; GROUPS as usize]);
+    let mean = gpu.upload("group-mean", &vec![0xDEAD_BEEF; GROUPS as usize]);
     let mut g = CommandGraph::new("bench-group", gpu.device());
     let codes_v = import(&mut g, "codes", &cb, n)?;
-    let values_v = float_view(&mut g, "values", &vb, n)?;
+    let values_v = import_as(&mut g, "values", &vb, VectorFormat::Float32, n)?;
     let count_v = import(&mut g, "count", &count, GROUPS as u64)?;
-    let mean_v = float_view(&mut g, "mean", &mean, GROUPS as u64)?;
+    let mean_v = import_as(&mut g, "mean", &mean, VectorFormat::Float32, GROUPS as u64)?;
     GroupAggregation {
         id: "group-mean-1024".into(),
         codes: codes_v.into(),
@@ -209,10 +199,10 @@ pub fn group_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         check: Box::new(move |gpu| {
             check_equal(
                 "group-mean-1024 counts",
-                &read_back(gpu, &count, GROUPS as u64)?,
+                &gpu.read_back(&count, GROUPS as u64)?,
                 &want.count,
             )?;
-            let got = read_back(gpu, &mean, GROUPS as u64)?;
+            let got = gpu.read_back(&mean, GROUPS as u64)?;
             for (k, &word) in got.iter().enumerate() {
                 let m = f32::from_bits(word) as f64;
                 let w = want.sum[k] / want.count[k].max(1) as f64;

@@ -4,13 +4,13 @@
 //! compute node over imported buffers, so the timing covers the generated shader only.
 
 use anyhow::{bail, Result};
-use gpugraph_command::{BufferDescriptor, CommandGraph, DataView, VectorFormat};
+use gpugraph_command::{CommandGraph, VectorFormat};
 use gpugraph_program::expr::{Column, ScalarBinding, ScalarValue, Values};
 use gpugraph_program::{compile_expression, ExpressionKernel, ExpressionOptions, ScalarType};
 use rand::{Rng, SeedableRng};
 
-use super::primitives::{read_back, upload, Case};
-use crate::gpu::Gpu;
+use super::primitives::Case;
+use crate::gpu::{import_as, Gpu};
 
 /// Operation name in the table and JSON (`bench/peers/peers.py` uses the same name).
 pub const OP: &str = "expr-madd-f32x3";
@@ -27,18 +27,8 @@ fn random_rows(n: u64, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-fn import_rows(
-    g: &mut CommandGraph,
-    id: &str,
-    buffer: &gpugraph_command::wgpu::Buffer,
-    rows: u64,
-) -> Result<DataView> {
-    let h = g.import_buffer(
-        BufferDescriptor::new(id, buffer.size(), buffer.usage()),
-        buffer,
-    )?;
-    Ok(g.create_packed_view(h, VectorFormat::Float32x3, rows)?)
-}
+/// The row format of every vector of the bench.
+const ROWS: VectorFormat = VectorFormat::Float32x3;
 
 /// One case at `n` rows: compiled kernel graph plus a check against the CPU oracle.
 pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
@@ -61,15 +51,15 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     else {
         bail!("{OP}: the CPU oracle did not produce float32 values");
     };
-    let bp = upload(gpu, "expr-positions", bytemuck::cast_slice(&positions));
-    let bo = upload(gpu, "expr-offset", bytemuck::cast_slice(&offset));
-    let out = upload(gpu, "expr-out", &vec![0xDEAD_BEEF; 3 * n as usize]);
+    let bp = gpu.upload("expr-positions", bytemuck::cast_slice(&positions));
+    let bo = gpu.upload("expr-offset", bytemuck::cast_slice(&offset));
+    let out = gpu.upload("expr-out", &vec![0xDEAD_BEEF; 3 * n as usize]);
     let mut g = CommandGraph::new("bench-expr", gpu.device());
     let inputs = [
-        import_rows(&mut g, "positions", &bp, n)?.into(),
-        import_rows(&mut g, "offset", &bo, n)?.into(),
+        import_as(&mut g, "positions", &bp, ROWS, n)?.into(),
+        import_as(&mut g, "offset", &bo, ROWS, n)?.into(),
     ];
-    let output = import_rows(&mut g, "moved", &out, n)?.into();
+    let output = import_as(&mut g, "moved", &out, ROWS, n)?.into();
     ExpressionKernel::new(expr).add_to_graph(
         &mut g,
         &inputs,
@@ -81,7 +71,8 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         bytes_per_element: BYTES_PER_ROW,
         graph: g.compile()?,
         check: Box::new(move |gpu| {
-            let got: Vec<f32> = read_back(gpu, &out, 3 * n)?
+            let got: Vec<f32> = gpu
+                .read_back(&out, 3 * n)?
                 .into_iter()
                 .map(f32::from_bits)
                 .collect();

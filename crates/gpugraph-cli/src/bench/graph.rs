@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 use clap::{Args, ValueEnum};
-use gpugraph_command::wgpu::{self, util::DeviceExt};
+use gpugraph_command::wgpu;
 use gpugraph_command::{
     BufferDescriptor, BufferHandle, CommandGraph, ComputeNode, EncodeContext, EncodeOptions,
     EncodeReport, GraphStats, ResourceUse,
@@ -203,17 +203,8 @@ impl Kernel {
             cache: None,
         });
         let seed_values: Vec<u32> = (0..ELEMENTS as u32).map(|j| j * 1000).collect();
-        let seed = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("bench-graph seed"),
-            contents: bytemuck::cast_slice(&seed_values),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("bench-graph readback"),
-            size: BYTES,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let seed = gpu.upload("bench-graph seed", &seed_values);
+        let staging = gpu.staging("bench-graph readback", BYTES);
         gpu.check("creating the bench pipeline")?;
         Ok(Self {
             pipeline,

@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use gpugraph_command::wgpu::{self, BufferUsages as U};
-use gpugraph_command::{BufferDescriptor, CommandGraph, CompiledGraph, DataView, VectorFormat};
+use gpugraph_command::{CommandGraph, CompiledGraph, VectorFormat};
 use gpugraph_gpgpu::mask::cpu as mask_cpu;
 use gpugraph_gpgpu::{Mask, MaskOp};
 use rand::{Rng, SeedableRng};
@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use super::report::{self, BenchJson};
 use super::throughput::{self, ThroughputRow};
 use super::BenchOptions;
-use crate::gpu::Gpu;
+use crate::gpu::{import, Gpu};
 
 /// Arguments of the u32 primitive benches.
 #[derive(Args, Clone, Debug)]
@@ -82,53 +82,6 @@ pub fn scan_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<ScanVariant>> {
         .collect()
 }
 
-/// A STORAGE | COPY_SRC | COPY_DST buffer holding `data`.
-pub fn upload(gpu: &Gpu, label: &str, data: &[u32]) -> wgpu::Buffer {
-    let buffer = gpu.device().create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: (data.len() as u64 * 4).max(4),
-        usage: U::STORAGE | U::COPY_SRC | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    if !data.is_empty() {
-        gpu.queue()
-            .write_buffer(&buffer, 0, bytemuck::cast_slice(data));
-    }
-    buffer
-}
-
-/// Reads `len` u32 rows from the start of `buffer` (explicit readback for checking).
-pub fn read_back(gpu: &Gpu, buffer: &wgpu::Buffer, len: u64) -> Result<Vec<u32>> {
-    let bytes = (len * 4).max(4);
-    let staging = gpu.device().create_buffer(&wgpu::BufferDescriptor {
-        label: Some("bench-readback"),
-        size: bytes,
-        usage: U::MAP_READ | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = gpu.device().create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
-    gpu.submit_and_wait(enc.finish())?;
-    let mut words = gpu.read_u32(&staging)?;
-    words.truncate(len as usize);
-    staging.destroy();
-    Ok(words)
-}
-
-/// Imports `buffer` whole and returns a packed uint32 view of its first `len` rows.
-pub fn import(
-    graph: &mut CommandGraph,
-    id: &str,
-    buffer: &wgpu::Buffer,
-    len: u64,
-) -> Result<DataView> {
-    let h = graph.import_buffer(
-        BufferDescriptor::new(id, buffer.size(), buffer.usage()),
-        buffer,
-    )?;
-    Ok(graph.create_packed_view(h, VectorFormat::Uint32, len)?)
-}
-
 /// Random words below `bound` from a fixed seed.
 pub fn random_words(n: u64, bound: u32, seed: u64) -> Vec<u32> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -165,9 +118,7 @@ pub fn run_cases(
         report::progress(format_args!("bench {bench}: n = {n}: building"));
         let cases = build(&gpu, n)?;
         for mut case in cases {
-            let mut enc = gpu.device().create_command_encoder(&Default::default());
-            case.graph.encode(&mut enc, &Default::default())?;
-            gpu.submit_and_wait(enc.finish())?;
+            gpu.run_graph(&mut case.graph, &case.op)?;
             (case.check)(&gpu)
                 .with_context(|| format!("{} at n = {n} failed its check", case.op))?;
             report::progress(format_args!(
@@ -201,8 +152,8 @@ pub fn run_cases(
 /// `bench copy`: a graph copy node moving n u32 (8 bytes per element: read + write).
 pub fn copy_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let data = random_words(n, u32::MAX, 1);
-    let src = upload(gpu, "copy-src", &data);
-    let dst = upload(gpu, "copy-dst", &vec![0; n as usize]);
+    let src = gpu.upload("copy-src", &data);
+    let dst = gpu.upload("copy-dst", &vec![0; n as usize]);
     let mut g = CommandGraph::new("bench-copy", gpu.device());
     let (vs, vd) = (
         import(&mut g, "src", &src, n)?,
@@ -215,7 +166,7 @@ pub fn copy_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         bytes_per_element: 8.0,
         graph,
         check: Box::new(move |gpu| {
-            throughput::check_equal("copy", &read_back(gpu, &dst, n)?, &data)
+            throughput::check_equal("copy", &gpu.read_back(&dst, n)?, &data)
         }),
     }])
 }
@@ -225,8 +176,8 @@ pub fn mask_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let a = random_words(n, 2, 2);
     let b = random_words(n, 2, 3);
     let want = mask_cpu::combine(MaskOp::And, &[&a, &b]);
-    let (ba, bb) = (upload(gpu, "mask-a", &a), upload(gpu, "mask-b", &b));
-    let out = upload(gpu, "mask-out", &vec![0xDEAD_BEEF; n as usize]);
+    let (ba, bb) = (gpu.upload("mask-a", &a), gpu.upload("mask-b", &b));
+    let out = gpu.upload("mask-out", &vec![0xDEAD_BEEF; n as usize]);
     let mut g = CommandGraph::new("bench-mask", gpu.device());
     let inputs = vec![
         import(&mut g, "a", &ba, n)?.into(),
@@ -245,7 +196,7 @@ pub fn mask_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         bytes_per_element: 12.0,
         graph: g.compile()?,
         check: Box::new(move |gpu| {
-            throughput::check_equal("mask-and", &read_back(gpu, &out, n)?, &want)
+            throughput::check_equal("mask-and", &gpu.read_back(&out, n)?, &want)
         }),
     }])
 }
@@ -255,7 +206,7 @@ pub fn mask_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
 pub fn scan_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<Case>> {
     use gpugraph_gpgpu::scan::{cpu as scan_cpu, Scan};
     let data = random_words(n, 4, 4);
-    let input = upload(gpu, "scan-input", &data);
+    let input = gpu.upload("scan-input", &data);
     let mut cases = Vec::new();
     for variant in variants {
         for inclusive in [false, true] {
@@ -265,7 +216,7 @@ pub fn scan_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<Cas
                 "scan-exclusive"
             };
             let op = format!("{name}{}", variant.label);
-            let output = upload(gpu, "scan-output", &vec![0xDEAD_BEEF; n as usize]);
+            let output = gpu.upload("scan-output", &vec![0xDEAD_BEEF; n as usize]);
             let mut g = CommandGraph::new(&op, gpu.device());
             let scan = Scan {
                 id: op.clone(),
@@ -282,7 +233,7 @@ pub fn scan_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<Cas
                 bytes_per_element: 8.0,
                 graph: g.compile()?,
                 check: Box::new(move |gpu| {
-                    throughput::check_equal(&what, &read_back(gpu, &output, n)?, &want)
+                    throughput::check_equal(&what, &gpu.read_back(&output, n)?, &want)
                 }),
             });
         }
@@ -301,13 +252,13 @@ pub fn compact_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<
     let flags = random_words(n, 2, 6);
     let want = compact_cpu::compact(&values, &flags, n as usize).written;
     let (bv, bf) = (
-        upload(gpu, "compact-values", &values),
-        upload(gpu, "compact-flags", &flags),
+        gpu.upload("compact-values", &values),
+        gpu.upload("compact-flags", &flags),
     );
     let mut cases = Vec::new();
     for variant in variants {
         let op = format!("compact-50%{}", variant.label);
-        let out = upload(gpu, "compact-output", &vec![0xDEAD_BEEF; n as usize]);
+        let out = gpu.upload("compact-output", &vec![0xDEAD_BEEF; n as usize]);
         let record = gpu.device().create_buffer(&wgpu::BufferDescriptor {
             label: Some("compact-indirect-record"),
             size: 16,
@@ -335,14 +286,14 @@ pub fn compact_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<
             bytes_per_element: 10.0,
             graph: g.compile()?,
             check: Box::new(move |gpu| {
-                let count = read_back(gpu, &record, 4)?[1] as u64;
+                let count = gpu.read_back(&record, 4)?[1] as u64;
                 if count != want.len() as u64 {
                     anyhow::bail!(
                         "{what}: count {count} but the CPU oracle selects {}",
                         want.len()
                     );
                 }
-                throughput::check_equal(&what, &read_back(gpu, &out, count)?, &want)
+                throughput::check_equal(&what, &gpu.read_back(&out, count)?, &want)
             }),
         });
     }

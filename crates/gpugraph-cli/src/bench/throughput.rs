@@ -116,12 +116,7 @@ fn time_encoded(
         usage: U::QUERY_RESOLVE | U::COPY_SRC,
         mapped_at_creation: false,
     });
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("bench-staging"),
-        size: queries as u64 * 8,
-        usage: U::MAP_READ | U::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let staging = gpu.staging("bench-staging", queries as u64 * 8);
     let mut enc = device.create_command_encoder(&Default::default());
     for r in 0..repeat {
         stamp(&mut enc, &set, Some(2 * r), None);

@@ -154,6 +154,13 @@ pub struct Compilation {
 
 macro_rules! builder_methods {
     () => {
+        /// An empty graph named `id`.
+        pub fn new(id: impl Into<String>) -> Self {
+            Self {
+                program: Program::new(id.into()),
+            }
+        }
+
         /// The graph id (named in errors and labels).
         pub fn id(&self) -> &str {
             &self.program.id
@@ -208,13 +215,6 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// An empty graph named `id`.
-    pub fn new(id: impl Into<String>) -> Self {
-        Self {
-            program: Program::new(id.into()),
-        }
-    }
-
     builder_methods!();
 
     /// Checks contracts, producer order and outputs against the built-in lowerings plus
@@ -241,13 +241,6 @@ pub struct SimpleGraph {
 }
 
 impl SimpleGraph {
-    /// An empty graph named `id`.
-    pub fn new(id: impl Into<String>) -> Self {
-        Self {
-            program: Program::new(id.into()),
-        }
-    }
-
     builder_methods!();
 
     /// Like [`Graph::compile`]; `options.lowerings` must be empty.
@@ -267,18 +260,13 @@ impl SimpleGraph {
             });
         }
         let outputs: Option<Vec<String>> = options.outputs;
-        let (engine, compilation) = compile_engine(
+        Ok(CompiledSimpleGraph::from_engine(compile_engine(
             ctx,
             &self.program,
             &LoweringSet::builtins(),
             outputs.as_deref(),
             Mode::PerOperation,
-        )?;
-        Ok(CompiledSimpleGraph {
-            engine,
-            compilation,
-            destroyed: false,
-        })
+        )?))
     }
 }
 
@@ -312,18 +300,13 @@ impl GraphCompiler {
     ) -> Result<CompiledGraph, ProgramError> {
         let outputs: Option<Vec<String>> =
             outputs.map(|o| o.iter().map(|s| s.to_string()).collect());
-        let (engine, compilation) = compile_engine(
+        Ok(CompiledGraph::from_engine(compile_engine(
             &self.ctx,
             &graph.program,
             &self.lowerings,
             outputs.as_deref(),
             Mode::Fused,
-        )?;
-        Ok(CompiledGraph {
-            engine,
-            compilation,
-            destroyed: false,
-        })
+        )?))
     }
 }
 
@@ -387,53 +370,70 @@ fn compile_engine(
     ))
 }
 
-macro_rules! compiled_methods {
-    () => {
-        /// Runs once with `bindings` and `options`; see [`RunResults`]. Fails before any GPU
-        /// work when bindings, shapes or targets break a rule.
-        pub fn run(
-            &self,
-            bindings: Bindings<'_>,
-            options: RunOptions<'_>,
-        ) -> Result<RunResults, ProgramError> {
-            if self.destroyed {
-                return Err(ProgramError::Destroyed {
-                    graph: self.engine.plan.graph.clone(),
-                });
+/// The methods and the `Drop` (which destroys) shared by both compiled graph kinds.
+macro_rules! compiled_graph {
+    ($ty:ident) => {
+        impl $ty {
+            fn from_engine((engine, compilation): (Engine, Compilation)) -> Self {
+                Self {
+                    engine,
+                    compilation,
+                    destroyed: false,
+                }
             }
-            self.engine.run(&bindings, &options)
+
+            /// Runs once with `bindings` and `options`; see [`RunResults`]. Fails before any GPU
+            /// work when bindings, shapes or targets break a rule.
+            pub fn run(
+                &self,
+                bindings: Bindings<'_>,
+                options: RunOptions<'_>,
+            ) -> Result<RunResults, ProgramError> {
+                if self.destroyed {
+                    return Err(ProgramError::Destroyed {
+                        graph: self.engine.plan.graph.clone(),
+                    });
+                }
+                self.engine.run(&bindings, &options)
+            }
+
+            /// What the compilation decided.
+            pub fn compilation(&self) -> &Compilation {
+                &self.compilation
+            }
+
+            /// The contract snapshotted for operation `id` at compilation.
+            pub fn contract(&self, id: &str) -> Option<&OperationContract> {
+                self.engine
+                    .plan
+                    .ops
+                    .iter()
+                    .find(|o| o.id() == id)
+                    .map(|o| &o.contract)
+            }
+
+            /// Pipelines cached so far (built-in kernels created by runs).
+            pub fn cached_kernels(&self) -> usize {
+                self.engine.kernels.len()
+            }
+
+            /// Releases retained compilation resources (cached pipelines). Idempotent; later runs
+            /// fail with [`ProgramError::Destroyed`]. Inputs and returned results are untouched.
+            pub fn destroy(&mut self) {
+                self.destroyed = true;
+                self.engine.kernels.clear();
+            }
+
+            /// Whether [`Self::destroy`] ran.
+            pub fn is_destroyed(&self) -> bool {
+                self.destroyed
+            }
         }
 
-        /// What the compilation decided.
-        pub fn compilation(&self) -> &Compilation {
-            &self.compilation
-        }
-
-        /// The contract snapshotted for operation `id` at compilation.
-        pub fn contract(&self, id: &str) -> Option<&OperationContract> {
-            self.engine
-                .plan
-                .ops
-                .iter()
-                .find(|o| o.id() == id)
-                .map(|o| &o.contract)
-        }
-
-        /// Pipelines cached so far (built-in kernels created by runs).
-        pub fn cached_kernels(&self) -> usize {
-            self.engine.kernels.len()
-        }
-
-        /// Releases retained compilation resources (cached pipelines). Idempotent; later runs
-        /// fail with [`ProgramError::Destroyed`]. Inputs and returned results are untouched.
-        pub fn destroy(&mut self) {
-            self.destroyed = true;
-            self.engine.kernels.clear();
-        }
-
-        /// Whether [`Self::destroy`] ran.
-        pub fn is_destroyed(&self) -> bool {
-            self.destroyed
+        impl Drop for $ty {
+            fn drop(&mut self) {
+                self.destroy();
+            }
         }
     };
 }
@@ -445,9 +445,7 @@ pub struct CompiledGraph {
     destroyed: bool,
 }
 
-impl CompiledGraph {
-    compiled_methods!();
-}
+compiled_graph!(CompiledGraph);
 
 /// A compiled [`SimpleGraph`]: each run submits one evaluator pass per operation.
 pub struct CompiledSimpleGraph {
@@ -456,18 +454,4 @@ pub struct CompiledSimpleGraph {
     destroyed: bool,
 }
 
-impl CompiledSimpleGraph {
-    compiled_methods!();
-}
-
-impl Drop for CompiledGraph {
-    fn drop(&mut self) {
-        self.destroy();
-    }
-}
-
-impl Drop for CompiledSimpleGraph {
-    fn drop(&mut self) {
-        self.destroy();
-    }
-}
+compiled_graph!(CompiledSimpleGraph);

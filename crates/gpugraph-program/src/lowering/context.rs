@@ -17,7 +17,7 @@ use crate::expr::{ScalarBinding, ScalarType};
 use crate::graph::declaration::{ValueRef, ValueSpec};
 use crate::graph::error::ProgramError;
 use crate::lowering::decision::BackendCapabilities;
-use crate::operation::contract::check_reference;
+use crate::operation::contract::find_declared;
 
 /// A value bound into one command graph for one execution.
 #[derive(Clone, Debug)]
@@ -169,15 +169,7 @@ impl<'a> LowerContext<'a> {
                 value: r.name().to_string(),
             });
         }
-        let resolved = self
-            .values
-            .get(r.name())
-            .ok_or_else(|| ProgramError::UnknownValue {
-                operation: self.operation.to_string(),
-                value: r.name().to_string(),
-            })?;
-        check_reference(self.operation, r, resolved.spec())?;
-        Ok(resolved)
+        find_declared(self.operation, r, self.values, Resolved::spec)
     }
 
     /// The declaration of a value the contract lists (format, kind, fixed dimensions).

@@ -71,12 +71,7 @@ impl Compact {
 }
 
 impl Operation for Compact {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn operation_type(&self) -> &str {
-        TYPE
-    }
+    operation_identity!(TYPE);
     fn contract(&self, scope: &Scope<'_>) -> Result<OperationContract, BoxError> {
         for r in [&self.values, &self.flags] {
             let f = scope.vector_format(r)?;
@@ -92,11 +87,10 @@ impl Operation for Compact {
         let mut c = OperationContract::new()
             .output(&self.output, ValueSpec::vector(VectorFormat::Uint32))
             .output(&self.count, uint.clone())
-            .read(self.values.clone());
-        if self.flags.name() != self.values.name() {
-            c = c.read(self.flags.clone());
-        }
-        c = c.write(&self.output, Some(shape)).write(&self.count, None);
+            .read(self.values.clone())
+            .read_once(self.flags.clone())
+            .write(&self.output, Some(shape))
+            .write(&self.count, None);
         if let Some(o) = &self.overflow {
             c = c.output(o, uint).write(o, None);
         }

@@ -102,6 +102,20 @@ impl OperationContract {
         });
         self
     }
+    /// Adds a read of `value` unless the contract already reads a value of that name (so
+    /// `a · a` or `x * s + x` lists its operand once).
+    pub(crate) fn read_once(self, value: impl Into<ValueRef>) -> Self {
+        let value = value.into();
+        let listed = self
+            .values
+            .iter()
+            .any(|u| u.access == Access::Read && u.value.name() == value.name());
+        if listed {
+            self
+        } else {
+            self.read(value)
+        }
+    }
     /// Adds a write of `value` with an optional shape.
     pub fn write(mut self, value: impl Into<ValueRef>, shape: Option<Shape>) -> Self {
         self.values.push(ValueUse {
@@ -158,15 +172,7 @@ impl<'a> Scope<'a> {
     /// Resolves a reference: the name must be visible and a typed reference must match the
     /// declared kind and format.
     pub fn resolve(&self, r: &ValueRef) -> Result<&'a ValueSpec, ProgramError> {
-        let spec = self
-            .values
-            .get(r.name())
-            .ok_or_else(|| ProgramError::UnknownValue {
-                operation: self.operation.to_string(),
-                value: r.name().to_string(),
-            })?;
-        check_reference(self.operation, r, spec)?;
-        Ok(spec)
+        find_declared(self.operation, r, self.values, |spec| spec)
     }
 
     /// The format of a visible vector.
@@ -193,6 +199,24 @@ impl<'a> Scope<'a> {
             referenced: wanted.to_string(),
         }
     }
+}
+
+/// The entry of `values` named by `r`, whose declaration (`spec` of it) a typed `r` must
+/// match; an unknown name is [`ProgramError::UnknownValue`] of `operation`.
+pub(crate) fn find_declared<'m, T>(
+    operation: &str,
+    r: &ValueRef,
+    values: &'m HashMap<String, T>,
+    spec: fn(&T) -> &ValueSpec,
+) -> Result<&'m T, ProgramError> {
+    let found = values
+        .get(r.name())
+        .ok_or_else(|| ProgramError::UnknownValue {
+            operation: operation.to_string(),
+            value: r.name().to_string(),
+        })?;
+    check_reference(operation, r, spec(found))?;
+    Ok(found)
 }
 
 /// A typed reference must have the declared kind and format.

@@ -145,12 +145,7 @@ fn signature(
 }
 
 impl Operation for ExpressionOperation {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn operation_type(&self) -> &str {
-        TYPE
-    }
+    operation_identity!(TYPE);
     fn contract(&self, scope: &Scope<'_>) -> Result<OperationContract, BoxError> {
         let ast = self.ast()?;
         let mut names = Vec::new();

@@ -6,6 +6,19 @@
 //! An operation never touches a device. A lowering (see [`crate::lowering`]) turns it into
 //! command-graph passes over resolved views.
 
+/// `Operation::id` (the `id` field) and `Operation::operation_type` (the type-name constant)
+/// of a built-in operation; defined before the modules so each can use it.
+macro_rules! operation_identity {
+    ($type_name:expr) => {
+        fn id(&self) -> &str {
+            &self.id
+        }
+        fn operation_type(&self) -> &str {
+            $type_name
+        }
+    };
+}
+
 pub mod compact;
 pub mod contract;
 pub mod copy;

@@ -2,11 +2,14 @@
 //! topology, no read/write buffer sharing inside one node), dispatch grids, binding-size
 //! limits, and scalar operands that come from host values or one-row GPU views.
 
-use gpugraph_command::{wgpu, BufferHandle, DataView, VectorFormat, VectorView};
-use gpugraph_gpgpu::kernel::{grid_for, Grid};
+use gpugraph_command::{
+    wgpu, BufferHandle, DataView, EncodeContext, ResourceUse, VectorFormat, VectorView,
+};
+use gpugraph_gpgpu::kernel::{grid_for, Binding, Grid, Kernel};
 use gpugraph_gpgpu::AlgorithmError;
 
 use crate::expr::ScalarBinding;
+use crate::lowering::KernelCache;
 
 /// Error helpers bound to one operation type and id.
 #[derive(Clone, Copy)]
@@ -15,7 +18,11 @@ pub(crate) struct Check<'a> {
     pub id: &'a str,
 }
 
-impl Check<'_> {
+impl<'a> Check<'a> {
+    pub(crate) fn new(algorithm: &'static str, id: &'a str) -> Self {
+        Self { algorithm, id }
+    }
+
     pub(crate) fn mismatch(&self, reason: String) -> AlgorithmError {
         AlgorithmError::Mismatch {
             algorithm: self.algorithm,
@@ -186,6 +193,14 @@ pub(crate) fn buffers_of<'a>(views: impl IntoIterator<Item = &'a VectorView>) ->
     out
 }
 
+/// `buffers`, each named `label` (the reads [`Check::disjoint`] names in its error).
+pub(crate) fn labeled(label: &str, buffers: Vec<BufferHandle>) -> Vec<(String, BufferHandle)> {
+    buffers
+        .into_iter()
+        .map(|h| (label.to_string(), h))
+        .collect()
+}
+
 /// Where a scalar operand is read from on the GPU: a one-row view, or a word of the node's
 /// own parameter buffer holding a host value.
 #[derive(Clone, Copy, Debug)]
@@ -216,6 +231,36 @@ pub(crate) fn is_float32(format: VectorFormat) -> bool {
 }
 
 impl Operand {
+    /// The parameter word a kernel reads the operand at: its view's word offset inside the
+    /// aligned binding, or `host_slot` (where [`Self::host_bits`] sits in the parameters).
+    pub(crate) fn word(&self, alignment: u64, host_slot: u32) -> u32 {
+        match self {
+            Operand::View(v) => word_offset(v, alignment),
+            Operand::Host(_) => host_slot,
+        }
+    }
+
+    /// The host value's bits for the parameter buffer (0 for a GPU view, which is not read).
+    pub(crate) fn host_bits(&self) -> u32 {
+        match self {
+            Operand::Host(bits) => *bits,
+            Operand::View(_) => 0,
+        }
+    }
+
+    /// The buffer bound for this operand at encode time: its view's buffer (import overrides
+    /// applied), or the node's parameter buffer holding the host value.
+    pub(crate) fn buffer_in<'b>(
+        &self,
+        ec: &'b EncodeContext<'_>,
+        params: &'b wgpu::Buffer,
+    ) -> &'b wgpu::Buffer {
+        match self {
+            Operand::View(v) => ec.buffer(*v),
+            Operand::Host(_) => params,
+        }
+    }
+
     /// The binding of this operand: its view's aligned range, or the whole parameter buffer.
     pub(crate) fn binding<'b>(
         &self,
@@ -227,4 +272,55 @@ impl Operand {
             Operand::Host(_) => buffer.as_entire_buffer_binding(),
         }
     }
+}
+
+/// The pipeline cached under `key`, created on first use with the layout every built-in
+/// kernel shares: binding 0 the parameter words (read), binding 1 the one written buffer
+/// (read-write), then `reads` read-only storage bindings.
+pub(crate) fn cached_kernel(
+    kernels: &KernelCache,
+    device: &wgpu::Device,
+    key: &str,
+    source: &str,
+    entry: &str,
+    reads: usize,
+) -> Kernel {
+    kernels.get_or_create(key, || {
+        let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
+        bindings.extend(std::iter::repeat_n(Binding::StorageRead, reads));
+        Kernel::new(device, key, source, entry, &bindings, &[])
+    })
+}
+
+/// A `COPY_SRC` buffer created (at node compile time) holding `bytes`, at least 4 bytes long
+/// so an empty payload still gets a valid buffer; copy nodes copy from it in every run.
+pub(crate) fn copy_source(
+    device: &wgpu::Device,
+    label: &str,
+    bytes: &[u8],
+) -> Result<wgpu::Buffer, gpugraph_command::NodeError> {
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: (bytes.len() as u64).max(4),
+        usage: wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: true,
+    });
+    if !bytes.is_empty() {
+        buffer
+            .slice(..bytes.len() as u64)
+            .get_mapped_range_mut()?
+            .copy_from_slice(bytes);
+    }
+    buffer.unmap();
+    Ok(buffer)
+}
+
+/// Storage-read uses of `reads` followed by a storage-write use of `write`.
+pub(crate) fn read_then_write(
+    reads: impl IntoIterator<Item = BufferHandle>,
+    write: impl Into<BufferHandle>,
+) -> Vec<ResourceUse> {
+    let mut uses: Vec<ResourceUse> = reads.into_iter().map(ResourceUse::storage_read).collect();
+    uses.push(ResourceUse::storage_write(write));
+    uses
 }

@@ -89,6 +89,10 @@ impl Fill {
             contract: c.write(output, shape),
         }
     }
+    /// Produces result `output` with `input`'s rows and chunk boundaries, reading `input`.
+    pub fn like(id: &str, output: &str, input: &str) -> Self {
+        Self::new(id, output, Some(Shape::Like(input.into())), &[input])
+    }
     /// A test operation with an arbitrary contract (its lowering fills `output` if it is a
     /// resolved uint32 vector).
     pub fn with_contract(id: &str, output: &str, contract: OperationContract) -> Self {
@@ -282,6 +286,24 @@ use gpugraph_program::graph::{
     SimpleGraph,
 };
 
+/// `$program`'s inputs, state and operations declared on the empty graph `$graph` (either
+/// kind: they share the builder methods but no trait).
+macro_rules! declare_program {
+    ($program:expr, $graph:expr) => {{
+        let mut g = $graph;
+        for (n, s) in &$program.inputs {
+            g.add_input(n, s.clone()).unwrap();
+        }
+        for (n, s) in &$program.states {
+            g.add_state(n, s.clone()).unwrap();
+        }
+        for op in &$program.ops {
+            g.add_shared(op.clone()).unwrap();
+        }
+        g
+    }};
+}
+
 impl Program {
     pub fn input(mut self, name: &str, spec: ValueSpec) -> Self {
         self.inputs.push((name.into(), spec));
@@ -296,30 +318,10 @@ impl Program {
         self
     }
     pub fn graph(&self) -> Graph {
-        let mut g = Graph::new("full");
-        for (n, s) in &self.inputs {
-            g.add_input(n, s.clone()).unwrap();
-        }
-        for (n, s) in &self.states {
-            g.add_state(n, s.clone()).unwrap();
-        }
-        for op in &self.ops {
-            g.add_shared(op.clone()).unwrap();
-        }
-        g
+        declare_program!(self, Graph::new("full"))
     }
     pub fn simple(&self) -> SimpleGraph {
-        let mut g = SimpleGraph::new("simple");
-        for (n, s) in &self.inputs {
-            g.add_input(n, s.clone()).unwrap();
-        }
-        for (n, s) in &self.states {
-            g.add_state(n, s.clone()).unwrap();
-        }
-        for op in &self.ops {
-            g.add_shared(op.clone()).unwrap();
-        }
-        g
+        declare_program!(self, SimpleGraph::new("simple"))
     }
     /// Both compiled graphs selecting `outputs`.
     pub fn compile_both(

@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
-use gpugraph_command::{copy_fn, wgpu, CopyNode, ResourceUse, VectorFormat};
+use gpugraph_command::{copy_fn, CopyNode, ResourceUse, VectorFormat};
 
 use crate::graph::declaration::{ValueRef, ValueSpec};
 use crate::graph::error::BoxError;
 use crate::lowering::{LowerContext, Lowering};
-use crate::operation::support::Check;
+use crate::operation::support::{copy_source, Check};
 use crate::operation::{Operation, OperationContract, Scope, Shape};
 
 /// Type name of [`Upload`].
@@ -72,12 +72,7 @@ impl Upload {
 }
 
 impl Operation for Upload {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn operation_type(&self) -> &str {
-        UPLOAD_TYPE
-    }
+    operation_identity!(UPLOAD_TYPE);
     fn contract(&self, _scope: &Scope<'_>) -> Result<OperationContract, BoxError> {
         let rows = self.rows()?;
         let shape = match &self.chunk_lengths {
@@ -121,12 +116,7 @@ impl CopyVector {
 }
 
 impl Operation for CopyVector {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn operation_type(&self) -> &str {
-        COPY_TYPE
-    }
+    operation_identity!(COPY_TYPE);
     fn contract(&self, scope: &Scope<'_>) -> Result<OperationContract, BoxError> {
         let format = scope.vector_format(&self.input)?;
         Ok(OperationContract::new()
@@ -142,10 +132,7 @@ pub(crate) fn upload_lowering() -> Lowering {
 }
 
 fn lower_upload(op: &Upload, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
-    let check = Check {
-        algorithm: UPLOAD_TYPE,
-        id: &op.id,
-    };
+    let check = Check::new(UPLOAD_TYPE, &op.id);
     let out = cx.resolve_vector(op.output.as_str())?;
     check.packed_words("output", &out.view, op.format)?;
     let row = op.format.byte_size() as u64;
@@ -176,19 +163,7 @@ fn lower_upload(op: &Upload, cx: &mut LowerContext<'_>) -> Result<(), BoxError> 
         .collect();
     let payload = op.bytes.clone();
     let node = CopyNode::new(cx.node_id("upload"), uses, move |cc| {
-        let staging = cc.device().create_buffer(&wgpu::BufferDescriptor {
-            label: Some(cc.node_id()),
-            size: (payload.len() as u64).max(4),
-            usage: wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: true,
-        });
-        if !payload.is_empty() {
-            staging
-                .slice(..payload.len() as u64)
-                .get_mapped_range_mut()?
-                .copy_from_slice(&payload);
-        }
-        staging.unmap();
+        let staging = copy_source(cc.device(), cc.node_id(), &payload)?;
         Ok(copy_fn(move |encoder, ec| {
             for (src, dst) in &copies {
                 encoder.copy_buffer_to_buffer(
@@ -218,10 +193,7 @@ pub(crate) fn copy_lowering() -> Lowering {
 }
 
 fn lower_copy(op: &CopyVector, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
-    let check = Check {
-        algorithm: COPY_TYPE,
-        id: &op.id,
-    };
+    let check = Check::new(COPY_TYPE, &op.id);
     let src = cx.resolve_vector(op.input.clone())?;
     let dst = cx.resolve_vector(op.output.as_str())?;
     check.same_topology("input", &src.view, "output", &dst.view)?;

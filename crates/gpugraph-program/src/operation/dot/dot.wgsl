@@ -10,8 +10,6 @@
 @group(0) @binding(2) var<storage, read> a: array<f32>;
 @group(0) @binding(3) var<storage, read> b: array<f32>;
 
-var<workgroup> sums: array<f32, WORKGROUP_SIZE>;
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dot_partials(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num_wg: vec3<u32>,
                 @builtin(local_invocation_index) lane: u32) {
@@ -28,15 +26,8 @@ fn dot_partials(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
             acc += a[params[1] + i] * b[params[2] + i];
         }
     }
-    sums[lane] = acc;
-    workgroupBarrier();
-    for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride = stride / 2u) {
-        if (lane < stride) {
-            sums[lane] += sums[lane + stride];
-        }
-        workgroupBarrier();
-    }
+    let total = workgroup_sum(lane, acc);
     if (lane == 0u) {
-        partials[params[3] + tile] = sums[0];
+        partials[params[3] + tile] = total;
     }
 }

@@ -6,8 +6,6 @@
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 @group(0) @binding(2) var<storage, read> partials: array<f32>;
 
-var<workgroup> sums: array<f32, WORKGROUP_SIZE>;
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dot_finish(@builtin(local_invocation_index) lane: u32) {
     let n = params[0];
@@ -15,15 +13,8 @@ fn dot_finish(@builtin(local_invocation_index) lane: u32) {
     for (var i = lane; i < n; i += WORKGROUP_SIZE) {
         acc += partials[i];
     }
-    sums[lane] = acc;
-    workgroupBarrier();
-    for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride = stride / 2u) {
-        if (lane < stride) {
-            sums[lane] += sums[lane + stride];
-        }
-        workgroupBarrier();
-    }
+    let total = workgroup_sum(lane, acc);
     if (lane == 0u) {
-        out[params[1]] = sums[0];
+        out[params[1]] = total;
     }
 }

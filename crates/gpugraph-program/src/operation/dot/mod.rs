@@ -8,17 +8,17 @@
 
 pub mod cpu;
 
-use gpugraph_command::{
-    view_binding, wgpu, BindGroupCache, BufferDescriptor, ComputeNode, ResourceUse,
-};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Grid, Kernel};
+use gpugraph_command::{view_binding, wgpu, BindGroupCache, BufferDescriptor, ComputeNode};
+use gpugraph_gpgpu::kernel::{parameter_buffer, Grid};
 
 use crate::expr::ScalarType;
 use crate::graph::declaration::{ValueRef, ValueSpec};
 use crate::graph::error::BoxError;
 use crate::lowering::{LowerContext, Lowering};
 use crate::operation::policy::{wgsl_header, DOT_ITEMS_PER_THREAD, DOT_TILE};
-use crate::operation::support::{buffers_of, is_float32, word_offset, words, Check};
+use crate::operation::support::{
+    buffers_of, cached_kernel, is_float32, labeled, read_then_write, word_offset, words, Check,
+};
 use crate::operation::{Operation, OperationContract, Scope};
 
 /// Type name of [`DotProduct`].
@@ -26,6 +26,7 @@ pub const TYPE: &str = "dot-product";
 
 const PARTIALS_WGSL: &str = include_str!("dot.wgsl");
 const FINISH_WGSL: &str = include_str!("finish.wgsl");
+const REDUCE_WGSL: &str = include_str!("reduce.wgsl");
 
 /// `output = Σ a[i]·b[i]`: reads both vectors once, writes the float32 scalar result `output`
 /// (an empty input gives 0). `a` and `b` have one float32 format and equal chunk lengths.
@@ -59,25 +60,18 @@ impl DotProduct {
 }
 
 impl Operation for DotProduct {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn operation_type(&self) -> &str {
-        TYPE
-    }
+    operation_identity!(TYPE);
     fn contract(&self, scope: &Scope<'_>) -> Result<OperationContract, BoxError> {
         let fa = scope.vector_format(&self.a)?;
         let fb = scope.vector_format(&self.b)?;
         if !is_float32(fa) || fa != fb {
             return Err(format!("a ({fa}) and b ({fb}) must have one float32 format").into());
         }
-        let mut c = OperationContract::new()
+        Ok(OperationContract::new()
             .output(&self.output, ValueSpec::scalar(ScalarType::Float32))
-            .read(self.a.clone());
-        if self.b.name() != self.a.name() {
-            c = c.read(self.b.clone());
-        }
-        Ok(c.write(&self.output, None))
+            .read(self.a.clone())
+            .read_once(self.b.clone())
+            .write(&self.output, None))
     }
 }
 
@@ -87,10 +81,7 @@ pub(crate) fn lowering() -> Lowering {
 }
 
 fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
-    let check = Check {
-        algorithm: TYPE,
-        id: &op.id,
-    };
+    let check = Check::new(TYPE, &op.id);
     let a = cx.resolve_vector(op.a.clone())?;
     let b = cx.resolve_vector(op.b.clone())?;
     let out = cx.resolve_vector(op.output.as_str())?;
@@ -99,10 +90,7 @@ fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     check.packed_words("output", &out.view, wgpu_format())?;
     check.same_topology("a", &a.view, "b", &b.view)?;
     let row = out.chunks()[0];
-    let reads: Vec<(String, gpugraph_command::BufferHandle)> = buffers_of([&a.view, &b.view])
-        .into_iter()
-        .map(|h| ("an input".to_string(), h))
-        .collect();
+    let reads = labeled("an input", buffers_of([&a.view, &b.view]));
     check.disjoint(cx.graph(), &[row.buffer()], &reads)?;
 
     let limits = cx.device().limits();
@@ -131,31 +119,16 @@ fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     ))?;
 
     let kernels = cx.kernels();
-    let mut uses: Vec<ResourceUse> = buffers_of([&a.view, &b.view])
-        .into_iter()
-        .map(ResourceUse::storage_read)
-        .collect();
-    uses.push(ResourceUse::storage_write(partials));
+    let uses = read_then_write(buffers_of([&a.view, &b.view]), partials);
     let (av, bv) = (a.view.clone(), b.view.clone());
     let key = format!("{TYPE}/partials");
-    let source = format!("{}{PARTIALS_WGSL}", wgsl_header(DOT_ITEMS_PER_THREAD));
+    let source = format!(
+        "{}{REDUCE_WGSL}{PARTIALS_WGSL}",
+        wgsl_header(DOT_ITEMS_PER_THREAD)
+    );
     let node = ComputeNode::new(cx.node_id("partials"), uses, move |cc| {
         let device = cc.device().clone();
-        let kernel = kernels.get_or_create(&key, || {
-            Kernel::new(
-                &device,
-                &key,
-                &source,
-                "dot_partials",
-                &[
-                    Binding::StorageRead,
-                    Binding::StorageReadWrite,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                ],
-                &[],
-            )
-        });
+        let kernel = cached_kernel(&kernels, &device, &key, &source, "dot_partials", 2);
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
         let mut chunks = Vec::new();
         for (k, grid) in grids.iter().enumerate() {
@@ -195,27 +168,11 @@ fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
 
     let kernels = cx.kernels();
     let key = format!("{TYPE}/finish");
-    let source = format!("{}{FINISH_WGSL}", wgsl_header(1));
-    let uses = vec![
-        ResourceUse::storage_read(partials),
-        ResourceUse::storage_write(row),
-    ];
+    let source = format!("{}{REDUCE_WGSL}{FINISH_WGSL}", wgsl_header(1));
+    let uses = read_then_write([partials], row);
     let node = ComputeNode::new(cx.node_id("finish"), uses, move |cc| {
         let device = cc.device().clone();
-        let kernel = kernels.get_or_create(&key, || {
-            Kernel::new(
-                &device,
-                &key,
-                &source,
-                "dot_finish",
-                &[
-                    Binding::StorageRead,
-                    Binding::StorageReadWrite,
-                    Binding::StorageRead,
-                ],
-                &[],
-            )
-        });
+        let kernel = cached_kernel(&kernels, &device, &key, &source, "dot_finish", 1);
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
         let p = [total as u32, word_offset(&row, align)];
         let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));

@@ -8,14 +8,16 @@
 pub mod cpu;
 
 use gpugraph_command::{view_binding, BindGroupCache, ComputeNode, ResourceUse};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
+use gpugraph_gpgpu::kernel::parameter_buffer;
 
 use crate::expr::ScalarType;
 use crate::graph::declaration::{ValueRef, ValueSpec};
 use crate::graph::error::BoxError;
 use crate::lowering::{LowerContext, Lowering};
 use crate::operation::policy::{wgsl_header, MADD_ITEMS_PER_THREAD, MADD_TILE};
-use crate::operation::support::{buffers_of, is_float32, word_offset, words, Check, Operand};
+use crate::operation::support::{
+    buffers_of, cached_kernel, is_float32, word_offset, words, Check, Operand,
+};
 use crate::operation::{Operation, OperationContract, Scope, Shape};
 
 /// Type name of [`VectorMadd`].
@@ -77,12 +79,7 @@ impl VectorMadd {
 }
 
 impl Operation for VectorMadd {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn operation_type(&self) -> &str {
-        TYPE
-    }
+    operation_identity!(TYPE);
     fn contract(&self, scope: &Scope<'_>) -> Result<OperationContract, BoxError> {
         let format = scope.vector_format(&self.input)?;
         if !is_float32(format) {
@@ -115,13 +112,8 @@ impl Operation for VectorMadd {
             }
             return Ok(c.read(self.input.clone()).read_write(self.addend.clone()));
         }
-        let c = c.read(self.input.clone());
         // `x * s + x` lists x once.
-        let c = if self.addend.name() == self.input.name() {
-            c
-        } else {
-            c.read(self.addend.clone())
-        };
+        let c = c.read(self.input.clone()).read_once(self.addend.clone());
         Ok(c.output(&self.output, ValueSpec::vector(format))
             .write(&self.output, Some(Shape::Like(self.input.clone()))))
     }
@@ -133,10 +125,7 @@ pub(crate) fn lowering() -> Lowering {
 }
 
 fn lower(op: &VectorMadd, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
-    let check = Check {
-        algorithm: TYPE,
-        id: &op.id,
-    };
+    let check = Check::new(TYPE, &op.id);
     let in_place = op.is_in_place();
     let x = cx.resolve_vector(op.input.clone())?;
     let scale = Operand::of(&cx.resolve_scalar(op.scale.clone())?.binding);
@@ -229,18 +218,9 @@ fn lower(op: &VectorMadd, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     let chunk_count = ov.chunks().len();
     let node = ComputeNode::new(cx.node_id("madd"), uses, move |cc| {
         let device = cc.device().clone();
-        let mut bindings = vec![
-            Binding::StorageRead,
-            Binding::StorageReadWrite,
-            Binding::StorageRead,
-            Binding::StorageRead,
-        ];
-        if !in_place {
-            bindings.push(Binding::StorageRead);
-        }
-        let kernel = kernels.get_or_create(&key, || {
-            Kernel::new(&device, &key, &source, "vector_madd", &bindings, &[])
-        });
+        // Input and scale, plus the addend when it is not the output itself.
+        let reads = if in_place { 2 } else { 3 };
+        let kernel = cached_kernel(&kernels, &device, &key, &source, "vector_madd", reads);
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
         struct Chunk {
             index: usize,
@@ -259,14 +239,8 @@ fn lower(op: &VectorMadd, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
                 word_offset(o, align),
                 word_offset(&xv.chunks()[k], align),
                 word_offset(&av.chunks()[k], align),
-                match &scale {
-                    Operand::View(v) => word_offset(v, align),
-                    Operand::Host(_) => 5,
-                },
-                match &scale {
-                    Operand::Host(bits) => *bits,
-                    Operand::View(_) => 0,
-                },
+                scale.word(align, 5),
+                scale.host_bits(),
             ];
             chunks.push(Chunk {
                 index: k,
@@ -280,20 +254,14 @@ fn lower(op: &VectorMadd, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
                 let k = chunk.index;
                 let (o, xc, ac) = (&ov.chunks()[k], &xv.chunks()[k], &av.chunks()[k]);
                 let params = &chunk.params;
-                let scale_buffer = match &scale {
-                    Operand::View(v) => ec.buffer(*v),
-                    Operand::Host(_) => params,
-                };
+                let scale_buffer = scale.buffer_in(ec, params);
                 let (ob, xb, ab) = (ec.buffer(*o), ec.buffer(*xc), ec.buffer(*ac));
                 let group = chunk.cache.get_or_create(&[ob, xb, scale_buffer, ab], || {
                     let mut res = vec![
                         params.as_entire_buffer_binding(),
                         view_binding(ob, o, align).0,
                         view_binding(xb, xc, align).0,
-                        match &scale {
-                            Operand::View(v) => view_binding(scale_buffer, v, align).0,
-                            Operand::Host(_) => scale_buffer.as_entire_buffer_binding(),
-                        },
+                        scale.binding(scale_buffer, align),
                     ];
                     if !in_place {
                         res.push(view_binding(ab, ac, align).0);

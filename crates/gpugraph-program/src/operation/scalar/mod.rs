@@ -6,16 +6,16 @@
 
 pub mod cpu;
 
-use gpugraph_command::{
-    copy_fn, view_binding, wgpu, BindGroupCache, ComputeNode, CopyNode, ResourceUse,
-};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
+use gpugraph_command::{copy_fn, view_binding, BindGroupCache, ComputeNode, CopyNode, ResourceUse};
+use gpugraph_gpgpu::kernel::parameter_buffer;
 
 use crate::expr::ScalarValue;
 use crate::graph::declaration::{scalar_format, ValueRef, ValueSpec};
 use crate::graph::error::BoxError;
 use crate::lowering::{LowerContext, Lowering};
-use crate::operation::support::{Check, Operand};
+use crate::operation::support::{
+    cached_kernel, copy_source, read_then_write, word_offset, Check, Operand,
+};
 use crate::operation::{Operation, OperationContract, Scope};
 
 /// Type name of [`ScalarLiteral`].
@@ -48,12 +48,7 @@ impl ScalarLiteral {
 }
 
 impl Operation for ScalarLiteral {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn operation_type(&self) -> &str {
-        LITERAL_TYPE
-    }
+    operation_identity!(LITERAL_TYPE);
     fn contract(&self, _scope: &Scope<'_>) -> Result<OperationContract, BoxError> {
         Ok(OperationContract::new()
             .output(&self.output, ValueSpec::scalar(self.value.scalar()))
@@ -127,12 +122,7 @@ impl ScalarOperation {
 }
 
 impl Operation for ScalarOperation {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn operation_type(&self) -> &str {
-        OPERATION_TYPE
-    }
+    operation_identity!(OPERATION_TYPE);
     fn contract(&self, scope: &Scope<'_>) -> Result<OperationContract, BoxError> {
         let ta = scope.scalar_type(&self.a)?;
         let tb = scope.scalar_type(&self.b)?;
@@ -143,13 +133,11 @@ impl Operation for ScalarOperation {
             )
             .into());
         }
-        let mut c = OperationContract::new()
+        Ok(OperationContract::new()
             .output(&self.output, ValueSpec::scalar(ta))
-            .read(self.a.clone());
-        if self.b.name() != self.a.name() {
-            c = c.read(self.b.clone());
-        }
-        Ok(c.write(&self.output, None))
+            .read(self.a.clone())
+            .read_once(self.b.clone())
+            .write(&self.output, None))
     }
 }
 
@@ -164,17 +152,7 @@ pub(crate) fn literal_lowering() -> Lowering {
             cx.node_id("copy"),
             vec![ResourceUse::copy_dst(row)],
             move |cc| {
-                let source = cc.device().create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(cc.node_id()),
-                    size: 4,
-                    usage: wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: true,
-                });
-                source
-                    .slice(..)
-                    .get_mapped_range_mut()?
-                    .copy_from_slice(&bits.to_le_bytes());
-                source.unmap();
+                let source = copy_source(cc.device(), cc.node_id(), &bits.to_le_bytes())?;
                 Ok(copy_fn(move |encoder, ec| {
                     encoder.copy_buffer_to_buffer(&source, 0, ec.buffer(row), row.byte_offset(), 4);
                 }))
@@ -195,10 +173,7 @@ pub(crate) fn operation_lowering() -> Lowering {
 }
 
 fn lower_operation(op: &ScalarOperation, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
-    let check = Check {
-        algorithm: OPERATION_TYPE,
-        id: &op.id,
-    };
+    let check = Check::new(OPERATION_TYPE, &op.id);
     let a = cx.resolve_scalar(op.a.clone())?;
     let b = cx.resolve_scalar(op.b.clone())?;
     let out = cx.resolve_vector(op.output.as_str())?;
@@ -211,11 +186,7 @@ fn lower_operation(op: &ScalarOperation, cx: &mut LowerContext<'_>) -> Result<()
         .filter_map(|(r, o)| o.buffer().map(|h| (format!("operand {r}"), h)))
         .collect();
     check.disjoint(cx.graph(), &[row.buffer()], &reads)?;
-    let mut uses: Vec<ResourceUse> = reads
-        .iter()
-        .map(|(_, h)| ResourceUse::storage_read(*h))
-        .collect();
-    uses.push(ResourceUse::storage_write(row));
+    let uses = read_then_write(reads.iter().map(|(_, h)| *h), row);
     let kernels = cx.kernels();
     let key = format!("{OPERATION_TYPE}/{}/{:?}", ty.name(), op.op);
     let source = format!(
@@ -225,50 +196,21 @@ fn lower_operation(op: &ScalarOperation, cx: &mut LowerContext<'_>) -> Result<()
     );
     let node = ComputeNode::new(cx.node_id("apply"), uses, move |cc| {
         let device = cc.device().clone();
-        let kernel = kernels.get_or_create(&key, || {
-            Kernel::new(
-                &device,
-                &key,
-                &source,
-                "scalar_operation",
-                &[
-                    Binding::StorageRead,
-                    Binding::StorageReadWrite,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                ],
-                &[],
-            )
-        });
+        let kernel = cached_kernel(&kernels, &device, &key, &source, "scalar_operation", 2);
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
         // [a word, b word, out word, a host value, b host value]
-        let word = |o: &Operand, slot: u32| match o {
-            Operand::View(v) => crate::operation::support::word_offset(v, align),
-            Operand::Host(_) => slot,
-        };
-        let host = |o: &Operand| match o {
-            Operand::Host(bits) => *bits,
-            Operand::View(_) => 0,
-        };
         let p = [
-            word(&a, 3),
-            word(&b, 4),
-            crate::operation::support::word_offset(&row, align),
-            host(&a),
-            host(&b),
+            a.word(align, 3),
+            b.word(align, 4),
+            word_offset(&row, align),
+            a.host_bits(),
+            b.host_bits(),
         ];
         let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
         let mut cache = BindGroupCache::default();
         Ok(gpugraph_command::compute_fn(move |pass, ec| {
             let out_buffer = ec.buffer(row);
-            let ab = match &a {
-                Operand::View(v) => ec.buffer(*v),
-                Operand::Host(_) => &params,
-            };
-            let bb = match &b {
-                Operand::View(v) => ec.buffer(*v),
-                Operand::Host(_) => &params,
-            };
+            let (ab, bb) = (a.buffer_in(ec, &params), b.buffer_in(ec, &params));
             let group = cache.get_or_create(&[out_buffer, ab, bb], || {
                 kernel.bind_group(
                     &device,

@@ -7,16 +7,16 @@
 
 pub mod cpu;
 
-use gpugraph_command::{
-    view_binding, wgpu, BindGroupCache, ComputeNode, DataView, ResourceUse, VectorFormat,
-};
-use gpugraph_gpgpu::kernel::{parameter_buffer, placeholder_buffer, Binding, Kernel};
+use gpugraph_command::{view_binding, wgpu, BindGroupCache, ComputeNode, DataView, VectorFormat};
+use gpugraph_gpgpu::kernel::{parameter_buffer, placeholder_buffer};
 
 use crate::graph::declaration::{ValueRef, ValueSpec};
 use crate::graph::error::BoxError;
 use crate::lowering::{LowerContext, Lowering, ResolvedVector};
 use crate::operation::policy::{wgsl_header, SPMV_ROWS_PER_WORKGROUP};
-use crate::operation::support::{buffers_of, word_offset, Check};
+use crate::operation::support::{
+    buffers_of, cached_kernel, labeled, read_then_write, word_offset, Check,
+};
 use crate::operation::{Operation, OperationContract, Scope, Shape};
 
 /// Type name of [`SpMV`].
@@ -68,12 +68,7 @@ impl SpMV {
 }
 
 impl Operation for SpMV {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn operation_type(&self) -> &str {
-        TYPE
-    }
+    operation_identity!(TYPE);
     fn contract(&self, scope: &Scope<'_>) -> Result<OperationContract, BoxError> {
         for (r, want) in [
             (&self.row_offsets, VectorFormat::Uint32),
@@ -122,10 +117,7 @@ fn single_chunk(
 }
 
 fn lower(op: &SpMV, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
-    let check = Check {
-        algorithm: TYPE,
-        id: &op.id,
-    };
+    let check = Check::new(TYPE, &op.id);
     let offsets = cx.resolve_vector(op.row_offsets.clone())?;
     let cols = cx.resolve_vector(op.column_indices.clone())?;
     let vals = cx.resolve_vector(op.values.clone())?;
@@ -170,11 +162,10 @@ fn lower(op: &SpMV, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     let Some(oc) = oc else {
         return Err(check.mismatch("row offsets are empty".into()).into());
     };
-    let reads: Vec<(String, gpugraph_command::BufferHandle)> =
-        buffers_of([&offsets.view, &cols.view, &vals.view, &x.view])
-            .into_iter()
-            .map(|h| ("a matrix or x input".to_string(), h))
-            .collect();
+    let reads = labeled(
+        "a matrix or x input",
+        buffers_of([&offsets.view, &cols.view, &vals.view, &x.view]),
+    );
     check.disjoint(cx.graph(), &y.view.buffers(), &reads)?;
     let limits = cx.device().limits();
     for (what, c) in [
@@ -192,22 +183,14 @@ fn lower(op: &SpMV, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     check.fits_u32("nonzeros", vals.len())?;
     let grid = check.grid("rows", op.rows.div_ceil(SPMV_ROWS_PER_WORKGROUP), &limits)?;
 
-    let mut uses: Vec<ResourceUse> = reads
-        .iter()
-        .map(|(_, h)| ResourceUse::storage_read(*h))
-        .collect();
-    uses.push(ResourceUse::storage_write(yc));
+    let uses = read_then_write(reads.iter().map(|(_, h)| *h), yc);
     let kernels = cx.kernels();
     let key = format!("{TYPE}/csr-row");
     let source = format!("{}{WGSL}", wgsl_header(1));
     let (nnz, x_len, rows) = (vals.len() as u32, x.len() as u32, op.rows as u32);
     let node = ComputeNode::new(cx.node_id("csr"), uses, move |ccx| {
         let device = ccx.device().clone();
-        let kernel = kernels.get_or_create(&key, || {
-            let mut b = vec![Binding::StorageRead, Binding::StorageReadWrite];
-            b.extend([Binding::StorageRead; 4]);
-            Kernel::new(&device, &key, &source, "spmv_csr", &b, &[])
-        });
+        let kernel = cached_kernel(&kernels, &device, &key, &source, "spmv_csr", 4);
         let align = ccx.limits().min_storage_buffer_offset_alignment as u64;
         let word = |c: &Option<DataView>| c.as_ref().map_or(0, |c| word_offset(c, align));
         let p = [
