@@ -30,6 +30,7 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
     # Scan-kernel tuning sweep in the same run (default first): unrolled vs looped slots, larger
     # tiles, a more patient look-back before falling back.
     scan|compact) extra=(--scan-policy unroll=1 --scan-policy unroll=0 --scan-policy vec4=8 --scan-policy spin=256 --scan-policy subgroups=0) ;;
+    sort) extra=(--sort-policy unroll=0 --sort-policy unroll=1 --sort-policy kpt=8,unroll=1) ;;
   esac
   "$G" bench "$b" --sizes "$s" --repeat "$repeat" --json "$out/$b.json" "${extra[@]}" 2>"$out/$b.log" || { tail -3 "$out/$b.log"; continue; }
   {

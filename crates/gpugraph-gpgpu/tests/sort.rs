@@ -284,6 +284,20 @@ fn look_back_fallback_and_adverse_schedules_sort_correctly() {
             },
         ),
         ("small-tiles", small),
+        (
+            "unrolled",
+            SortPolicy {
+                unroll: true,
+                ..small
+            },
+        ),
+        (
+            "unrolled-default-tiles",
+            SortPolicy {
+                unroll: true,
+                ..SortPolicy::DEFAULT
+            },
+        ),
     ];
     let mut g = CommandGraph::new("fallback-test", &ctx.device);
     let mut cases = Vec::new();

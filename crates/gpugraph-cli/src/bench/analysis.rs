@@ -2,12 +2,13 @@
 //! imported buffers, checked against their CPU oracles once, then timed like every
 //! throughput case (GPU timestamps, copy floor of the same traffic).
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use gpugraph_command::{CommandGraph, VectorFormat};
 use gpugraph_gpgpu::group::{AggregateOutputs, GroupAggregation};
 use gpugraph_gpgpu::histogram::{cpu as histogram_cpu, Histogram, HistogramBins};
 use gpugraph_gpgpu::reduce::{cpu as reduce_cpu, ReduceOp, Reduction};
-use gpugraph_gpgpu::sort::{add_sort_of_buffers, cpu as sort_cpu};
+use gpugraph_gpgpu::sort::cpu as sort_cpu;
+use gpugraph_gpgpu::{Sort, SortPolicy};
 use rand::{Rng, SeedableRng};
 
 use super::primitives::{random_words, Case};
@@ -23,36 +24,85 @@ fn bits(values: &[f32]) -> Vec<u32> {
     values.iter().map(|v| v.to_bits()).collect()
 }
 
-/// `bench sort`: keys-only (36 bytes per key at the 8-bit one-sweep floor) and pairs (68).
-pub fn sort_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+/// The sort variants named by `--sort-policy` (`None` = the device default, label "").
+pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPolicy>, String)>> {
+    if specs.is_empty() {
+        return Ok(vec![(None, String::new())]);
+    }
+    let limits = gpu.device().limits();
+    specs
+        .iter()
+        .map(|spec| {
+            let mut p = SortPolicy::for_device(&limits);
+            for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                let (key, value) = part
+                    .split_once('=')
+                    .with_context(|| format!("--sort-policy '{spec}': '{part}' is not key=value"))?;
+                let v: u32 = value
+                    .parse()
+                    .with_context(|| format!("--sort-policy '{spec}': '{value}' is not a number"))?;
+                match key {
+                    "kpt" => p.keys_per_thread = v,
+                    "tiles" => p.histogram_tiles_per_workgroup = v,
+                    "window" => p.lookback_window = v,
+                    "spin" => p.spin_limit = v,
+                    "unroll" => p.unroll = v != 0,
+                    other => bail!(
+                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll)"
+                    ),
+                }
+            }
+            p.validate(&limits)
+                .map_err(|e| anyhow::anyhow!("--sort-policy '{spec}': {e}"))?;
+            Ok((Some(p), format!("[{spec}]")))
+        })
+        .collect()
+}
+
+/// `bench sort`: keys-only (36 bytes per key at the 8-bit one-sweep floor) and pairs (68),
+/// once per `--sort-policy` variant.
+pub fn sort_cases(
+    gpu: &Gpu,
+    n: u64,
+    variants: &[(Option<SortPolicy>, String)],
+) -> Result<Vec<Case>> {
     let keys = random_words(n, u32::MAX, 7);
     let rows: Vec<u32> = (0..n as u32).collect();
     let kb = gpu.upload("sort-keys", &keys);
     let vb = gpu.upload("sort-values", &rows);
+    let (want_k, want_v) = sort_cpu::sort_pairs(&keys, &rows);
     let mut cases = Vec::new();
-    for pairs in [false, true] {
-        let out_k = gpu.upload("sorted-keys", &vec![0xDEAD_BEEF; n as usize]);
-        let out_v = gpu.upload("sorted-values", &vec![0xDEAD_BEEF; n as usize]);
-        let mut g = CommandGraph::new("bench-sort", gpu.device());
-        let op = if pairs { "sort-pairs" } else { "sort-keys" };
-        if pairs {
-            add_sort_of_buffers(&mut g, op, n, &kb, Some(&vb), &out_k, Some(&out_v))?;
-        } else {
-            add_sort_of_buffers(&mut g, op, n, &kb, None, &out_k, None)?;
+    for (policy, label) in variants {
+        for pairs in [false, true] {
+            let out_k = gpu.upload("sorted-keys", &vec![0xDEAD_BEEF; n as usize]);
+            let out_v = gpu.upload("sorted-values", &vec![0xDEAD_BEEF; n as usize]);
+            let mut g = CommandGraph::new("bench-sort", gpu.device());
+            let op = format!("{}{label}", if pairs { "sort-pairs" } else { "sort-keys" });
+            let k = import(&mut g, "keys", &kb, n)?;
+            let sk = import(&mut g, "sorted-keys", &out_k, n)?;
+            let mut sort = if pairs {
+                let v = import(&mut g, "values", &vb, n)?;
+                let sv = import(&mut g, "sorted-values", &out_v, n)?;
+                Sort::pairs(op.clone(), k, v, sk, sv)
+            } else {
+                Sort::keys(op.clone(), k, sk)
+            };
+            sort.policy = *policy;
+            sort.add_to_graph(&mut g)?;
+            let (want_k, want_v, what) = (want_k.clone(), want_v.clone(), op.clone());
+            cases.push(Case {
+                op,
+                bytes_per_element: if pairs { 68.0 } else { 36.0 },
+                graph: g.compile()?,
+                check: Box::new(move |gpu| {
+                    check_equal(&what, &gpu.read_back(&out_k, n)?, &want_k)?;
+                    if pairs {
+                        check_equal(&what, &gpu.read_back(&out_v, n)?, &want_v)?;
+                    }
+                    Ok(())
+                }),
+            });
         }
-        let (want_k, want_v) = sort_cpu::sort_pairs(&keys, &rows);
-        cases.push(Case {
-            op: op.into(),
-            bytes_per_element: if pairs { 68.0 } else { 36.0 },
-            graph: g.compile()?,
-            check: Box::new(move |gpu| {
-                check_equal(op, &gpu.read_back(&out_k, n)?, &want_k)?;
-                if pairs {
-                    check_equal(op, &gpu.read_back(&out_v, n)?, &want_v)?;
-                }
-                Ok(())
-            }),
-        });
     }
     Ok(cases)
 }

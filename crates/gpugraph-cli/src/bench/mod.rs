@@ -70,7 +70,12 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             })
         }
         BenchCommand::Expr(args) => primitives::run_cases("expr", &args, expr::cases),
-        BenchCommand::Sort(args) => primitives::run_cases("sort", &args, analysis::sort_cases),
+        BenchCommand::Sort(args) => {
+            let specs = args.sort_policies.clone();
+            primitives::run_cases("sort", &args, |gpu, n| {
+                analysis::sort_cases(gpu, n, &analysis::sort_variants(gpu, &specs)?)
+            })
+        }
         BenchCommand::Reduce(args) => {
             primitives::run_cases("reduce", &args, analysis::reduce_cases)
         }

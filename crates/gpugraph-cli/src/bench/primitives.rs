@@ -26,6 +26,10 @@ pub struct PrimitiveArgs {
     /// `subgroups`; repeat the flag for several variants (e.g. `--scan-policy unroll=0`).
     #[arg(long = "scan-policy", value_name = "SPEC")]
     pub scan_policies: Vec<String>,
+    /// Radix-sort variants to compare in one run (sort bench): comma-separated `key=value`
+    /// over the device default, keys `kpt`, `tiles`, `window`, `spin`, `unroll`; repeatable.
+    #[arg(long = "sort-policy", value_name = "SPEC")]
+    pub sort_policies: Vec<String>,
     #[command(flatten)]
     pub options: BenchOptions,
 }

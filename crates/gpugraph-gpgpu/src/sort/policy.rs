@@ -52,6 +52,9 @@ pub struct SortPolicy {
     /// Testing only: workgroups take tiles last-first, so each waits on predecessors that have
     /// not started, the schedule a device without forward-progress guarantees may produce.
     pub reverse_tiles: bool,
+    /// Generate the radix pass's per-invocation key loops as straight-line code (`#unroll`).
+    /// Off by default until measured on the H200 (`gpugraph bench sort --sort-policy unroll=1`).
+    pub unroll: bool,
 }
 
 impl SortPolicy {
@@ -67,6 +70,7 @@ impl SortPolicy {
         spin_limit: 64,
         force_fallback: false,
         reverse_tiles: false,
+        unroll: false,
     };
 
     /// The default shrunk until its radix pass fits the device's workgroup memory.

@@ -74,10 +74,12 @@ fn publish(tile: u32, d: u32, word: u32) {
 // a smaller digit, or an equal digit at an earlier row. Begins and ends with `sh` free.
 fn rank_nibble(t: u32, nib: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
     var ranks: array<u32, KPT>;
+#unroll
     for (var n = 0u; n < 8u; n += 1u) {
         sh[n * WG_SIZE + t] = 0u;
     }
     // The counters of column t are private to invocation t: no atomics, no barrier.
+#unroll
     for (var k = 0u; k < KPT; k += 1u) {
         let d = (*nib)[k];
         let w = (d & 7u) * WG_SIZE + t;
@@ -91,12 +93,14 @@ fn rank_nibble(t: u32, nib: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
     // invocation). Halves never carry: a tile has fewer than 2^16 keys.
     var words: array<u32, 8>;
     var sum = 0u;
+#unroll
     for (var i = 0u; i < 8u; i += 1u) {
         words[i] = sh[8u * t + i];
         sum += words[i];
     }
     let s = workgroup_scan(t, sum);
     var run = s.x;
+#unroll
     for (var i = 0u; i < 8u; i += 1u) {
         sh[8u * t + i] = run;
         run += words[i];
@@ -104,6 +108,7 @@ fn rank_nibble(t: u32, nib: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
     workgroupBarrier();
     // High-half digits (8..15) come after every low-half digit.
     let low_total = s.y & 0xffffu;
+#unroll
     for (var k = 0u; k < KPT; k += 1u) {
         let d = (*nib)[k];
         let c = sh[(d & 7u) * WG_SIZE + t];
@@ -116,16 +121,19 @@ fn rank_nibble(t: u32, nib: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
 // Final ranks (tile order of the stable sort by `digits`) of the invocation's keys.
 fn rank_tile(t: u32, digits: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
     var nib: array<u32, KPT>;
+#unroll
     for (var k = 0u; k < KPT; k += 1u) {
         nib[k] = (*digits)[k] & 15u;
     }
     let low = rank_nibble(t, &nib);
     // Move (digit, source row in tile) into low-digit order, then rank by the high nibble.
+#unroll
     for (var k = 0u; k < KPT; k += 1u) {
         sh[low[k]] = ((*digits)[k] << 16u) | (t * KPT + k);
     }
     workgroupBarrier();
     var moved: array<u32, KPT>;
+#unroll
     for (var k = 0u; k < KPT; k += 1u) {
         moved[k] = sh[t * KPT + k];
         nib[k] = moved[k] >> 20u;
@@ -133,11 +141,13 @@ fn rank_tile(t: u32, digits: ptr<function, array<u32, KPT>>) -> array<u32, KPT> 
     workgroupBarrier();
     let high = rank_nibble(t, &nib);
     // Send each final rank back to its source row.
+#unroll
     for (var k = 0u; k < KPT; k += 1u) {
         sh[moved[k] & 0xffffu] = high[k];
     }
     workgroupBarrier();
     var ranks: array<u32, KPT>;
+#unroll
     for (var k = 0u; k < KPT; k += 1u) {
         ranks[k] = sh[t * KPT + k];
     }
@@ -153,6 +163,7 @@ fn count_tile_digit(t: u32, tile: u32) -> u32 {
     let end = min(start + TILE_ROWS, params.rows);
     for (var e = start + 4u * t; e < end; e += 4u * WG_SIZE) {
         let k = load_key4(e, end);
+#unroll
         for (var c = 0u; c < 4u; c += 1u) {
             if e + c < end {
                 atomicAdd(&sh_count[digit_of(k[c], params.shift)], 1u);
@@ -294,10 +305,12 @@ fn radix_pass(@builtin(local_invocation_index) t: u32) {
     for (var q = 0u; q < KPT / 4u; q += 1u) {
         let e = tile_start + first + 4u * q;
         let k4 = load_key4(e, tile_start + valid);
+#unroll
         for (var c = 0u; c < 4u; c += 1u) {
             keys[4u * q + c] = k4[c];
         }
     }
+#unroll
     for (var k = 0u; k < KPT; k += 1u) {
         digits[k] = digit_of(keys[k], params.shift);
         if first + k < valid {
@@ -317,11 +330,13 @@ fn radix_pass(@builtin(local_invocation_index) t: u32) {
     sh_base[t] = atomicLoad(&scratch[params.histogram_word + t]) + prefix - local.x;
 
     // 4. Scatter keys in rank order.
+#unroll
     for (var k = 0u; k < KPT; k += 1u) {
         sh[ranks[k]] = keys[k];
     }
     workgroupBarrier();
     var out_digits: array<u32, KPT>;
+#unroll
     for (var j = 0u; j < KPT; j += 1u) {
         let i = j * WG_SIZE + t;
         if i < valid {
@@ -339,6 +354,7 @@ fn radix_pass(@builtin(local_invocation_index) t: u32) {
         if e + 4u <= tile_start + valid && (params.src_values & 3u) == 0u {
             v = src_values4[(params.src_values + e) >> 2u];
         } else {
+#unroll
             for (var c = 0u; c < 4u; c += 1u) {
                 if e + c < tile_start + valid {
                     v[c] = src_values[params.src_values + e + c];
@@ -348,11 +364,13 @@ fn radix_pass(@builtin(local_invocation_index) t: u32) {
 #else
         let v = vec4<u32>(e, e + 1u, e + 2u, e + 3u);
 #endif
+#unroll
         for (var c = 0u; c < 4u; c += 1u) {
             sh[ranks[4u * q + c]] = v[c];
         }
     }
     workgroupBarrier();
+#unroll
     for (var j = 0u; j < KPT; j += 1u) {
         let i = j * WG_SIZE + t;
         if i < valid {

@@ -6,7 +6,7 @@ use super::policy::{
     SortPolicy, CLASSIFY_WORKGROUP, LOCAL_SORT_MAX, LOCAL_WORKGROUP, PASSES, RADIX, RADIX_BITS,
     RADIX_WORKGROUP,
 };
-use crate::kernel::{preprocess, SHARED_DISPATCH_WGSL};
+use crate::kernel::{preprocess, unroll, SHARED_DISPATCH_WGSL};
 
 const RADIX_COMMON_WGSL: &str = include_str!("radix_common.wgsl");
 const RADIX_HISTOGRAM_WGSL: &str = include_str!("radix_histogram.wgsl");
@@ -86,7 +86,12 @@ pub(crate) fn radix_pass(policy: &SortPolicy, values: ValueMode) -> String {
     }
     let mut out = radix_header(policy);
     out.push_str(RADIX_COMMON_WGSL);
-    out.push_str(&preprocess(RADIX_PASS_WGSL, &defines));
+    let specialized = preprocess(RADIX_PASS_WGSL, &defines);
+    out.push_str(&unroll(
+        &specialized,
+        &[("KPT", policy.keys_per_thread)],
+        policy.unroll,
+    ));
     out
 }
 
@@ -163,7 +168,12 @@ mod tests {
             reverse_tiles: true,
             ..SortPolicy::DEFAULT
         };
-        for policy in [SortPolicy::DEFAULT, test] {
+        let unrolled = SortPolicy {
+            unroll: true,
+            ..SortPolicy::DEFAULT
+        };
+        assert!(!radix_pass(&unrolled, ValueMode::Load).contains("< KPT;"));
+        for policy in [SortPolicy::DEFAULT, test, unrolled] {
             validate("histogram", &radix_histogram(&policy));
             for mode in modes {
                 validate(&format!("pass {mode:?}"), &radix_pass(&policy, mode));
