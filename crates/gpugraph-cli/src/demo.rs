@@ -17,9 +17,10 @@ use anyhow::{bail, ensure, Context, Result};
 use clap::Args;
 use gpugraph_command::wgpu::{self, util::DeviceExt};
 use gpugraph_command::{
-    view_binding, BufferDescriptor, CommandGraph, CompiledGraph, ComputeNode, DataView,
-    EncodeContext, EncodeOptions, ResourceUse, VectorFormat,
+    compute_fn, view_binding, BufferDescriptor, CommandGraph, CompiledGraph, ComputeNode, DataView,
+    EncodeOptions, ResourceUse, VectorFormat,
 };
+use gpugraph_gpgpu::kernel::{Binding, Grid, Kernel};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 use crate::gpu::{import, Gpu};
@@ -118,44 +119,37 @@ fn kernel_node(
     uses.push(ResourceUse::storage_write(output));
     ComputeNode::new(id, uses, move |cc| {
         let device = cc.device();
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(cc.node_id()),
-            source: wgpu::ShaderSource::Wgsl(wgsl.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(cc.node_id()),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let mut bindings = vec![Binding::StorageRead; inputs.len()];
+        bindings.push(Binding::StorageReadWrite);
+        let kernel = Kernel::new(device, cc.node_id(), wgsl, "main", &bindings, &[]);
         let align = u64::from(cc.limits().min_storage_buffer_offset_alignment);
         let views: Vec<DataView> = inputs.iter().copied().chain([output]).collect();
-        let mut entries = Vec::with_capacity(views.len());
+        let mut resources = Vec::with_capacity(views.len());
         for (i, view) in views.iter().enumerate() {
             let (binding, element_offset) = view_binding(cc.buffer(*view), view, align);
             if element_offset != 0 {
                 return Err(format!("binding {i} does not start on an aligned offset").into());
             }
-            entries.push(wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: wgpu::BindingResource::Buffer(binding),
-            });
+            resources.push(binding);
         }
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(cc.node_id()),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &entries,
-        });
-        let groups = u32::try_from(output.len().div_ceil(WORKGROUP))?;
-        Ok(Box::new(
-            move |pass: &mut wgpu::ComputePass<'_>, _: &EncodeContext<'_>| {
-                pass.set_pipeline(&pipeline);
-                pass.set_bind_group(0, &bind_group, &[]);
-                pass.dispatch_workgroups(groups, 1, 1);
-            },
-        ))
+        let bind_group = kernel.bind_group(device, &resources);
+        // The demo's shaders index by global_invocation_id.x: one dispatch row only.
+        let groups = output.len().div_ceil(WORKGROUP);
+        let max = u64::from(cc.limits().max_compute_workgroups_per_dimension);
+        if groups > max {
+            return Err(format!(
+                "{} rows need {groups} workgroups; at most {max} fit one dispatch row",
+                output.len()
+            )
+            .into());
+        }
+        let grid = Grid {
+            x: groups as u32,
+            y: 1,
+        };
+        Ok(compute_fn(move |pass, _| {
+            kernel.dispatch(pass, &bind_group, grid)
+        }))
     })
 }
 
