@@ -53,9 +53,13 @@ demo: vulkan
 	$(GPUGRAPH) analyze $(DEMO_CACHE)/flights-$(DEMO_ROWS).parquet $(DEMO_ANALYZE) \
 	  --out $(DEMO_OUT)/synthetic
 
+# The examples are part of the suite: each checks its GPU results against plain Rust and exits
+# nonzero on a mismatch.
 test: export WGPU_BACKEND ?= vulkan
 test: vulkan
 	$(CARGO) test --workspace --release --no-fail-fast
+	$(CARGO) run --release -p gpugraph-gpgpu --example visible_instances -- 300000
+	$(CARGO) run --release -p gpugraph-program --example particles -- 100000
 
 bench: export WGPU_BACKEND ?= vulkan
 bench: vulkan

@@ -26,15 +26,19 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
   s=$(sizes_for "$b")
   echo "=== $b ($s)"
   extra=()
+  peer_extra=()
   case "$b" in
     # Scan-kernel tuning sweep in the same run (default first): unrolled vs looped slots, larger
     # tiles, a more patient look-back before falling back.
-    scan|compact) extra=(--scan-policy unroll=1 --scan-policy unroll=0 --scan-policy vec4=8 --scan-policy spin=256 --scan-policy subgroups=0) ;;
+    scan) extra=(--scan-policy unroll=1 --scan-policy unroll=0 --scan-policy vec4=8 --scan-policy spin=256 --scan-policy subgroups=0) ;;
+    # Compaction also at 1% and 100% selected (a session-1 probe saw both run 4-5x slower than 50%).
+    compact) extra=(--selected 1,50,100 --scan-policy unroll=1 --scan-policy unroll=0 --scan-policy vec4=8)
+      peer_extra=(--selected 1,50,100) ;;
     sort) extra=(--sort-policy unroll=0 --sort-policy unroll=1 --sort-policy kpt=8,unroll=1) ;;
   esac
   "$G" bench "$b" --sizes "$s" --repeat "$repeat" --json "$out/$b.json" "${extra[@]}" 2>"$out/$b.log" || { tail -3 "$out/$b.log"; continue; }
   {
-    python3 bench/peers/peers.py "$b" --sizes "$(peer_sizes "$s")" --repeat "$repeat" --json "$out/$b-peer.json" 2>>"$out/$b.log" \
+    python3 bench/peers/peers.py "$b" --sizes "$(peer_sizes "$s")" --repeat "$repeat" --json "$out/$b-peer.json" "${peer_extra[@]}" 2>>"$out/$b.log" \
       && python3 bench/combine.py "$out/$b.json" "$out/$b-peer.json" \
       || python3 -c "import json,sys;[print(r['op'],r['elements'],round(r['median_ms'],4),round(r['ratio_to_copy'],2)) for r in json.load(open(sys.argv[1]))['rows']]" "$out/$b.json"
   }

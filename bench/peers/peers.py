@@ -58,7 +58,7 @@ def u32(n, gen, high=2**31):
     return torch.randint(0, high, (n,), dtype=torch.int64, device="cuda", generator=gen).to(torch.int32)
 
 
-def rows_for(bench, n, repeat, gen):
+def rows_for(bench, n, repeat, gen, selected=(50,)):
     out = []
 
     def add(op, peer, t):
@@ -79,13 +79,15 @@ def rows_for(bench, n, repeat, gen):
             add("scan-exclusive", "cupy.cumsum(cub)", cupy_time_ms(lambda: cupy.cumsum(cx), repeat))
     elif bench == "compact":
         values = u32(n, gen)
-        mask = torch.randint(0, 2, (n,), dtype=torch.int32, device="cuda", generator=gen)
-        maskb = mask.bool()
-        # The peer gets a ready bool mask: converting our u32 flags would add a pass.
-        add("compact-50%", "torch.masked_select", time_ms(lambda: torch.masked_select(values, maskb), repeat))
-        if cupy is not None:
-            cv, cm = cupy.asarray(values), cupy.asarray(maskb)
-            add("compact-50%", "cupy.compress", cupy_time_ms(lambda: cupy.compress(cm, cv), repeat))
+        for percent in selected:
+            draws = torch.randint(0, 100, (n,), dtype=torch.int32, device="cuda", generator=gen)
+            # The peer gets a ready bool mask: converting our u32 flags would add a pass.
+            maskb = draws < percent
+            op = f"compact-{percent}%"
+            add(op, "torch.masked_select", time_ms(lambda: torch.masked_select(values, maskb), repeat))
+            if cupy is not None:
+                cv, cm = cupy.asarray(values), cupy.asarray(maskb)
+                add(op, "cupy.compress", cupy_time_ms(lambda: cupy.compress(cm, cv), repeat))
     elif bench == "mask":
         a = torch.randint(0, 2, (n,), dtype=torch.int32, device="cuda", generator=gen)
         b = torch.randint(0, 2, (n,), dtype=torch.int32, device="cuda", generator=gen)
@@ -144,6 +146,8 @@ def main():
     p.add_argument("--sizes", required=True, help="comma-separated element counts")
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--json", help="write rows here")
+    p.add_argument("--selected", default="50",
+                   help="compact: comma-separated percentages of rows the mask selects")
     args = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("peers.py: CUDA is not available")
@@ -152,7 +156,8 @@ def main():
     rows = []
     for n in [int(s) for s in args.sizes.split(",") if s]:
         print(f"peers: {args.bench} n={n}", file=sys.stderr)
-        rows += rows_for(args.bench, n, args.repeat, gen)
+        rows += rows_for(args.bench, n, args.repeat, gen,
+                         [int(p) for p in args.selected.split(",") if p])
         torch.cuda.empty_cache()
     doc = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cupy": getattr(cupy, "__version__", None), "rows": rows}

@@ -64,9 +64,10 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             })
         }
         BenchCommand::Compact(args) => {
-            let specs = args.scan_policies.clone();
+            let (specs, selected) = (args.scan_policies.clone(), args.selected.clone());
             primitives::run_cases("compact", &args, |gpu, n| {
-                primitives::compact_cases(gpu, n, &primitives::scan_variants(gpu, &specs)?)
+                let variants = primitives::scan_variants(gpu, &specs)?;
+                primitives::compact_cases(gpu, n, &selected, &variants)
             })
         }
         BenchCommand::Expr(args) => primitives::run_cases("expr", &args, expr::cases),

@@ -30,6 +30,9 @@ pub struct PrimitiveArgs {
     /// over the device default, keys `kpt`, `tiles`, `window`, `spin`, `unroll`; repeatable.
     #[arg(long = "sort-policy", value_name = "SPEC")]
     pub sort_policies: Vec<String>,
+    /// Compact bench: percentages of rows the random mask selects, one case each (0..=100).
+    #[arg(long, value_delimiter = ',', default_value = "50", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub selected: Vec<u32>,
     #[command(flatten)]
     pub options: BenchOptions,
 }
@@ -245,61 +248,71 @@ pub fn scan_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<Cas
     Ok(cases)
 }
 
-/// `bench compact`: stable compaction of random values under a random 50% mask (count in the
-/// instanceCount word of an indirect record), once per `--scan-policy` variant. Moves 8 bytes
-/// per element plus 4 per survivor; reported at 10 bytes per element.
-pub fn compact_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<Case>> {
+/// `bench compact`: stable compaction of random values under a random mask selecting
+/// `selected_percent` of the rows (count in the instanceCount word of an indirect record), once
+/// per percentage and `--scan-policy` variant. Moves 8 bytes per element plus 4 per survivor;
+/// reported at 10 bytes per element.
+pub fn compact_cases(
+    gpu: &Gpu,
+    n: u64,
+    selected_percent: &[u32],
+    variants: &[ScanVariant],
+) -> Result<Vec<Case>> {
     use gpugraph_command::{BufferDescriptor as Desc, DataViewDescriptor};
     use gpugraph_gpgpu::compact::cpu as compact_cpu;
     use gpugraph_gpgpu::Compaction;
     let values = random_words(n, u32::MAX, 5);
-    let flags = random_words(n, 2, 6);
-    let want = compact_cpu::compact(&values, &flags, n as usize).written;
-    let (bv, bf) = (
-        gpu.upload("compact-values", &values),
-        gpu.upload("compact-flags", &flags),
-    );
+    let bv = gpu.upload("compact-values", &values);
     let mut cases = Vec::new();
-    for variant in variants {
-        let op = format!("compact-50%{}", variant.label);
-        let out = gpu.upload("compact-output", &vec![0xDEAD_BEEF; n as usize]);
-        let record = gpu.device().create_buffer(&wgpu::BufferDescriptor {
-            label: Some("compact-indirect-record"),
-            size: 16,
-            usage: U::STORAGE | U::INDIRECT | U::COPY_SRC | U::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut g = CommandGraph::new(&op, gpu.device());
-        let rh = g.import_buffer(Desc::new("indirect-record", 16, record.usage()), &record)?;
-        let count = g.create_data_view(
-            rh,
-            DataViewDescriptor::packed(VectorFormat::Uint32, 1).at_offset(4),
-        )?;
-        Compaction {
-            id: op.clone(),
-            values: import(&mut g, "values", &bv, n)?.into(),
-            flags: import(&mut g, "flags", &bf, n)?.into(),
-            output: import(&mut g, "output", &out, n)?.into(),
-            count,
-            overflow: None,
+    for &percent in selected_percent {
+        // Flags are 0/1 words; a draw below `percent` out of 100 selects the row.
+        let flags: Vec<u32> = random_words(n, 100, 6 + percent as u64)
+            .into_iter()
+            .map(|r| (r < percent) as u32)
+            .collect();
+        let want = compact_cpu::compact(&values, &flags, n as usize).written;
+        let bf = gpu.upload("compact-flags", &flags);
+        for variant in variants {
+            let op = format!("compact-{percent}%{}", variant.label);
+            let out = gpu.upload("compact-output", &vec![0xDEAD_BEEF; n as usize]);
+            let record = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some("compact-indirect-record"),
+                size: 16,
+                usage: U::STORAGE | U::INDIRECT | U::COPY_SRC | U::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut g = CommandGraph::new(&op, gpu.device());
+            let rh = g.import_buffer(Desc::new("indirect-record", 16, record.usage()), &record)?;
+            let count = g.create_data_view(
+                rh,
+                DataViewDescriptor::packed(VectorFormat::Uint32, 1).at_offset(4),
+            )?;
+            Compaction {
+                id: op.clone(),
+                values: import(&mut g, "values", &bv, n)?.into(),
+                flags: import(&mut g, "flags", &bf, n)?.into(),
+                output: import(&mut g, "output", &out, n)?.into(),
+                count,
+                overflow: None,
+            }
+            .add_to_graph_with(&mut g, variant.options)?;
+            let (want, what) = (want.clone(), op.clone());
+            cases.push(Case {
+                op,
+                bytes_per_element: 10.0,
+                graph: g.compile()?,
+                check: Box::new(move |gpu| {
+                    let count = gpu.read_back(&record, 4)?[1] as u64;
+                    if count != want.len() as u64 {
+                        anyhow::bail!(
+                            "{what}: count {count} but the CPU oracle selects {}",
+                            want.len()
+                        );
+                    }
+                    throughput::check_equal(&what, &gpu.read_back(&out, count)?, &want)
+                }),
+            });
         }
-        .add_to_graph_with(&mut g, variant.options)?;
-        let (want, what) = (want.clone(), op.clone());
-        cases.push(Case {
-            op,
-            bytes_per_element: 10.0,
-            graph: g.compile()?,
-            check: Box::new(move |gpu| {
-                let count = gpu.read_back(&record, 4)?[1] as u64;
-                if count != want.len() as u64 {
-                    anyhow::bail!(
-                        "{what}: count {count} but the CPU oracle selects {}",
-                        want.len()
-                    );
-                }
-                throughput::check_equal(&what, &gpu.read_back(&out, count)?, &want)
-            }),
-        });
     }
     Ok(cases)
 }
