@@ -325,6 +325,40 @@ fn filtered_analysis_matches_an_independent_oracle() {
 }
 
 #[test]
+fn deterministic_means_agree_with_the_default_and_repeat_bit_for_bit() {
+    let args = [
+        "--value",
+        "arr_delay",
+        "--group",
+        "carrier",
+        "--x",
+        "dep_time",
+        "--y",
+        "arr_delay",
+        "--grid",
+        "4,3",
+    ];
+    let with_flag: Vec<&str> = args.iter().copied().chain(["--deterministic"]).collect();
+    let (atomic, _d0) = analyze("atomic", &args);
+    let (first, _d1) = analyze("det-1", &with_flag);
+    let (second, _d2) = analyze("det-2", &with_flag);
+    assert_eq!(atomic["summation"], "atomic");
+    assert_eq!(first["summation"], "deterministic");
+    // The same rows count; means agree to float32 accuracy; repeated runs are identical.
+    assert_eq!(first["groups"], second["groups"]);
+    assert_eq!(first["grid"], second["grid"]);
+    let groups = |r: &Value| r["groups"].as_array().expect("groups").clone();
+    for (a, d) in groups(&atomic).iter().zip(&groups(&first)) {
+        assert_eq!(a["count"], d["count"]);
+        match (a["mean"].as_f64(), d["mean"].as_f64()) {
+            (Some(x), Some(y)) => assert!(close(x, y), "group {}: {x} vs {y}", a["key"]),
+            (x, y) => assert_eq!(x, y, "group {}", a["key"]),
+        }
+    }
+    assert_eq!(atomic["grid"]["counts"], first["grid"]["counts"]);
+}
+
+#[test]
 fn explicit_edges_and_combined_filters() {
     let data = rows();
     // Literal edges, no filter: values below/above the edges are "outside"; the top edge 100

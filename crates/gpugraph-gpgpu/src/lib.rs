@@ -21,7 +21,7 @@ pub mod sort;
 pub use compact::{Compaction, IndexedRangeCompaction, PartitionedIndexedRangeCompaction};
 pub use error::AlgorithmError;
 pub use grid::{GridAggregation, GridBinning, GridDomain};
-pub use group::{AggregateOutputs, GroupAggregation, KeyedPolicy};
+pub use group::{AggregateOutputs, GroupAggregation, KeyedPolicy, Summation};
 pub use histogram::{Histogram, HistogramBins};
 pub use mask::{Mask, MaskOp};
 pub use reduce::{ReduceOp, ReducePolicy, Reduction};

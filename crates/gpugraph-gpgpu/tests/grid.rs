@@ -9,7 +9,7 @@ use analysis::*;
 use common::*;
 use gpugraph_command::{CommandGraph, GpuContext, VectorFormat as F};
 use gpugraph_gpgpu::grid::{cpu, GridAggregation, GridBinning, GridDomain};
-use gpugraph_gpgpu::group::{cpu::sum_bound, AggregateOutputs};
+use gpugraph_gpgpu::group::{cpu::sum_bound, AggregateOutputs, Summation};
 use gpugraph_gpgpu::AlgorithmError;
 use rand::Rng;
 
@@ -83,6 +83,8 @@ fn check(
     }
     .add_to_graph(&mut g)
     .unwrap();
+    let (positions_again, weights_again, mask_again) =
+        (positions.clone(), weights.clone(), mask_view.clone());
     GridAggregation {
         id: "agg".into(),
         positions,
@@ -95,8 +97,27 @@ fn check(
             min: Some(stats[1].1),
             max: Some(stats[2].1),
             mean: Some(stats[3].1),
+            summation: Summation::Atomic,
         },
         ignored: Some(ignored),
+    }
+    .add_to_graph(&mut g)
+    .unwrap();
+    let (dsb, det_sum) = output(ctx, &mut g, "det-sum", F::Float32, 5, cells);
+    let (dmb, det_mean) = output(ctx, &mut g, "det-mean", F::Float32, 2, cells);
+    GridAggregation {
+        id: "agg-deterministic".into(),
+        positions: positions_again,
+        weights: weights_again,
+        mask: mask_again,
+        domain: d,
+        outputs: AggregateOutputs {
+            sum: Some(det_sum),
+            mean: Some(det_mean),
+            summation: Summation::Deterministic,
+            ..Default::default()
+        },
+        ignored: None,
     }
     .add_to_graph(&mut g)
     .unwrap();
@@ -137,6 +158,12 @@ fn check(
         .map(|i| bound[i] / want.count[i].max(1) as f64 + mean[i].abs() * 1e-6)
         .collect();
     assert_close(&format!("{label}: mean"), &got[3], &mean, &mean_bound);
+    check_deterministic(
+        label,
+        &floats(&read_out(ctx, &dsb, 5, k)),
+        &floats(&read_out(ctx, &dmb, 2, k)),
+        &want,
+    );
 }
 
 #[test]

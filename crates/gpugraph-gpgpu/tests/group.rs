@@ -1,5 +1,6 @@
 //! Group aggregation on the GPU vs the CPU oracle: counts, min and max exact; sums and means
-//! within the bound of unordered float32 accumulation; poisoned outputs.
+//! within the bound of unordered float32 accumulation; deterministic sums bit for bit equal
+//! to the fixed-point oracle, whatever the policy; poisoned outputs.
 
 mod analysis;
 mod common;
@@ -7,7 +8,7 @@ mod common;
 use analysis::*;
 use common::*;
 use gpugraph_command::{CommandGraph, GpuContext, VectorFormat as F, VectorView};
-use gpugraph_gpgpu::group::{cpu, AggregateOutputs};
+use gpugraph_gpgpu::group::{cpu, AggregateOutputs, KeyedPolicy, Summation};
 use gpugraph_gpgpu::{AlgorithmError, GroupAggregation};
 use rand::Rng;
 
@@ -48,6 +49,31 @@ fn check(ctx: &GpuContext, case: &Case<'_>, label: &str) {
             }
             fbufs.push((b, off as usize));
         }
+    }
+    // The same aggregation with deterministic sums, beside it in the graph.
+    let mut det_bufs = Vec::new();
+    if values.is_some() {
+        let (sb, sum) = output(ctx, &mut g, "det-sum", F::Float32, 4, k);
+        let (mb, mean) = output(ctx, &mut g, "det-mean", F::Float32, 1, k);
+        let (nb, min) = output(ctx, &mut g, "det-min", F::Float32, 6, k);
+        GroupAggregation {
+            id: "agg-deterministic".into(),
+            codes: codes.clone(),
+            values: values.clone(),
+            mask: mask.clone(),
+            group_count: case.groups,
+            outputs: AggregateOutputs {
+                sum: Some(sum),
+                mean: Some(mean),
+                min: Some(min),
+                summation: Summation::Deterministic,
+                ..Default::default()
+            },
+            ignored: None,
+        }
+        .add_to_graph(&mut g)
+        .unwrap();
+        det_bufs = vec![(sb, 4usize), (mb, 1), (nb, 6)];
     }
     GroupAggregation {
         id: "agg".into(),
@@ -98,6 +124,12 @@ fn check(ctx: &GpuContext, case: &Case<'_>, label: &str) {
                 assert_eq!(sum.to_bits(), 0, "{label}: empty sum is +0");
             }
         }
+        let det: Vec<Vec<f32>> = det_bufs
+            .iter()
+            .map(|(b, off)| floats(&read_out(ctx, b, *off, k)))
+            .collect();
+        check_deterministic(label, &det[0], &det[1], &want);
+        assert_same_floats(&format!("{label}: deterministic min"), &det[2], &want.min);
     }
 }
 
@@ -226,6 +258,134 @@ fn contended_sums_of_exact_values_are_exact() {
     let want = cpu::group(&codes, Some(&values), None, 2);
     let got = floats(&read_out(&ctx, &sb, 0, 2));
     assert_eq!(got, vec![want.sum[0] as f32, want.sum[1] as f32]);
+}
+
+/// Runs a deterministic sum of `values` by `codes` under `policy`; returns the sums.
+fn deterministic_sums(
+    ctx: &GpuContext,
+    codes: &[u32],
+    values: &[f32],
+    groups: u32,
+    lens: &[usize],
+    policy: KeyedPolicy,
+) -> Vec<f32> {
+    let mut g = CommandGraph::new("det", &ctx.device);
+    let cv = chunked(ctx, &mut g, "codes", codes, F::Uint32, lens, 1);
+    let vv = chunked(ctx, &mut g, "values", &bits(values), F::Float32, lens, 3);
+    let (sb, sum) = output(ctx, &mut g, "sum", F::Float32, 2, groups as u64);
+    GroupAggregation {
+        id: "det".into(),
+        codes: cv,
+        values: Some(vv),
+        mask: None,
+        group_count: groups,
+        outputs: AggregateOutputs {
+            sum: Some(sum),
+            summation: Summation::Deterministic,
+            ..Default::default()
+        },
+        ignored: None,
+    }
+    .add_to_graph_with(&mut g, policy)
+    .unwrap();
+    run(ctx, g);
+    floats(&read_out(ctx, &sb, 2, groups as usize))
+}
+
+#[test]
+fn deterministic_sums_are_identical_across_runs_policies_and_chunkings() {
+    // Values of wildly different magnitudes, where float32 addition order matters most.
+    let ctx = ctx();
+    let mut r = rng(6);
+    let n = 70_001;
+    for groups in [1u32, 3, 700, 9000] {
+        let codes = random_u32s(&mut r, n, groups);
+        let values: Vec<f32> = (0..n)
+            .map(|_| {
+                let m: f32 = r.random_range(-1.0..1.0);
+                m * [1e-20f32, 1e-3, 1.0, 3e4, 1e30][r.random_range(0..5)]
+            })
+            .collect();
+        let want = cpu::group(&codes, Some(&values), None, groups);
+        let policies = [
+            KeyedPolicy::DEFAULT,
+            // One replica, fewer rows per tile, smaller workgroups.
+            KeyedPolicy {
+                workgroup_size: 64,
+                rows_per_thread: 3,
+                max_copies: 1,
+                ..KeyedPolicy::DEFAULT
+            },
+            // No privatization: every row goes to the global accumulators.
+            KeyedPolicy {
+                private_words_max: 0,
+                max_workgroups: 7,
+                ..KeyedPolicy::DEFAULT
+            },
+        ];
+        let chunkings = [vec![n], uneven_chunks(&mut r, n, 4)];
+        for (pi, policy) in policies.iter().enumerate() {
+            for lens in &chunkings {
+                for run in 0..2 {
+                    let got = deterministic_sums(&ctx, &codes, &values, groups, lens, *policy);
+                    for (k, (g, w)) in got.iter().zip(&want.fixed_sum).enumerate() {
+                        assert_eq!(
+                            g.to_bits(),
+                            w.to_bits(),
+                            "groups={groups} policy {pi} chunks {} run {run}: sum[{k}] {g} vs {w}",
+                            lens.len(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn deterministic_sums_round_exactly_and_overflow_to_infinity() {
+    let ctx = ctx();
+    // Group 0: exact cancellation leaves a small value; group 1: near float32's maximum, the
+    // sum overflows; group 2: a carry chain through the low word (many max-size terms);
+    // group 3: subnormals only (quantized to 0); group 4: negative total.
+    let mut codes = Vec::new();
+    let mut values = Vec::new();
+    let mut push = |c: u32, v: f32| {
+        codes.push(c);
+        values.push(v);
+    };
+    for v in [1e4f32, 3.0, -1e4, 0.25] {
+        push(0, v);
+    }
+    for _ in 0..3 {
+        push(1, f32::MAX * 0.75);
+    }
+    for i in 0..5000 {
+        push(2, 1.0 - (i % 3) as f32 * 1e-7);
+    }
+    for v in [1e-40f32, -3e-41, 1e-39] {
+        push(3, v);
+    }
+    for i in 0..100 {
+        push(4, -(i as f32) * 1.5e-3);
+    }
+    let want = cpu::group(&codes, Some(&values), None, 5);
+    let got = deterministic_sums(
+        &ctx,
+        &codes,
+        &values,
+        5,
+        &[codes.len()],
+        KeyedPolicy::DEFAULT,
+    );
+    for (k, (g, w)) in got.iter().zip(&want.fixed_sum).enumerate() {
+        assert_eq!(g.to_bits(), w.to_bits(), "sum[{k}]: {g} vs {w}");
+    }
+    assert_eq!(got[1], f32::INFINITY, "overflowing sum");
+    assert_eq!(got[3], 0.0, "subnormals quantize to 0");
+    assert!(got[4] < 0.0);
+    // 2^14 bounds the group's |values|: units of 2^-17 hold 3 and 0.25 exactly.
+    assert_eq!(got[0], 3.25, "cancellation");
 }
 
 #[test]

@@ -48,6 +48,10 @@ pub struct AnalyzeArgs {
     /// Grid cells along x and y.
     #[arg(long, value_name = "NX,NY", default_value = "64,64", value_parser = parse_grid)]
     pub grid: GridSize,
+    /// Bit-identical group and grid means on every run: fixed-point sums (an extra pass over
+    /// the grouped rows) instead of float atomics, whose addition order varies.
+    #[arg(long)]
+    pub deterministic: bool,
     /// Output directory for report.json and the PNG plots.
     #[arg(long, value_name = "DIR", default_value = "analyze-out")]
     pub out: PathBuf,

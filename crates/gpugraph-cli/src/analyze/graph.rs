@@ -30,7 +30,7 @@ use gpugraph_command::{
 };
 use gpugraph_gpgpu::{
     AggregateOutputs, GridAggregation, GridBinning, GridDomain, GroupAggregation, Histogram,
-    HistogramBins, Mask, MaskOp, ReduceOp, Reduction,
+    HistogramBins, Mask, MaskOp, ReduceOp, Reduction, Summation,
 };
 use gpugraph_tables::GraphImporter;
 
@@ -66,6 +66,8 @@ pub struct Spec {
     pub bins: Bins,
     /// Grid cells.
     pub grid: GridSize,
+    /// How group and grid means sum their values.
+    pub summation: Summation,
 }
 
 /// Where one result lives in the staging buffer (in 4-byte words).
@@ -184,6 +186,7 @@ struct Builder {
     columns: HashMap<String, Column>,
     layout: Layout,
     max_buffer: u64,
+    summation: Summation,
 }
 
 impl Builder {
@@ -436,6 +439,7 @@ impl Builder {
         )?;
         let mut outputs = AggregateOutputs {
             count: Some(count),
+            summation: self.summation,
             ..Default::default()
         };
         if values.is_some() {
@@ -540,6 +544,7 @@ impl Builder {
                     outputs: AggregateOutputs {
                         count: Some(count),
                         mean: Some(mean),
+                        summation: self.summation,
                         ..Default::default()
                     },
                     ignored: None,
@@ -698,6 +703,7 @@ pub fn build(gpu: &Gpu, table: &ArrowTable, spec: &Spec) -> Result<Analysis> {
         columns,
         layout: Layout::default(),
         max_buffer,
+        summation: spec.summation,
     };
     let selected = b.filters(&spec.filters)?;
     if let Some(v) = &spec.value {

@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use gpugraph_arrow::{upload_record_batches, UploadOptions};
+use gpugraph_gpgpu::Summation;
 
 pub use args::AnalyzeArgs;
 use graph::{Bins, GpuResults, Spec};
@@ -96,6 +97,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
             None => Bins::Uniform(args.bins),
         },
         grid: args.grid,
+        summation: if args.deterministic {
+            Summation::Deterministic
+        } else {
+            Summation::Atomic
+        },
     };
     progress("analyze: building and compiling the graph");
     let t = Instant::now();
@@ -129,6 +135,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
             .as_ref()
             .map(|v| value_report(v, &results, value_nulls, &spec.bins)),
         group_column: args.group.clone(),
+        summation: if args.deterministic {
+            "deterministic"
+        } else {
+            "atomic"
+        },
         groups: match &args.group {
             Some(g) => group_rows(table.dictionary(g)?.unwrap_or_default(), &results),
             None => Vec::new(),

@@ -28,6 +28,9 @@ pub struct Report {
     pub filters: Vec<String>,
     /// The value column's statistics (`null` without `--value`).
     pub value: Option<ValueReport>,
+    /// How group and grid means summed their values: `atomic` (float atomics, order varies)
+    /// or `deterministic` (`--deterministic`: fixed-point, bit-identical across runs).
+    pub summation: &'static str,
     /// The group column (`null` without `--group`).
     pub group_column: Option<String>,
     /// Per group, sorted by key: selected rows with a non-null group and (with `--value`) a

@@ -211,56 +211,73 @@ pub fn histogram_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     }])
 }
 
-/// `bench group`: per-group count and mean over 1,024 groups (8 bytes per element read).
+/// `bench group`: per-group count and mean over 1,024 groups (8 bytes per element read),
+/// with atomic and with deterministic summation (the latter reads the rows twice).
 pub fn group_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+    use gpugraph_gpgpu::Summation;
     const GROUPS: u32 = 1024;
     let codes = random_words(n, GROUPS, 11);
     let values = random_unit_floats(n, 12);
-    let want = gpugraph_gpgpu::group::cpu::group(&codes, Some(&values), None, GROUPS);
+    let want = std::rc::Rc::new(gpugraph_gpgpu::group::cpu::group(
+        &codes,
+        Some(&values),
+        None,
+        GROUPS,
+    ));
     let (cb, vb) = (
         gpu.upload("group-codes", &codes),
         gpu.upload("group-values", &bits(&values)),
     );
-    let count = gpu.upload("group-count", &vec![0xDEAD_BEEF; GROUPS as usize]);
-    let mean = gpu.upload("group-mean", &vec![0xDEAD_BEEF; GROUPS as usize]);
-    let mut g = CommandGraph::new("bench-group", gpu.device());
-    let codes_v = import(&mut g, "codes", &cb, n)?;
-    let values_v = import_as(&mut g, "values", &vb, VectorFormat::Float32, n)?;
-    let count_v = import(&mut g, "count", &count, GROUPS as u64)?;
-    let mean_v = import_as(&mut g, "mean", &mean, VectorFormat::Float32, GROUPS as u64)?;
-    GroupAggregation {
-        id: "group-mean-1024".into(),
-        codes: codes_v.into(),
-        values: Some(values_v.into()),
-        mask: None,
-        group_count: GROUPS,
-        outputs: AggregateOutputs {
-            count: Some(count_v),
-            mean: Some(mean_v),
-            ..Default::default()
-        },
-        ignored: None,
-    }
-    .add_to_graph(&mut g)?;
-    Ok(vec![Case {
-        op: "group-mean-1024".into(),
-        bytes_per_element: 8.0,
-        graph: g.compile()?,
-        check: Box::new(move |gpu| {
-            check_equal(
-                "group-mean-1024 counts",
-                &gpu.read_back(&count, GROUPS as u64)?,
-                &want.count,
-            )?;
-            let got = gpu.read_back(&mean, GROUPS as u64)?;
-            for (k, &word) in got.iter().enumerate() {
-                let m = f32::from_bits(word) as f64;
-                let w = want.sum[k] / want.count[k].max(1) as f64;
-                if want.count[k] > 0 && (m - w).abs() > 1e-4 * w.abs().max(1.0) {
-                    bail!("group-mean-1024: group {k} mean {m} but the CPU oracle says {w}");
+    let mut cases = Vec::new();
+    for (summation, label) in [
+        (Summation::Atomic, ""),
+        (Summation::Deterministic, "[deterministic]"),
+    ] {
+        let op = format!("group-mean-1024{label}");
+        let count = gpu.upload("group-count", &vec![0xDEAD_BEEF; GROUPS as usize]);
+        let mean = gpu.upload("group-mean", &vec![0xDEAD_BEEF; GROUPS as usize]);
+        let mut g = CommandGraph::new("bench-group", gpu.device());
+        let codes_v = import(&mut g, "codes", &cb, n)?;
+        let values_v = import_as(&mut g, "values", &vb, VectorFormat::Float32, n)?;
+        let count_v = import(&mut g, "count", &count, GROUPS as u64)?;
+        let mean_v = import_as(&mut g, "mean", &mean, VectorFormat::Float32, GROUPS as u64)?;
+        GroupAggregation {
+            id: op.clone(),
+            codes: codes_v.into(),
+            values: Some(values_v.into()),
+            mask: None,
+            group_count: GROUPS,
+            outputs: AggregateOutputs {
+                count: Some(count_v),
+                mean: Some(mean_v),
+                summation,
+                ..Default::default()
+            },
+            ignored: None,
+        }
+        .add_to_graph(&mut g)?;
+        let (want, what) = (want.clone(), op.clone());
+        cases.push(Case {
+            op,
+            bytes_per_element: 8.0,
+            graph: g.compile()?,
+            check: Box::new(move |gpu| {
+                check_equal(
+                    &format!("{what} counts"),
+                    &gpu.read_back(&count, GROUPS as u64)?,
+                    &want.count,
+                )?;
+                let got = gpu.read_back(&mean, GROUPS as u64)?;
+                for (k, &word) in got.iter().enumerate() {
+                    let m = f32::from_bits(word) as f64;
+                    let w = want.sum[k] / want.count[k].max(1) as f64;
+                    if want.count[k] > 0 && (m - w).abs() > 1e-4 * w.abs().max(1.0) {
+                        bail!("{what}: group {k} mean {m} but the CPU oracle says {w}");
+                    }
                 }
-            }
-            Ok(())
-        }),
-    }])
+                Ok(())
+            }),
+        });
+    }
+    Ok(cases)
 }

@@ -9,9 +9,10 @@
 //! * rows whose mask is zero are excluded; included rows with a non-finite coordinate, a
 //!   position outside the domain, or a non-finite weight are ignored and counted in the
 //!   optional `ignored` word;
-//! * empty cells: count 0, sum 0, min/max/mean NaN; min/max exact (−0 below +0); sums add in
-//!   a nondeterministic order (float32 compare-exchange atomics) within about
+//! * empty cells: count 0, sum 0, min/max/mean NaN; min/max exact (−0 below +0); by default
+//!   sums add in a nondeterministic order (float32 compare-exchange atomics) within about
 //!   `count · 2⁻²⁴ · Σ|w|` of the exact sum ([`crate::group::cpu::sum_bound`]);
+//!   [`crate::group::Summation::Deterministic`] in the outputs makes them bit-identical;
 //! * outputs are initialized once per encoding, then every chunk accumulates (vectors keep
 //!   their chunks; positions, weights and mask share one chunk topology).
 //!
@@ -19,8 +20,8 @@
 //! accumulators while cells × statistics words fit workgroup memory (12,288 with 48 KiB),
 //! global atomics beyond.
 //! Memory traffic: 8 bytes per position (+4 weight, +4 mask) read once, plus ~12 bytes ×
-//! cells × statistics for init, merge and finalize. Nodes: `{id}/init`, `{id}`,
-//! `{id}/finalize`.
+//! cells × statistics for init, merge and finalize. Nodes: `{id}/init`, (`{id}/scale` with
+//! deterministic sums), `{id}`, `{id}/finalize`.
 //!
 //! ```no_run
 //! # use gpugraph_command::{CommandGraph, DataView};

@@ -5,6 +5,8 @@
 //!
 //! * `{id}/init`: writes identities into the graph-owned accumulator transient
 //!   (`{id}/accumulators`: 4 status words + `key_count × stride` words);
+//! * `{id}/scale` (deterministic sums only): the same kernel finding each key's largest
+//!   |value|, which fixes the unit of its fixed-point sum;
 //! * `{id}`: one dispatch per non-empty chunk, workgroup-privatized when the accumulators fit
 //!   workgroup memory (then merged with global atomics), global atomics otherwise;
 //! * `{id}/finalize`: decodes the accumulators into the caller's result views.
@@ -26,6 +28,7 @@ use crate::kernel::{
 };
 
 pub use super::policy::KeyedPolicy;
+use super::Summation;
 
 /// Most workgroups of the init and finalize passes (they stride over the accumulators).
 const MAX_FILL_WORKGROUPS: u64 = 65535;
@@ -34,6 +37,7 @@ pub(crate) const STATUS_WORDS: u32 = 4;
 
 const KEYED_WGSL: &str = include_str!("keyed.wgsl");
 const FINALIZE_WGSL: &str = include_str!("keyed_finalize.wgsl");
+const FIXED_POINT_WGSL: &str = include_str!("fixed_point.wgsl");
 const NONE: u32 = u32::MAX;
 
 /// Sorted bin edges the key snippet searches through `edge_at(j)`.
@@ -65,6 +69,7 @@ pub(crate) struct KeyedOutputs {
     pub mean: Option<DataView>,
     pub ignored: Option<DataView>,
     pub flag: Option<DataView>,
+    pub summation: Summation,
 }
 
 /// What a primitive asks of the engine.
@@ -93,13 +98,16 @@ pub(crate) struct KeyedSpec {
     pub outputs: KeyedOutputs,
 }
 
-/// Statistic word offsets within one key's accumulator (NONE when absent).
+/// Statistic word offsets within one key's accumulator (NONE when absent). A deterministic
+/// sum is two words (`sum_at`: low, `sum_at + 1`: high half of a 64-bit two's-complement
+/// fixed-point total) plus `scale_at` (bits of the key's largest |value|).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Layout {
     count_at: u32,
     sum_at: u32,
     min_at: u32,
     max_at: u32,
+    scale_at: u32,
     stride: u32,
 }
 
@@ -111,30 +119,46 @@ impl Layout {
             o.min.is_some(),
             o.max.is_some(),
             o.mean.is_some(),
+            o.summation == Summation::Deterministic,
         )
     }
 
-    fn from_flags(count: bool, sum: bool, min: bool, max: bool, mean: bool) -> Self {
+    fn from_flags(
+        count: bool,
+        sum: bool,
+        min: bool,
+        max: bool,
+        mean: bool,
+        deterministic: bool,
+    ) -> Self {
         let mut next = 0;
-        let mut slot = |want: bool| {
+        let mut slot = |want: bool, words: u32| {
             if want {
-                next += 1;
-                next - 1
+                next += words;
+                next - words
             } else {
                 NONE
             }
         };
-        let count_at = slot(count || mean);
-        let sum_at = slot(sum || mean);
-        let min_at = slot(min);
-        let max_at = slot(max);
+        let fixed = deterministic && (sum || mean);
+        let count_at = slot(count || mean, 1);
+        let sum_at = slot(sum || mean, if fixed { 2 } else { 1 });
+        let scale_at = slot(fixed, 1);
+        let min_at = slot(min, 1);
+        let max_at = slot(max, 1);
         Self {
             count_at,
             sum_at,
             min_at,
             max_at,
+            scale_at,
             stride: next,
         }
+    }
+
+    /// Whether sums are fixed-point (a scale pass runs before accumulation).
+    fn fixed_sum(&self) -> bool {
+        self.scale_at != NONE
     }
 }
 
@@ -353,7 +377,9 @@ impl Keyed {
             .then_some((STATUS_WORDS + self.layout.count_at, self.layout.stride))
     }
 
-    fn header(&self) -> String {
+    /// The generated constants; `scale_phase` selects the `{id}/scale` variant of the
+    /// accumulate kernel (deterministic sums only).
+    fn header(&self, scale_phase: bool) -> String {
         let l = self.layout;
         let s = self.shape;
         let key_words = self.spec.key_count * l.stride;
@@ -380,6 +406,9 @@ impl Keyed {
              const SUM_AT: u32 = {}u;\n\
              const MIN_AT: u32 = {}u;\n\
              const MAX_AT: u32 = {}u;\n\
+             const SCALE_AT: u32 = {}u;\n\
+             const FIXED_SUM: bool = {};\n\
+             const SCALE_PHASE: bool = {};\n\
              const PRIVATE: bool = {};\n\
              const COPIES: u32 = {}u;\n\
              const PRIV_WORDS: u32 = {}u;\n\
@@ -405,6 +434,9 @@ impl Keyed {
             l.sum_at,
             l.min_at,
             l.max_at,
+            l.scale_at,
+            b(l.fixed_sum()),
+            b(scale_phase),
             b(s.private),
             s.copies,
             if s.private { key_words * s.copies } else { 1 },
@@ -422,18 +454,29 @@ impl Keyed {
         )
     }
 
-    /// The WGSL of the accumulate kernel.
-    pub fn accumulate_source(&self) -> String {
+    /// The WGSL of the accumulate kernel (or of its `{id}/scale` variant).
+    pub fn accumulate_source(&self, scale_phase: bool) -> String {
         let body = KEYED_WGSL
             .replace("//ROW_KEY", &self.spec.key_wgsl)
             .replace("//TILE_ROWS", &tile_rows_wgsl(self.policy.rows_per_thread));
-        kernel::with_shared(&[&self.header(), kernel::SHARED_DISPATCH_WGSL], &body)
+        kernel::with_shared(
+            &[
+                &self.header(scale_phase),
+                kernel::SHARED_DISPATCH_WGSL,
+                FIXED_POINT_WGSL,
+            ],
+            &body,
+        )
     }
 
     /// The WGSL of the init and finalize kernels.
     pub fn finalize_source(&self) -> String {
         kernel::with_shared(
-            &[&self.header(), kernel::SHARED_DISPATCH_WGSL],
+            &[
+                &self.header(false),
+                kernel::SHARED_DISPATCH_WGSL,
+                FIXED_POINT_WGSL,
+            ],
             FINALIZE_WGSL,
         )
     }
@@ -475,8 +518,21 @@ impl Keyed {
         Ok(())
     }
 
-    /// Adds `{id}`: one accumulate dispatch per non-empty chunk.
+    /// Adds `{id}`: one accumulate dispatch per non-empty chunk, preceded by `{id}/scale`
+    /// when sums are deterministic.
     pub fn add_accumulate(&self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        if self.layout.fixed_sum() {
+            self.add_accumulate_pass(graph, format!("{}/scale", self.spec.id), true)?;
+        }
+        self.add_accumulate_pass(graph, self.spec.id.clone(), false)
+    }
+
+    fn add_accumulate_pass(
+        &self,
+        graph: &mut CommandGraph,
+        node_id: String,
+        scale_phase: bool,
+    ) -> Result<(), AlgorithmError> {
         let spec = &self.spec;
         let mut uses: Vec<ResourceUse> = Vec::new();
         for v in [Some(&spec.keys), spec.values.as_ref(), spec.mask.as_ref()]
@@ -489,7 +545,7 @@ impl Keyed {
             uses.push(ResourceUse::storage_read(e.buffer()));
         }
         uses.push(ResourceUse::storage_read_write(self.acc));
-        let source = self.accumulate_source();
+        let source = self.accumulate_source(scale_phase);
         let keys = spec.keys.clone();
         let values = spec.values.clone();
         let mask = spec.mask.clone();
@@ -499,7 +555,7 @@ impl Keyed {
         let grids = self.grids.clone();
         let workgroups = self.workgroups.clone();
         let tile = (self.policy.workgroup_size * self.policy.rows_per_thread) as u64;
-        graph.add_compute_node(ComputeNode::new(spec.id.clone(), uses, move |cc| {
+        graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
             let device = cc.device().clone();
             let align = binding_alignment(cc);
             let kernel = Kernel::new(
@@ -728,16 +784,26 @@ mod tests {
 
     #[test]
     fn layouts_pack_only_the_needed_statistics() {
-        let l = Layout::from_flags(false, false, false, true, true);
+        let l = Layout::from_flags(false, false, false, true, true, false);
         assert_eq!(
             (l.count_at, l.sum_at, l.min_at, l.max_at, l.stride),
             (0, 1, NONE, 2, 3)
         );
         assert_eq!(
-            Layout::from_flags(true, false, false, false, false).stride,
+            Layout::from_flags(true, false, false, false, false, false).stride,
             1
         );
-        assert_eq!(Layout::from_flags(true, true, true, true, true).stride, 4);
+        assert_eq!(
+            Layout::from_flags(true, true, true, true, true, false).stride,
+            4
+        );
+        // Deterministic sums: two words of fixed-point total plus the scale word.
+        let l = Layout::from_flags(false, false, true, false, true, true);
+        assert_eq!(
+            (l.count_at, l.sum_at, l.scale_at, l.min_at, l.max_at, l.stride),
+            (0, 1, 3, 4, NONE, 5)
+        );
+        assert!(!Layout::from_flags(true, false, true, true, false, true).fixed_sum());
     }
 
     #[test]

@@ -9,6 +9,14 @@
 // bits, compare-exchange addition: nondeterministic order), min and max (order-preserving
 // u32 encodings of f32, native atomicMin/atomicMax).
 //
+// FIXED_SUM (Summation::Deterministic): the sum is a 64-bit two's-complement integer in two
+// words (SUM_AT: low, SUM_AT + 1: high) counting units of 2^(e-31), where 2^e bounds the key's
+// largest |value|; SCALE_AT holds the bits of that largest |value| (non-negative float bits
+// order like u32, so atomicMax finds it). The SCALE_PHASE variant of this kernel only fills
+// SCALE_AT; the main pass reads it and adds every value as an exactly rounded integer with
+// two integer atomics (low word, then high word plus the carry the low add produced), so the
+// total is exact and independent of the order in which the adds land.
+//
 // With PRIVATE, a workgroup first accumulates into COPIES replicas of the accumulator array
 // in workgroup memory, copy-innermost (word `(key * STRIDE + stat) * COPIES + copy`, so
 // neighboring invocations hit neighboring banks); invocation `lane` uses copy
@@ -116,6 +124,17 @@ fn apply_private(word: u32, stat: u32, bits: u32) {
         atomicMin(&wg_acc[word], bits);
     } else if (DO_MAX && stat == MAX_AT) {
         atomicMax(&wg_acc[word], bits);
+    } else if (FIXED_SUM && stat == SCALE_AT) {
+        atomicMax(&wg_acc[word], bits);
+    }
+}
+
+// 64-bit add of t at words (lo, hi) of the workgroup accumulators.
+fn priv_add_fixed(lo: u32, hi: u32, t: vec2<u32>) {
+    let old = atomicAdd(&wg_acc[lo], t.x);
+    let high = t.y + select(0u, 1u, old > 0xffffffffu - t.x);
+    if (high != 0u) {
+        atomicAdd(&wg_acc[hi], high);
     }
 }
 
@@ -128,6 +147,17 @@ fn apply_global(word: u32, stat: u32, bits: u32) {
         atomicMin(&acc[word], bits);
     } else if (DO_MAX && stat == MAX_AT) {
         atomicMax(&acc[word], bits);
+    } else if (FIXED_SUM && stat == SCALE_AT) {
+        atomicMax(&acc[word], bits);
+    }
+}
+
+// 64-bit add of t at words (lo, lo + 1) of the global accumulators.
+fn acc_add_fixed(lo: u32, t: vec2<u32>) {
+    let old = atomicAdd(&acc[lo], t.x);
+    let high = t.y + select(0u, 1u, old > 0xffffffffu - t.x);
+    if (high != 0u) {
+        atomicAdd(&acc[lo + 1u], high);
     }
 }
 
@@ -152,11 +182,35 @@ fn combine(stat: u32, a: u32, b: u32) -> u32 {
     if (DO_MIN && stat == MIN_AT) {
         return min(a, b);
     }
+    // max, and the scale (largest |value| bits).
     return max(a, b);
 }
 
 fn add_row(key: u32, v: f32, copy: u32) {
+    if (FIXED_SUM && SCALE_PHASE) {
+        let bits = bitcast<u32>(abs(v));
+        if (PRIVATE) {
+            apply_private((key * STRIDE + SCALE_AT) * COPIES + copy, SCALE_AT, bits);
+        } else {
+            apply_global(STATUS_WORDS + key * STRIDE + SCALE_AT, SCALE_AT, bits);
+        }
+        return;
+    }
     for (var s = 0u; s < STRIDE; s++) {
+        if (FIXED_SUM && (s == SCALE_AT || s == SUM_AT + 1u)) {
+            continue;
+        }
+        if (FIXED_SUM && s == SUM_AT) {
+            let scale = atomicLoad(&acc[STATUS_WORDS + key * STRIDE + SCALE_AT]);
+            let t = fixed_term(v, fixed_exponent(scale));
+            if (PRIVATE) {
+                let lo = (key * STRIDE + SUM_AT) * COPIES + copy;
+                priv_add_fixed(lo, lo + COPIES, t);
+            } else {
+                acc_add_fixed(STATUS_WORDS + key * STRIDE + SUM_AT, t);
+            }
+            continue;
+        }
         let bits = contribution(s, v);
         if (PRIVATE) {
             apply_private((key * STRIDE + s) * COPIES + copy, s, bits);
@@ -237,7 +291,8 @@ fn accumulate(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num
     for (var t = w; t < params.tiles; t += params.workgroups) {
         ignored += tile_rows(t * TILE + lane, copy);
     }
-    if (ignored != 0u) {
+    // The scale pass sees the same rows as the main pass; only the main pass counts them.
+    if (ignored != 0u && !(FIXED_SUM && SCALE_PHASE)) {
         atomicAdd(&wg_ignored, ignored);
     }
     workgroupBarrier();
@@ -250,6 +305,23 @@ fn accumulate(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num
     if (PRIVATE) {
         for (var i = lane; i < KEYS * STRIDE; i += WG) {
             let s = i % STRIDE;
+            if (FIXED_SUM && s == SUM_AT + 1u) {
+                continue;
+            }
+            if (FIXED_SUM && s == SUM_AT) {
+                // Add the copies' 64-bit totals, then merge once.
+                var total = vec2<u32>(0u);
+                for (var c = 0u; c < COPIES; c++) {
+                    let lo = atomicLoad(&wg_acc[i * COPIES + c]);
+                    let hi = atomicLoad(&wg_acc[(i + 1u) * COPIES + c]);
+                    let sum_lo = total.x + lo;
+                    total = vec2<u32>(sum_lo, total.y + hi + select(0u, 1u, sum_lo < lo));
+                }
+                if (any(total != vec2<u32>(0u))) {
+                    acc_add_fixed(STATUS_WORDS + i, total);
+                }
+                continue;
+            }
             var v = atomicLoad(&wg_acc[i * COPIES]);
             for (var c = 1u; c < COPIES; c++) {
                 v = combine(s, v, atomicLoad(&wg_acc[i * COPIES + c]));

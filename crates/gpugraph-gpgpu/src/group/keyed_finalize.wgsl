@@ -62,6 +62,82 @@ fn init(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num_wg: v
     }
 }
 
+// Low 32 bits of the 64-bit (hi:lo) shifted right by s in 1..=63.
+fn shr64(lo: u32, hi: u32, s: u32) -> u32 {
+    if (s >= 32u) {
+        return hi >> (s - 32u);
+    }
+    return (lo >> s) | (hi << (32u - s));
+}
+
+// Whether any of the bits [0, n) of (hi:lo) is set, n in 0..=63.
+fn low_bits_set(lo: u32, hi: u32, n: u32) -> bool {
+    if (n == 0u) {
+        return false;
+    }
+    if (n < 32u) {
+        return (lo & ((1u << n) - 1u)) != 0u;
+    }
+    if (n == 32u) {
+        return lo != 0u;
+    }
+    return lo != 0u || (hi & ((1u << (n - 32u)) - 1u)) != 0u;
+}
+
+// Bit n of (hi:lo), n in 0..=63.
+fn bit64(lo: u32, hi: u32, n: u32) -> bool {
+    if (n < 32u) {
+        return ((lo >> n) & 1u) != 0u;
+    }
+    return ((hi >> (n - 32u)) & 1u) != 0u;
+}
+
+// The fixed-point total (hi:lo, two's complement, units of 2^(e-31)) rounded once to the
+// nearest float32, ties to even, with integer operations only so that every device gives the
+// same bits (float conversions and additions may round either way under WGSL's rules).
+// Mirrors cpu::fixed_point_sum. e >= -94 keeps every nonzero result normal; a result beyond
+// float32's range is infinite, as the float sum would be.
+fn fixed_to_f32(lo_in: u32, hi_in: u32, scale_bits: u32) -> f32 {
+    let negative = (hi_in & 0x80000000u) != 0u;
+    var lo = lo_in;
+    var hi = hi_in;
+    if (negative) {
+        lo = ~lo_in + 1u;
+        hi = ~hi_in + select(0u, 1u, lo == 0u);
+    }
+    if (lo == 0u && hi == 0u) {
+        return 0.0;
+    }
+    // p: position of the leading one of the magnitude.
+    var p = i32(firstLeadingBit(lo));
+    if (hi != 0u) {
+        p = 32 + i32(firstLeadingBit(hi));
+    }
+    var significand: u32;
+    if (p <= 23) {
+        significand = lo << u32(23 - p);
+    } else {
+        let shift = u32(p - 23);
+        significand = shr64(lo, hi, shift);
+        let half = bit64(lo, hi, shift - 1u);
+        let sticky = low_bits_set(lo, hi, shift - 1u);
+        if (half && (sticky || (significand & 1u) != 0u)) {
+            significand += 1u;
+            if (significand == 0x1000000u) {
+                significand >>= 1u;
+                p += 1;
+            }
+        }
+    }
+    let sign = select(0u, 0x80000000u, negative);
+    let biased = p + fixed_exponent(scale_bits) - 31 + 127;
+    if (biased >= 255) {
+        // Infinity built at run time (an infinite constant expression is a shader error).
+        return bitcast<f32>(sign | (params.nan_bits & 0x7f800000u));
+    }
+    return bitcast<f32>(sign | (u32(biased) << 23u) | (significand & 0x7fffffu));
+}
+
 fn finalize_key(k: u32) {
     let nan = bitcast<f32>(params.nan_bits);
     let base = STATUS_WORDS + k * STRIDE;
@@ -70,7 +146,9 @@ fn finalize_key(k: u32) {
         count = acc[base + COUNT_AT];
     }
     var sum = 0.0;
-    if (SUM_AT != NONE) {
+    if (FIXED_SUM) {
+        sum = fixed_to_f32(acc[base + SUM_AT], acc[base + SUM_AT + 1u], acc[base + SCALE_AT]);
+    } else if (SUM_AT != NONE) {
         sum = bitcast<f32>(acc[base + SUM_AT]);
     }
     if (HAS_COUNT) {

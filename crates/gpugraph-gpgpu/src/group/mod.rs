@@ -5,9 +5,10 @@
 //! * rows whose mask is zero are excluded; included rows with a code ≥ `group_count` or a
 //!   non-finite value are ignored and counted in the optional `ignored` word;
 //! * empty groups publish count 0, sum 0, and NaN min, max and mean; min/max are exact (−0
-//!   orders below +0); sums add in a nondeterministic order (float32 compare-exchange atomics),
-//!   so they differ from an exact sum by at most about `count · 2⁻²⁴ · Σ|v|` (see
-//!   [`cpu::sum_bound`]); mean is that sum divided by the count;
+//!   orders below +0); by default ([`Summation::Atomic`]) sums add in a nondeterministic order
+//!   (float32 compare-exchange atomics), so they differ from an exact sum by at most about
+//!   `count · 2⁻²⁴ · Σ|v|` (see [`cpu::sum_bound`]); [`Summation::Deterministic`] makes sums
+//!   and means bit-identical across runs; mean is the sum divided by the count;
 //! * outputs are initialized once per encoding, then every chunk accumulates: a vector keeps
 //!   its chunks (no packing); codes, values and mask must share one chunk topology;
 //! * chunks of any size use a bounded grid (at most 2,048 workgroups striding over tiles,
@@ -19,9 +20,9 @@
 //! accumulator transient with global atomics; beyond that, rows update the transient
 //! directly (fine for many groups; few groups with that many statistics would contend). A
 //! finalize pass writes the caller's views.
-//! Memory traffic: 4 (codes) + 4 (values) + 4 (mask) bytes per row read once, plus
-//! ~3 × 4 bytes × groups × stride for init, merge and finalize. Nodes: `{id}/init`, `{id}`,
-//! `{id}/finalize`.
+//! Memory traffic: 4 (codes) + 4 (values) + 4 (mask) bytes per row read once (twice with
+//! deterministic sums), plus ~3 × 4 bytes × groups × stride for init, merge and finalize.
+//! Nodes: `{id}/init`, (`{id}/scale` with deterministic sums), `{id}`, `{id}/finalize`.
 //!
 //! ```no_run
 //! # use gpugraph_command::{CommandGraph, DataView};
@@ -53,6 +54,25 @@ use gpugraph_command::{CommandGraph, DataView, VectorFormat, VectorView};
 use crate::error::AlgorithmError;
 use keyed::{Keyed, KeyedOutputs, KeyedSpec};
 
+/// How float sums (and the means built on them) are accumulated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Summation {
+    /// One pass; float32 compare-exchange additions in whatever order the device runs them:
+    /// results may differ in the last bits from run to run (error bound: [`cpu::sum_bound`]).
+    #[default]
+    Atomic,
+    /// Bit-identical on every run, and for the sum also on every device and policy: a first
+    /// pass finds each key's largest |value|, a second adds every value as a 64-bit integer
+    /// in units of `2^(e-31)` (`2^e` above that largest |value|) with integer atomics, whose
+    /// total does not depend on order, and finalize rounds it once to float32 (nearest, ties
+    /// to even; modelled bit for bit by [`cpu::fixed_point_sum`]). Error ≤ `count · 2^(e-32)`
+    /// plus that rounding, at most about 2⁻³¹ of `count · max|v|`; values below 2⁻¹²⁵ of a
+    /// key with tiny values count as 0. Mean is that sum divided by the count on the device.
+    /// Cost: the keys and values are read twice (an extra `{id}/scale` pass) and the sum
+    /// takes three accumulator words instead of one.
+    Deterministic,
+}
+
 /// Caller-owned per-key result views (groups or grid cells); each has exactly one row per key.
 /// Give at least one. `count` is uint32; the others are float32 and need values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -67,6 +87,8 @@ pub struct AggregateOutputs {
     pub max: Option<DataView>,
     /// `sum / count` (NaN when empty).
     pub mean: Option<DataView>,
+    /// How `sum` and `mean` are accumulated.
+    pub summation: Summation,
 }
 
 impl AggregateOutputs {
@@ -79,6 +101,7 @@ impl AggregateOutputs {
             mean: self.mean,
             ignored,
             flag: None,
+            summation: self.summation,
         }
     }
 }

@@ -132,3 +132,45 @@ pub fn assert_same_floats(what: &str, got: &[f32], want: &[f32]) {
         );
     }
 }
+
+/// Deterministic sums equal the fixed-point oracle bit for bit and are within its error bound
+/// of the exact sum; means are sum / count up to the device's division accuracy.
+pub fn check_deterministic(
+    label: &str,
+    sum: &[f32],
+    mean: &[f32],
+    want: &gpugraph_gpgpu::group::cpu::Aggregates,
+) {
+    for k in 0..sum.len() {
+        assert_eq!(
+            sum[k].to_bits(),
+            want.fixed_sum[k].to_bits(),
+            "{label}: deterministic sum[{k}] = {} but the fixed-point oracle gives {}",
+            sum[k],
+            want.fixed_sum[k]
+        );
+        if want.sum[k].is_finite() && sum[k].is_finite() {
+            // Each term is off by at most half a unit of 2^(e-31), e ≤ exponent(max|v|) + 1,
+            // plus the final rounding.
+            let unit = 2f64.powi(-31) * 2.0 * want.max_abs(k) as f64;
+            let floor = 2f64.powi(-126);
+            let bound = want.count[k] as f64 * (unit + floor) + want.sum[k].abs() * 2f64.powi(-24);
+            assert!(
+                (sum[k] as f64 - want.sum[k]).abs() <= bound + floor,
+                "{label}: deterministic sum[{k}] {} vs exact {} (bound {bound})",
+                sum[k],
+                want.sum[k]
+            );
+        }
+        if want.count[k] == 0 {
+            assert!(mean[k].is_nan(), "{label}: empty deterministic mean is NaN");
+        } else {
+            let q = want.fixed_sum[k] / want.count[k] as f32;
+            assert!(
+                (mean[k] - q).abs() <= 3.0 * f32::EPSILON * q.abs(),
+                "{label}: deterministic mean[{k}] {} vs sum/count {q}",
+                mean[k]
+            );
+        }
+    }
+}
