@@ -23,7 +23,7 @@
 //! value (+4 with a mask) read once, plus
 //! ~12 bytes × bins (init, merge, finalize). The cumulative counts are an inclusive
 //! [`crate::scan::Scan`] of the count accumulators (`{id}/cumulative`). Nodes: `{id}/init`,
-//! [`{id}/edges`], `{id}`, `{id}/finalize`, [`{id}/cumulative`].
+//! (`{id}/edges`), `{id}`, `{id}/finalize`, (`{id}/cumulative`).
 //!
 //! ```no_run
 //! # use gpugraph_command::{CommandGraph, DataView};

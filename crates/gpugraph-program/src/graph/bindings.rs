@@ -1,4 +1,4 @@
-//! Execution bindings and output targets, and their validation against a [`Plan`]: every
+//! Execution bindings and output targets, and their validation against a compiled plan: every
 //! input and state bound with the declared kind, format, layout and fixed dimensions; every
 //! result's rows and chunks resolved from its shape, declaration or target; targets checked
 //! for layout, topology, overlapping chunks and aliasing. Pure: no GPU work.
