@@ -142,27 +142,28 @@ fn check_png(dir: &Path, name: &str) {
     );
 }
 
+/// Value, group and a 4 × 3 grid over the committed flights sample.
+const ROLES: [&str; 10] = [
+    "--value",
+    "arr_delay",
+    "--group",
+    "carrier",
+    "--x",
+    "dep_time",
+    "--y",
+    "arr_delay",
+    "--grid",
+    "4,3",
+];
+
 #[test]
 fn filtered_analysis_matches_an_independent_oracle() {
-    let (r, dir) = analyze(
-        "full",
-        &[
-            "--value",
-            "arr_delay",
-            "--group",
-            "carrier",
-            "--x",
-            "dep_time",
-            "--y",
-            "arr_delay",
-            "--filter",
-            "distance >= 500",
-            "--bins",
-            "8",
-            "--grid",
-            "4,3",
-        ],
-    );
+    let args: Vec<&str> = ROLES
+        .iter()
+        .copied()
+        .chain(["--filter", "distance >= 500", "--bins", "8"])
+        .collect();
+    let (r, dir) = analyze("full", &args);
     let data = rows();
     // NaN and null distances never pass; 500 itself passes >=.
     let sel: Vec<&Row> = data
@@ -326,20 +327,8 @@ fn filtered_analysis_matches_an_independent_oracle() {
 
 #[test]
 fn deterministic_means_agree_with_the_default_and_repeat_bit_for_bit() {
-    let args = [
-        "--value",
-        "arr_delay",
-        "--group",
-        "carrier",
-        "--x",
-        "dep_time",
-        "--y",
-        "arr_delay",
-        "--grid",
-        "4,3",
-    ];
-    let with_flag: Vec<&str> = args.iter().copied().chain(["--deterministic"]).collect();
-    let (atomic, _d0) = analyze("atomic", &args);
+    let with_flag: Vec<&str> = ROLES.iter().copied().chain(["--deterministic"]).collect();
+    let (atomic, _d0) = analyze("atomic", &ROLES);
     let (first, _d1) = analyze("det-1", &with_flag);
     let (second, _d2) = analyze("det-2", &with_flag);
     assert_eq!(atomic["summation"], "atomic");
