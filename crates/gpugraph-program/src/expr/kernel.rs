@@ -1,6 +1,7 @@
-//! [`ExpressionKernel`]: one compiled expression as a reusable compute kernel. Each
-//! `add_to_graph` adds one compute node (one dispatch per non-empty chunk) that reads packed
-//! vector views and scalars and writes a packed output view with the same chunk topology.
+//! [`ExpressionKernel`]: one compiled expression (or a [`FusedExpression`] of several) as a
+//! reusable compute kernel. Each `add_to_graph` adds one compute node (one dispatch per
+//! non-empty chunk) that reads packed vector views and scalars and writes packed output views
+//! with the same chunk topology.
 //! The pipeline is created once per device and shared by every graph the kernel is added to,
 //! whatever the lengths: row counts and offsets are parameters.
 
@@ -16,9 +17,9 @@ use gpugraph_gpgpu::AlgorithmError;
 
 use crate::expr::eval::ScalarValue;
 use crate::expr::policy::ROWS_PER_WORKGROUP;
-use crate::expr::types::{ScalarType, ValueType};
-use crate::expr::wgsl::ENTRY_POINT;
-use crate::expr::CompiledExpression;
+use crate::expr::types::{Declarations, ScalarType, ValueType};
+use crate::expr::wgsl::{ShaderLayout, ENTRY_POINT};
+use crate::expr::{CompiledExpression, FusedExpression};
 
 const ALGORITHM: &str = "expression";
 
@@ -33,7 +34,17 @@ pub enum ScalarBinding {
 }
 
 struct Shared {
-    expr: CompiledExpression,
+    id: String,
+    wgsl: String,
+    layout: ShaderLayout,
+    /// The shader's vector inputs and scalars (bound by these indices).
+    decls: Declarations,
+    /// Stored results in binding order.
+    outputs: Vec<(String, ValueType)>,
+    /// Whether results have one row per input row (else one constant row).
+    row_sized: bool,
+    /// The expression of a single-expression kernel.
+    single: Option<CompiledExpression>,
     pipelines: Mutex<Vec<(wgpu::Device, Kernel)>>,
     created: AtomicUsize,
 }
@@ -48,7 +59,7 @@ pub struct ExpressionKernel {
 impl std::fmt::Debug for ExpressionKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ExpressionKernel")
-            .field("id", &self.shared.expr.id())
+            .field("id", &self.shared.id)
             .field("pipelines_created", &self.pipelines_created())
             .finish()
     }
@@ -57,18 +68,65 @@ impl std::fmt::Debug for ExpressionKernel {
 impl ExpressionKernel {
     /// A kernel for `expr` (no GPU work until a graph that uses it compiles).
     pub fn new(expr: CompiledExpression) -> Self {
+        let mut k = Self::from_parts(
+            expr.id().to_string(),
+            expr.wgsl().to_string(),
+            expr.layout().clone(),
+            expr.declarations().clone(),
+            vec![(expr.output_name().to_string(), expr.output_type())],
+            expr.is_row_sized(),
+        );
+        if let Some(shared) = Arc::get_mut(&mut k.shared) {
+            shared.single = Some(expr);
+        }
+        k
+    }
+
+    /// The compiled expression of a single-expression kernel (`None` when fused).
+    pub fn expression(&self) -> Option<&CompiledExpression> {
+        self.shared.single.as_ref()
+    }
+
+    /// A kernel computing every stage of `fused` in one pass; its stored results are the
+    /// outputs of [`Self::add_fused_to_graph`].
+    pub fn fused(fused: FusedExpression) -> Self {
+        let outputs = fused.stored_outputs();
+        Self::from_parts(
+            fused.id().to_string(),
+            fused.wgsl().to_string(),
+            fused.layout().clone(),
+            fused.declarations().clone(),
+            outputs,
+            true,
+        )
+    }
+
+    fn from_parts(
+        id: String,
+        wgsl: String,
+        layout: ShaderLayout,
+        decls: Declarations,
+        outputs: Vec<(String, ValueType)>,
+        row_sized: bool,
+    ) -> Self {
         Self {
             shared: Arc::new(Shared {
-                expr,
+                id,
+                wgsl,
+                layout,
+                decls,
+                outputs,
+                row_sized,
+                single: None,
                 pipelines: Mutex::new(Vec::new()),
                 created: AtomicUsize::new(0),
             }),
         }
     }
 
-    /// The compiled expression.
-    pub fn expression(&self) -> &CompiledExpression {
-        &self.shared.expr
+    /// The operation (or fused group) id: the default node id.
+    pub fn id(&self) -> &str {
+        &self.shared.id
     }
 
     /// How many pipelines this kernel has created (one per device it was compiled on).
@@ -96,7 +154,7 @@ impl ExpressionKernel {
         scalars: &[ScalarBinding],
         output: &VectorView,
     ) -> Result<(), AlgorithmError> {
-        let id = self.shared.expr.id().to_string();
+        let id = self.shared.id.clone();
         self.add_to_graph_as(graph, &id, inputs, scalars, output)
     }
 
@@ -110,7 +168,27 @@ impl ExpressionKernel {
         scalars: &[ScalarBinding],
         output: &VectorView,
     ) -> Result<(), AlgorithmError> {
-        let expr = &self.shared.expr;
+        self.add_fused_to_graph(
+            graph,
+            node_id,
+            inputs,
+            scalars,
+            std::slice::from_ref(output),
+        )
+    }
+
+    /// Adds one compute node `node_id` writing every stored result: `outputs[o]` receives
+    /// the `o`-th (in stage order). Same rules as [`Self::add_to_graph`]; outputs share the
+    /// inputs' chunk topology and no buffer with each other's rows or with what is read.
+    pub fn add_fused_to_graph(
+        &self,
+        graph: &mut CommandGraph,
+        node_id: &str,
+        inputs: &[VectorView],
+        scalars: &[ScalarBinding],
+        outputs: &[VectorView],
+    ) -> Result<(), AlgorithmError> {
+        let shared = &self.shared;
         let id = node_id.to_string();
         let check = ViewCheck {
             algorithm: ALGORITHM,
@@ -121,8 +199,16 @@ impl ExpressionKernel {
             id: id.clone(),
             reason,
         };
-        let decls = expr.declarations();
-        let layout = expr.layout().clone();
+        let decls = &shared.decls;
+        let layout = shared.layout.clone();
+        if outputs.len() != shared.outputs.len() {
+            return Err(mismatch(format!(
+                "expected {} output vectors ({}), got {}",
+                shared.outputs.len(),
+                join(shared.outputs.iter().map(|(n, _)| n.as_str())),
+                outputs.len()
+            )));
+        }
         if inputs.len() != decls.inputs.len() {
             return Err(mismatch(format!(
                 "expected {} input vectors ({}), got {}",
@@ -142,15 +228,25 @@ impl ExpressionKernel {
         for ((name, ty), v) in decls.inputs.iter().zip(inputs) {
             require_packed_words(check, &format!("input {name}"), v, *ty)?;
         }
-        let out_name = format!("output {}", expr.output_name());
-        require_packed_words(check, &out_name, output, expr.output_type())?;
+        let out_names: Vec<String> = shared
+            .outputs
+            .iter()
+            .map(|(n, _)| format!("output {n}"))
+            .collect();
+        for ((out_name, (_, ty)), output) in out_names.iter().zip(&shared.outputs).zip(outputs) {
+            require_packed_words(check, out_name, output, *ty)?;
+        }
         for ((name, t), s) in decls.scalars.iter().zip(scalars) {
             check_scalar(check, name, *t, s)?;
         }
-        if expr.is_row_sized() {
+        let (out_name, output) = (&out_names[0], &outputs[0]);
+        if shared.row_sized {
             for &i in &layout.inputs {
                 let name = format!("input {}", decls.inputs[i].0);
-                kernel::check_same_topology(check, &out_name, output, &name, &inputs[i])?;
+                kernel::check_same_topology(check, out_name, output, &name, &inputs[i])?;
+            }
+            for (name, other) in out_names.iter().zip(outputs).skip(1) {
+                kernel::check_same_topology(check, out_name, output, name, other)?;
             }
         } else if output.len() != 1 {
             return Err(mismatch(format!(
@@ -169,29 +265,44 @@ impl ExpressionKernel {
             }
         }
         dedup(&mut reads);
-        let mut writes = output.buffers();
+        let mut writes: Vec<BufferHandle> = outputs.iter().flat_map(|o| o.buffers()).collect();
         dedup(&mut writes);
-        let chunks = output.chunks();
-        for (i, a) in chunks.iter().enumerate() {
-            for (j, b) in chunks.iter().enumerate().skip(i + 1) {
+        // Every written chunk of every output: (output, chunk, view).
+        let written: Vec<(usize, usize, &DataView)> = outputs
+            .iter()
+            .enumerate()
+            .flat_map(|(o, v)| v.chunks().iter().enumerate().map(move |(c, d)| (o, c, d)))
+            .collect();
+        for (i, &(oa, ca, a)) in written.iter().enumerate() {
+            for &(ob, cb, b) in written.iter().skip(i + 1) {
                 let overlap = a.buffer() == b.buffer()
                     && !a.is_empty()
                     && !b.is_empty()
                     && a.byte_offset() < b.byte_offset() + b.byte_span()
                     && b.byte_offset() < a.byte_offset() + a.byte_span();
                 if overlap {
+                    let what = if oa == ob {
+                        format!("{} chunks {ca} and {cb}", out_names[oa])
+                    } else {
+                        format!(
+                            "{} chunk {ca} and {} chunk {cb}",
+                            out_names[oa], out_names[ob]
+                        )
+                    };
                     return Err(mismatch(format!(
-                        "{out_name} chunks {i} and {j} overlap in buffer {}; writable chunks must be disjoint",
+                        "{what} overlap in buffer {}; writable chunks must be disjoint",
                         graph.buffer_id(a.buffer())?
                     )));
                 }
             }
         }
-        if let Some(b) = writes.iter().find(|b| reads.contains(b)) {
-            return Err(mismatch(format!(
-                "{out_name} shares buffer {} with a value the expression reads; write the result to another buffer",
-                graph.buffer_id(*b)?
-            )));
+        for (name, o) in out_names.iter().zip(outputs) {
+            if let Some(b) = o.buffers().into_iter().find(|b| reads.contains(b)) {
+                return Err(mismatch(format!(
+                    "{name} shares buffer {} with a value the expression reads; write the result to another buffer",
+                    graph.buffer_id(b)?
+                )));
+            }
         }
 
         let limits = graph.device().limits();
@@ -205,7 +316,7 @@ impl ExpressionKernel {
             });
         }
         let align = limits.min_storage_buffer_offset_alignment as u64;
-        let mut views: Vec<&DataView> = output.chunks().iter().collect();
+        let mut views: Vec<&DataView> = outputs.iter().flat_map(|o| o.chunks()).collect();
         for &i in &layout.inputs {
             views.extend(inputs[i].chunks());
         }
@@ -247,7 +358,8 @@ impl ExpressionKernel {
         let shared = self.shared.clone();
         let inputs: Vec<VectorView> = inputs.to_vec();
         let scalars: Vec<ScalarBinding> = scalars.to_vec();
-        let output = output.clone();
+        let outputs: Vec<VectorView> = outputs.to_vec();
+        let output = outputs[0].clone();
         graph.add_compute_node(ComputeNode::new(id, uses, move |cc| {
             let device = cc.device().clone();
             let kernel = shared.pipeline(&device);
@@ -263,8 +375,11 @@ impl ExpressionKernel {
                 if grids[ci].is_empty() {
                     continue;
                 }
-                // [rows, output offset, input offsets.., scalar offsets.., host scalar values..]
-                let mut p = vec![out.len() as u32, word_offset(out, align)];
+                // [rows, output offsets.., input offsets.., scalar offsets.., host scalar values..]
+                let mut p = vec![out.len() as u32];
+                for o in &outputs {
+                    p.push(word_offset(&o.chunks()[ci], align));
+                }
                 for &i in &layout.inputs {
                     p.push(word_offset(&inputs[i].chunks()[ci], align));
                 }
@@ -295,8 +410,10 @@ impl ExpressionKernel {
             Ok(gpugraph_command::compute_fn(move |pass, ec| {
                 for chunk in chunks.iter_mut() {
                     let ci = chunk.index;
-                    let out = &output.chunks()[ci];
-                    let mut buffers = vec![ec.buffer(out.buffer())];
+                    let mut buffers: Vec<&wgpu::Buffer> = outputs
+                        .iter()
+                        .map(|o| ec.buffer(o.chunks()[ci].buffer()))
+                        .collect();
                     for &i in &layout.inputs {
                         buffers.push(ec.buffer(inputs[i].chunks()[ci].buffer()));
                     }
@@ -307,16 +424,19 @@ impl ExpressionKernel {
                             ScalarBinding::Value(_) => params,
                         });
                     }
+                    let outs = outputs.len();
                     let group = chunk.cache.get_or_create(&buffers, || {
                         let mut res = vec![params.as_entire_buffer_binding()];
-                        res.push(view_binding(buffers[0], out, align).0);
+                        for (o, out) in outputs.iter().enumerate() {
+                            res.push(view_binding(buffers[o], &out.chunks()[ci], align).0);
+                        }
                         for (k, &i) in layout.inputs.iter().enumerate() {
                             res.push(
-                                view_binding(buffers[1 + k], &inputs[i].chunks()[ci], align).0,
+                                view_binding(buffers[outs + k], &inputs[i].chunks()[ci], align).0,
                             );
                         }
                         for (j, &s) in layout.scalars.iter().enumerate() {
-                            let buffer = buffers[1 + layout.inputs.len() + j];
+                            let buffer = buffers[outs + layout.inputs.len() + j];
                             res.push(match &scalars[s] {
                                 ScalarBinding::View(v) => view_binding(buffer, v, align).0,
                                 ScalarBinding::Value(_) => buffer.as_entire_buffer_binding(),
@@ -338,20 +458,17 @@ impl Shared {
         if let Some((_, k)) = cache.iter().find(|(d, _)| d == device) {
             return k.clone();
         }
-        let layout = self.expr.layout();
-        let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
+        let layout = &self.layout;
+        let mut bindings = vec![Binding::StorageRead];
+        bindings.extend(std::iter::repeat_n(
+            Binding::StorageReadWrite,
+            layout.outputs,
+        ));
         bindings.extend(std::iter::repeat_n(
             Binding::StorageRead,
             layout.inputs.len() + layout.scalars.len(),
         ));
-        let k = Kernel::new(
-            device,
-            self.expr.id(),
-            self.expr.wgsl(),
-            ENTRY_POINT,
-            &bindings,
-            &[],
-        );
+        let k = Kernel::new(device, &self.id, &self.wgsl, ENTRY_POINT, &bindings, &[]);
         self.created.fetch_add(1, Ordering::Relaxed);
         cache.push((device.clone(), k.clone()));
         k

@@ -15,6 +15,7 @@
 pub mod ast;
 mod error;
 pub mod eval;
+mod fused;
 mod kernel;
 mod lexer;
 mod parser;
@@ -25,6 +26,7 @@ pub mod wgsl;
 pub use ast::{BinaryOp, Expr, ExprKind, Span};
 pub use error::{ExprError, ExprErrorKind};
 pub use eval::{Column, ScalarValue, Values};
+pub use fused::{fuse_expressions, FusedExpression, FusedStage};
 pub use kernel::{ExpressionKernel, ScalarBinding};
 pub use parser::parse;
 pub use types::{Declarations, IntegerRounding, ScalarType, TypedExpr, ValueType};

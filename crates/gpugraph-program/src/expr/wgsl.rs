@@ -1,13 +1,14 @@
 //! WGSL code generation: one compute entry point evaluating a [`TypedExpr`] per row over
-//! packed storage.
+//! packed storage, or several in sequence ([`Stage`]s of a fused shader, where later stages
+//! read earlier results from registers instead of memory).
 //!
-//! Bindings (group 0): 0 = `params: array<u32>`, 1 = `out: array<T>` (read-write), then one
-//! `array<T>` per referenced vector input, then one per referenced scalar. Rows are packed
-//! scalars: a float32x3 row is three consecutive `f32` (12 bytes, no vec3 padding), so every
-//! binding is a plain scalar array and row `i` of a width-`w` view starts at component
-//! `offset + i * w`. The row count and the component offsets of every binding live in `params`
-//! (`[0]` rows, `[1]` output offset, then inputs, then scalars; see [`ShaderLayout`]), so one
-//! pipeline serves every length, chunk and aligned binding.
+//! Bindings (group 0): 0 = `params: array<u32>`, then one `out{o}: array<T>` (read-write) per
+//! stored result, then one `array<T>` per referenced vector input, then one per referenced
+//! scalar. Rows are packed scalars: a float32x3 row is three consecutive `f32` (12 bytes, no
+//! vec3 padding), so every binding is a plain scalar array and row `i` of a width-`w` view
+//! starts at component `offset + i * w`. The row count and the component offsets of every
+//! binding live in `params` (`[0]` rows, then outputs, then inputs, then scalars; see
+//! [`ShaderLayout`]), so one pipeline serves every length, chunk and aligned binding.
 //!
 //! Integer semantics are spelled out rather than left to WGSL conversions, whose NaN and
 //! out-of-range behavior is not portable: float→integer casts test the float's bits for NaN
@@ -29,111 +30,164 @@ pub const ENTRY_POINT: &str = "evaluate_expression";
 /// Which declarations the shader binds and where their parameters sit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShaderLayout {
-    /// Declared vector inputs read by the expression (declaration indices), bound in order
-    /// from binding 2.
+    /// Stored results, bound in order from binding 1.
+    pub outputs: usize,
+    /// Declared vector inputs read by the shader (declaration indices), bound in order after
+    /// the outputs.
     pub inputs: Vec<usize>,
-    /// Declared scalars read by the expression (declaration indices), bound after the inputs.
+    /// Declared scalars read by the shader (declaration indices), bound after the inputs.
     pub scalars: Vec<usize>,
 }
 
 impl ShaderLayout {
+    /// Binding of the `o`-th stored result.
+    pub fn output_binding(&self, o: usize) -> u32 {
+        1 + o as u32
+    }
     /// Binding of the `k`-th bound input.
     pub fn input_binding(&self, k: usize) -> u32 {
-        2 + k as u32
+        1 + (self.outputs + k) as u32
     }
     /// Binding of the `j`-th bound scalar.
     pub fn scalar_binding(&self, j: usize) -> u32 {
-        2 + (self.inputs.len() + j) as u32
+        1 + (self.outputs + self.inputs.len() + j) as u32
     }
-    /// Total bindings (params, output, inputs, scalars).
+    /// Total bindings (params, outputs, inputs, scalars).
     pub fn binding_count(&self) -> usize {
-        2 + self.inputs.len() + self.scalars.len()
+        1 + self.outputs + self.inputs.len() + self.scalars.len()
+    }
+    /// `params` index of the `o`-th stored result's component offset.
+    pub fn output_param(&self, o: usize) -> usize {
+        1 + o
     }
     /// `params` index of the `k`-th bound input's component offset.
     pub fn input_param(&self, k: usize) -> usize {
-        2 + k
+        1 + self.outputs + k
     }
     /// `params` index of the `j`-th bound scalar's component offset.
     pub fn scalar_param(&self, j: usize) -> usize {
-        2 + self.inputs.len() + j
+        1 + self.outputs + self.inputs.len() + j
     }
     /// Number of `params` words the shader reads.
     pub fn params_len(&self) -> usize {
-        2 + self.inputs.len() + self.scalars.len()
+        1 + self.outputs + self.inputs.len() + self.scalars.len()
     }
+}
+
+/// Where a stage's declared vector input comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StageInput {
+    /// The shader's vector input at this declaration index (loaded from memory).
+    External(usize),
+    /// The result of the earlier stage at this index (already in registers).
+    Stage(usize),
+}
+
+/// One expression of a (possibly fused) shader.
+#[derive(Clone, Copy, Debug)]
+pub struct Stage<'a> {
+    /// The checked expression, against `decls`.
+    pub typed: &'a TypedExpr,
+    /// The declarations it was checked against.
+    pub decls: &'a Declarations,
+    /// Per input of `decls`: where its value comes from.
+    pub inputs: &'a [StageInput],
+    /// Per scalar of `decls`: the shader's scalar declaration index.
+    pub scalars: &'a [usize],
+    /// Whether the result is written to memory (else only later stages read it).
+    pub stored: bool,
+    /// Its source, echoed in a comment.
+    pub ast: &'a Expr,
 }
 
 /// The shader source and its layout for `expr` (`ast` is echoed in a comment).
 pub fn generate(expr: &TypedExpr, decls: &Declarations, ast: &Expr) -> (String, ShaderLayout) {
-    let layout = ShaderLayout {
-        inputs: expr.referenced_inputs(),
-        scalars: expr.referenced_scalars(),
-    };
-    let mut g = Gen {
+    let inputs: Vec<StageInput> = (0..decls.inputs.len()).map(StageInput::External).collect();
+    let scalars: Vec<usize> = (0..decls.scalars.len()).collect();
+    let stage = Stage {
+        typed: expr,
         decls,
-        layout: &layout,
-        body: String::new(),
-        next: 0,
-        helpers: BTreeSet::new(),
+        inputs: &inputs,
+        scalars: &scalars,
+        stored: true,
+        ast,
     };
-    let result = g.emit(expr);
-    let out_ty = expr.ty;
+    generate_stages(&[stage], decls)
+}
+
+/// One shader evaluating `stages` in order for every row. `shader` declares the shader's own
+/// vector inputs (the stages' `External` indices) and scalars. Stages may only read results
+/// of earlier stages.
+pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, ShaderLayout) {
+    let mut referenced_inputs = BTreeSet::new();
+    let mut referenced_scalars = BTreeSet::new();
+    for st in stages {
+        for i in st.typed.referenced_inputs() {
+            if let StageInput::External(k) = st.inputs[i] {
+                referenced_inputs.insert(k);
+            }
+        }
+        for j in st.typed.referenced_scalars() {
+            referenced_scalars.insert(st.scalars[j]);
+        }
+    }
+    let layout = ShaderLayout {
+        outputs: stages.iter().filter(|s| s.stored).count(),
+        inputs: referenced_inputs.into_iter().collect(),
+        scalars: referenced_scalars.into_iter().collect(),
+    };
+    let position = |list: &[usize], x: usize| list.iter().position(|&y| y == x).unwrap_or(0);
 
     let mut src = String::new();
-    // Escaped: declared names are arbitrary strings and must not end the comment line.
-    let shown = ast.to_string().escape_default().to_string();
-    let _ = writeln!(src, "// Generated by gpugraph-program for: {shown}");
-    let _ = writeln!(src, "// Result: {out_ty} per row.");
+    for st in stages {
+        // Escaped: declared names are arbitrary strings and must not end the comment line.
+        let shown = st.ast.to_string().escape_default().to_string();
+        let _ = writeln!(src, "// Generated by gpugraph-program for: {shown}");
+        let _ = writeln!(src, "// Result: {} per row.", st.typed.ty);
+    }
     src.push_str(kernel_dispatch_wgsl());
     src.push_str("@group(0) @binding(0) var<storage, read> params: array<u32>;\n");
-    let _ = writeln!(
-        src,
-        "@group(0) @binding(1) var<storage, read_write> out: array<{}>;",
-        out_ty.scalar.wgsl()
-    );
+    for (o, st) in stages.iter().filter(|s| s.stored).enumerate() {
+        let _ = writeln!(
+            src,
+            "@group(0) @binding({}) var<storage, read_write> out{o}: array<{}>;",
+            layout.output_binding(o),
+            st.typed.ty.scalar.wgsl()
+        );
+    }
     for (k, &i) in layout.inputs.iter().enumerate() {
-        let ty = decls.inputs[i].1;
+        let ty = shader.inputs[i].1;
         let _ = writeln!(
             src,
             "@group(0) @binding({}) var<storage, read> in{k}: array<{}>; // {} ({ty})",
             layout.input_binding(k),
             ty.scalar.wgsl(),
-            decls.inputs[i].0.escape_default()
+            shader.inputs[i].0.escape_default()
         );
     }
     for (j, &i) in layout.scalars.iter().enumerate() {
-        let t = decls.scalars[i].1;
+        let t = shader.scalars[i].1;
         let _ = writeln!(
             src,
             "@group(0) @binding({}) var<storage, read> sc{j}: array<{}>; // {} ({t})",
             layout.scalar_binding(j),
             t.wgsl(),
-            decls.scalars[i].0.escape_default()
+            shader.scalars[i].0.escape_default()
         );
     }
     let _ = writeln!(src, "\nconst WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;");
     let _ = writeln!(src, "const ROWS_PER_THREAD: u32 = {ROWS_PER_THREAD}u;\n");
-    for h in &g.helpers {
-        src.push_str(helper_source(h));
-        src.push('\n');
-    }
 
-    // The row function: loads, the expression as SSA lets, the store.
-    let scalar_params: Vec<String> = layout
-        .scalars
-        .iter()
-        .enumerate()
-        .map(|(j, &i)| format!(", s{j}: {}", decls.scalars[i].1.wgsl()))
-        .collect();
-    let _ = writeln!(src, "fn evaluate_row(i: u32{}) {{", scalar_params.concat());
+    // The row function: loads, each stage as SSA lets, the stores.
+    let mut body = String::new();
     for (k, &i) in layout.inputs.iter().enumerate() {
-        let ty = decls.inputs[i].1;
+        let ty = shader.inputs[i].1;
         let p = layout.input_param(k);
         if ty.width == 1 {
-            let _ = writeln!(src, "    let v{k} = in{k}[params[{p}] + i];");
+            let _ = writeln!(body, "    let v{k} = in{k}[params[{p}] + i];");
         } else {
             let w = ty.width;
-            let _ = writeln!(src, "    let b{k} = params[{p}] + i * {w}u;");
+            let _ = writeln!(body, "    let b{k} = params[{p}] + i * {w}u;");
             let comps: Vec<String> = (0..w)
                 .map(|c| {
                     if c == 0 {
@@ -143,24 +197,72 @@ pub fn generate(expr: &TypedExpr, decls: &Declarations, ast: &Expr) -> (String, 
                     }
                 })
                 .collect();
-            let _ = writeln!(src, "    let v{k} = {}({});", ty.wgsl(), comps.join(", "));
+            let _ = writeln!(body, "    let v{k} = {}({});", ty.wgsl(), comps.join(", "));
         }
     }
-    src.push_str(&g.body);
-    if out_ty.width == 1 {
-        let _ = writeln!(src, "    out[params[1] + i] = {result};");
-    } else {
-        let w = out_ty.width;
-        let _ = writeln!(src, "    let ob = params[1] + i * {w}u;");
-        for c in 0..w as usize {
-            let lane = ["x", "y", "z", "w"][c];
-            if c == 0 {
-                let _ = writeln!(src, "    out[ob] = {result}.{lane};");
+    let mut helpers = BTreeSet::new();
+    let mut next = 0;
+    let mut results: Vec<String> = Vec::new();
+    let mut stored = 0;
+    for st in stages {
+        let input_names = st
+            .inputs
+            .iter()
+            .map(|s| match *s {
+                StageInput::External(i) => format!("v{}", position(&layout.inputs, i)),
+                StageInput::Stage(j) => results[j].clone(),
+            })
+            .collect();
+        let scalar_names = st
+            .scalars
+            .iter()
+            .map(|&i| format!("s{}", position(&layout.scalars, i)))
+            .collect();
+        let mut g = Gen {
+            input_names,
+            scalar_names,
+            body: String::new(),
+            next,
+            helpers: BTreeSet::new(),
+        };
+        let result = g.emit(st.typed);
+        next = g.next;
+        helpers.extend(g.helpers);
+        body.push_str(&g.body);
+        if st.stored {
+            let o = stored;
+            stored += 1;
+            let p = layout.output_param(o);
+            let ty = st.typed.ty;
+            if ty.width == 1 {
+                let _ = writeln!(body, "    out{o}[params[{p}] + i] = {result};");
             } else {
-                let _ = writeln!(src, "    out[ob + {c}u] = {result}.{lane};");
+                let w = ty.width;
+                let _ = writeln!(body, "    let ob{o} = params[{p}] + i * {w}u;");
+                for c in 0..w as usize {
+                    let lane = LANES[c];
+                    if c == 0 {
+                        let _ = writeln!(body, "    out{o}[ob{o}] = {result}.{lane};");
+                    } else {
+                        let _ = writeln!(body, "    out{o}[ob{o} + {c}u] = {result}.{lane};");
+                    }
+                }
             }
         }
+        results.push(result);
     }
+    for h in &helpers {
+        src.push_str(helper_source(h));
+        src.push('\n');
+    }
+    let scalar_params: Vec<String> = layout
+        .scalars
+        .iter()
+        .enumerate()
+        .map(|(j, &i)| format!(", s{j}: {}", shader.scalars[i].1.wgsl()))
+        .collect();
+    let _ = writeln!(src, "fn evaluate_row(i: u32{}) {{", scalar_params.concat());
+    src.push_str(&body);
     src.push_str("}\n\n");
 
     let _ = writeln!(src, "@compute @workgroup_size(WORKGROUP_SIZE)");
@@ -196,9 +298,10 @@ fn kernel_dispatch_wgsl() -> &'static str {
     gpugraph_gpgpu::kernel::SHARED_DISPATCH_WGSL
 }
 
-struct Gen<'a> {
-    decls: &'a Declarations,
-    layout: &'a ShaderLayout,
+struct Gen {
+    /// WGSL value of each declared input / scalar of the stage being emitted.
+    input_names: Vec<String>,
+    scalar_names: Vec<String>,
     body: String,
     next: usize,
     helpers: BTreeSet<&'static str>,
@@ -216,7 +319,7 @@ fn f32_literal(v: f32) -> String {
     }
 }
 
-impl Gen<'_> {
+impl Gen {
     fn bind(&mut self, ty: ValueType, value: String) -> String {
         let name = format!("t{}", self.next);
         self.next += 1;
@@ -258,15 +361,8 @@ impl Gen<'_> {
     fn emit(&mut self, e: &TypedExpr) -> String {
         let ty = e.ty;
         let value = match &e.node {
-            Node::Input(i) => {
-                let k = self.layout.inputs.iter().position(|x| x == i).unwrap_or(0);
-                debug_assert_eq!(self.decls.inputs[*i].1, ty);
-                return format!("v{k}");
-            }
-            Node::Scalar(i) => {
-                let j = self.layout.scalars.iter().position(|x| x == i).unwrap_or(0);
-                return format!("s{j}");
-            }
+            Node::Input(i) => return self.input_names[*i].clone(),
+            Node::Scalar(i) => return self.scalar_names[*i].clone(),
             Node::Literal(v) => f32_literal(*v),
             Node::Neg(a) => format!("-{}", self.emit(a)),
             Node::Arith(op, a, b) => {

@@ -221,7 +221,7 @@ fn lower(op: &ExpressionOperation, cx: &mut LowerContext<'_>) -> Result<(), BoxE
         .filter(|b| matches!(b, ScalarBinding::View(_)))
         .count();
     kernel.add_to_graph(cx.graph(), &views, &bindings, &out.view)?;
-    cx.record_node(kernel.expression().id());
+    cx.record_node(kernel.id());
     cx.explain(
         "generated expression kernel",
         format!(

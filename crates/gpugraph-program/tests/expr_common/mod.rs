@@ -69,7 +69,7 @@ pub fn run_gpu(
     chunks: &[usize],
     scalar_mode: Scalars,
 ) -> Vec<u32> {
-    let expr = kernel.expression();
+    let expr = kernel.expression().expect("a single-expression kernel");
     let decls = expr.declarations();
     let mut g = CommandGraph::new("expr-test", &ctx.device);
     let mut keep = Vec::new();
