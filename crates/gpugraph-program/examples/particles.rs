@@ -1,7 +1,8 @@
 //! One particle step as a declaration graph: packed float32x3 positions are advanced by an
-//! expression, per-particle squared speeds come from another expression, a dot product with
-//! the masses reduces them on the GPU, and a scalar expression turns that into the kinetic
-//! energy without the scalar ever visiting the host.
+//! expression, per-particle squared speeds come from another expression (the two fuse into one
+//! shader that reads the velocities once), a dot product with the masses reduces them on the
+//! GPU, and a scalar expression turns that into the kinetic energy without the scalar ever
+//! visiting the host.
 //!
 //! The same program runs as a [`Graph`] (all operations in one submission) and as a
 //! [`SimpleGraph`] (one evaluator pass per operation, the portable cross-check); both are

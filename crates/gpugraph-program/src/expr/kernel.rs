@@ -124,6 +124,11 @@ impl ExpressionKernel {
         }
     }
 
+    /// The shader's own vector inputs and scalars, in the order `add_*_to_graph` binds them.
+    pub fn declarations(&self) -> &Declarations {
+        &self.shared.decls
+    }
+
     /// The operation (or fused group) id: the default node id.
     pub fn id(&self) -> &str {
         &self.shared.id

@@ -6,7 +6,8 @@
 //! compute shader over packed rows) and [`eval`] (the CPU oracle). [`compile_expression`]
 //! runs all of it and returns a [`CompiledExpression`]; [`ExpressionKernel`] lowers one onto a
 //! [`gpugraph_command::CommandGraph`] as a single compute node and reuses its pipeline for
-//! every length.
+//! every length. [`fuse_expressions`] compiles several row-local expressions into one shader
+//! whose stages pass results in registers ([`FusedExpression`]).
 //!
 //! Bytes per row on the GPU: each referenced vector input's row size read once plus the output
 //! row size written once (e.g. `positions * scale + offset` over float32x3: 24 B read + 12 B

@@ -239,8 +239,7 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
             } else {
                 let w = ty.width;
                 let _ = writeln!(body, "    let ob{o} = params[{p}] + i * {w}u;");
-                for c in 0..w as usize {
-                    let lane = LANES[c];
+                for (c, lane) in LANES.iter().enumerate().take(w as usize) {
                     if c == 0 {
                         let _ = writeln!(body, "    out{o}[ob{o}] = {result}.{lane};");
                     } else {

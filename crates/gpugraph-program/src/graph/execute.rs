@@ -20,6 +20,7 @@ use gpugraph_tables::{GpuData, GpuVector};
 
 use crate::graph::bindings::{validate, Bindings, RunLayout, RunOptions, Storage};
 use crate::graph::error::{BoxError, ProgramError};
+use crate::graph::fusion::FusionGroup;
 use crate::graph::planner::{Plan, PlannedOp};
 use crate::lowering::{
     BackendCapabilities, KernelCache, LowerContext, LoweringDecision, LoweringReport,
@@ -93,6 +94,8 @@ pub(crate) struct Engine {
     pub capabilities: BackendCapabilities,
     pub kernels: Arc<KernelCache>,
     pub mode: Mode,
+    /// Expression fusion groups (Graph only).
+    pub fusion: Vec<FusionGroup>,
 }
 
 impl Engine {
@@ -131,10 +134,31 @@ impl Engine {
         let submissions = match self.mode {
             Mode::Fused => {
                 let mut cg = CommandGraph::new(plan.graph.clone(), &self.ctx.device);
-                let all: Vec<usize> = (0..plan.values.len()).collect();
-                let resolved = self.bind(&mut cg, &layout, &owned, &all)?;
-                for op in &plan.ops {
-                    decisions.push(self.lower(&mut cg, op, &resolved)?);
+                let groups: Vec<&FusionGroup> = self
+                    .fusion
+                    .iter()
+                    .filter(|g| g.applies(plan, &layout))
+                    .collect();
+                // Results that stay in registers get no storage at all.
+                let bound: Vec<usize> = (0..plan.values.len())
+                    .filter(|v| !groups.iter().any(|g| g.in_registers.contains(v)))
+                    .collect();
+                let resolved = self.bind(&mut cg, &layout, &owned, &bound)?;
+                let mut i = 0;
+                while i < plan.ops.len() {
+                    if let Some(g) = groups.iter().find(|g| g.ops.start == i) {
+                        decisions.extend(g.lower(
+                            plan,
+                            &mut cg,
+                            &resolved,
+                            &self.capabilities,
+                            &self.kernels,
+                        )?);
+                        i = g.ops.end;
+                    } else {
+                        decisions.push(self.lower(&mut cg, &plan.ops[i], &resolved)?);
+                        i += 1;
+                    }
                 }
                 self.submit(cg)?;
                 1

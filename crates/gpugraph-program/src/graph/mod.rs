@@ -11,11 +11,17 @@
 //!
 //! Resource preparation and command-graph lowering happen per run (lengths come from the
 //! bindings); pipelines are cached per compiled graph, so shaders compile once.
+//!
+//! `Graph` also fuses consecutive row-local expression operations into one shader
+//! (`fusion.rs`): intermediates read only inside the group and not selected never touch
+//! memory. Results stay bit-identical to SimpleGraph wherever the device does not contract
+//! `a * b + c` across what were separate operations into one rounding (lavapipe does not).
 
 pub mod bindings;
 pub mod declaration;
 pub mod error;
 mod execute;
+mod fusion;
 pub(crate) mod planner;
 
 use std::collections::HashSet;
@@ -319,12 +325,22 @@ fn compile_engine(
 ) -> Result<(Engine, Compilation), ProgramError> {
     let plan = plan(program.parts(), lowerings, ctx.device.features(), outputs)?;
     let capabilities = BackendCapabilities::of(ctx);
+    let fusion = match mode {
+        Mode::Fused => fusion::plan_fusion(&plan),
+        Mode::PerOperation => Vec::new(),
+    };
     let decisions = plan
         .ops
         .iter()
-        .map(|op| {
+        .enumerate()
+        .map(|(i, op)| {
             let ty = op.op.operation_type().to_string();
+            let group = fusion.iter().find(|g| g.ops.contains(&i));
             let (realization, reason) = match (mode, op.source) {
+                (Mode::Fused, _) if group.is_some() => (
+                    format!("fused expression kernel {}", group.map_or("", |g| g.id())),
+                    "consecutive row-local expressions share one shader; results read only inside the group stay in registers (a run whose chunk lengths differ lowers them one by one)".to_string(),
+                ),
                 (Mode::PerOperation, _) => (
                     "evaluator pass".to_string(),
                     "SimpleGraph lowers each operation into its own command graph and submission (portable path)".to_string(),
@@ -361,6 +377,7 @@ fn compile_engine(
     Ok((
         Engine {
             ctx: ctx.clone(),
+            fusion,
             plan,
             capabilities,
             kernels: Arc::new(KernelCache::default()),

@@ -184,6 +184,24 @@ impl Operation for ExpressionOperation {
     }
 }
 
+impl ExpressionOperation {
+    /// The expression as its contract compiled it for the declarations `lookup` gives
+    /// (`None` if the contract never saw them).
+    pub(crate) fn compiled(
+        &self,
+        lookup: impl Fn(&str) -> Option<ValueSpec>,
+    ) -> Option<crate::expr::CompiledExpression> {
+        let mut names = Vec::new();
+        identifiers(&self.ast().ok()?, &mut names);
+        let key = signature(&self.id, &names, lookup).ok()?;
+        let kernels = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
+        kernels
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, k)| k.expression().cloned())
+    }
+}
+
 /// Built-in lowering: the expression kernel's single compute node.
 pub(crate) fn lowering() -> Lowering {
     Lowering::typed::<ExpressionOperation>(TYPE, lower)
