@@ -213,3 +213,43 @@ fn different_chunk_lengths_and_constant_expressions_lower_one_by_one() {
         assert_eq!(read_f32(&ctx, results.get("konst").unwrap()), vec![6.0]);
     }
 }
+
+#[test]
+fn fused_results_land_in_output_targets() {
+    use gpugraph_program::graph::RunOptions;
+    let ctx = ctx();
+    let mut r = rng(24);
+    let n = 777;
+    let chunks = [300usize, 0, 477];
+    let (xs, ys) = (floats(&mut r, 3 * n), floats(&mut r, 3 * n));
+    let (x, y) = (
+        upload(&ctx, F::Float32x3, &xs, &chunks),
+        upload(&ctx, F::Float32x3, &ys, &chunks),
+    );
+    let bind = || {
+        Bindings::new()
+            .vector("x", &x)
+            .vector("y", &y)
+            .float32("s", 0.5)
+    };
+    let program = chain();
+    let (full, simple) = program.compile_both(&ctx, &["c"]);
+    let target = graph_common::poisoned(&ctx, F::Float32x2, &chunks);
+    let fused = full
+        .run(bind(), RunOptions::new().target("c", &target))
+        .unwrap();
+    assert!(fused.lowering().decisions[0]
+        .realization
+        .starts_with("fused"));
+    let got = fused.get("c").unwrap();
+    assert!(
+        got.chunks()[0].shares_buffer(&target.chunks()[0]),
+        "the target is the result"
+    );
+    let want = simple.run(bind(), RunOptions::new()).unwrap();
+    assert_eq!(
+        read_u32(&ctx, &target),
+        read_u32(&ctx, want.get("c").unwrap()),
+        "target rows equal SimpleGraph's result"
+    );
+}
