@@ -6,6 +6,7 @@
 
 #[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
 mod common;
+mod expr_common;
 mod graph_common;
 
 use common::{ctx, rng, uneven_chunks};
@@ -252,4 +253,96 @@ fn fused_results_land_in_output_targets() {
         read_u32(&ctx, want.get("c").unwrap()),
         "target rows equal SimpleGraph's result"
     );
+}
+
+#[test]
+fn random_fused_chains_equal_simple_graph_bit_for_bit() {
+    use gpugraph_program::expr::{compile_expression, ExpressionOptions, ValueType};
+    const STAGES: [&str; 4] = ["r0", "r1", "r2", "r3"];
+    let ctx = ctx();
+    let mut r = rng(25);
+    let base = expr_common::random_decls();
+    for trial in 0..40 {
+        let mut decls = expr_common::random_decls();
+        let mut program = Program::default();
+        for (n, t) in &base.inputs {
+            program = program.input(n, ValueSpec::vector(t.format()));
+        }
+        for (n, t) in &base.scalars {
+            program = program.input(n, ValueSpec::scalar(*t));
+        }
+        let stages = r.random_range(2..=4);
+        let mut texts = Vec::new();
+        for name in STAGES.iter().take(stages) {
+            let scalar =
+                [ScalarType::Float32, ScalarType::Sint32, ScalarType::Uint32][r.random_range(0..3)];
+            let ty = ValueType::new(scalar, r.random_range(1..=4));
+            let rounding = if r.random_bool(0.5) {
+                IntegerRounding::Nearest
+            } else {
+                IntegerRounding::Truncate
+            };
+            let inputs: Vec<(&str, F)> =
+                decls.inputs.iter().map(|(n, t)| (*n, t.format())).collect();
+            // Row-sized stages only: a constant expression would end the group.
+            let text = loop {
+                let depth = r.random_range(1..=3);
+                let text = decls.expr(&mut r, ty, depth);
+                let e = compile_expression(
+                    None,
+                    text.as_str(),
+                    &inputs,
+                    &decls.scalars,
+                    &ExpressionOptions::output(name).with_rounding(rounding),
+                )
+                .unwrap_or_else(|e| panic!("generated {text}: {e}"));
+                if e.is_row_sized() {
+                    break text;
+                }
+            };
+            program =
+                program.op(ExpressionOperation::new(*name, text.as_str()).with_rounding(rounding));
+            texts.push(text);
+            decls.inputs.push((name, ty));
+        }
+        // The last stage and a random subset of the others are selected.
+        let selected: Vec<&str> = STAGES
+            .iter()
+            .take(stages)
+            .enumerate()
+            .filter(|(i, _)| *i == stages - 1 || r.random_bool(0.4))
+            .map(|(_, n)| *n)
+            .collect();
+        let compiled = program.compile_both(&ctx, &selected);
+        let rows = r.random_range(1..600);
+        let chunks = [vec![0], uneven_chunks(&mut r, rows, 3)].concat();
+        let columns: Vec<_> = base
+            .inputs
+            .iter()
+            .map(|(_, t)| {
+                upload(
+                    &ctx,
+                    t.format(),
+                    &expr_common::random_column(&mut r, *t, rows),
+                    &chunks,
+                )
+            })
+            .collect();
+        let mut bindings = Bindings::new();
+        for ((n, _), c) in base.inputs.iter().zip(&columns) {
+            bindings = bindings.vector(*n, c);
+        }
+        for (n, t) in &base.scalars {
+            bindings = bindings.scalar(*n, expr_common::random_scalar(&mut r, *t));
+        }
+        eprintln!("trial {trial}: selected {selected:?} stages {texts:?}");
+        // run_both asserts Graph and SimpleGraph agree bit for bit on every selected result.
+        let results = run_both(&ctx, &compiled, bindings);
+        for (op, realization) in realizations(&results) {
+            assert!(
+                realization.starts_with("fused"),
+                "trial {trial}: {op} not fused ({realization}); stages {texts:?}"
+            );
+        }
+    }
 }

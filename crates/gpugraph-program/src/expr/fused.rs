@@ -2,6 +2,8 @@
 //! stage keeps its own type check (and its own cast rounding); a stage that reads an earlier
 //! stage's result takes it from registers, so intermediates cost no memory traffic and need
 //! no buffer unless they are stored. Vector inputs shared by several stages are loaded once.
+//! Results pass between stages through an AND with a run-time all-ones mask (see
+//! `wgsl::generate_stages`), so each stage rounds exactly as it would alone.
 //!
 //! Bytes per row: every distinct external input row read once, every stored result written
 //! once; one dispatch per chunk for the whole group.

@@ -400,6 +400,9 @@ impl ExpressionKernel {
                         }
                     }
                 }
+                if layout.fence {
+                    p.push(u32::MAX);
+                }
                 p.extend(values);
                 chunks.push(Chunk {
                     index: ci,

@@ -37,6 +37,9 @@ pub struct ShaderLayout {
     pub inputs: Vec<usize>,
     /// Declared scalars read by the shader (declaration indices), bound after the inputs.
     pub scalars: Vec<usize>,
+    /// Whether `params` carries the all-ones fence word after the scalar offsets (fused
+    /// shaders whose stages read earlier results).
+    pub fence: bool,
 }
 
 impl ShaderLayout {
@@ -68,9 +71,13 @@ impl ShaderLayout {
     pub fn scalar_param(&self, j: usize) -> usize {
         1 + self.outputs + self.inputs.len() + j
     }
-    /// Number of `params` words the shader reads.
-    pub fn params_len(&self) -> usize {
+    /// `params` index of the fence word (0xffffffff at run time), when [`Self::fence`].
+    pub fn fence_param(&self) -> usize {
         1 + self.outputs + self.inputs.len() + self.scalars.len()
+    }
+    /// Number of `params` words the shader reads (host scalar values follow them).
+    pub fn params_len(&self) -> usize {
+        self.fence_param() + usize::from(self.fence)
     }
 }
 
@@ -135,6 +142,9 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
         outputs: stages.iter().filter(|s| s.stored).count(),
         inputs: referenced_inputs.into_iter().collect(),
         scalars: referenced_scalars.into_iter().collect(),
+        fence: stages
+            .iter()
+            .any(|s| s.inputs.iter().any(|i| matches!(i, StageInput::Stage(_)))),
     };
     let position = |list: &[usize], x: usize| list.iter().position(|&y| y == x).unwrap_or(0);
 
@@ -248,18 +258,45 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
                 }
             }
         }
-        results.push(result);
+        // Later stages read the result through the fence: an AND with a mask the compiler
+        // cannot see is all ones, so it cannot fuse, reassociate or contract arithmetic
+        // across the stage boundary, and every stage rounds exactly as it does alone.
+        if layout.fence {
+            let ty = st.typed.ty;
+            let bits = if ty.width == 1 {
+                "u32".to_string()
+            } else {
+                format!("vec{}<u32>", ty.width)
+            };
+            let mask = if ty.width == 1 {
+                "fence".to_string()
+            } else {
+                format!("{bits}(fence)")
+            };
+            let fenced = format!("f{}", results.len());
+            let value = match ty.scalar {
+                ScalarType::Uint32 => format!("{result} & {mask}"),
+                _ => format!("bitcast<{}>(bitcast<{bits}>({result}) & {mask})", ty.wgsl()),
+            };
+            let _ = writeln!(body, "    let {fenced} = {value};");
+            results.push(fenced);
+        } else {
+            results.push(result);
+        }
     }
     for h in &helpers {
         src.push_str(helper_source(h));
         src.push('\n');
     }
-    let scalar_params: Vec<String> = layout
+    let mut scalar_params: Vec<String> = layout
         .scalars
         .iter()
         .enumerate()
         .map(|(j, &i)| format!(", s{j}: {}", shader.scalars[i].1.wgsl()))
         .collect();
+    if layout.fence {
+        scalar_params.push(", fence: u32".into());
+    }
     let _ = writeln!(src, "fn evaluate_row(i: u32{}) {{", scalar_params.concat());
     src.push_str(&body);
     src.push_str("}\n\n");
@@ -278,6 +315,10 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
             layout.scalar_param(j)
         );
         let _ = write!(args, ", s{j}");
+    }
+    if layout.fence {
+        let _ = writeln!(src, "    let fence = params[{}];", layout.fence_param());
+        args.push_str(", fence");
     }
     src.push_str(
         "    let base = linear_workgroup(wg, num_wg) * WORKGROUP_SIZE * ROWS_PER_THREAD + lane;\n",

@@ -14,8 +14,9 @@
 //!
 //! `Graph` also fuses consecutive row-local expression operations into one shader
 //! (`fusion.rs`): intermediates read only inside the group and not selected never touch
-//! memory. Results stay bit-identical to SimpleGraph wherever the device does not contract
-//! `a * b + c` across what were separate operations into one rounding (lavapipe does not).
+//! memory. Results stay bit-identical to SimpleGraph: stages read earlier results through an
+//! opaque all-ones mask, so the shader compiler cannot contract or reassociate arithmetic
+//! across them (without it, lavapipe's compiler did, changing last bits).
 
 pub mod bindings;
 pub mod declaration;
