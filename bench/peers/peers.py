@@ -112,6 +112,10 @@ def rows_for(bench, n, repeat, gen, selected=(50,)):
         # One fused kernel: offset + scale * positions.
         add("expr-madd-f32x3", "torch.add(alpha)", time_ms(
             lambda: torch.add(offset, positions, alpha=scale, out=out), repeat))
+        # The chain: only the per-row length is kept (24 B read + 4 B written per row fused).
+        add("expr-chain-f32x3", "torch(eager)", time_ms(
+            lambda: torch.linalg.vector_norm(positions * scale + offset - offset * 0.5, dim=1),
+            repeat))
     elif bench == "reduce":
         x = torch.rand(n, device="cuda", generator=gen)
         add("reduce-sum-f32", "torch.sum", time_ms(lambda: torch.sum(x), repeat))

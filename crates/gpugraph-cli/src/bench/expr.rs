@@ -2,10 +2,17 @@
 //! (positions and offset vectors, scale a host float32 scalar). Elements are rows; each row
 //! reads 24 bytes and writes 12 (36 bytes per element). The graph is the kernel's single
 //! compute node over imported buffers, so the timing covers the generated shader only.
+//!
+//! Also a two-stage chain, `moved = positions * scale + offset` then
+//! `dist = length(moved - offset * 0.5)` with only `dist` kept: fused into one shader (moved
+//! stays in registers: 24 B read + 4 B written per row) and, for comparison, as two kernels
+//! with `moved` in memory (64 B per row). Both are reported at the fused minimum of 28 B.
 
 use anyhow::{bail, Result};
-use gpugraph_command::{CommandGraph, VectorFormat};
-use gpugraph_program::expr::{Column, ScalarBinding, ScalarValue, Values};
+use gpugraph_command::{CommandGraph, VectorFormat, VectorView};
+use gpugraph_program::expr::{
+    fuse_expressions, Column, CompiledExpression, FusedStage, ScalarBinding, ScalarValue, Values,
+};
 use gpugraph_program::{compile_expression, ExpressionKernel, ExpressionOptions, ScalarType};
 use rand::{Rng, SeedableRng};
 
@@ -18,6 +25,13 @@ pub const OP: &str = "expr-madd-f32x3";
 pub const EXPRESSION: &str = "positions * scale + offset";
 /// Bytes per row at minimum: two float32x3 rows read, one written.
 pub const BYTES_PER_ROW: f64 = 36.0;
+
+/// The chain's operation name (peers.py uses the same).
+pub const CHAIN_OP: &str = "expr-chain-f32x3";
+/// The chain's second stage (it reads the first stage's `moved`).
+pub const CHAIN_EXPRESSION: &str = "length(moved - offset * 0.5)";
+/// Bytes per row of the fused chain: two float32x3 rows read, one float32 written.
+pub const CHAIN_BYTES_PER_ROW: f64 = 28.0;
 
 /// `n` rows × 3 random components in [-1000, 1000) from a fixed seed.
 fn random_rows(n: u64, seed: u64) -> Vec<f32> {
@@ -60,35 +74,157 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         import_as(&mut g, "offset", &bo, ROWS, n)?.into(),
     ];
     let output = import_as(&mut g, "moved", &out, ROWS, n)?.into();
-    ExpressionKernel::new(expr).add_to_graph(
+    ExpressionKernel::new(expr.clone()).add_to_graph(
         &mut g,
         &inputs,
         &[ScalarBinding::Value(ScalarValue::Float32(scale))],
         &output,
     )?;
-    Ok(vec![Case {
-        op: OP.into(),
-        bytes_per_element: BYTES_PER_ROW,
-        graph: g.compile()?,
-        check: Box::new(move |gpu| {
-            let got: Vec<f32> = gpu
-                .read_back(&out, 3 * n)?
-                .into_iter()
-                .map(f32::from_bits)
+    let mut cases = chain_cases(gpu, n, &expr, (&bp, &bo), scale, (&positions, &offset))?;
+    cases.insert(
+        0,
+        Case {
+            op: OP.into(),
+            bytes_per_element: BYTES_PER_ROW,
+            graph: g.compile()?,
+            check: Box::new(move |gpu| {
+                let got: Vec<f32> = gpu
+                    .read_back(&out, 3 * n)?
+                    .into_iter()
+                    .map(f32::from_bits)
+                    .collect();
+                // The GPU may fuse the multiply-add (one rounding instead of two).
+                check_close(OP, &got, &want, |i| {
+                    f32::EPSILON * ((positions[i] * scale).abs() + offset[i].abs() + want[i].abs())
+                })
+            }),
+        },
+    );
+    Ok(cases)
+}
+
+/// The chain fused (one node, `moved` in registers) and unfused (two nodes, `moved` in a
+/// buffer), both checked against the CPU oracle of the two stages.
+fn chain_cases(
+    gpu: &Gpu,
+    n: u64,
+    madd: &CompiledExpression,
+    (bp, bo): (
+        &gpugraph_command::wgpu::Buffer,
+        &gpugraph_command::wgpu::Buffer,
+    ),
+    scale: f32,
+    (positions, offset): (&[f32], &[f32]),
+) -> Result<Vec<Case>> {
+    let dist = compile_expression(
+        Some(CHAIN_OP),
+        CHAIN_EXPRESSION,
+        &[("moved", ROWS), ("offset", ROWS)],
+        &[],
+        &ExpressionOptions::output("dist"),
+    )?;
+    let scalar = [ScalarBinding::Value(ScalarValue::Float32(scale))];
+    let Values::Float32(moved) = madd.evaluate(
+        &[Column::Float32(positions), Column::Float32(offset)],
+        &[ScalarValue::Float32(scale)],
+    )?
+    else {
+        bail!("{CHAIN_OP}: the CPU oracle did not produce float32 values");
+    };
+    let Values::Float32(want) =
+        dist.evaluate(&[Column::Float32(&moved), Column::Float32(offset)], &[])?
+    else {
+        bail!("{CHAIN_OP}: the CPU oracle did not produce float32 values");
+    };
+    let want = std::rc::Rc::new(want);
+    let mut cases = Vec::new();
+    for fused in [true, false] {
+        let op = if fused {
+            CHAIN_OP.to_string()
+        } else {
+            format!("{CHAIN_OP}[unfused]")
+        };
+        let out = gpu.upload("chain-out", &vec![0xDEAD_BEEF; n as usize]);
+        let mut g = CommandGraph::new("bench-expr-chain", gpu.device());
+        let positions_v: VectorView = import_as(&mut g, "positions", bp, ROWS, n)?.into();
+        let offset_v: VectorView = import_as(&mut g, "offset", bo, ROWS, n)?.into();
+        let dist_v: VectorView = import_as(&mut g, "dist", &out, VectorFormat::Float32, n)?.into();
+        if fused {
+            let kernel = ExpressionKernel::fused(fuse_expressions(
+                &op,
+                vec![
+                    FusedStage {
+                        expression: madd.clone(),
+                        stored: false,
+                    },
+                    FusedStage {
+                        expression: dist.clone(),
+                        stored: true,
+                    },
+                ],
+            )?);
+            // The shader's inputs in its declaration order (positions, offset).
+            let views: Vec<VectorView> = kernel
+                .declarations()
+                .inputs
+                .iter()
+                .map(|(name, _)| {
+                    if name == "positions" {
+                        positions_v.clone()
+                    } else {
+                        offset_v.clone()
+                    }
+                })
                 .collect();
-            // The GPU may fuse the multiply-add (one rounding instead of two).
-            check_close(&got, &want, |i| {
-                f32::EPSILON * ((positions[i] * scale).abs() + offset[i].abs() + want[i].abs())
-            })
-        }),
-    }])
+            kernel.add_fused_to_graph(&mut g, &op, &views, &scalar, &[dist_v])?;
+        } else {
+            let moved_buf = g.create_buffer(gpugraph_command::BufferDescriptor::new(
+                "moved",
+                n.max(1) * 12,
+                gpugraph_command::wgpu::BufferUsages::STORAGE,
+            ))?;
+            let moved_v: VectorView = g.create_packed_view(moved_buf, ROWS, n)?.into();
+            ExpressionKernel::new(madd.clone()).add_to_graph_as(
+                &mut g,
+                "moved",
+                &[positions_v, offset_v.clone()],
+                &scalar,
+                &moved_v,
+            )?;
+            ExpressionKernel::new(dist.clone()).add_to_graph_as(
+                &mut g,
+                "dist",
+                &[moved_v, offset_v],
+                &[],
+                &dist_v,
+            )?;
+        }
+        let (want, what) = (want.clone(), op.clone());
+        cases.push(Case {
+            op,
+            bytes_per_element: CHAIN_BYTES_PER_ROW,
+            graph: g.compile()?,
+            check: Box::new(move |gpu| {
+                let got: Vec<f32> = gpu
+                    .read_back(&out, n)?
+                    .into_iter()
+                    .map(f32::from_bits)
+                    .collect();
+                // A few float32 roundings of values up to ~3,000 (and a square root).
+                check_close(&what, &got, &want, |i| {
+                    8.0 * f32::EPSILON * want[i].abs().max(1.0)
+                })
+            }),
+        });
+    }
+    Ok(cases)
 }
 
 /// Fails unless every component is within `tol(i)` of the oracle, naming the first that is not.
-fn check_close(got: &[f32], want: &[f32], tol: impl Fn(usize) -> f32) -> Result<()> {
+fn check_close(op: &str, got: &[f32], want: &[f32], tol: impl Fn(usize) -> f32) -> Result<()> {
     if got.len() != want.len() {
         bail!(
-            "{OP}: result has {} components, expected {}",
+            "{op}: result has {} components, expected {}",
             got.len(),
             want.len()
         );
@@ -97,9 +233,7 @@ fn check_close(got: &[f32], want: &[f32], tol: impl Fn(usize) -> f32) -> Result<
     let within = |i: usize| (got[i] - want[i]).abs() <= tol(i);
     if let Some(i) = (0..got.len()).find(|&i| !within(i)) {
         bail!(
-            "{OP}: row {} component {} is {} but the CPU oracle says {} (tolerance {})",
-            i / 3,
-            i % 3,
+            "{op}: component {i} is {} but the CPU oracle says {} (tolerance {})",
             got[i],
             want[i],
             tol(i)
