@@ -33,7 +33,8 @@ pub enum ScalarBinding {
     View(DataView),
 }
 
-struct Shared {
+/// What a kernel runs: one generated shader and how to bind it.
+struct Source {
     id: String,
     wgsl: String,
     layout: ShaderLayout,
@@ -43,6 +44,10 @@ struct Shared {
     outputs: Vec<(String, ValueType)>,
     /// Whether results have one row per input row (else one constant row).
     row_sized: bool,
+}
+
+struct Shared {
+    source: Source,
     /// The expression of a single-expression kernel.
     single: Option<CompiledExpression>,
     pipelines: Mutex<Vec<(wgpu::Device, Kernel)>>,
@@ -59,7 +64,7 @@ pub struct ExpressionKernel {
 impl std::fmt::Debug for ExpressionKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ExpressionKernel")
-            .field("id", &self.shared.id)
+            .field("id", &self.shared.source.id)
             .field("pipelines_created", &self.pipelines_created())
             .finish()
     }
@@ -68,18 +73,15 @@ impl std::fmt::Debug for ExpressionKernel {
 impl ExpressionKernel {
     /// A kernel for `expr` (no GPU work until a graph that uses it compiles).
     pub fn new(expr: CompiledExpression) -> Self {
-        let mut k = Self::from_parts(
-            expr.id().to_string(),
-            expr.wgsl().to_string(),
-            expr.layout().clone(),
-            expr.declarations().clone(),
-            vec![(expr.output_name().to_string(), expr.output_type())],
-            expr.is_row_sized(),
-        );
-        if let Some(shared) = Arc::get_mut(&mut k.shared) {
-            shared.single = Some(expr);
-        }
-        k
+        let source = Source {
+            id: expr.id().to_string(),
+            wgsl: expr.wgsl().to_string(),
+            layout: expr.layout().clone(),
+            decls: expr.declarations().clone(),
+            outputs: vec![(expr.output_name().to_string(), expr.output_type())],
+            row_sized: expr.is_row_sized(),
+        };
+        Self::from_source(source, Some(expr))
     }
 
     /// The compiled expression of a single-expression kernel (`None` when fused).
@@ -90,34 +92,22 @@ impl ExpressionKernel {
     /// A kernel computing every stage of `fused` in one pass; its stored results are the
     /// outputs of [`Self::add_fused_to_graph`].
     pub fn fused(fused: FusedExpression) -> Self {
-        let outputs = fused.stored_outputs();
-        Self::from_parts(
-            fused.id().to_string(),
-            fused.wgsl().to_string(),
-            fused.layout().clone(),
-            fused.declarations().clone(),
-            outputs,
-            true,
-        )
+        let source = Source {
+            id: fused.id().to_string(),
+            wgsl: fused.wgsl().to_string(),
+            layout: fused.layout().clone(),
+            decls: fused.declarations().clone(),
+            outputs: fused.stored_outputs(),
+            row_sized: true,
+        };
+        Self::from_source(source, None)
     }
 
-    fn from_parts(
-        id: String,
-        wgsl: String,
-        layout: ShaderLayout,
-        decls: Declarations,
-        outputs: Vec<(String, ValueType)>,
-        row_sized: bool,
-    ) -> Self {
+    fn from_source(source: Source, single: Option<CompiledExpression>) -> Self {
         Self {
             shared: Arc::new(Shared {
-                id,
-                wgsl,
-                layout,
-                decls,
-                outputs,
-                row_sized,
-                single: None,
+                source,
+                single,
                 pipelines: Mutex::new(Vec::new()),
                 created: AtomicUsize::new(0),
             }),
@@ -126,12 +116,12 @@ impl ExpressionKernel {
 
     /// The shader's own vector inputs and scalars, in the order `add_*_to_graph` binds them.
     pub fn declarations(&self) -> &Declarations {
-        &self.shared.decls
+        &self.shared.source.decls
     }
 
     /// The operation (or fused group) id: the default node id.
     pub fn id(&self) -> &str {
-        &self.shared.id
+        &self.shared.source.id
     }
 
     /// How many pipelines this kernel has created (one per device it was compiled on).
@@ -159,7 +149,7 @@ impl ExpressionKernel {
         scalars: &[ScalarBinding],
         output: &VectorView,
     ) -> Result<(), AlgorithmError> {
-        let id = self.shared.id.clone();
+        let id = self.shared.source.id.clone();
         self.add_to_graph_as(graph, &id, inputs, scalars, output)
     }
 
@@ -193,7 +183,7 @@ impl ExpressionKernel {
         scalars: &[ScalarBinding],
         outputs: &[VectorView],
     ) -> Result<(), AlgorithmError> {
-        let shared = &self.shared;
+        let shared = &self.shared.source;
         let id = node_id.to_string();
         let check = ViewCheck {
             algorithm: ALGORITHM,
@@ -466,7 +456,7 @@ impl Shared {
         if let Some((_, k)) = cache.iter().find(|(d, _)| d == device) {
             return k.clone();
         }
-        let layout = &self.layout;
+        let layout = &self.source.layout;
         let mut bindings = vec![Binding::StorageRead];
         bindings.extend(std::iter::repeat_n(
             Binding::StorageReadWrite,
@@ -476,7 +466,14 @@ impl Shared {
             Binding::StorageRead,
             layout.inputs.len() + layout.scalars.len(),
         ));
-        let k = Kernel::new(device, &self.id, &self.wgsl, ENTRY_POINT, &bindings, &[]);
+        let k = Kernel::new(
+            device,
+            &self.source.id,
+            &self.source.wgsl,
+            ENTRY_POINT,
+            &bindings,
+            &[],
+        );
         self.created.fetch_add(1, Ordering::Relaxed);
         cache.push((device.clone(), k.clone()));
         k
