@@ -43,3 +43,5 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
       || python3 -c "import json,sys;[print(r['op'],r['elements'],round(r['median_ms'],4),round(r['ratio_to_copy'],2)) for r in json.load(open(sys.argv[1]))['rows']]" "$out/$b.json"
   }
 done
+# One chart of everything measured above (ours and peers, copy floor marked).
+"$G" bench plot "$out"/*.json --out "$out/throughput.png" || true

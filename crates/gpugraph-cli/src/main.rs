@@ -5,9 +5,11 @@
 
 mod analyze;
 mod bench;
+mod canvas;
 mod demo;
 mod expr;
 mod files;
+mod font;
 mod gpu;
 mod info;
 mod npy;

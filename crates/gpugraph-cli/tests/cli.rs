@@ -180,3 +180,57 @@ fn runtime_errors_are_one_line() {
     ]);
     assert!(stderr.contains("cannot write JSON"), "{stderr}");
 }
+
+#[test]
+fn bench_plot_charts_bench_and_peer_json() {
+    let json = TempPath::new("bench-compact.json");
+    let peer = TempPath::new("bench-compact-peer.json");
+    let png = TempPath::new("bench-chart.png");
+    let args = [
+        "bench",
+        "compact",
+        "--sizes",
+        "4096",
+        "--selected",
+        "1,100",
+        "--repeat",
+        "1",
+        "--json",
+        json.as_str(),
+    ];
+    let out = gpugraph(&args);
+    assert_success(&args, &out);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("compact-1%") && stdout.contains("compact-100%"),
+        "{stdout}"
+    );
+    std::fs::write(
+        &peer.0,
+        r#"{"device": "test", "rows": [{"op": "compact-1%", "peer": "torch.masked_select",
+            "elements": 4096, "median_ms": 0.01, "min_ms": 0.01, "max_ms": 0.01}]}"#,
+    )
+    .unwrap();
+    let args = [
+        "bench",
+        "plot",
+        json.as_str(),
+        peer.as_str(),
+        "--out",
+        png.as_str(),
+    ];
+    let out = gpugraph(&args);
+    assert_success(&args, &out);
+    assert!(
+        text(&out.stderr).contains("2 operations"),
+        "{}",
+        text(&out.stderr)
+    );
+    let bytes = std::fs::read(&png.0).expect("bench plot wrote the PNG");
+    assert_eq!(&bytes[1..4], b"PNG");
+
+    // Anything but bench JSON is a one-line error naming the file.
+    std::fs::write(&peer.0, "{\"not\": \"rows\"}").unwrap();
+    let err = assert_clean_failure(&["bench", "plot", peer.as_str(), "--out", png.as_str()]);
+    assert!(err.contains(peer.as_str()), "{err}");
+}

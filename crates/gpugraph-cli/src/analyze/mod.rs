@@ -6,11 +6,10 @@
 //!
 //! Modules: [`args`] (command line, filter syntax), [`load`] (files → Arrow batches, column
 //! checks), [`graph`] (the command graph and its readback), [`nodes`] (the small kernels
-//! around the library primitives), [`report`] (report.json and text), [`plot`] + [`font`]
-//! (PNG), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
+//! around the library primitives), [`report`] (report.json and text), [`plot`] (PNG, drawn
+//! on a [`crate::canvas::Canvas`]), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
 
 pub mod args;
-pub mod font;
 pub mod generate;
 pub mod graph;
 pub mod load;

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod expr;
 pub mod graph;
+pub mod plot;
 pub mod primitives;
 pub mod report;
 pub mod throughput;
@@ -38,6 +39,9 @@ pub enum BenchCommand {
     Histogram(primitives::PrimitiveArgs),
     /// Per-group count and mean over 1,024 groups (8 bytes per element).
     Group(primitives::PrimitiveArgs),
+    /// A PNG bar chart of bench (and peer) JSON files: bandwidth per operation at its largest
+    /// size, peers beside it, the copy floor marked.
+    Plot(plot::PlotArgs),
 }
 
 /// Options every bench takes.
@@ -84,5 +88,6 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             primitives::run_cases("histogram", &args, analysis::histogram_cases)
         }
         BenchCommand::Group(args) => primitives::run_cases("group", &args, analysis::group_cases),
+        BenchCommand::Plot(args) => plot::run(&args),
     }
 }
