@@ -233,7 +233,8 @@ fn sorts_match_the_oracle_across_sizes_distributions_and_payloads() {
 
 /// Policies that make the look-back take its fallback: every predecessor recounted from its
 /// keys, tiles taken last-first (each waits on unstarted predecessors), an impatient spin
-/// limit, and look-back windows of 1 and 3. Small tiles (1024 rows) give many tiles.
+/// limit, and look-back windows of 1 and 3. Small tiles (1024 rows) give many tiles. Also the
+/// unrolled key loops and the scans without subgroups.
 #[test]
 fn look_back_fallback_and_adverse_schedules_sort_correctly() {
     let ctx = ctx();
@@ -295,6 +296,23 @@ fn look_back_fallback_and_adverse_schedules_sort_correctly() {
             "unrolled-default-tiles",
             SortPolicy {
                 unroll: true,
+                ..SortPolicy::DEFAULT
+            },
+        ),
+        // The workgroup-memory scans (the default uses subgroup scans where the adapter has
+        // subgroups, as lavapipe does).
+        (
+            "no-subgroups",
+            SortPolicy {
+                subgroups: false,
+                ..small
+            },
+        ),
+        (
+            "no-subgroups-reverse",
+            SortPolicy {
+                subgroups: false,
+                reverse_tiles: true,
                 ..SortPolicy::DEFAULT
             },
         ),

@@ -47,8 +47,9 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
                     "window" => p.lookback_window = v,
                     "spin" => p.spin_limit = v,
                     "unroll" => p.unroll = v != 0,
+                    "subgroups" => p.subgroups = v != 0,
                     other => bail!(
-                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll)"
+                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups)"
                     ),
                 }
             }

@@ -55,6 +55,10 @@ pub struct SortPolicy {
     /// Generate the radix pass's per-invocation key loops as straight-line code (`#unroll`).
     /// Off by default until measured on the H200 (`gpugraph bench sort --sort-policy unroll=1`).
     pub unroll: bool,
+    /// Use subgroup operations for the radix pass's workgroup prefix sums where the device has
+    /// `Features::SUBGROUP` (3 barriers per scan instead of 18; the ranking makes three per
+    /// tile). Ignored on devices without subgroups; compare with `--sort-policy subgroups=0`.
+    pub subgroups: bool,
 }
 
 impl SortPolicy {
@@ -71,6 +75,7 @@ impl SortPolicy {
         force_fallback: false,
         reverse_tiles: false,
         unroll: false,
+        subgroups: true,
     };
 
     /// The default shrunk until its radix pass fits the device's workgroup memory.

@@ -5,7 +5,8 @@
 // CPU twin: cpu::radix_pass.
 //
 // `#ifdef` names (source.rs): LOAD_VALUES (values are read from src_values), SOURCE_ROWS
-// (values are the keys' source rows, generated), FORCE_FALLBACK and REVERSE_TILES (testing).
+// (values are the keys' source rows, generated), SUBGROUPS (workgroup scans use subgroup
+// operations; radix_common.wgsl), FORCE_FALLBACK and REVERSE_TILES (testing).
 //
 // Steps of one workgroup (tile of TILE_ROWS keys; invocation t holds rows t*KPT .. t*KPT+KPT-1
 // of the tile in registers, "blocked", so rank order = tile order):
@@ -13,7 +14,8 @@
 //     tile 0 publishes INCLUSIVE since nothing precedes it).
 //  2. Rank stably: two 4-bit counting sorts (low then high half of the digit), each with 16
 //     private counters per invocation, scanned digit-major, invocation-minor. Workgroup memory
-//     only, no subgroup operations, so it runs on every adapter.
+//     (and, with SUBGROUPS, subgroup scans for the workgroup-wide prefix sums; without them it
+//     runs on every adapter).
 //  3. Look back (invocation d owns digit d): add predecessors' published counts until one
 //     publishes its INCLUSIVE prefix, then publish this tile's. Rounds are workgroup-uniform; when a round makes no
 //     progress for SPIN_LIMIT rounds, the workgroup counts the latest stalled predecessor's
@@ -282,7 +284,28 @@ fn look_back(t: u32, tile: u32, count: u32) -> u32 {
 }
 
 @compute @workgroup_size(WG_SIZE)
-fn radix_pass(@builtin(local_invocation_index) t: u32) {
+fn radix_pass(
+    @builtin(local_invocation_index) lid: u32,
+#ifdef SUBGROUPS
+    @builtin(subgroup_invocation_id) subgroup_lane: u32,
+    @builtin(subgroup_size) subgroup_width: u32,
+    @builtin(subgroup_id) subgroup_index: u32,
+    @builtin(num_subgroups) subgroups: u32,
+#endif
+) {
+    // Every use of t is positional (rows, digits, ranks), so any numbering of the invocations
+    // works; with full subgroups, the subgroup-major one lets subgroup scans run in t order.
+    var t = lid;
+#ifdef SUBGROUPS
+    sg_full = subgroup_width * subgroups == WG_SIZE;
+    sg_lane = subgroup_lane;
+    sg_size = subgroup_width;
+    sg_id = subgroup_index;
+    sg_count = subgroups;
+    if sg_full {
+        t = subgroup_index * subgroup_width + subgroup_lane;
+    }
+#endif
     if t == 0u {
         sh_ticket = atomicAdd(&scratch[params.ticket_word], 1u);
     }

@@ -69,15 +69,19 @@ pub(crate) fn radix_histogram(policy: &SortPolicy) -> String {
     let mut out = radix_header(policy);
     out.push_str(SHARED_DISPATCH_WGSL);
     out.push('\n');
-    out.push_str(RADIX_COMMON_WGSL);
+    out.push_str(&preprocess(RADIX_COMMON_WGSL, &[]));
     out.push_str(RADIX_HISTOGRAM_WGSL);
     out
 }
 
-/// One digit pass (`radix_pass`) moving values as `values` says.
-pub(crate) fn radix_pass(policy: &SortPolicy, values: ValueMode) -> String {
+/// One digit pass (`radix_pass`) moving values as `values` says; `subgroups`: the device has
+/// `Features::SUBGROUP` and the policy asks for subgroup scans.
+pub(crate) fn radix_pass(policy: &SortPolicy, values: ValueMode, subgroups: bool) -> String {
     let mut defines = Vec::new();
     values.defines(&mut defines);
+    if subgroups {
+        defines.push("SUBGROUPS");
+    }
     if policy.force_fallback {
         defines.push("FORCE_FALLBACK");
     }
@@ -85,7 +89,7 @@ pub(crate) fn radix_pass(policy: &SortPolicy, values: ValueMode) -> String {
         defines.push("REVERSE_TILES");
     }
     let mut out = radix_header(policy);
-    out.push_str(RADIX_COMMON_WGSL);
+    out.push_str(&preprocess(RADIX_COMMON_WGSL, &defines));
     let specialized = preprocess(RADIX_PASS_WGSL, &defines);
     out.push_str(&unroll(
         &specialized,
@@ -172,11 +176,16 @@ mod tests {
             unroll: true,
             ..SortPolicy::DEFAULT
         };
-        assert!(!radix_pass(&unrolled, ValueMode::Load).contains("< KPT;"));
+        assert!(!radix_pass(&unrolled, ValueMode::Load, false).contains("< KPT;"));
         for policy in [SortPolicy::DEFAULT, test, unrolled] {
             validate("histogram", &radix_histogram(&policy));
             for mode in modes {
-                validate(&format!("pass {mode:?}"), &radix_pass(&policy, mode));
+                for subgroups in [false, true] {
+                    validate(
+                        &format!("pass {mode:?} subgroups={subgroups}"),
+                        &radix_pass(&policy, mode, subgroups),
+                    );
+                }
             }
         }
         for mode in modes {
@@ -192,7 +201,7 @@ mod tests {
 
     #[test]
     fn keys_only_pass_binds_no_values() {
-        let s = radix_pass(&SortPolicy::DEFAULT, ValueMode::None);
+        let s = radix_pass(&SortPolicy::DEFAULT, ValueMode::None, true);
         assert!(
             !s.contains("var<storage, read> src_values")
                 && !s.contains("var<storage, read_write> dst_values")
