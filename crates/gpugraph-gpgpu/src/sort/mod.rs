@@ -48,9 +48,9 @@
 //! cost ~70 barriers per tile).
 //! Since then the workgroup scans use subgroups where available (lavapipe: 11% faster per
 //! sort at 2^20 keys; not yet measured on the H200, `bench sort --sort-policy subgroups=0`
-//! compares). Next steps, in expected order of gain: subgroup ranking (ballot-based digit
-//! matching instead of the counting sorts), a smaller register footprint (recompute digits
-//! instead of keeping them), then retune `keys_per_thread` and `lookback_window`.
+//! compares), and digits are recomputed from the keys instead of held in a second register
+//! array. Next steps, in expected order of gain: subgroup ranking (ballot-based digit matching
+//! instead of the counting sorts), then retune `keys_per_thread` and `lookback_window`.
 //! The spec's radix stages use 4-bit digits; we use 8-bit digits (half the passes over
 //! memory).
 //!

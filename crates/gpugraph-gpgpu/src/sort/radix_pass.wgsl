@@ -120,18 +120,20 @@ fn rank_nibble(t: u32, nib: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
     return ranks;
 }
 
-// Final ranks (tile order of the stable sort by `digits`) of the invocation's keys.
-fn rank_tile(t: u32, digits: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
+// Final ranks (tile order of the stable sort by this pass's digit) of the invocation's keys.
+// Digits are recomputed from the keys (a shift and a mask) rather than kept in a second
+// per-invocation array, which would cost KPT more registers.
+fn rank_tile(t: u32, keys: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
     var nib: array<u32, KPT>;
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
-        nib[k] = (*digits)[k] & 15u;
+        nib[k] = digit_of((*keys)[k], params.shift) & 15u;
     }
     let low = rank_nibble(t, &nib);
     // Move (digit, source row in tile) into low-digit order, then rank by the high nibble.
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
-        sh[low[k]] = ((*digits)[k] << 16u) | (t * KPT + k);
+        sh[low[k]] = (digit_of((*keys)[k], params.shift) << 16u) | (t * KPT + k);
     }
     workgroupBarrier();
     var moved: array<u32, KPT>;
@@ -324,7 +326,6 @@ fn radix_pass(
 
     // 1. Load (blocked), count and publish.
     var keys: array<u32, KPT>;
-    var digits: array<u32, KPT>;
     for (var q = 0u; q < KPT / 4u; q += 1u) {
         let e = tile_start + first + 4u * q;
         let k4 = load_key4(e, tile_start + valid);
@@ -335,9 +336,8 @@ fn radix_pass(
     }
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
-        digits[k] = digit_of(keys[k], params.shift);
         if first + k < valid {
-            atomicAdd(&sh_count[digits[k]], 1u);
+            atomicAdd(&sh_count[digit_of(keys[k], params.shift)], 1u);
         }
     }
     workgroupBarrier();
@@ -346,7 +346,7 @@ fn radix_pass(
     let local = workgroup_scan(t, count);
 
     // 2. Rank.
-    let ranks = rank_tile(t, &digits);
+    let ranks = rank_tile(t, &keys);
 
     // 3. Look back, publish the inclusive prefix.
     let prefix = look_back(t, tile, count);
