@@ -158,6 +158,9 @@ fn bad_arguments_fail_cleanly() {
     assert_clean_failure(&["bench", "graph", "--repeat", "0"]);
     assert_clean_failure(&["bench", "graph", "--shapes", "ring"]);
     assert_clean_failure(&["demo", "--rows", "0"]);
+    assert_clean_failure(&["bench", "compact", "--selected", "101"]);
+    assert_clean_failure(&["bench", "sort", "--sort-policy", "subgroups"]);
+    assert_clean_failure(&["bench", "plot", "--out", "x.png"]);
 }
 
 #[test]

@@ -201,7 +201,14 @@ fn add_row(key: u32, v: f32, copy: u32) {
             continue;
         }
         if (FIXED_SUM && s == SUM_AT) {
-            let scale = atomicLoad(&acc[STATUS_WORDS + key * STRIDE + SCALE_AT]);
+            // Privatized: the workgroup staged every key's scale at start (no per-row global
+            // load); otherwise read the one the scale pass finished.
+            var scale: u32;
+            if (PRIVATE) {
+                scale = atomicLoad(&wg_acc[(key * STRIDE + SCALE_AT) * COPIES + copy]);
+            } else {
+                scale = atomicLoad(&acc[STATUS_WORDS + key * STRIDE + SCALE_AT]);
+            }
             let t = fixed_term(v, fixed_exponent(scale));
             if (PRIVATE) {
                 let lo = (key * STRIDE + SUM_AT) * COPIES + copy;
@@ -273,7 +280,13 @@ fn accumulate(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num
     }
     if (PRIVATE) {
         for (var i = lane; i < PRIV_WORDS; i += WG) {
-            atomicStore(&wg_acc[i], identity((i / COPIES) % STRIDE));
+            let stat = (i / COPIES) % STRIDE;
+            var v = identity(stat);
+            if (FIXED_SUM && !SCALE_PHASE && stat == SCALE_AT) {
+                // The main pass stages the scale pass's result (read-only from here on).
+                v = atomicLoad(&acc[STATUS_WORDS + i / COPIES]);
+            }
+            atomicStore(&wg_acc[i], v);
         }
     }
     if (EDGES_SHARED) {
@@ -305,7 +318,8 @@ fn accumulate(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num
     if (PRIVATE) {
         for (var i = lane; i < KEYS * STRIDE; i += WG) {
             let s = i % STRIDE;
-            if (FIXED_SUM && s == SUM_AT + 1u) {
+            // The high word merges with the low one; the staged scale is not a result.
+            if (FIXED_SUM && (s == SUM_AT + 1u || (s == SCALE_AT && !SCALE_PHASE))) {
                 continue;
             }
             if (FIXED_SUM && s == SUM_AT) {
