@@ -12,11 +12,16 @@ use common::*;
 
 use serde_json::Value;
 
-const CSV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/flights_small.csv");
+/// The committed CSV (found beside the carried test binaries too: [`crate_file`]).
+static CSV_PATH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    crate_file("tests/data/flights_small.csv")
+        .to_string_lossy()
+        .into_owned()
+});
 
 /// Runs analyze of the committed CSV with `args` into a fresh directory; returns report.json.
 fn analyze(name: &str, args: &[&str]) -> (Value, TempDir) {
-    analyze_file(CSV, name, args)
+    analyze_file(CSV_PATH.as_str(), name, args)
 }
 
 /// Runs analyze of `file` with `args` into a fresh directory `name`; returns report.json.
@@ -59,7 +64,7 @@ struct Row {
 }
 
 fn rows() -> Vec<Row> {
-    let data = std::fs::read_to_string(CSV).expect("test CSV");
+    let data = std::fs::read_to_string(CSV_PATH.as_str()).expect("test CSV");
     let mut lines = data.lines();
     assert_eq!(lines.next(), Some("id,carrier,dep_time,arr_delay,distance"));
     let num = |s: &str| -> Option<f32> {
@@ -425,7 +430,7 @@ fn bad_input_gives_named_errors() {
     let out = dir.dir();
     // The CSV analyzed with `args`.
     let fails_with = |args: &[&str]| {
-        let mut all = vec!["analyze", CSV, "--out", out];
+        let mut all = vec!["analyze", CSV_PATH.as_str(), "--out", out];
         all.extend_from_slice(args);
         fails(&all)
     };

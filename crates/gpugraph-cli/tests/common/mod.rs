@@ -5,9 +5,28 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// The binary under test: `GPUGRAPH_BIN` when set (carried binaries on a machine without
+/// cargo, where the build path does not exist), else the one cargo built for this test.
+pub fn binary() -> PathBuf {
+    std::env::var_os("GPUGRAPH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_gpugraph")))
+}
+
+/// A file of the CLI crate (`rel` from its manifest directory): found under the build-time
+/// manifest directory, else under `crates/gpugraph-cli/` of the working directory (the
+/// repository root on a machine that runs carried test binaries).
+pub fn crate_file(rel: &str) -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel);
+    if built.exists() {
+        return built;
+    }
+    PathBuf::from("crates/gpugraph-cli").join(rel)
+}
+
 /// Runs the built `gpugraph` with `args`.
 pub fn gpugraph(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpugraph"))
+    Command::new(binary())
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("could not start gpugraph {args:?}: {e}"))
