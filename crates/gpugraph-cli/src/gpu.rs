@@ -33,6 +33,15 @@ impl Gpu {
                     v.push(one_line(&e.to_string()));
                 }
             }));
+        let sink = Arc::clone(&errors);
+        ctx.device.set_device_lost_callback(move |reason, message| {
+            // Dropping the device at exit also "loses" it; only report real losses.
+            if reason != wgpu::DeviceLostReason::Destroyed {
+                if let Ok(mut v) = sink.lock() {
+                    v.push(format!("device lost ({reason:?}): {}", one_line(&message)));
+                }
+            }
+        });
         Ok(Self { ctx, errors })
     }
 
@@ -64,15 +73,20 @@ impl Gpu {
     }
 
     /// Submits `commands` and blocks until the GPU finished them.
+    ///
+    /// A wgpu error recorded before or during the submission (an invalid command buffer, a
+    /// refused allocation, a lost device) is reported by name instead of the poll's internal
+    /// message about an unknown submission index.
     pub fn submit_and_wait(&self, commands: wgpu::CommandBuffer) -> Result<()> {
+        self.check("encoding")?;
         let index = self.queue().submit([commands]);
-        self.device()
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(index),
-                timeout: None,
-            })
-            .context("waiting for the GPU")?;
-        self.check("submission")
+        let waited = self.device().poll(wgpu::PollType::Wait {
+            submission_index: Some(index),
+            timeout: None,
+        });
+        self.check("submission")?;
+        waited.context("waiting for the GPU (the device may have been lost)")?;
+        Ok(())
     }
 
     /// Encodes `graph` once (default options) into its own encoder and submits it, blocking
