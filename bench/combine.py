@@ -1,33 +1,61 @@
 #!/usr/bin/env python3
 """One table from `gpugraph bench ... --json OURS` and `peers.py ... --json PEER` measured in the
-same device call: for every gpugraph row, the best peer row of the same op and size, and our
-speed ratio to it (>1 means gpugraph is faster).
+same device call: for every gpugraph row, its ratio to the floor (the WGSL copy kernel of the same
+bytes, same process), the best peer row of the same op and size and our speed ratio to it (>1
+means gpugraph is faster), and, given the copy bench's peer file, our bandwidth over
+torch.copy_'s at the nearest traffic.
 
-    python3 bench/combine.py ours.json peer.json [--markdown]
+    python3 bench/combine.py ours.json peer.json [--copy-peer copy-peer.json] [--markdown]
 """
 import json
 import sys
 
 
+def torch_copy_gbps(copy_peer):
+    """(bytes moved, GB/s) of torch.copy_ rows: n u32 read + written = 8 n bytes."""
+    out = []
+    for r in copy_peer["rows"]:
+        if r.get("peer") == "torch.copy_" and r["op"] == "copy-kernel" and r["median_ms"] > 0:
+            b = 8 * r["elements"]
+            out.append((b, b / (r["median_ms"] * 1e6)))
+    return sorted(out)
+
+
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    argv = sys.argv[1:]
+    copy_peer = None
+    if "--copy-peer" in argv:
+        i = argv.index("--copy-peer")
+        copy_peer = json.load(open(argv[i + 1]))
+        del argv[i:i + 2]
+    args = [a for a in argv if not a.startswith("--")]
     if len(args) != 2:
         raise SystemExit(__doc__)
     ours = json.load(open(args[0]))
     peer = json.load(open(args[1]))
+    copies = torch_copy_gbps(copy_peer) if copy_peer else []
     best = {}
     for r in peer["rows"]:
         key = (r["op"], r["elements"])
         if key not in best or r["median_ms"] < best[key]["median_ms"]:
             best[key] = r
-    head = ["op", "elements", "ours ms", "GB/s", "x copy floor", "peer", "peer ms", "x peer"]
+    head = ["op", "elements", "ours ms [min-max]", "GB/s", "x floor", "x torch copy", "peer",
+            "peer ms", "x peer"]
     lines = [head]
+    bad = []
     for r in ours["rows"]:
         # "[...]" marks a kernel variant of the same op (--scan-policy); it pairs with the op's peer.
         p = best.get((r["op"].split("[")[0], r["elements"]))
+        floor = r.get("ratio_to_floor", r.get("ratio_to_copy", 0))
+        if floor > 1.0:
+            bad.append(r["op"])
+        traffic = r["elements"] * r.get("bytes_per_element", 0)
+        tc = min(copies, key=lambda c: abs(c[0] - traffic))[1] if copies and traffic else 0
         lines.append([
-            r["op"], str(r["elements"]), f'{r["median_ms"]:.3f}', f'{r.get("gb_per_s", 0):.0f}',
-            f'{r.get("ratio_to_copy", 0):.2f}',
+            r["op"], str(r["elements"]),
+            f'{r["median_ms"]:.3f} [{r.get("min_ms", 0):.3f}-{r.get("max_ms", 0):.3f}]',
+            f'{r.get("gb_per_s", 0):.0f}', f'{floor:.2f}' + ("!" if floor > 1.0 else ""),
+            f'{r.get("gb_per_s", 0) / tc:.2f}' if tc else "-",
             p["peer"] if p else "-", f'{p["median_ms"]:.3f}' if p else "-",
             f'{p["median_ms"] / r["median_ms"]:.2f}' if p and r["median_ms"] > 0 else "-",
         ])
@@ -41,6 +69,8 @@ def main():
         else:
             print("  ".join(c.rjust(w) for c, w in zip(l, widths)))
     print(f'device: {ours.get("device", "?")} / peer {peer.get("device", "?")} torch {peer.get("torch")} cupy {peer.get("cupy")}')
+    if bad:
+        print(f"BENCH BUG: above 1.0x the floor: {', '.join(bad)}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every throughput bench with its peer, in one device call:
-#   ../shared/tools/device-prep            (here)
-#   device run, carry [".gl", ".devbin"]:  . .gl/setup.sh; bash bench/h200.sh "$OUT"
+#   bash bench/device-pack.sh              (here: release binaries + loaders, packed)
+#   device run, carry [".gl", ".devbin"]:  . .gl/setup.sh; bash .devbin/unpack.sh; bash bench/h200.sh "$OUT"
 # Writes ours/peer JSON per bench into OUT and prints one combined table per bench.
 # SIZES / REPEAT / BENCHES override the defaults (the issues' target sizes).
 set -uo pipefail
@@ -22,6 +22,12 @@ import sys
 print(",".join(str(2 ** int(s[2:])) if s.startswith("2^") else s for s in sys.argv[1].split(",")))
 PY
 }
+# Where uploads land (the 512 MiB cliff): the floor kernel over differently created buffers.
+if [ -z "${BENCHES:-}" ] || [ "${MEMORY:-1}" = 1 ]; then
+  echo "=== memory"
+  "$G" bench memory --sizes "${MEMORY_SIZES:-2^24,2^26,2^27,2^28}" --repeat "$repeat" \
+    --json "$out/memory.json" 2>"$out/memory.log" || tail -3 "$out/memory.log"
+fi
 for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
   s=$(sizes_for "$b")
   echo "=== $b ($s)"
@@ -40,8 +46,9 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
   {
     python3 bench/peers/peers.py "$b" --sizes "$(peer_sizes "$s")" --repeat "$repeat" --json "$out/$b-peer.json" "${peer_extra[@]}" 2>>"$out/$b.log" \
       && python3 bench/combine.py "$out/$b.json" "$out/$b-peer.json" \
-      || python3 -c "import json,sys;[print(r['op'],r['elements'],round(r['median_ms'],4),round(r['ratio_to_copy'],2)) for r in json.load(open(sys.argv[1]))['rows']]" "$out/$b.json"
+           $( [ -f "$out/copy-peer.json" ] && echo --copy-peer "$out/copy-peer.json" ) \
+      || python3 -c "import json,sys;[print(r['op'],r['elements'],round(r['median_ms'],4),round(r['ratio_to_floor'],2)) for r in json.load(open(sys.argv[1]))['rows']]" "$out/$b.json"
   }
 done
 # One chart of everything measured above (ours and peers, copy floor marked).
-"$G" bench plot "$out"/*.json --out "$out/throughput.png" || true
+"$G" bench plot $(ls "$out"/*.json | grep -v memory.json) --out "$out/throughput.png" || true

@@ -68,7 +68,10 @@ def rows_for(bench, n, repeat, gen, selected=(50,)):
     if bench == "copy":
         src = u32(n, gen)
         dst = torch.empty_like(src)
-        add("copy", "torch.copy_", time_ms(lambda: dst.copy_(src), repeat))
+        t = time_ms(lambda: dst.copy_(src), repeat)
+        # Our copy rows: the floor kernel (and its grid variants) and the graph copy node.
+        add("copy-kernel", "torch.copy_", t)
+        add("copy-buffer", "torch.copy_", t)
     elif bench == "scan":
         x = u32(n, gen, 4)
         add("scan-exclusive", "torch.cumsum", time_ms(lambda: torch.cumsum(x, 0, dtype=torch.int32), repeat))

@@ -104,6 +104,9 @@ impl Gpu {
 
     /// A STORAGE | COPY_SRC | COPY_DST buffer holding `data` (at least 4 bytes; written
     /// through the queue, so it is ready for the next submission).
+    ///
+    /// A failed upload (the device lost while waiting for a staging batch) is recorded like a
+    /// wgpu error and fails the next [`Gpu::check`] or submission.
     pub fn upload(&self, label: &str, data: &[u32]) -> wgpu::Buffer {
         let buffer = self.device().create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
@@ -112,8 +115,14 @@ impl Gpu {
             mapped_at_creation: false,
         });
         if !data.is_empty() {
-            self.queue()
-                .write_buffer(&buffer, 0, bytemuck::cast_slice(data));
+            // Bounded staging pieces: one host-visible allocation as large as the data slows
+            // later kernels down on NVIDIA (gpugraph_tables::upload).
+            let parts = [(0, bytemuck::cast_slice::<u32, u8>(data))];
+            let written =
+                gpugraph_tables::upload::write_parts(self.device(), self.queue(), &buffer, &parts);
+            if let (Err(e), Ok(mut errors)) = (written, self.errors.lock()) {
+                errors.push(format!("uploading {label}: {e}"));
+            }
         }
         buffer
     }

@@ -14,6 +14,7 @@ use wgpu::BufferUsages;
 
 use crate::error::TableError;
 use crate::readback;
+use crate::upload::create_filled_buffer;
 
 /// Who destroys the buffer behind a [`GpuData`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -123,28 +124,36 @@ impl GpuData {
     /// extra_usage`, sized to the data rounded up to 4 bytes (at least 4). The range is packed
     /// at offset 0 with `bytes / format.byte_size()` rows.
     ///
-    /// Writes through a buffer mapped at creation (no queue submission). Fails when the bytes
-    /// are not whole rows, the size exceeds `max_buffer_size`, `extra_usage` contains a map
-    /// flag, or the device refuses the allocation.
+    /// Writes through the queue in bounded staging pieces ([`crate::upload`]): the data is in
+    /// place for the next submission on `ctx.queue`. Fails when the bytes are not whole rows,
+    /// the size exceeds `max_buffer_size`, `extra_usage` contains a map flag, or the device
+    /// refuses the allocation.
     pub fn upload<T: bytemuck::Pod>(
         ctx: &GpuContext,
         data: &[T],
         format: VectorFormat,
         extra_usage: BufferUsages,
     ) -> Result<Self, TableError> {
-        Self::upload_to_device(&ctx.device, data, format, extra_usage)
+        Self::upload_to_device(&ctx.device, &ctx.queue, data, format, extra_usage)
     }
 
-    /// [`GpuData::upload`] with only a device (no [`GpuContext`]).
+    /// [`GpuData::upload`] with a device and queue instead of a [`GpuContext`].
     pub fn upload_to_device<T: bytemuck::Pod>(
         device: &wgpu::Device,
+        queue: &wgpu::Queue,
         data: &[T],
         format: VectorFormat,
         extra_usage: BufferUsages,
     ) -> Result<Self, TableError> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         let length = rows_of(bytes.len() as u64, format)?;
-        let buffer = create_filled_buffer(device, &[(0, bytes)], bytes.len() as u64, extra_usage)?;
+        let buffer = create_filled_buffer(
+            device,
+            queue,
+            &[(0, bytes)],
+            bytes.len() as u64,
+            extra_usage,
+        )?;
         Ok(Self::owned_unchecked(buffer, 0, length, format))
     }
 
@@ -369,65 +378,6 @@ pub(crate) fn cast_bytes<T: bytemuck::Pod>(bytes: &[u8]) -> Result<Vec<T>, Table
 pub(crate) const BASE_USAGE: BufferUsages = BufferUsages::STORAGE
     .union(BufferUsages::COPY_SRC)
     .union(BufferUsages::COPY_DST);
-
-/// Checks `extra_usage` and creates a `BASE_USAGE | extra_usage` buffer of `content_bytes`
-/// (rounded up to 4, at least 4) with `parts` (byte offset, bytes) written through a mapping
-/// at creation.
-pub(crate) fn create_filled_buffer(
-    device: &wgpu::Device,
-    parts: &[(u64, &[u8])],
-    content_bytes: u64,
-    extra_usage: BufferUsages,
-) -> Result<wgpu::Buffer, TableError> {
-    let map = BufferUsages::MAP_READ | BufferUsages::MAP_WRITE;
-    if extra_usage.intersects(map) {
-        return Err(TableError::InvalidUsage {
-            usage: extra_usage,
-            reason: "table buffers are storage buffers and cannot be mappable; read back through a staging copy".into(),
-        });
-    }
-    let size = content_bytes
-        .div_ceil(wgpu::COPY_BUFFER_ALIGNMENT)
-        .saturating_mul(wgpu::COPY_BUFFER_ALIGNMENT)
-        .max(wgpu::COPY_BUFFER_ALIGNMENT);
-    let max = device.limits().max_buffer_size;
-    if size > max {
-        return Err(TableError::BufferTooLarge { bytes: size, max });
-    }
-    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("gpugraph-tables-upload"),
-        size,
-        usage: BASE_USAGE | extra_usage,
-        mapped_at_creation: true,
-    });
-    let oom_error = pollster::block_on(oom.pop());
-    let validation_error = pollster::block_on(validation.pop());
-    if let Some(e) = oom_error.or(validation_error) {
-        return Err(TableError::Allocation {
-            bytes: size,
-            reason: e.to_string(),
-        });
-    }
-    {
-        let mut view = buffer
-            .get_mapped_range_mut(..)
-            .map_err(|e| TableError::Allocation {
-                bytes: size,
-                reason: format!("mapping at creation failed: {e}"),
-            })?;
-        for &(offset, bytes) in parts {
-            if !bytes.is_empty() {
-                let start = offset as usize;
-                view.slice(start..start + bytes.len())
-                    .copy_from_slice(bytes);
-            }
-        }
-    }
-    buffer.unmap();
-    Ok(buffer)
-}
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,7 @@ pub mod import;
 pub mod readback;
 pub mod schema;
 pub mod table;
+pub mod upload;
 pub mod vector;
 
 pub use batch::GpuRecordBatch;

@@ -13,9 +13,10 @@ use std::fmt;
 use gpugraph_command::{GpuContext, VectorFormat};
 use wgpu::BufferUsages;
 
-use crate::data::{cast_bytes, create_filled_buffer, rows_of, GpuData};
+use crate::data::{cast_bytes, rows_of, GpuData};
 use crate::error::TableError;
 use crate::readback;
+use crate::upload::create_filled_buffer;
 
 /// The list flavor of a variable-length vector (spelled like the spec's format strings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -203,7 +204,13 @@ impl GpuVector {
             parts.push((offset, bytes));
             cursor = offset + bytes.len() as u64;
         }
-        let buffer = create_filled_buffer(&ctx.device, &parts, cursor, BufferUsages::empty())?;
+        let buffer = create_filled_buffer(
+            &ctx.device,
+            &ctx.queue,
+            &parts,
+            cursor,
+            BufferUsages::empty(),
+        )?;
         let owner = GpuData::owned_unchecked(buffer, 0, 0, format);
         let row = format.byte_size() as u64;
         let chunks = parts

@@ -4,7 +4,9 @@
 
 pub mod analysis;
 pub mod expr;
+pub mod floor;
 pub mod graph;
+pub mod memory;
 pub mod plot;
 pub mod primitives;
 pub mod report;
@@ -39,6 +41,10 @@ pub enum BenchCommand {
     Histogram(primitives::PrimitiveArgs),
     /// Per-group count and mean over 1,024 groups (8 bytes per element).
     Group(primitives::PrimitiveArgs),
+    /// Memory placement probe: the floor's copy kernel over buffers created and filled in
+    /// different ways (plain + kernel fill, write_buffer, mapped at creation, staging copy, the
+    /// tables upload, mapped-at-creation ballast alive), to find uploads that land in slow memory.
+    Memory(memory::MemoryArgs),
     /// A PNG bar chart of bench (and peer) JSON files: bandwidth per operation at its largest
     /// size, peers beside it, the copy floor marked.
     Plot(plot::PlotArgs),
@@ -88,6 +94,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             primitives::run_cases("histogram", &args, analysis::histogram_cases)
         }
         BenchCommand::Group(args) => primitives::run_cases("group", &args, analysis::group_cases),
+        BenchCommand::Memory(args) => memory::run(&args),
         BenchCommand::Plot(args) => plot::run(&args),
     }
 }

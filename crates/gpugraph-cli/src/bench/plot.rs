@@ -1,8 +1,8 @@
 //! `gpugraph bench plot`: one PNG chart from the JSON of throughput benches and, optionally,
 //! of `bench/peers/peers.py`: for every benchmarked operation at its largest size, horizontal
 //! bars of gpugraph's effective bandwidth and each peer's (both at gpugraph's minimum traffic
-//! for the operation, so bars compare times), with the device-copy floor measured in the same
-//! run marked on each group.
+//! for the operation, so bars compare times), with the floor (the copy kernel of the same bytes)
+//! measured in the same run marked on each group.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,15 +44,17 @@ struct Row {
     bytes_per_element: Option<f64>,
     #[serde(default)]
     gb_per_s: Option<f64>,
-    #[serde(default)]
-    copy_gb_per_s: Option<f64>,
+    /// The floor (copy kernel) bandwidth; older files called it `copy_gb_per_s`.
+    #[serde(default, alias = "copy_gb_per_s")]
+    floor_gb_per_s: Option<f64>,
 }
 
 /// One group of bars: an operation (or kernel variant) at its largest measured size.
 struct Group {
     label: String,
     ours: f64,
-    copy: f64,
+    /// The floor (copy kernel of the same bytes) in GB/s; 0 when unknown.
+    floor: f64,
     /// (peer name, GB/s at our minimum traffic).
     peers: Vec<(String, f64)>,
 }
@@ -145,7 +147,7 @@ fn groups(ours: &[Row], peers: &[Row]) -> Vec<Group> {
         out.push(Group {
             label: format!("{} @ {}", r.op, size_label(r.elements)),
             ours: r.gb_per_s.unwrap_or(0.0),
-            copy: r.copy_gb_per_s.unwrap_or(0.0),
+            floor: r.floor_gb_per_s.unwrap_or(0.0),
             peers: best.into_iter().map(|(n, g)| (n.to_string(), g)).collect(),
         });
     }
@@ -168,7 +170,7 @@ fn draw(groups: &[Group], device: &str) -> Canvas {
     let max = groups
         .iter()
         .flat_map(|g| {
-            [g.ours, g.copy]
+            [g.ours, g.floor]
                 .into_iter()
                 .chain(g.peers.iter().map(|p| p.1))
         })
@@ -225,8 +227,8 @@ fn draw(groups: &[Group], device: &str) -> Canvas {
             }
             py += BAR as i64;
         }
-        if g.copy > 0.0 {
-            let f = px(g.copy);
+        if g.floor > 0.0 {
+            let f = px(g.floor);
             c.fill(f - 1, y - 2, f + 1, y + rows * BAR as i64 + 2, FLOOR);
         }
         y += rows * BAR as i64 + GAP as i64;
@@ -265,7 +267,7 @@ mod tests {
             peer: peer.map(str::to_string),
             bytes_per_element: peer.is_none().then_some(8.0),
             gb_per_s: peer.is_none().then_some(8.0 * elements as f64 / (ms * 1e6)),
-            copy_gb_per_s: peer.is_none().then_some(100.0),
+            floor_gb_per_s: peer.is_none().then_some(100.0),
         }
     }
 

@@ -10,6 +10,7 @@ use gpugraph_gpgpu::mask::cpu as mask_cpu;
 use gpugraph_gpgpu::{Mask, MaskOp};
 use rand::{Rng, SeedableRng};
 
+use super::floor::Floor;
 use super::report::{self, BenchJson};
 use super::throughput::{self, ThroughputRow};
 use super::BenchOptions;
@@ -121,9 +122,16 @@ pub fn run_cases(
         report::check_writable(path)?;
     }
     let gpu = Gpu::open()?;
+    for &n in &args.sizes {
+        check_size(&gpu, bench, n)?;
+    }
+    let mut floor = Floor::new(&gpu);
     let mut rows: Vec<ThroughputRow> = Vec::new();
     for &n in &args.sizes {
         report::progress(format_args!("bench {bench}: n = {n}: building"));
+        if bench == "copy" {
+            rows.extend(floor_rows(&gpu, &mut floor, n, args.options.repeat)?);
+        }
         let cases = build(&gpu, n)?;
         for mut case in cases {
             gpu.run_graph(&mut case.graph, &case.op)?;
@@ -135,13 +143,13 @@ pub fn run_cases(
             ));
             let (t, timing) = throughput::time_graph(&gpu, &mut case.graph, args.options.repeat)?;
             let traffic = (n as f64 * case.bytes_per_element / 2.0) as u64;
-            let copy = throughput::time_copy(&gpu, traffic, args.options.repeat)?;
+            let floor_t = floor.time(&gpu, traffic, args.options.repeat)?;
             rows.push(throughput::row(
                 &case.op,
                 n,
                 case.bytes_per_element,
                 &t,
-                &copy,
+                &floor_t,
                 timing,
             ));
         }
@@ -157,7 +165,80 @@ pub fn run_cases(
     Ok(())
 }
 
-/// `bench copy`: a graph copy node moving n u32 (8 bytes per element: read + write).
+/// `bench copy`'s floor rows: the copy kernel at every candidate grid for n u32 (the floor is
+/// the fastest of them; each is checked against the data it copied).
+fn floor_rows(gpu: &Gpu, floor: &mut Floor, n: u64, repeat: u32) -> Result<Vec<ThroughputRow>> {
+    let traffic = n * 4;
+    let best = floor.time(gpu, traffic, repeat)?;
+    let variants = floor.variants(gpu, traffic, repeat)?;
+    let timing = if gpu
+        .device()
+        .features()
+        .contains(wgpu::Features::TIMESTAMP_QUERY)
+    {
+        "gpu-timestamps"
+    } else {
+        "wall-clock"
+    };
+    Ok(variants
+        .iter()
+        .map(|v| {
+            let op = format!("copy-kernel[groups={}]", v.workgroups);
+            throughput::row(&op, n, 8.0, &v.time, &best, timing)
+        })
+        .collect())
+}
+
+/// Refuses a size whose buffers the device or this host cannot hold, before allocating: the
+/// largest per-element footprint of any bench (sort pairs: keys, values, two ping-pong copies
+/// and the host's input and oracle copies) against `max_buffer_size` and available memory.
+fn check_size(gpu: &Gpu, bench: &str, n: u64) -> Result<()> {
+    // Bytes per element of the largest single buffer and of all host copies, by bench.
+    let (buffer_bytes, host_bytes): (u64, u64) = match bench {
+        "expr" => (12, 48),
+        "sort" => (4, 40),
+        "group" | "histogram" | "reduce" => (4, 24),
+        _ => (4, 24),
+    };
+    let max = gpu.device().limits().max_buffer_size;
+    let largest = n.saturating_mul(buffer_bytes);
+    if largest > max {
+        anyhow::bail!(
+            "bench {bench}: --sizes {n} needs a {largest}-byte buffer but this device's \
+             max_buffer_size is {max}"
+        );
+    }
+    let binding = gpu.device().limits().max_storage_buffer_binding_size;
+    if largest > binding {
+        anyhow::bail!(
+            "bench {bench}: --sizes {n} needs a {largest}-byte storage binding but this \
+             device's max_storage_buffer_binding_size is {binding}"
+        );
+    }
+    let host = n.saturating_mul(host_bytes);
+    if let Some(available) = available_memory() {
+        if host > available {
+            anyhow::bail!(
+                "bench {bench}: --sizes {n} needs about {} MiB of host memory for inputs and \
+                 CPU oracles but only {} MiB are available",
+                host >> 20,
+                available >> 20
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `MemAvailable` from /proc/meminfo, in bytes (None where the file does not exist).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// `bench copy`: a graph copy node (`vkCmdCopyBuffer` on Vulkan) moving n u32 (8 bytes per
+/// element: read + write). Its own row: on NVIDIA it runs at a fraction of the floor.
 pub fn copy_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let data = random_words(n, u32::MAX, 1);
     let src = gpu.upload("copy-src", &data);
@@ -170,11 +251,11 @@ pub fn copy_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     g.add_view_copy("copy", vs, vd)?;
     let graph = g.compile()?;
     Ok(vec![Case {
-        op: "copy".into(),
+        op: "copy-buffer".into(),
         bytes_per_element: 8.0,
         graph,
         check: Box::new(move |gpu| {
-            throughput::check_equal("copy", &gpu.read_back(&dst, n)?, &data)
+            throughput::check_equal("copy-buffer", &gpu.read_back(&dst, n)?, &data)
         }),
     }])
 }

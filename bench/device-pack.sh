@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Packs everything a run on the lent NVIDIA machine needs (it has no cargo and no network):
+#   bash bench/device-pack.sh
+# 1. .gl/: the Vulkan/EGL loader packages and setup.sh (from GPUGRAPH_GL_DEBS, default
+#    ../shared/gpu when present; otherwise downloaded with apt-get download).
+# 2. .devbin/pack.tar.xz: the release `gpugraph` binary, every release test binary named
+#    <package>--<target>-test (two crates may both have a `tables` test), and the examples,
+#    stripped and xz-packed, with .devbin/unpack.sh. Both folders are git-ignored.
+# Device command: carry [".gl", ".devbin"],
+#   . .gl/setup.sh; bash .devbin/unpack.sh; bash bench/device-suite.sh $OUT; bash bench/h200.sh $OUT
+set -euo pipefail
+root=$(git rev-parse --show-toplevel)
+cd "$root"
+mkdir -p .git/info && touch .git/info/exclude
+for d in /.gl/ /.devbin/; do grep -qxF "$d" .git/info/exclude || echo "$d" >> .git/info/exclude; done
+rm -rf .devbin .gl && mkdir -p .gl .devbin/stage
+debs=${GPUGRAPH_GL_DEBS:-$root/../shared/gpu}
+if [ -d "$debs" ]; then
+  cp "$debs"/*.deb "$debs"/setup.sh .gl/
+else
+  (cd .gl && apt-get download libvulkan1 libegl1 libglvnd0)
+  cat > .gl/setup.sh <<'SETUP'
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+SETUP
+fi
+cargo build --release --workspace --bins --examples 2>&1 | tail -2
+cargo test --release --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, shutil, os, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except Exception:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m.get("profile", {}).get("test"):
+        pkg = m["package_id"].split("#")[0].rstrip("/").split("/")[-1].split("@")[0]
+        name = m["target"]["name"]
+        shutil.copy(m["executable"], os.path.join(".devbin/stage", f"{pkg}--{name}-test"))
+'
+cp target/release/gpugraph .devbin/stage/
+for e in target/release/examples/*; do
+  case "$e" in *-*|*.d) ;; *) [ -x "$e" ] && cp "$e" ".devbin/stage/example-$(basename "$e")" ;; esac
+done
+strip .devbin/stage/* 2>/dev/null || true
+tar -C .devbin/stage -cf - . | xz -T0 -6 > .devbin/pack.tar.xz
+rm -rf .devbin/stage
+cat > .devbin/unpack.sh <<'UNPACK'
+# Unpacks the carried binaries next to this script: bash .devbin/unpack.sh
+d=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+tar -C "$d" -xJf "$d/pack.tar.xz" && ls "$d" | grep -c -- '-test$' | sed 's/^/unpacked test binaries: /'
+UNPACK
+du -sh .gl .devbin

@@ -1,0 +1,68 @@
+// The bandwidth floor: a streaming copy of vec4<u32> words, grid-stride, with UNROLL independent
+// loads in flight per invocation before their stores (memory-level parallelism is what a
+// streaming kernel is short of, not arithmetic). `fill` writes a hashed pattern so probes never
+// time zeros (which some memory systems compress).
+
+override WORKGROUP: u32 = 256u;
+
+struct Params {
+    // vec4 words to copy or fill.
+    words: u32,
+    // Pattern seed (fill only).
+    seed: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(2) var<uniform> params: Params;
+
+@compute @workgroup_size(WORKGROUP)
+fn copy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let threads = groups.x * WORKGROUP;
+    let n = params.words;
+    var i = gid.x;
+    // Four loads issued before any store; the tail loop takes what is left.
+    loop {
+        if i + 3u * threads >= n || i + 3u * threads < i {
+            break;
+        }
+        let a = src[i];
+        let b = src[i + threads];
+        let c = src[i + 2u * threads];
+        let d = src[i + 3u * threads];
+        dst[i] = a;
+        dst[i + threads] = b;
+        dst[i + 2u * threads] = c;
+        dst[i + 3u * threads] = d;
+        i += 4u * threads;
+    }
+    loop {
+        if i >= n {
+            break;
+        }
+        dst[i] = src[i];
+        i += threads;
+    }
+}
+
+fn hash(x: u32) -> u32 {
+    var h = x * 747796405u + 2891336453u;
+    h = ((h >> ((h >> 28u) + 4u)) ^ h) * 277803737u;
+    return (h >> 22u) ^ h;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn fill(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let threads = groups.x * WORKGROUP;
+    var i = gid.x;
+    loop {
+        if i >= params.words {
+            break;
+        }
+        let base = (i * 4u) ^ params.seed;
+        dst[i] = vec4<u32>(hash(base), hash(base + 1u), hash(base + 2u), hash(base + 3u));
+        i += threads;
+    }
+}
