@@ -68,6 +68,11 @@ const PLACEMENTS: [Placement; 7] = [
 ];
 
 impl Placement {
+    /// Whether the placement copies host data (its creation time is an upload).
+    fn from_host(self) -> bool {
+        !matches!(self, Placement::GpuFilled | Placement::Ballast)
+    }
+
     fn name(self) -> &'static str {
         match self {
             Placement::GpuFilled => "gpu-filled",
@@ -99,6 +104,7 @@ pub fn run(args: &MemoryArgs) -> Result<()> {
     let mut floor = Floor::new(&gpu);
     let repeat = args.options.repeat;
     let mut rows: Vec<ThroughputRow> = Vec::new();
+    let mut uploads: Vec<ThroughputRow> = Vec::new();
     for &n in &args.sizes {
         let bytes = (n * 4).max(16).div_ceil(16) * 16;
         let host: Vec<u32> = (0..bytes / 4).map(|i| pattern(i as u32)).collect();
@@ -114,8 +120,21 @@ pub fn run(args: &MemoryArgs) -> Result<()> {
                 Placement::Ballast => ballast(&gpu, args.ballast_bytes)?,
                 _ => Vec::new(),
             };
+            let t0 = std::time::Instant::now();
             let (src, keep_src) = create(&gpu, &floor, placement, &host, 1)
                 .with_context(|| format!("creating a {} buffer", placement.name()))?;
+            if placement.from_host() {
+                // Host to device, wall clock including the wait: no floor applies.
+                let upload = report::Summary::of(&[report::ms(t0.elapsed())]);
+                uploads.push(throughput::row(
+                    &format!("upload[{}]", placement.name()),
+                    n,
+                    4.0,
+                    &upload,
+                    &report::Summary::default(),
+                    "wall-clock",
+                ));
+            }
             let (dst, keep_dst) = create(&gpu, &floor, placement, &host, 2)?;
             let t = floor.time_pair(&gpu, &src, &dst, repeat)?;
             rows.push(throughput::row(
@@ -146,6 +165,9 @@ pub fn run(args: &MemoryArgs) -> Result<()> {
         }
     }
     throughput::print_rows(&rows);
+    println!("uploads (host to device, wall clock, one sample; x floor does not apply):");
+    throughput::print_rows(&uploads);
+    rows.extend(uploads);
     if let Some(path) = &args.options.json {
         let caps = gpu.ctx.capabilities().clone();
         report::write_json(path, &BenchJson::new("memory", &caps, repeat, &rows))?;
