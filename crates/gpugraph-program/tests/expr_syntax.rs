@@ -282,7 +282,7 @@ fn other_javascript_forms_are_rejected_with_named_errors() {
         ("positions[i + 1].x", Unsupported, "computed indexing positions[i + 1] is not supported"),
         ("(positions)[0]", Unsupported, "computed indexing (positions)[0] is not supported"),
         ("positions.length", Unsupported, "property .length is not supported; use static .xyzw selectors"),
-        ("positions.xyzwx", Width, "reorder: .xyzwx selects 5 components; at most 4"),
+        ("positions.xyzwx", Width, ".xyzwx selects 5 components; at most 4"),
         ("positions.xr", Unsupported, "selector .xr is not supported"),
         ("positions?.x", Unsupported, "optional chaining ?. is not supported"),
         ("positions.", Syntax, "expected a selector name after '.', found end of expression"),

@@ -161,7 +161,7 @@ fn type_and_width_errors_use_the_spec_texts() {
     use ExprErrorKind::*;
     let rows: &[(&str, ExprErrorKind, &str)] = &[
         // error table
-        ("positions.w", Width, "reorder: .w needs 4 components; positions has 3"),
+        ("positions.w", Width, ".w needs 4 components; positions has 3"),
         ("dot(positions, uv)", Width, "dot requires matching row widths"),
         ("dot(positions, scale)", Width, "dot requires matching row widths"),
         ("equalAll(ids, ids3)", Width, "equalAll requires matching types and row widths"),
@@ -179,10 +179,10 @@ fn type_and_width_errors_use_the_spec_texts() {
         ("indices * scale", Type, "Arithmetic requires float32 operands"),
         ("selectedId / 2", Type, "Arithmetic requires float32 operands"),
         // selectors
-        ("(positions + offsets).w", Width, "reorder: .w needs 4 components; positions + offsets has 3"),
-        ("uv.xyz", Width, "reorder: .xyz needs 3 components; uv has 2"),
-        ("values.y", Width, "reorder: .y needs 2 components; values has 1"),
-        ("positions.zyx.xw", Width, "reorder: .xw needs 4 components; positions.zyx has 3"),
+        ("(positions + offsets).w", Width, ".w needs 4 components; positions + offsets has 3"),
+        ("uv.xyz", Width, ".xyz needs 3 components; uv has 2"),
+        ("values.y", Width, ".y needs 2 components; values has 1"),
+        ("positions.zyx.xw", Width, ".xw needs 4 components; positions.zyx has 3"),
         // arithmetic widths
         ("positions + uv", Width, "arithmetic requires matching row widths or one component; positions has 3, uv has 2"),
         ("pow(positions, uv)", Width, "pow requires matching row widths or one component; positions has 3, uv has 2"),
@@ -624,7 +624,7 @@ fn an_ast_is_usable_in_place_of_the_string() {
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "op: reorder: .w needs 4 components; positions has 3"
+        "op: .w needs 4 components; positions has 3"
     );
     let nan = Expr::number(f64::NAN);
     let err =
@@ -717,4 +717,29 @@ fn cpu_bindings_are_checked() {
         k.evaluate(&[Column::Float32(&a)], &s).unwrap(),
         Values::Float32(vec![2.0])
     );
+}
+
+/// The spec's example diagnostic: the operation id prefixes the message once; `reorder:` in
+/// the spec's table is that example's id, not part of the text (issue 10 §3).
+#[test]
+fn the_operation_id_prefixes_the_width_diagnostic_once() {
+    let positions = [("positions", F::Float32x3)];
+    for (id, want) in [
+        (
+            Some("reorder"),
+            "reorder: .w needs 4 components; positions has 3",
+        ),
+        (None, "output-expression: .w needs 4 components; positions has 3"),
+    ] {
+        let err = compile_expression(
+            id,
+            "positions.w",
+            &positions,
+            &[],
+            &ExpressionOptions::output("output"),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), want);
+        assert_eq!(err.message, ".w needs 4 components; positions has 3");
+    }
 }

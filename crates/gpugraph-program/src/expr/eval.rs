@@ -264,11 +264,11 @@ pub(crate) fn eval_row(e: &TypedExpr, env: &Env<'_>, row: usize) -> RowValue {
         Node::Input(i) => {
             let width = env.input_widths[*i];
             for (k, b) in bits.iter_mut().enumerate().take(w) {
-                *b = env.inputs[*i].bits(row * width + k);
+                *b = load(env.inputs[*i].bits(row * width + k), ty.scalar);
             }
         }
-        Node::Scalar(i) => bits[0] = env.scalars[*i].bits(),
-        Node::Literal(v) => bits[0] = v.to_bits(),
+        Node::Scalar(i) => bits[0] = load(env.scalars[*i].bits(), ty.scalar),
+        Node::Literal(v) => bits[0] = ftz(*v).to_bits(),
         Node::Neg(a) => {
             let a = eval_row(a, env, row);
             bits = map(&a, &|x| (-f(x)).to_bits());
@@ -276,17 +276,17 @@ pub(crate) fn eval_row(e: &TypedExpr, env: &Env<'_>, row: usize) -> RowValue {
         Node::Arith(op, a, b) => {
             let (a, b) = (eval_row(a, env, row), eval_row(b, env, row));
             for (k, o) in bits.iter_mut().enumerate().take(w) {
-                *o = arith(*op, f(lane(&a, k)), f(lane(&b, k))).to_bits();
+                *o = ftz(arith(*op, f(lane(&a, k)), f(lane(&b, k)))).to_bits();
             }
         }
         Node::Math(m, a) => {
             let a = eval_row(a, env, row);
-            bits = map(&a, &|x| math(*m, f(x)).to_bits());
+            bits = map(&a, &|x| ftz(math(*m, f(x))).to_bits());
         }
         Node::Pow(a, b) => {
             let (a, b) = (eval_row(a, env, row), eval_row(b, env, row));
             for (k, o) in bits.iter_mut().enumerate().take(w) {
-                *o = pow(f(lane(&a, k)), f(lane(&b, k))).to_bits();
+                *o = ftz(pow(f(lane(&a, k)), f(lane(&b, k)))).to_bits();
             }
         }
         Node::Cast { to, rounding, arg } => {
@@ -323,7 +323,7 @@ pub(crate) fn eval_row(e: &TypedExpr, env: &Env<'_>, row: usize) -> RowValue {
             bits[0] = if a.ty.width == 1 {
                 f(a.bits[0]).abs()
             } else {
-                dot(&a, &a).sqrt()
+                ftz(dot(&a, &a).sqrt())
             }
             .to_bits();
         }
@@ -332,6 +332,20 @@ pub(crate) fn eval_row(e: &TypedExpr, env: &Env<'_>, row: usize) -> RowValue {
             let s = a.ty.scalar;
             let all = (0..a.ty.width as usize).all(|k| components_equal(a.bits[k], b.bits[k], s));
             bits[0] = all as u32;
+        }
+        Node::Compare(cmp, a, b) => {
+            let (a, b) = (eval_row(a, env, row), eval_row(b, env, row));
+            let s = a.ty.scalar;
+            for (k, o) in bits.iter_mut().enumerate().take(w) {
+                *o = cmp.apply(lane(&a, k), lane(&b, k), s) as u32;
+            }
+        }
+        Node::Logic(op, args) => {
+            let vals: Vec<RowValue> = args.iter().map(|a| eval_row(a, env, row)).collect();
+            for (k, o) in bits.iter_mut().enumerate().take(w) {
+                let b = vals.get(1).map_or(0, |v| lane(v, k));
+                *o = op.apply(lane(&vals[0], k), b) as u32;
+            }
         }
         Node::Select {
             cond,
@@ -353,12 +367,30 @@ pub(crate) fn eval_row(e: &TypedExpr, env: &Env<'_>, row: usize) -> RowValue {
     RowValue { ty, bits }
 }
 
+/// `x0*y0 + x1*y1 + ...` left to right, every product and sum rounded and flushed.
 fn dot(a: &RowValue, b: &RowValue) -> f32 {
-    let mut acc = f(a.bits[0]) * f(b.bits[0]);
+    let mut acc = ftz(f(a.bits[0]) * f(b.bits[0]));
     for k in 1..a.ty.width as usize {
-        acc += f(a.bits[k]) * f(b.bits[k]);
+        acc = ftz(acc + ftz(f(a.bits[k]) * f(b.bits[k])));
     }
     acc
+}
+
+/// Flush to zero: a subnormal float32 becomes a zero of the same sign; anything else is kept.
+pub fn ftz(x: f32) -> f32 {
+    if x.is_subnormal() {
+        f32::from_bits(x.to_bits() & 0x8000_0000)
+    } else {
+        x
+    }
+}
+
+/// A loaded component: float32 values are flushed, integers kept.
+fn load(bits: u32, scalar: ScalarType) -> u32 {
+    match scalar {
+        ScalarType::Float32 => ftz(f32::from_bits(bits)).to_bits(),
+        _ => bits,
+    }
 }
 
 fn binding(msg: String) -> ExprError {
