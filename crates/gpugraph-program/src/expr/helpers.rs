@@ -3,10 +3,12 @@
 //! WGSL (like Vulkan without float controls) lets a compiler assume floats are finite, fold
 //! `x * 0`, `x - x` or `x / 0`, contract `a * b + c` into a fused multiply-add, reassociate,
 //! and flush subnormals. The helpers pin one answer down on every device:
-//! - `keep_*` / `hold_*`: opaque identities. Every float operand passes through one (left
-//!   operands through `keep`, right ones through `hold`, so `x - x` has two operands the
-//!   compiler cannot prove equal) and literals are ANDed with the same run-time all-ones
-//!   `fence`; no float operation can then be folded, contracted or reassociated with another.
+//! - `keep_*` / `hold_*`: opaque identities, `x ^ zero` and `x | zero` with `zero = ~fence`
+//!   read at run time. Every float operand passes through one (left operands through `keep`,
+//!   right ones through `hold`, so `x - x` has two operands the compiler cannot prove equal)
+//!   and literals are XORed with the same zero (an AND with all ones would not hide a literal
+//!   0: `0 & m` is 0 for every m, and lavapipe then folded `0 - a` into `-a`); no float
+//!   operation can then be folded, contracted or reassociated with another.
 //! - `ftz_*`: subnormals become a zero of the same sign, on every load and every result (what
 //!   GPUs that flush do; the ones that do not are made to agree).
 //! - `neg_*` / `abs_*`: sign-bit operations (exact for ±0 and NaN).
@@ -40,8 +42,8 @@ pub(crate) fn suffix(width: u8) -> &'static str {
 
 fn generic(base: &str, t: &str, u: &str) -> Option<String> {
     let body = match base {
-        "keep" => "// Opaque identity (left operands): the fence is all ones at run time.\n\
-                   fn NAME(x: $T) -> $T { return bitcast<$T>(bitcast<$U>(x) & $U(fence)); }",
+        "keep" => "// Opaque identity (left operands): ~fence is zero at run time.\n\
+                   fn NAME(x: $T) -> $T { return bitcast<$T>(bitcast<$U>(x) ^ $U(~fence)); }",
         "hold" => "// Opaque identity (right operands): ~fence is zero at run time.\n\
                    fn NAME(x: $T) -> $T { return bitcast<$T>(bitcast<$U>(x) | $U(~fence)); }",
         "ftz" => "// Subnormal -> zero of the same sign.\n\

@@ -364,14 +364,19 @@ impl Checker<'_> {
             ExprKind::Identifier(name) => self.identifier(name, span),
             ExprKind::Number(v) => {
                 let f = *v as f32;
-                if !v.is_finite() || !f.is_finite() {
+                if v.is_nan() {
                     return Err(err(
                         ExprErrorKind::Unsupported,
                         span,
-                        format!(
-                            "numeric literal {} is not a finite float32 number",
-                            crate::expr::ast::number_text(*v)
-                        ),
+                        "numeric literal NaN is not a finite float32 number",
+                    ));
+                }
+                if !f.is_finite() {
+                    let text = crate::expr::ast::number_text(*v);
+                    return Err(err(
+                        ExprErrorKind::Unsupported,
+                        span,
+                        crate::expr::lexer::out_of_range(&text),
                     ));
                 }
                 Ok(typed(

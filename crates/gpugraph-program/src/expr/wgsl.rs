@@ -480,10 +480,11 @@ impl Gen {
         let value = match &e.node {
             Node::Input(i) => return self.input_names[*i].clone(),
             Node::Scalar(i) => return self.scalar_names[*i].clone(),
-            // Masked with the run-time fence: a literal is as opaque as a loaded value, so no
-            // compiler folds `x * 0` or `x / 0` (WGSL lets it assume no NaN or infinity).
+            // XORed with a run-time zero: a literal is as opaque as a loaded value, so no
+            // compiler folds `x * 0`, `x / 0` or `0 - x` (WGSL lets it assume no NaN, infinity
+            // or signed zero).
             Node::Literal(v) => {
-                let lit = format!("bitcast<f32>(0x{:08x}u & fence)", v.to_bits());
+                let lit = format!("bitcast<f32>(0x{:08x}u ^ ~fence)", v.to_bits());
                 return self.flushed(ty, lit);
             }
             Node::Neg(a) => {
