@@ -278,7 +278,16 @@ fn bad_files_exit_1_naming_the_file() {
 #[test]
 fn literal_zeros_follow_ieee_on_both_graph_kinds() {
     let dir = TempDir::new("ieee");
-    let e = [0.0f32, -0.0, 1.0, -1.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3.4e38];
+    let e = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        3.4e38,
+    ];
     write_f32(&dir.path("e.npy"), &[e.len()], &e);
     let a_in = format!("a={}", dir.path("e.npy"));
     let out = dir.path("o.npy");
@@ -286,10 +295,16 @@ fn literal_zeros_follow_ieee_on_both_graph_kinds() {
     let same = |x: f32| x;
     let cases: [(&str, Vec<f32>); 5] = [
         ("a / 0", vec![nan, nan, inf, -inf, nan, inf, -inf, inf]),
-        ("a / (1 - 1)", vec![nan, nan, inf, -inf, nan, inf, -inf, inf]),
+        (
+            "a / (1 - 1)",
+            vec![nan, nan, inf, -inf, nan, inf, -inf, inf],
+        ),
         ("a * 0", e.iter().map(|&x| same(x) * 0.0).collect()),
         ("a - a", e.iter().map(|&x| x - x).collect()),
-        ("select(a - a, 1, 2)", vec![2.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 2.0]),
+        (
+            "select(a - a, 1, 2)",
+            vec![2.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 2.0],
+        ),
     ];
     for simple in [false, true] {
         for (expr, want) in &cases {
@@ -309,7 +324,15 @@ fn literal_zeros_follow_ieee_on_both_graph_kinds() {
             }
         }
         // sint32 of ±inf saturates; NaN is 0.
-        let mut args = vec!["expr", "-e", "sint32(a / 0)", "--input", &a_in, "--out", &out];
+        let mut args = vec![
+            "expr",
+            "-e",
+            "sint32(a / 0)",
+            "--input",
+            &a_in,
+            "--out",
+            &out,
+        ];
         if simple {
             args.push("--simple");
         }
@@ -329,7 +352,13 @@ fn comparison_functions_select_values() {
     let b_in = format!("b={}", dir.path("b.npy"));
     let out = dir.path("o.npy");
     let args = [
-        "expr", "-e", "select(greaterThan(b, 2), b, 0)", "--input", &b_in, "--out", &out,
+        "expr",
+        "-e",
+        "select(greaterThan(b, 2), b, 0)",
+        "--input",
+        &b_in,
+        "--out",
+        &out,
     ];
     let run = gpugraph(&args);
     assert_success(&args, &run);
@@ -341,13 +370,23 @@ fn comparison_functions_select_values() {
         .collect();
     assert_eq!(words, want);
     let args = [
-        "expr", "-e", "and(notEqual(b, b), not(lessThan(b, 0)))", "--input", &b_in, "--out", &out,
+        "expr",
+        "-e",
+        "and(notEqual(b, b), not(lessThan(b, 0)))",
+        "--input",
+        &b_in,
+        "--out",
+        &out,
     ];
     let run = gpugraph(&args);
     assert_success(&args, &run);
     let (descr, _, words) = read_npy(&out);
     assert_eq!(descr, "<u4");
-    assert_eq!(words, vec![0, 0, 0, 1, 0, 0], "only NaN differs from itself");
+    assert_eq!(
+        words,
+        vec![0, 0, 0, 1, 0, 0],
+        "only NaN differs from itself"
+    );
 }
 
 #[test]

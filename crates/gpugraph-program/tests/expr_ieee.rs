@@ -49,7 +49,7 @@ fn specials() -> Vec<f32> {
         -f32::MAX,
         f32::MIN_POSITIVE,
         -f32::MIN_POSITIVE,
-        f32::from_bits(1),           // smallest subnormal
+        f32::from_bits(1),            // smallest subnormal
         -f32::from_bits(0x007f_ffff), // largest subnormal, negative
         3.4e38,
         1e-20,
@@ -60,13 +60,33 @@ fn specials() -> Vec<f32> {
 }
 
 /// Integer specials for the casts and integer comparisons.
-const INTS: [i32; 8] = [0, 1, -1, i32::MIN, i32::MAX, 16_777_217, -16_777_217, 2_147_483_520];
+const INTS: [i32; 8] = [
+    0,
+    1,
+    -1,
+    i32::MIN,
+    i32::MAX,
+    16_777_217,
+    -16_777_217,
+    2_147_483_520,
+];
 
 /// Whether WGSL leaves finite results of the expression to the device (see the module docs).
 fn device_accuracy(text: &str) -> bool {
-    ["/ b", "/ a", "sqrt", "sin", "cos", "tan", "exp", "log", "pow", "length(vec"]
-        .iter()
-        .any(|f| text.contains(f))
+    [
+        "/ b",
+        "/ a",
+        "sqrt",
+        "sin",
+        "cos",
+        "tan",
+        "exp",
+        "log",
+        "pow",
+        "length(vec",
+    ]
+    .iter()
+    .any(|f| text.contains(f))
 }
 
 const EXPRESSIONS: &[&str] = &[
@@ -296,8 +316,18 @@ fn special_values_match_the_cpu_oracle_bit_for_bit_on_every_path() {
             let e = compile(text, rounding);
             let kernel = ExpressionKernel::new(e.clone());
             let chunks = [7, n - 7 - 100, 0, 100];
-            for (mode, path) in [(Scalars::Values, "kernel"), (Scalars::Views, "kernel, GPU scalar")] {
-                let gpu = run_gpu(&ctx, &kernel, &bits_of(&d), &[ScalarValue::Float32(S)], &chunks, mode);
+            for (mode, path) in [
+                (Scalars::Values, "kernel"),
+                (Scalars::Views, "kernel, GPU scalar"),
+            ] {
+                let gpu = run_gpu(
+                    &ctx,
+                    &kernel,
+                    &bits_of(&d),
+                    &[ScalarValue::Float32(S)],
+                    &chunks,
+                    mode,
+                );
                 if let Err(m) = compare(&e, &d, &gpu, path) {
                     failures.push(m);
                 }
@@ -320,8 +350,24 @@ fn special_values_match_the_cpu_oracle_bit_for_bit_on_every_path() {
 #[test]
 fn division_by_a_literal_zero_is_ieee() {
     let ctx = ctx();
-    let a = [0.0f32, -0.0, 1.0, -1.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3.4e38];
-    let e = compile_expression(None, "a / 0", &[("a", F::Float32)], &[], &Default::default()).unwrap();
+    let a = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        3.4e38,
+    ];
+    let e = compile_expression(
+        None,
+        "a / 0",
+        &[("a", F::Float32)],
+        &[],
+        &Default::default(),
+    )
+    .unwrap();
     let gpu = run_gpu(
         &ctx,
         &ExpressionKernel::new(e),
@@ -334,6 +380,9 @@ fn division_by_a_literal_zero_is_ieee() {
     let inf = f32::INFINITY;
     let want = [f32::NAN, f32::NAN, inf, -inf, f32::NAN, inf, -inf, inf];
     for (g, w) in got.iter().zip(want) {
-        assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "{got:?}");
+        assert!(
+            g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+            "{got:?}"
+        );
     }
 }

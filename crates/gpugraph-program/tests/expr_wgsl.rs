@@ -156,7 +156,16 @@ fn random_expressions_generate_valid_wgsl() {
 
 #[test]
 fn float_literals_reach_the_shader_bit_exactly() {
-    for v in [0.1f32, 1.0 / 3.0, 1e-40, f32::MAX, 16_777_217.0, -2.5, 0.0, 1.0] {
+    for v in [
+        0.1f32,
+        1.0 / 3.0,
+        1e-40,
+        f32::MAX,
+        16_777_217.0,
+        -2.5,
+        0.0,
+        1.0,
+    ] {
         // A leading minus is negation of the positive literal.
         let text = format!("{v:e}");
         let v = v.abs();
@@ -192,10 +201,15 @@ fn float_operands_are_opaque_to_the_compiler() {
         for op in [" * ", " + ", " - "] {
             if let Some((l, r)) = rhs.split_once(op) {
                 assert!(
-                    l.rsplit('(').nth(1).is_some_and(|f| f.ends_with("keep_v3f") || f.ends_with("keep_f32")),
+                    l.rsplit('(')
+                        .nth(1)
+                        .is_some_and(|f| f.ends_with("keep_v3f") || f.ends_with("keep_f32")),
                     "left operand of{op}not opaque: {line}\n{src}"
                 );
-                assert!(r.starts_with("hold_"), "right operand of{op}not opaque: {line}\n{src}");
+                assert!(
+                    r.starts_with("hold_"),
+                    "right operand of{op}not opaque: {line}\n{src}"
+                );
             }
         }
     }

@@ -383,7 +383,10 @@ fn typed_references_must_match_kind_and_format() {
             Some("reorder"),
             "reorder: .w needs 4 components; positions has 3",
         ),
-        (None, "reordered-expression: .w needs 4 components; positions has 3"),
+        (
+            None,
+            "reordered-expression: .w needs 4 components; positions has 3",
+        ),
     ] {
         let mut g = Graph::new("g");
         g.add_input("positions", ValueSpec::vector(F::Float32x3))

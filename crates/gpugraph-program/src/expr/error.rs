@@ -84,7 +84,10 @@ impl ExprError {
     /// `source`. Tabs and newlines in the text print as spaces so the caret lines up.
     pub fn render(&self, source: &str) -> String {
         let head = self.to_string();
-        let Some(span) = self.span.filter(|s| s.start <= s.end && s.end <= source.len()) else {
+        let Some(span) = self
+            .span
+            .filter(|s| s.start <= s.end && s.end <= source.len())
+        else {
             return head;
         };
         if !source.is_char_boundary(span.start) || !source.is_char_boundary(span.end) {
@@ -96,7 +99,11 @@ impl ExprError {
             .collect();
         let pad = source[..span.start].chars().count();
         let width = source[span.start..span.end].chars().count().max(1);
-        format!("{head}\n  {line}\n  {}{}", " ".repeat(pad), "^".repeat(width))
+        format!(
+            "{head}\n  {line}\n  {}{}",
+            " ".repeat(pad),
+            "^".repeat(width)
+        )
     }
 
     /// The same error attributed to operation `id`.
@@ -123,8 +130,12 @@ mod tests {
 
     #[test]
     fn render_puts_a_caret_under_the_span() {
-        let e = ExprError::at(ExprErrorKind::Undeclared, Span::new(12, 16), "undeclared identifier nope")
-            .with_operation("op");
+        let e = ExprError::at(
+            ExprErrorKind::Undeclared,
+            Span::new(12, 16),
+            "undeclared identifier nope",
+        )
+        .with_operation("op");
         assert_eq!(
             e.render("positions + nope"),
             "op: undeclared identifier nope\n  positions + nope\n              ^^^^"

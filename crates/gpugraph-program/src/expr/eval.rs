@@ -2,16 +2,20 @@
 //! parallelizes. The WGSL in `wgsl.rs` implements the same rules; where GPUs are exact the two
 //! agree bit for bit.
 //!
-//! Numeric semantics:
-//! - `+ - * /`, negation, `dot` and `length` are computed in float32 (IEEE, round to nearest
-//!   even), as the spec demands float32 results: `dot` accumulates `x0*y0 + x1*y1 + ...` left to
-//!   right, `length` is `sqrt(dot(x, x))` (for one component, `abs(x)`). GPUs may fuse or
-//!   reorder these and their division is not correctly rounded, so float results agree within
-//!   float32 tolerance, not bitwise.
+//! Numeric semantics (docs/expressions.md, "Numeric semantics"):
+//! - Float32 values are flushed: a subnormal loaded from an input, scalar or literal, or
+//!   produced by any operation or function, becomes a zero of the same sign ([`ftz`]). GPUs
+//!   may flush in hardware; the shader flushes explicitly so every device agrees with this.
+//! - `+ - * /`, negation, `dot` and `length` are IEEE float32 operations (round to nearest
+//!   even) evaluated as written: `dot` is `x0*y0 + x1*y1 + ...` left to right with every
+//!   product and sum rounded, `length` is `sqrt(dot(x, x))` (one component: `abs(x)`). The
+//!   shader cannot fold, contract or reassociate them, so it matches bit for bit, except that
+//!   WGSL allows division 2.5 ulp and sqrt its `inverseSqrt` accuracy for finite results.
 //! - `sqrt` is correctly rounded; `sin cos tan exp log pow` are evaluated in float64 and
 //!   rounded once to float32 (the best float32 answer; GPUs are within their documented
-//!   accuracy of it). `pow` of a negative base is out of domain and has no cross-backend
-//!   guarantee.
+//!   accuracy of it). Special arguments (±0, ±inf, NaN, out of domain) give the IEEE / C99
+//!   results, which the shader decides on the bits; `pow` follows C99 (`pow(x, ±0) = 1`,
+//!   negative bases with integer exponents keep the sign of odd powers).
 //! - Float→integer casts: round (truncate toward zero, or nearest with ties away from zero),
 //!   then saturate to the destination range; NaN → 0, +inf → max, -inf → min. Integer→integer
 //!   casts saturate (sint32 → uint32 maps negatives to 0; uint32 → sint32 caps at 2^31-1).
@@ -20,7 +24,8 @@
 //!   or overflow.
 //! - `equalAll` compares exactly: floats as IEEE `==` (so -0 == 0 and NaN differs from
 //!   everything), integers by value. `select` treats any component that is not ±0 as true
-//!   (NaN included).
+//!   (NaN included). The comparison functions are IEEE (NaN compares false except
+//!   `notEqual`); `and`/`or`/`not` treat nonzero as true; all give uint32 0/1.
 
 use crate::expr::ast::BinaryOp;
 use crate::expr::error::{ExprError, ExprErrorKind};

@@ -50,33 +50,195 @@ const fn f(
 
 /// Every function, spec functions first (in the spec's order), then the extensions.
 pub const FUNCTION_TABLE: [Function; 27] = [
-    f("abs", "(x)", "magnitude per component (float32)", "abs(values)", false),
-    f("sqrt", "(x)", "square root per component; negative -> NaN (float32)", "sqrt(abs(values))", false),
-    f("sin", "(x)", "sine per component, radians (float32)", "sin(angles)", false),
-    f("cos", "(x)", "cosine per component, radians (float32)", "cos(angles)", false),
-    f("tan", "(x)", "tangent per component, radians (float32)", "tan(angles)", false),
-    f("exp", "(x)", "e to the power x per component (float32)", "exp(-values)", false),
-    f("log", "(x)", "natural logarithm per component; 0 -> -inf (float32)", "log(values + 1)", false),
-    f("pow", "(x, exponent)", "x to the power exponent per component, C99 special cases (float32)", "pow(values, 2)", false),
-    f("float32", "(x)", "convert to float32, width kept (integers round to nearest even)", "float32(ids)", false),
-    f("sint32", "(x)", "convert to sint32, width kept (truncate or nearest, then saturate; NaN -> 0)", "sint32(positions)", false),
-    f("uint32", "(x)", "convert to uint32, width kept (truncate or nearest, then saturate; NaN -> 0)", "uint32(weights * 255)", false),
-    f("vec2", "(a, ...)", "concatenate to 2 components, or replicate one", "vec2(uv.y, uv.x)", false),
-    f("vec3", "(a, ...)", "concatenate to 3 components, or replicate one", "vec3(uv, 0)", false),
-    f("vec4", "(a, ...)", "concatenate to 4 components, or replicate one", "vec4(positions, 1)", false),
-    f("dot", "(x, y)", "sum of component products within a row (float32, equal widths)", "dot(positions, directions)", false),
-    f("length", "(x)", "Euclidean magnitude of a row (float32)", "length(positions)", false),
-    f("equalAll", "(x, y)", "uint32 1 when every component is equal, else 0 (same type and width)", "equalAll(ids, targetIds)", false),
-    f("select", "(condition, whenTrue, whenFalse)", "whenTrue where condition is nonzero, else whenFalse", "select(mask, colors, vec4(0))", false),
-    f("lessThan", "(x, y)", "uint32 1 per component where x < y, else 0", "lessThan(values, 0.5)", true),
-    f("lessThanEqual", "(x, y)", "uint32 1 per component where x <= y, else 0", "lessThanEqual(ids, limit)", true),
-    f("greaterThan", "(x, y)", "uint32 1 per component where x > y, else 0", "select(greaterThan(b, 2), b, 0)", true),
-    f("greaterThanEqual", "(x, y)", "uint32 1 per component where x >= y, else 0", "greaterThanEqual(positions, vec3(0))", true),
-    f("equal", "(x, y)", "uint32 1 per component where x == y, else 0 (NaN equals nothing)", "equal(ids3, selectedId)", true),
-    f("notEqual", "(x, y)", "uint32 1 per component where x != y, else 0 (true for NaN)", "notEqual(values, values)", true),
-    f("and", "(a, b)", "uint32 1 per component where both uint32 masks are nonzero", "and(greaterThan(v, 0), lessThan(v, 1))", true),
-    f("or", "(a, b)", "uint32 1 per component where either uint32 mask is nonzero", "or(equal(ids, 3), equal(ids, 7))", true),
-    f("not", "(a)", "uint32 1 per component where the uint32 mask is zero", "not(equal(ids, 0))", true),
+    f(
+        "abs",
+        "(x)",
+        "magnitude per component (float32)",
+        "abs(values)",
+        false,
+    ),
+    f(
+        "sqrt",
+        "(x)",
+        "square root per component; negative -> NaN (float32)",
+        "sqrt(abs(values))",
+        false,
+    ),
+    f(
+        "sin",
+        "(x)",
+        "sine per component, radians (float32)",
+        "sin(angles)",
+        false,
+    ),
+    f(
+        "cos",
+        "(x)",
+        "cosine per component, radians (float32)",
+        "cos(angles)",
+        false,
+    ),
+    f(
+        "tan",
+        "(x)",
+        "tangent per component, radians (float32)",
+        "tan(angles)",
+        false,
+    ),
+    f(
+        "exp",
+        "(x)",
+        "e to the power x per component (float32)",
+        "exp(-values)",
+        false,
+    ),
+    f(
+        "log",
+        "(x)",
+        "natural logarithm per component; 0 -> -inf (float32)",
+        "log(values + 1)",
+        false,
+    ),
+    f(
+        "pow",
+        "(x, exponent)",
+        "x to the power exponent per component, C99 special cases (float32)",
+        "pow(values, 2)",
+        false,
+    ),
+    f(
+        "float32",
+        "(x)",
+        "convert to float32, width kept (integers round to nearest even)",
+        "float32(ids)",
+        false,
+    ),
+    f(
+        "sint32",
+        "(x)",
+        "convert to sint32, width kept (truncate or nearest, then saturate; NaN -> 0)",
+        "sint32(positions)",
+        false,
+    ),
+    f(
+        "uint32",
+        "(x)",
+        "convert to uint32, width kept (truncate or nearest, then saturate; NaN -> 0)",
+        "uint32(weights * 255)",
+        false,
+    ),
+    f(
+        "vec2",
+        "(a, ...)",
+        "concatenate to 2 components, or replicate one",
+        "vec2(uv.y, uv.x)",
+        false,
+    ),
+    f(
+        "vec3",
+        "(a, ...)",
+        "concatenate to 3 components, or replicate one",
+        "vec3(uv, 0)",
+        false,
+    ),
+    f(
+        "vec4",
+        "(a, ...)",
+        "concatenate to 4 components, or replicate one",
+        "vec4(positions, 1)",
+        false,
+    ),
+    f(
+        "dot",
+        "(x, y)",
+        "sum of component products within a row (float32, equal widths)",
+        "dot(positions, directions)",
+        false,
+    ),
+    f(
+        "length",
+        "(x)",
+        "Euclidean magnitude of a row (float32)",
+        "length(positions)",
+        false,
+    ),
+    f(
+        "equalAll",
+        "(x, y)",
+        "uint32 1 when every component is equal, else 0 (same type and width)",
+        "equalAll(ids, targetIds)",
+        false,
+    ),
+    f(
+        "select",
+        "(condition, whenTrue, whenFalse)",
+        "whenTrue where condition is nonzero, else whenFalse",
+        "select(mask, colors, vec4(0))",
+        false,
+    ),
+    f(
+        "lessThan",
+        "(x, y)",
+        "uint32 1 per component where x < y, else 0",
+        "lessThan(values, 0.5)",
+        true,
+    ),
+    f(
+        "lessThanEqual",
+        "(x, y)",
+        "uint32 1 per component where x <= y, else 0",
+        "lessThanEqual(ids, limit)",
+        true,
+    ),
+    f(
+        "greaterThan",
+        "(x, y)",
+        "uint32 1 per component where x > y, else 0",
+        "select(greaterThan(b, 2), b, 0)",
+        true,
+    ),
+    f(
+        "greaterThanEqual",
+        "(x, y)",
+        "uint32 1 per component where x >= y, else 0",
+        "greaterThanEqual(positions, vec3(0))",
+        true,
+    ),
+    f(
+        "equal",
+        "(x, y)",
+        "uint32 1 per component where x == y, else 0 (NaN equals nothing)",
+        "equal(ids3, selectedId)",
+        true,
+    ),
+    f(
+        "notEqual",
+        "(x, y)",
+        "uint32 1 per component where x != y, else 0 (true for NaN)",
+        "notEqual(values, values)",
+        true,
+    ),
+    f(
+        "and",
+        "(a, b)",
+        "uint32 1 per component where both uint32 masks are nonzero",
+        "and(greaterThan(v, 0), lessThan(v, 1))",
+        true,
+    ),
+    f(
+        "or",
+        "(a, b)",
+        "uint32 1 per component where either uint32 mask is nonzero",
+        "or(equal(ids, uint32(3)), equal(ids, uint32(7)))",
+        true,
+    ),
+    f(
+        "not",
+        "(a)",
+        "uint32 1 per component where the uint32 mask is zero",
+        "not(equal(ids, uint32(0)))",
+        true,
+    ),
 ];
 
 /// Every callable name of the language (the names of [`FUNCTION_TABLE`]).
@@ -105,6 +267,52 @@ pub fn reference() -> String {
         out.push_str(&format!("  {mark}{call:<width$}  {}\n", f.summary));
     }
     out
+}
+
+/// Component-wise one-argument float32 functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    /// `abs`
+    Abs,
+    /// `sqrt`
+    Sqrt,
+    /// `sin`
+    Sin,
+    /// `cos`
+    Cos,
+    /// `tan`
+    Tan,
+    /// `exp`
+    Exp,
+    /// `log` (natural logarithm)
+    Log,
+}
+
+impl MathFn {
+    /// The function's name in expressions and in WGSL.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Abs => "abs",
+            MathFn::Sqrt => "sqrt",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Tan => "tan",
+            MathFn::Exp => "exp",
+            MathFn::Log => "log",
+        }
+    }
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "abs" => MathFn::Abs,
+            "sqrt" => MathFn::Sqrt,
+            "sin" => MathFn::Sin,
+            "cos" => MathFn::Cos,
+            "tan" => MathFn::Tan,
+            "exp" => MathFn::Exp,
+            "log" => MathFn::Log,
+            _ => return None,
+        })
+    }
 }
 
 /// Component-wise comparisons (extension).
@@ -347,7 +555,29 @@ mod tests {
         assert!(FUNCTIONS.contains(&"greaterThan") && FUNCTIONS.contains(&"select"));
         let help = reference();
         for f in &FUNCTION_TABLE {
-            assert!(help.contains(&format!("{}{}", f.name, f.params)), "{}", f.name);
+            assert!(
+                help.contains(&format!("{}{}", f.name, f.params)),
+                "{}",
+                f.name
+            );
+        }
+    }
+
+    /// docs/expressions.md documents every function of the table with its parameters.
+    #[test]
+    fn the_reference_document_covers_the_table() {
+        let built = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/expressions.md");
+        let doc = std::fs::read_to_string(built)
+            .or_else(|_| std::fs::read_to_string("docs/expressions.md"))
+            .expect("docs/expressions.md (from the crate or the repository root)");
+        for f in &FUNCTION_TABLE {
+            let call = format!("`{}{}", f.name, f.params.split(',').next().unwrap_or(""));
+            assert!(doc.contains(&call), "{call} is not documented");
+            assert!(
+                doc.contains(f.example),
+                "example {} is not documented",
+                f.example
+            );
         }
     }
 }

@@ -18,6 +18,8 @@
 //!
 //! Width-generic helpers are named `<base>_<suffix>` with suffix `f32`, `v2f`, `v3f` or `v4f`.
 
+use crate::expr::types::{IntegerRounding, ScalarType, ValueType};
+
 /// The WGSL type and its bit type for a helper suffix.
 fn suffix_types(sfx: &str) -> Option<(String, String)> {
     Some(match sfx {
@@ -58,6 +60,39 @@ fn generic(base: &str, t: &str, u: &str) -> Option<String> {
     Some(format!("{body}\n"))
         .map(|s| s.replace("NAME", &format!("{base}_SFX")))
         .map(|s| s.replace("$T", t).replace("$U", u))
+}
+
+/// WGSL `bool` / `vecN<bool>`: components that are not zero (floats: not ±0, by bits).
+pub(crate) fn truthy(c: &str, ty: ValueType) -> String {
+    match (ty.scalar, ty.width) {
+        (ScalarType::Float32, 1) => format!("(bitcast<u32>({c}) & 0x7fffffffu) != 0u"),
+        (ScalarType::Float32, w) => {
+            format!("(bitcast<vec{w}<u32>>({c}) & vec{w}<u32>(0x7fffffffu)) != vec{w}<u32>()")
+        }
+        (_, 1) => format!("{c} != {}()", ty.scalar.wgsl()),
+        (_, w) => format!("{c} != vec{w}<{}>()", ty.scalar.wgsl()),
+    }
+}
+
+pub(crate) fn cast_helper(
+    from: ScalarType,
+    to: ScalarType,
+    rounding: IntegerRounding,
+) -> Option<&'static str> {
+    use IntegerRounding::*;
+    use ScalarType::*;
+    Some(match (from, to, rounding) {
+        (a, b, _) if a == b => return None,
+        (Float32, Sint32, Truncate) => "cast_f32_i32_trunc",
+        (Float32, Sint32, Nearest) => "cast_f32_i32_nearest",
+        (Float32, Uint32, Truncate) => "cast_f32_u32_trunc",
+        (Float32, Uint32, Nearest) => "cast_f32_u32_nearest",
+        (Sint32, Float32, _) => "cast_i32_f32",
+        (Uint32, Float32, _) => "cast_u32_f32",
+        (Sint32, Uint32, _) => "cast_i32_u32",
+        (Uint32, Sint32, _) => "cast_u32_i32",
+        _ => unreachable!("equal types handled first"),
+    })
 }
 
 /// The source of helper `name` (empty for an unknown name).
@@ -195,7 +230,8 @@ fn eq_f32(a: f32, b: f32) -> bool {
 
 // Ordered comparisons map a non-NaN float to an integer key with the same order (-0 == +0):
 // integer compares are exact on every device; NaN is tested on the bits by the caller.
-const ORDER_F32: &str = "// Float -> integer key of the same order (NaN excluded by the caller, -0 == 0).
+const ORDER_F32: &str =
+    "// Float -> integer key of the same order (NaN excluded by the caller, -0 == 0).
 fn order_f32(x: f32) -> u32 {
     let b = bitcast<u32>(x);
     let z = select(b, 0u, (b & 0x7fffffffu) == 0u);
@@ -262,7 +298,8 @@ fn exp_f32(x: f32) -> f32 {
 }
 ";
 
-const LOG_F32: &str = "// log: log(±0) = -inf, log(1) = 0, log(+inf) = +inf, negatives and NaN are NaN.
+const LOG_F32: &str =
+    "// log: log(±0) = -inf, log(1) = 0, log(+inf) = +inf, negatives and NaN are NaN.
 fn log_f32(x: f32) -> f32 {
     let b = bitcast<u32>(x);
     if ((b & 0x7fffffffu) == 0u) { return bitcast<f32>(0xff800000u); }

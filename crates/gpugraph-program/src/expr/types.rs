@@ -145,53 +145,7 @@ pub enum IntegerRounding {
     Nearest,
 }
 
-/// Component-wise one-argument float32 functions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MathFn {
-    /// `abs`
-    Abs,
-    /// `sqrt`
-    Sqrt,
-    /// `sin`
-    Sin,
-    /// `cos`
-    Cos,
-    /// `tan`
-    Tan,
-    /// `exp`
-    Exp,
-    /// `log` (natural logarithm)
-    Log,
-}
-
-impl MathFn {
-    /// The function's name in expressions and in WGSL.
-    pub fn name(self) -> &'static str {
-        match self {
-            MathFn::Abs => "abs",
-            MathFn::Sqrt => "sqrt",
-            MathFn::Sin => "sin",
-            MathFn::Cos => "cos",
-            MathFn::Tan => "tan",
-            MathFn::Exp => "exp",
-            MathFn::Log => "log",
-        }
-    }
-    fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "abs" => MathFn::Abs,
-            "sqrt" => MathFn::Sqrt,
-            "sin" => MathFn::Sin,
-            "cos" => MathFn::Cos,
-            "tan" => MathFn::Tan,
-            "exp" => MathFn::Exp,
-            "log" => MathFn::Log,
-            _ => return None,
-        })
-    }
-}
-
-pub use crate::expr::functions::FUNCTIONS;
+pub use crate::expr::functions::{MathFn, FUNCTIONS};
 
 /// A type-checked node: resolved operation, its type, whether it varies per row, its span.
 #[derive(Clone, Debug, PartialEq)]
@@ -474,10 +428,7 @@ impl Checker<'_> {
         if lanes.len() > 4 {
             return Err(width_err(
                 span,
-                format!(
-                    ".{property} selects {} components; at most 4",
-                    lanes.len()
-                ),
+                format!(".{property} selects {} components; at most 4", lanes.len()),
             ));
         }
         let arg = self.check(object)?;

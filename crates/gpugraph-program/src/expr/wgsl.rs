@@ -10,21 +10,24 @@
 //! binding live in `params` (`[0]` rows, then outputs, then inputs, then scalars; see
 //! [`ShaderLayout`]), so one pipeline serves every length, chunk and aligned binding.
 //!
-//! Integer semantics are spelled out rather than left to WGSL conversions, whose NaN and
-//! out-of-range behavior is not portable: float→integer casts test the float's bits for NaN
-//! and range before converting, integer→float casts round to nearest even explicitly, and
-//! float equality / truthiness are bit tests (a compiler may assume no NaN or infinity in
-//! float comparisons). The result matches the CPU oracle in `eval.rs` exactly for every
-//! integer path.
+//! Numeric semantics are spelled out rather than left to WGSL, which lets a compiler assume
+//! floats are finite (Mesa folded `a / 0`, `a * 0` and `a - a` to 0) and contract or
+//! reassociate: every float operand passes through an opaque identity and every literal is
+//! XORed with a run-time zero (`helpers.rs`), so each operation is evaluated as written;
+//! float values are flushed to signed zero when subnormal; division, sqrt, the
+//! transcendental functions and pow decide special cases on the bits; float→integer casts
+//! test NaN and range on the bits, integer→float casts round to nearest even explicitly;
+//! float equality, comparisons and truthiness are bit tests. The result matches the CPU
+//! oracle in `eval.rs` bit for bit except where WGSL leaves finite results of division,
+//! sqrt and the transcendental functions to the device's accuracy.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::expr::ast::Expr;
-use crate::expr::policy::{ROWS_PER_THREAD, WORKGROUP_SIZE};
-use crate::expr::ast::BinaryOp;
+use crate::expr::ast::{BinaryOp, Expr};
 use crate::expr::functions::{CompareFn, LogicFn};
-use crate::expr::helpers;
+use crate::expr::helpers::{self, cast_helper, truthy};
+use crate::expr::policy::{ROWS_PER_THREAD, WORKGROUP_SIZE};
 use crate::expr::types::{
     Declarations, IntegerRounding, MathFn, Node, ScalarType, TypedExpr, ValueType,
 };
@@ -469,7 +472,10 @@ impl Gen {
         let mut acc = self.flushed(f, format!("{x}.x * {y}.x"));
         for l in &LANES[1..width as usize] {
             let p = self.flushed(f, format!("{x}.{l} * {y}.{l}"));
-            let (a, b) = (self.opaque(&acc, f, Side::Left), self.opaque(&p, f, Side::Right));
+            let (a, b) = (
+                self.opaque(&acc, f, Side::Left),
+                self.opaque(&p, f, Side::Right),
+            );
             acc = self.flushed(f, format!("{a} + {b}"));
         }
         acc
@@ -577,7 +583,10 @@ impl Gen {
                 let (a, b) = (self.emit(a), self.emit(b));
                 if w == 1 {
                     let f = ValueType::new(ScalarType::Float32, 1);
-                    let (a, b) = (self.opaque(&a, f, Side::Left), self.opaque(&b, f, Side::Right));
+                    let (a, b) = (
+                        self.opaque(&a, f, Side::Left),
+                        self.opaque(&b, f, Side::Right),
+                    );
                     return self.flushed(ty, format!("{a} * {b}"));
                 }
                 return self.dot(&a, &b, w);
@@ -687,42 +696,11 @@ impl Gen {
         if width == 1 {
             lane(None)
         } else {
-            let parts: Vec<String> = LANES[..width as usize].iter().map(|l| lane(Some(l))).collect();
+            let parts: Vec<String> = LANES[..width as usize]
+                .iter()
+                .map(|l| lane(Some(l)))
+                .collect();
             format!("{u}({})", parts.join(", "))
         }
     }
 }
-
-/// WGSL `bool` / `vecN<bool>`: components that are not zero (floats: not ±0, by bits).
-fn truthy(c: &str, ty: ValueType) -> String {
-    match (ty.scalar, ty.width) {
-        (ScalarType::Float32, 1) => format!("(bitcast<u32>({c}) & 0x7fffffffu) != 0u"),
-        (ScalarType::Float32, w) => {
-            format!("(bitcast<vec{w}<u32>>({c}) & vec{w}<u32>(0x7fffffffu)) != vec{w}<u32>()")
-        }
-        (_, 1) => format!("{c} != {}()", ty.scalar.wgsl()),
-        (_, w) => format!("{c} != vec{w}<{}>()", ty.scalar.wgsl()),
-    }
-}
-
-fn cast_helper(
-    from: ScalarType,
-    to: ScalarType,
-    rounding: IntegerRounding,
-) -> Option<&'static str> {
-    use IntegerRounding::*;
-    use ScalarType::*;
-    Some(match (from, to, rounding) {
-        (a, b, _) if a == b => return None,
-        (Float32, Sint32, Truncate) => "cast_f32_i32_trunc",
-        (Float32, Sint32, Nearest) => "cast_f32_i32_nearest",
-        (Float32, Uint32, Truncate) => "cast_f32_u32_trunc",
-        (Float32, Uint32, Nearest) => "cast_f32_u32_nearest",
-        (Sint32, Float32, _) => "cast_i32_f32",
-        (Uint32, Float32, _) => "cast_u32_f32",
-        (Sint32, Uint32, _) => "cast_i32_u32",
-        (Uint32, Sint32, _) => "cast_u32_i32",
-        _ => unreachable!("equal types handled first"),
-    })
-}
-
