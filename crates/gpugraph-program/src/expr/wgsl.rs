@@ -28,9 +28,7 @@ use crate::expr::ast::{BinaryOp, Expr};
 use crate::expr::functions::{CompareFn, LogicFn};
 use crate::expr::helpers::{self, cast_helper, truthy};
 use crate::expr::policy::{ROWS_PER_THREAD, WORKGROUP_SIZE};
-use crate::expr::types::{
-    Declarations, IntegerRounding, MathFn, Node, ScalarType, TypedExpr, ValueType,
-};
+use crate::expr::types::{Declarations, MathFn, Node, ScalarType, TypedExpr, ValueType};
 
 /// Name of the generated compute entry point.
 pub const ENTRY_POINT: &str = "evaluate_expression";
