@@ -7,7 +7,9 @@
 //! `--scalar NAME=VALUE[:f32|i32|u32]` (float32 when untyped) is one value for every row. The
 //! result has the inferred format: `(n,)` for one component, `(n, k)` otherwise, one row when
 //! the expression reads no vector. A parse or type error is a [`CompileError`] (exit status
-//! 2, the diagnostic verbatim on stderr); everything else fails with status 1.
+//! 2: the diagnostic on stderr, then the expression with a caret line under the offending
+//! span); everything else fails with status 1. `--help` lists the functions (from the
+//! checker's own table).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -52,6 +54,7 @@ impl From<Rounding> for IntegerRounding {
 
 /// `gpugraph expr`.
 #[derive(Args, Debug)]
+#[command(after_help = help_text())]
 pub struct ExprArgs {
     /// The expression, e.g. 'positions * scale + offset'.
     #[arg(
@@ -81,13 +84,29 @@ pub struct ExprArgs {
     pub out: PathBuf,
 }
 
-/// The expression does not parse or type-check; `Display` is the [`ExprError`]'s text.
+/// The text after the options in `gpugraph expr --help`: the function list, generated from
+/// the table the type checker uses, and where the full reference lives.
+fn help_text() -> String {
+    format!(
+        "{}\nOperators: + - * / and unary -, on float32 (cast integers with float32(...)); \
+         .xyzw selectors. Literals are float32.\nFull reference: docs/expressions.md",
+        gpugraph_program::expr::functions::reference()
+    )
+}
+
+/// The expression does not parse or type-check. `Display` is the [`ExprError`]'s text, then
+/// the expression with a caret line under the offending span.
 #[derive(Debug)]
-pub struct CompileError(pub ExprError);
+pub struct CompileError {
+    /// The diagnostic.
+    pub error: ExprError,
+    /// The expression text its span refers to.
+    pub source: String,
+}
 
 impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+        f.write_str(&self.error.render(&self.source))
     }
 }
 
@@ -161,10 +180,14 @@ fn load_input(name: &str, path: &Path) -> Result<Input> {
 }
 
 /// A graph compilation failure: an expression diagnostic becomes a [`CompileError`].
-fn compile_failure(e: ProgramError) -> anyhow::Error {
+fn compile_failure(e: ProgramError, text: &str) -> anyhow::Error {
     if let ProgramError::Contract { operation, source } = &e {
         if let Some(x) = source.downcast_ref::<ExprError>() {
-            return CompileError(x.clone().with_operation(operation)).into();
+            return CompileError {
+                error: x.clone().with_operation(operation),
+                source: text.to_string(),
+            }
+            .into();
         }
     }
     anyhow::Error::new(e).context("compiling the expression graph")
@@ -202,7 +225,10 @@ pub fn run(args: &ExprArgs) -> Result<()> {
         &scalar_types,
         &ExpressionOptions::output(OUTPUT).with_rounding(rounding),
     )
-    .map_err(CompileError)?;
+    .map_err(|error| CompileError {
+        error,
+        source: args.expression.clone(),
+    })?;
     let referenced = compiled.typed().referenced_inputs();
     if let [first, rest @ ..] = referenced.as_slice() {
         let a = &inputs[*first];
@@ -256,7 +282,7 @@ pub fn run(args: &ExprArgs) -> Result<()> {
             }
             g.add(operation)?;
             g.compile(&gpu.ctx, outputs())
-                .map_err(compile_failure)?
+                .map_err(|e| compile_failure(e, &args.expression))?
                 .run(bindings, RunOptions::new())
                 .context("running the expression graph")?
         }};

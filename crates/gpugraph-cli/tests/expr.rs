@@ -172,21 +172,43 @@ fn compile_errors_exit_2_with_the_diagnostic() {
     write_f32(&dir.path("p.npy"), &[4, 3], &values(12, 3));
     let p_in = format!("positions={}", dir.path("p.npy"));
     let out = dir.path("r.npy");
-    for (expr, id, want) in [
+    for (expr, id, want, caret) in [
         (
             "positions == offset",
             None,
             "output-expression: comparison positions == ... is not supported; use equalAll(x, y)",
+            "          ^^",
         ),
         (
             "positions + nope",
             Some("move"),
             "move: undeclared identifier nope",
+            "            ^^^^",
         ),
         (
             "(positions",
             None,
             "output-expression: expected ')' to close '(' at offset 0",
+            "          ^",
+        ),
+        // The spec's example diagnostic: the id once, then the message (issue 10).
+        (
+            "positions.w",
+            Some("reorder"),
+            "reorder: .w needs 4 components; positions has 3",
+            "^^^^^^^^^^^",
+        ),
+        (
+            "positions.w",
+            None,
+            "output-expression: .w needs 4 components; positions has 3",
+            "^^^^^^^^^^^",
+        ),
+        (
+            "------positions",
+            None,
+            "output-expression: decrement operator -- is not supported (expressions cannot assign); to negate a negation or subtract one, separate the signs: -(-a), a - -b",
+            "^^",
         ),
     ] {
         let mut args = vec!["expr", "-e", expr, "--input", &p_in, "--out", &out];
@@ -200,7 +222,12 @@ fn compile_errors_exit_2_with_the_diagnostic() {
             "{args:?}: stderr {}",
             text(&run.stderr)
         );
-        assert_eq!(our_stderr(&run), format!("{want}\n"), "{args:?}");
+        // The diagnostic, the expression, a caret under the offending span.
+        assert_eq!(
+            our_stderr(&run),
+            format!("{want}\n  {expr}\n  {caret}\n"),
+            "{args:?}"
+        );
         assert!(!Path::new(&out).exists(), "{args:?} wrote an output");
     }
 }
@@ -244,4 +271,141 @@ fn bad_files_exit_1_naming_the_file() {
     let err = our_stderr(&run);
     assert!(err.contains(&b) && err.contains("4 rows"), "{err}");
     assert!(!Path::new(&out).exists());
+}
+
+/// Issue 12: literal zeros gave 0 on lavapipe. Both graph kinds now follow IEEE-754 like the
+/// CPU evaluator (and numpy).
+#[test]
+fn literal_zeros_follow_ieee_on_both_graph_kinds() {
+    let dir = TempDir::new("ieee");
+    let e = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        3.4e38,
+    ];
+    write_f32(&dir.path("e.npy"), &[e.len()], &e);
+    let a_in = format!("a={}", dir.path("e.npy"));
+    let out = dir.path("o.npy");
+    let (nan, inf) = (f32::NAN, f32::INFINITY);
+    let same = |x: f32| x;
+    let cases: [(&str, Vec<f32>); 5] = [
+        ("a / 0", vec![nan, nan, inf, -inf, nan, inf, -inf, inf]),
+        (
+            "a / (1 - 1)",
+            vec![nan, nan, inf, -inf, nan, inf, -inf, inf],
+        ),
+        ("a * 0", e.iter().map(|&x| same(x) * 0.0).collect()),
+        ("a - a", e.iter().map(|&x| x - x).collect()),
+        (
+            "select(a - a, 1, 2)",
+            vec![2.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 2.0],
+        ),
+    ];
+    for simple in [false, true] {
+        for (expr, want) in &cases {
+            let mut args = vec!["expr", "-e", expr, "--input", &a_in, "--out", &out];
+            if simple {
+                args.push("--simple");
+            }
+            let run = gpugraph(&args);
+            assert_success(&args, &run);
+            let (_, _, words) = read_npy(&out);
+            let got: Vec<f32> = words.into_iter().map(f32::from_bits).collect();
+            for (g, w) in got.iter().zip(want) {
+                assert!(
+                    g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                    "{args:?}: got {got:?}, want {want:?}"
+                );
+            }
+        }
+        // sint32 of ±inf saturates; NaN is 0.
+        let mut args = vec![
+            "expr",
+            "-e",
+            "sint32(a / 0)",
+            "--input",
+            &a_in,
+            "--out",
+            &out,
+        ];
+        if simple {
+            args.push("--simple");
+        }
+        let run = gpugraph(&args);
+        assert_success(&args, &run);
+        let (_, _, words) = read_npy(&out);
+        let (max, min) = (i32::MAX as u32, i32::MIN as u32);
+        assert_eq!(words, vec![0, 0, max, min, 0, max, min, max], "{args:?}");
+    }
+}
+
+#[test]
+fn comparison_functions_select_values() {
+    let dir = TempDir::new("compare");
+    let b = [1.0f32, 2.0, 3.0, f32::NAN, 5.0, -7.0];
+    write_f32(&dir.path("b.npy"), &[b.len()], &b);
+    let b_in = format!("b={}", dir.path("b.npy"));
+    let out = dir.path("o.npy");
+    let args = [
+        "expr",
+        "-e",
+        "select(greaterThan(b, 2), b, 0)",
+        "--input",
+        &b_in,
+        "--out",
+        &out,
+    ];
+    let run = gpugraph(&args);
+    assert_success(&args, &run);
+    let (descr, _, words) = read_npy(&out);
+    assert_eq!(descr, "<f4");
+    let want: Vec<u32> = b
+        .iter()
+        .map(|&x| if x > 2.0 { x } else { 0.0 }.to_bits())
+        .collect();
+    assert_eq!(words, want);
+    let args = [
+        "expr",
+        "-e",
+        "and(notEqual(b, b), not(lessThan(b, 0)))",
+        "--input",
+        &b_in,
+        "--out",
+        &out,
+    ];
+    let run = gpugraph(&args);
+    assert_success(&args, &run);
+    let (descr, _, words) = read_npy(&out);
+    assert_eq!(descr, "<u4");
+    assert_eq!(
+        words,
+        vec![0, 0, 0, 1, 0, 0],
+        "only NaN differs from itself"
+    );
+}
+
+#[test]
+fn help_lists_every_function() {
+    let run = gpugraph(&["expr", "--help"]);
+    assert_success(&["expr", "--help"], &run);
+    let help = text(&run.stdout);
+    for f in [
+        "abs(x)",
+        "pow(x, exponent)",
+        "select(condition, whenTrue, whenFalse)",
+        "equalAll(x, y)",
+        "lessThan(x, y)",
+        "greaterThanEqual(x, y)",
+        "notEqual(x, y)",
+        "and(a, b)",
+        "not(a)",
+        "docs/expressions.md",
+    ] {
+        assert!(help.contains(f), "{f} missing from:\n{help}");
+    }
 }

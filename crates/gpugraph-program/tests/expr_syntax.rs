@@ -258,10 +258,12 @@ fn other_javascript_forms_are_rejected_with_named_errors() {
         // assignments
         ("x = 1", Unsupported, "assignment = is not supported"),
         ("x += 1", Unsupported, "assignment += is not supported"),
-        ("x++", Unsupported, "assignment ++ is not supported"),
+        ("x++", Unsupported, "increment operator ++ is not supported"),
         // JavaScript lexes `--x` as a decrement, not a double negation (write `- -x`).
-        ("--x", Unsupported, "assignment -- is not supported"),
-        ("x + ++y", Unsupported, "assignment ++ is not supported"),
+        ("--x", Unsupported, "decrement operator -- is not supported"),
+        ("------a", Unsupported, "decrement operator -- is not supported (expressions cannot assign); to negate a negation or subtract one, separate the signs: -(-a), a - -b"),
+        ("a--b", Unsupported, "decrement operator -- is not supported"),
+        ("x + ++y", Unsupported, "increment operator ++ is not supported"),
         // comparison and logical
         ("x < y", Unsupported, "comparison operator < is not supported"),
         ("x >= y", Unsupported, "comparison operator >= is not supported"),
@@ -282,7 +284,7 @@ fn other_javascript_forms_are_rejected_with_named_errors() {
         ("positions[i + 1].x", Unsupported, "computed indexing positions[i + 1] is not supported"),
         ("(positions)[0]", Unsupported, "computed indexing (positions)[0] is not supported"),
         ("positions.length", Unsupported, "property .length is not supported; use static .xyzw selectors"),
-        ("positions.xyzwx", Width, "reorder: .xyzwx selects 5 components; at most 4"),
+        ("positions.xyzwx", Width, ".xyzwx selects 5 components; at most 4"),
         ("positions.xr", Unsupported, "selector .xr is not supported"),
         ("positions?.x", Unsupported, "optional chaining ?. is not supported"),
         ("positions.", Syntax, "expected a selector name after '.', found end of expression"),
@@ -313,9 +315,9 @@ fn other_javascript_forms_are_rejected_with_named_errors() {
         ("Infinity", Unsupported, "non-finite literal Infinity is not supported"),
         ("-Infinity", Unsupported, "non-finite literal Infinity is not supported"),
         ("NaN", Unsupported, "non-finite literal NaN is not supported"),
-        ("1e39", Unsupported, "numeric literal 1e39 is not a finite float32 number"),
-        ("3.5e38", Unsupported, "numeric literal 3.5e38 is not a finite float32 number"),
-        ("1e400", Unsupported, "numeric literal Infinity is not a finite float32 number"),
+        ("1e39", Unsupported, "numeric literal 1e39 is out of range for float32 (largest finite magnitude 3.4028235e38)"),
+        ("3.5e38", Unsupported, "numeric literal 3.5e38 is out of range for float32"),
+        ("1e400", Unsupported, "numeric literal 1e400 is out of range for float32"),
         ("0x10", Unsupported, "unsupported numeric literal 0x10"),
         ("1n", Unsupported, "unsupported numeric literal 1n"),
         ("1_000", Unsupported, "unsupported numeric literal 1_000"),
@@ -427,6 +429,24 @@ fn nesting_deeper_than_the_policy_is_an_error_not_a_stack_overflow() {
         );
         assert_eq!(compile(&text).unwrap_err().message, err.message);
     }
+    // The 66-term sum of issue 12 says what the limit is, why, and what to do.
+    let err = parse(&format!("a{}", "+a".repeat(65))).unwrap_err();
+    for part in [
+        "more than 64 levels deep",
+        "thread's stack",
+        "a chain a + b + c + ... of 65 terms",
+        "split it into several expression operations",
+        "(a + b + c) + (d + e + f)",
+    ] {
+        assert!(err.message.contains(part), "{part}: {err}");
+    }
+    // A 5,000-digit literal is out of float32's range, shown shortened.
+    let err = parse(&format!("1{}", "0".repeat(4999))).unwrap_err();
+    assert_eq!(
+        err.message,
+        "numeric literal 100000000000... (5000 characters) is out of range for float32 (largest finite magnitude 3.4028235e38)"
+    );
+    assert_eq!(err.span, Some(gpugraph_program::expr::Span::new(0, 5000)));
     // Hand-built trees get the same bound from the checker.
     let mut e = Expr::ident("w");
     for _ in 0..MAX_DEPTH {

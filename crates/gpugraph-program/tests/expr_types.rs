@@ -161,7 +161,7 @@ fn type_and_width_errors_use_the_spec_texts() {
     use ExprErrorKind::*;
     let rows: &[(&str, ExprErrorKind, &str)] = &[
         // error table
-        ("positions.w", Width, "reorder: .w needs 4 components; positions has 3"),
+        ("positions.w", Width, ".w needs 4 components; positions has 3"),
         ("dot(positions, uv)", Width, "dot requires matching row widths"),
         ("dot(positions, scale)", Width, "dot requires matching row widths"),
         ("equalAll(ids, ids3)", Width, "equalAll requires matching types and row widths"),
@@ -179,10 +179,10 @@ fn type_and_width_errors_use_the_spec_texts() {
         ("indices * scale", Type, "Arithmetic requires float32 operands"),
         ("selectedId / 2", Type, "Arithmetic requires float32 operands"),
         // selectors
-        ("(positions + offsets).w", Width, "reorder: .w needs 4 components; positions + offsets has 3"),
-        ("uv.xyz", Width, "reorder: .xyz needs 3 components; uv has 2"),
-        ("values.y", Width, "reorder: .y needs 2 components; values has 1"),
-        ("positions.zyx.xw", Width, "reorder: .xw needs 4 components; positions.zyx has 3"),
+        ("(positions + offsets).w", Width, ".w needs 4 components; positions + offsets has 3"),
+        ("uv.xyz", Width, ".xyz needs 3 components; uv has 2"),
+        ("values.y", Width, ".y needs 2 components; values has 1"),
+        ("positions.zyx.xw", Width, ".xw needs 4 components; positions.zyx has 3"),
         // arithmetic widths
         ("positions + uv", Width, "arithmetic requires matching row widths or one component; positions has 3, uv has 2"),
         ("pow(positions, uv)", Width, "pow requires matching row widths or one component; positions has 3, uv has 2"),
@@ -624,7 +624,7 @@ fn an_ast_is_usable_in_place_of_the_string() {
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "op: reorder: .w needs 4 components; positions has 3"
+        "op: .w needs 4 components; positions has 3"
     );
     let nan = Expr::number(f64::NAN);
     let err =
@@ -717,4 +717,114 @@ fn cpu_bindings_are_checked() {
         k.evaluate(&[Column::Float32(&a)], &s).unwrap(),
         Values::Float32(vec![2.0])
     );
+}
+
+/// The spec's example diagnostic: the operation id prefixes the message once; `reorder:` in
+/// the spec's table is that example's id, not part of the text (issue 10 §3).
+#[test]
+fn the_operation_id_prefixes_the_width_diagnostic_once() {
+    let positions = [("positions", F::Float32x3)];
+    for (id, want) in [
+        (
+            Some("reorder"),
+            "reorder: .w needs 4 components; positions has 3",
+        ),
+        (
+            None,
+            "output-expression: .w needs 4 components; positions has 3",
+        ),
+    ] {
+        let err = compile_expression(
+            id,
+            "positions.w",
+            &positions,
+            &[],
+            &ExpressionOptions::output("output"),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), want);
+        assert_eq!(err.message, ".w needs 4 components; positions has 3");
+    }
+}
+
+/// The comparison and logic extension: types, widths, rejections, values (NaN compares false
+/// except notEqual; -0 == 0; integers exact past 2^24).
+#[test]
+fn comparison_and_logic_functions_type_check_and_evaluate() {
+    for (text, want) in [
+        ("lessThan(values, 0.5)", F::Uint32),
+        ("greaterThan(positions, 1)", F::Uint32x3),
+        ("greaterThanEqual(1, positions)", F::Uint32x3),
+        ("equal(ids3, selectedId)", F::Uint32x3),
+        ("notEqual(indices, integerPositions)", F::Uint32x3),
+        ("lessThanEqual(ids, targetIds)", F::Uint32),
+        (
+            "and(lessThan(values, 1), greaterThan(weights, 0))",
+            F::Uint32,
+        ),
+        ("or(umask3, equal(ids, selectedId))", F::Uint32x3),
+        ("not(umask3)", F::Uint32x3),
+        ("select(greaterThan(values, 2), values, 0)", F::Float32),
+        (
+            "select(lessThan(positions, 0), -positions, positions)",
+            F::Float32x3,
+        ),
+    ] {
+        assert_eq!(ok(text), want, "{text}");
+    }
+    use ExprErrorKind::*;
+    for (text, kind, want) in [
+        ("lessThan(ids, 1)", Type, "lessThan requires matching component types; ids is uint32, 1 is float32 (cast one side, e.g. float32(...))"),
+        ("equal(positions, uv)", Width, "equal requires matching row widths or one component; positions has 3, uv has 2"),
+        ("and(values, ids)", Type, "and requires uint32 masks; values is float32 (make a mask with a comparison, e.g. notEqual(values, 0))"),
+        ("not(imask)", Type, "not requires uint32 masks; imask is sint32"),
+        ("or(umask3, lessThan(uv, 0))", Width, "or requires matching row widths or one component; umask3 has 3, lessThan(uv, 0) has 2"),
+        ("not(ids, ids)", Unsupported, "not expects 1 argument; got 2"),
+        ("lessThan(values)", Unsupported, "lessThan expects 2 arguments; got 1"),
+    ] {
+        let (k, msg) = compile(text).unwrap_err();
+        assert_eq!(k, kind, "{text}: {msg}");
+        assert!(msg.starts_with(want), "{text}: {msg}");
+    }
+    // The spec's rejection texts for the JavaScript operators stay.
+    let (_, msg) = compile("values < 1").unwrap_err();
+    assert!(
+        msg.starts_with("comparison operator < is not supported"),
+        "{msg}"
+    );
+
+    let e = compile("vec4(float32(lessThan(values, weights)), float32(notEqual(values, weights)), float32(equal(values, weights)), float32(and(greaterThanEqual(values, weights), lessThanEqual(values, weights))))").unwrap();
+    let nan = f32::NAN;
+    let values = [nan, 1.0, -0.0, 2.0, nan];
+    let weights = [1.0, nan, 0.0, 3.0, nan];
+    let cols: Vec<Column<'_>> = INPUTS
+        .iter()
+        .map(|(n, f)| match *n {
+            "values" => Column::Float32(&values),
+            "weights" => Column::Float32(&weights),
+            _ => match ValueType::from_format(*f).unwrap().scalar {
+                F32 => Column::Float32(&[]),
+                I32 => Column::Sint32(&[]),
+                U32 => Column::Uint32(&[]),
+            },
+        })
+        .collect();
+    let scalars = [
+        ScalarValue::Float32(1.0),
+        ScalarValue::Float32(1.0),
+        ScalarValue::Uint32(0),
+        ScalarValue::Uint32(0),
+        ScalarValue::Sint32(0),
+    ];
+    let Values::Float32(got) = e.evaluate(&cols, &scalars).unwrap() else {
+        panic!("float32x4")
+    };
+    let want = [
+        [0.0, 1.0, 0.0, 0.0], // NaN vs 1: only notEqual
+        [0.0, 1.0, 0.0, 0.0], // 1 vs NaN
+        [0.0, 0.0, 1.0, 1.0], // -0 vs 0: equal
+        [1.0, 1.0, 0.0, 0.0], // 2 < 3
+        [0.0, 1.0, 0.0, 0.0], // NaN vs NaN
+    ];
+    assert_eq!(got, want.concat());
 }

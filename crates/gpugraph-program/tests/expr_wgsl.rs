@@ -103,6 +103,16 @@ fn every_form_generates_valid_wgsl() {
         "16777217",
         "3.4028235e38",
         "0.1",
+        "lessThan(p, w)",
+        "lessThanEqual(si, i1)",
+        "greaterThan(u4, su)",
+        "greaterThanEqual(c, c)",
+        "equal(uv, s)",
+        "notEqual(ids, su)",
+        "and(ids, u4)",
+        "or(greaterThan(w, 0), equal(ids, su))",
+        "not(u4)",
+        "select(greaterThan(w, 2), w, 0)",
     ];
     let casts = ["float32", "sint32", "uint32"];
     let sources = ["p", "w", "si", "i1", "u4", "ids", "s", "su", "si1"];
@@ -146,24 +156,65 @@ fn random_expressions_generate_valid_wgsl() {
 
 #[test]
 fn float_literals_reach_the_shader_bit_exactly() {
-    for v in [0.1f32, 1.0 / 3.0, 1e-40, f32::MAX, 16_777_217.0, -2.5, 0.0] {
+    for v in [
+        0.1f32,
+        1.0 / 3.0,
+        1e-40,
+        f32::MAX,
+        16_777_217.0,
+        -2.5,
+        0.0,
+        1.0,
+    ] {
         // A leading minus is negation of the positive literal.
         let text = format!("{v:e}");
         let v = v.abs();
         let e = compile_expression(None, text.as_str(), &[], &[], &Default::default()).unwrap();
-        let small = v == v.trunc() && v.abs() < 16_777_216.0;
-        if small {
-            assert!(e.wgsl().contains(&format!("= {}f;", v as i32)), "{text}");
-        } else {
-            assert!(
-                e.wgsl()
-                    .contains(&format!("bitcast<f32>(0x{:08x}u)", v.to_bits())),
-                "{text}\n{}",
-                e.wgsl()
-            );
-        }
+        // As a bit pattern XORed with a run-time zero: no decimal double rounding, and no
+        // compiler can fold the value into `x * 0`, `x / 0` or `0 - x`.
+        assert!(
+            e.wgsl()
+                .contains(&format!("bitcast<f32>(0x{:08x}u ^ ~fence)", v.to_bits())),
+            "{text}\n{}",
+            e.wgsl()
+        );
         validate(&e);
     }
+}
+
+/// Every float operation reads its operands through the opaque identities, so no compiler can
+/// contract `p * s + o` into a fused multiply-add in one shader and not in another (issue 10:
+/// Graph and SimpleGraph differed by one ulp on NVIDIA) or fold `x - x`.
+#[test]
+fn float_operands_are_opaque_to_the_compiler() {
+    let e = compile_expression(
+        None,
+        "p * s + c.xyz - p / s",
+        &INPUTS,
+        &SCALARS,
+        &ExpressionOptions::default(),
+    )
+    .unwrap();
+    let src = e.wgsl();
+    for line in src.lines().filter(|l| l.trim_start().starts_with("let t")) {
+        let rhs = line.split_once(" = ").map_or("", |(_, r)| r);
+        for op in [" * ", " + ", " - "] {
+            if let Some((l, r)) = rhs.split_once(op) {
+                assert!(
+                    l.rsplit('(')
+                        .nth(1)
+                        .is_some_and(|f| f.ends_with("keep_v3f") || f.ends_with("keep_f32")),
+                    "left operand of{op}not opaque: {line}\n{src}"
+                );
+                assert!(
+                    r.starts_with("hold_"),
+                    "right operand of{op}not opaque: {line}\n{src}"
+                );
+            }
+        }
+    }
+    assert!(src.contains("div_f32("), "{src}");
+    validate(&e);
 }
 
 #[test]

@@ -377,6 +377,27 @@ fn typed_references_must_match_kind_and_format() {
         panic!("{err}")
     };
     assert!(source.downcast_ref::<ExprError>().is_some());
+    // The spec's example text exactly, with its id and with the default id.
+    for (id, want) in [
+        (
+            Some("reorder"),
+            "reorder: .w needs 4 components; positions has 3",
+        ),
+        (
+            None,
+            "reordered-expression: .w needs 4 components; positions has 3",
+        ),
+    ] {
+        let mut g = Graph::new("g");
+        g.add_input("positions", ValueSpec::vector(F::Float32x3))
+            .unwrap();
+        let mut op = ExpressionOperation::new("reordered", "positions.w");
+        if let Some(id) = id {
+            op = op.with_id(id);
+        }
+        g.add(op).unwrap();
+        assert_eq!(compile(&ctx, &g, None).to_string(), want);
+    }
 }
 
 #[test]

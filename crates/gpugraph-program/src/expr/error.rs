@@ -61,8 +61,48 @@ impl ExprError {
             ExprErrorKind::Unsupported,
             span,
             format!(
-                "expression nests more than {MAX_DEPTH} levels deep; split it into several expression operations"
+                "expression nests more than {MAX_DEPTH} levels deep (the limit keeps checking and \
+                 code generation within a thread's stack; each operator, call, selector, negation \
+                 and parenthesis adds a level, so a chain a + b + c + ... of {} terms is too \
+                 deep): split it into several expression operations, or group long chains, \
+                 e.g. (a + b + c) + (d + e + f)",
+                MAX_DEPTH + 1
             ),
+        )
+    }
+
+    /// The diagnostic followed by `source` (the expression text the span refers to) and a
+    /// caret line under the offending span, e.g.
+    ///
+    /// ```text
+    /// output-expression: undeclared identifier nope
+    ///   positions + nope
+    ///               ^^^^
+    /// ```
+    ///
+    /// Just the diagnostic when there is no span (hand-built trees) or it does not fit
+    /// `source`. Tabs and newlines in the text print as spaces so the caret lines up.
+    pub fn render(&self, source: &str) -> String {
+        let head = self.to_string();
+        let Some(span) = self
+            .span
+            .filter(|s| s.start <= s.end && s.end <= source.len())
+        else {
+            return head;
+        };
+        if !source.is_char_boundary(span.start) || !source.is_char_boundary(span.end) {
+            return head;
+        }
+        let line: String = source
+            .chars()
+            .map(|c| if c.is_whitespace() { ' ' } else { c })
+            .collect();
+        let pad = source[..span.start].chars().count();
+        let width = source[span.start..span.end].chars().count().max(1);
+        format!(
+            "{head}\n  {line}\n  {}{}",
+            " ".repeat(pad),
+            "^".repeat(width)
         )
     }
 
@@ -83,3 +123,30 @@ impl fmt::Display for ExprError {
 }
 
 impl std::error::Error for ExprError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_puts_a_caret_under_the_span() {
+        let e = ExprError::at(
+            ExprErrorKind::Undeclared,
+            Span::new(12, 16),
+            "undeclared identifier nope",
+        )
+        .with_operation("op");
+        assert_eq!(
+            e.render("positions + nope"),
+            "op: undeclared identifier nope\n  positions + nope\n              ^^^^"
+        );
+        // End of text: one caret after the last character; no span: the message alone.
+        let end = ExprError::at(ExprErrorKind::Syntax, Span::new(4, 4), "unexpected end");
+        assert_eq!(end.render("(a +"), "unexpected end\n  (a +\n      ^");
+        let none = ExprError::new(ExprErrorKind::Type, "t", None);
+        assert_eq!(none.render("a"), "t");
+        // Multi-byte text: columns count characters.
+        let uni = ExprError::at(ExprErrorKind::Syntax, Span::new(5, 6), "x");
+        assert_eq!(uni.render("é + #"), "x\n  é + #\n      ^");
+    }
+}

@@ -2,16 +2,20 @@
 //! parallelizes. The WGSL in `wgsl.rs` implements the same rules; where GPUs are exact the two
 //! agree bit for bit.
 //!
-//! Numeric semantics:
-//! - `+ - * /`, negation, `dot` and `length` are computed in float32 (IEEE, round to nearest
-//!   even), as the spec demands float32 results: `dot` accumulates `x0*y0 + x1*y1 + ...` left to
-//!   right, `length` is `sqrt(dot(x, x))` (for one component, `abs(x)`). GPUs may fuse or
-//!   reorder these and their division is not correctly rounded, so float results agree within
-//!   float32 tolerance, not bitwise.
+//! Numeric semantics (docs/expressions.md, "Numeric semantics"):
+//! - Float32 values are flushed: a subnormal loaded from an input, scalar or literal, or
+//!   produced by any operation or function, becomes a zero of the same sign ([`ftz`]). GPUs
+//!   may flush in hardware; the shader flushes explicitly so every device agrees with this.
+//! - `+ - * /`, negation, `dot` and `length` are IEEE float32 operations (round to nearest
+//!   even) evaluated as written: `dot` is `x0*y0 + x1*y1 + ...` left to right with every
+//!   product and sum rounded, `length` is `sqrt(dot(x, x))` (one component: `abs(x)`). The
+//!   shader cannot fold, contract or reassociate them, so it matches bit for bit, except that
+//!   WGSL allows division 2.5 ulp and sqrt its `inverseSqrt` accuracy for finite results.
 //! - `sqrt` is correctly rounded; `sin cos tan exp log pow` are evaluated in float64 and
 //!   rounded once to float32 (the best float32 answer; GPUs are within their documented
-//!   accuracy of it). `pow` of a negative base is out of domain and has no cross-backend
-//!   guarantee.
+//!   accuracy of it). Special arguments (±0, ±inf, NaN, out of domain) give the IEEE / C99
+//!   results, which the shader decides on the bits; `pow` follows C99 (`pow(x, ±0) = 1`,
+//!   negative bases with integer exponents keep the sign of odd powers).
 //! - Float→integer casts: round (truncate toward zero, or nearest with ties away from zero),
 //!   then saturate to the destination range; NaN → 0, +inf → max, -inf → min. Integer→integer
 //!   casts saturate (sint32 → uint32 maps negatives to 0; uint32 → sint32 caps at 2^31-1).
@@ -20,7 +24,8 @@
 //!   or overflow.
 //! - `equalAll` compares exactly: floats as IEEE `==` (so -0 == 0 and NaN differs from
 //!   everything), integers by value. `select` treats any component that is not ±0 as true
-//!   (NaN included).
+//!   (NaN included). The comparison functions are IEEE (NaN compares false except
+//!   `notEqual`); `and`/`or`/`not` treat nonzero as true; all give uint32 0/1.
 
 use crate::expr::ast::BinaryOp;
 use crate::expr::error::{ExprError, ExprErrorKind};
@@ -264,11 +269,11 @@ pub(crate) fn eval_row(e: &TypedExpr, env: &Env<'_>, row: usize) -> RowValue {
         Node::Input(i) => {
             let width = env.input_widths[*i];
             for (k, b) in bits.iter_mut().enumerate().take(w) {
-                *b = env.inputs[*i].bits(row * width + k);
+                *b = load(env.inputs[*i].bits(row * width + k), ty.scalar);
             }
         }
-        Node::Scalar(i) => bits[0] = env.scalars[*i].bits(),
-        Node::Literal(v) => bits[0] = v.to_bits(),
+        Node::Scalar(i) => bits[0] = load(env.scalars[*i].bits(), ty.scalar),
+        Node::Literal(v) => bits[0] = ftz(*v).to_bits(),
         Node::Neg(a) => {
             let a = eval_row(a, env, row);
             bits = map(&a, &|x| (-f(x)).to_bits());
@@ -276,17 +281,17 @@ pub(crate) fn eval_row(e: &TypedExpr, env: &Env<'_>, row: usize) -> RowValue {
         Node::Arith(op, a, b) => {
             let (a, b) = (eval_row(a, env, row), eval_row(b, env, row));
             for (k, o) in bits.iter_mut().enumerate().take(w) {
-                *o = arith(*op, f(lane(&a, k)), f(lane(&b, k))).to_bits();
+                *o = ftz(arith(*op, f(lane(&a, k)), f(lane(&b, k)))).to_bits();
             }
         }
         Node::Math(m, a) => {
             let a = eval_row(a, env, row);
-            bits = map(&a, &|x| math(*m, f(x)).to_bits());
+            bits = map(&a, &|x| ftz(math(*m, f(x))).to_bits());
         }
         Node::Pow(a, b) => {
             let (a, b) = (eval_row(a, env, row), eval_row(b, env, row));
             for (k, o) in bits.iter_mut().enumerate().take(w) {
-                *o = pow(f(lane(&a, k)), f(lane(&b, k))).to_bits();
+                *o = ftz(pow(f(lane(&a, k)), f(lane(&b, k)))).to_bits();
             }
         }
         Node::Cast { to, rounding, arg } => {
@@ -323,7 +328,7 @@ pub(crate) fn eval_row(e: &TypedExpr, env: &Env<'_>, row: usize) -> RowValue {
             bits[0] = if a.ty.width == 1 {
                 f(a.bits[0]).abs()
             } else {
-                dot(&a, &a).sqrt()
+                ftz(dot(&a, &a).sqrt())
             }
             .to_bits();
         }
@@ -332,6 +337,20 @@ pub(crate) fn eval_row(e: &TypedExpr, env: &Env<'_>, row: usize) -> RowValue {
             let s = a.ty.scalar;
             let all = (0..a.ty.width as usize).all(|k| components_equal(a.bits[k], b.bits[k], s));
             bits[0] = all as u32;
+        }
+        Node::Compare(cmp, a, b) => {
+            let (a, b) = (eval_row(a, env, row), eval_row(b, env, row));
+            let s = a.ty.scalar;
+            for (k, o) in bits.iter_mut().enumerate().take(w) {
+                *o = cmp.apply(lane(&a, k), lane(&b, k), s) as u32;
+            }
+        }
+        Node::Logic(op, args) => {
+            let vals: Vec<RowValue> = args.iter().map(|a| eval_row(a, env, row)).collect();
+            for (k, o) in bits.iter_mut().enumerate().take(w) {
+                let b = vals.get(1).map_or(0, |v| lane(v, k));
+                *o = op.apply(lane(&vals[0], k), b) as u32;
+            }
         }
         Node::Select {
             cond,
@@ -353,12 +372,30 @@ pub(crate) fn eval_row(e: &TypedExpr, env: &Env<'_>, row: usize) -> RowValue {
     RowValue { ty, bits }
 }
 
+/// `x0*y0 + x1*y1 + ...` left to right, every product and sum rounded and flushed.
 fn dot(a: &RowValue, b: &RowValue) -> f32 {
-    let mut acc = f(a.bits[0]) * f(b.bits[0]);
+    let mut acc = ftz(f(a.bits[0]) * f(b.bits[0]));
     for k in 1..a.ty.width as usize {
-        acc += f(a.bits[k]) * f(b.bits[k]);
+        acc = ftz(acc + ftz(f(a.bits[k]) * f(b.bits[k])));
     }
     acc
+}
+
+/// Flush to zero: a subnormal float32 becomes a zero of the same sign; anything else is kept.
+pub fn ftz(x: f32) -> f32 {
+    if x.is_subnormal() {
+        f32::from_bits(x.to_bits() & 0x8000_0000)
+    } else {
+        x
+    }
+}
+
+/// A loaded component: float32 values are flushed, integers kept.
+fn load(bits: u32, scalar: ScalarType) -> u32 {
+    match scalar {
+        ScalarType::Float32 => ftz(f32::from_bits(bits)).to_bits(),
+        _ => bits,
+    }
 }
 
 fn binding(msg: String) -> ExprError {

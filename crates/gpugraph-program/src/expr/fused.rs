@@ -2,8 +2,9 @@
 //! stage keeps its own type check (and its own cast rounding); a stage that reads an earlier
 //! stage's result takes it from registers, so intermediates cost no memory traffic and need
 //! no buffer unless they are stored. Vector inputs shared by several stages are loaded once.
-//! Results pass between stages through an AND with a run-time all-ones mask (see
-//! `wgsl::generate_stages`), so each stage rounds exactly as it would alone.
+//! Results pass between stages through an AND with a run-time all-ones mask, and every float
+//! operand inside a stage through an opaque identity (see `wgsl` and `helpers`), so each
+//! operation rounds exactly as it does in a shader of its own, on any compiler.
 //!
 //! Bytes per row: every distinct external input row read once, every stored result written
 //! once; one dispatch per chunk for the whole group.

@@ -195,7 +195,29 @@ fn number(text: &str, start: usize) -> Result<(f64, usize), ExprError> {
     let value: f64 = text[start..i]
         .parse()
         .map_err(|_| syntax(Span::new(start, i), "malformed numeric literal"))?;
+    if value.is_infinite() {
+        // Beyond even float64 (a 5,000-digit literal, 1e400): say so instead of "Infinity".
+        return Err(ExprError::at(
+            ExprErrorKind::Unsupported,
+            Span::new(start, i),
+            out_of_range(&text[start..i]),
+        ));
+    }
     Ok((value, i))
+}
+
+/// The diagnostic of a literal beyond float32's range; long literals are shortened.
+pub(crate) fn out_of_range(literal: &str) -> String {
+    let shown = if literal.chars().count() > 24 {
+        let head: String = literal.chars().take(12).collect();
+        format!("{head}... ({} characters)", literal.chars().count())
+    } else {
+        literal.to_string()
+    };
+    format!(
+        "numeric literal {shown} is out of range for float32 (largest finite magnitude {:e})",
+        f32::MAX
+    )
 }
 
 #[cfg(test)]

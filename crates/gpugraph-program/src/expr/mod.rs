@@ -16,7 +16,9 @@
 pub mod ast;
 mod error;
 pub mod eval;
+pub mod functions;
 mod fused;
+mod helpers;
 mod kernel;
 mod lexer;
 mod parser;

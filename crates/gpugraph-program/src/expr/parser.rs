@@ -415,13 +415,21 @@ impl Parser<'_> {
 }
 
 fn assignment(span: Span, op: &Tok) -> ExprError {
-    unsupported(
-        span,
-        format!(
+    let msg = match op {
+        // JavaScript lexes `--` as one token, so `------a` or `a--b` are decrements.
+        Tok::Other("--") => "decrement operator -- is not supported (expressions cannot \
+                             assign); to negate a negation or subtract one, separate the signs: \
+                             -(-a), a - -b"
+            .to_string(),
+        Tok::Other("++") => {
+            "increment operator ++ is not supported (expressions cannot assign)".to_string()
+        }
+        _ => format!(
             "assignment {} is not supported; expressions cannot assign",
             describe(op).trim_matches('\'')
         ),
-    )
+    };
+    unsupported(span, msg)
 }
 
 /// `e` unless it is deeper than [`MAX_DEPTH`]. Operator and postfix chains are built in

@@ -15,11 +15,14 @@
 //! - `equalAll(x, y)` equal types and widths, one uint32 0/1 per row.
 //! - `select(c, t, f)`: branch types equal; a one-component branch broadcasts to the other's
 //!   width; the condition (any type) has one component or the branch width.
+//! - Extensions (`functions.rs`): `lessThan` ... `notEqual` (equal types, broadcast widths,
+//!   uint32 0/1 per component) and `and`/`or`/`not` on uint32 masks.
 
 use gpugraph_command::VectorFormat;
 
 use crate::expr::ast::{BinaryOp, Expr, ExprKind, Span};
 use crate::expr::error::{ExprError, ExprErrorKind};
+use crate::expr::functions::{self, CompareFn, LogicFn};
 
 /// Component type of expression values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -142,57 +145,7 @@ pub enum IntegerRounding {
     Nearest,
 }
 
-/// Component-wise one-argument float32 functions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MathFn {
-    /// `abs`
-    Abs,
-    /// `sqrt`
-    Sqrt,
-    /// `sin`
-    Sin,
-    /// `cos`
-    Cos,
-    /// `tan`
-    Tan,
-    /// `exp`
-    Exp,
-    /// `log` (natural logarithm)
-    Log,
-}
-
-impl MathFn {
-    /// The function's name in expressions and in WGSL.
-    pub fn name(self) -> &'static str {
-        match self {
-            MathFn::Abs => "abs",
-            MathFn::Sqrt => "sqrt",
-            MathFn::Sin => "sin",
-            MathFn::Cos => "cos",
-            MathFn::Tan => "tan",
-            MathFn::Exp => "exp",
-            MathFn::Log => "log",
-        }
-    }
-    fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "abs" => MathFn::Abs,
-            "sqrt" => MathFn::Sqrt,
-            "sin" => MathFn::Sin,
-            "cos" => MathFn::Cos,
-            "tan" => MathFn::Tan,
-            "exp" => MathFn::Exp,
-            "log" => MathFn::Log,
-            _ => return None,
-        })
-    }
-}
-
-/// Every callable name of the language.
-pub const FUNCTIONS: [&str; 18] = [
-    "abs", "sqrt", "sin", "cos", "tan", "exp", "log", "pow", "float32", "sint32", "uint32", "vec2",
-    "vec3", "vec4", "dot", "length", "equalAll", "select",
-];
+pub use crate::expr::functions::{MathFn, FUNCTIONS};
 
 /// A type-checked node: resolved operation, its type, whether it varies per row, its span.
 #[derive(Clone, Debug, PartialEq)]
@@ -246,6 +199,10 @@ pub enum Node {
     Length(Box<TypedExpr>),
     /// 1 when every component is equal (exact, same types and widths), else 0.
     EqualAll(Box<TypedExpr>, Box<TypedExpr>),
+    /// Component-wise comparison (extension): uint32 0/1; a one-component side broadcasts.
+    Compare(CompareFn, Box<TypedExpr>, Box<TypedExpr>),
+    /// Logic on uint32 masks (extension): uint32 0/1; one or two operands.
+    Logic(LogicFn, Vec<TypedExpr>),
     /// Per-row (one-component condition) or per-component choice; branches broadcast.
     Select {
         /// Nonzero selects `when_true`.
@@ -361,14 +318,19 @@ impl Checker<'_> {
             ExprKind::Identifier(name) => self.identifier(name, span),
             ExprKind::Number(v) => {
                 let f = *v as f32;
-                if !v.is_finite() || !f.is_finite() {
+                if v.is_nan() {
                     return Err(err(
                         ExprErrorKind::Unsupported,
                         span,
-                        format!(
-                            "numeric literal {} is not a finite float32 number",
-                            crate::expr::ast::number_text(*v)
-                        ),
+                        "numeric literal NaN is not a finite float32 number",
+                    ));
+                }
+                if !f.is_finite() {
+                    let text = crate::expr::ast::number_text(*v);
+                    return Err(err(
+                        ExprErrorKind::Unsupported,
+                        span,
+                        crate::expr::lexer::out_of_range(&text),
                     ));
                 }
                 Ok(typed(
@@ -466,10 +428,7 @@ impl Checker<'_> {
         if lanes.len() > 4 {
             return Err(width_err(
                 span,
-                format!(
-                    "reorder: .{property} selects {} components; at most 4",
-                    lanes.len()
-                ),
+                format!(".{property} selects {} components; at most 4", lanes.len()),
             ));
         }
         let arg = self.check(object)?;
@@ -478,7 +437,7 @@ impl Checker<'_> {
             return Err(width_err(
                 span,
                 format!(
-                    "reorder: .{property} needs {need} components; {object} has {}",
+                    ".{property} needs {need} components; {object} has {}",
                     arg.ty.width
                 ),
             ));
@@ -588,6 +547,21 @@ impl Checker<'_> {
                 arg: Box::new(a),
             };
             return Ok(typed(node, ty, rv, span));
+        }
+        if let Some(f) = CompareFn::from_name(name) {
+            expect(2)?;
+            let (x, y) = (self.check(&args[0])?, self.check(&args[1])?);
+            let shown = [args[0].to_string(), args[1].to_string()];
+            return functions::check_compare(f, x, y, shown, span);
+        }
+        if let Some(f) = LogicFn::from_name(name) {
+            expect(f.arity())?;
+            let checked = args
+                .iter()
+                .map(|a| self.check(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            let shown: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            return functions::check_logic(f, checked, &shown, span);
         }
         match name {
             "pow" => {
@@ -754,10 +728,14 @@ impl TypedExpr {
             | Node::Swizzle(a, _)
             | Node::Splat(a)
             | Node::Length(a) => vec![a],
-            Node::Arith(_, a, b) | Node::Pow(a, b) | Node::Dot(a, b) | Node::EqualAll(a, b) => {
+            Node::Arith(_, a, b)
+            | Node::Pow(a, b)
+            | Node::Dot(a, b)
+            | Node::EqualAll(a, b)
+            | Node::Compare(_, a, b) => {
                 vec![a, b]
             }
-            Node::Concat(parts) => parts.iter().collect(),
+            Node::Concat(parts) | Node::Logic(_, parts) => parts.iter().collect(),
             Node::Select {
                 cond,
                 when_true,

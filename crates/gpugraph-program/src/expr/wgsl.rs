@@ -10,19 +10,25 @@
 //! binding live in `params` (`[0]` rows, then outputs, then inputs, then scalars; see
 //! [`ShaderLayout`]), so one pipeline serves every length, chunk and aligned binding.
 //!
-//! Integer semantics are spelled out rather than left to WGSL conversions, whose NaN and
-//! out-of-range behavior is not portable: float→integer casts test the float's bits for NaN
-//! and range before converting, integer→float casts round to nearest even explicitly, and
-//! float equality / truthiness are bit tests (a compiler may assume no NaN or infinity in
-//! float comparisons). The result matches the CPU oracle in `eval.rs` exactly for every
-//! integer path.
+//! Numeric semantics are spelled out rather than left to WGSL, which lets a compiler assume
+//! floats are finite (Mesa folded `a / 0`, `a * 0` and `a - a` to 0) and contract or
+//! reassociate: every float operand passes through an opaque identity and every literal is
+//! XORed with a run-time zero (`helpers.rs`), so each operation is evaluated as written;
+//! float values are flushed to signed zero when subnormal; division, sqrt, the
+//! transcendental functions and pow decide special cases on the bits; float→integer casts
+//! test NaN and range on the bits, integer→float casts round to nearest even explicitly;
+//! float equality, comparisons and truthiness are bit tests. The result matches the CPU
+//! oracle in `eval.rs` bit for bit except where WGSL leaves finite results of division,
+//! sqrt and the transcendental functions to the device's accuracy.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::expr::ast::Expr;
+use crate::expr::ast::{BinaryOp, Expr};
+use crate::expr::functions::{CompareFn, LogicFn};
+use crate::expr::helpers::{self, cast_helper, truthy};
 use crate::expr::policy::{ROWS_PER_THREAD, WORKGROUP_SIZE};
-use crate::expr::types::{Declarations, IntegerRounding, Node, ScalarType, TypedExpr, ValueType};
+use crate::expr::types::{Declarations, MathFn, Node, ScalarType, TypedExpr, ValueType};
 
 /// Name of the generated compute entry point.
 pub const ENTRY_POINT: &str = "evaluate_expression";
@@ -37,8 +43,8 @@ pub struct ShaderLayout {
     pub inputs: Vec<usize>,
     /// Declared scalars read by the shader (declaration indices), bound after the inputs.
     pub scalars: Vec<usize>,
-    /// Whether `params` carries the all-ones fence word after the scalar offsets (fused
-    /// shaders whose stages read earlier results).
+    /// Whether `params` carries the all-ones fence word after the scalar offsets. Always
+    /// true: literals and every float operand are masked with it (see `helpers.rs`).
     pub fence: bool,
 }
 
@@ -142,9 +148,7 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
         outputs: stages.iter().filter(|s| s.stored).count(),
         inputs: referenced_inputs.into_iter().collect(),
         scalars: referenced_scalars.into_iter().collect(),
-        fence: stages
-            .iter()
-            .any(|s| s.inputs.iter().any(|i| matches!(i, StageInput::Stage(_)))),
+        fence: true,
     };
     let position = |list: &[usize], x: usize| list.iter().position(|&y| y == x).unwrap_or(0);
 
@@ -190,11 +194,24 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
 
     // The row function: loads, each stage as SSA lets, the stores.
     let mut body = String::new();
+    let mut all_helpers: BTreeSet<String> = BTreeSet::new();
     for (k, &i) in layout.inputs.iter().enumerate() {
         let ty = shader.inputs[i].1;
         let p = layout.input_param(k);
+        // Float loads are flushed (subnormals to signed zero) like every float value.
+        let load = |v: String| match ty.scalar {
+            ScalarType::Float32 => format!("ftz_{}({v})", helpers::suffix(ty.width)),
+            _ => v,
+        };
+        if ty.scalar == ScalarType::Float32 {
+            all_helpers.insert(format!("ftz_{}", helpers::suffix(ty.width)));
+        }
         if ty.width == 1 {
-            let _ = writeln!(body, "    let v{k} = in{k}[params[{p}] + i];");
+            let _ = writeln!(
+                body,
+                "    let v{k} = {};",
+                load(format!("in{k}[params[{p}] + i]"))
+            );
         } else {
             let w = ty.width;
             let _ = writeln!(body, "    let b{k} = params[{p}] + i * {w}u;");
@@ -207,10 +224,10 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
                     }
                 })
                 .collect();
-            let _ = writeln!(body, "    let v{k} = {}({});", ty.wgsl(), comps.join(", "));
+            let value = load(format!("{}({})", ty.wgsl(), comps.join(", ")));
+            let _ = writeln!(body, "    let v{k} = {value};");
         }
     }
-    let mut helpers = BTreeSet::new();
     let mut next = 0;
     let mut results: Vec<String> = Vec::new();
     let mut stored = 0;
@@ -237,7 +254,7 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
         };
         let result = g.emit(st.typed);
         next = g.next;
-        helpers.extend(g.helpers);
+        all_helpers.extend(g.helpers);
         body.push_str(&g.body);
         if st.stored {
             let o = stored;
@@ -261,7 +278,8 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
         // Later stages read the result through the fence: an AND with a mask the compiler
         // cannot see is all ones, so it cannot fuse, reassociate or contract arithmetic
         // across the stage boundary, and every stage rounds exactly as it does alone.
-        if layout.fence {
+        // (Every float operation's operands are fenced too; this keeps the boundary explicit.)
+        if stages.len() > 1 {
             let ty = st.typed.ty;
             let bits = if ty.width == 1 {
                 "u32".to_string()
@@ -284,19 +302,33 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
             results.push(result);
         }
     }
-    for h in &helpers {
-        src.push_str(helper_source(h));
+    if layout
+        .scalars
+        .iter()
+        .any(|&i| shader.scalars[i].1 == ScalarType::Float32)
+    {
+        all_helpers.insert("ftz_f32".into());
+    }
+    let mut pending: Vec<String> = all_helpers.iter().cloned().collect();
+    while let Some(h) = pending.pop() {
+        for d in helpers::helper_dependencies(&h) {
+            if all_helpers.insert(d.to_string()) {
+                pending.push(d.to_string());
+            }
+        }
+    }
+    // The run-time all-ones word every opaque identity and literal is masked with.
+    src.push_str("var<private> fence: u32;\n\n");
+    for h in &all_helpers {
+        src.push_str(&helpers::helper_source(h));
         src.push('\n');
     }
-    let mut scalar_params: Vec<String> = layout
+    let scalar_params: Vec<String> = layout
         .scalars
         .iter()
         .enumerate()
         .map(|(j, &i)| format!(", s{j}: {}", shader.scalars[i].1.wgsl()))
         .collect();
-    if layout.fence {
-        scalar_params.push(", fence: u32".into());
-    }
     let _ = writeln!(src, "fn evaluate_row(i: u32{}) {{", scalar_params.concat());
     src.push_str(&body);
     src.push_str("}\n\n");
@@ -308,17 +340,15 @@ pub fn generate_stages(stages: &[Stage<'_>], shader: &Declarations) -> (String, 
     );
     src.push_str("    let count = params[0];\n");
     let mut args = String::new();
-    for (j, _) in layout.scalars.iter().enumerate() {
-        let _ = writeln!(
-            src,
-            "    let s{j} = sc{j}[params[{}]];",
-            layout.scalar_param(j)
-        );
+    let _ = writeln!(src, "    fence = params[{}];", layout.fence_param());
+    for (j, &i) in layout.scalars.iter().enumerate() {
+        let load = format!("sc{j}[params[{}]]", layout.scalar_param(j));
+        let value = match shader.scalars[i].1 {
+            ScalarType::Float32 => format!("ftz_f32({load})"),
+            _ => load,
+        };
+        let _ = writeln!(src, "    let s{j} = {value};");
         let _ = write!(args, ", s{j}");
-    }
-    if layout.fence {
-        let _ = writeln!(src, "    let fence = params[{}];", layout.fence_param());
-        args.push_str(", fence");
     }
     src.push_str(
         "    let base = linear_workgroup(wg, num_wg) * WORKGROUP_SIZE * ROWS_PER_THREAD + lane;\n",
@@ -344,19 +374,17 @@ struct Gen {
     scalar_names: Vec<String>,
     body: String,
     next: usize,
-    helpers: BTreeSet<&'static str>,
+    helpers: BTreeSet<String>,
 }
 
 const LANES: [&str; 4] = ["x", "y", "z", "w"];
 
-/// A float32 literal that WGSL reads back to the same bits: small integers verbatim, anything
-/// else as a bit pattern (no decimal double-rounding).
-fn f32_literal(v: f32) -> String {
-    if v == v.trunc() && v.abs() < 16_777_216.0 && !(v == 0.0 && v.is_sign_negative()) {
-        format!("{}f", v as i32)
-    } else {
-        format!("bitcast<f32>(0x{:08x}u)", v.to_bits())
-    }
+/// Which opaque identity an operand passes through (see `helpers.rs`): two different ones, so
+/// the operands of `x - x` cannot be proven equal.
+#[derive(Clone, Copy)]
+enum Side {
+    Left,
+    Right,
 }
 
 impl Gen {
@@ -365,6 +393,29 @@ impl Gen {
         self.next += 1;
         let _ = writeln!(self.body, "    let {name}: {} = {value};", ty.wgsl());
         name
+    }
+
+    /// `base_<suffix>(v)` for a width-generic float helper.
+    fn float_fn(&mut self, base: &str, v: &str, width: u8) -> String {
+        let name = format!("{base}_{}", helpers::suffix(width));
+        let call = format!("{name}({v})");
+        self.helpers.insert(name);
+        call
+    }
+
+    /// `v` through an opaque identity.
+    fn opaque(&mut self, v: &str, ty: ValueType, side: Side) -> String {
+        let base = match side {
+            Side::Left => "keep",
+            Side::Right => "hold",
+        };
+        self.float_fn(base, v, ty.width)
+    }
+
+    /// `v` bound with subnormals flushed.
+    fn flushed(&mut self, ty: ValueType, v: String) -> String {
+        let value = self.float_fn("ftz", &v, ty.width);
+        self.bind(ty, value)
     }
 
     /// `v` widened to `width` when it has one component.
@@ -384,10 +435,7 @@ impl Gen {
         from: ValueType,
         to: ValueType,
     ) -> String {
-        self.helpers.insert(helper);
-        if helper == "cast_i32_f32" {
-            self.helpers.insert("cast_u32_f32");
-        }
+        self.helpers.insert(helper.to_string());
         if from.width == 1 {
             format!("{helper}({v})")
         } else {
@@ -398,26 +446,100 @@ impl Gen {
         }
     }
 
+    /// A two-argument scalar helper per component of `ty`; one-component operands broadcast.
+    fn per_component2(&mut self, helper: &'static str, a: &str, b: &str, ty: ValueType) -> String {
+        self.helpers.insert(helper.to_string());
+        if ty.width == 1 {
+            return format!("{helper}({a}, {b})");
+        }
+        let parts: Vec<String> = LANES[..ty.width as usize]
+            .iter()
+            .map(|l| format!("{helper}({a}.{l}, {b}.{l})"))
+            .collect();
+        format!("{}({})", ty.wgsl(), parts.join(", "))
+    }
+
+    /// `x · y` in the oracle's order: `x0*y0 + x1*y1 + ...`, every product and sum rounded
+    /// (and flushed) on its own, so no device contracts it into fused multiply-adds.
+    fn dot(&mut self, x: &str, y: &str, width: u8) -> String {
+        let f = ValueType::new(ScalarType::Float32, 1);
+        let x = self.opaque(x, ValueType::new(ScalarType::Float32, width), Side::Left);
+        let x = self.bind(ValueType::new(ScalarType::Float32, width), x);
+        let y = self.opaque(y, ValueType::new(ScalarType::Float32, width), Side::Right);
+        let y = self.bind(ValueType::new(ScalarType::Float32, width), y);
+        let mut acc = self.flushed(f, format!("{x}.x * {y}.x"));
+        for l in &LANES[1..width as usize] {
+            let p = self.flushed(f, format!("{x}.{l} * {y}.{l}"));
+            let (a, b) = (
+                self.opaque(&acc, f, Side::Left),
+                self.opaque(&p, f, Side::Right),
+            );
+            acc = self.flushed(f, format!("{a} + {b}"));
+        }
+        acc
+    }
+
     fn emit(&mut self, e: &TypedExpr) -> String {
         let ty = e.ty;
         let value = match &e.node {
             Node::Input(i) => return self.input_names[*i].clone(),
             Node::Scalar(i) => return self.scalar_names[*i].clone(),
-            Node::Literal(v) => f32_literal(*v),
-            Node::Neg(a) => format!("-{}", self.emit(a)),
-            Node::Arith(op, a, b) => {
-                let (a, b) = (self.emit(a), self.emit(b));
-                format!("{a} {} {b}", op.symbol())
+            // XORed with a run-time zero: a literal is as opaque as a loaded value, so no
+            // compiler folds `x * 0`, `x / 0` or `0 - x` (WGSL lets it assume no NaN, infinity
+            // or signed zero).
+            Node::Literal(v) => {
+                let lit = format!("bitcast<f32>(0x{:08x}u ^ ~fence)", v.to_bits());
+                return self.flushed(ty, lit);
             }
-            Node::Math(f, a) => format!("{}({})", f.name(), self.emit(a)),
+            Node::Neg(a) => {
+                let a = self.emit(a);
+                self.float_fn("neg", &a, ty.width)
+            }
+            Node::Arith(op, a, b) => {
+                let (ta, tb) = (a.ty, b.ty);
+                let (a, b) = (self.emit(a), self.emit(b));
+                let (a, b) = (
+                    self.opaque(&a, ta, Side::Left),
+                    self.opaque(&b, tb, Side::Right),
+                );
+                let raw = if *op == BinaryOp::Div {
+                    let (a, b) = (self.widen(&a, ta, ty.width), self.widen(&b, tb, ty.width));
+                    self.per_component2("div_f32", &a, &b, ty)
+                } else {
+                    format!("{a} {} {b}", op.symbol())
+                };
+                return self.flushed(ty, raw);
+            }
+            Node::Math(f, a) => {
+                let from = a.ty;
+                let a = self.emit(a);
+                if *f == MathFn::Abs {
+                    self.float_fn("abs", &a, ty.width)
+                } else {
+                    let a = self.opaque(&a, from, Side::Left);
+                    let helper = match f {
+                        MathFn::Sqrt => "sqrt_f32",
+                        MathFn::Sin => "sin_f32",
+                        MathFn::Cos => "cos_f32",
+                        MathFn::Tan => "tan_f32",
+                        MathFn::Exp => "exp_f32",
+                        MathFn::Log => "log_f32",
+                        MathFn::Abs => unreachable!("handled above"),
+                    };
+                    let raw = self.per_component(helper, &a, from, ty);
+                    return self.flushed(ty, raw);
+                }
+            }
             Node::Pow(a, b) => {
                 let (ta, tb) = (a.ty, b.ty);
                 let (a, b) = (self.emit(a), self.emit(b));
-                format!(
-                    "pow({}, {})",
-                    self.widen(&a, ta, ty.width),
-                    self.widen(&b, tb, ty.width)
-                )
+                let (a, b) = (
+                    self.opaque(&a, ta, Side::Left),
+                    self.opaque(&b, tb, Side::Right),
+                );
+                let (a, b) = (self.widen(&a, ta, ty.width), self.widen(&b, tb, ty.width));
+                let raw = self.per_component2("pow_f32", &a, &b, ty);
+                return self.flushed(ty, raw);
             }
             Node::Cast { to, rounding, arg } => {
                 let from = arg.ty;
@@ -458,25 +580,32 @@ impl Gen {
                 let w = a.ty.width;
                 let (a, b) = (self.emit(a), self.emit(b));
                 if w == 1 {
-                    format!("{a} * {b}")
-                } else {
-                    format!("dot({a}, {b})")
+                    let f = ValueType::new(ScalarType::Float32, 1);
+                    let (a, b) = (
+                        self.opaque(&a, f, Side::Left),
+                        self.opaque(&b, f, Side::Right),
+                    );
+                    return self.flushed(ty, format!("{a} * {b}"));
                 }
+                return self.dot(&a, &b, w);
             }
             Node::Length(a) => {
                 let w = a.ty.width;
                 let a = self.emit(a);
                 if w == 1 {
-                    format!("abs({a})")
+                    self.float_fn("abs", &a, 1)
                 } else {
-                    format!("length({a})")
+                    let sum = self.dot(&a, &a, w);
+                    let sum = self.opaque(&sum, ty, Side::Left);
+                    let raw = self.per_component("sqrt_f32", &sum, ty, ty);
+                    return self.flushed(ty, raw);
                 }
             }
             Node::EqualAll(a, b) => {
                 let at = a.ty;
                 let (a, b) = (self.emit(a), self.emit(b));
                 let cond = if at.scalar == ScalarType::Float32 {
-                    self.helpers.insert("eq_f32");
+                    self.helpers.insert("eq_f32".into());
                     if at.width == 1 {
                         format!("eq_f32({a}, {b})")
                     } else {
@@ -491,6 +620,28 @@ impl Gen {
                     format!("all({a} == {b})")
                 };
                 format!("select(0u, 1u, {cond})")
+            }
+            Node::Compare(f, a, b) => {
+                let (ta, tb) = (a.ty, b.ty);
+                let (a, b) = (self.emit(a), self.emit(b));
+                let (a, b) = (self.widen(&a, ta, ty.width), self.widen(&b, tb, ty.width));
+                self.compare(*f, &a, &b, ta.scalar, ty.width)
+            }
+            Node::Logic(f, args) => {
+                let tys: Vec<ValueType> = args.iter().map(|a| a.ty).collect();
+                let vals: Vec<String> = args.iter().map(|a| self.emit(a)).collect();
+                let zero = ValueType::new(ScalarType::Uint32, ty.width).wgsl();
+                let set: Vec<String> = vals
+                    .iter()
+                    .zip(&tys)
+                    .map(|(v, t)| format!("({} != {zero}())", self.widen(v, *t, ty.width)))
+                    .collect();
+                let cond = match f {
+                    LogicFn::And => format!("{} & {}", set[0], set[1]),
+                    LogicFn::Or => format!("{} | {}", set[0], set[1]),
+                    LogicFn::Not => format!("!{}", set[0]),
+                };
+                format!("select({zero}(0u), {zero}(1u), {cond})")
             }
             Node::Select {
                 cond,
@@ -512,144 +663,42 @@ impl Gen {
         };
         self.bind(ty, value)
     }
-}
 
-/// WGSL `bool` / `vecN<bool>`: components that are not zero (floats: not ±0, by bits).
-fn truthy(c: &str, ty: ValueType) -> String {
-    match (ty.scalar, ty.width) {
-        (ScalarType::Float32, 1) => format!("(bitcast<u32>({c}) & 0x7fffffffu) != 0u"),
-        (ScalarType::Float32, w) => {
-            format!("(bitcast<vec{w}<u32>>({c}) & vec{w}<u32>(0x7fffffffu)) != vec{w}<u32>()")
+    /// uint32 0/1 per component of `a <f> b` (both already `width` wide). Floats compare by
+    /// the bits (`order_f32`, `eq_f32`): a compiler may assume no NaN in float comparisons.
+    fn compare(&mut self, f: CompareFn, a: &str, b: &str, s: ScalarType, width: u8) -> String {
+        let u = ValueType::new(ScalarType::Uint32, width).wgsl();
+        let one = |c: &str| format!("select(0u, 1u, {c})");
+        if s != ScalarType::Float32 {
+            return format!("select({u}(0u), {u}(1u), {a} {} {b})", f.wgsl_operator());
         }
-        (_, 1) => format!("{c} != {}()", ty.scalar.wgsl()),
-        (_, w) => format!("{c} != vec{w}<{}>()", ty.scalar.wgsl()),
+        self.helpers.insert("eq_f32".into());
+        self.helpers.insert("order_f32".into());
+        let lane = |l: Option<&str>| {
+            let (x, y) = match l {
+                Some(l) => (format!("{a}.{l}"), format!("{b}.{l}")),
+                None => (a.to_string(), b.to_string()),
+            };
+            let nan = |v: &str| format!("(bitcast<u32>({v}) & 0x7fffffffu) > 0x7f800000u");
+            let both = format!("!({} || {})", nan(&x), nan(&y));
+            let cond = match f {
+                CompareFn::Equal => format!("eq_f32({x}, {y})"),
+                CompareFn::NotEqual => format!("!eq_f32({x}, {y})"),
+                _ => format!(
+                    "{both} && order_f32({x}) {} order_f32({y})",
+                    f.wgsl_operator()
+                ),
+            };
+            one(&cond)
+        };
+        if width == 1 {
+            lane(None)
+        } else {
+            let parts: Vec<String> = LANES[..width as usize]
+                .iter()
+                .map(|l| lane(Some(l)))
+                .collect();
+            format!("{u}({})", parts.join(", "))
+        }
     }
 }
-
-fn cast_helper(
-    from: ScalarType,
-    to: ScalarType,
-    rounding: IntegerRounding,
-) -> Option<&'static str> {
-    use IntegerRounding::*;
-    use ScalarType::*;
-    Some(match (from, to, rounding) {
-        (a, b, _) if a == b => return None,
-        (Float32, Sint32, Truncate) => "cast_f32_i32_trunc",
-        (Float32, Sint32, Nearest) => "cast_f32_i32_nearest",
-        (Float32, Uint32, Truncate) => "cast_f32_u32_trunc",
-        (Float32, Uint32, Nearest) => "cast_f32_u32_nearest",
-        (Sint32, Float32, _) => "cast_i32_f32",
-        (Uint32, Float32, _) => "cast_u32_f32",
-        (Sint32, Uint32, _) => "cast_i32_u32",
-        (Uint32, Sint32, _) => "cast_u32_i32",
-        _ => unreachable!("equal types handled first"),
-    })
-}
-
-/// Helper function sources (`cast_i32_f32` calls `cast_u32_f32`, which `per_component` adds).
-fn helper_source(name: &str) -> &'static str {
-    match name {
-        "cast_f32_i32_trunc" => CAST_F32_I32_TRUNC,
-        "cast_f32_i32_nearest" => CAST_F32_I32_NEAREST,
-        "cast_f32_u32_trunc" => CAST_F32_U32_TRUNC,
-        "cast_f32_u32_nearest" => CAST_F32_U32_NEAREST,
-        "cast_i32_f32" => CAST_I32_F32,
-        "cast_u32_f32" => CAST_U32_F32,
-        "cast_i32_u32" => CAST_I32_U32,
-        "cast_u32_i32" => CAST_U32_I32,
-        "eq_f32" => EQ_F32,
-        _ => "",
-    }
-}
-
-// Float→integer: NaN and range are decided on the bits before any float operation, because
-// WGSL lets implementations assume floats are finite. 0x4f000000 = 2^31, 0x4f800000 = 2^32.
-const CAST_F32_I32_TRUNC: &str = "// float32 -> sint32: truncate, saturate, NaN -> 0.
-fn cast_f32_i32_trunc(v: f32) -> i32 {
-    let bits = bitcast<u32>(v);
-    let mag = bits & 0x7fffffffu;
-    if (mag > 0x7f800000u) { return 0i; }
-    if (mag >= 0x4f000000u) { return select(2147483647i, bitcast<i32>(0x80000000u), bits >= 0x80000000u); }
-    return i32(v);
-}
-";
-
-// `trunc(v) + sign(v)` when the dropped fraction is at least one half: exact (the fraction of a
-// float32 is representable), unlike `v + 0.5`, which rounds 0.49999997 up.
-const CAST_F32_I32_NEAREST: &str = "// float32 -> sint32: nearest (ties away from zero), saturate, NaN -> 0.
-fn cast_f32_i32_nearest(v: f32) -> i32 {
-    let bits = bitcast<u32>(v);
-    let mag = bits & 0x7fffffffu;
-    if (mag > 0x7f800000u) { return 0i; }
-    if (mag >= 0x4f000000u) { return select(2147483647i, bitcast<i32>(0x80000000u), bits >= 0x80000000u); }
-    let t = trunc(v);
-    return i32(select(t, t + sign(v), abs(v - t) >= 0.5f));
-}
-";
-
-const CAST_F32_U32_TRUNC: &str =
-    "// float32 -> uint32: truncate, saturate (negatives -> 0), NaN -> 0.
-fn cast_f32_u32_trunc(v: f32) -> u32 {
-    let bits = bitcast<u32>(v);
-    if ((bits & 0x7fffffffu) > 0x7f800000u || bits >= 0x80000000u) { return 0u; }
-    if (bits >= 0x4f800000u) { return 4294967295u; }
-    return u32(v);
-}
-";
-
-const CAST_F32_U32_NEAREST: &str =
-    "// float32 -> uint32: nearest (ties away from zero), saturate, NaN -> 0.
-fn cast_f32_u32_nearest(v: f32) -> u32 {
-    let bits = bitcast<u32>(v);
-    if ((bits & 0x7fffffffu) > 0x7f800000u || bits >= 0x80000000u) { return 0u; }
-    if (bits >= 0x4f800000u) { return 4294967295u; }
-    let t = trunc(v);
-    return u32(select(t, t + 1.0f, v - t >= 0.5f));
-}
-";
-
-// Integer→float: WGSL leaves the rounding of inexact conversions to the implementation; this
-// rounds to nearest even like the CPU. Above 2^24, keep the top 24 bits, round on the rest,
-// then scale by an exact power of two.
-const CAST_U32_F32: &str = "// uint32 -> float32: round to nearest even.
-fn cast_u32_f32(x: u32) -> f32 {
-    if (x < 0x1000000u) { return f32(x); }
-    let shift = 8u - countLeadingZeros(x);
-    var m = x >> shift;
-    let rest = x & ((1u << shift) - 1u);
-    let half = 1u << (shift - 1u);
-    if (rest > half || (rest == half && (m & 1u) == 1u)) { m = m + 1u; }
-    return f32(m) * bitcast<f32>((127u + shift) << 23u);
-}
-";
-
-const CAST_I32_F32: &str =
-    "// sint32 -> float32: round to nearest even (magnitude via cast_u32_f32).
-fn cast_i32_f32(x: i32) -> f32 {
-    let negative = x < 0i;
-    let r = cast_u32_f32(select(bitcast<u32>(x), 0u - bitcast<u32>(x), negative));
-    return select(r, -r, negative);
-}
-";
-
-const CAST_I32_U32: &str = "// sint32 -> uint32: saturate (negatives -> 0).
-fn cast_i32_u32(x: i32) -> u32 {
-    return bitcast<u32>(max(x, 0i));
-}
-";
-
-const CAST_U32_I32: &str = "// uint32 -> sint32: saturate at 2^31 - 1.
-fn cast_u32_i32(x: u32) -> i32 {
-    return bitcast<i32>(min(x, 2147483647u));
-}
-";
-
-const EQ_F32: &str = "// Exact float32 equality by bits: -0 == 0, NaN equals nothing.
-fn eq_f32(a: f32, b: f32) -> bool {
-    let ua = bitcast<u32>(a);
-    let ub = bitcast<u32>(b);
-    let nan = (ua & 0x7fffffffu) > 0x7f800000u;
-    return (ua == ub && !nan) || ((ua | ub) & 0x7fffffffu) == 0u;
-}
-";

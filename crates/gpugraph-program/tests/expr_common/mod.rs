@@ -494,7 +494,7 @@ impl Iv {
         }
         Iv::new(a.lo.min(b.lo), a.hi.max(b.hi))
     }
-    fn contains(&self, v: f64) -> bool {
+    pub fn contains(&self, v: f64) -> bool {
         self.any || (self.lo <= v && v <= self.hi)
     }
     fn map2(a: Iv, b: Iv, f: impl Fn(f64, f64) -> f64) -> Iv {
@@ -770,6 +770,7 @@ pub fn bounds(
             }
             vec![Iv::new(acc.lo.max(0.0).sqrt(), acc.hi.sqrt()).widen(4.0 + x.len() as f64, 0.0)]
         }
+        Node::Compare(..) | Node::Logic(..) => vec![Iv::new(0.0, 1.0); w],
         Node::EqualAll(x, y) => {
             let (x, y) = (b(x), b(y));
             let mut all_equal = true;
