@@ -52,7 +52,12 @@ pub struct AnalyzeArgs {
     /// the grouped rows) instead of float atomics, whose addition order varies.
     #[arg(long)]
     pub deterministic: bool,
-    /// Output directory for report.json and the PNG plots.
+    /// Output directory for report.json and the PNG plots. Written whole or not at all: the
+    /// results are assembled in a temporary directory that replaces DIR only when the run
+    /// succeeded, so no plot of an earlier run survives beside a new report. An existing DIR
+    /// is replaced only when it holds nothing but files analyze writes (report.json,
+    /// histogram.png, cdf.png, heatmap.png, heatmap_mean.png); otherwise the run refuses
+    /// before reading the table.
     #[arg(long, value_name = "DIR", default_value = "analyze-out")]
     pub out: PathBuf,
 }
