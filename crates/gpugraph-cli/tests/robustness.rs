@@ -90,7 +90,7 @@ fn file_commands_validate_every_output_before_writing_any() {
         "--out-values",
         &out_keys,
     ]);
-    fails(&out, 1, &["--out-keys", "--out-values", "same"]);
+    fails(&out, 1, &["--out-keys", "--out-values", "both name"]);
     let out = gpugraph(&["scan", "--in", &keys, "--out", dir.dir()]);
     fails(&out, 1, &["--out", "is a directory"]);
     let bad = dir.path("bad.npy");
@@ -137,7 +137,7 @@ fn analyze_writes_a_complete_directory_or_nothing() {
         ["cdf.png", "histogram.png", "report.json"]
     );
     assert!(report(&out_dir)["grid"].is_null());
-    assert_eq!(entries(&dir.path("sub").into()), ["out"]);
+    assert_eq!(entries(&dir.0.join("sub")), ["out"]);
     // A directory holding someone else's file is refused before any work, untouched.
     std::fs::write(Path::new(&out_dir).join("notes.txt"), "mine").unwrap();
     let out = gpugraph(&["analyze", &csv, "--out", &out_dir, "--value", "v"]);
