@@ -303,7 +303,7 @@ impl Drop for PendingDir {
 /// Writes `value` as pretty JSON to `path`, atomically (temporary + rename).
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(value).context("serializing to JSON")?;
-    let out = PendingFile::new(path, "JSON output")?;
+    let out = PendingFile::new(path, "cannot write JSON to")?;
     out.write_all((text + "\n").as_bytes())?;
     out.commit()
 }
@@ -311,7 +311,7 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 /// Fails now, before any measuring, when `path` cannot be written; leaves the file system
 /// as it was (an existing file is neither truncated nor removed).
 pub fn check_writable(path: &Path) -> Result<()> {
-    PendingFile::new(path, "JSON output").map(drop)
+    PendingFile::new(path, "cannot write JSON to").map(drop)
 }
 
 /// `d` in milliseconds.
