@@ -356,18 +356,23 @@ pub fn positions(
     widen: [bool; 2],
     output: &VectorView,
 ) -> Result<()> {
-    let constants = format!(
-        "const WIDEN_X: bool = {};\nconst WIDEN_Y: bool = {};",
-        widen[0], widen[1]
-    );
     RowKernel {
         id: id.to_string(),
-        source: row_source(&constants, POSITIONS_WGSL),
+        source: positions_source(widen),
         output: output.clone(),
         inputs: vec![xy[0].clone(), xy[1].clone()],
         extras: extents.to_vec(),
     }
     .add_to_graph(graph)
+}
+
+/// The WGSL of [`positions`].
+pub fn positions_source(widen: [bool; 2]) -> String {
+    let constants = format!(
+        "const WIDEN_X: bool = {};\nconst WIDEN_Y: bool = {};",
+        widen[0], widen[1]
+    );
+    row_source(&constants, POSITIONS_WGSL)
 }
 
 /// One float32 step outwards from `v` (down when `up` is false), as positions.wgsl's
@@ -521,9 +526,22 @@ mod tests {
             ));
         }
         validate(&row_source("const SIGNED: bool = true;\n", TO_FLOAT_WGSL));
-        validate(&row_source("", POSITIONS_WGSL));
+        for widen in [[false, false], [true, false], [false, true], [true, true]] {
+            validate(&positions_source(widen));
+        }
         validate(&all_valid_source(2, 3));
         validate(&all_valid_source(0, 1));
+        assert_eq!(step_out(1.0, true), f32::from_bits(1.0f32.to_bits() + 1));
+        assert_eq!(
+            step_out(-1.0, true),
+            f32::from_bits((-1.0f32).to_bits() - 1)
+        );
+        assert_eq!(step_out(1.0, false), f32::from_bits(1.0f32.to_bits() - 1));
+        assert_eq!(step_out(0.0, false), -f32::MIN_POSITIVE);
+        assert_eq!(step_out(f32::MAX, true), f32::MAX);
+        assert_eq!(widened([0.1, 0.2], false), [0.1, 0.2]);
+        let [lo, hi] = widened([0.1, 0.2], true);
+        assert!(lo < 0.1 && hi > 0.2);
         validate(&kernel::with_shared(&[&header("")], EDGES_WGSL));
     }
 }
