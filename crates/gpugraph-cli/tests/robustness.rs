@@ -469,3 +469,24 @@ fn csv_type_errors_give_the_file_line() {
     fails(&out, 1, &["c.csv", "'abc'", "at line 1000007"]);
     assert_eq!(entries(&dir.0), ["c.csv"]);
 }
+
+#[test]
+fn few_integer_values_get_one_bin_each_by_default() {
+    let dir = TempDir::new("rb-intbins");
+    let csv = dir.path("i.csv");
+    std::fs::write(&csv, "v\n1\n2\n2\n5\n3\nNA\n").unwrap();
+    let out_dir = dir.path("out");
+    analyze_ok(&[&csv, "--out", &out_dir, "--value", "v"]);
+    let r = report(&out_dir);
+    assert_eq!(
+        r["value"]["histogram"]["counts"],
+        serde_json::json!([1, 2, 1, 0, 1]),
+        "{r}"
+    );
+    assert!(r["notes"].to_string().contains("one per integer"), "{r}");
+    analyze_ok(&[&csv, "--out", &out_dir, "--value", "v", "--bins", "2"]);
+    assert_eq!(
+        report(&out_dir)["value"]["histogram"]["counts"],
+        serde_json::json!([3, 2])
+    );
+}

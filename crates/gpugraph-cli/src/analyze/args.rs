@@ -38,10 +38,11 @@ pub struct AnalyzeArgs {
     /// float32); text columns support == and !=. Null and NaN rows never pass.
     #[arg(long = "filter", value_name = "'COL OP VALUE'", value_parser = parse_filter)]
     pub filters: Vec<Filter>,
-    /// Equal-width histogram bins over the value's extent.
-    #[arg(long, default_value_t = DEFAULT_BINS, conflicts_with = "edges",
+    /// Equal-width histogram bins over the value's extent [default: 40, or one bin per
+    /// integer when the value column holds only integers spanning fewer than 40].
+    #[arg(long, conflicts_with = "edges",
           value_parser = clap::value_parser!(u32).range(1..=MAX_BINS as i64))]
-    pub bins: u32,
+    pub bins: Option<u32>,
     /// Explicit histogram edges a,b,c,... (finite, strictly increasing, at least two).
     #[arg(long, value_name = "A,B,...", allow_hyphen_values = true, value_parser = parse_edges)]
     pub edges: Option<Edges>,

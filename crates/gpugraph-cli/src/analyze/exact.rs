@@ -4,6 +4,8 @@
 //!   batches are on the host anyway) into a 0/1 column that the GPU then tests, because
 //!   rounding the column and the threshold to float32 moves rows across the threshold
 //!   (`v > 0.1` on 0.10000000001, `v > 16777216` on 16777217);
+//! * [`integer_bins`] gives a column of a few integers one histogram bin per integer
+//!   instead of 40 bins with gaps between them;
 //! * [`rounds_in_float32`] tells whether a column's float32 upload rounded any value, so the
 //!   grid domain is widened to contain every original point.
 
@@ -94,6 +96,42 @@ pub fn float64_filters(
     Ok((out, notes))
 }
 
+/// Columns longer than this are not scanned for [`integer_bins`] (the default bin count
+/// adapts for small inputs, where gaps between 40 bins are most visible).
+pub const INTEGER_BINS_MAX_ROWS: u64 = 10_000_000;
+
+/// `Some(max - min + 1)` when every non-null finite value of column `name` is an integer and
+/// they span `2..=limit` integers (so equal-width bins over the extent put each integer in a
+/// bin of its own); else `None`.
+pub fn integer_bins(loaded: &Loaded, name: &str, limit: u32) -> Result<Option<u32>> {
+    if loaded.rows > INTEGER_BINS_MAX_ROWS {
+        return Ok(None);
+    }
+    let Ok(i) = loaded.schema.index_of(name) else {
+        bail!("column '{name}' was not loaded");
+    };
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for b in &loaded.batches {
+        let c = arrow_cast::cast(b.column(i), &DataType::Float64)?;
+        let c = c.as_primitive::<Float64Type>();
+        for r in 0..c.len() {
+            let v = c.value(r);
+            if c.is_null(r) || !v.is_finite() {
+                continue;
+            }
+            if v.fract() != 0.0 || v.abs() > 16_777_216.0 {
+                return Ok(None);
+            }
+            lo = lo.min(v);
+            hi = hi.max(v);
+            if hi - lo >= limit as f64 {
+                return Ok(None);
+            }
+        }
+    }
+    Ok((hi > lo).then(|| (hi - lo) as u32 + 1))
+}
+
 /// Whether uploading column `name` as float32 rounded any non-null finite value (float64
 /// values not exact in float32, integers beyond 2^24). Bails for a column not loaded.
 pub fn rounds_in_float32(loaded: &Loaded, name: &str) -> Result<bool> {
@@ -166,6 +204,21 @@ mod tests {
         float64_filters(&mut l, &[f]).unwrap();
         let mask = l.batches[0].column(1).as_primitive::<UInt32Type>();
         assert_eq!(mask.values().to_vec(), vec![1, 0]);
+    }
+
+    #[test]
+    fn few_integers_get_a_bin_each() {
+        let ints = loaded(vec![Some(3.0), Some(1.0), None, Some(f64::NAN), Some(5.0)]);
+        assert_eq!(integer_bins(&ints, "v", 40).unwrap(), Some(5));
+        assert_eq!(integer_bins(&ints, "v", 4).unwrap(), None);
+        assert_eq!(
+            integer_bins(&loaded(vec![Some(1.5), Some(2.0)]), "v", 40).unwrap(),
+            None
+        );
+        assert_eq!(
+            integer_bins(&loaded(vec![Some(2.0), Some(2.0)]), "v", 40).unwrap(),
+            None
+        );
     }
 
     #[test]

@@ -80,6 +80,20 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     }
     let value_nulls = args.value.as_deref().map_or(0, |v| loaded.null_count(v));
     let (filters, mut notes) = exact::float64_filters(&mut loaded, &args.filters)?;
+    let bins = match (args.bins, &args.value) {
+        (Some(b), _) => b,
+        (None, Some(v)) => match exact::integer_bins(&loaded, v, args::DEFAULT_BINS)? {
+            Some(b) => {
+                notes.push(format!(
+                    "{b} histogram bins, one per integer: '{v}' holds only integers spanning fewer than {} (give --bins to choose)",
+                    args::DEFAULT_BINS
+                ));
+                b
+            }
+            None => args::DEFAULT_BINS,
+        },
+        (None, None) => args::DEFAULT_BINS,
+    };
     let mut grid_widen = [false; 2];
     if let (Some(x), Some(y)) = (&args.x, &args.y) {
         for (k, c) in [x, y].into_iter().enumerate() {
@@ -119,7 +133,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         filters,
         bins: match &args.edges {
             Some(e) => Bins::Edges(e.0.clone()),
-            None => Bins::Uniform(args.bins),
+            None => Bins::Uniform(bins),
         },
         grid: args.grid,
         grid_widen,
