@@ -17,9 +17,11 @@
 //!
 //! Per-row traffic: every primitive reads its 4-byte inputs and its 4-byte mask once, and the
 //! helper kernels (`nodes`) read 4 and write 4 per column they touch. The flights demo
-//! (integer value and x converted, value/group/grid, no filter) moves about 120 bytes per row:
-//! conversions 16, extent 8, histogram 8, groups 12, grid mask 24, x/y extents 16, positions
-//! 16, grid aggregation 16; a numeric `--filter` adds 12 (predicate) + 8 (selected count) and
+//! (integer value and x converted, value/group/grid, no filter) moves about 140 bytes per row:
+//! conversions 16, extent 8, histogram 8, groups 12, grid mask 20 (x/y validity and
+//! finiteness), value mask 16, x/y extents 16, positions 16, grid binning 12, grid
+//! aggregation 16 (the separate value mask and binning keep point counts independent of the
+//! value); a numeric `--filter` adds 12 (predicate) + 8 (selected count) and
 //! a mask AND per statistic.
 
 use std::collections::HashMap;
