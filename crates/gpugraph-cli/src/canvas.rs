@@ -105,9 +105,15 @@ impl Canvas {
         self.text(cx - w / 2, y, text, scale, c);
     }
 
-    /// Writes the canvas as an 8-bit RGB PNG.
+    /// Writes the canvas as an 8-bit RGB PNG (atomically: the file appears complete or not
+    /// at all).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let out = crate::output::PendingFile::new(path, "PNG output")?;
+        self.encode(out.file(), path)?;
+        out.commit()
+    }
+
+    fn encode(&self, file: &File, path: &Path) -> Result<()> {
         let mut enc = png::Encoder::new(BufWriter::new(file), self.w, self.h);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);

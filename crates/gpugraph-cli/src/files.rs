@@ -1,5 +1,8 @@
 //! File-in/file-out primitives: `gpugraph mask|scan|compact` read 1-D uint32 `.npy` files,
 //! run the primitive's graph once on the GPU, read the result back and write `.npy`.
+//!
+//! Every output path is validated (its temporary created) before the inputs are read, and
+//! the outputs appear only when the whole command succeeded ([`crate::output`]).
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +13,7 @@ use gpugraph_gpgpu::{Mask, MaskOp};
 
 use crate::gpu::{import, Gpu};
 use crate::npy;
+use crate::output::PendingFile;
 
 /// `gpugraph mask`.
 #[derive(Args, Debug)]
@@ -27,6 +31,7 @@ pub struct MaskArgs {
 
 /// Combines the masks and writes the canonical 0/1 result.
 pub fn mask(args: &MaskArgs) -> Result<()> {
+    let out_file = PendingFile::new(&args.out, "--out")?;
     let masks = args
         .inputs
         .iter()
@@ -62,13 +67,34 @@ pub fn mask(args: &MaskArgs) -> Result<()> {
     .add_to_graph(&mut g)?;
     run_once(&gpu, g)?;
     let result = gpu.read_back(&out, n as u64)?;
-    npy::write(&args.out, &npy::NpyArray::from_u32(&result))?;
+    write_u32(&out_file, &result)?;
+    out_file.commit()?;
     println!(
         "mask {}: {n} rows, {} set -> {}",
         format!("{:?}", args.op).to_lowercase(),
         result.iter().filter(|&&v| v != 0).count(),
         args.out.display()
     );
+    Ok(())
+}
+
+/// Writes `values` as a uint32 `.npy` into `out`'s temporary (renamed by the caller's commit).
+fn write_u32(out: &PendingFile, values: &[u32]) -> Result<()> {
+    out.write_all(&npy::encode(&npy::NpyArray::from_u32(values)))
+}
+
+/// Fails when two outputs name the same file (the second would silently replace the first).
+fn distinct_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
+    for (i, (a, pa)) in outputs.iter().enumerate() {
+        for (b, pb) in &outputs[..i] {
+            if pa == pb {
+                bail!(
+                    "{b} and {a} both name {}; give two different files",
+                    pa.display()
+                );
+            }
+        }
+    }
     Ok(())
 }
 
@@ -119,6 +145,7 @@ pub struct ScanArgs {
 
 /// Scans the input on the GPU and writes the sums.
 pub fn scan(args: &ScanArgs) -> Result<()> {
+    let out_file = PendingFile::new(&args.out, "--out")?;
     let values = npy::read_u32_vector(&args.input, "scan input")?;
     let segments = read_aligned(
         args.segments.as_deref(),
@@ -149,7 +176,8 @@ pub fn scan(args: &ScanArgs) -> Result<()> {
     .add_to_graph(&mut g)?;
     run_once(&gpu, g)?;
     let sums = gpu.read_back(&out, n)?;
-    npy::write(&args.out, &npy::NpyArray::from_u32(&sums))?;
+    write_u32(&out_file, &sums)?;
+    out_file.commit()?;
     println!(
         "scan ({}{}): {n} rows -> {}",
         if args.inclusive {
@@ -183,6 +211,7 @@ pub struct CompactArgs {
 
 /// Stably compacts the selected values on the GPU; prints the count.
 pub fn compact(args: &CompactArgs) -> Result<()> {
+    let out_file = PendingFile::new(&args.out, "--out")?;
     let values = npy::read_u32_vector(&args.input, "compaction values")?;
     let flags = npy::read_u32_vector(&args.flags, "compaction flags")?;
     if flags.len() != values.len() {
@@ -213,7 +242,8 @@ pub fn compact(args: &CompactArgs) -> Result<()> {
     run_once(&gpu, g)?;
     let selected = gpu.read_back(&count, 1)?[0] as u64;
     let survivors = gpu.read_back(&out, selected)?;
-    npy::write(&args.out, &npy::NpyArray::from_u32(&survivors))?;
+    write_u32(&out_file, &survivors)?;
+    out_file.commit()?;
     println!(
         "compact: {selected} of {n} rows selected -> {}",
         args.out.display()
@@ -227,14 +257,14 @@ pub struct SortArgs {
     /// Keys (1-D uint32 .npy).
     #[arg(long)]
     pub keys: PathBuf,
-    /// Values carried with the keys (1-D uint32 .npy, same length).
-    #[arg(long)]
+    /// Values carried with the keys (1-D uint32 .npy, same length; needs --out-values).
+    #[arg(long, requires = "out_values")]
     pub values: Option<PathBuf>,
     /// Sorted keys (.npy).
     #[arg(long)]
     pub out_keys: PathBuf,
     /// Values in key order (.npy; needs --values).
-    #[arg(long)]
+    #[arg(long, requires = "values")]
     pub out_values: Option<PathBuf>,
 }
 
@@ -251,6 +281,18 @@ pub struct ArgsortArgs {
 
 /// Stable ascending sort of keys (and values) on the GPU.
 pub fn sort(args: &SortArgs) -> Result<()> {
+    if let Some(v) = &args.out_values {
+        distinct_outputs(&[
+            ("--out-keys", args.out_keys.as_path()),
+            ("--out-values", v.as_path()),
+        ])?;
+    }
+    let keys_file = PendingFile::new(&args.out_keys, "--out-keys")?;
+    let values_file = args
+        .out_values
+        .as_deref()
+        .map(|p| PendingFile::new(p, "--out-values"))
+        .transpose()?;
     let keys = npy::read_u32_vector(&args.keys, "sort keys")?;
     let values = read_aligned(
         args.values.as_deref(),
@@ -259,13 +301,14 @@ pub fn sort(args: &SortArgs) -> Result<()> {
         "the keys have",
         keys.len(),
     )?;
-    if args.out_values.is_some() != values.is_some() {
-        bail!("--out-values and --values go together");
-    }
     let (sorted_keys, sorted_values) = run_sort(&keys, values.as_deref(), false)?;
-    npy::write(&args.out_keys, &npy::NpyArray::from_u32(&sorted_keys))?;
-    if let (Some(p), Some(v)) = (&args.out_values, sorted_values) {
-        npy::write(p, &npy::NpyArray::from_u32(&v))?;
+    write_u32(&keys_file, &sorted_keys)?;
+    if let (Some(f), Some(v)) = (&values_file, sorted_values) {
+        write_u32(f, &v)?;
+    }
+    keys_file.commit()?;
+    if let Some(f) = values_file {
+        f.commit()?;
     }
     println!("sort: {} rows -> {}", keys.len(), args.out_keys.display());
     Ok(())
@@ -273,12 +316,11 @@ pub fn sort(args: &SortArgs) -> Result<()> {
 
 /// Source row ids of the stable key order.
 pub fn argsort(args: &ArgsortArgs) -> Result<()> {
+    let out_file = PendingFile::new(&args.out, "--out")?;
     let keys = npy::read_u32_vector(&args.keys, "argsort keys")?;
     let (_, rows) = run_sort(&keys, None, true)?;
-    npy::write(
-        &args.out,
-        &npy::NpyArray::from_u32(&rows.unwrap_or_default()),
-    )?;
+    write_u32(&out_file, &rows.unwrap_or_default())?;
+    out_file.commit()?;
     println!("argsort: {} rows -> {}", keys.len(), args.out.display());
     Ok(())
 }

@@ -24,6 +24,7 @@ impl Gpu {
     /// Selects the adapter (`WGPU_BACKEND`, `GPUGRAPH_ADAPTER` apply) and opens a device whose
     /// uncaptured wgpu errors are recorded for [`Gpu::check`] rather than panicking.
     pub fn open() -> Result<Self> {
+        check_backend_env()?;
         let ctx = GpuContext::new().context("opening a GPU device")?;
         let errors = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&errors);
@@ -174,6 +175,64 @@ impl Gpu {
         staging.unmap();
         self.check("readback")?;
         Ok(words)
+    }
+}
+
+/// The backend names wgpu understands in `WGPU_BACKEND` (it silently skips any other).
+const BACKEND_NAMES: [&str; 10] = [
+    "vulkan", "vk", "dx12", "d3d12", "metal", "mtl", "opengl", "gles", "gl", "webgpu",
+];
+
+/// Fails naming `WGPU_BACKEND` when it is set to anything but a comma-separated list of
+/// backend names: wgpu would only log a warning and then find no adapter (or all of them).
+pub fn check_backend_env() -> Result<()> {
+    let Some(value) = std::env::var_os("WGPU_BACKEND") else {
+        return Ok(());
+    };
+    let value = value.to_string_lossy();
+    let names: Vec<String> = value.split(',').map(|s| s.trim().to_lowercase()).collect();
+    for n in &names {
+        if !BACKEND_NAMES.contains(&n.as_str()) {
+            bail!(
+                "WGPU_BACKEND='{value}' is invalid: '{n}' is not a backend; use a comma-separated list of {}",
+                BACKEND_NAMES.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Gives the process a private, absolute `XDG_RUNTIME_DIR` when none usable is set, so the
+/// Vulkan loader (through libwayland) does not print "XDG_RUNTIME_DIR is invalid or not set"
+/// on every run from a plain shell. Call first in `main`, before any thread starts.
+///
+/// The directory is `gpugraph-runtime-UID` in the temp directory (mode 0700, reused when it
+/// is ours and private), else a per-process one; nothing is written into it.
+pub fn quiet_loader_environment() {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    use std::path::PathBuf;
+    let current = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
+    if current.is_some_and(|p| p.is_absolute() && p.is_dir()) {
+        return;
+    }
+    let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return;
+    };
+    let private = |p: &std::path::Path| {
+        std::fs::symlink_metadata(p)
+            .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o077 == 0)
+    };
+    let tmp = std::env::temp_dir();
+    for name in [
+        format!("gpugraph-runtime-{uid}"),
+        format!("gpugraph-runtime-{uid}-{}", std::process::id()),
+    ] {
+        let dir = tmp.join(name);
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+        if dir.is_absolute() && private(&dir) {
+            std::env::set_var("XDG_RUNTIME_DIR", &dir);
+            return;
+        }
     }
 }
 

@@ -1,7 +1,9 @@
 //! `gpugraph`: command-line front end of the gpugraph workspace.
 //!
 //! This file parses arguments and dispatches; each command lives in its own module. Every
-//! failure is reported as one `error: ...` line on stderr with a non-zero exit status.
+//! failure is reported as one `error: ...` line on stderr with a non-zero exit status
+//! (2 for argument errors, 1 otherwise, 128 + N when killed by signal N); a failed command
+//! leaves no output behind (see [`output`]).
 
 mod analyze;
 mod bench;
@@ -13,6 +15,7 @@ mod font;
 mod gpu;
 mod info;
 mod npy;
+mod output;
 
 use std::process::ExitCode;
 
@@ -20,7 +23,12 @@ use clap::{Parser, Subcommand};
 
 /// GPU-resident dataflow: command graphs, primitives and benchmarks on wgpu.
 #[derive(Parser)]
-#[command(name = "gpugraph", version, propagate_version = true)]
+#[command(
+    name = "gpugraph",
+    version,
+    propagate_version = true,
+    after_help = ENVIRONMENT_HELP
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -54,8 +62,26 @@ enum Command {
     Expr(expr::ExprArgs),
 }
 
+/// The environment variables every GPU command honours (shown under `--help`).
+const ENVIRONMENT_HELP: &str = "\
+Environment:
+  WGPU_BACKEND       backends to search, comma-separated: vulkan (vk), gl, metal, dx12
+                     (default: all compiled in); an unknown name is an error
+  GPUGRAPH_ADAPTER   pick the adapter whose name contains this text (case-insensitive) or
+                     whose backend is this name, e.g. 'llvmpipe' or 'NVIDIA'
+  XDG_RUNTIME_DIR    when unset or unusable, a private one under the temp directory is
+                     given to the Vulkan loader (it complains otherwise)
+
+Outputs are written to temporaries and renamed into place only when the command succeeds;
+a failed or interrupted (SIGINT/SIGTERM) command leaves no output behind.";
+
 fn main() -> ExitCode {
+    gpu::quiet_loader_environment();
     let cli = Cli::parse();
+    if let Err(e) = output::install_signal_cleanup() {
+        eprintln!("error: {}", gpu::one_line(&format!("{e:#}")));
+        return ExitCode::FAILURE;
+    }
     let result = match cli.command {
         Command::Info(args) => info::run(&args),
         Command::Demo(args) => demo::run(&args),

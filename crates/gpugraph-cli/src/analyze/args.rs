@@ -38,10 +38,11 @@ pub struct AnalyzeArgs {
     /// float32); text columns support == and !=. Null and NaN rows never pass.
     #[arg(long = "filter", value_name = "'COL OP VALUE'", value_parser = parse_filter)]
     pub filters: Vec<Filter>,
-    /// Equal-width histogram bins over the value's extent.
-    #[arg(long, default_value_t = DEFAULT_BINS, conflicts_with = "edges",
+    /// Equal-width histogram bins over the value's extent [default: 40, or one bin per
+    /// integer when the value column holds only integers spanning fewer than 40].
+    #[arg(long, conflicts_with = "edges",
           value_parser = clap::value_parser!(u32).range(1..=MAX_BINS as i64))]
-    pub bins: u32,
+    pub bins: Option<u32>,
     /// Explicit histogram edges a,b,c,... (finite, strictly increasing, at least two).
     #[arg(long, value_name = "A,B,...", allow_hyphen_values = true, value_parser = parse_edges)]
     pub edges: Option<Edges>,
@@ -52,7 +53,12 @@ pub struct AnalyzeArgs {
     /// the grouped rows) instead of float atomics, whose addition order varies.
     #[arg(long)]
     pub deterministic: bool,
-    /// Output directory for report.json and the PNG plots.
+    /// Output directory for report.json and the PNG plots. Written whole or not at all: the
+    /// results are assembled in a temporary directory that replaces DIR only when the run
+    /// succeeded, so no plot of an earlier run survives beside a new report. An existing DIR
+    /// is replaced only when it holds nothing but files analyze writes (report.json,
+    /// histogram.png, cdf.png, heatmap.png, heatmap_mean.png); otherwise the run refuses
+    /// before reading the table.
     #[arg(long, value_name = "DIR", default_value = "analyze-out")]
     pub out: PathBuf,
 }

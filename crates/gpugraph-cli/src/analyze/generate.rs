@@ -12,7 +12,7 @@
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,10 +27,14 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::load::{thousands, FileKind};
-use crate::bench::report::progress;
+use crate::output::{progress, PendingFile};
 
 /// Rows per written batch (and Parquet row group).
 pub const BATCH_ROWS: u64 = 1 << 20;
+
+/// Upper bound of the bytes one row takes on disk, uncompressed: four values of 4, 4, 1 and
+/// 4 bytes plus validity bits and per-batch metadata.
+pub const MAX_BYTES_PER_ROW: u64 = 14;
 
 /// The carriers, their share weights and mean delay offsets (minutes).
 const CARRIERS: [(&str, f32, f32); 16] = [
@@ -141,13 +145,15 @@ pub fn batch(rng: &mut StdRng, n: usize) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(schema(), columns)?)
 }
 
-enum Sink {
-    Parquet(parquet::arrow::ArrowWriter<BufWriter<File>>),
-    IpcFile(arrow_ipc::writer::FileWriter<BufWriter<File>>),
-    IpcStream(arrow_ipc::writer::StreamWriter<BufWriter<File>>),
+type Out<'a> = BufWriter<&'a File>;
+
+enum Sink<'a> {
+    Parquet(parquet::arrow::ArrowWriter<Out<'a>>),
+    IpcFile(arrow_ipc::writer::FileWriter<Out<'a>>),
+    IpcStream(arrow_ipc::writer::StreamWriter<Out<'a>>),
 }
 
-impl Sink {
+impl Sink<'_> {
     fn write(&mut self, b: &RecordBatch) -> Result<()> {
         match self {
             Sink::Parquet(w) => w.write(b)?,
@@ -157,27 +163,61 @@ impl Sink {
         Ok(())
     }
     fn finish(self) -> Result<()> {
-        match self {
-            Sink::Parquet(w) => {
-                w.close()?;
+        use std::io::Write;
+        let mut out = match self {
+            Sink::Parquet(w) => w.into_inner()?,
+            Sink::IpcFile(mut w) => {
+                w.finish()?;
+                w.into_inner()?
             }
-            Sink::IpcFile(mut w) => w.finish()?,
-            Sink::IpcStream(mut w) => w.finish()?,
-        }
+            Sink::IpcStream(mut w) => {
+                w.finish()?;
+                w.into_inner()?
+            }
+        };
+        out.flush()?;
         Ok(())
     }
 }
 
+/// Fails when `rows` rows may not fit in the free space of the file system holding `dir`.
+fn check_free_space(dir: &Path, rows: u64, target: &Path) -> Result<()> {
+    let need = rows.saturating_mul(MAX_BYTES_PER_ROW);
+    let st = rustix::fs::statvfs(dir)
+        .with_context(|| format!("--out {}: reading the free disk space", target.display()))?;
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    if need > free {
+        bail!(
+            "--out {}: {} rows need up to {} bytes ({} per row) but the file system has {} bytes free; use fewer --rows or another directory",
+            target.display(),
+            thousands(rows),
+            thousands(need),
+            MAX_BYTES_PER_ROW,
+            thousands(free)
+        );
+    }
+    Ok(())
+}
+
 /// Writes the table; the file appears under its name only when complete (written to a
-/// temporary name first, so an interrupted run never leaves a truncated cache entry).
+/// temporary beside it first, removed on error or SIGINT/SIGTERM, so an interrupted run never
+/// leaves a truncated file or a `.partial` behind). Checks the free disk space first.
 pub fn run(args: &GenerateArgs) -> Result<()> {
     let kind = FileKind::of(&args.out)?;
-    let partial = args.out.with_extension(format!(
-        "{}.partial",
-        args.out.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    let file = File::create(&partial).with_context(|| format!("creating {}", partial.display()))?;
-    let out = BufWriter::with_capacity(1 << 22, file);
+    if kind == FileKind::Csv {
+        bail!(
+            "{}: generate-table writes .parquet or Arrow IPC (.arrow, .ipc, .feather, .arrows), not CSV",
+            args.out.display()
+        );
+    }
+    let pending = PendingFile::new(&args.out, "--out")?;
+    let dir = pending
+        .temp_path()
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    check_free_space(&dir, args.rows, &args.out)?;
+    let partial = args.out.clone();
+    let out = BufWriter::with_capacity(1 << 22, pending.file());
     let schema = schema();
     let mut sink = match kind {
         FileKind::Parquet => {
@@ -185,16 +225,16 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
                 .set_compression(parquet::basic::Compression::SNAPPY)
                 .set_max_row_group_row_count(Some(BATCH_ROWS as usize))
                 .build();
-            Sink::Parquet(parquet::arrow::ArrowWriter::try_new(out, schema, Some(props))?)
+            Sink::Parquet(parquet::arrow::ArrowWriter::try_new(
+                out,
+                schema,
+                Some(props),
+            )?)
         }
         FileKind::IpcFile => Sink::IpcFile(arrow_ipc::writer::FileWriter::try_new(out, &schema)?),
-        FileKind::IpcStream => {
+        FileKind::IpcStream | FileKind::Csv => {
             Sink::IpcStream(arrow_ipc::writer::StreamWriter::try_new(out, &schema)?)
         }
-        FileKind::Csv => bail!(
-            "{}: generate-table writes .parquet or Arrow IPC (.arrow, .ipc, .feather, .arrows), not CSV",
-            args.out.display()
-        ),
     };
     let mut rng = StdRng::seed_from_u64(args.seed);
     let started = Instant::now();
@@ -219,8 +259,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
     }
     sink.finish()
         .with_context(|| format!("finishing {}", partial.display()))?;
-    std::fs::rename(&partial, &args.out)
-        .with_context(|| format!("renaming {} to {}", partial.display(), args.out.display()))?;
+    pending.commit()?;
     println!(
         "wrote {} rows to {} in {:.1} s",
         thousands(args.rows),

@@ -8,15 +8,20 @@
 //! * value extent and histogram: selected rows with a non-null value; non-finite values are
 //!   ignored (counted as `nonfinite`);
 //! * groups: selected rows with a non-null group and (with `--value`) a finite value;
-//! * grid: selected rows whose x, y (and value) are non-null and finite; the domain is the
-//!   extent of x and y over exactly those rows (computed on the GPU, so positions are mapped
-//!   onto the unit square on the GPU and binned there).
+//! * grid counts: selected rows whose x and y are non-null and finite, whatever the value;
+//!   the domain is the extent of x and y over exactly those rows (computed on the GPU, so
+//!   positions are mapped onto the unit square on the GPU and binned there), widened one
+//!   float32 step outwards for columns whose upload rounded values;
+//! * grid means: those rows whose value is also non-null and finite (counted per cell as
+//!   `grid_value_count`).
 //!
 //! Per-row traffic: every primitive reads its 4-byte inputs and its 4-byte mask once, and the
 //! helper kernels (`nodes`) read 4 and write 4 per column they touch. The flights demo
-//! (integer value and x converted, value/group/grid, no filter) moves about 120 bytes per row:
-//! conversions 16, extent 8, histogram 8, groups 12, grid mask 24, x/y extents 16, positions
-//! 16, grid aggregation 16; a numeric `--filter` adds 12 (predicate) + 8 (selected count) and
+//! (integer value and x converted, value/group/grid, no filter) moves about 140 bytes per row:
+//! conversions 16, extent 8, histogram 8, groups 12, grid mask 20 (x/y validity and
+//! finiteness), value mask 16, x/y extents 16, positions 16, grid binning 12, grid
+//! aggregation 16 (the separate value mask and binning keep point counts independent of the
+//! value); a numeric `--filter` adds 12 (predicate) + 8 (selected count) and
 //! a mask AND per statistic.
 
 use std::collections::HashMap;
@@ -66,6 +71,9 @@ pub struct Spec {
     pub bins: Bins,
     /// Grid cells.
     pub grid: GridSize,
+    /// Whether the x and y extents are widened one float32 step outwards before binning
+    /// (columns whose float32 upload rounded some values; see `nodes::widened`).
+    pub grid_widen: [bool; 2],
     /// How group and grid means sum their values.
     pub summation: Summation,
 }
@@ -92,6 +100,7 @@ struct Layout {
     x_extent: Option<Section>,
     y_extent: Option<Section>,
     grid_count: Option<Section>,
+    grid_value_count: Option<Section>,
     grid_mean: Option<Section>,
 }
 
@@ -133,8 +142,11 @@ pub struct GpuResults {
     pub x_extent: Option<[f32; 2]>,
     /// `[min, max]` of y over the grid's rows.
     pub y_extent: Option<[f32; 2]>,
-    /// Row-major grid counts (`cy * nx + cx`).
+    /// Row-major grid counts of x/y points (`cy * nx + cx`), whatever the value.
     pub grid_count: Vec<u32>,
+    /// Row-major counts of the points whose value is non-null and finite (the rows each
+    /// cell's mean averages; empty without `--value`).
+    pub grid_value_count: Vec<u32>,
     /// Row-major grid means of the value (empty without `--value`).
     pub grid_mean: Vec<f32>,
 }
@@ -472,19 +484,17 @@ impl Builder {
         value: Option<&str>,
         selected: Option<&VectorView>,
         size: GridSize,
+        widen: [bool; 2],
     ) -> Result<()> {
+        // Counts are of x/y points: they never depend on the value column, whose nulls and
+        // non-finite values only leave a cell's mean (counted apart as `grid-value-count`).
         let mut masks: Vec<VectorView> = selected.into_iter().cloned().collect();
-        let mut floats = vec![self.float(x)?, self.float(y)?];
+        let floats = [self.float(x)?, self.float(y)?];
         masks.extend(self.validity(x)?);
         masks.extend(self.validity(y)?);
-        if let Some(v) = value {
-            masks.extend(self.validity(v)?);
-            floats.push(self.float(v)?);
-        }
         let mask = self.chunked("grid-mask", VectorFormat::Uint32)?;
-        // y is often the value column too: read each distinct input once.
         dedup(&mut masks);
-        let mut distinct = floats.clone();
+        let mut distinct = floats.to_vec();
         dedup(&mut distinct);
         nodes::all_valid(&mut self.g, "grid-mask", &masks, &distinct, &mask)?;
         let mut extents = Vec::new();
@@ -514,6 +524,7 @@ impl Builder {
             "grid-positions",
             [&floats[0], &floats[1]],
             [extents[0].0, extents[1].0],
+            widen,
             &positions,
         )?;
         let domain = GridDomain {
@@ -529,37 +540,50 @@ impl Builder {
             self.results
                 .add(&mut self.g, "grid-count", VectorFormat::Uint32, cells)?;
         self.layout.grid_count = Some(s_count);
-        match value {
-            Some(_) => {
-                let (mean, s_mean) =
-                    self.results
-                        .add(&mut self.g, "grid-mean", VectorFormat::Float32, cells)?;
-                self.layout.grid_mean = Some(s_mean);
-                GridAggregation {
-                    id: "grid".into(),
-                    positions,
-                    weights: floats[2].clone(),
-                    mask: Some(mask),
-                    domain,
-                    outputs: AggregateOutputs {
-                        count: Some(count),
-                        mean: Some(mean),
-                        summation: self.summation,
-                        ..Default::default()
-                    },
-                    ignored: None,
-                }
-                .add_to_graph(&mut self.g)?;
-            }
-            None => GridBinning {
-                id: "grid".into(),
+        GridBinning {
+            id: "grid".into(),
+            positions: positions.clone(),
+            mask: Some(mask.clone()),
+            domain,
+            counts: count,
+            ignored: None,
+        }
+        .add_to_graph(&mut self.g)?;
+        if let Some(v) = value {
+            let weights = self.float(v)?;
+            let mut value_masks = vec![mask];
+            value_masks.extend(self.validity(v)?);
+            let value_mask = self.chunked("grid-value-mask", VectorFormat::Uint32)?;
+            nodes::all_valid(
+                &mut self.g,
+                "grid-value-mask",
+                &value_masks,
+                std::slice::from_ref(&weights),
+                &value_mask,
+            )?;
+            let (vcount, s_vcount) =
+                self.results
+                    .add(&mut self.g, "grid-value-count", VectorFormat::Uint32, cells)?;
+            let (mean, s_mean) =
+                self.results
+                    .add(&mut self.g, "grid-mean", VectorFormat::Float32, cells)?;
+            self.layout.grid_value_count = Some(s_vcount);
+            self.layout.grid_mean = Some(s_mean);
+            GridAggregation {
+                id: "grid-value".into(),
                 positions,
-                mask: Some(mask),
+                weights,
+                mask: Some(value_mask),
                 domain,
-                counts: count,
+                outputs: AggregateOutputs {
+                    count: Some(vcount),
+                    mean: Some(mean),
+                    summation: self.summation,
+                    ..Default::default()
+                },
                 ignored: None,
             }
-            .add_to_graph(&mut self.g)?,
+            .add_to_graph(&mut self.g)?;
         }
         Ok(())
     }
@@ -713,7 +737,15 @@ pub fn build(gpu: &Gpu, table: &ArrowTable, spec: &Spec) -> Result<Analysis> {
         b.groups(group, spec.value.as_deref(), selected.as_ref())?;
     }
     if let Some((x, y)) = &spec.xy {
-        b.grid((x, y), spec.value.as_deref(), selected.as_ref(), spec.grid)?;
+        let grid = spec.grid;
+        b.grid(
+            (x, y),
+            spec.value.as_deref(),
+            selected.as_ref(),
+            grid,
+            spec.grid_widen,
+        )
+        .with_context(|| format!("--grid {},{}", grid.nx, grid.ny))?;
     }
     let Builder {
         mut g,
@@ -742,7 +774,13 @@ pub fn build(gpu: &Gpu, table: &ArrowTable, spec: &Spec) -> Result<Analysis> {
             g.add_view_copy(format!("readback/{name}"), *view, dst)?;
         }
     }
-    let compiled = g.compile()?;
+    let compiled = g.compile().with_context(|| match spec.xy {
+        Some(_) => format!(
+            "compiling the analysis graph (with --grid {},{})",
+            spec.grid.nx, spec.grid.ny
+        ),
+        None => "compiling the analysis graph".to_string(),
+    })?;
     let nodes = compiled.node_order().to_vec();
     Ok(Analysis {
         compiled,
@@ -796,6 +834,7 @@ impl Analysis {
             x_extent: pair(l.x_extent),
             y_extent: pair(l.y_extent),
             grid_count: u32s(l.grid_count),
+            grid_value_count: u32s(l.grid_value_count),
             grid_mean: f32s(l.grid_mean),
         })
     }

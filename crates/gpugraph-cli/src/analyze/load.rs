@@ -69,6 +69,61 @@ impl FileKind {
     }
 }
 
+/// The Arrow type a column of type `t` is cast to before the upload, when the GPU upload
+/// does not take it as analyze needs it: UInt8 (uploaded as bytes) widens to UInt16, Float16
+/// to Float32 (both exact), decimals to Float64 (then rounded to float32 like any float64
+/// column).
+pub fn upload_type(t: &DataType) -> Option<DataType> {
+    use DataType::*;
+    match t {
+        UInt8 => Some(UInt16),
+        Float16 => Some(Float32),
+        Decimal32(..) | Decimal64(..) | Decimal128(..) | Decimal256(..) => Some(Float64),
+        _ => None,
+    }
+}
+
+/// `schema` with every field of a type [`upload_type`] converts replaced by its upload type.
+pub fn upload_schema(schema: &Schema) -> SchemaRef {
+    let fields: Vec<arrow_schema::FieldRef> = schema
+        .fields()
+        .iter()
+        .map(|f| match upload_type(f.data_type()) {
+            Some(t) => Arc::new(f.as_ref().clone().with_data_type(t)),
+            None => f.clone(),
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `batch` with the columns [`upload_type`] converts cast (a no-op when none needs it).
+fn cast_for_upload(batch: RecordBatch) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| upload_type(f.data_type()).is_some())
+    {
+        return Ok(batch);
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| match upload_type(f.data_type()) {
+            Some(t) => arrow_cast::cast(c, &t).with_context(|| {
+                format!(
+                    "converting column '{}' from {} to {t}",
+                    f.name(),
+                    f.data_type()
+                )
+            }),
+            None => Ok(c.clone()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RecordBatch::try_new(upload_schema(&schema), columns)?)
+}
+
 /// How a column may be used, by its Arrow type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColumnClass {
@@ -84,7 +139,8 @@ pub enum ColumnClass {
 pub fn classify(t: &DataType) -> ColumnClass {
     use DataType::*;
     match t {
-        Int8 | Int16 | Int32 | Int64 | UInt16 | UInt32 | UInt64 | Float32 | Float64 | Boolean => {
+        Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 | Float16 | Float32
+        | Float64 | Boolean | Decimal32(..) | Decimal64(..) | Decimal128(..) | Decimal256(..) => {
             ColumnClass::Numeric
         }
         Utf8 | LargeUtf8 | Utf8View => ColumnClass::Text,
@@ -154,6 +210,22 @@ impl Request {
             }
         };
         let find = |role: &str, name: &str| {
+            let same: Vec<usize> = schema
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.name() == name)
+                .map(|(i, _)| i + 1)
+                .collect();
+            if same.len() > 1 {
+                let at: Vec<String> = same.iter().map(ToString::to_string).collect();
+                return Err(anyhow::anyhow!(
+                    "{role}: {} has {} columns named '{name}' (columns {}); the choice would be ambiguous, so rename them",
+                    file.display(),
+                    same.len(),
+                    at.join(", ")
+                ));
+            }
             schema.field_with_name(name).map_err(|_| {
                 anyhow::anyhow!(
                     "{role}: no column '{name}' in {}; available columns: {}",
@@ -306,6 +378,7 @@ pub fn load(path: &Path, request: &Request, progress: &mut dyn FnMut(String)) ->
         }
     };
     let batches = sink.finish(&schema)?;
+    let schema = upload_schema(&schema);
     let rows = batches.iter().map(|b| b.num_rows() as u64).sum();
     Ok(Loaded {
         kind,
@@ -323,7 +396,31 @@ fn csv_format() -> Result<arrow_csv::reader::Format> {
 }
 
 fn read_error(path: &Path, e: ArrowError) -> anyhow::Error {
-    anyhow::anyhow!("reading {}: {e}", path.display())
+    anyhow::anyhow!(
+        "reading {}: {}",
+        path.display(),
+        csv_line_fix(&e.to_string())
+    )
+}
+
+/// arrow-csv numbers the data rows of a value's parse error from 1 after the header, so its
+/// "at line N" is the file's line N + 1 (its field-count errors count the header already).
+fn csv_line_fix(message: &str) -> String {
+    const MARK: &str = " at line ";
+    if !message.contains("Error while parsing value") {
+        return message.to_string();
+    }
+    let Some(at) = message.find(MARK) else {
+        return message.to_string();
+    };
+    let start = at + MARK.len();
+    let digits = message[start..]
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or(message.len(), |d| start + d);
+    match message[start..digits].parse::<u64>() {
+        Ok(n) => format!("{}{}{}", &message[..start], n + 1, &message[digits..]),
+        Err(_) => message.to_string(),
+    }
 }
 
 /// Sorted schema indices of `names` (readers return columns in schema order).
@@ -373,7 +470,7 @@ impl<'a> BatchSink<'a> {
     ) -> Result<()> {
         for batch in reader {
             let batch = batch.map_err(|e| read_error(&self.path, e))?;
-            self.push(batch)?;
+            self.push(cast_for_upload(batch)?)?;
             if self.last.elapsed() >= Duration::from_secs(1) {
                 self.last = Instant::now();
                 self.report();
@@ -432,6 +529,7 @@ impl<'a> BatchSink<'a> {
     }
 
     fn finish(mut self, schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
+        let schema = &upload_schema(schema);
         self.flush()?;
         self.report();
         // Readers may attach field metadata the projected schema lacks; the upload checks
@@ -482,6 +580,16 @@ mod tests {
     }
 
     #[test]
+    fn csv_parse_errors_give_file_lines() {
+        assert_eq!(
+            csv_line_fix("Parser error: Error while parsing value 'x' as type 'Int64' for column 0 at line 1. Row data: '[x]'"),
+            "Parser error: Error while parsing value 'x' as type 'Int64' for column 0 at line 2. Row data: '[x]'"
+        );
+        let fields = "Csv error: incorrect number of fields for line 3, expected 2 got 1";
+        assert_eq!(csv_line_fix(fields), fields);
+    }
+
+    #[test]
     fn thousands_separators() {
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(999), "999");
@@ -495,7 +603,9 @@ mod tests {
         assert_eq!(classify(&DataType::Utf8), ColumnClass::Text);
         let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
         assert_eq!(classify(&dict), ColumnClass::Text);
-        assert_eq!(classify(&DataType::UInt8), ColumnClass::Other);
+        assert_eq!(classify(&DataType::UInt8), ColumnClass::Numeric);
+        assert_eq!(classify(&DataType::Float16), ColumnClass::Numeric);
+        assert_eq!(classify(&DataType::Decimal128(10, 2)), ColumnClass::Numeric);
         assert_eq!(classify(&DataType::Date32), ColumnClass::Other);
     }
 }

@@ -10,6 +10,7 @@
 //! on a [`crate::canvas::Canvas`]), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
 
 pub mod args;
+pub mod exact;
 pub mod generate;
 pub mod graph;
 pub mod load;
@@ -30,8 +31,21 @@ use report::{
     extent, num, GraphInfo, GridReport, GroupRow, HistogramReport, Report, Timings, ValueReport,
 };
 
-use crate::bench::report::{ms, progress};
 use crate::gpu::Gpu;
+use crate::output::{ms, progress, PendingDir};
+
+/// The files `analyze` writes into `--out`; a directory holding anything else is refused.
+pub const OUTPUT_FILES: [&str; 5] = [
+    "report.json",
+    "histogram.png",
+    "cdf.png",
+    "heatmap.png",
+    "heatmap_mean.png",
+];
+
+fn is_output_file(name: &str) -> bool {
+    OUTPUT_FILES.contains(&name)
+}
 
 /// Runs the analysis described by `args`.
 pub fn run(args: &AnalyzeArgs) -> Result<()> {
@@ -47,9 +61,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         bail!("nothing to analyze: give --value, --group, --x/--y or --filter");
     }
     load::FileKind::of(&args.file)?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating the output directory {}", args.out.display()))?;
-    let gpu = Gpu::open()?;
+    let out = PendingDir::new(&args.out, "--out", is_output_file)?;
     let mut timings = Timings::default();
 
     progress(format_args!(
@@ -58,7 +70,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         request.columns().join(", ")
     ));
     let t = Instant::now();
-    let loaded = load::load(&args.file, &request, &mut |line| progress(line))?;
+    let mut loaded = load::load(&args.file, &request, &mut |line| progress(line))?;
     timings.load = ms(t.elapsed());
     if loaded.rows == 0 {
         bail!(
@@ -67,6 +79,34 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         );
     }
     let value_nulls = args.value.as_deref().map_or(0, |v| loaded.null_count(v));
+    let (filters, mut notes) = exact::float64_filters(&mut loaded, &args.filters)?;
+    let bins = match (args.bins, &args.value) {
+        (Some(b), _) => b,
+        (None, Some(v)) => match exact::integer_bins(&loaded, v, args::DEFAULT_BINS)? {
+            Some(b) => {
+                notes.push(format!(
+                    "{b} histogram bins, one per integer: '{v}' holds only integers spanning fewer than {} (give --bins to choose)",
+                    args::DEFAULT_BINS
+                ));
+                b
+            }
+            None => args::DEFAULT_BINS,
+        },
+        (None, None) => args::DEFAULT_BINS,
+    };
+    let mut grid_widen = [false; 2];
+    if let (Some(x), Some(y)) = (&args.x, &args.y) {
+        for (k, c) in [x, y].into_iter().enumerate() {
+            grid_widen[k] = exact::rounds_in_float32(&loaded, c)?;
+            if grid_widen[k] {
+                notes.push(format!(
+                    "grid {} domain widened one float32 step on each side: some values of '{c}' are not exact in float32, and the domain must contain every counted point",
+                    ["x", "y"][k]
+                ));
+            }
+        }
+    }
+    let gpu = Gpu::open()?;
 
     progress(format_args!(
         "analyze: uploading {} columns x {} rows in {} chunks",
@@ -90,12 +130,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         value: args.value.clone(),
         xy: args.x.clone().zip(args.y.clone()),
         group: args.group.clone(),
-        filters: args.filters.clone(),
+        filters,
         bins: match &args.edges {
             Some(e) => Bins::Edges(e.0.clone()),
-            None => Bins::Uniform(args.bins),
+            None => Bins::Uniform(bins),
         },
         grid: args.grid,
+        grid_widen,
         summation: if args.deterministic {
             Summation::Deterministic
         } else {
@@ -123,6 +164,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     let caps = gpu.ctx.capabilities();
     let stats = analysis.stats();
     let mut report = Report {
+        schema_version: report::SCHEMA_VERSION,
+        count_scopes: report::count_scopes(),
         file: args.file.display().to_string(),
         format: kind.name(),
         device: format!("{} ({})", caps.adapter, caps.backend),
@@ -146,7 +189,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         grid: spec
             .xy
             .as_ref()
-            .map(|(x, y)| grid_report(x, y, args, &results)),
+            .map(|(x, y)| grid_report(x, y, args, &results, grid_widen)),
+        notes,
         timings_ms: timings,
         graph: GraphInfo {
             nodes: analysis.nodes.clone(),
@@ -158,14 +202,18 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     drop(table);
 
     let t = Instant::now();
-    let plots = plot::write_all(&report, &args.out)?;
+    let plots = plot::write_all(&report, out.dir())?;
     report.timings_ms.output = ms(t.elapsed());
     report.timings_ms.total = ms(started.elapsed());
-    report.write(&args.out)?;
-    print!("{}", report.text());
+    report.write(out.dir())?;
+    let text = report.text();
+    out.commit()?;
+    print!("{text}");
     println!("wrote {}", args.out.join("report.json").display());
     for p in plots {
-        println!("wrote {}", p.display());
+        if let Some(name) = p.file_name() {
+            println!("wrote {}", args.out.join(name).display());
+        }
     }
     Ok(())
 }
@@ -228,8 +276,10 @@ fn group_rows(dictionary: &[String], r: &GpuResults) -> Vec<GroupRow> {
     rows
 }
 
-/// The domain the positions kernel used: the extent, widened by 0.5 when degenerate.
-fn domain(e: Option<[f32; 2]>) -> Option<[f64; 2]> {
+/// The domain the positions kernel used: the extent, widened one float32 step outwards when
+/// `widen`, then by 0.5 on each side when degenerate.
+fn domain(e: Option<[f32; 2]>, widen: bool) -> Option<[f64; 2]> {
+    let e = e.map(|e| nodes::widened(e, widen));
     let [lo, hi] = extent(e)?;
     Some(if hi > lo {
         [lo, hi]
@@ -238,14 +288,21 @@ fn domain(e: Option<[f32; 2]>) -> Option<[f64; 2]> {
     })
 }
 
-fn grid_report(x: &str, y: &str, args: &AnalyzeArgs, r: &GpuResults) -> GridReport {
+fn grid_report(
+    x: &str,
+    y: &str,
+    args: &AnalyzeArgs,
+    r: &GpuResults,
+    widen: [bool; 2],
+) -> GridReport {
     GridReport {
         x: x.to_string(),
         y: y.to_string(),
-        x_domain: domain(r.x_extent),
-        y_domain: domain(r.y_extent),
+        x_domain: domain(r.x_extent, widen[0]),
+        y_domain: domain(r.y_extent, widen[1]),
         bins: [args.grid.nx, args.grid.ny],
         counts: r.grid_count.clone(),
+        value_counts: args.value.as_ref().map(|_| r.grid_value_count.clone()),
         mean: args
             .value
             .as_ref()

@@ -8,12 +8,45 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::load::thousands;
-use crate::bench::report::{write_json, Table};
+use crate::output::{write_json, Table};
+
+/// The version of the `report.json` layout; raised whenever a field changes meaning or goes.
+/// 2: `schema_version`, `count_scopes`, `notes`, `grid.value_counts`; grid counts no longer
+/// depend on the value column; the grid domain contains every counted point.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Which rows each count of the report covers (also written into report.json as
+/// `count_scopes`, so a reader need not guess).
+pub fn count_scopes() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("rows", "every row of the file"),
+        ("selected", "rows passing every --filter (all rows without filters)"),
+        ("value.count", "selected rows whose value is non-null and finite"),
+        ("value.nonfinite", "selected rows whose value is NaN or infinite"),
+        ("value.nulls", "null values of the whole column (not only selected rows)"),
+        ("value.histogram", "selected rows whose value is non-null and finite"),
+        ("groups[].count", "selected rows with a non-null group and, with --value, a non-null finite value"),
+        ("grid.counts", "selected rows whose x and y are non-null and finite (whatever the value)"),
+        ("grid.value_counts", "grid.counts rows whose value is also non-null and finite (the rows grid.mean averages)"),
+    ]
+}
+
+fn scopes_as_map<S: serde::Serializer>(
+    v: &[(&'static str, &'static str)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(v.iter().map(|(k, d)| (*k, *d)))
+}
 
 /// `report.json`. Floats are float32 results written in their shortest round-trip decimal
 /// form; non-finite values (empty groups' means, an empty extent) are `null`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Which rows each count covers, by field path ([`count_scopes`]).
+    #[serde(serialize_with = "scopes_as_map")]
+    pub count_scopes: Vec<(&'static str, &'static str)>,
     /// The analyzed file.
     pub file: String,
     /// Its format (`csv`, `parquet`, `arrow-ipc-file`, `arrow-ipc-stream`).
@@ -38,6 +71,9 @@ pub struct Report {
     pub groups: Vec<GroupRow>,
     /// The x/y grid (`null` without `--x/--y`).
     pub grid: Option<GridReport>,
+    /// What the run did differently from plain float32 (float64 filters compared in float64,
+    /// widened grid domains), one sentence each.
+    pub notes: Vec<String>,
     /// Wall-clock milliseconds per phase.
     pub timings_ms: Timings,
     /// Size of the one compiled graph.
@@ -55,7 +91,7 @@ pub struct ValueReport {
     pub count: Option<u64>,
     /// Selected non-null values that are NaN or infinite (ignored everywhere).
     pub nonfinite: u64,
-    /// Null rows of the column in the whole file.
+    /// Null rows of the column in the whole file (not only the selected rows).
     pub nulls: u64,
     /// The histogram.
     pub histogram: HistogramReport,
@@ -86,7 +122,7 @@ pub struct HistogramReport {
 pub struct GroupRow {
     /// The group's string.
     pub key: String,
-    /// Rows counted.
+    /// Selected rows with this group and (with `--value`) a non-null finite value.
     pub count: u64,
     /// Mean value of those rows.
     pub mean: Option<f64>,
@@ -99,15 +135,24 @@ pub struct GridReport {
     pub x: String,
     /// y column.
     pub y: String,
-    /// `[min, max]` of x over the grid's rows (`null` when none).
+    /// `[min, max]` of x over the grid's rows (`null` when none); contains every counted
+    /// point (widened one float32 step on each side when the column's float32 upload rounded
+    /// values, by 0.5 when degenerate). Cell `cx` covers
+    /// `[min + cx w, min + (cx + 1) w)` with `w = (max - min) / nx`, the last one closed.
     pub x_domain: Option<[f64; 2]>,
-    /// `[min, max]` of y over the grid's rows.
+    /// `[min, max]` of y over the grid's rows (as `x_domain`).
     pub y_domain: Option<[f64; 2]>,
     /// `[nx, ny]`.
     pub bins: [u32; 2],
-    /// Row-major counts: cell `(cx, cy)` at `cy * nx + cx`, cy = 0 at the lowest y.
+    /// Points per cell, row-major: cell `(cx, cy)` at index `cy * nx + cx`, cx = 0 at the
+    /// lowest x and cy = 0 at the lowest y (so the first `nx` entries are the bottom row).
     pub counts: Vec<u32>,
-    /// Row-major mean value per cell (`null` for empty cells; absent without `--value`).
+    /// Per cell (same order), the points whose value is non-null and finite: the rows the
+    /// mean averages (absent without `--value`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_counts: Option<Vec<u32>>,
+    /// Row-major mean value per cell (`null` for cells without a finite value; absent
+    /// without `--value`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean: Option<Vec<Option<f64>>>,
 }
@@ -183,6 +228,9 @@ impl Report {
         for f in &self.filters {
             let _ = writeln!(s, "  filter: {f}");
         }
+        for n in &self.notes {
+            let _ = writeln!(s, "  note: {n}");
+        }
         if let Some(v) = &self.value {
             let _ = writeln!(s, "\nvalue '{}'", v.column);
             let ext = v.extent.map_or("none".to_string(), |[a, b]| {
@@ -191,7 +239,7 @@ impl Report {
             let count = v.count.map_or("?".to_string(), thousands);
             let _ = writeln!(
                 s,
-                "  extent {ext}, {count} finite, {} non-finite, {} null (whole column)",
+                "  selected rows: extent {ext}, {count} finite, {} non-finite; whole column: {} null",
                 thousands(v.nonfinite),
                 thousands(v.nulls)
             );
@@ -201,15 +249,17 @@ impl Report {
             } else if h.invalid_edges {
                 let _ = writeln!(
                     s,
-                    "  histogram: the extent is too narrow for distinct float32 edges"
+                    "  histogram: the extent {ext} is too narrow for {} distinct float32 edges; use fewer --bins or --edges",
+                    h.counts.len() + 1
                 );
             } else {
                 let _ = writeln!(s, "  histogram ({} bins, {}):", h.counts.len(), h.kind);
                 let peak = h.counts.iter().copied().max().unwrap_or(0).max(1);
+                let decimals = edge_decimals(&h.edges);
                 let labels: Vec<String> = (0..h.counts.len())
                     .map(|i| {
-                        let lo = h.edges[i].map_or("nan".into(), short);
-                        let hi = h.edges[i + 1].map_or("nan".into(), short);
+                        let lo = h.edges[i].map_or("nan".into(), |e| edge_text(e, decimals));
+                        let hi = h.edges[i + 1].map_or("nan".into(), |e| edge_text(e, decimals));
                         let close = if i + 1 == h.counts.len() { "]" } else { ")" };
                         format!("[{lo}, {hi}{close}")
                     })
@@ -241,7 +291,18 @@ impl Report {
             }
         }
         if let Some(g) = &self.group_column {
-            let _ = writeln!(s, "\ngroups by '{g}' ({}):", self.groups.len());
+            let counted = match &self.value {
+                Some(v) => format!(
+                    "selected rows with a non-null '{g}' and a finite '{}'",
+                    v.column
+                ),
+                None => format!("selected rows with a non-null '{g}'"),
+            };
+            let _ = writeln!(
+                s,
+                "\ngroups by '{g}' ({}; count = {counted}; '-' = no such row):",
+                self.groups.len()
+            );
             let mut t = Table::new(["key", "count", "mean"]);
             for row in &self.groups {
                 t.row([
@@ -264,7 +325,7 @@ impl Report {
             let total: u64 = g.counts.iter().map(|&c| c as u64).sum();
             let _ = writeln!(
                 s,
-                "\ngrid {} x {}: x '{}' in {}, y '{}' in {}; {} points in {filled} of {} cells (max {})",
+                "\ngrid {} x {}: x '{}' in {}, y '{}' in {}; {} points (selected, finite x and y) in {filled} of {} cells (max {})",
                 g.bins[0],
                 g.bins[1],
                 g.x,
@@ -285,6 +346,38 @@ impl Report {
         let _ = writeln!(s, "graph: {} nodes", self.graph.nodes.len());
         s
     }
+}
+
+/// Decimals that show histogram edges at the precision their spacing asks for: three
+/// significant digits of the narrowest bin (so 0.0999985 with bins 0.1 wide prints as 0.1);
+/// `None` when the edges are too wide or too narrow for fixed notation.
+pub fn edge_decimals(edges: &[Option<f64>]) -> Option<usize> {
+    let finite: Vec<f64> = edges.iter().flatten().copied().collect();
+    let width = finite
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|w| *w > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let big = finite.iter().fold(0f64, |m, e| m.max(e.abs()));
+    if !width.is_finite() || !(1e-4..1e7).contains(&big.max(width)) || width < 1e-6 {
+        return None;
+    }
+    Some((2 - width.log10().floor() as i64).clamp(0, 10) as usize)
+}
+
+/// An edge rounded to `decimals` (trailing zeros dropped), or [`short`] without them.
+pub fn edge_text(e: f64, decimals: Option<usize>) -> String {
+    let Some(d) = decimals else {
+        return short(e);
+    };
+    let mut t = format!("{e:.d$}");
+    if t.contains('.') {
+        t = t.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    if t == "-0" {
+        t = "0".into();
+    }
+    t
 }
 
 /// A number in a short readable form (up to 6 significant digits).
@@ -318,5 +411,20 @@ mod tests {
         assert_eq!(short(12.345678), "12.3457");
         assert_eq!(short(1e9), "1.000e9");
         assert_eq!(extent(Some([1.0, f32::NAN])), None);
+    }
+
+    #[test]
+    fn edges_print_at_their_spacing() {
+        let edges: Vec<Option<f64>> = [0.0, 0.0999985, 0.2, 0.3000001]
+            .iter()
+            .map(|&e| Some(e))
+            .collect();
+        let d = edge_decimals(&edges);
+        assert_eq!(edge_text(0.0999985, d), "0.1");
+        assert_eq!(edge_text(0.3000001, d), "0.3");
+        let wide: Vec<Option<f64>> = vec![Some(-40.0), Some(-15.0), Some(10.0)];
+        assert_eq!(edge_text(-15.0, edge_decimals(&wide)), "-15");
+        let huge = vec![Some(-2e38), Some(0.0), Some(2e38)];
+        assert_eq!(edge_text(2e38, edge_decimals(&huge)), "2.000e38");
     }
 }

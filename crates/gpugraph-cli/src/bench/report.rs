@@ -1,12 +1,11 @@
 //! Shared bench output: timing statistics ([`Summary`]), aligned text tables ([`Table`]),
 //! JSON files and progress lines on stderr.
 
-use std::fmt;
-use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
 use serde::Serialize;
+
+pub use crate::output::{check_writable, ms, progress, write_json, Table};
 
 /// Statistics of repeated measurements (all in the unit the caller chose).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -70,81 +69,9 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// `d` in milliseconds.
-pub fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
 /// `d` in microseconds.
 pub fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
-}
-
-/// A text table: a header row, then rows; the first column is left-aligned, the others right.
-#[derive(Clone, Debug, Default)]
-pub struct Table {
-    headers: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    /// A table with these column headers.
-    pub fn new<S: Into<String>>(headers: impl IntoIterator<Item = S>) -> Self {
-        Self {
-            headers: headers.into_iter().map(Into::into).collect(),
-            rows: Vec::new(),
-        }
-    }
-
-    /// Appends a row (missing cells print empty, extra cells are kept).
-    pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
-        self.rows.push(cells.into_iter().map(Into::into).collect());
-    }
-}
-
-impl fmt::Display for Table {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let columns = self
-            .rows
-            .iter()
-            .map(Vec::len)
-            .chain([self.headers.len()])
-            .max()
-            .unwrap_or(0);
-        let cell = |row: &[String], c: usize| row.get(c).map_or(0, |s| s.chars().count());
-        let widths: Vec<usize> = (0..columns)
-            .map(|c| {
-                self.rows
-                    .iter()
-                    .map(|r| cell(r, c))
-                    .chain([cell(&self.headers, c)])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let line = |f: &mut fmt::Formatter<'_>, row: &[String]| -> fmt::Result {
-            let mut text = String::new();
-            for (c, &w) in widths.iter().enumerate() {
-                let s = row.get(c).map_or("", String::as_str);
-                if c > 0 {
-                    text.push_str("  ");
-                }
-                if c == 0 {
-                    text.push_str(&format!("{s:<w$}"));
-                } else {
-                    text.push_str(&format!("{s:>w$}"));
-                }
-            }
-            writeln!(f, "{}", text.trim_end())
-        };
-        line(f, &self.headers)?;
-        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
-        line(f, &rule)?;
-        for r in &self.rows {
-            line(f, r)?;
-        }
-        Ok(())
-    }
 }
 
 /// The JSON document every bench writes with `--json`: which bench, on which device, how
@@ -182,24 +109,6 @@ impl<'a, R: Serialize> BenchJson<'a, R> {
     }
 }
 
-/// Writes `value` as pretty JSON to `path`.
-pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(value).context("serializing bench results")?;
-    std::fs::write(path, text + "\n").with_context(|| format!("writing JSON to {}", path.display()))
-}
-
-/// Fails now, before any measuring, when `path` cannot be written (creates or truncates it).
-pub fn check_writable(path: &Path) -> Result<()> {
-    std::fs::File::create(path)
-        .map(drop)
-        .with_context(|| format!("cannot write JSON to {}", path.display()))
-}
-
-/// A progress line on stderr (stdout stays the table).
-pub fn progress(message: impl fmt::Display) {
-    eprintln!("{message}");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,16 +124,5 @@ mod tests {
         assert_eq!(Summary::of(&[7.0]).show(2), "7.00");
         assert_eq!(Summary::of(&[]), Summary::default());
         assert_eq!(median(&[5.0, 1.0, 3.0]), 3.0);
-    }
-
-    #[test]
-    fn table_alignment() {
-        let mut t = Table::new(["name", "value"]);
-        t.row(["a", "1"]);
-        t.row(["longer", "12345"]);
-        assert_eq!(
-            t.to_string(),
-            "name    value\n------  -----\na           1\nlonger  12345\n"
-        );
     }
 }

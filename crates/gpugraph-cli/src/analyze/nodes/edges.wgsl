@@ -2,6 +2,8 @@
 // edge_j = lo + (hi - lo) * (j / BINS), with edge_0 = lo and edge_BINS = hi exactly. A
 // degenerate extent (lo == hi) widens to [lo - 0.5, hi + 0.5] (as numpy does); an empty
 // extent (NaN) gives NaN edges, which the histogram reports as invalid (all-zero counts).
+// When hi - lo overflows float32 (e.g. [-2e38, 2e38]) the edges are interpolated as
+// lo * (1 - t) + hi * t instead (no intermediate exceeds the extent), clamped to [lo, hi].
 // params: [edge count, out offset, extent offset]. One workgroup strides over the edges.
 
 @group(0) @binding(0) var<storage, read> params: array<u32>;
@@ -18,8 +20,15 @@ fn edges_main(@builtin(local_invocation_index) lane: u32) {
         lo = lo - 0.5;
         hi = hi + 0.5;
     }
+    let width = hi - lo;
+    // Infinite by its bits (NaN, from an empty extent, keeps the plain formula).
+    let wide = (bitcast<u32>(width) & 0x7fffffffu) == 0x7f800000u;
     for (var j = lane; j < count; j += WG) {
-        var e = lo + (hi - lo) * (f32(j) / f32(bins));
+        let t = f32(j) / f32(bins);
+        var e = lo + width * t;
+        if (wide) {
+            e = clamp(lo * (1.0 - t) + hi * t, lo, hi);
+        }
         if (j == 0u) {
             e = lo;
         }

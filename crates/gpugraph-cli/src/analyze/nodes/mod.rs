@@ -345,22 +345,65 @@ pub fn all_valid(
 }
 
 /// Adds node `id`: float32x2 `output[i]` = x and y mapped onto `[0, 1]` through their GPU
-/// extents (2 float32 each; see positions.wgsl for degenerate and empty extents).
+/// extents (2 float32 each; see positions.wgsl for degenerate and empty extents), each
+/// extent first widened one float32 step outwards where `widen` says so (see
+/// [`widened`], its host twin).
 pub fn positions(
     graph: &mut CommandGraph,
     id: &str,
     xy: [&VectorView; 2],
     extents: [DataView; 2],
+    widen: [bool; 2],
     output: &VectorView,
 ) -> Result<()> {
     RowKernel {
         id: id.to_string(),
-        source: row_source("", POSITIONS_WGSL),
+        source: positions_source(widen),
         output: output.clone(),
         inputs: vec![xy[0].clone(), xy[1].clone()],
         extras: extents.to_vec(),
     }
     .add_to_graph(graph)
+}
+
+/// The WGSL of [`positions`].
+pub fn positions_source(widen: [bool; 2]) -> String {
+    let constants = format!(
+        "const WIDEN_X: bool = {};\nconst WIDEN_Y: bool = {};",
+        widen[0], widen[1]
+    );
+    row_source(&constants, POSITIONS_WGSL)
+}
+
+/// One float32 step outwards from `v` (down when `up` is false), as positions.wgsl's
+/// `step_out`: zero steps to the smallest normal number, the largest finite value stays.
+pub fn step_out(v: f32, up: bool) -> f32 {
+    let b = v.to_bits();
+    if b & 0x7fff_ffff == 0 {
+        return if up {
+            f32::from_bits(0x0080_0000)
+        } else {
+            f32::from_bits(0x8080_0000)
+        };
+    }
+    if b & 0x7fff_ffff == 0x7f7f_ffff && (v > 0.0) == up {
+        return v;
+    }
+    if (v > 0.0) == up {
+        f32::from_bits(b + 1)
+    } else {
+        f32::from_bits(b - 1)
+    }
+}
+
+/// The extent `[lo, hi]` the positions kernel maps onto `[0, 1]`: widened one step outwards
+/// when `widen`.
+pub fn widened([lo, hi]: [f32; 2], widen: bool) -> [f32; 2] {
+    if widen && lo.is_finite() && hi.is_finite() {
+        [step_out(lo, false), step_out(hi, true)]
+    } else {
+        [lo, hi]
+    }
 }
 
 /// Adds node `id`: `bins + 1` equal-width float32 edges into `output` from the 2-word float32
@@ -483,9 +526,22 @@ mod tests {
             ));
         }
         validate(&row_source("const SIGNED: bool = true;\n", TO_FLOAT_WGSL));
-        validate(&row_source("", POSITIONS_WGSL));
+        for widen in [[false, false], [true, false], [false, true], [true, true]] {
+            validate(&positions_source(widen));
+        }
         validate(&all_valid_source(2, 3));
         validate(&all_valid_source(0, 1));
+        assert_eq!(step_out(1.0, true), f32::from_bits(1.0f32.to_bits() + 1));
+        assert_eq!(
+            step_out(-1.0, true),
+            f32::from_bits((-1.0f32).to_bits() - 1)
+        );
+        assert_eq!(step_out(1.0, false), f32::from_bits(1.0f32.to_bits() - 1));
+        assert_eq!(step_out(0.0, false), -f32::MIN_POSITIVE);
+        assert_eq!(step_out(f32::MAX, true), f32::MAX);
+        assert_eq!(widened([0.1, 0.2], false), [0.1, 0.2]);
+        let [lo, hi] = widened([0.1, 0.2], true);
+        assert!(lo < 0.1 && hi > 0.2);
         validate(&kernel::with_shared(&[&header("")], EDGES_WGSL));
     }
 }
