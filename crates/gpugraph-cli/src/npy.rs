@@ -126,7 +126,6 @@ impl NpyArray {
     }
 }
 
-
 /// Reads an `.npy` array of shape `(n,)` or `(n, k)` as its 32-bit counterpart: `int8` to
 /// `int64` as int32, `bool` and `uint8` to `uint64` as uint32, `float64` as float32. Fails,
 /// naming the first offending value, unless every value converts exactly.
@@ -144,7 +143,12 @@ pub fn read_u32_vector(path: &Path, what: &str) -> Result<Vec<u32>, NpyError> {
 // The commands read files; this entry serves the unit tests and the fuzz targets in fuzz/.
 #[allow(dead_code)]
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<NpyArray, NpyError> {
-    decode(path, &mut &bytes[..], Some(bytes.len() as u64), Target::Natural)
+    decode(
+        path,
+        &mut &bytes[..],
+        Some(bytes.len() as u64),
+        Target::Natural,
+    )
 }
 
 /// What a reader needs the values as.
@@ -164,7 +168,12 @@ fn load(path: &Path, target: Target) -> Result<NpyArray, NpyError> {
         .ok()
         .filter(|m| m.is_file())
         .map(|m| m.len());
-    decode(path, &mut BufReader::with_capacity(1 << 20, file), len, target)
+    decode(
+        path,
+        &mut BufReader::with_capacity(1 << 20, file),
+        len,
+        target,
+    )
 }
 
 /// Reads header then body from `r`; `len` is the whole input's length when known.
@@ -214,10 +223,7 @@ fn decode(
             .map_err(|(i, value)| fail(loss(value, file, dtype, done + i, &shape, target)))?;
         done += n;
     }
-    if fill(r, &mut [0u8])
-        .map_err(|e| fail(format!("cannot read: {e}")))?
-        != 0
-    {
+    if fill(r, &mut [0u8]).map_err(|e| fail(format!("cannot read: {e}")))? != 0 {
         return Err(body_mismatch(format!("more than {needed}")));
     }
     Ok(NpyArray { dtype, shape, data })
@@ -318,7 +324,12 @@ enum Num {
 
 /// Appends `bytes` (elements of `file`) as `out`; on the first inexact value returns its
 /// index within `bytes` and the value.
-fn convert(file: FileDtype, out: Dtype, bytes: &[u8], data: &mut Vec<u8>) -> Result<(), (usize, Num)> {
+fn convert(
+    file: FileDtype,
+    out: Dtype,
+    bytes: &[u8],
+    data: &mut Vec<u8>,
+) -> Result<(), (usize, Num)> {
     let same = matches!(
         (file, out),
         (FileDtype::U32, Dtype::U32) | (FileDtype::I32, Dtype::I32) | (FileDtype::F32, Dtype::F32)
@@ -366,7 +377,14 @@ fn element(file: FileDtype, b: &[u8]) -> Num {
 
 /// The message for the first value of `file` that does not convert exactly to `out`: the
 /// value, where it is, what NumPy's `astype` would make of it.
-fn loss(value: Num, file: FileDtype, out: Dtype, index: usize, shape: &[usize], target: Target) -> String {
+fn loss(
+    value: Num,
+    file: FileDtype,
+    out: Dtype,
+    index: usize,
+    shape: &[usize],
+    target: Target,
+) -> String {
     let at = match shape {
         [_, k] if *k > 0 => format!("row {}, column {}", index / k, index % k),
         _ => format!("index {index}"),
@@ -375,7 +393,10 @@ fn loss(value: Num, file: FileDtype, out: Dtype, index: usize, shape: &[usize], 
         Target::U32 { what } => format!("{what} need uint32, but the {} value", file.name()),
         Target::Natural => format!("the {} value", file.name()),
     };
-    let first = format!("the first value that does not convert exactly to {}", out.name());
+    let first = format!(
+        "the first value that does not convert exactly to {}",
+        out.name()
+    );
     match value {
         Num::Float(v) => {
             let r = f64::from(v as f32);
@@ -445,7 +466,8 @@ mod tests {
 
     /// Version 1.0 bytes with a hand-written header (any descr, shape text) and body.
     fn npy(descr: &str, shape: &str, body: &[u8]) -> Vec<u8> {
-        let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}\n");
+        let header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}\n");
         let mut out = b"\x93NUMPY\x01\x00".to_vec();
         out.extend_from_slice(&(header.len() as u16).to_le_bytes());
         out.extend_from_slice(header.as_bytes());
@@ -476,7 +498,11 @@ mod tests {
     fn round_trip_and_errors_name_the_file() {
         let a = NpyArray::from_u32(&[1, 2, 3, 0xFFFF_FFFF]);
         let bytes = encode(&a);
-        assert_eq!(bytes.len() % 64, 16, "header padded so data starts 64-aligned");
+        assert_eq!(
+            bytes.len() % 64,
+            16,
+            "header padded so data starts 64-aligned"
+        );
         assert_eq!(parsed(&bytes).unwrap(), a);
         let m = NpyArray {
             dtype: Dtype::F32,
@@ -487,7 +513,10 @@ mod tests {
         let e = parsed(b"hello world").unwrap_err();
         assert!(e.starts_with("x.npy: not an .npy file"), "{e}");
         let e = parsed(&bytes[..bytes.len() - 1]).unwrap_err();
-        assert!(e.contains("data has 15 bytes but shape [4] of uint32 needs 16"), "{e}");
+        assert!(
+            e.contains("data has 15 bytes but shape [4] of uint32 needs 16"),
+            "{e}"
+        );
         let mut long = bytes.clone();
         long.push(0);
         assert!(parsed(&long).unwrap_err().contains("data has 17 bytes"));
@@ -501,13 +530,24 @@ mod tests {
         // np.array([5, 3, 9]) is int64; np.random.rand is float64; masks are bool.
         let i64s = npy("<i8", "(3,)", &le(&[5i64, -3, 9], i64::to_le_bytes));
         let a = parsed(&i64s).unwrap();
-        assert_eq!((a.dtype, a.words()), (Dtype::I32, vec![5, (-3i32) as u32, 9]));
-        let u64s = npy("<u8", "(2,)", &le(&[0u64, u32::MAX as u64], u64::to_le_bytes));
+        assert_eq!(
+            (a.dtype, a.words()),
+            (Dtype::I32, vec![5, (-3i32) as u32, 9])
+        );
+        let u64s = npy(
+            "<u8",
+            "(2,)",
+            &le(&[0u64, u32::MAX as u64], u64::to_le_bytes),
+        );
         assert_eq!(as_u32(&u64s).unwrap(), vec![0, u32::MAX]);
         let f64s = [0.5, -0.0, 1e30f32 as f64, f64::INFINITY, f64::NAN, -2.0];
         let a = parsed(&npy("<f8", "(3, 2)", &le(&f64s, f64::to_le_bytes))).unwrap();
         assert_eq!((a.dtype, a.shape.clone()), (Dtype::F32, vec![3, 2]));
-        let back: Vec<f64> = a.words().iter().map(|&w| f32::from_bits(w).into()).collect();
+        let back: Vec<f64> = a
+            .words()
+            .iter()
+            .map(|&w| f32::from_bits(w).into())
+            .collect();
         assert_eq!(back[..4], f64s[..4]);
         assert!(back[4].is_nan() && back[5] == -2.0);
         assert!(back[1].is_sign_negative(), "-0.0 keeps its sign");
@@ -534,8 +574,15 @@ mod tests {
         );
         let big = npy("<u8", "(2,)", &le(&[1u64, 1 << 32], u64::to_le_bytes));
         let e = as_u32(&big).unwrap_err();
-        assert!(e.contains("value 4294967296 at index 1") && e.contains("wrap it to 0"), "{e}");
-        let wide = npy("<i8", "(2, 2)", &le(&[0i64, 1, 2, 3_000_000_000], i64::to_le_bytes));
+        assert!(
+            e.contains("value 4294967296 at index 1") && e.contains("wrap it to 0"),
+            "{e}"
+        );
+        let wide = npy(
+            "<i8",
+            "(2, 2)",
+            &le(&[0i64, 1, 2, 3_000_000_000], i64::to_le_bytes),
+        );
         let e = parsed(&wide).unwrap_err();
         assert!(
             e.contains("the int64 value 3000000000 at row 1, column 1 is outside int32's range")
@@ -559,7 +606,10 @@ mod tests {
             "{e}"
         );
         let e = as_u32(&npy("<u4", "(1, 1)", &[0; 4])).unwrap_err();
-        assert!(e.contains("must be a 1-D uint32 array, got uint32 with shape [1, 1]"), "{e}");
+        assert!(
+            e.contains("must be a 1-D uint32 array, got uint32 with shape [1, 1]"),
+            "{e}"
+        );
         let e = parsed(&npy("<u4", "()", &[0; 4])).unwrap_err();
         assert!(e.contains("shape [] must be (n,) or (n, k)"), "{e}");
     }
@@ -572,7 +622,10 @@ mod tests {
         let i = fortran.windows(5).position(|w| w == b"False").unwrap();
         fortran[i..i + 5].copy_from_slice(b"1    ");
         let e = parsed(&fortran).unwrap_err();
-        assert!(e.contains("'fortran_order' must be True or False, got 1"), "{e}");
+        assert!(
+            e.contains("'fortran_order' must be True or False, got 1"),
+            "{e}"
+        );
         let mut v2 = npy("<u4", "(1,)", &[7, 0, 0, 0]);
         v2[6] = 2;
         v2.insert(10, 0);
@@ -580,10 +633,14 @@ mod tests {
         assert_eq!(parsed(&v2).unwrap().words(), vec![7]);
         let mut v4 = v2.clone();
         v4[6] = 4;
-        assert!(parsed(&v4).unwrap_err().contains("unsupported .npy version 4.0"));
+        assert!(parsed(&v4)
+            .unwrap_err()
+            .contains("unsupported .npy version 4.0"));
         let mut huge = b"\x93NUMPY\x02\x00".to_vec();
         huge.extend_from_slice(&u32::MAX.to_le_bytes());
-        assert!(parsed(&huge).unwrap_err().contains("header of 4294967295 bytes"));
+        assert!(parsed(&huge)
+            .unwrap_err()
+            .contains("header of 4294967295 bytes"));
     }
 
     /// A reader that counts what was taken from it and never ends.
@@ -607,15 +664,25 @@ mod tests {
     fn the_header_is_checked_before_the_body_is_read() {
         // A regular file whose header claims a terabyte: refused by its length, body unread.
         let head = npy("<u4", "(274877906944,)", &[]);
-        let mut r = Endless { head: &head, taken: 0 };
+        let mut r = Endless {
+            head: &head,
+            taken: 0,
+        };
         let e = decode(Path::new("big.npy"), &mut r, Some(1000), Target::Natural).unwrap_err();
         assert!(e.to_string().contains("needs 1099511627776"), "{e}");
         assert!(r.taken <= 1 << 16, "read {} bytes", r.taken);
         // A stream of unknown length: read up to the shape, then one byte more, then refused.
         let head = npy("<u4", "(1000,)", &[]);
-        let mut r = Endless { head: &head, taken: 0 };
+        let mut r = Endless {
+            head: &head,
+            taken: 0,
+        };
         let e = decode(Path::new("pipe"), &mut r, None, Target::Natural).unwrap_err();
-        assert!(e.to_string().contains("more than 4000 bytes but shape [1000]"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("more than 4000 bytes but shape [1000]"),
+            "{e}"
+        );
         assert!(r.taken < 1 << 18, "read {} bytes", r.taken);
         // /dev/zero: no magic, refused at once.
         let e = read(Path::new("/dev/zero")).unwrap_err();
@@ -623,18 +690,30 @@ mod tests {
         // A stream that ends early says how much came.
         let short = npy("<u4", "(3,)", &[0; 6]);
         let e = decode(Path::new("s"), &mut &short[..], None, Target::Natural).unwrap_err();
-        assert!(e.to_string().contains("data has only 6 bytes but shape [3] of uint32 needs 12"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("data has only 6 bytes but shape [3] of uint32 needs 12"),
+            "{e}"
+        );
     }
 
     #[test]
     fn long_arrays_convert_across_chunks() {
         let n = CHUNK_ELEMENTS * 2 + 3;
         let values: Vec<i64> = (0..n as i64).collect();
-        let a = parsed(&npy("<i8", &format!("({n},)"), &le(&values, i64::to_le_bytes))).unwrap();
+        let a = parsed(&npy(
+            "<i8",
+            &format!("({n},)"),
+            &le(&values, i64::to_le_bytes),
+        ))
+        .unwrap();
         assert_eq!(a.words(), (0..n as u32).collect::<Vec<_>>());
         let mut bad = values.clone();
         bad[CHUNK_ELEMENTS + 5] = -1;
         let e = as_u32(&npy("<i8", &format!("({n},)"), &le(&bad, i64::to_le_bytes))).unwrap_err();
-        assert!(e.contains(&format!("-1 at index {}", CHUNK_ELEMENTS + 5)), "{e}");
+        assert!(
+            e.contains(&format!("-1 at index {}", CHUNK_ELEMENTS + 5)),
+            "{e}"
+        );
     }
 }

@@ -290,7 +290,11 @@ impl Parser<'_> {
         if depth > MAX_DEPTH {
             return Err(format!("header nests more than {MAX_DEPTH} levels deep"));
         }
-        let c = self.rest().chars().next().ok_or_else(|| self.error("a value"))?;
+        let c = self
+            .rest()
+            .chars()
+            .next()
+            .ok_or_else(|| self.error("a value"))?;
         match c {
             '\'' | '"' => self.string(c),
             '{' => {
@@ -389,9 +393,7 @@ impl Parser<'_> {
                 c => out.push(c),
             }
         }
-        Err(format!(
-            "header has an unterminated string at byte {start}"
-        ))
+        Err(format!("header has an unterminated string at byte {start}"))
     }
 
     fn int(&mut self) -> Result<Value, String> {
@@ -431,8 +433,8 @@ mod tests {
 
     #[test]
     fn numpy_headers_parse() {
-        let h = header("{'descr': '<u4', 'fortran_order': False, 'shape': (3,), }      \n")
-            .unwrap();
+        let h =
+            header("{'descr': '<u4', 'fortran_order': False, 'shape': (3,), }      \n").unwrap();
         assert_eq!(
             h,
             Header {
