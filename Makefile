@@ -106,4 +106,4 @@ fmt:
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
