@@ -14,7 +14,7 @@ use common::*;
 /// Version 1.0 `.npy` bytes: `descr` and `shape` as NumPy spells them, then `body`.
 fn npy_raw(header_dict: &str, body: &[u8]) -> Vec<u8> {
     let mut header = header_dict.to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');
