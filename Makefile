@@ -97,7 +97,8 @@ fuzz: vulkan
 	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
 	for t in $(FUZZ_TARGETS); do \
 	  mkdir -p fuzz/corpus/$$t && \
-	  $(CARGO) fuzz run --fuzz-dir fuzz --sanitizer none $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+	  $(CARGO) fuzz run --fuzz-dir fuzz --sanitizer none $$([ $$t = table ] && echo --features table) \
+	    $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || exit 1; \
 	done
 
