@@ -73,7 +73,8 @@ fuzz_target!(|data: &[u8]| {
         .narrow_int64()
         .encode_utf8();
     let ctx = context();
-    if let Ok(table) = upload_record_batches(ctx, loaded.schema.clone(), &loaded.batches, &options) {
+    if let Ok(table) = upload_record_batches(ctx, loaded.schema.clone(), &loaded.batches, &options)
+    {
         assert_eq!(table.num_rows(), loaded.rows);
     }
 });
