@@ -2,7 +2,16 @@
 # on machines without a GPU, the NVIDIA driver where there is one.
 
 CARGO ?= cargo
-GPUGRAPH = $(CARGO) run --release -p gpugraph-cli --bin gpugraph --
+# One build serves every target: `build` compiles the whole workspace with every target
+# (binaries, tests, examples) in the release profile, which is exactly the set of units
+# `cargo test --workspace --release` needs. `cargo run -p gpugraph-cli` would resolve
+# features for that one package (without the dev-dependencies' features, e.g. wgpu's `noop`
+# from gpugraph-command's tests), so wgpu, naga, arrow, parquet and every workspace crate
+# would compile a second time; the targets below run the built binaries directly instead.
+BUILD = $(CARGO) build --release --workspace --all-targets
+TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
+GPUGRAPH = $(TARGET_DIR)/release/gpugraph
+EXAMPLES = $(TARGET_DIR)/release/examples
 BENCH_OUT ?= bench-out
 
 # Mesa's Vulkan loader complains on stderr when XDG_RUNTIME_DIR is unset (headless CI): give
@@ -10,7 +19,7 @@ BENCH_OUT ?= bench-out
 export XDG_RUNTIME_DIR ?= $(CURDIR)/target/xdg-runtime
 $(shell mkdir -p -m 700 $(XDG_RUNTIME_DIR) 2>/dev/null)
 
-.PHONY: all vulkan demo test bench fmt lint
+.PHONY: all vulkan build demo test bench fuzz fmt lint
 
 all: test
 
@@ -38,8 +47,11 @@ DEMO_ROWS ?= 50000000
 DEMO_OUT ?= analyze-out
 DEMO_ANALYZE = --value arr_delay --group carrier --x dep_time --y arr_delay
 
+build:
+	$(BUILD)
+
 demo: export WGPU_BACKEND ?= vulkan
-demo: vulkan
+demo: vulkan build
 	$(GPUGRAPH) info
 	$(GPUGRAPH) demo
 	mkdir -p $(DEMO_CACHE)
@@ -54,21 +66,45 @@ demo: vulkan
 	  --out $(DEMO_OUT)/synthetic
 
 # The examples are part of the suite: each checks its GPU results against plain Rust and exits
-# nonzero on a mismatch.
+# nonzero on a mismatch. `cargo test` builds them (unit for unit what `build` made); they run
+# from the target directory so no `cargo run` resolves a different feature set.
 test: export WGPU_BACKEND ?= vulkan
-test: vulkan
+test: vulkan build
 	$(CARGO) test --workspace --release --no-fail-fast
-	$(CARGO) run --release -p gpugraph-gpgpu --example visible_instances -- 300000
-	$(CARGO) run --release -p gpugraph-program --example particles -- 100000
+	$(EXAMPLES)/readme
+	$(EXAMPLES)/visible_instances 300000
+	$(EXAMPLES)/particles 100000
+	@sed -n '/^\/\/ README:begin$$/,/^\/\/ README:end$$/p' crates/gpugraph-gpgpu/examples/readme.rs \
+	  | sed '1d;$$d' > $(TARGET_DIR)/readme-example.rs
+	@awk '/^```rust$$/ {f = 1; next} /^```$$/ {f = 0} f' README.md \
+	  | diff -u - $(TARGET_DIR)/readme-example.rs \
+	  && echo "README's library example is examples/readme.rs verbatim"
 
 bench: export WGPU_BACKEND ?= vulkan
-bench: vulkan
+bench: vulkan build
 	mkdir -p $(BENCH_OUT)
 	$(GPUGRAPH) bench graph --json $(BENCH_OUT)/graph.json
+
+# Each cargo-fuzz target of fuzz/ for FUZZ_SECONDS. RUSTC_BOOTSTRAP=1 lets cargo-fuzz's
+# nightly-only flags run on the stable toolchain; without a sanitizer (safe Rust: a crash is a
+# panic, an abort or a failed invariant) so the short run covers more inputs. New corpus
+# entries stay in fuzz/corpus (not committed); crashes land in fuzz/artifacts.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= npy table
+fuzz: export RUSTC_BOOTSTRAP = 1
+fuzz: export WGPU_BACKEND ?= vulkan
+fuzz: vulkan
+	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/corpus/$$t && \
+	  $(CARGO) fuzz run --fuzz-dir fuzz --sanitizer none $$([ $$t = table ] && echo --features table) \
+	    $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || exit 1; \
+	done
 
 fmt:
 	$(CARGO) fmt --all
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

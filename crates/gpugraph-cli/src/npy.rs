@@ -1,11 +1,30 @@
-//! Minimal NumPy `.npy` reader/writer for the file-in/file-out commands: little-endian
-//! `uint32`, `int32`, `float32` (and `uint8`) arrays of shape `(n,)` or `(n, k)`, C order.
-//! Anything else is an error naming the file and what was expected.
+//! NumPy `.npy` reader/writer for the file-in/file-out commands.
+//!
+//! Reading validates the header before touching the body: a strict parse of the header's
+//! Python dict ([`header`]), the dtype, the shape, and (for regular files) the body's length
+//! against the shape, so a wrong or endless input (`/dev/zero`) fails at once. The body is
+//! then converted chunk by chunk into the 32-bit type the command needs: NumPy's defaults
+//! (`int64`, `uint64`, `float64`, `bool`) are accepted when every value converts exactly,
+//! otherwise the error names the first value that would not and the `astype` to use.
+//! Writing produces version 1.0 files of `uint32`, `int32`, `float32` or `uint8`.
+
+mod header;
 
 use std::fmt;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-/// Element type of an `.npy` array.
+pub use header::FileDtype;
+use header::Header;
+
+/// Longest header accepted. NumPy itself refuses headers over 10,000 bytes by default
+/// (`max_header_size`); a length field of gigabytes must not become an allocation.
+const MAX_HEADER_LEN: usize = 1 << 16;
+/// Elements converted per read: bounds the scratch buffer, whatever the shape claims.
+const CHUNK_ELEMENTS: usize = 1 << 16;
+
+/// Element type of an array as the commands hold it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dtype {
     /// `<u4`
@@ -26,15 +45,6 @@ impl Dtype {
             Dtype::F32 => "<f4",
             Dtype::U8 => "|u1",
         }
-    }
-    fn from_descr(d: &str) -> Option<Self> {
-        Some(match d {
-            "<u4" | "=u4" => Dtype::U32,
-            "<i4" | "=i4" => Dtype::I32,
-            "<f4" | "=f4" => Dtype::F32,
-            "|u1" | "<u1" | "=u1" => Dtype::U8,
-            _ => return None,
-        })
     }
     /// Bytes per element.
     pub fn size(self) -> usize {
@@ -116,114 +126,307 @@ impl NpyArray {
     }
 }
 
-/// Reads an `.npy` file.
+/// Reads an `.npy` array of shape `(n,)` or `(n, k)` as its 32-bit counterpart: `int8` to
+/// `int64` as int32, `bool` and `uint8` to `uint64` as uint32, `float64` as float32. Fails,
+/// naming the first offending value, unless every value converts exactly.
 pub fn read(path: &Path) -> Result<NpyArray, NpyError> {
-    let bytes = std::fs::read(path).map_err(|e| err(path, format!("cannot read: {e}")))?;
-    parse(path, &bytes)
+    load(path, Target::Natural)
 }
 
-/// Reads a 1-D uint32 `.npy` file (`what` names the argument in errors).
+/// Reads a 1-D `.npy` array of any integer or bool dtype whose values are all uint32
+/// (`what` names the argument in errors). Floats are refused rather than truncated.
 pub fn read_u32_vector(path: &Path, what: &str) -> Result<Vec<u32>, NpyError> {
-    let a = read(path)?;
-    if a.dtype != Dtype::U32 || a.shape.len() != 1 {
-        return Err(err(
-            path,
-            format!(
-                "{what} must be a 1-D uint32 array, got {} with shape {:?}",
-                a.dtype.name(),
-                a.shape
-            ),
-        ));
-    }
-    Ok(a.words())
+    Ok(load(path, Target::U32 { what })?.words())
 }
 
-/// Parses `.npy` bytes (`path` only names the source in errors).
+/// Parses in-memory `.npy` bytes like [`read`] (`path` only names the source in errors).
+// The commands read files; this entry serves the unit tests and the fuzz targets in fuzz/.
+#[allow(dead_code)]
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<NpyArray, NpyError> {
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err(err(path, "not an .npy file (missing \\x93NUMPY magic)"));
-    }
-    let major = bytes[6];
-    let (header_len, start) = match major {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10usize),
-        2 | 3 => {
-            if bytes.len() < 12 {
-                return Err(err(path, "truncated .npy header"));
-            }
-            (
-                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-                12,
-            )
-        }
-        v => return Err(err(path, format!("unsupported .npy version {v}"))),
-    };
-    let end = start
-        .checked_add(header_len)
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| err(path, "truncated .npy header"))?;
-    let header =
-        std::str::from_utf8(&bytes[start..end]).map_err(|_| err(path, "header is not text"))?;
-    let field = |key: &str| -> Option<&str> {
-        let i = header.find(&format!("'{key}'"))?;
-        let rest = header[i + key.len() + 2..]
-            .trim_start()
-            .strip_prefix(':')?
-            .trim_start();
-        Some(rest)
-    };
-    let descr = field("descr")
-        .and_then(|r| r.strip_prefix('\''))
-        .and_then(|r| r.split('\'').next())
-        .ok_or_else(|| err(path, "header has no 'descr'"))?;
-    let dtype = Dtype::from_descr(descr).ok_or_else(|| {
-        err(
-            path,
-            format!("unsupported dtype '{descr}' (expected little-endian uint32, int32, float32 or uint8)"),
-        )
-    })?;
-    let fortran =
-        field("fortran_order").ok_or_else(|| err(path, "header has no 'fortran_order'"))?;
-    if fortran.starts_with("True") {
-        return Err(err(
-            path,
-            "Fortran-ordered arrays are not supported (save with C order)",
-        ));
-    }
-    let shape_text = field("shape")
-        .and_then(|r| r.strip_prefix('('))
-        .and_then(|r| r.split(')').next())
-        .ok_or_else(|| err(path, "header has no 'shape'"))?;
-    let shape: Vec<usize> = shape_text
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.trim_end_matches('L').parse::<usize>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| err(path, format!("bad shape ({shape_text})")))?;
-    if shape.is_empty() || shape.len() > 2 {
-        return Err(err(path, format!("shape {shape:?} must be (n,) or (n, k)")));
-    }
-    let count = shape
+    decode(
+        path,
+        &mut &bytes[..],
+        Some(bytes.len() as u64),
+        Target::Natural,
+    )
+}
+
+/// What a reader needs the values as.
+#[derive(Clone, Copy, Debug)]
+enum Target<'a> {
+    /// Each dtype's 32-bit counterpart, `(n,)` or `(n, k)`.
+    Natural,
+    /// 1-D uint32; `what` names the argument.
+    U32 { what: &'a str },
+}
+
+fn load(path: &Path, target: Target) -> Result<NpyArray, NpyError> {
+    let file = File::open(path).map_err(|e| err(path, format!("cannot read: {e}")))?;
+    // Only a regular file's length is known up front; pipes and devices are checked as read.
+    let len = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    decode(
+        path,
+        &mut BufReader::with_capacity(1 << 20, file),
+        len,
+        target,
+    )
+}
+
+/// Reads header then body from `r`; `len` is the whole input's length when known.
+fn decode(
+    path: &Path,
+    r: &mut impl Read,
+    len: Option<u64>,
+    target: Target,
+) -> Result<NpyArray, NpyError> {
+    let fail = |reason: String| err(path, reason);
+    let (header, header_len) = read_header(r).map_err(fail)?;
+    let dtype = check_target(&header, target).map_err(fail)?;
+    let Header { dtype: file, shape } = header;
+    let elements = shape
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .and_then(|c| c.checked_mul(dtype.size()))
-        .ok_or_else(|| err(path, "shape too large"))?;
-    let data = &bytes[end..];
-    if data.len() != count {
-        return Err(err(
-            path,
-            format!(
-                "data has {} bytes but shape {shape:?} of {} needs {count}",
-                data.len(),
-                dtype.name()
-            ),
+        .filter(|n| n.checked_mul(file.size().max(dtype.size())).is_some())
+        .ok_or_else(|| fail(format!("shape {shape:?} is too large")))?;
+    let needed = (elements * file.size()) as u64;
+    let body_mismatch = |have: String| {
+        fail(format!(
+            "data has {have} bytes but shape {shape:?} of {} needs {needed}",
+            file.name()
+        ))
+    };
+    if let Some(len) = len {
+        let body = len.saturating_sub(header_len);
+        if body != needed {
+            return Err(body_mismatch(body.to_string()));
+        }
+    }
+    let mut data = Vec::with_capacity(match len {
+        Some(_) => elements * dtype.size(),
+        // An unknown length may be far shorter than the shape claims: grow as data comes.
+        None => (elements * dtype.size()).min(1 << 24),
+    });
+    let mut chunk = vec![0u8; elements.clamp(1, CHUNK_ELEMENTS) * file.size()];
+    let mut done = 0usize;
+    while done < elements {
+        let n = (elements - done).min(CHUNK_ELEMENTS);
+        let bytes = &mut chunk[..n * file.size()];
+        let got = fill(r, bytes).map_err(|e| fail(format!("cannot read: {e}")))?;
+        if got < bytes.len() {
+            return Err(body_mismatch(format!("only {}", done * file.size() + got)));
+        }
+        convert(file, dtype, bytes, &mut data)
+            .map_err(|(i, value)| fail(loss(value, file, dtype, done + i, &shape, target)))?;
+        done += n;
+    }
+    if fill(r, &mut [0u8]).map_err(|e| fail(format!("cannot read: {e}")))? != 0 {
+        return Err(body_mismatch(format!("more than {needed}")));
+    }
+    Ok(NpyArray { dtype, shape, data })
+}
+
+/// Reads the magic, version and header; returns the header and the bytes it took.
+fn read_header(r: &mut impl Read) -> Result<(Header, u64), String> {
+    let io = |e: io::Error| format!("cannot read: {e}");
+    let mut magic = [0u8; 8];
+    if fill(r, &mut magic).map_err(io)? < magic.len() || &magic[..6] != b"\x93NUMPY" {
+        return Err("not an .npy file (missing \\x93NUMPY magic)".into());
+    }
+    let (major, minor) = (magic[6], magic[7]);
+    let len_bytes = match (major, minor) {
+        (1, 0) => 2,
+        (2, 0) | (3, 0) => 4,
+        _ => return Err(format!("unsupported .npy version {major}.{minor}")),
+    };
+    let mut len = [0u8; 4];
+    if fill(r, &mut len[..len_bytes]).map_err(io)? < len_bytes {
+        return Err("truncated .npy header".into());
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_HEADER_LEN {
+        return Err(format!(
+            "header of {len} bytes is longer than the {MAX_HEADER_LEN} accepted"
         ));
     }
-    Ok(NpyArray {
-        dtype,
-        shape,
-        data: data.to_vec(),
-    })
+    let mut text = vec![0u8; len];
+    if fill(r, &mut text).map_err(io)? < len {
+        return Err(format!("truncated .npy header (it declares {len} bytes)"));
+    }
+    // Versions 1 and 2 store the header in Latin-1, version 3 in UTF-8.
+    let text = if major == 3 {
+        String::from_utf8(text).map_err(|_| "header is not UTF-8".to_string())?
+    } else {
+        text.iter().map(|&b| char::from(b)).collect()
+    };
+    let header = header::parse_header(&text)?;
+    Ok((header, (magic.len() + len_bytes + len) as u64))
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn fill(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// The held dtype for `header` under `target`, or why the array does not fit it.
+fn check_target(header: &Header, target: Target) -> Result<Dtype, String> {
+    let (file, shape) = (header.dtype, &header.shape);
+    match target {
+        Target::Natural => {
+            if shape.is_empty() || shape.len() > 2 {
+                return Err(format!("shape {shape:?} must be (n,) or (n, k)"));
+            }
+            Ok(match file {
+                FileDtype::F32 | FileDtype::F64 => Dtype::F32,
+                FileDtype::I8 | FileDtype::I16 | FileDtype::I32 | FileDtype::I64 => Dtype::I32,
+                FileDtype::Bool
+                | FileDtype::U8
+                | FileDtype::U16
+                | FileDtype::U32
+                | FileDtype::U64 => Dtype::U32,
+            })
+        }
+        Target::U32 { what } => {
+            if shape.len() != 1 || file.is_float() {
+                let hint = if file.is_float() {
+                    "; floats are not converted to integers: save a.astype(np.uint32)"
+                } else {
+                    ""
+                };
+                return Err(format!(
+                    "{what} must be a 1-D uint32 array, got {} with shape {shape:?}{hint}",
+                    file.name()
+                ));
+            }
+            Ok(Dtype::U32)
+        }
+    }
+}
+
+/// One element read from the file.
+#[derive(Clone, Copy, Debug)]
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+/// Appends `bytes` (elements of `file`) as `out`; on the first inexact value returns its
+/// index within `bytes` and the value.
+fn convert(
+    file: FileDtype,
+    out: Dtype,
+    bytes: &[u8],
+    data: &mut Vec<u8>,
+) -> Result<(), (usize, Num)> {
+    let same = matches!(
+        (file, out),
+        (FileDtype::U32, Dtype::U32) | (FileDtype::I32, Dtype::I32) | (FileDtype::F32, Dtype::F32)
+    );
+    if same {
+        data.extend_from_slice(bytes);
+        return Ok(());
+    }
+    for (i, b) in bytes.chunks_exact(file.size()).enumerate() {
+        let value = element(file, b);
+        let word = match (out, value) {
+            (Dtype::U32, Num::Int(v)) => u32::try_from(v).ok(),
+            (Dtype::I32, Num::Int(v)) => i32::try_from(v).ok().map(|v| v as u32),
+            (Dtype::F32, Num::Float(v)) => {
+                let r = v as f32;
+                (v.is_nan() || f64::from(r) == v).then_some(r.to_bits())
+            }
+            (Dtype::U8, Num::Int(v)) => {
+                data.push(u8::try_from(v).map_err(|_| (i, value))?);
+                continue;
+            }
+            _ => None,
+        };
+        data.extend_from_slice(&word.ok_or((i, value))?.to_le_bytes());
+    }
+    Ok(())
+}
+
+fn element(file: FileDtype, b: &[u8]) -> Num {
+    let int = |v: i128| Num::Int(v);
+    match file {
+        FileDtype::Bool => int(i128::from(b[0] != 0)),
+        FileDtype::U8 => int(b[0].into()),
+        FileDtype::I8 => int((b[0] as i8).into()),
+        FileDtype::U16 => int(u16::from_le_bytes([b[0], b[1]]).into()),
+        FileDtype::I16 => int(i16::from_le_bytes([b[0], b[1]]).into()),
+        FileDtype::U32 => int(u32::from_le_bytes(b.try_into().unwrap()).into()),
+        FileDtype::I32 => int(i32::from_le_bytes(b.try_into().unwrap()).into()),
+        FileDtype::U64 => int(u64::from_le_bytes(b.try_into().unwrap()).into()),
+        FileDtype::I64 => int(i64::from_le_bytes(b.try_into().unwrap()).into()),
+        FileDtype::F32 => Num::Float(f32::from_le_bytes(b.try_into().unwrap()).into()),
+        FileDtype::F64 => Num::Float(f64::from_le_bytes(b.try_into().unwrap())),
+    }
+}
+
+/// The message for the first value of `file` that does not convert exactly to `out`: the
+/// value, where it is, what NumPy's `astype` would make of it.
+fn loss(
+    value: Num,
+    file: FileDtype,
+    out: Dtype,
+    index: usize,
+    shape: &[usize],
+    target: Target,
+) -> String {
+    let at = match shape {
+        [_, k] if *k > 0 => format!("row {}, column {}", index / k, index % k),
+        _ => format!("index {index}"),
+    };
+    let lead = match target {
+        Target::U32 { what } => format!("{what} need uint32, but the {} value", file.name()),
+        Target::Natural => format!("the {} value", file.name()),
+    };
+    let first = format!(
+        "the first value that does not convert exactly to {}",
+        out.name()
+    );
+    match value {
+        Num::Float(v) => {
+            let r = f64::from(v as f32);
+            format!(
+                "{lead} {v:?} at {at} is not exactly a float32 (it would become {r:?}), {first}; save a.astype(np.float32) to accept the rounding"
+            )
+        }
+        Num::Int(v) => {
+            let (low, high) = match out {
+                Dtype::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
+                Dtype::U8 => (0, 255),
+                _ => (0, i128::from(u32::MAX)),
+            };
+            let wrapped = match out {
+                Dtype::I32 => (v as i32).to_string(),
+                Dtype::U8 => (v as u8).to_string(),
+                _ => (v as u32).to_string(),
+            };
+            let alternative = if out == Dtype::I32 && v > 0 && v <= i128::from(u32::MAX) {
+                "; or save a.astype(np.uint32), which holds it"
+            } else {
+                ""
+            };
+            format!(
+                "{lead} {v} at {at} is outside {}'s range {low}..={high}, {first}; a.astype(np.{}) would wrap it to {wrapped}{alternative}",
+                out.name(),
+                out.name()
+            )
+        }
+    }
 }
 
 /// Encodes an array as `.npy` (version 1.0, header padded to 64 bytes).
@@ -261,9 +464,38 @@ pub fn write(path: &Path, a: &NpyArray) -> Result<(), NpyError> {
 mod tests {
     use super::*;
 
+    /// Version 1.0 bytes with a hand-written header (any descr, shape text) and body.
+    fn npy(descr: &str, shape: &str, body: &[u8]) -> Vec<u8> {
+        let header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}\n");
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    fn le<T: Copy, const N: usize>(values: &[T], bytes: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        values.iter().flat_map(|&v| bytes(v)).collect()
+    }
+
+    fn parsed(bytes: &[u8]) -> Result<NpyArray, String> {
+        parse(Path::new("x.npy"), bytes).map_err(|e| e.to_string())
+    }
+
+    fn as_u32(bytes: &[u8]) -> Result<Vec<u32>, String> {
+        decode(
+            Path::new("k.npy"),
+            &mut &bytes[..],
+            Some(bytes.len() as u64),
+            Target::U32 { what: "sort keys" },
+        )
+        .map(|a| a.words())
+        .map_err(|e| e.to_string())
+    }
+
     #[test]
     fn round_trip_and_errors_name_the_file() {
-        let p = Path::new("x.npy");
         let a = NpyArray::from_u32(&[1, 2, 3, 0xFFFF_FFFF]);
         let bytes = encode(&a);
         assert_eq!(
@@ -271,26 +503,217 @@ mod tests {
             16,
             "header padded so data starts 64-aligned"
         );
-        assert_eq!(parse(p, &bytes).unwrap(), a);
+        assert_eq!(parsed(&bytes).unwrap(), a);
         let m = NpyArray {
             dtype: Dtype::F32,
             shape: vec![2, 3],
-            data: vec![0; 24],
+            data: (0..24).collect(),
         };
-        assert_eq!(parse(p, &encode(&m)).unwrap(), m);
-        let e = parse(p, b"hello world").unwrap_err();
-        assert!(e.to_string().starts_with("x.npy: not an .npy file"), "{e}");
-        let mut f8 = encode(&a);
-        let i = f8.windows(3).position(|w| w == b"<u4").unwrap();
-        f8[i..i + 3].copy_from_slice(b"<f8");
-        assert!(parse(p, &f8)
+        assert_eq!(parsed(&encode(&m)).unwrap(), m);
+        let e = parsed(b"hello world").unwrap_err();
+        assert!(e.starts_with("x.npy: not an .npy file"), "{e}");
+        let e = parsed(&bytes[..bytes.len() - 1]).unwrap_err();
+        assert!(
+            e.contains("data has 15 bytes but shape [4] of uint32 needs 16"),
+            "{e}"
+        );
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(parsed(&long).unwrap_err().contains("data has 17 bytes"));
+        for cut in [0, 5, 9, 20] {
+            assert!(parsed(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn numpy_defaults_convert_when_exact() {
+        // np.array([5, 3, 9]) is int64; np.random.rand is float64; masks are bool.
+        let i64s = npy("<i8", "(3,)", &le(&[5i64, -3, 9], i64::to_le_bytes));
+        let a = parsed(&i64s).unwrap();
+        assert_eq!(
+            (a.dtype, a.words()),
+            (Dtype::I32, vec![5, (-3i32) as u32, 9])
+        );
+        let u64s = npy(
+            "<u8",
+            "(2,)",
+            &le(&[0u64, u32::MAX as u64], u64::to_le_bytes),
+        );
+        assert_eq!(as_u32(&u64s).unwrap(), vec![0, u32::MAX]);
+        let f64s = [0.5, -0.0, 1e30f32 as f64, f64::INFINITY, f64::NAN, -2.0];
+        let a = parsed(&npy("<f8", "(3, 2)", &le(&f64s, f64::to_le_bytes))).unwrap();
+        assert_eq!((a.dtype, a.shape.clone()), (Dtype::F32, vec![3, 2]));
+        let back: Vec<f64> = a
+            .words()
+            .iter()
+            .map(|&w| f32::from_bits(w).into())
+            .collect();
+        assert_eq!(back[..4], f64s[..4]);
+        assert!(back[4].is_nan() && back[5] == -2.0);
+        assert!(back[1].is_sign_negative(), "-0.0 keeps its sign");
+        let mask = npy("|b1", "(4,)", &[1, 0, 0, 1]);
+        assert_eq!(as_u32(&mask).unwrap(), vec![1, 0, 0, 1]);
+        assert_eq!(parsed(&mask).unwrap().dtype, Dtype::U32);
+        let small = npy("<i2", "(2,)", &le(&[7i16, 300], i16::to_le_bytes));
+        assert_eq!(as_u32(&small).unwrap(), vec![7, 300]);
+        let bytes = npy("|u1", "(2,)", &[255, 0]);
+        assert_eq!(as_u32(&bytes).unwrap(), vec![255, 0]);
+        let nonneg = npy("<i4", "(2,)", &le(&[0i32, i32::MAX], i32::to_le_bytes));
+        assert_eq!(as_u32(&nonneg).unwrap(), vec![0, i32::MAX as u32]);
+        assert_eq!(as_u32(&npy("<i8", "(0,)", &[])).unwrap(), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn inexact_values_are_named_with_the_astype_to_use() {
+        let keys = npy("<i8", "(3,)", &le(&[1i64, -1, -2], i64::to_le_bytes));
+        let e = as_u32(&keys).unwrap_err();
+        assert!(
+            e.contains("k.npy: sort keys need uint32, but the int64 value -1 at index 1 is outside uint32's range 0..=4294967295")
+                && e.contains("a.astype(np.uint32) would wrap it to 4294967295"),
+            "{e}"
+        );
+        let big = npy("<u8", "(2,)", &le(&[1u64, 1 << 32], u64::to_le_bytes));
+        let e = as_u32(&big).unwrap_err();
+        assert!(
+            e.contains("value 4294967296 at index 1") && e.contains("wrap it to 0"),
+            "{e}"
+        );
+        let wide = npy(
+            "<i8",
+            "(2, 2)",
+            &le(&[0i64, 1, 2, 3_000_000_000], i64::to_le_bytes),
+        );
+        let e = parsed(&wide).unwrap_err();
+        assert!(
+            e.contains("the int64 value 3000000000 at row 1, column 1 is outside int32's range")
+                && e.contains("a.astype(np.uint32), which holds it"),
+            "{e}"
+        );
+        let f = npy("<f8", "(2,)", &le(&[0.5f64, 0.1], f64::to_le_bytes));
+        let e = parsed(&f).unwrap_err();
+        assert!(
+            e.contains("the float64 value 0.1 at index 1 is not exactly a float32 (it would become 0.10000000149011612)")
+                && e.contains("a.astype(np.float32)"),
+            "{e}"
+        );
+        for v in [1e300f64, 1e-310, f64::MAX] {
+            let e = parsed(&npy("<f8", "(1,)", &v.to_le_bytes())).unwrap_err();
+            assert!(e.contains(&format!("{v:?} at index 0")), "{e}");
+        }
+        let e = as_u32(&npy("<f4", "(1,)", &1f32.to_le_bytes())).unwrap_err();
+        assert!(
+            e.contains("sort keys must be a 1-D uint32 array, got float32 with shape [1]; floats are not converted"),
+            "{e}"
+        );
+        let e = as_u32(&npy("<u4", "(1, 1)", &[0; 4])).unwrap_err();
+        assert!(
+            e.contains("must be a 1-D uint32 array, got uint32 with shape [1, 1]"),
+            "{e}"
+        );
+        let e = parsed(&npy("<u4", "()", &[0; 4])).unwrap_err();
+        assert!(e.contains("shape [] must be (n,) or (n, k)"), "{e}");
+    }
+
+    #[test]
+    fn header_problems_reach_the_caller() {
+        let e = parsed(&npy("<f2", "(2,)", &[0; 4])).unwrap_err();
+        assert!(e.contains("x.npy: unsupported dtype '<f2'"), "{e}");
+        let mut fortran = npy("<u4", "(1,)", &[0; 4]);
+        let i = fortran.windows(5).position(|w| w == b"False").unwrap();
+        fortran[i..i + 5].copy_from_slice(b"1    ");
+        let e = parsed(&fortran).unwrap_err();
+        assert!(
+            e.contains("'fortran_order' must be True or False, got 1"),
+            "{e}"
+        );
+        let mut v2 = npy("<u4", "(1,)", &[7, 0, 0, 0]);
+        v2[6] = 2;
+        v2.insert(10, 0);
+        v2.insert(10, 0);
+        assert_eq!(parsed(&v2).unwrap().words(), vec![7]);
+        let mut v4 = v2.clone();
+        v4[6] = 4;
+        assert!(parsed(&v4)
             .unwrap_err()
-            .to_string()
-            .contains("unsupported dtype '<f8'"));
-        let truncated = &bytes[..bytes.len() - 1];
-        assert!(parse(p, truncated)
+            .contains("unsupported .npy version 4.0"));
+        let mut huge = b"\x93NUMPY\x02\x00".to_vec();
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert!(parsed(&huge)
             .unwrap_err()
-            .to_string()
-            .contains("needs 16"));
+            .contains("header of 4294967295 bytes"));
+    }
+
+    /// A reader that counts what was taken from it and never ends.
+    struct Endless<'a> {
+        head: &'a [u8],
+        taken: usize,
+    }
+
+    impl Read for Endless<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(1 << 16);
+            for (i, b) in buf[..n].iter_mut().enumerate() {
+                *b = self.head.get(self.taken + i).copied().unwrap_or(0);
+            }
+            self.taken += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn the_header_is_checked_before_the_body_is_read() {
+        // A regular file whose header claims a terabyte: refused by its length, body unread.
+        let head = npy("<u4", "(274877906944,)", &[]);
+        let mut r = Endless {
+            head: &head,
+            taken: 0,
+        };
+        let e = decode(Path::new("big.npy"), &mut r, Some(1000), Target::Natural).unwrap_err();
+        assert!(e.to_string().contains("needs 1099511627776"), "{e}");
+        assert!(r.taken <= 1 << 16, "read {} bytes", r.taken);
+        // A stream of unknown length: read up to the shape, then one byte more, then refused.
+        let head = npy("<u4", "(1000,)", &[]);
+        let mut r = Endless {
+            head: &head,
+            taken: 0,
+        };
+        let e = decode(Path::new("pipe"), &mut r, None, Target::Natural).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("more than 4000 bytes but shape [1000]"),
+            "{e}"
+        );
+        assert!(r.taken < 1 << 18, "read {} bytes", r.taken);
+        // /dev/zero: no magic, refused at once.
+        let e = read(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("not an .npy file"), "{e}");
+        // A stream that ends early says how much came.
+        let short = npy("<u4", "(3,)", &[0; 6]);
+        let e = decode(Path::new("s"), &mut &short[..], None, Target::Natural).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("data has only 6 bytes but shape [3] of uint32 needs 12"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn long_arrays_convert_across_chunks() {
+        let n = CHUNK_ELEMENTS * 2 + 3;
+        let values: Vec<i64> = (0..n as i64).collect();
+        let a = parsed(&npy(
+            "<i8",
+            &format!("({n},)"),
+            &le(&values, i64::to_le_bytes),
+        ))
+        .unwrap();
+        assert_eq!(a.words(), (0..n as u32).collect::<Vec<_>>());
+        let mut bad = values.clone();
+        bad[CHUNK_ELEMENTS + 5] = -1;
+        let e = as_u32(&npy("<i8", &format!("({n},)"), &le(&bad, i64::to_le_bytes))).unwrap_err();
+        assert!(
+            e.contains(&format!("-1 at index {}", CHUNK_ELEMENTS + 5)),
+            "{e}"
+        );
     }
 }

@@ -235,9 +235,9 @@ fn compile_errors_exit_2_with_the_diagnostic() {
 #[test]
 fn bad_files_exit_1_naming_the_file() {
     let dir = TempDir::new("badfiles");
-    // float64 is outside the .npy subset the CLI reads.
-    let f64_path = dir.path("f64.npy");
-    std::fs::write(&f64_path, npy_bytes("<f8", &[2], &[0, 0, 0, 0])).unwrap();
+    // float16 is outside the .npy subset the CLI reads.
+    let f64_path = dir.path("f16.npy");
+    std::fs::write(&f64_path, npy_bytes("<f2", &[2], &[0])).unwrap();
     let out = dir.path("r.npy");
     let x_in = format!("x={f64_path}");
     let args = ["expr", "-e", "x * 2", "--input", &x_in, "--out", &out];
@@ -247,7 +247,7 @@ fn bad_files_exit_1_naming_the_file() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("error: "), "{err}");
     assert!(err.contains(&f64_path), "{err}");
-    assert!(err.contains("unsupported dtype '<f8'"), "{err}");
+    assert!(err.contains("unsupported dtype '<f2'"), "{err}");
 
     // Rows of five components.
     let wide = dir.path("wide.npy");
