@@ -246,7 +246,7 @@ impl DispatchNode {
                 if v.format() != VectorFormat::Uint32
                     || v.len() != 3
                     || !v.is_packed()
-                    || v.byte_offset() % 4 != 0
+                    || !v.byte_offset().is_multiple_of(4)
                 {
                     return Some(format!(
                         "indirect arguments must be 3 packed uint32 rows at a 4-byte offset, got {} rows of {} at byte {}",

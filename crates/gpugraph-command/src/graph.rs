@@ -366,7 +366,7 @@ impl CommandGraph {
         if count.format != crate::VectorFormat::Uint32
             || count.length != 1
             || count.live.is_some()
-            || count.byte_offset % 4 != 0
+            || !count.byte_offset.is_multiple_of(4)
         {
             return Err(GraphError::InvalidView {
                 buffer: entry.desc.id.clone(),

@@ -54,6 +54,16 @@ pub fn scan_chunks(
     out
 }
 
+/// The rows a kernel reads from a view with a live count: `values` with every row at or past
+/// `min(count, len)` read as 0 (the scan, compaction and reduction contract for live counts).
+pub fn live_rows(values: &[u32], count: u32) -> Vec<u32> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| if (i as u64) < u64::from(count) { v } else { 0 })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,14 +98,4 @@ mod tests {
         let out = scan_chunks(&[&a, &b, &c], Some(&[&fa, &[], &fc]), true);
         assert_eq!(out, vec![vec![1, 3], vec![], vec![6, 4]]);
     }
-}
-
-/// The rows a kernel reads from a view with a live count: `values` with every row at or past
-/// `min(count, len)` read as 0 (the scan, compaction and reduction contract for live counts).
-pub fn live_rows(values: &[u32], count: u32) -> Vec<u32> {
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| if (i as u64) < u64::from(count) { v } else { 0 })
-        .collect()
 }
