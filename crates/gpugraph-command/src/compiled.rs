@@ -9,7 +9,7 @@ use crate::graph::{validate_buffer, CommandGraph, NodeCompileFn};
 use crate::node::{
     ColorLoad, CompileContext, ComputeExecutable, CopyExecutable, EncodeContext, NodeKind,
 };
-use crate::node::{RenderExecutable, Resolver};
+use crate::node::{Declared, RenderExecutable, Resolver};
 use crate::plan::{self, PlanError, PlanNode, ResourceKey, TransientRequest};
 use crate::profile::{NodeTiming, Profiler};
 use crate::resource::{BufferDescriptor, BufferHandle, GraphKey, Lifetime, ResourceUse};
@@ -80,6 +80,8 @@ enum Executable {
 
 struct CompiledNode {
     id: String,
+    /// The handles the node declared: all its executable may resolve.
+    declared: Declared,
     exec: Executable,
 }
 
@@ -89,7 +91,10 @@ pub struct CompiledGraph {
     id: String,
     key: GraphKey,
     device: wgpu::Device,
+    cache: std::sync::Arc<crate::cache::DeviceCache>,
     descriptors: Vec<BufferDescriptor>,
+    buffer_ids: Vec<String>,
+    texture_ids: Vec<String>,
     lifetimes: Vec<Lifetime>,
     /// Per logical buffer: the default import or the hosting physical transient.
     resolved: Vec<wgpu::Buffer>,
@@ -288,6 +293,7 @@ impl CompiledGraph {
             })
             .collect();
 
+        let texture_ids = graph.textures.iter().map(|t| t.desc.id.clone()).collect();
         let CommandGraph {
             id,
             key,
@@ -298,8 +304,11 @@ impl CompiledGraph {
         let mut compiled = CompiledGraph {
             id,
             key,
+            cache: crate::cache::DeviceCache::for_device(&device),
             device,
             descriptors: buffers.iter().map(|b| b.desc.clone()).collect(),
+            buffer_ids: buffers.iter().map(|b| b.desc.id.clone()).collect(),
+            texture_ids,
             lifetimes: buffers.iter().map(|b| b.lifetime).collect(),
             lengths: buffers.iter().map(|b| b.desc.byte_length).collect(),
             resolved,
@@ -331,14 +340,21 @@ impl CompiledGraph {
     }
 
     fn compile_node(&self, node: crate::graph::NodeEntry) -> Result<CompiledNode, GraphError> {
+        let declared = Declared::of(&node.uses);
         let ctx = CompileContext {
             device: &self.device,
+            graph_id: &self.id,
             node_id: &node.id,
+            cache: &self.cache,
             resolver: Resolver {
                 buffers: &self.resolved,
                 lengths: &self.lengths,
                 textures: &self.textures,
                 overrides: None,
+                buffer_ids: &self.buffer_ids,
+                texture_ids: &self.texture_ids,
+                declared: &declared,
+                violation: Default::default(),
             },
         };
         // Validation errors raised by the callback's wgpu calls become this node's error
@@ -358,6 +374,9 @@ impl CompiledGraph {
             }),
         };
         let wgpu_error = pollster::block_on(scope.pop());
+        if let Some(e) = ctx.resolver.violation(&self.id, &node.id) {
+            return Err(e);
+        }
         let exec = result.map_err(|source| GraphError::NodeCompile {
             node: node.id.clone(),
             source,
@@ -368,12 +387,21 @@ impl CompiledGraph {
                 source: err.to_string().into(),
             });
         }
-        Ok(CompiledNode { id: node.id, exec })
+        Ok(CompiledNode {
+            id: node.id,
+            declared,
+            exec,
+        })
     }
 
     /// The graph id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The device's shared pipeline and bind-group cache (the one its nodes compiled with).
+    pub fn cache(&self) -> &std::sync::Arc<crate::cache::DeviceCache> {
+        &self.cache
     }
 
     /// Allocation and order statistics computed at compile time.
@@ -473,7 +501,10 @@ impl CompiledGraph {
 
     /// Records every node, in compiled order, into `encoder`. Never submits. Consecutive
     /// compute nodes share one compute pass unless `options.profile` asks for a pass per node.
-    /// Overrides are validated before anything is recorded.
+    /// Overrides are validated before anything is recorded. A node that fails
+    /// ([`GraphError::NodeEncode`]) or resolves a handle it did not declare
+    /// ([`GraphError::UndeclaredResource`]) stops the encode: the encoder then holds a partial
+    /// recording and must be dropped, not submitted.
     pub fn encode(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
@@ -515,13 +546,17 @@ impl CompiledGraph {
             lengths,
             textures,
             profiler,
+            buffer_ids,
+            texture_ids,
             ..
         } = self;
-        let resolver = || Resolver {
+        let parts = Parts {
             buffers: resolved,
             lengths,
             textures,
             overrides: overrides.as_ref(),
+            buffer_ids,
+            texture_ids,
         };
         let profiler = if options.profile {
             profiler.as_mut()
@@ -557,15 +592,17 @@ impl CompiledGraph {
                     report.compute_passes += 1;
                     for node in &mut nodes[i..end] {
                         let ctx = EncodeContext {
+                            graph_id,
                             node_id: &node.id,
-                            resolver: resolver(),
+                            resolver: parts.resolver(&node.declared),
                         };
                         let Executable::Compute(exec) = &mut node.exec else {
                             continue;
                         };
                         pass.push_debug_group(&node.id);
                         let t0 = Instant::now();
-                        exec.encode(&mut pass, &ctx);
+                        let r = exec.encode(&mut pass, &ctx);
+                        finish_node(graph_id, &ctx, r)?;
                         report.node_encode_cpu.push((node.id.clone(), t0.elapsed()));
                         pass.pop_debug_group();
                     }
@@ -574,8 +611,9 @@ impl CompiledGraph {
                 Executable::Render(..) => {
                     let node = &mut nodes[i];
                     let ctx = EncodeContext {
+                        graph_id,
                         node_id: &node.id,
-                        resolver: resolver(),
+                        resolver: parts.resolver(&node.declared),
                     };
                     let Executable::Render(exec, view, load) = &mut node.exec else {
                         unreachable!()
@@ -604,7 +642,8 @@ impl CompiledGraph {
                     report.render_passes += 1;
                     pass.push_debug_group(&node.id);
                     let t0 = Instant::now();
-                    exec.encode(&mut pass, &ctx);
+                    let r = exec.encode(&mut pass, &ctx);
+                    finish_node(graph_id, &ctx, r)?;
                     report.node_encode_cpu.push((node.id.clone(), t0.elapsed()));
                     pass.pop_debug_group();
                     i += 1;
@@ -612,15 +651,17 @@ impl CompiledGraph {
                 Executable::Copy(_) => {
                     let node = &mut nodes[i];
                     let ctx = EncodeContext {
+                        graph_id,
                         node_id: &node.id,
-                        resolver: resolver(),
+                        resolver: parts.resolver(&node.declared),
                     };
                     let Executable::Copy(exec) = &mut node.exec else {
                         unreachable!()
                     };
                     encoder.push_debug_group(&node.id);
                     let t0 = Instant::now();
-                    exec.encode(encoder, &ctx);
+                    let r = exec.encode(encoder, &ctx);
+                    finish_node(graph_id, &ctx, r)?;
                     report.node_encode_cpu.push((node.id.clone(), t0.elapsed()));
                     encoder.pop_debug_group();
                     i += 1;
@@ -654,6 +695,51 @@ impl CompiledGraph {
 impl Drop for CompiledGraph {
     fn drop(&mut self) {
         self.destroy();
+    }
+}
+
+/// What every node's resolver shares during one encode.
+struct Parts<'a> {
+    buffers: &'a [wgpu::Buffer],
+    lengths: &'a [u64],
+    textures: &'a [wgpu::Texture],
+    overrides: Option<&'a HashMap<u32, wgpu::Buffer>>,
+    buffer_ids: &'a [String],
+    texture_ids: &'a [String],
+}
+
+impl<'a> Parts<'a> {
+    fn resolver<'b>(&self, declared: &'b Declared) -> Resolver<'b>
+    where
+        'a: 'b,
+    {
+        Resolver {
+            buffers: self.buffers,
+            lengths: self.lengths,
+            textures: self.textures,
+            overrides: self.overrides,
+            buffer_ids: self.buffer_ids,
+            texture_ids: self.texture_ids,
+            declared,
+            violation: Default::default(),
+        }
+    }
+}
+
+/// A node's encode result, then any handle it resolved without declaring it.
+fn finish_node(
+    graph_id: &str,
+    ctx: &EncodeContext<'_>,
+    r: Result<(), crate::node::NodeError>,
+) -> Result<(), GraphError> {
+    r.map_err(|source| GraphError::NodeEncode {
+        graph: graph_id.to_string(),
+        node: ctx.node_id.to_string(),
+        source,
+    })?;
+    match ctx.resolver.violation(graph_id, ctx.node_id) {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 

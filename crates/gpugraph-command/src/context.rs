@@ -116,6 +116,29 @@ pub fn adapter_matches(info: &wgpu::AdapterInfo, wanted: &str) -> bool {
         || info.name.to_lowercase().contains(&wanted)
 }
 
+/// One `wgpu::Instance` per backend set for the whole process. wgpu identifies devices (and
+/// compares them) by ids that are unique only within one instance, and the per-device
+/// [`crate::DeviceCache`] registry relies on that comparison: contexts made here never
+/// collide. A device of an instance created elsewhere may compare equal to one of ours;
+/// do not mix such devices with gpugraph graphs in one process.
+fn shared_instance(backends: wgpu::Backends) -> wgpu::Instance {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static INSTANCES: OnceLock<Mutex<HashMap<u32, wgpu::Instance>>> = OnceLock::new();
+    let mut map = INSTANCES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    map.entry(backends.bits())
+        .or_insert_with(|| {
+            wgpu::Instance::new(wgpu::InstanceDescriptor {
+                backends,
+                ..wgpu::InstanceDescriptor::new_without_display_handle()
+            })
+        })
+        .clone()
+}
+
 impl GpuContext {
     /// Selects the best adapter (discrete first; `GPUGRAPH_ADAPTER` filters by name substring
     /// or backend) and creates a device with its own limits and the wanted optional features.
@@ -127,10 +150,7 @@ impl GpuContext {
     /// Like [`GpuContext::new`] with an explicit adapter filter instead of the environment.
     pub fn with_adapter(filter: Option<&str>) -> Result<Self, ContextError> {
         let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-            backends,
-            ..wgpu::InstanceDescriptor::new_without_display_handle()
-        });
+        let instance = shared_instance(backends);
         let mut adapters = pollster::block_on(instance.enumerate_adapters(backends));
         if adapters.is_empty() {
             return Err(ContextError::NoAdapter {

@@ -142,6 +142,41 @@ pub enum GraphError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A node resolved a buffer or texture it did not declare among its uses (at compile or
+    /// encode time): its accesses would escape hazard analysis and transient aliasing.
+    #[error(
+        "graph {graph}: node {node} resolved {resource}, which it did not declare among its uses"
+    )]
+    UndeclaredResource {
+        /// Graph id.
+        graph: String,
+        /// Node id.
+        node: String,
+        /// "buffer <id>" or "texture <id>".
+        resource: String,
+    },
+    /// A node's executable failed while recording; the caller's encoder holds a partial
+    /// recording and must be dropped.
+    #[error("graph {graph}: node {node} failed to encode: {source}")]
+    NodeEncode {
+        /// Graph id.
+        graph: String,
+        /// Node id.
+        node: String,
+        /// The executable's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A dispatch node's declaration cannot work.
+    #[error("graph {graph}: dispatch node {node} is invalid: {reason}")]
+    InvalidDispatch {
+        /// Graph id.
+        graph: String,
+        /// Node id.
+        node: String,
+        /// What is wrong (slots, grid, indirect view).
+        reason: String,
+    },
     /// A per-encoding override names a transient buffer (only imports can be overridden).
     #[error("buffer {id} is a graph transient; only imported buffers can be overridden")]
     OverrideNotImported {

@@ -338,6 +338,7 @@ impl CommandGraph {
             length: desc.length,
             byte_offset: desc.byte_offset,
             byte_stride: stride,
+            live: None,
         };
         let span = desc
             .length
@@ -355,6 +356,33 @@ impl CommandGraph {
             });
         }
         Ok(view)
+    }
+
+    /// `view` with the live count `count` (one packed uint32 row at a 4-byte aligned offset,
+    /// of this graph): consumers then read `min(count, view.len())` rows (see [`DataView`]).
+    pub fn with_live_count(&self, view: DataView, count: DataView) -> Result<DataView, GraphError> {
+        self.entry(view.buffer, "live-count view")?;
+        let entry = self.entry(count.buffer, "live count")?;
+        if count.format != crate::VectorFormat::Uint32
+            || count.length != 1
+            || count.live.is_some()
+            || !count.byte_offset.is_multiple_of(4)
+        {
+            return Err(GraphError::InvalidView {
+                buffer: entry.desc.id.clone(),
+                reason: format!(
+                    "a live count must be one uint32 row at a 4-byte aligned offset, got {} rows of {} at byte {}",
+                    count.length, count.format, count.byte_offset
+                ),
+            });
+        }
+        Ok(DataView {
+            live: Some(crate::view::LiveCount {
+                buffer: count.buffer,
+                byte_offset: count.byte_offset,
+            }),
+            ..view
+        })
     }
 
     /// A packed view of `length` rows of `format` at byte 0 of `buffer`.
@@ -449,6 +477,36 @@ impl CommandGraph {
             compile: NodeCompileFn::Compute(node.compile),
         });
         Ok(())
+    }
+
+    /// Adds a declared dispatch node: its uses are derived from its bindings (and indirect
+    /// grid), so it cannot touch a buffer it did not declare. Slots, parameter bindings and
+    /// the grid are checked now ([`GraphError::InvalidDispatch`]).
+    pub fn add_dispatch_node(
+        &mut self,
+        node: crate::dispatch::DispatchNode,
+    ) -> Result<(), GraphError> {
+        if let Some(reason) = node.problem(&self.device.limits()) {
+            return Err(GraphError::InvalidDispatch {
+                graph: self.id.clone(),
+                node: node.id,
+                reason,
+            });
+        }
+        let uses = node.uses();
+        let id = node.id.clone();
+        let depends_on = node.depends_on.clone();
+        self.add_compute_node(ComputeNode {
+            id,
+            uses,
+            depends_on,
+            compile: crate::dispatch::compile(node),
+        })
+    }
+
+    /// The device's shared pipeline and bind-group cache.
+    pub fn cache(&self) -> std::sync::Arc<crate::cache::DeviceCache> {
+        crate::cache::DeviceCache::for_device(&self.device)
     }
 
     /// Adds a render node; its color target is used as `RenderTarget` in addition to `uses`.

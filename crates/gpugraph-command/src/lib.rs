@@ -9,9 +9,11 @@
 
 #![warn(missing_docs)]
 
+pub mod cache;
 mod compiled;
 pub mod context;
 mod device_check;
+pub mod dispatch;
 mod error;
 pub mod format;
 mod graph;
@@ -21,15 +23,17 @@ mod profile;
 mod resource;
 mod view;
 
+pub use cache::{CacheStats, CachedPipeline, DeviceCache, PipelineDescriptor};
 pub use compiled::{CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, GraphStats};
 pub use context::{Capabilities, ContextError, GpuContext};
+pub use dispatch::{Access, Binding, DispatchNode, Grid, Resource, ShaderSource};
 pub use error::GraphError;
 pub use format::{ParseFormatError, ScalarKind, VectorFormat};
 pub use graph::CommandGraph;
 pub use node::{
-    compute_fn, copy_fn, render_fn, view_binding, BindGroupCache, ColorLoad, CompileContext,
-    ComputeExecutable, ComputeNode, CopyExecutable, CopyNode, EncodeContext, NodeError, NodeKind,
-    RenderExecutable, RenderNode,
+    compute_fn, copy_fn, render_fn, try_compute_fn, try_copy_fn, view_binding, BindGroupCache,
+    ColorLoad, CompileContext, ComputeExecutable, ComputeNode, CopyExecutable, CopyNode,
+    EncodeContext, NodeError, NodeKind, RenderExecutable, RenderNode,
 };
 pub use profile::NodeTiming;
 pub use resource::{

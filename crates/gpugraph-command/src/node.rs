@@ -2,57 +2,120 @@
 //! executables their callbacks create. Executables record into a pass or encoder the graph
 //! hands them; they never submit.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use crate::resource::{BufferHandle, ResourceUse, TextureHandle};
 use crate::view::DataView;
 
-/// Error type a node compile callback may return.
+/// Error type a node compile callback or executable may return.
 pub type NodeError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Records one compute node into a compute pass the graph opened (possibly shared with the
-/// previous compute nodes). Must not allocate GPU resources or read back.
+/// previous compute nodes). Must not allocate GPU resources or read back. An error fails the
+/// whole [`crate::CompiledGraph::encode`] (named by node); the caller's encoder then holds a
+/// partial recording and must be dropped, not submitted.
 pub trait ComputeExecutable: Send {
     /// Records the node's dispatches.
-    fn encode(&mut self, pass: &mut wgpu::ComputePass<'_>, ctx: &EncodeContext<'_>);
+    fn encode(
+        &mut self,
+        pass: &mut wgpu::ComputePass<'_>,
+        ctx: &EncodeContext<'_>,
+    ) -> Result<(), NodeError>;
 }
 
+/// Infallible closures (the common escape hatch) are executables that always succeed.
 impl<F> ComputeExecutable for F
 where
     F: FnMut(&mut wgpu::ComputePass<'_>, &EncodeContext<'_>) + Send,
 {
-    fn encode(&mut self, pass: &mut wgpu::ComputePass<'_>, ctx: &EncodeContext<'_>) {
-        self(pass, ctx)
+    fn encode(
+        &mut self,
+        pass: &mut wgpu::ComputePass<'_>,
+        ctx: &EncodeContext<'_>,
+    ) -> Result<(), NodeError> {
+        self(pass, ctx);
+        Ok(())
     }
 }
 
 /// Records one render node into the render pass the graph opened on its color target.
 pub trait RenderExecutable: Send {
     /// Records the node's draws.
-    fn encode(&mut self, pass: &mut wgpu::RenderPass<'_>, ctx: &EncodeContext<'_>);
+    fn encode(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        ctx: &EncodeContext<'_>,
+    ) -> Result<(), NodeError>;
 }
 
 impl<F> RenderExecutable for F
 where
     F: FnMut(&mut wgpu::RenderPass<'_>, &EncodeContext<'_>) + Send,
 {
-    fn encode(&mut self, pass: &mut wgpu::RenderPass<'_>, ctx: &EncodeContext<'_>) {
-        self(pass, ctx)
+    fn encode(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        ctx: &EncodeContext<'_>,
+    ) -> Result<(), NodeError> {
+        self(pass, ctx);
+        Ok(())
     }
 }
 
 /// Records one copy node directly on the caller's encoder (no pass).
 pub trait CopyExecutable: Send {
     /// Records the node's copies or clears.
-    fn encode(&mut self, encoder: &mut wgpu::CommandEncoder, ctx: &EncodeContext<'_>);
+    fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        ctx: &EncodeContext<'_>,
+    ) -> Result<(), NodeError>;
 }
 
 impl<F> CopyExecutable for F
 where
     F: FnMut(&mut wgpu::CommandEncoder, &EncodeContext<'_>) + Send,
 {
-    fn encode(&mut self, encoder: &mut wgpu::CommandEncoder, ctx: &EncodeContext<'_>) {
-        self(encoder, ctx)
+    fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        ctx: &EncodeContext<'_>,
+    ) -> Result<(), NodeError> {
+        self(encoder, ctx);
+        Ok(())
+    }
+}
+
+/// A fallible compute closure (see [`try_compute_fn`]).
+struct TryCompute<F>(F);
+
+impl<F> ComputeExecutable for TryCompute<F>
+where
+    F: FnMut(&mut wgpu::ComputePass<'_>, &EncodeContext<'_>) -> Result<(), NodeError> + Send,
+{
+    fn encode(
+        &mut self,
+        pass: &mut wgpu::ComputePass<'_>,
+        ctx: &EncodeContext<'_>,
+    ) -> Result<(), NodeError> {
+        (self.0)(pass, ctx)
+    }
+}
+
+/// A fallible copy closure (see [`try_copy_fn`]).
+struct TryCopy<F>(F);
+
+impl<F> CopyExecutable for TryCopy<F>
+where
+    F: FnMut(&mut wgpu::CommandEncoder, &EncodeContext<'_>) -> Result<(), NodeError> + Send,
+{
+    fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        ctx: &EncodeContext<'_>,
+    ) -> Result<(), NodeError> {
+        (self.0)(encoder, ctx)
     }
 }
 
@@ -163,6 +226,38 @@ pub enum NodeKind {
     Copy,
 }
 
+/// The handles one node declared (sorted, deduplicated indices): all it may resolve.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Declared {
+    pub(crate) buffers: Vec<u32>,
+    pub(crate) textures: Vec<u32>,
+}
+
+impl Declared {
+    pub(crate) fn of(uses: &[ResourceUse]) -> Self {
+        let mut d = Declared::default();
+        for u in uses {
+            match u {
+                ResourceUse::Buffer(h, _) => d.buffers.push(h.index),
+                ResourceUse::Texture(h, _) => d.textures.push(h.index),
+            }
+        }
+        d.buffers.sort_unstable();
+        d.buffers.dedup();
+        d.textures.sort_unstable();
+        d.textures.dedup();
+        d
+    }
+}
+
+/// A handle a node resolved without declaring it: the first one is kept and the graph turns
+/// it into [`crate::GraphError::UndeclaredResource`] once the callback returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Undeclared {
+    Buffer(u32),
+    Texture(u32),
+}
+
 /// Resolves logical handles to the physical wgpu objects a node compiles or encodes against.
 pub(crate) struct Resolver<'a> {
     pub(crate) buffers: &'a [wgpu::Buffer],
@@ -170,14 +265,61 @@ pub(crate) struct Resolver<'a> {
     pub(crate) lengths: &'a [u64],
     pub(crate) textures: &'a [wgpu::Texture],
     pub(crate) overrides: Option<&'a HashMap<u32, wgpu::Buffer>>,
+    /// Logical ids of buffers and textures, for naming an undeclared one.
+    pub(crate) buffer_ids: &'a [String],
+    pub(crate) texture_ids: &'a [String],
+    /// What the node declared; resolving anything else is recorded in `violation`.
+    pub(crate) declared: &'a Declared,
+    pub(crate) violation: Cell<Option<Undeclared>>,
 }
 
 impl Resolver<'_> {
+    fn note(&self, v: Undeclared) {
+        if self.violation.get().is_none() {
+            self.violation.set(Some(v));
+        }
+    }
+
+    fn check_buffer(&self, h: BufferHandle) -> bool {
+        let ok = self.declared.buffers.binary_search(&h.index).is_ok();
+        if !ok {
+            self.note(Undeclared::Buffer(h.index));
+        }
+        ok
+    }
+
+    fn texture(&self, h: TextureHandle) -> &wgpu::Texture {
+        if self.declared.textures.binary_search(&h.index).is_err() {
+            self.note(Undeclared::Texture(h.index));
+        }
+        &self.textures[h.index as usize]
+    }
+
+    /// The error naming the first undeclared handle resolved so far, if any.
+    pub(crate) fn violation(&self, graph: &str, node: &str) -> Option<crate::GraphError> {
+        self.violation
+            .get()
+            .map(|v| self.undeclared(graph, node, v))
+    }
+
+    fn undeclared(&self, graph: &str, node: &str, v: Undeclared) -> crate::GraphError {
+        let resource = match v {
+            Undeclared::Buffer(i) => format!("buffer {}", self.buffer_ids[i as usize]),
+            Undeclared::Texture(i) => format!("texture {}", self.texture_ids[i as usize]),
+        };
+        crate::GraphError::UndeclaredResource {
+            graph: graph.to_string(),
+            node: node.to_string(),
+            resource,
+        }
+    }
+
     /// Exactly the logical buffer's bytes: a transient may live in a larger shared physical
     /// allocation, and binding all of it could exceed binding limits or let a kernel see
     /// another tenant's bytes.
     fn binding(&self, h: BufferHandle) -> wgpu::BufferBinding<'_> {
-        let buffer = self.buffer(h);
+        self.check_buffer(h);
+        let buffer = self.raw_buffer(h);
         let len = self.lengths[h.index as usize].max(4).div_ceil(4) * 4;
         wgpu::BufferBinding {
             buffer,
@@ -187,6 +329,11 @@ impl Resolver<'_> {
     }
 
     fn buffer(&self, h: BufferHandle) -> &wgpu::Buffer {
+        self.check_buffer(h);
+        self.raw_buffer(h)
+    }
+
+    fn raw_buffer(&self, h: BufferHandle) -> &wgpu::Buffer {
         if let Some(b) = self.overrides.and_then(|o| o.get(&h.index)) {
             return b;
         }
@@ -198,7 +345,9 @@ impl Resolver<'_> {
 /// its handles resolve to (default imports and physical transients).
 pub struct CompileContext<'a> {
     pub(crate) device: &'a wgpu::Device,
+    pub(crate) graph_id: &'a str,
     pub(crate) node_id: &'a str,
+    pub(crate) cache: &'a std::sync::Arc<crate::cache::DeviceCache>,
     pub(crate) resolver: Resolver<'a>,
 }
 
@@ -211,6 +360,18 @@ impl<'a> CompileContext<'a> {
     pub fn node_id(&self) -> &str {
         self.node_id
     }
+    /// The id of the graph being compiled.
+    pub fn graph_id(&self) -> &str {
+        self.graph_id
+    }
+    /// The device's shared pipeline and bind-group cache.
+    pub fn cache(&self) -> &'a crate::cache::DeviceCache {
+        self.cache
+    }
+    /// The cache as a shared handle, for executables that create bind groups at encode time.
+    pub fn cache_arc(&self) -> std::sync::Arc<crate::cache::DeviceCache> {
+        self.cache.clone()
+    }
     /// The device's limits (e.g. `min_storage_buffer_offset_alignment`).
     pub fn limits(&self) -> wgpu::Limits {
         self.device.limits()
@@ -221,12 +382,27 @@ impl<'a> CompileContext<'a> {
     }
     /// The buffer a handle resolves to at compile time (an import's default buffer, or the
     /// physical allocation hosting a transient). Encode-time overrides may replace imports.
+    /// A handle the node did not declare in its uses fails the node's compile with
+    /// [`crate::GraphError::UndeclaredResource`] (the buffer is returned so the callback can
+    /// finish; the graph discards its result).
     pub fn buffer(&self, handle: impl Into<BufferHandle>) -> &wgpu::Buffer {
         self.resolver.buffer(handle.into())
     }
-    /// The texture a handle resolves to.
+    /// [`Self::buffer`] that reports an undeclared handle to the caller at once.
+    pub fn try_buffer(
+        &self,
+        handle: impl Into<BufferHandle>,
+    ) -> Result<&wgpu::Buffer, crate::GraphError> {
+        let h = handle.into();
+        if !self.resolver.check_buffer(h) {
+            let v = Undeclared::Buffer(h.index);
+            return Err(self.resolver.undeclared(self.graph_id, self.node_id, v));
+        }
+        Ok(self.resolver.raw_buffer(h))
+    }
+    /// The texture a handle resolves to (undeclared: as for [`Self::buffer`]).
     pub fn texture(&self, handle: TextureHandle) -> &wgpu::Texture {
-        &self.resolver.textures[handle.index as usize]
+        self.resolver.texture(handle)
     }
     /// A binding of exactly the logical buffer's bytes (`0..byte_length`), never the whole
     /// physical allocation a transient may share.
@@ -238,6 +414,7 @@ impl<'a> CompileContext<'a> {
 /// What an executable sees while encoding: the buffers its handles resolve to for this
 /// encoding, with per-encoding overrides applied.
 pub struct EncodeContext<'a> {
+    pub(crate) graph_id: &'a str,
     pub(crate) node_id: &'a str,
     pub(crate) resolver: Resolver<'a>,
 }
@@ -247,13 +424,27 @@ impl EncodeContext<'_> {
     pub fn node_id(&self) -> &str {
         self.node_id
     }
-    /// The buffer a handle resolves to for this encoding.
+    /// [`Self::buffer`] that reports an undeclared handle to the caller at once.
+    pub fn try_buffer(
+        &self,
+        handle: impl Into<BufferHandle>,
+    ) -> Result<&wgpu::Buffer, crate::GraphError> {
+        let h = handle.into();
+        if !self.resolver.check_buffer(h) {
+            let v = Undeclared::Buffer(h.index);
+            return Err(self.resolver.undeclared(self.graph_id, self.node_id, v));
+        }
+        Ok(self.resolver.raw_buffer(h))
+    }
+    /// The buffer a handle resolves to for this encoding. A handle the node did not declare
+    /// fails the encode with [`crate::GraphError::UndeclaredResource`] once the executable
+    /// returns (the caller's encoder must then be dropped).
     pub fn buffer(&self, handle: impl Into<BufferHandle>) -> &wgpu::Buffer {
         self.resolver.buffer(handle.into())
     }
-    /// The texture a handle resolves to.
+    /// The texture a handle resolves to (undeclared: as for [`Self::buffer`]).
     pub fn texture(&self, handle: TextureHandle) -> &wgpu::Texture {
-        &self.resolver.textures[handle.index as usize]
+        self.resolver.texture(handle)
     }
     /// A binding of exactly the logical buffer's bytes (`0..byte_length`), never the whole
     /// physical allocation a transient may share.
@@ -313,6 +504,25 @@ pub fn compute_fn(
     f: impl FnMut(&mut wgpu::ComputePass<'_>, &EncodeContext<'_>) + Send + 'static,
 ) -> Box<dyn ComputeExecutable> {
     Box::new(f)
+}
+
+/// Boxes a fallible closure as a compute executable: its error fails the graph's encode,
+/// named by node (instead of silently recording nothing).
+pub fn try_compute_fn(
+    f: impl FnMut(&mut wgpu::ComputePass<'_>, &EncodeContext<'_>) -> Result<(), NodeError>
+        + Send
+        + 'static,
+) -> Box<dyn ComputeExecutable> {
+    Box::new(TryCompute(f))
+}
+
+/// Boxes a fallible closure as a copy executable.
+pub fn try_copy_fn(
+    f: impl FnMut(&mut wgpu::CommandEncoder, &EncodeContext<'_>) -> Result<(), NodeError>
+        + Send
+        + 'static,
+) -> Box<dyn CopyExecutable> {
+    Box::new(TryCopy(f))
 }
 
 /// Boxes a closure as a render executable.

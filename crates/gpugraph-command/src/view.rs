@@ -35,9 +35,17 @@ impl DataViewDescriptor {
     }
 }
 
-/// A typed range inside one logical graph buffer: format, row count, byte offset and stride.
+/// A typed range inside one logical graph buffer: format, row count, byte offset and stride,
+/// and optionally a live count.
 ///
 /// Two views of one handle share one hazard chain even when their ranges are disjoint.
+///
+/// Live counts: a view made by [`crate::CommandGraph::with_live_count`] also names one
+/// uint32 word a GPU pass writes (e.g. a compaction's count). Its `len()` is then the
+/// capacity: a consumer dispatches over the capacity and its kernel reads
+/// `min(count, capacity)` rows, so a count flows from one primitive to the next without a
+/// readback. A consumer must declare a read of the count's buffer; an algorithm that does not
+/// accept live counts rejects such a view instead of reading the whole capacity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DataView {
     pub(crate) buffer: BufferHandle,
@@ -45,6 +53,14 @@ pub struct DataView {
     pub(crate) length: u64,
     pub(crate) byte_offset: u64,
     pub(crate) byte_stride: u64,
+    pub(crate) live: Option<LiveCount>,
+}
+
+/// Where a view's live count lives: one packed uint32 word of a logical buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct LiveCount {
+    pub(crate) buffer: BufferHandle,
+    pub(crate) byte_offset: u64,
 }
 
 /// A 256-byte-style aligned binding range that contains a view, plus where the view starts
@@ -70,9 +86,25 @@ impl DataView {
     pub fn format(&self) -> VectorFormat {
         self.format
     }
-    /// Number of rows.
+    /// Number of rows (with a live count: the capacity).
     pub fn len(&self) -> u64 {
         self.length
+    }
+    /// The live count as a one-row packed uint32 view, when the view carries one.
+    pub fn live_count(&self) -> Option<DataView> {
+        self.live.map(|c| DataView {
+            buffer: c.buffer,
+            format: VectorFormat::Uint32,
+            length: 1,
+            byte_offset: c.byte_offset,
+            byte_stride: 4,
+            live: None,
+        })
+    }
+    /// The same rows without the live count (all `len()` rows are valid).
+    pub fn without_live_count(mut self) -> DataView {
+        self.live = None;
+        self
     }
     /// Whether the view has no rows.
     pub fn is_empty(&self) -> bool {

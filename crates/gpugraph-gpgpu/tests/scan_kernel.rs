@@ -283,6 +283,7 @@ fn run_cases_within(options: ScanKernelOptions, cases: &[Case], timeout: Duratio
                     status: status.as_entire_buffer_binding(),
                     params: params.as_entire_buffer_binding(),
                     chunks: &chunk_bindings,
+                    live: None,
                 },
             )
             .unwrap_or_else(|e| panic!("{}: {e}", case.name));
@@ -749,6 +750,7 @@ fn bad_bindings_are_typed_errors() {
                     status: status.as_entire_buffer_binding(),
                     params: params.as_entire_buffer_binding(),
                     chunks: &chunks,
+                    live: None,
                 },
             )
             .map(|_| ())
@@ -785,6 +787,7 @@ fn bad_bindings_are_typed_errors() {
             status: status.as_entire_buffer_binding(),
             params: params.as_entire_buffer_binding(),
             chunks: &chunks,
+            live: None,
         },
     );
     assert!(matches!(
@@ -807,6 +810,7 @@ fn bad_bindings_are_typed_errors() {
             status: status.as_entire_buffer_binding(),
             params: params.as_entire_buffer_binding(),
             chunks: &chunks,
+            live: None,
         },
     );
     assert!(matches!(mismatch, Err(ScanBindError::TileMismatch { .. })));

@@ -10,9 +10,7 @@ use std::num::NonZeroU64;
 use bytemuck::{Pod, Zeroable};
 use gpugraph_command::wgpu;
 
-use crate::kernel::{
-    buffer_entry, compute_pipeline, group_layout, placeholder_buffer, shader_module,
-};
+use crate::kernel::{buffer_entry, placeholder_buffer, Kernel};
 use crate::scan::source::{self, Variant};
 use crate::scan::{ScanKernelOptions, ScanParams, ScanPlan};
 
@@ -109,15 +107,23 @@ impl CompactKernel {
     /// Compiles the compact (or, with `partitions`, the partitioned compact) pipeline and the
     /// status clear. The caller has checked the device ([`crate::scan::check_device`] and
     /// [`STORAGE_BINDINGS`]).
-    pub fn new(device: &wgpu::Device, options: &ScanKernelOptions, partitions: bool) -> Self {
-        let label = if partitions {
-            "compact (partitioned)"
-        } else {
-            "compact"
+    /// With `live`, the flags carry a live count (binding 9): rows at or past it are not
+    /// selected.
+    pub fn new(
+        device: &wgpu::Device,
+        options: &ScanKernelOptions,
+        partitions: bool,
+        live: bool,
+    ) -> Self {
+        let label = match (partitions, live) {
+            (true, _) => "compact (partitioned)",
+            (false, false) => "compact",
+            (false, true) => "compact (live count)",
         };
         let variant = Variant {
             compact: true,
             partitions,
+            live_count: live,
             ..Variant::scan(
                 false,
                 options.subgroups,
@@ -125,7 +131,7 @@ impl CompactKernel {
                 options.reverse_tiles,
             )
         };
-        let module = shader_module(device, label, &source::wgsl(&options.policy, variant));
+        let wgsl = source::wgsl(&options.policy, variant);
         let read = wgpu::BufferBindingType::Storage { read_only: true };
         let write = wgpu::BufferBindingType::Storage { read_only: false };
         let mut entries = vec![
@@ -141,17 +147,21 @@ impl CompactKernel {
         if !partitions {
             entries.push(buffer_entry(7, read, 16));
         }
-        let (layout, pipeline_layout) = group_layout(device, label, &entries);
+        if live {
+            entries.push(buffer_entry(crate::scan::LIVE_BINDING, read, 4));
+        }
+        // Both entry points share one layout: the device cache keys layouts by their entries.
         let pipeline =
-            |entry: &str| compute_pipeline(device, label, &pipeline_layout, &module, entry, &[]);
+            |entry: &str| Kernel::with_entries(device, label, &wgsl, entry, &entries, &[]);
+        let compact = pipeline("scan_tiles");
         let alignment = u64::from(device.limits().min_uniform_buffer_offset_alignment);
         Self {
             partitions,
             tile_elements: options.policy.tile_elements(),
             params_stride: CHUNK_PARAMS_BYTES.next_multiple_of(alignment.max(1)),
-            layout,
-            compact: pipeline("scan_tiles"),
-            clear: pipeline("clear_status"),
+            layout: compact.layout,
+            compact: compact.pipeline,
+            clear: pipeline("clear_status").pipeline,
             placeholder_read: placeholder_buffer(device, "compact placeholder (read)"),
             placeholder_write: placeholder_buffer(device, "compact placeholder (write)"),
         }
@@ -188,6 +198,7 @@ impl CompactKernel {
         params: &wgpu::Buffer,
         status: &wgpu::Buffer,
         chunks: &[Option<CompactBinding<'_>>],
+        live: Option<wgpu::BufferBinding<'_>>,
     ) -> CompactGroups {
         let mut dispatches = Vec::new();
         for (k, (chunk, binding)) in plan.chunks.iter().zip(chunks).enumerate() {
@@ -234,6 +245,9 @@ impl CompactKernel {
                     .and_then(|(v, offset)| vec4_of(v, *offset, len, tile));
                 resources.push((6, values.unwrap_or_else(read)));
                 resources.push((7, vec4.unwrap_or_else(read)));
+            }
+            if let Some(l) = &live {
+                resources.push((crate::scan::LIVE_BINDING, l.clone()));
             }
             let entries: Vec<wgpu::BindGroupEntry<'_>> = resources
                 .into_iter()

@@ -47,7 +47,8 @@ use gpugraph_command::{
 use crate::error::AlgorithmError;
 use crate::kernel::{
     self as plumbing, check_same_topology, check_writes_alone, grid_for, parameter_buffer,
-    require_output, require_packed, Binding, BufferKeyed, Grid, Kernel, ViewCheck,
+    require_output, require_packed, require_packed_live, Binding, BufferKeyed, Grid, Kernel,
+    ViewCheck,
 };
 use crate::scan::{
     check_kernel, import_u32, plan_scan, rows_u32, Binder, ChunkLayout, Handles, ScanKernelOptions,
@@ -71,6 +72,9 @@ const ZERO_WGSL: &str = include_str!("zero.wgsl");
 /// `values` and `flags` need equal chunk lengths (one logical sequence); `count` and
 /// `overflow` are one packed uint32 row each, anywhere (e.g. byte 4 of an indirect draw
 /// record). Written views may share no buffer with `values` or `flags` and may not overlap.
+///
+/// Live count: one-chunk `values` (or `flags`; both must then name the same count) may carry
+/// a live count; rows at or past `min(count, len)` are not selected, whatever their flags.
 #[derive(Clone, Debug)]
 pub struct Compaction {
     /// Node id (and label prefix).
@@ -302,8 +306,25 @@ impl Compaction {
         let c = ViewCheck::new(ALGORITHM, &self.id);
         let device = graph.device().clone();
         check_compaction_device(c, &device, &options)?;
-        require_packed(c, "values", &self.values, VectorFormat::Uint32)?;
-        require_packed(c, "flags", &self.flags, VectorFormat::Uint32)?;
+        let live_values = require_packed_live(c, "values", &self.values, VectorFormat::Uint32)?;
+        let live_flags = require_packed_live(c, "flags", &self.flags, VectorFormat::Uint32)?;
+        if let (Some(a), Some(b)) = (live_values, live_flags) {
+            if a != b {
+                return Err(c.mismatch("values and flags carry different live counts"));
+            }
+        }
+        let live = live_values.or(live_flags);
+        if live.is_some() {
+            let limit = device.limits().max_storage_buffers_per_shader_stage;
+            if limit < STORAGE_BINDINGS + 1 {
+                return Err(c.device_limit(
+                    "storage buffers per shader stage",
+                    u64::from(STORAGE_BINDINGS + 1),
+                    u64::from(limit),
+                ));
+            }
+        }
+        let live_v = live.map(VectorView::from);
         require_packed(c, "output", &self.output, VectorFormat::Uint32)?;
         check_same_topology(c, "values", &self.values, "flags", &self.flags)?;
         require_output(c, "count", &self.count, VectorFormat::Uint32, 1)?;
@@ -316,13 +337,11 @@ impl Compaction {
         if let Some(o) = &overflow_v {
             written.push(("overflow", o));
         }
-        check_writes_alone(
-            graph,
-            c,
-            &written,
-            &[("values", &self.values), ("flags", &self.flags)],
-            "",
-        )?;
+        let mut reads = vec![("values", &self.values), ("flags", &self.flags)];
+        if let Some(l) = &live_v {
+            reads.push(("live count", l));
+        }
+        check_writes_alone(graph, c, &written, &reads, "")?;
         let binder = Binder::new(&device.limits());
         let capacity = rows_u32(c, "output", self.output.len())?;
         let count_offset = binder.offset(c, "count", &self.count)?;
@@ -359,7 +378,10 @@ impl Compaction {
             });
             value_offsets.push(binder.offset(c, &format!("values chunk {k}"), values)?);
         }
-        let plan = plan_scan(c, &device, &options, &layouts, ScanMode::default())?;
+        let mut plan = plan_scan(c, &device, &options, &layouts, ScanMode::default())?;
+        if let Some(l) = &live {
+            plan.set_live_offset(binder.offset(c, "live count", l)?);
+        }
         let compact: Vec<CompactParams> = value_offsets
             .iter()
             .map(|&value_offset| CompactParams {
@@ -374,7 +396,7 @@ impl Compaction {
             .collect();
 
         let mut uses = Vec::new();
-        for v in [&self.values, &self.flags] {
+        for (_, v) in &reads {
             for b in v.buffers() {
                 push_use(&mut uses, ResourceUse::storage_read(b));
             }
@@ -392,6 +414,7 @@ impl Compaction {
         uses.push(ResourceUse::storage_read_write(status));
         let mut handles = Handles::default();
         let status_at = handles.index(status);
+        let live = live.map(|l| (l, handles.index(l.buffer())));
 
         let staged = match target {
             Target::Staged => {
@@ -458,7 +481,7 @@ impl Compaction {
         graph.add_compute_node(ComputeNode::new(self.id, uses, move |cc| {
             let device = cc.device().clone();
             let align = binder.storage_alignment;
-            let kernel = CompactKernel::new(&device, &options, false);
+            let kernel = CompactKernel::new(&device, &options, false, live.is_some());
             let params = kernel.params_buffer(&device, &plan, &compact);
             let status_bytes = plan.status_bytes();
             let distribute = staged_at.map(|staged_at| {
@@ -513,6 +536,7 @@ impl Compaction {
                     plan,
                     status: status_at,
                     chunks,
+                    live,
                 },
                 distribute,
             };

@@ -36,6 +36,8 @@ pub(crate) struct FusedNode {
     /// Position of the tile-status transient in the handle list.
     pub status: usize,
     pub chunks: Vec<Option<FusedChunk>>,
+    /// The input's live count (non-partitioned compaction only).
+    pub live: Option<Bound>,
 }
 
 impl FusedNode {
@@ -65,6 +67,7 @@ impl FusedNode {
             &self.params,
             buffers[self.status],
             &bindings,
+            self.live.map(bind),
         )
     }
 }

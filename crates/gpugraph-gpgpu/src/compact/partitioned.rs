@@ -253,7 +253,7 @@ impl PartitionedIndexedRangeCompaction {
                 .collect();
             graph.add_compute_node(ComputeNode::new(id.clone(), uses, move |cc| {
                 let device = cc.device().clone();
-                let kernel = CompactKernel::new(&device, &options, true);
+                let kernel = CompactKernel::new(&device, &options, true, false);
                 let params = kernel.params_buffer(&device, &plan, &compact);
                 let node = FusedNode {
                     device,
@@ -263,6 +263,7 @@ impl PartitionedIndexedRangeCompaction {
                     plan,
                     status: status_at,
                     chunks,
+                    live: None,
                 };
                 let mut cache = BufferKeyed::default();
                 let buffers: Vec<&wgpu::Buffer> = handles.0.iter().map(|&h| cc.buffer(h)).collect();

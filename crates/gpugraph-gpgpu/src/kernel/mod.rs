@@ -18,11 +18,13 @@ pub use placeholder::placeholder_buffer;
 #[cfg(test)]
 pub(crate) use preprocess::validate_wgsl;
 pub(crate) use preprocess::{preprocess, unroll};
-pub use views::{check_same_topology, require_format, require_packed, ViewCheck};
+pub use views::{
+    check_same_topology, require_format, require_packed, require_packed_live, ViewCheck,
+};
 
 use std::num::NonZeroU64;
 
-use gpugraph_command::wgpu;
+use gpugraph_command::{wgpu, DeviceCache};
 
 /// How a kernel binds one buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,7 +163,9 @@ impl Kernel {
     }
 
     /// [`Kernel::new`] with explicit group-0 layout entries (binding numbers with gaps,
-    /// minimum binding sizes).
+    /// minimum binding sizes). The pipeline comes from the device's one
+    /// [`gpugraph_command::DeviceCache`]: the same source, entry, layout and constants compile
+    /// once per device, however many graphs or instances ask.
     pub fn with_entries(
         device: &wgpu::Device,
         label: &str,
@@ -170,35 +174,34 @@ impl Kernel {
         entries: &[wgpu::BindGroupLayoutEntry],
         constants: &[(&str, f64)],
     ) -> Self {
-        let module = shader_module(device, label, wgsl);
-        let (layout, pipeline_layout) = group_layout(device, label, entries);
-        let pipeline = compute_pipeline(device, label, &pipeline_layout, &module, entry, constants);
+        let cached = DeviceCache::for_device(device).compute_pipeline(
+            &gpugraph_command::PipelineDescriptor {
+                label,
+                wgsl,
+                entry_point: entry,
+                entries,
+                constants,
+            },
+        );
         Self {
             label: label.to_string(),
-            pipeline,
-            layout,
+            pipeline: cached.pipeline,
+            layout: cached.layout,
         }
     }
 
-    /// A bind group of `resources` in binding order.
+    /// A bind group of `resources` in binding order, from the device's bind-group cache.
     pub fn bind_group(
         &self,
         device: &wgpu::Device,
         resources: &[wgpu::BufferBinding<'_>],
     ) -> wgpu::BindGroup {
-        let entries: Vec<wgpu::BindGroupEntry> = resources
+        let entries: Vec<(u32, wgpu::BufferBinding<'_>)> = resources
             .iter()
             .enumerate()
-            .map(|(i, r)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: wgpu::BindingResource::Buffer(r.clone()),
-            })
+            .map(|(i, r)| (i as u32, r.clone()))
             .collect();
-        device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(&self.label),
-            layout: &self.layout,
-            entries: &entries,
-        })
+        DeviceCache::for_device(device).bind_group(&self.label, &self.layout, &entries)
     }
 
     /// Sets pipeline and bind group and dispatches `grid`.

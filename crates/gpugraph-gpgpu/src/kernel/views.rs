@@ -51,8 +51,27 @@ impl<'a> ViewCheck<'a> {
     }
 }
 
-/// Requires every chunk of `v` to have `format`.
+/// Requires every chunk of `v` to have `format` and no live count (an algorithm that does not
+/// read live counts would otherwise process the whole capacity).
 pub fn require_format(
+    c: ViewCheck<'_>,
+    what: &str,
+    v: &VectorView,
+    format: VectorFormat,
+) -> Result<(), AlgorithmError> {
+    if let Some(i) = v.chunks().iter().position(|x| x.live_count().is_some()) {
+        return Err(AlgorithmError::UnsupportedView {
+            algorithm: c.algorithm,
+            id: c.id.to_string(),
+            what: chunk_name(what, v, i),
+            expected: "a view without a live count".into(),
+            actual: "a view with a live count".into(),
+        });
+    }
+    formats_only(c, what, v, format)
+}
+
+fn formats_only(
     c: ViewCheck<'_>,
     what: &str,
     v: &VectorView,
@@ -99,6 +118,32 @@ pub fn require_packed(
         }
     }
     Ok(())
+}
+
+/// [`require_packed`] for an input that may carry a live count: then it must be one chunk
+/// (a count bounds one range), and the count view is returned. The caller declares a read of
+/// the count's buffer and has its kernel read `min(count, len)` rows.
+pub fn require_packed_live(
+    c: ViewCheck<'_>,
+    what: &str,
+    v: &VectorView,
+    format: VectorFormat,
+) -> Result<Option<DataView>, AlgorithmError> {
+    let live = v.chunks().iter().find_map(DataView::live_count);
+    if live.is_some() && v.chunks().len() != 1 {
+        return Err(AlgorithmError::UnsupportedView {
+            algorithm: c.algorithm,
+            id: c.id.to_string(),
+            what: what.to_string(),
+            expected: "a live count on a one-chunk vector".into(),
+            actual: format!("{} chunks with a live count", v.chunks().len()),
+        });
+    }
+    let stripped =
+        VectorView::from_chunks(v.chunks().iter().map(|x| x.without_live_count()).collect());
+    formats_only(c, what, &stripped, format)?;
+    require_packed(c, what, &stripped, format)?;
+    Ok(live)
 }
 
 /// Requires `b` to have the same number of chunks with the same lengths as `a`.

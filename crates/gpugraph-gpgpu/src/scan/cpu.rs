@@ -54,6 +54,16 @@ pub fn scan_chunks(
     out
 }
 
+/// The rows a kernel reads from a view with a live count: `values` with every row at or past
+/// `min(count, len)` read as 0 (the scan, compaction and reduction contract for live counts).
+pub fn live_rows(values: &[u32], count: u32) -> Vec<u32> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| if (i as u64) < u64::from(count) { v } else { 0 })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

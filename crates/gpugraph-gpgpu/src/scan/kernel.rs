@@ -18,6 +18,8 @@ use crate::kernel::{buffer_entry, placeholder_buffer, Kernel};
 const STORAGE_BINDINGS_SEGMENTED: u32 = 7;
 /// Binding of the tile-status words in every scan layout (`scan.wgsl`).
 const STATUS_BINDING: u32 = 5;
+/// Binding of the live-count word in the `LIVE_COUNT` layouts (`scan.wgsl`).
+pub(crate) const LIVE_BINDING: u32 = 9;
 
 /// How to build a [`ScanKernel`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -99,6 +101,12 @@ pub struct ScanBindings<'a> {
     pub params: wgpu::BufferBinding<'a>,
     /// One entry per planned chunk; `None` is allowed only for empty chunks.
     pub chunks: &'a [Option<ChunkBinding<'a>>],
+    /// The input's live count, read: the word at each chunk's [`ScanParams::live_offset`]
+    /// (see [`ScanPlan::set_live_offset`]); rows at or past `min(count, len)` read as 0 and
+    /// start no segment. `STORAGE` usage.
+    ///
+    /// [`ScanParams::live_offset`]: super::ScanParams::live_offset
+    pub live: Option<wgpu::BufferBinding<'a>>,
 }
 
 /// A binding that does not fit the plan.
@@ -201,6 +209,7 @@ pub struct ScanBindGroups {
     clear: Option<wgpu::BindGroup>,
     clear_workgroups: u32,
     segmented: bool,
+    live: bool,
     dispatches: Vec<(wgpu::BindGroup, [u32; 3])>,
 }
 
@@ -232,8 +241,8 @@ pub struct ScanKernel {
     storage_alignment: u64,
     uniform_alignment: u64,
     max_storage_binding: u64,
-    plain: OnceLock<Kernel>,
-    segmented: OnceLock<Kernel>,
+    /// Scan pipelines by `segmented as usize + 2 * live as usize`, compiled on first use.
+    variants: [OnceLock<Kernel>; 4],
     clear: Kernel,
     placeholder_read: wgpu::Buffer,
     placeholder_write: wgpu::Buffer,
@@ -303,7 +312,7 @@ impl ScanKernel {
         let clear = Kernel::with_entries(
             device,
             "scan clear",
-            &source::wgsl(&policy, Self::variant(&options, false)),
+            &source::wgsl(&policy, Self::variant(&options, false, false)),
             "clear_status",
             &[storage_entry(STATUS_BINDING, false, 16)],
             &[],
@@ -315,35 +324,35 @@ impl ScanKernel {
             storage_alignment: limits.min_storage_buffer_offset_alignment.into(),
             uniform_alignment: limits.min_uniform_buffer_offset_alignment.into(),
             max_storage_binding: limits.max_storage_buffer_binding_size,
-            plain: OnceLock::new(),
-            segmented: OnceLock::new(),
+            variants: Default::default(),
             clear,
             placeholder_read: placeholder_buffer(device, "scan placeholder (read)"),
             placeholder_write: placeholder_buffer(device, "scan placeholder (write)"),
         })
     }
 
-    fn variant(options: &ScanKernelOptions, segmented: bool) -> Variant {
-        Variant::scan(
-            segmented,
-            options.subgroups,
-            options.force_fallback,
-            options.reverse_tiles,
-        )
+    fn variant(options: &ScanKernelOptions, segmented: bool, live: bool) -> Variant {
+        Variant {
+            live_count: live,
+            ..Variant::scan(
+                segmented,
+                options.subgroups,
+                options.force_fallback,
+                options.reverse_tiles,
+            )
+        }
     }
 
-    /// The plain or segmented pipeline and its layout, compiled on first use.
-    fn specialization(&self, segmented: bool) -> &Kernel {
-        let cell = if segmented {
-            &self.segmented
-        } else {
-            &self.plain
-        };
+    /// The plain or segmented pipeline (with or without a live count) and its layout,
+    /// compiled on first use.
+    fn specialization(&self, segmented: bool, live: bool) -> &Kernel {
+        let cell = &self.variants[usize::from(segmented) + 2 * usize::from(live)];
         cell.get_or_init(|| {
-            let label = if segmented {
-                "scan (segmented)"
-            } else {
-                "scan"
+            let label = match (segmented, live) {
+                (false, false) => "scan",
+                (true, false) => "scan (segmented)",
+                (false, true) => "scan (live count)",
+                (true, true) => "scan (segmented, live count)",
             };
             let mut entries = vec![
                 buffer_entry(0, wgpu::BufferBindingType::Uniform, PARAMS_BYTES),
@@ -357,12 +366,15 @@ impl ScanKernel {
                 entries.push(storage_entry(6, true, 4));
                 entries.push(storage_entry(7, true, 16));
             }
+            if live {
+                entries.push(storage_entry(LIVE_BINDING, true, 4));
+            }
             Kernel::with_entries(
                 &self.device,
                 label,
                 &source::wgsl(
                     &self.options.policy,
-                    Self::variant(&self.options, segmented),
+                    Self::variant(&self.options, segmented, live),
                 ),
                 "scan_tiles",
                 &entries,
@@ -391,7 +403,7 @@ impl ScanKernel {
     pub fn wgsl(&self, segmented: bool) -> String {
         source::wgsl(
             &self.options.policy,
-            Self::variant(&self.options, segmented),
+            Self::variant(&self.options, segmented, false),
         )
     }
 
@@ -448,10 +460,12 @@ impl ScanKernel {
             });
         }
         let segmented = plan.mode.segmented;
+        let live = bindings.live.is_some();
         let mut groups = ScanBindGroups {
             clear: None,
             clear_workgroups: plan.clear_workgroups,
             segmented,
+            live,
             dispatches: Vec::new(),
         };
         if plan.is_empty() {
@@ -490,7 +504,7 @@ impl ScanKernel {
             }],
         }));
 
-        let layout = &self.specialization(segmented).layout;
+        let layout = &self.specialization(segmented, live).layout;
         for (index, (chunk, binding)) in plan.chunks.iter().zip(bindings.chunks).enumerate() {
             if chunk.tiles == 0 {
                 continue;
@@ -609,6 +623,26 @@ impl ScanKernel {
                     resource: wgpu::BindingResource::Buffer(vec4),
                 });
             }
+            if let Some(l) = &bindings.live {
+                let needed = 4 * (u64::from(chunk.params.live_offset) + 1);
+                self.check_range(
+                    "live count",
+                    l,
+                    needed,
+                    wgpu::BufferUsages::STORAGE,
+                    self.storage_alignment,
+                )?;
+                if l.buffer == binding.output.buffer {
+                    return Err(ScanBindError::Aliased {
+                        written: out_name,
+                        other: "live count".to_string(),
+                    });
+                }
+                entries.push(wgpu::BindGroupEntry {
+                    binding: LIVE_BINDING,
+                    resource: wgpu::BindingResource::Buffer(l.clone()),
+                });
+            }
             let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("scan chunk"),
                 layout,
@@ -631,7 +665,7 @@ impl ScanKernel {
         pass.set_bind_group(0, clear, &[]);
         pass.dispatch_workgroups(groups.clear_workgroups, 1, 1);
         // Compiled by create_bind_groups, which built `groups`.
-        let pipeline = &self.specialization(groups.segmented).pipeline;
+        let pipeline = &self.specialization(groups.segmented, groups.live).pipeline;
         pass.set_pipeline(pipeline);
         for (group, [x, y, z]) in &groups.dispatches {
             pass.set_bind_group(0, group, &[]);

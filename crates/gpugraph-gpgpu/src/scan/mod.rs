@@ -17,6 +17,7 @@ pub mod plan;
 pub mod policy;
 pub(crate) mod source;
 
+pub(crate) use kernel::LIVE_BINDING;
 pub use kernel::{
     check_device, ChunkBinding, ScanBindError, ScanBindGroups, ScanBindings, ScanKernel,
     ScanKernelError, ScanKernelOptions,

@@ -3,8 +3,8 @@
 //! transient `{id}/tile-status` (8 bytes per 4,096-element tile + 16).
 
 use gpugraph_command::{
-    compute_fn, view_binding, wgpu, BufferDescriptor, BufferHandle, CommandGraph, ComputeNode,
-    DataView, ResourceUse, VectorFormat, VectorView,
+    compute_fn, try_compute_fn, view_binding, wgpu, BufferDescriptor, BufferHandle, CommandGraph,
+    ComputeNode, DataView, ResourceUse, VectorFormat, VectorView,
 };
 
 use super::kernel::{check_device, ChunkBinding, ScanBindGroups, ScanBindings, ScanKernel};
@@ -12,7 +12,8 @@ use super::plan::{ChunkLayout, PlanLimits, ScanMode, ScanPlan};
 use super::ScanKernelOptions;
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_same_topology, check_writes_alone, require_packed, BufferKeyed, ViewCheck,
+    check_same_topology, check_writes_alone, require_packed, require_packed_live, BufferKeyed,
+    ViewCheck,
 };
 
 const ALGORITHM: &str = "scan";
@@ -27,6 +28,12 @@ const ALGORITHM: &str = "scan";
 /// `input`, `output` and `segment_starts` need equal chunk lengths; `output` may share no
 /// buffer with the other two (the kernel does not scan in place). Zero rows: the node
 /// records nothing.
+///
+/// Live count: a one-chunk `input` may carry a live count
+/// ([`gpugraph_command::CommandGraph::with_live_count`], e.g. a compaction's count). Rows at
+/// or past `min(count, len)` then read as 0 and start no segment, so every output row is
+/// still written: rows past the count hold the running total. The count's buffer is read
+/// (declared), never written.
 #[derive(Clone, Debug)]
 pub struct Scan {
     /// Node id (and label prefix).
@@ -149,10 +156,14 @@ impl Scan {
     ) -> Result<(), AlgorithmError> {
         let c = ViewCheck::new(ALGORITHM, &self.id);
         check_kernel(c, graph.device(), &options)?;
-        require_packed(c, "input", &self.input, VectorFormat::Uint32)?;
+        let live = require_packed_live(c, "input", &self.input, VectorFormat::Uint32)?;
         require_packed(c, "output", &self.output, VectorFormat::Uint32)?;
         check_same_topology(c, "input", &self.input, "output", &self.output)?;
+        let live_v = live.map(VectorView::from);
         let mut read = vec![("input", &self.input)];
+        if let Some(l) = &live_v {
+            read.push(("live count", l));
+        }
         if let Some(f) = &self.segment_starts {
             require_packed(c, "segment_starts", f, VectorFormat::Uint32)?;
             check_same_topology(c, "input", &self.input, "segment_starts", f)?;
@@ -185,7 +196,19 @@ impl Scan {
             inclusive: self.inclusive,
             segmented: self.segment_starts.is_some(),
         };
-        let plan = plan_scan(c, graph.device(), &options, &layouts, mode)?;
+        let mut plan = plan_scan(c, graph.device(), &options, &layouts, mode)?;
+        if let Some(l) = &live {
+            plan.set_live_offset(binder.offset(c, "live count", l)?);
+            let limit = graph.device().limits().max_storage_buffers_per_shader_stage;
+            let needed = if self.segment_starts.is_some() { 8 } else { 6 };
+            if limit < needed {
+                return Err(c.device_limit(
+                    "storage buffers per shader stage",
+                    u64::from(needed),
+                    u64::from(limit),
+                ));
+            }
+        }
 
         let mut uses: Vec<ResourceUse> = Vec::new();
         for (_, v) in &read {
@@ -212,6 +235,7 @@ impl Scan {
 
         let mut handles = Handles::default();
         handles.index(status);
+        let live = live.map(|l| (l, handles.index(l.buffer())));
         let mut chunks = Vec::with_capacity(layouts.len());
         for k in 0..layouts.len() {
             let input = self.input.chunks()[k];
@@ -236,20 +260,20 @@ impl Scan {
                 params,
                 plan,
                 chunks,
+                live,
             };
             let mut cache = BufferKeyed::default();
             {
                 let buffers: Vec<&wgpu::Buffer> = handles.0.iter().map(|&h| cc.buffer(h)).collect();
                 cache.get_or_try_create(&buffers, || node.bind(&buffers))?;
             }
-            Ok(compute_fn(move |pass, ec| {
+            Ok(try_compute_fn(move |pass, ec| {
                 let buffers: Vec<&wgpu::Buffer> = handles.0.iter().map(|&h| ec.buffer(h)).collect();
                 // Overrides passed the graph's size and usage checks, so only an override that
-                // aliases the output with an input can fail here; recording nothing then is
-                // safer than binding a buffer both read-only and writable.
-                if let Ok(groups) = cache.get_or_try_create(&buffers, || node.bind(&buffers)) {
-                    node.kernel.encode(pass, groups);
-                }
+                // aliases the output with an input can fail here: the encode fails by name.
+                let groups = cache.get_or_try_create(&buffers, || node.bind(&buffers))?;
+                node.kernel.encode(pass, groups);
+                Ok(())
             }))
         }))?;
         Ok(())
@@ -272,6 +296,8 @@ struct NodeState {
     params: wgpu::Buffer,
     plan: ScanPlan,
     chunks: Vec<ChunkViews>,
+    /// The input's live count and its buffer position.
+    live: Option<(DataView, usize)>,
 }
 
 impl NodeState {
@@ -298,6 +324,7 @@ impl NodeState {
             },
             params: self.params.as_entire_buffer_binding(),
             chunks: &chunks,
+            live: self.live.map(bind),
         };
         self.kernel
             .create_bind_groups(&self.device, &self.plan, &bindings)

@@ -112,6 +112,8 @@ pub struct ScanParams {
     pub tiles: u32,
     /// [`MODE_INCLUSIVE`] or 0.
     pub mode: u32,
+    /// With a live count: element offset of the count word inside its binding (binding 9).
+    pub live_offset: u32,
 }
 
 /// One chunk's share of the plan.
@@ -286,6 +288,7 @@ impl ScanPlan {
                 ticket_base,
                 tiles,
                 mode: if mode.inclusive { MODE_INCLUSIVE } else { 0 },
+                live_offset: 0,
             };
             planned.push(ChunkPlan {
                 layout: *layout,
@@ -337,6 +340,14 @@ impl ScanPlan {
     /// kernel clears exactly the bound range, so bind this size.
     pub fn status_bytes(&self) -> u64 {
         4 * (STATUS_HEADER_WORDS + STATUS_WORDS_PER_TILE * u64::from(self.total_tiles))
+    }
+
+    /// Points every chunk at the live-count word `element_offset` of the live binding
+    /// ([`super::ScanBindings::live`]).
+    pub fn set_live_offset(&mut self, element_offset: u32) {
+        for c in &mut self.chunks {
+            c.params.live_offset = element_offset;
+        }
     }
 
     /// Bytes of the params (uniform) buffer: one `params_stride` slot per chunk, at least

@@ -117,6 +117,7 @@ struct ScanParams {
     ticket_base: u32,    // value of the ticket counter when this dispatch starts
     tiles: u32,          // tiles in this chunk
     mode: u32,           // MODE_INCLUSIVE or 0 (exclusive)
+    live_offset: u32,    // LIVE_COUNT: element offset of the count word inside live_words
 #ifdef COMPACT
     // compact/kernel.rs `CompactParams`.
     value_offset: u32,   // element offset of the chunk's values inside the values binding
@@ -154,6 +155,12 @@ struct ScanParams {
 @group(0) @binding(6) var<storage, read> value_words: array<u32>;
 @group(0) @binding(7) var<storage, read> value_vec4: array<vec4<u32>>;
 #endif
+#endif
+
+#ifdef LIVE_COUNT
+// The input's live count: rows at or past min(count, len) read as 0 and start no segment.
+@group(0) @binding(9) var<storage, read> live_words: array<u32>;
+var<private> live_len: u32;
 #endif
 
 // Slot pairs (x = segment-start flag, y = value), padded.
@@ -255,6 +262,9 @@ fn load_values(e: u32, vector: bool) -> vec4<u32> {
             }
         }
     }
+#ifdef LIVE_COUNT
+    v = select(vec4<u32>(0u), v, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(live_len));
+#endif
 #ifdef COMPACT
     // Selection flags: any nonzero word selects its row.
     v = select(vec4<u32>(0u), vec4<u32>(1u), v != vec4<u32>(0u));
@@ -281,6 +291,9 @@ fn load_starts(e: u32, vector: bool, first_tile: bool) -> vec4<u32> {
             }
         }
     }
+#ifdef LIVE_COUNT
+    f = select(vec4<u32>(0u), f, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(live_len));
+#endif
     var s = select(vec4<u32>(0u), vec4<u32>(1u), f != vec4<u32>(0u));
     if first_tile && e == 0u {
         s.x = 1u;
@@ -689,6 +702,9 @@ fn scan_tiles(
     let vector_flags = full && (params.flags_offset & 3u) == 0u;
 #ifdef PARTITIONS
     set_window();
+#endif
+#ifdef LIVE_COUNT
+    live_len = min(live_words[params.live_offset], params.len);
 #endif
 
     // The invocation's position in tile order. With full subgroups it follows the subgroup

@@ -25,6 +25,8 @@ pub(crate) struct Variant {
     /// With `compact`: chunks are independent partitions with GPU-resident candidate windows,
     /// and survivors are global row ids.
     pub partitions: bool,
+    /// The input carries a live count (binding 9): rows at or past it read as 0.
+    pub live_count: bool,
 }
 
 impl Variant {
@@ -42,6 +44,7 @@ impl Variant {
             reverse_tiles,
             compact: false,
             partitions: false,
+            live_count: false,
         }
     }
 }
@@ -66,6 +69,9 @@ pub(crate) fn wgsl(policy: &ScanPolicy, variant: Variant) -> String {
     }
     if variant.partitions {
         defines.push("PARTITIONS");
+    }
+    if variant.live_count {
+        defines.push("LIVE_COUNT");
     }
     let spin_limit = if variant.force_fallback {
         1
@@ -106,6 +112,15 @@ mod tests {
                         force_fallback && segmented,
                     ));
                 }
+            }
+        }
+        for segmented in [false, true] {
+            for compact in [false, true] {
+                v.push(Variant {
+                    live_count: true,
+                    compact: compact && !segmented,
+                    ..Variant::scan(segmented, true, false, false)
+                });
             }
         }
         for partitions in [false, true] {

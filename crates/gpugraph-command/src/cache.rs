@@ -1,0 +1,287 @@
+//! [`DeviceCache`]: one compute-pipeline cache and one bind-group cache per `wgpu::Device`.
+//!
+//! Design. Every kernel of every primitive builds its pipeline through
+//! [`DeviceCache::compute_pipeline`], keyed by the full WGSL text (not only a hash, so two
+//! sources can never share a pipeline by collision), the entry point, the group-0 layout
+//! entries and the pipeline-overridable constants. Compiling the same graph shape twice
+//! therefore creates no pipeline the second time ([`CacheStats`] proves it in tests). Bind
+//! groups are keyed by layout and the exact buffer ranges; the map is bounded
+//! ([`BIND_GROUP_CAPACITY`], oldest evicted first) because its keys keep buffer handles alive.
+//!
+//! A creation that wgpu rejects (invalid WGSL, a binding too small) is never cached: the cache
+//! creates inside its own error scope and, on error, creates once more outside it so the
+//! caller's scope (a graph compile) sees the same validation error it would without a cache.
+//!
+//! [`DeviceCache::for_device`] returns the device's one cache from a process-wide registry,
+//! so `CommandGraph::new(id, &device)` reaches it without any new argument; the registry holds
+//! the device until [`DeviceCache::release`].
+
+use std::collections::{HashMap, VecDeque};
+use std::num::NonZeroU64;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// Bind groups kept per device before the oldest is evicted.
+pub const BIND_GROUP_CAPACITY: usize = 4096;
+
+/// What one device's cache did so far (monotonic counters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CacheStats {
+    /// Compute pipelines created (cache misses).
+    pub pipelines_created: u64,
+    /// Pipeline requests served from the cache.
+    pub pipeline_hits: u64,
+    /// Bind groups created (cache misses).
+    pub bind_groups_created: u64,
+    /// Bind-group requests served from the cache.
+    pub bind_group_hits: u64,
+}
+
+/// Everything that makes one compute pipeline: the cache key.
+#[derive(Clone, Debug)]
+pub struct PipelineDescriptor<'a> {
+    /// Label of the module, layout and pipeline (not part of the key).
+    pub label: &'a str,
+    /// Complete WGSL text.
+    pub wgsl: &'a str,
+    /// Entry point.
+    pub entry_point: &'a str,
+    /// Group-0 layout entries (the only bind group).
+    pub entries: &'a [wgpu::BindGroupLayoutEntry],
+    /// Pipeline-overridable constants.
+    pub constants: &'a [(&'a str, f64)],
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PipelineKey {
+    wgsl: String,
+    entry_point: String,
+    entries: Vec<wgpu::BindGroupLayoutEntry>,
+    constants: Vec<(String, u64)>,
+}
+
+/// A cached compute pipeline with its group-0 layout. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct CachedPipeline {
+    /// The pipeline.
+    pub pipeline: wgpu::ComputePipeline,
+    /// Layout of bind group 0.
+    pub layout: wgpu::BindGroupLayout,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct BindKey {
+    layout: wgpu::BindGroupLayout,
+    entries: Vec<(u32, wgpu::Buffer, u64, Option<NonZeroU64>)>,
+}
+
+#[derive(Default)]
+struct Inner {
+    layouts:
+        HashMap<Vec<wgpu::BindGroupLayoutEntry>, (wgpu::BindGroupLayout, wgpu::PipelineLayout)>,
+    pipelines: HashMap<PipelineKey, CachedPipeline>,
+    bind_groups: HashMap<BindKey, wgpu::BindGroup>,
+    bind_order: VecDeque<BindKey>,
+    stats: CacheStats,
+}
+
+/// The pipeline and bind-group cache of one device (see the module doc). Thread-safe.
+pub struct DeviceCache {
+    device: wgpu::Device,
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for DeviceCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceCache")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+fn registry() -> &'static Mutex<HashMap<wgpu::Device, Arc<DeviceCache>>> {
+    static REGISTRY: OnceLock<Mutex<HashMap<wgpu::Device, Arc<DeviceCache>>>> = OnceLock::new();
+    REGISTRY.get_or_init(Default::default)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves maps that are still consistent (inserts are
+    // single calls), so a poisoned lock is safe to reuse.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `create` in a validation scope; returns its value and whether wgpu rejected it.
+fn scoped<T>(device: &wgpu::Device, create: impl FnOnce() -> T) -> (T, bool) {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let value = create();
+    let failed = pollster::block_on(scope.pop()).is_some();
+    (value, failed)
+}
+
+impl DeviceCache {
+    /// The one cache of `device`, created on first request.
+    pub fn for_device(device: &wgpu::Device) -> Arc<DeviceCache> {
+        lock(registry())
+            .entry(device.clone())
+            .or_insert_with(|| {
+                Arc::new(DeviceCache {
+                    device: device.clone(),
+                    inner: Mutex::new(Inner::default()),
+                })
+            })
+            .clone()
+    }
+
+    /// Drops the registry's reference to `device`'s cache (and so to the device): call when a
+    /// device is retired. Graphs compiled earlier keep what they hold.
+    pub fn release(device: &wgpu::Device) {
+        lock(registry()).remove(device);
+    }
+
+    /// The device this cache creates on.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> CacheStats {
+        lock(&self.inner).stats
+    }
+
+    /// The pipeline of `desc`, created on the first request for its key.
+    pub fn compute_pipeline(&self, desc: &PipelineDescriptor<'_>) -> CachedPipeline {
+        let key = PipelineKey {
+            wgsl: desc.wgsl.to_string(),
+            entry_point: desc.entry_point.to_string(),
+            entries: desc.entries.to_vec(),
+            constants: desc
+                .constants
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_bits()))
+                .collect(),
+        };
+        {
+            let mut inner = lock(&self.inner);
+            if let Some(p) = inner.pipelines.get(&key).cloned() {
+                inner.stats.pipeline_hits += 1;
+                return p;
+            }
+        }
+        // Created outside the lock: shader compilation can take long, and a second thread
+        // racing on the same key only costs one duplicate pipeline.
+        let (cached, failed) = scoped(&self.device, || self.create(desc));
+        let mut inner = lock(&self.inner);
+        inner.stats.pipelines_created += 1;
+        if failed {
+            drop(inner);
+            // Again outside our scope, so the caller's error scope reports the error.
+            return self.create(desc);
+        }
+        inner.pipelines.insert(key, cached.clone());
+        cached
+    }
+
+    fn layouts(
+        &self,
+        label: &str,
+        entries: &[wgpu::BindGroupLayoutEntry],
+    ) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
+        if let Some(l) = lock(&self.inner).layouts.get(entries) {
+            return l.clone();
+        }
+        let layout = self
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(label),
+                entries,
+            });
+        let pipeline_layout = self
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+        let pair = (layout, pipeline_layout);
+        lock(&self.inner)
+            .layouts
+            .insert(entries.to_vec(), pair.clone());
+        pair
+    }
+
+    fn create(&self, desc: &PipelineDescriptor<'_>) -> CachedPipeline {
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(desc.label),
+                source: wgpu::ShaderSource::Wgsl(desc.wgsl.into()),
+            });
+        let (layout, pipeline_layout) = self.layouts(desc.label, desc.entries);
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(desc.label),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(desc.entry_point),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: desc.constants,
+                    ..Default::default()
+                },
+                cache: None,
+            });
+        CachedPipeline { pipeline, layout }
+    }
+
+    /// A bind group of `layout` over buffer ranges `entries` (binding, range), created on the
+    /// first request for exactly these buffers, offsets and sizes.
+    pub fn bind_group(
+        &self,
+        label: &str,
+        layout: &wgpu::BindGroupLayout,
+        entries: &[(u32, wgpu::BufferBinding<'_>)],
+    ) -> wgpu::BindGroup {
+        let key = BindKey {
+            layout: layout.clone(),
+            entries: entries
+                .iter()
+                .map(|(i, b)| (*i, b.buffer.clone(), b.offset, b.size))
+                .collect(),
+        };
+        {
+            let mut inner = lock(&self.inner);
+            if let Some(g) = inner.bind_groups.get(&key).cloned() {
+                inner.stats.bind_group_hits += 1;
+                return g;
+            }
+        }
+        let create = || {
+            let wgpu_entries: Vec<wgpu::BindGroupEntry<'_>> = entries
+                .iter()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: *i,
+                    resource: wgpu::BindingResource::Buffer(b.clone()),
+                })
+                .collect();
+            self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(label),
+                layout,
+                entries: &wgpu_entries,
+            })
+        };
+        let (group, failed) = scoped(&self.device, create);
+        let mut inner = lock(&self.inner);
+        inner.stats.bind_groups_created += 1;
+        if failed {
+            drop(inner);
+            return create();
+        }
+        if inner.bind_groups.len() >= BIND_GROUP_CAPACITY {
+            if let Some(old) = inner.bind_order.pop_front() {
+                inner.bind_groups.remove(&old);
+            }
+        }
+        inner.bind_order.push_back(key.clone());
+        inner.bind_groups.insert(key, group.clone());
+        group
+    }
+}
