@@ -74,6 +74,7 @@ test: vulkan build
 	$(EXAMPLES)/readme
 	$(EXAMPLES)/visible_instances 300000
 	$(EXAMPLES)/particles 100000
+	$(EXAMPLES)/live_count_chain
 	@sed -n '/^\/\/ README:begin$$/,/^\/\/ README:end$$/p' crates/gpugraph-gpgpu/examples/readme.rs \
 	  | sed '1d;$$d' > $(TARGET_DIR)/readme-example.rs
 	@awk '/^```rust$$/ {f = 1; next} /^```$$/ {f = 0} f' README.md \

@@ -26,7 +26,7 @@ export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 SETUP
 fi
-cargo build --release --workspace --bins --examples 2>&1 | tail -2
+cargo build --release --workspace --all-targets 2>&1 | tail -2
 cargo test --release --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, shutil, os, sys
 for line in sys.stdin:

@@ -195,6 +195,12 @@ fn compile_failure(e: ProgramError, text: &str) -> anyhow::Error {
 
 /// Runs the expression and writes the result.
 pub fn run(args: &ExprArgs) -> Result<()> {
+    if args.id.as_deref().is_some_and(|id| id.trim().is_empty()) {
+        bail!("--id is empty; give the operation a name (or leave --id out for the default)");
+    }
+    // Created first: an unwritable --out fails before any GPU work, and the result appears
+    // only when complete (removed on error or signal).
+    let out = crate::output::PendingFile::new(&args.out, "--out")?;
     let inputs = args
         .inputs
         .iter()
@@ -316,7 +322,8 @@ pub fn run(args: &ExprArgs) -> Result<()> {
         },
         data: bytes,
     };
-    npy::write(&args.out, &array)?;
+    out.write_all(&npy::encode(&array))?;
+    out.commit()?;
     println!(
         "expr {}: {rows} row{} of {} -> {}",
         compiled.id(),

@@ -455,11 +455,6 @@ pub fn encode(a: &NpyArray) -> Vec<u8> {
     out
 }
 
-/// Writes an array to `path`.
-pub fn write(path: &Path, a: &NpyArray) -> Result<(), NpyError> {
-    std::fs::write(path, encode(a)).map_err(|e| err(path, format!("cannot write: {e}")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

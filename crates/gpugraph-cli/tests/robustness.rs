@@ -153,6 +153,21 @@ fn analyze_writes_a_complete_directory_or_nothing() {
 }
 
 #[test]
+fn a_corrupt_arrow_file_is_a_named_error_not_a_panic() {
+    // Found by fuzz/ (the table target): arrow-ipc panics on this buffer length.
+    let dir = TempDir::new("rb-corrupt-ipc");
+    let file = crate_file("tests/data/corrupt-buffer-length.arrow");
+    let file = file.to_string_lossy();
+    let out_dir = dir.path("out");
+    let args = [
+        "analyze", &file, "--out", &out_dir, "--value", "distance", "--group", "carrier",
+    ];
+    let out = gpugraph(&args);
+    fails(&out, 1, &["corrupt-buffer-length.arrow", "corrupt"]);
+    assert!(entries(&dir.0).is_empty(), "{:?}", entries(&dir.0));
+}
+
+#[test]
 fn duplicate_column_names_are_refused_by_name() {
     let dir = TempDir::new("rb-dup");
     let csv = dir.path("d.csv");

@@ -140,6 +140,33 @@ fn uniform_bins_match_the_oracle_across_sizes() {
 }
 
 #[test]
+fn a_degenerate_domain_puts_its_value_in_bin_0() {
+    // luma.gl's GPUHistogram: min == max sends every value equal to it to bin 0 (not the middle
+    // bin a widened numpy-style domain would give); other values are ignored.
+    let ctx = ctx();
+    let values = [7.0f32, 7.0, 6.5, 7.0, f32::NAN, 8.0, 7.0, -0.0];
+    for bins in [1u32, 4, 255] {
+        let b = HistogramBins::Uniform {
+            min: 7.0,
+            max: 7.0,
+            bins,
+        };
+        let got = check(
+            &ctx,
+            &values,
+            None,
+            &b,
+            None,
+            &[5, 3],
+            &format!("bins={bins}"),
+        );
+        assert_eq!(got.counts[0], 4, "bins={bins}");
+        assert!(got.counts[1..].iter().all(|&c| c == 0), "bins={bins}");
+        assert_eq!(got.ignored, 4, "bins={bins}");
+    }
+}
+
+#[test]
 fn values_on_edges_go_to_the_upper_bin_and_the_last_edge_is_included() {
     let ctx = ctx();
     // [-8, 8] in 32 bins: scale 2, every edge value is exact.
@@ -435,13 +462,13 @@ fn bad_configurations_are_named_errors() {
     );
     assert!(msg(
         hist(HistogramBins::Uniform {
-            min: 1.0,
+            min: 2.0,
             max: 1.0,
             bins: 4
         }),
         &mut g
     )
-    .contains("finite min < max"));
+    .contains("finite min <= max"));
     assert!(msg(
         hist(HistogramBins::Uniform {
             min: -3e38,

@@ -70,13 +70,13 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Scan(args) => {
             let specs = args.scan_policies.clone();
             primitives::run_cases("scan", &args, |gpu, n| {
-                primitives::scan_cases(gpu, n, &primitives::scan_variants(gpu, &specs)?)
+                primitives::scan_cases(gpu, n, &primitives::scan_variants(gpu, &specs, true)?)
             })
         }
         BenchCommand::Compact(args) => {
             let (specs, selected) = (args.scan_policies.clone(), args.selected.clone());
             primitives::run_cases("compact", &args, |gpu, n| {
-                let variants = primitives::scan_variants(gpu, &specs)?;
+                let variants = primitives::scan_variants(gpu, &specs, false)?;
                 primitives::compact_cases(gpu, n, &selected, &variants)
             })
         }

@@ -48,9 +48,15 @@ pub struct ScanVariant {
     pub label: String,
 }
 
-/// The variants named by `--scan-policy` (the device default when none is given).
-pub fn scan_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<ScanVariant>> {
-    let default = gpugraph_gpgpu::scan::ScanKernelOptions::for_device(gpu.device());
+/// The variants named by `--scan-policy` over the default options of a plain scan
+/// (`for_scan`) or of a compaction (`!for_scan`); the default alone when none is given.
+pub fn scan_variants(gpu: &Gpu, specs: &[String], for_scan: bool) -> Result<Vec<ScanVariant>> {
+    use gpugraph_gpgpu::scan::ScanKernelOptions;
+    let default = if for_scan {
+        ScanKernelOptions::for_scan(gpu.device())
+    } else {
+        ScanKernelOptions::for_device(gpu.device())
+    };
     if specs.is_empty() {
         return Ok(vec![ScanVariant {
             options: default,

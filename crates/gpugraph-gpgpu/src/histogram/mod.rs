@@ -68,7 +68,9 @@ const VALIDATE_WORKGROUP_SIZE: u32 = 256;
 /// How values map to bins.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HistogramBins {
-    /// `bins` equal-width bins over `[min, max]` (max included). Needs finite `min < max`.
+    /// `bins` equal-width bins over `[min, max]` (max included). Needs finite `min <= max`; a
+    /// degenerate domain (`min == max`) puts every value equal to `min` in bin 0 and ignores
+    /// the rest, as luma.gl's GPUHistogram does.
     Uniform {
         /// Lower edge of bin 0.
         min: f32,
@@ -95,8 +97,12 @@ impl HistogramBins {
     }
 }
 
-/// `bins / (max − min)` as float32: the uniform bin scale the kernel and the oracle share.
+/// `bins / (max − min)` as float32: the uniform bin scale the kernel and the oracle share;
+/// 0 for a degenerate domain (`min == max`), so its one value lands in bin 0.
 pub fn uniform_scale(min: f32, max: f32, bins: u32) -> f32 {
+    if min == max {
+        return 0.0;
+    }
     (bins as f64 / (max as f64 - min as f64)) as f32
 }
 
@@ -175,14 +181,19 @@ impl Histogram {
         let bins = self.bins.bin_count();
         let (key_f, edges, key_fn) = match &self.bins {
             HistogramBins::Uniform { min, max, bins } => {
-                if !(min.is_finite() && max.is_finite() && min < max) {
+                if !(min.is_finite() && max.is_finite() && min <= max) {
                     return Err(invalid(
                         &id,
-                        format!("uniform bins need finite min < max, got [{min}, {max}]"),
+                        format!("uniform bins need finite min <= max, got [{min}, {max}]"),
                     ));
                 }
                 let scale = uniform_scale(*min, *max, *bins);
-                if *bins == 0 || !(max - min).is_finite() || !scale.is_finite() || scale <= 0.0 {
+                let degenerate = min == max;
+                if *bins == 0
+                    || !(max - min).is_finite()
+                    || !scale.is_finite()
+                    || (scale <= 0.0 && !degenerate)
+                {
                     return Err(invalid(
                         &id,
                         format!(

@@ -50,6 +50,32 @@ impl ScanKernelOptions {
             reverse_tiles: false,
         }
     }
+
+    /// The options a plain [`crate::scan::Scan`] gets by default: [`Self::for_device`] with the
+    /// tile policy chosen per device class from measurement (compaction keeps the default
+    /// tile, which measured fastest for it).
+    ///
+    /// | device class | policy | evidence |
+    /// |---|---|---|
+    /// | NVIDIA (vendor 0x10de) | 8 `vec4` per invocation (8,192-element tiles) | H200, 2026-12-01, `bench scan --scan-policy vec4=4 --scan-policy vec4=8 ...`: 2^28 exclusive 0.938 ms vs 1.020 ms, 2^26 0.255 vs 0.273 ms; vec4=16, 512 invocations, a wider look-back window all slower |
+    /// | others (lavapipe, ...) | [`ScanPolicy::DEFAULT`] | |
+    ///
+    /// A class's policy applies only where the device's workgroup memory holds it.
+    pub fn for_scan(device: &wgpu::Device) -> Self {
+        let mut options = Self::for_device(device);
+        let class = match device.adapter_info().vendor {
+            0x10de => ScanPolicy {
+                vec4_per_thread: 8,
+                ..ScanPolicy::DEFAULT
+            },
+            _ => ScanPolicy::DEFAULT,
+        };
+        let limit = device.limits().max_compute_workgroup_storage_size;
+        if class.workgroup_storage_bytes(true) <= limit {
+            options.policy = class;
+        }
+        options
+    }
 }
 
 /// The device cannot run the kernel as configured.

@@ -141,9 +141,10 @@ impl Handles {
 
 impl Scan {
     /// Validates the views, plans the tiles and adds node `{id}` (see the type's contract),
-    /// with the default kernel options for the graph's device.
+    /// with the default kernel options for the graph's device class
+    /// ([`ScanKernelOptions::for_scan`]).
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
-        let options = ScanKernelOptions::for_device(graph.device());
+        let options = ScanKernelOptions::for_scan(graph.device());
         self.add_to_graph_with(graph, options)
     }
 
