@@ -69,7 +69,7 @@ const PLACEMENTS: [Placement; 7] = [
 
 impl Placement {
     /// Whether the placement copies host data (its creation time is an upload).
-    fn from_host(self) -> bool {
+    fn copies_host_data(self) -> bool {
         !matches!(self, Placement::GpuFilled | Placement::Ballast)
     }
 
@@ -123,7 +123,7 @@ pub fn run(args: &MemoryArgs) -> Result<()> {
             let t0 = std::time::Instant::now();
             let (src, keep_src) = create(&gpu, &floor, placement, &host, 1)
                 .with_context(|| format!("creating a {} buffer", placement.name()))?;
-            if placement.from_host() {
+            if placement.copies_host_data() {
                 // Host to device, wall clock including the wait: no floor applies.
                 let upload = report::Summary::of(&[report::ms(t0.elapsed())]);
                 uploads.push(throughput::row(
