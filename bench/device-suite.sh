@@ -26,6 +26,7 @@ for t in "$bin"/*-test "$bin"/example-*; do
   case "$name" in
     example-visible_instances) timeout "$limit" "$t" 300000 >"$log" 2>&1 ;;
     example-particles) timeout "$limit" "$t" 100000 >"$log" 2>&1 ;;
+    example-*) timeout "$limit" "$t" >"$log" 2>&1 ;;
     *) timeout "$limit" "$t" --test-threads "${THREADS:-4}" >"$log" 2>&1 ;;
   esac
   rc=$?
