@@ -37,9 +37,9 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
     # Scan-kernel tuning sweep in the same run (default first): unrolled vs looped slots, larger
     # tiles, a more patient look-back before falling back.
     # (On NVIDIA the default is vec4=8: ScanKernelOptions::for_scan.)
-    scan) extra=(--scan-policy vec4=4 --scan-policy subgroups=0) ;;
+    scan) extra=(--scan-policy default --scan-policy vec4=4 --scan-policy subgroups=0) ;;
     # Compaction also at 1% and 100% selected (a session-1 probe saw both run 4-5x slower than 50%).
-    compact) extra=(--selected 1,50,100 --scan-policy vec4=8)
+    compact) extra=(--selected 1,50,100 --scan-policy default --scan-policy vec4=8)
       peer_extra=(--selected 1,50,100) ;;
     # The radix-pass variant sweep only with SORT_SWEEP=1 (each 2^28 case costs seconds).
     sort) [ "${SORT_SWEEP:-0}" = 1 ] && extra=(--sort-policy unroll=0 --sort-policy subgroups=0 --sort-policy unroll=1 --sort-policy kpt=8,unroll=1) ;;

@@ -59,10 +59,10 @@ def u32(n, gen, high=2**31):
 
 
 def rows_for(bench, n, repeat, gen, selected=(50,)):
-    out = []
+    rows = []
 
     def add(op, peer, t):
-        out.append({"bench": bench, "op": op, "peer": peer, "elements": n,
+        rows.append({"bench": bench, "op": op, "peer": peer, "elements": n,
                     "median_ms": t[0], "min_ms": t[1], "max_ms": t[2]})
 
     if bench == "copy":
@@ -144,7 +144,7 @@ def rows_for(bench, n, repeat, gen, selected=(50,)):
         add("group-mean-1024", "torch.index_add+bincount", time_ms(group_mean, repeat))
     else:
         raise SystemExit(f"peers.py: unknown bench '{bench}'")
-    return out
+    return rows
 
 
 def main():

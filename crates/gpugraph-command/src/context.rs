@@ -91,6 +91,62 @@ pub struct GpuContext {
     /// Its queue.
     pub queue: wgpu::Queue,
     capabilities: Capabilities,
+    /// Declared last, so it is dropped after the device and queue (see [`Teardown`]).
+    teardown: Teardown,
+}
+
+/// Serializes the destruction of contexts' devices across the process.
+///
+/// Why: all contexts share one `wgpu::Instance` ([`shared_instance`]), and on the NVIDIA H200
+/// (driver 580, 2026-12-01) two threads dropping their contexts at once deadlocked inside
+/// `vkDestroyDevice` (one in the driver, one waiting on the loader's lock): the program tests
+/// hung when run in parallel. `GpuContext`'s `Drop` takes the process-wide teardown flag before
+/// its fields drop; this field, dropped last, gives it back. A device that outlives its
+/// context (clones held elsewhere) is destroyed wherever its last clone drops, unserialized.
+#[derive(Debug, Default)]
+struct Teardown {
+    held: bool,
+}
+
+impl Clone for Teardown {
+    /// A clone has not taken the flag.
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+fn teardown_flag() -> &'static (std::sync::Mutex<bool>, std::sync::Condvar) {
+    static FLAG: std::sync::OnceLock<(std::sync::Mutex<bool>, std::sync::Condvar)> =
+        std::sync::OnceLock::new();
+    FLAG.get_or_init(Default::default)
+}
+
+impl Teardown {
+    fn acquire(&mut self) {
+        let (lock, freed) = teardown_flag();
+        let mut busy = lock.lock().unwrap_or_else(|e| e.into_inner());
+        while *busy {
+            busy = freed.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+        *busy = true;
+        self.held = true;
+    }
+}
+
+impl Drop for Teardown {
+    fn drop(&mut self) {
+        if self.held {
+            let (lock, freed) = teardown_flag();
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = false;
+            freed.notify_one();
+        }
+    }
+}
+
+impl Drop for GpuContext {
+    fn drop(&mut self) {
+        self.teardown.acquire();
+    }
 }
 
 /// Optional features gpugraph uses when the adapter has them.
@@ -226,6 +282,7 @@ impl GpuContext {
             device,
             queue,
             capabilities,
+            teardown: Teardown::default(),
         })
     }
 

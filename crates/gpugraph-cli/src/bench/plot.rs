@@ -191,7 +191,7 @@ fn draw(groups: &[Group], device: &str) -> Canvas {
     for (color, name, bar) in [
         (OURS, "GPUGRAPH", true),
         (PEER, "PEER (SAME RUN)", true),
-        (FLOOR, "DEVICE COPY FLOOR", false),
+        (FLOOR, "FLOOR (COPY KERNEL, SAME BYTES)", false),
     ] {
         if bar {
             c.fill(x, 48, x + 14, 56, color);

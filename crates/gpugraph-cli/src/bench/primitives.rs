@@ -24,7 +24,8 @@ pub struct PrimitiveArgs {
     pub sizes: Vec<u64>,
     /// Scan-kernel variants to compare in one run (scan and compact benches): comma-separated
     /// `key=value` over the default policy, keys `wg`, `vec4`, `window`, `spin`, `unroll`,
-    /// `subgroups`; repeat the flag for several variants (e.g. `--scan-policy unroll=0`).
+    /// `subgroups`, or `default` for the default itself; repeat the flag for several variants
+    /// (e.g. `--scan-policy default --scan-policy unroll=0`).
     #[arg(long = "scan-policy", value_name = "SPEC")]
     pub scan_policies: Vec<String>,
     /// Radix-sort variants to compare in one run (sort bench): comma-separated `key=value`
@@ -66,6 +67,12 @@ pub fn scan_variants(gpu: &Gpu, specs: &[String], for_scan: bool) -> Result<Vec<
     specs
         .iter()
         .map(|spec| {
+            if spec.trim() == "default" {
+                return Ok(ScanVariant {
+                    options: default,
+                    label: String::new(),
+                });
+            }
             let mut o = default;
             for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
                 let (key, value) = part
