@@ -36,8 +36,8 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
   case "$b" in
     # Scan-kernel tuning sweep in the same run (default first): unrolled vs looped slots, larger
     # tiles, a more patient look-back before falling back.
-    # (On NVIDIA the default is vec4=8: ScanKernelOptions::for_scan.)
-    scan) extra=(--scan-policy default --scan-policy vec4=4 --scan-policy subgroups=0) ;;
+    # (On NVIDIA the default is vec4=8 without subgroups: ScanKernelOptions::for_scan.)
+    scan) extra=(--scan-policy default --scan-policy vec4=4 --scan-policy subgroups=1) ;;
     # Compaction also at 1% and 100% selected (a session-1 probe saw both run 4-5x slower than 50%).
     compact) extra=(--selected 1,50,100 --scan-policy default --scan-policy vec4=8)
       peer_extra=(--selected 1,50,100) ;;

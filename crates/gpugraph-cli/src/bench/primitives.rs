@@ -87,7 +87,10 @@ pub fn scan_variants(gpu: &Gpu, specs: &[String], for_scan: bool) -> Result<Vec<
                     "window" => o.policy.lookback_window = v,
                     "spin" => o.policy.spin_limit = v,
                     "unroll" => o.policy.unroll = v != 0,
-                    "subgroups" => o.subgroups = v != 0 && default.subgroups,
+                    "subgroups" => {
+                        o.subgroups = v != 0
+                            && gpu.device().features().contains(wgpu::Features::SUBGROUP)
+                    }
                     other => anyhow::bail!(
                         "--scan-policy '{spec}': unknown key '{other}' (wg, vec4, window, spin, unroll, subgroups)"
                     ),

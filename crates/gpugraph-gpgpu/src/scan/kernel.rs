@@ -57,17 +57,20 @@ impl ScanKernelOptions {
     ///
     /// | device class | policy | evidence |
     /// |---|---|---|
-    /// | NVIDIA (vendor 0x10de) | 8 `vec4` per invocation (8,192-element tiles) | H200, 2026-12-01, `bench scan --scan-policy vec4=4 --scan-policy vec4=8 ...`: 2^28 exclusive 0.938 ms vs 1.020 ms, 2^26 0.255 vs 0.273 ms; vec4=16, 512 invocations, a wider look-back window all slower |
-    /// | others (lavapipe, ...) | [`ScanPolicy::DEFAULT`] | |
+    /// | NVIDIA (vendor 0x10de) | 8 `vec4` per invocation (8,192-element tiles), workgroup-memory scans (no subgroups) | H200, 2026-12-01, `bench scan --scan-policy vec4=4 --scan-policy vec4=8 ...`: 2^28 exclusive 0.938 ms vs 1.020 ms, 2^26 0.255 vs 0.273 ms; vec4=16, 512 invocations, a wider look-back window all slower. Same call, 2^28 (`bench/results/h200/2026-12-01-80b1997/scan.json`): subgroup scans 0.939 ms, workgroup-memory scans 0.897 ms |
+    /// | others (lavapipe, ...) | [`ScanPolicy::DEFAULT`], subgroups where available | |
     ///
     /// A class's policy applies only where the device's workgroup memory holds it.
     pub fn for_scan(device: &wgpu::Device) -> Self {
         let mut options = Self::for_device(device);
         let class = match device.adapter_info().vendor {
-            0x10de => ScanPolicy {
-                vec4_per_thread: 8,
-                ..ScanPolicy::DEFAULT
-            },
+            0x10de => {
+                options.subgroups = false;
+                ScanPolicy {
+                    vec4_per_thread: 8,
+                    ..ScanPolicy::DEFAULT
+                }
+            }
             _ => ScanPolicy::DEFAULT,
         };
         let limit = device.limits().max_compute_workgroup_storage_size;
