@@ -333,6 +333,20 @@ impl Resolver<'_> {
         self.raw_buffer(h)
     }
 
+    /// The buffer of `h`, or the named error when node `node` of graph `graph` did not
+    /// declare it (shared by the compile and encode contexts).
+    fn try_buffer(
+        &self,
+        graph: &str,
+        node: &str,
+        h: BufferHandle,
+    ) -> Result<&wgpu::Buffer, crate::GraphError> {
+        if !self.check_buffer(h) {
+            return Err(self.undeclared(graph, node, Undeclared::Buffer(h.index)));
+        }
+        Ok(self.raw_buffer(h))
+    }
+
     fn raw_buffer(&self, h: BufferHandle) -> &wgpu::Buffer {
         if let Some(b) = self.overrides.and_then(|o| o.get(&h.index)) {
             return b;
@@ -393,12 +407,8 @@ impl<'a> CompileContext<'a> {
         &self,
         handle: impl Into<BufferHandle>,
     ) -> Result<&wgpu::Buffer, crate::GraphError> {
-        let h = handle.into();
-        if !self.resolver.check_buffer(h) {
-            let v = Undeclared::Buffer(h.index);
-            return Err(self.resolver.undeclared(self.graph_id, self.node_id, v));
-        }
-        Ok(self.resolver.raw_buffer(h))
+        self.resolver
+            .try_buffer(self.graph_id, self.node_id, handle.into())
     }
     /// The texture a handle resolves to (undeclared: as for [`Self::buffer`]).
     pub fn texture(&self, handle: TextureHandle) -> &wgpu::Texture {
@@ -429,12 +439,8 @@ impl EncodeContext<'_> {
         &self,
         handle: impl Into<BufferHandle>,
     ) -> Result<&wgpu::Buffer, crate::GraphError> {
-        let h = handle.into();
-        if !self.resolver.check_buffer(h) {
-            let v = Undeclared::Buffer(h.index);
-            return Err(self.resolver.undeclared(self.graph_id, self.node_id, v));
-        }
-        Ok(self.resolver.raw_buffer(h))
+        self.resolver
+            .try_buffer(self.graph_id, self.node_id, handle.into())
     }
     /// The buffer a handle resolves to for this encoding. A handle the node did not declare
     /// fails the encode with [`crate::GraphError::UndeclaredResource`] once the executable
