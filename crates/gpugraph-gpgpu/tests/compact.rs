@@ -394,14 +394,18 @@ fn fallback_and_starved_schedules_compact_correctly() {
     let n = 50 * 128 + 3;
     let values = random_u32s(&mut r, n, u32::MAX);
     let flags = masks(&mut r, n).swap_remove(3).1;
-    for (force_fallback, reverse_tiles, subgroups) in [
-        (false, false, true),
-        (true, false, false),
-        (false, true, true),
+    for (force_fallback, reverse_tiles, subgroups, sglb) in [
+        (false, false, true, false),
+        (true, false, false, false),
+        (false, true, true, false),
+        (false, false, false, true),
+        (true, false, false, true),
+        (false, true, false, true),
     ] {
         let options = ScanKernelOptions {
             policy: SMALL,
             subgroups: subgroups && ctx.device.features().contains(wgpu::Features::SUBGROUP),
+            subgroup_lookback: sglb,
             force_fallback,
             reverse_tiles,
         };
@@ -790,6 +794,7 @@ fn partitions_emit_global_ids_into_their_own_chunks() {
         let options = ScanKernelOptions {
             policy: SMALL,
             subgroups: false,
+            subgroup_lookback: false,
             force_fallback,
             reverse_tiles,
         };

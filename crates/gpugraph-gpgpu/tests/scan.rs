@@ -274,6 +274,7 @@ fn small_tiles_forced_fallback_and_starved_schedules() {
         let options = ScanKernelOptions {
             policy: SMALL,
             subgroups: false,
+            subgroup_lookback: false,
             force_fallback,
             reverse_tiles,
         };

@@ -66,8 +66,17 @@ fn options(policy: ScanPolicy, subgroups: bool) -> ScanKernelOptions {
     ScanKernelOptions {
         policy,
         subgroups,
+        subgroup_lookback: false,
         force_fallback: false,
         reverse_tiles: false,
+    }
+}
+
+/// `options` with the look-back walked by one subgroup.
+fn subgroup_lookback(policy: ScanPolicy, subgroups: bool) -> ScanKernelOptions {
+    ScanKernelOptions {
+        subgroup_lookback: true,
+        ..options(policy, subgroups)
     }
 }
 
@@ -575,6 +584,14 @@ fn small_tiles_match_oracle_with_and_without_subgroups() {
 }
 
 #[test]
+fn subgroup_lookback_matches_oracle() {
+    assert!(subgroups_available());
+    full_suite(subgroup_lookback(SMALL, false), 13);
+    full_suite(subgroup_lookback(SMALL, true), 14);
+    full_suite(subgroup_lookback(ScanPolicy::DEFAULT, false), 15);
+}
+
+#[test]
 fn multi_tile_random_sizes() {
     let mut rng = StdRng::seed_from_u64(5);
     let mut cases = Vec::new();
@@ -594,10 +611,11 @@ fn multi_tile_random_sizes() {
 /// segments and chunk boundaries (where it must stop and read the earlier chunk's status).
 #[test]
 fn forced_fallback_matches_oracle() {
-    for subgroups in [false, true] {
+    for (subgroups, sglb) in [(false, false), (true, false), (false, true)] {
         let options = ScanKernelOptions {
             policy: SMALL,
             subgroups: subgroups && subgroups_available(),
+            subgroup_lookback: sglb,
             force_fallback: true,
             reverse_tiles: false,
         };
@@ -822,10 +840,16 @@ fn bad_bindings_are_typed_errors() {
 /// themselves (decoupled fallback) -- including across chunks and segments.
 #[test]
 fn starved_lookback_completes_through_fallback() {
-    for (policy, subgroups) in [(SMALL, false), (SMALL, true), (ScanPolicy::DEFAULT, true)] {
+    for (policy, subgroups, sglb) in [
+        (SMALL, false, false),
+        (SMALL, true, false),
+        (ScanPolicy::DEFAULT, true, false),
+        (SMALL, false, true),
+    ] {
         let options = ScanKernelOptions {
             policy,
             subgroups: subgroups && subgroups_available(),
+            subgroup_lookback: sglb,
             force_fallback: false,
             reverse_tiles: true,
         };
@@ -864,6 +888,7 @@ fn plain_lookback_fails_when_tiles_start_out_of_order() {
             ..SMALL
         },
         subgroups: false,
+        subgroup_lookback: false,
         force_fallback: false,
         reverse_tiles: true,
     };

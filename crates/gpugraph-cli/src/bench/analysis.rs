@@ -94,6 +94,7 @@ pub fn sort_cases(
             cases.push(Case {
                 op,
                 bytes_per_element: if pairs { 68.0 } else { 36.0 },
+                written_bytes_per_element: if pairs { 32.0 } else { 16.0 },
                 graph: g.compile()?,
                 check: Box::new(move |gpu| {
                     check_equal(&what, &gpu.read_back(&out_k, n)?, &want_k)?;
@@ -154,6 +155,7 @@ pub fn reduce_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         cases.push(Case {
             op: name.into(),
             bytes_per_element: 4.0,
+            written_bytes_per_element: 0.0,
             graph: g.compile()?,
             check: Box::new(move |gpu| {
                 let got = gpu.read_back(&out, 2)?;
@@ -205,6 +207,7 @@ pub fn histogram_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     Ok(vec![Case {
         op: "histogram-256".into(),
         bytes_per_element: 4.0,
+        written_bytes_per_element: 0.0,
         graph: g.compile()?,
         check: Box::new(move |gpu| {
             check_equal("histogram-256", &gpu.read_back(&counts, 256)?, &want)
@@ -261,6 +264,7 @@ pub fn group_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         cases.push(Case {
             op,
             bytes_per_element: 8.0,
+            written_bytes_per_element: 0.0,
             graph: g.compile()?,
             check: Box::new(move |gpu| {
                 check_equal(

@@ -86,6 +86,7 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         Case {
             op: OP.into(),
             bytes_per_element: BYTES_PER_ROW,
+            written_bytes_per_element: 12.0,
             graph: g.compile()?,
             check: Box::new(move |gpu| {
                 let got: Vec<f32> = gpu
@@ -221,6 +222,7 @@ fn chain_cases(
         cases.push(Case {
             op,
             bytes_per_element: CHAIN_BYTES_PER_ROW,
+            written_bytes_per_element: 4.0,
             graph: g.compile()?,
             check: Box::new(move |gpu| {
                 let got: Vec<f32> = gpu

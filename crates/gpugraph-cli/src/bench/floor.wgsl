@@ -66,3 +66,36 @@ fn fill(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         i += threads;
     }
 }
+
+// The read-only floor (primitives that read far more than they write: reductions, histograms,
+// group aggregation): the same grid-stride loads as `copy`, folded by xor. An invocation
+// stores its fold only in the (about 2^-128) case that it equals the seed, so the loads cannot
+// be elided and nothing is written in practice.
+@compute @workgroup_size(WORKGROUP)
+fn read(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let threads = groups.x * WORKGROUP;
+    let n = params.words;
+    var i = gid.x;
+    var acc = vec4<u32>(0u);
+    loop {
+        if i + 3u * threads >= n || i + 3u * threads < i {
+            break;
+        }
+        let a = src[i];
+        let b = src[i + threads];
+        let c = src[i + 2u * threads];
+        let d = src[i + 3u * threads];
+        acc ^= (a ^ b) ^ (c ^ d);
+        i += 4u * threads;
+    }
+    loop {
+        if i >= n {
+            break;
+        }
+        acc ^= src[i];
+        i += threads;
+    }
+    if all(acc == vec4<u32>(params.seed)) {
+        dst[gid.x % arrayLength(&dst)] = acc;
+    }
+}

@@ -29,7 +29,8 @@ pub enum BenchCommand {
     Mask(primitives::PrimitiveArgs),
     /// Exclusive and inclusive u32 scans (8 bytes per element).
     Scan(primitives::PrimitiveArgs),
-    /// Stable compaction under a random 50% mask (10 bytes per element).
+    /// Stable compaction under a random mask (`--selected`, default 50%; 8 bytes per element
+    /// plus 4 per survivor).
     Compact(primitives::PrimitiveArgs),
     /// Expression kernel: `positions * scale + offset` over float32x3 rows (36 bytes per row).
     Expr(primitives::PrimitiveArgs),

@@ -24,7 +24,8 @@ pub struct PrimitiveArgs {
     pub sizes: Vec<u64>,
     /// Scan-kernel variants to compare in one run (scan and compact benches): comma-separated
     /// `key=value` over the default policy, keys `wg`, `vec4`, `window`, `spin`, `unroll`,
-    /// `subgroups`, or `default` for the default itself; repeat the flag for several variants
+    /// `subgroups` (subgroup tile scans), `sglb` (subgroup look-back), or `default` for the
+    /// default itself; repeat the flag for several variants
     /// (e.g. `--scan-policy default --scan-policy unroll=0`).
     #[arg(long = "scan-policy", value_name = "SPEC")]
     pub scan_policies: Vec<String>,
@@ -91,8 +92,12 @@ pub fn scan_variants(gpu: &Gpu, specs: &[String], for_scan: bool) -> Result<Vec<
                         o.subgroups = v != 0
                             && gpu.device().features().contains(wgpu::Features::SUBGROUP)
                     }
+                    "sglb" => {
+                        o.subgroup_lookback = v != 0
+                            && gpu.device().features().contains(wgpu::Features::SUBGROUP)
+                    }
                     other => anyhow::bail!(
-                        "--scan-policy '{spec}': unknown key '{other}' (wg, vec4, window, spin, unroll, subgroups)"
+                        "--scan-policy '{spec}': unknown key '{other}' (wg, vec4, window, spin, unroll, subgroups, sglb)"
                     ),
                 }
             }
@@ -117,8 +122,11 @@ pub fn random_words(n: u64, bound: u32, seed: u64) -> Vec<u32> {
 pub struct Case {
     /// Operation name in the table.
     pub op: String,
-    /// Bytes moved per element at minimum.
+    /// Bytes moved per element at minimum (read and written).
     pub bytes_per_element: f64,
+    /// Of those, the bytes written per element: the floor is the copy kernel for the writes and
+    /// as many reads, the read-only kernel for the other reads ([`Floor::time_traffic`]).
+    pub written_bytes_per_element: f64,
     /// The compiled graph.
     pub graph: CompiledGraph,
     /// Checks the outputs after one run (reads back explicitly).
@@ -158,8 +166,9 @@ pub fn run_cases(
                 case.op
             ));
             let (t, timing) = throughput::time_graph(&gpu, &mut case.graph, args.options.repeat)?;
-            let traffic = (n as f64 * case.bytes_per_element / 2.0) as u64;
-            let floor_t = floor.time(&gpu, traffic, args.options.repeat)?;
+            let written = (n as f64 * case.written_bytes_per_element) as u64;
+            let read = (n as f64 * case.bytes_per_element) as u64 - written;
+            let floor_t = floor.time_traffic(&gpu, read, written, args.options.repeat)?;
             rows.push(throughput::row(
                 &case.op,
                 n,
@@ -269,6 +278,7 @@ pub fn copy_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     Ok(vec![Case {
         op: "copy-buffer".into(),
         bytes_per_element: 8.0,
+        written_bytes_per_element: 4.0,
         graph,
         check: Box::new(move |gpu| {
             throughput::check_equal("copy-buffer", &gpu.read_back(&dst, n)?, &data)
@@ -299,6 +309,7 @@ pub fn mask_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     Ok(vec![Case {
         op: "mask-and".into(),
         bytes_per_element: 12.0,
+        written_bytes_per_element: 4.0,
         graph: g.compile()?,
         check: Box::new(move |gpu| {
             throughput::check_equal("mask-and", &gpu.read_back(&out, n)?, &want)
@@ -336,6 +347,7 @@ pub fn scan_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<Cas
             cases.push(Case {
                 op,
                 bytes_per_element: 8.0,
+                written_bytes_per_element: 4.0,
                 graph: g.compile()?,
                 check: Box::new(move |gpu| {
                     throughput::check_equal(&what, &gpu.read_back(&output, n)?, &want)
@@ -348,8 +360,8 @@ pub fn scan_cases(gpu: &Gpu, n: u64, variants: &[ScanVariant]) -> Result<Vec<Cas
 
 /// `bench compact`: stable compaction of random values under a random mask selecting
 /// `selected_percent` of the rows (count in the instanceCount word of an indirect record), once
-/// per percentage and `--scan-policy` variant. Moves 8 bytes per element plus 4 per survivor;
-/// reported at 10 bytes per element.
+/// per percentage and `--scan-policy` variant. Moves 8 bytes per element plus 4 per survivor,
+/// the traffic its row reports.
 pub fn compact_cases(
     gpu: &Gpu,
     n: u64,
@@ -368,6 +380,7 @@ pub fn compact_cases(
             .into_iter()
             .map(|r| (r < percent) as u32)
             .collect();
+        let selected_fraction = f64::from(percent) / 100.0;
         let want = compact_cpu::compact(&values, &flags, n as usize).written;
         let bf = gpu.upload("compact-flags", &flags);
         for variant in variants {
@@ -397,7 +410,8 @@ pub fn compact_cases(
             let (want, what) = (want.clone(), op.clone());
             cases.push(Case {
                 op,
-                bytes_per_element: 10.0,
+                bytes_per_element: 8.0 + 4.0 * selected_fraction,
+                written_bytes_per_element: 4.0 * selected_fraction,
                 graph: g.compile()?,
                 check: Box::new(move |gpu| {
                     let count = gpu.read_back(&record, 4)?[1] as u64;

@@ -124,6 +124,7 @@ impl CompactKernel {
             compact: true,
             partitions,
             live_count: live,
+            subgroup_lookback: options.subgroup_lookback,
             ..Variant::scan(
                 false,
                 options.subgroups,

@@ -316,7 +316,17 @@ fn accumulate(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num
         }
     }
     if (PRIVATE) {
-        for (var i = lane; i < KEYS * STRIDE; i += WG) {
+        // Workgroups finish at about the same time; merging every one from key 0 upwards
+        // would queue them all on the same few words (float sums merge by compare-exchange,
+        // which retries under contention: 2^24 rows took 20x longer than the integer merge
+        // on an H200). Each workgroup starts at its own offset instead.
+        let words = KEYS * STRIDE;
+        let start = (w * WG) % words;
+        for (var j = lane; j < words; j += WG) {
+            var i = j + start;
+            if (i >= words) {
+                i -= words;
+            }
             let s = i % STRIDE;
             // The high word merges with the low one; the staged scale is not a result.
             if (FIXED_SUM && (s == SUM_AT + 1u || (s == SCALE_AT && !SCALE_PHASE))) {

@@ -14,7 +14,7 @@ use crate::kernel::{
 };
 
 const WGSL: &str = include_str!("mask.wgsl");
-const ROWS_PER_WORKGROUP: u64 = 256 * 4;
+const ROWS_PER_WORKGROUP: u64 = 256 * 8;
 
 /// A boolean operator over masks (zero = false, nonzero = true).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,7 +65,7 @@ pub struct Mask {
 }
 
 fn combine_expr(op: MaskOp, n: usize) -> String {
-    let bit = |k: usize| format!("(in_{k}[params[{}] + i] != 0u)", k + 2);
+    let bit = |k: usize| format!("(v_{k}[r] != 0u)");
     let all: Vec<String> = (0..n).map(bit).collect();
     match op {
         MaskOp::And => all.join(" && "),
@@ -86,8 +86,21 @@ pub fn shader_source(op: MaskOp, n: usize) -> String {
             )
         })
         .collect();
+    // Input k's rows of this invocation, loaded before any store (see mask.wgsl).
+    let loads: String = (0..n)
+        .map(|k| {
+            format!(
+                "    let off_{k} = params[{p}];\n    var v_{k}: array<u32, ROWS_PER_THREAD>;\n    \
+                 for (var r = 0u; r < ROWS_PER_THREAD; r++) {{\n        \
+                 let i = base + r * WORKGROUP_SIZE;\n        \
+                 if (i < count) {{ v_{k}[r] = in_{k}[off_{k} + i]; }}\n    }}\n",
+                p = k + 2
+            )
+        })
+        .collect();
     let body = WGSL
         .replace("//INPUT_BINDINGS", &bindings)
+        .replace("//INPUT_LOADS", &loads)
         .replace("COMBINE", &combine_expr(op, n));
     kernel::with_shared(&[kernel::SHARED_DISPATCH_WGSL], &body)
 }

@@ -30,6 +30,10 @@ pub struct ScanKernelOptions {
     /// the device). The kernel falls back to its workgroup-memory scan at run time when the
     /// driver does not fill whole subgroups.
     pub subgroups: bool,
+    /// Walk the look-back with one subgroup (ballot and subgroup sum per step, no workgroup
+    /// barrier inside the walk) instead of a window folded in workgroup memory (requires
+    /// `wgpu::Features::SUBGROUP`). The window is then the subgroup size.
+    pub subgroup_lookback: bool,
     /// Testing and diagnostics only: the look-back ignores the published status of tiles in the
     /// same chunk, so every workgroup recomputes all its predecessors back to the chunk start
     /// (or a segment start) through the decoupled-fallback path. Quadratic in tiles per chunk.
@@ -46,6 +50,7 @@ impl ScanKernelOptions {
         Self {
             policy: ScanPolicy::DEFAULT,
             subgroups: device.features().contains(wgpu::Features::SUBGROUP),
+            subgroup_lookback: false,
             force_fallback: false,
             reverse_tiles: false,
         }
@@ -301,7 +306,9 @@ pub fn check_device(
 ) -> Result<(), ScanKernelError> {
     let policy = options.policy;
     policy.validate()?;
-    if options.subgroups && !device.features().contains(wgpu::Features::SUBGROUP) {
+    if (options.subgroups || options.subgroup_lookback)
+        && !device.features().contains(wgpu::Features::SUBGROUP)
+    {
         return Err(ScanKernelError::SubgroupsUnsupported);
     }
     let limits = device.limits();
@@ -363,6 +370,7 @@ impl ScanKernel {
     fn variant(options: &ScanKernelOptions, segmented: bool, live: bool) -> Variant {
         Variant {
             live_count: live,
+            subgroup_lookback: options.subgroup_lookback,
             ..Variant::scan(
                 segmented,
                 options.subgroups,

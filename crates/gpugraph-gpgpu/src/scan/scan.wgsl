@@ -653,6 +653,105 @@ fn look_back(lid: u32) -> u32 {
     return workgroupUniformLoad(&lb_carry);
 }
 
+#ifdef SUBGROUP_LOOKBACK
+// Index of the lowest set bit of a ballot (128 when none is set).
+fn first_lane(ballot: vec4<u32>) -> u32 {
+    for (var w = 0u; w < 4u; w += 1u) {
+        if ballot[w] != 0u {
+            return 32u * w + firstTrailingBit(ballot[w]);
+        }
+    }
+    return 128u;
+}
+
+fn ballot_bit(ballot: vec4<u32>, lane: u32) -> bool {
+    return ((ballot[lane >> 5u] >> (lane & 31u)) & 1u) != 0u;
+}
+
+// Same contract as look_back, walked by subgroup 0 alone: lane i reads predecessor
+// lb_next - i, a ballot finds the nearest one that is not a plain aggregate and a subgroup sum
+// folds the aggregates before it, so a step costs one status round trip and no workgroup
+// barrier (look_back pays two barriers and a serial fold per step, and on an H200 the
+// look-back, not memory, bounded the scan). The workgroup joins only to learn the outcome and
+// for the decoupled fallback, which is unchanged.
+fn look_back_subgroup(lid: u32, lane: u32, sg_id: u32) -> u32 {
+    loop {
+        if sg_id == 0u {
+            var next = lb_next;
+            var carry = lb_carry;
+            var spins = lb_spins;
+            var state = LB_CONTINUE;
+            let present = subgroupBallot(true);
+            let lanes = countOneBits(present.x) + countOneBits(present.y) + countOneBits(present.z)
+                + countOneBits(present.w);
+            loop {
+                // Nothing precedes tile 0: lanes reaching past it read an empty inclusive prefix.
+                var st = vec2<u32>(TILE_INCLUSIVE, 0u);
+                if lane <= next {
+                    let t = next - lane;
+                    st = read_status(t);
+#ifdef FORCE_FALLBACK
+                    if t >= params.tile_base {
+                        st = vec2<u32>(TILE_EMPTY, 0u);
+                    }
+#endif
+                }
+                let stops = subgroupBallot(st.x != TILE_AGGREGATE);
+                let inclusive = subgroupBallot(st.x == TILE_INCLUSIVE);
+                let first = min(first_lane(stops), lanes);
+                let closed = first < lanes && ballot_bit(inclusive, first);
+                let take = lane < first || (closed && lane == first);
+                carry += subgroupAdd(select(0u, st.y, take));
+                if closed {
+                    state = LB_DONE;
+                    break;
+                }
+                if first > 0u {
+                    next -= first;
+                    spins = 0u;
+                    continue;
+                }
+                spins += 1u;
+                // Tiles of earlier chunks are complete; they are never recomputed here.
+                if spins >= SPIN_LIMIT && next >= params.tile_base {
+                    spins = 0u;
+                    state = LB_STALLED;
+                    break;
+                }
+            }
+            if lane == 0u {
+                lb_next = next;
+                lb_carry = carry;
+                lb_spins = spins;
+                lb_state = state;
+            }
+        }
+        let state = workgroupUniformLoad(&lb_state);
+        if state == LB_DONE {
+            break;
+        }
+        // LB_STALLED: the whole workgroup recounts the stalled predecessor.
+        let stalled = workgroupUniformLoad(&lb_next);
+        let aggregate = reduce_tile(lid, stalled);
+        if lid == 0u {
+            let closed = aggregate.x != 0u || sequence_start(stalled);
+            publish(stalled, select(TILE_AGGREGATE, TILE_INCLUSIVE, closed), aggregate.y);
+            lb_carry += aggregate.y;
+            if closed {
+                lb_state = LB_DONE;
+            } else {
+                lb_next = stalled - 1u;
+                lb_state = LB_CONTINUE;
+            }
+        }
+        if workgroupUniformLoad(&lb_state) == LB_DONE {
+            break;
+        }
+    }
+    return workgroupUniformLoad(&lb_carry);
+}
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // Entry points.
 
@@ -675,7 +774,7 @@ fn clear_status(
 @compute @workgroup_size(WG_SIZE)
 fn scan_tiles(
     @builtin(local_invocation_index) lid: u32,
-#ifdef SUBGROUPS
+#ifdef SUBGROUP_BUILTINS
     @builtin(subgroup_invocation_id) sg_lane: u32,
     @builtin(subgroup_size) sg_size: u32,
     @builtin(subgroup_id) sg_id: u32,
@@ -758,7 +857,11 @@ fn scan_tiles(
     }
     var carry = 0u;
     if workgroupUniformLoad(&sh_need_lookback) != 0u {
+#ifdef SUBGROUP_LOOKBACK
+        carry = look_back_subgroup(lid, sg_lane, sg_id);
+#else
         carry = look_back(lid);
+#endif
     }
     if lid == 0u {
         let aggregate = sh_tile_aggregate;

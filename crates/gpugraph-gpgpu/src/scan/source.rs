@@ -27,6 +27,8 @@ pub(crate) struct Variant {
     pub partitions: bool,
     /// The input carries a live count (binding 9): rows at or past it read as 0.
     pub live_count: bool,
+    /// The look-back is walked by one subgroup (device needs `Features::SUBGROUP`).
+    pub subgroup_lookback: bool,
 }
 
 impl Variant {
@@ -45,6 +47,7 @@ impl Variant {
             compact: false,
             partitions: false,
             live_count: false,
+            subgroup_lookback: false,
         }
     }
 }
@@ -57,6 +60,12 @@ pub(crate) fn wgsl(policy: &ScanPolicy, variant: Variant) -> String {
     }
     if variant.subgroups {
         defines.push("SUBGROUPS");
+    }
+    if variant.subgroup_lookback {
+        defines.push("SUBGROUP_LOOKBACK");
+    }
+    if variant.subgroups || variant.subgroup_lookback {
+        defines.push("SUBGROUP_BUILTINS");
     }
     if variant.force_fallback {
         defines.push("FORCE_FALLBACK");
@@ -130,6 +139,22 @@ mod tests {
                         compact: true,
                         partitions,
                         ..Variant::scan(false, subgroups, force_fallback, force_fallback)
+                    });
+                }
+            }
+        }
+        for segmented in [false, true] {
+            for subgroups in [false, true] {
+                for force_fallback in [false, true] {
+                    v.push(Variant {
+                        subgroup_lookback: true,
+                        ..Variant::scan(segmented, subgroups, force_fallback, force_fallback)
+                    });
+                    v.push(Variant {
+                        subgroup_lookback: true,
+                        compact: !segmented,
+                        live_count: true,
+                        ..Variant::scan(segmented, subgroups, force_fallback, false)
                     });
                 }
             }
