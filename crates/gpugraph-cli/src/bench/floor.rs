@@ -75,7 +75,7 @@ impl Floor {
             * 256;
         Self {
             copy: floor_kernel(gpu, "copy"),
-            read: floor_kernel(gpu, "read"),
+            read: floor_kernel(gpu, "stream_read"),
             fill: floor_kernel(gpu, "fill"),
             chunk,
             pair: None,
@@ -358,7 +358,7 @@ fn round16(bytes: u64) -> u64 {
     bytes.max(16).div_ceil(16) * 16
 }
 
-/// `entry` (`copy`, `read` or `fill`) of `floor.wgsl`, compiled for `gpu`.
+/// `entry` (`copy`, `stream_read` or `fill`) of `floor.wgsl`, compiled for `gpu`.
 pub fn floor_kernel(gpu: &Gpu, entry: &str) -> Kernel {
     Kernel::new(
         gpu.device(),

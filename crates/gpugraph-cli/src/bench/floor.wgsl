@@ -72,7 +72,7 @@ fn fill(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 // stores its fold only in the (about 2^-128) case that it equals the seed, so the loads cannot
 // be elided and nothing is written in practice.
 @compute @workgroup_size(WORKGROUP)
-fn read(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+fn stream_read(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let threads = groups.x * WORKGROUP;
     let n = params.words;
     var i = gid.x;
