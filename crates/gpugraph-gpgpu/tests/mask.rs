@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use gpugraph_command::{CommandGraph, VectorView};
-use gpugraph_gpgpu::mask::{cpu, shader_source};
+use gpugraph_gpgpu::mask::{cpu, shader_source, vec4_shader_source};
 use gpugraph_gpgpu::{AlgorithmError, Mask, MaskOp};
 
 const OPS: [MaskOp; 5] = [
@@ -27,15 +27,16 @@ fn arity(op: MaskOp) -> usize {
 fn generated_wgsl_validates_for_every_op_and_arity() {
     for op in OPS {
         for n in if op == MaskOp::Not { 1..2 } else { 2..6 } {
-            let src = shader_source(op, n);
-            let module =
-                naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{op:?}/{n}: {e}"));
-            naga::valid::Validator::new(
-                naga::valid::ValidationFlags::all(),
-                naga::valid::Capabilities::all(),
-            )
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{op:?}/{n}: {e:?}"));
+            for src in [shader_source(op, n), vec4_shader_source(op, n)] {
+                let module = naga::front::wgsl::parse_str(&src)
+                    .unwrap_or_else(|e| panic!("{op:?}/{n}: {e}"));
+                naga::valid::Validator::new(
+                    naga::valid::ValidationFlags::all(),
+                    naga::valid::Capabilities::all(),
+                )
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{op:?}/{n}: {e:?}"));
+            }
         }
     }
 }
@@ -58,16 +59,21 @@ fn patterns(n: usize, seed: u64) -> Vec<Vec<u32>> {
 #[test]
 fn single_view_masks_match_the_oracle_across_sizes() {
     let ctx = ctx();
-    for &n in &[0usize, 1, 255, 256, 257, 1023, 1024, 1025, 4097, 100_003] {
+    // Output at element offset 3 (scalar kernel only) and 4 (vector kernel, scalar tail).
+    for (at, &n) in [3usize, 4].into_iter().flat_map(|at| {
+        [0usize, 1, 255, 256, 257, 1023, 1024, 1025, 4097, 100_003]
+            .iter()
+            .map(move |n| (at, n))
+    }) {
         let pats = patterns(n, n as u64);
         for op in OPS {
             let ins: Vec<&[u32]> = (0..arity(op))
                 .map(|k| pats[(k * 2 + op as usize) % pats.len()].as_slice())
                 .collect();
             let mut g = CommandGraph::new("mask-test", &ctx.device);
-            // Output at an unaligned element offset (3) inside a larger poisoned buffer.
-            let out_buf = upload(&ctx, &vec![POISON; n + 5]);
-            let out = import_view(&mut g, "out", &out_buf, 3, n as u64);
+            // Output at element offset `at` inside a larger poisoned buffer.
+            let out_buf = upload(&ctx, &vec![POISON; n + at + 2]);
+            let out = import_view(&mut g, "out", &out_buf, at as u64, n as u64);
             let inputs: Vec<VectorView> = ins
                 .iter()
                 .enumerate()
@@ -87,13 +93,16 @@ fn single_view_masks_match_the_oracle_across_sizes() {
             run(&ctx, g);
             let all = read_buffer(&ctx, &out_buf);
             assert_eq!(
-                &all[3..3 + n],
+                &all[at..at + n],
                 cpu::combine(op, &ins).as_slice(),
-                "{op:?} n={n}"
+                "{op:?} n={n} at={at}"
             );
-            assert_eq!(&all[..3], &[POISON; 3], "rows before the view untouched");
+            assert!(
+                all[..at].iter().all(|&w| w == POISON),
+                "rows before the view untouched"
+            );
             assert_eq!(
-                &all[3 + n..3 + n + 2],
+                &all[at + n..at + n + 2],
                 &[POISON; 2],
                 "rows after the view untouched"
             );

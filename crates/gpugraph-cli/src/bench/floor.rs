@@ -84,10 +84,10 @@ impl Floor {
         }
     }
 
-    /// The floor of a primitive that reads `read` and writes `written` bytes: the copy floor
-    /// of `2 * min(read, written)` bytes plus the read-only floor of the reads left over (or
-    /// the copy floor of all the traffic when it writes more than it reads). Medians, minima
-    /// and maxima add; samples are not kept.
+    /// The floor of a primitive that reads `read` and writes `written` bytes: the copy kernel
+    /// copying `written` bytes (reading as many) plus the read-only kernel over the reads left
+    /// over; a primitive that writes at least as much as it reads gets the copy of half its
+    /// traffic, as every row did before. Medians, minima and maxima add; samples are not kept.
     pub fn time_traffic(
         &mut self,
         gpu: &Gpu,
@@ -96,13 +96,13 @@ impl Floor {
         repeat: u32,
     ) -> Result<Summary> {
         if written >= read {
-            return self.time(gpu, read + written, repeat);
+            return self.time(gpu, (read + written) / 2, repeat);
         }
         let reads_only = self.time_read(gpu, read - written, repeat)?;
         if written == 0 {
             return Ok(reads_only);
         }
-        let copied = self.time(gpu, 2 * written, repeat)?;
+        let copied = self.time(gpu, written, repeat)?;
         Ok(Summary {
             median: copied.median + reads_only.median,
             min: copied.min + reads_only.min,

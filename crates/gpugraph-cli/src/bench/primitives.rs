@@ -57,7 +57,7 @@ pub fn scan_variants(gpu: &Gpu, specs: &[String], for_scan: bool) -> Result<Vec<
     let default = if for_scan {
         ScanKernelOptions::for_scan(gpu.device())
     } else {
-        ScanKernelOptions::for_device(gpu.device())
+        ScanKernelOptions::for_compaction(gpu.device())
     };
     if specs.is_empty() {
         return Ok(vec![ScanVariant {

@@ -292,7 +292,7 @@ impl Compaction {
     /// Validates the views, plans the tiles and adds node `{id}` (see the type's contract),
     /// with the default kernel options for the graph's device.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
-        let options = ScanKernelOptions::for_device(graph.device());
+        let options = ScanKernelOptions::for_compaction(graph.device());
         self.add_to_graph_with(graph, options)
     }
 

@@ -66,7 +66,7 @@ pub struct PartitionedIndexedRangeCompaction {
 impl PartitionedIndexedRangeCompaction {
     /// Validates the views and adds `{id}` and `{id}/totals` (see the module doc).
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
-        let options = ScanKernelOptions::for_device(graph.device());
+        let options = ScanKernelOptions::for_compaction(graph.device());
         self.add_to_graph_with(graph, options)
     }
 

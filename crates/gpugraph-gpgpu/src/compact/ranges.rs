@@ -65,7 +65,7 @@ pub struct IndexedRangeCompaction {
 impl IndexedRangeCompaction {
     /// Validates the views and adds the nodes described in the module doc.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
-        let options = ScanKernelOptions::for_device(graph.device());
+        let options = ScanKernelOptions::for_compaction(graph.device());
         self.add_to_graph_with(graph, options)
     }
 

@@ -327,10 +327,18 @@ impl Keyed {
                     u32::MAX as u64 - tile,
                 ));
             }
+            // Float sums merge by compare-exchange, and every workgroup merges every key at
+            // about the same moment, so retries grow with the workgroups in flight.
+            let merge_cap = if layout.sum_at != NONE && !layout.fixed_sum() {
+                policy.float_merge_workgroups
+            } else {
+                u64::MAX
+            };
             let wgs = c
                 .len()
                 .div_ceil(tile)
                 .min(policy.max_workgroups)
+                .min(merge_cap)
                 .min(grid_cap);
             let g = grid_for(wgs, max_dim)
                 .ok_or_else(|| check.device_limit("workgroups for one chunk", wgs, grid_cap))?;

@@ -14,7 +14,11 @@ use crate::kernel::{
 };
 
 const WGSL: &str = include_str!("mask.wgsl");
-const ROWS_PER_WORKGROUP: u64 = 256 * 8;
+const VEC4_WGSL: &str = include_str!("mask_vec4.wgsl");
+/// Rows of one workgroup of the scalar kernel (`mask.wgsl`).
+const ROWS_PER_WORKGROUP: u64 = 256 * 4;
+/// vec4 slots of one workgroup of the vector kernel (`mask_vec4.wgsl`).
+const VECS_PER_WORKGROUP: u64 = 256 * 4;
 
 /// A boolean operator over masks (zero = false, nonzero = true).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -64,19 +68,23 @@ pub struct Mask {
     pub op: MaskOp,
 }
 
-fn combine_expr(op: MaskOp, n: usize) -> String {
-    let bit = |k: usize| format!("(v_{k}[r] != 0u)");
-    let all: Vec<String> = (0..n).map(bit).collect();
+/// `op` over the operands' truth values; `vector`: over `vec4<bool>` (`&`, `|`), else `bool`.
+fn combine_expr(op: MaskOp, operands: &[String], vector: bool) -> String {
+    let (and, or) = if vector {
+        (" & ", " | ")
+    } else {
+        (" && ", " || ")
+    };
     match op {
-        MaskOp::And => all.join(" && "),
-        MaskOp::Or => all.join(" || "),
-        MaskOp::Xor => all.join(" != "),
-        MaskOp::Difference => format!("{} && !({})", all[0], all[1..].join(" || ")),
-        MaskOp::Not => format!("!{}", all[0]),
+        MaskOp::And => operands.join(and),
+        MaskOp::Or => operands.join(or),
+        MaskOp::Xor => operands.join(" != "),
+        MaskOp::Difference => format!("{}{and}!({})", operands[0], operands[1..].join(or)),
+        MaskOp::Not => format!("!{}", operands[0]),
     }
 }
 
-/// The WGSL of the kernel for `op` over `n` inputs.
+/// The WGSL of the scalar kernel for `op` over `n` inputs (any alignment, one row at a time).
 pub fn shader_source(op: MaskOp, n: usize) -> String {
     let bindings: String = (0..n)
         .map(|k| {
@@ -86,23 +94,95 @@ pub fn shader_source(op: MaskOp, n: usize) -> String {
             )
         })
         .collect();
-    // Input k's rows of this invocation, loaded before any store (see mask.wgsl).
+    let operands: Vec<String> = (0..n)
+        .map(|k| format!("(in_{k}[params[{}] + i] != 0u)", k + 2))
+        .collect();
+    let body = WGSL
+        .replace("//INPUT_BINDINGS", &bindings)
+        .replace("COMBINE", &combine_expr(op, &operands, false));
+    kernel::with_shared(&[kernel::SHARED_DISPATCH_WGSL], &body)
+}
+
+/// The WGSL of the vector kernel for `op` over `n` inputs (16-byte aligned views, four rows
+/// per `vec4<u32>`, every load before the first store).
+pub fn vec4_shader_source(op: MaskOp, n: usize) -> String {
+    let bindings: String = (0..n)
+        .map(|k| {
+            format!(
+                "@group(0) @binding({}) var<storage, read> in_{k}: array<vec4<u32>>;\n",
+                k + 2
+            )
+        })
+        .collect();
     let loads: String = (0..n)
         .map(|k| {
             format!(
-                "    let off_{k} = params[{p}];\n    var v_{k}: array<u32, ROWS_PER_THREAD>;\n    \
-                 for (var r = 0u; r < ROWS_PER_THREAD; r++) {{\n        \
+                "    let off_{k} = params[{p}];\n    var v_{k}: array<vec4<u32>, VECS_PER_THREAD>;\n    \
+                 for (var r = 0u; r < VECS_PER_THREAD; r++) {{\n        \
                  let i = base + r * WORKGROUP_SIZE;\n        \
                  if (i < count) {{ v_{k}[r] = in_{k}[off_{k} + i]; }}\n    }}\n",
                 p = k + 2
             )
         })
         .collect();
-    let body = WGSL
+    let operands: Vec<String> = (0..n)
+        .map(|k| format!("(v_{k}[r] != vec4<u32>(0u))"))
+        .collect();
+    let body = VEC4_WGSL
         .replace("//INPUT_BINDINGS", &bindings)
         .replace("//INPUT_LOADS", &loads)
-        .replace("COMBINE", &combine_expr(op, n));
+        .replace("COMBINE", &combine_expr(op, &operands, true));
     kernel::with_shared(&[kernel::SHARED_DISPATCH_WGSL], &body)
+}
+
+/// One dispatch of a chunk: which kernel, its parameter words and grid.
+struct Dispatch {
+    vector: bool,
+    params: Vec<u32>,
+    grid: kernel::Grid,
+}
+
+/// The dispatches of one chunk of `len` rows whose output and input views start at element
+/// offsets `offsets` (output first) within their bindings: the vector kernel over the whole
+/// vec4 slots when every offset is a multiple of 4, the scalar kernel over the rest.
+fn plan_chunk(
+    check: ViewCheck<'_>,
+    len: u64,
+    offsets: &[u32],
+    max_dim: u32,
+) -> Result<Vec<Dispatch>, AlgorithmError> {
+    let grid = |units: u64, per_workgroup: u64| {
+        grid_for(units.div_ceil(per_workgroup), max_dim).ok_or_else(|| {
+            check.device_limit(
+                "workgroups for one chunk",
+                units.div_ceil(per_workgroup),
+                max_dim as u64 * max_dim as u64,
+            )
+        })
+    };
+    let aligned = offsets.iter().all(|o| o % 4 == 0);
+    let vecs = if aligned { len / 4 } else { 0 };
+    let mut out = Vec::new();
+    if vecs > 0 {
+        let mut params = vec![vecs as u32];
+        params.extend(offsets.iter().map(|o| o / 4));
+        out.push(Dispatch {
+            vector: true,
+            params,
+            grid: grid(vecs, VECS_PER_WORKGROUP)?,
+        });
+    }
+    let rest = len - 4 * vecs;
+    if rest > 0 {
+        let mut params = vec![rest as u32];
+        params.extend(offsets.iter().map(|o| o + 4 * vecs as u32));
+        out.push(Dispatch {
+            vector: false,
+            params,
+            grid: grid(rest, ROWS_PER_WORKGROUP)?,
+        });
+    }
+    Ok(out)
 }
 
 impl Mask {
@@ -146,19 +226,19 @@ impl Mask {
             }
         }
         let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;
-        let mut grids = Vec::new();
-        for c in self.output.chunks() {
-            let g = grid_for(c.len().div_ceil(ROWS_PER_WORKGROUP), max_dim).ok_or_else(|| {
-                check.device_limit(
-                    "workgroups for one chunk",
-                    c.len().div_ceil(ROWS_PER_WORKGROUP),
-                    max_dim as u64 * max_dim as u64,
-                )
-            })?;
+        let align = graph.device().limits().min_storage_buffer_offset_alignment as u64;
+        let mut plans = Vec::new();
+        for (ci, c) in self.output.chunks().iter().enumerate() {
             if c.len() > u32::MAX as u64 {
                 return Err(check.device_limit("rows in one chunk", c.len(), u32::MAX as u64));
             }
-            grids.push(g);
+            let mut offsets = vec![c.aligned_range(align).element_offset as u32];
+            offsets.extend(
+                self.inputs
+                    .iter()
+                    .map(|v| v.chunks()[ci].aligned_range(align).element_offset as u32),
+            );
+            plans.push(plan_chunk(check, c.len(), &offsets, max_dim)?);
         }
 
         let mut uses: Vec<ResourceUse> = Vec::new();
@@ -182,45 +262,48 @@ impl Mask {
             let align = cc.limits().min_storage_buffer_offset_alignment as u64;
             let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
             bindings.extend(std::iter::repeat_n(Binding::StorageRead, inputs.len()));
-            let kernel = Kernel::new(
-                &device,
-                cc.node_id(),
-                &shader_source(op, inputs.len()),
-                "combine_masks",
-                &bindings,
-                &[],
-            );
+            let kernel_for = |source: String| {
+                Kernel::new(
+                    &device,
+                    cc.node_id(),
+                    &source,
+                    "combine_masks",
+                    &bindings,
+                    &[],
+                )
+            };
+            let scalar = kernel_for(shader_source(op, inputs.len()));
+            let vector = kernel_for(vec4_shader_source(op, inputs.len()));
             struct Chunk {
+                chunk: usize,
+                vector: bool,
                 params: gpugraph_command::wgpu::Buffer,
                 cache: BindGroupCache,
                 grid: kernel::Grid,
             }
             let mut chunks: Vec<Chunk> = Vec::new();
-            for (ci, out) in output.chunks().iter().enumerate() {
-                let mut p = vec![
-                    out.len() as u32,
-                    out.aligned_range(align).element_offset as u32,
-                ];
-                p.extend(
-                    inputs
-                        .iter()
-                        .map(|v| v.chunks()[ci].aligned_range(align).element_offset as u32),
-                );
-                chunks.push(Chunk {
-                    params: kernel::parameter_buffer(
-                        &device,
-                        cc.node_id(),
-                        bytemuck::cast_slice(&p),
-                    ),
-                    cache: BindGroupCache::default(),
-                    grid: grids[ci],
-                });
+            for (ci, plan) in plans.iter().enumerate() {
+                for d in plan {
+                    chunks.push(Chunk {
+                        chunk: ci,
+                        vector: d.vector,
+                        params: kernel::parameter_buffer(
+                            &device,
+                            cc.node_id(),
+                            bytemuck::cast_slice(&d.params),
+                        ),
+                        cache: BindGroupCache::default(),
+                        grid: d.grid,
+                    });
+                }
             }
             Ok(gpugraph_command::compute_fn(move |pass, ec| {
-                for (ci, chunk) in chunks.iter_mut().enumerate() {
+                for chunk in chunks.iter_mut() {
                     if chunk.grid.is_empty() {
                         continue;
                     }
+                    let ci = chunk.chunk;
+                    let kernel = if chunk.vector { &vector } else { &scalar };
                     let out = &output.chunks()[ci];
                     let mut buffers = vec![ec.buffer(out.buffer())];
                     buffers.extend(inputs.iter().map(|v| ec.buffer(v.chunks()[ci].buffer())));

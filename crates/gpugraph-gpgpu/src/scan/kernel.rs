@@ -62,7 +62,7 @@ impl ScanKernelOptions {
     ///
     /// | device class | policy | evidence |
     /// |---|---|---|
-    /// | NVIDIA (vendor 0x10de) | 8 `vec4` per invocation (8,192-element tiles), workgroup-memory scans (no subgroups) | H200, 2026-12-01, `bench scan --scan-policy vec4=4 --scan-policy vec4=8 ...`: 2^28 exclusive 0.938 ms vs 1.020 ms, 2^26 0.255 vs 0.273 ms; vec4=16, 512 invocations, a wider look-back window all slower. Same call, 2^28 (`bench/results/h200/2026-12-01-80b1997/scan.json`): subgroup scans 0.939 ms, workgroup-memory scans 0.897 ms |
+    /// | NVIDIA (vendor 0x10de) | 8 `vec4` per invocation (8,192-element tiles), workgroup-memory tile scans, look-back walked by one subgroup | H200, 2026-12-01, one call, 2^28 exclusive: subgroup look-back 0.665 ms against 0.897 ms for the workgroup window (`--scan-policy sglb=1`); with it, 4 `vec4` 0.840 ms, 16 `vec4` 0.806 ms, 128 invocations × 16 `vec4` 0.665 ms, 512 × 4 0.852 ms, subgroup tile scans 0.701 ms. Without it, wider windows (128, 256) were slower (1.27, 1.90 ms) |
     /// | others (lavapipe, ...) | [`ScanPolicy::DEFAULT`], subgroups where available | |
     ///
     /// A class's policy applies only where the device's workgroup memory holds it.
@@ -71,6 +71,7 @@ impl ScanKernelOptions {
         let class = match device.adapter_info().vendor {
             0x10de => {
                 options.subgroups = false;
+                options.subgroup_lookback = has_subgroups(device);
                 ScanPolicy {
                     vec4_per_thread: 8,
                     ..ScanPolicy::DEFAULT
@@ -84,6 +85,27 @@ impl ScanKernelOptions {
         }
         options
     }
+}
+
+impl ScanKernelOptions {
+    /// The options a [`crate::compact::Compaction`] (and the range compactions) get by
+    /// default: [`Self::for_device`] with the look-back chosen per device class.
+    ///
+    /// | device class | options | evidence |
+    /// |---|---|---|
+    /// | NVIDIA (vendor 0x10de) | default tile (4 `vec4`), subgroup tile scans, look-back walked by one subgroup | H200, 2026-12-01, one call, 2^28 at 1 / 50 / 100 % selected: 0.908 / 1.180 / 1.478 ms against 1.377 / 1.558 / 1.658 ms with the workgroup window; without subgroup tile scans 0.982 / 1.242 / 1.507 ms, with 8 `vec4` 1.051 / 1.377 / 1.535 ms |
+    /// | others (lavapipe, ...) | [`Self::for_device`] | |
+    pub fn for_compaction(device: &wgpu::Device) -> Self {
+        let mut options = Self::for_device(device);
+        if device.adapter_info().vendor == 0x10de {
+            options.subgroup_lookback = has_subgroups(device);
+        }
+        options
+    }
+}
+
+fn has_subgroups(device: &wgpu::Device) -> bool {
+    device.features().contains(wgpu::Features::SUBGROUP)
 }
 
 /// The device cannot run the kernel as configured.
