@@ -5,7 +5,8 @@
 // offset, params[2 + k] = input k vec4 offset.
 //
 // Each invocation issues all its loads before its first store: storage bindings may alias as
-// far as the driver compiler knows, so a load after a store would wait for it.
+// far as the driver compiler knows, so a load after a store would wait for it. The loops are
+// `#unroll`ed so the per-invocation arrays stay in registers.
 
 @group(0) @binding(0) var<storage, read> params: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<vec4<u32>>;
@@ -21,7 +22,8 @@ fn combine_masks(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
     let out_off = params[1];
     let base = linear_workgroup(wg, num_wg) * WORKGROUP_SIZE * VECS_PER_THREAD + lane;
 //INPUT_LOADS
-    for (var r = 0u; r < VECS_PER_THREAD; r++) {
+#unroll
+    for (var r = 0u; r < VECS_PER_THREAD; r += 1u) {
         let i = base + r * WORKGROUP_SIZE;
         if (i < count) {
             out[out_off + i] = select(vec4<u32>(0u), vec4<u32>(1u), COMBINE);

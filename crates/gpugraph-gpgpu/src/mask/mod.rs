@@ -17,8 +17,10 @@ const WGSL: &str = include_str!("mask.wgsl");
 const VEC4_WGSL: &str = include_str!("mask_vec4.wgsl");
 /// Rows of one workgroup of the scalar kernel (`mask.wgsl`).
 const ROWS_PER_WORKGROUP: u64 = 256 * 4;
-/// vec4 slots of one workgroup of the vector kernel (`mask_vec4.wgsl`).
-const VECS_PER_WORKGROUP: u64 = 256 * 4;
+/// vec4 slots per invocation of the vector kernel (`mask_vec4.wgsl`'s `VECS_PER_THREAD`).
+const VECS_PER_THREAD: u32 = 4;
+/// vec4 slots of one workgroup of the vector kernel.
+const VECS_PER_WORKGROUP: u64 = 256 * VECS_PER_THREAD as u64;
 
 /// A boolean operator over masks (zero = false, nonzero = true).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,8 +119,9 @@ pub fn vec4_shader_source(op: MaskOp, n: usize) -> String {
     let loads: String = (0..n)
         .map(|k| {
             format!(
-                "    let off_{k} = params[{p}];\n    var v_{k}: array<vec4<u32>, VECS_PER_THREAD>;\n    \
-                 for (var r = 0u; r < VECS_PER_THREAD; r++) {{\n        \
+                "    let off_{k} = params[{p}];\n    var v_{k}: array<vec4<u32>, VECS_PER_THREAD>;\n\
+                 #unroll\n    \
+                 for (var r = 0u; r < VECS_PER_THREAD; r += 1u) {{\n        \
                  let i = base + r * WORKGROUP_SIZE;\n        \
                  if (i < count) {{ v_{k}[r] = in_{k}[off_{k} + i]; }}\n    }}\n",
                 p = k + 2
@@ -132,6 +135,7 @@ pub fn vec4_shader_source(op: MaskOp, n: usize) -> String {
         .replace("//INPUT_BINDINGS", &bindings)
         .replace("//INPUT_LOADS", &loads)
         .replace("COMBINE", &combine_expr(op, &operands, true));
+    let body = kernel::unroll(&body, &[("VECS_PER_THREAD", VECS_PER_THREAD)], true);
     kernel::with_shared(&[kernel::SHARED_DISPATCH_WGSL], &body)
 }
 
