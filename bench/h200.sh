@@ -34,12 +34,12 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
   extra=()
   peer_extra=()
   case "$b" in
-    # Scan-kernel tuning sweep in the same run (default first): unrolled vs looped slots, larger
-    # tiles, a more patient look-back before falling back.
-    # (On NVIDIA the default is vec4=8 without subgroups: ScanKernelOptions::for_scan.)
-    scan) extra=(--scan-policy default --scan-policy vec4=4 --scan-policy subgroups=1) ;;
-    # Compaction also at 1% and 100% selected (a session-1 probe saw both run 4-5x slower than 50%).
-    compact) extra=(--selected 1,50,100 --scan-policy default --scan-policy vec4=8)
+    # Scan-kernel variants in the same run (default first). On NVIDIA the default is 8 vec4,
+    # workgroup-memory tile scans and the subgroup look-back (ScanKernelOptions::for_scan);
+    # sglb=0 is the workgroup-window look-back it replaced.
+    scan) extra=(--scan-policy default --scan-policy wg=128,vec4=16 --scan-policy sglb=0) ;;
+    # Compaction at 1%, 50% and 100% selected (ScanKernelOptions::for_compaction).
+    compact) extra=(--selected 1,50,100 --scan-policy default --scan-policy sglb=0)
       peer_extra=(--selected 1,50,100) ;;
     # The radix-pass variant sweep only with SORT_SWEEP=1 (each 2^28 case costs seconds).
     sort) [ "${SORT_SWEEP:-0}" = 1 ] && extra=(--sort-policy unroll=0 --sort-policy subgroups=0 --sort-policy unroll=1 --sort-policy kpt=8,unroll=1) ;;
