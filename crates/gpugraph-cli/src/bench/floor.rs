@@ -7,10 +7,12 @@
 //! at 2–4× "the floor" when they were at 0.2–0.4×. The copy node stays as its own row of
 //! `bench copy`.
 //!
-//! Primitives that read more than they write are held to a mixed floor: the copy kernel for
-//! the bytes they write plus as many read, and `floor.wgsl`'s read-only kernel (the same loads,
-//! folded, nothing stored) for the rest of their reads. HBM reads alone run faster than a
-//! copy's mix, so dividing a reduction by the copy floor reported it above 1.0×.
+//! Primitives that read more than they write are held to the floor of their own mix: HBM reads
+//! alone run faster than a copy's even mix, so against the copy kernel a reduction read 1.03×
+//! and a mask composition (8 bytes read, 4 written) 1.04× "the floor" on an H200.
+//! `floor.wgsl`'s `stream_read` (the same loads, folded, nothing stored) is the floor of
+//! read-only primitives, and `stream_mixed` (writing one word of every k it reads, interleaved)
+//! that of the others; each is tuned and timed like the copy.
 //!
 //! The kernel is tuned like any other: every candidate grid (workgroups per dispatch) is timed
 //! at each traffic size and the fastest median is the floor. Traffic larger than one binding
@@ -53,6 +55,8 @@ pub struct Floor {
     pair: Option<(wgpu::Buffer, wgpu::Buffer)>,
     tuned: HashMap<u64, (u32, Summary)>,
     tuned_read: HashMap<u64, Summary>,
+    mixed: Kernel,
+    tuned_mixed: HashMap<(u64, u32), Summary>,
 }
 
 /// One timed dispatch shape of the copy kernel.
@@ -81,14 +85,15 @@ impl Floor {
             pair: None,
             tuned: HashMap::new(),
             tuned_read: HashMap::new(),
+            mixed: floor_kernel(gpu, "stream_mixed"),
+            tuned_mixed: HashMap::new(),
         }
     }
 
-    /// The floor of a primitive that reads `read` and writes `written` bytes: the faster of the
-    /// copy kernel moving half the traffic, and the copy kernel copying `written` bytes plus the
-    /// read-only kernel over the reads left over (medians, minima and maxima add; samples are
-    /// not kept). The second wins at large sizes, where reads alone run faster than a copy;
-    /// the first at small ones, where it pays one launch instead of two.
+    /// The floor of a primitive that reads `read` and writes `written` bytes, by k = `read /
+    /// written` rounded: the copy kernel of half the traffic for k <= 1, the mixed kernel
+    /// (k planes read, one written) for k in 2..=16, the read-only kernel beyond (writes are
+    /// then at most 1/17 of the traffic).
     pub fn time_traffic(
         &mut self,
         gpu: &Gpu,
@@ -96,30 +101,28 @@ impl Floor {
         written: u64,
         repeat: u32,
     ) -> Result<Summary> {
-        let half = self.time(gpu, (read + written) / 2, repeat)?;
-        if written >= read {
-            return Ok(half);
-        }
-        let reads_only = self.time_read(gpu, read - written, repeat)?;
-        let mixed = if written == 0 {
-            reads_only
+        let k = if written == 0 {
+            f64::INFINITY
         } else {
-            let copied = self.time(gpu, written, repeat)?;
-            Summary {
-                median: copied.median + reads_only.median,
-                min: copied.min + reads_only.min,
-                max: copied.max + reads_only.max,
-                mean: copied.mean + reads_only.mean,
-                samples: Vec::new(),
-            }
+            (read as f64 / written as f64).round()
         };
-        Ok(if mixed.median < half.median { mixed } else { half })
+        if k <= 1.0 {
+            return self.time(gpu, (read + written) / 2, repeat);
+        }
+        let k = if k > 16.0 { 0 } else { k as u32 };
+        self.time_stream(gpu, read, k, repeat)
     }
 
-    /// The read-only floor for `bytes` bytes: the fastest grid of the read kernel.
-    pub fn time_read(&mut self, gpu: &Gpu, bytes: u64, repeat: u32) -> Result<Summary> {
+    /// The fastest grid of `stream_read` (`k` = 0) or `stream_mixed` (`k` planes read, one
+    /// written) over `bytes` bytes read.
+    fn time_stream(&mut self, gpu: &Gpu, bytes: u64, k: u32, repeat: u32) -> Result<Summary> {
         let bytes = round16(bytes);
-        if let Some(t) = self.tuned_read.get(&bytes) {
+        let cached = if k == 0 {
+            self.tuned_read.get(&bytes)
+        } else {
+            self.tuned_mixed.get(&(bytes, k))
+        };
+        if let Some(t) = cached {
             return Ok(t.clone());
         }
         let max_groups = gpu.device().limits().max_compute_workgroups_per_dimension;
@@ -131,15 +134,20 @@ impl Floor {
             .collect();
         candidates.dedup();
         let (src, dst) = self.pair(gpu, piece)?;
+        let kernel = if k == 0 { &self.read } else { &self.mixed };
         let mut best: Option<Summary> = None;
         for workgroups in candidates {
-            let t = time_copy_kernel(gpu, &self.read, &src, &dst, bytes, workgroups, repeat)?;
+            let t = time_stream_kernel(gpu, kernel, &src, &dst, bytes, workgroups, repeat, k)?;
             if best.as_ref().is_none_or(|b| t.median < b.median) {
                 best = Some(t);
             }
         }
         let best = best.expect("at least one candidate");
-        self.tuned_read.insert(bytes, best.clone());
+        if k == 0 {
+            self.tuned_read.insert(bytes, best.clone());
+        } else {
+            self.tuned_mixed.insert((bytes, k), best.clone());
+        }
         Ok(best)
     }
 
@@ -299,11 +307,26 @@ pub fn time_copy_kernel(
     workgroups: u32,
     repeat: u32,
 ) -> Result<Summary> {
+    time_stream_kernel(gpu, kernel, src, dst, bytes, workgroups, repeat, 0)
+}
+
+/// [`time_copy_kernel`] for any entry of `floor.wgsl`, passing `seed` in its parameters.
+#[allow(clippy::too_many_arguments)]
+fn time_stream_kernel(
+    gpu: &Gpu,
+    kernel: &Kernel,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+    bytes: u64,
+    workgroups: u32,
+    repeat: u32,
+    seed: u32,
+) -> Result<Summary> {
     let device = gpu.device();
     let chunk = src.size().min(dst.size()) / 16 * 16;
     let (full, rest) = (bytes / chunk, bytes % chunk);
     let group_for = |piece: u64| {
-        let params = uniform(gpu, (piece / 16) as u32, 0);
+        let params = uniform(gpu, (piece / 16) as u32, seed);
         kernel.bind_group(
             device,
             &[
@@ -362,7 +385,7 @@ fn round16(bytes: u64) -> u64 {
     bytes.max(16).div_ceil(16) * 16
 }
 
-/// `entry` (`copy`, `stream_read` or `fill`) of `floor.wgsl`, compiled for `gpu`.
+/// `entry` (`copy`, `stream_read`, `stream_mixed` or `fill`) of `floor.wgsl`, compiled for `gpu`.
 pub fn floor_kernel(gpu: &Gpu, entry: &str) -> Kernel {
     Kernel::new(
         gpu.device(),

@@ -99,3 +99,39 @@ fn stream_read(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
         dst[gid.x % arrayLength(&dst)] = acc;
     }
 }
+
+// The mixed floor (primitives that read more than they write: masks, compaction): the read
+// words form k = params.seed planes of W = words / k words (a mask's k inputs); invocation j
+// reads word j of every plane and stores their xor at j, grid-stride, two rows in flight.
+@compute @workgroup_size(WORKGROUP)
+fn stream_mixed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let threads = groups.x * WORKGROUP;
+    let k = max(params.seed, 1u);
+    let w = params.words / k;
+    var j = gid.x;
+    loop {
+        if j + threads >= w || j + threads < j {
+            break;
+        }
+        var a = src[j];
+        var b = src[j + threads];
+        for (var m = 1u; m < k; m += 1u) {
+            a ^= src[j + m * w];
+            b ^= src[j + threads + m * w];
+        }
+        dst[j] = a;
+        dst[j + threads] = b;
+        j += 2u * threads;
+    }
+    loop {
+        if j >= w {
+            break;
+        }
+        var a = src[j];
+        for (var m = 1u; m < k; m += 1u) {
+            a ^= src[j + m * w];
+        }
+        dst[j] = a;
+        j += threads;
+    }
+}
