@@ -65,6 +65,7 @@
 pub mod batch;
 pub mod cpu;
 mod kernels;
+pub mod keys;
 mod local;
 pub mod plan;
 pub mod policy;
@@ -74,6 +75,7 @@ mod source;
 
 pub use batch::BatchSort;
 pub use kernels::SortKernels;
+pub use keys::{KeyType, SortOptions, SortOrder};
 pub use policy::SortPolicy;
 pub use segmented::SegmentedSort;
 
@@ -122,6 +124,8 @@ pub struct Sort {
     pub sorted_keys: DataView,
     /// What moves with the keys.
     pub payload: SortPayload<DataView>,
+    /// Direction and `key_bits` (see [`SortOptions`]); the key type is the format of `keys`.
+    pub options: SortOptions,
     /// Tunables; `None` picks [`SortPolicy::for_device`].
     pub policy: Option<SortPolicy>,
     /// Compiled-kernel cache; share one clone among many sorts to compile each kernel once.
@@ -136,9 +140,15 @@ impl Sort {
             keys,
             sorted_keys,
             payload: SortPayload::KeysOnly,
+            options: SortOptions::default(),
             policy: None,
             kernels: SortKernels::default(),
         }
+    }
+
+    /// This sort with `options` (direction, key_bits).
+    pub fn with_options(self, options: SortOptions) -> Self {
+        Self { options, ..self }
     }
 
     /// A key/value sort.
@@ -174,11 +184,23 @@ impl Sort {
         }
     }
 
-    /// Validates the views and adds the nodes: none for 0 rows; `<id>` (one workgroup) up to
-    /// 256 rows; otherwise `<id>.histogram` and `<id>.pass0` .. `<id>.pass3` with transients
-    /// `<id>.scratch-keys`, `<id>.scratch-values` and `<id>.status`.
+    /// Validates the views and options and adds the nodes: none for 0 rows; `<id>` (one
+    /// workgroup) up to 256 rows; otherwise `<id>.histogram` and `<id>.pass0` .. `<id>.pass3`
+    /// with transients `<id>.scratch-keys`, `<id>.scratch-values` and `<id>.status`. Keys
+    /// other than uint32 ascending add `<id>.encode` before (into the transient
+    /// `<id>.encoded-keys`) and `<id>.decode` after (in place in `sorted_keys`).
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("sort", &self.id);
+        let key_type = key_type_of(check, &self.keys.into(), &self.sorted_keys.into())?;
+        self.options
+            .check(key_type)
+            .map_err(|reason| check.invalid(reason))?;
+        let code = keys::key_code(key_type, self.options);
+        let (mut keys, mut sorted_keys) = (self.keys, self.sorted_keys);
+        if key_type != KeyType::Uint32 {
+            keys = keys::as_uint32(graph, keys)?;
+            sorted_keys = keys::as_uint32(graph, sorted_keys)?;
+        }
         let payload = match self.payload {
             SortPayload::KeysOnly => SortPayload::KeysOnly,
             SortPayload::Values { input, output } => SortPayload::Values {
@@ -189,35 +211,80 @@ impl Sort {
                 output: output.into(),
             },
         };
-        let keys: VectorView = self.keys.into();
-        let sorted: VectorView = self.sorted_keys.into();
+        let keys: VectorView = keys.into();
+        let sorted: VectorView = sorted_keys.into();
         check_views(graph, check, &keys, &sorted, &payload)?;
         let policy = resolve_policy(graph, check, self.policy)?;
-        let domain = domains(&keys, &sorted, &payload).remove(0);
+        let mut domain = domains(&keys, &sorted, &payload).remove(0);
         let cache = self.kernels.clone();
         let rows = domain.keys.len();
         if rows == 0 {
             return Ok(());
         }
-        if rows <= LOCAL_SORT_MAX as u64 {
-            return local::add_local_node(graph, self.id.clone(), vec![domain], cache);
+        if rows > LOCAL_SORT_MAX as u64 {
+            check_radix_capacity(graph, check, rows, &policy)?;
+            radix::grids(
+                graph,
+                &self.id,
+                "sort",
+                &plan::RadixPlan::new(rows as u32, &policy),
+            )?;
         }
-        check_radix_capacity(graph, check, rows, &policy)?;
-        radix::grids(
-            graph,
-            &self.id,
-            "sort",
-            &plan::RadixPlan::new(rows as u32, &policy),
-        )?;
-        let scratch = RadixScratch::create(
-            graph,
-            &self.id,
-            rows as u32,
-            domain.mode != ValueMode::None,
-            &policy,
-        )?;
-        radix::add_radix_nodes(graph, &self.id, "sort", &domain, &scratch, policy, &cache)
+        if let Some(code) = code {
+            let encoded = keys::encoded_keys(graph, &self.id, rows)?;
+            keys::add_encode_node(graph, &self.id, "sort", domain.keys, encoded, code, &cache)?;
+            domain.keys = encoded;
+        }
+        add_core(graph, &self.id, domain, policy, &cache)?;
+        if let Some(code) = code {
+            keys::add_decode_node(graph, &self.id, "sort", domain.sorted_keys, code, &cache)?;
+        }
+        Ok(())
     }
+}
+
+/// The uint32 ascending core for one validated domain of at least one row.
+fn add_core(
+    graph: &mut CommandGraph,
+    id: &str,
+    domain: Domain,
+    policy: SortPolicy,
+    cache: &SortKernels,
+) -> Result<(), AlgorithmError> {
+    let rows = domain.keys.len();
+    if rows <= LOCAL_SORT_MAX as u64 {
+        return local::add_local_node(graph, id.to_string(), vec![domain], cache.clone());
+    }
+    let scratch = RadixScratch::create(
+        graph,
+        id,
+        rows as u32,
+        domain.mode != ValueMode::None,
+        &policy,
+    )?;
+    radix::add_radix_nodes(graph, id, "sort", &domain, &scratch, policy, cache)
+}
+
+/// The key type of a sort: `keys` and `sorted keys` packed in one sortable format, without
+/// live counts.
+fn key_type_of(
+    check: ViewCheck<'_>,
+    keys: &VectorView,
+    sorted: &VectorView,
+) -> Result<KeyType, AlgorithmError> {
+    let format = keys.format().unwrap_or(VectorFormat::Uint32);
+    let Some(key_type) = KeyType::of_format(format) else {
+        return Err(AlgorithmError::UnsupportedView {
+            algorithm: check.algorithm,
+            id: check.id.to_string(),
+            what: "keys".into(),
+            expected: "uint32, sint32 or float32".into(),
+            actual: format.to_string(),
+        });
+    };
+    require_packed(check, "keys", keys, format)?;
+    require_packed(check, "sorted keys", sorted, format)?;
+    Ok(key_type)
 }
 
 /// Bench entry point: imports whole caller buffers holding `rows` packed u32 at offset 0 and
@@ -262,6 +329,7 @@ pub fn add_sort_of_buffers(
         keys: k,
         sorted_keys: sk,
         payload,
+        options: SortOptions::default(),
         policy: None,
         kernels: SortKernels::default(),
     }
