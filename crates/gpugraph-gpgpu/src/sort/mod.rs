@@ -301,22 +301,51 @@ pub fn add_sort_of_buffers(
     sorted_keys: &wgpu::Buffer,
     sorted_values: Option<&wgpu::Buffer>,
 ) -> Result<(), AlgorithmError> {
-    let mut import = |name: &str, buffer: &wgpu::Buffer| -> Result<DataView, AlgorithmError> {
+    add_sort_of_typed_buffers(
+        graph,
+        id,
+        rows,
+        (KeyType::Uint32, SortOptions::default()),
+        keys,
+        values,
+        sorted_keys,
+        sorted_values,
+    )
+}
+
+/// [`add_sort_of_buffers`] for keys of `key_type` (the keys and sorted keys buffers are
+/// imported in its format; values stay uint32) sorted under `options`.
+#[allow(clippy::too_many_arguments)]
+pub fn add_sort_of_typed_buffers(
+    graph: &mut CommandGraph,
+    id: &str,
+    rows: u64,
+    (key_type, options): (KeyType, SortOptions),
+    keys: &wgpu::Buffer,
+    values: Option<&wgpu::Buffer>,
+    sorted_keys: &wgpu::Buffer,
+    sorted_values: Option<&wgpu::Buffer>,
+) -> Result<(), AlgorithmError> {
+    let mut import = |name: &str,
+                      buffer: &wgpu::Buffer,
+                      format: VectorFormat|
+     -> Result<DataView, AlgorithmError> {
         let h = graph.import_buffer(
             BufferDescriptor::new(format!("{id}.{name}"), rows * 4, BufferUsages::STORAGE),
             buffer,
         )?;
-        Ok(graph.create_packed_view(h, VectorFormat::Uint32, rows)?)
+        Ok(graph.create_packed_view(h, format, rows)?)
     };
-    let k = import("keys", keys)?;
-    let sk = import("sorted-keys", sorted_keys)?;
+    let u32f = VectorFormat::Uint32;
+    let k = import("keys", keys, key_type.format())?;
+    let sk = import("sorted-keys", sorted_keys, key_type.format())?;
     let payload = match (values, sorted_values) {
         (Some(v), Some(sv)) => SortPayload::Values {
-            input: import("values", v)?,
-            output: import("sorted-values", sv)?,
+            input: import("values", v, u32f)?,
+            output: import("sorted-values", sv, u32f)?,
         },
         (None, Some(sv)) => SortPayload::SourceRows {
-            output: import("sorted-values", sv)?,
+            output: import("sorted-values", sv, u32f)?,
         },
         (None, None) => SortPayload::KeysOnly,
         (Some(_), None) => {
@@ -325,13 +354,8 @@ pub fn add_sort_of_buffers(
         }
     };
     Sort {
-        id: id.to_string(),
-        keys: k,
-        sorted_keys: sk,
         payload,
-        options: SortOptions::default(),
-        policy: None,
-        kernels: SortKernels::default(),
+        ..Sort::keys(id, k, sk).with_options(options)
     }
     .add_to_graph(graph)
 }
