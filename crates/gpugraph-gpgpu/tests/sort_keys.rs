@@ -478,3 +478,39 @@ fn bad_options_and_formats_are_named_errors() {
     let e = err(Sort::keys("s", kf, kf).add_to_graph(&mut g));
     assert!(e.contains("sorted keys and keys share buffer"), "{e}");
 }
+
+/// The key transforms' grids split over a second dimension (157 workgroups of 256 rows on a
+/// device limited to 16 per dimension; the surplus workgroups of the 16 x 10 grid must write
+/// nothing).
+#[test]
+fn key_transforms_over_the_dispatch_dimension_limit() {
+    let ctx = ctx_with_max_dispatch(16);
+    let kernels = SortKernels::default();
+    let mut g = CommandGraph::new("sort-keys-2d", &ctx.device);
+    let n = 40_000;
+    let f = declare(
+        &ctx,
+        &mut g,
+        "f32-desc",
+        keys_of(KeyType::Float32, Dist::Specials, n, 3),
+        KeyType::Float32,
+        SortOptions::descending(),
+        Mode::Argsort,
+        1,
+        &kernels,
+    );
+    let i = declare(
+        &ctx,
+        &mut g,
+        "i32-asc",
+        keys_of(KeyType::Int32, Dist::Uniform, n, 4),
+        KeyType::Int32,
+        SortOptions::default(),
+        Mode::Pairs,
+        0,
+        &kernels,
+    );
+    run(&ctx, g);
+    verify(&ctx, &f);
+    verify(&ctx, &i);
+}
