@@ -8,10 +8,12 @@ mod common;
 
 use common::*;
 use gpugraph_command::wgpu;
-use gpugraph_command::{CommandGraph, VectorFormat};
+use gpugraph_command::{
+    BufferDescriptor, CommandGraph, DataViewDescriptor, VectorFormat, VectorView,
+};
 use gpugraph_gpgpu::sort::cpu;
 use gpugraph_gpgpu::{
-    AlgorithmError, KeyType, Sort, SortKernels, SortOptions, SortOrder, SortPayload,
+    AlgorithmError, BatchSort, KeyType, Sort, SortKernels, SortOptions, SortOrder, SortPayload,
 };
 use rand::Rng;
 
@@ -513,4 +515,107 @@ fn key_transforms_over_the_dispatch_dimension_limit() {
     run(&ctx, g);
     verify(&ctx, &f);
     verify(&ctx, &i);
+}
+
+/// Chunks of `data` in one buffer at 3-row poisoned gaps, as `format` views; returns the view,
+/// the buffer and each chunk's first row.
+fn chunked(
+    ctx: &gpugraph_command::GpuContext,
+    g: &mut CommandGraph,
+    name: &str,
+    data: &[Vec<u32>],
+    format: VectorFormat,
+) -> (VectorView, wgpu::Buffer, Vec<usize>) {
+    let mut all = Vec::new();
+    let mut starts = Vec::new();
+    for d in data {
+        all.extend([POISON; 3]);
+        starts.push(all.len());
+        all.extend_from_slice(d);
+    }
+    all.extend([POISON; 3]);
+    let b = upload(ctx, &all);
+    let h = g
+        .import_buffer(BufferDescriptor::new(name, b.size(), b.usage()), &b)
+        .unwrap();
+    let views = data
+        .iter()
+        .zip(&starts)
+        .map(|(d, &s)| {
+            let desc = DataViewDescriptor::packed(format, d.len() as u64).at_offset(s as u64 * 4);
+            g.create_data_view(h, desc).unwrap()
+        })
+        .collect();
+    (VectorView::from_chunks(views), b, starts)
+}
+
+/// BatchSort with options: every chunk (empty, local path, radix path) sorted as its own
+/// domain, float32 and int32 keys, descending, the gaps between chunks untouched.
+#[test]
+fn batch_sort_applies_options_per_chunk() {
+    let ctx = ctx();
+    let kernels = SortKernels::default();
+    let lens = [0usize, 300, 1, 5000, 256, 0, 4097];
+    for (t, mode) in [
+        (KeyType::Float32, Mode::Argsort),
+        (KeyType::Int32, Mode::Pairs),
+    ] {
+        let keys: Vec<Vec<u32>> = lens
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| keys_of(t, DISTS[i % DISTS.len()], n, 40 + i as u64))
+            .collect();
+        let vals: Vec<Vec<u32>> = keys
+            .iter()
+            .map(|k| (0..k.len() as u32).map(|i| i * 3 + 1).collect())
+            .collect();
+        let poison: Vec<Vec<u32>> = keys.iter().map(|k| vec![POISON; k.len()]).collect();
+        let mut g = CommandGraph::new("batch-keys", &ctx.device);
+        let (kv, _, _) = chunked(&ctx, &mut g, "k", &keys, t.format());
+        let (okv, out_k, starts) = chunked(&ctx, &mut g, "ok", &poison, t.format());
+        let (vv, _, _) = chunked(&ctx, &mut g, "v", &vals, VectorFormat::Uint32);
+        let (ovv, out_v, _) = chunked(&ctx, &mut g, "ov", &poison, VectorFormat::Uint32);
+        let payload = match mode {
+            Mode::Pairs => SortPayload::Values {
+                input: vv,
+                output: ovv,
+            },
+            _ => SortPayload::SourceRows { output: ovv },
+        };
+        let options = SortOptions::descending();
+        BatchSort {
+            id: "batch".into(),
+            keys: kv,
+            sorted_keys: okv,
+            payload,
+            options,
+            policy: None,
+            kernels: kernels.clone(),
+        }
+        .add_to_graph(&mut g)
+        .unwrap();
+        run(&ctx, g);
+        let (got_k, got_v) = (read_buffer(&ctx, &out_k), read_buffer(&ctx, &out_v));
+        let mut written = vec![false; got_k.len()];
+        for (c, k) in keys.iter().enumerate() {
+            let s = starts[c];
+            let (order, want_k) = cpu::sort_typed(k, t, options);
+            assert_eq!(&got_k[s..s + k.len()], &want_k[..], "{t:?} chunk {c} keys");
+            let want_v: Vec<u32> = match mode {
+                Mode::Pairs => order.iter().map(|&i| vals[c][i as usize]).collect(),
+                _ => order,
+            };
+            assert_eq!(
+                &got_v[s..s + k.len()],
+                &want_v[..],
+                "{t:?} chunk {c} values"
+            );
+            written[s..s + k.len()].iter_mut().for_each(|w| *w = true);
+        }
+        for (i, w) in written.iter().enumerate() {
+            if !w {
+                assert_eq!((got_k[i], got_v[i]), (POISON, POISON), "{t:?}: gap row {i}");
+            }
+        }
+    }
 }

@@ -167,18 +167,29 @@ pub(crate) fn key_code(key_type: KeyType, options: SortOptions) -> Option<KeyPar
     })
 }
 
-/// Declares `<id>.encoded-keys`, a transient of `rows` uint32 codes.
+/// Declares `<id>.encoded-keys`, a transient of uint32 codes for views of `lengths` rows,
+/// packed one after another, and returns one view per length.
 pub(crate) fn encoded_keys(
     graph: &mut CommandGraph,
     id: &str,
-    rows: u64,
-) -> Result<DataView, AlgorithmError> {
+    lengths: &[u64],
+) -> Result<Vec<DataView>, AlgorithmError> {
+    let total: u64 = lengths.iter().sum();
     let h = graph.create_buffer(BufferDescriptor::new(
         format!("{id}.encoded-keys"),
-        rows * 4,
+        total.max(1) * 4,
         BufferUsages::STORAGE,
     ))?;
-    Ok(graph.create_data_view(h, DataViewDescriptor::packed(VectorFormat::Uint32, rows))?)
+    let mut offset = 0;
+    let mut views = Vec::with_capacity(lengths.len());
+    for &len in lengths {
+        views.push(graph.create_data_view(
+            h,
+            DataViewDescriptor::packed(VectorFormat::Uint32, len).at_offset(offset * 4),
+        )?);
+        offset += len;
+    }
+    Ok(views)
 }
 
 /// `view` (packed 32-bit rows of any format) reinterpreted as uint32, same buffer and range.
@@ -192,42 +203,42 @@ pub(crate) fn as_uint32(
     )?)
 }
 
-/// Adds `<id>.encode`: `codes[i] = code(keys[i])`.
+/// Adds `<id>.encode`: for each `(keys, codes)` pair, `codes[i] = code(keys[i])` (one
+/// dispatch per pair).
 pub(crate) fn add_encode_node(
     graph: &mut CommandGraph,
     id: &str,
     algorithm: &'static str,
-    keys: DataView,
-    codes: DataView,
+    pairs: Vec<(DataView, DataView)>,
     params: KeyParams,
     cache: &SortKernels,
 ) -> Result<(), AlgorithmError> {
+    let views = pairs.into_iter().map(|(k, c)| (Some(k), c)).collect();
     add_key_node(
         graph,
         format!("{id}.encode"),
         algorithm,
-        Some(keys),
-        codes,
+        views,
         params,
         cache,
     )
 }
 
-/// Adds `<id>.decode`: `keys[i] = key(keys[i])` in place over the sorted codes.
+/// Adds `<id>.decode`: `keys[i] = key(keys[i])` in place over each view of sorted codes.
 pub(crate) fn add_decode_node(
     graph: &mut CommandGraph,
     id: &str,
     algorithm: &'static str,
-    sorted: DataView,
+    sorted: Vec<DataView>,
     params: KeyParams,
     cache: &SortKernels,
 ) -> Result<(), AlgorithmError> {
+    let views = sorted.into_iter().map(|v| (None, v)).collect();
     add_key_node(
         graph,
         format!("{id}.decode"),
         algorithm,
-        None,
-        sorted,
+        views,
         params,
         cache,
     )
@@ -243,41 +254,46 @@ pub(crate) fn keys_source(decode: bool) -> String {
     out
 }
 
-/// One elementwise node: `src` given → encode from `src` into `dst`; else decode `dst` in
-/// place.
+/// One elementwise node over `views` (all encode, `Some(src)`, or all decode, `None`): encode
+/// from `src` into `dst`, or decode `dst` in place; one dispatch per non-empty view.
 fn add_key_node(
     graph: &mut CommandGraph,
     node_id: String,
     algorithm: &'static str,
-    src: Option<DataView>,
-    dst: DataView,
+    views: Vec<(Option<DataView>, DataView)>,
     params: KeyParams,
     cache: &SortKernels,
 ) -> Result<(), AlgorithmError> {
-    let rows = dst.len();
+    let views: Vec<_> = views.into_iter().filter(|(_, d)| !d.is_empty()).collect();
+    let Some(decode) = views.first().map(|(s, _)| s.is_none()) else {
+        return Ok(());
+    };
     let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;
-    let workgroups = rows.div_ceil(KEYS_WORKGROUP);
-    let grid: Grid = grid_for(workgroups, max_dim).ok_or_else(|| {
-        ViewCheck::new(algorithm, &node_id).device_limit(
-            "workgroups of the key transform",
-            workgroups,
-            max_dim as u64 * max_dim as u64,
-        )
-    })?;
     let mut uses = Vec::new();
-    let mut handles = Vec::new();
-    let mut bindings = vec![Binding::Uniform];
-    if let Some(s) = src {
-        uses.push(ResourceUse::storage_read(s));
-        uses.push(ResourceUse::storage_write(dst));
-        handles.push(s.buffer());
-        bindings.push(Binding::StorageRead);
-    } else {
-        uses.push(ResourceUse::storage_read_write(dst));
+    let mut dispatches = Vec::with_capacity(views.len());
+    for (src, dst) in views {
+        let workgroups = dst.len().div_ceil(KEYS_WORKGROUP);
+        let grid: Grid = grid_for(workgroups, max_dim).ok_or_else(|| {
+            ViewCheck::new(algorithm, &node_id).device_limit(
+                "workgroups of the key transform",
+                workgroups,
+                max_dim as u64 * max_dim as u64,
+            )
+        })?;
+        match src {
+            Some(s) => {
+                uses.push(ResourceUse::storage_read(s));
+                uses.push(ResourceUse::storage_write(dst));
+            }
+            None => uses.push(ResourceUse::storage_read_write(dst)),
+        }
+        dispatches.push((src, dst, grid));
     }
-    handles.push(dst.buffer());
+    let mut bindings = vec![Binding::Uniform];
+    if !decode {
+        bindings.push(Binding::StorageRead);
+    }
     bindings.push(Binding::StorageReadWrite);
-    let decode = src.is_none();
     let cache = cache.clone();
     graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
         let device = cc.device().clone();
@@ -291,25 +307,46 @@ fn add_key_node(
             &bindings,
         );
         let offset = |v: &DataView| v.aligned_range(align).element_offset as u32;
-        let p = KeyParams {
-            rows: rows as u32,
-            src: src.as_ref().map_or(0, offset),
-            dst: offset(&dst),
-            ..params
-        };
-        let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&p));
-        let mut groups = BindGroupCache::default();
-        Ok(compute_fn(move |pass, ec| {
-            let bufs = resolve(ec, &handles);
-            let group = groups.get_or_create(&bufs, || {
-                let mut res = vec![params.as_entire_buffer_binding()];
-                if let Some(s) = &src {
-                    res.push(view_binding(bufs[0], s, align).0);
+        struct Dispatch {
+            src: Option<DataView>,
+            dst: DataView,
+            grid: Grid,
+            params: gpugraph_command::wgpu::Buffer,
+            groups: BindGroupCache,
+        }
+        let mut dispatches: Vec<Dispatch> = dispatches
+            .into_iter()
+            .map(|(src, dst, grid)| {
+                let p = KeyParams {
+                    rows: dst.len() as u32,
+                    src: src.as_ref().map_or(0, offset),
+                    dst: offset(&dst),
+                    ..params
+                };
+                Dispatch {
+                    src,
+                    dst,
+                    grid,
+                    params: parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&p)),
+                    groups: BindGroupCache::default(),
                 }
-                res.push(view_binding(bufs[bufs.len() - 1], &dst, align).0);
-                kernel.bind_group(&device, &res)
-            });
-            kernel.dispatch(pass, group, grid);
+            })
+            .collect();
+        Ok(compute_fn(move |pass, ec| {
+            for d in &mut dispatches {
+                let mut handles: Vec<_> = d.src.iter().map(|s| s.buffer()).collect();
+                handles.push(d.dst.buffer());
+                let bufs = resolve(ec, &handles);
+                let group = d.groups.get_or_create(&bufs, || {
+                    let mut res = vec![d.params.as_entire_buffer_binding()];
+                    if let Some(s) = &d.src {
+                        res.push(view_binding(bufs[0], s, align).0);
+                    }
+                    res.push(view_binding(bufs[bufs.len() - 1], &d.dst, align).0);
+                    kernel.bind_group(&device, &res)
+                });
+                kernel.dispatch(pass, group, d.grid);
+            }
         }))
     }))?;
     Ok(())

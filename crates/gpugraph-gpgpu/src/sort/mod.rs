@@ -231,13 +231,15 @@ impl Sort {
             )?;
         }
         if let Some(code) = code {
-            let encoded = keys::encoded_keys(graph, &self.id, rows)?;
-            keys::add_encode_node(graph, &self.id, "sort", domain.keys, encoded, code, &cache)?;
+            let encoded = keys::encoded_keys(graph, &self.id, &[rows])?[0];
+            let pair = vec![(domain.keys, encoded)];
+            keys::add_encode_node(graph, &self.id, "sort", pair, code, &cache)?;
             domain.keys = encoded;
         }
         add_core(graph, &self.id, domain, policy, &cache)?;
         if let Some(code) = code {
-            keys::add_decode_node(graph, &self.id, "sort", domain.sorted_keys, code, &cache)?;
+            let sorted = vec![domain.sorted_keys];
+            keys::add_decode_node(graph, &self.id, "sort", sorted, code, &cache)?;
         }
         Ok(())
     }
