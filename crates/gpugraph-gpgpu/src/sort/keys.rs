@@ -7,8 +7,8 @@
 //! the transform costs one streaming pass each way (8 B/row) that a later change can fuse
 //! into the first and last radix pass. uint32 ascending keys skip both nodes.
 //!
-//! The code of each key type and direction, and its inverse, is [`cpu::encode_key`] and
-//! [`cpu::decode_key`] (the CPU twins); `keys.wgsl` computes the same bits.
+//! The code of each key type and direction, and its inverse, is [`cpu::KeyCode::encode`] and
+//! [`cpu::KeyCode::decode`] (the CPU twins); `keys.wgsl` computes the same bits.
 
 use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{

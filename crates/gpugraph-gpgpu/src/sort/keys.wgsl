@@ -1,7 +1,7 @@
 // Order-preserving key transforms around the uint32 ascending radix core (sort/keys.rs).
 // `encode` maps each key to a uint32 whose ascending order is the requested order; `decode`
-// maps the sorted codes back to the original key bits, in place. CPU twins: cpu::encode_key
-// and cpu::decode_key; the contract (NaN canonicalization, key_bits) is documented there.
+// maps the sorted codes back to the original key bits, in place. CPU twins: cpu::KeyCode's
+// encode and decode; the contract (NaN canonicalization, key_bits) is keys.rs's SortOptions.
 //
 // Integer keys (uint32 and int32): code = (bits + bias) ^ flip (wrapping), where `bias` =
 // 2^(key_bits-1) moves the int32 range [-2^(key_bits-1), 2^(key_bits-1)) onto [0, 2^key_bits)

@@ -1,13 +1,36 @@
-//! Stable ascending sort of `uint32` keys, optionally paired with `uint32` values: one packed
-//! domain ([`Sort`]), each chunk of a vector as its own domain ([`BatchSort`]), and many small
-//! segments in place inside shared buffers ([`SegmentedSort`]).
+//! Stable sort of `uint32`, `int32` or `float32` keys, ascending or descending, optionally
+//! paired with `uint32` values: one packed domain ([`Sort`]), each chunk of a vector as its own
+//! domain ([`BatchSort`]), and many small segments of `uint32` keys in place inside shared
+//! buffers ([`SegmentedSort`], ascending).
 //!
 //! # Contract
-//! Keys compare as unsigned integers; equal keys keep their input order (stable). [`Sort`] and
-//! [`BatchSort`] read their inputs and write separate outputs (inputs are never modified, and
-//! no output may share a buffer with an input); [`SegmentedSort`] sorts in place. Values may
-//! be caller data moved with their keys, or generated source rows (argsort: row ids `0..n`,
-//! written on the GPU, nothing uploaded). Scratch is graph-owned transients.
+//! Equal keys keep their input order (stable), in both directions. [`Sort`] and [`BatchSort`]
+//! read their inputs and write separate outputs (inputs are never modified, and no output may
+//! share a buffer with an input); [`SegmentedSort`] sorts in place. Values may be caller data
+//! moved with their keys, or generated source rows (argsort: row ids `0..n`, written on the
+//! GPU, nothing uploaded). Scratch is graph-owned transients.
+//!
+//! # Options ([`SortOptions`], [`keys`])
+//! - Key type: the format of the keys view (`Uint32`, `Sint32`, `Float32`; the sorted keys view
+//!   has the same format). Integers compare as numbers; floats in the total order
+//!   `-inf < … < -0 < +0 < … < +inf < NaN`, every NaN last in *both* directions, all NaNs equal
+//!   (input order kept). Sorted keys hold the exact input bits, except NaNs: they come out as
+//!   the canonical `0x7fc00000` (payload and sign dropped; argsort rows still find the
+//!   original). Why canonical: numpy's and torch's stable sorts treat NaNs as equal, and a
+//!   bijective code cannot make different NaN bit patterns compare equal.
+//! - Direction: [`SortOrder::Descending`] sorts by the complemented code, which is stable
+//!   (equal keys have equal codes, and the core is stable).
+//! - `key_bits` (1..=32): a promise about the key range (uint32 below `2^key_bits`, int32 in
+//!   `[-2^(key_bits-1), 2^(key_bits-1))`; float32 must use 32); the codes of both directions
+//!   then fit the low `key_bits`, so `ceil(key_bits / 8)` digit passes suffice
+//!   ([`SortOptions::radix_passes`]). Keys outside the promise keep their bits but their order
+//!   is unspecified. The radix core does not skip passes yet (it runs four; skipping needs a
+//!   pass count in `radix.rs` and an odd-count ping-pong), so today `key_bits` only shapes
+//!   the codes.
+//! - How: everything but uint32 ascending adds `<id>.encode` (keys → a transient of uint32
+//!   codes, `keys.wgsl`) before the uint32 ascending core and `<id>.decode` (codes → key bits,
+//!   in place in the sorted keys) after it: +8 B/row each. The codes and their inverse are
+//!   [`cpu::KeyCode`]; [`cpu::sort_typed`] is the oracle.
 //!
 //! # Algorithms
 //! - Domains of at most [`policy::LOCAL_SORT_MAX`] (256) rows: one workgroup, a bitonic
@@ -110,17 +133,19 @@ pub enum SortPayload<V> {
     },
 }
 
-/// Sorts one packed domain of `uint32` keys (stable, ascending) into `sorted_keys`, moving
-/// the payload with them. Reads `keys` (and input values); writes every row of the outputs
-/// exactly once; owns its scratch as transients (none up to 256 rows; above: one copy of the
-/// keys and values plus about one status byte per row).
+/// Sorts one packed domain of `uint32`, `sint32` or `float32` keys (stable, in `options`'
+/// order) into `sorted_keys`, moving the payload with them. Reads `keys` (and input values);
+/// writes every row of the outputs (the sorted keys twice when the key transforms run: codes,
+/// then key bits); owns its scratch as transients (none up to 256 rows uint32 ascending;
+/// above: one copy of the keys and values plus about one status byte per row; other key types
+/// and orders: one more copy of the keys, the codes).
 #[derive(Clone, Debug)]
 pub struct Sort {
     /// Node id prefix (and label).
     pub id: String,
-    /// Keys to sort: packed uint32, read only.
+    /// Keys to sort: packed uint32, sint32 or float32 (the key type), read only.
     pub keys: DataView,
-    /// Destination of the sorted keys: packed uint32, same length, its own buffer.
+    /// Destination of the sorted keys: packed, the keys' format, same length, its own buffer.
     pub sorted_keys: DataView,
     /// What moves with the keys.
     pub payload: SortPayload<DataView>,
@@ -168,8 +193,8 @@ impl Sort {
         }
     }
 
-    /// A stable argsort: `source_rows[i]` = the input row of the `i`-th smallest key; the
-    /// sorted keys are written too.
+    /// A stable argsort: `source_rows[i]` = the input row of the `i`-th key in sorted order;
+    /// the sorted keys are written too.
     pub fn argsort(
         id: impl Into<String>,
         keys: DataView,
