@@ -98,7 +98,7 @@ pub fn sort_cases(
         .collect();
     let fb = gpu.upload("sort-f32-keys", &floats);
     let desc = SortOptions::descending();
-    let want_f = std::rc::Rc::new(sort_cpu::sort_typed(&floats, KeyType::Float32, desc).1);
+    let want_f = std::rc::Rc::new(sort_cpu::sort_keys_typed(&floats, KeyType::Float32, desc));
     drop(floats);
     let mut cases = Vec::new();
     for (policy, label) in variants {
