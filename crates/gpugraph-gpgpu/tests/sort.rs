@@ -131,7 +131,6 @@ fn declare(
         keys: k,
         sorted_keys: ok,
         payload,
-        options: Default::default(),
         policy,
         kernels: kernels.clone(),
     }
@@ -464,7 +463,6 @@ fn batch_sort_sorts_each_chunk_as_its_own_domain() {
                 keys: kv,
                 sorted_keys: okv,
                 payload,
-                options: Default::default(),
                 policy: None,
                 kernels: kernels.clone(),
             }
@@ -681,7 +679,6 @@ fn bad_sorts_are_named_errors() {
         keys: VectorView::from_chunks(vec![k, k]),
         sorted_keys: VectorView::from_chunks(vec![out, short]),
         payload: SortPayload::KeysOnly,
-        options: Default::default(),
         policy: None,
         kernels: SortKernels::default(),
     }

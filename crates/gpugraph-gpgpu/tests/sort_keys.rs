@@ -180,9 +180,9 @@ fn declare(
     Sort {
         payload,
         kernels: kernels.clone(),
-        ..Sort::keys(name, k, ok).with_options(options)
+        ..Sort::keys(name, k, ok)
     }
-    .add_to_graph(g)
+    .add_to_graph_with(g, options)
     .unwrap_or_else(|e| panic!("{name}: {e}"));
     Case {
         label: name.to_string(),
@@ -452,17 +452,16 @@ fn bad_options_and_formats_are_named_errors() {
     };
     let kf = view(&mut g, "kf", VectorFormat::Float32);
     let of = view(&mut g, "of", VectorFormat::Float32);
-    let e = err(Sort::keys("s", kf, of)
-        .with_options(SortOptions::default().with_key_bits(24))
-        .add_to_graph(&mut g));
+    let e =
+        err(Sort::keys("s", kf, of)
+            .add_to_graph_with(&mut g, SortOptions::default().with_key_bits(24)));
     assert_eq!(
         e,
         "sort s: invalid configuration: key_bits 24 with float32 keys: float keys take all 32 bits"
     );
     for kb in [0, 33] {
         let e = err(Sort::keys("s", kf, of)
-            .with_options(SortOptions::default().with_key_bits(kb))
-            .add_to_graph(&mut g));
+            .add_to_graph_with(&mut g, SortOptions::default().with_key_bits(kb)));
         assert!(
             e.contains(&format!("key_bits {kb} is outside 1..=32")),
             "{e}"
@@ -588,11 +587,10 @@ fn batch_sort_applies_options_per_chunk() {
             keys: kv,
             sorted_keys: okv,
             payload,
-            options,
             policy: None,
             kernels: kernels.clone(),
         }
-        .add_to_graph(&mut g)
+        .add_to_graph_with(&mut g, options)
         .unwrap();
         run(&ctx, g);
         let (got_k, got_v) = (read_buffer(&ctx, &out_k), read_buffer(&ctx, &out_v));

@@ -139,9 +139,9 @@ pub fn sort_cases(
         let sk = import_as(&mut g, "sorted-keys", &out_k, VectorFormat::Float32, n)?;
         Sort {
             policy: *policy,
-            ..Sort::keys(op.clone(), k, sk).with_options(desc)
+            ..Sort::keys(op.clone(), k, sk)
         }
-        .add_to_graph(&mut g)?;
+        .add_to_graph_with(&mut g, desc)?;
         let (want, what) = (want_f.clone(), op.clone());
         cases.push(Case {
             op,

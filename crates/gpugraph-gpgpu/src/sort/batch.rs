@@ -15,7 +15,8 @@ use super::{
 use crate::error::AlgorithmError;
 use crate::kernel::ViewCheck;
 
-/// Sorts chunk `k` of `keys` (stable, in `options`' order) into chunk `k` of `sorted_keys`,
+/// Sorts chunk `k` of `keys` (stable; ascending, or as the [`SortOptions`] given to
+/// [`BatchSort::add_to_graph_with`] say) into chunk `k` of `sorted_keys`,
 /// moving the payload's chunk `k` with it; chunks never mix. Keys are packed uint32, sint32
 /// or float32 (the key type, as for [`super::Sort`]); payload views packed uint32; equal
 /// chunk lengths; outputs have their own buffers. Writes every output row once; owns scratch sized
@@ -31,8 +32,6 @@ pub struct BatchSort {
     /// What moves with the keys, chunk by chunk ([`SortPayload::SourceRows`] gives
     /// chunk-local rows).
     pub payload: SortPayload<VectorView>,
-    /// Direction and `key_bits` ([`SortOptions`]); the key type is the format of `keys`.
-    pub options: SortOptions,
     /// Tunables; `None` picks [`SortPolicy::for_device`].
     pub policy: Option<SortPolicy>,
     /// Compiled-kernel cache; share one clone among many sorts to compile each kernel once.
@@ -40,19 +39,28 @@ pub struct BatchSort {
 }
 
 impl BatchSort {
-    /// Validates the views and adds the nodes: `<id>.local` (one dispatch per non-empty chunk
+    /// [`BatchSort::add_to_graph_with`] the default options: ascending, all 32 key bits.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        self.add_to_graph_with(graph, SortOptions::default())
+    }
+
+    /// Validates the views and `options` and adds the nodes: `<id>.local` (one dispatch per non-empty chunk
     /// of at most 256 rows) and, per larger chunk `k`, `<id>.chunk<k>.histogram` and
     /// `<id>.chunk<k>.pass0` .. `pass3`; transients `<id>.scratch-keys`,
     /// `<id>.scratch-values`, `<id>.status` when any chunk is larger than 256 rows. Keys
     /// other than uint32 ascending add `<id>.encode` first (into the transient
     /// `<id>.encoded-keys`) and `<id>.decode` last (in place in every sorted chunk).
-    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+    pub fn add_to_graph_with(
+        self,
+        graph: &mut CommandGraph,
+        options: SortOptions,
+    ) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("batch sort", &self.id);
         let key_type = key_type_of(check, &self.keys, &self.sorted_keys)?;
-        self.options
+        options
             .check(key_type)
             .map_err(|reason| check.invalid(reason))?;
-        let code = keys::key_code(key_type, self.options);
+        let code = keys::key_code(key_type, options);
         let (mut key_view, mut sorted_view) = (self.keys.clone(), self.sorted_keys.clone());
         if key_type != KeyType::Uint32 {
             let mut as_u32 = |v: &VectorView| -> Result<VectorView, AlgorithmError> {

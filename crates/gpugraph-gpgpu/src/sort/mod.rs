@@ -133,8 +133,8 @@ pub enum SortPayload<V> {
     },
 }
 
-/// Sorts one packed domain of `uint32`, `sint32` or `float32` keys (stable, in `options`'
-/// order) into `sorted_keys`, moving the payload with them. Reads `keys` (and input values);
+/// Sorts one packed domain of `uint32`, `sint32` or `float32` keys (stable; ascending, or as
+/// the [`SortOptions`] given to [`Sort::add_to_graph_with`] say) into `sorted_keys`, moving the payload with them. Reads `keys` (and input values);
 /// writes every row of the outputs (the sorted keys twice when the key transforms run: codes,
 /// then key bits); owns its scratch as transients (none up to 256 rows uint32 ascending;
 /// above: one copy of the keys and values plus about one status byte per row; other key types
@@ -149,8 +149,6 @@ pub struct Sort {
     pub sorted_keys: DataView,
     /// What moves with the keys.
     pub payload: SortPayload<DataView>,
-    /// Direction and `key_bits` (see [`SortOptions`]); the key type is the format of `keys`.
-    pub options: SortOptions,
     /// Tunables; `None` picks [`SortPolicy::for_device`].
     pub policy: Option<SortPolicy>,
     /// Compiled-kernel cache; share one clone among many sorts to compile each kernel once.
@@ -165,15 +163,9 @@ impl Sort {
             keys,
             sorted_keys,
             payload: SortPayload::KeysOnly,
-            options: SortOptions::default(),
             policy: None,
             kernels: SortKernels::default(),
         }
-    }
-
-    /// This sort with `options` (direction, key_bits).
-    pub fn with_options(self, options: SortOptions) -> Self {
-        Self { options, ..self }
     }
 
     /// A key/value sort.
@@ -209,18 +201,30 @@ impl Sort {
         }
     }
 
-    /// Validates the views and options and adds the nodes: none for 0 rows; `<id>` (one
+    /// [`Sort::add_to_graph_with`] the default options: ascending, all 32 key bits.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        self.add_to_graph_with(graph, SortOptions::default())
+    }
+
+    /// Validates the views and `options` and adds the nodes: none for 0 rows; `<id>` (one
     /// workgroup) up to 256 rows; otherwise `<id>.histogram` and `<id>.pass0` .. `<id>.pass3`
     /// with transients `<id>.scratch-keys`, `<id>.scratch-values` and `<id>.status`. Keys
     /// other than uint32 ascending add `<id>.encode` before (into the transient
     /// `<id>.encoded-keys`) and `<id>.decode` after (in place in `sorted_keys`).
-    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+    ///
+    /// Why a method argument rather than a field: callers build `Sort` as a struct literal,
+    /// and a new field would break every one of them.
+    pub fn add_to_graph_with(
+        self,
+        graph: &mut CommandGraph,
+        options: SortOptions,
+    ) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("sort", &self.id);
         let key_type = key_type_of(check, &self.keys.into(), &self.sorted_keys.into())?;
-        self.options
+        options
             .check(key_type)
             .map_err(|reason| check.invalid(reason))?;
-        let code = keys::key_code(key_type, self.options);
+        let code = keys::key_code(key_type, options);
         let (mut keys, mut sorted_keys) = (self.keys, self.sorted_keys);
         if key_type != KeyType::Uint32 {
             keys = keys::as_uint32(graph, keys)?;
@@ -382,9 +386,9 @@ pub fn add_sort_of_typed_buffers(
     };
     Sort {
         payload,
-        ..Sort::keys(id, k, sk).with_options(options)
+        ..Sort::keys(id, k, sk)
     }
-    .add_to_graph(graph)
+    .add_to_graph_with(graph, options)
 }
 
 /// One sort domain's views (validated): what the local and radix paths consume.
