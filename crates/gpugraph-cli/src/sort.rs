@@ -66,13 +66,17 @@ pub struct ArgsortArgs {
 /// Stable sort of keys (and values) on the GPU.
 pub fn sort(args: &SortArgs) -> Result<()> {
     if let Some(v) = &args.values_out {
-        distinct_outputs(&[("--out", args.out.as_path()), ("--values-out", v.as_path())])?;
+        // Both spellings in messages: scripts may use the older --out-keys/--out-values.
+        distinct_outputs(&[
+            ("--out (--out-keys)", args.out.as_path()),
+            ("--values-out (--out-values)", v.as_path()),
+        ])?;
     }
-    let keys_file = PendingFile::new(&args.out, "--out")?;
+    let keys_file = PendingFile::new(&args.out, "--out (--out-keys)")?;
     let values_file = args
         .values_out
         .as_deref()
-        .map(|p| PendingFile::new(p, "--values-out"))
+        .map(|p| PendingFile::new(p, "--values-out (--out-values)"))
         .transpose()?;
     let keys = SortKeys::load(&args.keys, args.descending, args.key_bits)?;
     let values = args

@@ -66,7 +66,7 @@ fn file_commands_validate_every_output_before_writing_any() {
         "--out-values",
         "/nonexistent/v.npy",
     ]);
-    fails(&out, 1, &["--values-out", "/nonexistent/v.npy"]);
+    fails(&out, 1, &["--out-values", "/nonexistent/v.npy"]);
     assert_eq!(entries(&dir.0), ["k.npy"]);
     // Argument errors exit 2.
     let out = gpugraph(&[
@@ -90,7 +90,7 @@ fn file_commands_validate_every_output_before_writing_any() {
         "--out-values",
         &out_keys,
     ]);
-    fails(&out, 1, &["--out and --values-out", "both name"]);
+    fails(&out, 1, &["--out-keys", "--out-values", "both name"]);
     let out = gpugraph(&["scan", "--in", &keys, "--out", dir.dir()]);
     fails(&out, 1, &["--out", "is a directory"]);
     let bad = dir.path("bad.npy");
