@@ -3,7 +3,9 @@
 same device call: for every gpugraph row, its ratio to the floor (the WGSL copy kernel of the same
 bytes, same process), the best peer row of the same op and size and our speed ratio to it (>1
 means gpugraph is faster), and, given the copy bench's peer file, our bandwidth over
-torch.copy_'s at the nearest traffic.
+torch.copy_'s at the nearest traffic. Rows with per-node times (`bench sort`: histogram, digit
+passes, key transforms) get a second table: each node's time against the floor of its own
+traffic, and its share of the peer's time.
 
     python3 bench/combine.py ours.json peer.json [--copy-peer copy-peer.json] [--markdown]
 """
@@ -68,6 +70,27 @@ def main():
                 print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
         else:
             print("  ".join(c.rjust(w) for c, w in zip(l, widths)))
+    nodes = [(r, nd) for r in ours["rows"] for nd in r.get("nodes", [])]
+    if nodes:
+        print()
+        head = ["node", "elements", "ms", "B/elem", "floor ms", "x floor", "x peer total"]
+        lines = [head]
+        for r, nd in nodes:
+            p = best.get((r["op"].split("[")[0], r["elements"]))
+            lines.append([
+                nd["node"], str(r["elements"]), f'{nd["median_ms"]:.3f}',
+                f'{nd["bytes_per_element"]:g}', f'{nd["floor_median_ms"]:.3f}',
+                f'{nd["ratio_to_floor"]:.2f}',
+                f'{nd["median_ms"] / p["median_ms"]:.2f}' if p and p["median_ms"] > 0 else "-",
+            ])
+        widths = [max(len(l[i]) for l in lines) for i in range(len(head))]
+        for i, l in enumerate(lines):
+            if md:
+                print("| " + " | ".join(c.ljust(w) for c, w in zip(l, widths)) + " |")
+                if i == 0:
+                    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+            else:
+                print("  ".join(c.rjust(w) for c, w in zip(l, widths)))
     print(f'device: {ours.get("device", "?")} / peer {peer.get("device", "?")} torch {peer.get("torch")} cupy {peer.get("cupy")}')
     if bad:
         print(f"BENCH BUG: above 1.0x the floor: {', '.join(bad)}")

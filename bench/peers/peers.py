@@ -102,9 +102,18 @@ def rows_for(bench, n, repeat, gen, selected=(50,)):
         add("sort-keys", "torch.sort(stable)", time_ms(lambda: torch.sort(keys, stable=True), repeat))
         add("sort-pairs", "torch.sort+gather", time_ms(
             lambda: vals[torch.sort(keys, stable=True).indices], repeat))
+        # `gpugraph bench sort`'s sort-keys-f32-desc: finite float32 keys of both signs, largest
+        # first, stable.
+        fkeys = (torch.rand(n, dtype=torch.float32, device="cuda", generator=gen) - 0.5) * 2e4
+        add("sort-keys-f32-desc", "torch.sort(desc,stable)", time_ms(
+            lambda: torch.sort(fkeys, descending=True, stable=True), repeat))
         if cupy is not None:
             ck = cupy.asarray(keys)
             add("sort-keys", "cupy.sort", cupy_time_ms(lambda: cupy.sort(ck), repeat))
+            # CUB sorts ascending only through cupy: descending is the ascending sort of -x
+            # (the negation, one extra pass, is timed with it; the result is -sorted).
+            cf = cupy.asarray(fkeys)
+            add("sort-keys-f32-desc", "cupy.sort(-x)", cupy_time_ms(lambda: cupy.sort(-cf), repeat))
     elif bench == "expr":
         # `gpugraph bench expr`: elements are rows of float32x3; 24 B read + 12 B written per row.
         positions = torch.rand((n, 3), dtype=torch.float32, device="cuda", generator=gen)

@@ -84,7 +84,7 @@ fn write_u32(out: &PendingFile, values: &[u32]) -> Result<()> {
 }
 
 /// Fails when two outputs name the same file (the second would silently replace the first).
-fn distinct_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
+pub(crate) fn distinct_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
     for (i, (a, pa)) in outputs.iter().enumerate() {
         for (b, pb) in &outputs[..i] {
             if pa == pb {
@@ -249,110 +249,4 @@ pub fn compact(args: &CompactArgs) -> Result<()> {
         args.out.display()
     );
     Ok(())
-}
-
-/// `gpugraph sort`.
-#[derive(Args, Debug)]
-pub struct SortArgs {
-    /// Keys (1-D uint32 .npy).
-    #[arg(long)]
-    pub keys: PathBuf,
-    /// Values carried with the keys (1-D uint32 .npy, same length; needs --out-values).
-    #[arg(long, requires = "out_values")]
-    pub values: Option<PathBuf>,
-    /// Sorted keys (.npy).
-    #[arg(long)]
-    pub out_keys: PathBuf,
-    /// Values in key order (.npy; needs --values).
-    #[arg(long, requires = "values")]
-    pub out_values: Option<PathBuf>,
-}
-
-/// `gpugraph argsort`.
-#[derive(Args, Debug)]
-pub struct ArgsortArgs {
-    /// Keys (1-D uint32 .npy).
-    #[arg(long)]
-    pub keys: PathBuf,
-    /// Source row ids in stable key order (.npy).
-    #[arg(long)]
-    pub out: PathBuf,
-}
-
-/// Stable ascending sort of keys (and values) on the GPU.
-pub fn sort(args: &SortArgs) -> Result<()> {
-    if let Some(v) = &args.out_values {
-        distinct_outputs(&[
-            ("--out-keys", args.out_keys.as_path()),
-            ("--out-values", v.as_path()),
-        ])?;
-    }
-    let keys_file = PendingFile::new(&args.out_keys, "--out-keys")?;
-    let values_file = args
-        .out_values
-        .as_deref()
-        .map(|p| PendingFile::new(p, "--out-values"))
-        .transpose()?;
-    let keys = npy::read_u32_vector(&args.keys, "sort keys")?;
-    let values = read_aligned(
-        args.values.as_deref(),
-        "sort values",
-        "values",
-        "the keys have",
-        keys.len(),
-    )?;
-    let (sorted_keys, sorted_values) = run_sort(&keys, values.as_deref(), false)?;
-    write_u32(&keys_file, &sorted_keys)?;
-    if let (Some(f), Some(v)) = (&values_file, sorted_values) {
-        write_u32(f, &v)?;
-    }
-    keys_file.commit()?;
-    if let Some(f) = values_file {
-        f.commit()?;
-    }
-    println!("sort: {} rows -> {}", keys.len(), args.out_keys.display());
-    Ok(())
-}
-
-/// Source row ids of the stable key order.
-pub fn argsort(args: &ArgsortArgs) -> Result<()> {
-    let out_file = PendingFile::new(&args.out, "--out")?;
-    let keys = npy::read_u32_vector(&args.keys, "argsort keys")?;
-    let (_, rows) = run_sort(&keys, None, true)?;
-    write_u32(&out_file, &rows.unwrap_or_default())?;
-    out_file.commit()?;
-    println!("argsort: {} rows -> {}", keys.len(), args.out.display());
-    Ok(())
-}
-
-/// Sorts on the GPU: pairs when `values` is given, row ids when `rows`, else keys only.
-fn run_sort(
-    keys: &[u32],
-    values: Option<&[u32]>,
-    rows: bool,
-) -> Result<(Vec<u32>, Option<Vec<u32>>)> {
-    let n = keys.len() as u64;
-    let gpu = Gpu::open()?;
-    let kb = gpu.upload("keys", keys);
-    let vb = values.map(|v| gpu.upload("values", v));
-    let out_k = gpu.upload("sorted-keys", &vec![0; keys.len()]);
-    let out_v =
-        (values.is_some() || rows).then(|| gpu.upload("sorted-values", &vec![0; keys.len()]));
-    let mut g = CommandGraph::new("cli-sort", gpu.device());
-    gpugraph_gpgpu::sort::add_sort_of_buffers(
-        &mut g,
-        "sort",
-        n,
-        &kb,
-        vb.as_ref(),
-        &out_k,
-        out_v.as_ref(),
-    )?;
-    run_once(&gpu, g)?;
-    let k = gpu.read_back(&out_k, n)?;
-    let v = match &out_v {
-        Some(b) => Some(gpu.read_back(b, n)?),
-        None => None,
-    };
-    Ok((k, v))
 }

@@ -16,6 +16,7 @@ mod gpu;
 mod info;
 mod npy;
 mod output;
+mod sort;
 
 use std::process::ExitCode;
 
@@ -44,10 +45,11 @@ enum Command {
     Scan(files::ScanArgs),
     /// Stable compaction of 1-D uint32 .npy values under flags; prints the count.
     Compact(files::CompactArgs),
-    /// Stable ascending sort of 1-D uint32 .npy keys, optionally carrying values.
-    Sort(files::SortArgs),
-    /// Source row ids of the stable ascending order of 1-D uint32 .npy keys.
-    Argsort(files::ArgsortArgs),
+    /// Stable sort of 1-D uint32/int32/float32 .npy keys (ascending or descending),
+    /// optionally carrying values.
+    Sort(sort::SortArgs),
+    /// Source row ids of the stable order of 1-D uint32/int32/float32 .npy keys.
+    Argsort(sort::ArgsortArgs),
     /// Combine 1-D uint32 .npy masks (and, or, xor, difference, not) into a canonical 0/1 mask.
     Mask(files::MaskArgs),
     /// Run a benchmark; prints a table and optionally writes JSON.
@@ -88,8 +90,8 @@ fn main() -> ExitCode {
         Command::Bench(cmd) => bench::run(cmd),
         Command::Mask(args) => files::mask(&args),
         Command::Scan(args) => files::scan(&args),
-        Command::Sort(args) => files::sort(&args),
-        Command::Argsort(args) => files::argsort(&args),
+        Command::Sort(args) => sort::sort(&args),
+        Command::Argsort(args) => sort::argsort(&args),
         Command::Compact(args) => files::compact(&args),
         Command::Analyze(args) => analyze::run(&args),
         Command::GenerateTable(args) => analyze::generate::run(&args),

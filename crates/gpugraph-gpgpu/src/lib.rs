@@ -26,4 +26,7 @@ pub use histogram::{Histogram, HistogramBins};
 pub use mask::{Mask, MaskOp};
 pub use reduce::{ReduceOp, ReducePolicy, Reduction};
 pub use scan::Scan;
-pub use sort::{BatchSort, SegmentedSort, Sort, SortKernels, SortPayload, SortPolicy};
+pub use sort::{
+    BatchSort, KeyType, SegmentedSort, Sort, SortKernels, SortOptions, SortOrder, SortPayload,
+    SortPolicy,
+};

@@ -646,12 +646,12 @@ fn bad_sorts_are_named_errors() {
         e.starts_with("sort s: values chunk lengths [599] differ from keys chunk lengths [600]"),
         "{e}"
     );
-    // Non-uint32 views.
+    // Sorted keys of another format than the keys (float32 keys are sortable).
     let f32_view: DataView = g
         .create_packed_view(k.buffer(), VectorFormat::Float32, 600)
         .unwrap();
     let e = err(Sort::keys("s", f32_view, out).add_to_graph(&mut g));
-    assert_eq!(e, "sort s: keys must be uint32, got float32");
+    assert_eq!(e, "sort s: sorted keys must be float32, got uint32");
     // Output sharing the input's buffer.
     let e = err(Sort::keys("s", k, k).add_to_graph(&mut g));
     assert!(e.contains("sorted keys and keys share buffer a"), "{e}");

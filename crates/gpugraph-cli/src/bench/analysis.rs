@@ -8,7 +8,7 @@ use gpugraph_gpgpu::group::{AggregateOutputs, GroupAggregation};
 use gpugraph_gpgpu::histogram::{cpu as histogram_cpu, Histogram, HistogramBins};
 use gpugraph_gpgpu::reduce::{cpu as reduce_cpu, ReduceOp, Reduction};
 use gpugraph_gpgpu::sort::cpu as sort_cpu;
-use gpugraph_gpgpu::{Sort, SortPolicy};
+use gpugraph_gpgpu::{KeyType, Sort, SortOptions, SortPolicy};
 use rand::{Rng, SeedableRng};
 
 use super::primitives::{random_words, Case};
@@ -60,8 +60,27 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
         .collect()
 }
 
-/// `bench sort`: keys-only (36 bytes per key at the 8-bit one-sweep floor) and pairs (68),
-/// once per `--sort-policy` variant.
+/// The op of float32 keys sorted descending (peers: `torch.sort(descending=True,
+/// stable=True)`, `cupy.sort` of the negated keys).
+pub const SORT_F32_DESC: &str = "sort-keys-f32-desc";
+
+/// Bytes per row each node of a sort case moves, for the per-node floors: the histogram reads
+/// the keys (4), a digit pass reads and writes keys (8) and values (16 with values), the key
+/// transforms read and write the keys (8). Other nodes (the one-workgroup path) are left out.
+pub fn sort_node_bytes(op: &str, node: &str) -> Option<f64> {
+    let pairs = op.starts_with("sort-pairs");
+    let (_, stage) = node.rsplit_once('.')?;
+    match stage {
+        "histogram" => Some(4.0),
+        "encode" | "decode" => Some(8.0),
+        s if s.starts_with("pass") => Some(if pairs { 16.0 } else { 8.0 }),
+        _ => None,
+    }
+}
+
+/// `bench sort`: keys-only (36 bytes per key at the 8-bit one-sweep floor), pairs (68) and
+/// float32 keys descending (52: the keys-only passes plus the encode and decode nodes), once
+/// per `--sort-policy` variant.
 pub fn sort_cases(
     gpu: &Gpu,
     n: u64,
@@ -72,6 +91,15 @@ pub fn sort_cases(
     let kb = gpu.upload("sort-keys", &keys);
     let vb = gpu.upload("sort-values", &rows);
     let (want_k, want_v) = sort_cpu::sort_pairs(&keys, &rows);
+    // Finite floats of both signs over many magnitudes (no NaNs: the peers' orders agree).
+    let mut rng = rand::rngs::StdRng::seed_from_u64(13);
+    let floats: Vec<u32> = (0..n)
+        .map(|_| ((rng.random::<f32>() - 0.5) * 2e4).to_bits())
+        .collect();
+    let fb = gpu.upload("sort-f32-keys", &floats);
+    let desc = SortOptions::descending();
+    let want_f = std::rc::Rc::new(sort_cpu::sort_keys_typed(&floats, KeyType::Float32, desc));
+    drop(floats);
     let mut cases = Vec::new();
     for (policy, label) in variants {
         for pairs in [false, true] {
@@ -105,6 +133,24 @@ pub fn sort_cases(
                 }),
             });
         }
+        let out_k = gpu.upload("sorted-keys", &vec![0xDEAD_BEEF; n as usize]);
+        let mut g = CommandGraph::new("bench-sort", gpu.device());
+        let op = format!("{SORT_F32_DESC}{label}");
+        let k = import_as(&mut g, "keys", &fb, VectorFormat::Float32, n)?;
+        let sk = import_as(&mut g, "sorted-keys", &out_k, VectorFormat::Float32, n)?;
+        Sort {
+            policy: *policy,
+            ..Sort::keys(op.clone(), k, sk)
+        }
+        .add_to_graph_with(&mut g, desc)?;
+        let (want, what) = (want_f.clone(), op.clone());
+        cases.push(Case {
+            op,
+            bytes_per_element: 52.0,
+            written_bytes_per_element: 24.0,
+            graph: g.compile()?,
+            check: Box::new(move |gpu| check_equal(&what, &gpu.read_back(&out_k, n)?, &want)),
+        });
     }
     Ok(cases)
 }

@@ -7,6 +7,7 @@ pub mod expr;
 pub mod floor;
 pub mod graph;
 pub mod memory;
+pub mod nodes;
 pub mod plot;
 pub mod primitives;
 pub mod report;
@@ -34,7 +35,8 @@ pub enum BenchCommand {
     Compact(primitives::PrimitiveArgs),
     /// Expression kernel: `positions * scale + offset` over float32x3 rows (36 bytes per row).
     Expr(primitives::PrimitiveArgs),
-    /// Stable radix sort of u32 keys and of key/value pairs (floors: 36 and 68 bytes per row).
+    /// Stable radix sort of u32 keys, of key/value pairs and of float32 keys descending
+    /// (36, 68 and 52 bytes per row), with per-pass times against each pass's floor.
     Sort(primitives::PrimitiveArgs),
     /// Reductions: float32 sum and extent, uint32 sum (4 bytes per element).
     Reduce(primitives::PrimitiveArgs),
@@ -84,9 +86,12 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Expr(args) => primitives::run_cases("expr", &args, expr::cases),
         BenchCommand::Sort(args) => {
             let specs = args.sort_policies.clone();
-            primitives::run_cases("sort", &args, |gpu, n| {
-                analysis::sort_cases(gpu, n, &analysis::sort_variants(gpu, &specs)?)
-            })
+            primitives::run_cases_with_nodes(
+                "sort",
+                &args,
+                |gpu, n| analysis::sort_cases(gpu, n, &analysis::sort_variants(gpu, &specs)?),
+                &analysis::sort_node_bytes,
+            )
         }
         BenchCommand::Reduce(args) => {
             primitives::run_cases("reduce", &args, analysis::reduce_cases)

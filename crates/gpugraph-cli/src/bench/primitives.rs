@@ -140,7 +140,18 @@ pub type CaseCheck = Box<dyn Fn(&Gpu) -> Result<()>>;
 pub fn run_cases(
     bench: &str,
     args: &PrimitiveArgs,
+    build: impl FnMut(&Gpu, u64) -> Result<Vec<Case>>,
+) -> Result<()> {
+    run_cases_with_nodes(bench, args, build, &|_, _| None)
+}
+
+/// [`run_cases`] that also times the nodes `node_bytes(op, node)` names against their own
+/// floors ([`super::nodes`]).
+pub fn run_cases_with_nodes(
+    bench: &str,
+    args: &PrimitiveArgs,
     mut build: impl FnMut(&Gpu, u64) -> Result<Vec<Case>>,
+    node_bytes: &dyn Fn(&str, &str) -> Option<f64>,
 ) -> Result<()> {
     if let Some(path) = &args.options.json {
         report::check_writable(path)?;
@@ -169,17 +180,22 @@ pub fn run_cases(
             let written = (n as f64 * case.written_bytes_per_element) as u64;
             let read = (n as f64 * case.bytes_per_element) as u64 - written;
             let floor_t = floor.time_traffic(&gpu, read, written, args.options.repeat)?;
-            rows.push(throughput::row(
-                &case.op,
+            let mut row =
+                throughput::row(&case.op, n, case.bytes_per_element, &t, &floor_t, timing);
+            let op = case.op.clone();
+            row.nodes = super::nodes::time_nodes(
+                &gpu,
+                &mut case.graph,
                 n,
-                case.bytes_per_element,
-                &t,
-                &floor_t,
-                timing,
-            ));
+                args.options.repeat,
+                &mut floor,
+                &|node| node_bytes(&op, node),
+            )?;
+            rows.push(row);
         }
     }
     throughput::print_rows(&rows);
+    super::nodes::print_nodes(rows.iter().map(|r| (r.elements, r.nodes.as_slice())));
     if let Some(path) = &args.options.json {
         let caps = gpu.ctx.capabilities().clone();
         report::write_json(
@@ -221,7 +237,7 @@ fn check_size(gpu: &Gpu, bench: &str, n: u64) -> Result<()> {
     // Bytes per element of the largest single buffer and of all host copies, by bench.
     let (buffer_bytes, host_bytes): (u64, u64) = match bench {
         "expr" => (12, 48),
-        "sort" => (4, 40),
+        "sort" => (4, 48),
         "group" | "histogram" | "reduce" => (4, 24),
         _ => (4, 24),
     };

@@ -45,6 +45,9 @@ pub struct ThroughputRow {
     pub ratio_to_floor: f64,
     /// `gpu-timestamps` or `wall-clock`.
     pub timing: &'static str,
+    /// Per-node times against each node's own floor (benches that ask for them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<super::nodes::NodeRow>,
 }
 
 /// Times `repeat` encodes of `graph`, each bracketed by timestamps, in one submission after
@@ -206,6 +209,7 @@ pub fn row(
             0.0
         },
         timing,
+        nodes: Vec::new(),
     }
 }
 

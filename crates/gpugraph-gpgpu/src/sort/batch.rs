@@ -5,15 +5,21 @@
 use gpugraph_command::{CommandGraph, VectorView};
 
 use super::kernels::SortKernels;
+use super::keys::{self, KeyType, SortOptions};
 use super::policy::{SortPolicy, LOCAL_SORT_MAX};
 use super::radix::{self, RadixScratch};
-use super::{check_radix_capacity, check_views, domains, local, resolve_policy, SortPayload};
+use super::{
+    check_radix_capacity, check_views, domains, key_type_of, local, resolve_policy, Domain,
+    SortPayload,
+};
 use crate::error::AlgorithmError;
 use crate::kernel::ViewCheck;
 
-/// Sorts chunk `k` of `keys` (stable, ascending) into chunk `k` of `sorted_keys`, moving the
-/// payload's chunk `k` with it; chunks never mix. Views are packed uint32 with equal chunk
-/// lengths; outputs have their own buffers. Writes every output row once; owns scratch sized
+/// Sorts chunk `k` of `keys` (stable; ascending, or as the [`SortOptions`] given to
+/// [`BatchSort::add_to_graph_with`] say) into chunk `k` of `sorted_keys`,
+/// moving the payload's chunk `k` with it; chunks never mix. Keys are packed uint32, sint32
+/// or float32 (the key type, as for [`super::Sort`]); payload views packed uint32; equal
+/// chunk lengths; outputs have their own buffers. Writes every output row once; owns scratch sized
 /// for the largest radix chunk, shared by the radix chunks one after another.
 #[derive(Clone, Debug)]
 pub struct BatchSort {
@@ -33,15 +39,91 @@ pub struct BatchSort {
 }
 
 impl BatchSort {
-    /// Validates the views and adds the nodes: `<id>.local` (one dispatch per non-empty chunk
+    /// [`BatchSort::add_to_graph_with`] the default options: ascending, all 32 key bits.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        self.add_to_graph_with(graph, SortOptions::default())
+    }
+
+    /// Validates the views and `options` and adds the nodes: `<id>.local` (one dispatch per non-empty chunk
     /// of at most 256 rows) and, per larger chunk `k`, `<id>.chunk<k>.histogram` and
     /// `<id>.chunk<k>.pass0` .. `pass3`; transients `<id>.scratch-keys`,
-    /// `<id>.scratch-values`, `<id>.status` when any chunk is larger than 256 rows.
-    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+    /// `<id>.scratch-values`, `<id>.status` when any chunk is larger than 256 rows. Keys
+    /// other than uint32 ascending add `<id>.encode` first (into the transient
+    /// `<id>.encoded-keys`) and `<id>.decode` last (in place in every sorted chunk).
+    pub fn add_to_graph_with(
+        self,
+        graph: &mut CommandGraph,
+        options: SortOptions,
+    ) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("batch sort", &self.id);
-        check_views(graph, check, &self.keys, &self.sorted_keys, &self.payload)?;
+        let key_type = key_type_of(check, &self.keys, &self.sorted_keys)?;
+        options
+            .check(key_type)
+            .map_err(|reason| check.invalid(reason))?;
+        let code = keys::key_code(key_type, options);
+        let (mut key_view, mut sorted_view) = (self.keys.clone(), self.sorted_keys.clone());
+        if key_type != KeyType::Uint32 {
+            let mut as_u32 = |v: &VectorView| -> Result<VectorView, AlgorithmError> {
+                let chunks = v.chunks().iter().map(|&c| keys::as_uint32(graph, c));
+                Ok(VectorView::from_chunks(chunks.collect::<Result<_, _>>()?))
+            };
+            key_view = as_u32(&self.keys)?;
+            sorted_view = as_u32(&self.sorted_keys)?;
+        }
+        check_views(graph, check, &key_view, &sorted_view, &self.payload)?;
         let policy = resolve_policy(graph, check, self.policy)?;
-        let all = domains(&self.keys, &self.sorted_keys, &self.payload);
+        let mut all = domains(&key_view, &sorted_view, &self.payload);
+        for (k, d) in all.iter().enumerate() {
+            if d.keys.len() > LOCAL_SORT_MAX as u64 {
+                let c = ViewCheck {
+                    algorithm: check.algorithm,
+                    id: &format!("{} chunk {k}", self.id),
+                };
+                check_radix_capacity(graph, c, d.keys.len(), &policy)?;
+                radix::grids(
+                    graph,
+                    &self.id,
+                    check.algorithm,
+                    &super::plan::RadixPlan::new(d.keys.len() as u32, &policy),
+                )?;
+            }
+        }
+        if let Some(code) = code {
+            let lengths: Vec<u64> = all.iter().map(|d| d.keys.len()).collect();
+            let encoded = keys::encoded_keys(graph, &self.id, &lengths)?;
+            let pairs = all
+                .iter()
+                .zip(&encoded)
+                .map(|(d, &e)| (d.keys, e))
+                .collect();
+            keys::add_encode_node(graph, &self.id, check.algorithm, pairs, code, &self.kernels)?;
+            for (d, e) in all.iter_mut().zip(encoded) {
+                d.keys = e;
+            }
+        }
+        let sorted: Vec<_> = all.iter().map(|d| d.sorted_keys).collect();
+        self.add_core(graph, all, policy)?;
+        if let Some(code) = code {
+            keys::add_decode_node(
+                graph,
+                &self.id,
+                check.algorithm,
+                sorted,
+                code,
+                &self.kernels,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The uint32 ascending core over the (validated) domains of every chunk.
+    fn add_core(
+        &self,
+        graph: &mut CommandGraph,
+        all: Vec<Domain>,
+        policy: SortPolicy,
+    ) -> Result<(), AlgorithmError> {
+        let check = ViewCheck::new("batch sort", &self.id);
         let (small, large): (Vec<_>, Vec<_>) = all
             .into_iter()
             .enumerate()
@@ -50,19 +132,6 @@ impl BatchSort {
         let cache = self.kernels.clone();
         let values = !matches!(self.payload, SortPayload::KeysOnly);
         let largest = large.iter().map(|(_, d)| d.keys.len()).max().unwrap_or(0);
-        for (k, d) in &large {
-            let c = ViewCheck {
-                algorithm: check.algorithm,
-                id: &format!("{} chunk {k}", self.id),
-            };
-            check_radix_capacity(graph, c, d.keys.len(), &policy)?;
-            radix::grids(
-                graph,
-                &self.id,
-                check.algorithm,
-                &super::plan::RadixPlan::new(d.keys.len() as u32, &policy),
-            )?;
-        }
         if !small.is_empty() {
             local::add_local_node(
                 graph,

@@ -1,7 +1,101 @@
 //! CPU oracle of the sort family: the plain loops the kernels parallelize. Tests compare GPU
 //! results with these.
 
+use super::keys::{KeyType, SortOptions, SortOrder};
 use super::policy::{PASSES, RADIX, RADIX_BITS, SEGMENT_WIDTHS};
+
+/// The code of every NaN float key: the largest code, so NaNs sort last in both directions.
+pub const NAN_CODE: u32 = 0xffff_ffff;
+/// The bits a NaN float key has in sorted output (its payload and sign are not kept).
+pub const CANONICAL_NAN: u32 = 0x7fc0_0000;
+
+/// Constants of the integer key codes (`keys.wgsl`'s `bias` and `flip`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyCode {
+    /// Key type.
+    pub key_type: KeyType,
+    /// Direction.
+    pub order: SortOrder,
+    /// Added (wrapping) to int32 keys: `2^(key_bits-1)`, so the promised range starts at 0.
+    pub bias: u32,
+    /// XORed into the code for descending order: `2^key_bits - 1` (0 ascending).
+    pub flip: u32,
+}
+
+impl KeyCode {
+    /// The code of `key_type` under `options` (assumed checked: key_bits in 1..=32).
+    pub fn new(key_type: KeyType, options: SortOptions) -> Self {
+        let bits = options.key_bits.clamp(1, 32);
+        let mask = u32::MAX >> (32 - bits);
+        Self {
+            key_type,
+            order: options.order,
+            bias: if key_type == KeyType::Int32 {
+                1 << (bits - 1)
+            } else {
+                0
+            },
+            flip: if options.order == SortOrder::Descending {
+                mask
+            } else {
+                0
+            },
+        }
+    }
+
+    /// The uint32 code of the key with bits `bits`: ascending codes are the requested order.
+    pub fn encode(&self, bits: u32) -> u32 {
+        if self.key_type != KeyType::Float32 {
+            return bits.wrapping_add(self.bias) ^ self.flip;
+        }
+        if bits & 0x7fff_ffff > 0x7f80_0000 {
+            return NAN_CODE;
+        }
+        let code = if bits & 0x8000_0000 != 0 {
+            !bits
+        } else {
+            bits | 0x8000_0000
+        };
+        match self.order {
+            SortOrder::Ascending => code,
+            SortOrder::Descending => !code,
+        }
+    }
+
+    /// The key bits of `code`: the inverse of [`KeyCode::encode`], except that every NaN comes
+    /// back as [`CANONICAL_NAN`].
+    pub fn decode(&self, code: u32) -> u32 {
+        if self.key_type != KeyType::Float32 {
+            return (code ^ self.flip).wrapping_sub(self.bias);
+        }
+        if code == NAN_CODE {
+            return CANONICAL_NAN;
+        }
+        let c = match self.order {
+            SortOrder::Ascending => code,
+            SortOrder::Descending => !code,
+        };
+        if c & 0x8000_0000 != 0 {
+            c & 0x7fff_ffff
+        } else {
+            !c
+        }
+    }
+}
+
+/// Oracle of [`super::Sort`] with options: the stable order (source rows) of `keys` (their
+/// bits) as `key_type` under `options`, and the sorted keys as the GPU writes them (NaNs
+/// canonical).
+pub fn sort_typed(keys: &[u32], key_type: KeyType, options: SortOptions) -> (Vec<u32>, Vec<u32>) {
+    let code = KeyCode::new(key_type, options);
+    let codes: Vec<u32> = keys.iter().map(|&k| code.encode(k)).collect();
+    let order = argsort(&codes);
+    let sorted = order
+        .iter()
+        .map(|&i| code.decode(codes[i as usize]))
+        .collect();
+    (order, sorted)
+}
 
 /// Stable ascending sort of `keys`, values moving with their keys.
 pub fn sort_pairs(keys: &[u32], values: &[u32]) -> (Vec<u32>, Vec<u32>) {
@@ -11,6 +105,17 @@ pub fn sort_pairs(keys: &[u32], values: &[u32]) -> (Vec<u32>, Vec<u32>) {
         order.iter().map(|&i| keys[i as usize]).collect(),
         order.iter().map(|&i| values[i as usize]).collect(),
     )
+}
+
+/// The sorted keys of [`sort_typed`] alone: equal codes are equal output bits (NaNs are
+/// canonical), so an unstable sort of the codes gives them without the argsort's random
+/// accesses (the bench oracle at 2^28 keys).
+pub fn sort_keys_typed(keys: &[u32], key_type: KeyType, options: SortOptions) -> Vec<u32> {
+    let code = KeyCode::new(key_type, options);
+    let mut codes: Vec<u32> = keys.iter().map(|&k| code.encode(k)).collect();
+    codes.sort_unstable();
+    codes.iter_mut().for_each(|c| *c = code.decode(*c));
+    codes
 }
 
 /// Ascending sort of `keys`.
@@ -168,6 +273,70 @@ mod tests {
         let h = digit_histograms(&keys);
         assert_eq!(h[0][0], 0);
         assert!(h.iter().all(|p| p.windows(2).all(|w| w[0] <= w[1])));
+    }
+
+    #[test]
+    fn key_codes_order_and_round_trip() {
+        let asc = SortOptions::default();
+        let desc = SortOptions::descending();
+        let f = |x: f32| x.to_bits();
+        let floats = [
+            f(f32::NEG_INFINITY),
+            f(-1.5),
+            f(-f32::MIN_POSITIVE / 4.0),
+            f(-0.0),
+            f(0.0),
+            f(1e-45),
+            f(2.0),
+            f(f32::INFINITY),
+        ];
+        for o in [asc, desc] {
+            let c = KeyCode::new(KeyType::Float32, o);
+            let codes: Vec<u32> = floats.iter().map(|&b| c.encode(b)).collect();
+            let ordered = codes.windows(2).all(|w| match o.order {
+                SortOrder::Ascending => w[0] < w[1],
+                SortOrder::Descending => w[0] > w[1],
+            });
+            assert!(ordered, "{o:?}: {codes:x?}");
+            for (&b, &k) in floats.iter().zip(&codes) {
+                assert_eq!(c.decode(k), b);
+            }
+            for nan in [0x7fc0_0000, 0xffc0_0001, 0x7f80_0001, 0xffff_ffff] {
+                assert_eq!(c.encode(nan), NAN_CODE);
+                assert_eq!(c.decode(NAN_CODE), CANONICAL_NAN);
+            }
+        }
+        let ints = [i32::MIN, -5, -1, 0, 1, 7, i32::MAX].map(|x| x as u32);
+        let small = [-128i32, -1, 0, 1, 127].map(|x| x as u32);
+        for o in [asc, desc] {
+            for (keys, kb) in [(&ints[..], 32), (&small[..], 8)] {
+                let c = KeyCode::new(KeyType::Int32, o.with_key_bits(kb));
+                let codes: Vec<u32> = keys.iter().map(|&b| c.encode(b)).collect();
+                assert!(codes.iter().all(|&k| kb == 32 || k < 1 << kb), "{codes:x?}");
+                let sorted = codes.windows(2).all(|w| (w[0] < w[1]) == (o == asc));
+                assert!(sorted, "{o:?} {kb}: {codes:x?}");
+                assert!(keys.iter().all(|&b| c.decode(c.encode(b)) == b));
+            }
+        }
+        let c = KeyCode::new(KeyType::Uint32, desc.with_key_bits(4));
+        assert_eq!((c.encode(0), c.encode(15)), (15, 0));
+        assert_eq!(
+            c.decode(c.encode(1000)),
+            1000,
+            "outside key_bits: bits kept"
+        );
+        let (order, sorted) = sort_typed(
+            &[f(1.0), 0x7fc0_0001, f(-0.0), 0xffff_ffff, f(0.0)],
+            KeyType::Float32,
+            desc,
+        );
+        assert_eq!(order, vec![0, 4, 2, 1, 3]);
+        assert_eq!(sorted[3..], [CANONICAL_NAN, CANONICAL_NAN]);
+        let keys = [f(1.0), 0x7fc0_0001, f(-0.0), 0xffff_ffff, f(0.0), f(-3.0)];
+        for o in [asc, desc] {
+            let want = sort_typed(&keys, KeyType::Float32, o).1;
+            assert_eq!(sort_keys_typed(&keys, KeyType::Float32, o), want);
+        }
     }
 
     #[test]

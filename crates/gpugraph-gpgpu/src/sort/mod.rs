@@ -1,13 +1,36 @@
-//! Stable ascending sort of `uint32` keys, optionally paired with `uint32` values: one packed
-//! domain ([`Sort`]), each chunk of a vector as its own domain ([`BatchSort`]), and many small
-//! segments in place inside shared buffers ([`SegmentedSort`]).
+//! Stable sort of `uint32`, `int32` or `float32` keys, ascending or descending, optionally
+//! paired with `uint32` values: one packed domain ([`Sort`]), each chunk of a vector as its own
+//! domain ([`BatchSort`]), and many small segments of `uint32` keys in place inside shared
+//! buffers ([`SegmentedSort`], ascending).
 //!
 //! # Contract
-//! Keys compare as unsigned integers; equal keys keep their input order (stable). [`Sort`] and
-//! [`BatchSort`] read their inputs and write separate outputs (inputs are never modified, and
-//! no output may share a buffer with an input); [`SegmentedSort`] sorts in place. Values may
-//! be caller data moved with their keys, or generated source rows (argsort: row ids `0..n`,
-//! written on the GPU, nothing uploaded). Scratch is graph-owned transients.
+//! Equal keys keep their input order (stable), in both directions. [`Sort`] and [`BatchSort`]
+//! read their inputs and write separate outputs (inputs are never modified, and no output may
+//! share a buffer with an input); [`SegmentedSort`] sorts in place. Values may be caller data
+//! moved with their keys, or generated source rows (argsort: row ids `0..n`, written on the
+//! GPU, nothing uploaded). Scratch is graph-owned transients.
+//!
+//! # Options ([`SortOptions`], [`keys`])
+//! - Key type: the format of the keys view (`Uint32`, `Sint32`, `Float32`; the sorted keys view
+//!   has the same format). Integers compare as numbers; floats in the total order
+//!   `-inf < … < -0 < +0 < … < +inf < NaN`, every NaN last in *both* directions, all NaNs equal
+//!   (input order kept). Sorted keys hold the exact input bits, except NaNs: they come out as
+//!   the canonical `0x7fc00000` (payload and sign dropped; argsort rows still find the
+//!   original). Why canonical: numpy's and torch's stable sorts treat NaNs as equal, and a
+//!   bijective code cannot make different NaN bit patterns compare equal.
+//! - Direction: [`SortOrder::Descending`] sorts by the complemented code, which is stable
+//!   (equal keys have equal codes, and the core is stable).
+//! - `key_bits` (1..=32): a promise about the key range (uint32 below `2^key_bits`, int32 in
+//!   `[-2^(key_bits-1), 2^(key_bits-1))`; float32 must use 32); the codes of both directions
+//!   then fit the low `key_bits`, so `ceil(key_bits / 8)` digit passes suffice
+//!   ([`SortOptions::radix_passes`]). Keys outside the promise keep their bits but their order
+//!   is unspecified. The radix core does not skip passes yet (it runs four; skipping needs a
+//!   pass count in `radix.rs` and an odd-count ping-pong), so today `key_bits` only shapes
+//!   the codes.
+//! - How: everything but uint32 ascending adds `<id>.encode` (keys → a transient of uint32
+//!   codes, `keys.wgsl`) before the uint32 ascending core and `<id>.decode` (codes → key bits,
+//!   in place in the sorted keys) after it: +8 B/row each. The codes and their inverse are
+//!   [`cpu::KeyCode`]; [`cpu::sort_typed`] is the oracle.
 //!
 //! # Algorithms
 //! - Domains of at most [`policy::LOCAL_SORT_MAX`] (256) rows: one workgroup, a bitonic
@@ -65,6 +88,7 @@
 pub mod batch;
 pub mod cpu;
 mod kernels;
+pub mod keys;
 mod local;
 pub mod plan;
 pub mod policy;
@@ -74,6 +98,7 @@ mod source;
 
 pub use batch::BatchSort;
 pub use kernels::SortKernels;
+pub use keys::{KeyType, SortOptions, SortOrder};
 pub use policy::SortPolicy;
 pub use segmented::SegmentedSort;
 
@@ -108,17 +133,19 @@ pub enum SortPayload<V> {
     },
 }
 
-/// Sorts one packed domain of `uint32` keys (stable, ascending) into `sorted_keys`, moving
-/// the payload with them. Reads `keys` (and input values); writes every row of the outputs
-/// exactly once; owns its scratch as transients (none up to 256 rows; above: one copy of the
-/// keys and values plus about one status byte per row).
+/// Sorts one packed domain of `uint32`, `sint32` or `float32` keys (stable; ascending, or as
+/// the [`SortOptions`] given to [`Sort::add_to_graph_with`] say) into `sorted_keys`, moving the payload with them. Reads `keys` (and input values);
+/// writes every row of the outputs (the sorted keys twice when the key transforms run: codes,
+/// then key bits); owns its scratch as transients (none up to 256 rows uint32 ascending;
+/// above: one copy of the keys and values plus about one status byte per row; other key types
+/// and orders: one more copy of the keys, the codes).
 #[derive(Clone, Debug)]
 pub struct Sort {
     /// Node id prefix (and label).
     pub id: String,
-    /// Keys to sort: packed uint32, read only.
+    /// Keys to sort: packed uint32, sint32 or float32 (the key type), read only.
     pub keys: DataView,
-    /// Destination of the sorted keys: packed uint32, same length, its own buffer.
+    /// Destination of the sorted keys: packed, the keys' format, same length, its own buffer.
     pub sorted_keys: DataView,
     /// What moves with the keys.
     pub payload: SortPayload<DataView>,
@@ -158,8 +185,8 @@ impl Sort {
         }
     }
 
-    /// A stable argsort: `source_rows[i]` = the input row of the `i`-th smallest key; the
-    /// sorted keys are written too.
+    /// A stable argsort: `source_rows[i]` = the input row of the `i`-th key in sorted order;
+    /// the sorted keys are written too.
     pub fn argsort(
         id: impl Into<String>,
         keys: DataView,
@@ -174,11 +201,35 @@ impl Sort {
         }
     }
 
-    /// Validates the views and adds the nodes: none for 0 rows; `<id>` (one workgroup) up to
-    /// 256 rows; otherwise `<id>.histogram` and `<id>.pass0` .. `<id>.pass3` with transients
-    /// `<id>.scratch-keys`, `<id>.scratch-values` and `<id>.status`.
+    /// [`Sort::add_to_graph_with`] the default options: ascending, all 32 key bits.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        self.add_to_graph_with(graph, SortOptions::default())
+    }
+
+    /// Validates the views and `options` and adds the nodes: none for 0 rows; `<id>` (one
+    /// workgroup) up to 256 rows; otherwise `<id>.histogram` and `<id>.pass0` .. `<id>.pass3`
+    /// with transients `<id>.scratch-keys`, `<id>.scratch-values` and `<id>.status`. Keys
+    /// other than uint32 ascending add `<id>.encode` before (into the transient
+    /// `<id>.encoded-keys`) and `<id>.decode` after (in place in `sorted_keys`).
+    ///
+    /// Why a method argument rather than a field: callers build `Sort` as a struct literal,
+    /// and a new field would break every one of them.
+    pub fn add_to_graph_with(
+        self,
+        graph: &mut CommandGraph,
+        options: SortOptions,
+    ) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("sort", &self.id);
+        let key_type = key_type_of(check, &self.keys.into(), &self.sorted_keys.into())?;
+        options
+            .check(key_type)
+            .map_err(|reason| check.invalid(reason))?;
+        let code = keys::key_code(key_type, options);
+        let (mut keys, mut sorted_keys) = (self.keys, self.sorted_keys);
+        if key_type != KeyType::Uint32 {
+            keys = keys::as_uint32(graph, keys)?;
+            sorted_keys = keys::as_uint32(graph, sorted_keys)?;
+        }
         let payload = match self.payload {
             SortPayload::KeysOnly => SortPayload::KeysOnly,
             SortPayload::Values { input, output } => SortPayload::Values {
@@ -189,35 +240,82 @@ impl Sort {
                 output: output.into(),
             },
         };
-        let keys: VectorView = self.keys.into();
-        let sorted: VectorView = self.sorted_keys.into();
+        let keys: VectorView = keys.into();
+        let sorted: VectorView = sorted_keys.into();
         check_views(graph, check, &keys, &sorted, &payload)?;
         let policy = resolve_policy(graph, check, self.policy)?;
-        let domain = domains(&keys, &sorted, &payload).remove(0);
+        let mut domain = domains(&keys, &sorted, &payload).remove(0);
         let cache = self.kernels.clone();
         let rows = domain.keys.len();
         if rows == 0 {
             return Ok(());
         }
-        if rows <= LOCAL_SORT_MAX as u64 {
-            return local::add_local_node(graph, self.id.clone(), vec![domain], cache);
+        if rows > LOCAL_SORT_MAX as u64 {
+            check_radix_capacity(graph, check, rows, &policy)?;
+            radix::grids(
+                graph,
+                &self.id,
+                "sort",
+                &plan::RadixPlan::new(rows as u32, &policy),
+            )?;
         }
-        check_radix_capacity(graph, check, rows, &policy)?;
-        radix::grids(
-            graph,
-            &self.id,
-            "sort",
-            &plan::RadixPlan::new(rows as u32, &policy),
-        )?;
-        let scratch = RadixScratch::create(
-            graph,
-            &self.id,
-            rows as u32,
-            domain.mode != ValueMode::None,
-            &policy,
-        )?;
-        radix::add_radix_nodes(graph, &self.id, "sort", &domain, &scratch, policy, &cache)
+        if let Some(code) = code {
+            let encoded = keys::encoded_keys(graph, &self.id, &[rows])?[0];
+            let pair = vec![(domain.keys, encoded)];
+            keys::add_encode_node(graph, &self.id, "sort", pair, code, &cache)?;
+            domain.keys = encoded;
+        }
+        add_core(graph, &self.id, domain, policy, &cache)?;
+        if let Some(code) = code {
+            let sorted = vec![domain.sorted_keys];
+            keys::add_decode_node(graph, &self.id, "sort", sorted, code, &cache)?;
+        }
+        Ok(())
     }
+}
+
+/// The uint32 ascending core for one validated domain of at least one row.
+fn add_core(
+    graph: &mut CommandGraph,
+    id: &str,
+    domain: Domain,
+    policy: SortPolicy,
+    cache: &SortKernels,
+) -> Result<(), AlgorithmError> {
+    let rows = domain.keys.len();
+    if rows <= LOCAL_SORT_MAX as u64 {
+        return local::add_local_node(graph, id.to_string(), vec![domain], cache.clone());
+    }
+    let scratch = RadixScratch::create(
+        graph,
+        id,
+        rows as u32,
+        domain.mode != ValueMode::None,
+        &policy,
+    )?;
+    radix::add_radix_nodes(graph, id, "sort", &domain, &scratch, policy, cache)
+}
+
+/// The key type of a sort: `keys` and `sorted keys` packed in one sortable format, without
+/// live counts.
+fn key_type_of(
+    check: ViewCheck<'_>,
+    keys: &VectorView,
+    sorted: &VectorView,
+) -> Result<KeyType, AlgorithmError> {
+    let format = keys.format().unwrap_or(VectorFormat::Uint32);
+    let Some(key_type) = KeyType::of_format(format) else {
+        return Err(AlgorithmError::UnsupportedView {
+            algorithm: check.algorithm,
+            id: check.id.to_string(),
+            what: "keys".into(),
+            expected: "uint32, sint32 or float32".into(),
+            actual: format.to_string(),
+        });
+    };
+    require_packed(check, "keys", keys, format)?;
+    require_packed(check, "sorted keys", sorted, format)?;
+    Ok(key_type)
 }
 
 /// Bench entry point: imports whole caller buffers holding `rows` packed u32 at offset 0 and
@@ -234,22 +332,51 @@ pub fn add_sort_of_buffers(
     sorted_keys: &wgpu::Buffer,
     sorted_values: Option<&wgpu::Buffer>,
 ) -> Result<(), AlgorithmError> {
-    let mut import = |name: &str, buffer: &wgpu::Buffer| -> Result<DataView, AlgorithmError> {
+    add_sort_of_typed_buffers(
+        graph,
+        id,
+        rows,
+        (KeyType::Uint32, SortOptions::default()),
+        keys,
+        values,
+        sorted_keys,
+        sorted_values,
+    )
+}
+
+/// [`add_sort_of_buffers`] for keys of `key_type` (the keys and sorted keys buffers are
+/// imported in its format; values stay uint32) sorted under `options`.
+#[allow(clippy::too_many_arguments)]
+pub fn add_sort_of_typed_buffers(
+    graph: &mut CommandGraph,
+    id: &str,
+    rows: u64,
+    (key_type, options): (KeyType, SortOptions),
+    keys: &wgpu::Buffer,
+    values: Option<&wgpu::Buffer>,
+    sorted_keys: &wgpu::Buffer,
+    sorted_values: Option<&wgpu::Buffer>,
+) -> Result<(), AlgorithmError> {
+    let mut import = |name: &str,
+                      buffer: &wgpu::Buffer,
+                      format: VectorFormat|
+     -> Result<DataView, AlgorithmError> {
         let h = graph.import_buffer(
             BufferDescriptor::new(format!("{id}.{name}"), rows * 4, BufferUsages::STORAGE),
             buffer,
         )?;
-        Ok(graph.create_packed_view(h, VectorFormat::Uint32, rows)?)
+        Ok(graph.create_packed_view(h, format, rows)?)
     };
-    let k = import("keys", keys)?;
-    let sk = import("sorted-keys", sorted_keys)?;
+    let u32f = VectorFormat::Uint32;
+    let k = import("keys", keys, key_type.format())?;
+    let sk = import("sorted-keys", sorted_keys, key_type.format())?;
     let payload = match (values, sorted_values) {
         (Some(v), Some(sv)) => SortPayload::Values {
-            input: import("values", v)?,
-            output: import("sorted-values", sv)?,
+            input: import("values", v, u32f)?,
+            output: import("sorted-values", sv, u32f)?,
         },
         (None, Some(sv)) => SortPayload::SourceRows {
-            output: import("sorted-values", sv)?,
+            output: import("sorted-values", sv, u32f)?,
         },
         (None, None) => SortPayload::KeysOnly,
         (Some(_), None) => {
@@ -258,14 +385,10 @@ pub fn add_sort_of_buffers(
         }
     };
     Sort {
-        id: id.to_string(),
-        keys: k,
-        sorted_keys: sk,
         payload,
-        policy: None,
-        kernels: SortKernels::default(),
+        ..Sort::keys(id, k, sk)
     }
-    .add_to_graph(graph)
+    .add_to_graph_with(graph, options)
 }
 
 /// One sort domain's views (validated): what the local and radix paths consume.

@@ -1,0 +1,380 @@
+//! Sort options ([`SortOptions`]: direction and `key_bits`) and key types ([`KeyType`]) on
+//! top of the uint32 ascending radix core: order-preserving transforms (`keys.wgsl`) run as
+//! graph nodes before the core (`<id>.encode`, keys → a transient of uint32 codes) and after
+//! it (`<id>.decode`, the sorted codes back to key bits, in place in the caller's output).
+//!
+//! Why nodes around the core rather than inside it: the core stays one kernel family, and
+//! the transform costs one streaming pass each way (8 B/row) that a later change can fuse
+//! into the first and last radix pass. uint32 ascending keys skip both nodes.
+//!
+//! The code of each key type and direction, and its inverse, is [`cpu::KeyCode::encode`] and
+//! [`cpu::KeyCode::decode`] (the CPU twins); `keys.wgsl` computes the same bits.
+
+use gpugraph_command::wgpu::BufferUsages;
+use gpugraph_command::{
+    compute_fn, view_binding, BindGroupCache, BufferDescriptor, CommandGraph, ComputeNode,
+    DataView, DataViewDescriptor, ResourceUse, VectorFormat,
+};
+
+use super::cpu;
+use super::kernels::{resolve, SortKernels};
+use crate::error::AlgorithmError;
+use crate::kernel::{
+    grid_for, parameter_buffer, preprocess, Binding, Grid, ViewCheck, SHARED_DISPATCH_WGSL,
+};
+
+const KEYS_WGSL: &str = include_str!("keys.wgsl");
+const KEYS_WORKGROUP: u64 = 256;
+
+/// The direction of a sort. Both directions are stable: equal keys keep their input order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SortOrder {
+    /// Smallest key first.
+    #[default]
+    Ascending,
+    /// Largest key first (NaN float keys still come last).
+    Descending,
+}
+
+/// The type of the keys, taken from the format of the keys view: `Uint32`, `Sint32` or
+/// `Float32` (the sorted keys view has the same format).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyType {
+    /// Unsigned 32-bit integers.
+    Uint32,
+    /// Signed 32-bit integers (two's complement).
+    Int32,
+    /// IEEE 754 binary32, in the total order `-inf < … < -0 < +0 < … < +inf < NaN`.
+    Float32,
+}
+
+impl KeyType {
+    /// The key type stored in `format`, if sortable.
+    pub fn of_format(format: VectorFormat) -> Option<Self> {
+        match format {
+            VectorFormat::Uint32 => Some(Self::Uint32),
+            VectorFormat::Sint32 => Some(Self::Int32),
+            VectorFormat::Float32 => Some(Self::Float32),
+            _ => None,
+        }
+    }
+
+    /// The view format of this key type.
+    pub fn format(self) -> VectorFormat {
+        match self {
+            Self::Uint32 => VectorFormat::Uint32,
+            Self::Int32 => VectorFormat::Sint32,
+            Self::Float32 => VectorFormat::Float32,
+        }
+    }
+}
+
+/// How a sort orders its keys.
+///
+/// # Contract
+/// - `order`: ascending or descending, both stable.
+/// - `key_bits` (1..=32, default 32): a promise of the caller about the key *range*, not about
+///   the transformed code: uint32 keys are below `2^key_bits`; int32 keys lie in
+///   `[-2^(key_bits-1), 2^(key_bits-1))` (they fit a `key_bits`-wide two's complement).
+///   Float32 keys take all 32 bits (any other value is an error). The codes then fit the low
+///   `key_bits` bits in both directions, so a radix sort needs only
+///   [`SortOptions::radix_passes`] digit passes. Keys outside the promise are not detected on
+///   the GPU: their order is unspecified, but every output key still holds its exact input
+///   bits (the integer codes are bijections; the CLI checks the promise on the host).
+/// - Float32: every NaN (any sign or payload) sorts last in both directions, all NaNs equal
+///   (so they keep their input order, as numpy's and torch's stable sorts do) and the sorted
+///   keys hold the canonical quiet NaN `0x7fc00000` in their place: the NaN payloads and signs
+///   are not kept (the argsort's source rows point to the original NaNs). Every other key,
+///   including `-0.0`/`+0.0` (`-0` first ascending) and subnormals, keeps its exact bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SortOptions {
+    /// Direction (stable both ways).
+    pub order: SortOrder,
+    /// Significant key bits, 1..=32 (see the contract).
+    pub key_bits: u32,
+}
+
+impl Default for SortOptions {
+    fn default() -> Self {
+        Self {
+            order: SortOrder::Ascending,
+            key_bits: 32,
+        }
+    }
+}
+
+impl SortOptions {
+    /// Descending order, all 32 key bits.
+    pub fn descending() -> Self {
+        Self {
+            order: SortOrder::Descending,
+            ..Self::default()
+        }
+    }
+
+    /// These options with `key_bits` significant bits.
+    pub fn with_key_bits(self, key_bits: u32) -> Self {
+        Self { key_bits, ..self }
+    }
+
+    /// 8-bit digit passes a radix sort of these keys needs: `ceil(key_bits / 8)`.
+    pub fn radix_passes(&self) -> u32 {
+        self.key_bits.div_ceil(8)
+    }
+
+    /// Why these options do not fit `key_type`, if they do not.
+    pub fn check(&self, key_type: KeyType) -> Result<(), String> {
+        if !(1..=32).contains(&self.key_bits) {
+            return Err(format!("key_bits {} is outside 1..=32", self.key_bits));
+        }
+        if key_type == KeyType::Float32 && self.key_bits != 32 {
+            return Err(format!(
+                "key_bits {} with float32 keys: float keys take all 32 bits",
+                self.key_bits
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `KeyParams` of `keys.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct KeyParams {
+    rows: u32,
+    src: u32,
+    dst: u32,
+    is_float: u32,
+    descending: u32,
+    bias: u32,
+    flip: u32,
+    pad: u32,
+}
+
+/// The transform of one key type and options; `None` when the code is the key itself
+/// (uint32 ascending, for any `key_bits`).
+pub(crate) fn key_code(key_type: KeyType, options: SortOptions) -> Option<KeyParams> {
+    if key_type == KeyType::Uint32 && options.order == SortOrder::Ascending {
+        return None;
+    }
+    let p = cpu::KeyCode::new(key_type, options);
+    Some(KeyParams {
+        is_float: (key_type == KeyType::Float32) as u32,
+        descending: (options.order == SortOrder::Descending) as u32,
+        bias: p.bias,
+        flip: p.flip,
+        ..Default::default()
+    })
+}
+
+/// Declares `<id>.encoded-keys`, a transient of uint32 codes for views of `lengths` rows,
+/// packed one after another, and returns one view per length.
+pub(crate) fn encoded_keys(
+    graph: &mut CommandGraph,
+    id: &str,
+    lengths: &[u64],
+) -> Result<Vec<DataView>, AlgorithmError> {
+    let total: u64 = lengths.iter().sum();
+    let h = graph.create_buffer(BufferDescriptor::new(
+        format!("{id}.encoded-keys"),
+        total.max(1) * 4,
+        BufferUsages::STORAGE,
+    ))?;
+    let mut offset = 0;
+    let mut views = Vec::with_capacity(lengths.len());
+    for &len in lengths {
+        views.push(graph.create_data_view(
+            h,
+            DataViewDescriptor::packed(VectorFormat::Uint32, len).at_offset(offset * 4),
+        )?);
+        offset += len;
+    }
+    Ok(views)
+}
+
+/// `view` (packed 32-bit rows of any format) reinterpreted as uint32, same buffer and range.
+pub(crate) fn as_uint32(
+    graph: &mut CommandGraph,
+    view: DataView,
+) -> Result<DataView, AlgorithmError> {
+    Ok(graph.create_data_view(
+        view.buffer(),
+        DataViewDescriptor::packed(VectorFormat::Uint32, view.len()).at_offset(view.byte_offset()),
+    )?)
+}
+
+/// Adds `<id>.encode`: for each `(keys, codes)` pair, `codes[i] = code(keys[i])` (one
+/// dispatch per pair).
+pub(crate) fn add_encode_node(
+    graph: &mut CommandGraph,
+    id: &str,
+    algorithm: &'static str,
+    pairs: Vec<(DataView, DataView)>,
+    params: KeyParams,
+    cache: &SortKernels,
+) -> Result<(), AlgorithmError> {
+    let views = pairs.into_iter().map(|(k, c)| (Some(k), c)).collect();
+    add_key_node(
+        graph,
+        format!("{id}.encode"),
+        algorithm,
+        views,
+        params,
+        cache,
+    )
+}
+
+/// Adds `<id>.decode`: `keys[i] = key(keys[i])` in place over each view of sorted codes.
+pub(crate) fn add_decode_node(
+    graph: &mut CommandGraph,
+    id: &str,
+    algorithm: &'static str,
+    sorted: Vec<DataView>,
+    params: KeyParams,
+    cache: &SortKernels,
+) -> Result<(), AlgorithmError> {
+    let views = sorted.into_iter().map(|v| (None, v)).collect();
+    add_key_node(
+        graph,
+        format!("{id}.decode"),
+        algorithm,
+        views,
+        params,
+        cache,
+    )
+}
+
+/// The WGSL of the encode (`decode` false) or decode kernel.
+pub(crate) fn keys_source(decode: bool) -> String {
+    let defines: &[&str] = if decode { &["DECODE"] } else { &[] };
+    let mut out = String::from("// Generated by gpugraph-gpgpu sort/keys.rs.\n\n");
+    out.push_str(SHARED_DISPATCH_WGSL);
+    out.push('\n');
+    out.push_str(&preprocess(KEYS_WGSL, defines));
+    out
+}
+
+/// One elementwise node over `views` (all encode, `Some(src)`, or all decode, `None`): encode
+/// from `src` into `dst`, or decode `dst` in place; one dispatch per non-empty view.
+fn add_key_node(
+    graph: &mut CommandGraph,
+    node_id: String,
+    algorithm: &'static str,
+    views: Vec<(Option<DataView>, DataView)>,
+    params: KeyParams,
+    cache: &SortKernels,
+) -> Result<(), AlgorithmError> {
+    let views: Vec<_> = views.into_iter().filter(|(_, d)| !d.is_empty()).collect();
+    let Some(decode) = views.first().map(|(s, _)| s.is_none()) else {
+        return Ok(());
+    };
+    let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;
+    let mut uses = Vec::new();
+    let mut dispatches = Vec::with_capacity(views.len());
+    for (src, dst) in views {
+        let workgroups = dst.len().div_ceil(KEYS_WORKGROUP);
+        let grid: Grid = grid_for(workgroups, max_dim).ok_or_else(|| {
+            ViewCheck::new(algorithm, &node_id).device_limit(
+                "workgroups of the key transform",
+                workgroups,
+                max_dim as u64 * max_dim as u64,
+            )
+        })?;
+        match src {
+            Some(s) => {
+                uses.push(ResourceUse::storage_read(s));
+                uses.push(ResourceUse::storage_write(dst));
+            }
+            None => uses.push(ResourceUse::storage_read_write(dst)),
+        }
+        dispatches.push((src, dst, grid));
+    }
+    let mut bindings = vec![Binding::Uniform];
+    if !decode {
+        bindings.push(Binding::StorageRead);
+    }
+    bindings.push(Binding::StorageReadWrite);
+    let cache = cache.clone();
+    graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
+        let device = cc.device().clone();
+        let align = cc.limits().min_storage_buffer_offset_alignment as u64;
+        let entry = if decode { "decode" } else { "encode" };
+        let kernel = cache.get(
+            &device,
+            &format!("sort.keys.{entry}"),
+            || keys_source(decode),
+            entry,
+            &bindings,
+        );
+        let offset = |v: &DataView| v.aligned_range(align).element_offset as u32;
+        struct Dispatch {
+            src: Option<DataView>,
+            dst: DataView,
+            grid: Grid,
+            params: gpugraph_command::wgpu::Buffer,
+            groups: BindGroupCache,
+        }
+        let mut dispatches: Vec<Dispatch> = dispatches
+            .into_iter()
+            .map(|(src, dst, grid)| {
+                let p = KeyParams {
+                    rows: dst.len() as u32,
+                    src: src.as_ref().map_or(0, offset),
+                    dst: offset(&dst),
+                    ..params
+                };
+                Dispatch {
+                    src,
+                    dst,
+                    grid,
+                    params: parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&p)),
+                    groups: BindGroupCache::default(),
+                }
+            })
+            .collect();
+        Ok(compute_fn(move |pass, ec| {
+            for d in &mut dispatches {
+                let mut handles: Vec<_> = d.src.iter().map(|s| s.buffer()).collect();
+                handles.push(d.dst.buffer());
+                let bufs = resolve(ec, &handles);
+                let group = d.groups.get_or_create(&bufs, || {
+                    let mut res = vec![d.params.as_entire_buffer_binding()];
+                    if let Some(s) = &d.src {
+                        res.push(view_binding(bufs[0], s, align).0);
+                    }
+                    res.push(view_binding(bufs[bufs.len() - 1], &d.dst, align).0);
+                    kernel.bind_group(&device, &res)
+                });
+                kernel.dispatch(pass, group, d.grid);
+            }
+        }))
+    }))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::validate_wgsl;
+
+    #[test]
+    fn both_variants_validate_with_naga() {
+        for decode in [false, true] {
+            validate_wgsl(&keys_source(decode)).unwrap_or_else(|e| panic!("{decode}: {e}"));
+        }
+        assert!(!keys_source(true).contains("src_keys"));
+    }
+
+    #[test]
+    fn options_check_key_bits_per_type() {
+        let o = SortOptions::default();
+        assert!(o.check(KeyType::Float32).is_ok());
+        assert!(o.with_key_bits(0).check(KeyType::Uint32).is_err());
+        assert!(o.with_key_bits(33).check(KeyType::Int32).is_err());
+        assert!(o.with_key_bits(24).check(KeyType::Float32).is_err());
+        assert!(o.with_key_bits(1).check(KeyType::Int32).is_ok());
+        assert_eq!(o.with_key_bits(17).radix_passes(), 3);
+        assert_eq!(key_code(KeyType::Uint32, o.with_key_bits(8)), None);
+        assert!(key_code(KeyType::Uint32, SortOptions::descending()).is_some());
+    }
+}
