@@ -108,7 +108,8 @@ impl SortPolicy {
     /// The default shrunk until its radix pass fits the device's workgroup memory: fewer keys
     /// per thread first, then without the multisplit counters.
     pub fn for_device(limits: &wgpu::Limits) -> Self {
-        let fits = |p: &Self| p.workgroup_storage_bytes() <= limits.max_compute_workgroup_storage_size;
+        let fits =
+            |p: &Self| p.workgroup_storage_bytes() <= limits.max_compute_workgroup_storage_size;
         let shrink = |mut p: Self| {
             while p.keys_per_thread > 4 && !fits(&p) {
                 p.keys_per_thread /= 2;
