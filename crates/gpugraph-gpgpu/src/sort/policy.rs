@@ -53,8 +53,9 @@ pub struct SortPolicy {
     /// inclusive prefix crosses tiles one load round trip per step, so a wider window lets it
     /// advance faster when that chain is the bottleneck.
     pub lookback_window: u32,
-    /// Look-back rounds without progress before a workgroup stops waiting and counts the
-    /// stalled predecessor tile's digits itself (decoupled fallback). At least 1.
+    /// Look-back patience before a workgroup stops waiting and counts the stalled predecessor
+    /// tile's digits itself (decoupled fallback): fruitless reads of one digit's walk with
+    /// `independent_lookback`, fruitless workgroup rounds without. At least 1.
     pub spin_limit: u32,
     /// Testing only: the look-back ignores published tile status, so every predecessor tile is
     /// recounted through the fallback path (quadratic in tiles).
@@ -88,8 +89,9 @@ pub struct SortPolicy {
 
 impl SortPolicy {
     /// Default for devices with at least 20 KiB of workgroup memory: 4096-key tiles, 8 tiles
-    /// per histogram workgroup, a look-back window of 1, fallback after 64 rounds without
-    /// progress. On an H200 (wgpu/Vulkan) 32 keys per thread ran about 2x slower per pass
+    /// per histogram workgroup, a look-back window of 1, the independent look-back with the
+    /// fallback after 64 fruitless reads, multisplit ranking where subgroups allow. Measured
+    /// before the independent look-back and the multisplit: on an H200 (wgpu/Vulkan) 32 keys per thread ran about 2x slower per pass
     /// and a window of 8 about 7% slower at 2^20 rows: the passes are bound by per-tile
     /// latency, not by the look-back chain (see the module doc of `sort`).
     pub const DEFAULT: Self = Self {

@@ -5,20 +5,26 @@
 // CPU twin: cpu::radix_pass.
 //
 // `#ifdef` names (source.rs): LOAD_VALUES (values are read from src_values), SOURCE_ROWS
-// (values are the keys' source rows, generated), SUBGROUPS (workgroup scans use subgroup
-// operations; radix_common.wgsl), FORCE_FALLBACK and REVERSE_TILES (testing).
+// (values are the keys' source rows, generated), SUBGROUPS (the subgroup builtins; set when the
+// device has subgroups and SUBGROUP_SCANS or MULTISPLIT is asked for), SUBGROUP_SCANS
+// (workgroup scans use subgroup operations; radix_common.wgsl), MULTISPLIT (subgroup ranking),
+// INDEPENDENT_LOOKBACK, FORCE_FALLBACK and REVERSE_TILES (testing).
 //
-// Steps of one workgroup (tile of TILE_ROWS keys; invocation t holds rows t*KPT .. t*KPT+KPT-1
-// of the tile in registers, "blocked", so rank order = tile order):
+// Steps of one workgroup (tile of TILE_ROWS keys, each invocation holds KPT of them in
+// registers: rows t*KPT .. t*KPT+KPT-1, "blocked", or with multisplit striped over the lanes
+// of a subgroup's contiguous run of rows; either way the processing order is tile order):
 //  1. Count the tile's digits in workgroup memory and publish them at once (state AGGREGATE;
 //     tile 0 publishes INCLUSIVE since nothing precedes it).
-//  2. Rank stably: two 4-bit counting sorts (low then high half of the digit), each with 16
-//     private counters per invocation, scanned digit-major, invocation-minor. Workgroup memory
-//     (and, with SUBGROUPS, subgroup scans for the workgroup-wide prefix sums; without them it
-//     runs on every adapter).
+//  2. Rank stably. MULTISPLIT (rank_split) where the subgroups fit: ballots match digit peers
+//     inside a subgroup, per-subgroup digit counters and one scan over subgroups per digit
+//     give the rank. Otherwise (rank_tile) two 4-bit counting sorts (low then high half of
+//     the digit), each with 16 private counters per invocation, scanned digit-major,
+//     invocation-minor, in workgroup memory only (runs on every adapter).
 //  3. Look back (invocation d owns digit d): add predecessors' published counts until one
-//     publishes its INCLUSIVE prefix, then publish this tile's. Rounds are workgroup-uniform; when a round makes no
-//     progress for SPIN_LIMIT rounds, the workgroup counts the latest stalled predecessor's
+//     publishes its INCLUSIVE prefix, then publish this tile's. With INDEPENDENT_LOOKBACK each
+//     invocation walks on its own (no barrier) until done or WALK_SPINS fruitless reads;
+//     otherwise every read is a workgroup round. When the workgroup votes that a digit is
+//     stuck (after ROUND_SPINS fruitless rounds), it counts the latest stalled predecessor's
 //     digits itself from its keys (decoupled fallback; Smith, Levien & Owens 2025) and
 //     publishes them. A device that never schedules a predecessor therefore cannot hang this
 //     workgroup: at worst it recounts every predecessor back to tile 0.
@@ -238,6 +244,12 @@ fn lowest_lane(m: vec4<u32>) -> u32 {
 // turns the counters of digits 2p and 2p + 1 into exclusive prefixes over the subgroups in
 // order, starting at the digits' offsets in the tile. Begins and ends with `sh` free; counts
 // fit 16 bits since a tile has fewer than 2^16 keys.
+// Ordering: the leader of key k + 1 may be another lane than the leader of key k, with no
+// barrier in between (WGSL has no subgroup barrier). Both updates are atomic read-modify-
+// writes of one word, and the first has returned (its value feeds the shuffle that every lane
+// executes) before any lane issues the second, so they apply in key order. This relies on a
+// subgroup operation being a point all lanes reach together, as on NVIDIA (shfl.sync), AMD,
+// Intel, Apple and lavapipe.
 fn rank_split(t: u32, keys: ptr<function, array<u32, KPT>>, offset: u32) -> array<u32, KPT> {
     let row = sg_id * (RADIX / 2u);
     for (var i = t; i < sg_count * (RADIX / 2u); i += WG_SIZE) {

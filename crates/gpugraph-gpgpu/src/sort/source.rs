@@ -197,7 +197,18 @@ mod tests {
             ..SortPolicy::DEFAULT
         };
         assert!(!radix_pass(&unrolled, ValueMode::Load, false).contains("< KPT;"));
-        for policy in [SortPolicy::DEFAULT, test, unrolled] {
+        // The pre-multisplit kernel: coupled look-back, counting-sort ranking.
+        let coupled = SortPolicy {
+            independent_lookback: false,
+            multisplit: false,
+            ..SortPolicy::DEFAULT
+        };
+        // Multisplit without the subgroup scans.
+        let split_only = SortPolicy {
+            subgroups: false,
+            ..test
+        };
+        for policy in [SortPolicy::DEFAULT, test, unrolled, coupled, split_only] {
             validate("histogram", &radix_histogram(&policy));
             for mode in modes {
                 for subgroups in [false, true] {
@@ -217,6 +228,39 @@ mod tests {
         }
         validate("classify", &classify(&[32, 64]));
         validate("classify", &classify(&super::super::policy::SEGMENT_WIDTHS));
+    }
+
+    #[test]
+    fn policy_flags_select_the_kernel_variants() {
+        let p = SortPolicy::DEFAULT;
+        let has = |p: &SortPolicy, subgroups: bool, what: &str| {
+            radix_pass(p, ValueMode::None, subgroups).contains(what)
+        };
+        assert!(has(&p, true, "fn rank_split") && has(&p, true, "subgroupBallot"));
+        assert!(
+            !has(&p, false, "fn rank_split"),
+            "multisplit needs device subgroups"
+        );
+        let counting = SortPolicy {
+            multisplit: false,
+            ..p
+        };
+        assert!(!has(&counting, true, "fn rank_split"));
+        // The independent look-back spins in the walk and falls back after one vote.
+        assert!(has(&p, false, "const WALK_SPINS: u32 = 64u;"));
+        assert!(has(&p, false, "const ROUND_SPINS: u32 = 1u;"));
+        assert!(has(&p, false, "const RETRY_ON_PROGRESS: bool = false;"));
+        let coupled = SortPolicy {
+            independent_lookback: false,
+            ..p
+        };
+        assert!(has(&coupled, false, "const WALK_SPINS: u32 = 1u;"));
+        assert!(has(&coupled, false, "const ROUND_SPINS: u32 = 64u;"));
+        assert!(has(
+            &coupled,
+            false,
+            "const RETRY_ON_PROGRESS: bool = true;"
+        ));
     }
 
     #[test]
