@@ -188,6 +188,14 @@ fn kernel_policies() -> Vec<(&'static str, SortPolicy)> {
                 ..counting
             },
         ),
+        // Multisplit with its counters in their own array (the shuffle array plain).
+        (
+            "split-apart",
+            SortPolicy {
+                multisplit_apart: true,
+                ..small
+            },
+        ),
         // Multisplit with the workgroup-memory scans, and at 8 keys per thread unrolled.
         (
             "split-no-scans",

@@ -54,8 +54,9 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
                     "subgroups" => p.subgroups = v != 0,
                     "indep" => p.independent_lookback = v != 0,
                     "split" => p.multisplit = v != 0,
+                    "apart" => p.multisplit_apart = v != 0,
                     other => bail!(
-                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split)"
+                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart)"
                     ),
                 }
             }

@@ -85,6 +85,11 @@ pub struct SortPolicy {
     /// run time) two 4-bit counting sorts in workgroup memory rank the tile. Compare with
     /// `--sort-policy split=0`.
     pub multisplit: bool,
+    /// Give the multisplit counters their own workgroup array ([`SPLIT_WORDS`] words) instead
+    /// of sharing the shuffle array, which then needs no atomics for the scatter (costs
+    /// 16 KiB more workgroup memory at the default tile; off by default so a 32 KiB device
+    /// fits). Compare with `--sort-policy apart=1`.
+    pub multisplit_apart: bool,
 }
 
 impl SortPolicy {
@@ -105,6 +110,7 @@ impl SortPolicy {
         subgroups: true,
         independent_lookback: true,
         multisplit: true,
+        multisplit_apart: false,
     };
 
     /// The default shrunk until its radix pass fits the device's workgroup memory: fewer keys
@@ -134,9 +140,10 @@ impl SortPolicy {
     }
 
     /// Words of the radix pass's shuffle array: the tile, and the ranking's counters (16 per
-    /// invocation for the counting sorts, [`SPLIT_WORDS`] with `multisplit`).
+    /// invocation for the counting sorts, [`SPLIT_WORDS`] with `multisplit` unless apart).
     pub const fn shuffle_words(&self) -> u32 {
-        let counters = if self.multisplit && SPLIT_WORDS > 8 * RADIX_WORKGROUP {
+        let shared = self.multisplit && !self.multisplit_apart;
+        let counters = if shared && SPLIT_WORDS > 8 * RADIX_WORKGROUP {
             SPLIT_WORDS
         } else {
             8 * RADIX_WORKGROUP
@@ -152,7 +159,12 @@ impl SortPolicy {
     /// Workgroup memory the radix pass declares: the shuffle array (which also hosts the
     /// ranking's counters), digit counts, bases and scan scratch.
     pub const fn workgroup_storage_bytes(&self) -> u32 {
-        4 * (self.shuffle_words() + 3 * RADIX + 16)
+        let apart = if self.multisplit && self.multisplit_apart {
+            SPLIT_WORDS
+        } else {
+            0
+        };
+        4 * (self.shuffle_words() + apart + 3 * RADIX + 16)
     }
 
     /// Checks the documented ranges and that the device can run the policy; the message names

@@ -8,6 +8,7 @@
 // (values are the keys' source rows, generated), SUBGROUPS (the subgroup builtins; set when the
 // device has subgroups and SUBGROUP_SCANS or MULTISPLIT is asked for), SUBGROUP_SCANS
 // (workgroup scans use subgroup operations; radix_common.wgsl), MULTISPLIT (subgroup ranking),
+// SPLIT_APART (its counters in their own array) and SH_ATOMIC (they share `sh`, made atomic),
 // INDEPENDENT_LOOKBACK, FORCE_FALLBACK and REVERSE_TILES (testing).
 //
 // Steps of one workgroup (tile of TILE_ROWS keys, each invocation holds KPT of them in
@@ -64,10 +65,14 @@ const RETRY_ON_PROGRESS: bool = true;
 // The ranking counters, then the rank maps, then keys and values in rank order. Atomic with
 // MULTISPLIT: the multisplit counters are read-modify-written by whichever lane leads a
 // digit's peers, a different lane from one key to the next with no barrier in between.
-#ifdef MULTISPLIT
+// With SPLIT_APART the counters have their own atomic array and `sh` stays plain.
+#ifdef SH_ATOMIC
 var<workgroup> sh: array<atomic<u32>, SHUFFLE_WORDS>;
 #else
 var<workgroup> sh: array<u32, SHUFFLE_WORDS>;
+#endif
+#ifdef SPLIT_APART
+var<workgroup> sh_split: array<atomic<u32>, SPLIT_WORDS>;
 #endif
 // The tile's digit counts; reused by the fallback for a predecessor's counts.
 var<workgroup> sh_count: array<atomic<u32>, RADIX>;
@@ -81,7 +86,7 @@ var<workgroup> lb_spins: u32;
 var<workgroup> lb_decision: u32;
 var<workgroup> lb_target: u32;
 
-#ifdef MULTISPLIT
+#ifdef SH_ATOMIC
 fn sh_get(i: u32) -> u32 {
     return atomicLoad(&sh[i]);
 }
@@ -97,6 +102,34 @@ fn sh_get(i: u32) -> u32 {
 fn sh_set(i: u32, v: u32) {
     sh[i] = v;
 }
+#endif
+
+#ifdef MULTISPLIT
+#ifdef SPLIT_APART
+fn split_add(i: u32, v: u32) -> u32 {
+    return atomicAdd(&sh_split[i], v);
+}
+
+fn split_get(i: u32) -> u32 {
+    return atomicLoad(&sh_split[i]);
+}
+
+fn split_set(i: u32, v: u32) {
+    atomicStore(&sh_split[i], v);
+}
+#else
+fn split_add(i: u32, v: u32) -> u32 {
+    return atomicAdd(&sh[i], v);
+}
+
+fn split_get(i: u32) -> u32 {
+    return sh_get(i);
+}
+
+fn split_set(i: u32, v: u32) {
+    sh_set(i, v);
+}
+#endif
 #endif
 
 fn status_index(tile: u32, d: u32) -> u32 {
@@ -239,7 +272,7 @@ fn lowest_lane(m: vec4<u32>) -> u32 {
 // Final ranks of the invocation's keys (striped layout above). `offset`: rows of the tile
 // with a digit below t (exclusive scan of the digit counts). Per key: 8 ballots find the lanes
 // holding the same digit (peers); the lowest peer adds the peer count to the subgroup's
-// counter of that digit (16-bit halves, two digits per word, in `sh`) and shuffles the old
+// counter of that digit (16-bit halves, two digits per word, in `sh` or `sh_split`) and shuffles the old
 // count to its peers, which add their rank among the peers. Then invocation p < RADIX / 2
 // turns the counters of digits 2p and 2p + 1 into exclusive prefixes over the subgroups in
 // order, starting at the digits' offsets in the tile. Begins and ends with `sh` free; counts
@@ -253,7 +286,7 @@ fn lowest_lane(m: vec4<u32>) -> u32 {
 fn rank_split(t: u32, keys: ptr<function, array<u32, KPT>>, offset: u32) -> array<u32, KPT> {
     let row = sg_id * (RADIX / 2u);
     for (var i = t; i < sg_count * (RADIX / 2u); i += WG_SIZE) {
-        sh_set(i, 0u);
+        split_set(i, 0u);
     }
     // sh_base is free until the scatter: it lends the digit offsets to the pair scan.
     sh_base[t] = offset;
@@ -274,7 +307,7 @@ fn rank_split(t: u32, keys: ptr<function, array<u32, KPT>>, offset: u32) -> arra
         let half = (d & 1u) * 16u;
         var old = 0u;
         if before == 0u {
-            old = atomicAdd(&sh[row + (d >> 1u)], ones(peers) << half);
+            old = split_add(row + (d >> 1u), ones(peers) << half);
         }
         old = subgroupShuffle(old, lowest_lane(peers));
         ranks[k] = ((old >> half) & 0xffffu) + before;
@@ -284,8 +317,8 @@ fn rank_split(t: u32, keys: ptr<function, array<u32, KPT>>, offset: u32) -> arra
         var run = sh_base[2u * t] | (sh_base[2u * t + 1u] << 16u);
         for (var s = 0u; s < sg_count; s += 1u) {
             let i = s * (RADIX / 2u) + t;
-            let c = sh_get(i);
-            sh_set(i, run);
+            let c = split_get(i);
+            split_set(i, run);
             run += c;
         }
     }
@@ -293,7 +326,7 @@ fn rank_split(t: u32, keys: ptr<function, array<u32, KPT>>, offset: u32) -> arra
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
         let d = digit_of((*keys)[k], params.shift);
-        ranks[k] += (sh_get(row + (d >> 1u)) >> ((d & 1u) * 16u)) & 0xffffu;
+        ranks[k] += (split_get(row + (d >> 1u)) >> ((d & 1u) * 16u)) & 0xffffu;
     }
     workgroupBarrier();
     return ranks;

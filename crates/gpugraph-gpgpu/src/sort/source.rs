@@ -4,7 +4,7 @@
 use super::plan::{HEADER_WORDS, HISTOGRAM_WORD};
 use super::policy::{
     SortPolicy, CLASSIFY_WORKGROUP, LOCAL_SORT_MAX, LOCAL_WORKGROUP, PASSES, RADIX, RADIX_BITS,
-    RADIX_WORKGROUP, SPLIT_MAX_SUBGROUP, SPLIT_MIN_SUBGROUP,
+    RADIX_WORKGROUP, SPLIT_MAX_SUBGROUP, SPLIT_MIN_SUBGROUP, SPLIT_WORDS,
 };
 use crate::kernel::{preprocess, unroll, SHARED_DISPATCH_WGSL};
 
@@ -66,6 +66,7 @@ fn radix_header(policy: &SortPolicy) -> String {
          const ROUND_SPINS: u32 = {round_spins}u;\n\
          const SPLIT_MIN_SUBGROUP: u32 = {SPLIT_MIN_SUBGROUP}u;\n\
          const SPLIT_MAX_SUBGROUP: u32 = {SPLIT_MAX_SUBGROUP}u;\n\
+         const SPLIT_WORDS: u32 = {SPLIT_WORDS}u;\n\
          const LOOKBACK_WINDOW: u32 = {}u;\n\
          const HEADER_WORDS: u32 = {HEADER_WORDS}u;\n\
          const HISTOGRAM_WORD: u32 = {HISTOGRAM_WORD}u;\n\n",
@@ -97,6 +98,11 @@ pub(crate) fn radix_pass(policy: &SortPolicy, values: ValueMode, subgroups: bool
         }
         if policy.multisplit {
             defines.push("MULTISPLIT");
+            defines.push(if policy.multisplit_apart {
+                "SPLIT_APART"
+            } else {
+                "SH_ATOMIC"
+            });
         }
     }
     if policy.independent_lookback {
@@ -203,12 +209,23 @@ mod tests {
             multisplit: false,
             ..SortPolicy::DEFAULT
         };
-        // Multisplit without the subgroup scans.
+        // Multisplit without the subgroup scans, and with its counters apart.
         let split_only = SortPolicy {
             subgroups: false,
             ..test
         };
-        for policy in [SortPolicy::DEFAULT, test, unrolled, coupled, split_only] {
+        let apart = SortPolicy {
+            multisplit_apart: true,
+            ..SortPolicy::DEFAULT
+        };
+        for policy in [
+            SortPolicy::DEFAULT,
+            test,
+            unrolled,
+            coupled,
+            split_only,
+            apart,
+        ] {
             validate("histogram", &radix_histogram(&policy));
             for mode in modes {
                 for subgroups in [false, true] {
@@ -246,6 +263,13 @@ mod tests {
             ..p
         };
         assert!(!has(&counting, true, "fn rank_split"));
+        assert!(has(&p, true, "array<atomic<u32>, SHUFFLE_WORDS>"));
+        let apart = SortPolicy {
+            multisplit_apart: true,
+            ..p
+        };
+        assert!(has(&apart, true, "array<atomic<u32>, SPLIT_WORDS>"));
+        assert!(has(&apart, true, "array<u32, SHUFFLE_WORDS>"));
         // The independent look-back spins in the walk and falls back after one vote.
         assert!(has(&p, false, "const WALK_SPINS: u32 = 64u;"));
         assert!(has(&p, false, "const ROUND_SPINS: u32 = 1u;"));
