@@ -196,6 +196,14 @@ fn kernel_policies() -> Vec<(&'static str, SortPolicy)> {
                 ..small
             },
         ),
+        // The 128-bit peer masks of subgroups wider than 32 lanes.
+        (
+            "split-wide-ballots",
+            SortPolicy {
+                wide_ballots: true,
+                ..small
+            },
+        ),
         // Multisplit with the workgroup-memory scans, and at 8 keys per thread unrolled.
         (
             "split-no-scans",

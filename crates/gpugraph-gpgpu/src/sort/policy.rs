@@ -90,6 +90,10 @@ pub struct SortPolicy {
     /// 16 KiB more workgroup memory at the default tile; off by default so a 32 KiB device
     /// fits). Compare with `--sort-policy apart=1`.
     pub multisplit_apart: bool,
+    /// Testing only: the multisplit uses 128-bit peer masks on every subgroup size (devices
+    /// with subgroups of at most 32 lanes otherwise use one 32-bit word), so the path of
+    /// wider subgroups runs on lavapipe's 8-lane subgroups.
+    pub wide_ballots: bool,
 }
 
 impl SortPolicy {
@@ -111,6 +115,7 @@ impl SortPolicy {
         independent_lookback: true,
         multisplit: true,
         multisplit_apart: false,
+        wide_ballots: false,
     };
 
     /// The default shrunk until its radix pass fits the device's workgroup memory: fewer keys

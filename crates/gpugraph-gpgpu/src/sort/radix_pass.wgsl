@@ -9,6 +9,7 @@
 // device has subgroups and SUBGROUP_SCANS or MULTISPLIT is asked for), SUBGROUP_SCANS
 // (workgroup scans use subgroup operations; radix_common.wgsl), MULTISPLIT (subgroup ranking),
 // SPLIT_APART (its counters in their own array) and SH_ATOMIC (they share `sh`, made atomic),
+// WIDE_BALLOTS (testing: 128-bit peer masks on every subgroup size),
 // INDEPENDENT_LOOKBACK, FORCE_FALLBACK and REVERSE_TILES (testing).
 //
 // Steps of one workgroup (tile of TILE_ROWS keys, each invocation holds KPT of them in
@@ -269,6 +270,29 @@ fn lowest_lane(m: vec4<u32>) -> u32 {
     return 96u + firstTrailingBit(m.w);
 }
 
+// Among the lanes of the subgroup holding digit d (its peers, this lane included): how many
+// are below this lane, how many there are, and the lowest. The peers are the AND over the
+// digit's bits of the ballot of lanes with that bit set, or of its complement. Subgroups of
+// at most 32 lanes use one ballot word (a quarter of the mask arithmetic), unless
+// WIDE_BALLOTS (testing) forces the 128-bit masks.
+fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
+#ifndef WIDE_BALLOTS
+    if sg_size <= 32u {
+        var peers = lanes.x;
+        for (var b = 0u; b < RADIX_BITS; b += 1u) {
+            // All ones where the bit is clear: the complement of the ballot.
+            peers &= subgroupBallot(((d >> b) & 1u) != 0u).x ^ (((d >> b) & 1u) - 1u);
+        }
+        return vec3<u32>(countOneBits(peers & below.x), countOneBits(peers), firstTrailingBit(peers));
+    }
+#endif
+    var peers = lanes;
+    for (var b = 0u; b < RADIX_BITS; b += 1u) {
+        peers &= subgroupBallot(((d >> b) & 1u) != 0u) ^ vec4<u32>(((d >> b) & 1u) - 1u);
+    }
+    return vec3<u32>(ones(peers & below), ones(peers), lowest_lane(peers));
+}
+
 // Final ranks of the invocation's keys (striped layout above). `offset`: rows of the tile
 // with a digit below t (exclusive scan of the digit counts). Per key: 8 ballots find the lanes
 // holding the same digit (peers); the lowest peer adds the peer count to the subgroup's
@@ -297,19 +321,14 @@ fn rank_split(t: u32, keys: ptr<function, array<u32, KPT>>, offset: u32) -> arra
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
         let d = digit_of((*keys)[k], params.shift);
-        var peers = lanes;
-        for (var b = 0u; b < RADIX_BITS; b += 1u) {
-            let on = ((d >> b) & 1u) != 0u;
-            let vote = subgroupBallot(on);
-            peers &= select(~vote, vote, on);
-        }
-        let before = ones(peers & below);
+        let m = match_peers(d, below, lanes);
+        let before = m.x;
         let half = (d & 1u) * 16u;
         var old = 0u;
         if before == 0u {
-            old = split_add(row + (d >> 1u), ones(peers) << half);
+            old = split_add(row + (d >> 1u), m.y << half);
         }
-        old = subgroupShuffle(old, lowest_lane(peers));
+        old = subgroupShuffle(old, m.z);
         ranks[k] = ((old >> half) & 0xffffu) + before;
     }
     workgroupBarrier();

@@ -108,6 +108,9 @@ pub(crate) fn radix_pass(policy: &SortPolicy, values: ValueMode, subgroups: bool
     if policy.independent_lookback {
         defines.push("INDEPENDENT_LOOKBACK");
     }
+    if policy.wide_ballots {
+        defines.push("WIDE_BALLOTS");
+    }
     if policy.force_fallback {
         defines.push("FORCE_FALLBACK");
     }
@@ -216,6 +219,7 @@ mod tests {
         };
         let apart = SortPolicy {
             multisplit_apart: true,
+            wide_ballots: true,
             ..SortPolicy::DEFAULT
         };
         for policy in [
