@@ -263,7 +263,8 @@ fn ranking_paths_match_the_oracle_at_tile_and_subgroup_boundaries() {
 
 /// The look-back's fallback and adverse schedules under both rankings and both look-backs:
 /// every predecessor recounted, tiles taken last-first (each waits on predecessors that have
-/// not started), both, and a wide window with an impatient spin limit.
+/// not started), both, a wide (unrolled) window with an impatient spin limit, and the
+/// look-back before the ranking.
 #[test]
 fn look_back_variants_survive_forced_fallback_and_reverse_schedules() {
     let ctx = ctx();
@@ -296,10 +297,30 @@ fn look_back_variants_survive_forced_fallback_and_reverse_schedules() {
                 },
             ),
             (
-                "window4-spin1",
+                "window4-spin1-unrolled",
                 SortPolicy {
                     lookback_window: 4,
                     spin_limit: 1,
+                    unroll: true,
+                    ..base
+                },
+            ),
+            // Look back before ranking.
+            (
+                "early-reverse-window3",
+                SortPolicy {
+                    lookback_first: true,
+                    reverse_tiles: true,
+                    spin_limit: 3,
+                    lookback_window: 3,
+                    ..base
+                },
+            ),
+            (
+                "early-force",
+                SortPolicy {
+                    lookback_first: true,
+                    force_fallback: true,
                     ..base
                 },
             ),

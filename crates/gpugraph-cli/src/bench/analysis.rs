@@ -55,8 +55,9 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
                     "indep" => p.independent_lookback = v != 0,
                     "split" => p.multisplit = v != 0,
                     "apart" => p.multisplit_apart = v != 0,
+                    "early" => p.lookback_first = v != 0,
                     other => bail!(
-                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart)"
+                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart, early)"
                     ),
                 }
             }

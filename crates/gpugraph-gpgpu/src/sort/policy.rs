@@ -90,6 +90,11 @@ pub struct SortPolicy {
     /// 16 KiB more workgroup memory at the default tile; off by default so a 32 KiB device
     /// fits). Compare with `--sort-policy apart=1`.
     pub multisplit_apart: bool,
+    /// Look back right after publishing the tile's digit counts, before ranking, instead of
+    /// after ranking (Onesweep's order). The tile's inclusive prefixes are then published a
+    /// ranking earlier, so successors walk back over fewer tiles, at the cost of not hiding
+    /// this tile's wait behind its own ranking. Compare with `--sort-policy early=1`.
+    pub lookback_first: bool,
     /// Testing only: the multisplit uses 128-bit peer masks on every subgroup size (devices
     /// with subgroups of at most 32 lanes otherwise use one 32-bit word), so the path of
     /// wider subgroups runs on lavapipe's 8-lane subgroups.
@@ -115,6 +120,7 @@ impl SortPolicy {
         independent_lookback: true,
         multisplit: true,
         multisplit_apart: false,
+        lookback_first: false,
         wide_ballots: false,
     };
 

@@ -10,7 +10,8 @@
 // (workgroup scans use subgroup operations; radix_common.wgsl), MULTISPLIT (subgroup ranking),
 // SPLIT_APART (its counters in their own array) and SH_ATOMIC (they share `sh`, made atomic),
 // WIDE_BALLOTS (testing: 128-bit peer masks on every subgroup size),
-// INDEPENDENT_LOOKBACK, FORCE_FALLBACK and REVERSE_TILES (testing).
+// INDEPENDENT_LOOKBACK, LOOKBACK_FIRST (look back before ranking), FORCE_FALLBACK and
+// REVERSE_TILES (testing).
 //
 // Steps of one workgroup (tile of TILE_ROWS keys, each invocation holds KPT of them in
 // registers: rows t*KPT .. t*KPT+KPT-1, "blocked", or with multisplit striped over the lanes
@@ -411,27 +412,31 @@ fn look_back(t: u32, tile: u32, count: u32) -> u32 {
             if done || idle >= WALK_SPINS {
                 break;
             }
+            // Straight-line under `unroll` (no break), so the window stays in registers.
             var window: array<u32, LOOKBACK_WINDOW>;
             let avail = min(next, LOOKBACK_WINDOW);
+#unroll
             for (var i = 0u; i < LOOKBACK_WINDOW; i += 1u) {
                 if i < avail {
                     window[i] = atomicLoad(&scratch[status_index(next - 1u - i, t)]);
                 }
             }
             var consumed = 0u;
-            for (var i = 0u; i < avail; i += 1u) {
+            var stop = false;
+#unroll
+            for (var i = 0u; i < LOOKBACK_WINDOW; i += 1u) {
                 var s = window[i];
 #ifdef FORCE_FALLBACK
                 s = 0u;
 #endif
-                if s < AGGREGATE {
-                    break;
-                }
-                prefix += s & COUNT_MASK;
-                consumed += 1u;
-                if s >= INCLUSIVE {
-                    done = true;
-                    break;
+                // Fold nearest first; stop at the first unpublished or inclusive entry.
+                if !stop && i < avail && s >= AGGREGATE {
+                    prefix += s & COUNT_MASK;
+                    consumed += 1u;
+                    stop = s >= INCLUSIVE;
+                    done = done || stop;
+                } else {
+                    stop = true;
                 }
             }
             next -= consumed;
@@ -579,7 +584,14 @@ fn radix_pass(
     publish(tile, t, select(AGGREGATE, INCLUSIVE, tile == 0u) | count);
     let local = workgroup_scan(t, count);
 
-    // 2. Rank.
+#ifdef LOOKBACK_FIRST
+    // 2. Look back (publishing the inclusive prefix) before ranking: successors' walks stop
+    // here sooner, but this tile's wait is not hidden behind its ranking.
+    let base = atomicLoad(&scratch[params.histogram_word + t]) + look_back(t, tile, count)
+        - local.x;
+#endif
+
+    // 2. (3. with LOOKBACK_FIRST) Rank.
 #ifdef MULTISPLIT
     var ranks: array<u32, KPT>;
     if split {
@@ -591,9 +603,14 @@ fn radix_pass(
     let ranks = rank_tile(t, &keys);
 #endif
 
+#ifndef LOOKBACK_FIRST
     // 3. Look back, publish the inclusive prefix.
-    let prefix = look_back(t, tile, count);
-    sh_base[t] = atomicLoad(&scratch[params.histogram_word + t]) + prefix - local.x;
+    let base = atomicLoad(&scratch[params.histogram_word + t]) + look_back(t, tile, count)
+        - local.x;
+#endif
+    // After the ranking, which lends sh_base to rank_split; the scatter's first barrier
+    // publishes it.
+    sh_base[t] = base;
 
     // 4. Scatter keys in rank order.
 #unroll

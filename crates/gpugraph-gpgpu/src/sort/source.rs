@@ -108,6 +108,9 @@ pub(crate) fn radix_pass(policy: &SortPolicy, values: ValueMode, subgroups: bool
     if policy.independent_lookback {
         defines.push("INDEPENDENT_LOOKBACK");
     }
+    if policy.lookback_first {
+        defines.push("LOOKBACK_FIRST");
+    }
     if policy.wide_ballots {
         defines.push("WIDE_BALLOTS");
     }
@@ -122,7 +125,10 @@ pub(crate) fn radix_pass(policy: &SortPolicy, values: ValueMode, subgroups: bool
     let specialized = preprocess(RADIX_PASS_WGSL, &defines);
     out.push_str(&unroll(
         &specialized,
-        &[("KPT", policy.keys_per_thread)],
+        &[
+            ("KPT", policy.keys_per_thread),
+            ("LOOKBACK_WINDOW", policy.lookback_window),
+        ],
         policy.unroll,
     ));
     out
@@ -220,8 +226,12 @@ mod tests {
         let apart = SortPolicy {
             multisplit_apart: true,
             wide_ballots: true,
+            lookback_first: true,
+            lookback_window: 4,
+            unroll: true,
             ..SortPolicy::DEFAULT
         };
+        assert!(!radix_pass(&apart, ValueMode::Load, true).contains("< LOOKBACK_WINDOW;"));
         for policy in [
             SortPolicy::DEFAULT,
             test,
