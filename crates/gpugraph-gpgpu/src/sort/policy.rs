@@ -105,9 +105,10 @@ impl SortPolicy {
     /// Default for devices with at least 20 KiB of workgroup memory: 4096-key tiles, 8 tiles
     /// per histogram workgroup, a look-back window of 1, the independent look-back with the
     /// fallback after 64 fruitless reads, multisplit ranking where subgroups allow. Measured
-    /// before the independent look-back and the multisplit: on an H200 (wgpu/Vulkan) 32 keys per thread ran about 2x slower per pass
-    /// and a window of 8 about 7% slower at 2^20 rows: the passes are bound by per-tile
-    /// latency, not by the look-back chain (see the module doc of `sort`).
+    /// before the independent look-back and the multisplit: on an H200 (wgpu/Vulkan) 32 keys
+    /// per thread ran about 2x slower per pass and a window of 8 about 7% slower at 2^20
+    /// rows: the passes are bound by per-tile latency, not by the look-back chain (see the
+    /// module doc of `sort`).
     pub const DEFAULT: Self = Self {
         keys_per_thread: 16,
         histogram_tiles_per_workgroup: 8,

@@ -1,6 +1,7 @@
 // Shared by radix_histogram.wgsl and radix_pass.wgsl: parameters, the key source bindings,
 // key loads and the workgroup scan. The generated header (source.rs) defines
-//     RADIX_BITS, RADIX, PASSES, WG_SIZE (= RADIX), KEYS_PER_THREAD, TILE_ROWS, WALK_SPINS, ROUND_SPINS, ...
+//     RADIX_BITS, RADIX, PASSES, WG_SIZE (= RADIX), KEYS_PER_THREAD, TILE_ROWS and the
+//     look-back and multisplit constants.
 
 // One per dispatch, written when the graph compiles (radix.rs `PassParams`).
 struct RadixParams {

@@ -284,7 +284,8 @@ fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
             // All ones where the bit is clear: the complement of the ballot.
             peers &= subgroupBallot(((d >> b) & 1u) != 0u).x ^ (((d >> b) & 1u) - 1u);
         }
-        return vec3<u32>(countOneBits(peers & below.x), countOneBits(peers), firstTrailingBit(peers));
+        let lowest = firstTrailingBit(peers);
+        return vec3<u32>(countOneBits(peers & below.x), countOneBits(peers), lowest);
     }
 #endif
     var peers = lanes;
@@ -297,11 +298,11 @@ fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
 // Final ranks of the invocation's keys (striped layout above). `offset`: rows of the tile
 // with a digit below t (exclusive scan of the digit counts). Per key: 8 ballots find the lanes
 // holding the same digit (peers); the lowest peer adds the peer count to the subgroup's
-// counter of that digit (16-bit halves, two digits per word, in `sh` or `sh_split`) and shuffles the old
-// count to its peers, which add their rank among the peers. Then invocation p < RADIX / 2
-// turns the counters of digits 2p and 2p + 1 into exclusive prefixes over the subgroups in
-// order, starting at the digits' offsets in the tile. Begins and ends with `sh` free; counts
-// fit 16 bits since a tile has fewer than 2^16 keys.
+// counter of that digit (16-bit halves, two digits per word, in `sh` or `sh_split`) and
+// shuffles the old count to its peers, which add their rank among the peers. Then invocation
+// p < RADIX / 2 turns the counters of digits 2p and 2p + 1 into exclusive prefixes over the
+// subgroups in order, starting at the digits' offsets in the tile. Begins and ends with `sh`
+// free; counts fit 16 bits since a tile has fewer than 2^16 keys.
 // Ordering: the leader of key k + 1 may be another lane than the leader of key k, with no
 // barrier in between (WGSL has no subgroup barrier). Both updates are atomic read-modify-
 // writes of one word, and the first has returned (its value feeds the shuffle that every lane
