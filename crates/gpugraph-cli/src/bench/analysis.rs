@@ -24,7 +24,8 @@ fn bits(values: &[f32]) -> Vec<u32> {
     values.iter().map(|v| v.to_bits()).collect()
 }
 
-/// The sort variants named by `--sort-policy` (`None` = the device default, label "").
+/// The sort variants named by `--sort-policy` (`None` = the device default, label "": no spec,
+/// or the spec `default`).
 pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPolicy>, String)>> {
     if specs.is_empty() {
         return Ok(vec![(None, String::new())]);
@@ -33,6 +34,9 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
     specs
         .iter()
         .map(|spec| {
+            if spec.trim() == "default" {
+                return Ok((None, String::new()));
+            }
             let mut p = SortPolicy::for_device(&limits);
             for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
                 let (key, value) = part
@@ -48,8 +52,12 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
                     "spin" => p.spin_limit = v,
                     "unroll" => p.unroll = v != 0,
                     "subgroups" => p.subgroups = v != 0,
+                    "indep" => p.independent_lookback = v != 0,
+                    "split" => p.multisplit = v != 0,
+                    "apart" => p.multisplit_apart = v != 0,
+                    "early" => p.lookback_first = v != 0,
                     other => bail!(
-                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups)"
+                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart, early)"
                     ),
                 }
             }

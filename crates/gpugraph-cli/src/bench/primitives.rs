@@ -30,8 +30,11 @@ pub struct PrimitiveArgs {
     #[arg(long = "scan-policy", value_name = "SPEC")]
     pub scan_policies: Vec<String>,
     /// Radix-sort variants to compare in one run (sort bench): comma-separated `key=value`
-    /// over the device default, keys `kpt`, `tiles`, `window`, `spin`, `unroll`, `subgroups`;
-    /// repeatable.
+    /// over the device default, keys `kpt`, `tiles`, `window`, `spin`, `unroll`, `subgroups`,
+    /// `indep` (independent look-back), `split` (multisplit ranking), `apart` (multisplit
+    /// counters in their own workgroup array), `early` (look back before ranking); `default`
+    /// names the device default; repeatable (e.g. `--sort-policy default --sort-policy
+    /// indep=0,split=0`).
     #[arg(long = "sort-policy", value_name = "SPEC")]
     pub sort_policies: Vec<String>,
     /// Compact bench: percentages of rows the random mask selects, one case each (0..=100).

@@ -26,6 +26,16 @@ pub const SEGMENT_WIDTHS: [u32; 4] = [32, 64, 128, 256];
 pub const CLASSIFY_WORKGROUP: u32 = 256;
 /// Status words pack a 2-bit state and a 30-bit count, so a radix domain holds fewer rows.
 pub const MAX_RADIX_ROWS: u64 = (1 << 30) - 1;
+/// Smallest subgroup the multisplit ranking ([`SortPolicy::multisplit`]) runs on: its
+/// per-subgroup digit counters take `RADIX / 2` words per subgroup, so smaller subgroups (more
+/// of them per workgroup) would need more workgroup memory than the tile. A device whose
+/// subgroups are smaller (or not all full) ranks with the workgroup-memory counting sorts.
+pub const SPLIT_MIN_SUBGROUP: u32 = 8;
+/// Largest subgroup the multisplit ranking handles (`subgroupBallot` returns 128 bits).
+pub const SPLIT_MAX_SUBGROUP: u32 = 128;
+/// Workgroup words of the multisplit counters: 16-bit counts, two digits per word, one row of
+/// `RADIX / 2` words per subgroup of at least [`SPLIT_MIN_SUBGROUP`] invocations.
+pub const SPLIT_WORDS: u32 = (RADIX_WORKGROUP / SPLIT_MIN_SUBGROUP) * (RADIX / 2);
 
 /// Tile shape and look-back behavior of the radix passes.
 ///
@@ -43,8 +53,9 @@ pub struct SortPolicy {
     /// inclusive prefix crosses tiles one load round trip per step, so a wider window lets it
     /// advance faster when that chain is the bottleneck.
     pub lookback_window: u32,
-    /// Look-back rounds without progress before a workgroup stops waiting and counts the
-    /// stalled predecessor tile's digits itself (decoupled fallback). At least 1.
+    /// Look-back patience before a workgroup stops waiting and counts the stalled predecessor
+    /// tile's digits itself (decoupled fallback): fruitless reads of one digit's walk with
+    /// `independent_lookback`, fruitless workgroup rounds without. At least 1.
     pub spin_limit: u32,
     /// Testing only: the look-back ignores published tile status, so every predecessor tile is
     /// recounted through the fallback path (quadratic in tiles).
@@ -59,14 +70,45 @@ pub struct SortPolicy {
     /// `Features::SUBGROUP` (3 barriers per scan instead of 18; the ranking makes three per
     /// tile). Ignored on devices without subgroups; compare with `--sort-policy subgroups=0`.
     pub subgroups: bool,
+    /// Look-back where each digit's invocation walks its predecessors on its own, with no
+    /// workgroup barrier inside the walk, until it finds an inclusive prefix or has read
+    /// `spin_limit` times in a row without progress; only then does the workgroup vote (one
+    /// barrier) and recount the latest stalled predecessor (decoupled fallback). Off: every
+    /// walk step is a workgroup round (a barrier and a leader decision), and the fallback
+    /// comes after `spin_limit` rounds without progress. Compare with `--sort-policy indep=0`.
+    pub independent_lookback: bool,
+    /// Rank each tile by warp-level multisplit where the device has `Features::SUBGROUP` and
+    /// its subgroups are full and in `SPLIT_MIN_SUBGROUP..=SPLIT_MAX_SUBGROUP`: 8 ballots per
+    /// key find its digit peers, per-subgroup digit counters and one scan over subgroups per
+    /// digit give the stable rank (each subgroup holds a contiguous run of the tile, keys
+    /// striped over its lanes). Otherwise (flag off, no subgroups, or other subgroup shapes at
+    /// run time) two 4-bit counting sorts in workgroup memory rank the tile. Compare with
+    /// `--sort-policy split=0`.
+    pub multisplit: bool,
+    /// Give the multisplit counters their own workgroup array ([`SPLIT_WORDS`] words) instead
+    /// of sharing the shuffle array, which then needs no atomics for the scatter (costs
+    /// 16 KiB more workgroup memory at the default tile; off by default so a 32 KiB device
+    /// fits). Compare with `--sort-policy apart=1`.
+    pub multisplit_apart: bool,
+    /// Look back right after publishing the tile's digit counts, before ranking, instead of
+    /// after ranking (Onesweep's order). The tile's inclusive prefixes are then published a
+    /// ranking earlier, so successors walk back over fewer tiles, at the cost of not hiding
+    /// this tile's wait behind its own ranking. Compare with `--sort-policy early=1`.
+    pub lookback_first: bool,
+    /// Testing only: the multisplit uses 128-bit peer masks on every subgroup size (devices
+    /// with subgroups of at most 32 lanes otherwise use one 32-bit word), so the path of
+    /// wider subgroups runs on lavapipe's 8-lane subgroups.
+    pub wide_ballots: bool,
 }
 
 impl SortPolicy {
     /// Default for devices with at least 20 KiB of workgroup memory: 4096-key tiles, 8 tiles
-    /// per histogram workgroup, a look-back window of 1, fallback after 64 rounds without
-    /// progress. On an H200 (wgpu/Vulkan) 32 keys per thread ran about 2x slower per pass
-    /// and a window of 8 about 7% slower at 2^20 rows: the passes are bound by per-tile
-    /// latency, not by the look-back chain (see the module doc of `sort`).
+    /// per histogram workgroup, a look-back window of 1, the independent look-back with the
+    /// fallback after 64 fruitless reads, multisplit ranking where subgroups allow. Measured
+    /// before the independent look-back and the multisplit: on an H200 (wgpu/Vulkan) 32 keys
+    /// per thread ran about 2x slower per pass and a window of 8 about 7% slower at 2^20
+    /// rows: the passes are bound by per-tile latency, not by the look-back chain (see the
+    /// module doc of `sort`).
     pub const DEFAULT: Self = Self {
         keys_per_thread: 16,
         histogram_tiles_per_workgroup: 8,
@@ -76,17 +118,32 @@ impl SortPolicy {
         reverse_tiles: false,
         unroll: false,
         subgroups: true,
+        independent_lookback: true,
+        multisplit: true,
+        multisplit_apart: false,
+        lookback_first: false,
+        wide_ballots: false,
     };
 
-    /// The default shrunk until its radix pass fits the device's workgroup memory.
+    /// The default shrunk until its radix pass fits the device's workgroup memory: fewer keys
+    /// per thread first, then without the multisplit counters.
     pub fn for_device(limits: &wgpu::Limits) -> Self {
-        let mut p = Self::DEFAULT;
-        while p.keys_per_thread > 4
-            && p.workgroup_storage_bytes() > limits.max_compute_workgroup_storage_size
-        {
-            p.keys_per_thread /= 2;
+        let fits =
+            |p: &Self| p.workgroup_storage_bytes() <= limits.max_compute_workgroup_storage_size;
+        let shrink = |mut p: Self| {
+            while p.keys_per_thread > 4 && !fits(&p) {
+                p.keys_per_thread /= 2;
+            }
+            p
+        };
+        let p = shrink(Self::DEFAULT);
+        if fits(&p) {
+            return p;
         }
-        p
+        shrink(Self {
+            multisplit: false,
+            ..Self::DEFAULT
+        })
     }
 
     /// Keys per radix tile.
@@ -94,13 +151,32 @@ impl SortPolicy {
         RADIX_WORKGROUP * self.keys_per_thread
     }
 
-    /// Workgroup memory the radix pass declares: the shuffle array (which also hosts the 16
-    /// digit counters per invocation of the ranking), digit counts, bases and scan scratch.
-    pub const fn workgroup_storage_bytes(&self) -> u32 {
-        let counters = 8 * RADIX_WORKGROUP;
+    /// Words of the radix pass's shuffle array: the tile, and the ranking's counters (16 per
+    /// invocation for the counting sorts, [`SPLIT_WORDS`] with `multisplit` unless apart).
+    pub const fn shuffle_words(&self) -> u32 {
+        let shared = self.multisplit && !self.multisplit_apart;
+        let counters = if shared && SPLIT_WORDS > 8 * RADIX_WORKGROUP {
+            SPLIT_WORDS
+        } else {
+            8 * RADIX_WORKGROUP
+        };
         let tile = self.tile_rows();
-        let shuffle = if tile > counters { tile } else { counters };
-        4 * (shuffle + 3 * RADIX + 16)
+        if tile > counters {
+            tile
+        } else {
+            counters
+        }
+    }
+
+    /// Workgroup memory the radix pass declares: the shuffle array (which also hosts the
+    /// ranking's counters), digit counts, bases and scan scratch.
+    pub const fn workgroup_storage_bytes(&self) -> u32 {
+        let apart = if self.multisplit && self.multisplit_apart {
+            SPLIT_WORDS
+        } else {
+            0
+        };
+        4 * (self.shuffle_words() + apart + 3 * RADIX + 16)
     }
 
     /// Checks the documented ranges and that the device can run the policy; the message names
@@ -167,7 +243,9 @@ mod tests {
         assert_eq!(SortPolicy::DEFAULT.tile_rows(), 4096);
         let webgpu = wgpu::Limits::default();
         let small = SortPolicy::for_device(&webgpu);
+        // The multisplit counters alone take 16 KiB: dropped before the tile shrinks below 8.
         assert_eq!(small.keys_per_thread, 8);
+        assert!(!small.multisplit);
         small.validate(&webgpu).unwrap();
     }
 

@@ -307,10 +307,9 @@ fn add_pass_node(
     graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
         let device = cc.device().clone();
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        let subgroups = policy.subgroups
-            && device
-                .features()
-                .contains(gpugraph_command::wgpu::Features::SUBGROUP);
+        let subgroups = device
+            .features()
+            .contains(gpugraph_command::wgpu::Features::SUBGROUP);
         let kernel = cache.get(
             &device,
             &format!("sort.radix_pass.{:?}.{policy:?}.{subgroups}", v.mode),

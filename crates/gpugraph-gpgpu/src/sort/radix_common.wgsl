@@ -1,6 +1,7 @@
 // Shared by radix_histogram.wgsl and radix_pass.wgsl: parameters, the key source bindings,
 // key loads and the workgroup scan. The generated header (source.rs) defines
-//     RADIX_BITS, RADIX, PASSES, WG_SIZE (= RADIX), KEYS_PER_THREAD, TILE_ROWS, SPIN_LIMIT.
+//     RADIX_BITS, RADIX, PASSES, WG_SIZE (= RADIX), KEYS_PER_THREAD, TILE_ROWS and the
+//     look-back and multisplit constants.
 
 // One per dispatch, written when the graph compiles (radix.rs `PassParams`).
 struct RadixParams {
@@ -97,7 +98,7 @@ fn workgroup_scan_subgroups(v: u32) -> vec2<u32> {
 // Exclusive scan of one value per invocation in invocation order: (exclusive, total).
 // Ends with a barrier, so calls can follow each other.
 fn workgroup_scan(t: u32, v: u32) -> vec2<u32> {
-#ifdef SUBGROUPS
+#ifdef SUBGROUP_SCANS
     if sg_full {
         return workgroup_scan_subgroups(v);
     }

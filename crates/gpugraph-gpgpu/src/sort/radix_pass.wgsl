@@ -5,20 +5,29 @@
 // CPU twin: cpu::radix_pass.
 //
 // `#ifdef` names (source.rs): LOAD_VALUES (values are read from src_values), SOURCE_ROWS
-// (values are the keys' source rows, generated), SUBGROUPS (workgroup scans use subgroup
-// operations; radix_common.wgsl), FORCE_FALLBACK and REVERSE_TILES (testing).
+// (values are the keys' source rows, generated), SUBGROUPS (the subgroup builtins; set when the
+// device has subgroups and SUBGROUP_SCANS or MULTISPLIT is asked for), SUBGROUP_SCANS
+// (workgroup scans use subgroup operations; radix_common.wgsl), MULTISPLIT (subgroup ranking),
+// SPLIT_APART (its counters in their own array) and SH_ATOMIC (they share `sh`, made atomic),
+// WIDE_BALLOTS (testing: 128-bit peer masks on every subgroup size),
+// INDEPENDENT_LOOKBACK, LOOKBACK_FIRST (look back before ranking), FORCE_FALLBACK and
+// REVERSE_TILES (testing).
 //
-// Steps of one workgroup (tile of TILE_ROWS keys; invocation t holds rows t*KPT .. t*KPT+KPT-1
-// of the tile in registers, "blocked", so rank order = tile order):
+// Steps of one workgroup (tile of TILE_ROWS keys, each invocation holds KPT of them in
+// registers: rows t*KPT .. t*KPT+KPT-1, "blocked", or with multisplit striped over the lanes
+// of a subgroup's contiguous run of rows; either way the processing order is tile order):
 //  1. Count the tile's digits in workgroup memory and publish them at once (state AGGREGATE;
 //     tile 0 publishes INCLUSIVE since nothing precedes it).
-//  2. Rank stably: two 4-bit counting sorts (low then high half of the digit), each with 16
-//     private counters per invocation, scanned digit-major, invocation-minor. Workgroup memory
-//     (and, with SUBGROUPS, subgroup scans for the workgroup-wide prefix sums; without them it
-//     runs on every adapter).
+//  2. Rank stably. MULTISPLIT (rank_split) where the subgroups fit: ballots match digit peers
+//     inside a subgroup, per-subgroup digit counters and one scan over subgroups per digit
+//     give the rank. Otherwise (rank_tile) two 4-bit counting sorts (low then high half of
+//     the digit), each with 16 private counters per invocation, scanned digit-major,
+//     invocation-minor, in workgroup memory only (runs on every adapter).
 //  3. Look back (invocation d owns digit d): add predecessors' published counts until one
-//     publishes its INCLUSIVE prefix, then publish this tile's. Rounds are workgroup-uniform; when a round makes no
-//     progress for SPIN_LIMIT rounds, the workgroup counts the latest stalled predecessor's
+//     publishes its INCLUSIVE prefix, then publish this tile's. With INDEPENDENT_LOOKBACK each
+//     invocation walks on its own (no barrier) until done or WALK_SPINS fruitless reads;
+//     otherwise every read is a workgroup round. When the workgroup votes that a digit is
+//     stuck (after ROUND_SPINS fruitless rounds), it counts the latest stalled predecessor's
 //     digits itself from its keys (decoupled fallback; Smith, Levien & Owens 2025) and
 //     publishes them. A device that never schedules a predecessor therefore cannot hang this
 //     workgroup: at worst it recounts every predecessor back to tile 0.
@@ -38,6 +47,13 @@ const INCLUSIVE: u32 = 2u << STATE_SHIFT;
 const LB_DONE: u32 = 0u;
 const LB_CONTINUE: u32 = 1u;
 const LB_FALLBACK: u32 = 2u;
+// The independent walk already spun WALK_SPINS reads without progress before the vote, so a
+// vote with a waiting digit falls back even when another digit progressed in the round.
+#ifdef INDEPENDENT_LOOKBACK
+const RETRY_ON_PROGRESS: bool = false;
+#else
+const RETRY_ON_PROGRESS: bool = true;
+#endif
 
 @group(0) @binding(4) var<storage, read_write> dst_keys: array<u32>;
 #ifdef WRITE_VALUES
@@ -48,8 +64,18 @@ const LB_FALLBACK: u32 = 2u;
 @group(0) @binding(7) var<storage, read> src_values4: array<vec4<u32>>;
 #endif
 
-// The ranking counters, then the rank maps, then keys and values in rank order.
+// The ranking counters, then the rank maps, then keys and values in rank order. Atomic with
+// MULTISPLIT: the multisplit counters are read-modify-written by whichever lane leads a
+// digit's peers, a different lane from one key to the next with no barrier in between.
+// With SPLIT_APART the counters have their own atomic array and `sh` stays plain.
+#ifdef SH_ATOMIC
+var<workgroup> sh: array<atomic<u32>, SHUFFLE_WORDS>;
+#else
 var<workgroup> sh: array<u32, SHUFFLE_WORDS>;
+#endif
+#ifdef SPLIT_APART
+var<workgroup> sh_split: array<atomic<u32>, SPLIT_WORDS>;
+#endif
 // The tile's digit counts; reused by the fallback for a predecessor's counts.
 var<workgroup> sh_count: array<atomic<u32>, RADIX>;
 // Output row of the tile's row 0 of each digit run (may wrap; row i adds i).
@@ -61,6 +87,52 @@ var<workgroup> lb_stalled: atomic<u32>;
 var<workgroup> lb_spins: u32;
 var<workgroup> lb_decision: u32;
 var<workgroup> lb_target: u32;
+
+#ifdef SH_ATOMIC
+fn sh_get(i: u32) -> u32 {
+    return atomicLoad(&sh[i]);
+}
+
+fn sh_set(i: u32, v: u32) {
+    atomicStore(&sh[i], v);
+}
+#else
+fn sh_get(i: u32) -> u32 {
+    return sh[i];
+}
+
+fn sh_set(i: u32, v: u32) {
+    sh[i] = v;
+}
+#endif
+
+#ifdef MULTISPLIT
+#ifdef SPLIT_APART
+fn split_add(i: u32, v: u32) -> u32 {
+    return atomicAdd(&sh_split[i], v);
+}
+
+fn split_get(i: u32) -> u32 {
+    return atomicLoad(&sh_split[i]);
+}
+
+fn split_set(i: u32, v: u32) {
+    atomicStore(&sh_split[i], v);
+}
+#else
+fn split_add(i: u32, v: u32) -> u32 {
+    return atomicAdd(&sh[i], v);
+}
+
+fn split_get(i: u32) -> u32 {
+    return sh_get(i);
+}
+
+fn split_set(i: u32, v: u32) {
+    sh_set(i, v);
+}
+#endif
+#endif
 
 fn status_index(tile: u32, d: u32) -> u32 {
     return params.status_word + tile * RADIX + d;
@@ -78,7 +150,7 @@ fn rank_nibble(t: u32, nib: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
     var ranks: array<u32, KPT>;
 #unroll
     for (var n = 0u; n < 8u; n += 1u) {
-        sh[n * WG_SIZE + t] = 0u;
+        sh_set(n * WG_SIZE + t, 0u);
     }
     // The counters of column t are private to invocation t: no atomics, no barrier.
 #unroll
@@ -86,9 +158,9 @@ fn rank_nibble(t: u32, nib: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
         let d = (*nib)[k];
         let w = (d & 7u) * WG_SIZE + t;
         let half = (d >> 3u) * 16u;
-        let c = sh[w];
+        let c = sh_get(w);
         ranks[k] = (c >> half) & 0xffffu;
-        sh[w] = c + (1u << half);
+        sh_set(w, c + (1u << half));
     }
     workgroupBarrier();
     // Exclusive scan of the counter words in index order (raking: 8 consecutive words per
@@ -97,14 +169,14 @@ fn rank_nibble(t: u32, nib: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
     var sum = 0u;
 #unroll
     for (var i = 0u; i < 8u; i += 1u) {
-        words[i] = sh[8u * t + i];
+        words[i] = sh_get(8u * t + i);
         sum += words[i];
     }
     let s = workgroup_scan(t, sum);
     var run = s.x;
 #unroll
     for (var i = 0u; i < 8u; i += 1u) {
-        sh[8u * t + i] = run;
+        sh_set(8u * t + i, run);
         run += words[i];
     }
     workgroupBarrier();
@@ -113,7 +185,7 @@ fn rank_nibble(t: u32, nib: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
         let d = (*nib)[k];
-        let c = sh[(d & 7u) * WG_SIZE + t];
+        let c = sh_get((d & 7u) * WG_SIZE + t);
         ranks[k] += select((c >> 16u) + low_total, c & 0xffffu, d < 8u);
     }
     workgroupBarrier();
@@ -133,13 +205,13 @@ fn rank_tile(t: u32, keys: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
     // Move (digit, source row in tile) into low-digit order, then rank by the high nibble.
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
-        sh[low[k]] = (digit_of((*keys)[k], params.shift) << 16u) | (t * KPT + k);
+        sh_set(low[k], (digit_of((*keys)[k], params.shift) << 16u) | (t * KPT + k));
     }
     workgroupBarrier();
     var moved: array<u32, KPT>;
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
-        moved[k] = sh[t * KPT + k];
+        moved[k] = sh_get(t * KPT + k);
         nib[k] = moved[k] >> 20u;
     }
     workgroupBarrier();
@@ -147,16 +219,150 @@ fn rank_tile(t: u32, keys: ptr<function, array<u32, KPT>>) -> array<u32, KPT> {
     // Send each final rank back to its source row.
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
-        sh[moved[k] & 0xffffu] = high[k];
+        sh_set(moved[k] & 0xffffu, high[k]);
     }
     workgroupBarrier();
     var ranks: array<u32, KPT>;
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
-        ranks[k] = sh[t * KPT + k];
+        ranks[k] = sh_get(t * KPT + k);
     }
     workgroupBarrier();
     return ranks;
+}
+
+#ifdef MULTISPLIT
+// Multisplit ranking (warp-level, as in Onesweep): subgroup s holds tile rows
+// s * sg_size * KPT .. (s + 1) * sg_size * KPT, key k of lane l at row
+// s * sg_size * KPT + k * sg_size + l, so taking keys k in order and lanes in order is tile
+// order. Set by the entry point when the subgroups fit (full, SPLIT_MIN_SUBGROUP..=
+// SPLIT_MAX_SUBGROUP lanes); else the tile is blocked and ranked by rank_tile.
+var<private> split: bool;
+
+// Ballot mask (128 bits) of the lanes below `lane`.
+fn lanes_below(lane: u32) -> vec4<u32> {
+    var m = vec4<u32>(0u);
+    for (var i = 0u; i < 4u; i += 1u) {
+        let lo = 32u * i;
+        if lane >= lo + 32u {
+            m[i] = 0xffffffffu;
+        } else if lane > lo {
+            m[i] = (1u << (lane - lo)) - 1u;
+        }
+    }
+    return m;
+}
+
+fn ones(m: vec4<u32>) -> u32 {
+    let c = countOneBits(m);
+    return c.x + c.y + c.z + c.w;
+}
+
+fn lowest_lane(m: vec4<u32>) -> u32 {
+    if m.x != 0u {
+        return firstTrailingBit(m.x);
+    }
+    if m.y != 0u {
+        return 32u + firstTrailingBit(m.y);
+    }
+    if m.z != 0u {
+        return 64u + firstTrailingBit(m.z);
+    }
+    return 96u + firstTrailingBit(m.w);
+}
+
+// Among the lanes of the subgroup holding digit d (its peers, this lane included): how many
+// are below this lane, how many there are, and the lowest. The peers are the AND over the
+// digit's bits of the ballot of lanes with that bit set, or of its complement. Subgroups of
+// at most 32 lanes use one ballot word (a quarter of the mask arithmetic), unless
+// WIDE_BALLOTS (testing) forces the 128-bit masks.
+fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
+#ifndef WIDE_BALLOTS
+    if sg_size <= 32u {
+        var peers = lanes.x;
+        for (var b = 0u; b < RADIX_BITS; b += 1u) {
+            // All ones where the bit is clear: the complement of the ballot.
+            peers &= subgroupBallot(((d >> b) & 1u) != 0u).x ^ (((d >> b) & 1u) - 1u);
+        }
+        let lowest = firstTrailingBit(peers);
+        return vec3<u32>(countOneBits(peers & below.x), countOneBits(peers), lowest);
+    }
+#endif
+    var peers = lanes;
+    for (var b = 0u; b < RADIX_BITS; b += 1u) {
+        peers &= subgroupBallot(((d >> b) & 1u) != 0u) ^ vec4<u32>(((d >> b) & 1u) - 1u);
+    }
+    return vec3<u32>(ones(peers & below), ones(peers), lowest_lane(peers));
+}
+
+// Final ranks of the invocation's keys (striped layout above). `offset`: rows of the tile
+// with a digit below t (exclusive scan of the digit counts). Per key: 8 ballots find the lanes
+// holding the same digit (peers); the lowest peer adds the peer count to the subgroup's
+// counter of that digit (16-bit halves, two digits per word, in `sh` or `sh_split`) and
+// shuffles the old count to its peers, which add their rank among the peers. Then invocation
+// p < RADIX / 2 turns the counters of digits 2p and 2p + 1 into exclusive prefixes over the
+// subgroups in order, starting at the digits' offsets in the tile. Begins and ends with `sh`
+// free; counts fit 16 bits since a tile has fewer than 2^16 keys.
+// Ordering: the leader of key k + 1 may be another lane than the leader of key k, with no
+// barrier in between (WGSL has no subgroup barrier). Both updates are atomic read-modify-
+// writes of one word, and the first has returned (its value feeds the shuffle that every lane
+// executes) before any lane issues the second, so they apply in key order. This relies on a
+// subgroup operation being a point all lanes reach together, as on NVIDIA (shfl.sync), AMD,
+// Intel, Apple and lavapipe.
+fn rank_split(t: u32, keys: ptr<function, array<u32, KPT>>, offset: u32) -> array<u32, KPT> {
+    let row = sg_id * (RADIX / 2u);
+    for (var i = t; i < sg_count * (RADIX / 2u); i += WG_SIZE) {
+        split_set(i, 0u);
+    }
+    // sh_base is free until the scatter: it lends the digit offsets to the pair scan.
+    sh_base[t] = offset;
+    workgroupBarrier();
+    let below = lanes_below(sg_lane);
+    let lanes = lanes_below(sg_size);
+    var ranks: array<u32, KPT>;
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+        let d = digit_of((*keys)[k], params.shift);
+        let m = match_peers(d, below, lanes);
+        let before = m.x;
+        let half = (d & 1u) * 16u;
+        var old = 0u;
+        if before == 0u {
+            old = split_add(row + (d >> 1u), m.y << half);
+        }
+        old = subgroupShuffle(old, m.z);
+        ranks[k] = ((old >> half) & 0xffffu) + before;
+    }
+    workgroupBarrier();
+    if t < RADIX / 2u {
+        var run = sh_base[2u * t] | (sh_base[2u * t + 1u] << 16u);
+        for (var s = 0u; s < sg_count; s += 1u) {
+            let i = s * (RADIX / 2u) + t;
+            let c = split_get(i);
+            split_set(i, run);
+            run += c;
+        }
+    }
+    workgroupBarrier();
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+        let d = digit_of((*keys)[k], params.shift);
+        ranks[k] += (split_get(row + (d >> 1u)) >> ((d & 1u) * 16u)) & 0xffffu;
+    }
+    workgroupBarrier();
+    return ranks;
+}
+#endif
+
+// Tile row of the invocation's key k: blocked (t * KPT + k), or striped inside the
+// subgroup's run with multisplit.
+fn key_row(t: u32, k: u32) -> u32 {
+#ifdef MULTISPLIT
+    if split {
+        return (t - sg_lane) * KPT + k * sg_size + sg_lane;
+    }
+#endif
+    return t * KPT + k;
 }
 
 // Count of digit t among the keys of tile `tile` (fallback). Uniform control flow.
@@ -187,50 +393,64 @@ fn count_tile_digit(t: u32, tile: u32) -> u32 {
 // dependent load round trip per hop. Each invocation therefore reads LOOKBACK_WINDOW
 // predecessors with independent loads per hop, folding them nearest first up to the first
 // that has published nothing (stop, retry) or its inclusive prefix (done).
+//
+// A round: every invocation walks on its own, without barriers, until it is done or has read
+// WALK_SPINS windows in a row without progress; then one barrier and a vote. The vote falls
+// back (recounts the latest stalled predecessor) after ROUND_SPINS rounds in a row without
+// progress. The independent look-back (INDEPENDENT_LOOKBACK) spins in the walk
+// (WALK_SPINS = spin_limit, ROUND_SPINS = 1), so a digit never waits on a slower digit's
+// barrier; the coupled one makes each read a round (WALK_SPINS = 1, ROUND_SPINS = spin_limit).
 fn look_back(t: u32, tile: u32, count: u32) -> u32 {
     var prefix = 0u;
     // The next predecessor to read is next - 1.
     var next = tile;
     var done = tile == 0u;
     loop {
+        let was_done = done;
         var progressed = false;
-        if !done {
-            loop {
-                var window: array<u32, LOOKBACK_WINDOW>;
-                let avail = min(next, LOOKBACK_WINDOW);
-                for (var i = 0u; i < LOOKBACK_WINDOW; i += 1u) {
-                    if i < avail {
-                        window[i] = atomicLoad(&scratch[status_index(next - 1u - i, t)]);
-                    }
+        var idle = 0u;
+        loop {
+            if done || idle >= WALK_SPINS {
+                break;
+            }
+            // Straight-line under `unroll` (no break), so the window stays in registers.
+            var window: array<u32, LOOKBACK_WINDOW>;
+            let avail = min(next, LOOKBACK_WINDOW);
+#unroll
+            for (var i = 0u; i < LOOKBACK_WINDOW; i += 1u) {
+                if i < avail {
+                    window[i] = atomicLoad(&scratch[status_index(next - 1u - i, t)]);
                 }
-                var consumed = 0u;
-                var blocked = false;
-                for (var i = 0u; i < avail; i += 1u) {
-                    var s = window[i];
+            }
+            var consumed = 0u;
+            var stop = false;
+#unroll
+            for (var i = 0u; i < LOOKBACK_WINDOW; i += 1u) {
+                var s = window[i];
 #ifdef FORCE_FALLBACK
-                    s = 0u;
+                s = 0u;
 #endif
-                    if s < AGGREGATE {
-                        blocked = true;
-                        break;
-                    }
+                // Fold nearest first; stop at the first unpublished or inclusive entry.
+                if !stop && i < avail && s >= AGGREGATE {
                     prefix += s & COUNT_MASK;
                     consumed += 1u;
-                    if s >= INCLUSIVE {
-                        done = true;
-                        break;
-                    }
-                }
-                next -= consumed;
-                progressed = progressed || consumed != 0u;
-                done = done || next == 0u;
-                if done || blocked {
-                    break;
+                    stop = s >= INCLUSIVE;
+                    done = done || stop;
+                } else {
+                    stop = true;
                 }
             }
-            if done {
-                publish(tile, t, INCLUSIVE | (prefix + count));
+            next -= consumed;
+            done = done || next == 0u;
+            if consumed == 0u {
+                idle += 1u;
+            } else {
+                idle = 0u;
+                progressed = true;
             }
+        }
+        if done && !was_done {
+            publish(tile, t, INCLUSIVE | (prefix + count));
         }
         if progressed {
             atomicOr(&lb_progress, 1u);
@@ -249,12 +469,12 @@ fn look_back(t: u32, tile: u32, count: u32) -> u32 {
             atomicStore(&lb_stalled, 0u);
             if pending == 0u {
                 lb_decision = LB_DONE;
-            } else if progress != 0u {
+            } else if progress != 0u && RETRY_ON_PROGRESS {
                 lb_spins = 0u;
                 lb_decision = LB_CONTINUE;
             } else {
                 lb_spins += 1u;
-                if lb_spins >= SPIN_LIMIT {
+                if lb_spins >= ROUND_SPINS {
                     lb_spins = 0u;
                     lb_target = stalled - 1u;
                     lb_decision = LB_FALLBACK;
@@ -308,6 +528,10 @@ fn radix_pass(
         t = subgroup_index * subgroup_width + subgroup_lane;
     }
 #endif
+#ifdef MULTISPLIT
+    split = sg_full && subgroup_width >= SPLIT_MIN_SUBGROUP
+        && subgroup_width <= SPLIT_MAX_SUBGROUP;
+#endif
     if t == 0u {
         sh_ticket = atomicAdd(&scratch[params.ticket_word], 1u);
     }
@@ -324,8 +548,21 @@ fn radix_pass(
     let valid = min(TILE_ROWS, params.rows - tile_start);
     let first = t * KPT;
 
-    // 1. Load (blocked), count and publish.
+    // 1. Load (blocked, or striped for multisplit), count and publish.
     var keys: array<u32, KPT>;
+#ifdef MULTISPLIT
+    if split {
+#unroll
+        for (var k = 0u; k < KPT; k += 1u) {
+            let r = key_row(t, k);
+            var key = PAD_KEY;
+            if r < valid {
+                key = src_keys[params.src_keys + tile_start + r];
+            }
+            keys[k] = key;
+        }
+    } else {
+#endif
     for (var q = 0u; q < KPT / 4u; q += 1u) {
         let e = tile_start + first + 4u * q;
         let k4 = load_key4(e, tile_start + valid);
@@ -334,9 +571,12 @@ fn radix_pass(
             keys[4u * q + c] = k4[c];
         }
     }
+#ifdef MULTISPLIT
+    }
+#endif
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
-        if first + k < valid {
+        if key_row(t, k) < valid {
             atomicAdd(&sh_count[digit_of(keys[k], params.shift)], 1u);
         }
     }
@@ -345,17 +585,38 @@ fn radix_pass(
     publish(tile, t, select(AGGREGATE, INCLUSIVE, tile == 0u) | count);
     let local = workgroup_scan(t, count);
 
-    // 2. Rank.
-    let ranks = rank_tile(t, &keys);
+#ifdef LOOKBACK_FIRST
+    // 2. Look back (publishing the inclusive prefix) before ranking: successors' walks stop
+    // here sooner, but this tile's wait is not hidden behind its ranking.
+    let base = atomicLoad(&scratch[params.histogram_word + t]) + look_back(t, tile, count)
+        - local.x;
+#endif
 
+    // 2. (3. with LOOKBACK_FIRST) Rank.
+#ifdef MULTISPLIT
+    var ranks: array<u32, KPT>;
+    if split {
+        ranks = rank_split(t, &keys, local.x);
+    } else {
+        ranks = rank_tile(t, &keys);
+    }
+#else
+    let ranks = rank_tile(t, &keys);
+#endif
+
+#ifndef LOOKBACK_FIRST
     // 3. Look back, publish the inclusive prefix.
-    let prefix = look_back(t, tile, count);
-    sh_base[t] = atomicLoad(&scratch[params.histogram_word + t]) + prefix - local.x;
+    let base = atomicLoad(&scratch[params.histogram_word + t]) + look_back(t, tile, count)
+        - local.x;
+#endif
+    // After the ranking, which lends sh_base to rank_split; the scatter's first barrier
+    // publishes it.
+    sh_base[t] = base;
 
     // 4. Scatter keys in rank order.
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
-        sh[ranks[k]] = keys[k];
+        sh_set(ranks[k], keys[k]);
     }
     workgroupBarrier();
     var out_digits: array<u32, KPT>;
@@ -363,13 +624,30 @@ fn radix_pass(
     for (var j = 0u; j < KPT; j += 1u) {
         let i = j * WG_SIZE + t;
         if i < valid {
-            let key = sh[i];
+            let key = sh_get(i);
             out_digits[j] = digit_of(key, params.shift);
             dst_keys[params.dst_keys + sh_base[out_digits[j]] + i] = key;
         }
     }
 #ifdef WRITE_VALUES
     workgroupBarrier();
+#ifdef MULTISPLIT
+    if split {
+#unroll
+        for (var k = 0u; k < KPT; k += 1u) {
+            let r = key_row(t, k);
+#ifdef LOAD_VALUES
+            var v = 0u;
+            if r < valid {
+                v = src_values[params.src_values + tile_start + r];
+            }
+#else
+            let v = tile_start + r;
+#endif
+            sh_set(ranks[k], v);
+        }
+    } else {
+#endif
     for (var q = 0u; q < KPT / 4u; q += 1u) {
         let e = tile_start + first + 4u * q;
 #ifdef LOAD_VALUES
@@ -389,15 +667,18 @@ fn radix_pass(
 #endif
 #unroll
         for (var c = 0u; c < 4u; c += 1u) {
-            sh[ranks[4u * q + c]] = v[c];
+            sh_set(ranks[4u * q + c], v[c]);
         }
     }
+#ifdef MULTISPLIT
+    }
+#endif
     workgroupBarrier();
 #unroll
     for (var j = 0u; j < KPT; j += 1u) {
         let i = j * WG_SIZE + t;
         if i < valid {
-            dst_values[params.dst_values + sh_base[out_digits[j]] + i] = sh[i];
+            dst_values[params.dst_values + sh_base[out_digits[j]] + i] = sh_get(i);
         }
     }
 #endif

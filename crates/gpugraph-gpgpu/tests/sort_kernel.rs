@@ -1,0 +1,392 @@
+//! The radix pass's kernel variants on the GPU vs the CPU oracle, with poisoned outputs: the
+//! multisplit (subgroup) ranking and the workgroup-memory counting sorts, the independent and
+//! the coupled look-back, each under the forced fallback and last-tile-first schedules, and
+//! grids over the dispatch dimension limit. Values are source rows (pairs: row ^ constant,
+//! argsort: generated), so every value check is a stability check.
+//!
+//! Lavapipe has subgroups of 8 with full subgroups in a 256-invocation workgroup, so the
+//! multisplit path runs there (the tests `multisplit_path_runs_on_this_adapter` makes sure).
+
+mod common;
+
+use common::*;
+use gpugraph_command::{wgpu, CommandGraph, GpuContext};
+use gpugraph_gpgpu::sort::cpu;
+use gpugraph_gpgpu::{Sort, SortKernels, SortPayload, SortPolicy};
+use rand::Rng;
+
+#[derive(Clone, Copy, Debug)]
+enum Dist {
+    Uniform,
+    AllEqual,
+    FewUnique,
+    /// Every key shares its top 24 bits: three passes see one digit, one pass all of them.
+    SharedTop24,
+    /// Few distinct digits per pass, in long runs (many peers per ballot, sorted tiles).
+    Runs,
+}
+
+const DISTS: [Dist; 5] = [
+    Dist::Uniform,
+    Dist::AllEqual,
+    Dist::FewUnique,
+    Dist::SharedTop24,
+    Dist::Runs,
+];
+
+fn keys_of(dist: Dist, n: usize, seed: u64) -> Vec<u32> {
+    let mut r = rng(seed);
+    (0..n)
+        .map(|i| {
+            let x = r.random::<u32>();
+            match dist {
+                Dist::Uniform => x,
+                Dist::AllEqual => 0x1234_5678,
+                Dist::FewUnique => [3, 0xffff_ffff, 0x8000_0000, 0x00ff_ff00][x as usize % 4],
+                Dist::SharedTop24 => 0xa5c3_e100 | (x & 0xff),
+                Dist::Runs => ((i / 37) as u32 % 3) * 0x0101_0101,
+            }
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    Keys,
+    Pairs,
+    Argsort,
+}
+
+const MODES: [Mode; 3] = [Mode::Keys, Mode::Pairs, Mode::Argsort];
+const GUARD: usize = 3;
+const VALUE_MASK: u32 = 0x3c3c_0000;
+
+/// One declared sort and its poisoned output buffers (outputs at element offset 1).
+struct Case {
+    label: String,
+    keys: Vec<u32>,
+    mode: Mode,
+    out_keys: wgpu::Buffer,
+    out_values: Option<wgpu::Buffer>,
+}
+
+fn declare(
+    ctx: &GpuContext,
+    g: &mut CommandGraph,
+    label: String,
+    keys: Vec<u32>,
+    mode: Mode,
+    policy: SortPolicy,
+    kernels: &SortKernels,
+) -> Case {
+    let n = keys.len();
+    let poisoned = || upload(ctx, &vec![POISON; 1 + n + GUARD]);
+    let kb = upload(ctx, &keys);
+    let k = import_view(g, &format!("{label}.k"), &kb, 0, n as u64);
+    let okb = poisoned();
+    let ok = import_view(g, &format!("{label}.ok"), &okb, 1, n as u64);
+    let mut out_values = None;
+    let payload = match mode {
+        Mode::Keys => SortPayload::KeysOnly,
+        Mode::Pairs => {
+            let vals: Vec<u32> = (0..n as u32).map(|i| i ^ VALUE_MASK).collect();
+            let vb = upload(ctx, &vals);
+            let ovb = poisoned();
+            let input = import_view(g, &format!("{label}.v"), &vb, 0, n as u64);
+            let output = import_view(g, &format!("{label}.ov"), &ovb, 1, n as u64);
+            out_values = Some(ovb);
+            SortPayload::Values { input, output }
+        }
+        Mode::Argsort => {
+            let ovb = poisoned();
+            let output = import_view(g, &format!("{label}.ov"), &ovb, 1, n as u64);
+            out_values = Some(ovb);
+            SortPayload::SourceRows { output }
+        }
+    };
+    Sort {
+        id: label.clone(),
+        keys: k,
+        sorted_keys: ok,
+        payload,
+        policy: Some(policy),
+        kernels: kernels.clone(),
+    }
+    .add_to_graph(g)
+    .unwrap();
+    Case {
+        label,
+        keys,
+        mode,
+        out_keys: okb,
+        out_values,
+    }
+}
+
+fn check(ctx: &GpuContext, c: &Case) {
+    let n = c.keys.len();
+    let rows = |b: &wgpu::Buffer, what: &str| {
+        let all = read_buffer(ctx, b);
+        assert_eq!(all[0], POISON, "{}: {what}: row before the output", c.label);
+        assert_eq!(
+            &all[1 + n..],
+            &[POISON; GUARD],
+            "{}: {what}: rows after the output",
+            c.label
+        );
+        all[1..1 + n].to_vec()
+    };
+    let order = cpu::argsort(&c.keys);
+    let compare = |got: Vec<u32>, want: Vec<u32>, what: &str| {
+        if let Some(i) = got.iter().zip(&want).position(|(a, b)| a != b) {
+            let end = (i + 6).min(n);
+            panic!(
+                "{}: {what}: first difference at row {i} of {n}: got {:x?} want {:x?}",
+                c.label,
+                &got[i..end],
+                &want[i..end]
+            );
+        }
+    };
+    let want_keys = order.iter().map(|&i| c.keys[i as usize]).collect();
+    compare(rows(&c.out_keys, "keys"), want_keys, "keys");
+    let want_values = match c.mode {
+        Mode::Keys => return,
+        Mode::Pairs => order.iter().map(|&i| i ^ VALUE_MASK).collect(),
+        Mode::Argsort => order,
+    };
+    let got = rows(c.out_values.as_ref().unwrap(), "values");
+    compare(got, want_values, "values (stability)");
+}
+
+/// Both rankings and both look-backs at small tiles (kpt 4: 1024 rows, 32-row subgroup runs on
+/// lavapipe) and at the default tile.
+fn kernel_policies() -> Vec<(&'static str, SortPolicy)> {
+    let small = SortPolicy {
+        keys_per_thread: 4,
+        histogram_tiles_per_workgroup: 2,
+        ..SortPolicy::DEFAULT
+    };
+    let counting = SortPolicy {
+        multisplit: false,
+        ..small
+    };
+    vec![
+        ("split-indep", small),
+        (
+            "split-coupled",
+            SortPolicy {
+                independent_lookback: false,
+                ..small
+            },
+        ),
+        ("counting-indep", counting),
+        (
+            "counting-coupled",
+            SortPolicy {
+                independent_lookback: false,
+                ..counting
+            },
+        ),
+        // Multisplit with its counters in their own array (the shuffle array plain).
+        (
+            "split-apart",
+            SortPolicy {
+                multisplit_apart: true,
+                ..small
+            },
+        ),
+        // The 128-bit peer masks of subgroups wider than 32 lanes.
+        (
+            "split-wide-ballots",
+            SortPolicy {
+                wide_ballots: true,
+                ..small
+            },
+        ),
+        // Multisplit with the workgroup-memory scans, and at 8 keys per thread unrolled.
+        (
+            "split-no-scans",
+            SortPolicy {
+                subgroups: false,
+                ..small
+            },
+        ),
+        (
+            "split-kpt8-unrolled",
+            SortPolicy {
+                keys_per_thread: 8,
+                unroll: true,
+                ..small
+            },
+        ),
+        ("default", SortPolicy::DEFAULT),
+    ]
+}
+
+#[test]
+fn ranking_paths_match_the_oracle_at_tile_and_subgroup_boundaries() {
+    let ctx = ctx();
+    let kernels = SortKernels::default();
+    for (name, policy) in kernel_policies() {
+        let tile = policy.tile_rows() as usize;
+        // Around one and two tiles, and inside a partial tile at the edges of 8- and 32-lane
+        // subgroup runs (kpt rows per lane).
+        let run8 = 8 * policy.keys_per_thread as usize;
+        let run32 = 32 * policy.keys_per_thread as usize;
+        let sizes = [
+            257,
+            tile - 1,
+            tile,
+            tile + 1,
+            tile + run8 - 1,
+            tile + run8 + 1,
+            tile + run32,
+            2 * tile + 3 * run8 + 5,
+        ];
+        let mut g = CommandGraph::new("sort-kernel", &ctx.device);
+        let mut cases = Vec::new();
+        for (si, &n) in sizes.iter().enumerate() {
+            for (di, dist) in DISTS.into_iter().enumerate() {
+                let mode = MODES[(si + di) % 3];
+                let label = format!("{name}-n{n}-{dist:?}-{mode:?}");
+                let keys = keys_of(dist, n, (n * 7 + di) as u64);
+                cases.push(declare(&ctx, &mut g, label, keys, mode, policy, &kernels));
+            }
+        }
+        run(&ctx, g);
+        for c in &cases {
+            check(&ctx, c);
+        }
+    }
+}
+
+/// The look-back's fallback and adverse schedules under both rankings and both look-backs:
+/// every predecessor recounted, tiles taken last-first (each waits on predecessors that have
+/// not started), both, a wide (unrolled) window with an impatient spin limit, and the
+/// look-back before the ranking.
+#[test]
+fn look_back_variants_survive_forced_fallback_and_reverse_schedules() {
+    let ctx = ctx();
+    let kernels = SortKernels::default();
+    let mut g = CommandGraph::new("sort-kernel-lookback", &ctx.device);
+    let mut cases = Vec::new();
+    for (name, base) in kernel_policies().into_iter().take(4) {
+        let schedules = [
+            (
+                "force",
+                SortPolicy {
+                    force_fallback: true,
+                    ..base
+                },
+            ),
+            (
+                "reverse",
+                SortPolicy {
+                    reverse_tiles: true,
+                    spin_limit: 3,
+                    ..base
+                },
+            ),
+            (
+                "reverse-force",
+                SortPolicy {
+                    reverse_tiles: true,
+                    force_fallback: true,
+                    ..base
+                },
+            ),
+            (
+                "window4-spin1-unrolled",
+                SortPolicy {
+                    lookback_window: 4,
+                    spin_limit: 1,
+                    unroll: true,
+                    ..base
+                },
+            ),
+            // Look back before ranking.
+            (
+                "early-reverse-window3",
+                SortPolicy {
+                    lookback_first: true,
+                    reverse_tiles: true,
+                    spin_limit: 3,
+                    lookback_window: 3,
+                    ..base
+                },
+            ),
+            (
+                "early-force",
+                SortPolicy {
+                    lookback_first: true,
+                    force_fallback: true,
+                    ..base
+                },
+            ),
+        ];
+        for (schedule, policy) in schedules {
+            for (n, dist, mode) in [
+                (1025, Dist::Uniform, Mode::Pairs),
+                (9 * 1024 + 77, Dist::FewUnique, Mode::Argsort),
+                (9 * 1024 + 77, Dist::SharedTop24, Mode::Pairs),
+            ] {
+                let label = format!("{name}-{schedule}-n{n}-{dist:?}");
+                let keys = keys_of(dist, n, n as u64 ^ 0x51);
+                cases.push(declare(&ctx, &mut g, label, keys, mode, policy, &kernels));
+            }
+        }
+    }
+    run(&ctx, g);
+    for c in &cases {
+        check(&ctx, c);
+    }
+}
+
+/// More tiles than the device allows workgroups per grid dimension (16 here, 65,535 on most
+/// GPUs): the grid takes a second row, and tickets still cover every tile once.
+#[test]
+fn kernel_variants_over_the_dispatch_dimension_limit() {
+    let ctx = ctx_with_max_dispatch(16);
+    let kernels = SortKernels::default();
+    let mut g = CommandGraph::new("sort-kernel-2d", &ctx.device);
+    let mut cases = Vec::new();
+    for (name, policy) in kernel_policies().into_iter().take(4) {
+        let policy = SortPolicy {
+            histogram_tiles_per_workgroup: 1,
+            ..policy
+        };
+        // 40 tiles of 1024 rows.
+        let n = 40 * 1024 - 9;
+        let keys = keys_of(Dist::Uniform, n, 77);
+        let label = format!("{name}-2d");
+        cases.push(declare(
+            &ctx,
+            &mut g,
+            label,
+            keys,
+            Mode::Pairs,
+            policy,
+            &kernels,
+        ));
+    }
+    run(&ctx, g);
+    for c in &cases {
+        check(&ctx, c);
+    }
+}
+
+/// Guards the premise of this file: lavapipe (CI) must run the multisplit path, i.e. have
+/// subgroups between `SPLIT_MIN_SUBGROUP` and `SPLIT_MAX_SUBGROUP` lanes.
+#[test]
+fn multisplit_path_runs_on_this_adapter() {
+    use gpugraph_gpgpu::sort::policy::{SPLIT_MAX_SUBGROUP, SPLIT_MIN_SUBGROUP};
+    let ctx = ctx();
+    assert!(ctx.device.features().contains(wgpu::Features::SUBGROUP));
+    let info = ctx.adapter.get_info();
+    assert!(
+        info.subgroup_min_size >= SPLIT_MIN_SUBGROUP
+            && info.subgroup_max_size <= SPLIT_MAX_SUBGROUP,
+        "{info:?}"
+    );
+}
