@@ -41,8 +41,9 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
     # Compaction at 1%, 50% and 100% selected (ScanKernelOptions::for_compaction).
     compact) extra=(--selected 1,50,100 --scan-policy default --scan-policy sglb=0)
       peer_extra=(--selected 1,50,100) ;;
-    # The radix-pass variant sweep only with SORT_SWEEP=1 (each 2^28 case costs seconds).
-    sort) [ "${SORT_SWEEP:-0}" = 1 ] && extra=(--sort-policy unroll=0 --sort-policy subgroups=0 --sort-policy unroll=1 --sort-policy kpt=8,unroll=1) ;;
+    # Sort: the default and a wider look-back window; more variants with SORT_SWEEP=1.
+    sort) extra=(--sort-policy default --sort-policy window=8)
+      [ "${SORT_SWEEP:-0}" = 1 ] && extra+=(--sort-policy window=1,unroll=0 --sort-policy split=0 --sort-policy indep=0 --sort-policy early=1 --sort-policy kpt=8) ;;
   esac
   "$G" bench "$b" --sizes "$s" --repeat "$repeat" --json "$out/$b.json" "${extra[@]}" 2>"$out/$b.log" || { tail -3 "$out/$b.log"; continue; }
   {

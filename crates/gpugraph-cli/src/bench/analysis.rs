@@ -37,7 +37,7 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
             if spec.trim() == "default" {
                 return Ok((None, String::new()));
             }
-            let mut p = SortPolicy::for_device(&limits);
+            let mut p = SortPolicy::for_gpu(gpu.device());
             for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
                 let (key, value) = part
                     .split_once('=')

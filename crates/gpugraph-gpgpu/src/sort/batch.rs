@@ -32,7 +32,7 @@ pub struct BatchSort {
     /// What moves with the keys, chunk by chunk ([`SortPayload::SourceRows`] gives
     /// chunk-local rows).
     pub payload: SortPayload<VectorView>,
-    /// Tunables; `None` picks [`SortPolicy::for_device`].
+    /// Tunables; `None` picks [`SortPolicy::for_gpu`].
     pub policy: Option<SortPolicy>,
     /// Compiled-kernel cache; share one clone among many sorts to compile each kernel once.
     pub kernels: SortKernels,
@@ -102,7 +102,7 @@ impl BatchSort {
             }
         }
         let sorted: Vec<_> = all.iter().map(|d| d.sorted_keys).collect();
-        self.add_core(graph, all, policy)?;
+        self.add_core(graph, all, policy, options.radix_passes())?;
         if let Some(code) = code {
             keys::add_decode_node(
                 graph,
@@ -122,6 +122,7 @@ impl BatchSort {
         graph: &mut CommandGraph,
         all: Vec<Domain>,
         policy: SortPolicy,
+        passes: u32,
     ) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("batch sort", &self.id);
         let (small, large): (Vec<_>, Vec<_>) = all
@@ -153,6 +154,7 @@ impl BatchSort {
                 &scratch,
                 policy,
                 &cache,
+                passes,
             )?;
         }
         Ok(())

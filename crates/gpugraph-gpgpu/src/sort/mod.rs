@@ -48,10 +48,12 @@
 //!   reduce-then-scan because it reads the keys once per pass instead of twice (16 B/row
 //!   less for 32-bit keys), and the fallback makes it as safe. The tests force the fallback
 //!   path (every predecessor recounted) and a last-tile-first schedule.
-//! - In-tile ranking uses workgroup memory (two stable 4-bit counting sorts with 16 private
-//!   counters per invocation). Its three workgroup-wide prefix sums per tile use subgroup
-//!   scans where the adapter has subgroups ([`SortPolicy::subgroups`], 3 barriers each instead
-//!   of 18) and workgroup memory otherwise, so no subgroup feature is required.
+//! - In-tile ranking: warp-level multisplit where the adapter has subgroups of 8–128 lanes
+//!   ([`SortPolicy::multisplit`]: 8 ballots per key find its digit peers, per-subgroup
+//!   counters and one scan over subgroups give the stable rank), otherwise two 4-bit counting
+//!   sorts in workgroup memory. The look-back walks each digit independently (no workgroup
+//!   barrier per read); the workgroup recounts a stalled tile only after `spin_limit`
+//!   fruitless reads ([`SortPolicy::independent_lookback`]).
 //!
 //! # Memory traffic (radix path, `n` rows, 4-byte keys and values)
 //! Histogram: read keys (4 B/row). Each of the 4 passes: read + write keys (8 B/row) and
@@ -62,20 +64,13 @@
 //! radix sort with the same digit width (an extra key read per pass, 48 and 80 B/row).
 //!
 //! # Measured (NVIDIA H200, wgpu 30 / Vulkan, default policy, uniform random keys)
-//! 100M rows: keys only 25.1 ms (4.0 G rows/s), pairs 32.9 ms, argsort 32.8 ms; the
-//! histogram node 0.54 ms, each pass 6.1 ms (keys) or 8.1 ms (pairs), against 0.99 ms for a
-//! device copy of the keys. 2^20 rows: 0.46 ms (keys), 0.55 ms (pairs). The passes are not
-//! bandwidth-bound: a single wave of tiles (2^20 rows) already takes ~90 µs per pass, so
-//! per-tile latency dominates (likely causes: the register footprint of 16 keys per
-//! invocation leaves few workgroups per SM to hide it, and the Hillis-Steele workgroup scans
-//! cost ~70 barriers per tile).
-//! Since then the workgroup scans use subgroups where available (lavapipe: 11% faster per
-//! sort at 2^20 keys; not yet measured on the H200, `bench sort --sort-policy subgroups=0`
-//! compares), and digits are recomputed from the keys instead of held in a second register
-//! array. Next steps, in expected order of gain: subgroup ranking (ballot-based digit matching
-//! instead of the counting sorts), then retune `keys_per_thread` and `lookback_window`.
-//! The spec's radix stages use 4-bit digits; we use 8-bit digits (half the passes over
-//! memory).
+//! 2^26 rows, 2026-12-01 (`bench sort --sort-policy ...`, one call): keys 4.52 ms, pairs
+//! 5.11 ms (each pass 1.04 / 1.19 ms against a 0.136 / 0.261 ms streaming floor), from 16.2 /
+//! 21.4 ms before the multisplit ranking and the independent look-back. The multisplit alone
+//! halved the time; a look-back window of 4 with unrolled key loops ([`SortPolicy::for_gpu`])
+//! nearly halved it again. The passes remain latency-bound (7–8× their floor); the per-node
+//! rows of `bench sort` show it pass by pass. The spec's radix stages use 4-bit digits; we use
+//! 8-bit digits (half the passes over memory).
 //!
 //! # Capacity
 //! A radix domain holds at most [`policy::MAX_RADIX_ROWS`] rows (status words pack 30-bit
@@ -149,7 +144,7 @@ pub struct Sort {
     pub sorted_keys: DataView,
     /// What moves with the keys.
     pub payload: SortPayload<DataView>,
-    /// Tunables; `None` picks [`SortPolicy::for_device`].
+    /// Tunables; `None` picks [`SortPolicy::for_gpu`].
     pub policy: Option<SortPolicy>,
     /// Compiled-kernel cache; share one clone among many sorts to compile each kernel once.
     pub kernels: SortKernels,
@@ -265,7 +260,14 @@ impl Sort {
             keys::add_encode_node(graph, &self.id, "sort", pair, code, &cache)?;
             domain.keys = encoded;
         }
-        add_core(graph, &self.id, domain, policy, &cache)?;
+        add_core(
+            graph,
+            &self.id,
+            domain,
+            policy,
+            &cache,
+            options.radix_passes(),
+        )?;
         if let Some(code) = code {
             let sorted = vec![domain.sorted_keys];
             keys::add_decode_node(graph, &self.id, "sort", sorted, code, &cache)?;
@@ -281,6 +283,7 @@ fn add_core(
     domain: Domain,
     policy: SortPolicy,
     cache: &SortKernels,
+    passes: u32,
 ) -> Result<(), AlgorithmError> {
     let rows = domain.keys.len();
     if rows <= LOCAL_SORT_MAX as u64 {
@@ -293,7 +296,7 @@ fn add_core(
         domain.mode != ValueMode::None,
         &policy,
     )?;
-    radix::add_radix_nodes(graph, id, "sort", &domain, &scratch, policy, cache)
+    radix::add_radix_nodes(graph, id, "sort", &domain, &scratch, policy, cache, passes)
 }
 
 /// The key type of a sort: `keys` and `sorted keys` packed in one sortable format, without
@@ -517,7 +520,7 @@ fn resolve_policy(
     policy: Option<SortPolicy>,
 ) -> Result<SortPolicy, AlgorithmError> {
     let limits = graph.device().limits();
-    let policy = policy.unwrap_or_else(|| SortPolicy::for_device(&limits));
+    let policy = policy.unwrap_or_else(|| SortPolicy::for_gpu(graph.device()));
     policy
         .validate(&limits)
         .map_err(|reason| check.invalid(format!("sort policy: {reason}")))?;

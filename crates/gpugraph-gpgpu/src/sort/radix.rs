@@ -130,7 +130,10 @@ pub(crate) fn grids(
     Ok((grid(plan.histogram_workgroups)?, grid(plan.tiles)?))
 }
 
-/// Adds the five nodes sorting `domain` (more than `LOCAL_SORT_MAX` rows) through `scratch`.
+/// Adds the nodes sorting `domain` (more than `LOCAL_SORT_MAX` rows) through `scratch`: the
+/// histogram and `passes` (1..=`PASSES`) digit passes, lowest digit first. Passes alternate
+/// between the output and scratch so that the last one writes the output.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn add_radix_nodes(
     graph: &mut CommandGraph,
     id: &str,
@@ -139,7 +142,9 @@ pub(crate) fn add_radix_nodes(
     scratch: &RadixScratch,
     policy: SortPolicy,
     cache: &SortKernels,
+    passes: u32,
 ) -> Result<(), AlgorithmError> {
+    debug_assert!((1..=PASSES).contains(&passes));
     let rows = domain.keys.len() as u32;
     let plan = RadixPlan::new(rows, &policy);
     let (histogram_grid, pass_grid) = grids(graph, id, algorithm, &plan)?;
@@ -162,10 +167,11 @@ pub(crate) fn add_radix_nodes(
         histogram_grid,
         cache.clone(),
     )?;
-    for pass in 0..PASSES {
-        let to_scratch = pass % 2 == 0;
+    for pass in 0..passes {
+        let to_scratch = (passes - 1 - pass) % 2 == 1;
         let (src_keys, dst_keys) = match (pass, to_scratch) {
-            (0, _) => (domain.keys, tmp_keys),
+            (0, true) => (domain.keys, tmp_keys),
+            (0, false) => (domain.keys, domain.sorted_keys),
             (_, true) => (domain.sorted_keys, tmp_keys),
             (_, false) => (tmp_keys, domain.sorted_keys),
         };
