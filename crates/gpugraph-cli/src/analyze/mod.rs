@@ -145,9 +145,27 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     };
     progress("analyze: building and compiling the graph");
     let t = Instant::now();
+    let device_cache = gpugraph_command::DeviceCache::for_device(gpu.device());
+    let created_before = device_cache.stats().pipelines_created;
     let mut analysis = graph::build(&gpu, &table, &spec)?;
     gpu.check("compile")?;
     timings.compile = ms(t.elapsed());
+    let pipelines_created = device_cache.stats().pipelines_created - created_before;
+    let pipeline_cache = gpu
+        .ctx
+        .pipeline_cache()
+        .map(|c| report::PipelineCacheReport {
+            file: c.path().display().to_string(),
+            loaded: c.status().clone(),
+        });
+    progress(format_args!(
+        "analyze: compiled {pipelines_created} pipelines in {:.1} ms ({})",
+        timings.compile,
+        match &pipeline_cache {
+            Some(c) => format!("pipeline cache {}", c.file),
+            None => "no pipeline cache".to_string(),
+        }
+    ));
 
     progress(format_args!(
         "analyze: running {} nodes in one submission",
@@ -196,6 +214,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
             nodes: analysis.nodes.clone(),
             transient_bytes: stats.physical_transient_bytes,
             imported_bytes: stats.imported_bytes,
+            pipelines_created,
+            pipeline_cache,
         },
     };
     drop(analysis);

@@ -185,6 +185,21 @@ pub struct GraphInfo {
     pub transient_bytes: u64,
     /// Bytes of imported (uploaded) buffers.
     pub imported_bytes: u64,
+    /// Compute pipelines this run created (the rest came from the in-process cache).
+    pub pipelines_created: u64,
+    /// The driver pipeline cache the compile went through (`null` when off or unsupported:
+    /// `GPUGRAPH_PIPELINE_CACHE=off`, a backend other than Vulkan).
+    pub pipeline_cache: Option<PipelineCacheReport>,
+}
+
+/// The persisted driver pipeline cache of a run (`timings_ms.compile` shows its effect).
+#[derive(Clone, Debug, Serialize)]
+pub struct PipelineCacheReport {
+    /// The cache file (read at start, rewritten when the command succeeds).
+    pub file: String,
+    /// What happened to the file's data: `"missing"` (first run), `{"offered": {"bytes": n}}`
+    /// (handed to the driver, which uses what still matches) or `{"refused": {"reason": ...}}`.
+    pub loaded: gpugraph_command::LoadStatus,
 }
 
 /// A float32 result as JSON: its shortest round-trip decimal, `null` when not finite.
