@@ -30,7 +30,10 @@ pub fn save_pipeline_caches() {
     };
     for cache in caches {
         if let Err(e) = cache.save() {
-            eprintln!("warning: {} (the next run compiles from scratch)", one_line(&e.to_string()));
+            eprintln!(
+                "warning: {} (the next run compiles from scratch)",
+                one_line(&e.to_string())
+            );
         }
     }
 }

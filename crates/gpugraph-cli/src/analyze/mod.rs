@@ -179,6 +179,17 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     let results = analysis.read(&gpu)?;
     timings.readback = ms(t.elapsed());
 
+    let (groups, groups_without_selected_rows) = match &args.group {
+        Some(g) => group_rows(
+            table.dictionary(g)?.unwrap_or_default(),
+            &results,
+            !args.filters.is_empty(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    if let (Some(g), false) = (&args.group, groups_without_selected_rows.is_empty()) {
+        notes.push(omitted_groups_note(g, &groups_without_selected_rows));
+    }
     let caps = gpu.ctx.capabilities();
     let stats = analysis.stats();
     let mut report = Report {
@@ -200,10 +211,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         } else {
             "atomic"
         },
-        groups: match &args.group {
-            Some(g) => group_rows(table.dictionary(g)?.unwrap_or_default(), &results),
-            None => Vec::new(),
-        },
+        groups,
+        groups_without_selected_rows,
         grid: spec
             .xy
             .as_ref()
@@ -282,18 +291,56 @@ fn value_report(column: &str, r: &GpuResults, nulls: u64, bins: &Bins) -> ValueR
     }
 }
 
-fn group_rows(dictionary: &[String], r: &GpuResults) -> Vec<GroupRow> {
-    let mut rows: Vec<GroupRow> = dictionary
-        .iter()
-        .enumerate()
-        .map(|(i, key)| GroupRow {
+/// The groups to report, sorted by key, and the keys of the groups left out because no row
+/// of theirs passed the filters (`filtered`; pandas' groupby after filtering has no such
+/// group either). A group with selected rows whose values are all null or non-finite stays
+/// (count 0, mean null), as pandas keeps it with a NaN mean.
+fn group_rows(
+    dictionary: &[String],
+    r: &GpuResults,
+    filtered: bool,
+) -> (Vec<GroupRow>, Vec<String>) {
+    let mut rows = Vec::new();
+    let mut omitted = Vec::new();
+    for (i, key) in dictionary.iter().enumerate() {
+        let count = r.group_count.get(i).copied().unwrap_or(0) as u64;
+        // Without a value column `group_count` is the selected rows themselves.
+        let selected_rows = match r.group_rows.get(i) {
+            Some(&n) => n as u64,
+            None => count,
+        };
+        if filtered && selected_rows == 0 {
+            omitted.push(key.clone());
+            continue;
+        }
+        rows.push(GroupRow {
             key: key.clone(),
-            count: r.group_count.get(i).copied().unwrap_or(0) as u64,
+            count,
             mean: r.group_mean.get(i).and_then(|&m| num(m)),
-        })
-        .collect();
+        });
+    }
     rows.sort_by(|a, b| a.key.cmp(&b.key));
-    rows
+    omitted.sort();
+    (rows, omitted)
+}
+
+/// The note naming the groups the filters emptied (the first few keys, then how many more).
+fn omitted_groups_note(column: &str, keys: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut names = keys
+        .iter()
+        .take(SHOWN)
+        .map(|k| format!("'{k}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if keys.len() > SHOWN {
+        names.push_str(&format!(" and {} more", keys.len() - SHOWN));
+    }
+    format!(
+        "{} group{} of '{column}' with no row passing the filters left out of the groups (as pandas' groupby after filtering): {names}",
+        keys.len(),
+        if keys.len() == 1 { "" } else { "s" }
+    )
 }
 
 /// The domain the positions kernel used: the extent, widened one float32 step outwards when
