@@ -69,9 +69,25 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         args.file.display(),
         request.columns().join(", ")
     ));
+    // The device opens (adapter enumeration, device creation, pipeline-cache file) while the
+    // file decodes: both take tens to hundreds of milliseconds and need nothing of each other.
+    // A file error still wins: the device's result is only looked at after the load.
+    let opening = std::thread::Builder::new()
+        .name("analyze: open device".into())
+        .spawn(Gpu::open)
+        .context("starting the device thread")?;
     let t = Instant::now();
-    let mut loaded = load::load(&args.file, &request, &mut |line| progress(line))?;
+    let loaded = load::load(&args.file, &request, &mut |line| progress(line));
     timings.load = ms(t.elapsed());
+    // Joined before anything can return: a process must not exit while another thread is
+    // inside the Vulkan driver creating a device.
+    let t = Instant::now();
+    let opened = match opening.join() {
+        Ok(gpu) => gpu,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    timings.device_wait = ms(t.elapsed());
+    let mut loaded = loaded?;
     if loaded.rows == 0 {
         bail!(
             "{} has no data rows; nothing to analyze",
@@ -106,7 +122,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
             }
         }
     }
-    let gpu = Gpu::open()?;
+    let gpu = opened?;
 
     progress(format_args!(
         "analyze: uploading {} columns x {} rows in {} chunks",

@@ -170,6 +170,9 @@ pub struct GridReport {
 pub struct Timings {
     /// Reading the file into Arrow record batches.
     pub load: f64,
+    /// Waiting, after the load, for the device that opens while the file loads (0 when the
+    /// device was ready first).
+    pub device_wait: f64,
     /// Uploading the columns into GPU buffers.
     pub upload: f64,
     /// Building and compiling the graph (pipelines, transients).
@@ -367,8 +370,8 @@ impl Report {
         let t = &self.timings_ms;
         let _ = writeln!(
             s,
-            "\ntimings (ms): load {:.1}, upload {:.1}, compile {:.1}, gpu {:.1}, readback {:.1}, output {:.1}, total {:.1}",
-            t.load, t.upload, t.compile, t.gpu, t.readback, t.output, t.total
+            "\ntimings (ms): load {:.1}, device wait {:.1}, upload {:.1}, compile {:.1}, gpu {:.1}, readback {:.1}, output {:.1}, total {:.1}",
+            t.load, t.device_wait, t.upload, t.compile, t.gpu, t.readback, t.output, t.total
         );
         let _ = writeln!(s, "graph: {} nodes", self.graph.nodes.len());
         s
