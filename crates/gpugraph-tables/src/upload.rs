@@ -9,12 +9,14 @@
 //! Why not `Queue::write_buffer` per piece either (the previous design): every call allocates
 //! a fresh host-visible staging buffer, so each byte also paid for an allocation, its mapping
 //! and the first-touch page faults of new memory (on lavapipe a fifth of the upload time was
-//! the kernel clearing fresh pages). Here at most [`IN_FLIGHT`] bytes of staging exist, as
-//! [`IN_FLIGHT`]` / `[`PIECE`] buffers allocated once per call and reused round-robin: a
-//! buffer is filled through its mapping (large pieces by several threads at once), unmapped,
-//! copied into the destination by its own submission and mapped again for writing, while the
-//! host already fills the next one; it is waited for only when its turn comes round again.
-//! Uploads of at most [`SMALL`] bytes keep the queue's own staging (no ring to create).
+//! the kernel clearing fresh pages). Here each device has at most [`RING`] staging buffers of
+//! [`PIECE`] bytes ([`IN_FLIGHT`] in all; only the device that uploaded last keeps them),
+//! created on first need and kept for the next upload (a table uploads one buffer per column chunk, so one call is often a single piece):
+//! a buffer is filled through its mapping (large pieces by several threads at once),
+//! unmapped, copied into the destination by its own submission and mapped again for writing
+//! while the host fills the next one; it is waited for only when its turn comes round again.
+//! [`release_staging`] frees a device's buffers. Uploads of at most [`SMALL`] bytes keep the
+//! queue's own staging.
 
 use wgpu::BufferUsages;
 
@@ -23,8 +25,10 @@ use crate::error::TableError;
 
 /// Bytes of one staging buffer (and so of the largest single copy).
 pub const PIECE: u64 = 16 << 20;
-/// Most staging bytes alive at once: the ring holds `IN_FLIGHT / PIECE` buffers.
+/// Most staging bytes per device: [`RING`] buffers of [`PIECE`] bytes.
 pub const IN_FLIGHT: u64 = 64 << 20;
+/// Staging buffers per device.
+pub const RING: usize = (IN_FLIGHT / PIECE) as usize;
 /// Uploads of at most this many bytes go through `Queue::write_buffer` instead of a ring.
 pub const SMALL: u64 = 1 << 20;
 /// Pieces larger than this are copied into the mapping by several threads.
@@ -34,8 +38,8 @@ const PARALLEL_COPY: usize = 2 << 20;
 /// reused staging (see the module docs). Offsets must be multiples of 4; a part whose length
 /// is not is padded with zero bytes to the next multiple of 4 (the caller's layout leaves
 /// room: buffers are rounded up to 4 and parts start at aligned offsets). The data is in
-/// place for the next submission on `queue`; every staging copy has been submitted, and all
-/// but the last `IN_FLIGHT / PIECE` have completed, when this returns.
+/// place for the next submission on `queue`: every staging copy has been submitted (the last
+/// [`RING`] may still run) when this returns.
 pub fn write_parts(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -61,7 +65,7 @@ pub fn write_parts(
         }
         return Ok(());
     }
-    let mut ring = Ring::new(device, buffer, total);
+    let mut ring = Ring::new(device, buffer)?;
     for &(offset, bytes) in parts {
         let mut at = 0usize;
         while at < bytes.len() {
@@ -72,10 +76,28 @@ pub fn write_parts(
         }
     }
     ring.submit(queue)?;
-    ring.finish(device)
+    ring.finish();
+    Ok(())
 }
 
-/// One staging buffer of the ring.
+type Pool = std::sync::Mutex<std::collections::HashMap<wgpu::Device, Vec<Slot>>>;
+
+/// The idle staging buffers of every device, each mapped or waiting for its last copy.
+fn pool() -> &'static Pool {
+    static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
+    POOL.get_or_init(Default::default)
+}
+
+/// Frees the staging buffers [`write_parts`] keeps for `device` (at most [`IN_FLIGHT`]
+/// bytes of host-visible memory); the next large upload creates them again.
+pub fn release_staging(device: &wgpu::Device) {
+    pool()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(device);
+}
+
+/// One staging buffer of the ring: [`PIECE`] bytes, `MAP_WRITE | COPY_SRC`.
 struct Slot {
     staging: wgpu::Buffer,
     /// Set by the `map_async` callback once the buffer is writable again.
@@ -84,12 +106,26 @@ struct Slot {
     reading: Option<wgpu::SubmissionIndex>,
 }
 
+impl Slot {
+    fn new(device: &wgpu::Device) -> Self {
+        Self {
+            staging: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("gpugraph-tables-staging"),
+                size: PIECE,
+                usage: BufferUsages::MAP_WRITE | BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            }),
+            mapped: Default::default(),
+            reading: None,
+        }
+    }
+}
+
 /// The staging ring of one [`write_parts`] call and the copies of the slot being filled.
 struct Ring<'a> {
     device: &'a wgpu::Device,
     destination: &'a wgpu::Buffer,
     slots: Vec<Slot>,
-    size: u64,
     current: usize,
     /// Bytes filled in the current slot.
     filled: u64,
@@ -98,47 +134,45 @@ struct Ring<'a> {
     /// Host bytes of the current slot not yet copied into its mapping (copied in one go, so
     /// large pieces can be split across threads).
     pending: Vec<(u64, &'a [u8])>,
-    /// The latest submission.
-    last: Option<wgpu::SubmissionIndex>,
 }
 
 impl<'a> Ring<'a> {
-    fn new(device: &'a wgpu::Device, destination: &'a wgpu::Buffer, total: u64) -> Self {
-        let size = PIECE.min(total.div_ceil(4) * 4);
-        let count = (IN_FLIGHT / PIECE).clamp(1, total.div_ceil(size).max(1)) as usize;
-        let slots = (0..count)
-            .map(|_| Slot {
-                staging: device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("gpugraph-tables-staging"),
-                    size,
-                    usage: BufferUsages::MAP_WRITE | BufferUsages::COPY_SRC,
-                    mapped_at_creation: true,
-                }),
-                mapped: Default::default(),
-                reading: None,
-            })
-            .collect();
-        Self {
+    /// The device's pooled staging buffers (or a new one when it has none).
+    fn new(device: &'a wgpu::Device, destination: &'a wgpu::Buffer) -> Result<Self, TableError> {
+        let pooled = pool()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(device)
+            .unwrap_or_default();
+        let mut ring = Self {
             device,
             destination,
-            slots,
-            size,
+            slots: pooled,
             current: 0,
             filled: 0,
             copies: Vec::new(),
             pending: Vec::new(),
-            last: None,
+        };
+        if ring.slots.is_empty() {
+            ring.slots.push(Slot::new(device));
         }
+        ring.wait_mapped(0)?;
+        Ok(ring)
     }
 
     /// Bytes the current slot can still take (submitting it and moving on when it is full).
     fn room(&mut self, queue: &wgpu::Queue) -> Result<usize, TableError> {
-        if self.filled == self.size {
+        if self.filled == PIECE {
             self.submit(queue)?;
-            self.current = (self.current + 1) % self.slots.len();
-            self.wait_mapped(self.current)?;
+            if self.slots.len() < RING {
+                self.slots.push(Slot::new(self.device));
+                self.current = self.slots.len() - 1;
+            } else {
+                self.current = (self.current + 1) % self.slots.len();
+                self.wait_mapped(self.current)?;
+            }
         }
-        Ok((self.size - self.filled) as usize)
+        Ok((PIECE - self.filled) as usize)
     }
 
     /// Queues `bytes` (at most [`Ring::room`]) for destination offset `offset`.
@@ -146,7 +180,7 @@ impl<'a> Ring<'a> {
         // Copies must be 4-byte multiples: a part's last, partial word is zero-padded (its
         // start is aligned, and only a part's end can be unaligned).
         let len = (bytes.len() as u64).div_ceil(4) * 4;
-        debug_assert!(self.filled + len <= self.size);
+        debug_assert!(self.filled + len <= PIECE);
         debug_assert!(self
             .pending
             .last()
@@ -196,9 +230,7 @@ impl<'a> Ring<'a> {
         for &(from, to, len) in &self.copies {
             encoder.copy_buffer_to_buffer(&slot.staging, from, self.destination, to, len);
         }
-        let index = queue.submit([encoder.finish()]);
-        slot.reading = Some(index.clone());
-        self.last = Some(index);
+        slot.reading = Some(queue.submit([encoder.finish()]));
         let flag = std::sync::Arc::clone(&slot.mapped);
         *flag.lock().unwrap_or_else(|e| e.into_inner()) = None;
         slot.staging
@@ -243,23 +275,18 @@ impl<'a> Ring<'a> {
         }
     }
 
-    /// Waits for every submitted copy, so the staging buffers can go.
-    fn finish(mut self, device: &wgpu::Device) -> Result<(), TableError> {
-        if let Some(index) = self.last.take() {
-            device
-                .poll(wgpu::PollType::Wait {
-                    submission_index: Some(index),
-                    timeout: None,
-                })
-                .map_err(|e| TableError::Allocation {
-                    bytes: self.destination.size(),
-                    reason: format!("waiting for an upload batch failed: {e}"),
-                })?;
-        }
-        for slot in self.slots.drain(..) {
-            slot.staging.destroy();
-        }
-        Ok(())
+    /// Hands the buffers back to the device's pool, their last copies possibly still running
+    /// (the next user waits for its buffer's mapping).
+    fn finish(self) {
+        let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
+        // Only the device that uploaded last keeps staging: the process holds at most
+        // `IN_FLIGHT` bytes of it (and no retired device alive) however many devices come
+        // and go, as in a test binary.
+        pool.retain(|d, _| d == self.device);
+        let idle = pool.entry(self.device.clone()).or_default();
+        idle.extend(self.slots);
+        // Another call may have returned buffers meanwhile: keep the bound.
+        idle.truncate(RING);
     }
 }
 

@@ -6,7 +6,7 @@
 //! Runs on the selected adapter (lavapipe in CI); never skips.
 
 use gpugraph_command::GpuContext;
-use gpugraph_tables::upload::{write_parts, IN_FLIGHT, PIECE, SMALL};
+use gpugraph_tables::upload::{release_staging, write_parts, IN_FLIGHT, PIECE, SMALL};
 use gpugraph_tables::{GpuData, VectorFormat};
 use wgpu::BufferUsages;
 
@@ -103,6 +103,40 @@ fn the_small_upload_path_and_its_threshold() {
     check(&ctx, &[small + 1]);
     check(&ctx, &[0, 1, 2, 3]);
     check(&ctx, &[]);
+}
+
+#[test]
+fn back_to_back_uploads_reuse_staging_still_in_flight() {
+    let ctx = ctx();
+    // Each upload returns with its last copies possibly still running; the next one takes
+    // the same staging buffers and must wait for them, not overwrite them.
+    let n = (PIECE * 3 + 12) as usize;
+    let sources: Vec<Vec<u8>> = (0..4).map(|k| bytes(n, 100 + k)).collect();
+    let buffers: Vec<wgpu::Buffer> = (0..4)
+        .map(|_| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("back-to-back"),
+                size: n as u64,
+                usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })
+        .collect();
+    for (k, (b, d)) in buffers.iter().zip(&sources).enumerate() {
+        if k == 2 {
+            release_staging(&ctx.device); // and a fresh ring works too
+        }
+        write_parts(&ctx.device, &ctx.queue, b, &[(0, d)]).expect("upload");
+    }
+    for (k, (b, d)) in buffers.iter().zip(&sources).enumerate() {
+        let got = GpuData::borrowed_packed(b, 0, n as u64, VectorFormat::Uint8)
+            .unwrap()
+            .read_back_bytes(&ctx)
+            .unwrap();
+        if let Some(i) = (0..n).find(|&i| got[i] != d[i]) {
+            panic!("upload {k}: byte {i} is {} not {}", got[i], d[i]);
+        }
+    }
 }
 
 /// `cargo test --release -p gpugraph-tables --test staging_ring -- --ignored --nocapture`
