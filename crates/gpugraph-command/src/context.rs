@@ -273,7 +273,12 @@ impl GpuContext {
         adapters.sort_by_key(|a| rank(a.get_info().device_type));
         let adapter = adapters.swap_remove(0);
         let limits = adapter.limits();
-        Self::create(instance, adapter, limits, options.pipeline_cache_dir.clone())
+        Self::create(
+            instance,
+            adapter,
+            limits,
+            options.pipeline_cache_dir.clone(),
+        )
     }
 
     /// Creates the device on a chosen adapter with its own limits and wanted features.

@@ -27,7 +27,6 @@ mod view;
 pub use cache::{CacheStats, CachedPipeline, DeviceCache, PipelineDescriptor};
 pub use compiled::{CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, GraphStats};
 pub use context::{Capabilities, ContextError, ContextOptions, GpuContext};
-pub use pipeline_cache::{LoadStatus, PersistentPipelineCache, PipelineCacheError};
 pub use dispatch::{Access, Binding, DispatchNode, Grid, Resource, ShaderSource};
 pub use error::GraphError;
 pub use format::{ParseFormatError, ScalarKind, VectorFormat};
@@ -37,6 +36,7 @@ pub use node::{
     ColorLoad, CompileContext, ComputeExecutable, ComputeNode, CopyExecutable, CopyNode,
     EncodeContext, NodeError, NodeKind, RenderExecutable, RenderNode,
 };
+pub use pipeline_cache::{LoadStatus, PersistentPipelineCache, PipelineCacheError};
 pub use profile::NodeTiming;
 pub use resource::{
     BufferAccess, BufferDescriptor, BufferHandle, Lifetime, ResourceUse, TextureAccess,

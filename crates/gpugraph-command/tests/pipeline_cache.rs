@@ -9,7 +9,9 @@ use gpugraph_command::{ContextOptions, DeviceCache, GpuContext, LoadStatus, Pipe
 
 fn ctx_with(dir: &Path) -> GpuContext {
     let ctx = GpuContext::with_options(&ContextOptions {
-        adapter: std::env::var("GPUGRAPH_ADAPTER").ok().filter(|s| !s.is_empty()),
+        adapter: std::env::var("GPUGRAPH_ADAPTER")
+            .ok()
+            .filter(|s| !s.is_empty()),
         pipeline_cache_dir: Some(dir.to_path_buf()),
     })
     .expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests");
@@ -138,7 +140,10 @@ fn garbage_and_truncated_files_are_tolerated() {
 fn without_a_directory_nothing_is_persisted() {
     let ctx = GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required");
     assert!(ctx.pipeline_cache().is_none());
-    assert!(!ctx.device.features().contains(wgpu::Features::PIPELINE_CACHE));
+    assert!(!ctx
+        .device
+        .features()
+        .contains(wgpu::Features::PIPELINE_CACHE));
     assert_eq!(ctx.save_pipeline_cache().unwrap(), None);
     assert!(DeviceCache::for_device(&ctx.device)
         .pipeline_cache()
