@@ -27,7 +27,6 @@
 use std::collections::HashMap;
 
 use anyhow::{bail, Context, Result};
-use gpugraph_arrow::ArrowTable;
 use gpugraph_command::wgpu::{self, BufferUsages};
 use gpugraph_command::{
     BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph, DataView, DataViewDescriptor,
@@ -41,6 +40,7 @@ use gpugraph_tables::GraphImporter;
 
 use super::args::{CmpOp, Filter, GridSize};
 use super::nodes::{self, Comparison};
+use super::upload::Uploaded;
 use crate::gpu::Gpu;
 
 /// Chunks of graph transients start at multiples of this many bytes (a multiple of every
@@ -682,7 +682,7 @@ pub fn comparison(
 
 /// Builds and compiles the analysis graph over `table` (which must stay alive while the
 /// analysis runs: the graph borrows its buffers).
-pub fn build(gpu: &Gpu, table: &ArrowTable, spec: &Spec) -> Result<Analysis> {
+pub fn build(gpu: &Gpu, table: &Uploaded, spec: &Spec) -> Result<Analysis> {
     let mut g = CommandGraph::new("analyze", gpu.device());
     let mut names: Vec<&str> = Vec::new();
     for n in spec
@@ -732,12 +732,7 @@ pub fn build(gpu: &Gpu, table: &ArrowTable, spec: &Spec) -> Result<Analysis> {
             .iter()
             .map(DataView::len)
             .collect(),
-        None => table
-            .values()
-            .batches()
-            .iter()
-            .map(|b| b.num_rows())
-            .collect(),
+        None => table.batch_rows().to_vec(),
     };
     // Each transient stays bindable as a whole: the graph may host small transients of the
     // primitives inside the same physical allocation, and some bind it entirely.

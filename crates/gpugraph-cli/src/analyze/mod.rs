@@ -5,7 +5,8 @@
 //! `report.json` and PNG plots. Progress and phase lines go to stderr.
 //!
 //! Modules: [`args`] (command line, filter syntax), [`load`] (files → Arrow batches, column
-//! checks), [`graph`] (the command graph and its readback), [`nodes`] (the small kernels
+//! checks), [`upload`] (the columns to the GPU, one thread each), [`graph`] (the command
+//! graph and its readback), [`nodes`] (the small kernels
 //! around the library primitives), [`report`] (report.json and text), [`plot`] (PNG, drawn
 //! on a [`crate::canvas::Canvas`]), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
 
@@ -17,11 +18,12 @@ pub mod load;
 pub mod nodes;
 pub mod plot;
 pub mod report;
+pub mod upload;
 
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use gpugraph_arrow::{upload_record_batches, UploadOptions};
+use gpugraph_arrow::UploadOptions;
 use gpugraph_gpgpu::Summation;
 
 pub use args::AnalyzeArgs;
@@ -135,7 +137,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         .round_float64()
         .narrow_int64()
         .encode_utf8();
-    let table = upload_record_batches(&gpu.ctx, loaded.schema.clone(), &loaded.batches, &options)
+    let table = upload::upload(&gpu.ctx, &loaded, &options)
         .with_context(|| format!("uploading {}", args.file.display()))?;
     gpu.check("upload")?;
     let (rows, kind) = (loaded.rows, loaded.kind);
