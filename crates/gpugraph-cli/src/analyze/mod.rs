@@ -5,7 +5,7 @@
 //! `report.json` and PNG plots. Progress and phase lines go to stderr.
 //!
 //! Modules: [`args`] (command line, filter syntax), [`load`] (files → Arrow batches, column
-//! checks), [`upload`] (the columns to the GPU, one thread each), [`graph`] (the command
+//! checks; [`parquet_read`]: Parquet decoded on several threads), [`upload`] (the columns to the GPU, one thread each), [`graph`] (the command
 //! graph and its readback), [`nodes`] (the small kernels
 //! around the library primitives), [`report`] (report.json and text), [`plot`] (PNG, drawn
 //! on a [`crate::canvas::Canvas`]), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
@@ -16,6 +16,7 @@ pub mod generate;
 pub mod graph;
 pub mod load;
 pub mod nodes;
+pub mod parquet_read;
 pub mod plot;
 pub mod report;
 pub mod upload;
