@@ -107,6 +107,15 @@ struct Slot {
 }
 
 impl Slot {
+    /// Writable now: never submitted, or its mapping came back.
+    fn ready(&self) -> bool {
+        self.reading.is_none()
+            || matches!(
+                *self.mapped.lock().unwrap_or_else(|e| e.into_inner()),
+                Some(Ok(()))
+            )
+    }
+
     fn new(device: &wgpu::Device) -> Self {
         Self {
             staging: device.create_buffer(&wgpu::BufferDescriptor {
@@ -153,8 +162,15 @@ impl<'a> Ring<'a> {
             copies: Vec::new(),
             pending: Vec::new(),
         };
-        if ring.slots.is_empty() {
-            ring.slots.push(Slot::new(device));
+        // Start on a buffer whose copy is done (callbacks of finished copies fire in this
+        // non-blocking poll), else a new one while under RING, else wait for the first: a
+        // table uploads chunk after chunk, each smaller than a buffer, and must not wait for
+        // the previous chunk's copy.
+        let _ = device.poll(wgpu::PollType::Poll);
+        if let Some(i) = ring.slots.iter().position(Slot::ready) {
+            ring.slots.rotate_left(i);
+        } else if ring.slots.len() < RING {
+            ring.slots.insert(0, Slot::new(device));
         }
         ring.wait_mapped(0)?;
         Ok(ring)

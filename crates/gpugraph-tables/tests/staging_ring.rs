@@ -139,6 +139,38 @@ fn back_to_back_uploads_reuse_staging_still_in_flight() {
     }
 }
 
+#[test]
+fn chunk_after_chunk_smaller_than_a_staging_buffer() {
+    let ctx = ctx();
+    // How a table uploads: one call per column chunk of a few MiB. Each call starts on a
+    // buffer whose copy is done or a new one (up to the ring), and waits only when all are
+    // busy; every chunk must land.
+    let n = (SMALL * 3 + 5) as usize;
+    let sources: Vec<Vec<u8>> = (0..10).map(|k| bytes(n, 200 + k)).collect();
+    let buffers: Vec<wgpu::Buffer> = sources
+        .iter()
+        .map(|_| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("chunk"),
+                size: (n as u64).div_ceil(4) * 4,
+                usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })
+        .collect();
+    for (b, d) in buffers.iter().zip(&sources) {
+        write_parts(&ctx.device, &ctx.queue, b, &[(0, d)]).expect("upload");
+    }
+    for (k, (b, d)) in buffers.iter().zip(&sources).enumerate() {
+        let got = GpuData::borrowed_packed(b, 0, b.size(), VectorFormat::Uint8)
+            .unwrap()
+            .read_back_bytes(&ctx)
+            .unwrap();
+        assert!(got[..n] == d[..], "chunk {k} differs");
+        assert!(got[n..].iter().all(|&x| x == 0), "chunk {k}: padding");
+    }
+}
+
 /// `cargo test --release -p gpugraph-tables --test staging_ring -- --ignored --nocapture`
 #[test]
 #[ignore = "prints the upload rate; run by hand"]
