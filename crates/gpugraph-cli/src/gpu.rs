@@ -9,9 +9,34 @@ use std::sync::{mpsc, Arc, Mutex};
 use anyhow::{bail, Context, Result};
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
-    BufferDescriptor, CommandGraph, CompiledGraph, DataView, EncodeOptions, GpuContext,
-    VectorFormat,
+    pipeline_cache, BufferDescriptor, CommandGraph, CompiledGraph, ContextOptions, DataView,
+    EncodeOptions, GpuContext, PersistentPipelineCache, VectorFormat,
 };
+
+/// The driver pipeline caches of the devices this process opened, saved by
+/// [`save_pipeline_caches`] when the command succeeded.
+fn opened_caches() -> &'static Mutex<Vec<Arc<PersistentPipelineCache>>> {
+    static OPENED: std::sync::OnceLock<Mutex<Vec<Arc<PersistentPipelineCache>>>> =
+        std::sync::OnceLock::new();
+    OPENED.get_or_init(Default::default)
+}
+
+/// Writes back the pipeline caches of every device opened so far (each file atomically).
+/// A failure is a warning on stderr, never a failed command: the cache only saves time.
+pub fn save_pipeline_caches() {
+    let caches = match opened_caches().lock() {
+        Ok(g) => g.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    };
+    for cache in caches {
+        if let Err(e) = cache.save() {
+            eprintln!(
+                "warning: {} (the next run compiles from scratch)",
+                one_line(&e.to_string())
+            );
+        }
+    }
+}
 
 /// A device opened for one CLI command, with a sink for wgpu's uncaptured errors.
 pub struct Gpu {
@@ -22,10 +47,22 @@ pub struct Gpu {
 
 impl Gpu {
     /// Selects the adapter (`WGPU_BACKEND`, `GPUGRAPH_ADAPTER` apply) and opens a device whose
-    /// uncaptured wgpu errors are recorded for [`Gpu::check`] rather than panicking.
+    /// uncaptured wgpu errors are recorded for [`Gpu::check`] rather than panicking. Its
+    /// pipelines compile through the driver pipeline cache in the user's cache directory
+    /// (`GPUGRAPH_PIPELINE_CACHE=off` disables it), which `main` saves on success.
     pub fn open() -> Result<Self> {
         check_backend_env()?;
-        let ctx = GpuContext::new().context("opening a GPU device")?;
+        let options = ContextOptions {
+            pipeline_cache_dir: pipeline_cache::default_dir()?,
+            ..ContextOptions::from_env()
+        };
+        let ctx = GpuContext::with_options(&options).context("opening a GPU device")?;
+        if let Some(cache) = ctx.pipeline_cache() {
+            match opened_caches().lock() {
+                Ok(mut g) => g.push(Arc::clone(cache)),
+                Err(poisoned) => poisoned.into_inner().push(Arc::clone(cache)),
+            }
+        }
         let errors = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&errors);
         ctx.device

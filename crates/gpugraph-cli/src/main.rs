@@ -71,6 +71,10 @@ Environment:
                      (default: all compiled in); an unknown name is an error
   GPUGRAPH_ADAPTER   pick the adapter whose name contains this text (case-insensitive) or
                      whose backend is this name, e.g. 'llvmpipe' or 'NVIDIA'
+  GPUGRAPH_PIPELINE_CACHE
+                     'off' disables the driver pipeline cache kept (Vulkan) in
+                     $XDG_CACHE_HOME/gpugraph/pipelines (default ~/.cache/...), which lets a
+                     second run skip most shader compilation; 'on' is the default
   XDG_RUNTIME_DIR    when unset or unusable, a private one under the temp directory is
                      given to the Vulkan loader (it complains otherwise)
 
@@ -98,7 +102,11 @@ fn main() -> ExitCode {
         Command::Expr(args) => expr::run(&args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            // Explicit, after the command's outputs are in place; not in a destructor.
+            gpu::save_pipeline_caches();
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             if let Some(c) = e.downcast_ref::<expr::CompileError>() {
                 eprintln!("{c}");

@@ -267,7 +267,7 @@ fn grid_counts_do_not_depend_on_the_value_and_the_domain_holds_every_point() {
         .map(|v| v.as_f64().unwrap())
         .collect();
     assert!(yd[0] <= 0.0 && yd[1] >= 0.6000000000000001, "{yd:?}");
-    assert_eq!(r["schema_version"], 2);
+    assert_eq!(r["schema_version"], 3);
     assert!(r["count_scopes"]["grid.counts"].is_string(), "{r}");
 }
 

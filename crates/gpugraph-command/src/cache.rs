@@ -15,10 +15,16 @@
 //! [`DeviceCache::for_device`] returns the device's one cache from a process-wide registry,
 //! so `CommandGraph::new(id, &device)` reaches it without any new argument; the registry holds
 //! the device until [`DeviceCache::release`].
+//!
+//! A device created with a persisted pipeline cache ([`crate::context::ContextOptions`])
+//! attaches it here once ([`DeviceCache::attach_pipeline_cache`]); every pipeline this cache
+//! creates then goes through it, so the driver can reuse machine code from an earlier process.
 
 use std::collections::{HashMap, VecDeque};
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use crate::pipeline_cache::PersistentPipelineCache;
 
 /// Bind groups kept per device before the oldest is evicted.
 pub const BIND_GROUP_CAPACITY: usize = 4096;
@@ -88,6 +94,7 @@ struct Inner {
 pub struct DeviceCache {
     device: wgpu::Device,
     inner: Mutex<Inner>,
+    persistent: OnceLock<Arc<PersistentPipelineCache>>,
 }
 
 impl std::fmt::Debug for DeviceCache {
@@ -126,6 +133,7 @@ impl DeviceCache {
                 Arc::new(DeviceCache {
                     device: device.clone(),
                     inner: Mutex::new(Inner::default()),
+                    persistent: OnceLock::new(),
                 })
             })
             .clone()
@@ -140,6 +148,18 @@ impl DeviceCache {
     /// The device this cache creates on.
     pub fn device(&self) -> &wgpu::Device {
         &self.device
+    }
+
+    /// Makes every pipeline created from now on go through `cache` (a driver pipeline cache
+    /// of this device). The first attachment wins; returns whether `cache` is the one in use.
+    pub fn attach_pipeline_cache(&self, cache: Arc<PersistentPipelineCache>) -> bool {
+        let ours = Arc::clone(&cache);
+        Arc::ptr_eq(self.persistent.get_or_init(|| cache), &ours)
+    }
+
+    /// The attached driver pipeline cache, if any.
+    pub fn pipeline_cache(&self) -> Option<Arc<PersistentPipelineCache>> {
+        self.persistent.get().cloned()
     }
 
     /// Counters so far.
@@ -227,7 +247,7 @@ impl DeviceCache {
                     constants: desc.constants,
                     ..Default::default()
                 },
-                cache: None,
+                cache: self.persistent.get().map(|p| p.wgpu()),
             });
         CachedPipeline { pipeline, layout }
     }

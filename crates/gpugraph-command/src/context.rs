@@ -1,7 +1,12 @@
 //! [`GpuContext`]: adapter selection, device creation with the adapter's own limits, and the
 //! [`Capabilities`] report (`gpugraph info`).
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use serde::Serialize;
+
+use crate::pipeline_cache::PersistentPipelineCache;
 
 /// Environment variable that selects an adapter by name substring or backend name.
 pub const ADAPTER_ENV: &str = "GPUGRAPH_ADAPTER";
@@ -79,6 +84,29 @@ pub struct Capabilities {
     pub shader_f16: bool,
 }
 
+/// How [`GpuContext::with_options`] picks the adapter and sets the device up.
+#[derive(Clone, Debug, Default)]
+pub struct ContextOptions {
+    /// Adapter filter (see [`adapter_matches`]); `None` takes the best adapter.
+    pub adapter: Option<String>,
+    /// Directory of the persisted driver pipeline cache
+    /// ([`crate::pipeline_cache::PersistentPipelineCache`]): pipelines then compile through a
+    /// cache loaded from the file there, and [`GpuContext::save_pipeline_cache`] writes it
+    /// back. `None` (the default) persists nothing. Ignored where the backend has no such
+    /// cache (only Vulkan has one).
+    pub pipeline_cache_dir: Option<PathBuf>,
+}
+
+impl ContextOptions {
+    /// The adapter filter from `GPUGRAPH_ADAPTER` (empty means none), no pipeline cache.
+    pub fn from_env() -> Self {
+        Self {
+            adapter: std::env::var(ADAPTER_ENV).ok().filter(|s| !s.is_empty()),
+            pipeline_cache_dir: None,
+        }
+    }
+}
+
 /// Adapter, device and queue chosen for gpugraph work, with the adapter's real limits.
 #[derive(Clone, Debug)]
 pub struct GpuContext {
@@ -91,6 +119,8 @@ pub struct GpuContext {
     /// Its queue.
     pub queue: wgpu::Queue,
     capabilities: Capabilities,
+    pipeline_cache_dir: Option<PathBuf>,
+    pipeline_cache: Option<Arc<PersistentPipelineCache>>,
     /// Declared last, so it is dropped after the device and queue (see [`Teardown`]).
     teardown: Teardown,
 }
@@ -198,13 +228,23 @@ fn shared_instance(backends: wgpu::Backends) -> wgpu::Instance {
 impl GpuContext {
     /// Selects the best adapter (discrete first; `GPUGRAPH_ADAPTER` filters by name substring
     /// or backend) and creates a device with its own limits and the wanted optional features.
+    /// No pipeline cache is persisted (see [`GpuContext::with_options`]).
     pub fn new() -> Result<Self, ContextError> {
-        let wanted = std::env::var(ADAPTER_ENV).ok().filter(|s| !s.is_empty());
-        Self::with_adapter(wanted.as_deref())
+        Self::with_options(&ContextOptions::from_env())
     }
 
     /// Like [`GpuContext::new`] with an explicit adapter filter instead of the environment.
     pub fn with_adapter(filter: Option<&str>) -> Result<Self, ContextError> {
+        Self::with_options(&ContextOptions {
+            adapter: filter.map(str::to_string),
+            pipeline_cache_dir: None,
+        })
+    }
+
+    /// Selects the adapter as [`GpuContext::new`] does with `options.adapter` as the filter,
+    /// and persists the driver pipeline cache in `options.pipeline_cache_dir` when given.
+    pub fn with_options(options: &ContextOptions) -> Result<Self, ContextError> {
+        let filter = options.adapter.as_deref();
         let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
         let instance = shared_instance(backends);
         let mut adapters = pollster::block_on(instance.enumerate_adapters(backends));
@@ -232,7 +272,13 @@ impl GpuContext {
         }
         adapters.sort_by_key(|a| rank(a.get_info().device_type));
         let adapter = adapters.swap_remove(0);
-        Self::from_adapter(instance, adapter)
+        let limits = adapter.limits();
+        Self::create(
+            instance,
+            adapter,
+            limits,
+            options.pipeline_cache_dir.clone(),
+        )
     }
 
     /// Creates the device on a chosen adapter with its own limits and wanted features.
@@ -241,7 +287,7 @@ impl GpuContext {
         adapter: wgpu::Adapter,
     ) -> Result<Self, ContextError> {
         let limits = adapter.limits();
-        Self::from_adapter_with_limits(instance, adapter, limits)
+        Self::create(instance, adapter, limits, None)
     }
 
     /// A second context on the same adapter with `adjust` applied to its limits, e.g. a small
@@ -253,16 +299,25 @@ impl GpuContext {
     ) -> Result<Self, ContextError> {
         let mut limits = self.adapter.limits();
         adjust(&mut limits);
-        Self::from_adapter_with_limits(self.instance.clone(), self.adapter.clone(), limits)
+        Self::create(
+            self.instance.clone(),
+            self.adapter.clone(),
+            limits,
+            self.pipeline_cache_dir.clone(),
+        )
     }
 
-    fn from_adapter_with_limits(
+    fn create(
         instance: wgpu::Instance,
         adapter: wgpu::Adapter,
         limits: wgpu::Limits,
+        pipeline_cache_dir: Option<PathBuf>,
     ) -> Result<Self, ContextError> {
         let info = adapter.get_info();
-        let features = adapter.features() & wanted_features();
+        let mut features = adapter.features() & wanted_features();
+        if pipeline_cache_dir.is_some() {
+            features |= adapter.features() & wgpu::Features::PIPELINE_CACHE;
+        }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("gpugraph"),
             required_features: features,
@@ -276,14 +331,40 @@ impl GpuContext {
             source,
         })?;
         let capabilities = capabilities_of(&info, &device);
+        let pipeline_cache = pipeline_cache_dir
+            .as_deref()
+            .and_then(|dir| PersistentPipelineCache::open(&device, &info, dir))
+            .map(Arc::new);
+        if let Some(cache) = &pipeline_cache {
+            crate::DeviceCache::for_device(&device).attach_pipeline_cache(Arc::clone(cache));
+        }
         Ok(Self {
             instance,
             adapter,
             device,
             queue,
             capabilities,
+            pipeline_cache_dir,
+            pipeline_cache,
             teardown: Teardown::default(),
         })
+    }
+
+    /// The persisted driver pipeline cache in use, if one was asked for and the backend has
+    /// one.
+    pub fn pipeline_cache(&self) -> Option<&Arc<PersistentPipelineCache>> {
+        self.pipeline_cache.as_ref()
+    }
+
+    /// Writes the driver pipeline cache back to its file (atomically). Returns the bytes
+    /// written; `None` when no cache is in use or the driver returned no data.
+    pub fn save_pipeline_cache(
+        &self,
+    ) -> Result<Option<u64>, crate::pipeline_cache::PipelineCacheError> {
+        match &self.pipeline_cache {
+            Some(cache) => cache.save(),
+            None => Ok(None),
+        }
     }
 
     /// The capabilities report.

@@ -18,6 +18,7 @@ mod error;
 pub mod format;
 mod graph;
 mod node;
+pub mod pipeline_cache;
 pub mod plan;
 mod profile;
 mod resource;
@@ -25,7 +26,7 @@ mod view;
 
 pub use cache::{CacheStats, CachedPipeline, DeviceCache, PipelineDescriptor};
 pub use compiled::{CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, GraphStats};
-pub use context::{Capabilities, ContextError, GpuContext};
+pub use context::{Capabilities, ContextError, ContextOptions, GpuContext};
 pub use dispatch::{Access, Binding, DispatchNode, Grid, Resource, ShaderSource};
 pub use error::GraphError;
 pub use format::{ParseFormatError, ScalarKind, VectorFormat};
@@ -35,6 +36,7 @@ pub use node::{
     ColorLoad, CompileContext, ComputeExecutable, ComputeNode, CopyExecutable, CopyNode,
     EncodeContext, NodeError, NodeKind, RenderExecutable, RenderNode,
 };
+pub use pipeline_cache::{LoadStatus, PersistentPipelineCache, PipelineCacheError};
 pub use profile::NodeTiming;
 pub use resource::{
     BufferAccess, BufferDescriptor, BufferHandle, Lifetime, ResourceUse, TextureAccess,

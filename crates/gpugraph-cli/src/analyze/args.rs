@@ -30,7 +30,10 @@ pub struct AnalyzeArgs {
     /// per grid cell.
     #[arg(long)]
     pub value: Option<String>,
-    /// Text column (Utf8 or dictionary of strings) whose values are the groups.
+    /// Text column (Utf8 or dictionary of strings) whose values are the groups. As in pandas
+    /// (groupby after filtering), a group with no row passing --filter is left out of the
+    /// report; a note names it. A group whose selected rows all have a null or non-finite
+    /// value stays, with count 0 and no mean.
     #[arg(long)]
     pub group: Option<String>,
     /// Row predicate 'COLUMN OP VALUE' with OP one of < <= > >= == != (repeat to AND them).

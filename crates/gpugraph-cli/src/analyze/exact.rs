@@ -145,7 +145,14 @@ pub fn rounds_in_float32(loaded: &Loaded, name: &str) -> Result<bool> {
     ) -> bool {
         batches.iter().any(|b| {
             let c = b.column(i).as_primitive::<T>();
-            (0..c.len()).any(|r| c.is_valid(r) && lossy(c.value(r)))
+            // First a branch-free pass over every slot, nulls included (it vectorizes: this
+            // scan ran at ~0.1 G rows/s row by row, on every analyze with a grid); only when
+            // some slot rounds do the nulls matter, and the exact row-by-row test decides.
+            let values = c.values();
+            let some_slot = values
+                .chunks(4096)
+                .any(|block| block.iter().fold(false, |acc, &v| acc | lossy(v)));
+            some_slot && (0..c.len()).any(|r| c.is_valid(r) && lossy(c.value(r)))
         })
     }
     let b = &loaded.batches;
@@ -226,5 +233,17 @@ mod tests {
         assert!(rounds_in_float32(&loaded(vec![Some(0.1)]), "v").unwrap());
         assert!(!rounds_in_float32(&loaded(vec![Some(0.5), None, Some(f64::NAN)]), "v").unwrap());
         assert!(rounds_in_float32(&loaded(vec![Some(16777217.0)]), "v").unwrap());
+        // A null slot holding a value that would round does not count (the fast pass sees
+        // it, the exact pass rules it out); a valid one after 5,000 exact rows does.
+        let values = Float64Array::from(vec![0.5, 0.1, 2.0]);
+        let null_second = arrow_array::BooleanArray::from(vec![false, true, false]);
+        let array = arrow_select::nullif::nullif(&values, &null_second).unwrap();
+        assert_eq!(array.as_primitive::<Float64Type>().values()[1], 0.1);
+        let mut l = loaded(Vec::new());
+        l.batches = vec![RecordBatch::try_new(l.schema.clone(), vec![array]).unwrap()];
+        assert!(!rounds_in_float32(&l, "v").unwrap());
+        let mut late = vec![Some(1.0); 5000];
+        late.push(Some(0.1));
+        assert!(rounds_in_float32(&loaded(late), "v").unwrap());
     }
 }

@@ -27,7 +27,6 @@
 use std::collections::HashMap;
 
 use anyhow::{bail, Context, Result};
-use gpugraph_arrow::ArrowTable;
 use gpugraph_command::wgpu::{self, BufferUsages};
 use gpugraph_command::{
     BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph, DataView, DataViewDescriptor,
@@ -41,6 +40,7 @@ use gpugraph_tables::GraphImporter;
 
 use super::args::{CmpOp, Filter, GridSize};
 use super::nodes::{self, Comparison};
+use super::upload::Uploaded;
 use crate::gpu::Gpu;
 
 /// Chunks of graph transients start at multiples of this many bytes (a multiple of every
@@ -96,6 +96,7 @@ struct Layout {
     hist_ignored: Option<Section>,
     invalid_edges: Option<Section>,
     group_count: Option<Section>,
+    group_rows: Option<Section>,
     group_mean: Option<Section>,
     x_extent: Option<Section>,
     y_extent: Option<Section>,
@@ -136,6 +137,9 @@ pub struct GpuResults {
     pub invalid_edges: bool,
     /// Per group (dictionary code order): rows counted.
     pub group_count: Vec<u32>,
+    /// Per group: selected rows whatever the value (only with filters and a value column;
+    /// otherwise empty, and `group_count` is that number or every group has rows).
+    pub group_rows: Vec<u32>,
     /// Per group: mean value (NaN when empty).
     pub group_mean: Vec<f32>,
     /// `[min, max]` of x over the grid's rows.
@@ -435,6 +439,31 @@ impl Builder {
         }
         let mut masks: Vec<VectorView> = selected.into_iter().cloned().collect();
         masks.extend(self.validity(name)?);
+        if let (Some(_), Some(_)) = (selected, value) {
+            // Which groups the filter emptied: `group-count` also drops rows whose value is
+            // null or non-finite, so a group it counts 0 may still have selected rows.
+            let rows_mask = self.and("group-rows-mask", masks.clone())?;
+            let (rows, s_rows) = self.results.add(
+                &mut self.g,
+                "group-rows",
+                VectorFormat::Uint32,
+                groups as u64,
+            )?;
+            GroupAggregation {
+                id: "group-rows".into(),
+                codes: codes.clone(),
+                values: None,
+                mask: rows_mask,
+                group_count: groups as u32,
+                outputs: AggregateOutputs {
+                    count: Some(rows),
+                    ..Default::default()
+                },
+                ignored: None,
+            }
+            .add_to_graph(&mut self.g)?;
+            self.layout.group_rows = Some(s_rows);
+        }
         let values = match value {
             Some(v) => {
                 masks.extend(self.validity(v)?);
@@ -653,7 +682,7 @@ pub fn comparison(
 
 /// Builds and compiles the analysis graph over `table` (which must stay alive while the
 /// analysis runs: the graph borrows its buffers).
-pub fn build(gpu: &Gpu, table: &ArrowTable, spec: &Spec) -> Result<Analysis> {
+pub fn build(gpu: &Gpu, table: &Uploaded, spec: &Spec) -> Result<Analysis> {
     let mut g = CommandGraph::new("analyze", gpu.device());
     let mut names: Vec<&str> = Vec::new();
     for n in spec
@@ -703,12 +732,7 @@ pub fn build(gpu: &Gpu, table: &ArrowTable, spec: &Spec) -> Result<Analysis> {
             .iter()
             .map(DataView::len)
             .collect(),
-        None => table
-            .values()
-            .batches()
-            .iter()
-            .map(|b| b.num_rows())
-            .collect(),
+        None => table.batch_rows().to_vec(),
     };
     // Each transient stays bindable as a whole: the graph may host small transients of the
     // primitives inside the same physical allocation, and some bind it entirely.
@@ -830,6 +854,7 @@ impl Analysis {
             hist_ignored: word(l.hist_ignored),
             invalid_edges: word(l.invalid_edges) != 0,
             group_count: u32s(l.group_count),
+            group_rows: u32s(l.group_rows),
             group_mean: f32s(l.group_mean),
             x_extent: pair(l.x_extent),
             y_extent: pair(l.y_extent),

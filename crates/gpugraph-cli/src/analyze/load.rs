@@ -373,13 +373,26 @@ fn load_unguarded(
             let projection = project(&full, &names)?;
             sink.total = u64::try_from(builder.metadata().file_metadata().num_rows()).ok();
             let mask = ProjectionMask::roots(builder.parquet_schema(), projection.clone());
-            let reader = builder
+            let metadata = builder.metadata().clone();
+            let schema = builder
                 .with_projection(mask)
                 .with_batch_size(CHUNK_ROWS)
                 .build()
-                .with_context(|| format!("reading {}", path.display()))?;
-            let schema = reader.schema();
-            sink.drain(reader)?;
+                .with_context(|| format!("reading {}", path.display()))?
+                .schema();
+            // The footer was read once; each decoding thread reuses it.
+            let reader_metadata = parquet::arrow::arrow_reader::ArrowReaderMetadata::try_new(
+                metadata,
+                Default::default(),
+            )
+            .with_context(|| format!("reading the Parquet footer of {}", path.display()))?;
+            super::parquet_read::read_parallel(
+                path,
+                &reader_metadata,
+                &projection,
+                CHUNK_ROWS,
+                &mut |batches| sink.drain(batches.into_iter()),
+            )?;
             schema
         }
         FileKind::IpcFile | FileKind::IpcStream => {

@@ -5,7 +5,8 @@
 //! `report.json` and PNG plots. Progress and phase lines go to stderr.
 //!
 //! Modules: [`args`] (command line, filter syntax), [`load`] (files → Arrow batches, column
-//! checks), [`graph`] (the command graph and its readback), [`nodes`] (the small kernels
+//! checks; [`parquet_read`]: Parquet decoded on several threads), [`upload`] (the columns to the GPU, one thread each), [`graph`] (the command
+//! graph and its readback), [`nodes`] (the small kernels
 //! around the library primitives), [`report`] (report.json and text), [`plot`] (PNG, drawn
 //! on a [`crate::canvas::Canvas`]), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
 
@@ -15,13 +16,15 @@ pub mod generate;
 pub mod graph;
 pub mod load;
 pub mod nodes;
+pub mod parquet_read;
 pub mod plot;
 pub mod report;
+pub mod upload;
 
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use gpugraph_arrow::{upload_record_batches, UploadOptions};
+use gpugraph_arrow::UploadOptions;
 use gpugraph_gpgpu::Summation;
 
 pub use args::AnalyzeArgs;
@@ -69,9 +72,25 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         args.file.display(),
         request.columns().join(", ")
     ));
+    // The device opens (adapter enumeration, device creation, pipeline-cache file) while the
+    // file decodes: both take tens to hundreds of milliseconds and need nothing of each other.
+    // A file error still wins: the device's result is only looked at after the load.
+    let opening = std::thread::Builder::new()
+        .name("analyze: open device".into())
+        .spawn(Gpu::open)
+        .context("starting the device thread")?;
     let t = Instant::now();
-    let mut loaded = load::load(&args.file, &request, &mut |line| progress(line))?;
+    let loaded = load::load(&args.file, &request, &mut |line| progress(line));
     timings.load = ms(t.elapsed());
+    // Joined before anything can return: a process must not exit while another thread is
+    // inside the Vulkan driver creating a device.
+    let t = Instant::now();
+    let opened = match opening.join() {
+        Ok(gpu) => gpu,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    timings.device_wait = ms(t.elapsed());
+    let mut loaded = loaded?;
     if loaded.rows == 0 {
         bail!(
             "{} has no data rows; nothing to analyze",
@@ -106,7 +125,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
             }
         }
     }
-    let gpu = Gpu::open()?;
+    let gpu = opened?;
 
     progress(format_args!(
         "analyze: uploading {} columns x {} rows in {} chunks",
@@ -119,7 +138,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         .round_float64()
         .narrow_int64()
         .encode_utf8();
-    let table = upload_record_batches(&gpu.ctx, loaded.schema.clone(), &loaded.batches, &options)
+    let table = upload::upload(&gpu.ctx, &loaded, &options)
         .with_context(|| format!("uploading {}", args.file.display()))?;
     gpu.check("upload")?;
     let (rows, kind) = (loaded.rows, loaded.kind);
@@ -145,9 +164,27 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     };
     progress("analyze: building and compiling the graph");
     let t = Instant::now();
+    let device_cache = gpugraph_command::DeviceCache::for_device(gpu.device());
+    let created_before = device_cache.stats().pipelines_created;
     let mut analysis = graph::build(&gpu, &table, &spec)?;
     gpu.check("compile")?;
     timings.compile = ms(t.elapsed());
+    let pipelines_created = device_cache.stats().pipelines_created - created_before;
+    let pipeline_cache = gpu
+        .ctx
+        .pipeline_cache()
+        .map(|c| report::PipelineCacheReport {
+            file: c.path().display().to_string(),
+            loaded: c.status().clone(),
+        });
+    progress(format_args!(
+        "analyze: compiled {pipelines_created} pipelines in {:.1} ms ({})",
+        timings.compile,
+        match &pipeline_cache {
+            Some(c) => format!("pipeline cache {}", c.file),
+            None => "no pipeline cache".to_string(),
+        }
+    ));
 
     progress(format_args!(
         "analyze: running {} nodes in one submission",
@@ -161,6 +198,17 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     let results = analysis.read(&gpu)?;
     timings.readback = ms(t.elapsed());
 
+    let (groups, groups_without_selected_rows) = match &args.group {
+        Some(g) => group_rows(
+            table.dictionary(g)?.unwrap_or_default(),
+            &results,
+            !args.filters.is_empty(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    if let (Some(g), false) = (&args.group, groups_without_selected_rows.is_empty()) {
+        notes.push(omitted_groups_note(g, &groups_without_selected_rows));
+    }
     let caps = gpu.ctx.capabilities();
     let stats = analysis.stats();
     let mut report = Report {
@@ -182,10 +230,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         } else {
             "atomic"
         },
-        groups: match &args.group {
-            Some(g) => group_rows(table.dictionary(g)?.unwrap_or_default(), &results),
-            None => Vec::new(),
-        },
+        groups,
+        groups_without_selected_rows,
         grid: spec
             .xy
             .as_ref()
@@ -196,6 +242,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
             nodes: analysis.nodes.clone(),
             transient_bytes: stats.physical_transient_bytes,
             imported_bytes: stats.imported_bytes,
+            pipelines_created,
+            pipeline_cache,
         },
     };
     drop(analysis);
@@ -262,18 +310,56 @@ fn value_report(column: &str, r: &GpuResults, nulls: u64, bins: &Bins) -> ValueR
     }
 }
 
-fn group_rows(dictionary: &[String], r: &GpuResults) -> Vec<GroupRow> {
-    let mut rows: Vec<GroupRow> = dictionary
-        .iter()
-        .enumerate()
-        .map(|(i, key)| GroupRow {
+/// The groups to report, sorted by key, and the keys of the groups left out because no row
+/// of theirs passed the filters (`filtered`; pandas' groupby after filtering has no such
+/// group either). A group with selected rows whose values are all null or non-finite stays
+/// (count 0, mean null), as pandas keeps it with a NaN mean.
+fn group_rows(
+    dictionary: &[String],
+    r: &GpuResults,
+    filtered: bool,
+) -> (Vec<GroupRow>, Vec<String>) {
+    let mut rows = Vec::new();
+    let mut omitted = Vec::new();
+    for (i, key) in dictionary.iter().enumerate() {
+        let count = r.group_count.get(i).copied().unwrap_or(0) as u64;
+        // Without a value column `group_count` is the selected rows themselves.
+        let selected_rows = match r.group_rows.get(i) {
+            Some(&n) => n as u64,
+            None => count,
+        };
+        if filtered && selected_rows == 0 {
+            omitted.push(key.clone());
+            continue;
+        }
+        rows.push(GroupRow {
             key: key.clone(),
-            count: r.group_count.get(i).copied().unwrap_or(0) as u64,
+            count,
             mean: r.group_mean.get(i).and_then(|&m| num(m)),
-        })
-        .collect();
+        });
+    }
     rows.sort_by(|a, b| a.key.cmp(&b.key));
-    rows
+    omitted.sort();
+    (rows, omitted)
+}
+
+/// The note naming the groups the filters emptied (the first few keys, then how many more).
+fn omitted_groups_note(column: &str, keys: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut names = keys
+        .iter()
+        .take(SHOWN)
+        .map(|k| format!("'{k}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if keys.len() > SHOWN {
+        names.push_str(&format!(" and {} more", keys.len() - SHOWN));
+    }
+    format!(
+        "{} group{} of '{column}' with no row passing the filters left out of the groups (as pandas' groupby after filtering): {names}",
+        keys.len(),
+        if keys.len() == 1 { "" } else { "s" }
+    )
 }
 
 /// The domain the positions kernel used: the extent, widened one float32 step outwards when

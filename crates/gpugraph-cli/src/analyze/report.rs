@@ -13,7 +13,9 @@ use crate::output::{write_json, Table};
 /// The version of the `report.json` layout; raised whenever a field changes meaning or goes.
 /// 2: `schema_version`, `count_scopes`, `notes`, `grid.value_counts`; grid counts no longer
 /// depend on the value column; the grid domain contains every counted point.
-pub const SCHEMA_VERSION: u32 = 2;
+/// 3: `groups` leaves out groups with no row passing the filters, listed in
+/// `groups_without_selected_rows`; `graph.pipelines_created`, `graph.pipeline_cache`.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Which rows each count of the report covers (also written into report.json as
 /// `count_scopes`, so a reader need not guess).
@@ -67,8 +69,14 @@ pub struct Report {
     /// The group column (`null` without `--group`).
     pub group_column: Option<String>,
     /// Per group, sorted by key: selected rows with a non-null group and (with `--value`) a
-    /// finite value, and their mean value (`null` when empty or without `--value`).
+    /// finite value, and their mean value (`null` when empty or without `--value`). With
+    /// filters, a group none of whose rows passed them is left out (pandas' groupby after
+    /// filtering has no such group) and named in `groups_without_selected_rows`; a group with
+    /// selected rows but no finite value stays with count 0 and mean `null`.
     pub groups: Vec<GroupRow>,
+    /// Keys (sorted) of the groups left out of `groups` because no row of theirs passed the
+    /// filters; empty without filters.
+    pub groups_without_selected_rows: Vec<String>,
     /// The x/y grid (`null` without `--x/--y`).
     pub grid: Option<GridReport>,
     /// What the run did differently from plain float32 (float64 filters compared in float64,
@@ -162,6 +170,9 @@ pub struct GridReport {
 pub struct Timings {
     /// Reading the file into Arrow record batches.
     pub load: f64,
+    /// Waiting, after the load, for the device that opens while the file loads (0 when the
+    /// device was ready first).
+    pub device_wait: f64,
     /// Uploading the columns into GPU buffers.
     pub upload: f64,
     /// Building and compiling the graph (pipelines, transients).
@@ -185,6 +196,21 @@ pub struct GraphInfo {
     pub transient_bytes: u64,
     /// Bytes of imported (uploaded) buffers.
     pub imported_bytes: u64,
+    /// Compute pipelines this run created (the rest came from the in-process cache).
+    pub pipelines_created: u64,
+    /// The driver pipeline cache the compile went through (`null` when off or unsupported:
+    /// `GPUGRAPH_PIPELINE_CACHE=off`, a backend other than Vulkan).
+    pub pipeline_cache: Option<PipelineCacheReport>,
+}
+
+/// The persisted driver pipeline cache of a run (`timings_ms.compile` shows its effect).
+#[derive(Clone, Debug, Serialize)]
+pub struct PipelineCacheReport {
+    /// The cache file (read at start, rewritten when the command succeeds).
+    pub file: String,
+    /// What happened to the file's data: `"missing"` (first run), `{"offered": {"bytes": n}}`
+    /// (handed to the driver, which uses what still matches) or `{"refused": {"reason": ...}}`.
+    pub loaded: gpugraph_command::LoadStatus,
 }
 
 /// A float32 result as JSON: its shortest round-trip decimal, `null` when not finite.
@@ -298,9 +324,13 @@ impl Report {
                 ),
                 None => format!("selected rows with a non-null '{g}'"),
             };
+            let omitted = match self.groups_without_selected_rows.len() {
+                0 => String::new(),
+                n => format!("; {n} without rows passing the filters not shown"),
+            };
             let _ = writeln!(
                 s,
-                "\ngroups by '{g}' ({}; count = {counted}; '-' = no such row):",
+                "\ngroups by '{g}' ({}{omitted}; count = {counted}; '-' = no such row):",
                 self.groups.len()
             );
             let mut t = Table::new(["key", "count", "mean"]);
@@ -340,8 +370,8 @@ impl Report {
         let t = &self.timings_ms;
         let _ = writeln!(
             s,
-            "\ntimings (ms): load {:.1}, upload {:.1}, compile {:.1}, gpu {:.1}, readback {:.1}, output {:.1}, total {:.1}",
-            t.load, t.upload, t.compile, t.gpu, t.readback, t.output, t.total
+            "\ntimings (ms): load {:.1}, device wait {:.1}, upload {:.1}, compile {:.1}, gpu {:.1}, readback {:.1}, output {:.1}, total {:.1}",
+            t.load, t.device_wait, t.upload, t.compile, t.gpu, t.readback, t.output, t.total
         );
         let _ = writeln!(s, "graph: {} nodes", self.graph.nodes.len());
         s
