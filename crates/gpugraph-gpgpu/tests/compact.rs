@@ -385,6 +385,7 @@ const SMALL: ScanPolicy = ScanPolicy {
     lookback_window: 8,
     spin_limit: 2,
     unroll: true,
+    gather_first: false,
 };
 
 #[test]
@@ -394,22 +395,28 @@ fn fallback_and_starved_schedules_compact_correctly() {
     let n = 50 * 128 + 3;
     let values = random_u32s(&mut r, n, u32::MAX);
     let flags = masks(&mut r, n).swap_remove(3).1;
-    for (force_fallback, reverse_tiles, subgroups, sglb) in [
-        (false, false, true, false),
-        (true, false, false, false),
-        (false, true, true, false),
-        (false, false, false, true),
-        (true, false, false, true),
-        (false, true, false, true),
+    for (force_fallback, reverse_tiles, subgroups, sglb, gather_first) in [
+        (false, false, true, false, false),
+        (true, false, false, false, false),
+        (false, true, true, false, false),
+        (false, false, false, true, false),
+        (true, false, false, true, false),
+        (false, true, false, true, false),
+        (false, false, true, true, true),
+        (true, false, false, true, true),
     ] {
         let options = ScanKernelOptions {
-            policy: SMALL,
+            policy: ScanPolicy {
+                gather_first,
+                ..SMALL
+            },
             subgroups: subgroups && ctx.device.features().contains(wgpu::Features::SUBGROUP),
             subgroup_lookback: sglb,
             force_fallback,
             reverse_tiles,
         };
-        let what = format!("fallback {force_fallback} reverse {reverse_tiles}");
+        let what =
+            format!("fallback {force_fallback} reverse {reverse_tiles} gather {gather_first}");
         check_single(&ctx, &values, &flags, n, Some(options), &what);
         check_single(&ctx, &values, &flags, 1000, Some(options), &what);
     }

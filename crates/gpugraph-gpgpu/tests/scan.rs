@@ -23,6 +23,7 @@ const SMALL: ScanPolicy = ScanPolicy {
     lookback_window: 8,
     spin_limit: 4,
     unroll: true,
+    gather_first: false,
 };
 
 fn random_flags(r: &mut impl Rng, n: usize, p: f64) -> Vec<u32> {

@@ -87,6 +87,7 @@ const SMALL: ScanPolicy = ScanPolicy {
     lookback_window: 8,
     spin_limit: 4,
     unroll: true,
+    gather_first: false,
 };
 
 fn subgroups_available() -> bool {

@@ -24,7 +24,8 @@ pub struct PrimitiveArgs {
     pub sizes: Vec<u64>,
     /// Scan-kernel variants to compare in one run (scan and compact benches): comma-separated
     /// `key=value` over the default policy, keys `wg`, `vec4`, `window`, `spin`, `unroll`,
-    /// `subgroups` (subgroup tile scans), `sglb` (subgroup look-back), or `default` for the
+    /// `subgroups` (subgroup tile scans), `sglb` (subgroup look-back), `gather` (compaction:
+    /// values loaded before the scattered stores), or `default` for the
     /// default itself; repeat the flag for several variants
     /// (e.g. `--scan-policy default --scan-policy unroll=0`).
     #[arg(long = "scan-policy", value_name = "SPEC")]
@@ -95,12 +96,13 @@ pub fn scan_variants(gpu: &Gpu, specs: &[String], for_scan: bool) -> Result<Vec<
                         o.subgroups = v != 0
                             && gpu.device().features().contains(wgpu::Features::SUBGROUP)
                     }
+                    "gather" => o.policy.gather_first = v != 0,
                     "sglb" => {
                         o.subgroup_lookback = v != 0
                             && gpu.device().features().contains(wgpu::Features::SUBGROUP)
                     }
                     other => anyhow::bail!(
-                        "--scan-policy '{spec}': unknown key '{other}' (wg, vec4, window, spin, unroll, subgroups, sglb)"
+                        "--scan-policy '{spec}': unknown key '{other}' (wg, vec4, window, spin, unroll, subgroups, sglb, gather)"
                     ),
                 }
             }

@@ -99,6 +99,7 @@ impl ScanKernelOptions {
         let mut options = Self::for_device(device);
         if device.adapter_info().vendor == 0x10de {
             options.subgroup_lookback = has_subgroups(device);
+            options.policy.gather_first = true;
         }
         options
     }

@@ -25,6 +25,11 @@ pub struct ScanPolicy {
     /// Generate the per-invocation slot loops as straight-line code (`#unroll` in scan.wgsl)
     /// so the slot arrays stay in registers.
     pub unroll: bool,
+    /// Compaction only: the epilogue loads every selected row's value of the invocation
+    /// before its first scattered store. Storage bindings may alias as far as the driver
+    /// compiler knows, so a load after a store waits for it: interleaved, each slot costs a
+    /// dependent round trip.
+    pub gather_first: bool,
 }
 
 impl ScanPolicy {
@@ -36,6 +41,7 @@ impl ScanPolicy {
         lookback_window: 32,
         spin_limit: 16,
         unroll: true,
+        gather_first: false,
     };
 
     /// Elements per tile: `workgroup_size * vec4_per_thread * 4`.

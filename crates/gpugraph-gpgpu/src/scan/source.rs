@@ -82,6 +82,9 @@ pub(crate) fn wgsl(policy: &ScanPolicy, variant: Variant) -> String {
     if variant.live_count {
         defines.push("LIVE_COUNT");
     }
+    if variant.compact && policy.gather_first {
+        defines.push("GATHER_FIRST");
+    }
     let spin_limit = if variant.force_fallback {
         1
     } else {
@@ -172,6 +175,7 @@ mod tests {
                 lookback_window: 8,
                 spin_limit: 2,
                 unroll: false,
+                gather_first: false,
             },
             ScanPolicy {
                 workgroup_size: 512,
@@ -179,6 +183,7 @@ mod tests {
                 lookback_window: 64,
                 spin_limit: 64,
                 unroll: true,
+                gather_first: true,
             },
         ];
         for policy in policies {
