@@ -23,7 +23,8 @@ print(",".join(str(2 ** int(s[2:])) if s.startswith("2^") else s for s in sys.ar
 PY
 }
 # Where uploads land (the 512 MiB cliff): the floor kernel over differently created buffers.
-if [ -z "${BENCHES:-}" ] || [ "${MEMORY:-1}" = 1 ]; then
+# MEMORY=0 skips it (it runs by default, with or without BENCHES).
+if [ "${MEMORY:-1}" = 1 ]; then
   echo "=== memory"
   "$G" bench memory --sizes "${MEMORY_SIZES:-2^24,2^26,2^27,2^28}" --repeat "$repeat" \
     --json "$out/memory.json" 2>"$out/memory.log" || tail -3 "$out/memory.log"

@@ -1,7 +1,7 @@
 //! `gpugraph bench plot`: one PNG chart from the JSON of throughput benches and, optionally,
 //! of `bench/peers/peers.py`: for every benchmarked operation at its largest size, horizontal
 //! bars of gpugraph's effective bandwidth and each peer's (both at gpugraph's minimum traffic
-//! for the operation, so bars compare times), with the floor (the copy kernel of the same bytes)
+//! for the operation, so bars compare times), with the floor (the streaming kernel of the same traffic)
 //! measured in the same run marked on each group.
 
 use std::collections::BTreeMap;
@@ -53,7 +53,7 @@ struct Row {
 struct Group {
     label: String,
     ours: f64,
-    /// The floor (copy kernel of the same bytes) in GB/s; 0 when unknown.
+    /// The floor (streaming kernel of the same traffic) in GB/s; 0 when unknown.
     floor: f64,
     /// (peer name, GB/s at our minimum traffic).
     peers: Vec<(String, f64)>,
@@ -191,7 +191,7 @@ fn draw(groups: &[Group], device: &str) -> Canvas {
     for (color, name, bar) in [
         (OURS, "GPUGRAPH", true),
         (PEER, "PEER (SAME RUN)", true),
-        (FLOOR, "FLOOR (COPY KERNEL, SAME BYTES)", false),
+        (FLOOR, "FLOOR (STREAMING KERNEL, SAME TRAFFIC)", false),
     ] {
         if bar {
             c.fill(x, 48, x + 14, 56, color);
