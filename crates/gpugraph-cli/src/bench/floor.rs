@@ -125,14 +125,7 @@ impl Floor {
         if let Some(t) = cached {
             return Ok(t.clone());
         }
-        let max_groups = gpu.device().limits().max_compute_workgroups_per_dimension;
-        let piece = bytes.min(self.chunk);
-        let needed = (piece / 16).div_ceil(WORKGROUP as u64).max(1);
-        let mut candidates: Vec<u32> = GRID_CANDIDATES
-            .iter()
-            .map(|&g| (g as u64).min(needed).min(max_groups as u64) as u32)
-            .collect();
-        candidates.dedup();
+        let (piece, candidates) = self.candidates(gpu, bytes);
         let (src, dst) = self.pair(gpu, piece)?;
         let kernel = if k == 0 { &self.read } else { &self.mixed };
         let mut best: Option<Summary> = None;
@@ -171,14 +164,7 @@ impl Floor {
     /// Every candidate grid timed for `bytes` bytes.
     pub fn variants(&mut self, gpu: &Gpu, bytes: u64, repeat: u32) -> Result<Vec<FloorVariant>> {
         let bytes = round16(bytes);
-        let max_groups = gpu.device().limits().max_compute_workgroups_per_dimension;
-        let piece = bytes.min(self.chunk);
-        let needed = (piece / 16).div_ceil(WORKGROUP as u64).max(1);
-        let mut candidates: Vec<u32> = GRID_CANDIDATES
-            .iter()
-            .map(|&g| (g as u64).min(needed).min(max_groups as u64) as u32)
-            .collect();
-        candidates.dedup();
+        let (piece, candidates) = self.candidates(gpu, bytes);
         let (src, dst) = self.pair(gpu, piece)?;
         let variants = candidates
             .into_iter()
@@ -190,6 +176,20 @@ impl Floor {
             .collect::<Result<Vec<_>>>()?;
         verify_copy(gpu, &src, &dst, piece)?;
         Ok(variants)
+    }
+
+    /// The buffer-pair size for `bytes` of traffic and the grids to try (GRID_CANDIDATES capped
+    /// by the work and the dispatch limit).
+    fn candidates(&self, gpu: &Gpu, bytes: u64) -> (u64, Vec<u32>) {
+        let max_groups = gpu.device().limits().max_compute_workgroups_per_dimension;
+        let piece = bytes.min(self.chunk);
+        let needed = (piece / 16).div_ceil(WORKGROUP as u64).max(1);
+        let mut candidates: Vec<u32> = GRID_CANDIDATES
+            .iter()
+            .map(|&g| (g as u64).min(needed).min(max_groups as u64) as u32)
+            .collect();
+        candidates.dedup();
+        (piece, candidates)
     }
 
     /// Times the copy kernel (the tuned grid for `bytes`) from `src` to `dst`: how fast the

@@ -631,26 +631,32 @@ fn look_back(lid: u32) -> u32 {
         if state == LB_DONE {
             break;
         }
-        if state == LB_STALLED {
-            let stalled = workgroupUniformLoad(&lb_next);
-            let aggregate = reduce_tile(lid, stalled);
-            if lid == 0u {
-                let closed = aggregate.x != 0u || sequence_start(stalled);
-                publish(stalled, select(TILE_AGGREGATE, TILE_INCLUSIVE, closed), aggregate.y);
-                lb_carry += aggregate.y;
-                if closed {
-                    lb_state = LB_DONE;
-                } else {
-                    lb_next = stalled - 1u;
-                    lb_state = LB_CONTINUE;
-                }
-            }
-            if workgroupUniformLoad(&lb_state) == LB_DONE {
-                break;
-            }
+        if state == LB_STALLED && recount_stalled(lid) {
+            break;
         }
     }
     return workgroupUniformLoad(&lb_carry);
+}
+
+// The decoupled fallback of both look-backs, in uniform control flow: the whole workgroup
+// reduces the stalled predecessor lb_next from its input, publishes that (it helps other
+// waiters), folds it into lb_carry and moves lb_next past it. Returns whether the carry is
+// complete (the recounted tile closed a segment or started the sequence).
+fn recount_stalled(lid: u32) -> bool {
+    let stalled = workgroupUniformLoad(&lb_next);
+    let aggregate = reduce_tile(lid, stalled);
+    if lid == 0u {
+        let closed = aggregate.x != 0u || sequence_start(stalled);
+        publish(stalled, select(TILE_AGGREGATE, TILE_INCLUSIVE, closed), aggregate.y);
+        lb_carry += aggregate.y;
+        if closed {
+            lb_state = LB_DONE;
+        } else {
+            lb_next = stalled - 1u;
+            lb_state = LB_CONTINUE;
+        }
+    }
+    return workgroupUniformLoad(&lb_state) == LB_DONE;
 }
 
 #ifdef SUBGROUP_LOOKBACK
@@ -731,20 +737,7 @@ fn look_back_subgroup(lid: u32, lane: u32, sg_id: u32) -> u32 {
             break;
         }
         // LB_STALLED: the whole workgroup recounts the stalled predecessor.
-        let stalled = workgroupUniformLoad(&lb_next);
-        let aggregate = reduce_tile(lid, stalled);
-        if lid == 0u {
-            let closed = aggregate.x != 0u || sequence_start(stalled);
-            publish(stalled, select(TILE_AGGREGATE, TILE_INCLUSIVE, closed), aggregate.y);
-            lb_carry += aggregate.y;
-            if closed {
-                lb_state = LB_DONE;
-            } else {
-                lb_next = stalled - 1u;
-                lb_state = LB_CONTINUE;
-            }
-        }
-        if workgroupUniformLoad(&lb_state) == LB_DONE {
+        if recount_stalled(lid) {
             break;
         }
     }
