@@ -18,6 +18,7 @@ use libfuzzer_sys::fuzz_target;
 mod analyze {
     pub mod args;
     pub mod load;
+    pub mod parquet_read;
 }
 
 use analyze::load::{load, Request};
