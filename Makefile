@@ -91,14 +91,14 @@ bench: vulkan build
 # panic, an abort or a failed invariant) so the short run covers more inputs. New corpus
 # entries stay in fuzz/corpus (not committed); crashes land in fuzz/artifacts.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= npy table
+FUZZ_TARGETS ?= npy expr table
 fuzz: export RUSTC_BOOTSTRAP = 1
 fuzz: export WGPU_BACKEND ?= vulkan
 fuzz: vulkan
 	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
 	for t in $(FUZZ_TARGETS); do \
 	  mkdir -p fuzz/corpus/$$t && \
-	  $(CARGO) fuzz run --fuzz-dir fuzz --sanitizer none $$([ $$t = table ] && echo --features table) \
+	  $(CARGO) fuzz run --fuzz-dir fuzz --sanitizer none $$([ $$t != npy ] && echo --features $$t) \
 	    $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || exit 1; \
 	done
