@@ -86,16 +86,21 @@ fn combine_expr(op: MaskOp, operands: &[String], vector: bool) -> String {
     }
 }
 
-/// The WGSL of the scalar kernel for `op` over `n` inputs (any alignment, one row at a time).
-pub fn shader_source(op: MaskOp, n: usize) -> String {
-    let bindings: String = (0..n)
+/// The read-only bindings `in_0..in_{n-1}` (slots 2..) as arrays of `element`.
+fn input_bindings(n: usize, element: &str) -> String {
+    (0..n)
         .map(|k| {
             format!(
-                "@group(0) @binding({}) var<storage, read> in_{k}: array<u32>;\n",
+                "@group(0) @binding({}) var<storage, read> in_{k}: array<{element}>;\n",
                 k + 2
             )
         })
-        .collect();
+        .collect()
+}
+
+/// The WGSL of the scalar kernel for `op` over `n` inputs (any alignment, one row at a time).
+pub fn shader_source(op: MaskOp, n: usize) -> String {
+    let bindings = input_bindings(n, "u32");
     let operands: Vec<String> = (0..n)
         .map(|k| format!("(in_{k}[params[{}] + i] != 0u)", k + 2))
         .collect();
@@ -108,14 +113,7 @@ pub fn shader_source(op: MaskOp, n: usize) -> String {
 /// The WGSL of the vector kernel for `op` over `n` inputs (16-byte aligned views, four rows
 /// per `vec4<u32>`, every load before the first store).
 pub fn vec4_shader_source(op: MaskOp, n: usize) -> String {
-    let bindings: String = (0..n)
-        .map(|k| {
-            format!(
-                "@group(0) @binding({}) var<storage, read> in_{k}: array<vec4<u32>>;\n",
-                k + 2
-            )
-        })
-        .collect();
+    let bindings = input_bindings(n, "vec4<u32>");
     let loads: String = (0..n)
         .map(|k| {
             format!(
