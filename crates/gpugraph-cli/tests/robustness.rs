@@ -168,6 +168,29 @@ fn a_corrupt_arrow_file_is_a_named_error_not_a_panic() {
 }
 
 #[test]
+fn an_arrow_file_declaring_a_body_past_its_end_is_named_before_reading() {
+    // Found by fuzz/ (the table target): a 704-byte file whose footer declares a ~1 GB block
+    // (a dictionary's metadata), which arrow-ipc allocated before failing with "failed to fill
+    // whole buffer".
+    let dir = TempDir::new("rb-declared-body");
+    let file = crate_file("tests/data/declared-body-length.arrow");
+    let file = file.to_string_lossy();
+    let out_dir = dir.path("out");
+    let args = ["analyze", &file, "--out", &out_dir, "--value", "distance"];
+    let out = gpugraph(&args);
+    fails(
+        &out,
+        1,
+        &[
+            "declared-body-length.arrow",
+            "dictionary 0 declares 1090519232",
+            "corrupt",
+        ],
+    );
+    assert!(entries(&dir.0).is_empty(), "{:?}", entries(&dir.0));
+}
+
+#[test]
 fn duplicate_column_names_are_refused_by_name() {
     let dir = TempDir::new("rb-dup");
     let csv = dir.path("d.csv");

@@ -414,6 +414,7 @@ fn load_unguarded(
                 }};
             }
             if kind == FileKind::IpcFile {
+                super::ipc_extents::check_ipc_file_extents(path)?;
                 read_ipc!(FileReader)
             } else {
                 read_ipc!(StreamReader)

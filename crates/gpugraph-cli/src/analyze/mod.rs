@@ -14,6 +14,7 @@ pub mod args;
 pub mod exact;
 pub mod generate;
 pub mod graph;
+pub mod ipc_extents;
 pub mod load;
 pub mod nodes;
 pub mod parquet_read;
