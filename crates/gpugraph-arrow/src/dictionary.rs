@@ -90,6 +90,19 @@ impl DictionaryEncoder {
         column: &str,
         array: &dyn Array,
     ) -> Result<EncodedCodes, ArrowAdapterError> {
+        let remap = self.remap_dictionary(column, array)?;
+        Ok(codes_of_dictionary(array, &remap))
+    }
+
+    /// The sequential half of [`Self::encode_dictionary`]: adds the chunk's dictionary strings
+    /// (in dictionary order) and returns the code of each dictionary position (`None` for a
+    /// null dictionary value). Rows are coded by [`codes_of_dictionary`], which needs no
+    /// encoder, so the chunks of a column can be coded in parallel once every remap is known.
+    pub(crate) fn remap_dictionary(
+        &mut self,
+        column: &str,
+        array: &dyn Array,
+    ) -> Result<Vec<Option<u32>>, ArrowAdapterError> {
         let not_strings = || {
             ArrowAdapterError::UnsupportedType {
             column: column.to_string(),
@@ -100,32 +113,9 @@ impl DictionaryEncoder {
         };
         let dict = array.as_any_dictionary_opt().ok_or_else(not_strings)?;
         let values = Strings::of(dict.values().as_ref()).ok_or_else(not_strings)?;
-        let remap: Vec<Option<u32>> = (0..values.len())
+        Ok((0..values.len())
             .map(|i| values.get(i).map(|s| self.code_of(s)))
-            .collect();
-        let rows = array.len();
-        let key_nulls = dict.keys().nulls();
-        // `normalized_keys` clamps into the dictionary and needs a non-empty one; with an
-        // empty dictionary every valid array has only null keys.
-        let keys = if remap.is_empty() {
-            vec![0; rows]
-        } else {
-            dict.normalized_keys()
-        };
-        let mut codes = Vec::with_capacity(rows);
-        let mut valid = Vec::with_capacity(rows);
-        for (i, &k) in keys.iter().enumerate() {
-            let code = key_nulls
-                .is_none_or(|n| n.is_valid(i))
-                .then(|| remap.get(k).copied().flatten())
-                .flatten();
-            codes.push(code.unwrap_or(0));
-            valid.push(code.is_some());
-        }
-        Ok(EncodedCodes {
-            codes,
-            nulls: nulls_of(valid),
-        })
+            .collect())
     }
 
     /// Encodes a `Utf8`, `LargeUtf8` or `Utf8View` chunk row by row, adding new strings in
@@ -147,6 +137,41 @@ impl DictionaryEncoder {
             codes,
             nulls: array.nulls().filter(|n| n.null_count() > 0).cloned(),
         })
+    }
+}
+
+/// Codes the rows of a dictionary chunk whose dictionary positions map to `remap` (from
+/// [`DictionaryEncoder::remap_dictionary`] on the same array).
+pub(crate) fn codes_of_dictionary(array: &dyn Array, remap: &[Option<u32>]) -> EncodedCodes {
+    let rows = array.len();
+    let Some(dict) = array.as_any_dictionary_opt() else {
+        // remap_dictionary already refused other arrays.
+        return EncodedCodes {
+            codes: vec![0; rows],
+            nulls: nulls_of(vec![false; rows]),
+        };
+    };
+    let key_nulls = dict.keys().nulls();
+    // `normalized_keys` clamps into the dictionary and needs a non-empty one; with an
+    // empty dictionary every valid array has only null keys.
+    let keys = if remap.is_empty() {
+        vec![0; rows]
+    } else {
+        dict.normalized_keys()
+    };
+    let mut codes = Vec::with_capacity(rows);
+    let mut valid = Vec::with_capacity(rows);
+    for (i, &k) in keys.iter().enumerate() {
+        let code = key_nulls
+            .is_none_or(|n| n.is_valid(i))
+            .then(|| remap.get(k).copied().flatten())
+            .flatten();
+        codes.push(code.unwrap_or(0));
+        valid.push(code.is_some());
+    }
+    EncodedCodes {
+        codes,
+        nulls: nulls_of(valid),
     }
 }
 

@@ -386,6 +386,7 @@ const SMALL: ScanPolicy = ScanPolicy {
     spin_limit: 2,
     unroll: true,
     gather_first: false,
+    gather_early: false,
 };
 
 #[test]
@@ -395,19 +396,25 @@ fn fallback_and_starved_schedules_compact_correctly() {
     let n = 50 * 128 + 3;
     let values = random_u32s(&mut r, n, u32::MAX);
     let flags = masks(&mut r, n).swap_remove(3).1;
-    for (force_fallback, reverse_tiles, subgroups, sglb, gather_first) in [
-        (false, false, true, false, false),
-        (true, false, false, false, false),
-        (false, true, true, false, false),
-        (false, false, false, true, false),
-        (true, false, false, true, false),
-        (false, true, false, true, false),
-        (false, false, true, true, true),
-        (true, false, false, true, true),
+    // gather: 0 values loaded between the stores, 1 before the first store, 2 before the
+    // look-back.
+    for (force_fallback, reverse_tiles, subgroups, sglb, gather) in [
+        (false, false, true, false, 0),
+        (true, false, false, false, 0),
+        (false, true, true, false, 0),
+        (false, false, false, true, 0),
+        (true, false, false, true, 0),
+        (false, true, false, true, 0),
+        (false, false, true, true, 1),
+        (true, false, false, true, 1),
+        (false, false, true, true, 2),
+        (true, false, false, true, 2),
+        (false, true, false, true, 2),
     ] {
         let options = ScanKernelOptions {
             policy: ScanPolicy {
-                gather_first,
+                gather_first: gather == 1,
+                gather_early: gather == 2,
                 ..SMALL
             },
             subgroups: subgroups && ctx.device.features().contains(wgpu::Features::SUBGROUP),
@@ -415,8 +422,7 @@ fn fallback_and_starved_schedules_compact_correctly() {
             force_fallback,
             reverse_tiles,
         };
-        let what =
-            format!("fallback {force_fallback} reverse {reverse_tiles} gather {gather_first}");
+        let what = format!("fallback {force_fallback} reverse {reverse_tiles} gather {gather}");
         check_single(&ctx, &values, &flags, n, Some(options), &what);
         check_single(&ctx, &values, &flags, 1000, Some(options), &what);
     }

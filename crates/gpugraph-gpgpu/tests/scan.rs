@@ -24,6 +24,7 @@ const SMALL: ScanPolicy = ScanPolicy {
     spin_limit: 4,
     unroll: true,
     gather_first: false,
+    gather_early: false,
 };
 
 fn random_flags(r: &mut impl Rng, n: usize, p: f64) -> Vec<u32> {

@@ -88,6 +88,7 @@ const SMALL: ScanPolicy = ScanPolicy {
     spin_limit: 4,
     unroll: true,
     gather_first: false,
+    gather_early: false,
 };
 
 fn subgroups_available() -> bool {

@@ -96,7 +96,12 @@ pub fn scan_variants(gpu: &Gpu, specs: &[String], for_scan: bool) -> Result<Vec<
                         o.subgroups = v != 0
                             && gpu.device().features().contains(wgpu::Features::SUBGROUP)
                     }
-                    "gather" => o.policy.gather_first = v != 0,
+                    "gather" => {
+                        // 0: values loaded between the stores; 1: before the first store;
+                        // 2: before the look-back.
+                        o.policy.gather_first = v == 1;
+                        o.policy.gather_early = v == 2;
+                    }
                     "sglb" => {
                         o.subgroup_lookback = v != 0
                             && gpu.device().features().contains(wgpu::Features::SUBGROUP)

@@ -30,6 +30,10 @@ pub struct ScanPolicy {
     /// compiler knows, so a load after a store waits for it: interleaved, each slot costs a
     /// dependent round trip.
     pub gather_first: bool,
+    /// Compaction only: like `gather_first`, but the values are loaded right after the tile's
+    /// aggregate is published, before the look-back, so their latency overlaps its reads (at
+    /// the cost of holding them in registers through it).
+    pub gather_early: bool,
 }
 
 impl ScanPolicy {
@@ -42,6 +46,7 @@ impl ScanPolicy {
         spin_limit: 16,
         unroll: true,
         gather_first: false,
+        gather_early: false,
     };
 
     /// Elements per tile: `workgroup_size * vec4_per_thread * 4`.

@@ -848,6 +848,21 @@ fn scan_tiles(
         lb_carry = 0u;
         lb_spins = 0u;
     }
+#ifdef COMPACT
+    let vector_values = full && (params.value_offset & 3u) == 0u;
+#ifdef GATHER_FIRST
+    var sv: array<vec4<u32>, VEC4_PER_THREAD>;
+#endif
+#ifdef GATHER_EARLY
+    // Issued before the look-back, so their latency overlaps its reads.
+#unroll
+    for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
+        if any(x[i] != vec4<u32>(0u)) {
+            sv[i] = load_survivors(tile_start + 4u * (i * WG_SIZE + tid), x[i], vector_values);
+        }
+    }
+#endif
+#endif
     var carry = 0u;
     if workgroupUniformLoad(&sh_need_lookback) != 0u {
 #ifdef SUBGROUP_LOOKBACK
@@ -864,11 +879,10 @@ fn scan_tiles(
     }
 
 #ifdef COMPACT
-    // Survivors' values are loaded here, after the look-back, not with the flags: loading them
-    // early cost registers and occupancy (H200, 2^28: 1.145 against 0.908 ms at 1 % selected).
-    let vector_values = full && (params.value_offset & 3u) == 0u;
-#ifdef GATHER_FIRST
-    var sv: array<vec4<u32>, VEC4_PER_THREAD>;
+    // Survivors' values are loaded here, after the look-back (or, with GATHER_EARLY, just
+    // before it), not with the flags: loading them with the flags cost registers and occupancy
+    // (H200, 2^28: 1.145 against 0.908 ms at 1 % selected).
+#ifdef GATHER_LATE
 #unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
         if any(x[i] != vec4<u32>(0u)) {

@@ -82,8 +82,13 @@ pub(crate) fn wgsl(policy: &ScanPolicy, variant: Variant) -> String {
     if variant.live_count {
         defines.push("LIVE_COUNT");
     }
-    if variant.compact && policy.gather_first {
+    if variant.compact && (policy.gather_first || policy.gather_early) {
         defines.push("GATHER_FIRST");
+        defines.push(if policy.gather_early {
+            "GATHER_EARLY"
+        } else {
+            "GATHER_LATE"
+        });
     }
     let spin_limit = if variant.force_fallback {
         1
@@ -176,6 +181,7 @@ mod tests {
                 spin_limit: 2,
                 unroll: false,
                 gather_first: false,
+                gather_early: true,
             },
             ScanPolicy {
                 workgroup_size: 512,
@@ -184,6 +190,7 @@ mod tests {
                 spin_limit: 64,
                 unroll: true,
                 gather_first: true,
+                gather_early: false,
             },
         ];
         for policy in policies {
