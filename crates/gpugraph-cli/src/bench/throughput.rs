@@ -85,8 +85,8 @@ fn warmup() -> std::time::Duration {
 
 /// Times `repeat` recordings of `record`, each bracketed by timestamps, in one submission after
 /// a warm-up of at least two runs and [`WARMUP_MS`] of GPU load (batches of recordings that
-/// double until one batch takes ≥ 20 ms). Returns milliseconds per recording and the timing
-/// source.
+/// double until one batch takes ≥ 20 ms; the last batch is repeated, unstamped, at the start
+/// of the timed submission). Returns milliseconds per recording and the timing source.
 pub fn time_encoded(
     gpu: &Gpu,
     repeat: u32,
@@ -135,6 +135,13 @@ pub fn time_encoded(
     });
     let staging = gpu.staging("bench-staging", queries as u64 * 8);
     let mut enc = device.create_command_encoder(&Default::default());
+    // The last warm-up batch again (≥ 20 ms of load when it could be), unstamped, in the same
+    // submission: the host's wait between the warm-up and the timed runs must not let the
+    // clocks drop (H200: one run in ~20 at 2.4x the median, and once a whole process, when the
+    // timed runs followed a separate submission).
+    for _ in 0..batch {
+        record(&mut enc)?;
+    }
     for r in 0..repeat {
         stamp(&mut enc, &set, Some(2 * r), None);
         record(&mut enc)?;
