@@ -848,20 +848,16 @@ fn scan_tiles(
         lb_carry = 0u;
         lb_spins = 0u;
     }
-#ifdef COMPACT
-    let vector_values = full && (params.value_offset & 3u) == 0u;
-#ifdef GATHER_FIRST
-    var sv: array<vec4<u32>, VEC4_PER_THREAD>;
-#endif
 #ifdef GATHER_EARLY
     // Issued before the look-back, so their latency overlaps its reads.
+    let vector_values = full && (params.value_offset & 3u) == 0u;
+    var sv: array<vec4<u32>, VEC4_PER_THREAD>;
 #unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
         if any(x[i] != vec4<u32>(0u)) {
             sv[i] = load_survivors(tile_start + 4u * (i * WG_SIZE + tid), x[i], vector_values);
         }
     }
-#endif
 #endif
     var carry = 0u;
     if workgroupUniformLoad(&sh_need_lookback) != 0u {
@@ -879,16 +875,22 @@ fn scan_tiles(
     }
 
 #ifdef COMPACT
-    // Survivors' values are loaded here, after the look-back (or, with GATHER_EARLY, just
-    // before it), not with the flags: loading them with the flags cost registers and occupancy
-    // (H200, 2^28: 1.145 against 0.908 ms at 1 % selected).
-#ifdef GATHER_LATE
+    // Survivors' values are loaded here, after the look-back, not with the flags: loading them
+    // early cost registers and occupancy (H200, 2^28: 1.145 against 0.908 ms at 1 % selected).
+    // GATHER_EARLY loads them before the look-back instead. Keep this block's shape: declaring
+    // `sv` before the look-back for every variant made the NVIDIA default 20 % slower at 1 %
+    // selected (1.02 against 0.855 ms, 2026-12-01).
+#ifndef GATHER_EARLY
+    let vector_values = full && (params.value_offset & 3u) == 0u;
+#ifdef GATHER_FIRST
+    var sv: array<vec4<u32>, VEC4_PER_THREAD>;
 #unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {
         if any(x[i] != vec4<u32>(0u)) {
             sv[i] = load_survivors(tile_start + 4u * (i * WG_SIZE + tid), x[i], vector_values);
         }
     }
+#endif
 #endif
 #unroll
     for (var i = 0u; i < VEC4_PER_THREAD; i += 1u) {

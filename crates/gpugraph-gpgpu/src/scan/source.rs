@@ -84,11 +84,9 @@ pub(crate) fn wgsl(policy: &ScanPolicy, variant: Variant) -> String {
     }
     if variant.compact && (policy.gather_first || policy.gather_early) {
         defines.push("GATHER_FIRST");
-        defines.push(if policy.gather_early {
-            "GATHER_EARLY"
-        } else {
-            "GATHER_LATE"
-        });
+        if policy.gather_early {
+            defines.push("GATHER_EARLY");
+        }
     }
     let spin_limit = if variant.force_fallback {
         1
