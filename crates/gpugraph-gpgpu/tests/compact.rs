@@ -390,6 +390,39 @@ const SMALL: ScanPolicy = ScanPolicy {
 };
 
 #[test]
+fn compaction_takes_tiles_too_large_for_a_segmented_scan() {
+    // 512 x 8 vec4 = 16,384-row tiles: the workgroup storage of a segmented scan with this
+    // policy exceeds 32 KiB, but compaction never runs segmented, so it must be accepted.
+    let ctx = ctx();
+    let policy = ScanPolicy {
+        workgroup_size: 512,
+        vec4_per_thread: 8,
+        ..ScanPolicy::DEFAULT
+    };
+    let limit = ctx.device.limits().max_compute_workgroup_storage_size;
+    assert!(policy.workgroup_storage_bytes(false) <= limit);
+    let mut r = rng(11);
+    let tile = policy.tile_elements() as usize;
+    for n in [tile - 1, tile, 3 * tile + 5] {
+        let values = random_u32s(&mut r, n, u32::MAX);
+        for (what, flags) in masks(&mut r, n) {
+            for gather in 0..3 {
+                let options = ScanKernelOptions {
+                    policy: ScanPolicy {
+                        gather_first: gather == 1,
+                        gather_early: gather == 2,
+                        ..policy
+                    },
+                    ..ScanKernelOptions::for_device(&ctx.device)
+                };
+                let what = format!("{what} n {n} gather {gather}");
+                check_single(&ctx, &values, &flags, n, Some(options), &what);
+            }
+        }
+    }
+}
+
+#[test]
 fn fallback_and_starved_schedules_compact_correctly() {
     let ctx = ctx();
     let mut r = rng(5);

@@ -139,7 +139,7 @@ pub(crate) fn check_compaction_device(
     device: &wgpu::Device,
     options: &ScanKernelOptions,
 ) -> Result<(), AlgorithmError> {
-    check_kernel(c, device, options)?;
+    check_kernel(c, device, options, false)?;
     let limit = device.limits().max_storage_buffers_per_shader_stage;
     if limit < STORAGE_BINDINGS {
         return Err(c.device_limit(

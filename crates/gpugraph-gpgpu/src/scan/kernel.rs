@@ -327,6 +327,16 @@ pub fn check_device(
     device: &wgpu::Device,
     options: &ScanKernelOptions,
 ) -> Result<(), ScanKernelError> {
+    check_device_for(device, options, true)
+}
+
+/// [`check_device`] for kernels that never run segmented (the fused compaction): their
+/// workgroup storage holds one pair array, not two, so larger tiles fit.
+pub(crate) fn check_device_for(
+    device: &wgpu::Device,
+    options: &ScanKernelOptions,
+    segmented: bool,
+) -> Result<(), ScanKernelError> {
     let policy = options.policy;
     policy.validate()?;
     if (options.subgroups || options.subgroup_lookback)
@@ -348,7 +358,7 @@ pub fn check_device(
     )?;
     check_limit(
         "max_compute_workgroup_storage_size",
-        policy.workgroup_storage_bytes(true).into(),
+        policy.workgroup_storage_bytes(segmented).into(),
         limits.max_compute_workgroup_storage_size.into(),
     )?;
     check_limit(

@@ -7,7 +7,7 @@ use gpugraph_command::{
     ComputeNode, DataView, ResourceUse, VectorFormat, VectorView,
 };
 
-use super::kernel::{check_device, ChunkBinding, ScanBindGroups, ScanBindings, ScanKernel};
+use super::kernel::{check_device_for, ChunkBinding, ScanBindGroups, ScanBindings, ScanKernel};
 use super::plan::{ChunkLayout, PlanLimits, ScanMode, ScanPlan};
 use super::ScanKernelOptions;
 use crate::error::AlgorithmError;
@@ -94,8 +94,9 @@ pub(crate) fn check_kernel(
     c: ViewCheck<'_>,
     device: &wgpu::Device,
     options: &ScanKernelOptions,
+    segmented: bool,
 ) -> Result<(), AlgorithmError> {
-    check_device(device, options).map_err(|source| AlgorithmError::ScanKernel {
+    check_device_for(device, options, segmented).map_err(|source| AlgorithmError::ScanKernel {
         algorithm: c.algorithm,
         id: c.id.to_string(),
         source,
@@ -156,7 +157,7 @@ impl Scan {
         options: ScanKernelOptions,
     ) -> Result<(), AlgorithmError> {
         let c = ViewCheck::new(ALGORITHM, &self.id);
-        check_kernel(c, graph.device(), &options)?;
+        check_kernel(c, graph.device(), &options, true)?;
         let live = require_packed_live(c, "input", &self.input, VectorFormat::Uint32)?;
         require_packed(c, "output", &self.output, VectorFormat::Uint32)?;
         check_same_topology(c, "input", &self.input, "output", &self.output)?;
