@@ -40,9 +40,9 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
     # sglb=0 is the workgroup-window look-back it replaced.
     scan) extra=(--scan-policy default --scan-policy wg=128,vec4=16 --scan-policy sglb=0) ;;
     # Compaction at 1%, 50% and 100% selected (ScanKernelOptions::for_compaction).
-    # gather=0: survivors' values loaded between the scattered stores (the NVIDIA default
-    # loads them first).
-    compact) extra=(--selected 1,50,100 --scan-policy default --scan-policy gather=0 --scan-policy sglb=0)
+    # wg=256,vec4=4,gather=1: the previous NVIDIA default (4,096-row tiles, values loaded after
+    # the look-back) against today's 512 x 6 vec4 tiles with values loaded before it.
+    compact) extra=(--selected 1,50,100 --scan-policy default --scan-policy wg=256,vec4=4,gather=1 --scan-policy sglb=0)
       peer_extra=(--selected 1,50,100) ;;
     # Sort: the default and a wider look-back window; more variants with SORT_SWEEP=1.
     sort) extra=(--sort-policy default --sort-policy window=8)

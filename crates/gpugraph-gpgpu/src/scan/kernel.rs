@@ -93,13 +93,34 @@ impl ScanKernelOptions {
     ///
     /// | device class | options | evidence |
     /// |---|---|---|
-    /// | NVIDIA (vendor 0x10de) | default tile (4 `vec4`), subgroup tile scans, look-back walked by one subgroup | H200, 2026-12-01, one call, 2^28 at 1 / 50 / 100 % selected: 0.908 / 1.180 / 1.478 ms against 1.377 / 1.558 / 1.658 ms with the workgroup window; without subgroup tile scans 0.982 / 1.242 / 1.507 ms, with 8 `vec4` 1.051 / 1.377 / 1.535 ms |
+    /// | NVIDIA (vendor 0x10de) | 512 invocations × 6 `vec4` (12,288-row tiles), values loaded before the look-back ([`ScanPolicy::gather_early`]), subgroup tile scans, look-back walked by one subgroup | H200, 2026-12-01, one call, 2^28 at 1 / 50 / 100 % selected: 0.704 / 1.066 / 1.295 ms against 0.855 / 1.144 / 1.336 ms for 256 × 4 `vec4` with values loaded after the look-back (the previous default), and `torch.masked_select` 0.730 / 1.700 / 2.637 ms; 512 × 5: 0.754 / 1.045 / 1.288; 512 × 8: 0.968 / 1.334 / 1.708 (registers); an earlier call: the workgroup-window look-back 1.377 / 1.558 / 1.658 ms |
     /// | others (lavapipe, ...) | [`Self::for_device`] | |
     pub fn for_compaction(device: &wgpu::Device) -> Self {
         let mut options = Self::for_device(device);
         if device.adapter_info().vendor == 0x10de {
             options.subgroup_lookback = has_subgroups(device);
-            options.policy.gather_first = true;
+            let large = ScanPolicy {
+                workgroup_size: 512,
+                vec4_per_thread: 6,
+                gather_first: true,
+                gather_early: true,
+                ..options.policy
+            };
+            // The compaction kernel never runs segmented (see `check_device_for`).
+            if check_device_for(
+                device,
+                &ScanKernelOptions {
+                    policy: large,
+                    ..options
+                },
+                false,
+            )
+            .is_ok()
+            {
+                options.policy = large;
+            } else {
+                options.policy.gather_first = true;
+            }
         }
         options
     }
