@@ -642,6 +642,15 @@ fn errors_name_the_column_or_filter() {
         ..base.clone()
     });
     assert!(matches!(e, AnalyzeError::Bins { .. }), "{e}");
+    let mut huge = input(&t, &u);
+    huge.chunk_rows = vec![u32::MAX as u64, 1];
+    let e = Analysis::build(&ctx.device, &huge, &base)
+        .err()
+        .expect("an error");
+    assert!(
+        matches!(e, AnalyzeError::TooManyRows { rows } if rows == 1 << 32),
+        "{e}"
+    );
     let mut bad = input(&t, &u);
     bad.chunk_rows = vec![30];
     let e = Analysis::build(

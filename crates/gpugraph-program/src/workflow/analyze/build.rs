@@ -581,6 +581,10 @@ fn named_columns(spec: &AnalyzeSpec) -> Vec<&str> {
 /// Checks the spec against the input before anything is added: columns present with the
 /// input's chunk lengths, bins in range.
 fn check(input: &AnalyzeInput<'_>, spec: &AnalyzeSpec) -> Result<(), AnalyzeError> {
+    let rows: u64 = input.chunk_rows.iter().sum();
+    if rows > u32::MAX as u64 {
+        return Err(AnalyzeError::TooManyRows { rows });
+    }
     for name in named_columns(spec) {
         let c = input
             .columns

@@ -168,6 +168,12 @@ pub enum AnalyzeError {
         /// The column's.
         actual: Vec<u64>,
     },
+    /// More rows than the uint32 counts can hold.
+    #[error("{rows} rows exceed the analysis's uint32 counts (at most 4294967295 rows)")]
+    TooManyRows {
+        /// The input's rows.
+        rows: u64,
+    },
     /// A value, x or y column stored in a format the analysis cannot use as float32.
     #[error("column '{column}' is stored as {format}, which analyze cannot convert to float32")]
     NotNumeric {
@@ -324,11 +330,14 @@ pub struct AnalyzeResults {
 impl Analysis {
     /// Builds and compiles the analysis of `input` on `device` (no GPU work is recorded).
     ///
-    /// Checks every named column (present, chunk lengths, format for its role) and every
-    /// filter before adding nodes; errors name the column or filter. Transients are graph-owned
-    /// with the input's chunk lengths (in as few buffers as the device's buffer and binding
-    /// sizes allow); the staging buffer holds every result (a few words per bin, group and
-    /// cell), so the device's buffer size bounds bins × groups × cells.
+    /// Reads the named columns (imported, never written or destroyed); writes only its own
+    /// transients and the staging buffer, which it owns. Checks every named column (present,
+    /// chunk lengths, format for its role), the row count and every filter before adding
+    /// nodes; errors name the column or filter. Transients are graph-owned with the input's
+    /// chunk lengths (in as few buffers as the device's buffer and binding sizes allow); the
+    /// staging buffer holds every result (a few words per bin, group and cell), so the
+    /// device's buffer size bounds bins × groups × cells. Counts are uint32: inputs of more
+    /// than `u32::MAX` rows are refused ([`AnalyzeError::TooManyRows`]), so no count wraps.
     pub fn build(
         device: &wgpu::Device,
         input: &AnalyzeInput<'_>,
