@@ -16,10 +16,10 @@ use gpugraph_gpgpu::{
 };
 use gpugraph_tables::GraphImporter;
 
-use super::rows::{self, Comparison};
+use super::rows::{self, comparison};
 use super::{
-    kernels, Analysis, AnalyzeError, AnalyzeInput, AnalyzeSpec, Bins, FilterValue, GridSize,
-    Layout, RowFilter, Section,
+    kernels, Analysis, AnalyzeError, AnalyzeInput, AnalyzeSpec, Bins, GridSize, Layout, RowFilter,
+    Section,
 };
 
 /// Chunks of graph transients start at multiples of this many bytes (a multiple of every
@@ -510,55 +510,6 @@ fn dedup(v: &mut Vec<VectorView>) {
         }
         new
     });
-}
-
-/// The GPU comparison of filter `f` on a column stored as `format` (with its dictionary for
-/// text columns). Errors name the filter and the column.
-pub(super) fn comparison(
-    f: &RowFilter,
-    format: VectorFormat,
-    dictionary: Option<&[String]>,
-) -> Result<Comparison, AnalyzeError> {
-    use super::CompareOp;
-    let bad = |reason: String| AnalyzeError::FilterValue {
-        filter: f.to_string(),
-        reason,
-    };
-    match (&f.value, dictionary) {
-        (FilterValue::Text(s), Some(dict)) => {
-            let code = dict.iter().position(|d| d == s).map(|c| c as u32);
-            let invert = match f.op {
-                CompareOp::Eq => false,
-                CompareOp::Ne => true,
-                _ => {
-                    return Err(bad(format!(
-                        "column '{}' is text; text columns support only == and !=",
-                        f.column
-                    )))
-                }
-            };
-            let (lo, hi) = code.map_or((1, 0), |c| (c, c));
-            Ok(Comparison::Unsigned { lo, hi, invert })
-        }
-        (FilterValue::Number(_), Some(_)) => Err(bad(format!(
-            "column '{}' is text; compare it with a string",
-            f.column
-        ))),
-        (FilterValue::Text(s), None) => Err(bad(format!(
-            "'{s}' is not a number (column '{}' is numeric)",
-            f.column
-        ))),
-        (FilterValue::Number(v), None) if v.is_nan() => Err(bad(
-            "NaN never compares true; NaN rows never pass a filter".into(),
-        )),
-        (FilterValue::Number(v), None) => {
-            Comparison::numeric(f.op, *v, format).ok_or_else(|| AnalyzeError::FilterFormat {
-                filter: f.to_string(),
-                column: f.column.clone(),
-                format,
-            })
-        }
-    }
 }
 
 /// The columns the spec names, each once, in role order (value, group, x, y, filters).

@@ -15,6 +15,7 @@
 use gpugraph_command::{CommandGraph, VectorFormat, VectorView};
 use gpugraph_gpgpu::AlgorithmError;
 
+use super::{AnalyzeError, FilterValue, RowFilter};
 use crate::expr::{
     compile_expression, ExprError, ExpressionKernel, ExpressionOptions, ScalarBinding, ScalarType,
     ScalarValue,
@@ -212,6 +213,54 @@ impl Comparison {
             test
         };
         (text, format, scalars)
+    }
+}
+
+/// The GPU comparison of filter `f` on a column stored as `format` (with its dictionary for
+/// text columns). Errors name the filter and the column.
+pub(super) fn comparison(
+    f: &RowFilter,
+    format: VectorFormat,
+    dictionary: Option<&[String]>,
+) -> Result<Comparison, AnalyzeError> {
+    let bad = |reason: String| AnalyzeError::FilterValue {
+        filter: f.to_string(),
+        reason,
+    };
+    match (&f.value, dictionary) {
+        (FilterValue::Text(s), Some(dict)) => {
+            let code = dict.iter().position(|d| d == s).map(|c| c as u32);
+            let invert = match f.op {
+                CompareOp::Eq => false,
+                CompareOp::Ne => true,
+                _ => {
+                    return Err(bad(format!(
+                        "column '{}' is text; text columns support only == and !=",
+                        f.column
+                    )))
+                }
+            };
+            let (lo, hi) = code.map_or((1, 0), |c| (c, c));
+            Ok(Comparison::Unsigned { lo, hi, invert })
+        }
+        (FilterValue::Number(_), Some(_)) => Err(bad(format!(
+            "column '{}' is text; compare it with a string",
+            f.column
+        ))),
+        (FilterValue::Text(s), None) => Err(bad(format!(
+            "'{s}' is not a number (column '{}' is numeric)",
+            f.column
+        ))),
+        (FilterValue::Number(v), None) if v.is_nan() => Err(bad(
+            "NaN never compares true; NaN rows never pass a filter".into(),
+        )),
+        (FilterValue::Number(v), None) => {
+            Comparison::numeric(f.op, *v, format).ok_or_else(|| AnalyzeError::FilterFormat {
+                filter: f.to_string(),
+                column: f.column.clone(),
+                format,
+            })
+        }
     }
 }
 
