@@ -24,11 +24,16 @@
 //! Kernels: filters, integer→float32 conversions and the validity/finiteness masks are
 //! expression-language kernels ([`rows`]: e.g. `and(valid, lessThan(x, t))`, thresholds as
 //! scalars, so one pipeline serves every threshold and column). Two kernels stay WGSL of
-//! their own ([`kernels`]), because the expression language has no bit casts or NaN
+//! their own (`kernels.rs`), because the expression language has no bit casts or NaN
 //! literals and reads only row 0 of a GPU-resident scalar: the grid positions (map onto
 //! the unit square through a GPU extent widened by one float32 step, NaN for rows the grid
 //! ignores) and the uniform histogram edges (bins + 1 outputs from a 2-word extent, not a
 //! row-wise map). Their CPU twins are in [`cpu`].
+//!
+//! Float64: the GPU columns are float32, sint32 or uint32 (WGSL has no portable float64).
+//! Filters that must compare float64 values exactly are decided where those values exist,
+//! on the host, into a uint32 0/1 column filtered with `== 1` (the CLI does that in its
+//! `exact` module while the Arrow batches are in memory).
 //!
 //! Per-row traffic: every primitive reads its 4-byte inputs and its 4-byte mask once, and the
 //! row kernels read 4 and write 4 per column they touch. The flights demo (integer value and
