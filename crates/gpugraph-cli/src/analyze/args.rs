@@ -66,36 +66,8 @@ pub struct AnalyzeArgs {
     pub out: PathBuf,
 }
 
-/// A comparison operator of `--filter`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmpOp {
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-    /// `==`
-    Eq,
-    /// `!=`
-    Ne,
-}
-
-impl CmpOp {
-    /// The operator's spelling.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CmpOp::Lt => "<",
-            CmpOp::Le => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::Ge => ">=",
-            CmpOp::Eq => "==",
-            CmpOp::Ne => "!=",
-        }
-    }
-}
+/// A comparison operator of `--filter` (the workflow's own operator type).
+pub use gpugraph_program::workflow::analyze::CompareOp as CmpOp;
 
 /// One parsed `--filter`: the column, the operator and the VALUE text (a number for numeric
 /// columns, a string for text columns; decided once the column's type is known).
@@ -221,14 +193,8 @@ pub fn parse_edges(text: &str) -> Result<Edges, String> {
     Ok(Edges(edges))
 }
 
-/// Grid cells per axis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GridSize {
-    /// Columns.
-    pub nx: u32,
-    /// Rows.
-    pub ny: u32,
-}
+/// Grid cells per axis (the workflow's own type).
+pub use gpugraph_program::workflow::analyze::GridSize;
 
 /// Parses `NX,NY` (each 1..=[`MAX_GRID_AXIS`]).
 pub fn parse_grid(text: &str) -> Result<GridSize, String> {

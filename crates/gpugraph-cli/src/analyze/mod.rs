@@ -5,9 +5,10 @@
 //! `report.json` and PNG plots. Progress and phase lines go to stderr.
 //!
 //! Modules: [`args`] (command line, filter syntax), [`load`] (files → Arrow batches, column
-//! checks; [`parquet_read`]: Parquet decoded on several threads), [`upload`] (the columns to the GPU, one thread each), [`graph`] (the command
-//! graph and its readback), [`nodes`] (the small kernels
-//! around the library primitives), [`report`] (report.json and text), [`plot`] (PNG, drawn
+//! checks; [`parquet_read`]: Parquet decoded on several threads), [`upload`] (the columns to
+//! the GPU, one thread each), [`graph`] (the arguments and table handed to the library
+//! workflow `gpugraph_program::workflow::analyze`, which builds the command graph, and its
+//! readback), [`report`] (report.json and text), [`plot`] (PNG, drawn
 //! on a [`crate::canvas::Canvas`]), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
 
 pub mod args;
@@ -16,7 +17,6 @@ pub mod generate;
 pub mod graph;
 pub mod ipc_extents;
 pub mod load;
-pub mod nodes;
 pub mod parquet_read;
 pub mod plot;
 pub mod report;
@@ -150,7 +150,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         value: args.value.clone(),
         xy: args.x.clone().zip(args.y.clone()),
         group: args.group.clone(),
-        filters,
+        filters: graph::row_filters(&table, &filters)?,
         bins: match &args.edges {
             Some(e) => Bins::Edges(e.0.clone()),
             None => Bins::Uniform(bins),
@@ -189,14 +189,14 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
 
     progress(format_args!(
         "analyze: running {} nodes in one submission",
-        analysis.nodes.len()
+        analysis.nodes().len()
     ));
     let t = Instant::now();
-    analysis.run(&gpu)?;
+    graph::run(&mut analysis, &gpu)?;
     timings.gpu = ms(t.elapsed());
 
     let t = Instant::now();
-    let results = analysis.read(&gpu)?;
+    let results = graph::read(&analysis, &gpu)?;
     timings.readback = ms(t.elapsed());
 
     let (groups, groups_without_selected_rows) = match &args.group {
@@ -240,7 +240,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         notes,
         timings_ms: timings,
         graph: GraphInfo {
-            nodes: analysis.nodes.clone(),
+            nodes: analysis.nodes().to_vec(),
             transient_bytes: stats.physical_transient_bytes,
             imported_bytes: stats.imported_bytes,
             pipelines_created,
@@ -366,7 +366,7 @@ fn omitted_groups_note(column: &str, keys: &[String]) -> String {
 /// The domain the positions kernel used: the extent, widened one float32 step outwards when
 /// `widen`, then by 0.5 on each side when degenerate.
 fn domain(e: Option<[f32; 2]>, widen: bool) -> Option<[f64; 2]> {
-    let e = e.map(|e| nodes::widened(e, widen));
+    let e = e.map(|e| gpugraph_program::workflow::analyze::cpu::widened(e, widen));
     let [lo, hi] = extent(e)?;
     Some(if hi > lo {
         [lo, hi]

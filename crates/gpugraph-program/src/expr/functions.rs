@@ -3,7 +3,7 @@
 //! (`lessThan`, ..., `notEqual`) and logic on uint32 masks (`and`, `or`, `not`).
 //!
 //! The checker ([`FUNCTIONS`]), the diagnostics that list the supported names, `gpugraph expr
-//! --help` ([`reference`]) and `docs/expressions.md` all read this one table, so they cannot
+//! --help` ([`reference()`]) and `docs/expressions.md` all read this one table, so they cannot
 //! drift apart.
 //!
 //! Extension rules: comparisons take two operands of the same component type (float32,

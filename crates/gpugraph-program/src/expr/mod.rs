@@ -23,6 +23,7 @@ mod kernel;
 mod lexer;
 mod parser;
 pub mod policy;
+mod signatures;
 pub mod types;
 pub mod wgsl;
 

@@ -17,12 +17,15 @@
 //!   width; the condition (any type) has one component or the branch width.
 //! - Extensions (`functions.rs`): `lessThan` ... `notEqual` (equal types, broadcast widths,
 //!   uint32 0/1 per component) and `and`/`or`/`not` on uint32 masks.
+//!
+//! Calls are typed through the table in `signatures.rs` (arity and rule per function).
 
 use gpugraph_command::VectorFormat;
 
 use crate::expr::ast::{BinaryOp, Expr, ExprKind, Span};
 use crate::expr::error::{ExprError, ExprErrorKind};
-use crate::expr::functions::{self, CompareFn, LogicFn};
+use crate::expr::functions::{CompareFn, LogicFn};
+use crate::expr::signatures::{self, Arity, Call};
 
 /// Component type of expression values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,14 +53,6 @@ impl ScalarType {
             ScalarType::Float32 => "f32",
             ScalarType::Sint32 => "i32",
             ScalarType::Uint32 => "u32",
-        }
-    }
-    fn from_cast_name(name: &str) -> Option<Self> {
-        match name {
-            "float32" => Some(ScalarType::Float32),
-            "sint32" => Some(ScalarType::Sint32),
-            "uint32" => Some(ScalarType::Uint32),
-            _ => None,
         }
     }
 }
@@ -499,213 +494,24 @@ impl Checker<'_> {
             };
             return Err(err(ExprErrorKind::Unsupported, span, msg));
         }
-        let expect = |n: usize| -> Result<(), ExprError> {
-            if args.len() == n {
-                Ok(())
-            } else {
-                Err(err(
-                    ExprErrorKind::Unsupported,
-                    span,
-                    format!(
-                        "{name} expects {n} argument{}; got {}",
-                        if n == 1 { "" } else { "s" },
-                        args.len()
-                    ),
-                ))
+        let sig = signatures::signature(name)
+            .unwrap_or_else(|| unreachable!("every name in FUNCTIONS has a signature"));
+        if let Arity::Exactly(n) = sig.arity {
+            if args.len() != n {
+                return Err(signatures::arity_error(name, n, args.len(), span));
             }
-        };
-        let float_only = |a: &TypedExpr, i: usize| -> Result<(), ExprError> {
-            if a.ty.scalar == ScalarType::Float32 {
-                Ok(())
-            } else {
-                Err(type_err(
-                    span,
-                    format!(
-                        "{name} requires float32 operands; {} is {}",
-                        args[i], a.ty.scalar
-                    ),
-                ))
-            }
-        };
-        let f32w = |w: u8| ValueType::new(ScalarType::Float32, w);
-
-        if let Some(f) = MathFn::from_name(name) {
-            expect(1)?;
-            let a = self.check(&args[0])?;
-            float_only(&a, 0)?;
-            let (ty, rv) = (a.ty, a.row_varying);
-            return Ok(typed(Node::Math(f, Box::new(a)), ty, rv, span));
         }
-        if let Some(to) = ScalarType::from_cast_name(name) {
-            expect(1)?;
-            let a = self.check(&args[0])?;
-            let ty = ValueType::new(to, a.ty.width);
-            let rv = a.row_varying;
-            let node = Node::Cast {
-                to,
-                rounding: self.rounding,
-                arg: Box::new(a),
-            };
-            return Ok(typed(node, ty, rv, span));
-        }
-        if let Some(f) = CompareFn::from_name(name) {
-            expect(2)?;
-            let (x, y) = (self.check(&args[0])?, self.check(&args[1])?);
-            let shown = [args[0].to_string(), args[1].to_string()];
-            return functions::check_compare(f, x, y, shown, span);
-        }
-        if let Some(f) = LogicFn::from_name(name) {
-            expect(f.arity())?;
-            let checked = args
-                .iter()
-                .map(|a| self.check(a))
-                .collect::<Result<Vec<_>, _>>()?;
-            let shown: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-            return functions::check_logic(f, checked, &shown, span);
-        }
-        match name {
-            "pow" => {
-                expect(2)?;
-                let (x, y) = (self.check(&args[0])?, self.check(&args[1])?);
-                float_only(&x, 0)?;
-                float_only(&y, 1)?;
-                let w = broadcast(x.ty.width, y.ty.width).ok_or_else(|| {
-                    width_err(
-                        span,
-                        format!(
-                            "pow requires matching row widths or one component; {} has {}, {} has {}",
-                            args[0], x.ty.width, args[1], y.ty.width
-                        ),
-                    )
-                })?;
-                let rv = x.row_varying || y.row_varying;
-                Ok(typed(
-                    Node::Pow(Box::new(x), Box::new(y)),
-                    f32w(w),
-                    rv,
-                    span,
-                ))
-            }
-            "vec2" | "vec3" | "vec4" => {
-                let n = name.as_bytes()[3] - b'0';
-                let parts: Vec<TypedExpr> = args
-                    .iter()
-                    .map(|a| self.check(a))
-                    .collect::<Result<_, _>>()?;
-                let rv = parts.iter().any(|p| p.row_varying);
-                if let Some(first) = parts.first() {
-                    if let Some(other) = parts.iter().find(|p| p.ty.scalar != first.ty.scalar) {
-                        return Err(type_err(
-                            span,
-                            format!(
-                                "{name} requires matching component types; got {} and {}",
-                                first.ty.scalar, other.ty.scalar
-                            ),
-                        ));
-                    }
-                }
-                if parts.len() == 1 && parts[0].ty.width == 1 && n > 1 {
-                    let ty = ValueType::new(parts[0].ty.scalar, n);
-                    let arg = parts.into_iter().next().map(Box::new);
-                    return Ok(typed(Node::Splat(arg.expect("one part")), ty, rv, span));
-                }
-                let total: u32 = parts.iter().map(|p| p.ty.width as u32).sum();
-                if total != n as u32 {
-                    return Err(width_err(
-                        span,
-                        format!("{name} needs {n} components; arguments have {total}"),
-                    ));
-                }
-                let ty = ValueType::new(parts[0].ty.scalar, n);
-                Ok(typed(Node::Concat(parts), ty, rv, span))
-            }
-            "dot" => {
-                expect(2)?;
-                let (x, y) = (self.check(&args[0])?, self.check(&args[1])?);
-                float_only(&x, 0)?;
-                float_only(&y, 1)?;
-                if x.ty.width != y.ty.width {
-                    return Err(width_err(span, "dot requires matching row widths"));
-                }
-                let rv = x.row_varying || y.row_varying;
-                Ok(typed(
-                    Node::Dot(Box::new(x), Box::new(y)),
-                    f32w(1),
-                    rv,
-                    span,
-                ))
-            }
-            "length" => {
-                expect(1)?;
-                let x = self.check(&args[0])?;
-                float_only(&x, 0)?;
-                let rv = x.row_varying;
-                Ok(typed(Node::Length(Box::new(x)), f32w(1), rv, span))
-            }
-            "equalAll" => {
-                expect(2)?;
-                let (x, y) = (self.check(&args[0])?, self.check(&args[1])?);
-                if x.ty != y.ty {
-                    let kind = if x.ty.scalar != y.ty.scalar {
-                        ExprErrorKind::Type
-                    } else {
-                        ExprErrorKind::Width
-                    };
-                    return Err(err(
-                        kind,
-                        span,
-                        "equalAll requires matching types and row widths",
-                    ));
-                }
-                let rv = x.row_varying || y.row_varying;
-                Ok(typed(
-                    Node::EqualAll(Box::new(x), Box::new(y)),
-                    ValueType::new(ScalarType::Uint32, 1),
-                    rv,
-                    span,
-                ))
-            }
-            "select" => {
-                expect(3)?;
-                let c = self.check(&args[0])?;
-                let t = self.check(&args[1])?;
-                let f = self.check(&args[2])?;
-                if t.ty.scalar != f.ty.scalar {
-                    return Err(type_err(
-                        span,
-                        "select branches require matching component types",
-                    ));
-                }
-                let w = broadcast(t.ty.width, f.ty.width).ok_or_else(|| {
-                    width_err(
-                        span,
-                        format!(
-                            "select branches require matching row widths or one component; {} has {}, {} has {}",
-                            args[1], t.ty.width, args[2], f.ty.width
-                        ),
-                    )
-                })?;
-                if c.ty.width != 1 && c.ty.width != w {
-                    return Err(width_err(
-                        span,
-                        "select widths must match its branches or be one component",
-                    ));
-                }
-                let ty = ValueType::new(t.ty.scalar, w);
-                let rv = c.row_varying || t.row_varying || f.row_varying;
-                Ok(typed(
-                    Node::Select {
-                        cond: Box::new(c),
-                        when_true: Box::new(t),
-                        when_false: Box::new(f),
-                    },
-                    ty,
-                    rv,
-                    span,
-                ))
-            }
-            _ => unreachable!("every name in FUNCTIONS is handled"),
-        }
+        let typed = args
+            .iter()
+            .map(|a| self.check(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        (sig.rule)(Call {
+            name,
+            args,
+            typed,
+            span,
+            rounding: self.rounding,
+        })
     }
 }
 

@@ -1,4 +1,4 @@
-// Row-wise driver shared by the analyze kernels: each workgroup covers WG * ROWS_PER_THREAD
+// Row-wise driver of the analysis kernels: each workgroup covers WG * ROWS_PER_THREAD
 // consecutive rows of one chunk (coalesced: lane-strided), over a 2-D grid when one dimension
 // is too small (`linear_workgroup`). params[0] is the chunk's row count; the kernel's
 // `row(i)` does the work of row i.
