@@ -27,7 +27,10 @@ fn arity(op: MaskOp) -> usize {
 fn generated_wgsl_validates_for_every_op_and_arity() {
     for op in OPS {
         for n in if op == MaskOp::Not { 1..2 } else { 2..6 } {
-            for src in [shader_source(op, n), vec4_shader_source(op, n)] {
+            let sources = [false, true]
+                .into_iter()
+                .flat_map(|live| [shader_source(op, n, live), vec4_shader_source(op, n, live)]);
+            for src in sources {
                 let module = naga::front::wgsl::parse_str(&src)
                     .unwrap_or_else(|e| panic!("{op:?}/{n}: {e}"));
                 naga::valid::Validator::new(

@@ -24,7 +24,7 @@ use gpugraph_command::{
 use crate::error::AlgorithmError;
 use crate::kernel::{
     self, check_same_topology, grid_for, parameter_buffer, placeholder_buffer, require_output,
-    require_packed, Binding, Grid, Kernel, ViewCheck,
+    require_packed, require_packed_live_all, Binding, Grid, Kernel, ViewCheck,
 };
 
 pub use super::policy::KeyedPolicy;
@@ -39,6 +39,31 @@ const KEYED_WGSL: &str = include_str!("keyed.wgsl");
 const FINALIZE_WGSL: &str = include_str!("keyed_finalize.wgsl");
 const FIXED_POINT_WGSL: &str = include_str!("fixed_point.wgsl");
 const NONE: u32 = u32::MAX;
+
+/// Parameters of one chunk's accumulate dispatch (`Params` in keyed.wgsl, a uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct AccumulateParams {
+    /// Rows of the chunk (its capacity when a live count bounds it).
+    pub rows: u32,
+    /// Row offsets of the chunk's keys, values and mask inside their bindings.
+    pub key_off: u32,
+    pub value_off: u32,
+    pub mask_off: u32,
+    /// Tiles of the chunk, and the workgroups striding over them.
+    pub tiles: u32,
+    pub workgroups: u32,
+    /// Row offset and length of GPU or literal edges.
+    pub edges_off: u32,
+    pub edge_count: u32,
+    /// The key snippet's parameters.
+    pub key_f0: [f32; 4],
+    pub key_f1: [f32; 4],
+    pub key_u: [u32; 4],
+    /// Row offset of the live count inside its binding (LIVE variant).
+    pub live_off: u32,
+    pub _pad: [u32; 3],
+}
 
 /// Sorted bin edges the key snippet searches through `edge_at(j)`.
 #[derive(Clone, Debug)]
@@ -198,6 +223,8 @@ fn shape(p: &KeyedPolicy, key_words: u64, edge_count: u64, device_wg_bytes: u32)
 /// finalize.
 pub(crate) struct Keyed {
     spec: KeyedSpec,
+    /// The live count bounding the rows of the one-chunk inputs, if any.
+    live: Option<DataView>,
     policy: KeyedPolicy,
     layout: Layout,
     shape: Shape,
@@ -226,15 +253,18 @@ impl Keyed {
             return Err(check.invalid("the key count must be at least 1"));
         }
         let (keys_name, values_name) = (spec.keys_name, spec.values_name);
-        require_packed(check, keys_name, &spec.keys, spec.key_format)?;
+        let mut read = vec![(keys_name, &spec.keys, spec.key_format)];
         if let Some(v) = &spec.values {
-            require_packed(check, values_name, v, VectorFormat::Float32)?;
+            read.push((values_name, v, VectorFormat::Float32));
             check_same_topology(check, keys_name, &spec.keys, values_name, v)?;
         }
         if let Some(m) = &spec.mask {
-            require_packed(check, "mask", m, VectorFormat::Uint32)?;
+            read.push(("mask", m, VectorFormat::Uint32));
             check_same_topology(check, keys_name, &spec.keys, "mask", m)?;
         }
+        // A live count on any of them bounds the rows of all (the kernel reads
+        // min(count, capacity) rows; the grid covers the capacity).
+        let live = require_packed_live_all(check, &read)?;
         let o = spec.outputs;
         if o.count.is_none()
             && o.sum.is_none()
@@ -362,6 +392,7 @@ impl Keyed {
         ))?;
         Ok(Self {
             spec,
+            live,
             policy,
             layout,
             shape,
@@ -464,7 +495,8 @@ impl Keyed {
 
     /// The WGSL of the accumulate kernel (or of its `{id}/scale` variant).
     pub fn accumulate_source(&self, scale_phase: bool) -> String {
-        let body = KEYED_WGSL
+        let defines: &[&str] = if self.live.is_some() { &["LIVE"] } else { &[] };
+        let body = kernel::preprocess(KEYED_WGSL, defines)
             .replace("//ROW_KEY", &self.spec.key_wgsl)
             .replace("//TILE_ROWS", &tile_rows_wgsl(self.policy.rows_per_thread));
         kernel::with_shared(
@@ -552,8 +584,12 @@ impl Keyed {
         if let Some(Edges::Gpu(e)) = &spec.edges {
             uses.push(ResourceUse::storage_read(e.buffer()));
         }
+        if let Some(l) = &self.live {
+            uses.push(ResourceUse::storage_read(l.buffer()));
+        }
         uses.push(ResourceUse::storage_read_write(self.acc));
         let source = self.accumulate_source(scale_phase);
+        let live = self.live;
         let keys = spec.keys.clone();
         let values = spec.values.clone();
         let mask = spec.mask.clone();
@@ -566,21 +602,19 @@ impl Keyed {
         graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
             let device = cc.device().clone();
             let align = binding_alignment(cc);
-            let kernel = Kernel::new(
-                &device,
-                cc.node_id(),
-                &source,
-                "accumulate",
-                &[
-                    Binding::Uniform,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                    Binding::StorageReadWrite,
-                ],
-                &[],
-            );
+            let mut bindings = vec![
+                Binding::Uniform,
+                Binding::StorageRead,
+                Binding::StorageRead,
+                Binding::StorageRead,
+                Binding::StorageRead,
+                Binding::StorageReadWrite,
+            ];
+            // Binding 6: the live count (only the LIVE variant declares it).
+            if live.is_some() {
+                bindings.push(Binding::StorageRead);
+            }
+            let kernel = Kernel::new(&device, cc.node_id(), &source, "accumulate", &bindings, &[]);
             let placeholder = placeholder_buffer(&device, cc.node_id());
             let (literal_edges, edges_off, edge_count) = match &edges {
                 Some(Edges::Literal(e)) => (
@@ -605,21 +639,23 @@ impl Keyed {
             };
             let mut chunks = Vec::new();
             for (ci, c) in keys.chunks().iter().enumerate() {
-                let mut p = [0u32; 20];
-                p[0] = c.len() as u32;
-                p[1] = row_offset(c, align);
-                p[2] = off(&values, ci);
-                p[3] = off(&mask, ci);
-                p[4] = c.len().div_ceil(tile) as u32;
-                p[5] = workgroups[ci] as u32;
-                p[6] = edges_off;
-                p[7] = edge_count;
-                for (j, f) in key_f.iter().enumerate() {
-                    p[8 + j] = f.to_bits();
-                }
-                p[16..20].copy_from_slice(&key_u);
+                let p = AccumulateParams {
+                    rows: c.len() as u32,
+                    key_off: row_offset(c, align),
+                    value_off: off(&values, ci),
+                    mask_off: off(&mask, ci),
+                    tiles: c.len().div_ceil(tile) as u32,
+                    workgroups: workgroups[ci] as u32,
+                    edges_off,
+                    edge_count,
+                    key_f0: [key_f[0], key_f[1], key_f[2], key_f[3]],
+                    key_f1: [key_f[4], key_f[5], key_f[6], key_f[7]],
+                    key_u,
+                    live_off: live.map_or(0, |l| row_offset(&l, align)),
+                    _pad: [0; 3],
+                };
                 chunks.push(Chunk {
-                    params: parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p)),
+                    params: parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&p)),
                     cache: BindGroupCache::default(),
                     grid: grids[ci],
                 });
@@ -644,6 +680,8 @@ impl Keyed {
                     key.extend(value_buf);
                     key.extend(mask_buf);
                     key.extend(edge_buf.map(|(b, _)| b));
+                    let live_buf = live.map(|l| ec.buffer(l.buffer()));
+                    key.extend(live_buf);
                     let params = &chunk.params;
                     let placeholder = &placeholder;
                     let literal_edges = &literal_edges;
@@ -653,7 +691,7 @@ impl Keyed {
                             (None, Some(l)) => l.as_entire_buffer_binding(),
                             _ => placeholder.as_entire_buffer_binding(),
                         };
-                        let res = vec![
+                        let mut res = vec![
                             params.as_entire_buffer_binding(),
                             view_binding(key_buf, &key_view, align).0,
                             bind_or(value_buf, value_view, placeholder, align),
@@ -661,6 +699,9 @@ impl Keyed {
                             edges_binding,
                             ec.binding(acc),
                         ];
+                        if let (Some(b), Some(l)) = (live_buf, live) {
+                            res.push(view_binding(b, &l, align).0);
+                        }
                         kernel.bind_group(&device, &res)
                     });
                     kernel.dispatch(pass, group, chunk.grid);

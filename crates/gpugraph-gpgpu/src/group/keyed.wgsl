@@ -37,6 +37,7 @@ struct Params {
     key_f0: vec4<f32>,
     key_f1: vec4<f32>,
     key_u: vec4<u32>,
+    live_off: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -45,6 +46,11 @@ struct Params {
 @group(0) @binding(3) var<storage, read> mask: array<u32>;
 @group(0) @binding(4) var<storage, read> edges: array<f32>;
 @group(0) @binding(5) var<storage, read_write> acc: array<atomic<u32>>;
+#ifdef LIVE
+// A live count bounds the rows: rows at or past min(live count, rows) are not read.
+@group(0) @binding(6) var<storage, read> live: array<u32>;
+var<private> live_rows: u32;
+#endif
 
 const NO_KEY: u32 = 0xffffffffu;
 const NONE: u32 = 0xffffffffu;
@@ -237,7 +243,11 @@ struct Row {
 // was an included row without a key or with a non-finite value.
 fn load_row(i: u32) -> Row {
     var r = Row(NO_KEY, 0.0, 0u);
+#ifdef LIVE
+    if (i >= live_rows) {
+#else
     if (i >= params.rows) {
+#endif
         return r;
     }
     var included = true;
@@ -270,6 +280,9 @@ fn accumulate(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num
     if (w >= params.workgroups) {
         return;
     }
+#ifdef LIVE
+    live_rows = min(live[params.live_off], params.rows);
+#endif
     if (HAS_GATE) {
         if (lane == 0u) {
             wg_gate = atomicLoad(&acc[1]);

@@ -11,6 +11,9 @@
 //!   and means bit-identical across runs; mean is the sum divided by the count;
 //! * outputs are initialized once per encoding, then every chunk accumulates: a vector keeps
 //!   its chunks (no packing); codes, values and mask must share one chunk topology;
+//! * live count: one-chunk codes, values or mask may carry a live count (the same one on
+//!   each that has one, e.g. a compaction's count): rows at or past `min(count, capacity)`
+//!   are not read, without a readback;
 //! * chunks of any size use a bounded grid (at most 2,048 workgroups striding over tiles,
 //!   split over two dimensions where the device's per-dimension limit is lower).
 //!

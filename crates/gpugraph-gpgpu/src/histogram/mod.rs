@@ -14,7 +14,9 @@
 //!   every encoding: invalid ones produce all-zero counts (and cumulative counts), zero
 //!   ignored rows, and `invalid_edges` = 1 (0 when valid);
 //! * counts are written once per encoding over all chunks (vectors keep their chunks);
-//!   `cumulative[i] = counts[0] + … + counts[i]` (modulo 2³²).
+//!   `cumulative[i] = counts[0] + … + counts[i]` (modulo 2³²);
+//! * live count: a one-chunk input (or mask) may carry a live count (e.g. a compaction's
+//!   count): rows at or past `min(count, capacity)` are not read, without a readback.
 //!
 //! Design: the keyed accumulation engine (`group::keyed`): per-workgroup privatized counts in
 //! workgroup memory (bins up to the device's workgroup storage, e.g. 12,288 with 48 KiB;

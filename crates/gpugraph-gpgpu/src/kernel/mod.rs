@@ -19,7 +19,8 @@ pub use placeholder::placeholder_buffer;
 pub(crate) use preprocess::validate_wgsl;
 pub(crate) use preprocess::{preprocess, unroll};
 pub use views::{
-    check_same_topology, require_format, require_packed, require_packed_live, ViewCheck,
+    check_same_topology, require_format, require_packed, require_packed_live,
+    require_packed_live_all, ViewCheck,
 };
 
 use std::num::NonZeroU64;

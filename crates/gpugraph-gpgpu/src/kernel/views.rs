@@ -146,6 +146,30 @@ pub fn require_packed_live(
     Ok(live)
 }
 
+/// The one live count of several inputs that are read row for row together (keys, values and
+/// mask of one row): each input is checked like [`require_packed_live`] with its format, and
+/// every input that carries a live count must carry the same one (one count bounds the rows
+/// of all of them), else [`AlgorithmError::Mismatch`] naming both inputs.
+pub fn require_packed_live_all(
+    c: ViewCheck<'_>,
+    inputs: &[(&str, &VectorView, VectorFormat)],
+) -> Result<Option<DataView>, AlgorithmError> {
+    let mut found: Option<(&str, DataView)> = None;
+    for (name, v, format) in inputs {
+        let Some(live) = require_packed_live(c, name, v, *format)? else {
+            continue;
+        };
+        match found {
+            Some((first, l)) if l != live => return Err(c.mismatch(format!(
+                "{first} and {name} carry different live counts; rows read together need one count"
+            ))),
+            Some(_) => {}
+            None => found = Some((name, live)),
+        }
+    }
+    Ok(found.map(|(_, l)| l))
+}
+
 /// Requires `b` to have the same number of chunks with the same lengths as `a`.
 pub fn check_same_topology(
     c: ViewCheck<'_>,

@@ -5,12 +5,13 @@
 pub mod cpu;
 
 use gpugraph_command::{
-    BindGroupCache, CommandGraph, ComputeNode, ResourceUse, VectorFormat, VectorView,
+    BindGroupCache, CommandGraph, ComputeNode, DataView, ResourceUse, VectorFormat, VectorView,
 };
 
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    self, check_same_topology, grid_for, require_packed, Binding, Kernel, ViewCheck,
+    self, check_same_topology, grid_for, require_packed, require_packed_live_all, Binding, Kernel,
+    ViewCheck,
 };
 
 const WGSL: &str = include_str!("mask.wgsl");
@@ -58,6 +59,11 @@ impl std::str::FromStr for MaskOp {
 /// Combines `inputs` into `output` with `op`. Reads every input chunk once, writes every
 /// output row exactly once with 0 or 1. Inputs and output must be packed uint32 with equal
 /// chunk lengths; the output must not share a buffer with an input.
+///
+/// Live count: one-chunk inputs may carry a live count (all the same one,
+/// [`gpugraph_command::CommandGraph::with_live_count`], e.g. a compaction's count). Output
+/// rows at or past `min(count, capacity)` are written 0 (a row that does not exist is not
+/// visible, whatever the operator), so the output is fully defined without a readback.
 #[derive(Clone, Debug)]
 pub struct Mask {
     /// Node id (and label).
@@ -86,34 +92,53 @@ fn combine_expr(op: MaskOp, operands: &[String], vector: bool) -> String {
     }
 }
 
-/// The read-only bindings `in_0..in_{n-1}` (slots 2..) as arrays of `element`.
-fn input_bindings(n: usize, element: &str) -> String {
-    (0..n)
+/// The read-only bindings `in_0..in_{n-1}` (slots 2..) as arrays of `element`; with `live`,
+/// the live count at slot `n + 2` and `LIVE_PARAM`, the index of its parameter words.
+fn input_bindings(n: usize, element: &str, live: bool) -> String {
+    let mut out: String = (0..n)
         .map(|k| {
             format!(
                 "@group(0) @binding({}) var<storage, read> in_{k}: array<{element}>;\n",
                 k + 2
             )
         })
-        .collect()
+        .collect();
+    if live {
+        out.push_str(&format!(
+            "@group(0) @binding({}) var<storage, read> live: array<u32>;\n\
+             const LIVE_PARAM: u32 = {}u;\n",
+            n + 2,
+            n + 2
+        ));
+    }
+    out
 }
 
-/// The WGSL of the scalar kernel for `op` over `n` inputs (any alignment, one row at a time).
-pub fn shader_source(op: MaskOp, n: usize) -> String {
-    let bindings = input_bindings(n, "u32");
+fn defines(live: bool) -> &'static [&'static str] {
+    if live {
+        &["LIVE"]
+    } else {
+        &[]
+    }
+}
+
+/// The WGSL of the scalar kernel for `op` over `n` inputs (any alignment, one row at a time);
+/// `live`: the variant bounded by a live count.
+pub fn shader_source(op: MaskOp, n: usize, live: bool) -> String {
+    let bindings = input_bindings(n, "u32", live);
     let operands: Vec<String> = (0..n)
         .map(|k| format!("(in_{k}[params[{}] + i] != 0u)", k + 2))
         .collect();
-    let body = WGSL
+    let body = kernel::preprocess(WGSL, defines(live))
         .replace("//INPUT_BINDINGS", &bindings)
         .replace("COMBINE", &combine_expr(op, &operands, false));
     kernel::with_shared(&[kernel::SHARED_DISPATCH_WGSL], &body)
 }
 
 /// The WGSL of the vector kernel for `op` over `n` inputs (16-byte aligned views, four rows
-/// per `vec4<u32>`, every load before the first store).
-pub fn vec4_shader_source(op: MaskOp, n: usize) -> String {
-    let bindings = input_bindings(n, "vec4<u32>");
+/// per `vec4<u32>`, every load before the first store); `live` as in [`shader_source`].
+pub fn vec4_shader_source(op: MaskOp, n: usize, live: bool) -> String {
+    let bindings = input_bindings(n, "vec4<u32>", live);
     let loads: String = (0..n)
         .map(|k| {
             format!(
@@ -129,7 +154,7 @@ pub fn vec4_shader_source(op: MaskOp, n: usize) -> String {
     let operands: Vec<String> = (0..n)
         .map(|k| format!("(v_{k}[r] != vec4<u32>(0u))"))
         .collect();
-    let body = VEC4_WGSL
+    let body = kernel::preprocess(VEC4_WGSL, defines(live))
         .replace("//INPUT_BINDINGS", &bindings)
         .replace("//INPUT_LOADS", &loads)
         .replace("COMBINE", &combine_expr(op, &operands, true));
@@ -146,7 +171,9 @@ struct Dispatch {
 
 /// The dispatches of one chunk of `len` rows whose output and input views start at element
 /// offsets `offsets` (output first) within their bindings: the vector kernel over the whole
-/// vec4 slots when every offset is a multiple of 4, the scalar kernel over the rest.
+/// vec4 slots when every offset is a multiple of 4, the scalar kernel over the rest. After the
+/// offsets come the LIVE words: the chunk row of the dispatch's first row, the live count's
+/// offset (set at compile time) and the chunk's rows.
 fn plan_chunk(
     check: ViewCheck<'_>,
     len: u64,
@@ -168,6 +195,7 @@ fn plan_chunk(
     if vecs > 0 {
         let mut params = vec![vecs as u32];
         params.extend(offsets.iter().map(|o| o / 4));
+        params.extend([0, 0, len as u32]);
         out.push(Dispatch {
             vector: true,
             params,
@@ -178,6 +206,7 @@ fn plan_chunk(
     if rest > 0 {
         let mut params = vec![rest as u32];
         params.extend(offsets.iter().map(|o| o + 4 * vecs as u32));
+        params.extend([4 * vecs as u32, 0, len as u32]);
         out.push(Dispatch {
             vector: false,
             params,
@@ -212,10 +241,23 @@ impl Mask {
             ));
         }
         require_packed(check, "output", &self.output, VectorFormat::Uint32)?;
+        let names: Vec<String> = (0..n).map(|k| format!("input {k}")).collect();
+        let read: Vec<(&str, &VectorView, VectorFormat)> = names
+            .iter()
+            .zip(&self.inputs)
+            .map(|(name, v)| (name.as_str(), v, VectorFormat::Uint32))
+            .collect();
+        let live: Option<DataView> = require_packed_live_all(check, &read)?;
+        if live.is_some() && n + 3 > limit {
+            return Err(check.device_limit(
+                "storage bindings for inputs, output, parameters and the live count",
+                (n + 3) as u64,
+                limit as u64,
+            ));
+        }
         for (k, input) in self.inputs.iter().enumerate() {
-            let name = format!("input {k}");
-            require_packed(check, &name, input, VectorFormat::Uint32)?;
-            check_same_topology(check, "output", &self.output, &name, input)?;
+            let name = &names[k];
+            check_same_topology(check, "output", &self.output, name, input)?;
             let shared = input
                 .buffers()
                 .into_iter()
@@ -247,6 +289,9 @@ impl Mask {
         for input in &self.inputs {
             uses.extend(input.buffers().into_iter().map(ResourceUse::storage_read));
         }
+        if let Some(l) = &live {
+            uses.push(ResourceUse::storage_read(l.buffer()));
+        }
         uses.extend(
             self.output
                 .buffers()
@@ -259,11 +304,15 @@ impl Mask {
             output,
             op,
         } = self;
+        let live = live.map(DataView::without_live_count);
         graph.add_compute_node(ComputeNode::new(id, uses, move |cc| {
             let device = cc.device().clone();
             let align = cc.limits().min_storage_buffer_offset_alignment as u64;
             let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
             bindings.extend(std::iter::repeat_n(Binding::StorageRead, inputs.len()));
+            if live.is_some() {
+                bindings.push(Binding::StorageRead);
+            }
             let kernel_for = |source: String| {
                 Kernel::new(
                     &device,
@@ -274,8 +323,9 @@ impl Mask {
                     &[],
                 )
             };
-            let scalar = kernel_for(shader_source(op, inputs.len()));
-            let vector = kernel_for(vec4_shader_source(op, inputs.len()));
+            let scalar = kernel_for(shader_source(op, inputs.len(), live.is_some()));
+            let vector = kernel_for(vec4_shader_source(op, inputs.len(), live.is_some()));
+            let live_off = live.map_or(0, |l| l.aligned_range(align).element_offset as u32);
             struct Chunk {
                 chunk: usize,
                 vector: bool,
@@ -286,13 +336,16 @@ impl Mask {
             let mut chunks: Vec<Chunk> = Vec::new();
             for (ci, plan) in plans.iter().enumerate() {
                 for d in plan {
+                    let mut params = d.params.clone();
+                    let at = params.len() - 2;
+                    params[at] = live_off;
                     chunks.push(Chunk {
                         chunk: ci,
                         vector: d.vector,
                         params: kernel::parameter_buffer(
                             &device,
                             cc.node_id(),
-                            bytemuck::cast_slice(&d.params),
+                            bytemuck::cast_slice(&params),
                         ),
                         cache: BindGroupCache::default(),
                         grid: d.grid,
@@ -309,6 +362,7 @@ impl Mask {
                     let out = &output.chunks()[ci];
                     let mut buffers = vec![ec.buffer(out.buffer())];
                     buffers.extend(inputs.iter().map(|v| ec.buffer(v.chunks()[ci].buffer())));
+                    buffers.extend(live.map(|l| ec.buffer(l.buffer())));
                     let params = &chunk.params;
                     let group = chunk.cache.get_or_create(&buffers, || {
                         let mut res = vec![params.as_entire_buffer_binding()];
@@ -322,6 +376,10 @@ impl Mask {
                                 )
                                 .0,
                             );
+                        }
+                        if let Some(l) = &live {
+                            let b = buffers[inputs.len() + 1];
+                            res.push(gpugraph_command::view_binding(b, l, align).0);
                         }
                         kernel.bind_group(&device, &res)
                     });
