@@ -53,8 +53,6 @@ use crate::group::keyed::{Keyed, KeyedOutputs, KeyedSpec};
 use crate::group::{AggregateOutputs, KeyedPolicy};
 use crate::kernel::ViewCheck;
 
-const CELL_KEY_WGSL: &str = include_str!("grid.wgsl");
-
 /// A row-major grid of `nx × ny` equal cells over `[x_min, x_max] × [y_min, y_max]`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GridDomain {
@@ -128,7 +126,8 @@ impl GridDomain {
             keys_name: "positions",
             keys: positions,
             key_format: VectorFormat::Float32x2,
-            key_wgsl: CELL_KEY_WGSL.to_string(),
+            key_file: "grid/grid.wgsl",
+            key_define: None,
             key_f: [
                 self.x_min,
                 self.x_max,

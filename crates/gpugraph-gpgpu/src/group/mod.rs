@@ -129,8 +129,6 @@ pub struct GroupAggregation {
     pub ignored: Option<DataView>,
 }
 
-const CODE_KEY_WGSL: &str = "fn row_key(x: KeyIn) -> u32 {\n    return x;\n}\n";
-
 impl GroupAggregation {
     /// Validates the views and adds the nodes `{id}/init`, `{id}`, `{id}/finalize`.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
@@ -149,7 +147,8 @@ impl GroupAggregation {
             keys_name: "codes",
             keys: self.codes,
             key_format: VectorFormat::Uint32,
-            key_wgsl: CODE_KEY_WGSL.to_string(),
+            key_file: "group/code_key.wgsl",
+            key_define: None,
             key_f: [0.0; 8],
             key_u: [0; 4],
             key_count: self.group_count,

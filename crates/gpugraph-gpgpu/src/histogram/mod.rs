@@ -59,11 +59,11 @@ use gpugraph_command::{
 use crate::error::AlgorithmError;
 use crate::group::keyed::{binding_alignment, row_offset, Edges, Keyed, KeyedOutputs, KeyedSpec};
 use crate::group::KeyedPolicy;
-use crate::kernel::{self, parameter_buffer, require_output, Binding, Grid, Kernel, ViewCheck};
+use crate::kernel::{
+    self, parameter_buffer, require_output, Binding, Grid, Kernel, ShaderSource, ViewCheck,
+};
 use crate::scan::Scan;
 
-const KEYS_WGSL: &str = include_str!("histogram.wgsl");
-const VALIDATE_WGSL: &str = include_str!("validate_edges.wgsl");
 /// Invocations of the single edge-validation workgroup.
 const VALIDATE_WORKGROUP_SIZE: u32 = 256;
 
@@ -206,12 +206,12 @@ impl Histogram {
                 (
                     [*min, *max, scale, 0.0, 0.0, 0.0, 0.0, 0.0],
                     None,
-                    "uniform_key",
+                    Some("UNIFORM_KEY"),
                 )
             }
             HistogramBins::Edges(e) => {
                 check_edges(&id, e)?;
-                ([0.0; 8], Some(Edges::Literal(e.clone())), "edge_key")
+                ([0.0; 8], Some(Edges::Literal(e.clone())), None)
             }
             HistogramBins::GpuEdges(v) => {
                 if v.len() < 2 {
@@ -220,7 +220,7 @@ impl Histogram {
                         format!("histogram edges need at least 2 values, got {}", v.len()),
                     ));
                 }
-                ([0.0; 8], Some(Edges::Gpu(*v)), "edge_key")
+                ([0.0; 8], Some(Edges::Gpu(*v)), None)
             }
         };
         if bins > u32::MAX as u64 {
@@ -260,9 +260,8 @@ impl Histogram {
             keys_name: "input",
             keys: self.input,
             key_format: VectorFormat::Float32,
-            key_wgsl: format!(
-                "{KEYS_WGSL}\nfn row_key(x: KeyIn) -> u32 {{\n    return {key_fn}(x);\n}}\n"
-            ),
+            key_file: "histogram/histogram.wgsl",
+            key_define: key_fn,
             key_f,
             key_u: [0; 4],
             key_count: bins as u32,
@@ -292,10 +291,6 @@ impl Histogram {
     }
 }
 
-fn header() -> String {
-    format!("const WG: u32 = {VALIDATE_WORKGROUP_SIZE}u;\n\n")
-}
-
 /// `{id}/edges`: one workgroup writes the gate word from the edges' validity.
 fn add_edge_validation(
     graph: &mut CommandGraph,
@@ -308,7 +303,9 @@ fn add_edge_validation(
         ResourceUse::storage_read(edges.buffer()),
         ResourceUse::storage_read_write(acc),
     ];
-    let source = kernel::with_shared(&[&header()], VALIDATE_WGSL);
+    let source = ShaderSource::new("histogram/validate_edges.wgsl")
+        .u32("WG", VALIDATE_WORKGROUP_SIZE)
+        .build();
     graph.add_compute_node(ComputeNode::new(format!("{id}/edges"), uses, move |cc| {
         let device = cc.device().clone();
         let align = binding_alignment(cc);

@@ -8,6 +8,7 @@ mod dispatch;
 mod outputs;
 mod placeholder;
 mod preprocess;
+mod source;
 mod views;
 
 pub use aliasing::{check_writes_alone, Arg, IN_PLACE, OVERLAP};
@@ -18,6 +19,9 @@ pub use placeholder::placeholder_buffer;
 #[cfg(test)]
 pub(crate) use preprocess::validate_wgsl;
 pub(crate) use preprocess::{preprocess, unroll};
+#[cfg(test)]
+pub(crate) use source::{assert_struct_layout, field_offsets};
+pub use source::{registry_file, ShaderSource};
 pub use views::{
     check_same_topology, require_format, require_packed, require_packed_live,
     require_packed_live_all, ViewCheck,
@@ -50,19 +54,9 @@ pub struct Kernel {
     pub layout: wgpu::BindGroupLayout,
 }
 
-/// WGSL text shared by several kernels, prepended by [`with_shared`].
+/// The dispatch helpers (`shared/dispatch.wgsl`), for sort's own assembly until it moves to
+/// [`ShaderSource`] (`#include "shared/dispatch.wgsl"`).
 pub const SHARED_DISPATCH_WGSL: &str = include_str!("../shared/dispatch.wgsl");
-
-/// `shared` snippets followed by `source`: our one-line include mechanism.
-pub fn with_shared(shared: &[&str], source: &str) -> String {
-    let mut out = String::new();
-    for s in shared {
-        out.push_str(s);
-        out.push('\n');
-    }
-    out.push_str(source);
-    out
-}
 
 impl Binding {
     /// The wgpu buffer binding type.
@@ -203,6 +197,16 @@ impl Kernel {
             .map(|(i, r)| (i as u32, r.clone()))
             .collect();
         DeviceCache::for_device(device).bind_group(&self.label, &self.layout, &entries)
+    }
+
+    /// A bind group of `resources` at their binding numbers (layouts with gaps), from the
+    /// device's bind-group cache.
+    pub fn bind_group_at(
+        &self,
+        device: &wgpu::Device,
+        resources: &[(u32, wgpu::BufferBinding<'_>)],
+    ) -> wgpu::BindGroup {
+        DeviceCache::for_device(device).bind_group(&self.label, &self.layout, resources)
     }
 
     /// Sets pipeline and bind group and dispatches `grid`.

@@ -160,9 +160,11 @@ pub fn require_packed_live_all(
             continue;
         };
         match found {
-            Some((first, l)) if l != live => return Err(c.mismatch(format!(
+            Some((first, l)) if l != live => {
+                return Err(c.mismatch(format!(
                 "{first} and {name} carry different live counts; rows read together need one count"
-            ))),
+            )))
+            }
             Some(_) => {}
             None => found = Some((name, live)),
         }
