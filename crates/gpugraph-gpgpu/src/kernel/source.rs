@@ -19,64 +19,41 @@
 
 use super::preprocess::{preprocess, unroll};
 
+/// `[(name, text)]` of WGSL files under `src/`, by path.
+macro_rules! registry {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../", $name)))),*]
+    };
+}
+
 /// Every WGSL file a [`ShaderSource`] may name or include, by its path under `src/`.
-const FILES: &[(&str, &str)] = &[
-    (
-        "shared/dispatch.wgsl",
-        include_str!("../shared/dispatch.wgsl"),
-    ),
-    ("scan/scan.wgsl", include_str!("../scan/scan.wgsl")),
-    ("mask/mask.wgsl", include_str!("../mask/mask.wgsl")),
-    (
-        "mask/mask_vec4.wgsl",
-        include_str!("../mask/mask_vec4.wgsl"),
-    ),
-    ("mask/combine.wgsl", include_str!("../mask/combine.wgsl")),
-    ("reduce/reduce.wgsl", include_str!("../reduce/reduce.wgsl")),
-    ("group/keyed.wgsl", include_str!("../group/keyed.wgsl")),
-    (
-        "group/keyed_finalize.wgsl",
-        include_str!("../group/keyed_finalize.wgsl"),
-    ),
-    (
-        "group/fixed_point.wgsl",
-        include_str!("../group/fixed_point.wgsl"),
-    ),
-    (
-        "group/code_key.wgsl",
-        include_str!("../group/code_key.wgsl"),
-    ),
-    (
-        "histogram/histogram.wgsl",
-        include_str!("../histogram/histogram.wgsl"),
-    ),
-    (
-        "histogram/validate_edges.wgsl",
-        include_str!("../histogram/validate_edges.wgsl"),
-    ),
-    ("grid/grid.wgsl", include_str!("../grid/grid.wgsl")),
-    (
-        "compact/distribute.wgsl",
-        include_str!("../compact/distribute.wgsl"),
-    ),
-    (
-        "compact/expand.wgsl",
-        include_str!("../compact/expand.wgsl"),
-    ),
-    (
-        "compact/partition_totals.wgsl",
-        include_str!("../compact/partition_totals.wgsl"),
-    ),
-    ("compact/range.wgsl", include_str!("../compact/range.wgsl")),
-    (
-        "compact/range_finish.wgsl",
-        include_str!("../compact/range_finish.wgsl"),
-    ),
-    (
-        "compact/range_lengths.wgsl",
-        include_str!("../compact/range_lengths.wgsl"),
-    ),
-    ("compact/zero.wgsl", include_str!("../compact/zero.wgsl")),
+const FILES: &[(&str, &str)] = registry![
+    "shared/dispatch.wgsl",
+    "shared/tile_status.wgsl",
+    "shared/workgroup_scan.wgsl",
+    "shared/chained_scan.wgsl",
+    "shared/chained_scan_ticket.wgsl",
+    "shared/chained_scan_carry.wgsl",
+    "compact/compact.wgsl",
+    "scan/scan.wgsl",
+    "mask/mask.wgsl",
+    "mask/mask_vec4.wgsl",
+    "mask/combine.wgsl",
+    "reduce/reduce.wgsl",
+    "group/keyed.wgsl",
+    "group/keyed_finalize.wgsl",
+    "group/fixed_point.wgsl",
+    "group/code_key.wgsl",
+    "histogram/histogram.wgsl",
+    "histogram/validate_edges.wgsl",
+    "grid/grid.wgsl",
+    "compact/distribute.wgsl",
+    "compact/expand.wgsl",
+    "compact/partition_totals.wgsl",
+    "compact/range.wgsl",
+    "compact/range_finish.wgsl",
+    "compact/range_lengths.wgsl",
+    "compact/zero.wgsl",
 ];
 
 /// The registry file `name`, if any.
