@@ -45,15 +45,13 @@ use gpugraph_command::{
 };
 
 use crate::error::AlgorithmError;
+use crate::kernel::{check_kernel, import_u32, plan_scan, rows_u32, Binder, Handles};
 use crate::kernel::{
     check_same_topology, check_writes_alone, grid_for, parameter_buffer, require_output,
     require_packed, require_packed_live, Binding, BufferKeyed, Grid, Kernel, ShaderSource,
     ViewCheck,
 };
-use crate::scan::{
-    check_kernel, import_u32, plan_scan, rows_u32, Binder, ChunkLayout, Handles, ScanKernelOptions,
-    ScanMode,
-};
+use crate::scan::{ChunkLayout, ScanKernelOptions, ScanMode};
 use helper::{HelperDispatch, HelperKernel, HelperNode, Res};
 use kernel::{CompactGroups, CompactKernel, CompactParams, STORAGE_BINDINGS};
 use node::{FusedChunk, FusedNode};

@@ -24,7 +24,8 @@ use crate::error::AlgorithmError;
 use crate::kernel::{
     check_writes_alone, require_output, require_packed, Binding, BufferKeyed, Grid, ViewCheck,
 };
-use crate::scan::{plan_scan, rows_u32, Binder, ChunkLayout, Handles, ScanKernelOptions, ScanMode};
+use crate::kernel::{plan_scan, rows_u32, Binder, Handles};
+use crate::scan::{ChunkLayout, ScanKernelOptions, ScanMode};
 
 const ALGORITHM: &str = "partitioned indexed range compaction";
 

@@ -19,7 +19,8 @@ use super::{
 };
 use crate::error::AlgorithmError;
 use crate::kernel::{check_writes_alone, require_output, require_packed, Binding, Grid, ViewCheck};
-use crate::scan::{rows_u32, Binder, Handles, Scan, ScanKernelOptions};
+use crate::kernel::{rows_u32, Binder, Handles};
+use crate::scan::{Scan, ScanKernelOptions};
 
 const ALGORITHM: &str = "indexed range compaction";
 

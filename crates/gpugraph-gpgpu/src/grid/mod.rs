@@ -16,7 +16,7 @@
 //! * outputs are initialized once per encoding, then every chunk accumulates (vectors keep
 //!   their chunks; positions, weights and mask share one chunk topology).
 //!
-//! Design: the keyed accumulation engine (`group::keyed`) keyed by cell: workgroup-privatized
+//! Design: the keyed accumulation engine (`keyed`) keyed by cell: workgroup-privatized
 //! accumulators while cells × statistics words fit workgroup memory (12,288 with 48 KiB),
 //! global atomics beyond.
 //! Memory traffic: 8 bytes per position (+4 weight, +4 mask) read once, plus ~12 bytes ×
@@ -49,9 +49,8 @@ pub mod cpu;
 use gpugraph_command::{CommandGraph, DataView, VectorFormat, VectorView};
 
 use crate::error::AlgorithmError;
-use crate::group::keyed::{Keyed, KeyedOutputs, KeyedSpec};
-use crate::group::{AggregateOutputs, KeyedPolicy};
 use crate::kernel::ViewCheck;
+use crate::keyed::{AggregateOutputs, Keyed, KeyedOutputs, KeyedPolicy, KeyedSpec};
 
 /// A row-major grid of `nx × ny` equal cells over `[x_min, x_max] × [y_min, y_max]`.
 #[derive(Clone, Copy, Debug, PartialEq)]

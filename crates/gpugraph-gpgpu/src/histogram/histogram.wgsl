@@ -1,4 +1,4 @@
-// Histogram bin keys, assembled after group/keyed.wgsl (which supplies `params`, `KEYS`,
+// Histogram bin keys, assembled after keyed/keyed.wgsl (which supplies `params`, `KEYS`,
 // `NO_KEY` and `edge_at`): UNIFORM_KEY selects equal-width bins, else sorted edges.
 
 fn row_key(x: KeyIn) -> u32 {

@@ -18,7 +18,7 @@
 //! * live count: a one-chunk input (or mask) may carry a live count (e.g. a compaction's
 //!   count): rows at or past `min(count, capacity)` are not read, without a readback.
 //!
-//! Design: the keyed accumulation engine (`group::keyed`): per-workgroup privatized counts in
+//! Design: the keyed accumulation engine (`keyed`): per-workgroup privatized counts in
 //! workgroup memory (bins up to the device's workgroup storage, e.g. 12,288 with 48 KiB;
 //! replicated for few bins) merged with global atomics, global atomics beyond; edges (up to
 //! 1,024) are staged in workgroup memory for the binary search. Memory traffic: 4 bytes per
@@ -57,11 +57,11 @@ use gpugraph_command::{
 };
 
 use crate::error::AlgorithmError;
-use crate::group::keyed::{binding_alignment, row_offset, Edges, Keyed, KeyedOutputs, KeyedSpec};
-use crate::group::KeyedPolicy;
 use crate::kernel::{
     self, parameter_buffer, require_output, Binding, Grid, Kernel, ShaderSource, ViewCheck,
 };
+use crate::kernel::{binding_alignment, row_offset};
+use crate::keyed::{Edges, Keyed, KeyedOutputs, KeyedPolicy, KeyedSpec};
 use crate::scan::Scan;
 
 /// Invocations of the single edge-validation workgroup.

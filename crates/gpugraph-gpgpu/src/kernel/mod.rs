@@ -3,7 +3,10 @@
 //! the view checks algorithms apply at their boundary.
 
 mod aliasing;
+mod binder;
+mod bindings;
 mod cache;
+mod chained;
 mod dispatch;
 mod outputs;
 mod placeholder;
@@ -12,7 +15,10 @@ mod source;
 mod views;
 
 pub use aliasing::{check_writes_alone, Arg, IN_PLACE, OVERLAP};
+pub(crate) use binder::{import_u32, rows_u32, Binder, Handles};
+pub use bindings::{bind_or, binding_alignment, row_offset};
 pub use cache::BufferKeyed;
+pub(crate) use chained::{check_kernel, plan_scan};
 pub use dispatch::{grid_for, Grid};
 pub use outputs::require_output;
 pub use placeholder::placeholder_buffer;

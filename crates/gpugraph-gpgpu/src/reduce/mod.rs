@@ -53,10 +53,10 @@ use gpugraph_command::{
 };
 
 use crate::error::AlgorithmError;
-use crate::group::keyed::{bind_or, binding_alignment, row_offset};
 use crate::kernel::{
-    self, check_same_topology, grid_for, parameter_buffer, placeholder_buffer, require_output,
-    require_packed, require_packed_live, Binding, Grid, Kernel, ShaderSource, ViewCheck,
+    self, bind_or, binding_alignment, check_same_topology, grid_for, parameter_buffer,
+    placeholder_buffer, require_output, require_packed, require_packed_live, row_offset, Binding,
+    Grid, Kernel, ShaderSource, ViewCheck,
 };
 
 /// Tunables of the reduction kernels, in one place (the shader sees them as `const`s).

@@ -22,7 +22,6 @@ pub use kernel::{
     check_device, ChunkBinding, ScanBindError, ScanBindGroups, ScanBindings, ScanKernel,
     ScanKernelError, ScanKernelOptions,
 };
-pub(crate) use node::{check_kernel, import_u32, plan_scan, rows_u32, Binder, Handles};
 pub use node::{scan_graph, Scan};
 pub use plan::{ChunkLayout, ChunkPlan, PlanLimits, ScanMode, ScanParams, ScanPlan, ScanPlanError};
 pub use policy::{ScanPolicy, ScanPolicyError};

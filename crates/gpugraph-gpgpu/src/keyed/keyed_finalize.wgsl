@@ -5,7 +5,7 @@
 // empty keys), and invocation 0 also writes the ignored-row count and the gate flag.
 
 #include "shared/dispatch.wgsl"
-#include "group/fixed_point.wgsl"
+#include "keyed/fixed_point.wgsl"
 
 struct Params {
     keys: u32,

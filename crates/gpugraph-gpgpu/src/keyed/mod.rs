@@ -1,5 +1,6 @@
 //! Keyed accumulation: the engine behind group aggregation, grid binning/aggregation and
-//! histograms. Each primitive supplies a WGSL `row_key` snippet mapping one input row to a key
+//! histograms (thin front-ends in `group/`, `grid/`, `histogram/`). Each primitive supplies a
+//! WGSL key file defining `row_key`, mapping one input row to a key
 //! in `0..key_count` (or none), and this module validates the views, plans the dispatches, and
 //! adds the graph nodes:
 //!
@@ -26,61 +27,22 @@ use crate::kernel::{
     self, check_same_topology, grid_for, parameter_buffer, placeholder_buffer, require_output,
     require_packed, require_packed_live_all, Binding, Grid, Kernel, ShaderSource, ViewCheck,
 };
+use crate::kernel::{bind_or, binding_alignment, row_offset};
 
-pub use super::policy::KeyedPolicy;
-use super::Summation;
+mod layout;
+mod outputs;
+mod policy;
+
+pub(crate) use outputs::KeyedOutputs;
+pub use outputs::{AggregateOutputs, Summation};
+pub use policy::KeyedPolicy;
+
+use layout::{shape, AccumulateParams, FillParams, Layout, Shape, NONE};
 
 /// Most workgroups of the init and finalize passes (they stride over the accumulators).
 const MAX_FILL_WORKGROUPS: u64 = 65535;
 /// Status words before the per-key accumulators: ignored rows, gate.
 pub(crate) const STATUS_WORDS: u32 = 4;
-
-const NONE: u32 = u32::MAX;
-
-/// Parameters of one chunk's accumulate dispatch (`Params` in keyed.wgsl, a uniform).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct AccumulateParams {
-    /// Rows of the chunk (its capacity when a live count bounds it).
-    pub rows: u32,
-    /// Row offsets of the chunk's keys, values and mask inside their bindings.
-    pub key_off: u32,
-    pub value_off: u32,
-    pub mask_off: u32,
-    /// Tiles of the chunk, and the workgroups striding over them.
-    pub tiles: u32,
-    pub workgroups: u32,
-    /// Row offset and length of GPU or literal edges.
-    pub edges_off: u32,
-    pub edge_count: u32,
-    /// The key snippet's parameters.
-    pub key_f0: [f32; 4],
-    pub key_f1: [f32; 4],
-    pub key_u: [u32; 4],
-    /// Row offset of the live count inside its binding (LIVE variant).
-    pub live_off: u32,
-    pub _pad: [u32; 3],
-}
-
-/// Parameters of the init and finalize kernels (`Params` in keyed_finalize.wgsl, a uniform).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct FillParams {
-    /// Finalize: keys to decode.
-    pub keys: u32,
-    /// Init: accumulator words to reset.
-    pub words: u32,
-    /// Finalize: row offsets of the result views inside their bindings.
-    pub count_off: u32,
-    pub sum_off: u32,
-    pub min_off: u32,
-    pub max_off: u32,
-    pub mean_off: u32,
-    pub ignored_off: u32,
-    pub flag_off: u32,
-    /// `0x7fc0_0000` (a NaN const-expression is a shader-creation error).
-    pub nan_bits: u32,
-}
 
 /// Sorted bin edges the key snippet searches through `edge_at(j)`.
 #[derive(Clone, Debug)]
@@ -98,20 +60,6 @@ impl Edges {
             Edges::Gpu(v) => v.len(),
         }
     }
-}
-
-/// Caller-owned result views of a keyed accumulation. Per-key views have `key_count` rows;
-/// `ignored` and `flag` are one uint32 row each.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct KeyedOutputs {
-    pub count: Option<DataView>,
-    pub sum: Option<DataView>,
-    pub min: Option<DataView>,
-    pub max: Option<DataView>,
-    pub mean: Option<DataView>,
-    pub ignored: Option<DataView>,
-    pub flag: Option<DataView>,
-    pub summation: Summation,
 }
 
 /// What a primitive asks of the engine.
@@ -140,101 +88,6 @@ pub(crate) struct KeyedSpec {
     /// accumulate, e.g. GPU edge validation).
     pub gated: bool,
     pub outputs: KeyedOutputs,
-}
-
-/// Statistic word offsets within one key's accumulator (NONE when absent). A deterministic
-/// sum is two words (`sum_at`: low, `sum_at + 1`: high half of a 64-bit two's-complement
-/// fixed-point total) plus `scale_at` (bits of the key's largest |value|).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Layout {
-    count_at: u32,
-    sum_at: u32,
-    min_at: u32,
-    max_at: u32,
-    scale_at: u32,
-    stride: u32,
-}
-
-impl Layout {
-    fn of(o: &KeyedOutputs) -> Self {
-        Self::from_flags(
-            o.count.is_some(),
-            o.sum.is_some(),
-            o.min.is_some(),
-            o.max.is_some(),
-            o.mean.is_some(),
-            o.summation == Summation::Deterministic,
-        )
-    }
-
-    fn from_flags(
-        count: bool,
-        sum: bool,
-        min: bool,
-        max: bool,
-        mean: bool,
-        deterministic: bool,
-    ) -> Self {
-        let mut next = 0;
-        let mut slot = |want: bool, words: u32| {
-            if want {
-                next += words;
-                next - words
-            } else {
-                NONE
-            }
-        };
-        let fixed = deterministic && (sum || mean);
-        let count_at = slot(count || mean, 1);
-        let sum_at = slot(sum || mean, if fixed { 2 } else { 1 });
-        let scale_at = slot(fixed, 1);
-        let min_at = slot(min, 1);
-        let max_at = slot(max, 1);
-        Self {
-            count_at,
-            sum_at,
-            min_at,
-            max_at,
-            scale_at,
-            stride: next,
-        }
-    }
-
-    /// Whether sums are fixed-point (a scale pass runs before accumulation).
-    fn fixed_sum(&self) -> bool {
-        self.scale_at != NONE
-    }
-}
-
-/// How the accumulate kernel is specialized.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Shape {
-    private: bool,
-    copies: u32,
-    edges_shared: bool,
-}
-
-/// Private accumulation when the accumulators fit the budget; replicas while they are tiny.
-fn shape(p: &KeyedPolicy, key_words: u64, edge_count: u64, device_wg_bytes: u32) -> Shape {
-    let edges_shared = edge_count > 0 && edge_count <= p.shared_edges_max as u64;
-    let edge_words = if edges_shared { edge_count as u32 } else { 1 };
-    let budget = (device_wg_bytes / 4)
-        .saturating_sub(edge_words + 8)
-        .min(p.private_words_max) as u64;
-    let private = key_words <= budget;
-    let mut copies = 1u32;
-    if private {
-        while copies < p.max_copies.min(p.workgroup_size)
-            && key_words * (copies as u64 * 2) <= budget.min(p.copy_target_words as u64)
-        {
-            copies *= 2;
-        }
-    }
-    Shape {
-        private,
-        copies,
-        edges_shared,
-    }
 }
 
 /// A declared keyed accumulation: validated views, the accumulator transient, per-chunk
@@ -454,7 +307,7 @@ impl Keyed {
         // The algorithm name but no instance id: equal shapes share one pipeline per device.
         ShaderSource::new(file)
             .comment(format!(
-                "Generated by gpugraph-gpgpu group/keyed.rs for {}.",
+                "Generated by gpugraph-gpgpu keyed/mod.rs for {}.",
                 self.spec.algorithm
             ))
             .alias("KeyIn", key_type)
@@ -493,7 +346,7 @@ impl Keyed {
     /// The WGSL of the accumulate kernel (or of its `{id}/scale` variant).
     pub fn accumulate_source(&self, scale_phase: bool) -> String {
         let mut recipe = self
-            .recipe("group/keyed.wgsl", scale_phase)
+            .recipe("keyed/keyed.wgsl", scale_phase)
             .file(self.spec.key_file)
             .define_if(self.live.is_some(), "LIVE");
         if let Some(name) = self.spec.key_define {
@@ -504,7 +357,7 @@ impl Keyed {
 
     /// The WGSL of the init and finalize kernels.
     pub fn finalize_source(&self) -> String {
-        self.recipe("group/keyed_finalize.wgsl", false).build()
+        self.recipe("keyed/keyed_finalize.wgsl", false).build()
     }
 
     /// Adds `{id}/init`: accumulators to identities (must precede every other node).
@@ -771,31 +624,6 @@ impl Keyed {
     }
 }
 
-/// The packed binding of `view` in `buffer`, or the placeholder when the view is absent.
-pub(crate) fn bind_or<'a>(
-    buffer: Option<&'a wgpu::Buffer>,
-    view: Option<DataView>,
-    placeholder: &'a wgpu::Buffer,
-    align: u64,
-) -> wgpu::BufferBinding<'a> {
-    match (buffer, view) {
-        (Some(b), Some(v)) => view_binding(b, &v, align).0,
-        _ => placeholder.as_entire_buffer_binding(),
-    }
-}
-
-/// Offset of `view`'s first row inside its aligned binding, in rows (the binding is an array
-/// of the row type; alignment ≥ 16 keeps it whole for vec2 rows).
-pub(crate) fn row_offset(view: &DataView, align: u64) -> u32 {
-    (view.aligned_range(align).element_offset / view.format().components().max(1) as u64) as u32
-}
-
-/// Binding offsets: the device's storage alignment, at least 16 bytes so vec2/vec4 element
-/// offsets inside a binding are whole.
-pub(crate) fn binding_alignment(cc: &gpugraph_command::CompileContext<'_>) -> u64 {
-    (cc.limits().min_storage_buffer_offset_alignment as u64).max(16)
-}
-
 fn finalize_bindings() -> Vec<Binding> {
     let mut b = vec![Binding::Uniform];
     b.extend(std::iter::repeat_n(Binding::StorageReadWrite, 8));
@@ -803,135 +631,4 @@ fn finalize_bindings() -> Vec<Binding> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn layouts_pack_only_the_needed_statistics() {
-        let l = Layout::from_flags(false, false, false, true, true, false);
-        assert_eq!(
-            (l.count_at, l.sum_at, l.min_at, l.max_at, l.stride),
-            (0, 1, NONE, 2, 3)
-        );
-        assert_eq!(
-            Layout::from_flags(true, false, false, false, false, false).stride,
-            1
-        );
-        assert_eq!(
-            Layout::from_flags(true, true, true, true, true, false).stride,
-            4
-        );
-        // Deterministic sums: two words of fixed-point total plus the scale word.
-        let l = Layout::from_flags(false, false, true, false, true, true);
-        assert_eq!(
-            (l.count_at, l.sum_at, l.scale_at, l.min_at, l.max_at, l.stride),
-            (0, 1, 3, 4, NONE, 5)
-        );
-        assert!(!Layout::from_flags(true, false, true, true, false, true).fixed_sum());
-    }
-
-    /// Every kernel variant of a few engine configurations validates, and the parameter
-    /// structs match the shaders' (needs a device: a graph declares the engine).
-    #[test]
-    fn kernels_validate_and_params_match_the_shaders() {
-        use gpugraph_command::{BufferDescriptor, DataViewDescriptor, GpuContext};
-        let ctx = GpuContext::new().expect("a Vulkan adapter is required for GPU tests");
-        let mut g = CommandGraph::new("keyed", &ctx.device);
-        let mut view = |name: &str, format: VectorFormat, rows: u64| {
-            let h = g
-                .create_buffer(BufferDescriptor::new(
-                    name.to_string(),
-                    4096,
-                    wgpu::BufferUsages::STORAGE,
-                ))
-                .unwrap();
-            (h, DataViewDescriptor::packed(format, rows))
-        };
-        let views: Vec<_> = [
-            ("keys", VectorFormat::Uint32, 100),
-            ("values", VectorFormat::Float32, 100),
-            ("count", VectorFormat::Uint32, 8),
-            ("sum", VectorFormat::Float32, 8),
-            ("min", VectorFormat::Float32, 8),
-            ("mean", VectorFormat::Float32, 8),
-            ("live", VectorFormat::Uint32, 1),
-        ]
-        .into_iter()
-        .map(|(n, f, r)| view(n, f, r))
-        .collect();
-        let views: Vec<DataView> = views
-            .into_iter()
-            .map(|(h, d)| g.create_data_view(h, d).unwrap())
-            .collect();
-        let keys = g.with_live_count(views[0], views[6]).unwrap();
-        for (i, (summation, live)) in [(Summation::Atomic, false), (Summation::Deterministic, true)]
-            .into_iter()
-            .enumerate()
-        {
-            let spec = KeyedSpec {
-                algorithm: "group aggregation",
-                id: format!("k{i}"),
-                keys: if live { keys.into() } else { views[0].into() },
-                keys_name: "codes",
-                key_format: VectorFormat::Uint32,
-                key_file: "group/code_key.wgsl",
-                key_define: None,
-                key_f: [0.0; 8],
-                key_u: [0; 4],
-                key_count: 8,
-                values: Some(views[1].into()),
-                values_name: "values",
-                mask: None,
-                edges: None,
-                gated: false,
-                outputs: KeyedOutputs {
-                    count: Some(views[2]),
-                    sum: Some(views[3]),
-                    min: Some(views[4]),
-                    mean: Some(views[5]),
-                    summation,
-                    ..Default::default()
-                },
-            };
-            let k = Keyed::declare(&mut g, spec, KeyedPolicy::DEFAULT).unwrap();
-            for source in [
-                k.accumulate_source(false),
-                k.accumulate_source(true),
-                k.finalize_source(),
-            ] {
-                kernel::validate_wgsl(&source).unwrap_or_else(|e| panic!("{e}"));
-                assert!(!source.contains("#unroll") && !source.contains("#if"));
-            }
-            let members = kernel::field_offsets!(AccumulateParams; rows, key_off, value_off,
-                mask_off, tiles, workgroups, edges_off, edge_count, key_f0, key_f1, key_u,
-                live_off);
-            let size = Some(std::mem::size_of::<AccumulateParams>());
-            kernel::assert_struct_layout(&k.accumulate_source(false), "Params", size, &members);
-            let members = kernel::field_offsets!(FillParams; keys, words, count_off, sum_off,
-                min_off, max_off, mean_off, ignored_off, flag_off, nan_bits);
-            let size = Some(std::mem::size_of::<FillParams>());
-            kernel::assert_struct_layout(&k.finalize_source(), "Params", size, &members);
-        }
-    }
-
-    #[test]
-    fn small_key_sets_are_privatized_and_replicated() {
-        let p = KeyedPolicy::DEFAULT;
-        let s = shape(&p, 4, 0, 32768);
-        assert!(s.private && s.copies == 8 && !s.edges_shared);
-        let s = shape(&p, 100, 0, 32768);
-        assert!(s.private && s.copies == 2);
-        let s = shape(&p, 8000, 0, 32768);
-        assert!(s.private && s.copies == 1);
-        let s = shape(&p, 8185, 0, 32768);
-        assert!(!s.private);
-        let s = shape(&p, 16384, 0, 1 << 20);
-        assert!(s.private);
-        let s = shape(&p, 3000, 1024, 16384);
-        assert!(s.private && s.edges_shared);
-        let s = shape(&p, 4000, 2000, 16384);
-        assert!(s.private && !s.edges_shared);
-        let s = shape(&p, 4000, 1024, 16384);
-        assert!(!s.private && s.edges_shared);
-    }
-}
+mod tests;
