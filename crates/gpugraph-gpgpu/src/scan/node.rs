@@ -7,7 +7,8 @@ use gpugraph_command::{
     DataView, ResourceUse, VectorFormat, VectorView,
 };
 
-use super::kernel::{ChunkBinding, ScanBindGroups, ScanBindings, ScanKernel};
+use super::bindings::{ChunkBinding, ScanBindGroups, ScanBindings};
+use super::kernel::ScanKernel;
 use super::plan::{ChunkLayout, ScanMode, ScanPlan};
 use super::ScanKernelOptions;
 use crate::error::AlgorithmError;
