@@ -71,35 +71,18 @@ pub enum AlgorithmError {
         /// Why the algorithm refuses it.
         reason: &'static str,
     },
-    /// The scan kernel cannot run on this device with the chosen options.
+    /// A kernel layer (the scan kernel's device check, the chained-scan tile planner, the
+    /// scan kernel's binding check) rejected the configuration; `source` is that layer's
+    /// typed error (e.g. [`crate::scan::ScanKernelError`], [`crate::scan::ScanPlanError`],
+    /// [`crate::scan::ScanBindError`]), reachable by downcasting.
     #[error("{algorithm} {id}: {source}")]
-    ScanKernel {
+    Kernel {
         /// Algorithm name.
         algorithm: &'static str,
         /// Instance id.
         id: String,
-        /// The kernel's reason.
-        source: crate::scan::ScanKernelError,
-    },
-    /// The scan tile planner rejected the chunk layout (sizes beyond its 32-bit counters).
-    #[error("{algorithm} {id}: {source}")]
-    ScanPlan {
-        /// Algorithm name.
-        algorithm: &'static str,
-        /// Instance id.
-        id: String,
-        /// The planner's reason.
-        source: crate::scan::ScanPlanError,
-    },
-    /// The scan kernel rejected the buffers bound for a plan.
-    #[error("{algorithm} {id}: {source}")]
-    ScanBind {
-        /// Algorithm name.
-        algorithm: &'static str,
-        /// Instance id.
-        id: String,
-        /// The kernel's reason.
-        source: crate::scan::ScanBindError,
+        /// The kernel layer's reason.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// The command graph rejected a declaration.
     #[error(transparent)]

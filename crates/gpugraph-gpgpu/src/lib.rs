@@ -25,7 +25,7 @@ pub use grid::{GridAggregation, GridBinning, GridDomain};
 pub use group::GroupAggregation;
 pub use histogram::{Histogram, HistogramBins};
 pub use keyed::{AggregateOutputs, KeyedPolicy, Summation};
-pub use mask::{Mask, MaskOp};
+pub use mask::{Mask, MaskOp, MaskPolicy};
 pub use reduce::{ReduceOp, ReducePolicy, Reduction};
 pub use scan::Scan;
 pub use sort::{

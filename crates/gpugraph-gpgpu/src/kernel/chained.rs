@@ -14,10 +14,10 @@ pub fn check_kernel(
     device: &wgpu::Device,
     options: &ScanKernelOptions,
 ) -> Result<(), AlgorithmError> {
-    check_device(device, options).map_err(|source| AlgorithmError::ScanKernel {
+    check_device(device, options).map_err(|source| AlgorithmError::Kernel {
         algorithm: c.algorithm,
         id: c.id.to_string(),
-        source,
+        source: Box::new(source),
     })
 }
 
@@ -34,9 +34,9 @@ pub fn plan_scan(
         mode,
         PlanLimits::new(&options.policy, &device.limits()),
     )
-    .map_err(|source| AlgorithmError::ScanPlan {
+    .map_err(|source| AlgorithmError::Kernel {
         algorithm: c.algorithm,
         id: c.id.to_string(),
-        source,
+        source: Box::new(source),
     })
 }

@@ -10,6 +10,7 @@ mod chained;
 mod dispatch;
 mod outputs;
 mod placeholder;
+mod policy;
 mod preprocess;
 mod source;
 mod views;
@@ -22,6 +23,8 @@ pub(crate) use chained::{check_kernel, plan_scan};
 pub use dispatch::{grid_for, Grid};
 pub use outputs::require_output;
 pub use placeholder::placeholder_buffer;
+pub(crate) use policy::{power_of_two_in, within};
+pub use policy::{spec_u32, PolicyError, PolicyParseError, PolicySpec, PolicySpecError};
 #[cfg(test)]
 pub(crate) use preprocess::validate_wgsl;
 pub(crate) use preprocess::{preprocess, unroll};
@@ -63,6 +66,18 @@ pub struct Kernel {
 /// The dispatch helpers (`shared/dispatch.wgsl`), for sort's own assembly until it moves to
 /// [`ShaderSource`] (`#include "shared/dispatch.wgsl"`).
 pub const SHARED_DISPATCH_WGSL: &str = include_str!("../shared/dispatch.wgsl");
+
+/// `shared` snippets followed by `source`, for WGSL outside this crate's registry (the CLI's
+/// own kernels); the crate's kernels assemble through [`ShaderSource`].
+pub fn with_shared(shared: &[&str], source: &str) -> String {
+    let mut out = String::new();
+    for s in shared {
+        out.push_str(s);
+        out.push('\n');
+    }
+    out.push_str(source);
+    out
+}
 
 impl Binding {
     /// The wgpu buffer binding type.

@@ -119,7 +119,7 @@ impl Keyed {
         let check = ViewCheck::new(alg, id);
         policy
             .validate()
-            .map_err(|reason| check.invalid(format!("policy: {reason}")))?;
+            .map_err(|e| check.invalid(e.to_string()))?;
         let k = spec.key_count as u64;
         if k == 0 {
             return Err(check.invalid("the key count must be at least 1"));

@@ -55,8 +55,9 @@ use gpugraph_command::{
 use crate::error::AlgorithmError;
 use crate::kernel::{
     self, bind_or, binding_alignment, check_same_topology, grid_for, parameter_buffer,
-    placeholder_buffer, require_output, require_packed, require_packed_live, row_offset, Binding,
-    Grid, Kernel, ShaderSource, ViewCheck,
+    placeholder_buffer, power_of_two_in, require_output, require_packed, require_packed_live,
+    row_offset, spec_u32, within, Binding, Grid, Kernel, PolicyError, PolicyParseError, PolicySpec,
+    PolicySpecError, ShaderSource, ViewCheck,
 };
 
 /// Tunables of the reduction kernels, in one place (the shader sees them as `const`s).
@@ -80,23 +81,51 @@ impl ReducePolicy {
     };
 
     /// Checks the ranges documented on each field.
-    pub fn validate(&self) -> Result<(), String> {
-        if !(32..=1024).contains(&self.workgroup_size) || !self.workgroup_size.is_power_of_two() {
-            return Err(format!(
-                "workgroup_size {} is not a power of two in 32..=1024",
-                self.workgroup_size
-            ));
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        const P: &str = "reduce";
+        let two = "a power of two in 32..=1024";
+        power_of_two_in(P, "workgroup_size", self.workgroup_size, 32..=1024, two)?;
+        within(
+            P,
+            "vec4_per_thread",
+            self.vec4_per_thread,
+            1..=16,
+            "in 1..=16",
+        )?;
+        let partials = self.max_partials_per_chunk;
+        within(
+            P,
+            "max_partials_per_chunk",
+            partials,
+            1..=u64::MAX,
+            "at least 1",
+        )
+    }
+}
+
+impl PolicySpec for ReducePolicy {
+    const KEYS: &'static str = "wg, vec4, partials";
+
+    fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
+        match key {
+            "wg" => self.workgroup_size = spec_u32(key, value)?,
+            "vec4" => self.vec4_per_thread = spec_u32(key, value)?,
+            "partials" => self.max_partials_per_chunk = value,
+            _ => return Ok(false),
         }
-        if !(1..=16).contains(&self.vec4_per_thread) {
-            return Err(format!(
-                "vec4_per_thread {} is not in 1..=16",
-                self.vec4_per_thread
-            ));
-        }
-        if self.max_partials_per_chunk == 0 {
-            return Err("max_partials_per_chunk must be at least 1".into());
-        }
-        Ok(())
+        Ok(true)
+    }
+}
+
+impl std::str::FromStr for ReducePolicy {
+    type Err = PolicyParseError<PolicyError>;
+
+    /// [`ReducePolicy::DEFAULT`] with the `key=value,…` settings of `s`, validated.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut p = Self::DEFAULT;
+        p.apply(s)?;
+        p.validate().map_err(PolicyParseError::Invalid)?;
+        Ok(p)
     }
 }
 
@@ -272,7 +301,7 @@ impl Reduction {
         let check = ViewCheck::new("reduction", &id);
         policy
             .validate()
-            .map_err(|reason| check.invalid(format!("policy: {reason}")))?;
+            .map_err(|e| check.invalid(e.to_string()))?;
         let format = self.input.format().ok_or_else(|| {
             check.invalid("the input vector has no chunks, so its value type is unknown")
         })?;
@@ -646,6 +675,23 @@ mod tests {
         }
         .validate()
         .is_err());
+        assert_eq!(
+            "wg=64,partials=8".parse::<ReducePolicy>(),
+            Ok(ReducePolicy {
+                workgroup_size: 64,
+                max_partials_per_chunk: 8,
+                ..d
+            })
+        );
+        assert_eq!(
+            "partials=0".parse::<ReducePolicy>(),
+            Err(PolicyParseError::Invalid(PolicyError::new(
+                "reduce",
+                "max_partials_per_chunk",
+                0,
+                "at least 1"
+            )))
+        );
     }
 
     #[test]

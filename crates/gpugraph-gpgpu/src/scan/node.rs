@@ -240,10 +240,10 @@ impl NodeState {
         };
         self.kernel
             .create_bind_groups(&self.device, &self.plan, &bindings)
-            .map_err(|source| AlgorithmError::ScanBind {
+            .map_err(|source| AlgorithmError::Kernel {
                 algorithm: ALGORITHM,
                 id: self.id.clone(),
-                source,
+                source: Box::new(source),
             })
     }
 }

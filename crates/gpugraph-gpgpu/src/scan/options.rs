@@ -5,6 +5,7 @@ use thiserror::Error;
 
 use super::kernel::STORAGE_BINDINGS_SEGMENTED;
 use super::policy::{ScanPolicy, ScanPolicyError};
+use crate::kernel::{PolicySpec, PolicySpecError};
 
 /// How to build a [`super::ScanKernel`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -87,6 +88,21 @@ impl ScanKernelOptions {
             options.policy.gather_first = true;
         }
         options
+    }
+}
+
+impl PolicySpec for ScanKernelOptions {
+    const KEYS: &'static str = "wg, vec4, window, spin, unroll, gather, subgroups, sglb";
+
+    /// The policy's keys, plus `subgroups` (subgroup tile scans) and `sglb` (subgroup
+    /// look-back). Whether the device has subgroups is the caller's to check.
+    fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
+        match key {
+            "subgroups" => self.subgroups = value != 0,
+            "sglb" => self.subgroup_lookback = value != 0,
+            _ => return self.policy.set(key, value),
+        }
+        Ok(true)
     }
 }
 
