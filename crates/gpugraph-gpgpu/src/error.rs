@@ -30,6 +30,34 @@ pub enum AlgorithmError {
         /// Which lengths/chunks differ, with numbers.
         reason: String,
     },
+    /// Two vectors read or written row for row have different chunk lengths.
+    #[error("{algorithm} {id}: {what} chunk lengths {actual:?} differ from {reference} chunk lengths {expected:?}")]
+    ChunkMismatch {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// The argument whose chunks differ ("mask", "output", ...).
+        what: Box<str>,
+        /// The argument it must match ("input", "codes", ...).
+        reference: Box<str>,
+        /// The reference's chunk lengths (boxed, like the names: keeps `AlgorithmError` small).
+        expected: Box<[u64]>,
+        /// The argument's chunk lengths.
+        actual: Box<[u64]>,
+    },
+    /// Inputs read row for row carry different live counts (one count must bound them all).
+    #[error("{algorithm} {id}: {first} and {second} carry different live counts; rows read together need one count")]
+    LiveCountMismatch {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// The first input with a live count.
+        first: Box<str>,
+        /// An input with another one.
+        second: Box<str>,
+    },
     /// A configuration value is out of range.
     #[error("{algorithm} {id}: invalid configuration: {reason}")]
     InvalidConfig {

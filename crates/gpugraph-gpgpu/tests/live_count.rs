@@ -391,8 +391,8 @@ fn live_counts_are_refused_where_unsupported_or_ambiguous() {
     .add_to_graph(&mut g)
     .unwrap_err();
     assert!(
-        matches!(&err, AlgorithmError::Mismatch { .. })
-            && err.to_string().contains("different live counts"),
+        matches!(&err, AlgorithmError::LiveCountMismatch { first, second, .. }
+            if &**first == "input 0" && &**second == "input 1"),
         "{err}"
     );
     let err = GroupAggregation {

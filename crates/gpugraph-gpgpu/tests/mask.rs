@@ -212,7 +212,10 @@ fn bad_masks_are_named_errors() {
     }
     .add_to_graph(&mut g)
     .unwrap_err();
-    assert!(matches!(err, AlgorithmError::Mismatch { .. }), "{err}");
+    assert!(
+        matches!(&err, AlgorithmError::ChunkMismatch { what, actual, expected, .. } if &**what == "input 0" && **actual == [8] && **expected == [7]),
+        "{err}"
+    );
     assert!(
         err.to_string().contains("[8]") && err.to_string().contains("[7]"),
         "{err}"

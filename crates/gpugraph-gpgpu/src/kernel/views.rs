@@ -149,7 +149,7 @@ pub fn require_packed_live(
 /// The one live count of several inputs that are read row for row together (keys, values and
 /// mask of one row): each input is checked like [`require_packed_live`] with its format, and
 /// every input that carries a live count must carry the same one (one count bounds the rows
-/// of all of them), else [`AlgorithmError::Mismatch`] naming both inputs.
+/// of all of them), else [`AlgorithmError::LiveCountMismatch`] naming both inputs.
 pub fn require_packed_live_all(
     c: ViewCheck<'_>,
     inputs: &[(&str, &VectorView, VectorFormat)],
@@ -161,9 +161,12 @@ pub fn require_packed_live_all(
         };
         match found {
             Some((first, l)) if l != live => {
-                return Err(c.mismatch(format!(
-                "{first} and {name} carry different live counts; rows read together need one count"
-            )))
+                return Err(AlgorithmError::LiveCountMismatch {
+                    algorithm: c.algorithm,
+                    id: c.id.to_string(),
+                    first: first.into(),
+                    second: (*name).into(),
+                });
             }
             Some(_) => {}
             None => found = Some((name, live)),
@@ -183,9 +186,14 @@ pub fn check_same_topology(
     let la: Vec<u64> = a.chunks().iter().map(DataView::len).collect();
     let lb: Vec<u64> = b.chunks().iter().map(DataView::len).collect();
     if la != lb {
-        return Err(c.mismatch(format!(
-            "{b_name} chunk lengths {lb:?} differ from {a_name} chunk lengths {la:?}"
-        )));
+        return Err(AlgorithmError::ChunkMismatch {
+            algorithm: c.algorithm,
+            id: c.id.to_string(),
+            what: b_name.into(),
+            reference: a_name.into(),
+            expected: la.into(),
+            actual: lb.into(),
+        });
     }
     Ok(())
 }
