@@ -30,6 +30,34 @@ pub enum AlgorithmError {
         /// Which lengths/chunks differ, with numbers.
         reason: String,
     },
+    /// Two vectors read or written row for row have different chunk lengths.
+    #[error("{algorithm} {id}: {what} chunk lengths {actual:?} differ from {reference} chunk lengths {expected:?}")]
+    ChunkMismatch {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// The argument whose chunks differ ("mask", "output", ...).
+        what: Box<str>,
+        /// The argument it must match ("input", "codes", ...).
+        reference: Box<str>,
+        /// The reference's chunk lengths (boxed, like the names: keeps `AlgorithmError` small).
+        expected: Box<[u64]>,
+        /// The argument's chunk lengths.
+        actual: Box<[u64]>,
+    },
+    /// Inputs read row for row carry different live counts (one count must bound them all).
+    #[error("{algorithm} {id}: {first} and {second} carry different live counts; rows read together need one count")]
+    LiveCountMismatch {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// The first input with a live count.
+        first: Box<str>,
+        /// An input with another one.
+        second: Box<str>,
+    },
     /// A configuration value is out of range.
     #[error("{algorithm} {id}: invalid configuration: {reason}")]
     InvalidConfig {
@@ -71,35 +99,18 @@ pub enum AlgorithmError {
         /// Why the algorithm refuses it.
         reason: &'static str,
     },
-    /// The scan kernel cannot run on this device with the chosen options.
+    /// A kernel layer (the scan kernel's device check, the chained-scan tile planner, the
+    /// scan kernel's binding check) rejected the configuration; `source` is that layer's
+    /// typed error (e.g. [`crate::scan::ScanKernelError`], [`crate::scan::ScanPlanError`],
+    /// [`crate::scan::ScanBindError`]), reachable by downcasting.
     #[error("{algorithm} {id}: {source}")]
-    ScanKernel {
+    Kernel {
         /// Algorithm name.
         algorithm: &'static str,
         /// Instance id.
         id: String,
-        /// The kernel's reason.
-        source: crate::scan::ScanKernelError,
-    },
-    /// The scan tile planner rejected the chunk layout (sizes beyond its 32-bit counters).
-    #[error("{algorithm} {id}: {source}")]
-    ScanPlan {
-        /// Algorithm name.
-        algorithm: &'static str,
-        /// Instance id.
-        id: String,
-        /// The planner's reason.
-        source: crate::scan::ScanPlanError,
-    },
-    /// The scan kernel rejected the buffers bound for a plan.
-    #[error("{algorithm} {id}: {source}")]
-    ScanBind {
-        /// Algorithm name.
-        algorithm: &'static str,
-        /// Instance id.
-        id: String,
-        /// The kernel's reason.
-        source: crate::scan::ScanBindError,
+        /// The kernel layer's reason.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// The command graph rejected a declaration.
     #[error(transparent)]

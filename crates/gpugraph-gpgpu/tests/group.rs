@@ -441,7 +441,7 @@ fn bad_configurations_are_named_errors() {
     misaligned.values = Some(short.into());
     let err = misaligned.add_to_graph(&mut g).unwrap_err();
     assert!(
-        matches!(err, AlgorithmError::Mismatch { .. }) && err.to_string().contains("[7]"),
+        matches!(&err, AlgorithmError::ChunkMismatch { what, actual, expected, .. } if &**what == "values" && **actual == [7] && **expected == [8]),
         "{err}"
     );
     let mut float_codes = base(counts);

@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use gpugraph_command::{CommandGraph, VectorView};
-use gpugraph_gpgpu::mask::{cpu, shader_source, vec4_shader_source};
+use gpugraph_gpgpu::mask::{cpu, shader_source, vec4_shader_source, MaskPolicy};
 use gpugraph_gpgpu::{AlgorithmError, Mask, MaskOp};
 
 const OPS: [MaskOp; 5] = [
@@ -27,7 +27,14 @@ fn arity(op: MaskOp) -> usize {
 fn generated_wgsl_validates_for_every_op_and_arity() {
     for op in OPS {
         for n in if op == MaskOp::Not { 1..2 } else { 2..6 } {
-            for src in [shader_source(op, n), vec4_shader_source(op, n)] {
+            let sources = [false, true].into_iter().flat_map(|live| {
+                let p = MaskPolicy::DEFAULT;
+                [
+                    shader_source(&p, op, n, live),
+                    vec4_shader_source(&p, op, n, live),
+                ]
+            });
+            for src in sources {
                 let module = naga::front::wgsl::parse_str(&src)
                     .unwrap_or_else(|e| panic!("{op:?}/{n}: {e}"));
                 naga::valid::Validator::new(
@@ -205,7 +212,10 @@ fn bad_masks_are_named_errors() {
     }
     .add_to_graph(&mut g)
     .unwrap_err();
-    assert!(matches!(err, AlgorithmError::Mismatch { .. }), "{err}");
+    assert!(
+        matches!(&err, AlgorithmError::ChunkMismatch { what, actual, expected, .. } if &**what == "input 0" && **actual == [8] && **expected == [7]),
+        "{err}"
+    );
     assert!(
         err.to_string().contains("[8]") && err.to_string().contains("[7]"),
         "{err}"
@@ -236,4 +246,71 @@ fn bad_masks_are_named_errors() {
         err.to_string(),
         "mask m: input 0 must be uint32, got float32"
     );
+}
+
+#[test]
+fn policies_tune_the_kernels_and_invalid_ones_are_named() {
+    let ctx = ctx();
+    let policies: [MaskPolicy; 2] = [
+        "wg=64,rows=3,vec4=2".parse().unwrap(),
+        "wg=32,rows=1,vec4=5".parse().unwrap(),
+    ];
+    for policy in policies {
+        // 4 inputs: vector kernel over the aligned slots, scalar kernel over the tail rows.
+        for n in [0usize, 1, 63, 64, 65, 641, 4099] {
+            let pats = patterns(n, n as u64 + 7);
+            for op in OPS {
+                let ins: Vec<&[u32]> = (0..if op == MaskOp::Not { 1 } else { 4 })
+                    .map(|k| pats[(k + op as usize) % pats.len()].as_slice())
+                    .collect();
+                let mut g = CommandGraph::new("mask-policy", &ctx.device);
+                let out_buf = upload(&ctx, &vec![POISON; n]);
+                let out = import_view(&mut g, "out", &out_buf, 0, n as u64);
+                let inputs: Vec<VectorView> = ins
+                    .iter()
+                    .enumerate()
+                    .map(|(k, m)| {
+                        let b = upload(&ctx, m);
+                        import_view(&mut g, &format!("in{k}"), &b, 0, n as u64).into()
+                    })
+                    .collect();
+                Mask {
+                    id: "combine".into(),
+                    inputs,
+                    output: out.into(),
+                    op,
+                }
+                .add_to_graph_with(&mut g, policy)
+                .unwrap();
+                run(&ctx, g);
+                let got = read_buffer(&ctx, &out_buf);
+                assert_eq!(
+                    &got[..n],
+                    cpu::combine(op, &ins).as_slice(),
+                    "{policy:?} {op:?} n={n}"
+                );
+            }
+        }
+    }
+    let mut g = CommandGraph::new("mask-bad-policy", &ctx.device);
+    let b = upload(&ctx, &[0; 4]);
+    let v = import_view(&mut g, "v", &b, 0, 4);
+    let o = upload(&ctx, &[0; 4]);
+    let ov = import_view(&mut g, "o", &o, 0, 4);
+    let err = Mask {
+        id: "bad".into(),
+        inputs: vec![v.into()],
+        output: ov.into(),
+        op: MaskOp::Not,
+    }
+    .add_to_graph_with(
+        &mut g,
+        MaskPolicy {
+            workgroup_size: 48,
+            ..MaskPolicy::DEFAULT
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("workgroup_size 48"), "{err}");
+    assert!("wg=64,lanes=2".parse::<MaskPolicy>().is_err());
 }

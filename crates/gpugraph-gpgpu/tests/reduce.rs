@@ -377,5 +377,8 @@ fn bad_views_are_named_errors() {
     let mut masked = reduce(fv.into(), ReduceOp::Count, u1);
     masked.mask = Some(u1.into());
     let err = masked.add_to_graph(&mut g).unwrap_err();
-    assert!(matches!(err, AlgorithmError::Mismatch { .. }), "{err}");
+    assert!(
+        matches!(&err, AlgorithmError::ChunkMismatch { what, actual, .. } if &**what == "mask" && **actual == [1]),
+        "{err}"
+    );
 }

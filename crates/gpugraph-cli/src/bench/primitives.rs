@@ -57,6 +57,7 @@ pub struct ScanVariant {
 /// The variants named by `--scan-policy` over the default options of a plain scan
 /// (`for_scan`) or of a compaction (`!for_scan`); the default alone when none is given.
 pub fn scan_variants(gpu: &Gpu, specs: &[String], for_scan: bool) -> Result<Vec<ScanVariant>> {
+    use gpugraph_gpgpu::kernel::PolicySpec;
     use gpugraph_gpgpu::scan::ScanKernelOptions;
     let default = if for_scan {
         ScanKernelOptions::for_scan(gpu.device())
@@ -78,39 +79,14 @@ pub fn scan_variants(gpu: &Gpu, specs: &[String], for_scan: bool) -> Result<Vec<
                     label: String::new(),
                 });
             }
+            // The library's key=value syntax (ScanKernelOptions: the ScanPolicy keys plus
+            // subgroups and sglb); subgroup switches only where the device has subgroups.
             let mut o = default;
-            for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                let (key, value) = part
-                    .split_once('=')
-                    .with_context(|| format!("--scan-policy '{spec}': '{part}' is not key=value"))?;
-                let v: u32 = value
-                    .parse()
-                    .with_context(|| format!("--scan-policy '{spec}': '{value}' is not a number"))?;
-                match key {
-                    "wg" => o.policy.workgroup_size = v,
-                    "vec4" => o.policy.vec4_per_thread = v,
-                    "window" => o.policy.lookback_window = v,
-                    "spin" => o.policy.spin_limit = v,
-                    "unroll" => o.policy.unroll = v != 0,
-                    "subgroups" => {
-                        o.subgroups = v != 0
-                            && gpu.device().features().contains(wgpu::Features::SUBGROUP)
-                    }
-                    "gather" => {
-                        // 0: values loaded between the stores; 1: before the first store;
-                        // 2: before the look-back.
-                        o.policy.gather_first = v == 1;
-                        o.policy.gather_early = v == 2;
-                    }
-                    "sglb" => {
-                        o.subgroup_lookback = v != 0
-                            && gpu.device().features().contains(wgpu::Features::SUBGROUP)
-                    }
-                    other => anyhow::bail!(
-                        "--scan-policy '{spec}': unknown key '{other}' (wg, vec4, window, spin, unroll, subgroups, sglb, gather)"
-                    ),
-                }
-            }
+            o.apply(spec)
+                .with_context(|| format!("--scan-policy '{spec}'"))?;
+            let subgroups = gpu.device().features().contains(wgpu::Features::SUBGROUP);
+            o.subgroups &= subgroups;
+            o.subgroup_lookback &= subgroups;
             o.policy
                 .validate()
                 .with_context(|| format!("--scan-policy '{spec}'"))?;

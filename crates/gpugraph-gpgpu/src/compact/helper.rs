@@ -7,8 +7,8 @@ use gpugraph_command::{compute_fn, view_binding, wgpu, CommandGraph, ComputeNode
 
 use super::node::Bound;
 use crate::error::AlgorithmError;
+use crate::kernel::Handles;
 use crate::kernel::{parameter_buffer, placeholder_buffer, Binding, BufferKeyed, Grid, Kernel};
-use crate::scan::Handles;
 
 /// One kernel of a helper node.
 pub(crate) struct HelperKernel {

@@ -45,22 +45,18 @@ use gpugraph_command::{
 };
 
 use crate::error::AlgorithmError;
+use crate::kernel::{check_kernel, import_u32, plan_scan, rows_u32, Binder, Handles};
 use crate::kernel::{
-    self as plumbing, check_same_topology, check_writes_alone, grid_for, parameter_buffer,
-    require_output, require_packed, require_packed_live, Binding, BufferKeyed, Grid, Kernel,
+    check_same_topology, check_writes_alone, grid_for, parameter_buffer, require_output,
+    require_packed, require_packed_live, Binding, BufferKeyed, Grid, Kernel, ShaderSource,
     ViewCheck,
 };
-use crate::scan::{
-    check_kernel, import_u32, plan_scan, rows_u32, Binder, ChunkLayout, Handles, ScanKernelOptions,
-    ScanMode,
-};
+use crate::scan::{ChunkLayout, ScanKernelOptions, ScanMode};
 use helper::{HelperDispatch, HelperKernel, HelperNode, Res};
 use kernel::{CompactGroups, CompactKernel, CompactParams, STORAGE_BINDINGS};
 use node::{FusedChunk, FusedNode};
 
 const ALGORITHM: &str = "compaction";
-const DISTRIBUTE_WGSL: &str = include_str!("distribute.wgsl");
-const ZERO_WGSL: &str = include_str!("zero.wgsl");
 
 /// Stable compaction of packed uint32 `values` by `flags` (nonzero = selected) into
 /// `output`: survivors in source order, `count` = the number of survivors.
@@ -168,12 +164,16 @@ pub(crate) fn helper_grid(
     })
 }
 
-/// The WGSL of a helper kernel: the policy header, the shared dispatch helpers, `source`.
-pub(crate) fn helper_source(extra: &[&str], source: &str) -> String {
-    let header = policy::header();
-    let mut shared = vec![header.as_str(), plumbing::SHARED_DISPATCH_WGSL];
-    shared.extend_from_slice(extra);
-    plumbing::with_shared(&shared, source)
+/// The WGSL of a helper kernel: the policy header, the shared dispatch helpers, then the
+/// registry `files` in order.
+pub(crate) fn helper_source(files: &[&'static str]) -> String {
+    let mut source = ShaderSource::new("shared/dispatch.wgsl")
+        .u32("WORKGROUP_SIZE", policy::WORKGROUP_SIZE)
+        .u32("ROWS_PER_THREAD", policy::ROWS_PER_THREAD);
+    for file in files {
+        source = source.file(file);
+    }
+    source.build()
 }
 
 /// Adds node `id` that writes 0 into each of `words` (at most three one-row uint32 views):
@@ -199,7 +199,7 @@ pub(crate) fn add_zero_words(
         uses,
         handles,
         kernels: vec![HelperKernel {
-            wgsl: ZERO_WGSL.to_string(),
+            wgsl: ShaderSource::new("compact/zero.wgsl").build(),
             entry: "zero_words",
             bindings: vec![
                 Binding::StorageRead,
@@ -488,7 +488,7 @@ impl Compaction {
                 let kernel = Kernel::new(
                     &device,
                     cc.node_id(),
-                    &helper_source(&[], DISTRIBUTE_WGSL),
+                    &helper_source(&["compact/distribute.wgsl"]),
                     "distribute",
                     &[
                         Binding::StorageRead,

@@ -24,10 +24,10 @@ use crate::error::AlgorithmError;
 use crate::kernel::{
     check_writes_alone, require_output, require_packed, Binding, BufferKeyed, Grid, ViewCheck,
 };
-use crate::scan::{plan_scan, rows_u32, Binder, ChunkLayout, Handles, ScanKernelOptions, ScanMode};
+use crate::kernel::{plan_scan, rows_u32, Binder, Handles};
+use crate::scan::{ChunkLayout, ScanKernelOptions, ScanMode};
 
 const ALGORITHM: &str = "partitioned indexed range compaction";
-const TOTALS_WGSL: &str = include_str!("partition_totals.wgsl");
 
 /// For every partition k (one row of `ranges`, chunk k of `flags` and of `outputs`): emits
 /// the global source ids `i` in `[start_k, end_k) ∩ [base_k, base_k + rows_k)` with
@@ -317,7 +317,7 @@ impl PartitionedIndexedRangeCompaction {
             uses,
             handles,
             kernels: vec![HelperKernel {
-                wgsl: helper_source(&[], TOTALS_WGSL),
+                wgsl: helper_source(&["compact/partition_totals.wgsl"]),
                 entry: "partition_totals",
                 bindings: vec![
                     Binding::StorageRead,

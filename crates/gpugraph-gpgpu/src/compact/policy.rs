@@ -8,10 +8,3 @@ pub const WORKGROUP_SIZE: u32 = 256;
 pub const ROWS_PER_THREAD: u32 = 4;
 /// Rows one workgroup of a row-parallel helper kernel covers.
 pub const ROWS_PER_WORKGROUP: u64 = (WORKGROUP_SIZE * ROWS_PER_THREAD) as u64;
-
-/// The WGSL header declaring the tunables above.
-pub fn header() -> String {
-    format!(
-        "const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\nconst ROWS_PER_THREAD: u32 = {ROWS_PER_THREAD}u;\n"
-    )
-}

@@ -19,13 +19,10 @@ use super::{
 };
 use crate::error::AlgorithmError;
 use crate::kernel::{check_writes_alone, require_output, require_packed, Binding, Grid, ViewCheck};
-use crate::scan::{rows_u32, Binder, Handles, Scan, ScanKernelOptions};
+use crate::kernel::{rows_u32, Binder, Handles};
+use crate::scan::{Scan, ScanKernelOptions};
 
 const ALGORITHM: &str = "indexed range compaction";
-const RANGE_WGSL: &str = include_str!("range.wgsl");
-const LENGTHS_WGSL: &str = include_str!("range_lengths.wgsl");
-const EXPAND_WGSL: &str = include_str!("expand.wgsl");
-const FINISH_WGSL: &str = include_str!("range_finish.wgsl");
 
 /// Emits the source ids `i` of every row of every range (`ranges` in order, each
 /// `[start, end)` over the rows of `flags`) with `flags[i] != 0` into `output`, densely and in
@@ -162,7 +159,7 @@ impl IndexedRangeCompaction {
             Binding::StorageReadWrite,
             Binding::StorageReadWrite,
         ];
-        let wgsl = helper_source(&[RANGE_WGSL], LENGTHS_WGSL);
+        let wgsl = helper_source(&["compact/range.wgsl", "compact/range_lengths.wgsl"]);
         let resources = vec![
             Res::Params(0),
             Res::View(ranges_b),
@@ -243,7 +240,7 @@ impl IndexedRangeCompaction {
                 ],
                 handles,
                 kernels: vec![HelperKernel {
-                    wgsl: helper_source(&[RANGE_WGSL], EXPAND_WGSL),
+                    wgsl: helper_source(&["compact/range.wgsl", "compact/expand.wgsl"]),
                     entry: "expand_candidates",
                     bindings: vec![
                         Binding::StorageRead,
@@ -313,7 +310,7 @@ impl IndexedRangeCompaction {
                 uses,
                 handles,
                 kernels: vec![HelperKernel {
-                    wgsl: helper_source(&[], FINISH_WGSL),
+                    wgsl: helper_source(&["compact/range_finish.wgsl"]),
                     entry: "finish_ranges",
                     bindings: vec![
                         Binding::StorageRead,

@@ -1,4 +1,4 @@
-// Grid cell keys, spliced into group/keyed.wgsl (which supplies `params`, `KeyIn` =
+// Grid cell keys, assembled after keyed/keyed.wgsl (which supplies `params`, `KeyIn` =
 // vec2<f32> and `NO_KEY`). key_f0 = (x_min, x_max, y_min, y_max), key_f1 = (x_scale,
 // y_scale) with scale = cells / (max - min), key_u = (nx, ny). Cells are row-major
 // (cy * nx + cx); each axis maps [min, max] with max included in the last cell, by

@@ -16,7 +16,7 @@
 //! * outputs are initialized once per encoding, then every chunk accumulates (vectors keep
 //!   their chunks; positions, weights and mask share one chunk topology).
 //!
-//! Design: the keyed accumulation engine (`group::keyed`) keyed by cell: workgroup-privatized
+//! Design: the keyed accumulation engine (`keyed`) keyed by cell: workgroup-privatized
 //! accumulators while cells × statistics words fit workgroup memory (12,288 with 48 KiB),
 //! global atomics beyond.
 //! Memory traffic: 8 bytes per position (+4 weight, +4 mask) read once, plus ~12 bytes ×
@@ -49,11 +49,8 @@ pub mod cpu;
 use gpugraph_command::{CommandGraph, DataView, VectorFormat, VectorView};
 
 use crate::error::AlgorithmError;
-use crate::group::keyed::{Keyed, KeyedOutputs, KeyedSpec};
-use crate::group::{AggregateOutputs, KeyedPolicy};
 use crate::kernel::ViewCheck;
-
-const CELL_KEY_WGSL: &str = include_str!("grid.wgsl");
+use crate::keyed::{AggregateOutputs, Keyed, KeyedOutputs, KeyedPolicy, KeyedSpec};
 
 /// A row-major grid of `nx × ny` equal cells over `[x_min, x_max] × [y_min, y_max]`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -128,7 +125,8 @@ impl GridDomain {
             keys_name: "positions",
             keys: positions,
             key_format: VectorFormat::Float32x2,
-            key_wgsl: CELL_KEY_WGSL.to_string(),
+            key_file: "grid/grid.wgsl",
+            key_define: None,
             key_f: [
                 self.x_min,
                 self.x_max,

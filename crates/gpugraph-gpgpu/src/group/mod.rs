@@ -11,6 +11,9 @@
 //!   and means bit-identical across runs; mean is the sum divided by the count;
 //! * outputs are initialized once per encoding, then every chunk accumulates: a vector keeps
 //!   its chunks (no packing); codes, values and mask must share one chunk topology;
+//! * live count: one-chunk codes, values or mask may carry a live count (the same one on
+//!   each that has one, e.g. a compaction's count): rows at or past `min(count, capacity)`
+//!   are not read, without a readback;
 //! * chunks of any size use a bounded grid (at most 2,048 workgroups striding over tiles,
 //!   split over two dimensions where the device's per-dimension limit is lower).
 //!
@@ -44,67 +47,13 @@
 //! ```
 
 pub mod cpu;
-pub(crate) mod keyed;
-pub mod policy;
 
-pub use policy::KeyedPolicy;
+pub use crate::keyed::{AggregateOutputs, KeyedPolicy, Summation};
 
 use gpugraph_command::{CommandGraph, DataView, VectorFormat, VectorView};
 
 use crate::error::AlgorithmError;
-use keyed::{Keyed, KeyedOutputs, KeyedSpec};
-
-/// How float sums (and the means built on them) are accumulated.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Summation {
-    /// One pass; float32 compare-exchange additions in whatever order the device runs them:
-    /// results may differ in the last bits from run to run (error bound: [`cpu::sum_bound`]).
-    #[default]
-    Atomic,
-    /// Bit-identical on every run, and for the sum also on every device and policy: a first
-    /// pass finds each key's largest |value|, a second adds every value as a 64-bit integer
-    /// in units of `2^(e-31)` (`2^e` above that largest |value|) with integer atomics, whose
-    /// total does not depend on order, and finalize rounds it once to float32 (nearest, ties
-    /// to even; modelled bit for bit by [`cpu::fixed_point_sum`]). Error ≤ `count · 2^(e-32)`
-    /// plus that rounding, at most about 2⁻³¹ of `count · max|v|`; values below 2⁻¹²⁵ of a
-    /// key with tiny values count as 0. Mean is that sum divided by the count on the device.
-    /// Cost: the keys and values are read twice (an extra `{id}/scale` pass) and the sum
-    /// takes three accumulator words instead of one.
-    Deterministic,
-}
-
-/// Caller-owned per-key result views (groups or grid cells); each has exactly one row per key.
-/// Give at least one. `count` is uint32; the others are float32 and need values.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AggregateOutputs {
-    /// Accepted rows per key.
-    pub count: Option<DataView>,
-    /// Sum of accepted values (0 when empty).
-    pub sum: Option<DataView>,
-    /// Minimum accepted value (NaN when empty).
-    pub min: Option<DataView>,
-    /// Maximum accepted value (NaN when empty).
-    pub max: Option<DataView>,
-    /// `sum / count` (NaN when empty).
-    pub mean: Option<DataView>,
-    /// How `sum` and `mean` are accumulated.
-    pub summation: Summation,
-}
-
-impl AggregateOutputs {
-    pub(crate) fn keyed(self, ignored: Option<DataView>) -> KeyedOutputs {
-        KeyedOutputs {
-            count: self.count,
-            sum: self.sum,
-            min: self.min,
-            max: self.max,
-            mean: self.mean,
-            ignored,
-            flag: None,
-            summation: self.summation,
-        }
-    }
-}
+use crate::keyed::{Keyed, KeyedSpec};
 
 /// Aggregates `values` (optional) by dense `codes` into `outputs`. Reads every chunk once;
 /// writes every row of each given output and the `ignored` word exactly once per encoding.
@@ -126,8 +75,6 @@ pub struct GroupAggregation {
     pub ignored: Option<DataView>,
 }
 
-const CODE_KEY_WGSL: &str = "fn row_key(x: KeyIn) -> u32 {\n    return x;\n}\n";
-
 impl GroupAggregation {
     /// Validates the views and adds the nodes `{id}/init`, `{id}`, `{id}/finalize`.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
@@ -146,7 +93,8 @@ impl GroupAggregation {
             keys_name: "codes",
             keys: self.codes,
             key_format: VectorFormat::Uint32,
-            key_wgsl: CODE_KEY_WGSL.to_string(),
+            key_file: "group/code_key.wgsl",
+            key_define: None,
             key_f: [0.0; 8],
             key_u: [0; 4],
             key_count: self.group_count,

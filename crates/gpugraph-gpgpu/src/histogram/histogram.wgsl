@@ -1,5 +1,13 @@
-// Histogram bin keys, spliced into group/keyed.wgsl (which supplies `params`, `KEYS`, `NO_KEY`
-// and `edge_at`). A generated `row_key` calls one of them.
+// Histogram bin keys, assembled after keyed/keyed.wgsl (which supplies `params`, `KEYS`,
+// `NO_KEY` and `edge_at`): UNIFORM_KEY selects equal-width bins, else sorted edges.
+
+fn row_key(x: KeyIn) -> u32 {
+#ifdef UNIFORM_KEY
+    return uniform_key(x);
+#else
+    return edge_key(x);
+#endif
+}
 
 // Equal-width bins over [lo, hi], hi included: key_f0 = (lo, hi, scale = bins / (hi - lo)).
 // The bin is floor((x - lo) * scale) in float32 (a subtraction and a multiplication, each

@@ -14,9 +14,11 @@
 //!   every encoding: invalid ones produce all-zero counts (and cumulative counts), zero
 //!   ignored rows, and `invalid_edges` = 1 (0 when valid);
 //! * counts are written once per encoding over all chunks (vectors keep their chunks);
-//!   `cumulative[i] = counts[0] + … + counts[i]` (modulo 2³²).
+//!   `cumulative[i] = counts[0] + … + counts[i]` (modulo 2³²);
+//! * live count: a one-chunk input (or mask) may carry a live count (e.g. a compaction's
+//!   count): rows at or past `min(count, capacity)` are not read, without a readback.
 //!
-//! Design: the keyed accumulation engine (`group::keyed`): per-workgroup privatized counts in
+//! Design: the keyed accumulation engine (`keyed`): per-workgroup privatized counts in
 //! workgroup memory (bins up to the device's workgroup storage, e.g. 12,288 with 48 KiB;
 //! replicated for few bins) merged with global atomics, global atomics beyond; edges (up to
 //! 1,024) are staged in workgroup memory for the binary search. Memory traffic: 4 bytes per
@@ -55,13 +57,13 @@ use gpugraph_command::{
 };
 
 use crate::error::AlgorithmError;
-use crate::group::keyed::{binding_alignment, row_offset, Edges, Keyed, KeyedOutputs, KeyedSpec};
-use crate::group::KeyedPolicy;
-use crate::kernel::{self, parameter_buffer, require_output, Binding, Grid, Kernel, ViewCheck};
+use crate::kernel::{
+    self, parameter_buffer, require_output, Binding, Grid, Kernel, ShaderSource, ViewCheck,
+};
+use crate::kernel::{binding_alignment, row_offset};
+use crate::keyed::{Edges, Keyed, KeyedOutputs, KeyedPolicy, KeyedSpec};
 use crate::scan::Scan;
 
-const KEYS_WGSL: &str = include_str!("histogram.wgsl");
-const VALIDATE_WGSL: &str = include_str!("validate_edges.wgsl");
 /// Invocations of the single edge-validation workgroup.
 const VALIDATE_WORKGROUP_SIZE: u32 = 256;
 
@@ -204,12 +206,12 @@ impl Histogram {
                 (
                     [*min, *max, scale, 0.0, 0.0, 0.0, 0.0, 0.0],
                     None,
-                    "uniform_key",
+                    Some("UNIFORM_KEY"),
                 )
             }
             HistogramBins::Edges(e) => {
                 check_edges(&id, e)?;
-                ([0.0; 8], Some(Edges::Literal(e.clone())), "edge_key")
+                ([0.0; 8], Some(Edges::Literal(e.clone())), None)
             }
             HistogramBins::GpuEdges(v) => {
                 if v.len() < 2 {
@@ -218,7 +220,7 @@ impl Histogram {
                         format!("histogram edges need at least 2 values, got {}", v.len()),
                     ));
                 }
-                ([0.0; 8], Some(Edges::Gpu(*v)), "edge_key")
+                ([0.0; 8], Some(Edges::Gpu(*v)), None)
             }
         };
         if bins > u32::MAX as u64 {
@@ -258,9 +260,8 @@ impl Histogram {
             keys_name: "input",
             keys: self.input,
             key_format: VectorFormat::Float32,
-            key_wgsl: format!(
-                "{KEYS_WGSL}\nfn row_key(x: KeyIn) -> u32 {{\n    return {key_fn}(x);\n}}\n"
-            ),
+            key_file: "histogram/histogram.wgsl",
+            key_define: key_fn,
             key_f,
             key_u: [0; 4],
             key_count: bins as u32,
@@ -290,10 +291,6 @@ impl Histogram {
     }
 }
 
-fn header() -> String {
-    format!("const WG: u32 = {VALIDATE_WORKGROUP_SIZE}u;\n\n")
-}
-
 /// `{id}/edges`: one workgroup writes the gate word from the edges' validity.
 fn add_edge_validation(
     graph: &mut CommandGraph,
@@ -306,7 +303,9 @@ fn add_edge_validation(
         ResourceUse::storage_read(edges.buffer()),
         ResourceUse::storage_read_write(acc),
     ];
-    let source = kernel::with_shared(&[&header()], VALIDATE_WGSL);
+    let source = ShaderSource::new("histogram/validate_edges.wgsl")
+        .u32("WG", VALIDATE_WORKGROUP_SIZE)
+        .build();
     graph.add_compute_node(ComputeNode::new(format!("{id}/edges"), uses, move |cc| {
         let device = cc.device().clone();
         let align = binding_alignment(cc);

@@ -1,6 +1,6 @@
 // Validates GPU-resident histogram edges at every encoding: finite and strictly increasing.
 // One workgroup writes the verdict into the accumulators' gate word (status word 1, see
-// group/keyed.wgsl), which makes the accumulate pass skip every row (counts stay zero) and
+// keyed/keyed.wgsl), which makes the accumulate pass skip every row (counts stay zero) and
 // which finalize publishes as the caller's flag word (1 = invalid).
 
 struct Params {

@@ -3,23 +3,37 @@
 //! the view checks algorithms apply at their boundary.
 
 mod aliasing;
+mod binder;
+mod bindings;
 mod cache;
+mod chained;
 mod dispatch;
 mod outputs;
 mod placeholder;
+mod policy;
 mod preprocess;
+mod source;
 mod views;
 
 pub use aliasing::{check_writes_alone, Arg, IN_PLACE, OVERLAP};
+pub(crate) use binder::{import_u32, rows_u32, Binder, Handles};
+pub use bindings::{bind_or, binding_alignment, row_offset};
 pub use cache::BufferKeyed;
+pub(crate) use chained::{check_kernel, plan_scan};
 pub use dispatch::{grid_for, Grid};
 pub use outputs::require_output;
 pub use placeholder::placeholder_buffer;
+pub(crate) use policy::{power_of_two_in, within};
+pub use policy::{spec_u32, PolicyError, PolicyParseError, PolicySpec, PolicySpecError};
 #[cfg(test)]
 pub(crate) use preprocess::validate_wgsl;
 pub(crate) use preprocess::{preprocess, unroll};
+#[cfg(test)]
+pub(crate) use source::{assert_struct_layout, field_offsets};
+pub use source::{registry_file, ShaderSource};
 pub use views::{
-    check_same_topology, require_format, require_packed, require_packed_live, ViewCheck,
+    check_same_topology, require_format, require_packed, require_packed_live,
+    require_packed_live_all, ViewCheck,
 };
 
 use std::num::NonZeroU64;
@@ -49,10 +63,12 @@ pub struct Kernel {
     pub layout: wgpu::BindGroupLayout,
 }
 
-/// WGSL text shared by several kernels, prepended by [`with_shared`].
+/// The dispatch helpers (`shared/dispatch.wgsl`), for sort's own assembly until it moves to
+/// [`ShaderSource`] (`#include "shared/dispatch.wgsl"`).
 pub const SHARED_DISPATCH_WGSL: &str = include_str!("../shared/dispatch.wgsl");
 
-/// `shared` snippets followed by `source`: our one-line include mechanism.
+/// `shared` snippets followed by `source`, for WGSL outside this crate's registry (the CLI's
+/// own kernels); the crate's kernels assemble through [`ShaderSource`].
 pub fn with_shared(shared: &[&str], source: &str) -> String {
     let mut out = String::new();
     for s in shared {
@@ -202,6 +218,16 @@ impl Kernel {
             .map(|(i, r)| (i as u32, r.clone()))
             .collect();
         DeviceCache::for_device(device).bind_group(&self.label, &self.layout, &entries)
+    }
+
+    /// A bind group of `resources` at their binding numbers (layouts with gaps), from the
+    /// device's bind-group cache.
+    pub fn bind_group_at(
+        &self,
+        device: &wgpu::Device,
+        resources: &[(u32, wgpu::BufferBinding<'_>)],
+    ) -> wgpu::BindGroup {
+        DeviceCache::for_device(device).bind_group(&self.label, &self.layout, resources)
     }
 
     /// Sets pipeline and bind group and dispatches `grid`.

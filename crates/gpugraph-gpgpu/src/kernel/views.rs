@@ -146,6 +146,35 @@ pub fn require_packed_live(
     Ok(live)
 }
 
+/// The one live count of several inputs that are read row for row together (keys, values and
+/// mask of one row): each input is checked like [`require_packed_live`] with its format, and
+/// every input that carries a live count must carry the same one (one count bounds the rows
+/// of all of them), else [`AlgorithmError::LiveCountMismatch`] naming both inputs.
+pub fn require_packed_live_all(
+    c: ViewCheck<'_>,
+    inputs: &[(&str, &VectorView, VectorFormat)],
+) -> Result<Option<DataView>, AlgorithmError> {
+    let mut found: Option<(&str, DataView)> = None;
+    for (name, v, format) in inputs {
+        let Some(live) = require_packed_live(c, name, v, *format)? else {
+            continue;
+        };
+        match found {
+            Some((first, l)) if l != live => {
+                return Err(AlgorithmError::LiveCountMismatch {
+                    algorithm: c.algorithm,
+                    id: c.id.to_string(),
+                    first: first.into(),
+                    second: (*name).into(),
+                });
+            }
+            Some(_) => {}
+            None => found = Some((name, live)),
+        }
+    }
+    Ok(found.map(|(_, l)| l))
+}
+
 /// Requires `b` to have the same number of chunks with the same lengths as `a`.
 pub fn check_same_topology(
     c: ViewCheck<'_>,
@@ -157,9 +186,14 @@ pub fn check_same_topology(
     let la: Vec<u64> = a.chunks().iter().map(DataView::len).collect();
     let lb: Vec<u64> = b.chunks().iter().map(DataView::len).collect();
     if la != lb {
-        return Err(c.mismatch(format!(
-            "{b_name} chunk lengths {lb:?} differ from {a_name} chunk lengths {la:?}"
-        )));
+        return Err(AlgorithmError::ChunkMismatch {
+            algorithm: c.algorithm,
+            id: c.id.to_string(),
+            what: b_name.into(),
+            reference: a_name.into(),
+            expected: la.into(),
+            actual: lb.into(),
+        });
     }
     Ok(())
 }

@@ -5,22 +5,120 @@
 pub mod cpu;
 
 use gpugraph_command::{
-    BindGroupCache, CommandGraph, ComputeNode, ResourceUse, VectorFormat, VectorView,
+    view_binding, BindGroupCache, CommandGraph, ComputeNode, DataView, ResourceUse, VectorFormat,
+    VectorView,
 };
 
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    self, check_same_topology, grid_for, require_packed, Binding, Kernel, ViewCheck,
+    self, check_same_topology, grid_for, power_of_two_in, require_packed, require_packed_live_all,
+    spec_u32, within, Binding, Kernel, PolicyError, PolicyParseError, PolicySpec, PolicySpecError,
+    ShaderSource, ViewCheck,
 };
 
-const WGSL: &str = include_str!("mask.wgsl");
-const VEC4_WGSL: &str = include_str!("mask_vec4.wgsl");
-/// Rows of one workgroup of the scalar kernel (`mask.wgsl`).
-const ROWS_PER_WORKGROUP: u64 = 256 * 4;
-/// vec4 slots per invocation of the vector kernel (`mask_vec4.wgsl`'s `VECS_PER_THREAD`).
-const VECS_PER_THREAD: u32 = 4;
-/// vec4 slots of one workgroup of the vector kernel.
-const VECS_PER_WORKGROUP: u64 = 256 * VECS_PER_THREAD as u64;
+/// Tunables of the mask kernels (the shaders see them as `const`s of a generated header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MaskPolicy {
+    /// Invocations per workgroup of both kernels: a power of two in `32..=1024` (and within
+    /// the device's invocation limit).
+    pub workgroup_size: u32,
+    /// Rows per invocation of the scalar kernel (`mask.wgsl`), in `1..=16`.
+    pub rows_per_thread: u32,
+    /// vec4 slots per invocation of the vector kernel (`mask_vec4.wgsl`, all loaded before
+    /// the first store), in `1..=16`.
+    pub vecs_per_thread: u32,
+}
+
+impl MaskPolicy {
+    /// 256 invocations, 4 rows or 4 vec4 slots each.
+    pub const DEFAULT: Self = Self {
+        workgroup_size: 256,
+        rows_per_thread: 4,
+        vecs_per_thread: 4,
+    };
+
+    /// Checks the ranges documented on each field.
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        const P: &str = "mask";
+        let two = "a power of two in 32..=1024";
+        power_of_two_in(P, "workgroup_size", self.workgroup_size, 32..=1024, two)?;
+        within(
+            P,
+            "rows_per_thread",
+            self.rows_per_thread,
+            1..=16,
+            "in 1..=16",
+        )?;
+        within(
+            P,
+            "vecs_per_thread",
+            self.vecs_per_thread,
+            1..=16,
+            "in 1..=16",
+        )
+    }
+
+    fn rows_per_workgroup(&self) -> u64 {
+        u64::from(self.workgroup_size * self.rows_per_thread)
+    }
+
+    fn vecs_per_workgroup(&self) -> u64 {
+        u64::from(self.workgroup_size * self.vecs_per_thread)
+    }
+}
+
+impl Default for MaskPolicy {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl PolicySpec for MaskPolicy {
+    const KEYS: &'static str = "wg, rows, vec4";
+
+    fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
+        match key {
+            "wg" => self.workgroup_size = spec_u32(key, value)?,
+            "rows" => self.rows_per_thread = spec_u32(key, value)?,
+            "vec4" => self.vecs_per_thread = spec_u32(key, value)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+impl std::str::FromStr for MaskPolicy {
+    type Err = PolicyParseError<PolicyError>;
+
+    /// [`MaskPolicy::DEFAULT`] with the `key=value,…` settings of `s`, validated.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut p = Self::DEFAULT;
+        p.apply(s)?;
+        p.validate().map_err(PolicyParseError::Invalid)?;
+        Ok(p)
+    }
+}
+/// Binding of the first input (0: parameters, 1: output, 2: live count).
+const FIRST_INPUT: u32 = 3;
+/// Binding of the live count.
+const LIVE_BINDING: u32 = 2;
+
+/// The fixed part of one dispatch's parameters (`Params` in `combine.wgsl`); the inputs'
+/// element offsets follow it (`in_off`, a runtime-sized array).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct MaskParams {
+    /// Elements (rows, or vec4 slots for the vector kernel) of the dispatch.
+    pub count: u32,
+    /// Element offset of the output inside its binding.
+    pub out_off: u32,
+    /// LIVE: the chunk row of element 0's first row.
+    pub first_row: u32,
+    /// LIVE: offset of the count inside its binding.
+    pub live_off: u32,
+    /// LIVE: rows of the chunk (the count is clamped to it).
+    pub rows: u32,
+}
 
 /// A boolean operator over masks (zero = false, nonzero = true).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,6 +156,11 @@ impl std::str::FromStr for MaskOp {
 /// Combines `inputs` into `output` with `op`. Reads every input chunk once, writes every
 /// output row exactly once with 0 or 1. Inputs and output must be packed uint32 with equal
 /// chunk lengths; the output must not share a buffer with an input.
+///
+/// Live count: one-chunk inputs may carry a live count (all the same one,
+/// [`gpugraph_command::CommandGraph::with_live_count`], e.g. a compaction's count). Output
+/// rows at or past `min(count, capacity)` are written 0 (a row that does not exist is not
+/// visible, whatever the operator), so the output is fully defined without a readback.
 #[derive(Clone, Debug)]
 pub struct Mask {
     /// Node id (and label).
@@ -70,78 +173,60 @@ pub struct Mask {
     pub op: MaskOp,
 }
 
-/// `op` over the operands' truth values; `vector`: over `vec4<bool>` (`&`, `|`), else `bool`.
-fn combine_expr(op: MaskOp, operands: &[String], vector: bool) -> String {
-    let (and, or) = if vector {
-        (" & ", " | ")
-    } else {
-        (" && ", " || ")
-    };
+fn op_define(op: MaskOp) -> &'static str {
     match op {
-        MaskOp::And => operands.join(and),
-        MaskOp::Or => operands.join(or),
-        MaskOp::Xor => operands.join(" != "),
-        MaskOp::Difference => format!("{}{and}!({})", operands[0], operands[1..].join(or)),
-        MaskOp::Not => format!("!{}", operands[0]),
+        MaskOp::And => "OP_AND",
+        MaskOp::Or => "OP_OR",
+        MaskOp::Xor => "OP_XOR",
+        MaskOp::Difference => "OP_DIFFERENCE",
+        MaskOp::Not => "OP_NOT",
     }
 }
 
-/// The read-only bindings `in_0..in_{n-1}` (slots 2..) as arrays of `element`.
-fn input_bindings(n: usize, element: &str) -> String {
-    (0..n)
-        .map(|k| {
-            format!(
-                "@group(0) @binding({}) var<storage, read> in_{k}: array<{element}>;\n",
-                k + 2
-            )
-        })
-        .collect()
+fn recipe(
+    file: &'static str,
+    policy: &MaskPolicy,
+    op: MaskOp,
+    n: usize,
+    live: bool,
+) -> ShaderSource {
+    ShaderSource::new(file)
+        .comment("Generated by gpugraph-gpgpu mask/mod.rs.")
+        .u32("WORKGROUP_SIZE", policy.workgroup_size)
+        .u32("ROWS_PER_THREAD", policy.rows_per_thread)
+        .u32("VECS_PER_THREAD", policy.vecs_per_thread)
+        .u32("INPUTS_END", FIRST_INPUT + n as u32)
+        .define(op_define(op))
+        .define_if(live, "LIVE")
 }
 
-/// The WGSL of the scalar kernel for `op` over `n` inputs (any alignment, one row at a time).
-pub fn shader_source(op: MaskOp, n: usize) -> String {
-    let bindings = input_bindings(n, "u32");
-    let operands: Vec<String> = (0..n)
-        .map(|k| format!("(in_{k}[params[{}] + i] != 0u)", k + 2))
-        .collect();
-    let body = WGSL
-        .replace("//INPUT_BINDINGS", &bindings)
-        .replace("COMBINE", &combine_expr(op, &operands, false));
-    kernel::with_shared(&[kernel::SHARED_DISPATCH_WGSL], &body)
+/// The WGSL of the scalar kernel for `op` over `n` inputs (any alignment, one row at a time);
+/// `live`: the variant bounded by a live count.
+pub fn shader_source(policy: &MaskPolicy, op: MaskOp, n: usize, live: bool) -> String {
+    recipe("mask/mask.wgsl", policy, op, n, live).build()
 }
 
 /// The WGSL of the vector kernel for `op` over `n` inputs (16-byte aligned views, four rows
-/// per `vec4<u32>`, every load before the first store).
-pub fn vec4_shader_source(op: MaskOp, n: usize) -> String {
-    let bindings = input_bindings(n, "vec4<u32>");
-    let loads: String = (0..n)
-        .map(|k| {
-            format!(
-                "    let off_{k} = params[{p}];\n    var v_{k}: array<vec4<u32>, VECS_PER_THREAD>;\n\
-                 #unroll\n    \
-                 for (var r = 0u; r < VECS_PER_THREAD; r += 1u) {{\n        \
-                 let i = base + r * WORKGROUP_SIZE;\n        \
-                 if (i < count) {{ v_{k}[r] = in_{k}[off_{k} + i]; }}\n    }}\n",
-                p = k + 2
-            )
-        })
-        .collect();
-    let operands: Vec<String> = (0..n)
-        .map(|k| format!("(v_{k}[r] != vec4<u32>(0u))"))
-        .collect();
-    let body = VEC4_WGSL
-        .replace("//INPUT_BINDINGS", &bindings)
-        .replace("//INPUT_LOADS", &loads)
-        .replace("COMBINE", &combine_expr(op, &operands, true));
-    let body = kernel::unroll(&body, &[("VECS_PER_THREAD", VECS_PER_THREAD)], true);
-    kernel::with_shared(&[kernel::SHARED_DISPATCH_WGSL], &body)
+/// per `vec4<u32>`, every load before the first store); `live` as in [`shader_source`].
+pub fn vec4_shader_source(policy: &MaskPolicy, op: MaskOp, n: usize, live: bool) -> String {
+    recipe("mask/mask_vec4.wgsl", policy, op, n, live).build()
 }
 
-/// One dispatch of a chunk: which kernel, its parameter words and grid.
+/// One dispatch of a chunk: which kernel, its parameters and grid.
 struct Dispatch {
     vector: bool,
-    params: Vec<u32>,
+    params: MaskParams,
+    in_off: Vec<u32>,
     grid: kernel::Grid,
+}
+
+impl Dispatch {
+    /// The parameter bytes: [`MaskParams`] then the input offsets.
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = bytemuck::bytes_of(&self.params).to_vec();
+        out.extend_from_slice(bytemuck::cast_slice(&self.in_off));
+        out
+    }
 }
 
 /// The dispatches of one chunk of `len` rows whose output and input views start at element
@@ -149,6 +234,7 @@ struct Dispatch {
 /// vec4 slots when every offset is a multiple of 4, the scalar kernel over the rest.
 fn plan_chunk(
     check: ViewCheck<'_>,
+    policy: &MaskPolicy,
     len: u64,
     offsets: &[u32],
     max_dim: u32,
@@ -166,22 +252,33 @@ fn plan_chunk(
     let vecs = if aligned { len / 4 } else { 0 };
     let mut out = Vec::new();
     if vecs > 0 {
-        let mut params = vec![vecs as u32];
-        params.extend(offsets.iter().map(|o| o / 4));
         out.push(Dispatch {
             vector: true,
-            params,
-            grid: grid(vecs, VECS_PER_WORKGROUP)?,
+            params: MaskParams {
+                count: vecs as u32,
+                out_off: offsets[0] / 4,
+                first_row: 0,
+                live_off: 0,
+                rows: len as u32,
+            },
+            in_off: offsets[1..].iter().map(|o| o / 4).collect(),
+            grid: grid(vecs, policy.vecs_per_workgroup())?,
         });
     }
     let rest = len - 4 * vecs;
     if rest > 0 {
-        let mut params = vec![rest as u32];
-        params.extend(offsets.iter().map(|o| o + 4 * vecs as u32));
+        let skip = 4 * vecs as u32;
         out.push(Dispatch {
             vector: false,
-            params,
-            grid: grid(rest, ROWS_PER_WORKGROUP)?,
+            params: MaskParams {
+                count: rest as u32,
+                out_off: offsets[0] + skip,
+                first_row: skip,
+                live_off: 0,
+                rows: len as u32,
+            },
+            in_off: offsets[1..].iter().map(|o| o + skip).collect(),
+            grid: grid(rest, policy.rows_per_workgroup())?,
         });
     }
     Ok(out)
@@ -190,7 +287,30 @@ fn plan_chunk(
 impl Mask {
     /// Validates the views and adds one compute node (one dispatch per non-empty chunk).
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        self.add_to_graph_with(graph, MaskPolicy::DEFAULT)
+    }
+
+    /// [`Mask::add_to_graph`] with explicit tunables.
+    pub fn add_to_graph_with(
+        self,
+        graph: &mut CommandGraph,
+        policy: MaskPolicy,
+    ) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("mask", &self.id);
+        policy
+            .validate()
+            .map_err(|e| check.invalid(e.to_string()))?;
+        let invocations = graph
+            .device()
+            .limits()
+            .max_compute_invocations_per_workgroup;
+        if policy.workgroup_size > invocations {
+            return Err(check.device_limit(
+                "invocations per workgroup",
+                policy.workgroup_size.into(),
+                invocations.into(),
+            ));
+        }
         let n = self.inputs.len();
         let arity_ok = match self.op {
             MaskOp::Not => n == 1,
@@ -212,10 +332,23 @@ impl Mask {
             ));
         }
         require_packed(check, "output", &self.output, VectorFormat::Uint32)?;
+        let names: Vec<String> = (0..n).map(|k| format!("input {k}")).collect();
+        let read: Vec<(&str, &VectorView, VectorFormat)> = names
+            .iter()
+            .zip(&self.inputs)
+            .map(|(name, v)| (name.as_str(), v, VectorFormat::Uint32))
+            .collect();
+        let live: Option<DataView> = require_packed_live_all(check, &read)?;
+        if live.is_some() && n + 3 > limit {
+            return Err(check.device_limit(
+                "storage bindings for inputs, output, parameters and the live count",
+                (n + 3) as u64,
+                limit as u64,
+            ));
+        }
         for (k, input) in self.inputs.iter().enumerate() {
-            let name = format!("input {k}");
-            require_packed(check, &name, input, VectorFormat::Uint32)?;
-            check_same_topology(check, "output", &self.output, &name, input)?;
+            let name = &names[k];
+            check_same_topology(check, "output", &self.output, name, input)?;
             let shared = input
                 .buffers()
                 .into_iter()
@@ -229,6 +362,7 @@ impl Mask {
         }
         let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;
         let align = graph.device().limits().min_storage_buffer_offset_alignment as u64;
+        // Element offsets of each chunk's output and inputs inside their bindings.
         let mut plans = Vec::new();
         for (ci, c) in self.output.chunks().iter().enumerate() {
             if c.len() > u32::MAX as u64 {
@@ -240,12 +374,15 @@ impl Mask {
                     .iter()
                     .map(|v| v.chunks()[ci].aligned_range(align).element_offset as u32),
             );
-            plans.push(plan_chunk(check, c.len(), &offsets, max_dim)?);
+            plans.push(plan_chunk(check, &policy, c.len(), &offsets, max_dim)?);
         }
 
         let mut uses: Vec<ResourceUse> = Vec::new();
         for input in &self.inputs {
             uses.extend(input.buffers().into_iter().map(ResourceUse::storage_read));
+        }
+        if let Some(l) = &live {
+            uses.push(ResourceUse::storage_read(l.buffer()));
         }
         uses.extend(
             self.output
@@ -259,23 +396,35 @@ impl Mask {
             output,
             op,
         } = self;
+        let live = live.map(DataView::without_live_count);
         graph.add_compute_node(ComputeNode::new(id, uses, move |cc| {
             let device = cc.device().clone();
             let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-            let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
-            bindings.extend(std::iter::repeat_n(Binding::StorageRead, inputs.len()));
+            let read = Binding::StorageRead.buffer_type();
+            let mut entries = vec![
+                kernel::buffer_entry(0, read, 0),
+                kernel::buffer_entry(1, Binding::StorageReadWrite.buffer_type(), 0),
+            ];
+            if live.is_some() {
+                entries.push(kernel::buffer_entry(LIVE_BINDING, read, 0));
+            }
+            entries.extend(
+                (0..inputs.len() as u32).map(|k| kernel::buffer_entry(FIRST_INPUT + k, read, 0)),
+            );
             let kernel_for = |source: String| {
-                Kernel::new(
+                Kernel::with_entries(
                     &device,
                     cc.node_id(),
                     &source,
                     "combine_masks",
-                    &bindings,
+                    &entries,
                     &[],
                 )
             };
-            let scalar = kernel_for(shader_source(op, inputs.len()));
-            let vector = kernel_for(vec4_shader_source(op, inputs.len()));
+            let n = inputs.len();
+            let scalar = kernel_for(shader_source(&policy, op, n, live.is_some()));
+            let vector = kernel_for(vec4_shader_source(&policy, op, n, live.is_some()));
+            let live_off = live.map_or(0, |l| l.aligned_range(align).element_offset as u32);
             struct Chunk {
                 chunk: usize,
                 vector: bool,
@@ -286,14 +435,18 @@ impl Mask {
             let mut chunks: Vec<Chunk> = Vec::new();
             for (ci, plan) in plans.iter().enumerate() {
                 for d in plan {
+                    let d = Dispatch {
+                        params: MaskParams {
+                            live_off,
+                            ..d.params
+                        },
+                        in_off: d.in_off.clone(),
+                        ..*d
+                    };
                     chunks.push(Chunk {
                         chunk: ci,
                         vector: d.vector,
-                        params: kernel::parameter_buffer(
-                            &device,
-                            cc.node_id(),
-                            bytemuck::cast_slice(&d.params),
-                        ),
+                        params: kernel::parameter_buffer(&device, cc.node_id(), &d.bytes()),
                         cache: BindGroupCache::default(),
                         grid: d.grid,
                     });
@@ -309,26 +462,44 @@ impl Mask {
                     let out = &output.chunks()[ci];
                     let mut buffers = vec![ec.buffer(out.buffer())];
                     buffers.extend(inputs.iter().map(|v| ec.buffer(v.chunks()[ci].buffer())));
+                    buffers.extend(live.map(|l| ec.buffer(l.buffer())));
                     let params = &chunk.params;
                     let group = chunk.cache.get_or_create(&buffers, || {
-                        let mut res = vec![params.as_entire_buffer_binding()];
-                        res.push(gpugraph_command::view_binding(buffers[0], out, align).0);
+                        let mut res = vec![
+                            (0, params.as_entire_buffer_binding()),
+                            (1, view_binding(buffers[0], out, align).0),
+                        ];
                         for (k, v) in inputs.iter().enumerate() {
-                            res.push(
-                                gpugraph_command::view_binding(
-                                    buffers[k + 1],
-                                    &v.chunks()[ci],
-                                    align,
-                                )
-                                .0,
-                            );
+                            let b = view_binding(buffers[k + 1], &v.chunks()[ci], align).0;
+                            res.push((FIRST_INPUT + k as u32, b));
                         }
-                        kernel.bind_group(&device, &res)
+                        if let Some(l) = &live {
+                            let b = buffers[inputs.len() + 1];
+                            res.push((LIVE_BINDING, view_binding(b, l, align).0));
+                        }
+                        kernel.bind_group_at(&device, &res)
                     });
                     kernel.dispatch(pass, group, chunk.grid);
                 }
             }))
         }))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_match_the_shader_struct() {
+        for live in [false, true] {
+            let source = shader_source(&MaskPolicy::DEFAULT, MaskOp::Difference, 3, live);
+            let mut members = kernel::field_offsets!(MaskParams; count, out_off, first_row,
+                live_off, rows);
+            // The input offsets follow the fixed part.
+            members.push(("in_off", std::mem::size_of::<MaskParams>()));
+            kernel::assert_struct_layout(&source, "Params", None, &members);
+        }
     }
 }

@@ -17,6 +17,7 @@
 // total is (x + y) + (z + w) of its lane sums. Non-finite and masked-out values add +0.0.
 // uint32 sums are 64-bit (lo, hi) with carries. Min and max compare order-preserving u32
 // encodings of floats (-0 below +0), so they are exact and total.
+#include "shared/dispatch.wgsl"
 
 struct Partial {
     sum: u32,
@@ -222,7 +223,19 @@ fn take(a: Acc, s: Slot) -> Acc {
     return r;
 }
 
-//TILE_ROUND
+// One invocation's slots `first + j * WG` of a tile, straight-line (private arrays indexed in
+// a loop would live in local memory on some compilers): all loads are issued before the
+// slots are added, in `j` order.
+fn tile_round(first: u32, a: Acc) -> Acc {
+    var acc = a;
+#unroll J in 0..VEC4_PER_THREAD
+    let s_J = load_slot(first + J * WG);
+#end_unroll
+#unroll J in 0..VEC4_PER_THREAD
+    acc = take(acc, s_J);
+#end_unroll
+    return acc;
+}
 
 @compute @workgroup_size(WG)
 fn reduce_tiles(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num_wg: vec3<u32>,

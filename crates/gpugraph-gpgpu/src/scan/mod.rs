@@ -10,19 +10,19 @@
 //! results (plus 8 bytes of status per tile), in one pass over the data, without hanging on
 //! devices that give no forward-progress guarantee between workgroups.
 
+mod bindings;
 pub mod cpu;
 pub mod kernel;
 mod node;
+mod options;
 pub mod plan;
 pub mod policy;
 pub(crate) mod source;
 
+pub use bindings::{ChunkBinding, ScanBindError, ScanBindGroups, ScanBindings};
+pub use kernel::ScanKernel;
 pub(crate) use kernel::LIVE_BINDING;
-pub use kernel::{
-    check_device, ChunkBinding, ScanBindError, ScanBindGroups, ScanBindings, ScanKernel,
-    ScanKernelError, ScanKernelOptions,
-};
-pub(crate) use node::{check_kernel, import_u32, plan_scan, rows_u32, Binder, Handles};
 pub use node::{scan_graph, Scan};
+pub use options::{check_device, check_device_for, ScanKernelError, ScanKernelOptions};
 pub use plan::{ChunkLayout, ChunkPlan, PlanLimits, ScanMode, ScanParams, ScanPlan, ScanPlanError};
 pub use policy::{ScanPolicy, ScanPolicyError};

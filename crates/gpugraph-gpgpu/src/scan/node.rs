@@ -3,17 +3,18 @@
 //! transient `{id}/tile-status` (8 bytes per 4,096-element tile + 16).
 
 use gpugraph_command::{
-    compute_fn, try_compute_fn, view_binding, wgpu, BufferDescriptor, BufferHandle, CommandGraph,
-    ComputeNode, DataView, ResourceUse, VectorFormat, VectorView,
+    compute_fn, try_compute_fn, view_binding, wgpu, BufferDescriptor, CommandGraph, ComputeNode,
+    DataView, ResourceUse, VectorFormat, VectorView,
 };
 
-use super::kernel::{check_device_for, ChunkBinding, ScanBindGroups, ScanBindings, ScanKernel};
-use super::plan::{ChunkLayout, PlanLimits, ScanMode, ScanPlan};
+use super::bindings::{ChunkBinding, ScanBindGroups, ScanBindings};
+use super::kernel::ScanKernel;
+use super::plan::{ChunkLayout, ScanMode, ScanPlan};
 use super::ScanKernelOptions;
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_same_topology, check_writes_alone, require_packed, require_packed_live, BufferKeyed,
-    ViewCheck,
+    check_kernel, check_same_topology, check_writes_alone, import_u32, plan_scan, require_packed,
+    require_packed_live, rows_u32, Binder, BufferKeyed, Handles, ViewCheck,
 };
 
 const ALGORITHM: &str = "scan";
@@ -47,97 +48,6 @@ pub struct Scan {
     /// Packed uint32 segment-start flags with the input's chunk lengths (nonzero = a segment
     /// starts at this row).
     pub segment_starts: Option<VectorView>,
-}
-
-/// Element offsets and the device limits shared by the scan-family nodes.
-pub(crate) struct Binder {
-    pub storage_alignment: u64,
-    pub max_binding: u64,
-}
-
-impl Binder {
-    pub fn new(limits: &wgpu::Limits) -> Self {
-        Self {
-            storage_alignment: u64::from(limits.min_storage_buffer_offset_alignment),
-            max_binding: limits.max_storage_buffer_binding_size,
-        }
-    }
-
-    /// The element offset of `view` inside its aligned binding, after checking the binding
-    /// fits the device's storage binding size.
-    pub fn offset(
-        &self,
-        c: ViewCheck<'_>,
-        what: &str,
-        view: &DataView,
-    ) -> Result<u32, AlgorithmError> {
-        let r = view.aligned_range(self.storage_alignment);
-        if r.size > self.max_binding {
-            return Err(c.device_limit(
-                format!("bytes bound for {what}"),
-                r.size,
-                self.max_binding,
-            ));
-        }
-        Ok(r.element_offset as u32)
-    }
-}
-
-/// A chunk length as the kernels' u32 row count.
-pub(crate) fn rows_u32(c: ViewCheck<'_>, what: &str, rows: u64) -> Result<u32, AlgorithmError> {
-    u32::try_from(rows)
-        .map_err(|_| c.device_limit(format!("rows in {what}"), rows, u64::from(u32::MAX)))
-}
-
-/// Maps the kernel's device check into the algorithm's error.
-pub(crate) fn check_kernel(
-    c: ViewCheck<'_>,
-    device: &wgpu::Device,
-    options: &ScanKernelOptions,
-    segmented: bool,
-) -> Result<(), AlgorithmError> {
-    check_device_for(device, options, segmented).map_err(|source| AlgorithmError::ScanKernel {
-        algorithm: c.algorithm,
-        id: c.id.to_string(),
-        source,
-    })
-}
-
-/// Plans `layouts` for `options` on `device`, mapping planner errors.
-pub(crate) fn plan_scan(
-    c: ViewCheck<'_>,
-    device: &wgpu::Device,
-    options: &ScanKernelOptions,
-    layouts: &[ChunkLayout],
-    mode: ScanMode,
-) -> Result<ScanPlan, AlgorithmError> {
-    ScanPlan::new(
-        layouts,
-        mode,
-        PlanLimits::new(&options.policy, &device.limits()),
-    )
-    .map_err(|source| AlgorithmError::ScanPlan {
-        algorithm: c.algorithm,
-        id: c.id.to_string(),
-        source,
-    })
-}
-
-/// The distinct buffers of a node in a fixed order, resolved per compile or encode.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Handles(pub Vec<BufferHandle>);
-
-impl Handles {
-    /// The position of `h`, adding it when new.
-    pub fn index(&mut self, h: BufferHandle) -> usize {
-        match self.0.iter().position(|&x| x == h) {
-            Some(i) => i,
-            None => {
-                self.0.push(h);
-                self.0.len() - 1
-            }
-        }
-    }
 }
 
 impl Scan {
@@ -330,10 +240,10 @@ impl NodeState {
         };
         self.kernel
             .create_bind_groups(&self.device, &self.plan, &bindings)
-            .map_err(|source| AlgorithmError::ScanBind {
+            .map_err(|source| AlgorithmError::Kernel {
                 algorithm: ALGORITHM,
                 id: self.id.clone(),
-                source,
+                source: Box::new(source),
             })
     }
 }
@@ -361,18 +271,4 @@ pub fn scan_graph(
     }
     .add_to_graph(&mut graph)?;
     Ok(graph)
-}
-
-/// Imports `buffer` (its whole size and usage) and views its first `rows` packed u32 rows.
-pub(crate) fn import_u32(
-    graph: &mut CommandGraph,
-    id: &str,
-    buffer: &wgpu::Buffer,
-    rows: u64,
-) -> Result<DataView, AlgorithmError> {
-    let h = graph.import_buffer(
-        BufferDescriptor::new(id, buffer.size(), buffer.usage()),
-        buffer,
-    )?;
-    Ok(graph.create_packed_view(h, VectorFormat::Uint32, rows)?)
 }

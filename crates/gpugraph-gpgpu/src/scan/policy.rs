@@ -6,6 +6,8 @@
 
 use thiserror::Error;
 
+use crate::kernel::{spec_u32, PolicyParseError, PolicySpec, PolicySpecError};
+
 /// How one workgroup of the scan kernel processes its tile, and how patient its look-back is.
 ///
 /// A tile holds `workgroup_size * vec4_per_thread * 4` consecutive elements; each invocation
@@ -101,6 +103,41 @@ impl Default for ScanPolicy {
     }
 }
 
+impl PolicySpec for ScanPolicy {
+    const KEYS: &'static str = "wg, vec4, window, spin, unroll, gather";
+
+    fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
+        match key {
+            "wg" => self.workgroup_size = spec_u32(key, value)?,
+            "vec4" => self.vec4_per_thread = spec_u32(key, value)?,
+            "window" => self.lookback_window = spec_u32(key, value)?,
+            "spin" => self.spin_limit = spec_u32(key, value)?,
+            "unroll" => self.unroll = value != 0,
+            // 0: values loaded between the stores; 1: before the first store; 2: before the
+            // look-back (gather_early).
+            "gather" => {
+                self.gather_first = value == 1;
+                self.gather_early = value == 2;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+impl std::str::FromStr for ScanPolicy {
+    type Err = PolicyParseError<ScanPolicyError>;
+
+    /// [`ScanPolicy::DEFAULT`] with the `key=value,…` settings of `s` ([`PolicySpec::KEYS`]),
+    /// validated.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut p = Self::DEFAULT;
+        p.apply(s)?;
+        p.validate().map_err(PolicyParseError::Invalid)?;
+        Ok(p)
+    }
+}
+
 /// A [`ScanPolicy`] field outside its documented range.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum ScanPolicyError {
@@ -163,5 +200,30 @@ mod tests {
             ScanPolicy { spin_limit: 0, ..p }.validate(),
             Err(ScanPolicyError::SpinLimit)
         );
+    }
+
+    #[test]
+    fn parses_key_value_specs() {
+        let p: ScanPolicy = "wg=128,vec4=2,unroll=0".parse().unwrap();
+        assert_eq!(
+            p,
+            ScanPolicy {
+                workgroup_size: 128,
+                vec4_per_thread: 2,
+                unroll: false,
+                ..ScanPolicy::DEFAULT
+            }
+        );
+        assert_eq!("default".parse::<ScanPolicy>(), Ok(ScanPolicy::DEFAULT));
+        assert_eq!(
+            "wg=96".parse::<ScanPolicy>(),
+            Err(PolicyParseError::Invalid(ScanPolicyError::WorkgroupSize(
+                96
+            )))
+        );
+        assert!(matches!(
+            "sglb=1".parse::<ScanPolicy>(),
+            Err(PolicyParseError::Spec(PolicySpecError::UnknownKey { .. }))
+        ));
     }
 }

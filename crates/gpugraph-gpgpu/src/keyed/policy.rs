@@ -2,6 +2,10 @@
 //! aggregation, histograms), chosen in one place. The shaders see them as `const`s of a
 //! generated header.
 
+use crate::kernel::{
+    power_of_two_in, spec_u32, within, PolicyError, PolicyParseError, PolicySpec, PolicySpecError,
+};
+
 /// How the keyed accumulate kernel tiles rows and privatizes accumulators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KeyedPolicy {
@@ -49,30 +53,65 @@ impl KeyedPolicy {
     };
 
     /// Checks the ranges documented on each field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        const P: &str = "keyed";
         let p = self;
-        if !(32..=1024).contains(&p.workgroup_size) || !p.workgroup_size.is_power_of_two() {
-            return Err(format!(
-                "workgroup_size {} is not a power of two in 32..=1024",
-                p.workgroup_size
-            ));
+        let two = "a power of two in 32..=1024";
+        power_of_two_in(P, "workgroup_size", p.workgroup_size, 32..=1024, two)?;
+        within(P, "rows_per_thread", p.rows_per_thread, 1..=32, "in 1..=32")?;
+        within(
+            P,
+            "max_workgroups",
+            p.max_workgroups,
+            1..=u64::MAX,
+            "at least 1",
+        )?;
+        let merge = p.float_merge_workgroups;
+        within(
+            P,
+            "float_merge_workgroups",
+            merge,
+            1..=u64::MAX,
+            "at least 1",
+        )?;
+        power_of_two_in(
+            P,
+            "max_copies",
+            p.max_copies,
+            1..=u32::MAX,
+            "a power of two",
+        )
+    }
+}
+
+impl PolicySpec for KeyedPolicy {
+    const KEYS: &'static str = "wg, rows, workgroups, private, copies, copy_target, edges, merge";
+
+    fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
+        match key {
+            "wg" => self.workgroup_size = spec_u32(key, value)?,
+            "rows" => self.rows_per_thread = spec_u32(key, value)?,
+            "workgroups" => self.max_workgroups = value,
+            "private" => self.private_words_max = spec_u32(key, value)?,
+            "copies" => self.max_copies = spec_u32(key, value)?,
+            "copy_target" => self.copy_target_words = spec_u32(key, value)?,
+            "edges" => self.shared_edges_max = spec_u32(key, value)?,
+            "merge" => self.float_merge_workgroups = value,
+            _ => return Ok(false),
         }
-        if !(1..=32).contains(&p.rows_per_thread) {
-            return Err(format!(
-                "rows_per_thread {} is not in 1..=32",
-                p.rows_per_thread
-            ));
-        }
-        if p.max_workgroups == 0 {
-            return Err("max_workgroups must be at least 1".into());
-        }
-        if p.float_merge_workgroups == 0 {
-            return Err("float_merge_workgroups must be at least 1".into());
-        }
-        if p.max_copies == 0 || !p.max_copies.is_power_of_two() {
-            return Err(format!("max_copies {} is not a power of two", p.max_copies));
-        }
-        Ok(())
+        Ok(true)
+    }
+}
+
+impl std::str::FromStr for KeyedPolicy {
+    type Err = PolicyParseError<PolicyError>;
+
+    /// [`KeyedPolicy::DEFAULT`] with the `key=value,…` settings of `s`, validated.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut p = Self::DEFAULT;
+        p.apply(s)?;
+        p.validate().map_err(PolicyParseError::Invalid)?;
+        Ok(p)
     }
 }
 

@@ -4,6 +4,9 @@
 // count, sum (0 for empty keys), min/max (NaN for empty keys), mean = sum / count (NaN for
 // empty keys), and invocation 0 also writes the ignored-row count and the gate flag.
 
+#include "shared/dispatch.wgsl"
+#include "keyed/fixed_point.wgsl"
+
 struct Params {
     keys: u32,
     words: u32,

@@ -1,5 +1,6 @@
 //! Keyed accumulation: the engine behind group aggregation, grid binning/aggregation and
-//! histograms. Each primitive supplies a WGSL `row_key` snippet mapping one input row to a key
+//! histograms (thin front-ends in `group/`, `grid/`, `histogram/`). Each primitive supplies a
+//! WGSL key file defining `row_key`, mapping one input row to a key
 //! in `0..key_count` (or none), and this module validates the views, plans the dispatches, and
 //! adds the graph nodes:
 //!
@@ -24,21 +25,24 @@ use gpugraph_command::{
 use crate::error::AlgorithmError;
 use crate::kernel::{
     self, check_same_topology, grid_for, parameter_buffer, placeholder_buffer, require_output,
-    require_packed, Binding, Grid, Kernel, ViewCheck,
+    require_packed, require_packed_live_all, Binding, Grid, Kernel, ShaderSource, ViewCheck,
 };
+use crate::kernel::{bind_or, binding_alignment, row_offset};
 
-pub use super::policy::KeyedPolicy;
-use super::Summation;
+mod layout;
+mod outputs;
+mod policy;
+
+pub(crate) use outputs::KeyedOutputs;
+pub use outputs::{AggregateOutputs, Summation};
+pub use policy::KeyedPolicy;
+
+use layout::{shape, AccumulateParams, FillParams, Layout, Shape, NONE};
 
 /// Most workgroups of the init and finalize passes (they stride over the accumulators).
 const MAX_FILL_WORKGROUPS: u64 = 65535;
 /// Status words before the per-key accumulators: ignored rows, gate.
 pub(crate) const STATUS_WORDS: u32 = 4;
-
-const KEYED_WGSL: &str = include_str!("keyed.wgsl");
-const FINALIZE_WGSL: &str = include_str!("keyed_finalize.wgsl");
-const FIXED_POINT_WGSL: &str = include_str!("fixed_point.wgsl");
-const NONE: u32 = u32::MAX;
 
 /// Sorted bin edges the key snippet searches through `edge_at(j)`.
 #[derive(Clone, Debug)]
@@ -58,20 +62,6 @@ impl Edges {
     }
 }
 
-/// Caller-owned result views of a keyed accumulation. Per-key views have `key_count` rows;
-/// `ignored` and `flag` are one uint32 row each.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct KeyedOutputs {
-    pub count: Option<DataView>,
-    pub sum: Option<DataView>,
-    pub min: Option<DataView>,
-    pub max: Option<DataView>,
-    pub mean: Option<DataView>,
-    pub ignored: Option<DataView>,
-    pub flag: Option<DataView>,
-    pub summation: Summation,
-}
-
 /// What a primitive asks of the engine.
 pub(crate) struct KeyedSpec {
     pub algorithm: &'static str,
@@ -81,8 +71,10 @@ pub(crate) struct KeyedSpec {
     pub keys_name: &'static str,
     /// Their required format (`uint32`, `float32` or `float32x2`).
     pub key_format: VectorFormat,
-    /// WGSL defining `fn row_key(x: KeyIn) -> u32` (NO_KEY or any value ≥ KEYS: no key).
-    pub key_wgsl: String,
+    /// Registry file defining `fn row_key(x: KeyIn) -> u32` (NO_KEY or any value ≥ KEYS: no
+    /// key), and a name it tests with `#ifdef` (which key function).
+    pub key_file: &'static str,
+    pub key_define: Option<&'static str>,
     /// `params.key_f0`, `params.key_f1` and `params.key_u` for the snippet.
     pub key_f: [f32; 8],
     pub key_u: [u32; 4],
@@ -98,106 +90,13 @@ pub(crate) struct KeyedSpec {
     pub outputs: KeyedOutputs,
 }
 
-/// Statistic word offsets within one key's accumulator (NONE when absent). A deterministic
-/// sum is two words (`sum_at`: low, `sum_at + 1`: high half of a 64-bit two's-complement
-/// fixed-point total) plus `scale_at` (bits of the key's largest |value|).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Layout {
-    count_at: u32,
-    sum_at: u32,
-    min_at: u32,
-    max_at: u32,
-    scale_at: u32,
-    stride: u32,
-}
-
-impl Layout {
-    fn of(o: &KeyedOutputs) -> Self {
-        Self::from_flags(
-            o.count.is_some(),
-            o.sum.is_some(),
-            o.min.is_some(),
-            o.max.is_some(),
-            o.mean.is_some(),
-            o.summation == Summation::Deterministic,
-        )
-    }
-
-    fn from_flags(
-        count: bool,
-        sum: bool,
-        min: bool,
-        max: bool,
-        mean: bool,
-        deterministic: bool,
-    ) -> Self {
-        let mut next = 0;
-        let mut slot = |want: bool, words: u32| {
-            if want {
-                next += words;
-                next - words
-            } else {
-                NONE
-            }
-        };
-        let fixed = deterministic && (sum || mean);
-        let count_at = slot(count || mean, 1);
-        let sum_at = slot(sum || mean, if fixed { 2 } else { 1 });
-        let scale_at = slot(fixed, 1);
-        let min_at = slot(min, 1);
-        let max_at = slot(max, 1);
-        Self {
-            count_at,
-            sum_at,
-            min_at,
-            max_at,
-            scale_at,
-            stride: next,
-        }
-    }
-
-    /// Whether sums are fixed-point (a scale pass runs before accumulation).
-    fn fixed_sum(&self) -> bool {
-        self.scale_at != NONE
-    }
-}
-
-/// How the accumulate kernel is specialized.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Shape {
-    private: bool,
-    copies: u32,
-    edges_shared: bool,
-}
-
-/// Private accumulation when the accumulators fit the budget; replicas while they are tiny.
-fn shape(p: &KeyedPolicy, key_words: u64, edge_count: u64, device_wg_bytes: u32) -> Shape {
-    let edges_shared = edge_count > 0 && edge_count <= p.shared_edges_max as u64;
-    let edge_words = if edges_shared { edge_count as u32 } else { 1 };
-    let budget = (device_wg_bytes / 4)
-        .saturating_sub(edge_words + 8)
-        .min(p.private_words_max) as u64;
-    let private = key_words <= budget;
-    let mut copies = 1u32;
-    if private {
-        while copies < p.max_copies.min(p.workgroup_size)
-            && key_words * (copies as u64 * 2) <= budget.min(p.copy_target_words as u64)
-        {
-            copies *= 2;
-        }
-    }
-    Shape {
-        private,
-        copies,
-        edges_shared,
-    }
-}
-
 /// A declared keyed accumulation: validated views, the accumulator transient, per-chunk
 /// dispatch plans. Add its nodes in order: init, (anything writing the gate), accumulate,
 /// finalize.
 pub(crate) struct Keyed {
     spec: KeyedSpec,
+    /// The live count bounding the rows of the one-chunk inputs, if any.
+    live: Option<DataView>,
     policy: KeyedPolicy,
     layout: Layout,
     shape: Shape,
@@ -220,21 +119,24 @@ impl Keyed {
         let check = ViewCheck::new(alg, id);
         policy
             .validate()
-            .map_err(|reason| check.invalid(format!("policy: {reason}")))?;
+            .map_err(|e| check.invalid(e.to_string()))?;
         let k = spec.key_count as u64;
         if k == 0 {
             return Err(check.invalid("the key count must be at least 1"));
         }
         let (keys_name, values_name) = (spec.keys_name, spec.values_name);
-        require_packed(check, keys_name, &spec.keys, spec.key_format)?;
+        let mut read = vec![(keys_name, &spec.keys, spec.key_format)];
         if let Some(v) = &spec.values {
-            require_packed(check, values_name, v, VectorFormat::Float32)?;
+            read.push((values_name, v, VectorFormat::Float32));
             check_same_topology(check, keys_name, &spec.keys, values_name, v)?;
         }
         if let Some(m) = &spec.mask {
-            require_packed(check, "mask", m, VectorFormat::Uint32)?;
+            read.push(("mask", m, VectorFormat::Uint32));
             check_same_topology(check, keys_name, &spec.keys, "mask", m)?;
         }
+        // A live count on any of them bounds the rows of all (the kernel reads
+        // min(count, capacity) rows; the grid covers the capacity).
+        let live = require_packed_live_all(check, &read)?;
         let o = spec.outputs;
         if o.count.is_none()
             && o.sum.is_none()
@@ -362,6 +264,7 @@ impl Keyed {
         ))?;
         Ok(Self {
             spec,
+            live,
             policy,
             layout,
             shape,
@@ -385,108 +288,76 @@ impl Keyed {
             .then_some((STATUS_WORDS + self.layout.count_at, self.layout.stride))
     }
 
-    /// The generated constants; `scale_phase` selects the `{id}/scale` variant of the
-    /// accumulate kernel (deterministic sums only).
-    fn header(&self, scale_phase: bool) -> String {
+    /// `file` with the generated constants; `scale_phase` selects the `{id}/scale` variant of
+    /// the accumulate kernel (deterministic sums only).
+    fn recipe(&self, file: &'static str, scale_phase: bool) -> ShaderSource {
         let l = self.layout;
         let s = self.shape;
         let key_words = self.spec.key_count * l.stride;
         let o = &self.spec.outputs;
-        let b = |x: bool| if x { "true" } else { "false" };
         let key_type = match self.spec.key_format {
             VectorFormat::Float32 => "f32",
             VectorFormat::Float32x2 => "vec2<f32>",
             _ => "u32",
         };
         let edge_words = match (&self.spec.edges, s.edges_shared) {
-            (Some(e), true) => e.len(),
+            (Some(e), true) => e.len() as u32,
             _ => 1,
         };
         // The algorithm name but no instance id: equal shapes share one pipeline per device.
-        format!(
-            "// Generated by gpugraph-gpgpu group/keyed.rs for {}.\n\
-             alias KeyIn = {key_type};\n\
-             const WG: u32 = {}u;\n\
-             const ROWS_PER_THREAD: u32 = {}u;\n\
-             const KEYS: u32 = {}u;\n\
-             const STRIDE: u32 = {}u;\n\
-             const STATUS_WORDS: u32 = {STATUS_WORDS}u;\n\
-             const COUNT_AT: u32 = {}u;\n\
-             const SUM_AT: u32 = {}u;\n\
-             const MIN_AT: u32 = {}u;\n\
-             const MAX_AT: u32 = {}u;\n\
-             const SCALE_AT: u32 = {}u;\n\
-             const FIXED_SUM: bool = {};\n\
-             const SCALE_PHASE: bool = {};\n\
-             const PRIVATE: bool = {};\n\
-             const COPIES: u32 = {}u;\n\
-             const PRIV_WORDS: u32 = {}u;\n\
-             const EDGES_SHARED: bool = {};\n\
-             const SHARED_EDGES: u32 = {edge_words}u;\n\
-             const HAS_VALUES: bool = {};\n\
-             const HAS_MASK: bool = {};\n\
-             const HAS_GATE: bool = {};\n\
-             const HAS_COUNT: bool = {};\n\
-             const HAS_SUM: bool = {};\n\
-             const HAS_MIN: bool = {};\n\
-             const HAS_MAX: bool = {};\n\
-             const HAS_MEAN: bool = {};\n\
-             const HAS_IGNORED: bool = {};\n\
-             const HAS_FLAG: bool = {};\n\n",
-            self.spec.algorithm,
-            self.policy.workgroup_size,
-            self.policy.rows_per_thread,
-            self.spec.key_count,
-            l.stride,
-            l.count_at,
-            l.sum_at,
-            l.min_at,
-            l.max_at,
-            l.scale_at,
-            b(l.fixed_sum()),
-            b(scale_phase),
-            b(s.private),
-            s.copies,
-            if s.private { key_words * s.copies } else { 1 },
-            b(s.edges_shared),
-            b(self.spec.values.is_some()),
-            b(self.spec.mask.is_some()),
-            b(self.spec.gated),
-            b(o.count.is_some()),
-            b(o.sum.is_some()),
-            b(o.min.is_some()),
-            b(o.max.is_some()),
-            b(o.mean.is_some()),
-            b(o.ignored.is_some()),
-            b(o.flag.is_some()),
-        )
+        ShaderSource::new(file)
+            .comment(format!(
+                "Generated by gpugraph-gpgpu keyed/mod.rs for {}.",
+                self.spec.algorithm
+            ))
+            .alias("KeyIn", key_type)
+            .u32("WG", self.policy.workgroup_size)
+            .u32("ROWS_PER_THREAD", self.policy.rows_per_thread)
+            .u32("KEYS", self.spec.key_count)
+            .u32("STRIDE", l.stride)
+            .u32("STATUS_WORDS", STATUS_WORDS)
+            .u32("COUNT_AT", l.count_at)
+            .u32("SUM_AT", l.sum_at)
+            .u32("MIN_AT", l.min_at)
+            .u32("MAX_AT", l.max_at)
+            .u32("SCALE_AT", l.scale_at)
+            .bool("FIXED_SUM", l.fixed_sum())
+            .bool("SCALE_PHASE", scale_phase)
+            .bool("PRIVATE", s.private)
+            .u32("COPIES", s.copies)
+            .u32(
+                "PRIV_WORDS",
+                if s.private { key_words * s.copies } else { 1 },
+            )
+            .bool("EDGES_SHARED", s.edges_shared)
+            .u32("SHARED_EDGES", edge_words)
+            .bool("HAS_VALUES", self.spec.values.is_some())
+            .bool("HAS_MASK", self.spec.mask.is_some())
+            .bool("HAS_GATE", self.spec.gated)
+            .bool("HAS_COUNT", o.count.is_some())
+            .bool("HAS_SUM", o.sum.is_some())
+            .bool("HAS_MIN", o.min.is_some())
+            .bool("HAS_MAX", o.max.is_some())
+            .bool("HAS_MEAN", o.mean.is_some())
+            .bool("HAS_IGNORED", o.ignored.is_some())
+            .bool("HAS_FLAG", o.flag.is_some())
     }
 
     /// The WGSL of the accumulate kernel (or of its `{id}/scale` variant).
     pub fn accumulate_source(&self, scale_phase: bool) -> String {
-        let body = KEYED_WGSL
-            .replace("//ROW_KEY", &self.spec.key_wgsl)
-            .replace("//TILE_ROWS", &tile_rows_wgsl(self.policy.rows_per_thread));
-        kernel::with_shared(
-            &[
-                &self.header(scale_phase),
-                kernel::SHARED_DISPATCH_WGSL,
-                FIXED_POINT_WGSL,
-            ],
-            &body,
-        )
+        let mut recipe = self
+            .recipe("keyed/keyed.wgsl", scale_phase)
+            .file(self.spec.key_file)
+            .define_if(self.live.is_some(), "LIVE");
+        if let Some(name) = self.spec.key_define {
+            recipe = recipe.define(name);
+        }
+        recipe.build()
     }
 
     /// The WGSL of the init and finalize kernels.
     pub fn finalize_source(&self) -> String {
-        kernel::with_shared(
-            &[
-                &self.header(false),
-                kernel::SHARED_DISPATCH_WGSL,
-                FIXED_POINT_WGSL,
-            ],
-            FINALIZE_WGSL,
-        )
+        self.recipe("keyed/keyed_finalize.wgsl", false).build()
     }
 
     /// Adds `{id}/init`: accumulators to identities (must precede every other node).
@@ -507,9 +378,11 @@ impl Keyed {
                     &finalize_bindings(),
                     &[],
                 );
-                let mut p = [0u32; 12];
-                p[1] = words;
-                let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
+                let p = FillParams {
+                    words,
+                    ..Default::default()
+                };
+                let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&p));
                 let placeholder = placeholder_buffer(&device, cc.node_id());
                 let mut cache = BindGroupCache::default();
                 Ok(gpugraph_command::compute_fn(move |pass, ec| {
@@ -552,8 +425,12 @@ impl Keyed {
         if let Some(Edges::Gpu(e)) = &spec.edges {
             uses.push(ResourceUse::storage_read(e.buffer()));
         }
+        if let Some(l) = &self.live {
+            uses.push(ResourceUse::storage_read(l.buffer()));
+        }
         uses.push(ResourceUse::storage_read_write(self.acc));
         let source = self.accumulate_source(scale_phase);
+        let live = self.live;
         let keys = spec.keys.clone();
         let values = spec.values.clone();
         let mask = spec.mask.clone();
@@ -566,21 +443,19 @@ impl Keyed {
         graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
             let device = cc.device().clone();
             let align = binding_alignment(cc);
-            let kernel = Kernel::new(
-                &device,
-                cc.node_id(),
-                &source,
-                "accumulate",
-                &[
-                    Binding::Uniform,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                    Binding::StorageReadWrite,
-                ],
-                &[],
-            );
+            let mut bindings = vec![
+                Binding::Uniform,
+                Binding::StorageRead,
+                Binding::StorageRead,
+                Binding::StorageRead,
+                Binding::StorageRead,
+                Binding::StorageReadWrite,
+            ];
+            // Binding 6: the live count (only the LIVE variant declares it).
+            if live.is_some() {
+                bindings.push(Binding::StorageRead);
+            }
+            let kernel = Kernel::new(&device, cc.node_id(), &source, "accumulate", &bindings, &[]);
             let placeholder = placeholder_buffer(&device, cc.node_id());
             let (literal_edges, edges_off, edge_count) = match &edges {
                 Some(Edges::Literal(e)) => (
@@ -605,21 +480,23 @@ impl Keyed {
             };
             let mut chunks = Vec::new();
             for (ci, c) in keys.chunks().iter().enumerate() {
-                let mut p = [0u32; 20];
-                p[0] = c.len() as u32;
-                p[1] = row_offset(c, align);
-                p[2] = off(&values, ci);
-                p[3] = off(&mask, ci);
-                p[4] = c.len().div_ceil(tile) as u32;
-                p[5] = workgroups[ci] as u32;
-                p[6] = edges_off;
-                p[7] = edge_count;
-                for (j, f) in key_f.iter().enumerate() {
-                    p[8 + j] = f.to_bits();
-                }
-                p[16..20].copy_from_slice(&key_u);
+                let p = AccumulateParams {
+                    rows: c.len() as u32,
+                    key_off: row_offset(c, align),
+                    value_off: off(&values, ci),
+                    mask_off: off(&mask, ci),
+                    tiles: c.len().div_ceil(tile) as u32,
+                    workgroups: workgroups[ci] as u32,
+                    edges_off,
+                    edge_count,
+                    key_f0: [key_f[0], key_f[1], key_f[2], key_f[3]],
+                    key_f1: [key_f[4], key_f[5], key_f[6], key_f[7]],
+                    key_u,
+                    live_off: live.map_or(0, |l| row_offset(&l, align)),
+                    _pad: [0; 3],
+                };
                 chunks.push(Chunk {
-                    params: parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p)),
+                    params: parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&p)),
                     cache: BindGroupCache::default(),
                     grid: grids[ci],
                 });
@@ -644,6 +521,8 @@ impl Keyed {
                     key.extend(value_buf);
                     key.extend(mask_buf);
                     key.extend(edge_buf.map(|(b, _)| b));
+                    let live_buf = live.map(|l| ec.buffer(l.buffer()));
+                    key.extend(live_buf);
                     let params = &chunk.params;
                     let placeholder = &placeholder;
                     let literal_edges = &literal_edges;
@@ -653,7 +532,7 @@ impl Keyed {
                             (None, Some(l)) => l.as_entire_buffer_binding(),
                             _ => placeholder.as_entire_buffer_binding(),
                         };
-                        let res = vec![
+                        let mut res = vec![
                             params.as_entire_buffer_binding(),
                             view_binding(key_buf, &key_view, align).0,
                             bind_or(value_buf, value_view, placeholder, align),
@@ -661,6 +540,9 @@ impl Keyed {
                             edges_binding,
                             ec.binding(acc),
                         ];
+                        if let (Some(b), Some(l)) = (live_buf, live) {
+                            res.push(view_binding(b, &l, align).0);
+                        }
                         kernel.bind_group(&device, &res)
                     });
                     kernel.dispatch(pass, group, chunk.grid);
@@ -696,13 +578,20 @@ impl Keyed {
                     &finalize_bindings(),
                     &[],
                 );
-                let mut p = [0u32; 12];
-                p[0] = keys;
-                for (j, v) in outs.iter().enumerate() {
-                    p[2 + j] = v.map_or(0, |v| row_offset(&v, align));
-                }
-                p[9] = 0x7fc0_0000;
-                let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
+                let off = |v: Option<DataView>| v.map_or(0, |v| row_offset(&v, align));
+                let p = FillParams {
+                    keys,
+                    words: 0,
+                    count_off: off(o.count),
+                    sum_off: off(o.sum),
+                    min_off: off(o.min),
+                    max_off: off(o.max),
+                    mean_off: off(o.mean),
+                    ignored_off: off(o.ignored),
+                    flag_off: off(o.flag),
+                    nan_bits: 0x7fc0_0000,
+                };
+                let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&p));
                 let placeholder = placeholder_buffer(&device, cc.node_id());
                 let mut cache = BindGroupCache::default();
                 Ok(gpugraph_command::compute_fn(move |pass, ec| {
@@ -735,51 +624,6 @@ impl Keyed {
     }
 }
 
-/// `tile_rows(base, copy)`: one invocation's rows of a tile, straight-line (private arrays
-/// indexed in a loop would live in local memory on some compilers): every row is loaded
-/// before any is accumulated, so the loads are in flight together. Returns the ignored rows.
-fn tile_rows_wgsl(rows_per_thread: u32) -> String {
-    let mut s = String::from("fn tile_rows(base: u32, copy: u32) -> u32 {\n");
-    for r in 0..rows_per_thread {
-        s.push_str(&format!("    let r{r} = load_row(base + {r}u * WG);\n"));
-    }
-    for r in 0..rows_per_thread {
-        s.push_str(&format!(
-            "    if (r{r}.key != NO_KEY) {{\n        add_row(r{r}.key, r{r}.value, copy);\n    }}\n"
-        ));
-    }
-    let sum: Vec<String> = (0..rows_per_thread)
-        .map(|r| format!("r{r}.ignored"))
-        .collect();
-    s.push_str(&format!("    return {};\n}}\n", sum.join(" + ")));
-    s
-}
-
-/// The packed binding of `view` in `buffer`, or the placeholder when the view is absent.
-pub(crate) fn bind_or<'a>(
-    buffer: Option<&'a wgpu::Buffer>,
-    view: Option<DataView>,
-    placeholder: &'a wgpu::Buffer,
-    align: u64,
-) -> wgpu::BufferBinding<'a> {
-    match (buffer, view) {
-        (Some(b), Some(v)) => view_binding(b, &v, align).0,
-        _ => placeholder.as_entire_buffer_binding(),
-    }
-}
-
-/// Offset of `view`'s first row inside its aligned binding, in rows (the binding is an array
-/// of the row type; alignment ≥ 16 keeps it whole for vec2 rows).
-pub(crate) fn row_offset(view: &DataView, align: u64) -> u32 {
-    (view.aligned_range(align).element_offset / view.format().components().max(1) as u64) as u32
-}
-
-/// Binding offsets: the device's storage alignment, at least 16 bytes so vec2/vec4 element
-/// offsets inside a binding are whole.
-pub(crate) fn binding_alignment(cc: &gpugraph_command::CompileContext<'_>) -> u64 {
-    (cc.limits().min_storage_buffer_offset_alignment as u64).max(16)
-}
-
 fn finalize_bindings() -> Vec<Binding> {
     let mut b = vec![Binding::Uniform];
     b.extend(std::iter::repeat_n(Binding::StorageReadWrite, 8));
@@ -787,51 +631,4 @@ fn finalize_bindings() -> Vec<Binding> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn layouts_pack_only_the_needed_statistics() {
-        let l = Layout::from_flags(false, false, false, true, true, false);
-        assert_eq!(
-            (l.count_at, l.sum_at, l.min_at, l.max_at, l.stride),
-            (0, 1, NONE, 2, 3)
-        );
-        assert_eq!(
-            Layout::from_flags(true, false, false, false, false, false).stride,
-            1
-        );
-        assert_eq!(
-            Layout::from_flags(true, true, true, true, true, false).stride,
-            4
-        );
-        // Deterministic sums: two words of fixed-point total plus the scale word.
-        let l = Layout::from_flags(false, false, true, false, true, true);
-        assert_eq!(
-            (l.count_at, l.sum_at, l.scale_at, l.min_at, l.max_at, l.stride),
-            (0, 1, 3, 4, NONE, 5)
-        );
-        assert!(!Layout::from_flags(true, false, true, true, false, true).fixed_sum());
-    }
-
-    #[test]
-    fn small_key_sets_are_privatized_and_replicated() {
-        let p = KeyedPolicy::DEFAULT;
-        let s = shape(&p, 4, 0, 32768);
-        assert!(s.private && s.copies == 8 && !s.edges_shared);
-        let s = shape(&p, 100, 0, 32768);
-        assert!(s.private && s.copies == 2);
-        let s = shape(&p, 8000, 0, 32768);
-        assert!(s.private && s.copies == 1);
-        let s = shape(&p, 8185, 0, 32768);
-        assert!(!s.private);
-        let s = shape(&p, 16384, 0, 1 << 20);
-        assert!(s.private);
-        let s = shape(&p, 3000, 1024, 16384);
-        assert!(s.private && s.edges_shared);
-        let s = shape(&p, 4000, 2000, 16384);
-        assert!(s.private && !s.edges_shared);
-        let s = shape(&p, 4000, 1024, 16384);
-        assert!(!s.private && s.edges_shared);
-    }
-}
+mod tests;
