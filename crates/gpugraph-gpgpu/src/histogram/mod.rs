@@ -291,6 +291,22 @@ impl Histogram {
     }
 }
 
+/// Parameters of `{id}/edges` (`Params` in validate_edges.wgsl, a uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct EdgeParams {
+    /// Edges to check.
+    edge_count: u32,
+    /// Row offset of the first edge inside its binding.
+    edges_off: u32,
+}
+
+fn validate_source() -> String {
+    ShaderSource::new("histogram/validate_edges.wgsl")
+        .u32("WG", VALIDATE_WORKGROUP_SIZE)
+        .build()
+}
+
 /// `{id}/edges`: one workgroup writes the gate word from the edges' validity.
 fn add_edge_validation(
     graph: &mut CommandGraph,
@@ -303,9 +319,7 @@ fn add_edge_validation(
         ResourceUse::storage_read(edges.buffer()),
         ResourceUse::storage_read_write(acc),
     ];
-    let source = ShaderSource::new("histogram/validate_edges.wgsl")
-        .u32("WG", VALIDATE_WORKGROUP_SIZE)
-        .build();
+    let source = validate_source();
     graph.add_compute_node(ComputeNode::new(format!("{id}/edges"), uses, move |cc| {
         let device = cc.device().clone();
         let align = binding_alignment(cc);
@@ -321,8 +335,11 @@ fn add_edge_validation(
             ],
             &[],
         );
-        let p = [edges.len() as u32, row_offset(&edges, align)];
-        let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
+        let p = EdgeParams {
+            edge_count: edges.len() as u32,
+            edges_off: row_offset(&edges, align),
+        };
+        let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&p));
         let mut cache = BindGroupCache::default();
         Ok(gpugraph_command::compute_fn(move |pass, ec| {
             let (eb, ab) = (ec.buffer(edges.buffer()), ec.buffer(acc));
@@ -372,4 +389,18 @@ fn add_cumulative(
         segment_starts: None,
     }
     .add_to_graph(graph)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edge_validation_validates_and_its_params_match_the_shader() {
+        let source = validate_source();
+        kernel::validate_wgsl(&source).unwrap_or_else(|e| panic!("{e}"));
+        let members = kernel::field_offsets!(EdgeParams; edge_count, edges_off);
+        let size = Some(std::mem::size_of::<EdgeParams>());
+        kernel::assert_struct_layout(&source, "Params", size, &members);
+    }
 }

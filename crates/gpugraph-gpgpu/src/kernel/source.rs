@@ -350,6 +350,33 @@ mod tests {
         assert!(repeat("#unroll K in 0..M\nx\n#end_unroll\n", &[]).contains("#unroll K"));
     }
 
+    /// Every WGSL file of the crate (sort keeps its own assembly for now) can be named.
+    #[test]
+    fn the_registry_holds_every_wgsl_file() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut missing = Vec::new();
+        for dir in std::fs::read_dir(&src).unwrap() {
+            let dir = dir.unwrap().path();
+            if !dir.is_dir() || dir.ends_with("sort") {
+                continue;
+            }
+            for file in std::fs::read_dir(&dir).unwrap() {
+                let path = file.unwrap().path();
+                if path.extension().is_some_and(|e| e == "wgsl") {
+                    let name = path
+                        .strip_prefix(&src)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
+                    if registry_file(&name).is_none() {
+                        missing.push(name);
+                    }
+                }
+            }
+        }
+        assert!(missing.is_empty(), "not in the registry: {missing:?}");
+    }
+
     #[test]
     fn files_include_once_with_a_header() {
         let s = ShaderSource::new("mask/mask.wgsl")
