@@ -144,10 +144,10 @@ pub(crate) struct KeyParams {
     rows: u32,
     src: u32,
     dst: u32,
-    is_float: u32,
+    pub(crate) is_float: u32,
     descending: u32,
-    bias: u32,
-    flip: u32,
+    pub(crate) bias: u32,
+    pub(crate) flip: u32,
     pad: u32,
 }
 

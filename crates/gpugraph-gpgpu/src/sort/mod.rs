@@ -254,7 +254,11 @@ impl Sort {
                 &plan::RadixPlan::new(rows as u32, &policy),
             )?;
         }
-        if let Some(code) = code {
+        // Radix domains apply the transform inside their kernels (SortPolicy::fuse_keys);
+        // the one-workgroup path and the unfused policy use the encode and decode nodes.
+        let fused = code.filter(|_| policy.fuse_keys && rows > LOCAL_SORT_MAX as u64);
+        let nodes = code.filter(|_| fused.is_none());
+        if let Some(code) = nodes {
             let encoded = keys::encoded_keys(graph, &self.id, &[rows])?[0];
             let pair = vec![(domain.keys, encoded)];
             keys::add_encode_node(graph, &self.id, "sort", pair, code, &cache)?;
@@ -266,9 +270,9 @@ impl Sort {
             domain,
             policy,
             &cache,
-            options.radix_passes(),
+            (options.radix_passes(), fused),
         )?;
-        if let Some(code) = code {
+        if let Some(code) = nodes {
             let sorted = vec![domain.sorted_keys];
             keys::add_decode_node(graph, &self.id, "sort", sorted, code, &cache)?;
         }
@@ -276,14 +280,15 @@ impl Sort {
     }
 }
 
-/// The uint32 ascending core for one validated domain of at least one row.
+/// The uint32 ascending core for one validated domain of at least one row, `passes` digit
+/// passes, with the fused key transform `code` (radix domains only).
 fn add_core(
     graph: &mut CommandGraph,
     id: &str,
     domain: Domain,
     policy: SortPolicy,
     cache: &SortKernels,
-    passes: u32,
+    (passes, code): (u32, Option<keys::KeyParams>),
 ) -> Result<(), AlgorithmError> {
     let rows = domain.keys.len();
     if rows <= LOCAL_SORT_MAX as u64 {
@@ -296,7 +301,9 @@ fn add_core(
         domain.mode != ValueMode::None,
         &policy,
     )?;
-    radix::add_radix_nodes(graph, id, "sort", &domain, &scratch, policy, cache, passes)
+    radix::add_radix_nodes(
+        graph, id, "sort", &domain, &scratch, policy, cache, passes, code,
+    )
 }
 
 /// The key type of a sort: `keys` and `sorted keys` packed in one sortable format, without

@@ -99,6 +99,27 @@ pub struct SortPolicy {
     /// with subgroups of at most 32 lanes otherwise use one 32-bit word), so the path of
     /// wider subgroups runs on lavapipe's 8-lane subgroups.
     pub wide_ballots: bool,
+    /// Apply the key transforms of int32, float32 and descending sorts inside the radix
+    /// kernels: the histogram and the first digit pass encode the caller's keys as they load
+    /// them, the last pass decodes before its store, so no `<id>.encode` / `<id>.decode` node
+    /// runs (8 B/row less each). Off: the transforms run as their own nodes around the uint32
+    /// ascending core. Domains of at most [`LOCAL_SORT_MAX`] rows always use the nodes.
+    /// Compare with `--sort-policy fuse=0`.
+    pub fuse_keys: bool,
+    /// Vec4 loads each invocation of the histogram pass issues before counting them, in
+    /// `1..=8` (more loads in flight per invocation when the pass is latency-bound; 1 loads
+    /// and counts one vec4 at a time). Compare with `--sort-policy hbatch=4`.
+    pub histogram_batch: u32,
+    /// Copies of the histogram pass's workgroup counters, 1 or 2: with 2, even and odd
+    /// invocations count into their own copy, halving same-address atomic collisions (the
+    /// copies are summed before the global atomics). Compare with `--sort-policy hcopies=2`.
+    pub histogram_copies: u32,
+    /// Keys-only and pair passes write each key (and value) straight to its output row from
+    /// registers instead of first reordering the tile through workgroup memory: two barriers
+    /// and two workgroup-memory round trips per tile (four with values) less, at the price
+    /// of uncoalesced stores (runs of equal digits are about `tile / 256` rows long).
+    /// Compare with `--sort-policy direct=1`.
+    pub scatter_direct: bool,
 }
 
 impl SortPolicy {
@@ -123,6 +144,10 @@ impl SortPolicy {
         multisplit_apart: false,
         lookback_first: false,
         wide_ballots: false,
+        fuse_keys: true,
+        histogram_batch: 1,
+        histogram_copies: 1,
+        scatter_direct: false,
     };
 
     /// The default shrunk until its radix pass fits the device's workgroup memory: fewer keys
@@ -217,6 +242,18 @@ impl SortPolicy {
                 p.lookback_window
             ));
         }
+        if !(1..=8).contains(&p.histogram_batch) {
+            return Err(format!(
+                "histogram_batch {} is not in 1..=8",
+                p.histogram_batch
+            ));
+        }
+        if !(1..=2).contains(&p.histogram_copies) {
+            return Err(format!(
+                "histogram_copies {} is not 1 or 2",
+                p.histogram_copies
+            ));
+        }
         if p.spin_limit == 0 {
             return Err("spin_limit must be at least 1".into());
         }
@@ -286,6 +323,18 @@ mod tests {
                 ..p
             },
             SortPolicy { spin_limit: 0, ..p },
+            SortPolicy {
+                histogram_batch: 0,
+                ..p
+            },
+            SortPolicy {
+                histogram_batch: 9,
+                ..p
+            },
+            SortPolicy {
+                histogram_copies: 3,
+                ..p
+            },
             SortPolicy {
                 lookback_window: 0,
                 ..p

@@ -557,7 +557,7 @@ fn radix_pass(
             let r = key_row(t, k);
             var key = PAD_KEY;
             if r < valid {
-                key = src_keys[params.src_keys + tile_start + r];
+                key = key_in(src_keys[params.src_keys + tile_start + r]);
             }
             keys[k] = key;
         }
@@ -613,6 +613,32 @@ fn radix_pass(
     // publishes it.
     sh_base[t] = base;
 
+#ifdef SCATTER_DIRECT
+    // 4. Scatter straight from registers: key k lands at its digit's base plus its rank.
+    workgroupBarrier();
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+        if key_row(t, k) < valid {
+            let d = digit_of(keys[k], params.shift);
+            dst_keys[params.dst_keys + sh_base[d] + ranks[k]] = key_out(keys[k]);
+        }
+    }
+#ifdef WRITE_VALUES
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+        let r = key_row(t, k);
+        if r < valid {
+#ifdef LOAD_VALUES
+            let v = src_values[params.src_values + tile_start + r];
+#else
+            let v = tile_start + r;
+#endif
+            let d = digit_of(keys[k], params.shift);
+            dst_values[params.dst_values + sh_base[d] + ranks[k]] = v;
+        }
+    }
+#endif
+#else
     // 4. Scatter keys in rank order.
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
@@ -626,7 +652,7 @@ fn radix_pass(
         if i < valid {
             let key = sh_get(i);
             out_digits[j] = digit_of(key, params.shift);
-            dst_keys[params.dst_keys + sh_base[out_digits[j]] + i] = key;
+            dst_keys[params.dst_keys + sh_base[out_digits[j]] + i] = key_out(key);
         }
     }
 #ifdef WRITE_VALUES
@@ -681,5 +707,6 @@ fn radix_pass(
             dst_values[params.dst_values + sh_base[out_digits[j]] + i] = sh_get(i);
         }
     }
+#endif
 #endif
 }
