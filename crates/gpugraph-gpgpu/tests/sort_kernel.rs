@@ -220,6 +220,34 @@ fn kernel_policies() -> Vec<(&'static str, SortPolicy)> {
                 ..small
             },
         ),
+        // Keys and values stored straight from registers, without the workgroup reorder.
+        (
+            "split-direct",
+            SortPolicy {
+                scatter_direct: true,
+                ..small
+            },
+        ),
+        (
+            "counting-direct-wgtiles",
+            SortPolicy {
+                scatter_direct: true,
+                workgroup_tiles: true,
+                ..counting
+            },
+        ),
+        // The histogram with batched loads, two counter copies and odd tile groups.
+        (
+            "split-hist-batch3-copies2",
+            SortPolicy {
+                histogram_batch: 3,
+                histogram_copies: 2,
+                histogram_tiles_per_workgroup: 3,
+                unroll: true,
+                workgroup_tiles: true,
+                ..small
+            },
+        ),
         ("default", SortPolicy::DEFAULT),
     ]
 }
@@ -324,6 +352,26 @@ fn look_back_variants_survive_forced_fallback_and_reverse_schedules() {
                     ..base
                 },
             ),
+            // Tiles by workgroup id, last id first: every workgroup waits on tiles whose
+            // workgroups may not have started, and the direct scatter after the fallback.
+            (
+                "wgtiles-reverse-direct",
+                SortPolicy {
+                    workgroup_tiles: true,
+                    reverse_tiles: true,
+                    scatter_direct: true,
+                    spin_limit: 3,
+                    ..base
+                },
+            ),
+            (
+                "wgtiles-force",
+                SortPolicy {
+                    workgroup_tiles: true,
+                    force_fallback: true,
+                    ..base
+                },
+            ),
         ];
         for (schedule, policy) in schedules {
             for (n, dist, mode) in [
@@ -351,7 +399,23 @@ fn kernel_variants_over_the_dispatch_dimension_limit() {
     let kernels = SortKernels::default();
     let mut g = CommandGraph::new("sort-kernel-2d", &ctx.device);
     let mut cases = Vec::new();
-    for (name, policy) in kernel_policies().into_iter().take(4) {
+    let mut policies = kernel_policies();
+    policies.truncate(4);
+    // Tiles by workgroup id over a two-dimensional grid (surplus workgroups must leave), with
+    // the batched histogram.
+    let wgtiles: Vec<_> = policies
+        .iter()
+        .map(|&(_, p)| SortPolicy {
+            workgroup_tiles: true,
+            scatter_direct: true,
+            histogram_batch: 2,
+            histogram_copies: 2,
+            ..p
+        })
+        .collect();
+    let names = ["wgtiles-a", "wgtiles-b", "wgtiles-c", "wgtiles-d"];
+    policies.extend(names.into_iter().zip(wgtiles));
+    for (name, policy) in policies {
         let policy = SortPolicy {
             histogram_tiles_per_workgroup: 1,
             ..policy

@@ -60,8 +60,9 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
                     "hbatch" => p.histogram_batch = v,
                     "hcopies" => p.histogram_copies = v,
                     "direct" => p.scatter_direct = v != 0,
+                    "wgtiles" => p.workgroup_tiles = v != 0,
                     other => bail!(
-                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart, early, fuse, hbatch, hcopies, direct)"
+                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart, early, fuse, hbatch, hcopies, direct, wgtiles)"
                     ),
                 }
             }

@@ -120,6 +120,11 @@ pub struct SortPolicy {
     /// of uncoalesced stores (runs of equal digits are about `tile / 256` rows long).
     /// Compare with `--sort-policy direct=1`.
     pub scatter_direct: bool,
+    /// Each radix-pass workgroup sorts the tile of its own workgroup id instead of taking a
+    /// tile ticket (a global atomic round trip before its first load). Correct on any
+    /// launch order through the decoupled fallback; fast where workgroups start in id order.
+    /// Compare with `--sort-policy wgtiles=1`.
+    pub workgroup_tiles: bool,
 }
 
 impl SortPolicy {
@@ -148,6 +153,7 @@ impl SortPolicy {
         histogram_batch: 1,
         histogram_copies: 1,
         scatter_direct: false,
+        workgroup_tiles: false,
     };
 
     /// The default shrunk until its radix pass fits the device's workgroup memory: fewer keys

@@ -508,6 +508,8 @@ fn look_back(t: u32, tile: u32, count: u32) -> u32 {
 @compute @workgroup_size(WG_SIZE)
 fn radix_pass(
     @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) num_wg: vec3<u32>,
 #ifdef SUBGROUPS
     @builtin(subgroup_invocation_id) subgroup_lane: u32,
     @builtin(subgroup_size) subgroup_width: u32,
@@ -532,10 +534,17 @@ fn radix_pass(
     split = sg_full && subgroup_width >= SPLIT_MIN_SUBGROUP
         && subgroup_width <= SPLIT_MAX_SUBGROUP;
 #endif
+#ifdef WORKGROUP_TILES
+    // The tile is the workgroup's own id: no ticket round trip before the loads. Devices
+    // that launch workgroups in id order (NVIDIA) keep predecessors running first; any other
+    // order is still correct through the decoupled fallback, only slower.
+    let ticket = linear_workgroup(wg, num_wg);
+#else
     if t == 0u {
         sh_ticket = atomicAdd(&scratch[params.ticket_word], 1u);
     }
     let ticket = workgroupUniformLoad(&sh_ticket);
+#endif
     if ticket >= params.tiles {
         return;
     }

@@ -113,6 +113,9 @@ pub(crate) fn radix_pass(
     if policy.scatter_direct {
         defines.push("SCATTER_DIRECT");
     }
+    if policy.workgroup_tiles {
+        defines.push("WORKGROUP_TILES");
+    }
     if subgroups && (policy.subgroups || policy.multisplit) {
         defines.push("SUBGROUPS");
         if policy.subgroups {
@@ -143,6 +146,8 @@ pub(crate) fn radix_pass(
         defines.push("REVERSE_TILES");
     }
     let mut out = radix_header(policy);
+    out.push_str(SHARED_DISPATCH_WGSL);
+    out.push('\n');
     out.push_str(&preprocess(RADIX_COMMON_WGSL, &defines));
     let specialized = preprocess(RADIX_PASS_WGSL, &defines);
     out.push_str(&unroll(
@@ -264,6 +269,7 @@ mod tests {
         };
         let direct_counting = SortPolicy {
             scatter_direct: true,
+            workgroup_tiles: true,
             multisplit: false,
             histogram_batch: 3,
             ..test
