@@ -9,10 +9,10 @@
 
 mod common;
 
+use common::sort::*;
 use common::*;
 use gpugraph_command::{wgpu, CommandGraph, GpuContext};
-use gpugraph_gpgpu::sort::cpu;
-use gpugraph_gpgpu::{Sort, SortKernels, SortPayload, SortPolicy};
+use gpugraph_gpgpu::{SortKernels, SortPolicy};
 use rand::Rng;
 
 #[derive(Clone, Copy, Debug)]
@@ -50,26 +50,7 @@ fn keys_of(dist: Dist, n: usize, seed: u64) -> Vec<u32> {
         .collect()
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Mode {
-    Keys,
-    Pairs,
-    Argsort,
-}
-
-const MODES: [Mode; 3] = [Mode::Keys, Mode::Pairs, Mode::Argsort];
-const GUARD: usize = 3;
-const VALUE_MASK: u32 = 0x3c3c_0000;
-
-/// One declared sort and its poisoned output buffers (outputs at element offset 1).
-struct Case {
-    label: String,
-    keys: Vec<u32>,
-    mode: Mode,
-    out_keys: wgpu::Buffer,
-    out_values: Option<wgpu::Buffer>,
-}
-
+/// Declares a sort of `keys` under `policy`, outputs at element offset 1 of poisoned buffers.
 fn declare(
     ctx: &GpuContext,
     g: &mut CommandGraph,
@@ -78,85 +59,17 @@ fn declare(
     mode: Mode,
     policy: SortPolicy,
     kernels: &SortKernels,
-) -> Case {
-    let n = keys.len();
-    let poisoned = || upload(ctx, &vec![POISON; 1 + n + GUARD]);
-    let kb = upload(ctx, &keys);
-    let k = import_view(g, &format!("{label}.k"), &kb, 0, n as u64);
-    let okb = poisoned();
-    let ok = import_view(g, &format!("{label}.ok"), &okb, 1, n as u64);
-    let mut out_values = None;
-    let payload = match mode {
-        Mode::Keys => SortPayload::KeysOnly,
-        Mode::Pairs => {
-            let vals: Vec<u32> = (0..n as u32).map(|i| i ^ VALUE_MASK).collect();
-            let vb = upload(ctx, &vals);
-            let ovb = poisoned();
-            let input = import_view(g, &format!("{label}.v"), &vb, 0, n as u64);
-            let output = import_view(g, &format!("{label}.ov"), &ovb, 1, n as u64);
-            out_values = Some(ovb);
-            SortPayload::Values { input, output }
-        }
-        Mode::Argsort => {
-            let ovb = poisoned();
-            let output = import_view(g, &format!("{label}.ov"), &ovb, 1, n as u64);
-            out_values = Some(ovb);
-            SortPayload::SourceRows { output }
-        }
-    };
-    Sort {
-        id: label.clone(),
-        keys: k,
-        sorted_keys: ok,
-        payload,
+) -> SortCase {
+    let spec = SortSpec {
+        out_offset: 1,
         policy: Some(policy),
-        kernels: kernels.clone(),
-    }
-    .add_to_graph(g)
-    .unwrap();
-    Case {
-        label,
-        keys,
-        mode,
-        out_keys: okb,
-        out_values,
-    }
+        ..SortSpec::new(&label, keys, mode, kernels)
+    };
+    declare_sort(ctx, g, spec)
 }
 
-fn check(ctx: &GpuContext, c: &Case) {
-    let n = c.keys.len();
-    let rows = |b: &wgpu::Buffer, what: &str| {
-        let all = read_buffer(ctx, b);
-        assert_eq!(all[0], POISON, "{}: {what}: row before the output", c.label);
-        assert_eq!(
-            &all[1 + n..],
-            &[POISON; GUARD],
-            "{}: {what}: rows after the output",
-            c.label
-        );
-        all[1..1 + n].to_vec()
-    };
-    let order = cpu::argsort(&c.keys);
-    let compare = |got: Vec<u32>, want: Vec<u32>, what: &str| {
-        if let Some(i) = got.iter().zip(&want).position(|(a, b)| a != b) {
-            let end = (i + 6).min(n);
-            panic!(
-                "{}: {what}: first difference at row {i} of {n}: got {:x?} want {:x?}",
-                c.label,
-                &got[i..end],
-                &want[i..end]
-            );
-        }
-    };
-    let want_keys = order.iter().map(|&i| c.keys[i as usize]).collect();
-    compare(rows(&c.out_keys, "keys"), want_keys, "keys");
-    let want_values = match c.mode {
-        Mode::Keys => return,
-        Mode::Pairs => order.iter().map(|&i| i ^ VALUE_MASK).collect(),
-        Mode::Argsort => order,
-    };
-    let got = rows(c.out_values.as_ref().unwrap(), "values");
-    compare(got, want_values, "values (stability)");
+fn check(ctx: &GpuContext, c: &SortCase) {
+    verify_sort(ctx, c);
 }
 
 /// Both rankings and both look-backs at small tiles (kpt 4: 1024 rows, 32-row subgroup runs on

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::sort::*;
 use common::*;
 use gpugraph_command::wgpu;
 use gpugraph_command::{
@@ -20,15 +21,6 @@ use rand::Rng;
 
 const TYPES: [KeyType; 3] = [KeyType::Uint32, KeyType::Int32, KeyType::Float32];
 const ORDERS: [SortOrder; 2] = [SortOrder::Ascending, SortOrder::Descending];
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Mode {
-    Keys,
-    Pairs,
-    Argsort,
-}
-
-const MODES: [Mode; 3] = [Mode::Keys, Mode::Pairs, Mode::Argsort];
 
 #[derive(Clone, Copy, Debug)]
 enum Dist {
@@ -118,23 +110,6 @@ fn keys_of(t: KeyType, dist: Dist, n: usize, seed: u64) -> Vec<u32> {
     }
 }
 
-fn format_of(t: KeyType) -> VectorFormat {
-    t.format()
-}
-
-struct Case {
-    label: String,
-    keys: Vec<u32>,
-    key_type: KeyType,
-    options: SortOptions,
-    mode: Mode,
-    out_keys: wgpu::Buffer,
-    out_values: Option<wgpu::Buffer>,
-    offset: usize,
-}
-
-const GUARD: usize = 2;
-
 #[allow(clippy::too_many_arguments)]
 fn declare(
     ctx: &gpugraph_command::GpuContext,
@@ -146,13 +121,14 @@ fn declare(
     mode: Mode,
     offset: usize,
     kernels: &SortKernels,
-) -> Case {
+) -> SortCase {
     declare_with(
         ctx, g, name, keys, key_type, options, mode, offset, kernels, None,
     )
 }
 
-/// [`declare`] under `policy` (`None`: the device default).
+/// [`declare`] under `policy` (`None`: the device default): inputs and outputs at element
+/// `offset`.
 #[allow(clippy::too_many_arguments)]
 fn declare_with(
     ctx: &gpugraph_command::GpuContext,
@@ -165,93 +141,20 @@ fn declare_with(
     offset: usize,
     kernels: &SortKernels,
     policy: Option<SortPolicy>,
-) -> Case {
-    let n = keys.len();
-    let fmt = format_of(key_type);
-    let mut padded = vec![POISON; offset];
-    padded.extend_from_slice(&keys);
-    padded.extend([POISON; GUARD]);
-    let kb = upload(ctx, &padded);
-    let k = import_typed(g, &format!("{name}.k"), &kb, fmt, offset as u64, n as u64);
-    let okb = upload(ctx, &vec![POISON; offset + n + GUARD]);
-    let ok = import_typed(g, &format!("{name}.ok"), &okb, fmt, offset as u64, n as u64);
-    let mut out_values = None;
-    let mut out_view = |g: &mut CommandGraph| {
-        let ovb = upload(ctx, &vec![POISON; offset + n + GUARD]);
-        let ov = import_view(g, &format!("{name}.ov"), &ovb, offset as u64, n as u64);
-        out_values = Some(ovb);
-        ov
-    };
-    let payload = match mode {
-        Mode::Keys => SortPayload::KeysOnly,
-        Mode::Pairs => {
-            let vals: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5555_0000).collect();
-            let vb = upload(ctx, &vals);
-            let v = import_view(g, &format!("{name}.v"), &vb, 0, n as u64);
-            SortPayload::Values {
-                input: v,
-                output: out_view(g),
-            }
-        }
-        Mode::Argsort => SortPayload::SourceRows {
-            output: out_view(g),
-        },
-    };
-    Sort {
-        payload,
-        kernels: kernels.clone(),
-        policy,
-        ..Sort::keys(name, k, ok)
-    }
-    .add_to_graph_with(g, options)
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
-    Case {
-        label: name.to_string(),
-        keys,
+) -> SortCase {
+    let spec = SortSpec {
         key_type,
         options,
-        mode,
-        out_keys: okb,
-        out_values,
-        offset,
-    }
+        in_offset: offset,
+        out_offset: offset,
+        policy,
+        ..SortSpec::new(name, keys, mode, kernels)
+    };
+    declare_sort(ctx, g, spec)
 }
 
-fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
-    let i = got.iter().zip(want).position(|(a, b)| a != b)?;
-    let end = (i + 6).min(got.len());
-    Some(format!(
-        "first difference at row {i} of {}: got {:x?} want {:x?}",
-        got.len(),
-        &got[i..end],
-        &want[i..end]
-    ))
-}
-
-fn verify(ctx: &gpugraph_command::GpuContext, c: &Case) {
-    let n = c.keys.len();
-    let rows = |b: &wgpu::Buffer| {
-        let all = read_buffer(ctx, b);
-        assert!(
-            all[..c.offset].iter().all(|&x| x == POISON)
-                && all[c.offset + n..].iter().all(|&x| x == POISON),
-            "{}: rows outside the output were written",
-            c.label
-        );
-        all[c.offset..c.offset + n].to_vec()
-    };
-    let (order, want_keys) = cpu::sort_typed(&c.keys, c.key_type, c.options);
-    if let Some(d) = first_difference(&rows(&c.out_keys), &want_keys) {
-        panic!("{}: keys: {d}", c.label);
-    }
-    let want_values: Vec<u32> = match c.mode {
-        Mode::Keys => return,
-        Mode::Pairs => order.iter().map(|&i| i ^ 0x5555_0000).collect(),
-        Mode::Argsort => order,
-    };
-    if let Some(d) = first_difference(&rows(c.out_values.as_ref().unwrap()), &want_values) {
-        panic!("{}: values (stability): {d}", c.label);
-    }
+fn verify(ctx: &gpugraph_command::GpuContext, c: &SortCase) {
+    verify_sort(ctx, c);
 }
 
 /// Every key type x direction x payload at each size, the distribution rotating with the

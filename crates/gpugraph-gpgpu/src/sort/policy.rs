@@ -130,7 +130,11 @@ pub struct SortPolicy {
 impl SortPolicy {
     /// Default for devices with at least 20 KiB of workgroup memory: 4096-key tiles, 8 tiles
     /// per histogram workgroup, a look-back window of 1, the independent look-back with the
-    /// fallback after 64 fruitless reads, multisplit ranking where subgroups allow. Measured
+    /// fallback after 64 fruitless reads, multisplit ranking where subgroups allow, key
+    /// transforms fused into the radix kernels, a histogram that counts each vec4 as it loads
+    /// it into one counter copy, the scatter through workgroup memory and tiles by ticket
+    /// (the last three are the behavior measured on the H200 so far; their alternatives are
+    /// knobs until the H200 says otherwise). Measured
     /// before the independent look-back and the multisplit: on an H200 (wgpu/Vulkan) 32 keys
     /// per thread ran about 2x slower per pass and a window of 8 about 7% slower at 2^20
     /// rows: the passes are bound by per-tile latency, not by the look-back chain (see the

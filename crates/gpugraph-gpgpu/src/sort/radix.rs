@@ -1,8 +1,11 @@
 //! The radix path for one domain of more than [`LOCAL_SORT_MAX`] rows: graph-owned scratch
-//! and five compute nodes (`<id>.histogram`, `<id>.pass0` .. `<id>.pass3`).
+//! and `1 + passes` compute nodes (`<id>.histogram`, `<id>.pass0` .. `<id>.pass{passes-1}`,
+//! `passes` = `ceil(key_bits / 8)`).
 //!
 //! Passes ping-pong between the caller's outputs and one scratch copy, so the input is read
-//! by the histogram and the first pass only: input → scratch → output → scratch → output.
+//! by the histogram and the first pass only, and the first pass writes scratch for an even
+//! pass count, the output for an odd one, so the last pass always writes the output
+//! (four passes: input → scratch → output → scratch → output).
 
 use gpugraph_command::wgpu::{self, BufferUsages};
 use gpugraph_command::{

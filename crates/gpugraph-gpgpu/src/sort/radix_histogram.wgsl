@@ -4,8 +4,10 @@
 // scan_histograms (wgpu orders dispatches that share a storage buffer).
 
 // HIST_COPIES copies of every pass's counters (invocation parity picks one), summed before the
-// global atomics.
-var<workgroup> sh_count: array<atomic<u32>, HIST_COPIES * PASSES * RADIX>;
+// global atomics. Copies are COPY_STRIDE words apart, one more than their size, so one digit's
+// counters in two copies sit in different banks.
+const COPY_STRIDE: u32 = PASSES * RADIX + 1u;
+var<workgroup> sh_count: array<atomic<u32>, HIST_COPIES * COPY_STRIDE>;
 
 // Zeroes the tickets and histograms. One workgroup.
 @compute @workgroup_size(WG_SIZE)
@@ -36,7 +38,7 @@ fn count_digits(
         }
     }
     let end = min(last_tile * TILE_ROWS, params.rows);
-    let copy = (t % HIST_COPIES) * (PASSES * RADIX);
+    let copy = (t % HIST_COPIES) * COPY_STRIDE;
     // Rounds of HIST_BATCH vec4 slots per invocation, striped so that the workgroup's loads of
     // one slot index are contiguous; the loads of a round are issued before any is counted.
     let round_rows = 4u * WG_SIZE * HIST_BATCH;
@@ -62,7 +64,7 @@ fn count_digits(
     for (var p = 0u; p < PASSES; p += 1u) {
         var c = 0u;
         for (var i = 0u; i < HIST_COPIES; i += 1u) {
-            c += atomicLoad(&sh_count[i * PASSES * RADIX + p * RADIX + t]);
+            c += atomicLoad(&sh_count[i * COPY_STRIDE + p * RADIX + t]);
         }
         if c != 0u {
             atomicAdd(&scratch[HISTOGRAM_WORD + p * RADIX + t], c);

@@ -33,9 +33,15 @@
 //     workgroup: at worst it recounts every predecessor back to tile 0.
 //  4. Scatter: keys go through workgroup memory into rank order and
 //     each invocation writes rows j*WG_SIZE + t (runs of equal digits are contiguous in the
-//     output), then values the same way.
+//     output), then values the same way. SCATTER_DIRECT: each invocation stores its own keys
+//     (and values) from registers at their digit's base + rank, with no reorder.
+// KEY_CODE (radix_common.wgsl): the dispatch may encode keys on load (first pass: the
+// caller's keys) and decode on store (last pass). WORKGROUP_TILES: the tile is the workgroup
+// id instead of a ticket.
 
 const KPT: u32 = KEYS_PER_THREAD;
+// vec4 groups of a thread's keys (blocked layout).
+const KPT4: u32 = KEYS_PER_THREAD / 4u;
 const STATE_SHIFT: u32 = 30u;
 const COUNT_MASK: u32 = (1u << STATE_SHIFT) - 1u;
 const AGGREGATE: u32 = 1u << STATE_SHIFT;
@@ -280,6 +286,7 @@ fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
 #ifndef WIDE_BALLOTS
     if sg_size <= 32u {
         var peers = lanes.x;
+#unroll
         for (var b = 0u; b < RADIX_BITS; b += 1u) {
             // All ones where the bit is clear: the complement of the ballot.
             peers &= subgroupBallot(((d >> b) & 1u) != 0u).x ^ (((d >> b) & 1u) - 1u);
@@ -289,6 +296,7 @@ fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
     }
 #endif
     var peers = lanes;
+#unroll
     for (var b = 0u; b < RADIX_BITS; b += 1u) {
         peers &= subgroupBallot(((d >> b) & 1u) != 0u) ^ vec4<u32>(((d >> b) & 1u) - 1u);
     }
@@ -572,7 +580,8 @@ fn radix_pass(
         }
     } else {
 #endif
-    for (var q = 0u; q < KPT / 4u; q += 1u) {
+#unroll
+    for (var q = 0u; q < KPT4; q += 1u) {
         let e = tile_start + first + 4u * q;
         let k4 = load_key4(e, tile_start + valid);
 #unroll
@@ -683,7 +692,8 @@ fn radix_pass(
         }
     } else {
 #endif
-    for (var q = 0u; q < KPT / 4u; q += 1u) {
+#unroll
+    for (var q = 0u; q < KPT4; q += 1u) {
         let e = tile_start + first + 4u * q;
 #ifdef LOAD_VALUES
         var v = vec4<u32>(0u);

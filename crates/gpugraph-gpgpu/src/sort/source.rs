@@ -154,6 +154,8 @@ pub(crate) fn radix_pass(
         &specialized,
         &[
             ("KPT", policy.keys_per_thread),
+            ("KPT4", policy.keys_per_thread / 4),
+            ("RADIX_BITS", RADIX_BITS),
             ("LOOKBACK_WINDOW", policy.lookback_window),
         ],
         policy.unroll,
@@ -238,7 +240,13 @@ mod tests {
             unroll: true,
             ..SortPolicy::DEFAULT
         };
-        assert!(!radix_pass(&unrolled, ValueMode::Load, false, false).contains("< KPT;"));
+        for subgroups in [false, true] {
+            let s = radix_pass(&unrolled, ValueMode::Load, subgroups, false);
+            // No loop left to index the key, rank or window arrays at run time.
+            for bound in ["< KPT;", "< KPT4;", "< RADIX_BITS;", "< LOOKBACK_WINDOW;"] {
+                assert!(!s.contains(bound), "{bound}");
+            }
+        }
         // The pre-multisplit kernel: coupled look-back, counting-sort ranking.
         let coupled = SortPolicy {
             independent_lookback: false,
