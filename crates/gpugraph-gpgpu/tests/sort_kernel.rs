@@ -161,6 +161,22 @@ fn kernel_policies() -> Vec<(&'static str, SortPolicy)> {
                 ..small
             },
         ),
+        // Keys staged and values loaded before the look-back.
+        (
+            "split-overlap",
+            SortPolicy {
+                overlap_lookback: true,
+                unroll: true,
+                ..small
+            },
+        ),
+        (
+            "counting-overlap",
+            SortPolicy {
+                overlap_lookback: true,
+                ..counting
+            },
+        ),
         ("default", SortPolicy::DEFAULT),
     ]
 }
@@ -281,6 +297,16 @@ fn look_back_variants_survive_forced_fallback_and_reverse_schedules() {
                 "wgtiles-force",
                 SortPolicy {
                     workgroup_tiles: true,
+                    force_fallback: true,
+                    ..base
+                },
+            ),
+            // The fallback recount runs while the staged keys wait in workgroup memory.
+            (
+                "overlap-reverse-force",
+                SortPolicy {
+                    overlap_lookback: true,
+                    reverse_tiles: true,
                     force_fallback: true,
                     ..base
                 },

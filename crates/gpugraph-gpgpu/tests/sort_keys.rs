@@ -312,7 +312,7 @@ fn float_distributions_and_specials_in_both_directions() {
 /// own nodes (`fuse_keys` off), with the direct scatter, workgroup-id tiles, the batched
 /// two-copy histogram, the counting-sort ranking and the forced fallback on a last-first
 /// schedule (the fallback recounts the first pass's tiles from the caller's keys, so it
-/// must encode them too). Every key type, direction and payload at tile boundaries (1024-row
+/// must encode them too), and the keys staged before the look-back. Every key type, direction and payload at tile boundaries (1024-row
 /// tiles), the distributions rotating.
 #[test]
 fn key_transforms_under_every_radix_knob() {
@@ -356,6 +356,16 @@ fn key_transforms_under_every_radix_knob() {
             SortPolicy {
                 reverse_tiles: true,
                 force_fallback: true,
+                ..small
+            },
+        ),
+        (
+            "fused-overlap-wgtiles-reverse",
+            SortPolicy {
+                overlap_lookback: true,
+                workgroup_tiles: true,
+                reverse_tiles: true,
+                spin_limit: 2,
                 ..small
             },
         ),

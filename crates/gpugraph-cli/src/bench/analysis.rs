@@ -61,8 +61,9 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
                     "hcopies" => p.histogram_copies = v,
                     "direct" => p.scatter_direct = v != 0,
                     "wgtiles" => p.workgroup_tiles = v != 0,
+                    "overlap" => p.overlap_lookback = v != 0,
                     other => bail!(
-                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart, early, fuse, hbatch, hcopies, direct, wgtiles)"
+                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart, early, fuse, hbatch, hcopies, direct, wgtiles, overlap)"
                     ),
                 }
             }

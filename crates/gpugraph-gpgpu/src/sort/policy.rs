@@ -125,6 +125,12 @@ pub struct SortPolicy {
     /// launch order through the decoupled fallback; fast where workgroups start in id order.
     /// Compare with `--sort-policy wgtiles=1`.
     pub workgroup_tiles: bool,
+    /// Stage the tile's keys in rank order in workgroup memory, and load its values, before
+    /// the look-back instead of after it, so the look-back's wait hides that work (and the
+    /// value loads' latency). Only with the reorder scatter and the look-back after ranking
+    /// (ignored with `scatter_direct` or `lookback_first`). Compare with
+    /// `--sort-policy overlap=1`.
+    pub overlap_lookback: bool,
 }
 
 impl SortPolicy {
@@ -158,6 +164,7 @@ impl SortPolicy {
         histogram_copies: 1,
         scatter_direct: false,
         workgroup_tiles: false,
+        overlap_lookback: false,
     };
 
     /// The default shrunk until its radix pass fits the device's workgroup memory: fewer keys

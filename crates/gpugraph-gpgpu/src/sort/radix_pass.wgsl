@@ -37,7 +37,8 @@
 //     (and values) from registers at their digit's base + rank, with no reorder.
 // KEY_CODE (radix_common.wgsl): the dispatch may encode keys on load (first pass: the
 // caller's keys) and decode on store (last pass). WORKGROUP_TILES: the tile is the workgroup
-// id instead of a ticket.
+// id instead of a ticket. OVERLAP_LOOKBACK (only with the reorder scatter and the look-back
+// after ranking): keys are staged in rank order and values loaded before the look-back.
 
 const KPT: u32 = KEYS_PER_THREAD;
 // vec4 groups of a thread's keys (blocked layout).
@@ -309,8 +310,9 @@ fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
 // counter of that digit (16-bit halves, two digits per word, in `sh` or `sh_split`) and
 // shuffles the old count to its peers, which add their rank among the peers. Then invocation
 // p < RADIX / 2 turns the counters of digits 2p and 2p + 1 into exclusive prefixes over the
-// subgroups in order, starting at the digits' offsets in the tile. Begins and ends with `sh`
-// free; counts fit 16 bits since a tile has fewer than 2^16 keys.
+// subgroups in order, starting at the digits' offsets in the tile. Begins with its counters
+// zero (as the workgroup starts) and ends with `sh` free; counts fit 16 bits since a tile has
+// fewer than 2^16 keys.
 // Ordering: the leader of key k + 1 may be another lane than the leader of key k, with no
 // barrier in between (WGSL has no subgroup barrier). Both updates are atomic read-modify-
 // writes of one word, and the first has returned (its value feeds the shuffle that every lane
@@ -319,12 +321,11 @@ fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
 // Intel, Apple and lavapipe.
 fn rank_split(t: u32, keys: ptr<function, array<u32, KPT>>, offset: u32) -> array<u32, KPT> {
     let row = sg_id * (RADIX / 2u);
-    for (var i = t; i < sg_count * (RADIX / 2u); i += WG_SIZE) {
-        split_set(i, 0u);
-    }
-    // sh_base is free until the scatter: it lends the digit offsets to the pair scan.
+    // The counters start at zero without a clearing round and its barrier: a workgroup ranks
+    // one tile, and workgroup memory is zero-initialized (WGSL) and untouched before this.
+    // sh_base is free until the scatter: it lends the digit offsets to the pair scan (the
+    // barrier after the ballots publishes them).
     sh_base[t] = offset;
-    workgroupBarrier();
     let below = lanes_below(sg_lane);
     let lanes = lanes_below(sg_size);
     var ranks: array<u32, KPT>;
@@ -622,6 +623,26 @@ fn radix_pass(
     let ranks = rank_tile(t, &keys);
 #endif
 
+#ifdef OVERLAP_LOOKBACK
+    // Stage the keys in rank order (and load the values) before the look-back, so that its
+    // wait hides this work; the look-back's vote barrier and the one after sh_base below
+    // order the staging before the reads.
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+        sh_set(ranks[k], keys[k]);
+    }
+#ifdef LOAD_VALUES
+    var vals: array<u32, KPT>;
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+        let r = key_row(t, k);
+        vals[k] = 0u;
+        if r < valid {
+            vals[k] = src_values[params.src_values + tile_start + r];
+        }
+    }
+#endif
+#endif
 #ifndef LOOKBACK_FIRST
     // 3. Look back, publish the inclusive prefix.
     let base = atomicLoad(&scratch[params.histogram_word + t]) + look_back(t, tile, count)
@@ -658,10 +679,12 @@ fn radix_pass(
 #endif
 #else
     // 4. Scatter keys in rank order.
+#ifndef OVERLAP_LOOKBACK
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
         sh_set(ranks[k], keys[k]);
     }
+#endif
     workgroupBarrier();
     var out_digits: array<u32, KPT>;
 #unroll
@@ -675,6 +698,16 @@ fn radix_pass(
     }
 #ifdef WRITE_VALUES
     workgroupBarrier();
+#ifdef OVERLAP_LOOKBACK
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+#ifdef LOAD_VALUES
+        sh_set(ranks[k], vals[k]);
+#else
+        sh_set(ranks[k], tile_start + key_row(t, k));
+#endif
+    }
+#else
 #ifdef MULTISPLIT
     if split {
 #unroll
@@ -717,6 +750,7 @@ fn radix_pass(
     }
 #ifdef MULTISPLIT
     }
+#endif
 #endif
     workgroupBarrier();
 #unroll

@@ -116,6 +116,9 @@ pub(crate) fn radix_pass(
     if policy.workgroup_tiles {
         defines.push("WORKGROUP_TILES");
     }
+    if policy.overlap_lookback && !policy.scatter_direct && !policy.lookback_first {
+        defines.push("OVERLAP_LOOKBACK");
+    }
     if subgroups && (policy.subgroups || policy.multisplit) {
         defines.push("SUBGROUPS");
         if policy.subgroups {
@@ -275,6 +278,16 @@ mod tests {
             unroll: true,
             ..SortPolicy::DEFAULT
         };
+        let overlap = SortPolicy {
+            overlap_lookback: true,
+            unroll: true,
+            ..SortPolicy::DEFAULT
+        };
+        let overlap_counting = SortPolicy {
+            overlap_lookback: true,
+            multisplit: false,
+            ..test
+        };
         let direct_counting = SortPolicy {
             scatter_direct: true,
             workgroup_tiles: true,
@@ -291,6 +304,8 @@ mod tests {
             apart,
             streaming,
             direct_counting,
+            overlap,
+            overlap_counting,
         ] {
             for code in [false, true] {
                 validate("histogram", &radix_histogram(&policy, code));
@@ -305,6 +320,12 @@ mod tests {
             }
         }
         assert!(!radix_histogram(&streaming, false).contains("< HIST_BATCH;"));
+        assert!(radix_pass(&overlap, ValueMode::Load, true, false).contains("var vals"));
+        let ignored = SortPolicy {
+            scatter_direct: true,
+            ..overlap
+        };
+        assert!(!radix_pass(&ignored, ValueMode::Load, true, false).contains("var vals"));
         assert!(radix_pass(&streaming, ValueMode::Load, true, true).contains("decode_key("));
         assert!(!radix_pass(&streaming, ValueMode::Load, true, false).contains("decode_key("));
         for mode in modes {
