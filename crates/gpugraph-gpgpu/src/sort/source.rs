@@ -11,6 +11,7 @@ use crate::kernel::{preprocess, unroll, SHARED_DISPATCH_WGSL};
 const RADIX_COMMON_WGSL: &str = include_str!("radix_common.wgsl");
 const RADIX_HISTOGRAM_WGSL: &str = include_str!("radix_histogram.wgsl");
 const RADIX_PASS_WGSL: &str = include_str!("radix_pass.wgsl");
+const RADIX_LOOKBACK_WGSL: &str = include_str!("radix_lookback.wgsl");
 const LOCAL_WGSL: &str = include_str!("local.wgsl");
 const CLASSIFY_WGSL: &str = include_str!("classify.wgsl");
 
@@ -152,7 +153,9 @@ pub(crate) fn radix_pass(
     out.push_str(SHARED_DISPATCH_WGSL);
     out.push('\n');
     out.push_str(&preprocess(RADIX_COMMON_WGSL, &defines));
-    let specialized = preprocess(RADIX_PASS_WGSL, &defines);
+    let mut specialized = preprocess(RADIX_PASS_WGSL, &defines);
+    specialized.push('\n');
+    specialized.push_str(&preprocess(RADIX_LOOKBACK_WGSL, &defines));
     out.push_str(&unroll(
         &specialized,
         &[
