@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::sort::*;
 use common::*;
 use gpugraph_command::wgpu;
 use gpugraph_command::{CommandGraph, DataView, VectorFormat, VectorView};
@@ -56,28 +57,6 @@ fn keys_of(dist: Dist, n: usize, seed: u64) -> Vec<u32> {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Mode {
-    Keys,
-    Pairs,
-    Argsort,
-}
-
-const MODES: [Mode; 3] = [Mode::Keys, Mode::Pairs, Mode::Argsort];
-
-/// One sort declared in a test graph, and what to check after the run.
-struct Case {
-    label: String,
-    keys: Vec<u32>,
-    mode: Mode,
-    /// Output buffers and the element offset of the view inside them.
-    out_keys: wgpu::Buffer,
-    out_values: Option<wgpu::Buffer>,
-    offset: usize,
-}
-
-const GUARD: usize = 2;
-
 /// Declares a sort of `keys` in `g`: inputs at element offset `in_offset` (unaligned offsets
 /// take the scalar load path), outputs at `out_offset` inside poisoned buffers with guard rows.
 #[allow(clippy::too_many_arguments)]
@@ -91,104 +70,18 @@ fn declare(
     out_offset: usize,
     policy: Option<SortPolicy>,
     kernels: &SortKernels,
-) -> Case {
-    let n = keys.len();
-    let padded = |data: &[u32], offset: usize| {
-        let mut v = vec![POISON; offset];
-        v.extend_from_slice(data);
-        v.extend(std::iter::repeat_n(POISON, GUARD));
-        v
-    };
-    let kb = upload(ctx, &padded(&keys, in_offset));
-    let k = import_view(g, &format!("{name}.k"), &kb, in_offset as u64, n as u64);
-    let okb = upload(ctx, &vec![POISON; out_offset + n + GUARD]);
-    let ok = import_view(g, &format!("{name}.ok"), &okb, out_offset as u64, n as u64);
-    let mut out_values = None;
-    let payload = match mode {
-        Mode::Keys => SortPayload::KeysOnly,
-        Mode::Pairs => {
-            // Values = source row, so the values check stability too.
-            let vals: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5555_0000).collect();
-            let vb = upload(ctx, &padded(&vals, in_offset));
-            let v = import_view(g, &format!("{name}.v"), &vb, in_offset as u64, n as u64);
-            let ovb = upload(ctx, &vec![POISON; out_offset + n + GUARD]);
-            let ov = import_view(g, &format!("{name}.ov"), &ovb, out_offset as u64, n as u64);
-            out_values = Some(ovb);
-            SortPayload::Values {
-                input: v,
-                output: ov,
-            }
-        }
-        Mode::Argsort => {
-            let ovb = upload(ctx, &vec![POISON; out_offset + n + GUARD]);
-            let ov = import_view(g, &format!("{name}.ov"), &ovb, out_offset as u64, n as u64);
-            out_values = Some(ovb);
-            SortPayload::SourceRows { output: ov }
-        }
-    };
-    Sort {
-        id: name.to_string(),
-        keys: k,
-        sorted_keys: ok,
-        payload,
+) -> SortCase {
+    let spec = SortSpec {
+        in_offset,
+        out_offset,
         policy,
-        kernels: kernels.clone(),
-    }
-    .add_to_graph(g)
-    .unwrap();
-    Case {
-        label: name.to_string(),
-        keys,
-        mode,
-        out_keys: okb,
-        out_values,
-        offset: out_offset,
-    }
+        ..SortSpec::new(name, keys, mode, kernels)
+    };
+    declare_sort(ctx, g, spec)
 }
 
-fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
-    let i = got.iter().zip(want).position(|(a, b)| a != b)?;
-    let end = (i + 6).min(got.len());
-    Some(format!(
-        "first difference at row {i} of {}: got {:x?} want {:x?}",
-        got.len(),
-        &got[i..end],
-        &want[i..end]
-    ))
-}
-
-fn verify(ctx: &gpugraph_command::GpuContext, c: &Case) {
-    let n = c.keys.len();
-    let rows = |b: &wgpu::Buffer| {
-        let all = read_buffer(ctx, b);
-        assert_eq!(
-            &all[..c.offset],
-            &vec![POISON; c.offset][..],
-            "{}: rows before the output",
-            c.label
-        );
-        assert_eq!(
-            &all[c.offset + n..c.offset + n + GUARD],
-            &[POISON; GUARD],
-            "{}: rows after the output",
-            c.label
-        );
-        all[c.offset..c.offset + n].to_vec()
-    };
-    let order = cpu::argsort(&c.keys);
-    let want_keys: Vec<u32> = order.iter().map(|&i| c.keys[i as usize]).collect();
-    if let Some(d) = first_difference(&rows(&c.out_keys), &want_keys) {
-        panic!("{}: keys: {d}", c.label);
-    }
-    let want_values: Vec<u32> = match c.mode {
-        Mode::Keys => return,
-        Mode::Pairs => order.iter().map(|&i| i ^ 0x5555_0000).collect(),
-        Mode::Argsort => order,
-    };
-    let got = rows(c.out_values.as_ref().unwrap());
-    if let Some(d) = first_difference(&got, &want_values) {
-        panic!("{}: values (stability): {d}", c.label);
-    }
+fn verify(ctx: &gpugraph_command::GpuContext, c: &SortCase) {
+    verify_sort(ctx, c);
 }
 
 #[test]

@@ -9,10 +9,10 @@
 
 mod common;
 
+use common::sort::*;
 use common::*;
 use gpugraph_command::{wgpu, CommandGraph, GpuContext};
-use gpugraph_gpgpu::sort::cpu;
-use gpugraph_gpgpu::{Sort, SortKernels, SortPayload, SortPolicy};
+use gpugraph_gpgpu::{SortKernels, SortPolicy};
 use rand::Rng;
 
 #[derive(Clone, Copy, Debug)]
@@ -50,26 +50,7 @@ fn keys_of(dist: Dist, n: usize, seed: u64) -> Vec<u32> {
         .collect()
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Mode {
-    Keys,
-    Pairs,
-    Argsort,
-}
-
-const MODES: [Mode; 3] = [Mode::Keys, Mode::Pairs, Mode::Argsort];
-const GUARD: usize = 3;
-const VALUE_MASK: u32 = 0x3c3c_0000;
-
-/// One declared sort and its poisoned output buffers (outputs at element offset 1).
-struct Case {
-    label: String,
-    keys: Vec<u32>,
-    mode: Mode,
-    out_keys: wgpu::Buffer,
-    out_values: Option<wgpu::Buffer>,
-}
-
+/// Declares a sort of `keys` under `policy`, outputs at element offset 1 of poisoned buffers.
 fn declare(
     ctx: &GpuContext,
     g: &mut CommandGraph,
@@ -78,85 +59,17 @@ fn declare(
     mode: Mode,
     policy: SortPolicy,
     kernels: &SortKernels,
-) -> Case {
-    let n = keys.len();
-    let poisoned = || upload(ctx, &vec![POISON; 1 + n + GUARD]);
-    let kb = upload(ctx, &keys);
-    let k = import_view(g, &format!("{label}.k"), &kb, 0, n as u64);
-    let okb = poisoned();
-    let ok = import_view(g, &format!("{label}.ok"), &okb, 1, n as u64);
-    let mut out_values = None;
-    let payload = match mode {
-        Mode::Keys => SortPayload::KeysOnly,
-        Mode::Pairs => {
-            let vals: Vec<u32> = (0..n as u32).map(|i| i ^ VALUE_MASK).collect();
-            let vb = upload(ctx, &vals);
-            let ovb = poisoned();
-            let input = import_view(g, &format!("{label}.v"), &vb, 0, n as u64);
-            let output = import_view(g, &format!("{label}.ov"), &ovb, 1, n as u64);
-            out_values = Some(ovb);
-            SortPayload::Values { input, output }
-        }
-        Mode::Argsort => {
-            let ovb = poisoned();
-            let output = import_view(g, &format!("{label}.ov"), &ovb, 1, n as u64);
-            out_values = Some(ovb);
-            SortPayload::SourceRows { output }
-        }
-    };
-    Sort {
-        id: label.clone(),
-        keys: k,
-        sorted_keys: ok,
-        payload,
+) -> SortCase {
+    let spec = SortSpec {
+        out_offset: 1,
         policy: Some(policy),
-        kernels: kernels.clone(),
-    }
-    .add_to_graph(g)
-    .unwrap();
-    Case {
-        label,
-        keys,
-        mode,
-        out_keys: okb,
-        out_values,
-    }
+        ..SortSpec::new(&label, keys, mode, kernels)
+    };
+    declare_sort(ctx, g, spec)
 }
 
-fn check(ctx: &GpuContext, c: &Case) {
-    let n = c.keys.len();
-    let rows = |b: &wgpu::Buffer, what: &str| {
-        let all = read_buffer(ctx, b);
-        assert_eq!(all[0], POISON, "{}: {what}: row before the output", c.label);
-        assert_eq!(
-            &all[1 + n..],
-            &[POISON; GUARD],
-            "{}: {what}: rows after the output",
-            c.label
-        );
-        all[1..1 + n].to_vec()
-    };
-    let order = cpu::argsort(&c.keys);
-    let compare = |got: Vec<u32>, want: Vec<u32>, what: &str| {
-        if let Some(i) = got.iter().zip(&want).position(|(a, b)| a != b) {
-            let end = (i + 6).min(n);
-            panic!(
-                "{}: {what}: first difference at row {i} of {n}: got {:x?} want {:x?}",
-                c.label,
-                &got[i..end],
-                &want[i..end]
-            );
-        }
-    };
-    let want_keys = order.iter().map(|&i| c.keys[i as usize]).collect();
-    compare(rows(&c.out_keys, "keys"), want_keys, "keys");
-    let want_values = match c.mode {
-        Mode::Keys => return,
-        Mode::Pairs => order.iter().map(|&i| i ^ VALUE_MASK).collect(),
-        Mode::Argsort => order,
-    };
-    let got = rows(c.out_values.as_ref().unwrap(), "values");
-    compare(got, want_values, "values (stability)");
+fn check(ctx: &GpuContext, c: &SortCase) {
+    verify_sort(ctx, c);
 }
 
 /// Both rankings and both look-backs at small tiles (kpt 4: 1024 rows, 32-row subgroup runs on
@@ -218,6 +131,50 @@ fn kernel_policies() -> Vec<(&'static str, SortPolicy)> {
                 keys_per_thread: 8,
                 unroll: true,
                 ..small
+            },
+        ),
+        // Keys and values stored straight from registers, without the workgroup reorder.
+        (
+            "split-direct",
+            SortPolicy {
+                scatter_direct: true,
+                ..small
+            },
+        ),
+        (
+            "counting-direct-wgtiles",
+            SortPolicy {
+                scatter_direct: true,
+                workgroup_tiles: true,
+                ..counting
+            },
+        ),
+        // The histogram with batched loads, two counter copies and odd tile groups.
+        (
+            "split-hist-batch3-copies2",
+            SortPolicy {
+                histogram_batch: 3,
+                histogram_copies: 2,
+                histogram_tiles_per_workgroup: 3,
+                unroll: true,
+                workgroup_tiles: true,
+                ..small
+            },
+        ),
+        // Keys staged and values loaded before the look-back.
+        (
+            "split-overlap",
+            SortPolicy {
+                overlap_lookback: true,
+                unroll: true,
+                ..small
+            },
+        ),
+        (
+            "counting-overlap",
+            SortPolicy {
+                overlap_lookback: true,
+                ..counting
             },
         ),
         ("default", SortPolicy::DEFAULT),
@@ -324,6 +281,36 @@ fn look_back_variants_survive_forced_fallback_and_reverse_schedules() {
                     ..base
                 },
             ),
+            // Tiles by workgroup id, last id first: every workgroup waits on tiles whose
+            // workgroups may not have started, and the direct scatter after the fallback.
+            (
+                "wgtiles-reverse-direct",
+                SortPolicy {
+                    workgroup_tiles: true,
+                    reverse_tiles: true,
+                    scatter_direct: true,
+                    spin_limit: 3,
+                    ..base
+                },
+            ),
+            (
+                "wgtiles-force",
+                SortPolicy {
+                    workgroup_tiles: true,
+                    force_fallback: true,
+                    ..base
+                },
+            ),
+            // The fallback recount runs while the staged keys wait in workgroup memory.
+            (
+                "overlap-reverse-force",
+                SortPolicy {
+                    overlap_lookback: true,
+                    reverse_tiles: true,
+                    force_fallback: true,
+                    ..base
+                },
+            ),
         ];
         for (schedule, policy) in schedules {
             for (n, dist, mode) in [
@@ -351,7 +338,23 @@ fn kernel_variants_over_the_dispatch_dimension_limit() {
     let kernels = SortKernels::default();
     let mut g = CommandGraph::new("sort-kernel-2d", &ctx.device);
     let mut cases = Vec::new();
-    for (name, policy) in kernel_policies().into_iter().take(4) {
+    let mut policies = kernel_policies();
+    policies.truncate(4);
+    // Tiles by workgroup id over a two-dimensional grid (surplus workgroups must leave), with
+    // the batched histogram.
+    let wgtiles: Vec<_> = policies
+        .iter()
+        .map(|&(_, p)| SortPolicy {
+            workgroup_tiles: true,
+            scatter_direct: true,
+            histogram_batch: 2,
+            histogram_copies: 2,
+            ..p
+        })
+        .collect();
+    let names = ["wgtiles-a", "wgtiles-b", "wgtiles-c", "wgtiles-d"];
+    policies.extend(names.into_iter().zip(wgtiles));
+    for (name, policy) in policies {
         let policy = SortPolicy {
             histogram_tiles_per_workgroup: 1,
             ..policy

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::sort::*;
 use common::*;
 use gpugraph_command::wgpu;
 use gpugraph_command::{
@@ -14,20 +15,12 @@ use gpugraph_command::{
 use gpugraph_gpgpu::sort::cpu;
 use gpugraph_gpgpu::{
     AlgorithmError, BatchSort, KeyType, Sort, SortKernels, SortOptions, SortOrder, SortPayload,
+    SortPolicy,
 };
 use rand::Rng;
 
 const TYPES: [KeyType; 3] = [KeyType::Uint32, KeyType::Int32, KeyType::Float32];
 const ORDERS: [SortOrder; 2] = [SortOrder::Ascending, SortOrder::Descending];
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Mode {
-    Keys,
-    Pairs,
-    Argsort,
-}
-
-const MODES: [Mode; 3] = [Mode::Keys, Mode::Pairs, Mode::Argsort];
 
 #[derive(Clone, Copy, Debug)]
 enum Dist {
@@ -117,23 +110,6 @@ fn keys_of(t: KeyType, dist: Dist, n: usize, seed: u64) -> Vec<u32> {
     }
 }
 
-fn format_of(t: KeyType) -> VectorFormat {
-    t.format()
-}
-
-struct Case {
-    label: String,
-    keys: Vec<u32>,
-    key_type: KeyType,
-    options: SortOptions,
-    mode: Mode,
-    out_keys: wgpu::Buffer,
-    out_values: Option<wgpu::Buffer>,
-    offset: usize,
-}
-
-const GUARD: usize = 2;
-
 #[allow(clippy::too_many_arguments)]
 fn declare(
     ctx: &gpugraph_command::GpuContext,
@@ -145,92 +121,40 @@ fn declare(
     mode: Mode,
     offset: usize,
     kernels: &SortKernels,
-) -> Case {
-    let n = keys.len();
-    let fmt = format_of(key_type);
-    let mut padded = vec![POISON; offset];
-    padded.extend_from_slice(&keys);
-    padded.extend([POISON; GUARD]);
-    let kb = upload(ctx, &padded);
-    let k = import_typed(g, &format!("{name}.k"), &kb, fmt, offset as u64, n as u64);
-    let okb = upload(ctx, &vec![POISON; offset + n + GUARD]);
-    let ok = import_typed(g, &format!("{name}.ok"), &okb, fmt, offset as u64, n as u64);
-    let mut out_values = None;
-    let mut out_view = |g: &mut CommandGraph| {
-        let ovb = upload(ctx, &vec![POISON; offset + n + GUARD]);
-        let ov = import_view(g, &format!("{name}.ov"), &ovb, offset as u64, n as u64);
-        out_values = Some(ovb);
-        ov
-    };
-    let payload = match mode {
-        Mode::Keys => SortPayload::KeysOnly,
-        Mode::Pairs => {
-            let vals: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5555_0000).collect();
-            let vb = upload(ctx, &vals);
-            let v = import_view(g, &format!("{name}.v"), &vb, 0, n as u64);
-            SortPayload::Values {
-                input: v,
-                output: out_view(g),
-            }
-        }
-        Mode::Argsort => SortPayload::SourceRows {
-            output: out_view(g),
-        },
-    };
-    Sort {
-        payload,
-        kernels: kernels.clone(),
-        ..Sort::keys(name, k, ok)
-    }
-    .add_to_graph_with(g, options)
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
-    Case {
-        label: name.to_string(),
-        keys,
+) -> SortCase {
+    declare_with(
+        ctx, g, name, keys, key_type, options, mode, offset, kernels, None,
+    )
+}
+
+/// [`declare`] under `policy` (`None`: the device default): inputs and outputs at element
+/// `offset`.
+#[allow(clippy::too_many_arguments)]
+fn declare_with(
+    ctx: &gpugraph_command::GpuContext,
+    g: &mut CommandGraph,
+    name: &str,
+    keys: Vec<u32>,
+    key_type: KeyType,
+    options: SortOptions,
+    mode: Mode,
+    offset: usize,
+    kernels: &SortKernels,
+    policy: Option<SortPolicy>,
+) -> SortCase {
+    let spec = SortSpec {
         key_type,
         options,
-        mode,
-        out_keys: okb,
-        out_values,
-        offset,
-    }
+        in_offset: offset,
+        out_offset: offset,
+        policy,
+        ..SortSpec::new(name, keys, mode, kernels)
+    };
+    declare_sort(ctx, g, spec)
 }
 
-fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
-    let i = got.iter().zip(want).position(|(a, b)| a != b)?;
-    let end = (i + 6).min(got.len());
-    Some(format!(
-        "first difference at row {i} of {}: got {:x?} want {:x?}",
-        got.len(),
-        &got[i..end],
-        &want[i..end]
-    ))
-}
-
-fn verify(ctx: &gpugraph_command::GpuContext, c: &Case) {
-    let n = c.keys.len();
-    let rows = |b: &wgpu::Buffer| {
-        let all = read_buffer(ctx, b);
-        assert!(
-            all[..c.offset].iter().all(|&x| x == POISON)
-                && all[c.offset + n..].iter().all(|&x| x == POISON),
-            "{}: rows outside the output were written",
-            c.label
-        );
-        all[c.offset..c.offset + n].to_vec()
-    };
-    let (order, want_keys) = cpu::sort_typed(&c.keys, c.key_type, c.options);
-    if let Some(d) = first_difference(&rows(&c.out_keys), &want_keys) {
-        panic!("{}: keys: {d}", c.label);
-    }
-    let want_values: Vec<u32> = match c.mode {
-        Mode::Keys => return,
-        Mode::Pairs => order.iter().map(|&i| i ^ 0x5555_0000).collect(),
-        Mode::Argsort => order,
-    };
-    if let Some(d) = first_difference(&rows(c.out_values.as_ref().unwrap()), &want_values) {
-        panic!("{}: values (stability): {d}", c.label);
-    }
+fn verify(ctx: &gpugraph_command::GpuContext, c: &SortCase) {
+    verify_sort(ctx, c);
 }
 
 /// Every key type x direction x payload at each size, the distribution rotating with the
@@ -382,6 +306,163 @@ fn float_distributions_and_specials_in_both_directions() {
         got[18..].iter().all(|&x| x == nan),
         "NaNs last descending: {got:x?}"
     );
+}
+
+/// The radix knobs with key transforms: fused into the kernels (the default) and as their
+/// own nodes (`fuse_keys` off), with the direct scatter, workgroup-id tiles, the batched
+/// two-copy histogram, the counting-sort ranking and the forced fallback on a last-first
+/// schedule (the fallback recounts the first pass's tiles from the caller's keys, so it
+/// must encode them too), and the keys staged before the look-back. Every key type, direction and payload at tile boundaries (1024-row
+/// tiles), the distributions rotating.
+#[test]
+fn key_transforms_under_every_radix_knob() {
+    let ctx = ctx();
+    let kernels = SortKernels::default();
+    let small = SortPolicy {
+        keys_per_thread: 4,
+        histogram_tiles_per_workgroup: 3,
+        ..SortPolicy::DEFAULT
+    };
+    let policies = [
+        (
+            "nodes",
+            SortPolicy {
+                fuse_keys: false,
+                ..small
+            },
+        ),
+        ("fused", small),
+        (
+            "fused-direct-wgtiles-hbatch3-hcopies2",
+            SortPolicy {
+                scatter_direct: true,
+                workgroup_tiles: true,
+                histogram_batch: 3,
+                histogram_copies: 2,
+                unroll: true,
+                ..small
+            },
+        ),
+        (
+            "fused-counting-direct",
+            SortPolicy {
+                multisplit: false,
+                scatter_direct: true,
+                ..small
+            },
+        ),
+        (
+            "fused-reverse-force",
+            SortPolicy {
+                reverse_tiles: true,
+                force_fallback: true,
+                ..small
+            },
+        ),
+        (
+            "fused-overlap-wgtiles-reverse",
+            SortPolicy {
+                overlap_lookback: true,
+                workgroup_tiles: true,
+                reverse_tiles: true,
+                spin_limit: 2,
+                ..small
+            },
+        ),
+    ];
+    let sizes = [257usize, 1023, 1025, 4 * 1024 + 77];
+    for (pi, (pname, policy)) in policies.into_iter().enumerate() {
+        let mut g = CommandGraph::new("sort-knobs", &ctx.device);
+        let mut cases = Vec::new();
+        let mut combo = 0;
+        for (si, &n) in sizes.iter().enumerate() {
+            for t in TYPES {
+                for order in ORDERS {
+                    let mode = MODES[combo % MODES.len()];
+                    let dist = DISTS[(combo + si + pi) % DISTS.len()];
+                    let keys = keys_of(t, dist, n, (pi * 1000 + combo) as u64);
+                    let name = format!("{pname}-n{n}-{t:?}-{order:?}-{mode:?}-{dist:?}");
+                    let options = SortOptions {
+                        order,
+                        ..SortOptions::default()
+                    };
+                    cases.push(declare_with(
+                        &ctx,
+                        &mut g,
+                        &name,
+                        keys,
+                        t,
+                        options,
+                        mode,
+                        combo % 2,
+                        &kernels,
+                        Some(policy),
+                    ));
+                    combo += 1;
+                }
+            }
+        }
+        run(&ctx, g);
+        for c in &cases {
+            verify(&ctx, c);
+        }
+    }
+}
+
+/// Radix sorts with key transforms add no encode/decode nodes unless `fuse_keys` is off;
+/// the one-workgroup path keeps them. One pass (`key_bits` 8) both encodes and decodes.
+#[test]
+fn fused_transforms_replace_the_encode_and_decode_nodes() {
+    let ctx = ctx();
+    let nodes = |n: usize, options: SortOptions, policy: SortPolicy| {
+        let mut g = CommandGraph::new("sort-nodes", &ctx.device);
+        let kb = upload(&ctx, &vec![7; n]);
+        let okb = upload(&ctx, &vec![0; n]);
+        let k = import_typed(&mut g, "k", &kb, VectorFormat::Sint32, 0, n as u64);
+        let ok = import_typed(&mut g, "ok", &okb, VectorFormat::Sint32, 0, n as u64);
+        Sort {
+            policy: Some(policy),
+            ..Sort::keys("s", k, ok)
+        }
+        .add_to_graph_with(&mut g, options)
+        .unwrap();
+        g.node_count()
+    };
+    let fused = SortPolicy::DEFAULT;
+    let unfused = SortPolicy {
+        fuse_keys: false,
+        ..fused
+    };
+    let desc = SortOptions::descending();
+    assert_eq!(nodes(5000, desc, fused), 5, "histogram + 4 passes");
+    assert_eq!(
+        nodes(5000, desc, unfused),
+        7,
+        "encode + histogram + 4 passes + decode"
+    );
+    assert_eq!(nodes(5000, desc.with_key_bits(8), fused), 2);
+    assert_eq!(nodes(200, desc, fused), 3, "encode + local + decode");
+    // One pass that both encodes and decodes, against the oracle.
+    let mut g = CommandGraph::new("sort-one-pass", &ctx.device);
+    let kernels = SortKernels::default();
+    let mut r = rng(9);
+    let keys: Vec<u32> = (0..3000)
+        .map(|_| r.random_range(-128i32..128) as u32)
+        .collect();
+    let c = declare_with(
+        &ctx,
+        &mut g,
+        "one-pass",
+        keys,
+        KeyType::Int32,
+        desc.with_key_bits(8),
+        Mode::Argsort,
+        1,
+        &kernels,
+        Some(fused),
+    );
+    run(&ctx, g);
+    verify(&ctx, &c);
 }
 
 /// `key_bits` below 32 for uint32 and int32 keys in both directions (codes fit the low bits),

@@ -56,8 +56,14 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
                     "split" => p.multisplit = v != 0,
                     "apart" => p.multisplit_apart = v != 0,
                     "early" => p.lookback_first = v != 0,
+                    "fuse" => p.fuse_keys = v != 0,
+                    "hbatch" => p.histogram_batch = v,
+                    "hcopies" => p.histogram_copies = v,
+                    "direct" => p.scatter_direct = v != 0,
+                    "wgtiles" => p.workgroup_tiles = v != 0,
+                    "overlap" => p.overlap_lookback = v != 0,
                     other => bail!(
-                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart, early)"
+                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart, early, fuse, hbatch, hcopies, direct, wgtiles, overlap)"
                     ),
                 }
             }

@@ -88,22 +88,29 @@ impl BatchSort {
                 )?;
             }
         }
-        if let Some(code) = code {
-            let lengths: Vec<u64> = all.iter().map(|d| d.keys.len()).collect();
+        // Radix chunks apply the transform inside their kernels (SortPolicy::fuse_keys); the
+        // other chunks go through the encode and decode nodes.
+        let fused = |d: &Domain| policy.fuse_keys && d.keys.len() > LOCAL_SORT_MAX as u64;
+        let by_nodes: Vec<usize> = match code {
+            Some(_) => (0..all.len()).filter(|&k| !fused(&all[k])).collect(),
+            None => Vec::new(),
+        };
+        if let (Some(code), false) = (code, by_nodes.is_empty()) {
+            let lengths: Vec<u64> = by_nodes.iter().map(|&k| all[k].keys.len()).collect();
             let encoded = keys::encoded_keys(graph, &self.id, &lengths)?;
-            let pairs = all
+            let pairs = by_nodes
                 .iter()
                 .zip(&encoded)
-                .map(|(d, &e)| (d.keys, e))
+                .map(|(&k, &e)| (all[k].keys, e))
                 .collect();
             keys::add_encode_node(graph, &self.id, check.algorithm, pairs, code, &self.kernels)?;
-            for (d, e) in all.iter_mut().zip(encoded) {
-                d.keys = e;
+            for (&k, e) in by_nodes.iter().zip(encoded) {
+                all[k].keys = e;
             }
         }
-        let sorted: Vec<_> = all.iter().map(|d| d.sorted_keys).collect();
-        self.add_core(graph, all, policy, options.radix_passes())?;
-        if let Some(code) = code {
+        let sorted: Vec<_> = by_nodes.iter().map(|&k| all[k].sorted_keys).collect();
+        self.add_core(graph, all, policy, (options.radix_passes(), code))?;
+        if let (Some(code), false) = (code, sorted.is_empty()) {
             keys::add_decode_node(
                 graph,
                 &self.id,
@@ -116,13 +123,14 @@ impl BatchSort {
         Ok(())
     }
 
-    /// The uint32 ascending core over the (validated) domains of every chunk.
+    /// The uint32 ascending core over the (validated) domains of every chunk; radix chunks
+    /// apply the key transform `code` themselves when the policy fuses it.
     fn add_core(
         &self,
         graph: &mut CommandGraph,
         all: Vec<Domain>,
         policy: SortPolicy,
-        passes: u32,
+        (passes, code): (u32, Option<keys::KeyParams>),
     ) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("batch sort", &self.id);
         let (small, large): (Vec<_>, Vec<_>) = all
@@ -155,6 +163,7 @@ impl BatchSort {
                 policy,
                 &cache,
                 passes,
+                code.filter(|_| policy.fuse_keys),
             )?;
         }
         Ok(())

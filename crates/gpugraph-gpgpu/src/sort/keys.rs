@@ -1,14 +1,16 @@
 //! Sort options ([`SortOptions`]: direction and `key_bits`) and key types ([`KeyType`]) on
-//! top of the uint32 ascending radix core: order-preserving transforms (`keys.wgsl`) run as
-//! graph nodes before the core (`<id>.encode`, keys → a transient of uint32 codes) and after
-//! it (`<id>.decode`, the sorted codes back to key bits, in place in the caller's output).
+//! top of the uint32 ascending radix core: order-preserving codes ([`cpu::KeyCode`]).
 //!
-//! Why nodes around the core rather than inside it: the core stays one kernel family, and
-//! the transform costs one streaming pass each way (8 B/row) that a later change can fuse
-//! into the first and last radix pass. uint32 ascending keys skip both nodes.
+//! Radix domains apply the code inside their kernels by default (`radix_common.wgsl`
+//! `encode_key`/`decode_key`, [`super::SortPolicy::fuse_keys`]): the histogram and the first
+//! pass encode on load, the last pass decodes on store. The one-workgroup path, and radix
+//! domains with `fuse_keys` off, use this module's graph nodes instead (`keys.wgsl`):
+//! `<id>.encode` (keys → a transient of uint32 codes) before the core and `<id>.decode` (the
+//! sorted codes back to key bits, in place in the caller's output) after it, 8 B/row each.
+//! uint32 ascending keys need neither.
 //!
 //! The code of each key type and direction, and its inverse, is [`cpu::KeyCode::encode`] and
-//! [`cpu::KeyCode::decode`] (the CPU twins); `keys.wgsl` computes the same bits.
+//! [`cpu::KeyCode::decode`] (the CPU twins); both WGSL files compute the same bits.
 
 use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{
@@ -144,10 +146,10 @@ pub(crate) struct KeyParams {
     rows: u32,
     src: u32,
     dst: u32,
-    is_float: u32,
+    pub(crate) is_float: u32,
     descending: u32,
-    bias: u32,
-    flip: u32,
+    pub(crate) bias: u32,
+    pub(crate) flip: u32,
     pad: u32,
 }
 

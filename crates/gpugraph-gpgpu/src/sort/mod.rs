@@ -22,21 +22,24 @@
 //!   (equal keys have equal codes, and the core is stable).
 //! - `key_bits` (1..=32): a promise about the key range (uint32 below `2^key_bits`, int32 in
 //!   `[-2^(key_bits-1), 2^(key_bits-1))`; float32 must use 32); the codes of both directions
-//!   then fit the low `key_bits`, so `ceil(key_bits / 8)` digit passes suffice
-//!   ([`SortOptions::radix_passes`]). Keys outside the promise keep their bits but their order
-//!   is unspecified. The radix core does not skip passes yet (it runs four; skipping needs a
-//!   pass count in `radix.rs` and an odd-count ping-pong), so today `key_bits` only shapes
-//!   the codes.
-//! - How: everything but uint32 ascending adds `<id>.encode` (keys → a transient of uint32
-//!   codes, `keys.wgsl`) before the uint32 ascending core and `<id>.decode` (codes → key bits,
-//!   in place in the sorted keys) after it: +8 B/row each. The codes and their inverse are
-//!   [`cpu::KeyCode`]; [`cpu::sort_typed`] is the oracle.
-//!
+//!   then fit the low `key_bits`, so the radix path runs `ceil(key_bits / 8)` digit passes
+//!   ([`SortOptions::radix_passes`]; any count 1..=4: the passes ping-pong so that the last
+//!   one writes the output). Keys outside the promise keep their bits but their order is
+//!   unspecified.
+//! - How: the radix core sorts uint32 codes ascending ([`cpu::KeyCode`]; the oracle is
+//!   [`cpu::sort_typed`]). For every key type and order but uint32 ascending the radix
+//!   kernels apply the code themselves ([`SortPolicy::fuse_keys`], the default): the histogram
+//!   and the first digit pass encode the caller's keys as they load them (the decoupled
+//!   fallback's recount too), the last pass decodes as it stores, so the transform costs no
+//!   memory traffic. Domains of at most 256 rows, and radix domains with `fuse_keys` off, add
+//!   `<id>.encode` (keys → a transient of uint32 codes, `keys.wgsl`) before the core and
+//!   `<id>.decode` (codes → key bits, in place in the sorted keys) after it: +8 B/row each.
+
 //! # Algorithms
 //! - Domains of at most [`policy::LOCAL_SORT_MAX`] (256) rows: one workgroup, a bitonic
 //!   network on (key, row) pairs (`local.wgsl`). Reads each key once, writes each output row
 //!   once; values are gathered by source row.
-//! - Larger domains: LSD radix sort with 8-bit digits, four passes, one-sweep design
+//! - Larger domains: LSD radix sort with 8-bit digits, up to four passes, one-sweep design
 //!   (Adinets & Merrill's Onesweep): one histogram pass computes all four digit histograms at
 //!   once (`radix_histogram.wgsl`), then each digit pass (`radix_pass.wgsl`) ranks a tile
 //!   stably, finds each digit's output offset through a chained scan with decoupled
@@ -48,6 +51,9 @@
 //!   reduce-then-scan because it reads the keys once per pass instead of twice (16 B/row
 //!   less for 32-bit keys), and the fallback makes it as safe. The tests force the fallback
 //!   path (every predecessor recounted) and a last-tile-first schedule.
+//! - Scatter: through workgroup memory into rank order, so each store instruction writes
+//!   contiguous runs of equal digits; [`SortPolicy::scatter_direct`] stores from registers
+//!   instead (no reorder, uncoalesced stores).
 //! - In-tile ranking: warp-level multisplit where the adapter has subgroups of 8–128 lanes
 //!   ([`SortPolicy::multisplit`]: 8 ballots per key find its digit peers, per-subgroup
 //!   counters and one scan over subgroups give the stable rank), otherwise two 4-bit counting
@@ -55,13 +61,14 @@
 //!   barrier per read); the workgroup recounts a stalled tile only after `spin_limit`
 //!   fruitless reads ([`SortPolicy::independent_lookback`]).
 //!
-//! # Memory traffic (radix path, `n` rows, 4-byte keys and values)
+//! # Memory traffic (radix path, `n` rows, 4-byte keys and values, 32 key bits)
 //! Histogram: read keys (4 B/row). Each of the 4 passes: read + write keys (8 B/row) and
 //! values (8 B/row). Keys only: 36 B/row; pairs: 68 B/row; argsort: 64 B/row (the first pass
-//! generates values). Status words add about 1 B/row (zeroed once) plus a few hundred bytes
-//! per 4096-row tile and pass. The floor, one copy of the data, is 8 B/row (keys) or 16 B/row
-//! (pairs): the design moves 4.5× (4.25×) the floor, against 6× (5×) for a reduce-then-scan
-//! radix sort with the same digit width (an extra key read per pass, 48 and 80 B/row).
+//! generates values); the same for int32, float32 and descending keys (fused transforms).
+//! Status words add about 1 B/row (zeroed once) plus a few hundred bytes per 4096-row tile
+//! and pass. The floor, one copy of the data, is 8 B/row (keys) or 16 B/row (pairs): the
+//! design moves 4.5× (4.25×) the floor, against 6× (5×) for a reduce-then-scan radix sort
+//! with the same digit width (an extra key read per pass, 48 and 80 B/row).
 //!
 //! # Measured (NVIDIA H200, wgpu 30 / Vulkan, default policy, uniform random keys)
 //! 2^26 rows, 2026-12-01 (`bench sort --sort-policy ...`, one call): keys 4.52 ms, pairs
@@ -130,10 +137,10 @@ pub enum SortPayload<V> {
 
 /// Sorts one packed domain of `uint32`, `sint32` or `float32` keys (stable; ascending, or as
 /// the [`SortOptions`] given to [`Sort::add_to_graph_with`] say) into `sorted_keys`, moving the payload with them. Reads `keys` (and input values);
-/// writes every row of the outputs (the sorted keys twice when the key transforms run: codes,
-/// then key bits); owns its scratch as transients (none up to 256 rows uint32 ascending;
-/// above: one copy of the keys and values plus about one status byte per row; other key types
-/// and orders: one more copy of the keys, the codes).
+/// writes every row of the outputs (the sorted keys twice when the key transforms run as
+/// nodes: codes, then key bits); owns its scratch as transients (none up to 256 rows uint32
+/// ascending; above: one copy of the keys and values plus about one status byte per row; key
+/// transforms as nodes: one more copy of the keys, the codes).
 #[derive(Clone, Debug)]
 pub struct Sort {
     /// Node id prefix (and label).
@@ -202,10 +209,12 @@ impl Sort {
     }
 
     /// Validates the views and `options` and adds the nodes: none for 0 rows; `<id>` (one
-    /// workgroup) up to 256 rows; otherwise `<id>.histogram` and `<id>.pass0` .. `<id>.pass3`
-    /// with transients `<id>.scratch-keys`, `<id>.scratch-values` and `<id>.status`. Keys
-    /// other than uint32 ascending add `<id>.encode` before (into the transient
-    /// `<id>.encoded-keys`) and `<id>.decode` after (in place in `sorted_keys`).
+    /// workgroup) up to 256 rows; otherwise `<id>.histogram` and `<id>.pass0` ..
+    /// `<id>.pass{radix_passes - 1}` with transients `<id>.scratch-keys`,
+    /// `<id>.scratch-values` and `<id>.status`. Keys other than uint32 ascending add
+    /// `<id>.encode` before (into the transient `<id>.encoded-keys`) and `<id>.decode` after
+    /// (in place in `sorted_keys`) on the one-workgroup path, and on the radix path when the
+    /// policy does not fuse the transforms ([`SortPolicy::fuse_keys`]).
     ///
     /// Why a method argument rather than a field: callers build `Sort` as a struct literal,
     /// and a new field would break every one of them.
@@ -254,7 +263,11 @@ impl Sort {
                 &plan::RadixPlan::new(rows as u32, &policy),
             )?;
         }
-        if let Some(code) = code {
+        // Radix domains apply the transform inside their kernels (SortPolicy::fuse_keys);
+        // the one-workgroup path and the unfused policy use the encode and decode nodes.
+        let fused = code.filter(|_| policy.fuse_keys && rows > LOCAL_SORT_MAX as u64);
+        let nodes = code.filter(|_| fused.is_none());
+        if let Some(code) = nodes {
             let encoded = keys::encoded_keys(graph, &self.id, &[rows])?[0];
             let pair = vec![(domain.keys, encoded)];
             keys::add_encode_node(graph, &self.id, "sort", pair, code, &cache)?;
@@ -266,9 +279,9 @@ impl Sort {
             domain,
             policy,
             &cache,
-            options.radix_passes(),
+            (options.radix_passes(), fused),
         )?;
-        if let Some(code) = code {
+        if let Some(code) = nodes {
             let sorted = vec![domain.sorted_keys];
             keys::add_decode_node(graph, &self.id, "sort", sorted, code, &cache)?;
         }
@@ -276,14 +289,15 @@ impl Sort {
     }
 }
 
-/// The uint32 ascending core for one validated domain of at least one row.
+/// The uint32 ascending core for one validated domain of at least one row, `passes` digit
+/// passes, with the fused key transform `code` (radix domains only).
 fn add_core(
     graph: &mut CommandGraph,
     id: &str,
     domain: Domain,
     policy: SortPolicy,
     cache: &SortKernels,
-    passes: u32,
+    (passes, code): (u32, Option<keys::KeyParams>),
 ) -> Result<(), AlgorithmError> {
     let rows = domain.keys.len();
     if rows <= LOCAL_SORT_MAX as u64 {
@@ -296,7 +310,9 @@ fn add_core(
         domain.mode != ValueMode::None,
         &policy,
     )?;
-    radix::add_radix_nodes(graph, id, "sort", &domain, &scratch, policy, cache, passes)
+    radix::add_radix_nodes(
+        graph, id, "sort", &domain, &scratch, policy, cache, passes, code,
+    )
 }
 
 /// The key type of a sort: `keys` and `sorted keys` packed in one sortable format, without

@@ -99,12 +99,48 @@ pub struct SortPolicy {
     /// with subgroups of at most 32 lanes otherwise use one 32-bit word), so the path of
     /// wider subgroups runs on lavapipe's 8-lane subgroups.
     pub wide_ballots: bool,
+    /// Apply the key transforms of int32, float32 and descending sorts inside the radix
+    /// kernels: the histogram and the first digit pass encode the caller's keys as they load
+    /// them, the last pass decodes before its store, so no `<id>.encode` / `<id>.decode` node
+    /// runs (8 B/row less each). Off: the transforms run as their own nodes around the uint32
+    /// ascending core. Domains of at most [`LOCAL_SORT_MAX`] rows always use the nodes.
+    /// Compare with `--sort-policy fuse=0`.
+    pub fuse_keys: bool,
+    /// Vec4 loads each invocation of the histogram pass issues before counting them, in
+    /// `1..=8` (more loads in flight per invocation when the pass is latency-bound; 1 loads
+    /// and counts one vec4 at a time). Compare with `--sort-policy hbatch=4`.
+    pub histogram_batch: u32,
+    /// Copies of the histogram pass's workgroup counters, 1 or 2: with 2, even and odd
+    /// invocations count into their own copy, halving same-address atomic collisions (the
+    /// copies are summed before the global atomics). Compare with `--sort-policy hcopies=2`.
+    pub histogram_copies: u32,
+    /// Keys-only and pair passes write each key (and value) straight to its output row from
+    /// registers instead of first reordering the tile through workgroup memory: two barriers
+    /// and two workgroup-memory round trips per tile (four with values) less, at the price
+    /// of uncoalesced stores (runs of equal digits are about `tile / 256` rows long).
+    /// Compare with `--sort-policy direct=1`.
+    pub scatter_direct: bool,
+    /// Each radix-pass workgroup sorts the tile of its own workgroup id instead of taking a
+    /// tile ticket (a global atomic round trip before its first load). Correct on any
+    /// launch order through the decoupled fallback; fast where workgroups start in id order.
+    /// Compare with `--sort-policy wgtiles=1`.
+    pub workgroup_tiles: bool,
+    /// Stage the tile's keys in rank order in workgroup memory, and load its values, before
+    /// the look-back instead of after it, so the look-back's wait hides that work (and the
+    /// value loads' latency). Only with the reorder scatter and the look-back after ranking
+    /// (ignored with `scatter_direct` or `lookback_first`). Compare with
+    /// `--sort-policy overlap=1`.
+    pub overlap_lookback: bool,
 }
 
 impl SortPolicy {
     /// Default for devices with at least 20 KiB of workgroup memory: 4096-key tiles, 8 tiles
     /// per histogram workgroup, a look-back window of 1, the independent look-back with the
-    /// fallback after 64 fruitless reads, multisplit ranking where subgroups allow. Measured
+    /// fallback after 64 fruitless reads, multisplit ranking where subgroups allow, key
+    /// transforms fused into the radix kernels, a histogram that counts each vec4 as it loads
+    /// it into one counter copy, the scatter through workgroup memory and tiles by ticket
+    /// (the last three are the behavior measured on the H200 so far; their alternatives are
+    /// knobs until the H200 says otherwise). Measured
     /// before the independent look-back and the multisplit: on an H200 (wgpu/Vulkan) 32 keys
     /// per thread ran about 2x slower per pass and a window of 8 about 7% slower at 2^20
     /// rows: the passes are bound by per-tile latency, not by the look-back chain (see the
@@ -123,6 +159,12 @@ impl SortPolicy {
         multisplit_apart: false,
         lookback_first: false,
         wide_ballots: false,
+        fuse_keys: true,
+        histogram_batch: 1,
+        histogram_copies: 1,
+        scatter_direct: false,
+        workgroup_tiles: false,
+        overlap_lookback: false,
     };
 
     /// The default shrunk until its radix pass fits the device's workgroup memory: fewer keys
@@ -217,6 +259,18 @@ impl SortPolicy {
                 p.lookback_window
             ));
         }
+        if !(1..=8).contains(&p.histogram_batch) {
+            return Err(format!(
+                "histogram_batch {} is not in 1..=8",
+                p.histogram_batch
+            ));
+        }
+        if !(1..=2).contains(&p.histogram_copies) {
+            return Err(format!(
+                "histogram_copies {} is not 1 or 2",
+                p.histogram_copies
+            ));
+        }
         if p.spin_limit == 0 {
             return Err("spin_limit must be at least 1".into());
         }
@@ -286,6 +340,18 @@ mod tests {
                 ..p
             },
             SortPolicy { spin_limit: 0, ..p },
+            SortPolicy {
+                histogram_batch: 0,
+                ..p
+            },
+            SortPolicy {
+                histogram_batch: 9,
+                ..p
+            },
+            SortPolicy {
+                histogram_copies: 3,
+                ..p
+            },
             SortPolicy {
                 lookback_window: 0,
                 ..p

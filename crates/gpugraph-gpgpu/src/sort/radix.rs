@@ -1,8 +1,11 @@
 //! The radix path for one domain of more than [`LOCAL_SORT_MAX`] rows: graph-owned scratch
-//! and five compute nodes (`<id>.histogram`, `<id>.pass0` .. `<id>.pass3`).
+//! and `1 + passes` compute nodes (`<id>.histogram`, `<id>.pass0` .. `<id>.pass{passes-1}`,
+//! `passes` = `ceil(key_bits / 8)`).
 //!
 //! Passes ping-pong between the caller's outputs and one scratch copy, so the input is read
-//! by the histogram and the first pass only: input → scratch → output → scratch → output.
+//! by the histogram and the first pass only, and the first pass writes scratch for an even
+//! pass count, the output for an odd one, so the last pass always writes the output
+//! (four passes: input → scratch → output → scratch → output).
 
 use gpugraph_command::wgpu::{self, BufferUsages};
 use gpugraph_command::{
@@ -11,6 +14,7 @@ use gpugraph_command::{
 };
 
 use super::kernels::{resolve, vec4_binding, SortKernels};
+use super::keys::KeyParams;
 use super::plan::RadixPlan;
 #[cfg(doc)]
 use super::policy::LOCAL_SORT_MAX;
@@ -42,7 +46,29 @@ struct RadixParams {
     src_values: u32,
     dst_values: u32,
     tiles_per_group: u32,
-    pad: u32,
+    encode: u32,
+    decode: u32,
+    code_float: u32,
+    code_bias: u32,
+    code_flip: u32,
+}
+
+impl RadixParams {
+    /// These params with the fused key transform `code` (if any): `encode` on load, `decode`
+    /// on store.
+    fn with_code(self, code: Option<KeyParams>, encode: bool, decode: bool) -> Self {
+        match code {
+            None => self,
+            Some(c) => Self {
+                encode: encode as u32,
+                decode: decode as u32,
+                code_float: c.is_float,
+                code_bias: c.bias,
+                code_flip: c.flip,
+                ..self
+            },
+        }
+    }
 }
 
 /// Graph-owned scratch of radix domains up to `rows` keys: one ping-pong copy of keys (and
@@ -132,7 +158,9 @@ pub(crate) fn grids(
 
 /// Adds the nodes sorting `domain` (more than `LOCAL_SORT_MAX` rows) through `scratch`: the
 /// histogram and `passes` (1..=`PASSES`) digit passes, lowest digit first. Passes alternate
-/// between the output and scratch so that the last one writes the output.
+/// between the output and scratch so that the last one writes the output. With `code`, the
+/// domain's keys are the caller's key bits: the histogram and the first pass encode them as
+/// they load them, the last pass decodes its output (one pass: both).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn add_radix_nodes(
     graph: &mut CommandGraph,
@@ -143,6 +171,7 @@ pub(crate) fn add_radix_nodes(
     policy: SortPolicy,
     cache: &SortKernels,
     passes: u32,
+    code: Option<KeyParams>,
 ) -> Result<(), AlgorithmError> {
     debug_assert!((1..=PASSES).contains(&passes));
     let rows = domain.keys.len() as u32;
@@ -166,6 +195,7 @@ pub(crate) fn add_radix_nodes(
         policy,
         histogram_grid,
         cache.clone(),
+        code,
     )?;
     for pass in 0..passes {
         let to_scratch = (passes - 1 - pass) % 2 == 1;
@@ -209,6 +239,7 @@ pub(crate) fn add_radix_nodes(
             policy,
             pass_grid,
             cache.clone(),
+            code.map(|c| (c, pass == 0, pass == passes - 1)),
         )?;
     }
     Ok(())
@@ -224,6 +255,7 @@ fn add_histogram_node(
     policy: SortPolicy,
     grid: Grid,
     cache: SortKernels,
+    code: Option<KeyParams>,
 ) -> Result<(), AlgorithmError> {
     let uses = vec![
         ResourceUse::storage_read(keys),
@@ -235,8 +267,8 @@ fn add_histogram_node(
         let kernel = |entry: &str| {
             cache.get(
                 &device,
-                &format!("sort.{entry}.{policy:?}"),
-                || source::radix_histogram(&policy),
+                &format!("sort.{entry}.{policy:?}.code{}", code.is_some()),
+                || source::radix_histogram(&policy, code.is_some()),
                 entry,
                 &HISTOGRAM_BINDINGS,
             )
@@ -252,7 +284,8 @@ fn add_histogram_node(
             src_keys: keys.aligned_range(align).element_offset as u32,
             tiles_per_group: policy.histogram_tiles_per_workgroup,
             ..Default::default()
-        };
+        }
+        .with_code(code, true, false);
         let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&params));
         let mut groups = BindGroupCache::default();
         Ok(compute_fn(move |pass, ec| {
@@ -285,6 +318,7 @@ fn add_pass_node(
     policy: SortPolicy,
     grid: Grid,
     cache: SortKernels,
+    code: Option<(KeyParams, bool, bool)>,
 ) -> Result<(), AlgorithmError> {
     let mut uses = vec![
         ResourceUse::storage_read(v.src_keys),
@@ -318,8 +352,12 @@ fn add_pass_node(
             .contains(gpugraph_command::wgpu::Features::SUBGROUP);
         let kernel = cache.get(
             &device,
-            &format!("sort.radix_pass.{:?}.{policy:?}.{subgroups}", v.mode),
-            || source::radix_pass(&policy, v.mode, subgroups),
+            &format!(
+                "sort.radix_pass.{:?}.{policy:?}.{subgroups}.code{}",
+                v.mode,
+                code.is_some()
+            ),
+            || source::radix_pass(&policy, v.mode, subgroups, code.is_some()),
             "radix_pass",
             &bindings,
         );
@@ -338,6 +376,10 @@ fn add_pass_node(
             src_values: offset(v.src_values),
             dst_values: offset(v.dst_values),
             ..Default::default()
+        };
+        let params = match code {
+            Some((c, encode, decode)) => params.with_code(Some(c), encode, decode),
+            None => params,
         };
         let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&params));
         let mut groups = BindGroupCache::default();

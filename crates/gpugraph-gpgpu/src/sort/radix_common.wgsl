@@ -16,7 +16,14 @@ struct RadixParams {
     src_values: u32,      // element offset of the domain in the src_values binding
     dst_values: u32,      // element offset of the domain in the dst_values binding
     tiles_per_group: u32, // tiles per workgroup of the histogram pass
-    pad: u32,
+    // Fused key transform (KEY_CODE; keys.rs, cpu::KeyCode): `encode` != 0: keys are encoded
+    // as they are loaded (the histogram and the first pass read the caller's keys); `decode`
+    // != 0: keys are decoded as they are stored (the last pass writes the caller's output).
+    encode: u32,
+    decode: u32,
+    code_float: u32,      // float32 keys (else integers)
+    code_bias: u32,       // added to integer keys: 2^(key_bits-1) for int32, else 0
+    code_flip: u32,       // XORed into the code: 2^key_bits - 1 descending, else 0
 }
 
 @group(0) @binding(0) var<uniform> params: RadixParams;
@@ -37,15 +44,72 @@ fn digit_of(key: u32, shift: u32) -> u32 {
     return (key >> shift) & (RADIX - 1u);
 }
 
-// Four keys starting at domain row `e`; rows at or past `end` read as PAD_KEY.
-fn load_key4(e: u32, end: u32) -> vec4<u32> {
-    if e + 4u <= end && (params.src_keys & 3u) == 0u {
-        return src_keys4[(params.src_keys + e) >> 2u];
+#ifdef KEY_CODE
+const NAN_CODE: u32 = 0xffffffffu;
+const CANONICAL_NAN: u32 = 0x7fc00000u;
+
+// The code of key bits (keys.wgsl's encode_key with the descending complement folded into
+// code_flip, which is all ones for descending float32 keys): every NaN becomes NAN_CODE,
+// last in both directions.
+fn encode_key(bits: u32) -> u32 {
+    if params.code_float != 0u {
+        if (bits & 0x7fffffffu) > 0x7f800000u {
+            return NAN_CODE;
+        }
+        return (bits ^ select(0x80000000u, 0xffffffffu, (bits >> 31u) != 0u)) ^ params.code_flip;
     }
+    return (bits + params.code_bias) ^ params.code_flip;
+}
+
+// The key bits of a code; NaNs come back canonical.
+fn decode_key(code: u32) -> u32 {
+    if params.code_float != 0u {
+        if code == NAN_CODE {
+            return CANONICAL_NAN;
+        }
+        let c = code ^ params.code_flip;
+        return c ^ select(0xffffffffu, 0x80000000u, (c >> 31u) != 0u);
+    }
+    return (code ^ params.code_flip) - params.code_bias;
+}
+#endif
+
+// A loaded key as the pass sorts it: its code when this dispatch encodes.
+fn key_in(bits: u32) -> u32 {
+#ifdef KEY_CODE
+    if params.encode != 0u {
+        return encode_key(bits);
+    }
+#endif
+    return bits;
+}
+
+// A sorted key as it is stored: its bits when this dispatch decodes.
+fn key_out(code: u32) -> u32 {
+#ifdef KEY_CODE
+    if params.decode != 0u {
+        return decode_key(code);
+    }
+#endif
+    return code;
+}
+
+// Four keys (as sorted: key_in) starting at domain row `e`; rows at or past `end` read as
+// PAD_KEY.
+fn load_key4(e: u32, end: u32) -> vec4<u32> {
     var v = vec4<u32>(PAD_KEY);
+    if e + 4u <= end && (params.src_keys & 3u) == 0u {
+        v = src_keys4[(params.src_keys + e) >> 2u];
+#ifdef KEY_CODE
+        if params.encode != 0u {
+            v = vec4<u32>(encode_key(v.x), encode_key(v.y), encode_key(v.z), encode_key(v.w));
+        }
+#endif
+        return v;
+    }
     for (var c = 0u; c < 4u; c += 1u) {
         if e + c < end {
-            v[c] = src_keys[params.src_keys + e + c];
+            v[c] = key_in(src_keys[params.src_keys + e + c]);
         }
     }
     return v;

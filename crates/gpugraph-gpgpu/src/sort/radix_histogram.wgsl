@@ -3,7 +3,11 @@
 // CPU twin: cpu::digit_histograms. Dispatch order: clear_histograms, count_digits,
 // scan_histograms (wgpu orders dispatches that share a storage buffer).
 
-var<workgroup> sh_count: array<atomic<u32>, PASSES * RADIX>;
+// HIST_COPIES copies of every pass's counters (invocation parity picks one), summed before the
+// global atomics. Copies are COPY_STRIDE words apart, one more than their size, so one digit's
+// counters in two copies sit in different banks.
+const COPY_STRIDE: u32 = PASSES * RADIX + 1u;
+var<workgroup> sh_count: array<atomic<u32>, HIST_COPIES * COPY_STRIDE>;
 
 // Zeroes the tickets and histograms. One workgroup.
 @compute @workgroup_size(WG_SIZE)
@@ -34,20 +38,34 @@ fn count_digits(
         }
     }
     let end = min(last_tile * TILE_ROWS, params.rows);
-    // Striped over vec4 slots, so a workgroup's loads of one round are contiguous.
-    for (var e = first_tile * TILE_ROWS + 4u * t; e < end; e += 4u * WG_SIZE) {
-        let k = load_key4(e, end);
-        for (var c = 0u; c < 4u; c += 1u) {
-            if e + c < end {
-                for (var p = 0u; p < PASSES; p += 1u) {
-                    atomicAdd(&sh_count[p * RADIX + digit_of(k[c], p * RADIX_BITS)], 1u);
+    let copy = (t % HIST_COPIES) * COPY_STRIDE;
+    // Rounds of HIST_BATCH vec4 slots per invocation, striped so that the workgroup's loads of
+    // one slot index are contiguous; the loads of a round are issued before any is counted.
+    let round_rows = 4u * WG_SIZE * HIST_BATCH;
+    for (var e0 = first_tile * TILE_ROWS; e0 < end; e0 += round_rows) {
+        var k: array<vec4<u32>, HIST_BATCH>;
+#unroll
+        for (var b = 0u; b < HIST_BATCH; b += 1u) {
+            k[b] = load_key4(e0 + 4u * (b * WG_SIZE + t), end);
+        }
+#unroll
+        for (var b = 0u; b < HIST_BATCH; b += 1u) {
+            let e = e0 + 4u * (b * WG_SIZE + t);
+            for (var c = 0u; c < 4u; c += 1u) {
+                if e + c < end {
+                    for (var p = 0u; p < PASSES; p += 1u) {
+                        atomicAdd(&sh_count[copy + p * RADIX + digit_of(k[b][c], p * RADIX_BITS)], 1u);
+                    }
                 }
             }
         }
     }
     workgroupBarrier();
     for (var p = 0u; p < PASSES; p += 1u) {
-        let c = atomicLoad(&sh_count[p * RADIX + t]);
+        var c = 0u;
+        for (var i = 0u; i < HIST_COPIES; i += 1u) {
+            c += atomicLoad(&sh_count[i * COPY_STRIDE + p * RADIX + t]);
+        }
         if c != 0u {
             atomicAdd(&scratch[HISTOGRAM_WORD + p * RADIX + t], c);
         }

@@ -33,27 +33,21 @@
 //     workgroup: at worst it recounts every predecessor back to tile 0.
 //  4. Scatter: keys go through workgroup memory into rank order and
 //     each invocation writes rows j*WG_SIZE + t (runs of equal digits are contiguous in the
-//     output), then values the same way.
+//     output), then values the same way. SCATTER_DIRECT: each invocation stores its own keys
+//     (and values) from registers at their digit's base + rank, with no reorder.
+// KEY_CODE (radix_common.wgsl): the dispatch may encode keys on load (first pass: the
+// caller's keys) and decode on store (last pass). WORKGROUP_TILES: the tile is the workgroup
+// id instead of a ticket. OVERLAP_LOOKBACK (only with the reorder scatter and the look-back
+// after ranking): keys are staged in rank order and values loaded before the look-back.
+// The tile status states, `publish` and the look-back (step 3) are radix_lookback.wgsl,
+// appended to this file.
 
 const KPT: u32 = KEYS_PER_THREAD;
-const STATE_SHIFT: u32 = 30u;
-const COUNT_MASK: u32 = (1u << STATE_SHIFT) - 1u;
-const AGGREGATE: u32 = 1u << STATE_SHIFT;
-const INCLUSIVE: u32 = 2u << STATE_SHIFT;
+// vec4 groups of a thread's keys (blocked layout).
+const KPT4: u32 = KEYS_PER_THREAD / 4u;
 // 16 counters per invocation, packed two 16-bit halves per word: digit n and n + 8 share word
 // (n, t) = n * WG_SIZE + t. They live in `sh`, whose size SHUFFLE_WORDS (header) is
 // max(TILE_ROWS, 8 * WG_SIZE).
-
-const LB_DONE: u32 = 0u;
-const LB_CONTINUE: u32 = 1u;
-const LB_FALLBACK: u32 = 2u;
-// The independent walk already spun WALK_SPINS reads without progress before the vote, so a
-// vote with a waiting digit falls back even when another digit progressed in the round.
-#ifdef INDEPENDENT_LOOKBACK
-const RETRY_ON_PROGRESS: bool = false;
-#else
-const RETRY_ON_PROGRESS: bool = true;
-#endif
 
 @group(0) @binding(4) var<storage, read_write> dst_keys: array<u32>;
 #ifdef WRITE_VALUES
@@ -81,12 +75,6 @@ var<workgroup> sh_count: array<atomic<u32>, RADIX>;
 // Output row of the tile's row 0 of each digit run (may wrap; row i adds i).
 var<workgroup> sh_base: array<u32, RADIX>;
 var<workgroup> sh_ticket: u32;
-var<workgroup> lb_pending: atomic<u32>;
-var<workgroup> lb_progress: atomic<u32>;
-var<workgroup> lb_stalled: atomic<u32>;
-var<workgroup> lb_spins: u32;
-var<workgroup> lb_decision: u32;
-var<workgroup> lb_target: u32;
 
 #ifdef SH_ATOMIC
 fn sh_get(i: u32) -> u32 {
@@ -133,16 +121,6 @@ fn split_set(i: u32, v: u32) {
 }
 #endif
 #endif
-
-fn status_index(tile: u32, d: u32) -> u32 {
-    return params.status_word + tile * RADIX + d;
-}
-
-// atomicMax: states only grow (EMPTY < AGGREGATE < INCLUSIVE), so a late fallback
-// publication never overwrites an inclusive prefix, and a repeated one is a no-op.
-fn publish(tile: u32, d: u32, word: u32) {
-    atomicMax(&scratch[status_index(tile, d)], word);
-}
 
 // Ranks of the invocation's keys by a 4-bit digit in tile order: the number of tile keys with
 // a smaller digit, or an equal digit at an earlier row. Begins and ends with `sh` free.
@@ -280,6 +258,7 @@ fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
 #ifndef WIDE_BALLOTS
     if sg_size <= 32u {
         var peers = lanes.x;
+#unroll
         for (var b = 0u; b < RADIX_BITS; b += 1u) {
             // All ones where the bit is clear: the complement of the ballot.
             peers &= subgroupBallot(((d >> b) & 1u) != 0u).x ^ (((d >> b) & 1u) - 1u);
@@ -289,6 +268,7 @@ fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
     }
 #endif
     var peers = lanes;
+#unroll
     for (var b = 0u; b < RADIX_BITS; b += 1u) {
         peers &= subgroupBallot(((d >> b) & 1u) != 0u) ^ vec4<u32>(((d >> b) & 1u) - 1u);
     }
@@ -301,8 +281,9 @@ fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
 // counter of that digit (16-bit halves, two digits per word, in `sh` or `sh_split`) and
 // shuffles the old count to its peers, which add their rank among the peers. Then invocation
 // p < RADIX / 2 turns the counters of digits 2p and 2p + 1 into exclusive prefixes over the
-// subgroups in order, starting at the digits' offsets in the tile. Begins and ends with `sh`
-// free; counts fit 16 bits since a tile has fewer than 2^16 keys.
+// subgroups in order, starting at the digits' offsets in the tile. Begins with its counters
+// zero (as the workgroup starts) and ends with `sh` free; counts fit 16 bits since a tile has
+// fewer than 2^16 keys.
 // Ordering: the leader of key k + 1 may be another lane than the leader of key k, with no
 // barrier in between (WGSL has no subgroup barrier). Both updates are atomic read-modify-
 // writes of one word, and the first has returned (its value feeds the shuffle that every lane
@@ -311,12 +292,11 @@ fn match_peers(d: u32, below: vec4<u32>, lanes: vec4<u32>) -> vec3<u32> {
 // Intel, Apple and lavapipe.
 fn rank_split(t: u32, keys: ptr<function, array<u32, KPT>>, offset: u32) -> array<u32, KPT> {
     let row = sg_id * (RADIX / 2u);
-    for (var i = t; i < sg_count * (RADIX / 2u); i += WG_SIZE) {
-        split_set(i, 0u);
-    }
-    // sh_base is free until the scatter: it lends the digit offsets to the pair scan.
+    // The counters start at zero without a clearing round and its barrier: a workgroup ranks
+    // one tile, and workgroup memory is zero-initialized (WGSL) and untouched before this.
+    // sh_base is free until the scatter: it lends the digit offsets to the pair scan (the
+    // barrier after the ballots publishes them).
     sh_base[t] = offset;
-    workgroupBarrier();
     let below = lanes_below(sg_lane);
     let lanes = lanes_below(sg_size);
     var ranks: array<u32, KPT>;
@@ -365,149 +345,11 @@ fn key_row(t: u32, k: u32) -> u32 {
     return t * KPT + k;
 }
 
-// Count of digit t among the keys of tile `tile` (fallback). Uniform control flow.
-fn count_tile_digit(t: u32, tile: u32) -> u32 {
-    atomicStore(&sh_count[t], 0u);
-    workgroupBarrier();
-    let start = tile * TILE_ROWS;
-    let end = min(start + TILE_ROWS, params.rows);
-    for (var e = start + 4u * t; e < end; e += 4u * WG_SIZE) {
-        let k = load_key4(e, end);
-#unroll
-        for (var c = 0u; c < 4u; c += 1u) {
-            if e + c < end {
-                atomicAdd(&sh_count[digit_of(k[c], params.shift)], 1u);
-            }
-        }
-    }
-    workgroupBarrier();
-    let n = atomicLoad(&sh_count[t]);
-    workgroupBarrier();
-    return n;
-}
-
-// Rows of digit t in all tiles before `tile`; publishes the tile's INCLUSIVE prefix of digit
-// t (prefix + count) the moment it is known, since successors wait on it. Uniform control flow.
-//
-// The walk over predecessors is what chains tiles together: the inclusive prefix advances one
-// dependent load round trip per hop. Each invocation therefore reads LOOKBACK_WINDOW
-// predecessors with independent loads per hop, folding them nearest first up to the first
-// that has published nothing (stop, retry) or its inclusive prefix (done).
-//
-// A round: every invocation walks on its own, without barriers, until it is done or has read
-// WALK_SPINS windows in a row without progress; then one barrier and a vote. The vote falls
-// back (recounts the latest stalled predecessor) after ROUND_SPINS rounds in a row without
-// progress. The independent look-back (INDEPENDENT_LOOKBACK) spins in the walk
-// (WALK_SPINS = spin_limit, ROUND_SPINS = 1), so a digit never waits on a slower digit's
-// barrier; the coupled one makes each read a round (WALK_SPINS = 1, ROUND_SPINS = spin_limit).
-fn look_back(t: u32, tile: u32, count: u32) -> u32 {
-    var prefix = 0u;
-    // The next predecessor to read is next - 1.
-    var next = tile;
-    var done = tile == 0u;
-    loop {
-        let was_done = done;
-        var progressed = false;
-        var idle = 0u;
-        loop {
-            if done || idle >= WALK_SPINS {
-                break;
-            }
-            // Straight-line under `unroll` (no break), so the window stays in registers.
-            var window: array<u32, LOOKBACK_WINDOW>;
-            let avail = min(next, LOOKBACK_WINDOW);
-#unroll
-            for (var i = 0u; i < LOOKBACK_WINDOW; i += 1u) {
-                if i < avail {
-                    window[i] = atomicLoad(&scratch[status_index(next - 1u - i, t)]);
-                }
-            }
-            var consumed = 0u;
-            var stop = false;
-#unroll
-            for (var i = 0u; i < LOOKBACK_WINDOW; i += 1u) {
-                var s = window[i];
-#ifdef FORCE_FALLBACK
-                s = 0u;
-#endif
-                // Fold nearest first; stop at the first unpublished or inclusive entry.
-                if !stop && i < avail && s >= AGGREGATE {
-                    prefix += s & COUNT_MASK;
-                    consumed += 1u;
-                    stop = s >= INCLUSIVE;
-                    done = done || stop;
-                } else {
-                    stop = true;
-                }
-            }
-            next -= consumed;
-            done = done || next == 0u;
-            if consumed == 0u {
-                idle += 1u;
-            } else {
-                idle = 0u;
-                progressed = true;
-            }
-        }
-        if done && !was_done {
-            publish(tile, t, INCLUSIVE | (prefix + count));
-        }
-        if progressed {
-            atomicOr(&lb_progress, 1u);
-        }
-        if !done {
-            atomicAdd(&lb_pending, 1u);
-            atomicMax(&lb_stalled, next);
-        }
-        workgroupBarrier();
-        if t == 0u {
-            let pending = atomicLoad(&lb_pending);
-            let progress = atomicLoad(&lb_progress);
-            let stalled = atomicLoad(&lb_stalled);
-            atomicStore(&lb_pending, 0u);
-            atomicStore(&lb_progress, 0u);
-            atomicStore(&lb_stalled, 0u);
-            if pending == 0u {
-                lb_decision = LB_DONE;
-            } else if progress != 0u && RETRY_ON_PROGRESS {
-                lb_spins = 0u;
-                lb_decision = LB_CONTINUE;
-            } else {
-                lb_spins += 1u;
-                if lb_spins >= ROUND_SPINS {
-                    lb_spins = 0u;
-                    lb_target = stalled - 1u;
-                    lb_decision = LB_FALLBACK;
-                } else {
-                    lb_decision = LB_CONTINUE;
-                }
-            }
-        }
-        let decision = workgroupUniformLoad(&lb_decision);
-        if decision == LB_DONE {
-            break;
-        }
-        if decision == LB_FALLBACK {
-            let stalled_tile = workgroupUniformLoad(&lb_target);
-            let n = count_tile_digit(t, stalled_tile);
-            // Help the other waiters; tile 0's count is its inclusive prefix.
-            publish(stalled_tile, t, select(AGGREGATE, INCLUSIVE, stalled_tile == 0u) | n);
-            if !done && next - 1u == stalled_tile {
-                prefix += n;
-                next -= 1u;
-                if next == 0u {
-                    done = true;
-                    publish(tile, t, INCLUSIVE | (prefix + count));
-                }
-            }
-        }
-    }
-    return prefix;
-}
-
 @compute @workgroup_size(WG_SIZE)
 fn radix_pass(
     @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) num_wg: vec3<u32>,
 #ifdef SUBGROUPS
     @builtin(subgroup_invocation_id) subgroup_lane: u32,
     @builtin(subgroup_size) subgroup_width: u32,
@@ -532,10 +374,17 @@ fn radix_pass(
     split = sg_full && subgroup_width >= SPLIT_MIN_SUBGROUP
         && subgroup_width <= SPLIT_MAX_SUBGROUP;
 #endif
+#ifdef WORKGROUP_TILES
+    // The tile is the workgroup's own id: no ticket round trip before the loads. Devices
+    // that launch workgroups in id order (NVIDIA) keep predecessors running first; any other
+    // order is still correct through the decoupled fallback, only slower.
+    let ticket = linear_workgroup(wg, num_wg);
+#else
     if t == 0u {
         sh_ticket = atomicAdd(&scratch[params.ticket_word], 1u);
     }
     let ticket = workgroupUniformLoad(&sh_ticket);
+#endif
     if ticket >= params.tiles {
         return;
     }
@@ -557,13 +406,14 @@ fn radix_pass(
             let r = key_row(t, k);
             var key = PAD_KEY;
             if r < valid {
-                key = src_keys[params.src_keys + tile_start + r];
+                key = key_in(src_keys[params.src_keys + tile_start + r]);
             }
             keys[k] = key;
         }
     } else {
 #endif
-    for (var q = 0u; q < KPT / 4u; q += 1u) {
+#unroll
+    for (var q = 0u; q < KPT4; q += 1u) {
         let e = tile_start + first + 4u * q;
         let k4 = load_key4(e, tile_start + valid);
 #unroll
@@ -604,6 +454,26 @@ fn radix_pass(
     let ranks = rank_tile(t, &keys);
 #endif
 
+#ifdef OVERLAP_LOOKBACK
+    // Stage the keys in rank order (and load the values) before the look-back, so that its
+    // wait hides this work; the look-back's vote barrier and the one after sh_base below
+    // order the staging before the reads.
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+        sh_set(ranks[k], keys[k]);
+    }
+#ifdef LOAD_VALUES
+    var vals: array<u32, KPT>;
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+        let r = key_row(t, k);
+        vals[k] = 0u;
+        if r < valid {
+            vals[k] = src_values[params.src_values + tile_start + r];
+        }
+    }
+#endif
+#endif
 #ifndef LOOKBACK_FIRST
     // 3. Look back, publish the inclusive prefix.
     let base = atomicLoad(&scratch[params.histogram_word + t]) + look_back(t, tile, count)
@@ -613,11 +483,39 @@ fn radix_pass(
     // publishes it.
     sh_base[t] = base;
 
+#ifdef SCATTER_DIRECT
+    // 4. Scatter straight from registers: key k lands at its digit's base plus its rank.
+    workgroupBarrier();
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+        if key_row(t, k) < valid {
+            let d = digit_of(keys[k], params.shift);
+            dst_keys[params.dst_keys + sh_base[d] + ranks[k]] = key_out(keys[k]);
+        }
+    }
+#ifdef WRITE_VALUES
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+        let r = key_row(t, k);
+        if r < valid {
+#ifdef LOAD_VALUES
+            let v = src_values[params.src_values + tile_start + r];
+#else
+            let v = tile_start + r;
+#endif
+            let d = digit_of(keys[k], params.shift);
+            dst_values[params.dst_values + sh_base[d] + ranks[k]] = v;
+        }
+    }
+#endif
+#else
     // 4. Scatter keys in rank order.
+#ifndef OVERLAP_LOOKBACK
 #unroll
     for (var k = 0u; k < KPT; k += 1u) {
         sh_set(ranks[k], keys[k]);
     }
+#endif
     workgroupBarrier();
     var out_digits: array<u32, KPT>;
 #unroll
@@ -626,11 +524,21 @@ fn radix_pass(
         if i < valid {
             let key = sh_get(i);
             out_digits[j] = digit_of(key, params.shift);
-            dst_keys[params.dst_keys + sh_base[out_digits[j]] + i] = key;
+            dst_keys[params.dst_keys + sh_base[out_digits[j]] + i] = key_out(key);
         }
     }
 #ifdef WRITE_VALUES
     workgroupBarrier();
+#ifdef OVERLAP_LOOKBACK
+#unroll
+    for (var k = 0u; k < KPT; k += 1u) {
+#ifdef LOAD_VALUES
+        sh_set(ranks[k], vals[k]);
+#else
+        sh_set(ranks[k], tile_start + key_row(t, k));
+#endif
+    }
+#else
 #ifdef MULTISPLIT
     if split {
 #unroll
@@ -648,7 +556,8 @@ fn radix_pass(
         }
     } else {
 #endif
-    for (var q = 0u; q < KPT / 4u; q += 1u) {
+#unroll
+    for (var q = 0u; q < KPT4; q += 1u) {
         let e = tile_start + first + 4u * q;
 #ifdef LOAD_VALUES
         var v = vec4<u32>(0u);
@@ -673,6 +582,7 @@ fn radix_pass(
 #ifdef MULTISPLIT
     }
 #endif
+#endif
     workgroupBarrier();
 #unroll
     for (var j = 0u; j < KPT; j += 1u) {
@@ -681,5 +591,6 @@ fn radix_pass(
             dst_values[params.dst_values + sh_base[out_digits[j]] + i] = sh_get(i);
         }
     }
+#endif
 #endif
 }

@@ -11,6 +11,7 @@ use crate::kernel::{preprocess, unroll, SHARED_DISPATCH_WGSL};
 const RADIX_COMMON_WGSL: &str = include_str!("radix_common.wgsl");
 const RADIX_HISTOGRAM_WGSL: &str = include_str!("radix_histogram.wgsl");
 const RADIX_PASS_WGSL: &str = include_str!("radix_pass.wgsl");
+const RADIX_LOOKBACK_WGSL: &str = include_str!("radix_lookback.wgsl");
 const LOCAL_WGSL: &str = include_str!("local.wgsl");
 const CLASSIFY_WGSL: &str = include_str!("classify.wgsl");
 
@@ -68,29 +69,57 @@ fn radix_header(policy: &SortPolicy) -> String {
          const SPLIT_MAX_SUBGROUP: u32 = {SPLIT_MAX_SUBGROUP}u;\n\
          const SPLIT_WORDS: u32 = {SPLIT_WORDS}u;\n\
          const LOOKBACK_WINDOW: u32 = {}u;\n\
+         const HIST_BATCH: u32 = {}u;\n\
+         const HIST_COPIES: u32 = {}u;\n\
          const HEADER_WORDS: u32 = {HEADER_WORDS}u;\n\
          const HISTOGRAM_WORD: u32 = {HISTOGRAM_WORD}u;\n\n",
         policy.keys_per_thread,
         policy.shuffle_words(),
         policy.lookback_window,
+        policy.histogram_batch,
+        policy.histogram_copies,
     )
 }
 
-/// The histogram stage: `clear_histograms`, `count_digits`, `scan_histograms`.
-pub(crate) fn radix_histogram(policy: &SortPolicy) -> String {
+/// The histogram stage: `clear_histograms`, `count_digits`, `scan_histograms`; `key_code`:
+/// the fused key transform is compiled in (`KEY_CODE`, enabled per dispatch by its params).
+pub(crate) fn radix_histogram(policy: &SortPolicy, key_code: bool) -> String {
+    let defines: &[&str] = if key_code { &["KEY_CODE"] } else { &[] };
     let mut out = radix_header(policy);
     out.push_str(SHARED_DISPATCH_WGSL);
     out.push('\n');
-    out.push_str(&preprocess(RADIX_COMMON_WGSL, &[]));
-    out.push_str(RADIX_HISTOGRAM_WGSL);
+    out.push_str(&preprocess(RADIX_COMMON_WGSL, defines));
+    out.push_str(&unroll(
+        &preprocess(RADIX_HISTOGRAM_WGSL, defines),
+        &[("HIST_BATCH", policy.histogram_batch)],
+        policy.unroll,
+    ));
     out
 }
 
 /// One digit pass (`radix_pass`) moving values as `values` says; `subgroups`: the device has
-/// `Features::SUBGROUP` (the policy's `subgroups` and `multisplit` choose what uses them).
-pub(crate) fn radix_pass(policy: &SortPolicy, values: ValueMode, subgroups: bool) -> String {
+/// `Features::SUBGROUP` (the policy's `subgroups` and `multisplit` choose what uses them);
+/// `key_code`: the fused key transform is compiled in (`KEY_CODE`).
+pub(crate) fn radix_pass(
+    policy: &SortPolicy,
+    values: ValueMode,
+    subgroups: bool,
+    key_code: bool,
+) -> String {
     let mut defines = Vec::new();
     values.defines(&mut defines);
+    if key_code {
+        defines.push("KEY_CODE");
+    }
+    if policy.scatter_direct {
+        defines.push("SCATTER_DIRECT");
+    }
+    if policy.workgroup_tiles {
+        defines.push("WORKGROUP_TILES");
+    }
+    if policy.overlap_lookback && !policy.scatter_direct && !policy.lookback_first {
+        defines.push("OVERLAP_LOOKBACK");
+    }
     if subgroups && (policy.subgroups || policy.multisplit) {
         defines.push("SUBGROUPS");
         if policy.subgroups {
@@ -121,12 +150,18 @@ pub(crate) fn radix_pass(policy: &SortPolicy, values: ValueMode, subgroups: bool
         defines.push("REVERSE_TILES");
     }
     let mut out = radix_header(policy);
+    out.push_str(SHARED_DISPATCH_WGSL);
+    out.push('\n');
     out.push_str(&preprocess(RADIX_COMMON_WGSL, &defines));
-    let specialized = preprocess(RADIX_PASS_WGSL, &defines);
+    let mut specialized = preprocess(RADIX_PASS_WGSL, &defines);
+    specialized.push('\n');
+    specialized.push_str(&preprocess(RADIX_LOOKBACK_WGSL, &defines));
     out.push_str(&unroll(
         &specialized,
         &[
             ("KPT", policy.keys_per_thread),
+            ("KPT4", policy.keys_per_thread / 4),
+            ("RADIX_BITS", RADIX_BITS),
             ("LOOKBACK_WINDOW", policy.lookback_window),
         ],
         policy.unroll,
@@ -211,7 +246,13 @@ mod tests {
             unroll: true,
             ..SortPolicy::DEFAULT
         };
-        assert!(!radix_pass(&unrolled, ValueMode::Load, false).contains("< KPT;"));
+        for subgroups in [false, true] {
+            let s = radix_pass(&unrolled, ValueMode::Load, subgroups, false);
+            // No loop left to index the key, rank or window arrays at run time.
+            for bound in ["< KPT;", "< KPT4;", "< RADIX_BITS;", "< LOOKBACK_WINDOW;"] {
+                assert!(!s.contains(bound), "{bound}");
+            }
+        }
         // The pre-multisplit kernel: coupled look-back, counting-sort ranking.
         let coupled = SortPolicy {
             independent_lookback: false,
@@ -231,7 +272,32 @@ mod tests {
             unroll: true,
             ..SortPolicy::DEFAULT
         };
-        assert!(!radix_pass(&apart, ValueMode::Load, true).contains("< LOOKBACK_WINDOW;"));
+        assert!(!radix_pass(&apart, ValueMode::Load, true, true).contains("< LOOKBACK_WINDOW;"));
+        // The streaming histogram and the direct scatter.
+        let streaming = SortPolicy {
+            histogram_batch: 4,
+            histogram_copies: 2,
+            scatter_direct: true,
+            unroll: true,
+            ..SortPolicy::DEFAULT
+        };
+        let overlap = SortPolicy {
+            overlap_lookback: true,
+            unroll: true,
+            ..SortPolicy::DEFAULT
+        };
+        let overlap_counting = SortPolicy {
+            overlap_lookback: true,
+            multisplit: false,
+            ..test
+        };
+        let direct_counting = SortPolicy {
+            scatter_direct: true,
+            workgroup_tiles: true,
+            multisplit: false,
+            histogram_batch: 3,
+            ..test
+        };
         for policy in [
             SortPolicy::DEFAULT,
             test,
@@ -239,17 +305,32 @@ mod tests {
             coupled,
             split_only,
             apart,
+            streaming,
+            direct_counting,
+            overlap,
+            overlap_counting,
         ] {
-            validate("histogram", &radix_histogram(&policy));
-            for mode in modes {
-                for subgroups in [false, true] {
-                    validate(
-                        &format!("pass {mode:?} subgroups={subgroups}"),
-                        &radix_pass(&policy, mode, subgroups),
-                    );
+            for code in [false, true] {
+                validate("histogram", &radix_histogram(&policy, code));
+                for mode in modes {
+                    for subgroups in [false, true] {
+                        validate(
+                            &format!("pass {mode:?} subgroups={subgroups} code={code}"),
+                            &radix_pass(&policy, mode, subgroups, code),
+                        );
+                    }
                 }
             }
         }
+        assert!(!radix_histogram(&streaming, false).contains("< HIST_BATCH;"));
+        assert!(radix_pass(&overlap, ValueMode::Load, true, false).contains("var vals"));
+        let ignored = SortPolicy {
+            scatter_direct: true,
+            ..overlap
+        };
+        assert!(!radix_pass(&ignored, ValueMode::Load, true, false).contains("var vals"));
+        assert!(radix_pass(&streaming, ValueMode::Load, true, true).contains("decode_key("));
+        assert!(!radix_pass(&streaming, ValueMode::Load, true, false).contains("decode_key("));
         for mode in modes {
             validate(&format!("local {mode:?}"), &local_domain(mode));
         }
@@ -265,7 +346,7 @@ mod tests {
     fn policy_flags_select_the_kernel_variants() {
         let p = SortPolicy::DEFAULT;
         let has = |p: &SortPolicy, subgroups: bool, what: &str| {
-            radix_pass(p, ValueMode::None, subgroups).contains(what)
+            radix_pass(p, ValueMode::None, subgroups, false).contains(what)
         };
         assert!(has(&p, true, "fn rank_split") && has(&p, true, "subgroupBallot"));
         assert!(
@@ -303,7 +384,7 @@ mod tests {
 
     #[test]
     fn keys_only_pass_binds_no_values() {
-        let s = radix_pass(&SortPolicy::DEFAULT, ValueMode::None, true);
+        let s = radix_pass(&SortPolicy::DEFAULT, ValueMode::None, true, false);
         assert!(
             !s.contains("var<storage, read> src_values")
                 && !s.contains("var<storage, read_write> dst_values")

@@ -2,6 +2,8 @@
 //! skip), uploads, poisoned outputs and explicit readback.
 #![allow(dead_code)]
 
+pub mod sort;
+
 use std::sync::mpsc;
 
 use gpugraph_command::wgpu::{self, BufferUsages as U};
