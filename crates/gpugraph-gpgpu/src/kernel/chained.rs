@@ -6,7 +6,9 @@ use gpugraph_command::wgpu;
 
 use super::ViewCheck;
 use crate::error::AlgorithmError;
-use crate::scan::{check_device_for, ChunkLayout, PlanLimits, ScanKernelOptions, ScanMode, ScanPlan};
+use crate::scan::{
+    check_device_for, ChunkLayout, PlanLimits, ScanKernelOptions, ScanMode, ScanPlan,
+};
 
 /// Maps the kernel's device check into the algorithm's error (`segmented`: whether the
 /// kernel may run segmented, which doubles its workgroup storage).

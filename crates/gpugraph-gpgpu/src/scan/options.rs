@@ -93,8 +93,15 @@ impl ScanKernelOptions {
                 ..options.policy
             };
             // The compaction kernel never runs segmented (see `check_device_for`).
-            if check_device_for(device, &ScanKernelOptions { policy: large, ..options }, false)
-                .is_ok()
+            if check_device_for(
+                device,
+                &ScanKernelOptions {
+                    policy: large,
+                    ..options
+                },
+                false,
+            )
+            .is_ok()
             {
                 options.policy = large;
             } else {

@@ -28,7 +28,8 @@
 //!   unspecified.
 //! - How: the radix core sorts uint32 codes ascending ([`cpu::KeyCode`]; the oracle is
 //!   [`cpu::sort_typed`]). For every key type and order but uint32 ascending the radix
-//!   kernels apply the code themselves ([`SortPolicy::fuse_keys`], the default): the histogram
+//!   kernels apply the code themselves ([`SortPolicy::fuse_keys`], the default except on
+//!   NVIDIA, where the fused kernels measured slower: [`SortPolicy::for_gpu`]): the histogram
 //!   and the first digit pass encode the caller's keys as they load them (the decoupled
 //!   fallback's recount too), the last pass decodes as it stores, so the transform costs no
 //!   memory traffic. Domains of at most 256 rows, and radix domains with `fuse_keys` off, add
