@@ -45,8 +45,11 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
     compact) extra=(--selected 1,50,100 --scan-policy default --scan-policy wg=256,vec4=4,gather=1 --scan-policy sglb=0)
       peer_extra=(--selected 1,50,100) ;;
     # Sort: the default and a wider look-back window; more variants with SORT_SWEEP=1.
-    sort) extra=(--sort-policy default --sort-policy window=8)
-      [ "${SORT_SWEEP:-0}" = 1 ] && extra+=(--sort-policy window=1,unroll=0 --sort-policy split=0 --sort-policy indep=0 --sort-policy early=1 --sort-policy kpt=8) ;;
+    # fuse=1: key transforms inside the radix kernels (off by default on NVIDIA);
+    # overlap=1,wgtiles=1: keys staged and values loaded before the look-back, tiles by
+    # workgroup id; hbatch=4: four vec4 loads in flight per histogram invocation.
+    sort) extra=(--sort-policy default --sort-policy fuse=1 --sort-policy overlap=1,wgtiles=1 --sort-policy hbatch=4)
+      [ "${SORT_SWEEP:-0}" = 1 ] && extra+=(--sort-policy window=8 --sort-policy window=1,unroll=0 --sort-policy split=0 --sort-policy indep=0 --sort-policy early=1 --sort-policy kpt=8) ;;
   esac
   "$G" bench "$b" --sizes "$s" --repeat "$repeat" --json "$out/$b.json" "${extra[@]}" 2>"$out/$b.log" || { tail -3 "$out/$b.log"; continue; }
   {
