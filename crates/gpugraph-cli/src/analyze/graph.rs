@@ -42,18 +42,7 @@ pub fn row_filters(table: &Uploaded, filters: &[Filter]) -> Result<Vec<RowFilter
 /// Builds and compiles the analysis graph over `table` (which must stay alive while the
 /// analysis runs: the graph borrows its buffers).
 pub fn build(gpu: &Gpu, table: &Uploaded, spec: &Spec) -> Result<Analysis> {
-    let mut names: Vec<&str> = Vec::new();
-    for n in spec
-        .value
-        .iter()
-        .chain(spec.group.iter())
-        .chain(spec.xy.iter().flat_map(|(x, y)| [x, y]))
-        .chain(spec.filters.iter().map(|f| &f.column))
-    {
-        if !names.contains(&n.as_str()) {
-            names.push(n);
-        }
-    }
+    let names = spec.columns();
     let mut columns = HashMap::new();
     for name in &names {
         let c = table.column(name)?;

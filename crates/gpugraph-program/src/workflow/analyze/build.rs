@@ -512,23 +512,6 @@ fn dedup(v: &mut Vec<VectorView>) {
     });
 }
 
-/// The columns the spec names, each once, in role order (value, group, x, y, filters).
-fn named_columns(spec: &AnalyzeSpec) -> Vec<&str> {
-    let mut names: Vec<&str> = Vec::new();
-    for n in spec
-        .value
-        .iter()
-        .chain(spec.group.iter())
-        .chain(spec.xy.iter().flat_map(|(x, y)| [x, y]))
-        .chain(spec.filters.iter().map(|f| &f.column))
-    {
-        if !names.contains(&n.as_str()) {
-            names.push(n);
-        }
-    }
-    names
-}
-
 /// Checks the spec against the input before anything is added: columns present with the
 /// input's chunk lengths, bins in range.
 fn check(input: &AnalyzeInput<'_>, spec: &AnalyzeSpec) -> Result<(), AnalyzeError> {
@@ -536,7 +519,7 @@ fn check(input: &AnalyzeInput<'_>, spec: &AnalyzeSpec) -> Result<(), AnalyzeErro
     if rows > u32::MAX as u64 {
         return Err(AnalyzeError::TooManyRows { rows });
     }
-    for name in named_columns(spec) {
+    for name in spec.columns() {
         let c = input
             .columns
             .get(name)
@@ -575,7 +558,7 @@ pub(super) fn build(
     let mut columns = HashMap::new();
     {
         let mut importer = GraphImporter::new(&mut g);
-        for name in named_columns(spec) {
+        for name in spec.columns() {
             let c = &input.columns[name];
             let values = importer.import_vector(
                 &format!("column/{name}"),

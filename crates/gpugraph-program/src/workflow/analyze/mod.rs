@@ -131,6 +131,26 @@ pub struct AnalyzeSpec {
     pub summation: Summation,
 }
 
+impl AnalyzeSpec {
+    /// The columns the spec names, each once, in role order (value, group, x, y, filters):
+    /// what an [`AnalyzeInput`] must hold.
+    pub fn columns(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for n in self
+            .value
+            .iter()
+            .chain(self.group.iter())
+            .chain(self.xy.iter().flat_map(|(x, y)| [x, y]))
+            .chain(self.filters.iter().map(|f| &f.column))
+        {
+            if !names.contains(&n.as_str()) {
+                names.push(n);
+            }
+        }
+        names
+    }
+}
+
 /// One column of the input table. Borrowed: the analysis imports the buffers and never
 /// destroys them.
 #[derive(Clone, Copy, Debug)]
