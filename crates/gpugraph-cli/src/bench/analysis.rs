@@ -2,10 +2,11 @@
 //! imported buffers, checked against their CPU oracles once, then timed like every
 //! throughput case (GPU timestamps, copy floor of the same traffic).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use gpugraph_command::{CommandGraph, VectorFormat};
 use gpugraph_gpgpu::group::{AggregateOutputs, GroupAggregation};
 use gpugraph_gpgpu::histogram::{cpu as histogram_cpu, Histogram, HistogramBins};
+use gpugraph_gpgpu::kernel::PolicySpec;
 use gpugraph_gpgpu::reduce::{cpu as reduce_cpu, ReduceOp, Reduction};
 use gpugraph_gpgpu::sort::cpu as sort_cpu;
 use gpugraph_gpgpu::{KeyType, Sort, SortOptions, SortPolicy};
@@ -38,35 +39,8 @@ pub fn sort_variants(gpu: &Gpu, specs: &[String]) -> Result<Vec<(Option<SortPoli
                 return Ok((None, String::new()));
             }
             let mut p = SortPolicy::for_gpu(gpu.device());
-            for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                let (key, value) = part
-                    .split_once('=')
-                    .with_context(|| format!("--sort-policy '{spec}': '{part}' is not key=value"))?;
-                let v: u32 = value
-                    .parse()
-                    .with_context(|| format!("--sort-policy '{spec}': '{value}' is not a number"))?;
-                match key {
-                    "kpt" => p.keys_per_thread = v,
-                    "tiles" => p.histogram_tiles_per_workgroup = v,
-                    "window" => p.lookback_window = v,
-                    "spin" => p.spin_limit = v,
-                    "unroll" => p.unroll = v != 0,
-                    "subgroups" => p.subgroups = v != 0,
-                    "indep" => p.independent_lookback = v != 0,
-                    "split" => p.multisplit = v != 0,
-                    "apart" => p.multisplit_apart = v != 0,
-                    "early" => p.lookback_first = v != 0,
-                    "fuse" => p.fuse_keys = v != 0,
-                    "hbatch" => p.histogram_batch = v,
-                    "hcopies" => p.histogram_copies = v,
-                    "direct" => p.scatter_direct = v != 0,
-                    "wgtiles" => p.workgroup_tiles = v != 0,
-                    "overlap" => p.overlap_lookback = v != 0,
-                    other => bail!(
-                        "--sort-policy '{spec}': unknown key '{other}' (kpt, tiles, window, spin, unroll, subgroups, indep, split, apart, early, fuse, hbatch, hcopies, direct, wgtiles, overlap)"
-                    ),
-                }
-            }
+            p.apply(spec)
+                .map_err(|e| anyhow::anyhow!("--sort-policy '{spec}': {e}"))?;
             p.validate(&limits)
                 .map_err(|e| anyhow::anyhow!("--sort-policy '{spec}': {e}"))?;
             Ok((Some(p), format!("[{spec}]")))

@@ -6,6 +6,8 @@
 
 use gpugraph_command::wgpu;
 
+use crate::kernel::{spec_u32, PolicySpec, PolicySpecError};
+
 /// Bits of the key consumed by one radix pass.
 pub const RADIX_BITS: u32 = 8;
 /// Digit values per pass (`2^RADIX_BITS`).
@@ -294,6 +296,37 @@ impl SortPolicy {
     }
 }
 
+impl PolicySpec for SortPolicy {
+    const KEYS: &'static str = "kpt, tiles, window, spin, unroll, subgroups, indep, split, apart, \
+         early, fuse, hbatch, hcopies, direct, wgtiles, overlap";
+
+    /// The CLI's `--sort-policy` keys, one per field. Ranges are checked by
+    /// [`SortPolicy::validate`], which needs the device's limits.
+    fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
+        let on = value != 0;
+        match key {
+            "kpt" => self.keys_per_thread = spec_u32(key, value)?,
+            "tiles" => self.histogram_tiles_per_workgroup = spec_u32(key, value)?,
+            "window" => self.lookback_window = spec_u32(key, value)?,
+            "spin" => self.spin_limit = spec_u32(key, value)?,
+            "unroll" => self.unroll = on,
+            "subgroups" => self.subgroups = on,
+            "indep" => self.independent_lookback = on,
+            "split" => self.multisplit = on,
+            "apart" => self.multisplit_apart = on,
+            "early" => self.lookback_first = on,
+            "fuse" => self.fuse_keys = on,
+            "hbatch" => self.histogram_batch = spec_u32(key, value)?,
+            "hcopies" => self.histogram_copies = spec_u32(key, value)?,
+            "direct" => self.scatter_direct = on,
+            "wgtiles" => self.workgroup_tiles = on,
+            "overlap" => self.overlap_lookback = on,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
 impl Default for SortPolicy {
     fn default() -> Self {
         Self::DEFAULT
@@ -303,6 +336,47 @@ impl Default for SortPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn policy_specs_set_every_key_and_name_unknown_ones() {
+        let mut p = SortPolicy::DEFAULT;
+        p.apply(
+            "kpt=8, tiles=4,window=2,spin=9,unroll=0,subgroups=0,indep=0,split=0,apart=1,early=1",
+        )
+        .unwrap();
+        p.apply("fuse=0,hbatch=3,hcopies=2,direct=1,wgtiles=1,overlap=1")
+            .unwrap();
+        let want = SortPolicy {
+            keys_per_thread: 8,
+            histogram_tiles_per_workgroup: 4,
+            lookback_window: 2,
+            spin_limit: 9,
+            unroll: false,
+            subgroups: false,
+            independent_lookback: false,
+            multisplit: false,
+            multisplit_apart: true,
+            lookback_first: true,
+            fuse_keys: false,
+            histogram_batch: 3,
+            histogram_copies: 2,
+            scatter_direct: true,
+            workgroup_tiles: true,
+            overlap_lookback: true,
+            ..SortPolicy::DEFAULT
+        };
+        assert_eq!(p, want);
+        let mut q = SortPolicy::DEFAULT;
+        q.apply("default").unwrap();
+        assert_eq!(q, SortPolicy::DEFAULT);
+        let err = q.apply("kpt=8,bogus=1").unwrap_err().to_string();
+        assert!(
+            err.contains("unknown key 'bogus'") && err.contains("overlap"),
+            "{err}"
+        );
+        let err = q.apply("window=x").unwrap_err().to_string();
+        assert!(err.contains("window") && err.contains("'x'"), "{err}");
+    }
 
     #[test]
     fn default_fits_common_devices_and_shrinks_for_small_ones() {
