@@ -23,6 +23,7 @@ pub(crate) use chained::{check_kernel, plan_scan};
 pub use dispatch::{grid_for, Grid};
 pub use outputs::require_output;
 pub use placeholder::placeholder_buffer;
+pub(crate) use policy::policy_from_str;
 pub(crate) use policy::{power_of_two_in, within};
 pub use policy::{spec_u32, PolicyError, PolicyParseError, PolicySpec, PolicySpecError};
 #[cfg(test)]

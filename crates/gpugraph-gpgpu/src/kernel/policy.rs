@@ -144,6 +144,34 @@ pub fn spec_u32(key: &str, value: u64) -> Result<u32, PolicySpecError> {
     u32::try_from(value).map_err(|_| not_a_number(key, value))
 }
 
+/// `Default` (the policy's `DEFAULT`) and `FromStr` (`DEFAULT` with the `key=value,…` settings
+/// of the text, then `validate()`, whose error type is the second argument) for a policy that
+/// implements [`PolicySpec`].
+macro_rules! policy_from_str {
+    ($policy:ty, $error:ty) => {
+        impl Default for $policy {
+            fn default() -> Self {
+                Self::DEFAULT
+            }
+        }
+
+        impl std::str::FromStr for $policy {
+            type Err = $crate::kernel::PolicyParseError<$error>;
+
+            /// The policy's `DEFAULT` with the `key=value,…` settings of `s`, validated.
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                use $crate::kernel::PolicySpec;
+                let mut p = Self::DEFAULT;
+                p.apply(s)?;
+                p.validate()
+                    .map_err($crate::kernel::PolicyParseError::Invalid)?;
+                Ok(p)
+            }
+        }
+    };
+}
+pub(crate) use policy_from_str;
+
 #[cfg(test)]
 mod tests {
     use super::*;

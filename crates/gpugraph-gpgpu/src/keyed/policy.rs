@@ -2,9 +2,7 @@
 //! aggregation, histograms), chosen in one place. The shaders see them as `const`s of a
 //! generated header.
 
-use crate::kernel::{
-    power_of_two_in, spec_u32, within, PolicyError, PolicyParseError, PolicySpec, PolicySpecError,
-};
+use crate::kernel::{power_of_two_in, spec_u32, within, PolicyError, PolicySpec, PolicySpecError};
 
 /// How the keyed accumulate kernel tiles rows and privatizes accumulators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,20 +101,4 @@ impl PolicySpec for KeyedPolicy {
     }
 }
 
-impl std::str::FromStr for KeyedPolicy {
-    type Err = PolicyParseError<PolicyError>;
-
-    /// [`KeyedPolicy::DEFAULT`] with the `key=value,…` settings of `s`, validated.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut p = Self::DEFAULT;
-        p.apply(s)?;
-        p.validate().map_err(PolicyParseError::Invalid)?;
-        Ok(p)
-    }
-}
-
-impl Default for KeyedPolicy {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
+crate::kernel::policy_from_str!(KeyedPolicy, PolicyError);

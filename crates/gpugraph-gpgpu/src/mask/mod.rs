@@ -12,8 +12,8 @@ use gpugraph_command::{
 use crate::error::AlgorithmError;
 use crate::kernel::{
     self, check_same_topology, grid_for, power_of_two_in, require_packed, require_packed_live_all,
-    spec_u32, within, Binding, Kernel, PolicyError, PolicyParseError, PolicySpec, PolicySpecError,
-    ShaderSource, ViewCheck,
+    spec_u32, within, Binding, Kernel, PolicyError, PolicySpec, PolicySpecError, ShaderSource,
+    ViewCheck,
 };
 
 /// Tunables of the mask kernels (the shaders see them as `const`s of a generated header).
@@ -67,11 +67,7 @@ impl MaskPolicy {
     }
 }
 
-impl Default for MaskPolicy {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
+crate::kernel::policy_from_str!(MaskPolicy, PolicyError);
 
 impl PolicySpec for MaskPolicy {
     const KEYS: &'static str = "wg, rows, vec4";
@@ -87,17 +83,6 @@ impl PolicySpec for MaskPolicy {
     }
 }
 
-impl std::str::FromStr for MaskPolicy {
-    type Err = PolicyParseError<PolicyError>;
-
-    /// [`MaskPolicy::DEFAULT`] with the `key=value,…` settings of `s`, validated.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut p = Self::DEFAULT;
-        p.apply(s)?;
-        p.validate().map_err(PolicyParseError::Invalid)?;
-        Ok(p)
-    }
-}
 /// Binding of the first input (0: parameters, 1: output, 2: live count).
 const FIRST_INPUT: u32 = 3;
 /// Binding of the live count.

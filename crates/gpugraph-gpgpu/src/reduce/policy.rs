@@ -1,8 +1,6 @@
 //! Tunables of the reduction kernels ([`ReducePolicy`]), their ranges and `key=value` syntax.
 
-use crate::kernel::{
-    power_of_two_in, spec_u32, within, PolicyError, PolicyParseError, PolicySpec, PolicySpecError,
-};
+use crate::kernel::{power_of_two_in, spec_u32, within, PolicyError, PolicySpec, PolicySpecError};
 
 /// Tunables of the reduction kernels, in one place (the shader sees them as `const`s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -61,20 +59,4 @@ impl PolicySpec for ReducePolicy {
     }
 }
 
-impl std::str::FromStr for ReducePolicy {
-    type Err = PolicyParseError<PolicyError>;
-
-    /// [`ReducePolicy::DEFAULT`] with the `key=value,…` settings of `s`, validated.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut p = Self::DEFAULT;
-        p.apply(s)?;
-        p.validate().map_err(PolicyParseError::Invalid)?;
-        Ok(p)
-    }
-}
-
-impl Default for ReducePolicy {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
+crate::kernel::policy_from_str!(ReducePolicy, PolicyError);

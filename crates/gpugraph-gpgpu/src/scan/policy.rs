@@ -6,7 +6,7 @@
 
 use thiserror::Error;
 
-use crate::kernel::{spec_u32, PolicyParseError, PolicySpec, PolicySpecError};
+use crate::kernel::{spec_u32, PolicySpec, PolicySpecError};
 
 /// How one workgroup of the scan kernel processes its tile, and how patient its look-back is.
 ///
@@ -97,11 +97,7 @@ impl ScanPolicy {
     }
 }
 
-impl Default for ScanPolicy {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
+crate::kernel::policy_from_str!(ScanPolicy, ScanPolicyError);
 
 impl PolicySpec for ScanPolicy {
     const KEYS: &'static str = "wg, vec4, window, spin, unroll, gather";
@@ -122,19 +118,6 @@ impl PolicySpec for ScanPolicy {
             _ => return Ok(false),
         }
         Ok(true)
-    }
-}
-
-impl std::str::FromStr for ScanPolicy {
-    type Err = PolicyParseError<ScanPolicyError>;
-
-    /// [`ScanPolicy::DEFAULT`] with the `key=value,…` settings of `s` ([`PolicySpec::KEYS`]),
-    /// validated.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut p = Self::DEFAULT;
-        p.apply(s)?;
-        p.validate().map_err(PolicyParseError::Invalid)?;
-        Ok(p)
     }
 }
 
@@ -163,6 +146,7 @@ pub enum ScanPolicyError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::PolicyParseError;
 
     #[test]
     fn default_policy_is_valid_and_4096_wide() {
