@@ -19,6 +19,13 @@ mkdir -p "$out/h200" "$dest"
 pack() { tar -C "$out" -cJf "$dest/session.tar.xz" . 2>/dev/null; }
 export REPEAT=${REPEAT:-10} MEMORY=0
 bash bench/device-suite.sh "$out" | tee "$out/device-suite.txt" | tail -n 8
+# A binary that failed with 4 test threads runs again alone, one thread, with a backtrace: tells a
+# race or a driver crash between tests from a failure of one test.
+for t in $(awk '$2 == "FAIL" || $2 == "TIMEOUT" {print $1}' "$out/device-suite.txt"); do
+  case "$t" in example-*) continue ;; esac
+  RUST_BACKTRACE=1 timeout 120 ".devbin/$t" --test-threads 1 > "$out/suite/$t.rerun.log" 2>&1
+  echo "rerun $t --test-threads 1: rc $?"; grep -E "^test |panicked|SIGSEGV|signal" "$out/suite/$t.rerun.log" | tail -6
+done
 pack
 {
   SIZES=2^28 BENCHES="copy scan compact mask reduce histogram" bash bench/h200.sh "$out/h200"

@@ -184,16 +184,27 @@ pub(crate) fn upload_column(
     chunks: &[&dyn Array],
     options: &UploadOptions,
 ) -> Result<GpuColumn, ArrowAdapterError> {
-    let t = std::time::Instant::now();
-    let e = encode_column(column, data_type, chunks, options)?;
-    let t1 = t.elapsed();
-    let r = e.upload(ctx, options);
-    eprintln!(
-        "TRACE {column}: encode {:?} upload {:?}",
-        t1,
-        t.elapsed() - t1
-    );
-    r
+    let start = std::time::Instant::now();
+    let encoded = encode_column(column, data_type, chunks, options)?;
+    let encoded_at = start.elapsed();
+    let uploaded = encoded.upload(ctx, options);
+    if trace_upload() {
+        eprintln!(
+            "upload {column}: encode {:.1} ms, staging copies {:.1} ms",
+            encoded_at.as_secs_f64() * 1e3,
+            (start.elapsed() - encoded_at).as_secs_f64() * 1e3
+        );
+    }
+    uploaded
+}
+
+/// Whether `GPUGRAPH_TRACE_UPLOAD` is set (non-empty, not `0`): [`upload_column`] then prints
+/// its encode and staging-copy times per column to stderr, to tell host work from the bus.
+fn trace_upload() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| {
+        std::env::var("GPUGRAPH_TRACE_UPLOAD").is_ok_and(|v| !v.is_empty() && v != "0")
+    })
 }
 
 /// A chunk of dictionary codes as an encoded chunk.

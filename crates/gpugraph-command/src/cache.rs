@@ -85,6 +85,9 @@ struct Inner {
     layouts:
         HashMap<Vec<wgpu::BindGroupLayoutEntry>, (wgpu::BindGroupLayout, wgpu::PipelineLayout)>,
     pipelines: HashMap<PipelineKey, CachedPipeline>,
+    /// One slot per key being created: a second request for the key waits on it instead of
+    /// compiling a duplicate (graphs compile their nodes on several threads).
+    creating: HashMap<PipelineKey, Arc<Mutex<Option<CachedPipeline>>>>,
     bind_groups: HashMap<BindKey, wgpu::BindGroup>,
     bind_order: VecDeque<BindKey>,
     stats: CacheStats,
@@ -179,23 +182,33 @@ impl DeviceCache {
                 .map(|(n, v)| (n.to_string(), v.to_bits()))
                 .collect(),
         };
-        {
+        let slot = {
             let mut inner = lock(&self.inner);
             if let Some(p) = inner.pipelines.get(&key).cloned() {
                 inner.stats.pipeline_hits += 1;
                 return p;
             }
+            Arc::clone(inner.creating.entry(key.clone()).or_default())
+        };
+        // Created outside the cache's lock (shader compilation takes long and other keys
+        // proceed meanwhile) but inside the key's slot: a racing request for the same key
+        // waits here and takes the result.
+        let mut created = lock(&slot);
+        if let Some(p) = created.clone() {
+            lock(&self.inner).stats.pipeline_hits += 1;
+            return p;
         }
-        // Created outside the lock: shader compilation can take long, and a second thread
-        // racing on the same key only costs one duplicate pipeline.
         let (cached, failed) = scoped(&self.device, || self.create(desc));
         let mut inner = lock(&self.inner);
         inner.stats.pipelines_created += 1;
+        inner.creating.remove(&key);
         if failed {
             drop(inner);
+            drop(created);
             // Again outside our scope, so the caller's error scope reports the error.
             return self.create(desc);
         }
+        *created = Some(cached.clone());
         inner.pipelines.insert(key, cached.clone());
         cached
     }
@@ -205,7 +218,9 @@ impl DeviceCache {
         label: &str,
         entries: &[wgpu::BindGroupLayoutEntry],
     ) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
-        if let Some(l) = lock(&self.inner).layouts.get(entries) {
+        // Created under the lock (cheap calls): racing requests get one layout object.
+        let mut inner = lock(&self.inner);
+        if let Some(l) = inner.layouts.get(entries) {
             return l.clone();
         }
         let layout = self
@@ -222,9 +237,7 @@ impl DeviceCache {
                 immediate_size: 0,
             });
         let pair = (layout, pipeline_layout);
-        lock(&self.inner)
-            .layouts
-            .insert(entries.to_vec(), pair.clone());
+        inner.layouts.insert(entries.to_vec(), pair.clone());
         pair
     }
 

@@ -125,12 +125,15 @@ pub struct GpuContext {
     teardown: Teardown,
 }
 
-/// Serializes the destruction of contexts' devices across the process.
+/// Serializes the creation and destruction of contexts' devices across the process.
 ///
 /// Why: all contexts share one `wgpu::Instance` ([`shared_instance`]), and on the NVIDIA H200
 /// (driver 580, 2026-12-01) two threads dropping their contexts at once deadlocked inside
 /// `vkDestroyDevice` (one in the driver, one waiting on the loader's lock): the program tests
-/// hung when run in parallel. `GpuContext`'s `Drop` takes the process-wide teardown flag before
+/// hung when run in parallel. Creation races there too: test binaries whose tests each create
+/// a context segfaulted within 0.1 s when run with 4 test threads (`dispatch`, then
+/// `live_count`; both pass with one thread), so adapter enumeration and `request_device` hold
+/// the same flag ([`Teardown::lifecycle`]). `GpuContext`'s `Drop` takes the process-wide teardown flag before
 /// its fields drop; this field, dropped last, gives it back. A device that outlives its
 /// context (clones held elsewhere) is destroyed wherever its last clone drops, unserialized.
 #[derive(Debug, Default)]
@@ -152,6 +155,13 @@ fn teardown_flag() -> &'static (std::sync::Mutex<bool>, std::sync::Condvar) {
 }
 
 impl Teardown {
+    /// The flag, held until the returned guard drops: wraps device creation.
+    fn lifecycle() -> Self {
+        let mut guard = Self::default();
+        guard.acquire();
+        guard
+    }
+
     fn acquire(&mut self) {
         let (lock, freed) = teardown_flag();
         let mut busy = lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -247,7 +257,10 @@ impl GpuContext {
         let filter = options.adapter.as_deref();
         let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
         let instance = shared_instance(backends);
-        let mut adapters = pollster::block_on(instance.enumerate_adapters(backends));
+        let mut adapters = {
+            let _lifecycle = Teardown::lifecycle();
+            pollster::block_on(instance.enumerate_adapters(backends))
+        };
         if adapters.is_empty() {
             return Err(ContextError::NoAdapter {
                 backends: format!("{backends:?}"),
@@ -318,15 +331,17 @@ impl GpuContext {
         if pipeline_cache_dir.is_some() {
             features |= adapter.features() & wgpu::Features::PIPELINE_CACHE;
         }
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        let lifecycle = Teardown::lifecycle();
+        let requested = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("gpugraph"),
             required_features: features,
             required_limits: limits,
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
-        }))
-        .map_err(|source| ContextError::RequestDevice {
+        }));
+        drop(lifecycle);
+        let (device, queue) = requested.map_err(|source| ContextError::RequestDevice {
             adapter: info.name.clone(),
             source,
         })?;

@@ -25,7 +25,9 @@ mod resource;
 mod view;
 
 pub use cache::{CacheStats, CachedPipeline, DeviceCache, PipelineDescriptor};
-pub use compiled::{CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, GraphStats};
+pub use compiled::{
+    compile_threads, CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, GraphStats,
+};
 pub use context::{Capabilities, ContextError, ContextOptions, GpuContext};
 pub use dispatch::{Access, Binding, DispatchNode, Grid, Resource, ShaderSource};
 pub use error::GraphError;

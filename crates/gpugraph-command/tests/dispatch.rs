@@ -485,3 +485,109 @@ fn invalid_wgsl_is_not_cached() {
         }
     }
 }
+
+/// `dst[i] = src[i] + ADD` as its own shader text per `add` (so per distinct pipeline).
+fn add_shader(add: u32, broken: bool) -> String {
+    let body = if broken {
+        "let x: u32 = 1.5;".to_string()
+    } else {
+        format!("if i < arrayLength(&dst) {{ dst[i] = src[i] + {add}u; }}")
+    };
+    format!(
+        "@group(0) @binding(0) var<storage, read> src: array<u32>;
+         @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+         @compute @workgroup_size(64)
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{ let i = gid.x; {body} }}"
+    )
+}
+
+/// A chain of `adds.len()` nodes over `rows` words: buffer k+1 = buffer k + adds[k]; nodes
+/// listed in `broken` get invalid WGSL. Returns the graph and the buffers.
+fn add_chain(
+    ctx: &GpuContext,
+    rows: u64,
+    adds: &[u32],
+    broken: &[usize],
+) -> (CommandGraph, Vec<wgpu::Buffer>) {
+    let mut g = CommandGraph::new("chain", &ctx.device);
+    let mut data = vec![POISON; rows as usize];
+    data.iter_mut().enumerate().for_each(|(i, v)| *v = i as u32);
+    let buffers: Vec<wgpu::Buffer> = (0..=adds.len())
+        .map(|k| {
+            let init = if k == 0 {
+                data.clone()
+            } else {
+                vec![POISON; rows as usize]
+            };
+            upload(ctx, &init, U::STORAGE)
+        })
+        .collect();
+    let views: Vec<DataView> = buffers
+        .iter()
+        .enumerate()
+        .map(|(k, b)| {
+            let h = g
+                .import_buffer(
+                    BufferDescriptor::new(format!("b{k}"), b.size(), b.usage()),
+                    b,
+                )
+                .unwrap();
+            g.create_packed_view(h, VectorFormat::Uint32, rows).unwrap()
+        })
+        .collect();
+    for (k, &add) in adds.iter().enumerate() {
+        g.add_dispatch_node(DispatchNode::new(
+            format!("add{k}"),
+            ShaderSource::new(format!("add{add}"), add_shader(add, broken.contains(&k))),
+            "main",
+            vec![
+                Binding::read(0, views[k]),
+                Binding::read_write(1, views[k + 1]),
+            ],
+            Grid::Rows {
+                rows,
+                rows_per_workgroup: 64,
+            },
+        ))
+        .unwrap();
+    }
+    (g, buffers)
+}
+
+#[test]
+fn nodes_compiled_on_several_threads_share_pipelines_and_match_the_cpu() {
+    let ctx = ctx();
+    // 12 nodes over 3 distinct shaders: whatever the thread count, each pipeline is created
+    // once (a racing request waits for the first) and the chain computes what the CPU does.
+    let adds: Vec<u32> = (0..12).map(|k| [1, 5, 11][k % 3]).collect();
+    let rows = 300u64;
+    let (g, buffers) = add_chain(&ctx, rows, &adds, &[]);
+    let cache = g.cache();
+    let before = cache.stats();
+    run(&ctx, g).unwrap();
+    let after = cache.stats();
+    assert_eq!(
+        after.pipelines_created - before.pipelines_created,
+        3,
+        "{after:?}"
+    );
+    assert_eq!(after.pipeline_hits - before.pipeline_hits, 9, "{after:?}");
+    let total: u32 = adds.iter().sum();
+    let expected: Vec<u32> = (0..rows as u32).map(|i| i + total).collect();
+    assert_eq!(read(&ctx, buffers.last().unwrap(), rows), expected);
+}
+
+#[test]
+fn the_first_failing_node_in_order_is_the_compile_error() {
+    let ctx = ctx();
+    let adds: Vec<u32> = (0..10).map(|k| k as u32 + 100).collect();
+    for broken in [vec![3, 7], vec![9], vec![0, 1, 2]] {
+        let (g, _) = add_chain(&ctx, 64, &adds, &broken);
+        match g.compile() {
+            Err(GraphError::NodeCompile { node, .. }) => {
+                assert_eq!(node, format!("add{}", broken[0]), "broken nodes {broken:?}")
+            }
+            other => panic!("expected NodeCompile, got {:?}", other.err()),
+        }
+    }
+}
