@@ -267,7 +267,7 @@ impl<'a> NodeCompiler<'a> {
             }),
         };
         let wgpu_error = pollster::block_on(scope.pop());
-        if let Some(e) = ctx.resolver.violation(&self.id, &node.id) {
+        if let Some(e) = ctx.resolver.violation(self.id, &node.id) {
             return Err(e);
         }
         let exec = result.map_err(|source| GraphError::NodeCompile {
