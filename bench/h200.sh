@@ -48,6 +48,8 @@ for b in ${BENCHES:-copy scan compact mask sort reduce histogram group expr}; do
     # fuse=1: key transforms inside the radix kernels (off by default on NVIDIA);
     # overlap=1,wgtiles=1: keys staged and values loaded before the look-back, tiles by
     # workgroup id; hbatch=4: four vec4 loads in flight per histogram invocation.
+    # Reduce: the default (256 x 4 vec4, 1,024 partials) against wider tiles and more partials.
+    reduce) extra=(--reduce-policy default --reduce-policy vec4=8 --reduce-policy wg=512 --reduce-policy wg=128,vec4=8 --reduce-policy partials=2048) ;;
     sort) extra=(--sort-policy default --sort-policy fuse=1 --sort-policy overlap=1,wgtiles=1 --sort-policy hbatch=4)
       [ "${SORT_SWEEP:-0}" = 1 ] && extra+=(--sort-policy window=8 --sort-policy window=1,unroll=0 --sort-policy split=0 --sort-policy indep=0 --sort-policy early=1 --sort-policy kpt=8) ;;
   esac

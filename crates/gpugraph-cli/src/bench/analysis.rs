@@ -7,7 +7,7 @@ use gpugraph_command::{CommandGraph, VectorFormat};
 use gpugraph_gpgpu::group::{AggregateOutputs, GroupAggregation};
 use gpugraph_gpgpu::histogram::{cpu as histogram_cpu, Histogram, HistogramBins};
 use gpugraph_gpgpu::kernel::PolicySpec;
-use gpugraph_gpgpu::reduce::{cpu as reduce_cpu, ReduceOp, Reduction};
+use gpugraph_gpgpu::reduce::{cpu as reduce_cpu, ReduceOp, ReducePolicy, Reduction};
 use gpugraph_gpgpu::sort::cpu as sort_cpu;
 use gpugraph_gpgpu::{KeyType, Sort, SortOptions, SortPolicy};
 use rand::{Rng, SeedableRng};
@@ -144,7 +144,28 @@ pub fn sort_cases(
 }
 
 /// `bench reduce`: float32 sum and extent, uint32 sum (4 bytes per element read).
-pub fn reduce_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
+/// The reduction variants named by `--reduce-policy` (label "" for the default: no spec, or
+/// the spec `default`).
+pub fn reduce_variants(specs: &[String]) -> Result<Vec<(ReducePolicy, String)>> {
+    if specs.is_empty() {
+        return Ok(vec![(ReducePolicy::DEFAULT, String::new())]);
+    }
+    specs
+        .iter()
+        .map(|spec| {
+            if spec.trim() == "default" {
+                return Ok((ReducePolicy::DEFAULT, String::new()));
+            }
+            let p: ReducePolicy = spec
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--reduce-policy '{spec}': {e}"))?;
+            Ok((p, format!("[{spec}]")))
+        })
+        .collect()
+}
+
+/// `bench reduce`: float sum, float extent and u32 sum, each once per policy variant.
+pub fn reduce_cases(gpu: &Gpu, n: u64, variants: &[(ReducePolicy, String)]) -> Result<Vec<Case>> {
     let floats = random_unit_floats(n, 8);
     let words = random_words(n, 1 << 20, 9);
     let fb = gpu.upload("reduce-f32", &bits(&floats));
@@ -152,11 +173,15 @@ pub fn reduce_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let want_f = reduce_cpu::reduce_f32(&floats, None);
     let want_u = reduce_cpu::reduce_u32(&words, None);
     let mut cases = Vec::new();
-    for (op, name) in [
+    let ops = [
         (ReduceOp::Sum, "reduce-sum-f32"),
         (ReduceOp::Extent, "reduce-extent-f32"),
         (ReduceOp::Sum, "reduce-sum-u32"),
-    ] {
+    ];
+    for ((op, name), (policy, label)) in variants
+        .iter()
+        .flat_map(|v| ops.iter().map(move |o| (*o, v)))
+    {
         let is_u32 = name.ends_with("u32");
         let out = gpu.upload("reduce-out", &[0xDEAD_BEEF; 4]);
         let mut g = CommandGraph::new("bench-reduce", gpu.device());
@@ -184,10 +209,10 @@ pub fn reduce_cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
             output,
             ignored: None,
         }
-        .add_to_graph(&mut g)?;
+        .add_to_graph_with(&mut g, *policy)?;
         let (wf, wu) = (want_f, want_u);
         cases.push(Case {
-            op: name.into(),
+            op: format!("{name}{label}"),
             bytes_per_element: 4.0,
             written_bytes_per_element: 0.0,
             graph: g.compile()?,

@@ -94,7 +94,10 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             )
         }
         BenchCommand::Reduce(args) => {
-            primitives::run_cases("reduce", &args, analysis::reduce_cases)
+            let variants = analysis::reduce_variants(&args.reduce_policies)?;
+            primitives::run_cases("reduce", &args, |gpu, n| {
+                analysis::reduce_cases(gpu, n, &variants)
+            })
         }
         BenchCommand::Histogram(args) => {
             primitives::run_cases("histogram", &args, analysis::histogram_cases)

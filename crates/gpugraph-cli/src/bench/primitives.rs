@@ -38,6 +38,10 @@ pub struct PrimitiveArgs {
     /// indep=0,split=0`).
     #[arg(long = "sort-policy", value_name = "SPEC")]
     pub sort_policies: Vec<String>,
+    /// Reduction variants to compare in one run (reduce bench): comma-separated `key=value`
+    /// over the default policy, keys `wg`, `vec4`, `partials`, or `default`; repeatable.
+    #[arg(long = "reduce-policy", value_name = "SPEC")]
+    pub reduce_policies: Vec<String>,
     /// Compact bench: percentages of rows the random mask selects, one case each (0..=100).
     #[arg(long, value_delimiter = ',', default_value = "50", value_parser = clap::value_parser!(u32).range(0..=100))]
     pub selected: Vec<u32>,
