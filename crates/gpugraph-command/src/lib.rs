@@ -35,8 +35,8 @@ pub use format::{ParseFormatError, ScalarKind, VectorFormat};
 pub use graph::CommandGraph;
 pub use node::{
     compute_fn, copy_fn, render_fn, try_compute_fn, try_copy_fn, view_binding, BindGroupCache,
-    ColorLoad, CompileContext, ComputeExecutable, ComputeNode, CopyExecutable, CopyNode,
-    EncodeContext, NodeError, NodeKind, RenderExecutable, RenderNode,
+    BufferKeyed, ColorLoad, CompileContext, ComputeExecutable, ComputeNode, CopyExecutable,
+    CopyNode, EncodeContext, NodeError, NodeKind, RenderExecutable, RenderNode,
 };
 pub use pipeline_cache::{LoadStatus, PersistentPipelineCache, PipelineCacheError};
 pub use profile::NodeTiming;

@@ -461,29 +461,53 @@ impl EncodeContext<'_> {
 
 /// A bind group rebuilt only when the buffers behind it change (an import override).
 /// Kernels build it at compile time so the common encode allocates nothing.
-#[derive(Default)]
-pub struct BindGroupCache {
+pub type BindGroupCache = BufferKeyed<wgpu::BindGroup>;
+
+/// Caches one `T` keyed on the exact buffers it was built from. Prime it at node compile time
+/// (with `cc.buffer(..)`) so an encode without import overrides allocates nothing.
+#[derive(Debug)]
+pub struct BufferKeyed<T> {
     key: Vec<wgpu::Buffer>,
-    group: Option<wgpu::BindGroup>,
+    value: Option<T>,
 }
 
-impl BindGroupCache {
-    /// Returns the cached group when `buffers` equal the cached key; otherwise calls `create`
-    /// and caches its result.
-    pub fn get_or_create(
+impl<T> Default for BufferKeyed<T> {
+    fn default() -> Self {
+        Self {
+            key: Vec::new(),
+            value: None,
+        }
+    }
+}
+
+impl<T> BufferKeyed<T> {
+    /// The cached value when `buffers` equal the key it was built from; otherwise the result
+    /// of `create`, cached on success (a failure keeps nothing, so the next call retries).
+    pub fn get_or_try_create<E>(
         &mut self,
         buffers: &[&wgpu::Buffer],
-        create: impl FnOnce() -> wgpu::BindGroup,
-    ) -> &wgpu::BindGroup {
-        let same = self.group.is_some()
+        create: impl FnOnce() -> Result<T, E>,
+    ) -> Result<&T, E> {
+        let same = self.value.is_some()
             && self.key.len() == buffers.len()
             && self.key.iter().zip(buffers).all(|(a, b)| a == *b);
         if !same {
+            self.value = None;
+            let value = create()?;
             self.key = buffers.iter().map(|b| (*b).clone()).collect();
-            self.group = Some(create());
+            self.value = Some(value);
         }
-        self.group
-            .get_or_insert_with(|| unreachable!("group set above"))
+        Ok(self
+            .value
+            .get_or_insert_with(|| unreachable!("value set above")))
+    }
+
+    /// [`Self::get_or_try_create`] for a `create` that cannot fail.
+    pub fn get_or_create(&mut self, buffers: &[&wgpu::Buffer], create: impl FnOnce() -> T) -> &T {
+        match self.get_or_try_create(buffers, || Ok::<T, std::convert::Infallible>(create())) {
+            Ok(value) => value,
+            Err(never) => match never {},
+        }
     }
 }
 

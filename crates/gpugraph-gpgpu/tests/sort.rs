@@ -9,9 +9,7 @@ use common::*;
 use gpugraph_command::wgpu;
 use gpugraph_command::{CommandGraph, DataView, VectorFormat, VectorView};
 use gpugraph_gpgpu::sort::cpu;
-use gpugraph_gpgpu::{
-    AlgorithmError, BatchSort, SegmentedSort, Sort, SortKernels, SortPayload, SortPolicy,
-};
+use gpugraph_gpgpu::{AlgorithmError, BatchSort, SegmentedSort, Sort, SortPayload, SortPolicy};
 use rand::Rng;
 
 #[derive(Clone, Copy, Debug)]
@@ -69,13 +67,12 @@ fn declare(
     in_offset: usize,
     out_offset: usize,
     policy: Option<SortPolicy>,
-    kernels: &SortKernels,
 ) -> SortCase {
     let spec = SortSpec {
         in_offset,
         out_offset,
         policy,
-        ..SortSpec::new(name, keys, mode, kernels)
+        ..SortSpec::new(name, keys, mode)
     };
     declare_sort(ctx, g, spec)
 }
@@ -87,7 +84,6 @@ fn verify(ctx: &gpugraph_command::GpuContext, c: &SortCase) {
 #[test]
 fn sorts_match_the_oracle_across_sizes_distributions_and_payloads() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     // Local path (<= 256), one radix tile (4096 rows by default), tile boundaries, many tiles.
     for &n in &[
         0usize,
@@ -113,7 +109,7 @@ fn sorts_match_the_oracle_across_sizes_distributions_and_payloads() {
                 let out_offset = 3 * ((di + mi + 1) % 2);
                 let name = format!("n{n}-{dist:?}-{mode:?}");
                 cases.push(declare(
-                    &ctx, &mut g, &name, keys, mode, in_offset, out_offset, None, &kernels,
+                    &ctx, &mut g, &name, keys, mode, in_offset, out_offset, None,
                 ));
             }
         }
@@ -131,7 +127,6 @@ fn sorts_match_the_oracle_across_sizes_distributions_and_payloads() {
 #[test]
 fn look_back_fallback_and_adverse_schedules_sort_correctly() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     let small = SortPolicy {
         keys_per_thread: 4,
         histogram_tiles_per_workgroup: 3,
@@ -220,17 +215,7 @@ fn look_back_fallback_and_adverse_schedules_sort_correctly() {
             ] {
                 let keys = keys_of(dist, n, n as u64 + 5);
                 let id = format!("{name}-{n}-{dist:?}");
-                cases.push(declare(
-                    &ctx,
-                    &mut g,
-                    &id,
-                    keys,
-                    mode,
-                    0,
-                    1,
-                    Some(policy),
-                    &kernels,
-                ));
+                cases.push(declare(&ctx, &mut g, &id, keys, mode, 0, 1, Some(policy)));
             }
         }
     }
@@ -244,7 +229,6 @@ fn look_back_fallback_and_adverse_schedules_sort_correctly() {
 fn dispatches_over_the_dimension_limit_use_a_second_grid_row() {
     // 16 workgroups per dimension, 1024-row tiles: 40,000 rows need 40 tiles.
     let ctx = ctx_with_max_dispatch(16);
-    let kernels = SortKernels::default();
     let policy = SortPolicy {
         keys_per_thread: 4,
         histogram_tiles_per_workgroup: 1,
@@ -252,17 +236,7 @@ fn dispatches_over_the_dimension_limit_use_a_second_grid_row() {
     };
     let mut g = CommandGraph::new("sort-2d", &ctx.device);
     let keys = keys_of(Dist::Uniform, 40_000, 9);
-    let c = declare(
-        &ctx,
-        &mut g,
-        "wide",
-        keys,
-        Mode::Pairs,
-        0,
-        0,
-        Some(policy),
-        &kernels,
-    );
+    let c = declare(&ctx, &mut g, "wide", keys, Mode::Pairs, 0, 0, Some(policy));
     run(&ctx, g);
     verify(&ctx, &c);
 }
@@ -320,7 +294,6 @@ fn import_chunks(
 #[test]
 fn batch_sort_sorts_each_chunk_as_its_own_domain() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     let mut r = rng(11);
     // Empty, local-path and radix-path chunks, uneven, in order.
     let mut lens = vec![0, 5000, 1, 256, 0, 257];
@@ -357,7 +330,6 @@ fn batch_sort_sorts_each_chunk_as_its_own_domain() {
                 sorted_keys: okv,
                 payload,
                 policy: None,
-                kernels: kernels.clone(),
             }
             .add_to_graph(&mut g)
             .unwrap();
@@ -421,7 +393,6 @@ fn segment_layout(r: &mut impl Rng, count: usize, max_width: u32) -> (Vec<u32>, 
 
 fn run_segmented(
     ctx: &gpugraph_command::GpuContext,
-    kernels: &SortKernels,
     count: usize,
     max_width: u32,
     with_values: bool,
@@ -462,7 +433,6 @@ fn run_segmented(
         lengths: lv,
         max_width,
         rejected: Some(rv),
-        kernels: kernels.clone(),
     }
     .add_to_graph(&mut g)
     .unwrap();
@@ -498,27 +468,19 @@ fn run_segmented(
 #[test]
 fn segmented_sort_sorts_every_width_class_in_place_and_keeps_gaps() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     // Segment too long for the declared width, one reaching past the keys, one starting past
     // them: rejected and untouched.
-    run_segmented(&ctx, &kernels, 400, 256, true, &[(0, 300), (10, 40)]);
-    run_segmented(
-        &ctx,
-        &kernels,
-        3000,
-        256,
-        false,
-        &[(u32::MAX - 4, 8), (5, u32::MAX)],
-    );
+    run_segmented(&ctx, 400, 256, true, &[(0, 300), (10, 40)]);
+    run_segmented(&ctx, 3000, 256, false, &[(u32::MAX - 4, 8), (5, u32::MAX)]);
     // Only the 32 and 64 classes: lengths above 40 are rejected.
-    run_segmented(&ctx, &kernels, 500, 40, true, &[]);
+    run_segmented(&ctx, 500, 40, true, &[]);
 }
 
 #[test]
 fn segmented_class_grids_over_the_dimension_limit_use_a_second_row() {
     // 16 workgroups per dimension: 2,000 segments of <= 32 rows need 250 workgroups.
     let ctx = ctx_with_max_dispatch(16);
-    run_segmented(&ctx, &SortKernels::default(), 2000, 32, true, &[]);
+    run_segmented(&ctx, 2000, 32, true, &[]);
 }
 
 #[test]
@@ -573,7 +535,6 @@ fn bad_sorts_are_named_errors() {
         sorted_keys: VectorView::from_chunks(vec![out, short]),
         payload: SortPayload::KeysOnly,
         policy: None,
-        kernels: SortKernels::default(),
     }
     .add_to_graph(&mut g));
     assert!(
@@ -590,7 +551,6 @@ fn bad_sorts_are_named_errors() {
         lengths: short,
         max_width,
         rejected: None,
-        kernels: SortKernels::default(),
     };
     let e = err(seg(300, short, None).add_to_graph(&mut g));
     assert!(

@@ -12,7 +12,7 @@ mod common;
 use common::sort::*;
 use common::*;
 use gpugraph_command::{wgpu, CommandGraph, GpuContext};
-use gpugraph_gpgpu::{SortKernels, SortPolicy};
+use gpugraph_gpgpu::SortPolicy;
 use rand::Rng;
 
 #[derive(Clone, Copy, Debug)]
@@ -58,12 +58,11 @@ fn declare(
     keys: Vec<u32>,
     mode: Mode,
     policy: SortPolicy,
-    kernels: &SortKernels,
 ) -> SortCase {
     let spec = SortSpec {
         out_offset: 1,
         policy: Some(policy),
-        ..SortSpec::new(&label, keys, mode, kernels)
+        ..SortSpec::new(&label, keys, mode)
     };
     declare_sort(ctx, g, spec)
 }
@@ -184,7 +183,6 @@ fn kernel_policies() -> Vec<(&'static str, SortPolicy)> {
 #[test]
 fn ranking_paths_match_the_oracle_at_tile_and_subgroup_boundaries() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     for (name, policy) in kernel_policies() {
         let tile = policy.tile_rows() as usize;
         // Around one and two tiles, and inside a partial tile at the edges of 8- and 32-lane
@@ -208,7 +206,7 @@ fn ranking_paths_match_the_oracle_at_tile_and_subgroup_boundaries() {
                 let mode = MODES[(si + di) % 3];
                 let label = format!("{name}-n{n}-{dist:?}-{mode:?}");
                 let keys = keys_of(dist, n, (n * 7 + di) as u64);
-                cases.push(declare(&ctx, &mut g, label, keys, mode, policy, &kernels));
+                cases.push(declare(&ctx, &mut g, label, keys, mode, policy));
             }
         }
         run(&ctx, g);
@@ -225,7 +223,6 @@ fn ranking_paths_match_the_oracle_at_tile_and_subgroup_boundaries() {
 #[test]
 fn look_back_variants_survive_forced_fallback_and_reverse_schedules() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     let mut g = CommandGraph::new("sort-kernel-lookback", &ctx.device);
     let mut cases = Vec::new();
     for (name, base) in kernel_policies().into_iter().take(4) {
@@ -320,7 +317,7 @@ fn look_back_variants_survive_forced_fallback_and_reverse_schedules() {
             ] {
                 let label = format!("{name}-{schedule}-n{n}-{dist:?}");
                 let keys = keys_of(dist, n, n as u64 ^ 0x51);
-                cases.push(declare(&ctx, &mut g, label, keys, mode, policy, &kernels));
+                cases.push(declare(&ctx, &mut g, label, keys, mode, policy));
             }
         }
     }
@@ -335,7 +332,6 @@ fn look_back_variants_survive_forced_fallback_and_reverse_schedules() {
 #[test]
 fn kernel_variants_over_the_dispatch_dimension_limit() {
     let ctx = ctx_with_max_dispatch(16);
-    let kernels = SortKernels::default();
     let mut g = CommandGraph::new("sort-kernel-2d", &ctx.device);
     let mut cases = Vec::new();
     let mut policies = kernel_policies();
@@ -363,15 +359,7 @@ fn kernel_variants_over_the_dispatch_dimension_limit() {
         let n = 40 * 1024 - 9;
         let keys = keys_of(Dist::Uniform, n, 77);
         let label = format!("{name}-2d");
-        cases.push(declare(
-            &ctx,
-            &mut g,
-            label,
-            keys,
-            Mode::Pairs,
-            policy,
-            &kernels,
-        ));
+        cases.push(declare(&ctx, &mut g, label, keys, Mode::Pairs, policy));
     }
     run(&ctx, g);
     for c in &cases {

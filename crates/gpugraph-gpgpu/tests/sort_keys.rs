@@ -14,8 +14,7 @@ use gpugraph_command::{
 };
 use gpugraph_gpgpu::sort::cpu;
 use gpugraph_gpgpu::{
-    AlgorithmError, BatchSort, KeyType, Sort, SortKernels, SortOptions, SortOrder, SortPayload,
-    SortPolicy,
+    AlgorithmError, BatchSort, KeyType, Sort, SortOptions, SortOrder, SortPayload, SortPolicy,
 };
 use rand::Rng;
 
@@ -120,11 +119,8 @@ fn declare(
     options: SortOptions,
     mode: Mode,
     offset: usize,
-    kernels: &SortKernels,
 ) -> SortCase {
-    declare_with(
-        ctx, g, name, keys, key_type, options, mode, offset, kernels, None,
-    )
+    declare_with(ctx, g, name, keys, key_type, options, mode, offset, None)
 }
 
 /// [`declare`] under `policy` (`None`: the device default): inputs and outputs at element
@@ -139,7 +135,6 @@ fn declare_with(
     options: SortOptions,
     mode: Mode,
     offset: usize,
-    kernels: &SortKernels,
     policy: Option<SortPolicy>,
 ) -> SortCase {
     let spec = SortSpec {
@@ -148,7 +143,7 @@ fn declare_with(
         in_offset: offset,
         out_offset: offset,
         policy,
-        ..SortSpec::new(name, keys, mode, kernels)
+        ..SortSpec::new(name, keys, mode)
     };
     declare_sort(ctx, g, spec)
 }
@@ -162,7 +157,6 @@ fn verify(ctx: &gpugraph_command::GpuContext, c: &SortCase) {
 #[test]
 fn every_key_type_direction_and_payload_matches_the_oracle() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     let sizes = [0usize, 1, 2, 255, 256, 257, 4095, 4096, 4097, 9001];
     for (si, &n) in sizes.iter().enumerate() {
         let mut g = CommandGraph::new("sort-keys", &ctx.device);
@@ -187,7 +181,6 @@ fn every_key_type_direction_and_payload_matches_the_oracle() {
                         options,
                         mode,
                         combo % 2 * 3,
-                        &kernels,
                     ));
                     combo += 1;
                 }
@@ -205,7 +198,6 @@ fn every_key_type_direction_and_payload_matches_the_oracle() {
 #[test]
 fn float_distributions_and_specials_in_both_directions() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     let mut g = CommandGraph::new("sort-floats", &ctx.device);
     let mut cases = Vec::new();
     for (di, dist) in DISTS.into_iter().enumerate() {
@@ -226,7 +218,6 @@ fn float_distributions_and_specials_in_both_directions() {
                     options,
                     Mode::Argsort,
                     1,
-                    &kernels,
                 ));
             }
         }
@@ -246,7 +237,6 @@ fn float_distributions_and_specials_in_both_directions() {
         SortOptions::default(),
         Mode::Argsort,
         0,
-        &kernels,
     );
     let desc = declare(
         &ctx,
@@ -257,7 +247,6 @@ fn float_distributions_and_specials_in_both_directions() {
         SortOptions::descending(),
         Mode::Keys,
         0,
-        &kernels,
     );
     run(&ctx, g);
     for c in &cases {
@@ -317,7 +306,6 @@ fn float_distributions_and_specials_in_both_directions() {
 #[test]
 fn key_transforms_under_every_radix_knob() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     let small = SortPolicy {
         keys_per_thread: 4,
         histogram_tiles_per_workgroup: 3,
@@ -395,7 +383,6 @@ fn key_transforms_under_every_radix_knob() {
                         options,
                         mode,
                         combo % 2,
-                        &kernels,
                         Some(policy),
                     ));
                     combo += 1;
@@ -444,7 +431,6 @@ fn fused_transforms_replace_the_encode_and_decode_nodes() {
     assert_eq!(nodes(200, desc, fused), 3, "encode + local + decode");
     // One pass that both encodes and decodes, against the oracle.
     let mut g = CommandGraph::new("sort-one-pass", &ctx.device);
-    let kernels = SortKernels::default();
     let mut r = rng(9);
     let keys: Vec<u32> = (0..3000)
         .map(|_| r.random_range(-128i32..128) as u32)
@@ -458,7 +444,6 @@ fn fused_transforms_replace_the_encode_and_decode_nodes() {
         desc.with_key_bits(8),
         Mode::Argsort,
         1,
-        &kernels,
         Some(fused),
     );
     run(&ctx, g);
@@ -470,7 +455,6 @@ fn fused_transforms_replace_the_encode_and_decode_nodes() {
 #[test]
 fn key_bits_sorts_keys_in_the_promised_range() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     let mut g = CommandGraph::new("sort-key-bits", &ctx.device);
     let mut cases = Vec::new();
     let mut r = rng(5);
@@ -500,7 +484,6 @@ fn key_bits_sorts_keys_in_the_promised_range() {
                     options,
                     Mode::Pairs,
                     0,
-                    &kernels,
                 ));
             }
         }
@@ -567,7 +550,6 @@ fn bad_options_and_formats_are_named_errors() {
 #[test]
 fn key_transforms_over_the_dispatch_dimension_limit() {
     let ctx = ctx_with_max_dispatch(16);
-    let kernels = SortKernels::default();
     let mut g = CommandGraph::new("sort-keys-2d", &ctx.device);
     let n = 40_000;
     let f = declare(
@@ -579,7 +561,6 @@ fn key_transforms_over_the_dispatch_dimension_limit() {
         SortOptions::descending(),
         Mode::Argsort,
         1,
-        &kernels,
     );
     let i = declare(
         &ctx,
@@ -590,7 +571,6 @@ fn key_transforms_over_the_dispatch_dimension_limit() {
         SortOptions::default(),
         Mode::Pairs,
         0,
-        &kernels,
     );
     run(&ctx, g);
     verify(&ctx, &f);
@@ -634,7 +614,6 @@ fn chunked(
 #[test]
 fn batch_sort_applies_options_per_chunk() {
     let ctx = ctx();
-    let kernels = SortKernels::default();
     let lens = [0usize, 300, 1, 5000, 256, 0, 4097];
     for (t, mode) in [
         (KeyType::Float32, Mode::Argsort),
@@ -669,7 +648,6 @@ fn batch_sort_applies_options_per_chunk() {
             sorted_keys: okv,
             payload,
             policy: None,
-            kernels: kernels.clone(),
         }
         .add_to_graph_with(&mut g, options)
         .unwrap();

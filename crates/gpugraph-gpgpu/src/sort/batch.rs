@@ -4,7 +4,6 @@
 
 use gpugraph_command::{CommandGraph, VectorView};
 
-use super::kernels::SortKernels;
 use super::keys::{self, KeyType, SortOptions};
 use super::policy::{SortPolicy, LOCAL_SORT_MAX};
 use super::radix::{self, RadixScratch};
@@ -34,8 +33,6 @@ pub struct BatchSort {
     pub payload: SortPayload<VectorView>,
     /// Tunables; `None` picks [`SortPolicy::for_gpu`].
     pub policy: Option<SortPolicy>,
-    /// Compiled-kernel cache; share one clone among many sorts to compile each kernel once.
-    pub kernels: SortKernels,
 }
 
 impl BatchSort {
@@ -103,7 +100,7 @@ impl BatchSort {
                 .zip(&encoded)
                 .map(|(&k, &e)| (all[k].keys, e))
                 .collect();
-            keys::add_encode_node(graph, &self.id, check.algorithm, pairs, code, &self.kernels)?;
+            keys::add_encode_node(graph, &self.id, check.algorithm, pairs, code)?;
             for (&k, e) in by_nodes.iter().zip(encoded) {
                 all[k].keys = e;
             }
@@ -111,14 +108,7 @@ impl BatchSort {
         let sorted: Vec<_> = by_nodes.iter().map(|&k| all[k].sorted_keys).collect();
         self.add_core(graph, all, policy, (options.radix_passes(), code))?;
         if let (Some(code), false) = (code, sorted.is_empty()) {
-            keys::add_decode_node(
-                graph,
-                &self.id,
-                check.algorithm,
-                sorted,
-                code,
-                &self.kernels,
-            )?;
+            keys::add_decode_node(graph, &self.id, check.algorithm, sorted, code)?;
         }
         Ok(())
     }
@@ -138,7 +128,6 @@ impl BatchSort {
             .enumerate()
             .filter(|(_, d)| !d.keys.is_empty())
             .partition(|(_, d)| d.keys.len() <= LOCAL_SORT_MAX as u64);
-        let cache = self.kernels.clone();
         let values = !matches!(self.payload, SortPayload::KeysOnly);
         let largest = large.iter().map(|(_, d)| d.keys.len()).max().unwrap_or(0);
         if !small.is_empty() {
@@ -146,7 +135,6 @@ impl BatchSort {
                 graph,
                 format!("{}.local", self.id),
                 small.into_iter().map(|(_, d)| d).collect(),
-                cache.clone(),
             )?;
         }
         if large.is_empty() {
@@ -161,7 +149,6 @@ impl BatchSort {
                 d,
                 &scratch,
                 policy,
-                &cache,
                 passes,
                 code.filter(|_| policy.fuse_keys),
             )?;

@@ -19,7 +19,7 @@ use gpugraph_command::{
 };
 
 use super::cpu;
-use super::kernels::{resolve, SortKernels};
+use super::kernels::{self, resolve};
 use crate::error::AlgorithmError;
 use crate::kernel::{
     grid_for, parameter_buffer, preprocess, Binding, Grid, ViewCheck, SHARED_DISPATCH_WGSL,
@@ -213,17 +213,9 @@ pub(crate) fn add_encode_node(
     algorithm: &'static str,
     pairs: Vec<(DataView, DataView)>,
     params: KeyParams,
-    cache: &SortKernels,
 ) -> Result<(), AlgorithmError> {
     let views = pairs.into_iter().map(|(k, c)| (Some(k), c)).collect();
-    add_key_node(
-        graph,
-        format!("{id}.encode"),
-        algorithm,
-        views,
-        params,
-        cache,
-    )
+    add_key_node(graph, format!("{id}.encode"), algorithm, views, params)
 }
 
 /// Adds `<id>.decode`: `keys[i] = key(keys[i])` in place over each view of sorted codes.
@@ -233,17 +225,9 @@ pub(crate) fn add_decode_node(
     algorithm: &'static str,
     sorted: Vec<DataView>,
     params: KeyParams,
-    cache: &SortKernels,
 ) -> Result<(), AlgorithmError> {
     let views = sorted.into_iter().map(|v| (None, v)).collect();
-    add_key_node(
-        graph,
-        format!("{id}.decode"),
-        algorithm,
-        views,
-        params,
-        cache,
-    )
+    add_key_node(graph, format!("{id}.decode"), algorithm, views, params)
 }
 
 /// The WGSL of the encode (`decode` false) or decode kernel.
@@ -264,7 +248,6 @@ fn add_key_node(
     algorithm: &'static str,
     views: Vec<(Option<DataView>, DataView)>,
     params: KeyParams,
-    cache: &SortKernels,
 ) -> Result<(), AlgorithmError> {
     let views: Vec<_> = views.into_iter().filter(|(_, d)| !d.is_empty()).collect();
     let Some(decode) = views.first().map(|(s, _)| s.is_none()) else {
@@ -296,15 +279,14 @@ fn add_key_node(
         bindings.push(Binding::StorageRead);
     }
     bindings.push(Binding::StorageReadWrite);
-    let cache = cache.clone();
     graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
         let device = cc.device().clone();
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
         let entry = if decode { "decode" } else { "encode" };
-        let kernel = cache.get(
+        let kernel = kernels::get(
             &device,
             &format!("sort.keys.{entry}"),
-            || keys_source(decode),
+            &keys_source(decode),
             entry,
             &bindings,
         );

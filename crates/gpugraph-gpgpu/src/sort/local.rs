@@ -6,7 +6,7 @@ use gpugraph_command::{
     compute_fn, view_binding, BindGroupCache, CommandGraph, ComputeNode, ResourceUse,
 };
 
-use super::kernels::{resolve, SortKernels};
+use super::kernels::{self, resolve};
 #[cfg(doc)]
 use super::policy::LOCAL_SORT_MAX;
 use super::source::{self, ValueMode};
@@ -33,7 +33,6 @@ pub(crate) fn add_local_node(
     graph: &mut CommandGraph,
     node_id: String,
     domains: Vec<Domain>,
-    cache: SortKernels,
 ) -> Result<(), AlgorithmError> {
     let Some(mode) = domains.first().map(|d| d.mode) else {
         return Ok(());
@@ -58,10 +57,10 @@ pub(crate) fn add_local_node(
     graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
         let device = cc.device().clone();
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        let kernel = cache.get(
+        let kernel = kernels::get(
             &device,
             &format!("sort.sort_domain.{mode:?}"),
-            || source::local_domain(mode),
+            &source::local_domain(mode),
             "sort_domain",
             &bindings,
         );

@@ -100,7 +100,6 @@ pub mod segmented;
 mod source;
 
 pub use batch::BatchSort;
-pub use kernels::SortKernels;
 pub use keys::{KeyType, SortOptions, SortOrder};
 pub use policy::SortPolicy;
 pub use segmented::SegmentedSort;
@@ -154,8 +153,6 @@ pub struct Sort {
     pub payload: SortPayload<DataView>,
     /// Tunables; `None` picks [`SortPolicy::for_gpu`].
     pub policy: Option<SortPolicy>,
-    /// Compiled-kernel cache; share one clone among many sorts to compile each kernel once.
-    pub kernels: SortKernels,
 }
 
 impl Sort {
@@ -167,7 +164,6 @@ impl Sort {
             sorted_keys,
             payload: SortPayload::KeysOnly,
             policy: None,
-            kernels: SortKernels::default(),
         }
     }
 
@@ -250,7 +246,6 @@ impl Sort {
         check_views(graph, check, &keys, &sorted, &payload)?;
         let policy = resolve_policy(graph, check, self.policy)?;
         let mut domain = domains(&keys, &sorted, &payload).remove(0);
-        let cache = self.kernels.clone();
         let rows = domain.keys.len();
         if rows == 0 {
             return Ok(());
@@ -271,7 +266,7 @@ impl Sort {
         if let Some(code) = nodes {
             let encoded = keys::encoded_keys(graph, &self.id, &[rows])?[0];
             let pair = vec![(domain.keys, encoded)];
-            keys::add_encode_node(graph, &self.id, "sort", pair, code, &cache)?;
+            keys::add_encode_node(graph, &self.id, "sort", pair, code)?;
             domain.keys = encoded;
         }
         add_core(
@@ -279,12 +274,11 @@ impl Sort {
             &self.id,
             domain,
             policy,
-            &cache,
             (options.radix_passes(), fused),
         )?;
         if let Some(code) = nodes {
             let sorted = vec![domain.sorted_keys];
-            keys::add_decode_node(graph, &self.id, "sort", sorted, code, &cache)?;
+            keys::add_decode_node(graph, &self.id, "sort", sorted, code)?;
         }
         Ok(())
     }
@@ -297,12 +291,11 @@ fn add_core(
     id: &str,
     domain: Domain,
     policy: SortPolicy,
-    cache: &SortKernels,
     (passes, code): (u32, Option<keys::KeyParams>),
 ) -> Result<(), AlgorithmError> {
     let rows = domain.keys.len();
     if rows <= LOCAL_SORT_MAX as u64 {
-        return local::add_local_node(graph, id.to_string(), vec![domain], cache.clone());
+        return local::add_local_node(graph, id.to_string(), vec![domain]);
     }
     let scratch = RadixScratch::create(
         graph,
@@ -311,9 +304,7 @@ fn add_core(
         domain.mode != ValueMode::None,
         &policy,
     )?;
-    radix::add_radix_nodes(
-        graph, id, "sort", &domain, &scratch, policy, cache, passes, code,
-    )
+    radix::add_radix_nodes(graph, id, "sort", &domain, &scratch, policy, passes, code)
 }
 
 /// The key type of a sort: `keys` and `sorted keys` packed in one sortable format, without

@@ -13,7 +13,7 @@ use gpugraph_command::{
     ComputeNode, DataView, DataViewDescriptor, ResourceUse, VectorFormat,
 };
 
-use super::kernels::{resolve, vec4_binding, SortKernels};
+use super::kernels::{self, resolve, vec4_binding};
 use super::keys::KeyParams;
 use super::plan::RadixPlan;
 #[cfg(doc)]
@@ -169,7 +169,6 @@ pub(crate) fn add_radix_nodes(
     domain: &Domain,
     scratch: &RadixScratch,
     policy: SortPolicy,
-    cache: &SortKernels,
     passes: u32,
     code: Option<KeyParams>,
 ) -> Result<(), AlgorithmError> {
@@ -194,7 +193,6 @@ pub(crate) fn add_radix_nodes(
         plan,
         policy,
         histogram_grid,
-        cache.clone(),
         code,
     )?;
     for pass in 0..passes {
@@ -238,7 +236,6 @@ pub(crate) fn add_radix_nodes(
             plan,
             policy,
             pass_grid,
-            cache.clone(),
             code.map(|c| (c, pass == 0, pass == passes - 1)),
         )?;
     }
@@ -254,7 +251,6 @@ fn add_histogram_node(
     plan: RadixPlan,
     policy: SortPolicy,
     grid: Grid,
-    cache: SortKernels,
     code: Option<KeyParams>,
 ) -> Result<(), AlgorithmError> {
     let uses = vec![
@@ -265,10 +261,10 @@ fn add_histogram_node(
         let device = cc.device().clone();
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
         let kernel = |entry: &str| {
-            cache.get(
+            kernels::get(
                 &device,
                 &format!("sort.{entry}.{policy:?}.code{}", code.is_some()),
-                || source::radix_histogram(&policy, code.is_some()),
+                &source::radix_histogram(&policy, code.is_some()),
                 entry,
                 &HISTOGRAM_BINDINGS,
             )
@@ -317,7 +313,6 @@ fn add_pass_node(
     plan: RadixPlan,
     policy: SortPolicy,
     grid: Grid,
-    cache: SortKernels,
     code: Option<(KeyParams, bool, bool)>,
 ) -> Result<(), AlgorithmError> {
     let mut uses = vec![
@@ -350,14 +345,14 @@ fn add_pass_node(
         let subgroups = device
             .features()
             .contains(gpugraph_command::wgpu::Features::SUBGROUP);
-        let kernel = cache.get(
+        let kernel = kernels::get(
             &device,
             &format!(
                 "sort.radix_pass.{:?}.{policy:?}.{subgroups}.code{}",
                 v.mode,
                 code.is_some()
             ),
-            || source::radix_pass(&policy, v.mode, subgroups, code.is_some()),
+            &source::radix_pass(&policy, v.mode, subgroups, code.is_some()),
             "radix_pass",
             &bindings,
         );

@@ -15,7 +15,7 @@ use gpugraph_command::{
     ComputeNode, DataView, ResourceUse, VectorFormat, VectorView,
 };
 
-use super::kernels::{resolve, SortKernels};
+use super::kernels::{self, resolve};
 use super::policy::{CLASSIFY_WORKGROUP, LOCAL_SORT_MAX, SEGMENT_WIDTHS};
 use super::source::{self, LIST_HEADER_WORDS};
 use crate::error::AlgorithmError;
@@ -41,8 +41,6 @@ pub struct SegmentedSort {
     pub max_width: u32,
     /// Optional one-row uint32 output: the number of rejected segments (written every run).
     pub rejected: Option<DataView>,
-    /// Compiled-kernel cache; share one clone among many sorts to compile each kernel once.
-    pub kernels: SortKernels,
 }
 
 /// `ClassifyParams` of `classify.wgsl`.
@@ -209,7 +207,6 @@ impl SegmentedSort {
                 graph.create_packed_view(h, u32f, 1)?
             }
         };
-        let cache = self.kernels.clone();
         self.add_classify_node(
             graph,
             &classes,
@@ -218,10 +215,9 @@ impl SegmentedSort {
             rejected,
             classify_grid,
             max_dim,
-            &cache,
         )?;
         for (c, &w) in classes.iter().enumerate() {
-            self.add_width_node(graph, c as u32, w, lists, args, &cache)?;
+            self.add_width_node(graph, c as u32, w, lists, args)?;
         }
         Ok(())
     }
@@ -236,7 +232,6 @@ impl SegmentedSort {
         rejected: DataView,
         grid: Grid,
         max_dim: u32,
-        cache: &SortKernels,
     ) -> Result<(), AlgorithmError> {
         let uses = vec![
             ResourceUse::storage_read(self.offsets),
@@ -252,7 +247,6 @@ impl SegmentedSort {
             self.max_width,
         );
         let classes = classes.to_vec();
-        let cache = cache.clone();
         graph.add_compute_node(ComputeNode::new(
             format!("{}.classify", self.id),
             uses,
@@ -269,17 +263,17 @@ impl SegmentedSort {
                 ];
                 let wgsl = source::classify(&classes);
                 let key = format!("sort.classify.{classes:?}");
-                let clear = cache.get(
+                let clear = kernels::get(
                     &device,
                     &format!("{key}.clear"),
-                    || wgsl.clone(),
+                    &wgsl,
                     "clear_classes",
                     &bindings,
                 );
-                let classify = cache.get(
+                let classify = kernels::get(
                     &device,
                     &format!("{key}.classify"),
-                    || wgsl,
+                    &wgsl,
                     "classify",
                     &bindings,
                 );
@@ -335,7 +329,6 @@ impl SegmentedSort {
         width: u32,
         lists: BufferHandle,
         args: BufferHandle,
-        cache: &SortKernels,
     ) -> Result<(), AlgorithmError> {
         let mut uses = vec![
             ResourceUse::storage_read_write(self.keys),
@@ -347,7 +340,6 @@ impl SegmentedSort {
         uses.extend(self.values.map(ResourceUse::storage_read_write));
         let (keys, values, offsets, lengths) = (self.keys, self.values, self.offsets, self.lengths);
         let segments = self.offsets.len() as u32;
-        let cache = cache.clone();
         graph.add_compute_node(ComputeNode::new(
             format!("{}.width{width}", self.id),
             uses,
@@ -364,10 +356,10 @@ impl SegmentedSort {
                 if values.is_some() {
                     bindings.push(Binding::StorageReadWrite);
                 }
-                let kernel = cache.get(
+                let kernel = kernels::get(
                     &device,
                     &format!("sort.sort_segments.{width}.{}", values.is_some()),
-                    || source::local_segments(width, values.is_some()),
+                    &source::local_segments(width, values.is_some()),
                     "sort_segments",
                     &bindings,
                 );

@@ -6,7 +6,7 @@
 use gpugraph_command::wgpu;
 use gpugraph_command::{CommandGraph, GpuContext};
 use gpugraph_gpgpu::sort::cpu;
-use gpugraph_gpgpu::{KeyType, Sort, SortKernels, SortOptions, SortPayload, SortPolicy};
+use gpugraph_gpgpu::{KeyType, Sort, SortOptions, SortPayload, SortPolicy};
 
 use super::{import_typed, import_view, read_buffer, upload, POISON};
 
@@ -41,12 +41,11 @@ pub struct SortSpec<'a> {
     pub in_offset: usize,
     pub out_offset: usize,
     pub policy: Option<SortPolicy>,
-    pub kernels: &'a SortKernels,
 }
 
 impl<'a> SortSpec<'a> {
     /// uint32 keys ascending, views at offset 0, the device's default policy.
-    pub fn new(name: &'a str, keys: Vec<u32>, mode: Mode, kernels: &'a SortKernels) -> Self {
+    pub fn new(name: &'a str, keys: Vec<u32>, mode: Mode) -> Self {
         Self {
             name,
             keys,
@@ -56,7 +55,6 @@ impl<'a> SortSpec<'a> {
             in_offset: 0,
             out_offset: 0,
             policy: None,
-            kernels,
         }
     }
 }
@@ -84,7 +82,6 @@ pub fn declare_sort(ctx: &GpuContext, g: &mut CommandGraph, spec: SortSpec<'_>) 
         in_offset,
         out_offset,
         policy,
-        kernels,
     } = spec;
     let n = keys.len();
     let padded = |data: &[u32]| {
@@ -122,7 +119,6 @@ pub fn declare_sort(ctx: &GpuContext, g: &mut CommandGraph, spec: SortSpec<'_>) 
     Sort {
         payload,
         policy,
-        kernels: kernels.clone(),
         ..Sort::keys(name, k, ok)
     }
     .add_to_graph_with(g, options)

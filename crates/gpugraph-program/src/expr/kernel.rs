@@ -2,11 +2,11 @@
 //! reusable compute kernel. Each `add_to_graph` adds one compute node (one dispatch per
 //! non-empty chunk) that reads packed vector views and scalars and writes packed output views
 //! with the same chunk topology.
-//! The pipeline is created once per device and shared by every graph the kernel is added to,
-//! whatever the lengths: row counts and offsets are parameters.
+//! The pipeline comes from the device's one `DeviceCache`: created once per device and shared by
+//! every graph the kernel is added to, whatever the lengths (row counts and offsets are
+//! parameters).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use gpugraph_command::{
     view_binding, wgpu, BindGroupCache, BufferHandle, CommandGraph, ComputeNode, DataView,
@@ -50,8 +50,6 @@ struct Shared {
     source: Source,
     /// The expression of a single-expression kernel.
     single: Option<CompiledExpression>,
-    pipelines: Mutex<Vec<(wgpu::Device, Kernel)>>,
-    created: AtomicUsize,
 }
 
 /// A compiled expression ready to be added to command graphs. Cheap to clone; clones share
@@ -65,7 +63,6 @@ impl std::fmt::Debug for ExpressionKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ExpressionKernel")
             .field("id", &self.shared.source.id)
-            .field("pipelines_created", &self.pipelines_created())
             .finish()
     }
 }
@@ -105,12 +102,7 @@ impl ExpressionKernel {
 
     fn from_source(source: Source, single: Option<CompiledExpression>) -> Self {
         Self {
-            shared: Arc::new(Shared {
-                source,
-                single,
-                pipelines: Mutex::new(Vec::new()),
-                created: AtomicUsize::new(0),
-            }),
+            shared: Arc::new(Shared { source, single }),
         }
     }
 
@@ -124,12 +116,9 @@ impl ExpressionKernel {
         &self.shared.source.id
     }
 
-    /// How many pipelines this kernel has created (one per device it was compiled on).
-    pub fn pipelines_created(&self) -> usize {
-        self.shared.created.load(Ordering::Relaxed)
-    }
-
-    /// The kernel's pipeline on `device`, created on first use and cached.
+    /// The kernel's pipeline on `device`, from the device's one
+    /// [`gpugraph_command::DeviceCache`]: created on the first request for this shader and
+    /// layout on that device (by this kernel, a clone or an equal expression), shared after.
     pub fn pipeline(&self, device: &wgpu::Device) -> Kernel {
         self.shared.pipeline(device)
     }
@@ -452,10 +441,6 @@ impl ExpressionKernel {
 
 impl Shared {
     fn pipeline(&self, device: &wgpu::Device) -> Kernel {
-        let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, k)) = cache.iter().find(|(d, _)| d == device) {
-            return k.clone();
-        }
         let layout = &self.source.layout;
         let mut bindings = vec![Binding::StorageRead];
         bindings.extend(std::iter::repeat_n(
@@ -466,17 +451,14 @@ impl Shared {
             Binding::StorageRead,
             layout.inputs.len() + layout.scalars.len(),
         ));
-        let k = Kernel::new(
+        Kernel::new(
             device,
             &self.source.id,
             &self.source.wgsl,
             ENTRY_POINT,
             &bindings,
             &[],
-        );
-        self.created.fetch_add(1, Ordering::Relaxed);
-        cache.push((device.clone(), k.clone()));
-        k
+        )
     }
 }
 

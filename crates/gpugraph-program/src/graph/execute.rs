@@ -10,7 +10,6 @@
 //! after the run). Both run the same lowerings, so results are bit-identical.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use gpugraph_command::{
     wgpu, BufferDescriptor, CommandGraph, DataViewDescriptor, EncodeOptions, GpuContext,
@@ -23,8 +22,7 @@ use crate::graph::error::{BoxError, ProgramError};
 use crate::graph::fusion::FusionGroup;
 use crate::graph::planner::{Plan, PlannedOp};
 use crate::lowering::{
-    BackendCapabilities, KernelCache, LowerContext, LoweringDecision, LoweringReport,
-    LoweringSource, Resolved,
+    BackendCapabilities, LowerContext, LoweringDecision, LoweringReport, LoweringSource, Resolved,
 };
 
 /// How a compiled program turns operations into submissions.
@@ -92,7 +90,6 @@ pub(crate) struct Engine {
     pub ctx: GpuContext,
     pub plan: Plan,
     pub capabilities: BackendCapabilities,
-    pub kernels: Arc<KernelCache>,
     pub mode: Mode,
     /// Expression fusion groups (Graph only).
     pub fusion: Vec<FusionGroup>,
@@ -147,13 +144,7 @@ impl Engine {
                 let mut i = 0;
                 while i < plan.ops.len() {
                     if let Some(g) = groups.iter().find(|g| g.ops.start == i) {
-                        decisions.extend(g.lower(
-                            plan,
-                            &mut cg,
-                            &resolved,
-                            &self.capabilities,
-                            &self.kernels,
-                        )?);
+                        decisions.extend(g.lower(plan, &mut cg, &resolved, &self.capabilities)?);
                         i = g.ops.end;
                     } else {
                         decisions.push(self.lower(&mut cg, &plan.ops[i], &resolved)?);
@@ -314,7 +305,6 @@ impl Engine {
             declared: &op.names,
             values: resolved,
             capabilities: &self.capabilities,
-            kernels: &self.kernels,
             nodes: Vec::new(),
             realization: None,
         };

@@ -16,7 +16,7 @@ use crate::expr::{fuse_expressions, ExpressionKernel, FusedStage, ScalarBinding}
 use crate::graph::bindings::{RunLayout, Storage};
 use crate::graph::error::ProgramError;
 use crate::graph::planner::{Plan, PlannedOp};
-use crate::lowering::{BackendCapabilities, KernelCache, LowerContext, LoweringDecision};
+use crate::lowering::{BackendCapabilities, LowerContext, LoweringDecision};
 use crate::lowering::{LoweringSource, Resolved};
 use crate::operation::{Access, ExpressionOperation};
 
@@ -167,7 +167,6 @@ impl FusionGroup {
         cg: &mut gpugraph_command::CommandGraph,
         resolved: &HashMap<String, Resolved>,
         capabilities: &BackendCapabilities,
-        kernels: &std::sync::Arc<KernelCache>,
     ) -> Result<Vec<LoweringDecision>, ProgramError> {
         let ops = &plan.ops[self.ops.clone()];
         let cx = LowerContext {
@@ -176,7 +175,6 @@ impl FusionGroup {
             declared: &self.names,
             values: resolved,
             capabilities,
-            kernels,
             nodes: Vec::new(),
             realization: None,
         };

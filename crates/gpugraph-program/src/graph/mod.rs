@@ -41,8 +41,7 @@ pub use error::{BoxError, ProgramError};
 pub use execute::RunResults;
 
 use crate::lowering::{
-    BackendCapabilities, KernelCache, Lowering, LoweringDecision, LoweringReport, LoweringSet,
-    LoweringSource,
+    BackendCapabilities, Lowering, LoweringDecision, LoweringReport, LoweringSet, LoweringSource,
 };
 use crate::operation::{Operation, OperationContract};
 use execute::{Engine, Mode};
@@ -383,7 +382,6 @@ fn compile_engine(
             fusion,
             plan,
             capabilities,
-            kernels: Arc::new(KernelCache::default()),
             mode,
         },
         compilation,
@@ -432,16 +430,11 @@ macro_rules! compiled_graph {
                     .map(|o| &o.contract)
             }
 
-            /// Pipelines cached so far (built-in kernels created by runs).
-            pub fn cached_kernels(&self) -> usize {
-                self.engine.kernels.len()
-            }
-
-            /// Releases retained compilation resources (cached pipelines). Idempotent; later runs
-            /// fail with [`ProgramError::Destroyed`]. Inputs and returned results are untouched.
+            /// Retires the graph: later runs fail with [`ProgramError::Destroyed`]. Idempotent.
+            /// Inputs and returned results are untouched; pipelines stay in the device's cache
+            /// for other graphs of the same shapes.
             pub fn destroy(&mut self) {
                 self.destroyed = true;
-                self.engine.kernels.clear();
             }
 
             /// Whether [`Self::destroy`] ran.

@@ -1,17 +1,15 @@
 //! [`LowerContext`]: what a lowering sees. It resolves the operation's declared values to
 //! command-graph views (and scalars to host values or one-row GPU views), exposes the command
-//! graph to add passes to, the backend capabilities and a pipeline cache, and records the
-//! nodes and the realization for the decision report. It has no queue: lowerings cannot
-//! submit or read back.
+//! graph to add passes to (pipelines come from the device's one `DeviceCache`) and the backend
+//! capabilities, and records the nodes and the realization for the decision report. It has no
+//! queue: lowerings cannot submit or read back.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 
 use gpugraph_command::{
     wgpu, BufferDescriptor, BufferHandle, CommandGraph, ComputeNode, CopyNode, DataView,
     GraphError, VectorFormat, VectorView,
 };
-use gpugraph_gpgpu::kernel::Kernel;
 
 use crate::expr::{ScalarBinding, ScalarType};
 use crate::graph::declaration::{ValueRef, ValueSpec};
@@ -76,48 +74,6 @@ pub struct ResolvedScalar {
     pub binding: ScalarBinding,
 }
 
-/// Compute pipelines shared by every run of one compiled graph, keyed by a lowering-chosen
-/// string (e.g. `"vector-madd/in-place"`), so per-run lowering does not recompile shaders.
-#[derive(Default)]
-pub struct KernelCache {
-    kernels: Mutex<HashMap<String, Kernel>>,
-}
-
-impl std::fmt::Debug for KernelCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KernelCache")
-            .field("kernels", &self.len())
-            .finish()
-    }
-}
-
-impl KernelCache {
-    /// The kernel cached under `key`, created by `create` on first use.
-    pub fn get_or_create(&self, key: &str, create: impl FnOnce() -> Kernel) -> Kernel {
-        let mut map = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = map.get(key) {
-            return k.clone();
-        }
-        let k = create();
-        map.insert(key.to_string(), k.clone());
-        k
-    }
-    /// Number of cached kernels.
-    pub fn len(&self) -> usize {
-        self.kernels.lock().unwrap_or_else(|e| e.into_inner()).len()
-    }
-    /// Whether nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    pub(crate) fn clear(&self) {
-        self.kernels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
-    }
-}
-
 /// The lowering context of one operation in one execution.
 pub struct LowerContext<'a> {
     pub(crate) graph: &'a mut CommandGraph,
@@ -125,7 +81,6 @@ pub struct LowerContext<'a> {
     pub(crate) declared: &'a [String],
     pub(crate) values: &'a HashMap<String, Resolved>,
     pub(crate) capabilities: &'a BackendCapabilities,
-    pub(crate) kernels: &'a Arc<KernelCache>,
     pub(crate) nodes: Vec<String>,
     pub(crate) realization: Option<(String, String)>,
 }
@@ -155,11 +110,6 @@ impl<'a> LowerContext<'a> {
     /// What the backend offers.
     pub fn capabilities(&self) -> &BackendCapabilities {
         self.capabilities
-    }
-
-    /// The compiled graph's pipeline cache (clone the `Arc` into node compile callbacks).
-    pub fn kernels(&self) -> Arc<KernelCache> {
-        self.kernels.clone()
     }
 
     fn lookup(&self, r: &ValueRef) -> Result<&'a Resolved, ProgramError> {

@@ -12,6 +12,6 @@ mod decision;
 mod registry;
 
 pub(crate) use context::Resolved;
-pub use context::{KernelCache, LowerContext, ResolvedScalar, ResolvedVector};
+pub use context::{LowerContext, ResolvedScalar, ResolvedVector};
 pub use decision::{BackendCapabilities, LoweringDecision, LoweringReport, LoweringSource};
 pub use registry::{LowerFn, Lowering, LoweringSet};

@@ -9,7 +9,6 @@ use gpugraph_gpgpu::kernel::{grid_for, Binding, Grid, Kernel};
 use gpugraph_gpgpu::AlgorithmError;
 
 use crate::expr::ScalarBinding;
-use crate::lowering::KernelCache;
 
 /// Error helpers bound to one operation type and id.
 #[derive(Clone, Copy)]
@@ -274,22 +273,20 @@ impl Operand {
     }
 }
 
-/// The pipeline cached under `key`, created on first use with the layout every built-in
-/// kernel shares: binding 0 the parameter words (read), binding 1 the one written buffer
-/// (read-write), then `reads` read-only storage bindings.
+/// The pipeline of `source` from the device's one [`gpugraph_command::DeviceCache`] (created
+/// on the first request, by any graph or run), with the layout every built-in kernel shares:
+/// binding 0 the parameter words (read), binding 1 the one written buffer (read-write), then
+/// `reads` read-only storage bindings. `key` labels it.
 pub(crate) fn cached_kernel(
-    kernels: &KernelCache,
     device: &wgpu::Device,
     key: &str,
     source: &str,
     entry: &str,
     reads: usize,
 ) -> Kernel {
-    kernels.get_or_create(key, || {
-        let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
-        bindings.extend(std::iter::repeat_n(Binding::StorageRead, reads));
-        Kernel::new(device, key, source, entry, &bindings, &[])
-    })
+    let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
+    bindings.extend(std::iter::repeat_n(Binding::StorageRead, reads));
+    Kernel::new(device, key, source, entry, &bindings, &[])
 }
 
 /// A `COPY_SRC` buffer created (at node compile time) holding `bytes`, at least 4 bytes long

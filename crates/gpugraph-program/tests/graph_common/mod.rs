@@ -130,28 +130,24 @@ fn fill(@builtin(global_invocation_id) g: vec3<u32>) {
 pub fn fill_lowering() -> Lowering {
     Lowering::typed::<Fill>(FILL, |op, cx: &mut LowerContext<'_>| {
         let out = cx.resolve_vector(op.output.as_str())?;
-        let kernels = cx.kernels();
         for (k, c) in out.chunks().iter().copied().enumerate() {
             if c.is_empty() {
                 continue;
             }
-            let kernels = kernels.clone();
             let id = cx.node_id(&format!("chunk-{k}"));
             cx.add_compute_node(ComputeNode::new(
                 id,
                 vec![ResourceUse::storage_write(c)],
                 move |cc| {
                     let device = cc.device().clone();
-                    let kernel = kernels.get_or_create("test-fill", || {
-                        Kernel::new(
-                            &device,
-                            "test-fill",
-                            FILL_WGSL,
-                            "fill",
-                            &[Binding::StorageRead, Binding::StorageReadWrite],
-                            &[],
-                        )
-                    });
+                    let kernel = Kernel::new(
+                        &device,
+                        "test-fill",
+                        FILL_WGSL,
+                        "fill",
+                        &[Binding::StorageRead, Binding::StorageReadWrite],
+                        &[],
+                    );
                     let align = cc.limits().min_storage_buffer_offset_alignment as u64;
                     let r = c.aligned_range(align);
                     let p = [c.len() as u32, r.element_offset as u32, (k as u32) << 20];

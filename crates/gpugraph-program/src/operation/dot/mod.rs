@@ -118,7 +118,6 @@ fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
         wgpu::BufferUsages::STORAGE,
     ))?;
 
-    let kernels = cx.kernels();
     let uses = read_then_write(buffers_of([&a.view, &b.view]), partials);
     let (av, bv) = (a.view.clone(), b.view.clone());
     let key = format!("{TYPE}/partials");
@@ -128,7 +127,7 @@ fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     );
     let node = ComputeNode::new(cx.node_id("partials"), uses, move |cc| {
         let device = cc.device().clone();
-        let kernel = cached_kernel(&kernels, &device, &key, &source, "dot_partials", 2);
+        let kernel = cached_kernel(&device, &key, &source, "dot_partials", 2);
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
         let mut chunks = Vec::new();
         for (k, grid) in grids.iter().enumerate() {
@@ -166,13 +165,12 @@ fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     });
     cx.add_compute_node(node)?;
 
-    let kernels = cx.kernels();
     let key = format!("{TYPE}/finish");
     let source = format!("{}{REDUCE_WGSL}{FINISH_WGSL}", wgsl_header(1));
     let uses = read_then_write([partials], row);
     let node = ComputeNode::new(cx.node_id("finish"), uses, move |cc| {
         let device = cc.device().clone();
-        let kernel = cached_kernel(&kernels, &device, &key, &source, "dot_finish", 1);
+        let kernel = cached_kernel(&device, &key, &source, "dot_finish", 1);
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
         let p = [total as u32, word_offset(&row, align)];
         let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));

@@ -189,7 +189,6 @@ fn lower(op: &VectorMadd, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
         }
     }));
 
-    let kernels = cx.kernels();
     let key = format!(
         "{TYPE}/{}",
         if in_place { "in-place" } else { "out-of-place" }
@@ -220,7 +219,7 @@ fn lower(op: &VectorMadd, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
         let device = cc.device().clone();
         // Input and scale, plus the addend when it is not the output itself.
         let reads = if in_place { 2 } else { 3 };
-        let kernel = cached_kernel(&kernels, &device, &key, &source, "vector_madd", reads);
+        let kernel = cached_kernel(&device, &key, &source, "vector_madd", reads);
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
         struct Chunk {
             index: usize,

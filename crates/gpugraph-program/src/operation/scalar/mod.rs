@@ -187,7 +187,6 @@ fn lower_operation(op: &ScalarOperation, cx: &mut LowerContext<'_>) -> Result<()
         .collect();
     check.disjoint(cx.graph(), &[row.buffer()], &reads)?;
     let uses = read_then_write(reads.iter().map(|(_, h)| *h), row);
-    let kernels = cx.kernels();
     let key = format!("{OPERATION_TYPE}/{}/{:?}", ty.name(), op.op);
     let source = format!(
         "alias T = {};\nfn apply(a: T, b: T) -> T {{ return {}; }}\n{WGSL}",
@@ -196,7 +195,7 @@ fn lower_operation(op: &ScalarOperation, cx: &mut LowerContext<'_>) -> Result<()
     );
     let node = ComputeNode::new(cx.node_id("apply"), uses, move |cc| {
         let device = cc.device().clone();
-        let kernel = cached_kernel(&kernels, &device, &key, &source, "scalar_operation", 2);
+        let kernel = cached_kernel(&device, &key, &source, "scalar_operation", 2);
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
         // [a word, b word, out word, a host value, b host value]
         let p = [

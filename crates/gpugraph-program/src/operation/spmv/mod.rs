@@ -184,13 +184,12 @@ fn lower(op: &SpMV, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     let grid = check.grid("rows", op.rows.div_ceil(SPMV_ROWS_PER_WORKGROUP), &limits)?;
 
     let uses = read_then_write(reads.iter().map(|(_, h)| *h), yc);
-    let kernels = cx.kernels();
     let key = format!("{TYPE}/csr-row");
     let source = format!("{}{WGSL}", wgsl_header(1));
     let (nnz, x_len, rows) = (vals.len() as u32, x.len() as u32, op.rows as u32);
     let node = ComputeNode::new(cx.node_id("csr"), uses, move |ccx| {
         let device = ccx.device().clone();
-        let kernel = cached_kernel(&kernels, &device, &key, &source, "spmv_csr", 4);
+        let kernel = cached_kernel(&device, &key, &source, "spmv_csr", 4);
         let align = ccx.limits().min_storage_buffer_offset_alignment as u64;
         let word = |c: &Option<DataView>| c.as_ref().map_or(0, |c| word_offset(c, align));
         let p = [
