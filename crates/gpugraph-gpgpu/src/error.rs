@@ -20,15 +20,24 @@ pub enum AlgorithmError {
         /// What was given.
         actual: String,
     },
-    /// Argument lengths or chunk topologies do not match.
-    #[error("{algorithm} {id}: {reason}")]
-    Mismatch {
+    /// An argument's length (rows, chunks or entries) differs from what another argument or
+    /// the contract fixes.
+    #[error("{algorithm} {id}: {what} has {actual} {unit} but {rule} needs {expected}")]
+    LengthMismatch {
         /// Algorithm name.
         algorithm: &'static str,
         /// Instance id.
         id: String,
-        /// Which lengths/chunks differ, with numbers.
-        reason: String,
+        /// The argument ("values", "rejected", ...).
+        what: Box<str>,
+        /// What is counted: "rows", "chunks", "entries".
+        unit: &'static str,
+        /// Its length.
+        actual: u64,
+        /// The length it must have.
+        expected: u64,
+        /// What fixes that length ("the keys", "one row per partition", ...).
+        rule: Box<str>,
     },
     /// Two vectors read or written row for row have different chunk lengths.
     #[error("{algorithm} {id}: {what} chunk lengths {actual:?} differ from {reference} chunk lengths {expected:?}")]
@@ -58,15 +67,43 @@ pub enum AlgorithmError {
         /// An input with another one.
         second: Box<str>,
     },
-    /// A configuration value is out of range.
-    #[error("{algorithm} {id}: invalid configuration: {reason}")]
-    InvalidConfig {
+    /// A configuration value the algorithm does not accept.
+    #[error("{algorithm} {id}: {what} is {value}; it must be {allowed}")]
+    OutOfRange {
         /// Algorithm name.
         algorithm: &'static str,
         /// Instance id.
         id: String,
-        /// What and why.
-        reason: String,
+        /// Which value ("key count", "max segment width", "the x range", ...).
+        what: Box<str>,
+        /// The value given, rendered ("0", "[1, 1]", ...).
+        value: Box<str>,
+        /// What is accepted ("at least 1", "in 1..=256", ...).
+        allowed: Box<str>,
+    },
+    /// An argument the rest of the configuration needs was not given.
+    #[error("{algorithm} {id}: {needed_by} needs {what}")]
+    MissingArgument {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// What is missing ("a sorted-values buffer", ...).
+        what: Box<str>,
+        /// What needs it ("values", "the mean output", ...).
+        needed_by: Box<str>,
+    },
+    /// A policy or option outside its documented range or beyond the device; `source` is the
+    /// policy's typed error ([`crate::kernel::PolicyError`], [`crate::sort::SortPolicyError`],
+    /// [`crate::sort::SortOptionsError`]), reachable by downcasting.
+    #[error("{algorithm} {id}: {source}")]
+    Policy {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Instance id.
+        id: String,
+        /// The policy's error.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// A size exceeds a device limit (binding size, dispatch size).
     #[error("{algorithm} {id}: {what} needs {needed} but the device allows {limit}")]

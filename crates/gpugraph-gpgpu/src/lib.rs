@@ -29,5 +29,6 @@ pub use mask::{Mask, MaskOp, MaskPolicy};
 pub use reduce::{ReduceOp, ReducePolicy, Reduction};
 pub use scan::Scan;
 pub use sort::{
-    BatchSort, KeyType, SegmentedSort, Sort, SortOptions, SortOrder, SortPayload, SortPolicy,
+    BatchSort, KeyType, SegmentedSort, Sort, SortOptions, SortOptionsError, SortOrder, SortPayload,
+    SortPolicy, SortPolicyError,
 };

@@ -263,10 +263,10 @@ fn bad_domains_and_views_are_named_errors() {
     let mut d = domain(4, 2);
     d.x_max = d.x_min;
     let err = binning(d, pos.into()).add_to_graph(&mut g).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "grid binning b: invalid configuration: the x range needs finite min < max with a \
-         finite width, got [-2, -2]"
+    assert!(
+        matches!(&err, AlgorithmError::OutOfRange { what, value, .. }
+            if &**what == "the x range" && &**value == "[-2, -2]"),
+        "{err}"
     );
     let mut d = domain(4, 2);
     d.ny = 0;
@@ -275,9 +275,10 @@ fn bad_domains_and_views_are_named_errors() {
     let err = binning(domain(4, 3), pos.into())
         .add_to_graph(&mut g)
         .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "grid binning b: count output has 8 rows but must have 12"
+    assert!(
+        matches!(&err, AlgorithmError::LengthMismatch { what, actual: 8, expected: 12, .. }
+            if &**what == "count output"),
+        "{err}"
     );
     let err = binning(domain(4, 2), flat.into())
         .add_to_graph(&mut g)

@@ -440,58 +440,47 @@ fn bad_configurations_are_named_errors() {
         ignored: None,
         invalid_edges: None,
     };
-    let msg = |h: Histogram, g: &mut CommandGraph| h.add_to_graph(g).unwrap_err().to_string();
-    assert_eq!(
-        msg(
-            hist(HistogramBins::Edges(vec![0.0, 1.0, 1.0, 2.0, 3.0])),
-            &mut g
-        ),
-        "histogram h: invalid configuration: edges must be strictly increasing: \
-         edge 1 = 1 is not below edge 2 = 1"
+    let err = |h: Histogram, g: &mut CommandGraph| h.add_to_graph(g).unwrap_err();
+    // (what, value) of an OutOfRange error, or a panic naming the error.
+    let out_of_range = |e: AlgorithmError| match e {
+        AlgorithmError::OutOfRange { what, value, .. } => (what.to_string(), value.to_string()),
+        other => panic!("expected OutOfRange, got {other}"),
+    };
+    let e = err(
+        hist(HistogramBins::Edges(vec![0.0, 1.0, 1.0, 2.0, 3.0])),
+        &mut g,
     );
-    assert_eq!(
-        msg(
-            hist(HistogramBins::Edges(vec![0.0, 1.0, f32::NAN, 2.0, 3.0])),
-            &mut g
-        ),
-        "histogram h: invalid configuration: edge 2 is NaN; edges must be finite"
+    assert!(e.to_string().contains("above edge 1 = 1"), "{e}");
+    assert_eq!(out_of_range(e), ("edge 2".into(), "1".into()));
+    let e = err(
+        hist(HistogramBins::Edges(vec![0.0, 1.0, f32::NAN, 2.0, 3.0])),
+        &mut g,
     );
+    assert_eq!(out_of_range(e), ("edge 2".into(), "NaN".into()));
+    let e = err(hist(HistogramBins::Edges(vec![1.0])), &mut g);
+    assert_eq!(out_of_range(e), ("the number of edges".into(), "1".into()));
+    let uniform = |min: f32, max: f32, bins: u32| hist(HistogramBins::Uniform { min, max, bins });
+    let e = err(uniform(2.0, 1.0, 4), &mut g);
     assert_eq!(
-        msg(hist(HistogramBins::Edges(vec![1.0])), &mut g),
-        "histogram h: invalid configuration: histogram edges need at least 2 values, got 1"
+        out_of_range(e),
+        ("the uniform bin range".into(), "[2, 1]".into())
     );
-    assert!(msg(
-        hist(HistogramBins::Uniform {
-            min: 2.0,
-            max: 1.0,
-            bins: 4
-        }),
-        &mut g
-    )
-    .contains("finite min <= max"));
-    assert!(msg(
-        hist(HistogramBins::Uniform {
-            min: -3e38,
-            max: 3e38,
-            bins: 4
-        }),
-        &mut g
-    )
-    .contains("no finite float32 bin scale"));
-    assert_eq!(
-        msg(
-            hist(HistogramBins::Uniform {
-                min: 0.0,
-                max: 1.0,
-                bins: 5
-            }),
-            &mut g
-        ),
-        "histogram h: count output has 4 rows but must have 5"
+    let e = err(uniform(-3e38, 3e38, 4), &mut g);
+    assert!(out_of_range(e).0.contains("float32 bin scale"));
+    let e = err(uniform(0.0, 1.0, 5), &mut g);
+    assert!(
+        matches!(&e, AlgorithmError::LengthMismatch { what, actual: 4, expected: 5, .. }
+            if &**what == "count output"),
+        "{e}"
     );
     let mut with_flag = hist(HistogramBins::Edges(vec![0.0, 1.0, 2.0, 3.0, 4.0]));
     with_flag.invalid_edges = Some(flag);
-    assert!(msg(with_flag, &mut g).contains("only written for GPU-resident edges"));
+    let e = err(with_flag, &mut g);
+    assert!(
+        matches!(&e, AlgorithmError::MissingArgument { needed_by, .. }
+            if &**needed_by == "the invalid_edges output"),
+        "{e}"
+    );
     let mut u32_input = hist(HistogramBins::Edges(vec![0.0, 1.0, 2.0, 3.0, 4.0]));
     u32_input.input = counts4.into();
     let err = u32_input.add_to_graph(&mut g).unwrap_err();

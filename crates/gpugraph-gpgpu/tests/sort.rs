@@ -9,7 +9,9 @@ use common::*;
 use gpugraph_command::wgpu;
 use gpugraph_command::{CommandGraph, DataView, VectorFormat, VectorView};
 use gpugraph_gpgpu::sort::cpu;
-use gpugraph_gpgpu::{AlgorithmError, BatchSort, SegmentedSort, Sort, SortPayload, SortPolicy};
+use gpugraph_gpgpu::{
+    AlgorithmError, BatchSort, SegmentedSort, Sort, SortPayload, SortPolicy, SortPolicyError,
+};
 use rand::Rng;
 
 #[derive(Clone, Copy, Debug)]
@@ -494,6 +496,7 @@ fn bad_sorts_are_named_errors() {
     let out = import_view(&mut g, "b", &b, 0, 600);
     let short = import_view(&mut g, "c", &c, 0, 599);
     let err = |r: Result<(), AlgorithmError>| r.unwrap_err().to_string();
+    let error = |r: Result<(), AlgorithmError>| r.unwrap_err();
 
     // Mismatched key/value lengths.
     let e = err(Sort::pairs("s", k, short, out, short).add_to_graph(&mut g));
@@ -516,16 +519,22 @@ fn bad_sorts_are_named_errors() {
         "{e}"
     );
     // Policy out of range.
-    let e = err(Sort {
-        policy: Some(SortPolicy {
-            keys_per_thread: 6,
-            ..SortPolicy::DEFAULT
-        }),
-        ..Sort::keys("s", k, out)
-    }
-    .add_to_graph(&mut g));
+    let e = error(
+        Sort {
+            policy: Some(SortPolicy {
+                keys_per_thread: 6,
+                ..SortPolicy::DEFAULT
+            }),
+            ..Sort::keys("s", k, out)
+        }
+        .add_to_graph(&mut g),
+    );
+    let policy = match &e {
+        AlgorithmError::Policy { source, .. } => source.downcast_ref::<SortPolicyError>(),
+        _ => None,
+    };
     assert!(
-        e.contains("invalid configuration: sort policy: keys_per_thread 6"),
+        matches!(policy, Some(SortPolicyError::Field(f)) if f.field == "keys_per_thread" && f.value == 6),
         "{e}"
     );
     // Batch: chunk topology differs.
@@ -552,17 +561,24 @@ fn bad_sorts_are_named_errors() {
         max_width,
         rejected: None,
     };
-    let e = err(seg(300, short, None).add_to_graph(&mut g));
+    let e = error(seg(300, short, None).add_to_graph(&mut g));
     assert!(
-        e.contains(
-            "segmented sort ss: invalid configuration: max segment width 300 is outside 1..=256"
-        ),
+        matches!(&e, AlgorithmError::OutOfRange { what, value, .. }
+            if &**what == "max segment width" && &**value == "300"),
         "{e}"
     );
-    let e = err(seg(32, k, None).add_to_graph(&mut g));
-    assert!(e.contains("600 offsets but 599 lengths"), "{e}");
-    let e = err(seg(32, short, Some(short)).add_to_graph(&mut g));
-    assert!(e.contains("values have 599 rows but keys have 600"), "{e}");
+    let e = error(seg(32, k, None).add_to_graph(&mut g));
+    assert!(
+        matches!(&e, AlgorithmError::LengthMismatch { what, actual: 599, expected: 600, .. }
+            if &**what == "lengths"),
+        "{e}"
+    );
+    let e = error(seg(32, short, Some(short)).add_to_graph(&mut g));
+    assert!(
+        matches!(&e, AlgorithmError::LengthMismatch { what, actual: 599, expected: 600, .. }
+            if &**what == "values"),
+        "{e}"
+    );
     let e = err(SegmentedSort {
         lengths: k,
         ..seg(32, k, Some(k))

@@ -521,7 +521,7 @@ fn bad_options_and_formats_are_named_errors() {
             .add_to_graph_with(&mut g, SortOptions::default().with_key_bits(24)));
     assert_eq!(
         e,
-        "sort s: invalid configuration: key_bits 24 with float32 keys: float keys take all 32 bits"
+        "sort s: key_bits 24 with float32 keys: float keys take all 32 bits"
     );
     for kb in [0, 33] {
         let e = err(Sort::keys("s", kf, of)

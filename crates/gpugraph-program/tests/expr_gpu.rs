@@ -413,13 +413,21 @@ fn bad_views_are_named_errors() {
     let v = |x: gpugraph_command::DataView| -> VectorView { x.into() };
     let msg = |r: Result<(), AlgorithmError>| r.unwrap_err().to_string();
 
-    assert_eq!(
-        msg(kernel.add_to_graph(&mut g, &[v(a)], &s, &v(out))),
-        "expression blend: expected 2 input vectors (a, b), got 1"
+    let e = kernel
+        .add_to_graph(&mut g, &[v(a)], &s, &v(out))
+        .unwrap_err();
+    assert!(
+        matches!(&e, AlgorithmError::LengthMismatch { what, actual: 1, expected: 2, rule, .. }
+            if &**what == "inputs" && rule.contains("(a, b)")),
+        "{e}"
     );
-    assert_eq!(
-        msg(kernel.add_to_graph(&mut g, &[v(a), v(b)], &[], &v(out))),
-        "expression blend: expected 1 scalars (s), got 0"
+    let e = kernel
+        .add_to_graph(&mut g, &[v(a), v(b)], &[], &v(out))
+        .unwrap_err();
+    assert!(
+        matches!(&e, AlgorithmError::LengthMismatch { what, actual: 0, expected: 1, rule, .. }
+            if &**what == "scalars" && rule.contains("(s)")),
+        "{e}"
     );
     let wrong = g.create_packed_view(b.buffer(), F::Float32x4, 6).unwrap();
     assert_eq!(
@@ -453,9 +461,13 @@ fn bad_views_are_named_errors() {
         msg(kernel.add_to_graph(&mut g, &[v(a), split], &s, &v(out))),
         "expression blend: input b chunk lengths [8, 0] differ from output out chunk lengths [8]"
     );
-    assert_eq!(
-        msg(kernel.add_to_graph(&mut g, &[v(a), v(b)], &s, &v(a))),
-        "expression blend: output out shares buffer a with a value the expression reads; write the result to another buffer"
+    let e = kernel
+        .add_to_graph(&mut g, &[v(a), v(b)], &s, &v(a))
+        .unwrap_err();
+    assert!(
+        matches!(&e, AlgorithmError::Aliased { written, other, buffer, .. }
+            if written == "output out" && other == "a value the expression reads" && &**buffer == "a"),
+        "{e}"
     );
     assert_eq!(
         msg(kernel.add_to_graph(
@@ -492,9 +504,14 @@ fn bad_views_are_named_errors() {
         )
         .unwrap(),
     ]);
-    assert_eq!(
-        msg(kernel.add_to_graph(&mut g, &[halves.clone(), halves], &s, &overlapping)),
-        "expression blend: output out chunks 0 and 1 overlap in buffer o; writable chunks must be disjoint"
+    let e = kernel
+        .add_to_graph(&mut g, &[halves.clone(), halves], &s, &overlapping)
+        .unwrap_err();
+    assert!(
+        matches!(&e, AlgorithmError::Aliased { written, other, buffer, reason, .. }
+            if written == "output out chunk 0" && other == "output out chunk 1"
+                && &**buffer == "o" && reason.contains("disjoint")),
+        "{e}"
     );
     // A constant expression writes exactly one row.
     let k = ExpressionKernel::new(
@@ -508,9 +525,11 @@ fn bad_views_are_named_errors() {
         .unwrap(),
     );
     let o1 = g.create_packed_view(out.buffer(), F::Float32, 3).unwrap();
-    assert_eq!(
-        msg(k.add_to_graph(&mut g, &[], &s, &v(o1))),
-        "expression k: the expression reads no vector input, so its result is one row, but output output has 3 rows"
+    let e = k.add_to_graph(&mut g, &[], &s, &v(o1)).unwrap_err();
+    assert!(
+        matches!(&e, AlgorithmError::LengthMismatch { what, actual: 3, expected: 1, .. }
+            if &**what == "output output"),
+        "{e}"
     );
     // The valid declaration is accepted afterwards.
     kernel

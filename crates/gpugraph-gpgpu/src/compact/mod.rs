@@ -310,7 +310,12 @@ impl Compaction {
         let live_flags = require_packed_live(c, "flags", &self.flags, VectorFormat::Uint32)?;
         if let (Some(a), Some(b)) = (live_values, live_flags) {
             if a != b {
-                return Err(c.mismatch("values and flags carry different live counts"));
+                return Err(AlgorithmError::LiveCountMismatch {
+                    algorithm: c.algorithm,
+                    id: c.id.to_string(),
+                    first: "values".into(),
+                    second: "flags".into(),
+                });
             }
         }
         let live = live_values.or(live_flags);

@@ -87,10 +87,13 @@ impl PartitionedIndexedRangeCompaction {
         let partitions = self.ranges.len();
         for (what, v) in [("flags", &self.flags), ("outputs", &self.outputs)] {
             if v.chunks().len() as u64 != partitions {
-                return Err(c.mismatch(format!(
-                    "{what} has {} chunks but ranges has {partitions} rows (one per partition)",
-                    v.chunks().len()
-                )));
+                return Err(c.length(
+                    what,
+                    "chunks",
+                    v.chunks().len() as u64,
+                    partitions,
+                    "one per partition (a row of ranges)",
+                ));
             }
         }
         require_output(
@@ -115,19 +118,24 @@ impl PartitionedIndexedRangeCompaction {
             .collect();
         let bases = match &self.chunk_bases {
             Some(b) if b.len() as u64 != partitions => {
-                return Err(c.mismatch(format!(
-                    "chunk_bases has {} entries but there are {partitions} partitions",
-                    b.len()
-                )))
+                return Err(c.length(
+                    "chunk_bases",
+                    "entries",
+                    b.len() as u64,
+                    partitions,
+                    "one per partition",
+                ))
             }
             Some(b) => b.clone(),
             None => consecutive_bases(&rows),
         };
         for (k, (&base, &r)) in bases.iter().zip(&rows).enumerate() {
             if u64::from(base) + r as u64 > u64::from(u32::MAX) {
-                return Err(c.invalid(format!(
-                    "partition {k}: base {base} + {r} rows exceeds the u32 id space"
-                )));
+                return Err(c.out_of_range(
+                    format!("partition {k}'s base + rows ({base} + {r})"),
+                    u64::from(base) + r as u64,
+                    "within the u32 id space (at most 4294967295)",
+                ));
             }
         }
         let counts_v = VectorView::from(self.partition_counts);

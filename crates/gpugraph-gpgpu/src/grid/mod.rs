@@ -84,27 +84,32 @@ impl GridDomain {
     }
 
     fn check(&self, algorithm: &'static str, id: &str) -> Result<(), AlgorithmError> {
-        let bad = |reason: String| ViewCheck::new(algorithm, id).invalid(reason);
+        let check = ViewCheck::new(algorithm, id);
         for (axis, lo, hi, n, scale) in [
             ("x", self.x_min, self.x_max, self.nx, self.x_scale()),
             ("y", self.y_min, self.y_max, self.ny, self.y_scale()),
         ] {
             if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
-                return Err(bad(format!(
-                    "the {axis} range needs finite min < max with a finite width, got [{lo}, {hi}]"
-                )));
+                return Err(check.out_of_range(
+                    format!("the {axis} range"),
+                    format!("[{lo}, {hi}]"),
+                    "finite with min < max and a finite width",
+                ));
             }
             if n == 0 || !scale.is_finite() || scale <= 0.0 {
-                return Err(bad(format!(
-                    "{n} cells over {axis} in [{lo}, {hi}] give no finite float32 cell scale"
-                )));
+                return Err(check.out_of_range(
+                    format!("the float32 cell scale of {n} cells over {axis} in [{lo}, {hi}]"),
+                    scale,
+                    "finite and positive",
+                ));
             }
         }
         if self.cells() > u32::MAX as u64 {
-            return Err(bad(format!(
-                "{} × {} cells exceed u32 row indices",
-                self.nx, self.ny
-            )));
+            return Err(check.out_of_range(
+                format!("the cell count {} × {}", self.nx, self.ny),
+                self.cells(),
+                "at most 4294967295 (u32 row indices)",
+            ));
         }
         Ok(())
     }

@@ -130,37 +130,23 @@ pub struct Histogram {
     pub invalid_edges: Option<DataView>,
 }
 
-fn invalid(id: &str, reason: String) -> AlgorithmError {
-    ViewCheck::new("histogram", id).invalid(reason)
-}
-
 /// Checks literal edges: at least two, finite, strictly increasing.
 pub fn check_edges(id: &str, edges: &[f32]) -> Result<(), AlgorithmError> {
+    let check = ViewCheck::new("histogram", id);
     if edges.len() < 2 {
-        return Err(invalid(
-            id,
-            format!(
-                "histogram edges need at least 2 values, got {}",
-                edges.len()
-            ),
-        ));
+        return Err(check.out_of_range("the number of edges", edges.len(), "at least 2"));
     }
     for (i, e) in edges.iter().enumerate() {
         if !e.is_finite() {
-            return Err(invalid(
-                id,
-                format!("edge {i} is {e}; edges must be finite"),
-            ));
+            return Err(check.out_of_range(format!("edge {i}"), e, "finite"));
         }
         if i > 0 && edges[i - 1] >= *e {
-            return Err(invalid(
-                id,
-                format!(
-                    "edges must be strictly increasing: edge {} = {} is not below edge {i} = {e}",
-                    i - 1,
-                    edges[i - 1]
-                ),
-            ));
+            let allowed = format!(
+                "above edge {} = {} (edges strictly increase)",
+                i - 1,
+                edges[i - 1]
+            );
+            return Err(check.out_of_range(format!("edge {i}"), e, allowed));
         }
     }
     Ok(())
@@ -184,9 +170,10 @@ impl Histogram {
         let (key_f, edges, key_fn) = match &self.bins {
             HistogramBins::Uniform { min, max, bins } => {
                 if !(min.is_finite() && max.is_finite() && min <= max) {
-                    return Err(invalid(
-                        &id,
-                        format!("uniform bins need finite min <= max, got [{min}, {max}]"),
+                    return Err(check.out_of_range(
+                        "the uniform bin range",
+                        format!("[{min}, {max}]"),
+                        "finite with min <= max",
                     ));
                 }
                 let scale = uniform_scale(*min, *max, *bins);
@@ -196,11 +183,10 @@ impl Histogram {
                     || !scale.is_finite()
                     || (scale <= 0.0 && !degenerate)
                 {
-                    return Err(invalid(
-                        &id,
-                        format!(
-                            "{bins} uniform bins over [{min}, {max}] give no finite float32 bin scale"
-                        ),
+                    return Err(check.out_of_range(
+                        format!("the float32 bin scale of {bins} uniform bins over [{min}, {max}]"),
+                        scale,
+                        "finite and positive",
                     ));
                 }
                 (
@@ -215,22 +201,19 @@ impl Histogram {
             }
             HistogramBins::GpuEdges(v) => {
                 if v.len() < 2 {
-                    return Err(invalid(
-                        &id,
-                        format!("histogram edges need at least 2 values, got {}", v.len()),
-                    ));
+                    return Err(check.out_of_range("the number of edges", v.len(), "at least 2"));
                 }
                 ([0.0; 8], Some(Edges::Gpu(*v)), None)
             }
         };
         if bins > u32::MAX as u64 {
-            return Err(invalid(&id, format!("{bins} bins exceed u32")));
+            return Err(check.out_of_range("the bin count", bins, "at most 4294967295"));
         }
         let gpu_edges = matches!(self.bins, HistogramBins::GpuEdges(_));
         if self.invalid_edges.is_some() && !gpu_edges {
-            return Err(invalid(
-                &id,
-                "the invalid_edges flag is only written for GPU-resident edges".into(),
+            return Err(check.missing(
+                "GPU-resident edges (HistogramBins::GpuEdges)",
+                "the invalid_edges output",
             ));
         }
         if let Some(c) = &self.cumulative {
@@ -375,9 +358,9 @@ fn add_cumulative(
                 .at_offset(first as u64 * 4),
         )?,
         _ => {
-            return Err(invalid(
-                id,
-                "cumulative counts need contiguous count accumulators".into(),
+            return Err(ViewCheck::new("histogram", id).missing(
+                "contiguous count accumulators (a keyed layout without them is a bug)",
+                "the cumulative output",
             ))
         }
     };

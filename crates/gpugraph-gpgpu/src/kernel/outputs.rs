@@ -16,7 +16,7 @@ pub fn require_output(
 ) -> Result<(), AlgorithmError> {
     require_packed(c, what, &VectorView::from(*v), format)?;
     if v.len() != len {
-        return Err(c.mismatch(format!("{what} has {} rows but must have {len}", v.len())));
+        return Err(c.length(what, "rows", v.len(), len, "the contract"));
     }
     Ok(())
 }

@@ -20,21 +20,81 @@ impl<'a> ViewCheck<'a> {
         Self { algorithm, id }
     }
 
-    /// [`AlgorithmError::InvalidConfig`] of this instance.
-    pub fn invalid(self, reason: impl Into<String>) -> AlgorithmError {
-        AlgorithmError::InvalidConfig {
+    /// [`AlgorithmError::LengthMismatch`] of this instance: `what` has `actual` `unit` where
+    /// `rule` needs `expected`.
+    pub fn length(
+        self,
+        what: impl Into<Box<str>>,
+        unit: &'static str,
+        actual: u64,
+        expected: u64,
+        rule: impl Into<Box<str>>,
+    ) -> AlgorithmError {
+        AlgorithmError::LengthMismatch {
             algorithm: self.algorithm,
             id: self.id.to_string(),
-            reason: reason.into(),
+            what: what.into(),
+            unit,
+            actual,
+            expected,
+            rule: rule.into(),
         }
     }
 
-    /// [`AlgorithmError::Mismatch`] of this instance.
-    pub fn mismatch(self, reason: impl Into<String>) -> AlgorithmError {
-        AlgorithmError::Mismatch {
+    /// [`AlgorithmError::OutOfRange`] of this instance: `what` is `value`, must be `allowed`.
+    pub fn out_of_range(
+        self,
+        what: impl Into<Box<str>>,
+        value: impl std::fmt::Display,
+        allowed: impl Into<Box<str>>,
+    ) -> AlgorithmError {
+        AlgorithmError::OutOfRange {
             algorithm: self.algorithm,
             id: self.id.to_string(),
-            reason: reason.into(),
+            what: what.into(),
+            value: value.to_string().into(),
+            allowed: allowed.into(),
+        }
+    }
+
+    /// [`AlgorithmError::MissingArgument`] of this instance: `needed_by` needs `what`.
+    pub fn missing(
+        self,
+        what: impl Into<Box<str>>,
+        needed_by: impl Into<Box<str>>,
+    ) -> AlgorithmError {
+        AlgorithmError::MissingArgument {
+            algorithm: self.algorithm,
+            id: self.id.to_string(),
+            what: what.into(),
+            needed_by: needed_by.into(),
+        }
+    }
+
+    /// [`AlgorithmError::Policy`] of this instance, carrying the policy's typed error.
+    pub fn policy(self, source: impl std::error::Error + Send + Sync + 'static) -> AlgorithmError {
+        AlgorithmError::Policy {
+            algorithm: self.algorithm,
+            id: self.id.to_string(),
+            source: Box::new(source),
+        }
+    }
+
+    /// [`AlgorithmError::Aliased`] of this instance: `written` and `other` share `buffer`.
+    pub fn aliased(
+        self,
+        written: impl Into<String>,
+        other: impl Into<String>,
+        buffer: impl Into<Box<str>>,
+        reason: &'static str,
+    ) -> AlgorithmError {
+        AlgorithmError::Aliased {
+            algorithm: self.algorithm,
+            id: self.id.to_string(),
+            written: written.into(),
+            other: other.into(),
+            buffer: buffer.into(),
+            reason,
         }
     }
 

@@ -117,12 +117,10 @@ impl Keyed {
     ) -> Result<Self, AlgorithmError> {
         let (alg, id) = (spec.algorithm, spec.id.as_str());
         let check = ViewCheck::new(alg, id);
-        policy
-            .validate()
-            .map_err(|e| check.invalid(e.to_string()))?;
+        policy.validate().map_err(|e| check.policy(e))?;
         let k = spec.key_count as u64;
         if k == 0 {
-            return Err(check.invalid("the key count must be at least 1"));
+            return Err(check.out_of_range("the key count", 0, "at least 1"));
         }
         let (keys_name, values_name) = (spec.keys_name, spec.values_name);
         let mut read = vec![(keys_name, &spec.keys, spec.key_format)];
@@ -144,7 +142,10 @@ impl Keyed {
             && o.max.is_none()
             && o.mean.is_none()
         {
-            return Err(check.invalid("no per-key output (count, sum, min, max or mean) was given"));
+            return Err(check.missing(
+                "a per-key output (count, sum, min, max or mean)",
+                "a keyed aggregation",
+            ));
         }
         if spec.values.is_none() {
             for (name, v) in [
@@ -154,9 +155,10 @@ impl Keyed {
                 ("mean", o.mean),
             ] {
                 if v.is_some() {
-                    return Err(
-                        check.invalid(format!("the {name} output needs a {values_name} vector"))
-                    );
+                    return Err(check.missing(
+                        format!("a {values_name} vector"),
+                        format!("the {name} output"),
+                    ));
                 }
             }
         }

@@ -282,9 +282,7 @@ impl Mask {
         policy: MaskPolicy,
     ) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("mask", &self.id);
-        policy
-            .validate()
-            .map_err(|e| check.invalid(e.to_string()))?;
+        policy.validate().map_err(|e| check.policy(e))?;
         let invocations = graph
             .device()
             .limits()
@@ -303,10 +301,16 @@ impl Mask {
             _ => n >= 1,
         };
         if !arity_ok {
-            return Err(check.invalid(format!(
-                "operation {:?} cannot take {n} input masks",
-                self.op
-            )));
+            let allowed = match self.op {
+                MaskOp::Not => "exactly 1",
+                MaskOp::Difference => "at least 2",
+                _ => "at least 1",
+            };
+            return Err(check.out_of_range(
+                format!("the number of input masks of {:?}", self.op),
+                n,
+                allowed,
+            ));
         }
         let limit = graph.device().limits().max_storage_buffers_per_shader_stage as usize;
         if n + 2 > limit {
@@ -339,10 +343,12 @@ impl Mask {
                 .into_iter()
                 .find(|b| self.output.buffers().contains(b));
             if let Some(b) = shared {
-                return Err(check.mismatch(format!(
-                    "input {k} and the output share buffer {}; write the result to another buffer",
-                    graph.buffer_id(b)?
-                )));
+                return Err(check.aliased(
+                    "output",
+                    format!("input {k}"),
+                    graph.buffer_id(b)?,
+                    "write the result to another buffer",
+                ));
             }
         }
         let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;

@@ -226,11 +226,12 @@ impl Reduction {
     ) -> Result<(), AlgorithmError> {
         let id = self.id.clone();
         let check = ViewCheck::new("reduction", &id);
-        policy
-            .validate()
-            .map_err(|e| check.invalid(e.to_string()))?;
+        policy.validate().map_err(|e| check.policy(e))?;
         let format = self.input.format().ok_or_else(|| {
-            check.invalid("the input vector has no chunks, so its value type is unknown")
+            check.missing(
+                "at least one chunk (its format is the value type)",
+                "the input",
+            )
         })?;
         let format = match format {
             VectorFormat::Float32 | VectorFormat::Uint32 => format,

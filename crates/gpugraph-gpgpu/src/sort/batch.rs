@@ -54,9 +54,7 @@ impl BatchSort {
     ) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("batch sort", &self.id);
         let key_type = key_type_of(check, &self.keys, &self.sorted_keys)?;
-        options
-            .check(key_type)
-            .map_err(|reason| check.invalid(reason))?;
+        options.check(key_type).map_err(|e| check.policy(e))?;
         let code = keys::key_code(key_type, options);
         let (mut key_view, mut sorted_view) = (self.keys.clone(), self.sorted_keys.clone());
         if key_type != KeyType::Uint32 {

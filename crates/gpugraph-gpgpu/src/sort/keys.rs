@@ -125,18 +125,36 @@ impl SortOptions {
     }
 
     /// Why these options do not fit `key_type`, if they do not.
-    pub fn check(&self, key_type: KeyType) -> Result<(), String> {
+    pub fn check(&self, key_type: KeyType) -> Result<(), SortOptionsError> {
         if !(1..=32).contains(&self.key_bits) {
-            return Err(format!("key_bits {} is outside 1..=32", self.key_bits));
+            return Err(SortOptionsError::KeyBits {
+                key_bits: self.key_bits,
+            });
         }
         if key_type == KeyType::Float32 && self.key_bits != 32 {
-            return Err(format!(
-                "key_bits {} with float32 keys: float keys take all 32 bits",
-                self.key_bits
-            ));
+            return Err(SortOptionsError::FloatKeyBits {
+                key_bits: self.key_bits,
+            });
         }
         Ok(())
     }
+}
+
+/// [`SortOptions`] that do not fit the keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SortOptionsError {
+    /// `key_bits` outside `1..=32`.
+    #[error("key_bits {key_bits} is outside 1..=32")]
+    KeyBits {
+        /// The value given.
+        key_bits: u32,
+    },
+    /// float32 keys with `key_bits` other than 32 (float keys take all 32 bits).
+    #[error("key_bits {key_bits} with float32 keys: float keys take all 32 bits")]
+    FloatKeyBits {
+        /// The value given.
+        key_bits: u32,
+    },
 }
 
 /// `KeyParams` of `keys.wgsl`.

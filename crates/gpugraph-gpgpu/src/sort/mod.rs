@@ -100,8 +100,8 @@ pub mod segmented;
 mod source;
 
 pub use batch::BatchSort;
-pub use keys::{KeyType, SortOptions, SortOrder};
-pub use policy::SortPolicy;
+pub use keys::{KeyType, SortOptions, SortOptionsError, SortOrder};
+pub use policy::{SortPolicy, SortPolicyError};
 pub use segmented::SegmentedSort;
 
 use gpugraph_command::wgpu::{self, BufferUsages};
@@ -222,9 +222,7 @@ impl Sort {
     ) -> Result<(), AlgorithmError> {
         let check = ViewCheck::new("sort", &self.id);
         let key_type = key_type_of(check, &self.keys.into(), &self.sorted_keys.into())?;
-        options
-            .check(key_type)
-            .map_err(|reason| check.invalid(reason))?;
+        options.check(key_type).map_err(|e| check.policy(e))?;
         let code = keys::key_code(key_type, options);
         let (mut keys, mut sorted_keys) = (self.keys, self.sorted_keys);
         if key_type != KeyType::Uint32 {
@@ -391,8 +389,7 @@ pub fn add_sort_of_typed_buffers(
         },
         (None, None) => SortPayload::KeysOnly,
         (Some(_), None) => {
-            return Err(ViewCheck::new("sort", id)
-                .invalid("values were given without a sorted-values buffer"))
+            return Err(ViewCheck::new("sort", id).missing("a sorted-values buffer", "values"))
         }
     };
     Sort {
@@ -477,19 +474,23 @@ fn check_views(
     for (i, (out_name, out)) in outputs.iter().enumerate() {
         for b in out.buffers() {
             if let Some((in_name, _)) = inputs.iter().find(|(_, v)| v.buffers().contains(&b)) {
-                return Err(check.mismatch(format!(
-                    "{out_name} and {in_name} share buffer {}; sort into another buffer",
-                    graph.buffer_id(b)?
-                )));
+                return Err(check.aliased(
+                    *out_name,
+                    *in_name,
+                    graph.buffer_id(b)?,
+                    "sort into another buffer",
+                ));
             }
             if let Some((other, _)) = outputs[i + 1..]
                 .iter()
                 .find(|(_, v)| v.buffers().contains(&b))
             {
-                return Err(check.mismatch(format!(
-                    "{out_name} and {other} share buffer {}; give each output its own buffer",
-                    graph.buffer_id(b)?
-                )));
+                return Err(check.aliased(
+                    *out_name,
+                    *other,
+                    graph.buffer_id(b)?,
+                    "give each output its own buffer",
+                ));
             }
         }
     }
@@ -529,9 +530,7 @@ fn resolve_policy(
 ) -> Result<SortPolicy, AlgorithmError> {
     let limits = graph.device().limits();
     let policy = policy.unwrap_or_else(|| SortPolicy::for_gpu(graph.device()));
-    policy
-        .validate(&limits)
-        .map_err(|reason| check.invalid(format!("sort policy: {reason}")))?;
+    policy.validate(&limits).map_err(|e| check.policy(e))?;
     Ok(policy)
 }
 

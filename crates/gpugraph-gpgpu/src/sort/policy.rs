@@ -6,7 +6,7 @@
 
 use gpugraph_command::wgpu;
 
-use crate::kernel::{spec_u32, PolicySpec, PolicySpecError};
+use crate::kernel::{spec_u32, within, PolicyError, PolicySpec, PolicySpecError};
 
 /// Bits of the key consumed by one radix pass.
 pub const RADIX_BITS: u32 = 8;
@@ -241,59 +241,67 @@ impl SortPolicy {
         4 * (self.shuffle_words() + apart + 3 * RADIX + 16)
     }
 
-    /// Checks the documented ranges and that the device can run the policy; the message names
-    /// the field or limit.
-    pub fn validate(&self, limits: &wgpu::Limits) -> Result<(), String> {
+    /// Checks the documented ranges and that the device can run the policy.
+    pub fn validate(&self, limits: &wgpu::Limits) -> Result<(), SortPolicyError> {
+        const P: &str = "sort";
         let p = self;
-        if !(4..=64).contains(&p.keys_per_thread) || !p.keys_per_thread.is_multiple_of(4) {
-            return Err(format!(
-                "keys_per_thread {} is not a multiple of 4 in 4..=64",
-                p.keys_per_thread
-            ));
+        if !p.keys_per_thread.is_multiple_of(4) {
+            let e = "a multiple of 4 in 4..=64";
+            return Err(PolicyError::new(P, "keys_per_thread", p.keys_per_thread.into(), e).into());
         }
-        if !(1..=64).contains(&p.histogram_tiles_per_workgroup) {
-            return Err(format!(
-                "histogram_tiles_per_workgroup {} is not in 1..=64",
-                p.histogram_tiles_per_workgroup
-            ));
-        }
-        if !(1..=32).contains(&p.lookback_window) {
-            return Err(format!(
-                "lookback_window {} is not in 1..=32",
-                p.lookback_window
-            ));
-        }
-        if !(1..=8).contains(&p.histogram_batch) {
-            return Err(format!(
-                "histogram_batch {} is not in 1..=8",
-                p.histogram_batch
-            ));
-        }
-        if !(1..=2).contains(&p.histogram_copies) {
-            return Err(format!(
-                "histogram_copies {} is not 1 or 2",
-                p.histogram_copies
-            ));
-        }
-        if p.spin_limit == 0 {
-            return Err("spin_limit must be at least 1".into());
-        }
+        within(
+            P,
+            "keys_per_thread",
+            p.keys_per_thread,
+            4..=64,
+            "a multiple of 4 in 4..=64",
+        )?;
+        let tiles = p.histogram_tiles_per_workgroup;
+        within(
+            P,
+            "histogram_tiles_per_workgroup",
+            tiles,
+            1..=64,
+            "in 1..=64",
+        )?;
+        within(P, "lookback_window", p.lookback_window, 1..=32, "in 1..=32")?;
+        within(P, "histogram_batch", p.histogram_batch, 1..=8, "in 1..=8")?;
+        within(P, "histogram_copies", p.histogram_copies, 1..=2, "1 or 2")?;
+        within(P, "spin_limit", p.spin_limit, 1..=u32::MAX, "at least 1")?;
         if p.workgroup_storage_bytes() > limits.max_compute_workgroup_storage_size {
-            return Err(format!(
-                "keys_per_thread {} needs {} bytes of workgroup memory, the device allows {}",
-                p.keys_per_thread,
-                p.workgroup_storage_bytes(),
-                limits.max_compute_workgroup_storage_size
-            ));
+            return Err(SortPolicyError::DeviceLimit {
+                what: "workgroup memory bytes (keys_per_thread and histogram_copies)",
+                needed: p.workgroup_storage_bytes().into(),
+                limit: limits.max_compute_workgroup_storage_size.into(),
+            });
         }
         if limits.max_compute_invocations_per_workgroup < RADIX_WORKGROUP {
-            return Err(format!(
-                "radix kernels need {RADIX_WORKGROUP} invocations per workgroup, the device allows {}",
-                limits.max_compute_invocations_per_workgroup
-            ));
+            return Err(SortPolicyError::DeviceLimit {
+                what: "invocations per workgroup (radix kernels)",
+                needed: RADIX_WORKGROUP.into(),
+                limit: limits.max_compute_invocations_per_workgroup.into(),
+            });
         }
         Ok(())
     }
+}
+
+/// Why a [`SortPolicy`] cannot run: a field outside its range, or more than the device has.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SortPolicyError {
+    /// A field outside its documented range.
+    #[error(transparent)]
+    Field(#[from] PolicyError),
+    /// The policy needs more of a device resource than the device allows.
+    #[error("sort policy: {what}: needs {needed} but the device allows {limit}")]
+    DeviceLimit {
+        /// The resource.
+        what: &'static str,
+        /// What the policy needs.
+        needed: u64,
+        /// What the device allows.
+        limit: u64,
+    },
 }
 
 impl PolicySpec for SortPolicy {

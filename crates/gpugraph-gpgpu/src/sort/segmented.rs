@@ -99,31 +99,30 @@ impl SegmentedSort {
         if let Some(v) = self.values {
             require_packed(check, "values", &vec(v), u32f)?;
             if v.len() != self.keys.len() {
-                return Err(check.mismatch(format!(
-                    "values have {} rows but keys have {}",
-                    v.len(),
-                    self.keys.len()
-                )));
+                return Err(check.length("values", "rows", v.len(), self.keys.len(), "the keys"));
             }
         }
         if let Some(r) = self.rejected {
             require_packed(check, "rejected", &vec(r), u32f)?;
             if r.len() != 1 {
-                return Err(check.mismatch(format!("rejected must be one row, got {}", r.len())));
+                return Err(check.length("rejected", "rows", r.len(), 1, "the rejected count"));
             }
         }
         if self.offsets.len() != self.lengths.len() {
-            return Err(check.mismatch(format!(
-                "{} offsets but {} lengths",
+            return Err(check.length(
+                "lengths",
+                "rows",
+                self.lengths.len(),
                 self.offsets.len(),
-                self.lengths.len()
-            )));
+                "one per segment offset",
+            ));
         }
         if self.max_width == 0 || self.max_width > LOCAL_SORT_MAX {
-            return Err(check.invalid(format!(
-                "max segment width {} is outside 1..={LOCAL_SORT_MAX}; sort wider domains with Sort or BatchSort",
-                self.max_width
-            )));
+            return Err(check.out_of_range(
+                "max segment width",
+                self.max_width,
+                format!("in 1..={LOCAL_SORT_MAX} (sort wider domains with Sort or BatchSort)"),
+            ));
         }
         // Written views must not share a buffer with any other view of the node.
         let written: Vec<(&str, DataView)> = [
@@ -142,10 +141,12 @@ impl SegmentedSort {
         for (i, (name, w)) in written.iter().enumerate() {
             for (j, (other, o)) in all.iter().enumerate() {
                 if i != j && w.buffer() == o.buffer() {
-                    return Err(check.mismatch(format!(
-                        "{name} and {other} share buffer {}; each needs its own buffer",
-                        graph.buffer_id(w.buffer())?
-                    )));
+                    return Err(check.aliased(
+                        *name,
+                        *other,
+                        graph.buffer_id(w.buffer())?,
+                        "each needs its own buffer",
+                    ));
                 }
             }
         }

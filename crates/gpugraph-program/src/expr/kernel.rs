@@ -178,36 +178,43 @@ impl ExpressionKernel {
             algorithm: ALGORITHM,
             id: &id,
         };
-        let mismatch = |reason: String| AlgorithmError::Mismatch {
-            algorithm: ALGORITHM,
-            id: id.clone(),
-            reason,
-        };
         let decls = &shared.decls;
         let layout = shared.layout.clone();
         if outputs.len() != shared.outputs.len() {
-            return Err(mismatch(format!(
-                "expected {} output vectors ({}), got {}",
-                shared.outputs.len(),
-                join(shared.outputs.iter().map(|(n, _)| n.as_str())),
-                outputs.len()
-            )));
+            return Err(check.length(
+                "outputs",
+                "vectors",
+                outputs.len() as u64,
+                shared.outputs.len() as u64,
+                format!(
+                    "the kernel ({})",
+                    join(shared.outputs.iter().map(|(n, _)| n.as_str()))
+                ),
+            ));
         }
         if inputs.len() != decls.inputs.len() {
-            return Err(mismatch(format!(
-                "expected {} input vectors ({}), got {}",
-                decls.inputs.len(),
-                join(decls.inputs.iter().map(|(n, _)| n.as_str())),
-                inputs.len()
-            )));
+            return Err(check.length(
+                "inputs",
+                "vectors",
+                inputs.len() as u64,
+                decls.inputs.len() as u64,
+                format!(
+                    "the expression ({})",
+                    join(decls.inputs.iter().map(|(n, _)| n.as_str()))
+                ),
+            ));
         }
         if scalars.len() != decls.scalars.len() {
-            return Err(mismatch(format!(
-                "expected {} scalars ({}), got {}",
-                decls.scalars.len(),
-                join(decls.scalars.iter().map(|(n, _)| n.as_str())),
-                scalars.len()
-            )));
+            return Err(check.length(
+                "scalars",
+                "values",
+                scalars.len() as u64,
+                decls.scalars.len() as u64,
+                format!(
+                    "the expression ({})",
+                    join(decls.scalars.iter().map(|(n, _)| n.as_str()))
+                ),
+            ));
         }
         for ((name, ty), v) in decls.inputs.iter().zip(inputs) {
             require_packed_words(check, &format!("input {name}"), v, *ty)?;
@@ -233,10 +240,13 @@ impl ExpressionKernel {
                 kernel::check_same_topology(check, out_name, output, name, other)?;
             }
         } else if output.len() != 1 {
-            return Err(mismatch(format!(
-                "the expression reads no vector input, so its result is one row, but {out_name} has {} rows",
-                output.len()
-            )));
+            return Err(check.length(
+                out_name.as_str(),
+                "rows",
+                output.len(),
+                1,
+                "an expression that reads no vector input (one result row)",
+            ));
         }
 
         let mut reads: Vec<BufferHandle> = Vec::new();
@@ -265,27 +275,28 @@ impl ExpressionKernel {
                     && a.byte_offset() < b.byte_offset() + b.byte_span()
                     && b.byte_offset() < a.byte_offset() + a.byte_span();
                 if overlap {
-                    let what = if oa == ob {
-                        format!("{} chunks {ca} and {cb}", out_names[oa])
-                    } else {
-                        format!(
-                            "{} chunk {ca} and {} chunk {cb}",
-                            out_names[oa], out_names[ob]
-                        )
-                    };
-                    return Err(mismatch(format!(
-                        "{what} overlap in buffer {}; writable chunks must be disjoint",
-                        graph.buffer_id(a.buffer())?
-                    )));
+                    let what = (
+                        format!("{} chunk {ca}", out_names[oa]),
+                        format!("{} chunk {cb}", out_names[ob]),
+                    );
+                    let (first, second) = what;
+                    return Err(check.aliased(
+                        first,
+                        second,
+                        graph.buffer_id(a.buffer())?,
+                        "writable chunks must be disjoint",
+                    ));
                 }
             }
         }
         for (name, o) in out_names.iter().zip(outputs) {
             if let Some(b) = o.buffers().into_iter().find(|b| reads.contains(b)) {
-                return Err(mismatch(format!(
-                    "{name} shares buffer {} with a value the expression reads; write the result to another buffer",
-                    graph.buffer_id(b)?
-                )));
+                return Err(check.aliased(
+                    name.as_str(),
+                    "a value the expression reads",
+                    graph.buffer_id(b)?,
+                    "write the result to another buffer",
+                ));
             }
         }
 

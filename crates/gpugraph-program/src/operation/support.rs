@@ -5,7 +5,7 @@
 use gpugraph_command::{
     wgpu, BufferHandle, DataView, EncodeContext, ResourceUse, VectorFormat, VectorView,
 };
-use gpugraph_gpgpu::kernel::{grid_for, Binding, Grid, Kernel};
+use gpugraph_gpgpu::kernel::{grid_for, Binding, Grid, Kernel, ViewCheck};
 use gpugraph_gpgpu::AlgorithmError;
 
 use crate::expr::ScalarBinding;
@@ -22,12 +22,9 @@ impl<'a> Check<'a> {
         Self { algorithm, id }
     }
 
-    pub(crate) fn mismatch(&self, reason: String) -> AlgorithmError {
-        AlgorithmError::Mismatch {
-            algorithm: self.algorithm,
-            id: self.id.to_string(),
-            reason,
-        }
+    /// The gpgpu checker of the same operation, for its structured errors.
+    pub(crate) fn view_check(&self) -> ViewCheck<'a> {
+        ViewCheck::new(self.algorithm, self.id)
     }
 
     pub(crate) fn unsupported(
@@ -107,10 +104,12 @@ impl<'a> Check<'a> {
     ) -> Result<(), AlgorithmError> {
         for (name, b) in reads {
             if writes.contains(b) {
-                return Err(self.mismatch(format!(
-                    "the output shares buffer {} with {name}, which the operation reads; write the result to another buffer",
-                    graph.buffer_id(*b)?
-                )));
+                return Err(self.view_check().aliased(
+                    "output",
+                    name.as_str(),
+                    graph.buffer_id(*b)?,
+                    "the operation reads it; write the result to another buffer",
+                ));
             }
         }
         Ok(())

@@ -134,21 +134,26 @@ fn lower(op: &SpMV, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     }
     if offsets.len() != op.rows + 1 {
         return Err(check
-            .mismatch(format!(
-                "row offsets have {} entries; a {}-row matrix needs {}",
+            .view_check()
+            .length(
+                "row offsets",
+                "entries",
                 offsets.len(),
-                op.rows,
-                op.rows + 1
-            ))
+                op.rows + 1,
+                format!("a {}-row matrix", op.rows),
+            )
             .into());
     }
     if cols.len() != vals.len() {
         return Err(check
-            .mismatch(format!(
-                "{} column indices but {} values",
+            .view_check()
+            .length(
+                "values",
+                "entries",
+                vals.len(),
                 cols.len(),
-                vals.len()
-            ))
+                "the column indices",
+            )
             .into());
     }
     let oc = single_chunk(&check, "row offsets", &offsets)?;
@@ -160,7 +165,10 @@ fn lower(op: &SpMV, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
         return Ok(());
     };
     let Some(oc) = oc else {
-        return Err(check.mismatch("row offsets are empty".into()).into());
+        return Err(check
+            .view_check()
+            .missing("at least one entry (a CSR has rows + 1)", "row offsets")
+            .into());
     };
     let reads = labeled(
         "a matrix or x input",

@@ -17,7 +17,7 @@ use gpugraph_command::{
     view_binding, BindGroupCache, CommandGraph, ComputeNode, DataView, ResourceUse, VectorFormat,
     VectorView,
 };
-use gpugraph_gpgpu::kernel::{self, grid_for, parameter_buffer, Binding, Grid, Kernel};
+use gpugraph_gpgpu::kernel::{self, grid_for, parameter_buffer, Binding, Grid, Kernel, ViewCheck};
 use gpugraph_gpgpu::AlgorithmError;
 
 /// Tunables of the analysis's own kernels, in one place.
@@ -35,12 +35,8 @@ const DRIVER_WGSL: &str = include_str!("driver.wgsl");
 const POSITIONS_WGSL: &str = include_str!("positions.wgsl");
 const EDGES_WGSL: &str = include_str!("edges.wgsl");
 
-fn mismatch(id: &str, reason: String) -> AlgorithmError {
-    AlgorithmError::Mismatch {
-        algorithm: ALGORITHM,
-        id: id.to_string(),
-        reason,
-    }
+fn check(id: &str) -> ViewCheck<'_> {
+    ViewCheck::new(ALGORITHM, id)
 }
 
 fn header(constants: &str) -> String {
@@ -79,10 +75,14 @@ pub fn positions(
     for (k, v) in inputs.iter().enumerate() {
         let l: Vec<u64> = v.chunks().iter().map(DataView::len).collect();
         if l != lens {
-            return Err(mismatch(
-                id,
-                format!("input {k} has chunk lengths {l:?} but the output has {lens:?}"),
-            ));
+            return Err(AlgorithmError::ChunkMismatch {
+                algorithm: ALGORITHM,
+                id: id.to_string(),
+                what: format!("input {k}").into(),
+                reference: "output".into(),
+                expected: lens.into(),
+                actual: l.into(),
+            });
         }
     }
     let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;
@@ -199,9 +199,10 @@ pub fn uniform_edges(
     output: DataView,
 ) -> Result<(), AlgorithmError> {
     if output.len() < 2 || output.format() != VectorFormat::Float32 || !output.is_packed() {
-        return Err(mismatch(
-            id,
-            "edges need a packed float32 view of at least 2 rows".into(),
+        return Err(check(id).out_of_range(
+            "the edges output",
+            format!("{} {:?} rows", output.len(), output.format()),
+            "a packed float32 view of at least 2 rows",
         ));
     }
     let uses = vec![

@@ -13,7 +13,7 @@
 //! to nearest even.
 
 use gpugraph_command::{CommandGraph, VectorFormat, VectorView};
-use gpugraph_gpgpu::AlgorithmError;
+use gpugraph_gpgpu::kernel::ViewCheck;
 
 use super::{AnalyzeError, FilterValue, RowFilter};
 use crate::expr::{
@@ -395,12 +395,9 @@ pub fn all_valid(
     output: &VectorView,
 ) -> Result<(), super::AnalyzeError> {
     if masks.is_empty() && floats.is_empty() {
-        return Err(AlgorithmError::Mismatch {
-            algorithm: "analyze",
-            id: id.to_string(),
-            reason: "a validity mask needs at least one input".into(),
-        }
-        .into());
+        return Err(ViewCheck::new("analyze", id)
+            .missing("at least one input (mask or float)", "a validity mask")
+            .into());
     }
     let kernel = all_valid_kernel(masks.len(), floats.len())?;
     let inputs: Vec<VectorView> = masks.iter().chain(floats).cloned().collect();
