@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use crate::attachment::{subresource_view, DepthStencilAttachment, PassLayout};
 use crate::error::GraphError;
 use crate::graph::{validate_buffer, CommandGraph, NodeCompileFn};
 use crate::node::{
@@ -38,6 +39,11 @@ pub struct GraphStats {
     /// For each physical transient allocation, the logical transient ids it hosts in
     /// placement order.
     pub physical_tenants: Vec<Vec<String>>,
+    /// Graph-owned textures declared.
+    pub logical_texture_count: usize,
+    /// Graph-owned texture allocations created (aliasing shares one between textures with
+    /// equal descriptors and disjoint lifetimes).
+    pub physical_texture_count: usize,
 }
 
 /// A dependency between two nodes, by id.
@@ -74,8 +80,15 @@ pub struct EncodeReport {
 
 enum Executable {
     Compute(Box<dyn ComputeExecutable>),
-    Render(Box<dyn RenderExecutable>, wgpu::TextureView, ColorLoad),
+    Render(Box<dyn RenderExecutable>, Box<PassViews>),
     Copy(Box<dyn CopyExecutable>),
+}
+
+/// The views and operations of one render pass node, created at compile time.
+struct PassViews {
+    /// (view, resolve view, load, store) per color attachment.
+    color: Vec<(wgpu::TextureView, Option<wgpu::TextureView>, ColorLoad, bool)>,
+    depth_stencil: Option<(wgpu::TextureView, DepthStencilAttachment)>,
 }
 
 mod encode;
@@ -113,24 +126,48 @@ pub struct CompiledGraph {
     destroyed: bool,
 }
 
+/// Planner keys of every subresource of texture `index` (a whole-texture use).
+fn texture_keys(graph: &CommandGraph, index: u32) -> impl Iterator<Item = ResourceKey> {
+    let d = &graph.textures[index as usize].desc;
+    let (mips, layers) = (d.mip_level_count, d.layers);
+    (0..mips).flat_map(move |mip| {
+        (0..layers).map(move |layer| ResourceKey::TextureSubresource {
+            texture: index,
+            mip,
+            layer,
+        })
+    })
+}
+
 fn plan_nodes(graph: &CommandGraph) -> Vec<PlanNode> {
     graph
         .nodes
         .iter()
-        .map(|n| PlanNode {
-            id: n.id.clone(),
-            uses: n
-                .uses
-                .iter()
-                .map(|u| {
-                    let key = match u {
-                        ResourceUse::Buffer(h, _) => ResourceKey::Buffer(h.index),
-                        ResourceUse::Texture(h, _) => ResourceKey::Texture(h.index),
-                    };
-                    (key, u.reads(), u.writes())
-                })
-                .collect(),
-            depends_on: n.depends_on.clone(),
+        .map(|n| {
+            let mut uses = Vec::new();
+            for u in &n.uses {
+                match u {
+                    ResourceUse::Buffer(h, _) => {
+                        uses.push((ResourceKey::Buffer(h.index), u.reads(), u.writes()))
+                    }
+                    ResourceUse::Texture(h, _) => uses.extend(
+                        texture_keys(graph, h.index).map(|k| (k, u.reads(), u.writes())),
+                    ),
+                }
+            }
+            for a in &n.attachments {
+                let key = ResourceKey::TextureSubresource {
+                    texture: a.at.texture.index,
+                    mip: a.at.mip_level,
+                    layer: a.at.layer,
+                };
+                uses.push((key, a.access.reads(), a.access.writes()));
+            }
+            PlanNode {
+                id: n.id.clone(),
+                uses,
+                depends_on: n.depends_on.clone(),
+            }
         })
         .collect()
 }
@@ -212,27 +249,56 @@ impl CompiledGraph {
                 None => physical[slot_of_transient[&i]].clone(),
             })
             .collect();
-        let owned_textures: Vec<(usize, wgpu::Texture)> = graph
-            .textures
+        // Graph-owned textures: interval reuse among equal descriptors, as for buffers.
+        let mut texture_interval: HashMap<u32, (usize, usize)> = HashMap::new();
+        for (n, node) in graph.nodes.iter().enumerate() {
+            let textures = node
+                .uses
+                .iter()
+                .filter_map(|u| match u {
+                    ResourceUse::Texture(h, _) => Some(h.index),
+                    ResourceUse::Buffer(..) => None,
+                })
+                .chain(node.attachments.iter().map(|a| a.at.texture.index));
+            for t in textures {
+                let p = position[n];
+                let e = texture_interval.entry(t).or_insert((p, p));
+                e.0 = e.0.min(p);
+                e.1 = e.1.max(p);
+            }
+        }
+        let owned_index: Vec<usize> = (0..graph.textures.len())
+            .filter(|&i| graph.textures[i].import.is_none())
+            .collect();
+        let texture_requests: Vec<plan::TextureRequest> = owned_index
             .iter()
-            .enumerate()
-            .filter(|(_, t)| t.import.is_none())
-            .map(|(i, t)| {
-                let tex = device.create_texture(&wgpu::TextureDescriptor {
-                    label: Some(&t.desc.id),
-                    size: wgpu::Extent3d {
-                        width: t.desc.size.0,
-                        height: t.desc.size.1,
-                        depth_or_array_layers: 1,
-                    },
-                    mip_level_count: 1,
-                    sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
-                    format: t.desc.format,
-                    usage: t.desc.usage,
-                    view_formats: &[],
-                });
-                (i, tex)
+            .map(|&i| {
+                let mut shape = graph.textures[i].desc.clone();
+                shape.id.clear();
+                plan::TextureRequest {
+                    shape,
+                    interval: texture_interval.get(&(i as u32)).copied(),
+                }
+            })
+            .collect();
+        let texture_slots = plan::plan_textures(&texture_requests);
+        let slot_count = texture_slots.iter().map(|&s| s + 1).max().unwrap_or(0);
+        let owned_textures: Vec<wgpu::Texture> = (0..slot_count)
+            .map(|slot| {
+                let first = texture_slots
+                    .iter()
+                    .position(|&s| s == slot)
+                    .unwrap_or_else(|| unreachable!("every slot has a tenant"));
+                let tenants: Vec<&str> = texture_slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &s)| s == slot)
+                    .map(|(t, _)| graph.textures[owned_index[t]].desc.id.as_str())
+                    .collect();
+                let label = tenants.join("+");
+                let mut desc = graph.textures[owned_index[first]].desc.wgpu_descriptor();
+                desc.label = Some(&label);
+                device.create_texture(&desc)
             })
             .collect();
         let textures: Vec<wgpu::Texture> = graph
@@ -241,15 +307,15 @@ impl CompiledGraph {
             .enumerate()
             .map(|(i, t)| match &t.import {
                 Some(tex) => tex.clone(),
-                None => owned_textures
-                    .iter()
-                    .find(|(j, _)| *j == i)
-                    .map(|(_, t)| t.clone())
-                    .unwrap_or_else(|| unreachable!("every graph-owned texture was created above")),
+                None => {
+                    let t = owned_index
+                        .iter()
+                        .position(|&j| j == i)
+                        .unwrap_or_else(|| unreachable!("graph-owned textures are indexed"));
+                    owned_textures[texture_slots[t]].clone()
+                }
             })
             .collect();
-        let owned_textures: Vec<wgpu::Texture> =
-            owned_textures.into_iter().map(|(_, t)| t).collect();
 
         let stats = {
             let logical_transient_bytes: u64 = requests.iter().map(|r| r.byte_length).sum();
@@ -284,6 +350,8 @@ impl CompiledGraph {
                             .collect()
                     })
                     .collect(),
+                logical_texture_count: owned_index.len(),
+                physical_texture_count: owned_textures.len(),
             }
         };
         let dependency_edges = edges
@@ -365,15 +433,9 @@ impl CompiledGraph {
         let result = match node.compile {
             NodeCompileFn::Compute(f) => f(&ctx).map(Executable::Compute),
             NodeCompileFn::Copy(f) => f(&ctx).map(Executable::Copy),
-            NodeCompileFn::Render(f, target, load) => f(&ctx).map(|e| {
-                let view = self.textures[target.index as usize].create_view(
-                    &wgpu::TextureViewDescriptor {
-                        label: Some(&node.id),
-                        ..Default::default()
-                    },
-                );
-                Executable::Render(e, view, load)
-            }),
+            NodeCompileFn::Render(f, layout) => {
+                f(&ctx).map(|e| Executable::Render(e, Box::new(self.pass_views(&layout))))
+            }
         };
         let wgpu_error = pollster::block_on(scope.pop());
         if let Some(e) = ctx.resolver.violation(&self.id, &node.id) {
@@ -394,6 +456,20 @@ impl CompiledGraph {
             declared,
             exec,
         })
+    }
+
+    fn pass_views(&self, layout: &PassLayout) -> PassViews {
+        let view = |at: crate::attachment::Subresource| {
+            subresource_view(&self.textures[at.texture.index as usize], at)
+        };
+        PassViews {
+            color: layout
+                .color
+                .iter()
+                .map(|c| (view(c.target), c.resolve.map(view), c.load, c.store))
+                .collect(),
+            depth_stencil: layout.depth_stencil.map(|d| (view(d.target), d)),
+        }
     }
 
     /// The graph id.

@@ -203,6 +203,54 @@ pub enum GraphError {
         /// Why.
         reason: String,
     },
+    /// A render attachment names a mip level or array layer its texture does not have.
+    #[error("node {node}: texture {texture} has {mip_levels} mip levels and {layers} layers; mip {mip_level} layer {layer} does not exist")]
+    SubresourceOutOfRange {
+        /// Node id.
+        node: String,
+        /// Texture id.
+        texture: String,
+        /// Requested mip level.
+        mip_level: u32,
+        /// Requested array layer.
+        layer: u32,
+        /// Mip levels of the texture.
+        mip_levels: u32,
+        /// Array layers of the texture.
+        layers: u32,
+    },
+    /// Two attachments of one render pass disagree (extent, sample count, resolve format,
+    /// depth/stencil aspect), or an attachment's format cannot serve its role.
+    #[error("node {node}: attachment {texture} has {property} {found}, expected {expected}")]
+    AttachmentMismatch {
+        /// Node id.
+        node: String,
+        /// Texture id of the offending attachment.
+        texture: String,
+        /// What differs ("extent", "sample count", "format", "depth aspect", ...).
+        property: &'static str,
+        /// What the pass needs.
+        expected: String,
+        /// What the attachment has.
+        found: String,
+    },
+    /// One subresource is used twice inside one render pass (attached twice, or attached and
+    /// also bound by the node), which the pass cannot order.
+    #[error("node {node}: texture {texture} mip {mip_level} layer {layer} is used twice in one pass ({first} and {second})")]
+    SamePassConflict {
+        /// Node id.
+        node: String,
+        /// Texture id.
+        texture: String,
+        /// Mip level.
+        mip_level: u32,
+        /// Array layer.
+        layer: u32,
+        /// The first use, spelled.
+        first: &'static str,
+        /// The second use, spelled.
+        second: &'static str,
+    },
 }
 
 pub(crate) fn buffer_access_name(a: BufferAccess) -> &'static str {
@@ -227,6 +275,9 @@ pub(crate) fn texture_access_name(a: TextureAccess) -> &'static str {
         TextureAccess::RenderTarget => "render-target",
         TextureAccess::CopySrc => "copy-source",
         TextureAccess::CopyDst => "copy-destination",
+        TextureAccess::DepthStencil => "depth-stencil",
+        TextureAccess::DepthStencilReadOnly => "read-only depth-stencil",
+        TextureAccess::Resolve => "resolve-target",
     }
 }
 

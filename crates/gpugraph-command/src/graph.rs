@@ -11,11 +11,11 @@ use crate::device_check::same_device_buffer;
 use crate::error::{
     buffer_access_name, texture_access_name, texture_usage_name, usage_name, GraphError,
 };
-use crate::node::{ColorLoad, ComputeNode, CopyNode, RenderNode};
+use crate::node::{ComputeNode, CopyNode, RenderNode};
 use crate::node::{ComputeCompile, CopyCompile, RenderCompile};
 use crate::resource::{
-    BufferDescriptor, BufferHandle, GraphKey, Lifetime, ResourceUse, TextureAccess,
-    TextureDescriptor, TextureHandle,
+    BufferDescriptor, BufferHandle, GraphKey, Lifetime, ResourceUse, TextureDescriptor,
+    TextureHandle,
 };
 use crate::view::{DataView, DataViewDescriptor, VectorView};
 
@@ -35,13 +35,15 @@ pub(crate) struct TextureEntry {
 
 pub(crate) enum NodeCompileFn {
     Compute(ComputeCompile),
-    Render(RenderCompile, TextureHandle, ColorLoad),
+    Render(RenderCompile, crate::attachment::PassLayout),
     Copy(CopyCompile),
 }
 
 pub(crate) struct NodeEntry {
     pub(crate) id: String,
     pub(crate) uses: Vec<ResourceUse>,
+    /// Render attachments: one subresource each (hazards are per subresource).
+    pub(crate) attachments: Vec<crate::attachment::AttachmentUse>,
     pub(crate) depends_on: Vec<String>,
     pub(crate) compile: NodeCompileFn,
 }
@@ -61,7 +63,7 @@ pub struct CommandGraph {
     /// Ids taken by buffers and textures (one namespace) and by nodes, and the imported
     /// buffers: O(1) duplicate checks keep building a 10,000-node graph linear.
     resource_ids: HashSet<String>,
-    node_ids: HashSet<String>,
+    pub(crate) node_ids: HashSet<String>,
     imports: HashMap<wgpu::Buffer, u32>,
 }
 
@@ -232,6 +234,18 @@ impl CommandGraph {
                 desc.size
             )));
         }
+        let shape = (
+            texture.mip_level_count(),
+            texture.sample_count(),
+            texture.depth_or_array_layers(),
+        );
+        let want = (desc.mip_level_count, desc.sample_count, desc.layers);
+        if shape != want || texture.dimension() != wgpu::TextureDimension::D2 {
+            return Err(mismatch(format!(
+                "{:?} texture with (mips, samples, layers) {shape:?} != descriptor 2-D {want:?}",
+                texture.dimension()
+            )));
+        }
         if texture.format() != desc.format {
             return Err(mismatch(format!(
                 "format {:?} != descriptor {:?}",
@@ -258,7 +272,9 @@ impl CommandGraph {
     }
 
     /// Declares a graph-owned texture, created at compile time and destroyed with the graph.
-    /// Textures are not aliased (whole-buffer reuse applies to buffers only).
+    /// Two graph-owned textures with equal descriptors (but for the id) and disjoint
+    /// lifetimes may share one allocation, as transient buffers do: a graph texture's
+    /// contents do not outlive the last node that uses it.
     pub fn create_texture(&mut self, desc: TextureDescriptor) -> Result<TextureHandle, GraphError> {
         self.check_texture_desc(&desc)?;
         self.resource_ids.insert(desc.id.clone());
@@ -274,12 +290,52 @@ impl CommandGraph {
         if desc.usage.is_empty() {
             return Err(self.invalid_desc(&desc.id, "usage is empty".into()));
         }
-        let max = self.device.limits().max_texture_dimension_2d;
+        let limits = self.device.limits();
+        let max = limits.max_texture_dimension_2d;
         if desc.size.0 == 0 || desc.size.1 == 0 || desc.size.0 > max || desc.size.1 > max {
             return Err(self.invalid_desc(
                 &desc.id,
                 format!("size {:?} must be within 1..={max}", desc.size),
             ));
+        }
+        let full_chain = 32 - desc.size.0.max(desc.size.1).leading_zeros();
+        if desc.mip_level_count == 0 || desc.mip_level_count > full_chain {
+            return Err(self.invalid_desc(
+                &desc.id,
+                format!(
+                    "mip level count {} must be within 1..={full_chain} for size {:?}",
+                    desc.mip_level_count, desc.size
+                ),
+            ));
+        }
+        if desc.layers == 0 || desc.layers > limits.max_texture_array_layers {
+            return Err(self.invalid_desc(
+                &desc.id,
+                format!(
+                    "layer count {} must be within 1..={}",
+                    desc.layers, limits.max_texture_array_layers
+                ),
+            ));
+        }
+        if desc.sample_count != 1 {
+            let flags = desc
+                .format
+                .guaranteed_format_features(self.device.features())
+                .flags;
+            let supported = flags.sample_count_supported(desc.sample_count);
+            let misuse = desc.mip_level_count != 1
+                || desc.layers != 1
+                || !desc.usage.contains(wgpu::TextureUsages::RENDER_ATTACHMENT)
+                || desc.usage.contains(wgpu::TextureUsages::STORAGE_BINDING);
+            if !supported || misuse {
+                return Err(self.invalid_desc(
+                    &desc.id,
+                    format!(
+                        "sample count {} needs a format that supports it ({:?}: {supported}), one mip, one layer and RENDER_ATTACHMENT without STORAGE_BINDING usage",
+                        desc.sample_count, desc.format
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -297,6 +353,17 @@ impl CommandGraph {
     /// The descriptor of a logical buffer.
     pub fn buffer_descriptor(&self, h: BufferHandle) -> Result<&BufferDescriptor, GraphError> {
         Ok(&self.entry(h, "buffer handle")?.desc)
+    }
+
+    /// The descriptor of a logical texture.
+    pub fn texture_descriptor(&self, h: TextureHandle) -> Result<&TextureDescriptor, GraphError> {
+        if h.graph != self.key {
+            return Err(GraphError::ForeignHandle {
+                graph: self.id.clone(),
+                what: "texture handle".into(),
+            });
+        }
+        Ok(&self.textures[h.index as usize].desc)
     }
 
     /// Whether a buffer is imported or transient.
@@ -420,7 +487,7 @@ impl CommandGraph {
         Ok(&self.entry(h, "buffer handle")?.desc.id)
     }
 
-    fn check_node(&self, id: &str, uses: &[ResourceUse]) -> Result<(), GraphError> {
+    pub(crate) fn check_node(&self, id: &str, uses: &[ResourceUse]) -> Result<(), GraphError> {
         if self.node_ids.contains(id) {
             return Err(GraphError::DuplicateId {
                 graph: self.id.clone(),
@@ -473,6 +540,7 @@ impl CommandGraph {
         self.nodes.push(NodeEntry {
             id: node.id,
             uses: node.uses,
+            attachments: Vec::new(),
             depends_on: node.depends_on,
             compile: NodeCompileFn::Compute(node.compile),
         });
@@ -509,22 +577,21 @@ impl CommandGraph {
         crate::cache::DeviceCache::for_device(&self.device)
     }
 
-    /// Adds a render node; its color target is used as `RenderTarget` in addition to `uses`.
+    /// Adds a render node; its color target (mip 0, layer 0) is used as `RenderTarget` in
+    /// addition to `uses`. [`Self::add_render_pass_node`] takes depth, resolve and several
+    /// color attachments.
     pub fn add_render_node(&mut self, node: RenderNode) -> Result<(), GraphError> {
-        let mut uses = node.uses;
-        uses.push(ResourceUse::Texture(
-            node.color_target,
-            TextureAccess::RenderTarget,
-        ));
-        self.check_node(&node.id, &uses)?;
-        self.node_ids.insert(node.id.clone());
-        self.nodes.push(NodeEntry {
+        self.add_render_pass_node(crate::attachment::RenderPassNode {
             id: node.id,
-            uses,
+            color: vec![crate::attachment::ColorAttachment::new(
+                node.color_target,
+                node.load,
+            )],
+            depth_stencil: None,
+            uses: node.uses,
             depends_on: node.depends_on,
-            compile: NodeCompileFn::Render(node.compile, node.color_target, node.load),
-        });
-        Ok(())
+            compile: node.compile,
+        })
     }
 
     /// Adds a copy node (recorded on the encoder between passes).
@@ -534,6 +601,7 @@ impl CommandGraph {
         self.nodes.push(NodeEntry {
             id: node.id,
             uses: node.uses,
+            attachments: Vec::new(),
             depends_on: node.depends_on,
             compile: NodeCompileFn::Copy(node.compile),
         });

@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+mod attachment;
 pub mod cache;
 mod compiled;
 pub mod context;
@@ -24,6 +25,9 @@ mod profile;
 mod resource;
 mod view;
 
+pub use attachment::{
+    AspectOps, ColorAttachment, DepthStencilAttachment, RenderPassNode, Subresource,
+};
 pub use cache::{CacheStats, CachedPipeline, DeviceCache, PipelineDescriptor};
 pub use compiled::{CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, GraphStats};
 pub use context::{Capabilities, ContextError, ContextOptions, GpuContext};

@@ -150,26 +150,46 @@ impl CompiledGraph {
                         node_id: &node.id,
                         resolver: parts.resolver(&node.declared),
                     };
-                    let Executable::Render(exec, view, load) = &mut node.exec else {
+                    let Executable::Render(exec, views) = &mut node.exec else {
                         unreachable!()
                     };
-                    let load = match *load {
-                        ColorLoad::Clear(c) => wgpu::LoadOp::Clear(c),
-                        ColorLoad::Load => wgpu::LoadOp::Load,
-                    };
+                    let color: Vec<Option<wgpu::RenderPassColorAttachment<'_>>> = views
+                        .color
+                        .iter()
+                        .map(|(view, resolve, load, store)| {
+                            Some(wgpu::RenderPassColorAttachment {
+                                view,
+                                depth_slice: None,
+                                resolve_target: resolve.as_ref(),
+                                ops: wgpu::Operations {
+                                    load: match *load {
+                                        ColorLoad::Clear(c) => wgpu::LoadOp::Clear(c),
+                                        ColorLoad::Load => wgpu::LoadOp::Load,
+                                    },
+                                    store: store_op(*store),
+                                },
+                            })
+                        })
+                        .collect();
+                    let depth_stencil_attachment =
+                        views.depth_stencil.as_ref().map(|(view, d)| {
+                            wgpu::RenderPassDepthStencilAttachment {
+                                view,
+                                depth_ops: d.depth.map(|o| wgpu::Operations {
+                                    load: o.clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
+                                    store: store_op(o.store),
+                                }),
+                                stencil_ops: d.stencil.map(|o| wgpu::Operations {
+                                    load: o.clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
+                                    store: store_op(o.store),
+                                }),
+                            }
+                        });
                     let timestamp_writes = profiler.as_ref().map(|p| p.render_writes(i));
                     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                         label: Some(&node.id),
-                        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                            view,
-                            depth_slice: None,
-                            resolve_target: None,
-                            ops: wgpu::Operations {
-                                load,
-                                store: wgpu::StoreOp::Store,
-                            },
-                        })],
-                        depth_stencil_attachment: None,
+                        color_attachments: &color,
+                        depth_stencil_attachment,
                         timestamp_writes,
                         occlusion_query_set: None,
                         multiview_mask: None,
@@ -207,6 +227,14 @@ impl CompiledGraph {
             p.resolve(encoder);
         }
         Ok(report)
+    }
+}
+
+fn store_op(store: bool) -> wgpu::StoreOp {
+    if store {
+        wgpu::StoreOp::Store
+    } else {
+        wgpu::StoreOp::Discard
     }
 }
 
