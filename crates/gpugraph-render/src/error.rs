@@ -1,0 +1,125 @@
+//! [`RenderError`]: what the render crate rejects, naming the object and the numbers.
+
+use gpugraph_command::GraphError;
+use gpugraph_gpgpu::AlgorithmError;
+use gpugraph_tables::TableError;
+
+/// Error of a render-side declaration or resource.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A borrowed buffer lacks usage flags the draw records need.
+    #[error("draw buffer {label}: created with usage {actual:?}, needs {missing:?} as well")]
+    DrawBufferUsage {
+        /// Label of the draw command buffer.
+        label: String,
+        /// Usage of the supplied buffer.
+        actual: wgpu::BufferUsages,
+        /// Missing flags.
+        missing: wgpu::BufferUsages,
+    },
+    /// Records do not fit in the borrowed buffer, or the offset is not 4-byte aligned.
+    #[error("draw buffer {label}: {records} records of {record_bytes} bytes at byte {byte_offset} need {needed} bytes 4-aligned; the buffer has {size}")]
+    DrawBufferRange {
+        /// Label of the draw command buffer.
+        label: String,
+        /// Record count.
+        records: u32,
+        /// Bytes per record.
+        record_bytes: u64,
+        /// First record's byte offset.
+        byte_offset: u64,
+        /// Bytes the records need past the offset's start.
+        needed: u64,
+        /// Size of the buffer.
+        size: u64,
+    },
+    /// A record index past the record count.
+    #[error("draw buffer {label}: record {index} does not exist (it has {records})")]
+    NoSuchRecord {
+        /// Label of the draw command buffer.
+        label: String,
+        /// Requested record.
+        index: u32,
+        /// Record count.
+        records: u32,
+    },
+    /// A draw record of the wrong layout was written or encoded.
+    #[error("draw buffer {label}: holds {layout} records, not {requested}")]
+    WrongLayout {
+        /// Label of the draw command buffer.
+        label: String,
+        /// Layout the buffer holds.
+        layout: &'static str,
+        /// Layout the call needs.
+        requested: &'static str,
+    },
+    /// A view argument has the wrong format, stride or live count.
+    #[error("{workflow} {id}: {what} must be {expected}, got {actual}")]
+    UnsupportedView {
+        /// Workflow name.
+        workflow: &'static str,
+        /// Instance id.
+        id: String,
+        /// Which argument.
+        what: &'static str,
+        /// What is supported.
+        expected: &'static str,
+        /// What was given.
+        actual: String,
+    },
+    /// Two vectors read row for row have different chunk lengths.
+    #[error("{workflow} {id}: {what} chunk lengths {actual:?} differ from the bounds' {expected:?}")]
+    ChunkMismatch {
+        /// Workflow name.
+        workflow: &'static str,
+        /// Instance id.
+        id: String,
+        /// The argument whose chunks differ.
+        what: &'static str,
+        /// The bounds' chunk lengths.
+        expected: Vec<u64>,
+        /// The argument's chunk lengths.
+        actual: Vec<u64>,
+    },
+    /// A written view shares a buffer with an input of the same node.
+    #[error("{workflow} {id}: {what} shares buffer {buffer} with an input; it must be written alone")]
+    WritesAlone {
+        /// Workflow name.
+        workflow: &'static str,
+        /// Instance id.
+        id: String,
+        /// Which argument.
+        what: &'static str,
+        /// The shared buffer's id.
+        buffer: String,
+    },
+    /// More rows than stable uint32 IDs can name.
+    #[error("{workflow} {id}: {rows} rows exceed the {limit} that uint32 IDs can name")]
+    TooManyRows {
+        /// Workflow name.
+        workflow: &'static str,
+        /// Instance id.
+        id: String,
+        /// Rows given.
+        rows: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A render bundle recorded against one buffer met another at encode time.
+    #[error("render node {node}: its bundle was recorded against the compiled {what}; import overrides cannot reach a recorded bundle")]
+    BundleOverride {
+        /// Node id.
+        node: String,
+        /// Which buffer.
+        what: &'static str,
+    },
+    /// A graph declaration failed.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// An algorithm the workflow composes rejected its arguments.
+    #[error(transparent)]
+    Algorithm(#[from] AlgorithmError),
+    /// A table-layer range check failed.
+    #[error(transparent)]
+    Table(#[from] TableError),
+}
