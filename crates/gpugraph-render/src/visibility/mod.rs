@@ -211,8 +211,10 @@ impl VisibilityWorkflow {
     }
 
     /// Adds the cull dispatches and the compaction to `graph` after checking every view
-    /// (formats, chunk lengths, the mask written alone, the view buffer's size); nothing is
-    /// added when a check fails.
+    /// (formats, chunk lengths, written views sharing no buffer with what is read, the view
+    /// buffer's size); nothing is added when one of these checks fails. A device limit the
+    /// composed compaction hits is reported after the cull nodes were declared: drop the
+    /// graph then.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), RenderError> {
         let reference = lengths(self.bounds.primary());
         let total: u64 = reference.iter().sum();
@@ -263,16 +265,7 @@ impl VisibilityWorkflow {
         {
             add_inputs(v);
         }
-        if let Some(mask) = &self.mask {
-            if let Some(shared) = mask.buffers().into_iter().find(|b| inputs.contains(b)) {
-                return Err(RenderError::WritesAlone {
-                    workflow: WORKFLOW,
-                    id: self.id.clone(),
-                    what: "mask",
-                    buffer: graph.buffer_id(shared)?.to_string(),
-                });
-            }
-        }
+        self.check_outputs(graph, &inputs)?;
 
         let flags = match &self.mask {
             Some(m) => m.clone(),
@@ -362,6 +355,48 @@ impl VisibilityWorkflow {
             overflow: self.overflow,
         }
         .add_to_graph(graph)?;
+        Ok(())
+    }
+
+    /// The written views: formats, and no buffer shared with an input or between the
+    /// mask and the compaction's outputs (checked here so that a failure adds nothing).
+    fn check_outputs(
+        &self,
+        graph: &CommandGraph,
+        inputs: &[BufferHandle],
+    ) -> Result<(), RenderError> {
+        let u1 = "packed uint32 rows without a live count";
+        let one = "one packed uint32 row without a live count";
+        let capacity = lengths(&self.output);
+        self.check("output", &self.output, VectorFormat::Uint32, u1, &capacity)?;
+        for (what, v) in [("count", Some(self.count)), ("overflow", self.overflow)] {
+            if let Some(v) = v {
+                if v.format() != VectorFormat::Uint32 || v.len() != 1 || v.live_count().is_some() {
+                    return Err(self.unsupported(what, one, format!("{} rows of {}", v.len(), v.format())));
+                }
+            }
+        }
+        let mask: Vec<BufferHandle> = self.mask.iter().flat_map(|m| m.buffers()).collect();
+        let mut written: Vec<(&'static str, Vec<BufferHandle>)> = vec![("mask", mask.clone())];
+        written.push(("output", self.output.buffers()));
+        written.push(("count", vec![self.count.buffer()]));
+        if let Some(o) = self.overflow {
+            written.push(("overflow", vec![o.buffer()]));
+        }
+        for (what, buffers) in &written {
+            let mut read = inputs.to_vec();
+            if *what != "mask" {
+                read.extend(&mask);
+            }
+            if let Some(shared) = buffers.iter().find(|b| read.contains(b)) {
+                return Err(RenderError::WritesAlone {
+                    workflow: WORKFLOW,
+                    id: self.id.clone(),
+                    what,
+                    buffer: graph.buffer_id(*shared)?.to_string(),
+                });
+            }
+        }
         Ok(())
     }
 
