@@ -49,3 +49,9 @@ fn vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> Out {
 fn fs(in: Out) -> @location(0) vec4<f32> {
     return vec4<f32>(in.color, 1.0);
 }
+
+// The picking variant: ID + 1 into an r32uint target cleared to 0 (no object).
+@fragment
+fn fs_id(in: Out) -> @location(0) u32 {
+    return in.id + 1u;
+}

@@ -113,6 +113,18 @@ pub enum RenderError {
         /// Which buffer.
         what: &'static str,
     },
+    /// A pick outside the image (or on a scene built without picking: a 0×0 image).
+    #[error("pick at ({x}, {y}) is outside the {width}x{height} picking image")]
+    PickOutside {
+        /// Column.
+        x: u32,
+        /// Row.
+        y: u32,
+        /// Image width.
+        width: u32,
+        /// Image height.
+        height: u32,
+    },
     /// A graph declaration failed.
     #[error(transparent)]
     Graph(#[from] GraphError),

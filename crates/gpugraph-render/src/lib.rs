@@ -9,6 +9,8 @@
 //!   GPU-written count lands straight in an indirect record. View changes are uniform writes.
 //! * [`InstancedCubes`]: one render pass node drawing a cube per visible ID from a render
 //!   bundle recorded once; what it draws changes only through GPU-written buffers.
+//! * [`CullScene`]: GPU frustum culling end to end in one compiled graph (the `gpugraph
+//!   render cull` consumer).
 //! * [`camera`]: the few matrix helpers the workflow and the CLI need.
 //!
 //! Nothing here submits: everything records into the caller's graph or encoder.
@@ -19,9 +21,11 @@ pub mod camera;
 mod draw;
 mod error;
 mod mesh;
+pub mod scene;
 pub mod visibility;
 
 pub use draw::{DrawCommandBuffer, DrawLayout};
 pub use error::RenderError;
 pub use mesh::{CubeCamera, InstancedCubes};
+pub use scene::{CullScene, CullSceneOptions};
 pub use visibility::{Bounds, ViewParams, VisibilityWorkflow};

@@ -38,7 +38,9 @@ pub struct CubeCamera {
 /// [`InstancedCubes::INDEX_COUNT`] indices, first index 0, base vertex 0, first instance 0;
 /// its `instanceCount` is typically written by a [`crate::VisibilityWorkflow`]. Instance `i`
 /// draws ID `visible[i]`, whose sphere is `spheres[ID]`. The pipeline's formats and sample
-/// count are those of the attachments' graph textures.
+/// count are those of the attachments' graph textures. An `R32Uint` color target receives
+/// `ID + 1` per covered pixel (clear it to 0: no object) for picking; any other format a
+/// shaded color.
 pub struct InstancedCubes {
     /// Node id.
     pub id: String,
@@ -158,7 +160,11 @@ impl InstancedCubes {
                     },
                     fragment: Some(wgpu::FragmentState {
                         module: &module,
-                        entry_point: Some("fs"),
+                        entry_point: Some(if color_format == wgpu::TextureFormat::R32Uint {
+                            "fs_id"
+                        } else {
+                            "fs"
+                        }),
                         compilation_options: Default::default(),
                         targets: &[Some(color_format.into())],
                     }),
