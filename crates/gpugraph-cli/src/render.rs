@@ -83,7 +83,7 @@ pub fn run(cmd: RenderCommand) -> Result<()> {
 
 /// A random scene of `n` spheres with density independent of `n`, and LOD bands that drop
 /// the smallest instances first with distance. Returns (spheres, LOD bands, half extent).
-fn scene(n: u32, seed: u64) -> (Vec<[f32; 4]>, Vec<[f32; 2]>, f32) {
+pub fn random_scene(n: u32, seed: u64) -> (Vec<[f32; 4]>, Vec<[f32; 2]>, f32) {
     let mut rng = StdRng::seed_from_u64(seed);
     let extent = 3.0 * (n as f32).cbrt();
     let spheres: Vec<[f32; 4]> = (0..n)
@@ -125,13 +125,14 @@ fn cull(args: &CullArgs) -> Result<()> {
     }
     // The output's temporary exists before any GPU work: an unwritable path fails first.
     let out = PendingFile::new(&args.out, "PNG image")?;
-    let (spheres, lod, extent) = scene(args.instances, args.seed);
+    let (spheres, lod, extent) = random_scene(args.instances, args.seed);
     let gpu = Gpu::open()?;
     let options = CullSceneOptions {
         width: args.width,
         height: args.height,
         msaa: args.msaa,
         picking: args.pick.is_some(),
+        readback: true,
     };
     let mut scene = CullScene::new(gpu.device(), gpu.queue(), &spheres, Some(&lod), options)
         .context("building the culling scene")?;
@@ -173,7 +174,10 @@ fn cull(args: &CullArgs) -> Result<()> {
             gpu_ms,
         });
     }
-    let words = gpu.read_u32(scene.image_buffer())?;
+    let image = scene
+        .image_buffer()
+        .context("the scene was built with image readback")?;
+    let words = gpu.read_u32(image)?;
     let bytes: &[u8] = bytemuck::cast_slice(&words);
     let row = padded_bytes_per_row(args.width) as usize;
     let mut rgba = Vec::with_capacity((args.width * args.height * 4) as usize);

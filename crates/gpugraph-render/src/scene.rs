@@ -34,6 +34,9 @@ pub struct CullSceneOptions {
     pub msaa: u32,
     /// Whether an ID pass and a one-texel copy serve [`CullScene::set_pick`].
     pub picking: bool,
+    /// Whether every encode copies the image into [`CullScene::image_buffer`] (benchmarks
+    /// leave it off and time culling and drawing alone).
+    pub readback: bool,
 }
 
 /// Bytes per image row in [`CullScene::image_buffer`] (copies need 256-byte row pitches).
@@ -48,7 +51,7 @@ pub struct CullScene {
     camera: wgpu::Buffer,
     selection: wgpu::Buffer,
     draw: DrawCommandBuffer,
-    image: wgpu::Buffer,
+    image: Option<wgpu::Buffer>,
     pick: Option<(wgpu::Buffer, Arc<Mutex<(u32, u32)>>)>,
     options: CullSceneOptions,
     instances: u32,
@@ -165,34 +168,39 @@ impl CullScene {
             record: 0,
         }
         .add_to_graph(&mut g)?;
-        let image = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("image readback"),
-            size: u64::from(padded_bytes_per_row(w)) * u64::from(h),
-            usage: U::MAP_READ | U::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let image_h = import(&mut g, "image-readback", &image)?;
-        let row = padded_bytes_per_row(w);
-        g.add_copy_node(CopyNode::new(
-            "read-image",
-            vec![ResourceUse::texture(resolved, TextureAccess::CopySrc), ResourceUse::copy_dst(image_h)],
-            move |_| {
-                Ok(copy_fn(move |enc, ec| {
-                    enc.copy_texture_to_buffer(
-                        ec.texture(resolved).as_image_copy(),
-                        wgpu::TexelCopyBufferInfo {
-                            buffer: ec.buffer(image_h),
-                            layout: wgpu::TexelCopyBufferLayout {
-                                offset: 0,
-                                bytes_per_row: Some(row),
-                                rows_per_image: Some(h),
+        let image = if options.readback {
+            let image = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("image readback"),
+                size: u64::from(padded_bytes_per_row(w)) * u64::from(h),
+                usage: U::MAP_READ | U::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let image_h = import(&mut g, "image-readback", &image)?;
+            let row = padded_bytes_per_row(w);
+            g.add_copy_node(CopyNode::new(
+                "read-image",
+                vec![ResourceUse::texture(resolved, TextureAccess::CopySrc), ResourceUse::copy_dst(image_h)],
+                move |_| {
+                    Ok(copy_fn(move |enc, ec| {
+                        enc.copy_texture_to_buffer(
+                            ec.texture(resolved).as_image_copy(),
+                            wgpu::TexelCopyBufferInfo {
+                                buffer: ec.buffer(image_h),
+                                layout: wgpu::TexelCopyBufferLayout {
+                                    offset: 0,
+                                    bytes_per_row: Some(row),
+                                    rows_per_image: Some(h),
+                                },
                             },
-                        },
-                        wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
-                    );
-                }))
-            },
-        ))?;
+                            wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
+                        );
+                    }))
+                },
+            ))?;
+            Some(image)
+        } else {
+            None
+        };
 
         let pick = if options.picking {
             let ids = g.create_texture(TextureDescriptor::new("pick-ids", (w, h), F::R32Uint, ra | T::COPY_SRC))?;
@@ -261,13 +269,20 @@ impl CullScene {
         })
     }
 
-    /// Points the camera from `eye` at `target` (y up): writes the view and camera uniforms.
-    pub fn set_camera(&self, queue: &wgpu::Queue, eye: [f32; 3], target: [f32; 3]) {
+    /// The view-projection matrix of a camera at `eye` looking at `target` (y up), with the
+    /// scene's field of view (60°), aspect ratio and depth range (0.5 .. 400).
+    pub fn view_projection(&self, eye: [f32; 3], target: [f32; 3]) -> crate::camera::Mat4 {
         let aspect = self.options.width as f32 / self.options.height as f32;
-        let vp = mul(
+        mul(
             &perspective(FOVY_DEGREES.to_radians(), aspect, NEAR, FAR),
             &look_at(eye, target, [0.0, 1.0, 0.0]),
-        );
+        )
+    }
+
+    /// Points the camera from `eye` at `target` (y up): writes the view and camera uniforms
+    /// (the view the workflow reads is `ViewParams::new(&self.view_projection(..), eye)`).
+    pub fn set_camera(&self, queue: &wgpu::Queue, eye: [f32; 3], target: [f32; 3]) {
+        let vp = self.view_projection(eye, target);
         queue.write_buffer(&self.view, 0, bytemuck::bytes_of(&ViewParams::new(&vp, eye)));
         let camera = CubeCamera {
             view_projection: vp,
@@ -322,9 +337,16 @@ impl CullScene {
         &mut self.compiled
     }
 
-    /// The mappable buffer the image lands in: RGBA8 rows of [`padded_bytes_per_row`] bytes.
-    pub fn image_buffer(&self) -> &wgpu::Buffer {
-        &self.image
+    /// The mappable buffer the image lands in: RGBA8 rows of [`padded_bytes_per_row`] bytes
+    /// (`None` without [`CullSceneOptions::readback`]).
+    pub fn image_buffer(&self) -> Option<&wgpu::Buffer> {
+        self.image.as_ref()
+    }
+
+    /// The compiled graph alone (its imports stay alive with it), for callers that encode it
+    /// themselves once the uniforms are written.
+    pub fn into_graph(self) -> CompiledGraph {
+        self.compiled
     }
 
     /// The mappable buffer whose first word is the picked pixel's `ID + 1` (0: background).

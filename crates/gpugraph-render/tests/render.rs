@@ -43,7 +43,7 @@ fn frame(ctx: &GpuContext, scene: &mut CullScene) -> (usize, u32, u32) {
     scene.encode(&mut enc, false).unwrap();
     ctx.queue.submit([enc.finish()]);
     let o = scene.options();
-    let image = map(ctx, scene.image_buffer());
+    let image = map(ctx, scene.image_buffer().unwrap());
     let row = padded_bytes_per_row(o.width) as usize;
     let background = &image[0..4];
     let mut covered = 0;
@@ -67,6 +67,7 @@ fn gpu_written_counts_alone_change_the_rendered_image() {
             height: 64,
             msaa,
             picking: true,
+            readback: true,
         };
         let mut scene = CullScene::new(&ctx.device, &ctx.queue, &spheres(), None, options).unwrap();
         scene.set_camera(&ctx.queue, EYE, [0.0, 0.0, 0.0]);
@@ -108,6 +109,7 @@ fn picking_outside_the_image_is_a_named_error() {
         height: 16,
         msaa: 1,
         picking: true,
+        readback: true,
     };
     let scene = CullScene::new(&ctx.device, &ctx.queue, &spheres(), None, options).unwrap();
     let e = scene.set_pick(32, 0).unwrap_err();
