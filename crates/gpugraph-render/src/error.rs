@@ -125,6 +125,65 @@ pub enum RenderError {
         /// Image height.
         height: u32,
     },
+    /// Every slot of a readback ring is held by a live ticket.
+    #[error("readback ring {label}: all {slots} slots are held; read or cancel a ticket first")]
+    RingExhausted {
+        /// Ring label.
+        label: String,
+        /// Slots in the ring.
+        slots: usize,
+    },
+    /// The ring was destroyed.
+    #[error("readback ring {label} was destroyed")]
+    RingDestroyed {
+        /// Ring label.
+        label: String,
+    },
+    /// A ticket that was already read or cancelled (its slot may serve another ticket).
+    #[error("readback ring {label}: the ticket of slot {slot} was already read or cancelled")]
+    StaleTicket {
+        /// Ring label.
+        label: String,
+        /// Slot index.
+        slot: usize,
+    },
+    /// A ticket operation out of order (map before copy, read before the map finished).
+    #[error("readback ring {label}: slot {slot} is {state}; this needs {needed}")]
+    TicketState {
+        /// Ring label.
+        label: String,
+        /// Slot index.
+        slot: usize,
+        /// Where the ticket stands.
+        state: &'static str,
+        /// What the operation needs.
+        needed: &'static str,
+    },
+    /// A map failed (device lost or destroyed), or the application marked the device lost.
+    #[error("readback ring {label}: slot {slot}: readback failed: {message}")]
+    ReadbackFailed {
+        /// Ring label.
+        label: String,
+        /// Slot index (`usize::MAX`: the whole ring).
+        slot: usize,
+        /// wgpu's or the application's message.
+        message: String,
+    },
+    /// A copy that does not fit the slot or the source, is unaligned, or whose source lacks
+    /// `COPY_SRC`.
+    #[error("readback ring {label}: copy of {bytes} bytes at {offset} does not fit a {slot_bytes}-byte slot and a {source_bytes}-byte COPY_SRC source with 4-byte alignment")]
+    ReadbackRange {
+        /// Ring label.
+        label: String,
+        /// Source offset.
+        offset: u64,
+        /// Bytes to copy.
+        bytes: u64,
+        /// Bytes per slot.
+        slot_bytes: u64,
+        /// Source size.
+        source_bytes: u64,
+    },
     /// A graph declaration failed.
     #[error(transparent)]
     Graph(#[from] GraphError),

@@ -11,6 +11,8 @@
 //!   bundle recorded once; what it draws changes only through GPU-written buffers.
 //! * [`CullScene`]: GPU frustum culling end to end in one compiled graph (the `gpugraph
 //!   render cull` consumer).
+//! * [`ReadbackRing`]: reusable staging slots for asynchronous readback that never reuse a
+//!   mapped buffer, never submit and wait only when asked.
 //! * [`camera`]: the few matrix helpers the workflow and the CLI need.
 //!
 //! Nothing here submits: everything records into the caller's graph or encoder.
@@ -21,11 +23,13 @@ pub mod camera;
 mod draw;
 mod error;
 mod mesh;
+mod readback;
 pub mod scene;
 pub mod visibility;
 
 pub use draw::{DrawCommandBuffer, DrawLayout};
 pub use error::RenderError;
 pub use mesh::{CubeCamera, InstancedCubes};
+pub use readback::{ReadbackRing, ReadbackTicket, TicketStatus};
 pub use scene::{CullScene, CullSceneOptions};
 pub use visibility::{Bounds, ViewParams, VisibilityWorkflow};
