@@ -216,7 +216,7 @@ fn cull(args: &CullArgs) -> Result<()> {
             .map_or("n/a (no timestamp queries)".into(), |g| format!("{g:.3} ms")),
     );
     if let (Some((x, y)), Some(word)) = (args.pick, picked) {
-        match word.checked_sub(1) {
+        match (word != gpugraph_render::NO_OBJECT).then_some(word) {
             Some(id) => {
                 let s = spheres[id as usize];
                 println!(

@@ -77,7 +77,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let camera = CubeCamera {
         view_projection,
         capacity: instances,
-        pad: [0; 3],
+        batch: 0,
+        pad: [0; 2],
     };
     let camera_data = GpuData::upload(&ctx, &[camera], f4, BufferUsages::UNIFORM)?;
     let draw = DrawCommandBuffer::create(&ctx.device, "draws", DrawLayout::DrawIndexed, 1);

@@ -5,9 +5,9 @@
 struct Camera {
     view_projection: mat4x4<f32>,
     capacity: u32,
+    batch: u32,
     pad0: u32,
     pad1: u32,
-    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> camera: Camera;
@@ -50,8 +50,8 @@ fn fs(in: Out) -> @location(0) vec4<f32> {
     return vec4<f32>(in.color, 1.0);
 }
 
-// The picking variant: ID + 1 into an r32uint target cleared to 0 (no object).
+// The picking variant: (object ID, batch ID) into an IndexPickingTarget (rg32uint).
 @fragment
-fn fs_id(in: Out) -> @location(0) u32 {
-    return in.id + 1u;
+fn fs_pick(in: Out) -> @location(0) vec2<u32> {
+    return vec2<u32>(in.id, camera.batch);
 }

@@ -11,6 +11,8 @@
 //!   bundle recorded once; what it draws changes only through GPU-written buffers.
 //! * [`CullScene`]: GPU frustum culling end to end in one compiled graph (the `gpugraph
 //!   render cull` consumer).
+//! * [`IndexPickingTarget`]: object and batch IDs per pixel, read at one pixel or collected
+//!   over a region into caller-sized storage (count and overflow on the GPU).
 //! * [`ReadbackRing`]: reusable staging slots for asynchronous readback that never reuse a
 //!   mapped buffer, never submit and wait only when asked.
 //! * [`camera`]: the few matrix helpers the workflow and the CLI need.
@@ -23,6 +25,7 @@ pub mod camera;
 mod draw;
 mod error;
 mod mesh;
+pub mod picking;
 mod readback;
 pub mod scene;
 pub mod visibility;
@@ -30,6 +33,7 @@ pub mod visibility;
 pub use draw::{DrawCommandBuffer, DrawLayout};
 pub use error::RenderError;
 pub use mesh::{CubeCamera, InstancedCubes};
+pub use picking::{IndexPickingTarget, PickRegion, PixelPick, RegionPick, NO_OBJECT};
 pub use readback::{ReadbackRing, ReadbackTicket, TicketStatus};
 pub use scene::{CullScene, CullSceneOptions};
 pub use visibility::{Bounds, ViewParams, VisibilityWorkflow};

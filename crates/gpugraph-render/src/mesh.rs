@@ -28,8 +28,11 @@ pub struct CubeCamera {
     pub view_projection: [[f32; 4]; 4],
     /// Rows of the visible-ID view: instances at or past it are not drawn.
     pub capacity: u32,
+    /// Batch ID written next to each object ID by passes into an
+    /// [`crate::IndexPickingTarget`].
+    pub batch: u32,
     /// Padding to the WGSL struct's size.
-    pub pad: [u32; 3],
+    pub pad: [u32; 2],
 }
 
 /// Draws a cube inscribed in each visible instance's bounding sphere (see the module doc).
@@ -38,9 +41,9 @@ pub struct CubeCamera {
 /// [`InstancedCubes::INDEX_COUNT`] indices, first index 0, base vertex 0, first instance 0;
 /// its `instanceCount` is typically written by a [`crate::VisibilityWorkflow`]. Instance `i`
 /// draws ID `visible[i]`, whose sphere is `spheres[ID]`. The pipeline's formats and sample
-/// count are those of the attachments' graph textures. An `R32Uint` color target receives
-/// `ID + 1` per covered pixel (clear it to 0: no object) for picking; any other format a
-/// shaded color.
+/// count are those of the attachments' graph textures. An `Rg32Uint` color target (an
+/// [`crate::IndexPickingTarget`]) receives `(ID, camera.batch)` per covered pixel; any other
+/// format a shaded color.
 pub struct InstancedCubes {
     /// Node id.
     pub id: String,
@@ -160,8 +163,8 @@ impl InstancedCubes {
                     },
                     fragment: Some(wgpu::FragmentState {
                         module: &module,
-                        entry_point: Some(if color_format == wgpu::TextureFormat::R32Uint {
-                            "fs_id"
+                        entry_point: Some(if color_format == wgpu::TextureFormat::Rg32Uint {
+                            "fs_pick"
                         } else {
                             "fs"
                         }),

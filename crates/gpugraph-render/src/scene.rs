@@ -2,13 +2,12 @@
 //! GPU buffer → [`VisibilityWorkflow`] (frustum, selection, optional LOD) → visible IDs and the
 //! count straight into a `drawIndexed` record → [`InstancedCubes`] replaying one render bundle
 //! into a depth-tested (optionally multisampled and resolved) offscreen target → a copy of the
-//! image into a mappable buffer; optionally an ID pass and a one-texel copy for picking.
+//! image into a mappable buffer; optionally an ID pass into an [`IndexPickingTarget`] and a
+//! one-texel copy for picking.
 //!
 //! Per frame the caller only writes uniforms ([`CullScene::set_camera`]) or the selection
 //! ([`CullScene::set_selection`]) and encodes: nothing recompiles or re-records. The scene
 //! never submits; the caller maps [`CullScene::image_buffer`] after submitting.
-
-use std::sync::{Arc, Mutex};
 
 use gpugraph_command::{
     copy_fn, BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph, CompiledGraph, CopyNode,
@@ -21,7 +20,7 @@ use wgpu::{BufferUsages as U, TextureFormat as F, TextureUsages as T};
 use crate::camera::{look_at, mul, perspective};
 use crate::mesh::CubeCamera;
 use crate::{Bounds, DrawCommandBuffer, DrawLayout, InstancedCubes, RenderError, ViewParams};
-use crate::VisibilityWorkflow;
+use crate::{IndexPickingTarget, PixelPick, VisibilityWorkflow};
 
 /// Options of a [`CullScene`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +51,7 @@ pub struct CullScene {
     selection: wgpu::Buffer,
     draw: DrawCommandBuffer,
     image: Option<wgpu::Buffer>,
-    pick: Option<(wgpu::Buffer, Arc<Mutex<(u32, u32)>>)>,
+    pick: Option<(wgpu::Buffer, IndexPickingTarget, PixelPick)>,
     options: CullSceneOptions,
     instances: u32,
 }
@@ -203,12 +202,11 @@ impl CullScene {
         };
 
         let pick = if options.picking {
-            let ids = g.create_texture(TextureDescriptor::new("pick-ids", (w, h), F::R32Uint, ra | T::COPY_SRC))?;
-            let pick_depth = g.create_texture(TextureDescriptor::new("pick-depth", (w, h), F::Depth32Float, ra))?;
+            let target = IndexPickingTarget::create(&mut g, "pick-ids", (w, h))?;
             InstancedCubes {
                 id: "pick-cubes".into(),
-                color: ColorAttachment::new(ids, ColorLoad::Clear(wgpu::Color::TRANSPARENT)),
-                depth: Some(DepthStencilAttachment::cleared_depth(pick_depth, 1.0)),
+                color: target.color_attachment(),
+                depth: Some(target.depth_attachment()),
                 camera: camera_h,
                 spheres: spheres_v,
                 visible,
@@ -224,35 +222,8 @@ impl CullScene {
                 mapped_at_creation: false,
             });
             let out_h = import(&mut g, "pick-readback", &out)?;
-            let at = Arc::new(Mutex::new((0u32, 0u32)));
-            let at_node = at.clone();
-            g.add_copy_node(CopyNode::new(
-                "read-pick",
-                vec![ResourceUse::texture(ids, TextureAccess::CopySrc), ResourceUse::copy_dst(out_h)],
-                move |_| {
-                    Ok(copy_fn(move |enc, ec| {
-                        let (x, y) = *at_node.lock().unwrap_or_else(|p| p.into_inner());
-                        enc.copy_texture_to_buffer(
-                            wgpu::TexelCopyTextureInfo {
-                                texture: ec.texture(ids),
-                                mip_level: 0,
-                                origin: wgpu::Origin3d { x, y, z: 0 },
-                                aspect: wgpu::TextureAspect::All,
-                            },
-                            wgpu::TexelCopyBufferInfo {
-                                buffer: ec.buffer(out_h),
-                                layout: wgpu::TexelCopyBufferLayout {
-                                    offset: 0,
-                                    bytes_per_row: None,
-                                    rows_per_image: None,
-                                },
-                            },
-                            wgpu::Extent3d { width: 1, height: 1, depth_or_array_layers: 1 },
-                        );
-                    }))
-                },
-            ))?;
-            Some((out, at))
+            let at = target.add_pixel_copy(&mut g, "read-pick", out_h)?;
+            Some((out, target, at))
         } else {
             None
         };
@@ -308,17 +279,17 @@ impl CullScene {
         Ok(())
     }
 
-    /// Which pixel the next encodes copy into [`Self::pick_buffer`] (`ID + 1`, 0 = nothing).
+    /// Which pixel the next encodes copy into [`Self::pick_buffer`].
     pub fn set_pick(&self, x: u32, y: u32) -> Result<(), RenderError> {
-        let (w, h) = (self.options.width, self.options.height);
-        let Some((_, at)) = &self.pick else {
-            return Err(RenderError::PickOutside { x, y, width: 0, height: 0 });
-        };
-        if x >= w || y >= h {
-            return Err(RenderError::PickOutside { x, y, width: w, height: h });
+        match &self.pick {
+            Some((_, target, at)) => target.set_pixel(at, x, y),
+            None => Err(RenderError::PickOutside {
+                x,
+                y,
+                width: 0,
+                height: 0,
+            }),
         }
-        *at.lock().unwrap_or_else(|p| p.into_inner()) = (x, y);
-        Ok(())
     }
 
     /// Records one frame into `encoder` (optionally with per-node timestamps).
@@ -349,9 +320,10 @@ impl CullScene {
         self.compiled
     }
 
-    /// The mappable buffer whose first word is the picked pixel's `ID + 1` (0: background).
+    /// The mappable buffer whose first two words are the picked pixel's object and batch IDs
+    /// ([`crate::NO_OBJECT`]: background).
     pub fn pick_buffer(&self) -> Option<&wgpu::Buffer> {
-        self.pick.as_ref().map(|(b, _)| b)
+        self.pick.as_ref().map(|(b, _, _)| b)
     }
 
     /// The draw record whose `instanceCount` the workflow writes.
@@ -374,7 +346,8 @@ impl CubeCamera {
         Self {
             view_projection: identity(),
             capacity,
-            pad: [0; 3],
+            batch: 0,
+            pad: [0; 2],
         }
     }
 }
