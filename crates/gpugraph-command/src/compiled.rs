@@ -67,6 +67,16 @@ pub struct EncodeOptions<'a> {
     pub profile: bool,
 }
 
+/// The frame textures of one [`CompiledGraph::encode_frame`]: every frame texture of the
+/// graph with this encoding's texture, under one frame ID that must exceed the previous one.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameTextures<'a> {
+    /// Strictly increasing per compiled graph.
+    pub frame_id: u64,
+    /// `(handle from import_frame_texture, this frame's texture)`, each frame texture once.
+    pub textures: &'a [(crate::TextureHandle, &'a wgpu::Texture)],
+}
+
 /// What one encode recorded.
 #[derive(Clone, Debug, Default)]
 pub struct EncodeReport {
@@ -84,8 +94,12 @@ enum Executable {
     Copy(Box<dyn CopyExecutable>),
 }
 
-/// The views and operations of one render pass node, created at compile time.
+/// The views and operations of one render pass node, created at compile time (and again at
+/// encode time for attachments that are frame textures).
 struct PassViews {
+    layout: PassLayout,
+    /// Whether an attachment is a frame texture (its views change every frame).
+    uses_frame: bool,
     /// (view, resolve view, load, store) per color attachment.
     color: Vec<(wgpu::TextureView, Option<wgpu::TextureView>, ColorLoad, bool)>,
     depth_stencil: Option<(wgpu::TextureView, DepthStencilAttachment)>,
@@ -118,6 +132,12 @@ pub struct CompiledGraph {
     physical: Vec<wgpu::Buffer>,
     textures: Vec<wgpu::Texture>,
     owned_textures: Vec<wgpu::Texture>,
+    /// Per logical texture: imported per frame ([`CommandGraph::import_frame_texture`]).
+    frame_flags: Vec<bool>,
+    /// Per logical texture: its descriptor (frame textures are checked against it).
+    texture_descs: Vec<crate::TextureDescriptor>,
+    /// The frame ID of the last `encode_frame`.
+    last_frame: Option<u64>,
     nodes: Vec<CompiledNode>,
     edges: Vec<DependencyEdge>,
     stats: GraphStats,
@@ -268,7 +288,7 @@ impl CompiledGraph {
             }
         }
         let owned_index: Vec<usize> = (0..graph.textures.len())
-            .filter(|&i| graph.textures[i].import.is_none())
+            .filter(|&i| graph.textures[i].import.is_none() && !graph.textures[i].frame)
             .collect();
         let texture_requests: Vec<plan::TextureRequest> = owned_index
             .iter()
@@ -301,12 +321,20 @@ impl CompiledGraph {
                 device.create_texture(&desc)
             })
             .collect();
+        // Frame textures compile against a placeholder of their shape (views of attachments;
+        // nodes may not resolve them at compile time), replaced on every encode_frame.
+        let mut placeholders: Vec<wgpu::Texture> = Vec::new();
         let textures: Vec<wgpu::Texture> = graph
             .textures
             .iter()
             .enumerate()
             .map(|(i, t)| match &t.import {
                 Some(tex) => tex.clone(),
+                None if t.frame => {
+                    let tex = device.create_texture(&t.desc.wgpu_descriptor());
+                    placeholders.push(tex.clone());
+                    tex
+                }
                 None => {
                     let t = owned_index
                         .iter()
@@ -364,6 +392,10 @@ impl CompiledGraph {
             .collect();
 
         let texture_ids = graph.textures.iter().map(|t| t.desc.id.clone()).collect();
+        let frame_flags: Vec<bool> = graph.textures.iter().map(|t| t.frame).collect();
+        let texture_descs = graph.textures.iter().map(|t| t.desc.clone()).collect();
+        let mut owned_textures = owned_textures;
+        owned_textures.extend(placeholders);
         let CommandGraph {
             id,
             key,
@@ -385,6 +417,9 @@ impl CompiledGraph {
             physical,
             textures,
             owned_textures,
+            frame_flags,
+            texture_descs,
+            last_frame: None,
             nodes: Vec::with_capacity(nodes.len()),
             edges: dependency_edges,
             stats,
@@ -425,6 +460,7 @@ impl CompiledGraph {
                 texture_ids: &self.texture_ids,
                 declared: &declared,
                 violation: Default::default(),
+                frame_textures: Some(&self.frame_flags),
             },
         };
         // Validation errors raised by the callback's wgpu calls become this node's error
@@ -459,19 +495,35 @@ impl CompiledGraph {
     }
 
     fn pass_views(&self, layout: &PassLayout) -> PassViews {
-        let view = |at: crate::attachment::Subresource| {
-            subresource_view(&self.textures[at.texture.index as usize], at)
-        };
-        PassViews {
+        pass_views(&self.textures, &self.frame_flags, layout)
+    }
+}
+
+/// The views of `layout`'s attachments over `textures`.
+fn pass_views(textures: &[wgpu::Texture], frame_flags: &[bool], layout: &PassLayout) -> PassViews {
+    let view = |at: crate::attachment::Subresource| {
+        subresource_view(&textures[at.texture.index as usize], at)
+    };
+    let uses_frame = layout
+        .color
+        .iter()
+        .flat_map(|c| [Some(c.target), c.resolve])
+        .flatten()
+        .chain(layout.depth_stencil.map(|d| d.target))
+        .any(|at| frame_flags[at.texture.index as usize]);
+    PassViews {
+            layout: layout.clone(),
+            uses_frame,
             color: layout
                 .color
                 .iter()
                 .map(|c| (view(c.target), c.resolve.map(view), c.load, c.store))
                 .collect(),
-            depth_stencil: layout.depth_stencil.map(|d| (view(d.target), d)),
-        }
+        depth_stencil: layout.depth_stencil.map(|d| (view(d.target), d)),
     }
+}
 
+impl CompiledGraph {
     /// The graph id.
     pub fn id(&self) -> &str {
         &self.id

@@ -251,6 +251,43 @@ pub enum GraphError {
         /// The second use, spelled.
         second: &'static str,
     },
+    /// A frame ID not above the previous encoding's.
+    #[error("graph {graph}: frame {frame} is stale; the last encoded frame was {last}")]
+    StaleFrame {
+        /// Graph id.
+        graph: String,
+        /// The supplied frame ID.
+        frame: u64,
+        /// The last encoded frame ID.
+        last: u64,
+    },
+    /// An encoding without a texture for one of the graph's frame textures (or a plain
+    /// `encode` of a graph that has frame textures).
+    #[error("graph {graph}: frame texture {texture} was not supplied for this encoding")]
+    MissingFrameTexture {
+        /// Graph id.
+        graph: String,
+        /// Texture id.
+        texture: String,
+    },
+    /// A texture supplied for an encoding under a handle that is not a frame texture.
+    #[error("graph {graph}: texture {texture} is not a frame texture (import_frame_texture)")]
+    NotAFrameTexture {
+        /// Graph id.
+        graph: String,
+        /// Texture id.
+        texture: String,
+    },
+    /// A node resolved a frame texture while compiling, when no frame's texture exists.
+    #[error("graph {graph}: node {node} resolved frame texture {texture} at compile time; frame textures exist only per encoding")]
+    FrameTextureAtCompile {
+        /// Graph id.
+        graph: String,
+        /// Node id.
+        node: String,
+        /// Texture id.
+        texture: String,
+    },
 }
 
 pub(crate) fn buffer_access_name(a: BufferAccess) -> &'static str {

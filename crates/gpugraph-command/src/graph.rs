@@ -31,6 +31,8 @@ pub(crate) struct BufferEntry {
 pub(crate) struct TextureEntry {
     pub(crate) desc: TextureDescriptor,
     pub(crate) import: Option<wgpu::Texture>,
+    /// Imported per encoding with a frame ID ([`CommandGraph::import_frame_texture`]).
+    pub(crate) frame: bool,
 }
 
 pub(crate) enum NodeCompileFn {
@@ -264,6 +266,7 @@ impl CommandGraph {
         self.textures.push(TextureEntry {
             desc,
             import: Some(texture.clone()),
+            frame: false,
         });
         Ok(TextureHandle {
             graph: self.key,
@@ -278,7 +281,35 @@ impl CommandGraph {
     pub fn create_texture(&mut self, desc: TextureDescriptor) -> Result<TextureHandle, GraphError> {
         self.check_texture_desc(&desc)?;
         self.resource_ids.insert(desc.id.clone());
-        self.textures.push(TextureEntry { desc, import: None });
+        self.textures.push(TextureEntry {
+            desc,
+            import: None,
+            frame: false,
+        });
+        Ok(TextureHandle {
+            graph: self.key,
+            index: (self.textures.len() - 1) as u32,
+        })
+    }
+
+    /// Declares a frame texture: a caller-acquired texture (a swapchain image, a history
+    /// slot) supplied anew to every [`crate::CompiledGraph::encode_frame`] with one strictly
+    /// increasing frame ID, and checked there against `desc`. The graph orders its uses like
+    /// any texture's but never acquires, presents or destroys it. Nodes use it as a render
+    /// attachment or resolve it at encode time ([`crate::EncodeContext::texture`]); resolving
+    /// it at compile time fails the node ([`GraphError::FrameTextureAtCompile`]): nothing
+    /// built then could follow the next frame's texture.
+    pub fn import_frame_texture(
+        &mut self,
+        desc: TextureDescriptor,
+    ) -> Result<TextureHandle, GraphError> {
+        self.check_texture_desc(&desc)?;
+        self.resource_ids.insert(desc.id.clone());
+        self.textures.push(TextureEntry {
+            desc,
+            import: None,
+            frame: true,
+        });
         Ok(TextureHandle {
             graph: self.key,
             index: (self.textures.len() - 1) as u32,

@@ -29,7 +29,9 @@ pub use attachment::{
     AspectOps, ColorAttachment, DepthStencilAttachment, RenderPassNode, Subresource,
 };
 pub use cache::{CacheStats, CachedPipeline, DeviceCache, PipelineDescriptor};
-pub use compiled::{CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, GraphStats};
+pub use compiled::{
+    CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, FrameTextures, GraphStats,
+};
 pub use context::{Capabilities, ContextError, ContextOptions, GpuContext};
 pub use dispatch::{Access, Binding, DispatchNode, Grid, Resource, ShaderSource};
 pub use error::GraphError;

@@ -184,6 +184,36 @@ pub enum RenderError {
         /// Source size.
         source_bytes: u64,
     },
+    /// A texture history shorter than 2 frames.
+    #[error("texture history {label}: needs at least 2 frames, got {length}")]
+    HistoryLength {
+        /// History label.
+        label: String,
+        /// Requested length.
+        length: usize,
+    },
+    /// A frame ID not above the history's last one.
+    #[error("texture history {label}: frame {frame} is stale; the last frame was {last}")]
+    StaleHistoryFrame {
+        /// History label.
+        label: String,
+        /// Supplied frame ID.
+        frame: u64,
+        /// Last frame ID.
+        last: u64,
+    },
+    /// The current frame of a history before its first frame.
+    #[error("texture history {label}: no frame was started (advance first)")]
+    HistoryNotStarted {
+        /// History label.
+        label: String,
+    },
+    /// The history was destroyed.
+    #[error("texture history {label} was destroyed")]
+    HistoryDestroyed {
+        /// History label.
+        label: String,
+    },
     /// A graph declaration failed.
     #[error(transparent)]
     Graph(#[from] GraphError),

@@ -15,6 +15,8 @@
 //!   over a region into caller-sized storage (count and overflow on the GPU).
 //! * [`ReadbackRing`]: reusable staging slots for asynchronous readback that never reuse a
 //!   mapped buffer, never submit and wait only when asked.
+//! * [`TextureHistory`]: the last N frames of a texture with frame IDs, supplied to graphs as
+//!   frame textures.
 //! * [`camera`]: the few matrix helpers the workflow and the CLI need.
 //!
 //! Nothing here submits: everything records into the caller's graph or encoder.
@@ -24,6 +26,7 @@
 pub mod camera;
 mod draw;
 mod error;
+mod history;
 mod mesh;
 pub mod picking;
 mod readback;
@@ -32,6 +35,7 @@ pub mod visibility;
 
 pub use draw::{DrawCommandBuffer, DrawLayout};
 pub use error::RenderError;
+pub use history::TextureHistory;
 pub use mesh::{CubeCamera, InstancedCubes};
 pub use picking::{IndexPickingTarget, PickRegion, PixelPick, RegionPick, NO_OBJECT};
 pub use readback::{ReadbackRing, ReadbackTicket, TicketStatus};
