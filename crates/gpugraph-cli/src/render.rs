@@ -58,7 +58,9 @@ fn parse_msaa(s: &str) -> Result<u32, String> {
     match s.trim() {
         "1" => Ok(1),
         "4" => Ok(4),
-        other => Err(format!("'{other}' is not a supported sample count (1 or 4)")),
+        other => Err(format!(
+            "'{other}' is not a supported sample count (1 or 4)"
+        )),
     }
 }
 
@@ -213,7 +215,9 @@ fn cull(args: &CullArgs) -> Result<()> {
         args.msaa,
         ms(encodes[encodes.len() / 2]) * 1e3,
         gpus.get(gpus.len() / 2)
-            .map_or("n/a (no timestamp queries)".into(), |g| format!("{g:.3} ms")),
+            .map_or("n/a (no timestamp queries)".into(), |g| format!(
+                "{g:.3} ms"
+            )),
     );
     if let (Some((x, y)), Some(word)) = (args.pick, picked) {
         match (word != gpugraph_render::NO_OBJECT).then_some(word) {

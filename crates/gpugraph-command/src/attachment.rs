@@ -323,7 +323,11 @@ impl CommandGraph {
                 ));
             }
             aspect("depth aspect", f.has_depth_aspect(), ds.depth.is_some())?;
-            aspect("stencil aspect", f.has_stencil_aspect(), ds.stencil.is_some())?;
+            aspect(
+                "stencil aspect",
+                f.has_stencil_aspect(),
+                ds.stencil.is_some(),
+            )?;
         }
         // A subresource attached twice, or attached and also bound by this node.
         for (i, a) in attachments.iter().enumerate() {

@@ -101,7 +101,12 @@ struct PassViews {
     /// Whether an attachment is a frame texture (its views change every frame).
     uses_frame: bool,
     /// (view, resolve view, load, store) per color attachment.
-    color: Vec<(wgpu::TextureView, Option<wgpu::TextureView>, ColorLoad, bool)>,
+    color: Vec<(
+        wgpu::TextureView,
+        Option<wgpu::TextureView>,
+        ColorLoad,
+        bool,
+    )>,
     depth_stencil: Option<(wgpu::TextureView, DepthStencilAttachment)>,
 }
 
@@ -170,9 +175,8 @@ fn plan_nodes(graph: &CommandGraph) -> Vec<PlanNode> {
                     ResourceUse::Buffer(h, _) => {
                         uses.push((ResourceKey::Buffer(h.index), u.reads(), u.writes()))
                     }
-                    ResourceUse::Texture(h, _) => uses.extend(
-                        texture_keys(graph, h.index).map(|k| (k, u.reads(), u.writes())),
-                    ),
+                    ResourceUse::Texture(h, _) => uses
+                        .extend(texture_keys(graph, h.index).map(|k| (k, u.reads(), u.writes()))),
                 }
             }
             for a in &n.attachments {
@@ -512,13 +516,13 @@ fn pass_views(textures: &[wgpu::Texture], frame_flags: &[bool], layout: &PassLay
         .chain(layout.depth_stencil.map(|d| d.target))
         .any(|at| frame_flags[at.texture.index as usize]);
     PassViews {
-            layout: layout.clone(),
-            uses_frame,
-            color: layout
-                .color
-                .iter()
-                .map(|c| (view(c.target), c.resolve.map(view), c.load, c.store))
-                .collect(),
+        layout: layout.clone(),
+        uses_frame,
+        color: layout
+            .color
+            .iter()
+            .map(|c| (view(c.target), c.resolve.map(view), c.load, c.store))
+            .collect(),
         depth_stencil: layout.depth_stencil.map(|d| (view(d.target), d)),
     }
 }

@@ -11,8 +11,8 @@ use crate::device_check::same_device_buffer;
 use crate::error::{
     buffer_access_name, texture_access_name, texture_usage_name, usage_name, GraphError,
 };
-use crate::node::{ComputeNode, CopyNode, RenderNode};
 use crate::node::{ComputeCompile, CopyCompile, RenderCompile};
+use crate::node::{ComputeNode, CopyNode, RenderNode};
 use crate::resource::{
     BufferDescriptor, BufferHandle, GraphKey, Lifetime, ResourceUse, TextureDescriptor,
     TextureHandle,

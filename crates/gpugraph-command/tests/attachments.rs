@@ -66,7 +66,8 @@ fn attachment_mistakes_are_named_errors_before_anything_runs() {
         .create_texture(TextureDescriptor::new("mipped", (16, 16), F::Rgba8Unorm, ra).with_mips(2))
         .unwrap();
 
-    let err = |g: &mut CommandGraph, node: RenderPassNode| g.add_render_pass_node(node).unwrap_err();
+    let err =
+        |g: &mut CommandGraph, node: RenderPassNode| g.add_render_pass_node(node).unwrap_err();
     let clear = ColorLoad::Clear(GREEN);
 
     let mut beyond = ColorAttachment::new(mipped, clear);
@@ -87,7 +88,10 @@ fn attachment_mistakes_are_named_errors_before_anything_runs() {
             None,
         ),
     );
-    assert!(matches!(&e, GraphError::AttachmentMismatch { property: "extent", texture, .. } if texture == "small"), "{e}");
+    assert!(
+        matches!(&e, GraphError::AttachmentMismatch { property: "extent", texture, .. } if texture == "small"),
+        "{e}"
+    );
     // Mip 1 of a 16x16 texture is 8x8: the extent at the attached mip is what counts.
     let mut mip1 = ColorAttachment::new(mipped, clear);
     mip1.target.mip_level = 1;
@@ -105,7 +109,16 @@ fn attachment_mistakes_are_named_errors_before_anything_runs() {
             None,
         ),
     );
-    assert!(matches!(&e, GraphError::AttachmentMismatch { property: "sample count", .. }), "{e}");
+    assert!(
+        matches!(
+            &e,
+            GraphError::AttachmentMismatch {
+                property: "sample count",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = err(
         &mut g,
         pass(
@@ -114,7 +127,10 @@ fn attachment_mistakes_are_named_errors_before_anything_runs() {
             None,
         ),
     );
-    assert!(matches!(&e, GraphError::AttachmentMismatch { property: "format", texture, .. } if texture == "color"), "{e}");
+    assert!(
+        matches!(&e, GraphError::AttachmentMismatch { property: "format", texture, .. } if texture == "color"),
+        "{e}"
+    );
     let e = err(
         &mut g,
         pass(
@@ -132,7 +148,10 @@ fn attachment_mistakes_are_named_errors_before_anything_runs() {
             Some(DepthStencilAttachment::cleared_depth(depth, 1.0)),
         ),
     );
-    assert!(matches!(&e, GraphError::AttachmentMismatch { property: "sample count", texture, .. } if texture == "depth"), "{e}");
+    assert!(
+        matches!(&e, GraphError::AttachmentMismatch { property: "sample count", texture, .. } if texture == "depth"),
+        "{e}"
+    );
     let e = err(
         &mut g,
         pass(
@@ -141,47 +160,121 @@ fn attachment_mistakes_are_named_errors_before_anything_runs() {
             Some(DepthStencilAttachment::cleared_depth(stencil, 1.0)),
         ),
     );
-    assert!(matches!(&e, GraphError::AttachmentMismatch { property: "stencil aspect", .. }), "{e}");
+    assert!(
+        matches!(
+            &e,
+            GraphError::AttachmentMismatch {
+                property: "stencil aspect",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let mut read_only = DepthStencilAttachment::cleared_depth(depth, 1.0);
     read_only.read_only = true;
     let e = err(
         &mut g,
-        pass("read-only-with-ops", vec![ColorAttachment::new(color, clear)], Some(read_only)),
+        pass(
+            "read-only-with-ops",
+            vec![ColorAttachment::new(color, clear)],
+            Some(read_only),
+        ),
     );
-    assert!(matches!(&e, GraphError::AttachmentMismatch { property: "depth aspect", .. }), "{e}");
+    assert!(
+        matches!(
+            &e,
+            GraphError::AttachmentMismatch {
+                property: "depth aspect",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = err(
         &mut g,
-        pass("depth-as-color", vec![ColorAttachment::new(depth, clear)], None),
+        pass(
+            "depth-as-color",
+            vec![ColorAttachment::new(depth, clear)],
+            None,
+        ),
     );
-    assert!(matches!(&e, GraphError::AttachmentMismatch { property: "format", .. }), "{e}");
+    assert!(
+        matches!(
+            &e,
+            GraphError::AttachmentMismatch {
+                property: "format",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = err(
         &mut g,
         pass(
             "twice",
-            vec![ColorAttachment::new(color, clear), ColorAttachment::new(color, clear)],
+            vec![
+                ColorAttachment::new(color, clear),
+                ColorAttachment::new(color, clear),
+            ],
             None,
         ),
     );
-    assert!(matches!(&e, GraphError::SamePassConflict { texture, .. } if texture == "color"), "{e}");
-    let mut sampled = pass("render-and-sample", vec![ColorAttachment::new(color, clear)], None);
+    assert!(
+        matches!(&e, GraphError::SamePassConflict { texture, .. } if texture == "color"),
+        "{e}"
+    );
+    let mut sampled = pass(
+        "render-and-sample",
+        vec![ColorAttachment::new(color, clear)],
+        None,
+    );
     sampled.uses = vec![ResourceUse::texture(color, TextureAccess::Sampled)];
     let e = err(&mut g, sampled);
-    assert!(matches!(&e, GraphError::SamePassConflict { second: "binding", .. }), "{e}");
+    assert!(
+        matches!(
+            &e,
+            GraphError::SamePassConflict {
+                second: "binding",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = err(&mut g, pass("nothing", vec![], None));
-    assert!(matches!(&e, GraphError::AttachmentMismatch { property: "attachment count", .. }), "{e}");
+    assert!(
+        matches!(
+            &e,
+            GraphError::AttachmentMismatch {
+                property: "attachment count",
+                ..
+            }
+        ),
+        "{e}"
+    );
 
     // Descriptors: multisampling with storage usage, a mip chain longer than the size allows.
     let e = g
         .create_texture(
-            TextureDescriptor::new("msaa-storage", (16, 8), F::Rgba8Unorm, ra | T::STORAGE_BINDING)
-                .with_samples(4),
+            TextureDescriptor::new(
+                "msaa-storage",
+                (16, 8),
+                F::Rgba8Unorm,
+                ra | T::STORAGE_BINDING,
+            )
+            .with_samples(4),
         )
         .unwrap_err();
-    assert!(matches!(&e, GraphError::InvalidDescriptor { id, .. } if id == "msaa-storage"), "{e}");
+    assert!(
+        matches!(&e, GraphError::InvalidDescriptor { id, .. } if id == "msaa-storage"),
+        "{e}"
+    );
     let e = g
         .create_texture(TextureDescriptor::new("mips", (16, 8), F::Rgba8Unorm, ra).with_mips(6))
         .unwrap_err();
-    assert!(matches!(&e, GraphError::InvalidDescriptor { id, .. } if id == "mips"), "{e}");
+    assert!(
+        matches!(&e, GraphError::InvalidDescriptor { id, .. } if id == "mips"),
+        "{e}"
+    );
     // An import must match mips, samples and layers too.
     let real = ctx.device.create_texture(
         &TextureDescriptor::new("real", (16, 8), F::Rgba8Unorm, ra).wgpu_descriptor(),
@@ -201,7 +294,11 @@ fn hazards_are_per_subresource_and_whole_texture_uses_meet_every_one() {
     let mut g = CommandGraph::new("subresources", &ctx.device);
     let usage = T::RENDER_ATTACHMENT | T::TEXTURE_BINDING | T::COPY_SRC;
     let layered = g
-        .create_texture(TextureDescriptor::new("layered", (8, 8), F::Rgba8Unorm, usage).with_layers(2).with_mips(2))
+        .create_texture(
+            TextureDescriptor::new("layered", (8, 8), F::Rgba8Unorm, usage)
+                .with_layers(2)
+                .with_mips(2),
+        )
         .unwrap();
     let at = |mip_level, layer| {
         let mut c = ColorAttachment::new(layered, ColorLoad::Clear(GREEN));
@@ -212,10 +309,14 @@ fn hazards_are_per_subresource_and_whole_texture_uses_meet_every_one() {
         };
         c
     };
-    g.add_render_pass_node(pass("layer-0", vec![at(0, 0)], None)).unwrap();
-    g.add_render_pass_node(pass("layer-1", vec![at(0, 1)], None)).unwrap();
-    g.add_render_pass_node(pass("mip-1", vec![at(1, 0)], None)).unwrap();
-    g.add_render_pass_node(pass("layer-0-again", vec![at(0, 0)], None)).unwrap();
+    g.add_render_pass_node(pass("layer-0", vec![at(0, 0)], None))
+        .unwrap();
+    g.add_render_pass_node(pass("layer-1", vec![at(0, 1)], None))
+        .unwrap();
+    g.add_render_pass_node(pass("mip-1", vec![at(1, 0)], None))
+        .unwrap();
+    g.add_render_pass_node(pass("layer-0-again", vec![at(0, 0)], None))
+        .unwrap();
     let sink = g
         .create_buffer(BufferDescriptor::new("sink", 4, U::COPY_DST))
         .unwrap();
@@ -272,7 +373,10 @@ fn read_texels(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Vec<u32> {
 /// A copy node reading mip 0 / layer 0 of a 64x`h` Rgba8 texture into `out`.
 fn read_back_node(g: &mut CommandGraph, id: &str, tex: TextureHandle, out: &wgpu::Buffer, h: u32) {
     let out_h = g
-        .import_buffer(BufferDescriptor::new(format!("{id}/out"), out.size(), U::COPY_DST), out)
+        .import_buffer(
+            BufferDescriptor::new(format!("{id}/out"), out.size(), U::COPY_DST),
+            out,
+        )
         .unwrap();
     g.add_copy_node(CopyNode::new(
         id,
@@ -314,10 +418,17 @@ fn multisample_resolve_and_depth_run_through_the_graph() {
         .create_texture(TextureDescriptor::new("msaa", (w, h), F::Rgba8Unorm, ra).with_samples(4))
         .unwrap();
     let depth = g
-        .create_texture(TextureDescriptor::new("depth", (w, h), F::Depth32Float, ra).with_samples(4))
+        .create_texture(
+            TextureDescriptor::new("depth", (w, h), F::Depth32Float, ra).with_samples(4),
+        )
         .unwrap();
     let resolved = g
-        .create_texture(TextureDescriptor::new("resolved", (w, h), F::Rgba8Unorm, ra | T::COPY_SRC))
+        .create_texture(TextureDescriptor::new(
+            "resolved",
+            (w, h),
+            F::Rgba8Unorm,
+            ra | T::COPY_SRC,
+        ))
         .unwrap();
     let mut color = ColorAttachment::new(msaa, ColorLoad::Clear(GREEN)).resolve_into(resolved);
     color.store = false;
@@ -359,11 +470,20 @@ fn graph_textures_with_disjoint_lifetimes_share_one_allocation() {
         .create_texture(TextureDescriptor::new("b", (w, h), F::Rgba8Unorm, usage))
         .unwrap();
     let other = g
-        .create_texture(TextureDescriptor::new("other", (w, h), F::Bgra8Unorm, usage))
+        .create_texture(TextureDescriptor::new(
+            "other",
+            (w, h),
+            F::Bgra8Unorm,
+            usage,
+        ))
         .unwrap();
     let red = wgpu::Color::RED;
-    g.add_render_pass_node(pass("draw-a", vec![ColorAttachment::new(a, ColorLoad::Clear(red))], None))
-        .unwrap();
+    g.add_render_pass_node(pass(
+        "draw-a",
+        vec![ColorAttachment::new(a, ColorLoad::Clear(red))],
+        None,
+    ))
+    .unwrap();
     let out_a = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: None,
         size: 256 * u64::from(h),
@@ -371,10 +491,18 @@ fn graph_textures_with_disjoint_lifetimes_share_one_allocation() {
         mapped_at_creation: false,
     });
     read_back_node(&mut g, "read-a", a, &out_a, h);
-    g.add_render_pass_node(pass("draw-b", vec![ColorAttachment::new(b, ColorLoad::Clear(GREEN))], None))
-        .unwrap();
-    g.add_render_pass_node(pass("draw-other", vec![ColorAttachment::new(other, ColorLoad::Clear(GREEN))], None))
-        .unwrap();
+    g.add_render_pass_node(pass(
+        "draw-b",
+        vec![ColorAttachment::new(b, ColorLoad::Clear(GREEN))],
+        None,
+    ))
+    .unwrap();
+    g.add_render_pass_node(pass(
+        "draw-other",
+        vec![ColorAttachment::new(other, ColorLoad::Clear(GREEN))],
+        None,
+    ))
+    .unwrap();
     let out_b = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: None,
         size: 256 * u64::from(h),
@@ -384,7 +512,10 @@ fn graph_textures_with_disjoint_lifetimes_share_one_allocation() {
     read_back_node(&mut g, "read-b", b, &out_b, h);
     let mut c = g.compile().unwrap();
     let stats = c.stats();
-    assert_eq!((stats.logical_texture_count, stats.physical_texture_count), (3, 2));
+    assert_eq!(
+        (stats.logical_texture_count, stats.physical_texture_count),
+        (3, 2)
+    );
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     c.encode(&mut enc, &EncodeOptions::default()).unwrap();
     ctx.queue.submit([enc.finish()]);

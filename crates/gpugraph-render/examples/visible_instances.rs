@@ -59,7 +59,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let eye = [extent * 0.8, extent * 0.3, extent * 0.8];
     let (width, height) = (640u32, 360u32);
     let view_projection = mul(
-        &perspective(60f32.to_radians(), width as f32 / height as f32, 0.5, 4.0 * extent),
+        &perspective(
+            60f32.to_radians(),
+            width as f32 / height as f32,
+            0.5,
+            4.0 * extent,
+        ),
         &look_at(eye, [0.0; 3], [0.0, 1.0, 0.0]),
     );
     let view = ViewParams::new(&view_projection, eye);
@@ -182,7 +187,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{visible} of {instances} instances visible ({:.1} %); draw record {record:?}",
         100.0 * visible as f64 / f64::from(instances.max(1)),
     );
-    if visible != want.len() || got[..visible] != want[..] || got[visible..].iter().any(|&w| w != u32::MAX) {
+    if visible != want.len()
+        || got[..visible] != want[..]
+        || got[visible..].iter().any(|&w| w != u32::MAX)
+    {
         return Err(format!(
             "compaction disagrees with the CPU: {visible} visible, CPU says {}",
             want.len()

@@ -68,7 +68,9 @@ pub enum RenderError {
         actual: String,
     },
     /// Two vectors read row for row have different chunk lengths.
-    #[error("{workflow} {id}: {what} chunk lengths {actual:?} differ from the bounds' {expected:?}")]
+    #[error(
+        "{workflow} {id}: {what} chunk lengths {actual:?} differ from the bounds' {expected:?}"
+    )]
     ChunkMismatch {
         /// Workflow name.
         workflow: &'static str,
@@ -82,7 +84,9 @@ pub enum RenderError {
         actual: Vec<u64>,
     },
     /// A written view shares a buffer with an input of the same node.
-    #[error("{workflow} {id}: {what} shares buffer {buffer} with an input; it must be written alone")]
+    #[error(
+        "{workflow} {id}: {what} shares buffer {buffer} with an input; it must be written alone"
+    )]
     WritesAlone {
         /// Workflow name.
         workflow: &'static str,

@@ -27,7 +27,11 @@ pub struct TextureHistory {
 impl TextureHistory {
     /// `length` (at least 2) textures created from `desc` (labelled `{id} [k]`), owned by the
     /// history. Fewer than 2 is [`RenderError::HistoryLength`].
-    pub fn new(device: &wgpu::Device, desc: &TextureDescriptor, length: usize) -> Result<Self, RenderError> {
+    pub fn new(
+        device: &wgpu::Device,
+        desc: &TextureDescriptor,
+        length: usize,
+    ) -> Result<Self, RenderError> {
         if length < 2 {
             return Err(RenderError::HistoryLength {
                 label: desc.id.clone(),

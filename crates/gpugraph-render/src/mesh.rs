@@ -5,8 +5,8 @@
 //! `instanceCount`), never by re-recording.
 
 use gpugraph_command::{
-    BufferHandle, ColorAttachment, CommandGraph, DataView, DepthStencilAttachment,
-    RenderPassNode, ResourceUse, VectorFormat,
+    BufferHandle, ColorAttachment, CommandGraph, DataView, DepthStencilAttachment, RenderPassNode,
+    ResourceUse, VectorFormat,
 };
 use wgpu::util::DeviceExt;
 
@@ -16,8 +16,8 @@ const CUBES_WGSL: &str = include_str!("cubes.wgsl");
 
 /// The 36 indices of a cube's 12 triangles over corners numbered by their `zyx` bits.
 const CUBE_INDICES: [u16; 36] = [
-    0, 2, 6, 0, 6, 4, 1, 5, 7, 1, 7, 3, 0, 4, 5, 0, 5, 1, 2, 3, 7, 2, 7, 6, 0, 1, 3, 0, 3, 2, 4,
-    6, 7, 4, 7, 5,
+    0, 2, 6, 0, 6, 4, 1, 5, 7, 1, 7, 3, 0, 4, 5, 0, 5, 1, 2, 3, 7, 2, 7, 6, 0, 1, 3, 0, 3, 2, 4, 6,
+    7, 4, 7, 5,
 ];
 
 /// The camera uniform of [`InstancedCubes`] (WGSL `Camera`, 80 bytes).
@@ -81,8 +81,18 @@ impl InstancedCubes {
         }
         self.draw.record_byte_offset(self.record)?;
         for (what, view, format, expected) in [
-            ("spheres", self.spheres, VectorFormat::Float32x4, "packed float32x4"),
-            ("visible", self.visible, VectorFormat::Uint32, "packed uint32"),
+            (
+                "spheres",
+                self.spheres,
+                VectorFormat::Float32x4,
+                "packed float32x4",
+            ),
+            (
+                "visible",
+                self.visible,
+                VectorFormat::Uint32,
+                "packed uint32",
+            ),
         ] {
             if view.format() != format || !view.is_packed() || view.live_count().is_some() {
                 return Err(RenderError::UnsupportedView {

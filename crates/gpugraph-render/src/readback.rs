@@ -37,7 +37,11 @@ type MapResult = Arc<Mutex<Option<Result<(), String>>>>;
 #[derive(Debug)]
 enum SlotState {
     Free,
-    Held { generation: u64, bytes: u64, map: Option<MapResult> },
+    Held {
+        generation: u64,
+        bytes: u64,
+        map: Option<MapResult>,
+    },
     /// Cancelled while a map was in flight: free once the map finished and is undone.
     Parked(MapResult),
 }
@@ -273,7 +277,11 @@ impl ReadbackRing {
             return Err(RenderError::TicketState {
                 label,
                 slot: ticket.slot,
-                state: if map.is_some() { "mapping" } else { "without a copy" },
+                state: if map.is_some() {
+                    "mapping"
+                } else {
+                    "without a copy"
+                },
                 needed: "a recorded, submitted copy",
             });
         }

@@ -86,9 +86,21 @@ impl CullScene {
         };
         let storage = U::STORAGE | U::COPY_DST;
         let spheres_buf = init("spheres", bytemuck::cast_slice(spheres), storage);
-        let selection = init("selection", bytemuck::cast_slice(&vec![1u32; spheres.len()]), storage);
-        let view = init("view", bytemuck::bytes_of(&ViewParams::new(&identity(), [0.0; 3])), U::UNIFORM | U::COPY_DST);
-        let camera = init("camera", bytemuck::bytes_of(&CubeCamera::zeroed_with(n as u32)), U::UNIFORM | U::COPY_DST);
+        let selection = init(
+            "selection",
+            bytemuck::cast_slice(&vec![1u32; spheres.len()]),
+            storage,
+        );
+        let view = init(
+            "view",
+            bytemuck::bytes_of(&ViewParams::new(&identity(), [0.0; 3])),
+            U::UNIFORM | U::COPY_DST,
+        );
+        let camera = init(
+            "camera",
+            bytemuck::bytes_of(&CubeCamera::zeroed_with(n as u32)),
+            U::UNIFORM | U::COPY_DST,
+        );
         let spheres_h = import(&mut g, "spheres", &spheres_buf)?;
         let selection_h = import(&mut g, "selection", &selection)?;
         let view_h = import(&mut g, "view", &view)?;
@@ -99,11 +111,19 @@ impl CullScene {
             Some(bands) => {
                 let b = init("lod", bytemuck::cast_slice(bands), storage);
                 let h = import(&mut g, "lod", &b)?;
-                Some(g.create_vector_view(vec![g.create_packed_view(h, VectorFormat::Float32x2, n)?])?)
+                Some(g.create_vector_view(vec![g.create_packed_view(
+                    h,
+                    VectorFormat::Float32x2,
+                    n,
+                )?])?)
             }
             None => None,
         };
-        let visible_h = g.create_buffer(BufferDescriptor::new("visible-ids", (n * 4).max(4), U::STORAGE))?;
+        let visible_h = g.create_buffer(BufferDescriptor::new(
+            "visible-ids",
+            (n * 4).max(4),
+            U::STORAGE,
+        ))?;
         let visible = g.create_packed_view(visible_h, VectorFormat::Uint32, n)?;
         let draw = DrawCommandBuffer::create(device, "cull-draws", DrawLayout::DrawIndexed, 1);
         draw.write_draw_indexed(
@@ -135,7 +155,12 @@ impl CullScene {
 
         let (w, h) = (options.width, options.height);
         let ra = T::RENDER_ATTACHMENT;
-        let resolved = g.create_texture(TextureDescriptor::new("image", (w, h), F::Rgba8Unorm, ra | T::COPY_SRC))?;
+        let resolved = g.create_texture(TextureDescriptor::new(
+            "image",
+            (w, h),
+            F::Rgba8Unorm,
+            ra | T::COPY_SRC,
+        ))?;
         let depth = g.create_texture(
             TextureDescriptor::new("depth", (w, h), F::Depth32Float, ra).with_samples(options.msaa),
         )?;
@@ -147,7 +172,8 @@ impl CullScene {
         });
         let color = if options.msaa > 1 {
             let msaa = g.create_texture(
-                TextureDescriptor::new("image-msaa", (w, h), F::Rgba8Unorm, ra).with_samples(options.msaa),
+                TextureDescriptor::new("image-msaa", (w, h), F::Rgba8Unorm, ra)
+                    .with_samples(options.msaa),
             )?;
             let mut c = ColorAttachment::new(msaa, background).resolve_into(resolved);
             c.store = false;
@@ -178,7 +204,10 @@ impl CullScene {
             let row = padded_bytes_per_row(w);
             g.add_copy_node(CopyNode::new(
                 "read-image",
-                vec![ResourceUse::texture(resolved, TextureAccess::CopySrc), ResourceUse::copy_dst(image_h)],
+                vec![
+                    ResourceUse::texture(resolved, TextureAccess::CopySrc),
+                    ResourceUse::copy_dst(image_h),
+                ],
                 move |_| {
                     Ok(copy_fn(move |enc, ec| {
                         enc.copy_texture_to_buffer(
@@ -191,7 +220,11 @@ impl CullScene {
                                     rows_per_image: Some(h),
                                 },
                             },
-                            wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
+                            wgpu::Extent3d {
+                                width: w,
+                                height: h,
+                                depth_or_array_layers: 1,
+                            },
                         );
                     }))
                 },
@@ -254,7 +287,11 @@ impl CullScene {
     /// (the view the workflow reads is `ViewParams::new(&self.view_projection(..), eye)`).
     pub fn set_camera(&self, queue: &wgpu::Queue, eye: [f32; 3], target: [f32; 3]) {
         let vp = self.view_projection(eye, target);
-        queue.write_buffer(&self.view, 0, bytemuck::bytes_of(&ViewParams::new(&vp, eye)));
+        queue.write_buffer(
+            &self.view,
+            0,
+            bytemuck::bytes_of(&ViewParams::new(&vp, eye)),
+        );
         let camera = CubeCamera {
             view_projection: vp,
             ..CubeCamera::zeroed_with(self.instances)
@@ -293,7 +330,11 @@ impl CullScene {
     }
 
     /// Records one frame into `encoder` (optionally with per-node timestamps).
-    pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder, profile: bool) -> Result<EncodeReport, RenderError> {
+    pub fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        profile: bool,
+    ) -> Result<EncodeReport, RenderError> {
         Ok(self.compiled.encode(
             encoder,
             &EncodeOptions {

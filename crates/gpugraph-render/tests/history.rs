@@ -18,7 +18,12 @@ const W: u32 = 64;
 const H: u32 = 2;
 
 fn desc(id: &str) -> TextureDescriptor {
-    TextureDescriptor::new(id, (W, H), F::Rgba8Unorm, T::RENDER_ATTACHMENT | T::COPY_SRC)
+    TextureDescriptor::new(
+        id,
+        (W, H),
+        F::Rgba8Unorm,
+        T::RENDER_ATTACHMENT | T::COPY_SRC,
+    )
 }
 
 struct Setup {
@@ -34,7 +39,10 @@ fn setup(ctx: &GpuContext) -> Setup {
     let previous = g.import_frame_texture(desc("previous")).unwrap();
     g.add_render_pass_node(RenderPassNode {
         id: "draw".into(),
-        color: vec![ColorAttachment::new(current, ColorLoad::Clear(wgpu::Color::RED))],
+        color: vec![ColorAttachment::new(
+            current,
+            ColorLoad::Clear(wgpu::Color::RED),
+        )],
         depth_stencil: None,
         uses: vec![],
         depends_on: vec![],
@@ -45,7 +53,10 @@ fn setup(ctx: &GpuContext) -> Setup {
     let out_h = import(&mut g, "out", &out);
     g.add_copy_node(CopyNode::new(
         "read-previous",
-        vec![ResourceUse::texture(previous, TextureAccess::CopySrc), ResourceUse::copy_dst(out_h)],
+        vec![
+            ResourceUse::texture(previous, TextureAccess::CopySrc),
+            ResourceUse::copy_dst(out_h),
+        ],
         move |_| {
             Ok(copy_fn(move |enc, ec| {
                 enc.copy_texture_to_buffer(
@@ -58,7 +69,11 @@ fn setup(ctx: &GpuContext) -> Setup {
                             rows_per_image: Some(H),
                         },
                     },
-                    wgpu::Extent3d { width: W, height: H, depth_or_array_layers: 1 },
+                    wgpu::Extent3d {
+                        width: W,
+                        height: H,
+                        depth_or_array_layers: 1,
+                    },
                 );
             }))
         },
@@ -72,9 +87,14 @@ fn setup(ctx: &GpuContext) -> Setup {
     }
 }
 
-fn encode_frame(ctx: &GpuContext, s: &mut Setup, frame: &FrameTextures<'_>) -> Result<(), GraphError> {
+fn encode_frame(
+    ctx: &GpuContext,
+    s: &mut Setup,
+    frame: &FrameTextures<'_>,
+) -> Result<(), GraphError> {
     let mut enc = ctx.device.create_command_encoder(&Default::default());
-    s.compiled.encode_frame(&mut enc, &EncodeOptions::default(), frame)?;
+    s.compiled
+        .encode_frame(&mut enc, &EncodeOptions::default(), frame)?;
     ctx.queue.submit([enc.finish()]);
     Ok(())
 }
@@ -90,7 +110,15 @@ fn the_previous_frame_is_what_the_last_frame_rendered() {
         let (id, _) = history.current().unwrap();
         assert_eq!(id, frame_id);
         let textures = history.frame_textures(s.current, s.previous).unwrap();
-        encode_frame(&ctx, &mut s, &FrameTextures { frame_id, textures: &textures }).unwrap();
+        encode_frame(
+            &ctx,
+            &mut s,
+            &FrameTextures {
+                frame_id,
+                textures: &textures,
+            },
+        )
+        .unwrap();
         let out = read_buffer(&ctx, &s.out);
         let row: &[u32] = &out[..W as usize];
         if k == 0 {
@@ -98,14 +126,34 @@ fn the_previous_frame_is_what_the_last_frame_rendered() {
             assert!(row.iter().all(|&t| t == 0), "{:x?}", &row[..2]);
             assert!(history.previous(1).is_none());
         } else {
-            assert!(row.iter().all(|&t| t == red), "frame {frame_id}: {:x?}", &row[..2]);
-            assert_eq!(history.previous(1).map(|(f, _)| f), Some([10, 11, 15][k - 1]));
+            assert!(
+                row.iter().all(|&t| t == red),
+                "frame {frame_id}: {:x?}",
+                &row[..2]
+            );
+            assert_eq!(
+                history.previous(1).map(|(f, _)| f),
+                Some([10, 11, 15][k - 1])
+            );
         }
     }
     let e = history.advance(15).unwrap_err();
-    assert!(matches!(e, RenderError::StaleHistoryFrame { frame: 15, last: 15, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            RenderError::StaleHistoryFrame {
+                frame: 15,
+                last: 15,
+                ..
+            }
+        ),
+        "{e}"
+    );
     history.destroy();
-    assert!(matches!(history.current(), Err(RenderError::HistoryDestroyed { .. })));
+    assert!(matches!(
+        history.current(),
+        Err(RenderError::HistoryDestroyed { .. })
+    ));
     assert!(matches!(
         TextureHistory::new(&ctx.device, &desc("short"), 1),
         Err(RenderError::HistoryLength { length: 1, .. })
@@ -121,21 +169,96 @@ fn frame_mistakes_fail_before_anything_is_recorded() {
     let ok = [(s.current, &a), (s.previous, &b)];
     // A plain encode has no frame textures to use.
     let mut enc = ctx.device.create_command_encoder(&Default::default());
-    let e = s.compiled.encode(&mut enc, &EncodeOptions::default()).unwrap_err();
-    assert!(matches!(&e, GraphError::MissingFrameTexture { texture, .. } if texture == "current"), "{e}");
-    encode_frame(&ctx, &mut s, &FrameTextures { frame_id: 7, textures: &ok }).unwrap();
-    let e = encode_frame(&ctx, &mut s, &FrameTextures { frame_id: 7, textures: &ok }).unwrap_err();
-    assert!(matches!(e, GraphError::StaleFrame { frame: 7, last: 7, .. }), "{e}");
-    let e = encode_frame(&ctx, &mut s, &FrameTextures { frame_id: 8, textures: &ok[..1] }).unwrap_err();
-    assert!(matches!(&e, GraphError::MissingFrameTexture { texture, .. } if texture == "previous"), "{e}");
-    let small = make(TextureDescriptor::new("small", (W / 2, H), F::Rgba8Unorm, T::RENDER_ATTACHMENT | T::COPY_SRC));
+    let e = s
+        .compiled
+        .encode(&mut enc, &EncodeOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(&e, GraphError::MissingFrameTexture { texture, .. } if texture == "current"),
+        "{e}"
+    );
+    encode_frame(
+        &ctx,
+        &mut s,
+        &FrameTextures {
+            frame_id: 7,
+            textures: &ok,
+        },
+    )
+    .unwrap();
+    let e = encode_frame(
+        &ctx,
+        &mut s,
+        &FrameTextures {
+            frame_id: 7,
+            textures: &ok,
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GraphError::StaleFrame {
+                frame: 7,
+                last: 7,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = encode_frame(
+        &ctx,
+        &mut s,
+        &FrameTextures {
+            frame_id: 8,
+            textures: &ok[..1],
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, GraphError::MissingFrameTexture { texture, .. } if texture == "previous"),
+        "{e}"
+    );
+    let small = make(TextureDescriptor::new(
+        "small",
+        (W / 2, H),
+        F::Rgba8Unorm,
+        T::RENDER_ATTACHMENT | T::COPY_SRC,
+    ));
     let wrong = [(s.current, &small), (s.previous, &b)];
-    let e = encode_frame(&ctx, &mut s, &FrameTextures { frame_id: 8, textures: &wrong }).unwrap_err();
-    assert!(matches!(&e, GraphError::TextureMismatch { id, .. } if id == "current"), "{e}");
-    let e = encode_frame(&ctx, &mut s, &FrameTextures { frame_id: 8, textures: &[ok[0], ok[0], ok[1]] }).unwrap_err();
+    let e = encode_frame(
+        &ctx,
+        &mut s,
+        &FrameTextures {
+            frame_id: 8,
+            textures: &wrong,
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, GraphError::TextureMismatch { id, .. } if id == "current"),
+        "{e}"
+    );
+    let e = encode_frame(
+        &ctx,
+        &mut s,
+        &FrameTextures {
+            frame_id: 8,
+            textures: &[ok[0], ok[0], ok[1]],
+        },
+    )
+    .unwrap_err();
     assert!(matches!(&e, GraphError::TextureMismatch { .. }), "{e}");
     // The failures above recorded nothing and did not advance the frame.
-    encode_frame(&ctx, &mut s, &FrameTextures { frame_id: 8, textures: &ok }).unwrap();
+    encode_frame(
+        &ctx,
+        &mut s,
+        &FrameTextures {
+            frame_id: 8,
+            textures: &ok,
+        },
+    )
+    .unwrap();
 
     // A graph texture that is not a frame texture cannot be supplied per frame.
     let mut g = CommandGraph::new("not-frame", &ctx.device);
@@ -143,7 +266,10 @@ fn frame_mistakes_fail_before_anything_is_recorded() {
     let frame = g.import_frame_texture(desc("frame")).unwrap();
     g.add_render_pass_node(RenderPassNode {
         id: "draw".into(),
-        color: vec![ColorAttachment::new(frame, ColorLoad::Clear(wgpu::Color::RED))],
+        color: vec![ColorAttachment::new(
+            frame,
+            ColorLoad::Clear(wgpu::Color::RED),
+        )],
         depth_stencil: None,
         uses: vec![],
         depends_on: vec![],
@@ -153,14 +279,29 @@ fn frame_mistakes_fail_before_anything_is_recorded() {
     let mut c = g.compile().unwrap();
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     let e = c
-        .encode_frame(&mut enc, &EncodeOptions::default(), &FrameTextures { frame_id: 1, textures: &[(plain, &a)] })
+        .encode_frame(
+            &mut enc,
+            &EncodeOptions::default(),
+            &FrameTextures {
+                frame_id: 1,
+                textures: &[(plain, &a)],
+            },
+        )
         .unwrap_err();
-    assert!(matches!(&e, GraphError::NotAFrameTexture { texture, .. } if texture == "plain"), "{e}");
+    assert!(
+        matches!(&e, GraphError::NotAFrameTexture { texture, .. } if texture == "plain"),
+        "{e}"
+    );
 
     // Resolving a frame texture while compiling fails the node by name.
     let mut g = CommandGraph::new("compile-time", &ctx.device);
     let frame = g
-        .import_frame_texture(TextureDescriptor::new("frame", (W, H), F::Rgba8Unorm, T::TEXTURE_BINDING))
+        .import_frame_texture(TextureDescriptor::new(
+            "frame",
+            (W, H),
+            F::Rgba8Unorm,
+            T::TEXTURE_BINDING,
+        ))
         .unwrap();
     g.add_compute_node(ComputeNode::new(
         "binds-at-compile",
@@ -172,5 +313,8 @@ fn frame_mistakes_fail_before_anything_is_recorded() {
     ))
     .unwrap();
     let e = g.compile().err().unwrap();
-    assert!(matches!(&e, GraphError::FrameTextureAtCompile { node, texture, .. } if node == "binds-at-compile" && texture == "frame"), "{e}");
+    assert!(
+        matches!(&e, GraphError::FrameTextureAtCompile { node, texture, .. } if node == "binds-at-compile" && texture == "frame"),
+        "{e}"
+    );
 }

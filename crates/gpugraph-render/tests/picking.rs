@@ -123,7 +123,10 @@ fn setup(ctx: &GpuContext, capacity: u64) -> Setup {
     let ids = target.ids;
     g.add_copy_node(CopyNode::new(
         "read-ids",
-        vec![ResourceUse::texture(ids, TextureAccess::CopySrc), ResourceUse::copy_dst(texels_h)],
+        vec![
+            ResourceUse::texture(ids, TextureAccess::CopySrc),
+            ResourceUse::copy_dst(texels_h),
+        ],
         move |_| {
             Ok(gpugraph_command::copy_fn(move |enc, ec| {
                 enc.copy_texture_to_buffer(
@@ -148,7 +151,9 @@ fn setup(ctx: &GpuContext, capacity: u64) -> Setup {
     .unwrap();
     let pixel = upload(ctx, &[POISON; 4], U::empty());
     let pixel_h = import(&mut g, "pixel", &pixel);
-    let pick = target.add_pixel_copy(&mut g, "read-pixel", pixel_h).unwrap();
+    let pick = target
+        .add_pixel_copy(&mut g, "read-pixel", pixel_h)
+        .unwrap();
     Setup {
         compiled: g.compile().unwrap(),
         region,
@@ -168,12 +173,23 @@ fn texel(t: &[u32], x: u32, y: u32) -> (u32, u32) {
     (t[i], t[i + 1])
 }
 
+/// (object, batch) pairs, sorted.
+type Pairs = Vec<(u32, u32)>;
+
 /// Runs with `region`; returns (count, overflow, written pairs, CPU reference multiset).
-fn run(ctx: &GpuContext, s: &mut Setup, region: PickRegion, capacity: usize) -> (u32, u32, Vec<(u32, u32)>, Vec<(u32, u32)>) {
-    ctx.queue.write_buffer(&s.region, 0, bytemuck::bytes_of(&region));
+fn run(
+    ctx: &GpuContext,
+    s: &mut Setup,
+    region: PickRegion,
+    capacity: usize,
+) -> (u32, u32, Pairs, Pairs) {
+    ctx.queue
+        .write_buffer(&s.region, 0, bytemuck::bytes_of(&region));
     let poison = vec![POISON; capacity + 2];
-    ctx.queue.write_buffer(&s.objects, 0, bytemuck::cast_slice(&poison));
-    ctx.queue.write_buffer(&s.batches, 0, bytemuck::cast_slice(&poison));
+    ctx.queue
+        .write_buffer(&s.objects, 0, bytemuck::cast_slice(&poison));
+    ctx.queue
+        .write_buffer(&s.batches, 0, bytemuck::cast_slice(&poison));
     encode_wait(ctx, &mut s.compiled);
     let t = read_buffer(ctx, &s.texels);
     let mut reference = Vec::new();
@@ -189,10 +205,21 @@ fn run(ctx: &GpuContext, s: &mut Setup, region: PickRegion, capacity: usize) -> 
     let counters = read_buffer(ctx, &s.counters);
     let objects = read_buffer(ctx, &s.objects);
     let batches = read_buffer(ctx, &s.batches);
-    assert_eq!((objects[0], batches[0], counters[0], counters[3]), (POISON, POISON, POISON, POISON), "guards");
+    assert_eq!(
+        (objects[0], batches[0], counters[0], counters[3]),
+        (POISON, POISON, POISON, POISON),
+        "guards"
+    );
     let written = (counters[1] as usize).min(capacity);
-    assert!(objects[1 + written..capacity + 2].iter().all(|&w| w == POISON), "past the count");
-    let mut pairs: Vec<(u32, u32)> = (0..written).map(|i| (objects[1 + i], batches[1 + i])).collect();
+    assert!(
+        objects[1 + written..capacity + 2]
+            .iter()
+            .all(|&w| w == POISON),
+        "past the count"
+    );
+    let mut pairs: Vec<(u32, u32)> = (0..written)
+        .map(|i| (objects[1 + i], batches[1 + i]))
+        .collect();
     pairs.sort();
     (counters[1], counters[2], pairs, reference)
 }
@@ -218,7 +245,8 @@ fn ids_land_where_the_cubes_project() {
     let t = read_buffer(&ctx, &s.texels);
     let vp = view_projection();
     let pixel_of = |c: [f32; 4]| {
-        let clip: [f32; 4] = std::array::from_fn(|r| (0..3).map(|k| vp[k][r] * c[k]).sum::<f32>() + vp[3][r]);
+        let clip: [f32; 4] =
+            std::array::from_fn(|r| (0..3).map(|k| vp[k][r] * c[k]).sum::<f32>() + vp[3][r]);
         (
             ((clip[0] / clip[3] + 1.0) / 2.0 * W as f32) as u32,
             ((1.0 - clip[1] / clip[3]) / 2.0 * H as f32) as u32,
@@ -229,12 +257,19 @@ fn ids_land_where_the_cubes_project() {
         let (x, y) = pixel_of(SPHERES[id as usize]);
         assert_eq!(texel(&t, x, y), (id, BATCH), "center of {id}");
     }
-    assert_eq!(texel(&t, 0, 0), (NO_OBJECT, NO_OBJECT), "corner is background");
+    assert_eq!(
+        texel(&t, 0, 0),
+        (NO_OBJECT, NO_OBJECT),
+        "corner is background"
+    );
     let ids: std::collections::BTreeSet<u32> = (0..H)
         .flat_map(|y| (0..W).map(move |x| (x, y)))
         .map(|(x, y)| texel(&t, x, y).0)
         .collect();
-    assert_eq!(ids.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, NO_OBJECT]);
+    assert_eq!(
+        ids.into_iter().collect::<Vec<_>>(),
+        vec![0, 1, 2, NO_OBJECT]
+    );
     // The single-pixel copy reads the same texel.
     let (x, y) = pixel_of(SPHERES[2]);
     s.target.set_pixel(&s.pick, x, y).unwrap();
@@ -248,13 +283,33 @@ fn region_passes_match_the_cpu_reference() {
     let ctx = ctx();
     let cap = 4096usize;
     let mut s = setup(&ctx, cap as u64);
-    let full = PickRegion { x: 0, y: 0, width: W, height: H };
+    let full = PickRegion {
+        x: 0,
+        y: 0,
+        width: W,
+        height: H,
+    };
     // Empty region, background only, everything (overlaps: duplicates of 0 and 1), clipped.
     let cases = [
-        PickRegion { x: 10, y: 10, width: 0, height: 5 },
-        PickRegion { x: 0, y: 0, width: 3, height: 3 },
+        PickRegion {
+            x: 10,
+            y: 10,
+            width: 0,
+            height: 5,
+        },
+        PickRegion {
+            x: 0,
+            y: 0,
+            width: 3,
+            height: 3,
+        },
         full,
-        PickRegion { x: W - 20, y: H - 10, width: 1000, height: u32::MAX },
+        PickRegion {
+            x: W - 20,
+            y: H - 10,
+            width: 1000,
+            height: u32::MAX,
+        },
     ];
     for region in cases {
         let (count, overflow, pairs, reference) = run(&ctx, &mut s, region, cap);
@@ -266,13 +321,21 @@ fn region_passes_match_the_cpu_reference() {
     let (_, _, pairs, _) = run(&ctx, &mut s, full, cap);
     let zeros = pairs.iter().filter(|p| p.0 == 0).count();
     let ones = pairs.iter().filter(|p| p.0 == 1).count();
-    assert!(zeros > 1 && ones > 1, "one pair per covered pixel: duplicates kept");
+    assert!(
+        zeros > 1 && ones > 1,
+        "one pair per covered pixel: duplicates kept"
+    );
 }
 
 #[test]
 fn exact_capacity_fits_and_one_less_overflows() {
     let ctx = ctx();
-    let full = PickRegion { x: 0, y: 0, width: W, height: H };
+    let full = PickRegion {
+        x: 0,
+        y: 0,
+        width: W,
+        height: H,
+    };
     let mut probe = setup(&ctx, 4096);
     let (count, ..) = run(&ctx, &mut probe, full, 4096);
     let n = count as usize;
@@ -283,5 +346,8 @@ fn exact_capacity_fits_and_one_less_overflows() {
     let mut short = setup(&ctx, n as u64 - 1);
     let (count, overflow, pairs, reference) = run(&ctx, &mut short, full, n - 1);
     assert_eq!((count as usize, overflow, pairs.len()), (n, 1, n - 1));
-    assert!(sub_multiset(&pairs, &reference), "written pairs come from the region");
+    assert!(
+        sub_multiset(&pairs, &reference),
+        "written pairs come from the region"
+    );
 }

@@ -25,7 +25,10 @@ fn exhaustion_is_immediate_and_waiting_never_hangs_on_live_tickets() {
     let b = ring.try_acquire().unwrap();
     assert_ne!(a.slot(), b.slot());
     let e = ring.try_acquire().unwrap_err();
-    assert!(matches!(e, RenderError::RingExhausted { slots: 2, .. }), "{e}");
+    assert!(
+        matches!(e, RenderError::RingExhausted { slots: 2, .. }),
+        "{e}"
+    );
     let e = ring.acquire_waiting().unwrap_err();
     assert!(matches!(e, RenderError::RingExhausted { .. }), "{e}");
     // A cancelled ticket that never mapped frees its slot at once.
@@ -92,10 +95,29 @@ fn ticket_operations_out_of_order_are_named_errors() {
     let mut ring = ReadbackRing::new(&ctx.device, "ring", 2, 16);
     let t = ring.try_acquire().unwrap();
     let e = ring.request_map(&t).unwrap_err();
-    assert!(matches!(e, RenderError::TicketState { state: "without a copy", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            RenderError::TicketState {
+                state: "without a copy",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     let e = ring.record_copy(&t, &mut enc, &src, 0, 20).unwrap_err();
-    assert!(matches!(e, RenderError::ReadbackRange { bytes: 20, slot_bytes: 16, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            RenderError::ReadbackRange {
+                bytes: 20,
+                slot_bytes: 16,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = ring.record_copy(&t, &mut enc, &src, 2, 4).unwrap_err();
     assert!(matches!(e, RenderError::ReadbackRange { .. }), "{e}");
     ring.record_copy(&t, &mut enc, &src, 16, 16).unwrap();
@@ -112,7 +134,16 @@ fn ticket_operations_out_of_order_are_named_errors() {
     ring.cancel(again).unwrap();
     let unread = ring.try_acquire().unwrap();
     let e = ring.read(unread).unwrap_err();
-    assert!(matches!(e, RenderError::TicketState { state: "not mapped", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            RenderError::TicketState {
+                state: "not mapped",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -125,13 +156,19 @@ fn destruction_and_device_loss_fail_every_later_call_by_name() {
     ring.destroy();
     let e = ring.cancel(t).unwrap_err();
     assert!(matches!(e, RenderError::RingDestroyed { .. }), "{e}");
-    assert!(matches!(ring.try_acquire(), Err(RenderError::RingDestroyed { .. })));
+    assert!(matches!(
+        ring.try_acquire(),
+        Err(RenderError::RingDestroyed { .. })
+    ));
 
     let mut ring = ReadbackRing::new(&ctx.device, "ring", 2, 16);
     let t = ring.try_acquire().unwrap();
     ring.mark_lost("device lost (test)");
     let e = ring.status(&t).unwrap_err();
-    assert!(matches!(&e, RenderError::ReadbackFailed { message, .. } if message.contains("device lost")), "{e}");
+    assert!(
+        matches!(&e, RenderError::ReadbackFailed { message, .. } if message.contains("device lost")),
+        "{e}"
+    );
 
     // A real loss: the device is destroyed while a map is pending; the ticket fails by name.
     let lost = common::ctx();
@@ -144,6 +181,9 @@ fn destruction_and_device_loss_fail_every_later_call_by_name() {
     lost.device.destroy();
     ring.request_map(&t).unwrap();
     let e = ring.wait(t).unwrap_err();
-    assert!(matches!(e, RenderError::ReadbackFailed { slot: 0, .. }), "{e}");
+    assert!(
+        matches!(e, RenderError::ReadbackFailed { slot: 0, .. }),
+        "{e}"
+    );
     let _ = src;
 }

@@ -56,7 +56,11 @@ fn frame(ctx: &GpuContext, scene: &mut CullScene) -> (usize, u32, u32) {
         }
     }
     let count = read_buffer(ctx, scene.draw().buffer())[1];
-    let picked = u32::from_le_bytes(map(ctx, scene.pick_buffer().unwrap())[0..4].try_into().unwrap());
+    let picked = u32::from_le_bytes(
+        map(ctx, scene.pick_buffer().unwrap())[0..4]
+            .try_into()
+            .unwrap(),
+    );
     (covered, count, picked)
 }
 
@@ -79,7 +83,8 @@ fn gpu_written_counts_alone_change_the_rendered_image() {
             &look_at(EYE, [0.0; 3], [0.0, 1.0, 0.0]),
         );
         let c = spheres()[5];
-        let clip: [f32; 4] = std::array::from_fn(|r| (0..3).map(|k| vp[k][r] * c[k]).sum::<f32>() + vp[3][r]);
+        let clip: [f32; 4] =
+            std::array::from_fn(|r| (0..3).map(|k| vp[k][r] * c[k]).sum::<f32>() + vp[3][r]);
         let px = ((clip[0] / clip[3] + 1.0) / 2.0 * 160.0) as u32;
         let py = ((1.0 - clip[1] / clip[3]) / 2.0 * 64.0) as u32;
         scene.set_pick(px, py).unwrap();
@@ -93,14 +98,25 @@ fn gpu_written_counts_alone_change_the_rendered_image() {
         let first = run(&|i| i < 4);
         let second = run(&|i| i >= 4);
         let none = run(&|_| false);
-        assert_eq!((all.1, first.1, second.1, none.1), (8, 4, 4, 0), "msaa {msaa}");
+        assert_eq!(
+            (all.1, first.1, second.1, none.1),
+            (8, 4, 4, 0),
+            "msaa {msaa}"
+        );
         assert_eq!(none.0, 0, "nothing selected draws nothing (msaa {msaa})");
-        assert!(first.0 > 0 && second.0 > 0, "msaa {msaa}: {first:?} {second:?}");
+        assert!(
+            first.0 > 0 && second.0 > 0,
+            "msaa {msaa}: {first:?} {second:?}"
+        );
         // The cubes do not overlap on screen: pixels add up exactly.
         assert_eq!(all.0, first.0 + second.0, "msaa {msaa}");
         // Picking sees instance 5 (batch 0) only while it is drawn.
         let n = NO_OBJECT;
-        assert_eq!((all.2, first.2, second.2, none.2), (5, n, 5, n), "msaa {msaa}");
+        assert_eq!(
+            (all.2, first.2, second.2, none.2),
+            (5, n, 5, n),
+            "msaa {msaa}"
+        );
     }
 }
 
@@ -116,7 +132,17 @@ fn picking_outside_the_image_is_a_named_error() {
     };
     let scene = CullScene::new(&ctx.device, &ctx.queue, &spheres(), None, options).unwrap();
     let e = scene.set_pick(32, 0).unwrap_err();
-    assert!(matches!(e, RenderError::PickOutside { x: 32, width: 32, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            RenderError::PickOutside {
+                x: 32,
+                width: 32,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = scene.set_selection(&ctx.queue, &[1, 2]).unwrap_err();
     assert!(matches!(e, RenderError::ChunkMismatch { .. }), "{e}");
 }
@@ -139,24 +165,69 @@ fn draw_command_buffers_validate_what_they_borrow() {
     assert_eq!(d.instance_count_byte_offset(1).unwrap(), 48);
     let data = d.instance_count_data(1).unwrap();
     assert_eq!((data.byte_offset(), data.len()), (48, 1));
-    assert!(matches!(d.record_byte_offset(2), Err(RenderError::NoSuchRecord { index: 2, records: 2, .. })));
+    assert!(matches!(
+        d.record_byte_offset(2),
+        Err(RenderError::NoSuchRecord {
+            index: 2,
+            records: 2,
+            ..
+        })
+    ));
     // 24 + 2·20 = 64 fits exactly; one more byte of offset does not (and is unaligned).
     let e = DrawCommandBuffer::borrow(&good, "b", 28, DrawLayout::DrawIndexed, 2).unwrap_err();
-    assert!(matches!(e, RenderError::DrawBufferRange { needed: 40, size: 64, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            RenderError::DrawBufferRange {
+                needed: 40,
+                size: 64,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = DrawCommandBuffer::borrow(&good, "b", 2, DrawLayout::Draw, 1).unwrap_err();
     assert!(matches!(e, RenderError::DrawBufferRange { .. }), "{e}");
     let plain = make(64, U::STORAGE | U::COPY_DST);
     let e = DrawCommandBuffer::borrow(&plain, "p", 0, DrawLayout::Draw, 1).unwrap_err();
-    assert!(matches!(e, RenderError::DrawBufferUsage { missing, .. } if missing == U::INDIRECT), "{e}");
+    assert!(
+        matches!(e, RenderError::DrawBufferUsage { missing, .. } if missing == U::INDIRECT),
+        "{e}"
+    );
     let e = d
-        .write_draw(&ctx.queue, 0, DrawIndirectArgs { vertex_count: 3, instance_count: 1, first_vertex: 0, first_instance: 0 })
+        .write_draw(
+            &ctx.queue,
+            0,
+            DrawIndirectArgs {
+                vertex_count: 3,
+                instance_count: 1,
+                first_vertex: 0,
+                first_instance: 0,
+            },
+        )
         .unwrap_err();
-    assert!(matches!(e, RenderError::WrongLayout { layout: "drawIndexed", requested: "draw", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            RenderError::WrongLayout {
+                layout: "drawIndexed",
+                requested: "draw",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // Records land at their offsets, in their layout.
     d.write_draw_indexed(
         &ctx.queue,
         1,
-        DrawIndexedIndirectArgs { index_count: 36, instance_count: 7, first_index: 1, base_vertex: -2, first_instance: 0 },
+        DrawIndexedIndirectArgs {
+            index_count: 36,
+            instance_count: 7,
+            first_index: 1,
+            base_vertex: -2,
+            first_instance: 0,
+        },
     )
     .unwrap();
     let words = read_buffer(&ctx, &good);

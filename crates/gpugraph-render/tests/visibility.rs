@@ -10,7 +10,9 @@ use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{CommandGraph, CompiledGraph, GpuContext, VectorFormat, VectorView};
 use gpugraph_render::camera::{look_at, mul, perspective};
 use gpugraph_render::visibility::cpu::{self, RowBounds, RowInputs, Verdict};
-use gpugraph_render::{Bounds, DrawCommandBuffer, DrawLayout, RenderError, ViewParams, VisibilityWorkflow};
+use gpugraph_render::{
+    Bounds, DrawCommandBuffer, DrawLayout, RenderError, ViewParams, VisibilityWorkflow,
+};
 use rand::Rng;
 use wgpu::util::DrawIndexedIndirectArgs;
 
@@ -78,7 +80,13 @@ impl Inputs {
             })
             .collect();
         let selection = (0..n)
-            .map(|_| if rng.random_bool(0.7) { rng.random_range(1..9) } else { 0 })
+            .map(|_| {
+                if rng.random_bool(0.7) {
+                    rng.random_range(1..9)
+                } else {
+                    0
+                }
+            })
             .collect();
         let ids = if case.given_ids {
             (0..n).map(|_| rng.random()).collect()
@@ -164,20 +172,56 @@ fn setup(ctx: &GpuContext, case: &Case, inputs: &Inputs, view: &ViewParams) -> S
     let u1 = VectorFormat::Uint32;
     let view_buf = upload(ctx, &[*view], U::UNIFORM);
     let view_h = import(&mut g, "view", &view_buf);
-    let (_b, bounds) = chunked(ctx, &mut g, "spheres", &inputs.spheres, [f32::NAN; 4], chunks, f4);
+    let (_b, bounds) = chunked(
+        ctx,
+        &mut g,
+        "spheres",
+        &inputs.spheres,
+        [f32::NAN; 4],
+        chunks,
+        f4,
+    );
     let bounds = if case.boxes {
-        let (_m, max) = chunked(ctx, &mut g, "box-max", &inputs.box_max, [f32::NAN; 4], chunks, f4);
+        let (_m, max) = chunked(
+            ctx,
+            &mut g,
+            "box-max",
+            &inputs.box_max,
+            [f32::NAN; 4],
+            chunks,
+            f4,
+        );
         Bounds::Boxes { min: bounds, max }
     } else {
         Bounds::Spheres(bounds)
     };
-    let time = case.time.then(|| chunked(ctx, &mut g, "time", &inputs.time, [f32::NAN; 2], chunks, f2).1);
-    let lod = case.lod.then(|| chunked(ctx, &mut g, "lod", &inputs.lod, [f32::NAN; 2], chunks, f2).1);
-    let (selection_buf, selection) = chunked(ctx, &mut g, "selection", &inputs.selection, POISON, chunks, u1);
+    let time = case
+        .time
+        .then(|| chunked(ctx, &mut g, "time", &inputs.time, [f32::NAN; 2], chunks, f2).1);
+    let lod = case
+        .lod
+        .then(|| chunked(ctx, &mut g, "lod", &inputs.lod, [f32::NAN; 2], chunks, f2).1);
+    let (selection_buf, selection) = chunked(
+        ctx,
+        &mut g,
+        "selection",
+        &inputs.selection,
+        POISON,
+        chunks,
+        u1,
+    );
     let ids = case
         .given_ids
         .then(|| chunked(ctx, &mut g, "ids", &inputs.ids, POISON, chunks, u1).1);
-    let (mask_buf, mask) = chunked(ctx, &mut g, "mask", &vec![POISON; total as usize], POISON, chunks, u1);
+    let (mask_buf, mask) = chunked(
+        ctx,
+        &mut g,
+        "mask",
+        &vec![POISON; total as usize],
+        POISON,
+        chunks,
+        u1,
+    );
     let capacity = case.capacity.unwrap_or(total);
     let output_buf = upload(ctx, &vec![POISON; capacity as usize + 2], U::empty());
     let output_h = import(&mut g, "output", &output_buf);
@@ -241,29 +285,48 @@ fn run_and_check(ctx: &GpuContext, case: &Case, inputs: &Inputs, view: &ViewPara
         let mut mask = Vec::with_capacity(total);
         let mut at = 0usize;
         for &len in &case.chunks {
-            assert!(laid[at..at + GAP as usize].iter().all(|&w| w == POISON), "gap before a chunk written");
+            assert!(
+                laid[at..at + GAP as usize].iter().all(|&w| w == POISON),
+                "gap before a chunk written"
+            );
             at += GAP as usize;
             mask.extend_from_slice(&laid[at..at + len as usize]);
             at += len as usize;
         }
         if let Some(row) = cpu::first_disagreement(&verdicts, &mask) {
-            panic!("mask row {row}: GPU {} vs oracle {:?}", mask[row], verdicts[row]);
+            panic!(
+                "mask row {row}: GPU {} vs oracle {:?}",
+                mask[row], verdicts[row]
+            );
         }
         mask
     } else {
-        assert!(!verdicts.contains(&Verdict::Borderline), "the scene needs a published mask");
-        verdicts.iter().map(|v| u32::from(*v == Verdict::Visible)).collect()
+        assert!(
+            !verdicts.contains(&Verdict::Borderline),
+            "the scene needs a published mask"
+        );
+        verdicts
+            .iter()
+            .map(|v| u32::from(*v == Verdict::Visible))
+            .collect()
     };
     let want = cpu::compact(&inputs.ids, &mask);
     let capacity = case.capacity.unwrap_or(total as u64) as usize;
     let record = read_buffer(ctx, s.draw.buffer());
-    assert_eq!(&record[5..10], &[36, want.len() as u32, 0, 0, 0], "record 1");
+    assert_eq!(
+        &record[5..10],
+        &[36, want.len() as u32, 0, 0, 0],
+        "record 1"
+    );
     assert_eq!(record[1], POISON, "record 0 untouched");
     let out = read_buffer(ctx, &s.output);
     let written = want.len().min(capacity);
     assert_eq!(out[0], POISON, "guard before the output");
     assert_eq!(&out[1..1 + written], &want[..written]);
-    assert!(out[1 + written..capacity + 2].iter().all(|&w| w == POISON), "rows past the count");
+    assert!(
+        out[1 + written..capacity + 2].iter().all(|&w| w == POISON),
+        "rows past the count"
+    );
     let overflow = read_buffer(ctx, &s.overflow)[0];
     assert_eq!(overflow, u32::from(want.len() > capacity));
 }
@@ -349,7 +412,11 @@ fn all_culled_and_all_visible() {
             s[3] = s[3].min(0.5);
         }
         let verdicts = inputs.verdicts(&case, &view);
-        let want = if visible { Verdict::Visible } else { Verdict::Culled };
+        let want = if visible {
+            Verdict::Visible
+        } else {
+            Verdict::Culled
+        };
         assert!(verdicts.iter().all(|&v| v == want));
         let mut s = setup(&ctx, &case, &inputs, &view);
         run_and_check(&ctx, &case, &inputs, &view, &mut s);
@@ -404,15 +471,21 @@ fn view_and_selection_changes_need_no_recompile() {
             laid.extend_from_slice(&inputs.selection[at..at + len as usize]);
             at += len as usize;
         }
-        ctx.queue.write_buffer(&s.selection, 0, bytemuck::cast_slice(&laid));
+        ctx.queue
+            .write_buffer(&s.selection, 0, bytemuck::cast_slice(&laid));
         // Rows past a smaller count keep the previous run's IDs: poison them again.
         let poison = vec![POISON; (s.output.size() / 4) as usize];
-        ctx.queue.write_buffer(&s.output, 0, bytemuck::cast_slice(&poison));
+        ctx.queue
+            .write_buffer(&s.output, 0, bytemuck::cast_slice(&poison));
         run_and_check(&ctx, &case, &inputs, view, &mut s);
         counts.push(read_buffer(&ctx, s.draw.buffer())[6]);
     }
     counts.dedup();
-    assert_eq!(counts.len(), 3, "each view should change the count: {counts:?}");
+    assert_eq!(
+        counts.len(),
+        3,
+        "each view should change the count: {counts:?}"
+    );
 }
 
 #[test]
@@ -427,8 +500,14 @@ fn bad_declarations_are_named_errors() {
     let view_h = import(&mut g, "view", &view_buf);
     let data_h = import(&mut g, "data", &data);
     let out_h = import(&mut g, "out", &out);
-    let f4 = |g: &CommandGraph, n| g.create_vector_view(vec![common::view(g, data_h, VectorFormat::Float32x4, 0, n)]).unwrap();
-    let u1 = |g: &CommandGraph, h, n| g.create_vector_view(vec![common::view(g, h, VectorFormat::Uint32, 0, n)]).unwrap();
+    let f4 = |g: &CommandGraph, n| {
+        g.create_vector_view(vec![common::view(g, data_h, VectorFormat::Float32x4, 0, n)])
+            .unwrap()
+    };
+    let u1 = |g: &CommandGraph, h, n| {
+        g.create_vector_view(vec![common::view(g, h, VectorFormat::Uint32, 0, n)])
+            .unwrap()
+    };
     let base = |g: &CommandGraph| VisibilityWorkflow {
         id: "w".into(),
         view: view_h,
@@ -445,28 +524,52 @@ fn bad_declarations_are_named_errors() {
     let mut w = base(&g);
     w.bounds = Bounds::Spheres(u1(&g, data_h, 8));
     let e = w.add_to_graph(&mut g).unwrap_err();
-    assert!(matches!(&e, RenderError::UnsupportedView { what: "bounds", .. }), "{e}");
+    assert!(
+        matches!(&e, RenderError::UnsupportedView { what: "bounds", .. }),
+        "{e}"
+    );
     let mut w = base(&g);
     w.selection = Some(u1(&g, data_h, 7));
     let e = w.add_to_graph(&mut g).unwrap_err();
-    assert!(matches!(&e, RenderError::ChunkMismatch { what: "selection", .. }), "{e}");
+    assert!(
+        matches!(
+            &e,
+            RenderError::ChunkMismatch {
+                what: "selection",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let mut w = base(&g);
     w.mask = Some(u1(&g, data_h, 8));
     let e = w.add_to_graph(&mut g).unwrap_err();
-    assert!(matches!(&e, RenderError::WritesAlone { what: "mask", buffer, .. } if buffer == "data"), "{e}");
+    assert!(
+        matches!(&e, RenderError::WritesAlone { what: "mask", buffer, .. } if buffer == "data"),
+        "{e}"
+    );
     let mut w = base(&g);
     w.view = small_h;
     let e = w.add_to_graph(&mut g).unwrap_err();
-    assert!(matches!(&e, RenderError::UnsupportedView { what: "view", .. }), "{e}");
+    assert!(
+        matches!(&e, RenderError::UnsupportedView { what: "view", .. }),
+        "{e}"
+    );
     // The output may not share a buffer with the IDs the compaction reads.
     let mut w = base(&g);
     w.ids = Some(u1(&g, out_h, 8));
     let e = w.add_to_graph(&mut g).unwrap_err();
-    assert!(matches!(&e, RenderError::WritesAlone { what: "output", .. }), "{e}");
+    assert!(
+        matches!(&e, RenderError::WritesAlone { what: "output", .. }),
+        "{e}"
+    );
     let mut w = base(&g);
     w.count = common::view(&g, data_h, VectorFormat::Uint32, 0, 2);
     let e = w.add_to_graph(&mut g).unwrap_err();
-    assert!(matches!(&e, RenderError::UnsupportedView { what: "count", .. }), "{e}");
+    assert!(
+        matches!(&e, RenderError::UnsupportedView { what: "count", .. }),
+        "{e}"
+    );
     // Nothing half-added: a good declaration still compiles.
     base(&g).add_to_graph(&mut g).unwrap();
     g.compile().unwrap();

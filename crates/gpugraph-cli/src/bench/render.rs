@@ -41,7 +41,10 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     };
     let verdicts = cpu::visibility(&view, &bounds, inputs, 1e-5);
     let sure = verdicts.iter().filter(|&&v| v == Verdict::Visible).count() as u32;
-    let maybe = verdicts.iter().filter(|&&v| v == Verdict::Borderline).count() as u32;
+    let maybe = verdicts
+        .iter()
+        .filter(|&&v| v == Verdict::Borderline)
+        .count() as u32;
     Ok(vec![Case {
         op: "cull-draw".into(),
         bytes_per_element: 32.0,

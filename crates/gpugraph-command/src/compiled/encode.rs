@@ -104,7 +104,13 @@ impl CompiledGraph {
                 texture.sample_count(),
                 texture.depth_or_array_layers(),
             );
-            let want = (d.size, d.format, d.mip_level_count, d.sample_count, d.layers);
+            let want = (
+                d.size,
+                d.format,
+                d.mip_level_count,
+                d.sample_count,
+                d.layers,
+            );
             let missing = d.usage - texture.usage();
             if shape != want || !missing.is_empty() || supplied[i] {
                 return Err(GraphError::TextureMismatch {
@@ -270,20 +276,19 @@ impl CompiledGraph {
                             })
                         })
                         .collect();
-                    let depth_stencil_attachment =
-                        views.depth_stencil.as_ref().map(|(view, d)| {
-                            wgpu::RenderPassDepthStencilAttachment {
-                                view,
-                                depth_ops: d.depth.map(|o| wgpu::Operations {
-                                    load: o.clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
-                                    store: store_op(o.store),
-                                }),
-                                stencil_ops: d.stencil.map(|o| wgpu::Operations {
-                                    load: o.clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
-                                    store: store_op(o.store),
-                                }),
-                            }
-                        });
+                    let depth_stencil_attachment = views.depth_stencil.as_ref().map(|(view, d)| {
+                        wgpu::RenderPassDepthStencilAttachment {
+                            view,
+                            depth_ops: d.depth.map(|o| wgpu::Operations {
+                                load: o.clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
+                                store: store_op(o.store),
+                            }),
+                            stencil_ops: d.stencil.map(|o| wgpu::Operations {
+                                load: o.clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
+                                store: store_op(o.store),
+                            }),
+                        }
+                    });
                     let timestamp_writes = profiler.as_ref().map(|p| p.render_writes(i));
                     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                         label: Some(&node.id),

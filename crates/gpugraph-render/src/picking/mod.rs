@@ -103,7 +103,11 @@ pub struct IndexPickingTarget {
 
 impl IndexPickingTarget {
     /// Declares the ID texture `{id}` and its depth texture `{id}/depth` in `graph`.
-    pub fn create(graph: &mut CommandGraph, id: &str, size: (u32, u32)) -> Result<Self, RenderError> {
+    pub fn create(
+        graph: &mut CommandGraph,
+        id: &str,
+        size: (u32, u32),
+    ) -> Result<Self, RenderError> {
         use wgpu::TextureUsages as T;
         let ids = graph.create_texture(TextureDescriptor::new(
             id,
@@ -154,7 +158,10 @@ impl IndexPickingTarget {
         let ids = self.ids;
         graph.add_copy_node(CopyNode::new(
             id,
-            vec![ResourceUse::texture(ids, TextureAccess::CopySrc), ResourceUse::copy_dst(out)],
+            vec![
+                ResourceUse::texture(ids, TextureAccess::CopySrc),
+                ResourceUse::copy_dst(out),
+            ],
             move |_| {
                 Ok(copy_fn(move |enc, ec| {
                     let (x, y) = pick.get();
@@ -189,7 +196,12 @@ impl IndexPickingTarget {
     pub fn set_pixel(&self, pick: &PixelPick, x: u32, y: u32) -> Result<(), RenderError> {
         let (width, height) = self.size;
         if x >= width || y >= height {
-            return Err(RenderError::PickOutside { x, y, width, height });
+            return Err(RenderError::PickOutside {
+                x,
+                y,
+                width,
+                height,
+            });
         }
         pick.set(x, y);
         Ok(())
@@ -198,20 +210,37 @@ impl IndexPickingTarget {
     /// Adds the region pass: node `{id}/reset` zeroes count and overflow, node
     /// `{id}/collect` appends the region's pairs (see the module doc). Checks formats and
     /// lengths now.
-    pub fn add_region_pass(&self, graph: &mut CommandGraph, pass: RegionPick) -> Result<(), RenderError> {
-        let bad = |what: &'static str, expected: &'static str, v: &DataView| RenderError::UnsupportedView {
-            workflow: "region pick",
-            id: pass.id.into(),
-            what,
-            expected,
-            actual: format!("{} rows of {} (packed {})", v.len(), v.format(), v.is_packed()),
+    pub fn add_region_pass(
+        &self,
+        graph: &mut CommandGraph,
+        pass: RegionPick,
+    ) -> Result<(), RenderError> {
+        let bad = |what: &'static str, expected: &'static str, v: &DataView| {
+            RenderError::UnsupportedView {
+                workflow: "region pick",
+                id: pass.id.into(),
+                what,
+                expected,
+                actual: format!(
+                    "{} rows of {} (packed {})",
+                    v.len(),
+                    v.format(),
+                    v.is_packed()
+                ),
+            }
         };
-        let packed = |v: &DataView| v.format() == VectorFormat::Uint32 && v.is_packed() && v.live_count().is_none();
+        let packed = |v: &DataView| {
+            v.format() == VectorFormat::Uint32 && v.is_packed() && v.live_count().is_none()
+        };
         if !packed(&pass.objects) {
             return Err(bad("objects", "packed uint32 rows", &pass.objects));
         }
         if !packed(&pass.batches) || pass.batches.len() != pass.objects.len() {
-            return Err(bad("batches", "packed uint32 rows, as many as objects", &pass.batches));
+            return Err(bad(
+                "batches",
+                "packed uint32 rows, as many as objects",
+                &pass.batches,
+            ));
         }
         for (what, v) in [("count", &pass.count), ("overflow", &pass.overflow)] {
             if !packed(v) || v.len() != 1 {
@@ -224,7 +253,10 @@ impl IndexPickingTarget {
                 id: pass.id.into(),
                 what: "region",
                 expected: "a uniform buffer of at least 16 bytes (PickRegion)",
-                actual: format!("{} bytes", graph.buffer_descriptor(pass.region)?.byte_length),
+                actual: format!(
+                    "{} bytes",
+                    graph.buffer_descriptor(pass.region)?.byte_length
+                ),
             });
         }
         let capacity = u32::try_from(pass.objects.len()).map_err(|_| RenderError::TooManyRows {
@@ -314,7 +346,9 @@ impl IndexPickingTarget {
                     contents: bytemuck::bytes_of(&params),
                     usage: wgpu::BufferUsages::UNIFORM,
                 });
-                let bind = |v: &DataView| gpugraph_command::view_binding(cc.buffer(v.buffer()), v, align).0;
+                let bind = |v: &DataView| {
+                    gpugraph_command::view_binding(cc.buffer(v.buffer()), v, align).0
+                };
                 let view = full.then(|| cc.texture(ids).create_view(&Default::default()));
                 let mut group_entries = vec![
                     wgpu::BindGroupEntry {
@@ -350,7 +384,11 @@ impl IndexPickingTarget {
                             resource: wgpu::BindingResource::Buffer(bind(&pass.batches)),
                         },
                     ]);
-                    recorded_handles.extend([pass.region, pass.objects.buffer(), pass.batches.buffer()]);
+                    recorded_handles.extend([
+                        pass.region,
+                        pass.objects.buffer(),
+                        pass.batches.buffer(),
+                    ]);
                 }
                 let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some(&label),

@@ -54,9 +54,8 @@ pub fn bounds_verdict(view: &ViewParams, bounds: RowBounds, epsilon: f64) -> (Ve
             }
             center = std::array::from_fn(|i| (f64::from(lo[i]) + f64::from(hi[i])) / 2.0);
             for p in &view.planes {
-                let corner = std::array::from_fn(|i| {
-                    f64::from(if p[i] >= 0.0 { hi[i] } else { lo[i] })
-                });
+                let corner =
+                    std::array::from_fn(|i| f64::from(if p[i] >= 0.0 { hi[i] } else { lo[i] }));
                 worst = worst.min(plane_distance(p, corner));
             }
         }

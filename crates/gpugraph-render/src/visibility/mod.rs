@@ -165,7 +165,12 @@ fn lengths(v: &VectorView) -> Vec<u64> {
 }
 
 impl VisibilityWorkflow {
-    fn unsupported(&self, what: &'static str, expected: &'static str, actual: String) -> RenderError {
+    fn unsupported(
+        &self,
+        what: &'static str,
+        expected: &'static str,
+        actual: String,
+    ) -> RenderError {
         RenderError::UnsupportedView {
             workflow: WORKFLOW,
             id: self.id.clone(),
@@ -221,7 +226,13 @@ impl VisibilityWorkflow {
         let f4 = "packed float32x4 rows without a live count";
         let f2 = "packed float32x2 rows without a live count";
         let u1 = "packed uint32 rows without a live count";
-        self.check("bounds", self.bounds.primary(), VectorFormat::Float32x4, f4, &reference)?;
+        self.check(
+            "bounds",
+            self.bounds.primary(),
+            VectorFormat::Float32x4,
+            f4,
+            &reference,
+        )?;
         if let Bounds::Boxes { max, .. } = &self.bounds {
             self.check("box maxima", max, VectorFormat::Float32x4, f4, &reference)?;
         }
@@ -279,10 +290,22 @@ impl VisibilityWorkflow {
         let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
         let offset = |v: &DataView| v.aligned_range(align).element_offset as u32;
         let constants = vec![
-            ("BOX_BOUNDS".to_string(), f64::from(u8::from(matches!(self.bounds, Bounds::Boxes { .. })))),
-            ("USE_TIME".to_string(), f64::from(u8::from(self.time_range.is_some()))),
-            ("USE_LOD".to_string(), f64::from(u8::from(self.lod.is_some()))),
-            ("USE_SELECTION".to_string(), f64::from(u8::from(self.selection.is_some()))),
+            (
+                "BOX_BOUNDS".to_string(),
+                f64::from(u8::from(matches!(self.bounds, Bounds::Boxes { .. }))),
+            ),
+            (
+                "USE_TIME".to_string(),
+                f64::from(u8::from(self.time_range.is_some())),
+            ),
+            (
+                "USE_LOD".to_string(),
+                f64::from(u8::from(self.lod.is_some())),
+            ),
+            (
+                "USE_SELECTION".to_string(),
+                f64::from(u8::from(self.selection.is_some())),
+            ),
         ];
         let shader = ShaderSource::new("render/visibility/cull", CULL_WGSL);
         let chunk_count = reference.len();
@@ -299,7 +322,11 @@ impl VisibilityWorkflow {
                 Bounds::Boxes { max, .. } => Some(max.chunks()[k]),
                 Bounds::Spheres(_) => None,
             };
-            let (time, lod, selection) = (pick(&self.time_range), pick(&self.lod), pick(&self.selection));
+            let (time, lod, selection) = (
+                pick(&self.time_range),
+                pick(&self.lod),
+                pick(&self.selection),
+            );
             let flag_view = flags.chunks()[k];
             let id_view = ids.chunks()[k];
             let params = ChunkParams {
@@ -372,7 +399,11 @@ impl VisibilityWorkflow {
         for (what, v) in [("count", Some(self.count)), ("overflow", self.overflow)] {
             if let Some(v) = v {
                 if v.format() != VectorFormat::Uint32 || v.len() != 1 || v.live_count().is_some() {
-                    return Err(self.unsupported(what, one, format!("{} rows of {}", v.len(), v.format())));
+                    return Err(self.unsupported(
+                        what,
+                        one,
+                        format!("{} rows of {}", v.len(), v.format()),
+                    ));
                 }
             }
         }
@@ -454,7 +485,10 @@ mod tests {
                 layouter[h].size,
             )
         };
-        assert_eq!(offsets("View"), (vec![0, 96, 112, 120], ViewParams::BYTES as u32));
+        assert_eq!(
+            offsets("View"),
+            (vec![0, 96, 112, 120], ViewParams::BYTES as u32)
+        );
         let (chunk, size) = offsets("Chunk");
         assert_eq!(size as usize, std::mem::size_of::<ChunkParams>());
         assert_eq!(chunk, (0..12).map(|i| i * 4).collect::<Vec<u32>>());

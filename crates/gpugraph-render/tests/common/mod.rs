@@ -69,10 +69,19 @@ pub fn import(g: &mut CommandGraph, id: &str, buffer: &wgpu::Buffer) -> BufferHa
 }
 
 /// A packed view of `len` rows of `format` at row `offset` of `h`.
-pub fn view(g: &CommandGraph, h: BufferHandle, format: VectorFormat, offset: u64, len: u64) -> DataView {
+pub fn view(
+    g: &CommandGraph,
+    h: BufferHandle,
+    format: VectorFormat,
+    offset: u64,
+    len: u64,
+) -> DataView {
     let row = format.byte_size() as u64;
-    g.create_data_view(h, DataViewDescriptor::packed(format, len).at_offset(offset * row))
-        .unwrap()
+    g.create_data_view(
+        h,
+        DataViewDescriptor::packed(format, len).at_offset(offset * row),
+    )
+    .unwrap()
 }
 
 /// Encodes `compiled` once, submits it and waits.
