@@ -143,6 +143,11 @@ pub struct CompiledGraph {
     texture_descs: Vec<crate::TextureDescriptor>,
     /// The frame ID of the last `encode_frame`.
     last_frame: Option<u64>,
+    /// Per logical texture: an external texture's previous texture (identity only, for the
+    /// freshness check; never destroyed).
+    last_external: Vec<Option<wgpu::Texture>>,
+    /// Per logical texture: whether it is external.
+    external_flags: Vec<bool>,
     nodes: Vec<CompiledNode>,
     edges: Vec<DependencyEdge>,
     stats: GraphStats,
@@ -397,6 +402,7 @@ impl CompiledGraph {
 
         let texture_ids = graph.textures.iter().map(|t| t.desc.id.clone()).collect();
         let frame_flags: Vec<bool> = graph.textures.iter().map(|t| t.frame).collect();
+        let external_flags: Vec<bool> = graph.textures.iter().map(|t| t.external).collect();
         let texture_descs = graph.textures.iter().map(|t| t.desc.clone()).collect();
         let mut owned_textures = owned_textures;
         owned_textures.extend(placeholders);
@@ -424,6 +430,8 @@ impl CompiledGraph {
             frame_flags,
             texture_descs,
             last_frame: None,
+            last_external: vec![None; external_flags.len()],
+            external_flags,
             nodes: Vec::with_capacity(nodes.len()),
             edges: dependency_edges,
             stats,

@@ -288,6 +288,26 @@ pub enum GraphError {
         /// Texture id.
         texture: String,
     },
+    /// An external texture used other than sampled (as an attachment, a copy, storage).
+    #[error("node {node} uses external texture {texture} as {access}; external textures are sampled only")]
+    ExternalTextureAccess {
+        /// Node id.
+        node: String,
+        /// Texture id.
+        texture: String,
+        /// The refused access.
+        access: String,
+    },
+    /// An external texture supplied again for the next encoding instead of a fresh one.
+    #[error("graph {graph}: external texture {texture} received the previous encoding's texture again at frame {frame}; each encoding needs a fresh one")]
+    ExternalTextureReused {
+        /// Graph id.
+        graph: String,
+        /// Texture id.
+        texture: String,
+        /// The frame ID of the refused encoding.
+        frame: u64,
+    },
 }
 
 pub(crate) fn buffer_access_name(a: BufferAccess) -> &'static str {

@@ -14,8 +14,8 @@ use crate::error::{
 use crate::node::{ComputeCompile, CopyCompile, RenderCompile};
 use crate::node::{ComputeNode, CopyNode, RenderNode};
 use crate::resource::{
-    BufferDescriptor, BufferHandle, GraphKey, Lifetime, ResourceUse, TextureDescriptor,
-    TextureHandle,
+    BufferDescriptor, BufferHandle, GraphKey, Lifetime, ResourceUse, TextureAccess,
+    TextureDescriptor, TextureHandle,
 };
 use crate::view::{DataView, DataViewDescriptor, VectorView};
 
@@ -33,6 +33,8 @@ pub(crate) struct TextureEntry {
     pub(crate) import: Option<wgpu::Texture>,
     /// Imported per encoding with a frame ID ([`CommandGraph::import_frame_texture`]).
     pub(crate) frame: bool,
+    /// A sampled-only external image ([`CommandGraph::import_external_texture`]).
+    pub(crate) external: bool,
 }
 
 pub(crate) enum NodeCompileFn {
@@ -267,6 +269,7 @@ impl CommandGraph {
             desc,
             import: Some(texture.clone()),
             frame: false,
+            external: false,
         });
         Ok(TextureHandle {
             graph: self.key,
@@ -285,6 +288,7 @@ impl CommandGraph {
             desc,
             import: None,
             frame: false,
+            external: false,
         });
         Ok(TextureHandle {
             graph: self.key,
@@ -309,11 +313,38 @@ impl CommandGraph {
             desc,
             import: None,
             frame: true,
+            external: false,
         });
         Ok(TextureHandle {
             graph: self.key,
             index: (self.textures.len() - 1) as u32,
         })
+    }
+
+    /// Declares an external image (a video frame, a camera image): a distinct sampled-only
+    /// frame texture. Its usage must be exactly `TEXTURE_BINDING`; nodes may only sample it
+    /// (any other access, an attachment, a copy is [`GraphError::ExternalTextureAccess`]).
+    /// Every [`crate::CompiledGraph::encode_frame`] must supply a fresh texture, not the
+    /// previous encoding's ([`GraphError::ExternalTextureReused`]), under the frame's one
+    /// frame ID; nodes resolve it while encoding ([`crate::EncodeContext::texture`]), so
+    /// their bindings are fresh too. wgpu's `ExternalTexture` is not used: this is the copied
+    /// fallback, where the application writes each image into a texture it owns.
+    pub fn import_external_texture(
+        &mut self,
+        desc: TextureDescriptor,
+    ) -> Result<TextureHandle, GraphError> {
+        if desc.usage != wgpu::TextureUsages::TEXTURE_BINDING || desc.sample_count != 1 {
+            return Err(self.invalid_desc(
+                &desc.id,
+                format!(
+                    "an external texture is sampled only: usage must be exactly TEXTURE_BINDING with 1 sample, got {:?} with {}",
+                    desc.usage, desc.sample_count
+                ),
+            ));
+        }
+        let h = self.import_frame_texture(desc)?;
+        self.textures[h.index as usize].external = true;
+        Ok(h)
     }
 
     fn check_texture_desc(&self, desc: &TextureDescriptor) -> Result<(), GraphError> {
@@ -548,6 +579,13 @@ impl CommandGraph {
                         });
                     }
                     let entry = &self.textures[h.index as usize];
+                    if entry.external && access != TextureAccess::Sampled {
+                        return Err(GraphError::ExternalTextureAccess {
+                            node: id.to_string(),
+                            texture: entry.desc.id.clone(),
+                            access: texture_access_name(access).to_string(),
+                        });
+                    }
                     let need = access.required_usage();
                     if !entry.desc.usage.contains(need) {
                         return Err(GraphError::UsageNotDeclared {

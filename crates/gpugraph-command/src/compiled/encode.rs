@@ -124,6 +124,13 @@ impl CompiledGraph {
                     },
                 });
             }
+            if self.external_flags[i] && self.last_external[i].as_ref() == Some(texture) {
+                return Err(GraphError::ExternalTextureReused {
+                    graph: self.id.clone(),
+                    texture: d.id.clone(),
+                    frame: frame.frame_id,
+                });
+            }
             supplied[i] = true;
             textures[i] = texture.clone();
         }
@@ -133,8 +140,15 @@ impl CompiledGraph {
                 texture: self.texture_ids[i].clone(),
             });
         }
+        let externals: Vec<(usize, wgpu::Texture)> = (0..textures.len())
+            .filter(|&i| self.external_flags[i])
+            .map(|i| (i, textures[i].clone()))
+            .collect();
         let report = self.encode_with(encoder, options, Some(textures))?;
         self.last_frame = Some(frame.frame_id);
+        for (i, t) in externals {
+            self.last_external[i] = Some(t);
+        }
         Ok(report)
     }
 
