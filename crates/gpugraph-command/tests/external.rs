@@ -200,8 +200,8 @@ fn first_texel(ctx: &GpuContext, out: &wgpu::Buffer) -> u32 {
         .poll(wgpu::PollType::wait_indefinitely())
         .unwrap();
     rx.recv().unwrap().unwrap();
-    let v = u32::from_le_bytes(slice.get_mapped_range().unwrap()[..4].try_into().unwrap());
-    v
+    let bytes: [u8; 4] = slice.get_mapped_range().unwrap()[..4].try_into().unwrap();
+    u32::from_le_bytes(bytes)
 }
 
 fn encode(
