@@ -3,16 +3,18 @@
 //! uniform writes only, the visibility workflow compacts the visible IDs and writes their
 //! count into a drawIndexed record, and one render bundle draws them (depth, optional MSAA
 //! resolve) into an offscreen target. The last frame is written as a PNG; `--pick X,Y` reads
-//! the ID drawn at a pixel. Per frame it prints the visible count, the CPU time spent
+//! the ID drawn at a pixel. Counts and picks come back through a `ReadbackRing`. Per frame it prints the visible count, the CPU time spent
 //! encoding and (with timestamp queries) the GPU time of the graph's passes.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use gpugraph_command::wgpu;
 use gpugraph_render::scene::padded_bytes_per_row;
-use gpugraph_render::{CullScene, CullSceneOptions};
+use gpugraph_render::{CullScene, CullSceneOptions, ReadbackRing, ReadbackTicket, RenderError};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 use crate::gpu::Gpu;
@@ -147,6 +149,8 @@ fn cull(args: &CullArgs) -> Result<()> {
         .features()
         .contains(gpugraph_command::wgpu::Features::TIMESTAMP_QUERY);
     let mut frames = Vec::with_capacity(args.frames as usize);
+    // Counts and picks come back through reusable staging tickets, read once they are done.
+    let mut readbacks = Readbacks::new(gpu.device(), args.frames as usize);
     for f in 0..args.frames {
         // A quarter orbit around the scene, slightly above it.
         let t = if args.frames > 1 {
@@ -162,20 +166,30 @@ fn cull(args: &CullArgs) -> Result<()> {
         let t0 = Instant::now();
         scene.encode(&mut enc, profile)?;
         let encode = t0.elapsed();
+        let count = readbacks.record(&mut enc, scene.draw().buffer())?;
+        let pick = match scene.pick_buffer() {
+            Some(b) => Some(readbacks.record(&mut enc, b)?),
+            None => None,
+        };
         gpu.submit_and_wait(enc.finish())?;
+        readbacks.submitted(f as usize, count, pick)?;
         let gpu_ms = if profile {
             let timings = scene.compiled_mut().read_timings(gpu.queue())?;
             Some(timings.iter().filter_map(|t| t.gpu_ns).sum::<f64>() / 1e6)
         } else {
             None
         };
-        let visible = gpu.read_back(scene.draw().buffer(), 2)?[1];
         frames.push(FrameStats {
-            visible,
+            visible: 0,
             encode,
             gpu_ms,
         });
     }
+    readbacks.finish()?;
+    for (f, stats) in frames.iter_mut().enumerate() {
+        stats.visible = readbacks.counts[f];
+    }
+    let picked = readbacks.picks.last().copied().flatten();
     let image = scene
         .image_buffer()
         .context("the scene was built with image readback")?;
@@ -186,10 +200,6 @@ fn cull(args: &CullArgs) -> Result<()> {
     for y in 0..args.height as usize {
         rgba.extend_from_slice(&bytes[y * row..y * row + args.width as usize * 4]);
     }
-    let picked = match scene.pick_buffer() {
-        Some(b) => Some(gpu.read_u32(b)?[0]),
-        None => None,
-    };
     write_png(&out, args.width, args.height, &rgba)?;
 
     let mut table = Table::new(["frame", "visible", "encode µs", "GPU ms"]);
@@ -234,6 +244,84 @@ fn cull(args: &CullArgs) -> Result<()> {
     out.commit()?;
     println!("wrote {}", args.out.display());
     Ok(())
+}
+
+/// Per-frame readbacks (the draw record's `instanceCount`, the picked IDs) through a
+/// [`ReadbackRing`]: a ticket per value, recorded into the frame's encoder, mapped after the
+/// submission and read when needed; when every slot is held, the oldest ticket is waited for.
+struct Readbacks {
+    ring: ReadbackRing,
+    /// (frame, is-pick, ticket) in submission order.
+    pending: VecDeque<(usize, bool, ReadbackTicket)>,
+    counts: Vec<u32>,
+    picks: Vec<Option<u32>>,
+}
+
+impl Readbacks {
+    fn new(device: &wgpu::Device, frames: usize) -> Self {
+        Self {
+            ring: ReadbackRing::new(device, "render cull readback", 4, 8),
+            pending: VecDeque::new(),
+            counts: vec![0; frames],
+            picks: vec![None; frames],
+        }
+    }
+
+    /// A ticket copying the first 8 bytes of `source` in `enc`.
+    fn record(
+        &mut self,
+        enc: &mut wgpu::CommandEncoder,
+        source: &wgpu::Buffer,
+    ) -> Result<ReadbackTicket> {
+        let ticket = loop {
+            match self.ring.try_acquire() {
+                Ok(t) => break t,
+                Err(RenderError::RingExhausted { .. }) if !self.pending.is_empty() => {
+                    self.drain_one()?
+                }
+                Err(e) => return Err(e.into()),
+            }
+        };
+        self.ring.record_copy(&ticket, enc, source, 0, 8)?;
+        Ok(ticket)
+    }
+
+    /// Maps the frame's tickets (after its submission).
+    fn submitted(
+        &mut self,
+        frame: usize,
+        count: ReadbackTicket,
+        pick: Option<ReadbackTicket>,
+    ) -> Result<()> {
+        self.ring.request_map(&count)?;
+        self.pending.push_back((frame, false, count));
+        if let Some(p) = pick {
+            self.ring.request_map(&p)?;
+            self.pending.push_back((frame, true, p));
+        }
+        Ok(())
+    }
+
+    fn drain_one(&mut self) -> Result<()> {
+        let Some((frame, is_pick, ticket)) = self.pending.pop_front() else {
+            return Ok(());
+        };
+        let bytes = self.ring.wait(ticket)?;
+        let words: &[u32] = bytemuck::cast_slice(&bytes);
+        if is_pick {
+            self.picks[frame] = Some(words[0]);
+        } else {
+            self.counts[frame] = words[1];
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        while !self.pending.is_empty() {
+            self.drain_one()?;
+        }
+        Ok(())
+    }
 }
 
 fn write_png(out: &PendingFile, width: u32, height: u32, rgba: &[u8]) -> Result<()> {

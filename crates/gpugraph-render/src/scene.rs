@@ -248,10 +248,11 @@ impl CullScene {
                 record: 0,
             }
             .add_to_graph(&mut g)?;
+            // Read through the caller's staging (a ReadbackRing), so picks overlap frames.
             let out = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("pick readback"),
+                label: Some("pick"),
                 size: 16,
-                usage: U::MAP_READ | U::COPY_DST,
+                usage: U::COPY_SRC | U::COPY_DST,
                 mapped_at_creation: false,
             });
             let out_h = import(&mut g, "pick-readback", &out)?;
@@ -361,8 +362,9 @@ impl CullScene {
         self.compiled
     }
 
-    /// The mappable buffer whose first two words are the picked pixel's object and batch IDs
-    /// ([`crate::NO_OBJECT`]: background).
+    /// The buffer (`COPY_SRC`, 16 bytes) whose first two words are the picked pixel's object
+    /// and batch IDs ([`crate::NO_OBJECT`]: background) after each encode; copy it out, e.g.
+    /// through a [`crate::ReadbackRing`] ticket recorded after [`Self::encode`].
     pub fn pick_buffer(&self) -> Option<&wgpu::Buffer> {
         self.pick.as_ref().map(|(b, _, _)| b)
     }

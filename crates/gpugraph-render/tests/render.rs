@@ -56,11 +56,7 @@ fn frame(ctx: &GpuContext, scene: &mut CullScene) -> (usize, u32, u32) {
         }
     }
     let count = read_buffer(ctx, scene.draw().buffer())[1];
-    let picked = u32::from_le_bytes(
-        map(ctx, scene.pick_buffer().unwrap())[0..4]
-            .try_into()
-            .unwrap(),
-    );
+    let picked = read_buffer(ctx, scene.pick_buffer().unwrap())[0];
     (covered, count, picked)
 }
 
