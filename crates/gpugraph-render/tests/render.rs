@@ -235,3 +235,107 @@ fn draw_command_buffers_validate_what_they_borrow() {
     d.destroy();
     assert_eq!(read_buffer(&ctx, &good)[12], 7);
 }
+
+/// The draw is recorded once into a render bundle at compile time: an import override cannot
+/// reach it and fails the encode by name instead of drawing from the compiled buffer.
+#[test]
+fn the_bundle_is_recorded_once_and_refuses_overrides() {
+    use gpugraph_command::{
+        ColorAttachment, ColorLoad, CommandGraph, EncodeOptions, GraphError, TextureDescriptor,
+        VectorFormat,
+    };
+    use gpugraph_render::{CubeCamera, InstancedCubes};
+    let ctx = ctx();
+    let mut g = CommandGraph::new("bundle", &ctx.device);
+    let spheres = upload(&ctx, &spheres(), U::empty());
+    let visible = upload(&ctx, &[0u32, 1], U::empty());
+    let camera = upload(
+        &ctx,
+        &[CubeCamera {
+            view_projection: [[0.0; 4]; 4],
+            capacity: 2,
+            batch: 0,
+            pad: [0; 2],
+        }],
+        U::UNIFORM,
+    );
+    let draw = DrawCommandBuffer::create(&ctx.device, "draw", DrawLayout::DrawIndexed, 1);
+    let other = DrawCommandBuffer::create(&ctx.device, "other", DrawLayout::DrawIndexed, 1);
+    let target = g
+        .create_texture(TextureDescriptor::new(
+            "target",
+            (8, 8),
+            wgpu::TextureFormat::Rgba8Unorm,
+            wgpu::TextureUsages::RENDER_ATTACHMENT,
+        ))
+        .unwrap();
+    let (sh, vh, ch) = (
+        import(&mut g, "spheres", &spheres),
+        import(&mut g, "visible", &visible),
+        import(&mut g, "camera", &camera),
+    );
+    let draw_h = draw.import(&mut g, "draw").unwrap();
+    InstancedCubes {
+        id: "cubes".into(),
+        color: ColorAttachment::new(target, ColorLoad::Clear(wgpu::Color::BLACK)),
+        depth: None,
+        camera: ch,
+        spheres: common::view(&g, sh, VectorFormat::Float32x4, 0, 8),
+        visible: common::view(&g, vh, VectorFormat::Uint32, 0, 2),
+        draw: draw.clone(),
+        draw_handle: draw_h,
+        record: 0,
+    }
+    .add_to_graph(&mut g)
+    .unwrap();
+    let mut c = g.compile().unwrap();
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    c.encode(&mut enc, &EncodeOptions::default()).unwrap();
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    let overrides = [(draw_h, other.buffer())];
+    let e = c
+        .encode(
+            &mut enc,
+            &EncodeOptions {
+                overrides: &overrides,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, GraphError::NodeEncode { node, .. } if node == "cubes")
+            && e.to_string().contains("bundle"),
+        "{e}"
+    );
+    // A draw buffer of the wrong layout is refused when the node is added.
+    let mut g = CommandGraph::new("bundle-layout", &ctx.device);
+    let target = g
+        .create_texture(TextureDescriptor::new(
+            "target",
+            (8, 8),
+            wgpu::TextureFormat::Rgba8Unorm,
+            wgpu::TextureUsages::RENDER_ATTACHMENT,
+        ))
+        .unwrap();
+    let plain = DrawCommandBuffer::create(&ctx.device, "plain", DrawLayout::Draw, 1);
+    let (sh, vh, ch) = (
+        import(&mut g, "spheres", &spheres),
+        import(&mut g, "visible", &visible),
+        import(&mut g, "camera", &camera),
+    );
+    let plain_h = plain.import(&mut g, "plain").unwrap();
+    let e = InstancedCubes {
+        id: "cubes".into(),
+        color: ColorAttachment::new(target, ColorLoad::Clear(wgpu::Color::BLACK)),
+        depth: None,
+        camera: ch,
+        spheres: common::view(&g, sh, VectorFormat::Float32x4, 0, 8),
+        visible: common::view(&g, vh, VectorFormat::Uint32, 0, 2),
+        draw: plain,
+        draw_handle: plain_h,
+        record: 0,
+    }
+    .add_to_graph(&mut g)
+    .unwrap_err();
+    assert!(matches!(e, RenderError::WrongLayout { .. }), "{e}");
+}
