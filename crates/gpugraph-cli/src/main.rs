@@ -16,6 +16,7 @@ mod gpu;
 mod info;
 mod npy;
 mod output;
+mod render;
 mod sort;
 
 use std::process::ExitCode;
@@ -62,6 +63,9 @@ enum Command {
     GenerateTable(analyze::generate::GenerateArgs),
     /// Evaluate an expression over .npy columns on the GPU (parse/type errors exit with 2).
     Expr(expr::ExprArgs),
+    /// Rendering consumers: `render cull` (GPU frustum culling into a PNG, headless).
+    #[command(subcommand)]
+    Render(render::RenderCommand),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -100,6 +104,7 @@ fn main() -> ExitCode {
         Command::Analyze(args) => analyze::run(&args),
         Command::GenerateTable(args) => analyze::generate::run(&args),
         Command::Expr(args) => expr::run(&args),
+        Command::Render(cmd) => render::run(cmd),
     };
     match result {
         Ok(()) => {

@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use crate::attachment::{subresource_view, DepthStencilAttachment, PassLayout};
 use crate::error::GraphError;
 use crate::graph::{validate_buffer, CommandGraph, NodeCompileFn};
 use crate::node::{
@@ -38,6 +39,11 @@ pub struct GraphStats {
     /// For each physical transient allocation, the logical transient ids it hosts in
     /// placement order.
     pub physical_tenants: Vec<Vec<String>>,
+    /// Graph-owned textures declared.
+    pub logical_texture_count: usize,
+    /// Graph-owned texture allocations created (aliasing shares one between textures with
+    /// equal descriptors and disjoint lifetimes).
+    pub physical_texture_count: usize,
 }
 
 /// A dependency between two nodes, by id.
@@ -61,6 +67,16 @@ pub struct EncodeOptions<'a> {
     pub profile: bool,
 }
 
+/// The frame textures of one [`CompiledGraph::encode_frame`]: every frame texture of the
+/// graph with this encoding's texture, under one frame ID that must exceed the previous one.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameTextures<'a> {
+    /// Strictly increasing per compiled graph.
+    pub frame_id: u64,
+    /// `(handle from import_frame_texture, this frame's texture)`, each frame texture once.
+    pub textures: &'a [(crate::TextureHandle, &'a wgpu::Texture)],
+}
+
 /// What one encode recorded.
 #[derive(Clone, Debug, Default)]
 pub struct EncodeReport {
@@ -74,11 +90,31 @@ pub struct EncodeReport {
 
 enum Executable {
     Compute(Box<dyn ComputeExecutable>),
-    Render(Box<dyn RenderExecutable>, wgpu::TextureView, ColorLoad),
+    Render(Box<dyn RenderExecutable>, Box<PassViews>),
     Copy(Box<dyn CopyExecutable>),
 }
 
+/// The views and operations of one render pass node, created at compile time (and again at
+/// encode time for attachments that are frame textures).
+struct PassViews {
+    layout: PassLayout,
+    /// Whether an attachment is a frame texture (its views change every frame).
+    uses_frame: bool,
+    /// (view, resolve view, load, store) per color attachment.
+    color: Vec<(
+        wgpu::TextureView,
+        Option<wgpu::TextureView>,
+        ColorLoad,
+        bool,
+    )>,
+    depth_stencil: Option<(wgpu::TextureView, DepthStencilAttachment)>,
+}
+
 mod encode;
+mod nodes;
+
+pub use nodes::compile_threads;
+use nodes::NodeCompiler;
 
 struct CompiledNode {
     id: String,
@@ -105,6 +141,17 @@ pub struct CompiledGraph {
     physical: Vec<wgpu::Buffer>,
     textures: Vec<wgpu::Texture>,
     owned_textures: Vec<wgpu::Texture>,
+    /// Per logical texture: imported per frame ([`CommandGraph::import_frame_texture`]).
+    frame_flags: Vec<bool>,
+    /// Per logical texture: its descriptor (frame textures are checked against it).
+    texture_descs: Vec<crate::TextureDescriptor>,
+    /// The frame ID of the last `encode_frame`.
+    last_frame: Option<u64>,
+    /// Per logical texture: an external texture's previous texture (identity only, for the
+    /// freshness check; never destroyed).
+    last_external: Vec<Option<wgpu::Texture>>,
+    /// Per logical texture: whether it is external.
+    external_flags: Vec<bool>,
     nodes: Vec<CompiledNode>,
     edges: Vec<DependencyEdge>,
     stats: GraphStats,
@@ -113,24 +160,47 @@ pub struct CompiledGraph {
     destroyed: bool,
 }
 
+/// Planner keys of every subresource of texture `index` (a whole-texture use).
+fn texture_keys(graph: &CommandGraph, index: u32) -> impl Iterator<Item = ResourceKey> {
+    let d = &graph.textures[index as usize].desc;
+    let (mips, layers) = (d.mip_level_count, d.layers);
+    (0..mips).flat_map(move |mip| {
+        (0..layers).map(move |layer| ResourceKey::TextureSubresource {
+            texture: index,
+            mip,
+            layer,
+        })
+    })
+}
+
 fn plan_nodes(graph: &CommandGraph) -> Vec<PlanNode> {
     graph
         .nodes
         .iter()
-        .map(|n| PlanNode {
-            id: n.id.clone(),
-            uses: n
-                .uses
-                .iter()
-                .map(|u| {
-                    let key = match u {
-                        ResourceUse::Buffer(h, _) => ResourceKey::Buffer(h.index),
-                        ResourceUse::Texture(h, _) => ResourceKey::Texture(h.index),
-                    };
-                    (key, u.reads(), u.writes())
-                })
-                .collect(),
-            depends_on: n.depends_on.clone(),
+        .map(|n| {
+            let mut uses = Vec::new();
+            for u in &n.uses {
+                match u {
+                    ResourceUse::Buffer(h, _) => {
+                        uses.push((ResourceKey::Buffer(h.index), u.reads(), u.writes()))
+                    }
+                    ResourceUse::Texture(h, _) => uses
+                        .extend(texture_keys(graph, h.index).map(|k| (k, u.reads(), u.writes()))),
+                }
+            }
+            for a in &n.attachments {
+                let key = ResourceKey::TextureSubresource {
+                    texture: a.at.texture.index,
+                    mip: a.at.mip_level,
+                    layer: a.at.layer,
+                };
+                uses.push((key, a.access.reads(), a.access.writes()));
+            }
+            PlanNode {
+                id: n.id.clone(),
+                uses,
+                depends_on: n.depends_on.clone(),
+            }
         })
         .collect()
 }
@@ -148,160 +218,6 @@ fn physical_label(graph: &CommandGraph, tenants: &[usize], transient_index: &[us
         label.push_str(&graph.buffers[transient_index[t]].desc.id);
     }
     label
-}
-
-/// What compiling one node needs of a [`CompiledGraph`] under construction: shared, read-only
-/// borrows (`Sync`, unlike the graph, whose executables are only `Send`), so nodes can compile on
-/// several threads.
-struct NodeCompiler<'a> {
-    device: &'a wgpu::Device,
-    id: &'a str,
-    cache: &'a std::sync::Arc<crate::cache::DeviceCache>,
-    resolved: &'a [wgpu::Buffer],
-    lengths: &'a [u64],
-    textures: &'a [wgpu::Texture],
-    buffer_ids: &'a [String],
-    texture_ids: &'a [String],
-}
-
-impl<'a> NodeCompiler<'a> {
-    fn of(graph: &'a CompiledGraph) -> Self {
-        Self {
-            device: &graph.device,
-            id: &graph.id,
-            cache: &graph.cache,
-            resolved: &graph.resolved,
-            lengths: &graph.lengths,
-            textures: &graph.textures,
-            buffer_ids: &graph.buffer_ids,
-            texture_ids: &graph.texture_ids,
-        }
-    }
-
-    /// Compiles `nodes` on up to [`compile_threads`] threads; results come back in `nodes`'
-    /// order, so the first failing node in execution order is the error, as one by one.
-    ///
-    /// Why threads: a node's compile is mostly shader translation and driver compilation
-    /// (`analyze` compiles 24 pipelines; ~120 ms on one thread on the H200 host even with the
-    /// driver's cache warm), and nodes compile independently: the device cache makes a racing
-    /// request for the same pipeline wait for the first instead of compiling it twice, and wgpu's
-    /// error scopes, which attribute validation errors to a node, are per thread.
-    fn compile_nodes(
-        &self,
-        nodes: Vec<crate::graph::NodeEntry>,
-    ) -> Vec<Result<CompiledNode, GraphError>> {
-        let threads = compile_threads().min(nodes.len());
-        if threads <= 1 {
-            return nodes.into_iter().map(|n| self.compile_node(n)).collect();
-        }
-        let count = nodes.len();
-        let queue: Vec<std::sync::Mutex<Option<crate::graph::NodeEntry>>> = nodes
-            .into_iter()
-            .map(|n| std::sync::Mutex::new(Some(n)))
-            .collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let mut results: Vec<(usize, Result<CompiledNode, GraphError>)> =
-            std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads)
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut done = Vec::new();
-                            loop {
-                                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                if i >= count {
-                                    return done;
-                                }
-                                let taken =
-                                    queue[i].lock().unwrap_or_else(|e| e.into_inner()).take();
-                                if let Some(node) = taken {
-                                    done.push((i, self.compile_node(node)));
-                                }
-                            }
-                        })
-                    })
-                    .collect();
-                workers
-                    .into_iter()
-                    .flat_map(|w| match w.join() {
-                        Ok(done) => done,
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    })
-                    .collect()
-            });
-        results.sort_by_key(|(i, _)| *i);
-        results.into_iter().map(|(_, r)| r).collect()
-    }
-
-    fn compile_node(&self, node: crate::graph::NodeEntry) -> Result<CompiledNode, GraphError> {
-        let declared = Declared::of(&node.uses);
-        let ctx = CompileContext {
-            device: self.device,
-            graph_id: self.id,
-            node_id: &node.id,
-            cache: self.cache,
-            resolver: Resolver {
-                buffers: self.resolved,
-                lengths: self.lengths,
-                textures: self.textures,
-                overrides: None,
-                buffer_ids: self.buffer_ids,
-                texture_ids: self.texture_ids,
-                declared: &declared,
-                violation: Default::default(),
-            },
-        };
-        // Validation errors raised by the callback's wgpu calls become this node's error
-        // instead of reaching the device's uncaptured-error handler.
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let result = match node.compile {
-            NodeCompileFn::Compute(f) => f(&ctx).map(Executable::Compute),
-            NodeCompileFn::Copy(f) => f(&ctx).map(Executable::Copy),
-            NodeCompileFn::Render(f, target, load) => f(&ctx).map(|e| {
-                let view = self.textures[target.index as usize].create_view(
-                    &wgpu::TextureViewDescriptor {
-                        label: Some(&node.id),
-                        ..Default::default()
-                    },
-                );
-                Executable::Render(e, view, load)
-            }),
-        };
-        let wgpu_error = pollster::block_on(scope.pop());
-        if let Some(e) = ctx.resolver.violation(self.id, &node.id) {
-            return Err(e);
-        }
-        let exec = result.map_err(|source| GraphError::NodeCompile {
-            node: node.id.clone(),
-            source,
-        })?;
-        if let Some(err) = wgpu_error {
-            return Err(GraphError::NodeCompile {
-                node: node.id.clone(),
-                source: err.to_string().into(),
-            });
-        }
-        Ok(CompiledNode {
-            id: node.id,
-            declared,
-            exec,
-        })
-    }
-}
-
-/// Threads that compile a graph's nodes: `GPUGRAPH_COMPILE_THREADS` when set to a positive
-/// number, else the machine's parallelism, at most 8 (beyond that the driver's and wgpu's
-/// internal locks, not the cores, bound a compile).
-pub fn compile_threads() -> usize {
-    std::env::var("GPUGRAPH_COMPILE_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-                .min(8)
-        })
 }
 
 impl CompiledGraph {
@@ -366,44 +282,81 @@ impl CompiledGraph {
                 None => physical[slot_of_transient[&i]].clone(),
             })
             .collect();
-        let owned_textures: Vec<(usize, wgpu::Texture)> = graph
-            .textures
+        // Graph-owned textures: interval reuse among equal descriptors, as for buffers.
+        let mut texture_interval: HashMap<u32, (usize, usize)> = HashMap::new();
+        for (n, node) in graph.nodes.iter().enumerate() {
+            let textures = node
+                .uses
+                .iter()
+                .filter_map(|u| match u {
+                    ResourceUse::Texture(h, _) => Some(h.index),
+                    ResourceUse::Buffer(..) => None,
+                })
+                .chain(node.attachments.iter().map(|a| a.at.texture.index));
+            for t in textures {
+                let p = position[n];
+                let e = texture_interval.entry(t).or_insert((p, p));
+                e.0 = e.0.min(p);
+                e.1 = e.1.max(p);
+            }
+        }
+        let owned_index: Vec<usize> = (0..graph.textures.len())
+            .filter(|&i| graph.textures[i].import.is_none() && !graph.textures[i].frame)
+            .collect();
+        let texture_requests: Vec<plan::TextureRequest> = owned_index
             .iter()
-            .enumerate()
-            .filter(|(_, t)| t.import.is_none())
-            .map(|(i, t)| {
-                let tex = device.create_texture(&wgpu::TextureDescriptor {
-                    label: Some(&t.desc.id),
-                    size: wgpu::Extent3d {
-                        width: t.desc.size.0,
-                        height: t.desc.size.1,
-                        depth_or_array_layers: 1,
-                    },
-                    mip_level_count: 1,
-                    sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
-                    format: t.desc.format,
-                    usage: t.desc.usage,
-                    view_formats: &[],
-                });
-                (i, tex)
+            .map(|&i| {
+                let mut shape = graph.textures[i].desc.clone();
+                shape.id.clear();
+                plan::TextureRequest {
+                    shape,
+                    interval: texture_interval.get(&(i as u32)).copied(),
+                }
             })
             .collect();
+        let texture_slots = plan::plan_textures(&texture_requests);
+        let slot_count = texture_slots.iter().map(|&s| s + 1).max().unwrap_or(0);
+        let owned_textures: Vec<wgpu::Texture> = (0..slot_count)
+            .map(|slot| {
+                let first = texture_slots
+                    .iter()
+                    .position(|&s| s == slot)
+                    .unwrap_or_else(|| unreachable!("every slot has a tenant"));
+                let tenants: Vec<&str> = texture_slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &s)| s == slot)
+                    .map(|(t, _)| graph.textures[owned_index[t]].desc.id.as_str())
+                    .collect();
+                let label = tenants.join("+");
+                let mut desc = graph.textures[owned_index[first]].desc.wgpu_descriptor();
+                desc.label = Some(&label);
+                device.create_texture(&desc)
+            })
+            .collect();
+        // Frame textures compile against a placeholder of their shape (views of attachments;
+        // nodes may not resolve them at compile time), replaced on every encode_frame.
+        let mut placeholders: Vec<wgpu::Texture> = Vec::new();
         let textures: Vec<wgpu::Texture> = graph
             .textures
             .iter()
             .enumerate()
             .map(|(i, t)| match &t.import {
                 Some(tex) => tex.clone(),
-                None => owned_textures
-                    .iter()
-                    .find(|(j, _)| *j == i)
-                    .map(|(_, t)| t.clone())
-                    .unwrap_or_else(|| unreachable!("every graph-owned texture was created above")),
+                None if t.frame => {
+                    let tex = device.create_texture(&t.desc.wgpu_descriptor());
+                    placeholders.push(tex.clone());
+                    tex
+                }
+                None => {
+                    let t = owned_index
+                        .iter()
+                        .position(|&j| j == i)
+                        .unwrap_or_else(|| unreachable!("graph-owned textures are indexed"));
+                    owned_textures[texture_slots[t]].clone()
+                }
             })
             .collect();
-        let owned_textures: Vec<wgpu::Texture> =
-            owned_textures.into_iter().map(|(_, t)| t).collect();
 
         let stats = {
             let logical_transient_bytes: u64 = requests.iter().map(|r| r.byte_length).sum();
@@ -438,6 +391,8 @@ impl CompiledGraph {
                             .collect()
                     })
                     .collect(),
+                logical_texture_count: owned_index.len(),
+                physical_texture_count: owned_textures.len(),
             }
         };
         let dependency_edges = edges
@@ -450,6 +405,11 @@ impl CompiledGraph {
             .collect();
 
         let texture_ids = graph.textures.iter().map(|t| t.desc.id.clone()).collect();
+        let frame_flags: Vec<bool> = graph.textures.iter().map(|t| t.frame).collect();
+        let external_flags: Vec<bool> = graph.textures.iter().map(|t| t.external).collect();
+        let texture_descs = graph.textures.iter().map(|t| t.desc.clone()).collect();
+        let mut owned_textures = owned_textures;
+        owned_textures.extend(placeholders);
         let CommandGraph {
             id,
             key,
@@ -471,6 +431,11 @@ impl CompiledGraph {
             physical,
             textures,
             owned_textures,
+            frame_flags,
+            texture_descs,
+            last_frame: None,
+            last_external: vec![None; external_flags.len()],
+            external_flags,
             nodes: Vec::with_capacity(nodes.len()),
             edges: dependency_edges,
             stats,
@@ -494,7 +459,33 @@ impl CompiledGraph {
         }
         Ok(compiled)
     }
+}
 
+/// The views of `layout`'s attachments over `textures`.
+fn pass_views(textures: &[wgpu::Texture], frame_flags: &[bool], layout: &PassLayout) -> PassViews {
+    let view = |at: crate::attachment::Subresource| {
+        subresource_view(&textures[at.texture.index as usize], at)
+    };
+    let uses_frame = layout
+        .color
+        .iter()
+        .flat_map(|c| [Some(c.target), c.resolve])
+        .flatten()
+        .chain(layout.depth_stencil.map(|d| d.target))
+        .any(|at| frame_flags[at.texture.index as usize]);
+    PassViews {
+        layout: layout.clone(),
+        uses_frame,
+        color: layout
+            .color
+            .iter()
+            .map(|c| (view(c.target), c.resolve.map(view), c.load, c.store))
+            .collect(),
+        depth_stencil: layout.depth_stencil.map(|d| (view(d.target), d)),
+    }
+}
+
+impl CompiledGraph {
     /// The graph id.
     pub fn id(&self) -> &str {
         &self.id

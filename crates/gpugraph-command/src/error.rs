@@ -203,6 +203,111 @@ pub enum GraphError {
         /// Why.
         reason: String,
     },
+    /// A render attachment names a mip level or array layer its texture does not have.
+    #[error("node {node}: texture {texture} has {mip_levels} mip levels and {layers} layers; mip {mip_level} layer {layer} does not exist")]
+    SubresourceOutOfRange {
+        /// Node id.
+        node: String,
+        /// Texture id.
+        texture: String,
+        /// Requested mip level.
+        mip_level: u32,
+        /// Requested array layer.
+        layer: u32,
+        /// Mip levels of the texture.
+        mip_levels: u32,
+        /// Array layers of the texture.
+        layers: u32,
+    },
+    /// Two attachments of one render pass disagree (extent, sample count, resolve format,
+    /// depth/stencil aspect), or an attachment's format cannot serve its role.
+    #[error("node {node}: attachment {texture} has {property} {found}, expected {expected}")]
+    AttachmentMismatch {
+        /// Node id.
+        node: String,
+        /// Texture id of the offending attachment.
+        texture: String,
+        /// What differs ("extent", "sample count", "format", "depth aspect", ...).
+        property: &'static str,
+        /// What the pass needs.
+        expected: String,
+        /// What the attachment has.
+        found: String,
+    },
+    /// One subresource is used twice inside one render pass (attached twice, or attached and
+    /// also bound by the node), which the pass cannot order.
+    #[error("node {node}: texture {texture} mip {mip_level} layer {layer} is used twice in one pass ({first} and {second})")]
+    SamePassConflict {
+        /// Node id.
+        node: String,
+        /// Texture id.
+        texture: String,
+        /// Mip level.
+        mip_level: u32,
+        /// Array layer.
+        layer: u32,
+        /// The first use, spelled.
+        first: &'static str,
+        /// The second use, spelled.
+        second: &'static str,
+    },
+    /// A frame ID not above the previous encoding's.
+    #[error("graph {graph}: frame {frame} is stale; the last encoded frame was {last}")]
+    StaleFrame {
+        /// Graph id.
+        graph: String,
+        /// The supplied frame ID.
+        frame: u64,
+        /// The last encoded frame ID.
+        last: u64,
+    },
+    /// An encoding without a texture for one of the graph's frame textures (or a plain
+    /// `encode` of a graph that has frame textures).
+    #[error("graph {graph}: frame texture {texture} was not supplied for this encoding")]
+    MissingFrameTexture {
+        /// Graph id.
+        graph: String,
+        /// Texture id.
+        texture: String,
+    },
+    /// A texture supplied for an encoding under a handle that is not a frame texture.
+    #[error("graph {graph}: texture {texture} is not a frame texture (import_frame_texture)")]
+    NotAFrameTexture {
+        /// Graph id.
+        graph: String,
+        /// Texture id.
+        texture: String,
+    },
+    /// A node resolved a frame texture while compiling, when no frame's texture exists.
+    #[error("graph {graph}: node {node} resolved frame texture {texture} at compile time; frame textures exist only per encoding")]
+    FrameTextureAtCompile {
+        /// Graph id.
+        graph: String,
+        /// Node id.
+        node: String,
+        /// Texture id.
+        texture: String,
+    },
+    /// An external texture used other than sampled (as an attachment, a copy, storage).
+    #[error("node {node} uses external texture {texture} as {access}; external textures are sampled only")]
+    ExternalTextureAccess {
+        /// Node id.
+        node: String,
+        /// Texture id.
+        texture: String,
+        /// The refused access.
+        access: String,
+    },
+    /// An external texture supplied again for the next encoding instead of a fresh one.
+    #[error("graph {graph}: external texture {texture} received the previous encoding's texture again at frame {frame}; each encoding needs a fresh one")]
+    ExternalTextureReused {
+        /// Graph id.
+        graph: String,
+        /// Texture id.
+        texture: String,
+        /// The frame ID of the refused encoding.
+        frame: u64,
+    },
 }
 
 pub(crate) fn buffer_access_name(a: BufferAccess) -> &'static str {
@@ -227,6 +332,9 @@ pub(crate) fn texture_access_name(a: TextureAccess) -> &'static str {
         TextureAccess::RenderTarget => "render-target",
         TextureAccess::CopySrc => "copy-source",
         TextureAccess::CopyDst => "copy-destination",
+        TextureAccess::DepthStencil => "depth-stencil",
+        TextureAccess::DepthStencilReadOnly => "read-only depth-stencil",
+        TextureAccess::Resolve => "resolve-target",
     }
 }
 

@@ -11,8 +11,8 @@ use crate::device_check::same_device_buffer;
 use crate::error::{
     buffer_access_name, texture_access_name, texture_usage_name, usage_name, GraphError,
 };
-use crate::node::{ColorLoad, ComputeNode, CopyNode, RenderNode};
 use crate::node::{ComputeCompile, CopyCompile, RenderCompile};
+use crate::node::{ComputeNode, CopyNode, RenderNode};
 use crate::resource::{
     BufferDescriptor, BufferHandle, GraphKey, Lifetime, ResourceUse, TextureAccess,
     TextureDescriptor, TextureHandle,
@@ -31,17 +31,23 @@ pub(crate) struct BufferEntry {
 pub(crate) struct TextureEntry {
     pub(crate) desc: TextureDescriptor,
     pub(crate) import: Option<wgpu::Texture>,
+    /// Imported per encoding with a frame ID ([`CommandGraph::import_frame_texture`]).
+    pub(crate) frame: bool,
+    /// A sampled-only external image ([`CommandGraph::import_external_texture`]).
+    pub(crate) external: bool,
 }
 
 pub(crate) enum NodeCompileFn {
     Compute(ComputeCompile),
-    Render(RenderCompile, TextureHandle, ColorLoad),
+    Render(RenderCompile, crate::attachment::PassLayout),
     Copy(CopyCompile),
 }
 
 pub(crate) struct NodeEntry {
     pub(crate) id: String,
     pub(crate) uses: Vec<ResourceUse>,
+    /// Render attachments: one subresource each (hazards are per subresource).
+    pub(crate) attachments: Vec<crate::attachment::AttachmentUse>,
     pub(crate) depends_on: Vec<String>,
     pub(crate) compile: NodeCompileFn,
 }
@@ -61,7 +67,7 @@ pub struct CommandGraph {
     /// Ids taken by buffers and textures (one namespace) and by nodes, and the imported
     /// buffers: O(1) duplicate checks keep building a 10,000-node graph linear.
     resource_ids: HashSet<String>,
-    node_ids: HashSet<String>,
+    pub(crate) node_ids: HashSet<String>,
     imports: HashMap<wgpu::Buffer, u32>,
 }
 
@@ -232,6 +238,18 @@ impl CommandGraph {
                 desc.size
             )));
         }
+        let shape = (
+            texture.mip_level_count(),
+            texture.sample_count(),
+            texture.depth_or_array_layers(),
+        );
+        let want = (desc.mip_level_count, desc.sample_count, desc.layers);
+        if shape != want || texture.dimension() != wgpu::TextureDimension::D2 {
+            return Err(mismatch(format!(
+                "{:?} texture with (mips, samples, layers) {shape:?} != descriptor 2-D {want:?}",
+                texture.dimension()
+            )));
+        }
         if texture.format() != desc.format {
             return Err(mismatch(format!(
                 "format {:?} != descriptor {:?}",
@@ -250,6 +268,8 @@ impl CommandGraph {
         self.textures.push(TextureEntry {
             desc,
             import: Some(texture.clone()),
+            frame: false,
+            external: false,
         });
         Ok(TextureHandle {
             graph: self.key,
@@ -258,15 +278,73 @@ impl CommandGraph {
     }
 
     /// Declares a graph-owned texture, created at compile time and destroyed with the graph.
-    /// Textures are not aliased (whole-buffer reuse applies to buffers only).
+    /// Two graph-owned textures with equal descriptors (but for the id) and disjoint
+    /// lifetimes may share one allocation, as transient buffers do: a graph texture's
+    /// contents do not outlive the last node that uses it.
     pub fn create_texture(&mut self, desc: TextureDescriptor) -> Result<TextureHandle, GraphError> {
         self.check_texture_desc(&desc)?;
         self.resource_ids.insert(desc.id.clone());
-        self.textures.push(TextureEntry { desc, import: None });
+        self.textures.push(TextureEntry {
+            desc,
+            import: None,
+            frame: false,
+            external: false,
+        });
         Ok(TextureHandle {
             graph: self.key,
             index: (self.textures.len() - 1) as u32,
         })
+    }
+
+    /// Declares a frame texture: a caller-acquired texture (a swapchain image, a history
+    /// slot) supplied anew to every [`crate::CompiledGraph::encode_frame`] with one strictly
+    /// increasing frame ID, and checked there against `desc`. The graph orders its uses like
+    /// any texture's but never acquires, presents or destroys it. Nodes use it as a render
+    /// attachment or resolve it at encode time ([`crate::EncodeContext::texture`]); resolving
+    /// it at compile time fails the node ([`GraphError::FrameTextureAtCompile`]): nothing
+    /// built then could follow the next frame's texture.
+    pub fn import_frame_texture(
+        &mut self,
+        desc: TextureDescriptor,
+    ) -> Result<TextureHandle, GraphError> {
+        self.check_texture_desc(&desc)?;
+        self.resource_ids.insert(desc.id.clone());
+        self.textures.push(TextureEntry {
+            desc,
+            import: None,
+            frame: true,
+            external: false,
+        });
+        Ok(TextureHandle {
+            graph: self.key,
+            index: (self.textures.len() - 1) as u32,
+        })
+    }
+
+    /// Declares an external image (a video frame, a camera image): a distinct sampled-only
+    /// frame texture. Its usage must be exactly `TEXTURE_BINDING`; nodes may only sample it
+    /// (any other access, an attachment, a copy is [`GraphError::ExternalTextureAccess`]).
+    /// Every [`crate::CompiledGraph::encode_frame`] must supply a fresh texture, not the
+    /// previous encoding's ([`GraphError::ExternalTextureReused`]), under the frame's one
+    /// frame ID; nodes resolve it while encoding ([`crate::EncodeContext::texture`]), so
+    /// their bindings are fresh too. wgpu's `ExternalTexture` is not used: this is the copied
+    /// fallback, where the application writes each image into a texture it owns.
+    pub fn import_external_texture(
+        &mut self,
+        desc: TextureDescriptor,
+    ) -> Result<TextureHandle, GraphError> {
+        if desc.usage != wgpu::TextureUsages::TEXTURE_BINDING || desc.sample_count != 1 {
+            return Err(self.invalid_desc(
+                &desc.id,
+                format!(
+                    "an external texture is sampled only: usage must be exactly TEXTURE_BINDING with 1 sample, got {:?} with {}",
+                    desc.usage, desc.sample_count
+                ),
+            ));
+        }
+        let h = self.import_frame_texture(desc)?;
+        self.textures[h.index as usize].external = true;
+        Ok(h)
     }
 
     fn check_texture_desc(&self, desc: &TextureDescriptor) -> Result<(), GraphError> {
@@ -274,12 +352,52 @@ impl CommandGraph {
         if desc.usage.is_empty() {
             return Err(self.invalid_desc(&desc.id, "usage is empty".into()));
         }
-        let max = self.device.limits().max_texture_dimension_2d;
+        let limits = self.device.limits();
+        let max = limits.max_texture_dimension_2d;
         if desc.size.0 == 0 || desc.size.1 == 0 || desc.size.0 > max || desc.size.1 > max {
             return Err(self.invalid_desc(
                 &desc.id,
                 format!("size {:?} must be within 1..={max}", desc.size),
             ));
+        }
+        let full_chain = 32 - desc.size.0.max(desc.size.1).leading_zeros();
+        if desc.mip_level_count == 0 || desc.mip_level_count > full_chain {
+            return Err(self.invalid_desc(
+                &desc.id,
+                format!(
+                    "mip level count {} must be within 1..={full_chain} for size {:?}",
+                    desc.mip_level_count, desc.size
+                ),
+            ));
+        }
+        if desc.layers == 0 || desc.layers > limits.max_texture_array_layers {
+            return Err(self.invalid_desc(
+                &desc.id,
+                format!(
+                    "layer count {} must be within 1..={}",
+                    desc.layers, limits.max_texture_array_layers
+                ),
+            ));
+        }
+        if desc.sample_count != 1 {
+            let flags = desc
+                .format
+                .guaranteed_format_features(self.device.features())
+                .flags;
+            let supported = flags.sample_count_supported(desc.sample_count);
+            let misuse = desc.mip_level_count != 1
+                || desc.layers != 1
+                || !desc.usage.contains(wgpu::TextureUsages::RENDER_ATTACHMENT)
+                || desc.usage.contains(wgpu::TextureUsages::STORAGE_BINDING);
+            if !supported || misuse {
+                return Err(self.invalid_desc(
+                    &desc.id,
+                    format!(
+                        "sample count {} needs a format that supports it ({:?}: {supported}), one mip, one layer and RENDER_ATTACHMENT without STORAGE_BINDING usage",
+                        desc.sample_count, desc.format
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -297,6 +415,17 @@ impl CommandGraph {
     /// The descriptor of a logical buffer.
     pub fn buffer_descriptor(&self, h: BufferHandle) -> Result<&BufferDescriptor, GraphError> {
         Ok(&self.entry(h, "buffer handle")?.desc)
+    }
+
+    /// The descriptor of a logical texture.
+    pub fn texture_descriptor(&self, h: TextureHandle) -> Result<&TextureDescriptor, GraphError> {
+        if h.graph != self.key {
+            return Err(GraphError::ForeignHandle {
+                graph: self.id.clone(),
+                what: "texture handle".into(),
+            });
+        }
+        Ok(&self.textures[h.index as usize].desc)
     }
 
     /// Whether a buffer is imported or transient.
@@ -420,7 +549,7 @@ impl CommandGraph {
         Ok(&self.entry(h, "buffer handle")?.desc.id)
     }
 
-    fn check_node(&self, id: &str, uses: &[ResourceUse]) -> Result<(), GraphError> {
+    pub(crate) fn check_node(&self, id: &str, uses: &[ResourceUse]) -> Result<(), GraphError> {
         if self.node_ids.contains(id) {
             return Err(GraphError::DuplicateId {
                 graph: self.id.clone(),
@@ -450,6 +579,13 @@ impl CommandGraph {
                         });
                     }
                     let entry = &self.textures[h.index as usize];
+                    if entry.external && access != TextureAccess::Sampled {
+                        return Err(GraphError::ExternalTextureAccess {
+                            node: id.to_string(),
+                            texture: entry.desc.id.clone(),
+                            access: texture_access_name(access).to_string(),
+                        });
+                    }
                     let need = access.required_usage();
                     if !entry.desc.usage.contains(need) {
                         return Err(GraphError::UsageNotDeclared {
@@ -473,6 +609,7 @@ impl CommandGraph {
         self.nodes.push(NodeEntry {
             id: node.id,
             uses: node.uses,
+            attachments: Vec::new(),
             depends_on: node.depends_on,
             compile: NodeCompileFn::Compute(node.compile),
         });
@@ -509,22 +646,21 @@ impl CommandGraph {
         crate::cache::DeviceCache::for_device(&self.device)
     }
 
-    /// Adds a render node; its color target is used as `RenderTarget` in addition to `uses`.
+    /// Adds a render node; its color target (mip 0, layer 0) is used as `RenderTarget` in
+    /// addition to `uses`. [`Self::add_render_pass_node`] takes depth, resolve and several
+    /// color attachments.
     pub fn add_render_node(&mut self, node: RenderNode) -> Result<(), GraphError> {
-        let mut uses = node.uses;
-        uses.push(ResourceUse::Texture(
-            node.color_target,
-            TextureAccess::RenderTarget,
-        ));
-        self.check_node(&node.id, &uses)?;
-        self.node_ids.insert(node.id.clone());
-        self.nodes.push(NodeEntry {
+        self.add_render_pass_node(crate::attachment::RenderPassNode {
             id: node.id,
-            uses,
+            color: vec![crate::attachment::ColorAttachment::new(
+                node.color_target,
+                node.load,
+            )],
+            depth_stencil: None,
+            uses: node.uses,
             depends_on: node.depends_on,
-            compile: NodeCompileFn::Render(node.compile, node.color_target, node.load),
-        });
-        Ok(())
+            compile: node.compile,
+        })
     }
 
     /// Adds a copy node (recorded on the encoder between passes).
@@ -534,6 +670,7 @@ impl CommandGraph {
         self.nodes.push(NodeEntry {
             id: node.id,
             uses: node.uses,
+            attachments: Vec::new(),
             depends_on: node.depends_on,
             compile: NodeCompileFn::Copy(node.compile),
         });

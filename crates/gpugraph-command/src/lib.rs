@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+mod attachment;
 pub mod cache;
 mod compiled;
 pub mod context;
@@ -24,9 +25,13 @@ mod profile;
 mod resource;
 mod view;
 
+pub use attachment::{
+    AspectOps, ColorAttachment, DepthStencilAttachment, RenderPassNode, Subresource,
+};
 pub use cache::{CacheStats, CachedPipeline, DeviceCache, PipelineDescriptor};
 pub use compiled::{
-    compile_threads, CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, GraphStats,
+    compile_threads, CompiledGraph, DependencyEdge, EncodeOptions, EncodeReport, FrameTextures,
+    GraphStats,
 };
 pub use context::{Capabilities, ContextError, ContextOptions, GpuContext};
 pub use dispatch::{Access, Binding, DispatchNode, Grid, Resource, ShaderSource};

@@ -256,6 +256,8 @@ impl Declared {
 pub(crate) enum Undeclared {
     Buffer(u32),
     Texture(u32),
+    /// A frame texture resolved at compile time.
+    FrameAtCompile(u32),
 }
 
 /// Resolves logical handles to the physical wgpu objects a node compiles or encodes against.
@@ -271,6 +273,8 @@ pub(crate) struct Resolver<'a> {
     /// What the node declared; resolving anything else is recorded in `violation`.
     pub(crate) declared: &'a Declared,
     pub(crate) violation: Cell<Option<Undeclared>>,
+    /// At compile time: which textures are frame textures (not resolvable yet).
+    pub(crate) frame_textures: Option<&'a [bool]>,
 }
 
 impl Resolver<'_> {
@@ -292,6 +296,12 @@ impl Resolver<'_> {
         if self.declared.textures.binary_search(&h.index).is_err() {
             self.note(Undeclared::Texture(h.index));
         }
+        if self
+            .frame_textures
+            .is_some_and(|f| f.get(h.index as usize).copied().unwrap_or(false))
+        {
+            self.note(Undeclared::FrameAtCompile(h.index));
+        }
         &self.textures[h.index as usize]
     }
 
@@ -306,6 +316,13 @@ impl Resolver<'_> {
         let resource = match v {
             Undeclared::Buffer(i) => format!("buffer {}", self.buffer_ids[i as usize]),
             Undeclared::Texture(i) => format!("texture {}", self.texture_ids[i as usize]),
+            Undeclared::FrameAtCompile(i) => {
+                return crate::GraphError::FrameTextureAtCompile {
+                    graph: graph.to_string(),
+                    node: node.to_string(),
+                    texture: self.texture_ids[i as usize].clone(),
+                }
+            }
         };
         crate::GraphError::UndeclaredResource {
             graph: graph.to_string(),

@@ -11,6 +11,15 @@ pub enum ResourceKey {
     Buffer(u32),
     /// Logical texture index.
     Texture(u32),
+    /// One mip level of one array layer of a logical texture: the unit of texture hazards.
+    TextureSubresource {
+        /// Logical texture index.
+        texture: u32,
+        /// Mip level.
+        mip: u32,
+        /// Array layer.
+        layer: u32,
+    },
 }
 
 /// One node's declared uses and explicit dependencies, in insertion order.
@@ -275,6 +284,56 @@ pub fn plan_transients(requests: &[TransientRequest]) -> AliasPlan {
     plan
 }
 
+/// A graph-owned texture the planner places.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextureRequest {
+    /// Its descriptor with the id cleared: only textures with equal shapes share.
+    pub shape: crate::TextureDescriptor,
+    /// First and last position in the compiled order that uses it; `None` if unused.
+    pub interval: Option<(usize, usize)>,
+}
+
+/// Interval reuse of textures: placed by first use, a texture joins the first allocation of
+/// the same shape whose last tenant finished strictly before; unused textures get their own.
+/// Returns the allocation index of each request (allocations numbered in creation order).
+pub fn plan_textures(requests: &[TextureRequest]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..requests.len()).collect();
+    order.sort_by_key(|&i| (requests[i].interval.map_or(usize::MAX, |iv| iv.0), i));
+    let mut slots: Vec<(&crate::TextureDescriptor, Option<usize>)> = Vec::new();
+    let mut assignment = vec![usize::MAX; requests.len()];
+    for i in order {
+        let r = &requests[i];
+        let free = r.interval.and_then(|(first, _)| {
+            slots
+                .iter()
+                .position(|(shape, busy)| *shape == &r.shape && busy.is_some_and(|b| b < first))
+        });
+        let busy = r.interval.map(|iv| iv.1);
+        let slot = match free {
+            Some(s) => {
+                slots[s].1 = busy;
+                s
+            }
+            None => {
+                slots.push((&r.shape, busy));
+                slots.len() - 1
+            }
+        };
+        assignment[i] = slot;
+    }
+    // Number allocations by their first tenant in request order, so labels are stable.
+    let mut renumber = vec![usize::MAX; slots.len()];
+    let mut next = 0;
+    for a in assignment.iter_mut() {
+        if renumber[*a] == usize::MAX {
+            renumber[*a] = next;
+            next += 1;
+        }
+        *a = renumber[*a];
+    }
+    assignment
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,6 +501,34 @@ mod tests {
         let plan = plan_transients(&[req(64, (0, 1)), unused, req(64, (3, 4))]);
         assert_eq!(plan.assignment, vec![0, 1, 0]);
         assert_eq!(plan.physical.len(), 2);
+    }
+
+    #[test]
+    fn textures_alias_only_with_equal_shapes_and_disjoint_lifetimes() {
+        let shape = |format| {
+            let mut d = crate::TextureDescriptor::new(
+                "",
+                (8, 8),
+                format,
+                wgpu::TextureUsages::RENDER_ATTACHMENT,
+            );
+            d.id.clear();
+            d
+        };
+        let t = |format, iv| TextureRequest {
+            shape: shape(format),
+            interval: iv,
+        };
+        use wgpu::TextureFormat::{R32Float, Rgba8Unorm};
+        let plan = plan_textures(&[
+            t(Rgba8Unorm, Some((0, 1))),
+            t(Rgba8Unorm, Some((1, 2))),
+            t(Rgba8Unorm, Some((2, 3))),
+            t(R32Float, Some((4, 4))),
+            t(Rgba8Unorm, None),
+        ]);
+        // 1 overlaps 0 at position 1; 2 starts after 0 ends; a different format never shares.
+        assert_eq!(plan, vec![0, 1, 0, 2, 3]);
     }
 
     #[test]

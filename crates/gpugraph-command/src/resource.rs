@@ -46,17 +46,86 @@ impl BufferDescriptor {
     }
 }
 
-/// Describes a logical 2-D texture.
+/// Describes a logical 2-D texture (optionally an array, mipmapped or multisampled).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TextureDescriptor {
     /// Unique id within the graph (textures and buffers share one id namespace).
     pub id: String,
-    /// Width and height in texels.
+    /// Width and height of mip level 0 in texels.
     pub size: (u32, u32),
     /// Texel format.
     pub format: wgpu::TextureFormat,
     /// Union of creation usages the graph may rely on; must be nonzero.
     pub usage: TextureUsages,
+    /// Mip levels (1 ..= the full chain of `size`).
+    pub mip_level_count: u32,
+    /// Samples per texel: 1, or a count the format supports for multisampling (then one mip
+    /// and `RENDER_ATTACHMENT` without `STORAGE_BINDING`).
+    pub sample_count: u32,
+    /// Array layers (1 for a plain 2-D texture).
+    pub layers: u32,
+}
+
+impl TextureDescriptor {
+    /// A single-sample, single-mip, single-layer texture.
+    pub fn new(
+        id: impl Into<String>,
+        size: (u32, u32),
+        format: wgpu::TextureFormat,
+        usage: TextureUsages,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            size,
+            format,
+            usage,
+            mip_level_count: 1,
+            sample_count: 1,
+            layers: 1,
+        }
+    }
+
+    /// The same texture with `samples` samples per texel.
+    pub fn with_samples(mut self, samples: u32) -> Self {
+        self.sample_count = samples;
+        self
+    }
+
+    /// The same texture with `mips` mip levels.
+    pub fn with_mips(mut self, mips: u32) -> Self {
+        self.mip_level_count = mips;
+        self
+    }
+
+    /// The same texture with `layers` array layers.
+    pub fn with_layers(mut self, layers: u32) -> Self {
+        self.layers = layers;
+        self
+    }
+
+    /// Width and height of mip level `mip` (at least 1 texel each).
+    pub fn extent_at(&self, mip: u32) -> (u32, u32) {
+        let shrink = |v: u32| v.checked_shr(mip).unwrap_or(0).max(1);
+        (shrink(self.size.0), shrink(self.size.1))
+    }
+
+    /// The wgpu descriptor the graph creates a graph-owned texture from.
+    pub fn wgpu_descriptor(&self) -> wgpu::TextureDescriptor<'_> {
+        wgpu::TextureDescriptor {
+            label: Some(&self.id),
+            size: wgpu::Extent3d {
+                width: self.size.0,
+                height: self.size.1,
+                depth_or_array_layers: self.layers,
+            },
+            mip_level_count: self.mip_level_count,
+            sample_count: self.sample_count,
+            dimension: wgpu::TextureDimension::D2,
+            format: self.format,
+            usage: self.usage,
+            view_formats: &[],
+        }
+    }
 }
 
 /// Whether a logical resource is caller-owned or graph-owned.
@@ -137,6 +206,12 @@ pub enum TextureAccess {
     CopySrc,
     /// Destination of a copy.
     CopyDst,
+    /// Depth/stencil attachment that the pass may write (its load may also read).
+    DepthStencil,
+    /// Read-only depth/stencil attachment (depth test without writes).
+    DepthStencilReadOnly,
+    /// Multisample resolve target of a color attachment (written at the end of the pass).
+    Resolve,
 }
 
 impl TextureAccess {
@@ -147,7 +222,10 @@ impl TextureAccess {
             TextureAccess::StorageRead | TextureAccess::StorageWrite => {
                 TextureUsages::STORAGE_BINDING
             }
-            TextureAccess::RenderTarget => TextureUsages::RENDER_ATTACHMENT,
+            TextureAccess::RenderTarget
+            | TextureAccess::DepthStencil
+            | TextureAccess::DepthStencilReadOnly
+            | TextureAccess::Resolve => TextureUsages::RENDER_ATTACHMENT,
             TextureAccess::CopySrc => TextureUsages::COPY_SRC,
             TextureAccess::CopyDst => TextureUsages::COPY_DST,
         }
@@ -157,7 +235,10 @@ impl TextureAccess {
     pub fn reads(self) -> bool {
         matches!(
             self,
-            TextureAccess::Sampled | TextureAccess::StorageRead | TextureAccess::CopySrc
+            TextureAccess::Sampled
+                | TextureAccess::StorageRead
+                | TextureAccess::CopySrc
+                | TextureAccess::DepthStencilReadOnly
         )
     }
 

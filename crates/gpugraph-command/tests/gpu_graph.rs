@@ -390,6 +390,9 @@ fn render_node_draws_into_a_graph_texture_read_by_a_copy_node() {
             size: (w, h),
             format: wgpu::TextureFormat::Rgba8Unorm,
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            mip_level_count: 1,
+            sample_count: 1,
+            layers: 1,
         })
         .unwrap();
     let pixels = staging(&ctx, (w * h * 4) as u64);

@@ -10,6 +10,7 @@ pub mod memory;
 pub mod nodes;
 pub mod plot;
 pub mod primitives;
+pub mod render;
 pub mod report;
 pub mod throughput;
 
@@ -44,6 +45,10 @@ pub enum BenchCommand {
     Histogram(primitives::PrimitiveArgs),
     /// Per-group count and mean over 1,024 groups (8 bytes per element).
     Group(primitives::PrimitiveArgs),
+    /// GPU frustum culling and drawing per frame (`render cull`'s scene without readback):
+    /// visibility workflow, compaction into an indirect count, bundled MSAA draw (32 B per
+    /// instance counted).
+    Render(primitives::PrimitiveArgs),
     /// Memory placement probe: the floor's copy kernel over buffers created and filled in
     /// different ways (plain + kernel fill, write_buffer, mapped at creation, staging copy, the
     /// tables upload, mapped-at-creation ballast alive), to find uploads that land in slow memory.
@@ -103,6 +108,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             primitives::run_cases("histogram", &args, analysis::histogram_cases)
         }
         BenchCommand::Group(args) => primitives::run_cases("group", &args, analysis::group_cases),
+        BenchCommand::Render(args) => primitives::run_cases("render", &args, render::cases),
         BenchCommand::Memory(args) => memory::run(&args),
         BenchCommand::Plot(args) => plot::run(&args),
     }

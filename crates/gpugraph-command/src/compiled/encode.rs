@@ -40,10 +40,123 @@ impl CompiledGraph {
     /// ([`GraphError::NodeEncode`]) or resolves a handle it did not declare
     /// ([`GraphError::UndeclaredResource`]) stops the encode: the encoder then holds a partial
     /// recording and must be dropped, not submitted.
+    ///
+    /// A graph with frame textures encodes through [`Self::encode_frame`] only
+    /// ([`GraphError::MissingFrameTexture`] here).
     pub fn encode(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         options: &EncodeOptions<'_>,
+    ) -> Result<EncodeReport, GraphError> {
+        if let Some(i) = self.frame_flags.iter().position(|&f| f) {
+            return Err(GraphError::MissingFrameTexture {
+                graph: self.id.clone(),
+                texture: self.texture_ids[i].clone(),
+            });
+        }
+        self.encode_with(encoder, options, None)
+    }
+
+    /// [`Self::encode`] with this frame's textures: every frame texture of the graph must be
+    /// supplied once, match its descriptor (size, format, usage, mips, samples, layers) and
+    /// belong to the graph's device, and `frame.frame_id` must exceed the previous
+    /// encode_frame's ([`GraphError::StaleFrame`]); everything is checked before recording.
+    /// The graph never keeps, presents or destroys these textures.
+    pub fn encode_frame(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        options: &EncodeOptions<'_>,
+        frame: &FrameTextures<'_>,
+    ) -> Result<EncodeReport, GraphError> {
+        if self.destroyed {
+            return Err(GraphError::Destroyed {
+                graph: self.id.clone(),
+            });
+        }
+        if let Some(last) = self.last_frame.filter(|&l| frame.frame_id <= l) {
+            return Err(GraphError::StaleFrame {
+                graph: self.id.clone(),
+                frame: frame.frame_id,
+                last,
+            });
+        }
+        let mut textures = self.textures.clone();
+        let mut supplied = vec![false; textures.len()];
+        for &(h, texture) in frame.textures {
+            let i = h.index as usize;
+            if h.graph != self.key || i >= textures.len() {
+                return Err(GraphError::ForeignHandle {
+                    graph: self.id.clone(),
+                    what: "frame texture handle".into(),
+                });
+            }
+            if !self.frame_flags[i] {
+                return Err(GraphError::NotAFrameTexture {
+                    graph: self.id.clone(),
+                    texture: self.texture_ids[i].clone(),
+                });
+            }
+            let d = &self.texture_descs[i];
+            let shape = (
+                (texture.width(), texture.height()),
+                texture.format(),
+                texture.mip_level_count(),
+                texture.sample_count(),
+                texture.depth_or_array_layers(),
+            );
+            let want = (
+                d.size,
+                d.format,
+                d.mip_level_count,
+                d.sample_count,
+                d.layers,
+            );
+            let missing = d.usage - texture.usage();
+            if shape != want || !missing.is_empty() || supplied[i] {
+                return Err(GraphError::TextureMismatch {
+                    id: d.id.clone(),
+                    reason: if supplied[i] {
+                        "supplied twice for one frame".into()
+                    } else {
+                        format!(
+                            "(size, format, mips, samples, layers) {shape:?} != descriptor {want:?}, or usage lacks {missing:?}"
+                        )
+                    },
+                });
+            }
+            if self.external_flags[i] && self.last_external[i].as_ref() == Some(texture) {
+                return Err(GraphError::ExternalTextureReused {
+                    graph: self.id.clone(),
+                    texture: d.id.clone(),
+                    frame: frame.frame_id,
+                });
+            }
+            supplied[i] = true;
+            textures[i] = texture.clone();
+        }
+        if let Some(i) = (0..textures.len()).find(|&i| self.frame_flags[i] && !supplied[i]) {
+            return Err(GraphError::MissingFrameTexture {
+                graph: self.id.clone(),
+                texture: self.texture_ids[i].clone(),
+            });
+        }
+        let externals: Vec<(usize, wgpu::Texture)> = (0..textures.len())
+            .filter(|&i| self.external_flags[i])
+            .map(|i| (i, textures[i].clone()))
+            .collect();
+        let report = self.encode_with(encoder, options, Some(textures))?;
+        self.last_frame = Some(frame.frame_id);
+        for (i, t) in externals {
+            self.last_external[i] = Some(t);
+        }
+        Ok(report)
+    }
+
+    fn encode_with(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        options: &EncodeOptions<'_>,
+        frame_textures: Option<Vec<wgpu::Texture>>,
     ) -> Result<EncodeReport, GraphError> {
         if self.destroyed {
             return Err(GraphError::Destroyed {
@@ -83,8 +196,10 @@ impl CompiledGraph {
             profiler,
             buffer_ids,
             texture_ids,
+            frame_flags,
             ..
         } = self;
+        let textures: &[wgpu::Texture] = frame_textures.as_deref().unwrap_or(textures);
         let parts = Parts {
             buffers: resolved,
             lengths,
@@ -150,26 +265,49 @@ impl CompiledGraph {
                         node_id: &node.id,
                         resolver: parts.resolver(&node.declared),
                     };
-                    let Executable::Render(exec, view, load) = &mut node.exec else {
+                    let Executable::Render(exec, views) = &mut node.exec else {
                         unreachable!()
                     };
-                    let load = match *load {
-                        ColorLoad::Clear(c) => wgpu::LoadOp::Clear(c),
-                        ColorLoad::Load => wgpu::LoadOp::Load,
-                    };
+                    // Attachments on frame textures: views of this frame's textures.
+                    let fresh = (frame_textures.is_some() && views.uses_frame)
+                        .then(|| super::pass_views(textures, frame_flags, &views.layout));
+                    let views = fresh.as_ref().unwrap_or(views);
+                    let color: Vec<Option<wgpu::RenderPassColorAttachment<'_>>> = views
+                        .color
+                        .iter()
+                        .map(|(view, resolve, load, store)| {
+                            Some(wgpu::RenderPassColorAttachment {
+                                view,
+                                depth_slice: None,
+                                resolve_target: resolve.as_ref(),
+                                ops: wgpu::Operations {
+                                    load: match *load {
+                                        ColorLoad::Clear(c) => wgpu::LoadOp::Clear(c),
+                                        ColorLoad::Load => wgpu::LoadOp::Load,
+                                    },
+                                    store: store_op(*store),
+                                },
+                            })
+                        })
+                        .collect();
+                    let depth_stencil_attachment = views.depth_stencil.as_ref().map(|(view, d)| {
+                        wgpu::RenderPassDepthStencilAttachment {
+                            view,
+                            depth_ops: d.depth.map(|o| wgpu::Operations {
+                                load: o.clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
+                                store: store_op(o.store),
+                            }),
+                            stencil_ops: d.stencil.map(|o| wgpu::Operations {
+                                load: o.clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear),
+                                store: store_op(o.store),
+                            }),
+                        }
+                    });
                     let timestamp_writes = profiler.as_ref().map(|p| p.render_writes(i));
                     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                         label: Some(&node.id),
-                        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                            view,
-                            depth_slice: None,
-                            resolve_target: None,
-                            ops: wgpu::Operations {
-                                load,
-                                store: wgpu::StoreOp::Store,
-                            },
-                        })],
-                        depth_stencil_attachment: None,
+                        color_attachments: &color,
+                        depth_stencil_attachment,
                         timestamp_writes,
                         occlusion_query_set: None,
                         multiview_mask: None,
@@ -210,6 +348,14 @@ impl CompiledGraph {
     }
 }
 
+fn store_op(store: bool) -> wgpu::StoreOp {
+    if store {
+        wgpu::StoreOp::Store
+    } else {
+        wgpu::StoreOp::Discard
+    }
+}
+
 /// What every node's resolver shares during one encode.
 struct Parts<'a> {
     buffers: &'a [wgpu::Buffer],
@@ -234,6 +380,7 @@ impl<'a> Parts<'a> {
             texture_ids: self.texture_ids,
             declared,
             violation: Default::default(),
+            frame_textures: None,
         }
     }
 }

@@ -1,0 +1,281 @@
+//! [`InstancedCubes`]: a render pass node that draws one cube per visible instance from a
+//! render bundle recorded once at compile time (spec: stable draw groups). The bundle holds
+//! the pipeline, the bindings and one `draw_indexed_indirect`; every encode replays it, so
+//! what it draws changes only through GPU-written buffers (the IDs and the record's
+//! `instanceCount`), never by re-recording.
+
+use gpugraph_command::{
+    BufferHandle, ColorAttachment, CommandGraph, DataView, DepthStencilAttachment, RenderPassNode,
+    ResourceUse, VectorFormat,
+};
+use wgpu::util::DeviceExt;
+
+use crate::{DrawCommandBuffer, DrawLayout, RenderError};
+
+const CUBES_WGSL: &str = include_str!("cubes.wgsl");
+
+/// The 36 indices of a cube's 12 triangles over corners numbered by their `zyx` bits.
+const CUBE_INDICES: [u16; 36] = [
+    0, 2, 6, 0, 6, 4, 1, 5, 7, 1, 7, 3, 0, 4, 5, 0, 5, 1, 2, 3, 7, 2, 7, 6, 0, 1, 3, 0, 3, 2, 4, 6,
+    7, 4, 7, 5,
+];
+
+/// The camera uniform of [`InstancedCubes`] (WGSL `Camera`, 80 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct CubeCamera {
+    /// Column-major view-projection matrix.
+    pub view_projection: [[f32; 4]; 4],
+    /// Rows of the visible-ID view: instances at or past it are not drawn.
+    pub capacity: u32,
+    /// Batch ID written next to each object ID by passes into an
+    /// [`crate::IndexPickingTarget`].
+    pub batch: u32,
+    /// Padding to the WGSL struct's size.
+    pub pad: [u32; 2],
+}
+
+/// Draws a cube inscribed in each visible instance's bounding sphere (see the module doc).
+///
+/// The draw record `record` of `draw` must be a `drawIndexed` record with
+/// [`InstancedCubes::INDEX_COUNT`] indices, first index 0, base vertex 0, first instance 0;
+/// its `instanceCount` is typically written by a [`crate::VisibilityWorkflow`]. Instance `i`
+/// draws ID `visible[i]`, whose sphere is `spheres[ID]`. The pipeline's formats and sample
+/// count are those of the attachments' graph textures. An `Rg32Uint` color target (an
+/// [`crate::IndexPickingTarget`]) receives `(ID, camera.batch)` per covered pixel; any other
+/// format a shaded color.
+pub struct InstancedCubes {
+    /// Node id.
+    pub id: String,
+    /// The color attachment (multisampled with a resolve target, or not).
+    pub color: ColorAttachment,
+    /// Optional depth attachment (depth test `Less`, writes on).
+    pub depth: Option<DepthStencilAttachment>,
+    /// Imported uniform buffer holding a [`CubeCamera`]; rewrite it to move the camera.
+    pub camera: BufferHandle,
+    /// Packed float32x4 spheres (center, radius) indexed by ID.
+    pub spheres: DataView,
+    /// Packed uint32 visible IDs (the workflow's output).
+    pub visible: DataView,
+    /// The draw records.
+    pub draw: DrawCommandBuffer,
+    /// `draw`'s buffer imported into the graph ([`DrawCommandBuffer::import`]).
+    pub draw_handle: BufferHandle,
+    /// Which record to draw.
+    pub record: u32,
+}
+
+impl InstancedCubes {
+    /// Indices per cube: the `indexCount` of the draw record.
+    pub const INDEX_COUNT: u32 = CUBE_INDICES.len() as u32;
+
+    /// Adds the render pass node. Checks the record layout and index and the views' formats
+    /// now; the bundle is recorded when the graph compiles.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), RenderError> {
+        if self.draw.layout() != DrawLayout::DrawIndexed {
+            return Err(RenderError::WrongLayout {
+                label: self.id.clone(),
+                layout: "draw",
+                requested: "drawIndexed",
+            });
+        }
+        self.draw.record_byte_offset(self.record)?;
+        for (what, view, format, expected) in [
+            (
+                "spheres",
+                self.spheres,
+                VectorFormat::Float32x4,
+                "packed float32x4",
+            ),
+            (
+                "visible",
+                self.visible,
+                VectorFormat::Uint32,
+                "packed uint32",
+            ),
+        ] {
+            if view.format() != format || !view.is_packed() || view.live_count().is_some() {
+                return Err(RenderError::UnsupportedView {
+                    workflow: "instanced cubes",
+                    id: self.id.clone(),
+                    what,
+                    expected,
+                    actual: format!("{} (packed {})", view.format(), view.is_packed()),
+                });
+            }
+        }
+        let color = graph.texture_descriptor(self.color.target.texture)?;
+        let (color_format, samples) = (color.format, color.sample_count);
+        let depth_format = match &self.depth {
+            Some(d) => Some(graph.texture_descriptor(d.target.texture)?.format),
+            None => None,
+        };
+        let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
+        let uses = vec![
+            ResourceUse::uniform(self.camera),
+            ResourceUse::storage_read(self.spheres.buffer()),
+            ResourceUse::storage_read(self.visible.buffer()),
+            ResourceUse::indirect(self.draw_handle),
+        ];
+        let Self {
+            id,
+            color,
+            depth,
+            camera,
+            spheres,
+            visible,
+            draw,
+            draw_handle,
+            record,
+        } = self;
+        let node_id = id.clone();
+        graph.add_render_pass_node(RenderPassNode {
+            id,
+            color: vec![color],
+            depth_stencil: depth,
+            uses,
+            depends_on: Vec::new(),
+            compile: Box::new(move |cc| {
+                let device = cc.device();
+                for (what, view) in [("spheres", &spheres), ("visible", &visible)] {
+                    if view.aligned_range(align).element_offset != 0 {
+                        return Err(format!(
+                            "{what} view at byte {} is not aligned to the device's {align}-byte storage offset alignment",
+                            view.byte_offset()
+                        )
+                        .into());
+                    }
+                }
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("render/cubes"),
+                    source: wgpu::ShaderSource::Wgsl(CUBES_WGSL.into()),
+                });
+                let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                    label: Some(cc.node_id()),
+                    layout: None,
+                    vertex: wgpu::VertexState {
+                        module: &module,
+                        entry_point: Some("vs"),
+                        compilation_options: Default::default(),
+                        buffers: &[],
+                    },
+                    primitive: wgpu::PrimitiveState::default(),
+                    depth_stencil: depth_format.map(|format| wgpu::DepthStencilState {
+                        format,
+                        depth_write_enabled: Some(true),
+                        depth_compare: Some(wgpu::CompareFunction::Less),
+                        stencil: Default::default(),
+                        bias: Default::default(),
+                    }),
+                    multisample: wgpu::MultisampleState {
+                        count: samples,
+                        ..Default::default()
+                    },
+                    fragment: Some(wgpu::FragmentState {
+                        module: &module,
+                        entry_point: Some(if color_format == wgpu::TextureFormat::Rg32Uint {
+                            "fs_pick"
+                        } else {
+                            "fs"
+                        }),
+                        compilation_options: Default::default(),
+                        targets: &[Some(color_format.into())],
+                    }),
+                    multiview_mask: None,
+                    cache: None,
+                });
+                let binding = |view: &DataView| {
+                    gpugraph_command::view_binding(cc.buffer(view.buffer()), view, align).0
+                };
+                let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(cc.node_id()),
+                    layout: &pipeline.get_bind_group_layout(0),
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: wgpu::BindingResource::Buffer(cc.binding(camera)),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: wgpu::BindingResource::Buffer(binding(&spheres)),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: wgpu::BindingResource::Buffer(binding(&visible)),
+                        },
+                    ],
+                });
+                let indices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("render/cube indices"),
+                    contents: bytemuck::cast_slice(&CUBE_INDICES),
+                    usage: wgpu::BufferUsages::INDEX,
+                });
+                let draw_buffer = cc.buffer(draw_handle).clone();
+                let mut encoder =
+                    device.create_render_bundle_encoder(&wgpu::RenderBundleEncoderDescriptor {
+                        label: Some(cc.node_id()),
+                        color_formats: &[Some(color_format)],
+                        depth_stencil: depth_format.map(|format| wgpu::RenderBundleDepthStencil {
+                            format,
+                            depth_read_only: false,
+                            stencil_read_only: true,
+                        }),
+                        sample_count: samples,
+                        multiview: None,
+                    });
+                encoder.set_pipeline(&pipeline);
+                encoder.set_bind_group(0, &group, &[]);
+                encoder.set_index_buffer(indices.slice(..), wgpu::IndexFormat::Uint16);
+                draw.encode(&mut encoder, &draw_buffer, record)?;
+                let bundle = encoder.finish(&wgpu::RenderBundleDescriptor {
+                    label: Some(cc.node_id()),
+                });
+                let recorded = [
+                    (camera, cc.buffer(camera).clone(), "camera"),
+                    (draw_handle, draw_buffer, "draw records"),
+                    (spheres.buffer(), cc.buffer(spheres.buffer()).clone(), "spheres"),
+                    (visible.buffer(), cc.buffer(visible.buffer()).clone(), "visible IDs"),
+                ];
+                Ok(replay_bundle(node_id, bundle, recorded))
+            }),
+        })?;
+        Ok(())
+    }
+}
+
+/// Replays `bundle`, after checking that the buffers it was recorded against are still the
+/// ones the graph resolves (an import override cannot reach a recorded bundle).
+fn replay_bundle(
+    node: String,
+    bundle: wgpu::RenderBundle,
+    recorded: [(BufferHandle, wgpu::Buffer, &'static str); 4],
+) -> Box<dyn gpugraph_command::RenderExecutable> {
+    struct Replay {
+        node: String,
+        bundle: wgpu::RenderBundle,
+        recorded: [(BufferHandle, wgpu::Buffer, &'static str); 4],
+    }
+    impl gpugraph_command::RenderExecutable for Replay {
+        fn encode(
+            &mut self,
+            pass: &mut wgpu::RenderPass<'_>,
+            ctx: &gpugraph_command::EncodeContext<'_>,
+        ) -> Result<(), gpugraph_command::NodeError> {
+            for (h, buffer, what) in &self.recorded {
+                if ctx.buffer(*h) != buffer {
+                    return Err(Box::new(RenderError::BundleOverride {
+                        node: self.node.clone(),
+                        what,
+                    }));
+                }
+            }
+            pass.execute_bundles(std::iter::once(&self.bundle));
+            Ok(())
+        }
+    }
+    Box::new(Replay {
+        node,
+        bundle,
+        recorded,
+    })
+}

@@ -1,0 +1,148 @@
+// Visibility of one chunk of instances: bounds against the frustum, time range, LOD band and
+// selection, intersected into a 0/1 flag per row (the source-aligned mask); `cull_ids` also
+// writes each row's generated stable ID (its global row index).
+//
+// Optional inputs are selected by override constants; an absent input's binding holds the
+// bounds view again (read-only) and is never read.
+
+override BOX_BOUNDS: bool = false;
+override USE_TIME: bool = false;
+override USE_LOD: bool = false;
+override USE_SELECTION: bool = false;
+const WORKGROUP_SIZE: u32 = 256u;
+
+struct View {
+    planes: array<vec4<f32>, 6>,
+    eye: vec4<f32>,
+    time: vec2<f32>,
+    pad: vec2<f32>,
+}
+
+struct Chunk {
+    rows: u32,
+    id_base: u32,
+    bounds_offset: u32,
+    bounds_max_offset: u32,
+    time_offset: u32,
+    lod_offset: u32,
+    selection_offset: u32,
+    flags_offset: u32,
+    ids_offset: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> view: View;
+@group(0) @binding(1) var<uniform> chunk: Chunk;
+@group(0) @binding(2) var<storage, read> bounds: array<f32>;
+@group(0) @binding(3) var<storage, read> bounds_max: array<f32>;
+@group(0) @binding(4) var<storage, read> time_range: array<f32>;
+@group(0) @binding(5) var<storage, read> lod: array<f32>;
+@group(0) @binding(6) var<storage, read> selection: array<u32>;
+@group(0) @binding(7) var<storage, read_write> flags: array<u32>;
+@group(0) @binding(8) var<storage, read_write> ids: array<u32>;
+
+// Finite by bit pattern: comparisons against NaN may be folded away by fast-math compilers.
+fn finite(v: f32) -> bool {
+    return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u;
+}
+
+fn finite3(v: vec3<f32>) -> bool {
+    return finite(v.x) && finite(v.y) && finite(v.z);
+}
+
+fn load4(a: u32, row: u32) -> vec4<f32> {
+    let i = a + row * 4u;
+    return vec4<f32>(bounds[i], bounds[i + 1u], bounds[i + 2u], bounds[i + 3u]);
+}
+
+fn load_max(row: u32) -> vec3<f32> {
+    let i = chunk.bounds_max_offset + row * 4u;
+    return vec3<f32>(bounds_max[i], bounds_max[i + 1u], bounds_max[i + 2u]);
+}
+
+fn visible(row: u32) -> bool {
+    let b = load4(chunk.bounds_offset, row);
+    var center: vec3<f32>;
+    if BOX_BOUNDS {
+        let lo = b.xyz;
+        let hi = load_max(row);
+        if !(finite3(lo) && finite3(hi)) || any(hi < lo) {
+            return false;
+        }
+        center = (lo + hi) * 0.5;
+        for (var p = 0u; p < 6u; p += 1u) {
+            let plane = view.planes[p];
+            // The corner farthest along the plane normal: outside it, the whole box is.
+            let corner = select(lo, hi, plane.xyz >= vec3<f32>(0.0));
+            if dot(plane.xyz, corner) + plane.w < 0.0 {
+                return false;
+            }
+        }
+    } else {
+        center = b.xyz;
+        let radius = b.w;
+        if !(finite3(center) && finite(radius)) || radius < 0.0 {
+            return false;
+        }
+        for (var p = 0u; p < 6u; p += 1u) {
+            let plane = view.planes[p];
+            if dot(plane.xyz, center) + plane.w < -radius {
+                return false;
+            }
+        }
+    }
+    if USE_TIME {
+        let i = chunk.time_offset + row * 2u;
+        let start = time_range[i];
+        let end = time_range[i + 1u];
+        if !(start <= view.time.y && end >= view.time.x) {
+            return false;
+        }
+    }
+    if USE_LOD {
+        let i = chunk.lod_offset + row * 2u;
+        let d = distance(view.eye.xyz, center);
+        if !(d >= lod[i] && d < lod[i + 1u]) {
+            return false;
+        }
+    }
+    if USE_SELECTION {
+        if selection[chunk.selection_offset + row] == 0u {
+            return false;
+        }
+    }
+    return true;
+}
+
+fn row_of(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+    return (wid.y * nwg.x + wid.x) * WORKGROUP_SIZE + lid;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cull(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let row = row_of(wid, nwg, lid);
+    if row >= chunk.rows {
+        return;
+    }
+    flags[chunk.flags_offset + row] = select(0u, 1u, visible(row));
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cull_ids(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let row = row_of(wid, nwg, lid);
+    if row >= chunk.rows {
+        return;
+    }
+    flags[chunk.flags_offset + row] = select(0u, 1u, visible(row));
+    ids[chunk.ids_offset + row] = chunk.id_base + row;
+}
