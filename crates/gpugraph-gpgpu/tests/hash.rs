@@ -94,7 +94,11 @@ fn check_table(
         }
         stored += 1;
         assert_eq!(Some(&rows[s]), map.get(&k), "slot {s} key {k}: lowest row");
-        assert_eq!(cpu::probe(keys, rows, probing, k).0, rows[s], "key {k} reachable");
+        assert_eq!(
+            cpu::probe(keys, rows, probing, k).0,
+            rows[s],
+            "key {k} reachable"
+        );
     }
     let sentinel = rows[keys.len()];
     assert_eq!(
@@ -211,7 +215,11 @@ fn index_and_query_match_the_oracle_at_boundary_sizes() {
                 let (_, _, (max, sum, _)) = cpu::build_serial(&keys, capacity as u32, probing);
                 assert!(bs.max_probe >= 1 && bs.probe_sum >= n as u64, "{bs:?}");
                 let _ = (max, sum);
-                assert_eq!(r.out, cpu::lookup(&map, &queries, None), "{probing:?} n={n}");
+                assert_eq!(
+                    r.out,
+                    cpu::lookup(&map, &queries, None),
+                    "{probing:?} n={n}"
+                );
                 assert_eq!(r.query, expected_query(tk, tr, probing, &queries));
                 assert!(!r.query.incomplete);
             }
@@ -225,7 +233,9 @@ fn duplicate_keys_keep_the_lowest_row_and_invalid_rows_are_skipped() {
     let mut rng = rng(15);
     let n = 3000;
     // Few distinct keys, many rows each: every key is raced for by many threads.
-    let keys: Vec<u32> = (0..n).map(|_| [0, 1, u32::MAX, 42][rng.random_range(0..4)]).collect();
+    let keys: Vec<u32> = (0..n)
+        .map(|_| [0, 1, u32::MAX, 42][rng.random_range(0..4)])
+        .collect();
     let valid: Vec<u32> = (0..n).map(|i| u32::from(i % 7 != 0)).collect();
     let (map, invalid) = cpu::index(&keys, Some(&valid), 0);
     let queries = vec![0, 1, 2, 42, u32::MAX, 43];
@@ -264,7 +274,10 @@ fn an_exactly_full_table_holds_every_key_and_proves_misses_by_a_full_scan() {
     check_table(tk, tr, bs, Probing::Linear, &map, true);
     assert!(tk.iter().all(|&k| k != EMPTY_KEY), "every slot used");
     assert_eq!(r.out, cpu::lookup(&map, &queries, None));
-    assert_eq!(r.query.max_probe, capacity as u32, "a miss scans the whole table");
+    assert_eq!(
+        r.query.max_probe, capacity as u32,
+        "a miss scans the whole table"
+    );
     assert_eq!(r.query, expected_query(tk, tr, Probing::Linear, &queries));
 }
 
@@ -283,7 +296,10 @@ fn overflow_is_counted_and_makes_queries_incomplete() {
     let stored: std::collections::HashSet<u32> = tk.iter().copied().collect();
     let lost = keys.iter().filter(|k| !stored.contains(k)).count() as u32;
     assert_eq!(bs.overflow, lost, "rows whose key found no slot");
-    assert!(r.query.incomplete, "a query of an overflowed index is incomplete");
+    assert!(
+        r.query.incomplete,
+        "a query of an overflowed index is incomplete"
+    );
     assert_eq!(r.query.found, capacity as u32);
     for (q, &row) in queries.iter().zip(&r.out) {
         if stored.contains(q) {
