@@ -7,7 +7,7 @@ use gpugraph_command::{
 
 use super::source::{gather_source, shader, GatherParams};
 use crate::error::AlgorithmError;
-use crate::kernel::{check_writes_alone, require_packed, Binder, ViewCheck};
+use crate::kernel::{check_writes_alone, require_packed, Binder, ViewCheck, IN_PLACE};
 
 const ALGORITHM: &str = "row gather";
 
@@ -104,7 +104,7 @@ impl RowGather {
         }
         let wr: Vec<(&str, &VectorView)> = written.iter().map(|(n, v)| (*n, v)).collect();
         let rd: Vec<(&str, &VectorView)> = reads.iter().map(|(n, v)| (*n, v)).collect();
-        check_writes_alone(graph, c, &wr, &rd, "")?;
+        check_writes_alone(graph, c, &wr, &rd, IN_PLACE)?;
         if indices.is_empty() {
             return Ok(());
         }

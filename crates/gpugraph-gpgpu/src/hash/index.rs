@@ -11,7 +11,7 @@ use super::source::{build_source, shader, BuildParams};
 use super::table::{HashTable, STATS_WORDS};
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_same_topology, check_writes_alone, require_packed_live, Binder, ViewCheck,
+    check_same_topology, check_writes_alone, require_packed_live, Binder, ViewCheck, IN_PLACE,
 };
 
 pub(crate) const ALGORITHM: &str = "hash index";
@@ -134,7 +134,7 @@ pub(crate) fn add_build(
     }
     let w: Vec<(&str, &VectorView)> = written.iter().map(|(n, v)| (*n, v)).collect();
     let r: Vec<(&str, &VectorView)> = reads.iter().map(|(n, v)| (*n, v)).collect();
-    check_writes_alone(graph, c, &w, &r, "")?;
+    check_writes_alone(graph, c, &w, &r, IN_PLACE)?;
 
     let binder = Binder::new(&graph.device().limits());
     let mut params = BuildParams {

@@ -1,5 +1,5 @@
 //! Wider keys onto the u32 hash keys: a [`KeyMapping`] chosen over every key of both join
-//! sides, or a [`KeyRangeError`] naming the first key no mapping holds.
+//! sides, or a [`KeyRangeError`] naming the extreme key no mapping holds.
 //!
 //! The mappings are injective on their ranges, so equal u32 keys mean equal original keys:
 //! [`KeyMapping::Unsigned`] keeps values in `0..=u32::MAX`, [`KeyMapping::Signed`] keeps the
@@ -15,38 +15,32 @@ pub enum KeyMapping {
     Signed,
 }
 
-/// A key outside every mapping's range.
+/// Keys no mapping holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("key {value} fits neither 0..=4294967295 nor -2147483648..=2147483647 together with the other keys (hash keys are 32-bit)")]
 pub struct KeyRangeError {
-    /// The first key found outside the chosen range.
+    /// The smallest or largest key, whichever no mapping holds.
     pub value: i128,
 }
 
 impl KeyMapping {
-    /// The mapping of signed keys: [`KeyMapping::Unsigned`] when none is negative, else
-    /// [`KeyMapping::Signed`]; the first key outside that range is the error.
-    pub fn for_i64<I: Iterator<Item = i64> + Clone>(keys: I) -> Result<Self, KeyRangeError> {
-        let negative = keys.clone().any(|k| k < 0);
-        let mapping = if negative {
-            Self::Signed
+    /// The mapping of keys whose smallest is `min` and largest `max` (over both join sides,
+    /// valid rows only): [`KeyMapping::Unsigned`] when both fit `0..=u32::MAX`, else
+    /// [`KeyMapping::Signed`] when both fit i32; otherwise the extreme that fits neither is
+    /// the error.
+    pub fn for_range(min: i128, max: i128) -> Result<Self, KeyRangeError> {
+        if Self::Unsigned.holds(min) && Self::Unsigned.holds(max) {
+            return Ok(Self::Unsigned);
+        }
+        if Self::Signed.holds(min) && Self::Signed.holds(max) {
+            return Ok(Self::Signed);
+        }
+        let value = if min < 0 && !Self::Signed.holds(min) {
+            min
         } else {
-            Self::Unsigned
+            max
         };
-        match keys.map(i128::from).find(|&k| !mapping.holds(k)) {
-            Some(value) => Err(KeyRangeError { value }),
-            None => Ok(mapping),
-        }
-    }
-
-    /// The mapping of unsigned keys: [`KeyMapping::Unsigned`] when every key fits.
-    pub fn for_u64<I: Iterator<Item = u64>>(mut keys: I) -> Result<Self, KeyRangeError> {
-        match keys.find(|&k| k > u64::from(u32::MAX)) {
-            Some(k) => Err(KeyRangeError {
-                value: i128::from(k),
-            }),
-            None => Ok(Self::Unsigned),
-        }
+        Err(KeyRangeError { value })
     }
 
     /// Whether `value` is in this mapping's range.
@@ -57,8 +51,7 @@ impl KeyMapping {
         }
     }
 
-    /// The u32 key of `value`, which the mapping must hold (checked by the `for_*`
-    /// constructors over the same keys); `None` outside its range.
+    /// The u32 key of `value`; `None` outside the mapping's range.
     pub fn map(self, value: i128) -> Option<u32> {
         self.holds(value).then(|| match self {
             Self::Unsigned => value as u32,
@@ -72,29 +65,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mappings_are_chosen_over_all_keys_and_name_the_first_misfit() {
-        let k = [0i64, 5, 4_294_967_295];
+    fn mappings_are_chosen_over_the_key_range_and_name_the_misfit() {
+        let u = i128::from(u32::MAX);
+        assert_eq!(KeyMapping::for_range(0, u), Ok(KeyMapping::Unsigned));
+        assert_eq!(KeyMapping::Unsigned.map(u), Some(u32::MAX));
         assert_eq!(
-            KeyMapping::for_i64(k.iter().copied()),
-            Ok(KeyMapping::Unsigned)
-        );
-        assert_eq!(KeyMapping::Unsigned.map(4_294_967_295), Some(u32::MAX));
-        let k = [-1i64, 7, i64::from(i32::MIN)];
-        assert_eq!(
-            KeyMapping::for_i64(k.iter().copied()),
+            KeyMapping::for_range(i128::from(i32::MIN), 7),
             Ok(KeyMapping::Signed)
         );
         assert_eq!(KeyMapping::Signed.map(-1), Some(u32::MAX));
-        let k = [-1i64, 4_294_967_295];
         assert_eq!(
-            KeyMapping::for_i64(k.iter().copied()),
-            Err(KeyRangeError {
-                value: 4_294_967_295
-            })
+            KeyMapping::for_range(-1, u),
+            Err(KeyRangeError { value: u })
         );
         assert_eq!(
-            KeyMapping::for_u64([1u64, 1 << 32, 1 << 33].into_iter()),
+            KeyMapping::for_range(0, 1 << 32),
             Err(KeyRangeError { value: 1 << 32 })
+        );
+        assert_eq!(
+            KeyMapping::for_range(-(1 << 40), 0),
+            Err(KeyRangeError { value: -(1 << 40) })
         );
         assert_eq!(KeyMapping::Signed.map(1 << 31), None);
     }

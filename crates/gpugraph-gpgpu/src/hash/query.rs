@@ -12,7 +12,8 @@ use super::source::{query_source, shader, QueryParams};
 use super::table::{HashTable, STATS_WORDS};
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_same_topology, check_writes_alone, require_output, require_packed_live, Binder, ViewCheck,
+    check_same_topology, check_writes_alone, require_output, require_packed_live, Binder,
+    ViewCheck, IN_PLACE,
 };
 
 const ALGORITHM: &str = "hash query";
@@ -128,7 +129,7 @@ pub(crate) fn add_lookup(
     }
     let w: Vec<(&str, &VectorView)> = written.iter().map(|(n, v)| (*n, v)).collect();
     let r: Vec<(&str, &VectorView)> = reads.iter().map(|(n, v)| (*n, v)).collect();
-    check_writes_alone(graph, c, &w, &r, "")?;
+    check_writes_alone(graph, c, &w, &r, IN_PLACE)?;
 
     let binder = Binder::new(&graph.device().limits());
     let keys = l.keys.chunks()[0].without_live_count();
