@@ -40,6 +40,7 @@ pub enum Kind {
 }
 
 /// One payload column as words.
+#[derive(Debug)]
 pub struct Encoded {
     /// Output name.
     pub name: String,
