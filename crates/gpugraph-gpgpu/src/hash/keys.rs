@@ -53,10 +53,11 @@ impl KeyMapping {
 
     /// The u32 key of `value`; `None` outside the mapping's range.
     pub fn map(self, value: i128) -> Option<u32> {
-        self.holds(value).then(|| match self {
+        let key = match self {
             Self::Unsigned => value as u32,
             Self::Signed => value as i32 as u32,
-        })
+        };
+        self.holds(value).then_some(key)
     }
 }
 
