@@ -277,7 +277,13 @@ mod tests {
     #[test]
     fn other_types_are_refused_by_name() {
         let list: ArrayRef = Arc::new(arrow_array::BinaryArray::from(vec![b"ab".as_ref()]));
-        let e = encode("right", "blob", list.data_type(), std::slice::from_ref(&list)).unwrap_err();
+        let e = encode(
+            "right",
+            "blob",
+            list.data_type(),
+            std::slice::from_ref(&list),
+        )
+        .unwrap_err();
         assert!(
             e.to_string()
                 .contains("right column 'blob' has type Binary"),

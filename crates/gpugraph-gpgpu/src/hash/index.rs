@@ -153,6 +153,7 @@ pub(crate) fn add_build(
         ]
     };
     let rows_per_workgroup = policy.workgroup_size;
+    let insert_rows_per_workgroup = policy.rows_per_workgroup();
     graph.add_dispatch_node(DispatchNode::new(
         format!("{}/clear", c.id),
         shader(
@@ -221,7 +222,7 @@ pub(crate) fn add_build(
             bindings,
             Grid::Rows {
                 rows,
-                rows_per_workgroup,
+                rows_per_workgroup: insert_rows_per_workgroup,
             },
         ))?;
         base += rows;

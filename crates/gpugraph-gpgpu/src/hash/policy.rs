@@ -1,5 +1,5 @@
 //! [`HashPolicy`]: the load factor, the probe sequence and the workgroup size of the hash
-//! kernels, with their ranges and `key=value` syntax (`load=50,probe=linear|1,wg=256`).
+//! kernels, with their ranges and `key=value` syntax (`load=50,probe=0|1,wg=256,rpt=4`).
 //!
 //! Probing: a key's home slot is MurmurHash3's 32-bit finalizer of the key masked to the
 //! power-of-two capacity; collisions continue [`Probing::Linear`] (home + 1, + 2, …) or
@@ -41,17 +41,27 @@ pub struct HashPolicy {
     pub load_factor_percent: u32,
     /// The probe sequence.
     pub probing: Probing,
-    /// Invocations per workgroup (one row each): a power of two in `32..=1024`.
+    /// Invocations per workgroup: a power of two in `32..=1024`.
     pub workgroup_size: u32,
+    /// Rows each invocation inserts or looks up (coalesced: row `r` of a workgroup's tile is
+    /// `r × workgroup_size + invocation`), in `1..=16`: fewer workgroups, so fewer statistics
+    /// flushes.
+    pub rows_per_thread: u32,
 }
 
 impl HashPolicy {
-    /// Load factor 50 %, linear probing, 256 invocations.
+    /// Load factor 50 %, linear probing, 256 invocations of 4 rows.
     pub const DEFAULT: Self = Self {
         load_factor_percent: 50,
         probing: Probing::Linear,
         workgroup_size: 256,
+        rows_per_thread: 4,
     };
+
+    /// Rows one workgroup covers.
+    pub fn rows_per_workgroup(&self) -> u32 {
+        self.workgroup_size * self.rows_per_thread
+    }
 
     /// Checks the ranges documented on each field.
     pub fn validate(&self) -> Result<(), PolicyError> {
@@ -62,6 +72,13 @@ impl HashPolicy {
             self.load_factor_percent,
             1..=100,
             "in 1..=100",
+        )?;
+        within(
+            P,
+            "rows_per_thread",
+            self.rows_per_thread,
+            1..=16,
+            "in 1..=16",
         )?;
         power_of_two_in(
             P,
@@ -83,7 +100,7 @@ impl HashPolicy {
 }
 
 impl PolicySpec for HashPolicy {
-    const KEYS: &'static str = "load (percent), probe (0 linear, 1 triangular), wg";
+    const KEYS: &'static str = "load (percent), probe (0 linear, 1 triangular), wg, rpt";
 
     fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
         match key {
@@ -96,6 +113,7 @@ impl PolicySpec for HashPolicy {
                 }
             }
             "wg" => self.workgroup_size = spec_u32(key, value)?,
+            "rpt" => self.rows_per_thread = spec_u32(key, value)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -142,7 +160,9 @@ mod tests {
 
     #[test]
     fn the_spec_syntax_sets_fields_and_rejects_ranges() {
-        let p: HashPolicy = "load=25,probe=1,wg=64".parse().unwrap();
+        let p: HashPolicy = "load=25,probe=1,wg=64,rpt=2".parse().unwrap();
+        assert_eq!(p.rows_per_thread, 2);
+        assert!("rpt=0".parse::<HashPolicy>().is_err());
         assert_eq!(p.load_factor_percent, 25);
         assert_eq!(p.probing, Probing::Triangular);
         assert_eq!(p.workgroup_size, 64);

@@ -212,7 +212,7 @@ pub(crate) fn add_lookup(
         bindings,
         Grid::Rows {
             rows: keys.len(),
-            rows_per_workgroup: policy.workgroup_size,
+            rows_per_workgroup: policy.rows_per_workgroup(),
         },
     ))?;
     Ok(())

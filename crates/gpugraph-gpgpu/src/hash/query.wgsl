@@ -80,12 +80,16 @@ fn find(key: u32) -> vec2<u32> {
 fn lookup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32) {
     stats_begin(lid);
-    let i = linear_workgroup(wid, nwg) * WG_SIZE + lid;
     var n = params.rows;
 #ifdef LIVE
     n = min(n, live[params.live_offset]);
 #endif
-    if i < n {
+    let base = linear_workgroup(wid, nwg) * WG_SIZE * ROWS_PER_THREAD;
+    for (var r = 0u; r < ROWS_PER_THREAD; r += 1u) {
+        let i = base + r * WG_SIZE + lid;
+        if i >= n {
+            break;
+        }
         stats_count(6u);
         var ok = true;
 #ifdef VALID

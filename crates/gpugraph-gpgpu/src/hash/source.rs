@@ -60,6 +60,7 @@ fn base(file: &'static str, policy: &HashPolicy, probing: Probing) -> ShaderSour
     ShaderSource::new(file)
         .comment(format!("hash {policy:?}"))
         .u32("WG_SIZE", policy.workgroup_size)
+        .u32("ROWS_PER_THREAD", policy.rows_per_thread)
         .bool("PROBE_TRIANGULAR", probing == Probing::Triangular)
 }
 
