@@ -469,3 +469,23 @@ fn bad_declarations_are_named_errors() {
     .unwrap_err();
     assert!(matches!(e, AlgorithmError::Aliased { .. }), "{e}");
 }
+
+#[test]
+fn grids_past_one_dimension_split_over_two() {
+    // 16 workgroups per dimension: 4,097 keys at 64 rows per workgroup need 65 of them.
+    let ctx = ctx_with_max_dispatch(16);
+    let mut rng = rng(18);
+    let policy = HashPolicy {
+        workgroup_size: 64,
+        rows_per_thread: 1,
+        ..HashPolicy::DEFAULT
+    };
+    let keys = keys_with_specials(&mut rng, 4097, 3000);
+    let (map, _) = cpu::index(&keys, None, 0);
+    let queries = keys_with_specials(&mut rng, 4097, 6000);
+    let r = build_and_query(&ctx, &keys, None, &queries, 8192, &policy);
+    let (tk, tr, bs) = &r.table;
+    check_table(tk, tr, bs, Probing::Linear, &map, true);
+    assert_eq!(r.out, cpu::lookup(&map, &queries, None));
+    assert_eq!(r.query, expected_query(tk, tr, Probing::Linear, &queries));
+}

@@ -363,3 +363,14 @@ fn join_declarations_are_checked() {
         "right rows beside the left rows: {e}"
     );
 }
+
+#[test]
+fn joins_with_grids_split_over_two_dimensions() {
+    let ctx = ctx_with_max_dispatch(8);
+    let mut rng = rng(23);
+    let (right, left) = workload(&mut rng, 900, 5000);
+    let (map, _) = cpu::index(&right, None, 0);
+    let (l, r, count, overflow, _) = join_once(&ctx, &right, &left, None, 5000, 2048);
+    let (el, er, ec) = cpu::join(&map, &left, None, 5000);
+    assert_eq!((l, r, count, overflow), (el, er, ec, 0));
+}
