@@ -14,6 +14,7 @@ mod files;
 mod font;
 mod gpu;
 mod info;
+mod join;
 mod npy;
 mod output;
 mod render;
@@ -59,8 +60,12 @@ enum Command {
     /// Analyze a CSV/Parquet/Arrow table in one GPU graph: filter, extent, histogram, CDF,
     /// group means, x/y grid; writes report.json and PNG plots.
     Analyze(analyze::AnalyzeArgs),
-    /// Write a synthetic flights-like table (.parquet or Arrow IPC) for scale demos.
+    /// Write a synthetic flights-like table, or a TPC-H table (--tpch TABLE --scale SF),
+    /// as .parquet or Arrow IPC.
     GenerateTable(analyze::generate::GenerateArgs),
+    /// Many-to-one hash join of two CSV/Parquet/Arrow tables on the GPU (right keys unique);
+    /// writes the joined columns to .parquet, .arrow or .csv.
+    Join(join::JoinArgs),
     /// Evaluate an expression over .npy columns on the GPU (parse/type errors exit with 2).
     Expr(expr::ExprArgs),
     /// Rendering consumers: `render cull` (GPU frustum culling into a PNG, headless).
@@ -105,6 +110,7 @@ fn main() -> ExitCode {
         Command::GenerateTable(args) => analyze::generate::run(&args),
         Command::Expr(args) => expr::run(&args),
         Command::Render(cmd) => render::run(cmd),
+        Command::Join(args) => join::run(&args),
     };
     match result {
         Ok(()) => {

@@ -11,6 +11,7 @@ pub mod compact;
 pub mod error;
 pub mod grid;
 pub mod group;
+pub mod hash;
 pub mod histogram;
 pub mod kernel;
 pub mod keyed;
@@ -23,6 +24,10 @@ pub use compact::{Compaction, IndexedRangeCompaction, PartitionedIndexedRangeCom
 pub use error::AlgorithmError;
 pub use grid::{GridAggregation, GridBinning, GridDomain};
 pub use group::GroupAggregation;
+pub use hash::{
+    BatchHashIndex, BatchHashJoin, HashIndex, HashIndexQuery, HashJoin, HashPolicy, HashTable,
+    RowGather,
+};
 pub use histogram::{Histogram, HistogramBins};
 pub use keyed::{AggregateOutputs, KeyedPolicy, Summation};
 pub use mask::{Mask, MaskOp, MaskPolicy};

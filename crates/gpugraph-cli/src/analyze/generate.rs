@@ -59,9 +59,15 @@ const CARRIERS: [(&str, f32, f32); 16] = [
 /// `gpugraph generate-table`.
 #[derive(Args, Debug, Clone)]
 pub struct GenerateArgs {
-    /// Rows to write.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub rows: u64,
+    /// Rows to write (the synthetic flights-like table).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), required_unless_present = "tpch", conflicts_with = "tpch")]
+    pub rows: Option<u64>,
+    /// Write this TPC-H table instead (tpchgen: the DataFusion community's generator).
+    #[arg(long, value_enum, value_name = "TABLE", requires = "scale")]
+    pub tpch: Option<super::tpch::TpchTable>,
+    /// TPC-H scale factor (1 = lineitem 6M rows, orders 1.5M).
+    #[arg(long, value_name = "SF", requires = "tpch")]
+    pub scale: Option<f64>,
     /// Output file: .parquet (Snappy) or .arrow / .ipc / .feather (IPC file) or .arrows.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -181,8 +187,8 @@ impl Sink<'_> {
 }
 
 /// Fails when `rows` rows may not fit in the free space of the file system holding `dir`.
-fn check_free_space(dir: &Path, rows: u64, target: &Path) -> Result<()> {
-    let need = rows.saturating_mul(MAX_BYTES_PER_ROW);
+fn check_free_space(dir: &Path, rows: u64, per_row: u64, target: &Path) -> Result<()> {
+    let need = rows.saturating_mul(per_row);
     let st = rustix::fs::statvfs(dir)
         .with_context(|| format!("--out {}: reading the free disk space", target.display()))?;
     let free = st.f_bavail.saturating_mul(st.f_frsize);
@@ -192,7 +198,7 @@ fn check_free_space(dir: &Path, rows: u64, target: &Path) -> Result<()> {
             target.display(),
             thousands(rows),
             thousands(need),
-            MAX_BYTES_PER_ROW,
+            per_row,
             thousands(free)
         );
     }
@@ -215,10 +221,16 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         .temp_path()
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    check_free_space(&dir, args.rows, &args.out)?;
+    let (rows, per_row, schema) = match (args.tpch, args.scale) {
+        (Some(table), Some(sf)) => {
+            super::tpch::check_scale(sf)?;
+            (table.rows(sf), table.max_bytes_per_row(), table.schema())
+        }
+        _ => (args.rows.unwrap_or(0), MAX_BYTES_PER_ROW, schema()),
+    };
+    check_free_space(&dir, rows, per_row, &args.out)?;
     let partial = args.out.clone();
     let out = BufWriter::with_capacity(1 << 22, pending.file());
-    let schema = schema();
     let mut sink = match kind {
         FileKind::Parquet => {
             let props = parquet::file::properties::WriterProperties::builder()
@@ -236,23 +248,53 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
             Sink::IpcStream(arrow_ipc::writer::StreamWriter::try_new(out, &schema)?)
         }
     };
-    let mut rng = StdRng::seed_from_u64(args.seed);
     let started = Instant::now();
+    if let (Some(table), Some(sf)) = (args.tpch, args.scale) {
+        let mut last = Instant::now();
+        let mut written = 0u64;
+        super::tpch::generate(table, sf, &mut |batch| {
+            sink.write(&batch)
+                .with_context(|| format!("writing {}", partial.display()))?;
+            written += batch.num_rows() as u64;
+            if last.elapsed().as_secs_f64() >= 1.0 {
+                last = Instant::now();
+                progress(format_args!(
+                    "generate-table: {} rows of about {} in {:.1} s",
+                    thousands(written),
+                    thousands(rows),
+                    started.elapsed().as_secs_f64()
+                ));
+            }
+            Ok(())
+        })?;
+        sink.finish()
+            .with_context(|| format!("finishing {}", partial.display()))?;
+        pending.commit()?;
+        println!(
+            "wrote {} rows of TPC-H {table:?} at scale {sf} to {} in {:.1} s",
+            thousands(written),
+            args.out.display(),
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(());
+    }
+    let total = rows;
+    let mut rng = StdRng::seed_from_u64(args.seed);
     let mut last = Instant::now();
     let mut written = 0u64;
-    while written < args.rows {
-        let n = BATCH_ROWS.min(args.rows - written);
+    while written < total {
+        let n = BATCH_ROWS.min(total - written);
         sink.write(&batch(&mut rng, n as usize)?)
             .with_context(|| format!("writing {}", partial.display()))?;
         written += n;
-        if last.elapsed().as_secs_f64() >= 1.0 || written == args.rows {
+        if last.elapsed().as_secs_f64() >= 1.0 || written == total {
             last = Instant::now();
             let secs = started.elapsed().as_secs_f64();
             progress(format_args!(
                 "generate-table: {} of {} rows ({:.0}%) in {secs:.1} s ({:.1} M rows/s)",
                 thousands(written),
-                thousands(args.rows),
-                written as f64 * 100.0 / args.rows as f64,
+                thousands(total),
+                written as f64 * 100.0 / total as f64,
                 written as f64 / secs.max(1e-9) / 1e6
             ));
         }
@@ -262,7 +304,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
     pending.commit()?;
     println!(
         "wrote {} rows to {} in {:.1} s",
-        thousands(args.rows),
+        thousands(total),
         args.out.display(),
         started.elapsed().as_secs_f64()
     );

@@ -169,6 +169,13 @@ pub struct Request {
     pub group: Option<String>,
     /// `--filter`s.
     pub filters: Vec<Filter>,
+    /// Columns read for another command (`join`): checked to exist, any type.
+    pub other: Vec<String>,
+    /// Read every column of the file (then `columns()` only orders the checks).
+    pub all_columns: bool,
+    /// Keep the file's types: no cast for the GPU upload ([`upload_type`]), for commands
+    /// that write the values back out (`join`).
+    pub keep_types: bool,
 }
 
 impl Request {
@@ -178,13 +185,23 @@ impl Request {
         let names = [&self.value, &self.x, &self.y, &self.group]
             .into_iter()
             .flatten()
-            .chain(self.filters.iter().map(|f| &f.column));
+            .chain(self.filters.iter().map(|f| &f.column))
+            .chain(&self.other);
         for n in names {
             if !out.contains(n) {
                 out.push(n.clone());
             }
         }
         out
+    }
+
+    /// The sorted schema indices to read: every column with [`Request::all_columns`], else
+    /// those of `names`.
+    fn projection(&self, schema: &Schema, names: &[String]) -> Result<Vec<usize>> {
+        if self.all_columns {
+            return Ok((0..schema.fields().len()).collect());
+        }
+        project(schema, names)
     }
 
     /// Checks every requested column exists with a usable type; the error names the column,
@@ -253,6 +270,9 @@ impl Request {
                     listing(Some(want))
                 );
             }
+        }
+        for name in &self.other {
+            find("column", name)?;
         }
         for f in &self.filters {
             let field = find("--filter", &f.column)?;
@@ -345,6 +365,7 @@ fn load_unguarded(
     let open = || File::open(path).with_context(|| format!("opening {}", path.display()));
     let names = request.columns();
     let mut sink = BatchSink::new(path, progress);
+    sink.keep_types = request.keep_types;
     let schema = match kind {
         FileKind::Csv => {
             let format = csv_format()?;
@@ -355,7 +376,7 @@ fn load_unguarded(
             request.check(&full, path)?;
             file.seek(SeekFrom::Start(0))
                 .with_context(|| format!("rewinding {}", path.display()))?;
-            let projection = project(&full, &names)?;
+            let projection = request.projection(&full, &names)?;
             let reader = arrow_csv::ReaderBuilder::new(Arc::new(full.clone()))
                 .with_format(format)
                 .with_batch_size(CHUNK_ROWS)
@@ -370,7 +391,7 @@ fn load_unguarded(
                 .with_context(|| format!("reading the Parquet footer of {}", path.display()))?;
             let full = builder.schema().clone();
             request.check(&full, path)?;
-            let projection = project(&full, &names)?;
+            let projection = request.projection(&full, &names)?;
             sink.total = u64::try_from(builder.metadata().file_metadata().num_rows()).ok();
             let mask = ProjectionMask::roots(builder.parquet_schema(), projection.clone());
             let metadata = builder.metadata().clone();
@@ -405,7 +426,7 @@ fn load_unguarded(
                         .map_err(|e| read_error(path, e))?
                         .schema();
                     request.check(&full, path)?;
-                    let projection = project(&full, &names)?;
+                    let projection = request.projection(&full, &names)?;
                     let reader = $reader::try_new(BufReader::new(open()?), Some(projection))
                         .map_err(|e| read_error(path, e))?;
                     let schema = reader.schema();
@@ -421,14 +442,49 @@ fn load_unguarded(
             }
         }
     };
+    let keep_types = sink.keep_types;
     let batches = sink.finish(&schema)?;
-    let schema = upload_schema(&schema);
+    let schema = if keep_types {
+        schema
+    } else {
+        upload_schema(&schema)
+    };
     let rows = batches.iter().map(|b| b.num_rows() as u64).sum();
     Ok(Loaded {
         kind,
         schema,
         batches,
         rows,
+    })
+}
+
+/// The schema of `path` without reading its rows (CSV: inferred from a sample, as [`load`]
+/// does), for commands that choose their columns by name first (`join`).
+pub fn read_schema(path: &Path) -> Result<SchemaRef> {
+    let kind = FileKind::of(path)?;
+    let open = || File::open(path).with_context(|| format!("opening {}", path.display()));
+    Ok(match kind {
+        FileKind::Csv => {
+            let (schema, _) = csv_format()?
+                .infer_schema(BufReader::new(open()?), Some(CSV_INFER_ROWS))
+                .map_err(|e| read_error(path, e))?;
+            Arc::new(schema)
+        }
+        FileKind::Parquet => ParquetRecordBatchReaderBuilder::try_new(open()?)
+            .with_context(|| format!("reading the Parquet footer of {}", path.display()))?
+            .schema()
+            .clone(),
+        FileKind::IpcFile => {
+            super::ipc_extents::check_ipc_file_extents(path)?;
+            arrow_ipc::reader::FileReader::try_new(BufReader::new(open()?), None)
+                .map_err(|e| read_error(path, e))?
+                .schema()
+        }
+        FileKind::IpcStream => {
+            arrow_ipc::reader::StreamReader::try_new(BufReader::new(open()?), None)
+                .map_err(|e| read_error(path, e))?
+                .schema()
+        }
     })
 }
 
@@ -490,6 +546,8 @@ struct BatchSink<'a> {
     pending: Vec<RecordBatch>,
     pending_rows: usize,
     out: Vec<RecordBatch>,
+    /// Skip [`cast_for_upload`] (see [`Request::keep_types`]).
+    keep_types: bool,
 }
 
 impl<'a> BatchSink<'a> {
@@ -505,6 +563,7 @@ impl<'a> BatchSink<'a> {
             pending: Vec::new(),
             pending_rows: 0,
             out: Vec::new(),
+            keep_types: false,
         }
     }
 
@@ -514,7 +573,12 @@ impl<'a> BatchSink<'a> {
     ) -> Result<()> {
         for batch in reader {
             let batch = batch.map_err(|e| read_error(&self.path, e))?;
-            self.push(cast_for_upload(batch)?)?;
+            let batch = if self.keep_types {
+                batch
+            } else {
+                cast_for_upload(batch)?
+            };
+            self.push(batch)?;
             if self.last.elapsed() >= Duration::from_secs(1) {
                 self.last = Instant::now();
                 self.report();
@@ -573,7 +637,11 @@ impl<'a> BatchSink<'a> {
     }
 
     fn finish(mut self, schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
-        let schema = &upload_schema(schema);
+        let schema = &if self.keep_types {
+            schema.clone()
+        } else {
+            upload_schema(schema)
+        };
         self.flush()?;
         self.report();
         // Readers may attach field metadata the projected schema lacks; the upload checks

@@ -20,6 +20,7 @@ pub mod load;
 pub mod parquet_read;
 pub mod plot;
 pub mod report;
+pub mod tpch;
 pub mod upload;
 
 use std::time::Instant;
@@ -60,6 +61,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         y: args.y.clone(),
         group: args.group.clone(),
         filters: args.filters.clone(),
+        ..Request::default()
     };
     if request.columns().is_empty() {
         bail!("nothing to analyze: give --value, --group, --x/--y or --filter");

@@ -6,6 +6,7 @@ pub mod analysis;
 pub mod expr;
 pub mod floor;
 pub mod graph;
+pub mod hash;
 pub mod memory;
 pub mod nodes;
 pub mod plot;
@@ -49,6 +50,13 @@ pub enum BenchCommand {
     /// visibility workflow, compaction into an indirect count, bundled MSAA draw (32 B per
     /// instance counted).
     Render(primitives::PrimitiveArgs),
+    /// Hash index build and probe of n unique u32 keys at load factor 0.5, linear and
+    /// triangular probing (12 B per key built, 16 B per key probed, 16 B per key of clear;
+    /// the check prints probes per key).
+    Hash(primitives::PrimitiveArgs),
+    /// Many-to-one hash join: n left keys against n/4 unique right keys, all matching
+    /// (35 B per left row: build share, lookup, compaction, right-row gather).
+    Join(primitives::PrimitiveArgs),
     /// Memory placement probe: the floor's copy kernel over buffers created and filled in
     /// different ways (plain + kernel fill, write_buffer, mapped at creation, staging copy, the
     /// tables upload, mapped-at-creation ballast alive), to find uploads that land in slow memory.
@@ -109,6 +117,8 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         }
         BenchCommand::Group(args) => primitives::run_cases("group", &args, analysis::group_cases),
         BenchCommand::Render(args) => primitives::run_cases("render", &args, render::cases),
+        BenchCommand::Hash(args) => primitives::run_cases("hash", &args, hash::hash_cases),
+        BenchCommand::Join(args) => primitives::run_cases("join", &args, hash::join_cases),
         BenchCommand::Memory(args) => memory::run(&args),
         BenchCommand::Plot(args) => plot::run(&args),
     }

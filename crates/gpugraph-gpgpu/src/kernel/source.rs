@@ -55,6 +55,11 @@ const FILES: &[(&str, &str)] = registry![
     "compact/range_finish.wgsl",
     "compact/range_lengths.wgsl",
     "compact/zero.wgsl",
+    "hash/hash.wgsl",
+    "hash/stats.wgsl",
+    "hash/build.wgsl",
+    "hash/query.wgsl",
+    "hash/gather.wgsl",
 ];
 
 /// The registry file `name`, if any.

@@ -71,6 +71,23 @@ impl<'a> ViewCheck<'a> {
         }
     }
 
+    /// [`AlgorithmError::UnsupportedView`] of this instance: `what` must be `expected`, is
+    /// `actual`.
+    pub fn unsupported(
+        self,
+        what: impl Into<String>,
+        expected: impl Into<String>,
+        actual: impl Into<String>,
+    ) -> AlgorithmError {
+        AlgorithmError::UnsupportedView {
+            algorithm: self.algorithm,
+            id: self.id.to_string(),
+            what: what.into(),
+            expected: expected.into(),
+            actual: actual.into(),
+        }
+    }
+
     /// [`AlgorithmError::Policy`] of this instance, carrying the policy's typed error.
     pub fn policy(self, source: impl std::error::Error + Send + Sync + 'static) -> AlgorithmError {
         AlgorithmError::Policy {
