@@ -18,6 +18,7 @@ pub mod mask;
 pub mod reduce;
 pub mod scan;
 pub mod sort;
+pub mod spatial;
 
 pub use compact::{Compaction, IndexedRangeCompaction, PartitionedIndexedRangeCompaction};
 pub use error::AlgorithmError;
@@ -32,3 +33,4 @@ pub use sort::{
     BatchSort, KeyType, SegmentedSort, Sort, SortKernels, SortOptions, SortOrder, SortPayload,
     SortPolicy,
 };
+pub use spatial::{GridIndex, GridIndexQuery, PointSpatialFilter, SpatialDomain, SpatialQuery};

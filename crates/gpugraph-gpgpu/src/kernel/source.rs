@@ -55,6 +55,11 @@ const FILES: &[(&str, &str)] = registry![
     "compact/range_finish.wgsl",
     "compact/range_lengths.wgsl",
     "compact/zero.wgsl",
+    "spatial/common.wgsl",
+    "spatial/clear.wgsl",
+    "spatial/grid_build.wgsl",
+    "spatial/grid_query.wgsl",
+    "spatial/filter.wgsl",
 ];
 
 /// The registry file `name`, if any.

@@ -1,0 +1,186 @@
+//! [`PointSpatialFilter`]: the exact point predicate of one GPU-resident query, over every
+//! source row or over compact candidate rows, into one source-row mask (spec 5.2,
+//! GPUPointSpatialFilter).
+
+use gpugraph_command::{Binding, CommandGraph, DataView, VectorFormat, VectorView};
+
+use super::grid_index::point_dims;
+use super::nodes::{self, source};
+use super::query::QUERY_WORDS;
+use crate::error::AlgorithmError;
+use crate::kernel::{check_writes_alone, require_output, require_packed, Binder, ViewCheck};
+
+const ALGORITHM: &str = "point spatial filter";
+
+/// Candidate rows a [`PointSpatialFilter`] refines: a [`super::GridIndexQuery`]'s (built with
+/// generated IDs, so IDs are source rows) or any compaction's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FilterCandidates {
+    /// Packed uint32 source rows; its length is the capacity.
+    pub rows: DataView,
+    /// Packed uint32 whose first row is the stored candidate count (read up to the capacity).
+    pub count: DataView,
+}
+
+/// Writes `mask[row] = 1` where point `row` matches the query exactly
+/// ([`super::SpatialQuery::matches`]: equality, closed box, `d² ≤ r²` in float32), else 0.
+///
+/// Two modes, one result: without `candidates` every row is tested; with them the mask is
+/// cleared and only the candidate rows are tested, so the masks agree whenever the candidates
+/// are a complete superset of the hits (check the query's overflow flags: a truncated broad
+/// phase cannot give a complete refinement). Candidate rows at or past the row count are
+/// skipped. Invalid queries match nothing.
+///
+/// Views: `positions` packed float32x2 / float32x3 (chunks in all-rows mode; one chunk with
+/// candidates, which address rows directly); `query` [`QUERY_WORDS`] uint32 words; `mask`
+/// packed uint32 with one row per position. Nodes: all rows `{id}/{chunk}`; candidates
+/// `{id}/clear`, `{id}`.
+#[derive(Clone, Debug)]
+pub struct PointSpatialFilter {
+    /// Node id prefix (and label).
+    pub id: String,
+    /// The points.
+    pub positions: VectorView,
+    /// Packed uint32, [`QUERY_WORDS`] rows: the query.
+    pub query: DataView,
+    /// Candidate rows; `None` tests every row.
+    pub candidates: Option<FilterCandidates>,
+    /// Packed uint32 result, one row per point.
+    pub mask: DataView,
+}
+
+/// `FilterParams` in filter.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct FilterParams {
+    query_off: u32,
+    pos_off: u32,
+    rows: u32,
+    base: u32,
+    mask_off: u32,
+    cand_off: u32,
+    cand_cap: u32,
+    cand_count_off: u32,
+}
+
+impl PointSpatialFilter {
+    /// Validates the views and adds the filter nodes (see the type's contract).
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
+        let c = ViewCheck::new(ALGORITHM, &self.id);
+        let u32s = VectorFormat::Uint32;
+        let dims = point_dims(c, "positions", &self.positions)?;
+        let total = self.positions.len();
+        require_output(c, "query", &self.query, u32s, QUERY_WORDS)?;
+        require_output(c, "mask", &self.mask, u32s, total)?;
+        if total >= u64::from(u32::MAX) {
+            return Err(c.device_limit("point rows", total, u64::from(u32::MAX) - 1));
+        }
+        let mask_v = VectorView::from(self.mask);
+        let query_v = VectorView::from(self.query);
+        let mut read = vec![("positions", &self.positions), ("query", &query_v)];
+        let cand = self
+            .candidates
+            .map(|k| (VectorView::from(k.rows), VectorView::from(k.count)));
+        if let (Some(k), Some((rows_v, count_v))) = (&self.candidates, &cand) {
+            require_packed(c, "candidate rows", rows_v, u32s)?;
+            require_packed(c, "candidate count", count_v, u32s)?;
+            if k.count.is_empty() {
+                return Err(c.invalid("the candidate count view has no rows"));
+            }
+            if self.positions.chunks().len() != 1 {
+                return Err(c.invalid(format!(
+                    "candidate rows address one chunk of positions, got {} chunks",
+                    self.positions.chunks().len()
+                )));
+            }
+            read.push(("candidate rows", rows_v));
+            read.push(("candidate count", count_v));
+        }
+        check_writes_alone(graph, c, &[("mask", &mask_v)], &read, "")?;
+        let binder = Binder::new(&graph.device().limits());
+        let mut params = FilterParams {
+            query_off: binder.offset(c, "query", &self.query)?,
+            pos_off: 0,
+            rows: 0,
+            base: 0,
+            mask_off: binder.offset(c, "mask", &self.mask)?,
+            cand_off: 0,
+            cand_cap: 0,
+            cand_count_off: 0,
+        };
+        let wgsl = source("spatial/filter.wgsl", dims, &[]);
+        let id = &self.id;
+        let Some(k) = self.candidates else {
+            let mut base = 0u64;
+            for (i, chunk) in self.positions.chunks().iter().enumerate() {
+                if chunk.is_empty() {
+                    continue;
+                }
+                params.pos_off = binder.offset(c, "positions", chunk)?;
+                params.rows = chunk.len() as u32;
+                params.base = base as u32;
+                nodes::dispatch(
+                    graph,
+                    format!("{id}/{i}"),
+                    "spatial/filter",
+                    wgsl.clone(),
+                    "filter_rows",
+                    vec![
+                        Binding::params(0, &params),
+                        Binding::read(1, self.query),
+                        Binding::read(2, *chunk),
+                        Binding::read_write(5, self.mask),
+                    ],
+                    nodes::rows(chunk.len()),
+                )?;
+                base += chunk.len();
+            }
+            return Ok(());
+        };
+        nodes::clear(graph, c, format!("{id}/clear"), self.mask)?;
+        let chunk = self.positions.chunks()[0];
+        params.pos_off = binder.offset(c, "positions", &chunk)?;
+        params.rows = total as u32;
+        params.cand_off = binder.offset(c, "candidate rows", &k.rows)?;
+        params.cand_cap = u32::try_from(k.rows.len())
+            .map_err(|_| c.device_limit("candidate rows", k.rows.len(), u64::from(u32::MAX)))?;
+        params.cand_count_off = binder.offset(c, "candidate count", &k.count)?;
+        if k.rows.is_empty() || total == 0 {
+            return Ok(());
+        }
+        nodes::dispatch(
+            graph,
+            id.clone(),
+            "spatial/filter",
+            wgsl,
+            "filter_candidates",
+            vec![
+                Binding::params(0, &params),
+                Binding::read(1, self.query),
+                Binding::read(2, chunk),
+                Binding::read(3, k.rows),
+                Binding::read(4, k.count),
+                Binding::read_write(5, self.mask),
+            ],
+            nodes::rows(k.rows.len()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel;
+
+    #[test]
+    fn filter_kernel_validates_and_params_match() {
+        for dims in [2, 3] {
+            let s = source("spatial/filter.wgsl", dims, &[]);
+            kernel::validate_wgsl(&s).unwrap_or_else(|e| panic!("{e}"));
+            let members = kernel::field_offsets!(FilterParams; query_off, pos_off, rows, base,
+                mask_off, cand_off, cand_cap, cand_count_off);
+            let size = Some(std::mem::size_of::<FilterParams>());
+            kernel::assert_struct_layout(&s, "FilterParams", size, &members);
+        }
+    }
+}
