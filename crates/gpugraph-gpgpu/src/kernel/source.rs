@@ -60,6 +60,8 @@ const FILES: &[(&str, &str)] = registry![
     "spatial/grid_build.wgsl",
     "spatial/grid_query.wgsl",
     "spatial/filter.wgsl",
+    "spatial/bvh_build.wgsl",
+    "spatial/bvh_query.wgsl",
 ];
 
 /// The registry file `name`, if any.

@@ -164,3 +164,216 @@ pub fn filter(dims: usize, positions: &[f32], query: &SpatialQuery) -> Vec<u32> 
         .map(|p| u32::from(query.matches(dims, p)))
         .collect()
 }
+
+/// What a [`super::Bvh`] publishes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BvhResult {
+    /// `2L − 1` node boxes `(min.xyz, 0, max.xyz, 0)`.
+    pub nodes: Vec<[f32; 8]>,
+    /// Child pairs ([`NO_ID`] twice for leaves).
+    pub children: Vec<[u32; 2]>,
+    /// Leaf IDs ([`NO_ID`] for unused slots).
+    pub leaf_ids: Vec<u32>,
+    /// Items stored, `min(items, L)`.
+    pub stored: u32,
+    /// Items past the capacity.
+    pub overflow: bool,
+    /// `log2 L + 1`.
+    pub levels: u32,
+}
+
+const EMPTY: [f32; 8] = [
+    f32::MAX,
+    f32::MAX,
+    f32::MAX,
+    0.0,
+    -f32::MAX,
+    -f32::MAX,
+    -f32::MAX,
+    0.0,
+];
+
+fn valid_box(dims: usize, lo: &[f32], hi: &[f32]) -> bool {
+    (0..dims).all(|a| lo[a].is_finite() && hi[a].is_finite() && lo[a] <= hi[a])
+}
+
+/// The Morton code of the center of box `lo..hi` quantized over `min` with `scale`
+/// ([`super::morton_scale`]); `u32::MAX` for invalid boxes.
+pub fn morton_code(dims: usize, lo: &[f32], hi: &[f32], min: [f32; 3], scale: [f32; 3]) -> u32 {
+    if !valid_box(dims, lo, hi) {
+        return u32::MAX;
+    }
+    let bits = super::morton_bits(dims as u32);
+    let top = ((1u32 << bits) - 1) as f32;
+    let q = |a: usize| {
+        let c = (lo[a] + hi[a]) * 0.5;
+        ((c - min[a]) * scale[a]).floor().clamp(0.0, top) as u32
+    };
+    let mut code = 0u32;
+    for bit in 0..bits {
+        for a in 0..dims {
+            code |= ((q(a) >> bit) & 1) << (bit as usize * dims + a);
+        }
+    }
+    code
+}
+
+/// Builds the hierarchy of interleaved `lower` / `upper` corners (`dims` floats per item)
+/// with optional `ids`, `leaves` leaf slots and the leaf `order`.
+pub fn bvh(
+    dims: usize,
+    lower: &[f32],
+    upper: &[f32],
+    ids: Option<&[u32]>,
+    leaves: u32,
+    order: super::BvhOrder,
+) -> BvhResult {
+    let items = lower.len() / dims;
+    let mut rows: Vec<usize> = (0..items).collect();
+    if let super::BvhOrder::Morton { min, max } = order {
+        let scale = super::morton_scale(dims as u32, min, max);
+        let code = |r: usize| {
+            let (lo, hi) = (
+                &lower[r * dims..(r + 1) * dims],
+                &upper[r * dims..(r + 1) * dims],
+            );
+            morton_code(dims, lo, hi, min, scale)
+        };
+        rows.sort_by_key(|&r| code(r));
+    }
+    let l = leaves as usize;
+    let mut nodes = vec![EMPTY; 2 * l - 1];
+    let mut children = vec![[NO_ID; 2]; 2 * l - 1];
+    let mut leaf_ids = vec![NO_ID; l];
+    for (j, &r) in rows.iter().take(l).enumerate() {
+        let (lo, hi) = (
+            &lower[r * dims..(r + 1) * dims],
+            &upper[r * dims..(r + 1) * dims],
+        );
+        if valid_box(dims, lo, hi) {
+            let mut n = [0.0f32; 8];
+            n[..dims].copy_from_slice(lo);
+            n[4..4 + dims].copy_from_slice(hi);
+            nodes[l - 1 + j] = n;
+        }
+        leaf_ids[j] = ids.map_or(r as u32, |ids| ids[r]);
+    }
+    for i in (0..l - 1).rev() {
+        let (a, b) = (nodes[2 * i + 1], nodes[2 * i + 2]);
+        nodes[i] = std::array::from_fn(|k| match k {
+            3 | 7 => 0.0,
+            0..=2 => a[k].min(b[k]),
+            _ => a[k].max(b[k]),
+        });
+        children[i] = [2 * i as u32 + 1, 2 * i as u32 + 2];
+    }
+    BvhResult {
+        nodes,
+        children,
+        leaf_ids,
+        stored: items.min(l) as u32,
+        overflow: items > l,
+        levels: leaves.trailing_zeros() + 1,
+    }
+}
+
+/// What a [`super::BvhQuery`] publishes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BvhQueryResult {
+    /// All passing leaf IDs, ascending (the GPU's order is unspecified).
+    pub candidates: Vec<u32>,
+    /// Stored count.
+    pub count: u32,
+    /// Full count.
+    pub required: u32,
+    /// `QUERY_FLAG_*` bits.
+    pub flags: u32,
+    /// Nodes tested.
+    pub visited: u32,
+    /// The ID-addressed mask, when a length was given.
+    pub mask: Option<Vec<u32>>,
+}
+
+/// Whether box `n` passes `query` (as `node_test` in bvh_query.wgsl).
+pub fn node_passes(
+    dims: usize,
+    n: &[f32; 8],
+    query: &SpatialQuery,
+    lo: [f32; 3],
+    hi: [f32; 3],
+) -> bool {
+    if !(n[0] <= n[4]) {
+        return false;
+    }
+    if let SpatialQuery::Radius { center, radius } = *query {
+        let mut d2 = 0.0f32;
+        for a in 0..dims {
+            let d = (n[a] - center[a]).max(0.0).max(center[a] - n[4 + a]);
+            d2 = if a == 0 { d * d } else { d2 + d * d };
+        }
+        return d2 <= radius * radius;
+    }
+    (0..dims).all(|a| n[a] <= hi[a] && n[4 + a] >= lo[a])
+}
+
+/// Runs `query` against a built hierarchy with `capacity` candidate rows and an optional mask.
+pub fn bvh_query(
+    dims: usize,
+    b: &BvhResult,
+    query: &SpatialQuery,
+    capacity: usize,
+    mask_len: Option<usize>,
+) -> BvhQueryResult {
+    let mut flags = if b.overflow {
+        QUERY_FLAG_INDEX_OVERFLOW
+    } else {
+        0
+    };
+    let mut candidates = Vec::new();
+    let mut visited = 0u32;
+    let first_leaf = b.leaf_ids.len() - 1;
+    match query.query_box(dims) {
+        None => flags |= QUERY_FLAG_INVALID,
+        Some((lo, hi)) => {
+            let mut stack = vec![0usize];
+            while let Some(i) = stack.pop() {
+                visited += 1;
+                if !node_passes(dims, &b.nodes[i], query, lo, hi) {
+                    continue;
+                }
+                if i >= first_leaf {
+                    let id = b.leaf_ids[i - first_leaf];
+                    if id != NO_ID {
+                        candidates.push(id);
+                    }
+                } else {
+                    stack.push(2 * i + 2);
+                    stack.push(2 * i + 1);
+                }
+            }
+        }
+    }
+    let required = candidates.len();
+    if required > capacity {
+        flags |= QUERY_FLAG_OUTPUT_OVERFLOW;
+    }
+    let mask = mask_len.map(|len| {
+        let mut m = vec![0u32; len];
+        for &id in &candidates {
+            match m.get_mut(id as usize) {
+                Some(x) => *x = 1,
+                None => flags |= QUERY_FLAG_MASK_RANGE,
+            }
+        }
+        m
+    });
+    candidates.sort_unstable();
+    BvhQueryResult {
+        count: required.min(capacity) as u32,
+        required: required as u32,
+        flags,
+        visited,
+        candidates,
+        mask,
+    }
+}

@@ -1,7 +1,8 @@
-//! Spatial acceleration over float32x2 / float32x3 points (spec Phase 5): a uniform grid index
-//! ([`GridIndex`]) and its conservative query ([`GridIndexQuery`]), the exact point predicate
-//! ([`PointSpatialFilter`]) that refines candidates or scans every row, and CPU oracles
-//! ([`cpu`]) the tests and benchmarks compare against.
+//! Spatial acceleration over float32x2 / float32x3 points and boxes (spec Phase 5): a uniform
+//! grid index ([`GridIndex`]) and its conservative query ([`GridIndexQuery`]), the exact point
+//! predicate ([`PointSpatialFilter`]) that refines candidates or scans every row, a complete
+//! binary bounding volume hierarchy ([`Bvh`], optionally Morton-ordered) and its traversal
+//! ([`BvhQuery`]), and CPU oracles ([`cpu`]) the tests and benchmarks compare against.
 //!
 //! Shared contracts:
 //! * identity: every structure publishes stable uint32 IDs: generated source rows (the global
@@ -14,6 +15,8 @@
 //! * update policy: [`UpdatePolicy::Rebuild`] — every encoding rebuilds the complete index from
 //!   the current points (the spec's 5.1b decision: no incremental maintenance in v1).
 
+mod bvh;
+mod bvh_query;
 pub mod cpu;
 mod domain;
 mod filter;
@@ -22,6 +25,8 @@ mod grid_query;
 mod nodes;
 mod query;
 
+pub use bvh::{morton_bits, morton_scale, Bvh, BvhOrder, BvhStorage, BVH_SUBTREE_LEAVES};
+pub use bvh_query::{BvhQuery, BVH_QUERY_SPLIT};
 pub use domain::SpatialDomain;
 pub use filter::{FilterCandidates, PointSpatialFilter};
 pub use grid_index::{GridIndex, GridStorage, NO_ID};
