@@ -445,3 +445,108 @@ fn morton_order_visits_fewer_nodes_than_shuffled_source_order() {
     }
     assert!(vm * 2 < vs, "Morton visited {vm} nodes, source order {vs}");
 }
+
+#[test]
+fn segmented_bvh_builds_every_tree_like_the_oracle() {
+    use gpugraph_gpgpu::spatial::{SegmentedBvh, SegmentedBvhTree};
+    let ctx = ctx();
+    let mut r = rng(8);
+    for dims in [2usize, 3] {
+        for explicit in [false, true] {
+            // Mixed capacities in interleaved order, an empty tree, an overflowing tree, and
+            // gaps between the node and leaf ranges (which must stay untouched).
+            let shapes: &[(u32, u32)] = &[
+                (4, 3),
+                (128, 128),
+                (1, 1),
+                (16, 0),
+                (4, 9),
+                (64, 40),
+                (2, 2),
+                (128, 70),
+                (8, 8),
+                (32, 31),
+            ];
+            let mut trees = Vec::new();
+            let (mut items, mut nodes, mut leaves) = (0u32, 1u32, 3u32);
+            for &(cap, n) in shapes {
+                trees.push(SegmentedBvhTree {
+                    item_offset: items,
+                    items: n,
+                    leaf_capacity: cap,
+                    node_offset: nodes,
+                    leaf_offset: leaves,
+                });
+                items += n + 1;
+                nodes += 2 * cap - 1 + 2;
+                leaves += cap + 1;
+            }
+            let lower = points(&mut r, items as usize, dims);
+            let upper = boxes(&mut r, &lower);
+            let ids: Vec<u32> = (0..items).map(|i| 1000 + i).collect();
+            let ids_opt = explicit.then_some(&ids[..]);
+            let nodes_len = nodes as usize + 1;
+            let bufs = [
+                upload(&ctx, &words(&lower)),
+                upload(&ctx, &words(&upper)),
+                upload(&ctx, &ids),
+                upload(&ctx, &vec![POISON; 8 * nodes_len]),
+                upload(&ctx, &vec![POISON; 2 * nodes_len]),
+                upload(&ctx, &vec![POISON; leaves as usize + 1]),
+                upload(&ctx, &vec![POISON; 2 * shapes.len() + 1]),
+            ];
+            let mut g = CommandGraph::new("segmented", &ctx.device);
+            let names = [
+                "lower", "upper", "ids", "nodes", "children", "leaf-ids", "status",
+            ];
+            let h: Vec<BufferHandle> = bufs
+                .iter()
+                .zip(names)
+                .map(|(b, n)| import(&mut g, n, b))
+                .collect();
+            SegmentedBvh {
+                id: "seg".into(),
+                lower: view(&g, h[0], point_format(dims), 0, items as u64),
+                upper: view(&g, h[1], point_format(dims), 0, items as u64),
+                ids: explicit.then(|| view(&g, h[2], F::Uint32, 0, items as u64)),
+                trees: trees.clone(),
+                nodes: view(&g, h[3], F::Float32, 0, 8 * nodes_len as u64),
+                children: view(&g, h[4], F::Uint32, 0, 2 * nodes_len as u64),
+                leaf_ids: view(&g, h[5], F::Uint32, 0, leaves as u64 + 1),
+                status: view(&g, h[6], F::Uint32, 0, 2 * shapes.len() as u64),
+            }
+            .add_to_graph(&mut g)
+            .unwrap();
+            // One node per distinct capacity (1, 2, 4, 8, 16, 32, 64, 128), whatever the order.
+            assert_eq!(g.node_count(), 8);
+            run(&ctx, g);
+            let want = cpu::segmented_bvh(dims, &lower, &upper, ids_opt, &trees);
+            let mut exp_nodes = vec![POISON; 8 * nodes_len];
+            let mut exp_children = vec![POISON; 2 * nodes_len];
+            let mut exp_leaves = vec![POISON; leaves as usize + 1];
+            let mut exp_status = vec![POISON; 2 * shapes.len() + 1];
+            for (i, (t, w)) in trees.iter().zip(&want).enumerate() {
+                let n0 = t.node_offset as usize;
+                for (k, node) in w.nodes.iter().enumerate() {
+                    for (j, v) in node.iter().enumerate() {
+                        exp_nodes[8 * (n0 + k) + j] = v.to_bits();
+                    }
+                    exp_children[2 * (n0 + k)..2 * (n0 + k) + 2].copy_from_slice(&w.children[k]);
+                }
+                let l0 = t.leaf_offset as usize;
+                exp_leaves[l0..l0 + w.leaf_ids.len()].copy_from_slice(&w.leaf_ids);
+                exp_status[2 * i] = w.stored;
+                exp_status[2 * i + 1] = w.overflow as u32;
+            }
+            let label = format!("{dims}-D ids={explicit}");
+            assert_eq!(read_buffer(&ctx, &bufs[3]), exp_nodes, "{label}: nodes");
+            assert_eq!(
+                read_buffer(&ctx, &bufs[4]),
+                exp_children,
+                "{label}: children"
+            );
+            assert_eq!(read_buffer(&ctx, &bufs[5]), exp_leaves, "{label}: leaf ids");
+            assert_eq!(read_buffer(&ctx, &bufs[6]), exp_status, "{label}: status");
+        }
+    }
+}

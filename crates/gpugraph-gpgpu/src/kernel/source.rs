@@ -62,6 +62,7 @@ const FILES: &[(&str, &str)] = registry![
     "spatial/filter.wgsl",
     "spatial/bvh_build.wgsl",
     "spatial/bvh_query.wgsl",
+    "spatial/segmented_bvh.wgsl",
 ];
 
 /// The registry file `name`, if any.

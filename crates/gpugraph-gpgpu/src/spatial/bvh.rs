@@ -100,24 +100,24 @@ pub struct BvhStorage {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub(crate) struct BvhParams {
-    rows: u32,
-    leaves: u32,
-    lo_off: u32,
-    hi_off: u32,
-    id_off: u32,
-    nodes_off: u32,
-    children_off: u32,
-    leaf_ids_off: u32,
-    status_off: u32,
-    depth: u32,
-    sub: u32,
-    sub_levels: u32,
-    level_first: u32,
-    level_count: u32,
-    morton_bits: u32,
-    pad0: u32,
-    morton_min: [f32; 4],
-    morton_scale: [f32; 4],
+    pub rows: u32,
+    pub leaves: u32,
+    pub lo_off: u32,
+    pub hi_off: u32,
+    pub id_off: u32,
+    pub nodes_off: u32,
+    pub children_off: u32,
+    pub leaf_ids_off: u32,
+    pub status_off: u32,
+    pub depth: u32,
+    pub sub: u32,
+    pub sub_levels: u32,
+    pub level_first: u32,
+    pub level_count: u32,
+    pub morton_bits: u32,
+    pub pad0: u32,
+    pub morton_min: [f32; 4],
+    pub morton_scale: [f32; 4],
 }
 
 /// Bits per axis of the Morton code in `dims` dimensions.
@@ -135,9 +135,12 @@ pub fn morton_scale(dims: u32, min: [f32; 3], max: [f32; 3]) -> [f32; 3] {
     std::array::from_fn(|a| (cells / (f64::from(max[a]) - f64::from(min[a]))) as f32)
 }
 
-pub(crate) fn build_source(dims: u32, defines: &[&'static str]) -> String {
-    let mut s = ShaderSource::new("spatial/common.wgsl")
-        .file("spatial/bvh_build.wgsl")
+pub(crate) fn build_source(dims: u32, defines: &[&'static str], segmented: bool) -> String {
+    let mut s = ShaderSource::new("spatial/common.wgsl").file("spatial/bvh_build.wgsl");
+    if segmented {
+        s = s.file("spatial/segmented_bvh.wgsl");
+    }
+    s = s
         .comment(format!("gpugraph-gpgpu spatial: bvh build, {dims}-D"))
         .u32("DIMS", dims)
         .u32("WG", nodes::WG)
@@ -265,7 +268,7 @@ impl Bvh {
                 graph,
                 format!("{id}/morton"),
                 "spatial/bvh_build",
-                build_source(dims, &[]),
+                build_source(dims, &[], false),
                 "morton_codes",
                 vec![
                     Binding::params(0, &params),
@@ -295,7 +298,7 @@ impl Bvh {
         if let Some(perm) = order {
             bindings.push(Binding::read(4, perm));
         }
-        let wgsl = build_source(dims, &defines);
+        let wgsl = build_source(dims, &defines, false);
         nodes::dispatch(
             graph,
             format!("{id}/subtrees"),
@@ -305,7 +308,7 @@ impl Bvh {
             bindings,
             Grid::Workgroups([leaves / sub, 1, 1]),
         )?;
-        let level_wgsl = build_source(dims, &[]);
+        let level_wgsl = build_source(dims, &[], false);
         for level in (0..depth - params.sub_levels).rev() {
             params.level_first = (1 << level) - 1;
             params.level_count = 1 << level;
@@ -342,7 +345,9 @@ mod tests {
     fn build_kernels_validate_and_params_match() {
         for dims in [2, 3] {
             for defines in [&[][..], &["EXPLICIT_IDS", "ORDERED"][..]] {
-                let s = build_source(dims, defines);
+                let s = build_source(dims, defines, false);
+                kernel::validate_wgsl(&build_source(dims, defines, true))
+                    .unwrap_or_else(|e| panic!("{e}"));
                 kernel::validate_wgsl(&s).unwrap_or_else(|e| panic!("{e}"));
                 let members = kernel::field_offsets!(BvhParams; rows, leaves, lo_off, hi_off,
                     id_off, nodes_off, children_off, leaf_ids_off, status_off, depth, sub,

@@ -377,3 +377,28 @@ pub fn bvh_query(
         mask,
     }
 }
+
+/// Each tree of a [`super::SegmentedBvh`], built by [`bvh`] from its item range (tree-local
+/// generated IDs, tree-local child indices), in tree order.
+pub fn segmented_bvh(
+    dims: usize,
+    lower: &[f32],
+    upper: &[f32],
+    ids: Option<&[u32]>,
+    trees: &[super::SegmentedBvhTree],
+) -> Vec<BvhResult> {
+    trees
+        .iter()
+        .map(|t| {
+            let (a, b) = (t.item_offset as usize, (t.item_offset + t.items) as usize);
+            bvh(
+                dims,
+                &lower[a * dims..b * dims],
+                &upper[a * dims..b * dims],
+                ids.map(|ids| &ids[a..b]),
+                t.leaf_capacity,
+                super::BvhOrder::Source,
+            )
+        })
+        .collect()
+}

@@ -24,6 +24,7 @@ mod grid_index;
 mod grid_query;
 mod nodes;
 mod query;
+mod segmented;
 
 pub use bvh::{morton_bits, morton_scale, Bvh, BvhOrder, BvhStorage, BVH_SUBTREE_LEAVES};
 pub use bvh_query::{BvhQuery, BVH_QUERY_SPLIT};
@@ -35,6 +36,7 @@ pub use query::{
     SpatialQuery, QUERY_FLAG_INDEX_OVERFLOW, QUERY_FLAG_INVALID, QUERY_FLAG_MASK_RANGE,
     QUERY_FLAG_OUTPUT_OVERFLOW, QUERY_FLAG_OUTSIDE_DOMAIN, QUERY_WORDS,
 };
+pub use segmented::{SegmentedBvh, SegmentedBvhTree};
 
 /// How an index follows changing points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
