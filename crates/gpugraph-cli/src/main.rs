@@ -17,6 +17,7 @@ mod info;
 mod npy;
 mod output;
 mod sort;
+mod spatial;
 
 use std::process::ExitCode;
 
@@ -62,6 +63,9 @@ enum Command {
     GenerateTable(analyze::generate::GenerateArgs),
     /// Evaluate an expression over .npy columns on the GPU (parse/type errors exit with 2).
     Expr(expr::ExprArgs),
+    /// Radius or box query over .npy/.parquet points through a grid, a BVH or a scan;
+    /// writes the matching row IDs and prints the count and timings.
+    Spatial(spatial::SpatialArgs),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -100,6 +104,7 @@ fn main() -> ExitCode {
         Command::Analyze(args) => analyze::run(&args),
         Command::GenerateTable(args) => analyze::generate::run(&args),
         Command::Expr(args) => expr::run(&args),
+        Command::Spatial(args) => spatial::run(&args),
     };
     match result {
         Ok(()) => {
