@@ -327,7 +327,8 @@ pub fn run(args: &SpatialArgs) -> Result<()> {
                 positions: positions.into(),
                 query: query_v,
                 candidates: None,
-                mask: mask_v,
+                mask: Some(mask_v),
+                hits: None,
             }
             .add_to_graph(&mut q)?;
         }
@@ -376,7 +377,8 @@ pub fn run(args: &SpatialArgs) -> Result<()> {
                     rows: cand_v,
                     count: qstatus_v,
                 }),
-                mask: mask_v,
+                mask: Some(mask_v),
+                hits: None,
             }
             .add_to_graph(&mut q)?;
             status_read = Some((qstatus.clone(), 3));

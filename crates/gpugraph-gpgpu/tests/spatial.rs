@@ -452,6 +452,7 @@ fn query_flags_report_overflow_invalid_queries_and_mask_range() {
     check_query(&ctx, &qb, &res, 1, "flags");
 }
 
+/// A candidate-mode filter writing its mask and its hits (2 words + a guard after the mask).
 fn add_filter(
     ctx: &GpuContext,
     g: &mut CommandGraph,
@@ -460,14 +461,15 @@ fn add_filter(
     candidates: Option<FilterCandidates>,
     rows: usize,
 ) -> wgpu::Buffer {
-    let mask = upload(ctx, &vec![POISON; rows + 1]);
+    let mask = upload(ctx, &vec![POISON; rows + 4]);
     let h = import(g, "filter-mask", &mask);
     PointSpatialFilter {
         id: "filter".into(),
         positions,
         query,
         candidates,
-        mask: view(g, h, F::Uint32, 0, rows as u64),
+        mask: Some(view(g, h, F::Uint32, 0, rows as u64)),
+        hits: Some(view(g, h, F::Uint32, rows as u64 + 1, 2)),
     }
     .add_to_graph(g)
     .unwrap();
@@ -516,14 +518,15 @@ fn the_point_filter_gives_the_same_mask_over_all_rows_and_over_candidates() {
                     })
                     .collect();
                 let mut g2 = g;
-                let mask_all = upload(&ctx, &vec![POISON; n + 1]);
+                let mask_all = upload(&ctx, &vec![POISON; n + 4]);
                 let mh = import(&mut g2, "mask-all", &mask_all);
                 PointSpatialFilter {
                     id: "filter-all".into(),
                     positions: VectorView::from_chunks(chunks),
                     query,
                     candidates: None,
-                    mask: view(&g2, mh, F::Uint32, 0, n as u64),
+                    mask: Some(view(&g2, mh, F::Uint32, 0, n as u64)),
+                    hits: Some(view(&g2, mh, F::Uint32, n as u64 + 1, 2)),
                 }
                 .add_to_graph(&mut g2)
                 .unwrap();
@@ -531,6 +534,12 @@ fn the_point_filter_gives_the_same_mask_over_all_rows_and_over_candidates() {
                 let all = read_buffer(&ctx, &mask_all);
                 assert_eq!(all[..n], want[..], "{label}: all rows");
                 assert_eq!(all[n], POISON, "{label}: all-rows guard");
+                let h = cpu::hits(dims, &pos, &q);
+                assert_eq!(
+                    all[n + 1..n + 4],
+                    [h[0], h[1], POISON],
+                    "{label}: all-rows hits"
+                );
                 // Candidates come from the index, which leaves out rows outside its domain.
                 let inside: Vec<u32> = pos
                     .chunks_exact(dims)
@@ -540,6 +549,20 @@ fn the_point_filter_gives_the_same_mask_over_all_rows_and_over_candidates() {
                 let cand = read_buffer(&ctx, &refined);
                 assert_eq!(cand[..n], inside[..], "{label}: candidates");
                 assert_eq!(cand[n], POISON, "{label}: candidates guard");
+                let want_hits = cpu::hits(dims, &pos, &q);
+                let inside_hits = inside
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &m)| m == 1)
+                    .fold([0u32, 0u32], |[k, s], (row, _)| {
+                        [k + 1, s.wrapping_add(row as u32)]
+                    });
+                assert!(inside_hits[0] <= want_hits[0]);
+                assert_eq!(
+                    cand[n + 1..n + 4],
+                    [inside_hits[0], inside_hits[1], POISON],
+                    "{label}: hits"
+                );
             }
         }
     }

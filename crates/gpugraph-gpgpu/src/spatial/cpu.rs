@@ -402,3 +402,14 @@ pub fn segmented_bvh(
         })
         .collect()
 }
+
+/// The filter's `hits`: matching rows and the wrapping sum of their rows.
+pub fn hits(dims: usize, positions: &[f32], query: &SpatialQuery) -> [u32; 2] {
+    filter(dims, positions, query)
+        .iter()
+        .enumerate()
+        .filter(|(_, &m)| m == 1)
+        .fold([0u32, 0u32], |[n, s], (row, _)| {
+            [n + 1, s.wrapping_add(row as u32)]
+        })
+}

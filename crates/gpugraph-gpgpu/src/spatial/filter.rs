@@ -23,7 +23,9 @@ pub struct FilterCandidates {
 }
 
 /// Writes `mask[row] = 1` where point `row` matches the query exactly
-/// ([`super::SpatialQuery::matches`]: equality, closed box, `d² ≤ r²` in float32), else 0.
+/// ([`super::SpatialQuery::matches`]: equality, closed box, `d² ≤ r²` in float32), else 0,
+/// and / or `hits = [matching rows, wrapping sum of their rows]` (the sum is a cheap
+/// checksum for comparing result sets without reading them back). At least one is given.
 ///
 /// Two modes, one result: without `candidates` every row is tested; with them the mask is
 /// cleared and only the candidate rows are tested, so the masks agree whenever the candidates
@@ -33,8 +35,8 @@ pub struct FilterCandidates {
 ///
 /// Views: `positions` packed float32x2 / float32x3 (chunks in all-rows mode; one chunk with
 /// candidates, which address rows directly); `query` [`QUERY_WORDS`] uint32 words; `mask`
-/// packed uint32 with one row per position. Nodes: all rows `{id}/{chunk}`; candidates
-/// `{id}/clear`, `{id}`.
+/// packed uint32 with one row per position; `hits` 2 packed uint32 rows. Nodes: `{id}/clear-hits`,
+/// then all rows `{id}/{chunk}`, or with candidates `{id}/clear` (the mask) and `{id}`.
 #[derive(Clone, Debug)]
 pub struct PointSpatialFilter {
     /// Node id prefix (and label).
@@ -46,7 +48,9 @@ pub struct PointSpatialFilter {
     /// Candidate rows; `None` tests every row.
     pub candidates: Option<FilterCandidates>,
     /// Packed uint32 result, one row per point.
-    pub mask: DataView,
+    pub mask: Option<DataView>,
+    /// Packed uint32, 2 rows: hit count and wrapping sum of hit rows.
+    pub hits: Option<DataView>,
 }
 
 /// `FilterParams` in filter.wgsl.
@@ -61,6 +65,10 @@ struct FilterParams {
     cand_off: u32,
     cand_cap: u32,
     cand_count_off: u32,
+    hits_off: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 impl PointSpatialFilter {
@@ -71,11 +79,20 @@ impl PointSpatialFilter {
         let dims = point_dims(c, "positions", &self.positions)?;
         let total = self.positions.len();
         require_output(c, "query", &self.query, u32s, QUERY_WORDS)?;
-        require_output(c, "mask", &self.mask, u32s, total)?;
+        if self.mask.is_none() && self.hits.is_none() {
+            return Err(c.invalid("give a mask, a hits output or both"));
+        }
+        if let Some(m) = &self.mask {
+            require_output(c, "mask", m, u32s, total)?;
+        }
+        if let Some(h) = &self.hits {
+            require_output(c, "hits", h, u32s, 2)?;
+        }
         if total >= u64::from(u32::MAX) {
             return Err(c.device_limit("point rows", total, u64::from(u32::MAX) - 1));
         }
-        let mask_v = VectorView::from(self.mask);
+        let mask_v = self.mask.map(VectorView::from);
+        let hits_v = self.hits.map(VectorView::from);
         let query_v = VectorView::from(self.query);
         let mut read = vec![("positions", &self.positions), ("query", &query_v)];
         let cand = self
@@ -96,20 +113,56 @@ impl PointSpatialFilter {
             read.push(("candidate rows", rows_v));
             read.push(("candidate count", count_v));
         }
-        check_writes_alone(graph, c, &[("mask", &mask_v)], &read, "")?;
+        let mut written = Vec::new();
+        if let Some(m) = &mask_v {
+            written.push(("mask", m));
+        }
+        if let Some(h) = &hits_v {
+            written.push(("hits", h));
+        }
+        check_writes_alone(graph, c, &written, &read, "")?;
         let binder = Binder::new(&graph.device().limits());
         let mut params = FilterParams {
             query_off: binder.offset(c, "query", &self.query)?,
             pos_off: 0,
             rows: 0,
             base: 0,
-            mask_off: binder.offset(c, "mask", &self.mask)?,
+            mask_off: match &self.mask {
+                Some(m) => binder.offset(c, "mask", m)?,
+                None => 0,
+            },
             cand_off: 0,
             cand_cap: 0,
             cand_count_off: 0,
+            hits_off: match &self.hits {
+                Some(h) => binder.offset(c, "hits", h)?,
+                None => 0,
+            },
+            pad0: 0,
+            pad1: 0,
+            pad2: 0,
         };
-        let wgsl = source("spatial/filter.wgsl", dims, &[]);
+        let mut defines = Vec::new();
+        if self.mask.is_some() {
+            defines.push("MASK");
+        }
+        if self.hits.is_some() {
+            defines.push("HITS");
+        }
+        let wgsl = source("spatial/filter.wgsl", dims, &defines);
         let id = &self.id;
+        if let Some(h) = self.hits {
+            nodes::clear(graph, c, format!("{id}/clear-hits"), h)?;
+        }
+        let outputs = |mut b: Vec<Binding>| {
+            if let Some(m) = self.mask {
+                b.push(Binding::read_write(5, m));
+            }
+            if let Some(h) = self.hits {
+                b.push(Binding::read_write(6, h));
+            }
+            b
+        };
         let Some(k) = self.candidates else {
             let mut base = 0u64;
             for (i, chunk) in self.positions.chunks().iter().enumerate() {
@@ -125,19 +178,20 @@ impl PointSpatialFilter {
                     "spatial/filter",
                     wgsl.clone(),
                     "filter_rows",
-                    vec![
+                    outputs(vec![
                         Binding::params(0, &params),
                         Binding::read(1, self.query),
                         Binding::read(2, *chunk),
-                        Binding::read_write(5, self.mask),
-                    ],
+                    ]),
                     nodes::rows(chunk.len()),
                 )?;
                 base += chunk.len();
             }
             return Ok(());
         };
-        nodes::clear(graph, c, format!("{id}/clear"), self.mask)?;
+        if let Some(m) = self.mask {
+            nodes::clear(graph, c, format!("{id}/clear"), m)?;
+        }
         let chunk = self.positions.chunks()[0];
         params.pos_off = binder.offset(c, "positions", &chunk)?;
         params.rows = total as u32;
@@ -154,14 +208,13 @@ impl PointSpatialFilter {
             "spatial/filter",
             wgsl,
             "filter_candidates",
-            vec![
+            outputs(vec![
                 Binding::params(0, &params),
                 Binding::read(1, self.query),
                 Binding::read(2, chunk),
                 Binding::read(3, k.rows),
                 Binding::read(4, k.count),
-                Binding::read_write(5, self.mask),
-            ],
+            ]),
             nodes::rows(k.rows.len()),
         )
     }
@@ -175,12 +228,15 @@ mod tests {
     #[test]
     fn filter_kernel_validates_and_params_match() {
         for dims in [2, 3] {
-            let s = source("spatial/filter.wgsl", dims, &[]);
-            kernel::validate_wgsl(&s).unwrap_or_else(|e| panic!("{e}"));
-            let members = kernel::field_offsets!(FilterParams; query_off, pos_off, rows, base,
-                mask_off, cand_off, cand_cap, cand_count_off);
-            let size = Some(std::mem::size_of::<FilterParams>());
-            kernel::assert_struct_layout(&s, "FilterParams", size, &members);
+            for defines in [&["MASK"][..], &["HITS"][..], &["MASK", "HITS"][..]] {
+                let s = source("spatial/filter.wgsl", dims, defines);
+                kernel::validate_wgsl(&s).unwrap_or_else(|e| panic!("{e}"));
+                let members = kernel::field_offsets!(FilterParams; query_off, pos_off, rows,
+                    base, mask_off, cand_off, cand_cap, cand_count_off, hits_off, pad0, pad1,
+                    pad2);
+                let size = Some(std::mem::size_of::<FilterParams>());
+                kernel::assert_struct_layout(&s, "FilterParams", size, &members);
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 // PointSpatialFilter (after spatial/common.wgsl): the exact predicate of one GPU-resident query
 // over every row of a chunk (`filter_rows`) or over compact candidate rows (`filter_candidates`,
-// after the mask was cleared). Both write 1 / 0 into the same source-row-addressed mask.
+// after the mask was cleared). Both write 1 / 0 into the same source-row-addressed mask
+// (MASK) and / or add each hit to (count, wrapping sum of rows) (HITS, cleared before).
 
 struct FilterParams {
     query_off: u32,
@@ -11,6 +12,10 @@ struct FilterParams {
     cand_off: u32,
     cand_cap: u32,
     cand_count_off: u32,
+    hits_off: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: FilterParams;
@@ -18,7 +23,24 @@ struct FilterParams {
 @group(0) @binding(2) var<storage, read> positions: array<f32>;
 @group(0) @binding(3) var<storage, read> candidates: array<u32>;
 @group(0) @binding(4) var<storage, read> cand_count: array<u32>;
+#ifdef MASK
 @group(0) @binding(5) var<storage, read_write> mask: array<u32>;
+#endif
+#ifdef HITS
+@group(0) @binding(6) var<storage, read_write> hits: array<atomic<u32>>;
+#endif
+
+fn publish(row: u32, hit: bool) {
+#ifdef MASK
+    mask[params.mask_off + row] = select(0u, 1u, hit);
+#endif
+#ifdef HITS
+    if (hit) {
+        atomicAdd(&hits[params.hits_off], 1u);
+        atomicAdd(&hits[params.hits_off + 1u], row);
+    }
+#endif
+}
 
 fn load_point(i: u32) -> vec3<f32> {
     let o = params.pos_off + DIMS * i;
@@ -43,8 +65,7 @@ fn filter_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         return;
     }
     let q = load_query();
-    let hit = query_matches(q, query_box(q), load_point(i));
-    mask[params.mask_off + params.base + i] = select(0u, 1u, hit);
+    publish(params.base + i, query_matches(q, query_box(q), load_point(i)));
 }
 
 @compute @workgroup_size(WG)
@@ -61,6 +82,5 @@ fn filter_candidates(@builtin(workgroup_id) wid: vec3<u32>,
         return;
     }
     let q = load_query();
-    let hit = query_matches(q, query_box(q), load_point(row));
-    mask[params.mask_off + row] = select(0u, 1u, hit);
+    publish(row, query_matches(q, query_box(q), load_point(row)));
 }
