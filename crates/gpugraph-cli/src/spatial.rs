@@ -248,14 +248,11 @@ pub fn extent(points: &[f32], dims: usize) -> ([f32; 3], [f32; 3]) {
         }
     }
     for a in 0..3 {
-        if !(lo[a] <= hi[a]) {
+        // lo and hi start at ±inf and only take finite values: never NaN.
+        if lo[a] > hi[a] {
             (lo[a], hi[a]) = (0.0, 1.0);
-        } else if lo[a] == hi[a] || !(hi[a] - lo[a]).is_finite() {
-            hi[a] = if lo[a] == hi[a] {
-                lo[a] + 1.0f32.max(lo[a].abs() * 1e-6)
-            } else {
-                hi[a]
-            };
+        } else if lo[a] == hi[a] {
+            hi[a] = lo[a] + 1.0f32.max(lo[a].abs() * 1e-6);
         }
     }
     (lo, hi)

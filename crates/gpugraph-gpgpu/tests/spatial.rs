@@ -52,7 +52,7 @@ fn points(r: &mut impl Rng, n: usize, d: &SpatialDomain, dims: usize) -> Vec<f32
             continue;
         }
         let c = &centers[r.random_range(0..3)];
-        for a in 0..dims {
+        for (a, &center) in c.iter().enumerate() {
             let (lo, hi, cells) = (d.min[a], d.max[a], d.cells[a]);
             let pad = (hi - lo) * 0.1;
             out.push(match r.random_range(0..30) {
@@ -64,7 +64,7 @@ fn points(r: &mut impl Rng, n: usize, d: &SpatialDomain, dims: usize) -> Vec<f32
                 5 | 6 => lo + (hi - lo) * r.random_range(0..=cells) as f32 / cells as f32,
                 7 | 8 => r.random_range(lo - pad..hi + pad),
                 // Clustered: dyadic offsets around a center keep distances exact in float32.
-                _ => c[a] + r.random_range(-64..=64) as f32 / 128.0,
+                _ => center + r.random_range(-64..=64) as f32 / 128.0,
             });
         }
     }
@@ -106,6 +106,7 @@ struct Built {
 }
 
 /// Adds a grid index over `pos` split into `lens` chunks (one guard row after each output).
+#[allow(clippy::too_many_arguments)]
 fn add_index(
     ctx: &GpuContext,
     g: &mut CommandGraph,

@@ -218,8 +218,10 @@ impl Bvh {
             BvhOrder::Morton { min, max } => {
                 let scale = morton_scale(dims, min, max);
                 if (0..dims as usize).any(|a| {
-                    !(min[a].is_finite() && max[a].is_finite() && min[a] < max[a])
-                        || !scale[a].is_finite()
+                    !(min[a].is_finite()
+                        && max[a].is_finite()
+                        && min[a] < max[a]
+                        && scale[a].is_finite())
                 }) {
                     return Err(c.invalid(format!(
                         "the Morton box needs finite min < max per axis with a finite scale, got {min:?}..{max:?}"

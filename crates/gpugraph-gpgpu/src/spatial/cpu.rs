@@ -302,7 +302,8 @@ pub fn node_passes(
     lo: [f32; 3],
     hi: [f32; 3],
 ) -> bool {
-    if !(n[0] <= n[4]) {
+    // Node boxes are never NaN: min > max is exactly the empty box.
+    if n[0] > n[4] {
         return false;
     }
     if let SpatialQuery::Radius { center, radius } = *query {
