@@ -550,3 +550,118 @@ fn segmented_bvh_builds_every_tree_like_the_oracle() {
         }
     }
 }
+
+#[test]
+fn bad_configurations_are_named_errors() {
+    use gpugraph_gpgpu::spatial::{
+        FilterCandidates, PointSpatialFilter, SegmentedBvh, SegmentedBvhTree,
+    };
+    let ctx = ctx();
+    let mut g = CommandGraph::new("bad", &ctx.device);
+    let a = upload(&ctx, &[0; 256]);
+    let b = upload(&ctx, &[0; 256]);
+    let (ha, hb) = (import(&mut g, "a", &a), import(&mut g, "b", &b));
+    let pts = view(&g, ha, F::Float32x2, 0, 8);
+    let base = Bvh {
+        id: "bvh".into(),
+        lower: pts,
+        upper: pts,
+        ids: None,
+        leaf_capacity: 8,
+        order: BvhOrder::Source,
+        nodes: view(&g, hb, F::Float32, 0, 8 * 15),
+        children: view(&g, hb, F::Uint32, 120, 30),
+        leaf_ids: view(&g, hb, F::Uint32, 150, 8),
+        status: view(&g, hb, F::Uint32, 158, 3),
+    };
+    let msg = |e: gpugraph_gpgpu::AlgorithmError| e.to_string();
+    let mut wrong = base.clone();
+    wrong.leaf_capacity = 6;
+    assert!(msg(wrong.add_to_graph(&mut g).unwrap_err()).contains("power of two"));
+    let mut wrong = base.clone();
+    wrong.nodes = view(&g, hb, F::Float32, 0, 8 * 14);
+    assert!(msg(wrong.add_to_graph(&mut g).unwrap_err())
+        .contains("nodes has 112 rows but must have 120"));
+    let mut wrong = base.clone();
+    wrong.order = BvhOrder::Morton {
+        min: [0.0; 3],
+        max: [0.0, 1.0, 1.0],
+    };
+    assert!(msg(wrong.add_to_graph(&mut g).unwrap_err()).contains("Morton box"));
+    let mut wrong = base.clone();
+    wrong.upper = view(&g, ha, F::Float32x2, 0, 7);
+    assert!(
+        msg(wrong.add_to_graph(&mut g).unwrap_err()).contains("upper has 7 rows but lower has 8")
+    );
+    let mut wrong = base.clone();
+    wrong.status = view(&g, ha, F::Uint32, 100, 3);
+    assert!(matches!(
+        wrong.add_to_graph(&mut g).unwrap_err(),
+        gpugraph_gpgpu::AlgorithmError::Aliased { .. }
+    ));
+
+    let query = view(&g, hb, F::Uint32, 200, QUERY_WORDS);
+    let filter = PointSpatialFilter {
+        id: "f".into(),
+        positions: pts.into(),
+        query,
+        candidates: None,
+        mask: None,
+        hits: None,
+    };
+    assert!(msg(filter.clone().add_to_graph(&mut g).unwrap_err())
+        .contains("give a mask, a hits output or both"));
+    let two = gpugraph_command::VectorView::from_chunks(vec![
+        view(&g, ha, F::Float32x2, 0, 4),
+        view(&g, ha, F::Float32x2, 4, 4),
+    ]);
+    let wrong = PointSpatialFilter {
+        positions: two,
+        candidates: Some(FilterCandidates {
+            rows: view(&g, hb, F::Uint32, 210, 8),
+            count: view(&g, hb, F::Uint32, 220, 1),
+        }),
+        hits: Some(view(&g, hb, F::Uint32, 230, 2)),
+        ..filter
+    };
+    assert!(
+        msg(wrong.add_to_graph(&mut g).unwrap_err()).contains("candidate rows address one chunk")
+    );
+
+    let tree = |cap, node_offset| SegmentedBvhTree {
+        item_offset: 0,
+        items: 4,
+        leaf_capacity: cap,
+        node_offset,
+        leaf_offset: 0,
+    };
+    let (nodes, children, leaf_ids, status) = (
+        view(&g, hb, F::Float32, 0, 8 * 15),
+        view(&g, hb, F::Uint32, 120, 30),
+        view(&g, hb, F::Uint32, 150, 8),
+        view(&g, hb, F::Uint32, 158, 4),
+    );
+    let seg = |trees: Vec<SegmentedBvhTree>| SegmentedBvh {
+        id: "seg".into(),
+        lower: pts,
+        upper: pts,
+        ids: None,
+        trees,
+        nodes,
+        children,
+        leaf_ids,
+        status,
+    };
+    assert!(msg(seg(vec![tree(256, 0), tree(4, 7)])
+        .add_to_graph(&mut g)
+        .unwrap_err())
+    .contains("up to 128"));
+    let overlapping = vec![
+        tree(4, 0),
+        SegmentedBvhTree {
+            leaf_offset: 4,
+            ..tree(4, 5)
+        },
+    ];
+    assert!(msg(seg(overlapping).add_to_graph(&mut g).unwrap_err()).contains("overlap in nodes"));
+}
