@@ -8,9 +8,9 @@ queries, on the same host.
 DIR holds the bench's `points-N.npy` (N x 2 float32) and `queries-N.npy` (Q x 3: x, y, r).
 Rows: {"bench": "spatial", "op", "peer", "elements", "queries", "build_ms", "query_ms",
 "per_query_us", "hits_per_query"} for cKDTree build and query_ball_point with workers=1 and
-workers=-1 (all cores). Coordinates are float32 widened to float64, so a point within an ulp of
-the radius may differ from the GPU's float32 predicate: the check compares mean hits per query
-and reports the relative difference instead of demanding equality.
+workers=-1 (all cores). The bench rounds coordinates to multiples of 2^-8 and
+uses radii like 1.0, so float64 distances decide exactly as the GPU's float32 ones: the check
+compares mean hits per query, which should match to the last digit.
 """
 import argparse
 import glob

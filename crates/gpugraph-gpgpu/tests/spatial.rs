@@ -40,7 +40,7 @@ fn points(r: &mut impl Rng, n: usize, d: &SpatialDomain, dims: usize) -> Vec<f32
     let centers: Vec<Vec<f32>> = (0..3)
         .map(|_| {
             (0..dims)
-                .map(|a| r.random_range(d.min[a]..d.max[a]))
+                .map(|a| dyadic(r.random_range(d.min[a]..d.max[a])))
                 .collect()
         })
         .collect();
@@ -62,13 +62,20 @@ fn points(r: &mut impl Rng, n: usize, d: &SpatialDomain, dims: usize) -> Vec<f32
                 3 => hi,
                 4 => lo,
                 5 | 6 => lo + (hi - lo) * r.random_range(0..=cells) as f32 / cells as f32,
-                7 | 8 => r.random_range(lo - pad..hi + pad),
+                7 | 8 => dyadic(r.random_range(lo - pad..hi + pad)),
                 // Clustered: dyadic offsets around a center keep distances exact in float32.
                 _ => center + r.random_range(-64..=64) as f32 / 128.0,
             });
         }
     }
     out
+}
+
+/// `v` rounded to a multiple of 2^-8: near a query boundary every difference, square and sum
+/// of such coordinates is exact in float32, so a GPU that fuses multiply-adds (allowed by
+/// WGSL) decides `d² ≤ r²` exactly like the CPU oracle.
+fn dyadic(v: f32) -> f32 {
+    (v * 256.0).round() / 256.0
 }
 
 fn f32_words(v: &[f32]) -> Vec<u32> {
@@ -305,7 +312,7 @@ fn queries(r: &mut impl Rng, d: &SpatialDomain, pos: &[f32], dims: usize) -> Vec
     let p = |r: &mut dyn rand::RngCore| -> [f32; 3] {
         std::array::from_fn(|a| {
             if a < dims {
-                r.random_range(d.min[a] - 1.0..d.max[a] + 1.0)
+                dyadic(r.random_range(d.min[a] - 1.0..d.max[a] + 1.0))
             } else {
                 0.0
             }
@@ -351,7 +358,7 @@ fn queries(r: &mut impl Rng, d: &SpatialDomain, pos: &[f32], dims: usize) -> Vec
         });
         out.push(SpatialQuery::Radius {
             center: p(r),
-            radius: r.random_range(0.0..2.5),
+            radius: r.random_range(0..40) as f32 / 16.0,
         });
     }
     out

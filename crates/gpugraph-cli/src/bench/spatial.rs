@@ -79,7 +79,8 @@ pub struct SpatialRow {
     pub timing: &'static str,
 }
 
-/// 64 clusters in [0, 1000]², points ~ center + σ·(sum of 4 uniforms), σ = 8.
+/// 64 clusters in [0, 1000]², points ~ center + σ·(sum of 4 uniforms), σ = 8, rounded to
+/// multiples of 2^-8.
 fn clustered(n: usize, seed: u64) -> Vec<f32> {
     let mut r = rand::rngs::StdRng::seed_from_u64(seed);
     let centers: Vec<[f32; 2]> = (0..64)
@@ -90,7 +91,9 @@ fn clustered(n: usize, seed: u64) -> Vec<f32> {
         let c = centers[r.random_range(0..64)];
         for &center in &c {
             let g: f32 = (0..4).map(|_| r.random_range(-1.0f32..1.0)).sum();
-            out.push(center + 8.0 * g);
+            // Multiples of 2^-8: near the query radius every difference, square and sum is
+            // exact, so fused multiply-adds on the GPU, the CPU oracle and the float64 peer agree.
+            out.push(((center + 8.0 * g) * 256.0).round() / 256.0);
         }
     }
     out
