@@ -377,6 +377,33 @@ fn queries(r: &mut impl Rng, pos: &[f32], dims: usize) -> Vec<SpatialQuery> {
 }
 
 #[test]
+fn subtree_and_level_grids_split_past_the_dispatch_dimension_limit() {
+    // 3 workgroups per dimension: 1024 leaves need 8 subtree workgroups (a 3 x 3 grid with one
+    // spare) and level passes of up to 4 rows; 3-D Morton order with explicit IDs.
+    let ctx = ctx_with_max_dispatch(3);
+    let mut r = rng(31);
+    for n in [1000usize, 1024] {
+        let lower = points(&mut r, n, 3);
+        let upper = boxes(&mut r, &lower);
+        let ids: Vec<u32> = (0..n as u32).map(|i| i ^ 0x55).collect();
+        let mut g = CommandGraph::new("bvh-split", &ctx.device);
+        let (b, _) = add_bvh(
+            &ctx,
+            &mut g,
+            3,
+            &lower,
+            Some(&upper),
+            Some(&ids),
+            1024,
+            MORTON,
+        );
+        run(&ctx, g);
+        let want = cpu::bvh(3, &lower, &upper, Some(&ids), 1024, MORTON);
+        check_bvh(&ctx, &b, &want, &format!("split n={n}"));
+    }
+}
+
+#[test]
 fn bvh_queries_match_the_oracle_and_the_exact_filter_for_points() {
     let ctx = ctx();
     let mut r = rng(11);

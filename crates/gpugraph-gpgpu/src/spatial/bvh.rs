@@ -308,7 +308,10 @@ impl Bvh {
             wgsl.clone(),
             "build_subtrees",
             bindings,
-            Grid::Workgroups([leaves / sub, 1, 1]),
+            Grid::Rows {
+                rows: u64::from(leaves / sub),
+                rows_per_workgroup: 1,
+            },
         )?;
         let level_wgsl = build_source(dims, &[], false);
         for level in (0..depth - params.sub_levels).rev() {

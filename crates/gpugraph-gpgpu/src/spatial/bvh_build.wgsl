@@ -89,9 +89,14 @@ var<workgroup> sub_lo: array<vec3<f32>, SUB_MAX>;
 var<workgroup> sub_hi: array<vec3<f32>, SUB_MAX>;
 
 @compute @workgroup_size(SUB_MAX)
-fn build_subtrees(@builtin(workgroup_id) wid: vec3<u32>,
+fn build_subtrees(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                   @builtin(local_invocation_index) lid: u32) {
-    let w = wid.x;
+    // One workgroup per subtree over a 2-D grid (past the per-dimension limit); the spare
+    // workgroups of the split leave together (uniform: before any barrier).
+    let w = wid.y * nwg.x + wid.x;
+    if (w >= params.leaves / params.sub) {
+        return;
+    }
     let in_use = lid < params.sub;
     let j = w * params.sub + lid;
     var lo = vec3<f32>(INF);
