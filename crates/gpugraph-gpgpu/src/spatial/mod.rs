@@ -2,7 +2,11 @@
 //! grid index ([`GridIndex`]) and its conservative query ([`GridIndexQuery`]), the exact point
 //! predicate ([`PointSpatialFilter`]) that refines candidates or scans every row, a complete
 //! binary bounding volume hierarchy ([`Bvh`], optionally Morton-ordered) and its traversal
-//! ([`BvhQuery`]), and CPU oracles ([`cpu`]) the tests and benchmarks compare against.
+//! ([`BvhQuery`]), many small hierarchies in shared buffers ([`SegmentedBvh`]), and CPU
+//! oracles ([`cpu`]) the tests and benchmarks compare against. Every kernel is a declared
+//! dispatch node (`gpugraph_command::DispatchNode`) over a [`crate::kernel::ShaderSource`]
+//! recipe of `spatial/*.wgsl`, with its `#[repr(C)]` parameters checked against the WGSL by
+//! naga unit tests.
 //!
 //! Shared contracts:
 //! * identity: every structure publishes stable uint32 IDs: generated source rows (the global
