@@ -19,6 +19,7 @@ mod npy;
 mod output;
 mod render;
 mod sort;
+mod spatial;
 
 use std::process::ExitCode;
 
@@ -71,6 +72,9 @@ enum Command {
     /// Rendering consumers: `render cull` (GPU frustum culling into a PNG, headless).
     #[command(subcommand)]
     Render(render::RenderCommand),
+    /// Radius or box query over .npy/.parquet points through a grid, a BVH or a scan;
+    /// writes the matching row IDs and prints the count and timings.
+    Spatial(spatial::SpatialArgs),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -111,6 +115,7 @@ fn main() -> ExitCode {
         Command::Expr(args) => expr::run(&args),
         Command::Render(cmd) => render::run(cmd),
         Command::Join(args) => join::run(&args),
+        Command::Spatial(args) => spatial::run(&args),
     };
     match result {
         Ok(()) => {

@@ -19,6 +19,7 @@ pub mod mask;
 pub mod reduce;
 pub mod scan;
 pub mod sort;
+pub mod spatial;
 
 pub use compact::{Compaction, IndexedRangeCompaction, PartitionedIndexedRangeCompaction};
 pub use error::AlgorithmError;
@@ -37,3 +38,4 @@ pub use sort::{
     BatchSort, KeyType, SegmentedSort, Sort, SortOptions, SortOptionsError, SortOrder, SortPayload,
     SortPolicy, SortPolicyError,
 };
+pub use spatial::{GridIndex, GridIndexQuery, PointSpatialFilter, SpatialDomain, SpatialQuery};

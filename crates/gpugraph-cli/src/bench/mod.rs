@@ -13,6 +13,7 @@ pub mod plot;
 pub mod primitives;
 pub mod render;
 pub mod report;
+pub mod spatial;
 pub mod throughput;
 
 use std::path::PathBuf;
@@ -61,6 +62,9 @@ pub enum BenchCommand {
     /// different ways (plain + kernel fill, write_buffer, mapped at creation, staging copy, the
     /// tables upload, mapped-at-creation ballast alive), to find uploads that land in slow memory.
     Memory(memory::MemoryArgs),
+    /// Spatial harness: 2-D clustered points and radius queries through a scan, the grid index
+    /// and the BVH (Morton and source order), parity-checked; build, query, candidates, visited.
+    Spatial(spatial::SpatialBenchArgs),
     /// A PNG bar chart of bench (and peer) JSON files: bandwidth per operation at its largest
     /// size, peers beside it, the copy floor marked.
     Plot(plot::PlotArgs),
@@ -121,5 +125,6 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Join(args) => primitives::run_cases("join", &args, hash::join_cases),
         BenchCommand::Memory(args) => memory::run(&args),
         BenchCommand::Plot(args) => plot::run(&args),
+        BenchCommand::Spatial(args) => spatial::run(&args),
     }
 }

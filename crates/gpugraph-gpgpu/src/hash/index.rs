@@ -105,7 +105,10 @@ pub(crate) fn add_build(
         return Err(c.out_of_range(
             "the policy's probing",
             format!("{:?}", policy.probing),
-            format!("{:?}, the probing the table was laid out for", table.probing),
+            format!(
+                "{:?}, the probing the table was laid out for",
+                table.probing
+            ),
         ));
     }
     let capacity = table.check(c)?;

@@ -95,7 +95,13 @@ impl HashTable {
             ));
         }
         if self.rows.len() != capacity + 1 {
-            return Err(c.length("table rows", "rows", self.rows.len(), capacity + 1, "capacity + 1"));
+            return Err(c.length(
+                "table rows",
+                "rows",
+                self.rows.len(),
+                capacity + 1,
+                "capacity + 1",
+            ));
         }
         if self.stats.len() != STATS_WORDS {
             return Err(c.length(

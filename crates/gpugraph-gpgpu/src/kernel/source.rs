@@ -60,6 +60,14 @@ const FILES: &[(&str, &str)] = registry![
     "hash/build.wgsl",
     "hash/query.wgsl",
     "hash/gather.wgsl",
+    "spatial/common.wgsl",
+    "spatial/clear.wgsl",
+    "spatial/grid_build.wgsl",
+    "spatial/grid_query.wgsl",
+    "spatial/filter.wgsl",
+    "spatial/bvh_build.wgsl",
+    "spatial/bvh_query.wgsl",
+    "spatial/segmented_bvh.wgsl",
 ];
 
 /// The registry file `name`, if any.
