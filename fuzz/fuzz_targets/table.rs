@@ -17,6 +17,7 @@ use libfuzzer_sys::fuzz_target;
 #[path = "../../crates/gpugraph-cli/src/analyze"]
 mod analyze {
     pub mod args;
+    pub mod column_types;
     pub mod ipc_extents;
     pub mod load;
     pub mod parquet_read;

@@ -12,6 +12,7 @@
 //! on a [`crate::canvas::Canvas`]), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
 
 pub mod args;
+pub mod column_types;
 pub mod exact;
 pub mod generate;
 pub mod graph;
