@@ -43,6 +43,15 @@ cp target/release/gpugraph .devbin/stage/
 for e in target/release/examples/*; do
   case "$e" in *-*|*.d) ;; *) [ -x "$e" ] && cp "$e" ".devbin/stage/example-$(basename "$e")" ;; esac
 done
+# PACK_TESTS=REGEX keeps only the test binaries whose names match (the carry is limited to 64 MiB
+# in all; the whole suite alone comes close), e.g. PACK_TESTS='live_count|dispatch' for
+# bench/h200-families.sh; PACK_TESTS=none keeps none.
+if [ -n "${PACK_TESTS:-}" ]; then
+  for t in .devbin/stage/*-test; do
+    [ -e "$t" ] || continue
+    basename "$t" | grep -Eq -- "${PACK_TESTS}" || rm -f "$t"
+  done
+fi
 strip .devbin/stage/* 2>/dev/null || true
 tar -C .devbin/stage -cf - . | xz -T0 -6 > .devbin/pack.tar.xz
 rm -rf .devbin/stage

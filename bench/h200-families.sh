@@ -2,7 +2,7 @@
 # One device call for the families that landed on 2026-12-01 (issues 14 and 15) and the checks
 # the session left for the H200 (issues 10 and 11), most important first; everything goes into
 # DEST/families.tar.xz, refreshed after every stage (the device tool returns at most 8 files):
-#   bash bench/device-pack.sh                        (here)
+#   PACK_TESTS='live_count|dispatch' bash bench/device-pack.sh   (here; keeps the carry small)
 #   bash bench/wheels.sh                             (here, optional: DuckDB for the join peer)
 #   device, carry [".gl", ".devbin", ".wheels"]:
 #     . .gl/setup.sh; bash .devbin/unpack.sh; bash bench/h200-families.sh "$OUT"
