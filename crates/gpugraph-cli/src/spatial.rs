@@ -208,6 +208,7 @@ fn load_parquet(path: &Path, columns: &[&str]) -> Result<Vec<f32>> {
         .with_context(|| format!("reading {}", path.display()))?;
     let mut out = Vec::new();
     let mut row0 = 0usize;
+    let mut null_rows = 0usize;
     for batch in reader {
         let batch = batch.with_context(|| format!("decoding {}", path.display()))?;
         let mut cols = Vec::new();
@@ -215,22 +216,38 @@ fn load_parquet(path: &Path, columns: &[&str]) -> Result<Vec<f32>> {
             let col = batch
                 .column_by_name(c)
                 .context("projected column missing")?;
-            if let Some(r) = (0..col.len()).find(|&r| col.is_null(r)) {
-                bail!(
-                    "{}: column '{c}' is null at row {}; coordinates must be present",
-                    path.display(),
-                    row0 + r
-                );
-            }
             // Float64 and wide integers round to the nearest float32 (the GPU's coordinate type).
             let f = arrow_cast::cast(col, &DataType::Float32)
                 .with_context(|| format!("{}: column '{c}' to float32", path.display()))?;
-            cols.push(f.as_primitive::<Float32Type>().values().to_vec());
+            // A null coordinate becomes NaN, which no query matches (as SQL's NULL in a
+            // predicate, and as the indexes treat non-finite points).
+            let values = f.as_primitive::<Float32Type>();
+            cols.push(
+                (0..values.len())
+                    .map(|r| {
+                        if values.is_null(r) {
+                            f32::NAN
+                        } else {
+                            values.value(r)
+                        }
+                    })
+                    .collect::<Vec<f32>>(),
+            );
         }
         for r in 0..batch.num_rows() {
+            let null = columns
+                .iter()
+                .any(|c| batch.column_by_name(c).is_some_and(|col| col.is_null(r)));
+            null_rows += usize::from(null);
             out.extend(cols.iter().map(|c| c[r]));
         }
         row0 += batch.num_rows();
+    }
+    if null_rows > 0 {
+        eprintln!(
+            "spatial: {null_rows} of {row0} rows of {} have a null coordinate; they match no query",
+            path.display()
+        );
     }
     Ok(out)
 }

@@ -208,9 +208,44 @@ fn bad_arguments_and_files_are_named_and_leave_no_output() {
     text_col[1] = table;
     text_col[3] = "carrier".into();
     check(text_col, "column 'carrier' has type");
-    let mut nulls = base(&["--radius", "1,2,3"]);
-    nulls[1] = dir.path("t.parquet");
-    nulls[3] = "dep_time".into();
-    nulls[5] = "distance".into();
-    check(nulls, "column 'dep_time' is null at row");
+}
+
+/// Rows with a null coordinate (the generated table's cancelled flights) match no query, with
+/// a note on stderr; every path still agrees and excludes them.
+#[test]
+fn null_coordinates_match_nothing() {
+    let dir = TempDir::new("spatial-nulls");
+    let table = dir.path("t.parquet");
+    run_ok(&["generate-table", "--rows", "3000", "--out", &table]);
+    let mut ids = Vec::new();
+    for index in ["scan", "grid", "bvh"] {
+        let out_path = dir.path(&format!("ids-{index}.npy"));
+        let args = [
+            "spatial",
+            &table,
+            "--x",
+            "dep_time",
+            "--y",
+            "distance",
+            "--box",
+            "-1e9,-1e9,1e9,1e9",
+            "--index",
+            index,
+            "--out",
+            &out_path,
+        ];
+        let out = gpugraph(&args);
+        assert_success(&args, &out);
+        let err = our_stderr(&out);
+        assert!(
+            err.contains("have a null coordinate; they match no query"),
+            "{err}"
+        );
+        ids.push(read_npy(&out_path).2);
+    }
+    assert_eq!(ids[0], ids[1], "grid and scan differ");
+    assert_eq!(ids[0], ids[2], "bvh and scan differ");
+    // Every row but the null ones lies inside the huge box: fewer IDs than rows, more than none.
+    let count = ids[0].len();
+    assert!(count > 0 && count < 3000, "{count} IDs");
 }

@@ -515,7 +515,7 @@ impl<'a> BatchSink<'a> {
             })
             .unwrap_or_default();
         let line = format!(
-            "analyze: load: {} rows{share} in {:.1} s",
+            "load: {} rows{share} in {:.1} s",
             thousands(self.rows),
             self.started.elapsed().as_secs_f64()
         );

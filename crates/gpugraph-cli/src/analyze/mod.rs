@@ -84,7 +84,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         .spawn(Gpu::open)
         .context("starting the device thread")?;
     let t = Instant::now();
-    let loaded = load::load(&args.file, &request, &mut |line| progress(line));
+    let loaded = load::load(&args.file, &request, &mut |line| {
+        progress(format_args!("analyze: {line}"))
+    });
     timings.load = ms(t.elapsed());
     // Joined before anything can return: a process must not exit while another thread is
     // inside the Vulkan driver creating a device.
