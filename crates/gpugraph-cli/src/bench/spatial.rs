@@ -117,6 +117,43 @@ struct Shared {
     n: u64,
 }
 
+/// A `capacity`-row candidate buffer and a query status buffer (`status_rows` used) of an
+/// index path, imported into `q`: (status buffer for readback, candidate view, status view).
+fn candidates(
+    gpu: &Gpu,
+    q: &mut CommandGraph,
+    path: &str,
+    capacity: u64,
+    status_rows: u64,
+) -> Result<(wgpu::Buffer, DataView, DataView)> {
+    let cand = gpu.upload(&format!("{path}-candidates"), &vec![0; capacity as usize]);
+    let status = gpu.upload(&format!("{path}-query-status"), &[0; 4]);
+    let cand_v = import(q, "candidates", &cand, capacity)?;
+    let status_v = import(q, "query-status", &status, status_rows)?;
+    Ok((status, cand_v, status_v))
+}
+
+/// The exact filter over an index path's candidates, counting and checksumming the hits
+/// into `hits` (the paths' parity check against the scan).
+fn refine(
+    q: &mut CommandGraph,
+    pos: DataView,
+    query: DataView,
+    (rows, count): (DataView, DataView),
+    hits: DataView,
+) -> Result<()> {
+    PointSpatialFilter {
+        id: "refine".into(),
+        positions: pos.into(),
+        query,
+        candidates: Some(FilterCandidates { rows, count }),
+        mask: None,
+        hits: Some(hits),
+    }
+    .add_to_graph(q)?;
+    Ok(())
+}
+
 fn query_graph(
     gpu: &Gpu,
     s: &Shared,
@@ -178,10 +215,7 @@ fn grid_path(gpu: &Gpu, s: &Shared, points: &[f32]) -> Result<Path> {
         status: import(&mut q, "status", &status, 3)?,
         ..storage
     };
-    let cand = gpu.upload("grid-candidates", &vec![0; n as usize]);
-    let qstatus = gpu.upload("grid-query-status", &[0; 4]);
-    let cand_v = import(&mut q, "candidates", &cand, n)?;
-    let qstatus_v = import(&mut q, "query-status", &qstatus, 3)?;
+    let (qstatus, cand_v, qstatus_v) = candidates(gpu, &mut q, "grid", n, 3)?;
     GridIndexQuery {
         id: "grid-query".into(),
         index: storage,
@@ -191,18 +225,7 @@ fn grid_path(gpu: &Gpu, s: &Shared, points: &[f32]) -> Result<Path> {
         mask: None,
     }
     .add_to_graph(&mut q)?;
-    PointSpatialFilter {
-        id: "refine".into(),
-        positions: pos.into(),
-        query,
-        candidates: Some(FilterCandidates {
-            rows: cand_v,
-            count: qstatus_v,
-        }),
-        mask: None,
-        hits: Some(hits_v),
-    }
-    .add_to_graph(&mut q)?;
+    refine(&mut q, pos, query, (cand_v, qstatus_v), hits_v)?;
     Ok(Path {
         op: "grid".into(),
         build: Some(b.compile()?),
@@ -245,10 +268,7 @@ fn bvh_path(gpu: &Gpu, s: &Shared, order: BvhOrder, op: &str) -> Result<Path> {
         status: import(&mut q, "status", &status, 3)?,
         ..storage
     };
-    let cand = gpu.upload("bvh-candidates", &vec![0; n as usize]);
-    let qstatus = gpu.upload("bvh-query-status", &[0; 4]);
-    let cand_v = import(&mut q, "candidates", &cand, n)?;
-    let qstatus_v = import(&mut q, "query-status", &qstatus, 4)?;
+    let (qstatus, cand_v, qstatus_v) = candidates(gpu, &mut q, "bvh", n, 4)?;
     BvhQuery {
         id: "bvh-query".into(),
         bvh: storage,
@@ -259,18 +279,7 @@ fn bvh_path(gpu: &Gpu, s: &Shared, order: BvhOrder, op: &str) -> Result<Path> {
     }
     .add_to_graph(&mut q)?;
     // Leaf tests are exact for points; the filter only counts and checksums the hits.
-    PointSpatialFilter {
-        id: "refine".into(),
-        positions: pos.into(),
-        query,
-        candidates: Some(FilterCandidates {
-            rows: cand_v,
-            count: qstatus_v,
-        }),
-        mask: None,
-        hits: Some(hits_v),
-    }
-    .add_to_graph(&mut q)?;
+    refine(&mut q, pos, query, (cand_v, qstatus_v), hits_v)?;
     Ok(Path {
         op: op.into(),
         build: Some(b.compile()?),
