@@ -121,6 +121,8 @@ pub struct GpuContext {
     capabilities: Capabilities,
     pipeline_cache_dir: Option<PathBuf>,
     pipeline_cache: Option<Arc<PersistentPipelineCache>>,
+    /// Shared by this context's clones: the last one to drop retires the device's cache.
+    clones: Arc<()>,
     /// Declared last, so it is dropped after the device and queue (see [`Teardown`]).
     teardown: Teardown,
 }
@@ -184,8 +186,15 @@ impl Drop for Teardown {
 }
 
 impl Drop for GpuContext {
+    /// The last clone also drops the device's [`crate::DeviceCache`] entry, so the device is
+    /// destroyed here, under the teardown flag, rather than left alive until process exit:
+    /// on the H200 (2026-12-01, at cdc1cd1) a test binary whose three contexts' devices were
+    /// all still registered segfaulted after its last test passed, in 1 of 6 runs.
     fn drop(&mut self) {
         self.teardown.acquire();
+        if Arc::strong_count(&self.clones) == 1 {
+            crate::DeviceCache::release(&self.device);
+        }
     }
 }
 
@@ -361,6 +370,7 @@ impl GpuContext {
             capabilities,
             pipeline_cache_dir,
             pipeline_cache,
+            clones: Arc::new(()),
             teardown: Teardown::default(),
         })
     }

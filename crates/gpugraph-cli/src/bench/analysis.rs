@@ -144,28 +144,33 @@ pub fn sort_cases(
 }
 
 /// `bench reduce`: float32 sum and extent, uint32 sum (4 bytes per element read).
-/// The reduction variants named by `--reduce-policy` (label "" for the default: no spec, or
-/// the spec `default`).
-pub fn reduce_variants(specs: &[String]) -> Result<Vec<(ReducePolicy, String)>> {
+/// The reduction variants named by `--reduce-policy`: `None` (label "") for the device's
+/// default ([`ReducePolicy::for_device`]: no spec, or the spec `default`).
+pub fn reduce_variants(specs: &[String]) -> Result<Vec<(Option<ReducePolicy>, String)>> {
     if specs.is_empty() {
-        return Ok(vec![(ReducePolicy::DEFAULT, String::new())]);
+        return Ok(vec![(None, String::new())]);
     }
     specs
         .iter()
         .map(|spec| {
             if spec.trim() == "default" {
-                return Ok((ReducePolicy::DEFAULT, String::new()));
+                return Ok((None, String::new()));
             }
             let p: ReducePolicy = spec
                 .parse()
                 .map_err(|e| anyhow::anyhow!("--reduce-policy '{spec}': {e}"))?;
-            Ok((p, format!("[{spec}]")))
+            Ok((Some(p), format!("[{spec}]")))
         })
         .collect()
 }
 
 /// `bench reduce`: float sum, float extent and u32 sum, each once per policy variant.
-pub fn reduce_cases(gpu: &Gpu, n: u64, variants: &[(ReducePolicy, String)]) -> Result<Vec<Case>> {
+pub fn reduce_cases(
+    gpu: &Gpu,
+    n: u64,
+    variants: &[(Option<ReducePolicy>, String)],
+) -> Result<Vec<Case>> {
+    let device_policy = ReducePolicy::for_device(gpu.device());
     let floats = random_unit_floats(n, 8);
     let words = random_words(n, 1 << 20, 9);
     let fb = gpu.upload("reduce-f32", &bits(&floats));
@@ -209,7 +214,7 @@ pub fn reduce_cases(gpu: &Gpu, n: u64, variants: &[(ReducePolicy, String)]) -> R
             output,
             ignored: None,
         }
-        .add_to_graph_with(&mut g, *policy)?;
+        .add_to_graph_with(&mut g, policy.unwrap_or(device_policy))?;
         let (wf, wu) = (want_f, want_u);
         cases.push(Case {
             op: format!("{name}{label}"),

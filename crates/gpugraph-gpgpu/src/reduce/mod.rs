@@ -212,9 +212,11 @@ fn check_output(
 }
 
 impl Reduction {
-    /// Validates the views and adds `{id}` (tile pass) and `{id}/final`.
+    /// Validates the views and adds `{id}` (tile pass) and `{id}/final`, with the device's
+    /// measured policy ([`ReducePolicy::for_device`]).
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), AlgorithmError> {
-        self.add_to_graph_with(graph, ReducePolicy::DEFAULT)
+        let policy = ReducePolicy::for_device(graph.device());
+        self.add_to_graph_with(graph, policy)
     }
 
     /// [`Reduction::add_to_graph`] with explicit tunables (they change the float sum's

@@ -22,6 +22,24 @@ impl ReducePolicy {
         max_partials_per_chunk: 1024,
     };
 
+    /// The policy a plain [`crate::reduce::Reduction::add_to_graph`] gets on `device`, chosen
+    /// per device class from measurement.
+    ///
+    /// | device class | policy | evidence |
+    /// |---|---|---|
+    /// | NVIDIA (vendor 0x10de) | 512 invocations × 8 `vec4` (16,384-value tiles) | H200, 2026-12-01, one call at cdc1cd1, 2^28 f32 (`bench reduce --reduce-policy …`, `bench/results/h200/2026-12-01-cdc1cd1/reduce-combined.txt`): extent 0.256 ms against 0.291 ms for the default and `torch.aminmax` 0.262 ms (0.90× → 1.02×); sum 0.254 / 0.253 ms (unchanged, `torch.sum` 0.257 ms); `wg=512` alone 0.259, `partials=2048` 0.262, `wg=128,vec4=8` 0.272 |
+    /// | others (lavapipe, ...) | [`Self::DEFAULT`] | |
+    pub fn for_device(device: &wgpu::Device) -> Self {
+        match device.adapter_info().vendor {
+            0x10de => Self {
+                workgroup_size: 512,
+                vec4_per_thread: 8,
+                ..Self::DEFAULT
+            },
+            _ => Self::DEFAULT,
+        }
+    }
+
     /// Checks the ranges documented on each field.
     pub fn validate(&self) -> Result<(), PolicyError> {
         const P: &str = "reduce";
