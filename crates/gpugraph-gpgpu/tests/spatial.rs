@@ -14,9 +14,10 @@ use gpugraph_command::{
     VectorFormat as F, VectorView,
 };
 use gpugraph_gpgpu::spatial::{
-    cpu, FilterCandidates, GridIndex, GridIndexQuery, GridStorage, PointSpatialFilter,
-    SpatialDomain, SpatialQuery, NO_ID, QUERY_FLAG_INDEX_OVERFLOW, QUERY_FLAG_INVALID,
-    QUERY_FLAG_MASK_RANGE, QUERY_FLAG_OUTPUT_OVERFLOW, QUERY_FLAG_OUTSIDE_DOMAIN, QUERY_WORDS,
+    cpu, BatchGridIndexQuery, FilterCandidates, GridIndex, GridIndexQuery, GridStorage,
+    PointSpatialFilter, SpatialDomain, SpatialQuery, NO_ID, QUERY_FLAG_INDEX_OVERFLOW,
+    QUERY_FLAG_INVALID, QUERY_FLAG_MASK_RANGE, QUERY_FLAG_OUTPUT_OVERFLOW,
+    QUERY_FLAG_OUTSIDE_DOMAIN, QUERY_WORDS,
 };
 use gpugraph_gpgpu::AlgorithmError;
 use rand::Rng;
@@ -622,4 +623,193 @@ fn bad_views_are_named_errors() {
         AlgorithmError::Aliased { .. }
     ));
     let _ = NO_ID;
+}
+
+/// Runs a [`BatchGridIndexQuery`] of `qs` over an index of `pos` (chunked by `lens`) and
+/// returns (hits, status) with their guard words.
+#[allow(clippy::too_many_arguments)]
+fn run_batch(
+    ctx: &GpuContext,
+    d: &SpatialDomain,
+    dims: usize,
+    pos: &[f32],
+    lens: &[usize],
+    ids: Option<&[u32]>,
+    index_cap: usize,
+    qs: &[SpatialQuery],
+) -> (Vec<u32>, Vec<u32>) {
+    let mut g = CommandGraph::new("batch-query", &ctx.device);
+    let (_b, storage) = add_index(ctx, &mut g, d, dims, pos, lens, ids, index_cap);
+    let q = qs.len();
+    let words: Vec<u32> = qs.iter().flat_map(|q| q.words()).collect();
+    let (qbuf, pbuf) = (upload(ctx, &words), upload(ctx, &f32_words(pos)));
+    let hits = upload(ctx, &vec![POISON; 2 * q + 1]);
+    let status = upload(ctx, &vec![POISON; 2 * q + 1]);
+    let (qh, ph) = (
+        import(&mut g, "queries", &qbuf),
+        import(&mut g, "points", &pbuf),
+    );
+    let (hh, sh) = (
+        import(&mut g, "hits", &hits),
+        import(&mut g, "q-status", &status),
+    );
+    BatchGridIndexQuery {
+        id: "batch".into(),
+        index: storage,
+        positions: view(&g, ph, point_format(dims), 0, (pos.len() / dims) as u64).into(),
+        queries: view(&g, qh, F::Uint32, 0, words.len() as u64),
+        hits: view(&g, hh, F::Uint32, 0, 2 * q as u64),
+        status: Some(view(&g, sh, F::Uint32, 0, 2 * q as u64)),
+    }
+    .add_to_graph(&mut g)
+    .unwrap();
+    let mut compiled = g.compile().unwrap();
+    encode_wait(ctx, &mut compiled, &[]);
+    (read_buffer(ctx, &hits), read_buffer(ctx, &status))
+}
+
+#[test]
+fn batch_grid_queries_match_the_oracle_per_query() {
+    let ctx = ctx();
+    let mut r = rng(21);
+    for dims in [2usize, 3] {
+        let d = domain(dims);
+        for (n, index_cap_less) in [(0usize, 0usize), (700, 0), (3000, 0), (700, 90)] {
+            let pos = points(&mut r, n, &d, dims);
+            let accepted = cpu::grid_index(&d, dims, &pos, None, 0).accepted as usize;
+            let index_cap = accepted - index_cap_less.min(accepted);
+            let index = cpu::grid_index(&d, dims, &pos, None, index_cap);
+            let mut qs = queries(&mut r, &d, &pos, dims);
+            for _ in 0..300 {
+                let i = r.random_range(0..n.max(1));
+                let mut center = [0.0f32; 3];
+                for (a, c) in center.iter_mut().enumerate().take(dims) {
+                    *c = pos.get(i * dims + a).copied().unwrap_or(1.0);
+                }
+                let radius = r.random_range(0..64) as f32 / 16.0;
+                qs.push(SpatialQuery::Radius { center, radius });
+            }
+            let lens = uneven_chunks(&mut r, n, 3);
+            let (hits, status) = run_batch(&ctx, &d, dims, &pos, &lens, None, index_cap, &qs);
+            let (want_hits, want_status) = cpu::batch_grid_query(&d, dims, &index, &pos, &qs);
+            let label = format!("{dims}-D n={n} index cap={index_cap}");
+            let q = qs.len();
+            for i in 0..q {
+                assert_eq!(
+                    (&hits[2 * i..2 * i + 2], &status[2 * i..2 * i + 2]),
+                    (&want_hits[2 * i..2 * i + 2], &want_status[2 * i..2 * i + 2]),
+                    "{label}: query {i} {:?}: (hits, status)",
+                    qs[i]
+                );
+            }
+            assert_eq!(
+                (hits[2 * q], status[2 * q]),
+                (POISON, POISON),
+                "{label}: guards"
+            );
+            // The batch's hits are the exact filter's over the stored points.
+            if index_cap_less == 0 {
+                for (i, qq) in qs.iter().enumerate().take(40) {
+                    let stored: Vec<f32> = pos
+                        .chunks_exact(dims)
+                        .map(|p| {
+                            if d.cell_of(dims, p).is_some() {
+                                p.to_vec()
+                            } else {
+                                vec![f32::NAN; dims]
+                            }
+                        })
+                        .flatten()
+                        .collect();
+                    assert_eq!(
+                        hits[2 * i..2 * i + 2],
+                        cpu::hits(dims, &stored, qq),
+                        "{label}: query {i} vs filter"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn batch_grid_query_flags_ids_past_the_points_and_spans_two_dispatch_dimensions() {
+    let ctx = ctx();
+    let d = domain(2);
+    // IDs that do not address the 3 points: the batch skips and flags them.
+    let pos = [0.0f32, 12.0, 1.0, 12.5, 2.0, 13.0];
+    let qs = [SpatialQuery::Bounds {
+        min: d.min,
+        max: d.max,
+    }];
+    let (hits, status) = run_batch(&ctx, &d, 2, &pos, &[3], Some(&[0, 7, 2]), 3, &qs);
+    assert_eq!(hits[..2], [2, 2], "IDs 0 and 2 match");
+    assert_eq!(
+        status[..2],
+        [3, QUERY_FLAG_MASK_RANGE],
+        "ID 7 is past the points"
+    );
+    // More queries than one dispatch dimension holds (65,535 workgroups).
+    let mut r = rng(22);
+    let pos = points(&mut r, 40, &d, 2);
+    let index = cpu::grid_index(&d, 2, &pos, None, 40);
+    let qs: Vec<SpatialQuery> = (0..65_600)
+        .map(|i| SpatialQuery::Radius {
+            center: [pos[2 * (i % 40)], pos[2 * (i % 40) + 1], 0.0],
+            radius: (i % 7) as f32 / 4.0,
+        })
+        .collect();
+    let (hits, status) = run_batch(&ctx, &d, 2, &pos, &[40], None, 40, &qs);
+    let (want_hits, want_status) = cpu::batch_grid_query(&d, 2, &index, &pos, &qs);
+    assert_eq!(
+        hits[..want_hits.len()],
+        want_hits[..],
+        "hits over 65,600 queries"
+    );
+    assert_eq!(
+        status[..want_status.len()],
+        want_status[..],
+        "status over 65,600 queries"
+    );
+}
+
+#[test]
+fn batch_grid_query_refuses_partial_queries_and_chunked_points() {
+    let ctx = ctx();
+    let d = domain(2);
+    let pos = [0.0f32, 12.0, 1.0, 12.5];
+    let mut g = CommandGraph::new("batch-errors", &ctx.device);
+    let (_b, storage) = add_index(&ctx, &mut g, &d, 2, &pos, &[1, 1], None, 2);
+    let buf = upload(&ctx, &[0; 64]);
+    let h = import(&mut g, "scratch", &buf);
+    let pbuf = upload(&ctx, &f32_words(&pos));
+    let ph = import(&mut g, "points", &pbuf);
+    let one: VectorView = view(&g, ph, F::Float32x2, 0, 2).into();
+    let two = VectorView::from_chunks(vec![
+        view(&g, ph, F::Float32x2, 0, 1),
+        view(&g, ph, F::Float32x2, 1, 1),
+    ]);
+    let (partial, whole) = (
+        view(&g, h, F::Uint32, 0, QUERY_WORDS + 3),
+        view(&g, h, F::Uint32, 0, QUERY_WORDS),
+    );
+    let hits = view(&g, h, F::Uint32, 32, 2);
+    let batch = |queries: DataView, positions: VectorView| BatchGridIndexQuery {
+        id: "batch".into(),
+        index: storage,
+        positions,
+        queries,
+        hits,
+        status: None,
+    };
+    let e = batch(partial, one).add_to_graph(&mut g).unwrap_err();
+    assert!(
+        matches!(&e, AlgorithmError::LengthMismatch { what, actual: 11, expected: 16, .. } if &**what == "queries"),
+        "{e}"
+    );
+    let e = batch(whole, two).add_to_graph(&mut g).unwrap_err();
+    assert!(
+        matches!(&e, AlgorithmError::LengthMismatch { what, actual: 2, expected: 1, .. } if &**what == "positions"),
+        "{e}"
+    );
 }

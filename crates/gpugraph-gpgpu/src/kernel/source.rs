@@ -64,6 +64,7 @@ const FILES: &[(&str, &str)] = registry![
     "spatial/clear.wgsl",
     "spatial/grid_build.wgsl",
     "spatial/grid_query.wgsl",
+    "spatial/batch_query.wgsl",
     "spatial/filter.wgsl",
     "spatial/bvh_build.wgsl",
     "spatial/bvh_query.wgsl",

@@ -414,3 +414,35 @@ pub fn hits(dims: usize, positions: &[f32], query: &SpatialQuery) -> [u32; 2] {
             [n + 1, s.wrapping_add(row as u32)]
         })
 }
+
+/// What a [`super::BatchGridIndexQuery`] publishes for `queries` against a built `index` over
+/// interleaved `positions`: `hits` (`[count, wrapping ID sum]` per query) and `status`
+/// (`[candidates, flags]` per query).
+pub fn batch_grid_query(
+    domain: &SpatialDomain,
+    dims: usize,
+    index: &GridIndexResult,
+    positions: &[f32],
+    queries: &[SpatialQuery],
+) -> (Vec<u32>, Vec<u32>) {
+    let rows = positions.len() / dims;
+    let mut hits = Vec::with_capacity(2 * queries.len());
+    let mut status = Vec::with_capacity(2 * queries.len());
+    for q in queries {
+        let r = grid_query(domain, dims, index, q, usize::MAX, None);
+        let mut flags = r.flags & !QUERY_FLAG_OUTPUT_OVERFLOW;
+        let (mut n, mut sum) = (0u32, 0u32);
+        for &id in &r.candidates {
+            let i = id as usize;
+            if i >= rows {
+                flags |= QUERY_FLAG_MASK_RANGE;
+            } else if q.matches(dims, &positions[i * dims..(i + 1) * dims]) {
+                n += 1;
+                sum = sum.wrapping_add(id);
+            }
+        }
+        hits.extend([n, sum]);
+        status.extend([r.required, flags]);
+    }
+    (hits, status)
+}

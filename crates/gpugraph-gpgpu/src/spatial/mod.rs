@@ -19,6 +19,7 @@
 //! * update policy: [`UpdatePolicy::Rebuild`] — every encoding rebuilds the complete index from
 //!   the current points (the spec's 5.1b decision: no incremental maintenance in v1).
 
+mod batch_query;
 mod bvh;
 mod bvh_query;
 pub mod cpu;
@@ -30,6 +31,7 @@ mod nodes;
 mod query;
 mod segmented;
 
+pub use batch_query::BatchGridIndexQuery;
 pub use bvh::{morton_bits, morton_scale, Bvh, BvhOrder, BvhStorage, BVH_SUBTREE_LEAVES};
 pub use bvh_query::{BvhQuery, BVH_QUERY_SPLIT};
 pub use domain::SpatialDomain;
