@@ -1,6 +1,8 @@
 //! `gpugraph bench spatial`: the spatial harness (spec 5.2c / 5.4c). The same 2-D clustered
-//! points and the same radius queries go through an unindexed scan, the grid index and the
-//! BVH (Morton order, and source order on a query subset to show what the topology costs);
+//! points and the same radius queries go through an unindexed scan, the grid index (one query
+//! per graph encoding, and `grid-batch`: every query in one dispatch with
+//! [`BatchGridIndexQuery`], over the grid path's index) and the BVH (Morton order, and source
+//! order on a query subset to show what the topology costs);
 //! every path's per-query hit count and hit checksum must equal the scan's, and the scan's the
 //! CPU oracle's on the first queries, before anything is reported (overflow aborts too).
 //!
@@ -17,8 +19,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use gpugraph_command::{wgpu, CommandGraph, CompiledGraph, DataView, VectorFormat};
 use gpugraph_gpgpu::spatial::{
-    Bvh, BvhOrder, BvhQuery, BvhStorage, FilterCandidates, GridIndex, GridIndexQuery, GridStorage,
-    PointSpatialFilter, SpatialQuery, QUERY_WORDS,
+    BatchGridIndexQuery, Bvh, BvhOrder, BvhQuery, BvhStorage, FilterCandidates, GridIndex,
+    GridIndexQuery, GridStorage, PointSpatialFilter, SpatialQuery, QUERY_WORDS,
 };
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -53,7 +55,7 @@ pub struct SpatialBenchArgs {
 /// One path at one size, as printed and written to JSON.
 #[derive(Clone, Debug, Serialize)]
 pub struct SpatialRow {
-    /// `scan`, `grid`, `bvh-morton`, `bvh-source`.
+    /// `scan`, `grid`, `grid-batch`, `bvh-morton`, `bvh-source`.
     pub op: String,
     /// Points.
     pub elements: u64,
@@ -109,6 +111,9 @@ struct Path {
     hits: wgpu::Buffer,
     queries: u32,
     index_bytes: u64,
+    /// All queries in one encoding of `query` (it reads the query words and writes every
+    /// query's hits and `[candidates, flags]` itself).
+    batch: bool,
 }
 
 struct Shared {
@@ -187,10 +192,19 @@ fn scan_path(gpu: &Gpu, s: &Shared) -> Result<Path> {
         hits,
         queries: 0,
         index_bytes: 0,
+        batch: false,
     })
 }
 
-fn grid_path(gpu: &Gpu, s: &Shared, points: &[f32]) -> Result<Path> {
+/// The grid path and the batched grid path over the same index (built by the grid path's
+/// build graph; the batch reads `words` and writes `batch_hits` / `batch_status` directly).
+fn grid_paths(
+    gpu: &Gpu,
+    s: &Shared,
+    points: &[f32],
+    words: &wgpu::Buffer,
+    (batch_hits, queries): (&wgpu::Buffer, u32),
+) -> Result<(Path, Path)> {
     let domain = crate::spatial::grid_domain(points, 2);
     let cells = domain.cell_count();
     let n = s.n;
@@ -226,7 +240,8 @@ fn grid_path(gpu: &Gpu, s: &Shared, points: &[f32]) -> Result<Path> {
     }
     .add_to_graph(&mut q)?;
     refine(&mut q, pos, query, (cand_v, qstatus_v), hits_v)?;
-    Ok(Path {
+    let index_bytes = (cells + 1 + n + 3) * 4;
+    let grid = Path {
         op: "grid".into(),
         build: Some(b.compile()?),
         query: q.compile()?,
@@ -234,8 +249,38 @@ fn grid_path(gpu: &Gpu, s: &Shared, points: &[f32]) -> Result<Path> {
         status: Some(qstatus),
         hits,
         queries: 0,
-        index_bytes: (cells + 1 + n + 3) * 4,
-    })
+        index_bytes,
+        batch: false,
+    };
+    let qn = u64::from(queries);
+    let batch_status = gpu.upload("grid-batch-status", &vec![0; 2 * queries as usize]);
+    let mut bq = CommandGraph::new("bench-spatial-grid-batch", gpu.device());
+    BatchGridIndexQuery {
+        id: "grid-batch".into(),
+        index: GridStorage {
+            cell_offsets: import(&mut bq, "offsets", &offsets, cells + 1)?,
+            object_ids: import(&mut bq, "ids", &ids, n)?,
+            status: import(&mut bq, "status", &status, 3)?,
+            ..storage
+        },
+        positions: import_as(&mut bq, "points", &s.positions, VectorFormat::Float32x2, n)?.into(),
+        queries: import(&mut bq, "queries", words, qn * QUERY_WORDS)?,
+        hits: import(&mut bq, "hits", batch_hits, 2 * qn)?,
+        status: Some(import(&mut bq, "batch-status", &batch_status, 2 * qn)?),
+    }
+    .add_to_graph(&mut bq)?;
+    let batch = Path {
+        op: "grid-batch".into(),
+        build: None,
+        query: bq.compile()?,
+        status_words: 2,
+        status: Some(batch_status),
+        hits: batch_hits.clone(),
+        queries: 0,
+        index_bytes,
+        batch: true,
+    };
+    Ok((grid, batch))
 }
 
 fn bvh_path(gpu: &Gpu, s: &Shared, order: BvhOrder, op: &str) -> Result<Path> {
@@ -289,6 +334,7 @@ fn bvh_path(gpu: &Gpu, s: &Shared, order: BvhOrder, op: &str) -> Result<Path> {
         hits,
         queries: 0,
         index_bytes: nodes_n * 40 + u64::from(leaves) * 4 + 12,
+        batch: false,
     })
 }
 
@@ -301,6 +347,12 @@ fn record_queries(
     out: (&wgpu::Buffer, &wgpu::Buffer),
     count: u32,
 ) -> Result<()> {
+    if p.batch {
+        p.query
+            .encode(enc, &Default::default())
+            .context("encoding the batched queries")?;
+        return Ok(());
+    }
     for k in 0..u64::from(count) {
         enc.copy_buffer_to_buffer(words, k * QUERY_WORDS * 4, &s.query, 0, QUERY_WORDS * 4);
         p.query
@@ -348,13 +400,15 @@ pub fn run(args: &SpatialBenchArgs) -> Result<()> {
         let q = args.queries;
         let hits_out = gpu.upload("hits-out", &vec![0; 2 * q as usize]);
         let status_out = gpu.upload("status-out", &vec![0; 4 * q as usize]);
+        let (grid, grid_batch) = grid_paths(&gpu, &s, &points, &words_buf, (&hits_out, q))?;
         let mut paths = vec![
             scan_path(&gpu, &s)?,
-            grid_path(&gpu, &s, &points)?,
+            grid,
             bvh_path(&gpu, &s, morton(&points), "bvh-morton")?,
             bvh_path(&gpu, &s, BvhOrder::Source, "bvh-source")?,
         ];
         paths[3].queries = args.source_order_queries.min(q);
+        paths.insert(2, grid_batch);
         let mut reference: Option<Vec<u32>> = None;
         let mut scan_per_query = 0.0;
         for p in &mut paths {
@@ -368,7 +422,15 @@ pub fn run(args: &SpatialBenchArgs) -> Result<()> {
             record_queries(&mut enc, p, &s, &words_buf, (&hits_out, &status_out), count)?;
             gpu.submit_and_wait(enc.finish())?;
             let hits = gpu.read_back(&hits_out, 2 * u64::from(count))?;
-            let status = gpu.read_back(&status_out, 4 * u64::from(count))?;
+            let status = match (&p.status, p.batch) {
+                // [candidates, flags] per query, laid out as the single-query status rows.
+                (Some(st), true) => gpu
+                    .read_back(st, 2 * u64::from(count))?
+                    .chunks_exact(2)
+                    .flat_map(|w| [0, w[0], w[1], 0])
+                    .collect(),
+                _ => gpu.read_back(&status_out, 4 * u64::from(count))?,
+            };
             check(
                 &p.op,
                 &hits,
