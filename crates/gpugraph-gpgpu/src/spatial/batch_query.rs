@@ -117,7 +117,7 @@ impl BatchGridIndexQuery {
             ));
         }
         let words = self.queries.len();
-        if words % QUERY_WORDS != 0 {
+        if !words.is_multiple_of(QUERY_WORDS) {
             return Err(c.length(
                 "queries",
                 "words",
