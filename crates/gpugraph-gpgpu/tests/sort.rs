@@ -243,6 +243,103 @@ fn dispatches_over_the_dimension_limit_use_a_second_grid_row() {
     verify(&ctx, &c);
 }
 
+/// A device whose storage bindings hold 5 tiles of `tile_bytes` (plus the offset alignment)
+/// and whose grids hold `max_dim` workgroups per dimension.
+fn ctx_with_max_binding(tile_bytes: u64, max_dim: u32) -> gpugraph_command::GpuContext {
+    ctx()
+        .with_adjusted_limits(|l| {
+            l.max_storage_buffer_binding_size =
+                5 * tile_bytes + u64::from(l.min_storage_buffer_offset_alignment.max(4));
+            l.max_compute_workgroups_per_dimension = max_dim;
+        })
+        .expect("device with a reduced binding size")
+}
+
+/// Sorts of 5..10 tiles on a device whose bindings hold 5 bind their keys in two windows:
+/// tickets and workgroup-id tiles, 2-D grids of 4 per row whose spare workgroups must not take
+/// the next window's tickets, and float32 descending through the unfused encode and decode
+/// nodes (their pieces need a wider grid: 16 per dimension).
+#[test]
+fn sorts_larger_than_one_storage_binding_use_two_key_windows() {
+    // 4,096-key tiles; the status rows of 10 tiles (40 KiB) fit one binding.
+    let small = SortPolicy {
+        keys_per_thread: 16,
+        histogram_tiles_per_workgroup: 2,
+        ..SortPolicy::DEFAULT
+    };
+    let runs = [
+        (small, 4),
+        (
+            SortPolicy {
+                workgroup_tiles: true,
+                ..small
+            },
+            4,
+        ),
+        (
+            SortPolicy {
+                fuse_keys: false,
+                ..small
+            },
+            16,
+        ),
+    ];
+    for (pi, (policy, max_dim)) in runs.into_iter().enumerate() {
+        let ctx = ctx_with_max_binding(16384, max_dim);
+        let mut cases = Vec::new();
+        let mut g = CommandGraph::new("sort-windows", &ctx.device);
+        for (ni, n) in [5 * 4096 + 1, 8 * 4096 + 77, 10 * 4096]
+            .into_iter()
+            .enumerate()
+        {
+            for (mi, mode) in MODES.into_iter().enumerate() {
+                let dist = DISTS[(pi + ni + mi) % DISTS.len()];
+                let name = format!("windows-p{pi}-n{n}-{dist:?}-{mode:?}");
+                let spec = SortSpec {
+                    in_offset: (ni + mi) % 2,
+                    out_offset: 3 * ((pi + mi) % 2),
+                    policy: Some(policy),
+                    ..SortSpec::new(&name, keys_of(dist, n, (n + pi) as u64), mode)
+                };
+                let spec = if policy.fuse_keys {
+                    spec
+                } else {
+                    SortSpec {
+                        key_type: gpugraph_gpgpu::KeyType::Float32,
+                        options: gpugraph_gpgpu::SortOptions {
+                            order: gpugraph_gpgpu::SortOrder::Descending,
+                            ..Default::default()
+                        },
+                        ..spec
+                    }
+                };
+                cases.push(declare_sort(&ctx, &mut g, spec));
+            }
+        }
+        run(&ctx, g);
+        for c in &cases {
+            verify(&ctx, c);
+        }
+    }
+    // Eleven tiles need three windows: a named device limit, not a wrong sort.
+    let ctx = ctx_with_max_binding(16384, 16);
+    let mut g = CommandGraph::new("sort-too-large", &ctx.device);
+    let keys = upload(&ctx, &vec![0; 11 * 4096]);
+    let out = upload(&ctx, &vec![0; 11 * 4096]);
+    let k = import_view(&mut g, "k", &keys, 0, 11 * 4096);
+    let o = import_view(&mut g, "o", &out, 0, 11 * 4096);
+    let e = Sort {
+        policy: Some(small),
+        ..Sort::keys("too-large", k, o)
+    }
+    .add_to_graph(&mut g)
+    .unwrap_err();
+    assert!(
+        matches!(&e, AlgorithmError::DeviceLimit { needed: 180224, .. }),
+        "{e:?}"
+    );
+}
+
 fn import_chunks(
     ctx: &gpugraph_command::GpuContext,
     g: &mut CommandGraph,

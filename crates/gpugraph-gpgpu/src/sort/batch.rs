@@ -65,7 +65,7 @@ impl BatchSort {
             key_view = as_u32(&self.keys)?;
             sorted_view = as_u32(&self.sorted_keys)?;
         }
-        check_views(graph, check, &key_view, &sorted_view, &self.payload)?;
+        check_views(graph, check, &key_view, &sorted_view, &self.payload, true)?;
         let policy = resolve_policy(graph, check, self.policy)?;
         let mut all = domains(&key_view, &sorted_view, &self.payload);
         for (k, d) in all.iter().enumerate() {

@@ -82,7 +82,10 @@
 //!
 //! # Capacity
 //! A radix domain holds at most [`policy::MAX_RADIX_ROWS`] rows (status words pack 30-bit
-//! counts); every binding must fit the device's storage binding size. Violations are
+//! counts). A [`Sort`] whose keys or values are larger than one storage binding (2^29 uint32
+//! keys are 2 GiB; wgpu caps a binding just below 2^31 bytes) binds them in two key windows
+//! of whole tiles (radix.rs `KeyWindows`), so it sorts up to about twice the binding size;
+//! [`BatchSort`] and [`SegmentedSort`] bind every chunk whole. Violations are
 //! [`AlgorithmError`]s naming the sort and the numbers, raised by `add_to_graph`.
 //!
 //! # Benchmarks
@@ -241,7 +244,8 @@ impl Sort {
         };
         let keys: VectorView = keys.into();
         let sorted: VectorView = sorted_keys.into();
-        check_views(graph, check, &keys, &sorted, &payload)?;
+        // A domain larger than one storage binding is bound in key windows (radix.rs).
+        check_views(graph, check, &keys, &sorted, &payload, false)?;
         let policy = resolve_policy(graph, check, self.policy)?;
         let mut domain = domains(&keys, &sorted, &payload).remove(0);
         let rows = domain.keys.len();
@@ -263,8 +267,11 @@ impl Sort {
         let nodes = code.filter(|_| fused.is_none());
         if let Some(code) = nodes {
             let encoded = keys::encoded_keys(graph, &self.id, &[rows])?[0];
-            let pair = vec![(domain.keys, encoded)];
-            keys::add_encode_node(graph, &self.id, "sort", pair, code)?;
+            let pairs = radix::binding_pieces(graph, domain.keys)?
+                .into_iter()
+                .zip(radix::binding_pieces(graph, encoded)?)
+                .collect();
+            keys::add_encode_node(graph, &self.id, "sort", pairs, code)?;
             domain.keys = encoded;
         }
         add_core(
@@ -275,7 +282,7 @@ impl Sort {
             (options.radix_passes(), fused),
         )?;
         if let Some(code) = nodes {
-            let sorted = vec![domain.sorted_keys];
+            let sorted = radix::binding_pieces(graph, domain.sorted_keys)?;
             keys::add_decode_node(graph, &self.id, "sort", sorted, code)?;
         }
         Ok(())
@@ -448,6 +455,7 @@ fn check_views(
     keys: &VectorView,
     sorted: &VectorView,
     payload: &SortPayload<VectorView>,
+    one_binding: bool,
 ) -> Result<(), AlgorithmError> {
     let u32f = VectorFormat::Uint32;
     require_packed(check, "keys", keys, u32f)?;
@@ -494,8 +502,10 @@ fn check_views(
             }
         }
     }
-    for (name, v) in inputs.iter().chain(&outputs) {
-        check_binding_sizes(graph, check, name, v)?;
+    if one_binding {
+        for (name, v) in inputs.iter().chain(&outputs) {
+            check_binding_sizes(graph, check, name, v)?;
+        }
     }
     Ok(())
 }

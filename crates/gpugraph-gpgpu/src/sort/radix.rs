@@ -51,6 +51,14 @@ struct RadixParams {
     code_float: u32,
     code_bias: u32,
     code_flip: u32,
+    tile_base: u32,
+    tile_end: u32,
+    split: u32,
+    dst_keys_hi: u32,
+    dst_values_hi: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 impl RadixParams {
@@ -126,13 +134,174 @@ impl RadixScratch {
     }
 }
 
-/// Where one pass reads and writes.
+/// How a radix domain's rows are bound. Up to one storage binding, all tiles at once; larger
+/// (2^29 uint32 keys are 2 GiB, and wgpu caps a binding below 2^31 bytes), in windows of
+/// whole tiles: the histogram and every pass dispatch once per window, binding only its
+/// rows of the inputs (tile tickets and the look-back run on across windows through the
+/// shared status words), and each pass binds its output as two windows, storing every row
+/// through the one that holds it (`SPLIT_DST`). So at most two windows: domains up to twice
+/// the binding size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KeyWindows {
+    /// Tiles of every window but the last.
+    pub tiles_per_window: u32,
+    /// Windows: 1 or 2.
+    pub count: u32,
+}
+
+impl KeyWindows {
+    /// The windows of `plan`'s domain whose views bind `bytes` at most (lead included) under
+    /// a `max_binding`-byte limit with offsets aligned to `align`; `None` when two windows do
+    /// not cover it.
+    pub(crate) fn plan(plan: &RadixPlan, bytes: u64, max_binding: u64, align: u64) -> Option<Self> {
+        if bytes <= max_binding {
+            return Some(Self {
+                tiles_per_window: plan.tiles,
+                count: 1,
+            });
+        }
+        let tile_bytes = u64::from(plan.tile_rows) * 4;
+        let per =
+            (max_binding.saturating_sub(align.max(4)) / tile_bytes).min(u64::from(plan.tiles));
+        if per == 0 {
+            return None;
+        }
+        let count = u64::from(plan.tiles).div_ceil(per);
+        (count <= 2).then_some(Self {
+            tiles_per_window: per as u32,
+            count: count as u32,
+        })
+    }
+
+    /// Tiles `[first, end)` of window `w`.
+    fn tiles(&self, plan: &RadixPlan, w: u32) -> (u32, u32) {
+        let first = w * self.tiles_per_window;
+        (first, (first + self.tiles_per_window).min(plan.tiles))
+    }
+
+    /// The first output row of the second window (`u32::MAX` with one window).
+    fn split(&self, plan: &RadixPlan) -> u32 {
+        if self.count == 1 {
+            u32::MAX
+        } else {
+            self.tiles_per_window * plan.tile_rows
+        }
+    }
+}
+
+/// Rows `[first, end)` of the packed uint32 `view` as a view of their own.
+fn rows_of(
+    graph: &mut CommandGraph,
+    view: DataView,
+    first: u32,
+    end: u32,
+) -> Result<DataView, AlgorithmError> {
+    Ok(graph.create_data_view(
+        view.buffer(),
+        DataViewDescriptor::packed(VectorFormat::Uint32, u64::from(end - first))
+            .at_offset(view.byte_offset() + u64::from(first) * 4),
+    )?)
+}
+
+/// A view's element offset in its binding, relative to domain row `first` (wrapping: the
+/// kernel adds the domain row).
+fn offset_from(view: &DataView, align: u64, first: u32) -> u32 {
+    (view.aligned_range(align).element_offset as u32).wrapping_sub(first)
+}
+
+/// The input views and tiles of one window's dispatch.
 #[derive(Clone, Copy)]
+struct WindowInputs {
+    keys: DataView,
+    values: Option<DataView>,
+    tiles: (u32, u32),
+    /// The window's first domain row.
+    first_row: u32,
+}
+
+/// The windows' inputs over `keys` (and `values`).
+fn window_inputs(
+    graph: &mut CommandGraph,
+    plan: &RadixPlan,
+    windows: &KeyWindows,
+    keys: DataView,
+    values: Option<DataView>,
+) -> Result<Vec<WindowInputs>, AlgorithmError> {
+    (0..windows.count)
+        .map(|w| {
+            let tiles = windows.tiles(plan, w);
+            let (first, end) = (
+                tiles.0 * plan.tile_rows,
+                (tiles.1 * plan.tile_rows).min(plan.rows),
+            );
+            if windows.count == 1 {
+                return Ok(WindowInputs {
+                    keys,
+                    values,
+                    tiles,
+                    first_row: 0,
+                });
+            }
+            Ok(WindowInputs {
+                keys: rows_of(graph, keys, first, end)?,
+                values: values.map(|v| rows_of(graph, v, first, end)).transpose()?,
+                tiles,
+                first_row: first,
+            })
+        })
+        .collect()
+}
+
+/// `view` (packed uint32) in consecutive pieces that each fit one storage binding: itself
+/// when it fits (the elementwise key transforms bind a domain larger than a binding this way).
+pub(crate) fn binding_pieces(
+    graph: &mut CommandGraph,
+    view: DataView,
+) -> Result<Vec<DataView>, AlgorithmError> {
+    let limits = graph.device().limits();
+    let align = u64::from(limits.min_storage_buffer_offset_alignment).max(4);
+    let max = limits.max_storage_buffer_binding_size;
+    if view.aligned_range(align).size <= max {
+        return Ok(vec![view]);
+    }
+    let piece = ((max - align) / 4 / 64 * 64).max(64) as u32;
+    let rows = view.len() as u32;
+    (0..rows.div_ceil(piece))
+        .map(|i| rows_of(graph, view, i * piece, ((i + 1) * piece).min(rows)))
+        .collect()
+}
+
+/// An output bound as one view, or as two windows split at `KeyWindows::split`.
+#[derive(Clone, Copy)]
+struct SplitOutput {
+    lo: DataView,
+    hi: Option<DataView>,
+}
+
+fn split_output(
+    graph: &mut CommandGraph,
+    plan: &RadixPlan,
+    windows: &KeyWindows,
+    view: DataView,
+) -> Result<SplitOutput, AlgorithmError> {
+    if windows.count == 1 {
+        return Ok(SplitOutput { lo: view, hi: None });
+    }
+    let split = windows.split(plan);
+    Ok(SplitOutput {
+        lo: rows_of(graph, view, 0, split)?,
+        hi: Some(rows_of(graph, view, split, plan.rows)?),
+    })
+}
+
+/// Where one pass reads and writes: one or two input windows, an output in one or two.
+#[derive(Clone)]
 struct PassViews {
-    src_keys: DataView,
-    dst_keys: DataView,
-    src_values: Option<DataView>,
-    dst_values: Option<DataView>,
+    inputs: Vec<WindowInputs>,
+    dst_keys: SplitOutput,
+    dst_values: Option<SplitOutput>,
+    /// The whole views, for the declared uses.
+    uses: Vec<ResourceUse>,
     mode: ValueMode,
 }
 
@@ -184,11 +353,19 @@ pub(crate) fn add_radix_nodes(
     };
     let tmp_keys = view(scratch.keys)?;
     let tmp_values = scratch.values.map(view).transpose()?;
-
+    let windows = key_windows(graph, id, algorithm, &plan, domain)?;
+    if windows.count > 1 && policy.reverse_tiles {
+        return Err(ViewCheck::new(algorithm, id).unsupported(
+            "sort policy",
+            "reverse_tiles off for a domain larger than one storage binding (its key windows run in tile order)",
+            "reverse_tiles on",
+        ));
+    }
+    let inputs = window_inputs(graph, &plan, &windows, domain.keys, None)?;
     add_histogram_node(
         graph,
         format!("{id}.histogram"),
-        domain.keys,
+        (domain.keys, inputs),
         scratch.status,
         plan,
         policy,
@@ -221,19 +398,33 @@ pub(crate) fn add_radix_nodes(
                 (src, dst, mode)
             }
         };
+        let load = if mode == ValueMode::Load {
+            src_values
+        } else {
+            None
+        };
+        let mut uses = vec![
+            ResourceUse::storage_read(src_keys),
+            ResourceUse::storage_write(dst_keys),
+        ];
+        uses.extend(dst_values.map(ResourceUse::storage_write));
+        uses.extend(src_values.map(ResourceUse::storage_read));
+        let views = PassViews {
+            inputs: window_inputs(graph, &plan, &windows, src_keys, load)?,
+            dst_keys: split_output(graph, &plan, &windows, dst_keys)?,
+            dst_values: dst_values
+                .map(|v| split_output(graph, &plan, &windows, v))
+                .transpose()?,
+            uses,
+            mode,
+        };
         add_pass_node(
             graph,
             format!("{id}.pass{pass}"),
             pass,
-            PassViews {
-                src_keys,
-                dst_keys,
-                src_values,
-                dst_values,
-                mode,
-            },
+            views,
             scratch.status,
-            plan,
+            (plan, windows.split(&plan)),
             policy,
             pass_grid,
             code.map(|c| (c, pass == 0, pass == passes - 1)),
@@ -242,11 +433,51 @@ pub(crate) fn add_radix_nodes(
     Ok(())
 }
 
+/// The key windows of `domain` (see [`KeyWindows`]), or the device-limit error naming the
+/// largest binding and the limit.
+fn key_windows(
+    graph: &CommandGraph,
+    id: &str,
+    algorithm: &'static str,
+    plan: &RadixPlan,
+    domain: &Domain,
+) -> Result<KeyWindows, AlgorithmError> {
+    let limits = graph.device().limits();
+    let align = u64::from(limits.min_storage_buffer_offset_alignment);
+    let views = [domain.keys, domain.sorted_keys]
+        .into_iter()
+        .chain(domain.values)
+        .chain(domain.sorted_values);
+    let bytes = views
+        .map(|v| v.aligned_range(align).size)
+        .max()
+        .unwrap_or(0);
+    let max = limits.max_storage_buffer_binding_size;
+    KeyWindows::plan(plan, bytes, max, align).ok_or_else(|| {
+        ViewCheck::new(algorithm, id).device_limit(
+            "storage binding bytes of one sort domain (at most two key windows of whole tiles)",
+            bytes,
+            2 * (max - align.max(4)) / (u64::from(plan.tile_rows) * 4)
+                * (u64::from(plan.tile_rows) * 4),
+        )
+    })
+}
+
+/// The grid of one window's dispatch: `tiles` tiles at `per_group` tiles per workgroup (the
+/// checked whole-domain `grid` when there is one window; a window has fewer workgroups than
+/// the whole domain, so its grid fits too).
+fn window_grid(whole: Grid, windows: usize, tiles: u32, per_group: u32, max_dim: u32) -> Grid {
+    if windows == 1 {
+        return whole;
+    }
+    grid_for(u64::from(tiles.div_ceil(per_group)), max_dim).unwrap_or(whole)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn add_histogram_node(
     graph: &mut CommandGraph,
     node_id: String,
-    keys: DataView,
+    (keys, inputs): (DataView, Vec<WindowInputs>),
     status: BufferHandle,
     plan: RadixPlan,
     policy: SortPolicy,
@@ -260,6 +491,7 @@ fn add_histogram_node(
     graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
         let device = cc.device().clone();
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
+        let max_dim = cc.limits().max_compute_workgroups_per_dimension;
         let kernel = |entry: &str| {
             kernels::get(
                 &device,
@@ -272,32 +504,54 @@ fn add_histogram_node(
         let clear = kernel("clear_histograms");
         let count = kernel("count_digits");
         let scan = kernel("scan_histograms");
-        let params = RadixParams {
-            rows: plan.rows,
-            tiles: plan.tiles,
-            histogram_word: RadixPlan::histogram_word(0),
-            status_word: plan.status_word(0) as u32,
-            src_keys: keys.aligned_range(align).element_offset as u32,
-            tiles_per_group: policy.histogram_tiles_per_workgroup,
-            ..Default::default()
-        }
-        .with_code(code, true, false);
-        let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&params));
-        let mut groups = BindGroupCache::default();
+        let per_group = policy.histogram_tiles_per_workgroup;
+        let windows: Vec<_> = inputs
+            .iter()
+            .map(|w| {
+                let params = RadixParams {
+                    rows: plan.rows,
+                    tiles: plan.tiles,
+                    histogram_word: RadixPlan::histogram_word(0),
+                    status_word: plan.status_word(0) as u32,
+                    src_keys: offset_from(&w.keys, align, w.first_row),
+                    tiles_per_group: per_group,
+                    tile_base: w.tiles.0,
+                    tile_end: w.tiles.1,
+                    ..Default::default()
+                }
+                .with_code(code, true, false);
+                let grid = window_grid(
+                    grid,
+                    inputs.len(),
+                    w.tiles.1 - w.tiles.0,
+                    per_group,
+                    max_dim,
+                );
+                let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&params));
+                (w.keys, params, grid)
+            })
+            .collect();
+        let mut groups: Vec<BindGroupCache> = windows.iter().map(|_| Default::default()).collect();
         Ok(compute_fn(move |pass, ec| {
             let bufs = resolve(ec, &[keys.buffer(), status]);
-            let group = groups.get_or_create(&bufs, || {
-                let (k, _) = view_binding(bufs[0], &keys, align);
-                let k4 = vec4_binding(&k);
-                clear.bind_group(
-                    &device,
-                    &[params.as_entire_buffer_binding(), k, k4, ec.binding(status)],
-                )
-            });
-            let one = Grid { x: 1, y: 1 };
-            clear.dispatch(pass, group, one);
-            count.dispatch(pass, group, grid);
-            scan.dispatch(pass, group, one);
+            for (i, ((view, params, grid), cache)) in windows.iter().zip(&mut groups).enumerate() {
+                let group = cache.get_or_create(&bufs, || {
+                    let (k, _) = view_binding(bufs[0], view, align);
+                    let k4 = vec4_binding(&k);
+                    clear.bind_group(
+                        &device,
+                        &[params.as_entire_buffer_binding(), k, k4, ec.binding(status)],
+                    )
+                });
+                let one = Grid { x: 1, y: 1 };
+                if i == 0 {
+                    clear.dispatch(pass, group, one);
+                }
+                count.dispatch(pass, group, *grid);
+                if i + 1 == windows.len() {
+                    scan.dispatch(pass, group, one);
+                }
+            }
         }))
     }))?;
     Ok(())
@@ -310,100 +564,138 @@ fn add_pass_node(
     pass_index: u32,
     v: PassViews,
     status: BufferHandle,
-    plan: RadixPlan,
+    (plan, split): (RadixPlan, u32),
     policy: SortPolicy,
     grid: Grid,
     code: Option<(KeyParams, bool, bool)>,
 ) -> Result<(), AlgorithmError> {
-    let mut uses = vec![
-        ResourceUse::storage_read(v.src_keys),
-        ResourceUse::storage_write(v.dst_keys),
-        ResourceUse::storage_read_write(status),
+    let mut uses = v.uses.clone();
+    uses.push(ResourceUse::storage_read_write(status));
+    let split_dst = v.dst_keys.hi.is_some();
+    let write_values = matches!(v.mode, ValueMode::Load | ValueMode::SourceRows);
+    let load_values = v.mode == ValueMode::Load;
+    // Binding numbers: params 0, src keys 1 (words) and 2 (vec4), status 3, dst keys 4,
+    // dst values 5, src values 6 and 7, the second output window's keys 8 and values 9.
+    let mut layout = vec![
+        (0, Binding::Uniform),
+        (1, Binding::StorageRead),
+        (2, Binding::StorageRead),
+        (3, Binding::StorageReadWrite),
+        (4, Binding::StorageReadWrite),
     ];
-    uses.extend(v.dst_values.map(ResourceUse::storage_write));
-    uses.extend(v.src_values.map(ResourceUse::storage_read));
-    // Buffers in binding order after params: src keys (twice), status, dst keys, then values.
-    let mut handles = vec![v.src_keys.buffer(), status, v.dst_keys.buffer()];
-    let mut bindings = vec![
-        Binding::Uniform,
-        Binding::StorageRead,
-        Binding::StorageRead,
-        Binding::StorageReadWrite,
-        Binding::StorageReadWrite,
-    ];
-    if let (ValueMode::Load | ValueMode::SourceRows, Some(dst)) = (v.mode, v.dst_values) {
-        handles.push(dst.buffer());
-        bindings.push(Binding::StorageReadWrite);
+    if write_values {
+        layout.push((5, Binding::StorageReadWrite));
     }
-    if let (ValueMode::Load, Some(src)) = (v.mode, v.src_values) {
-        handles.push(src.buffer());
-        bindings.extend([Binding::StorageRead, Binding::StorageRead]);
+    if load_values {
+        layout.extend([(6, Binding::StorageRead), (7, Binding::StorageRead)]);
     }
+    if split_dst {
+        layout.push((8, Binding::StorageReadWrite));
+        if write_values {
+            layout.push((9, Binding::StorageReadWrite));
+        }
+    }
+    let first = &v.inputs[0];
+    // Buffers: src keys, status, dst keys, dst values, src values (the bind-group cache key).
+    let mut handles = vec![first.keys.buffer(), status, v.dst_keys.lo.buffer()];
+    handles.extend(v.dst_values.map(|d| d.lo.buffer()));
+    handles.extend(first.values.map(|s| s.buffer()));
     graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
         let device = cc.device().clone();
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
+        let max_dim = cc.limits().max_compute_workgroups_per_dimension;
         let subgroups = device
             .features()
             .contains(gpugraph_command::wgpu::Features::SUBGROUP);
-        let kernel = kernels::get(
+        let entries: Vec<_> = layout
+            .iter()
+            .map(|&(i, b)| crate::kernel::buffer_entry(i, b.buffer_type(), 0))
+            .collect();
+        let kernel = crate::kernel::Kernel::with_entries(
             &device,
             &format!(
-                "sort.radix_pass.{:?}.{policy:?}.{subgroups}.code{}",
+                "sort.radix_pass.{:?}.{policy:?}.{subgroups}.code{}.split{split_dst}",
                 v.mode,
                 code.is_some()
             ),
-            &source::radix_pass(&policy, v.mode, subgroups, code.is_some()),
+            &source::radix_pass_with(&policy, v.mode, subgroups, code.is_some(), split_dst),
             "radix_pass",
-            &bindings,
+            &entries,
+            &[],
         );
-        let offset = |view: Option<DataView>| {
+        let lo_offset = |view: Option<DataView>| {
             view.map_or(0, |x| x.aligned_range(align).element_offset as u32)
         };
-        let params = RadixParams {
-            rows: plan.rows,
-            tiles: plan.tiles,
-            shift: pass_index * RADIX_BITS,
-            ticket_word: RadixPlan::ticket_word(pass_index),
-            histogram_word: RadixPlan::histogram_word(pass_index),
-            status_word: plan.status_word(pass_index) as u32,
-            src_keys: offset(Some(v.src_keys)),
-            dst_keys: offset(Some(v.dst_keys)),
-            src_values: offset(v.src_values),
-            dst_values: offset(v.dst_values),
-            ..Default::default()
+        let hi_offset = |out: Option<SplitOutput>| {
+            out.and_then(|o| o.hi)
+                .map_or(0, |h| offset_from(&h, align, split))
         };
-        let params = match code {
-            Some((c, encode, decode)) => params.with_code(Some(c), encode, decode),
-            None => params,
-        };
-        let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&params));
-        let mut groups = BindGroupCache::default();
+        let windows: Vec<_> = v
+            .inputs
+            .iter()
+            .map(|w| {
+                let params = RadixParams {
+                    rows: plan.rows,
+                    tiles: plan.tiles,
+                    shift: pass_index * RADIX_BITS,
+                    ticket_word: RadixPlan::ticket_word(pass_index),
+                    histogram_word: RadixPlan::histogram_word(pass_index),
+                    status_word: plan.status_word(pass_index) as u32,
+                    src_keys: offset_from(&w.keys, align, w.first_row),
+                    dst_keys: lo_offset(Some(v.dst_keys.lo)),
+                    src_values: w.values.map_or(0, |x| offset_from(&x, align, w.first_row)),
+                    dst_values: lo_offset(v.dst_values.map(|d| d.lo)),
+                    tile_base: w.tiles.0,
+                    tile_end: w.tiles.1,
+                    split,
+                    dst_keys_hi: hi_offset(Some(v.dst_keys)),
+                    dst_values_hi: hi_offset(v.dst_values),
+                    ..Default::default()
+                };
+                let params = match code {
+                    Some((c, encode, decode)) => params.with_code(Some(c), encode, decode),
+                    None => params,
+                };
+                let grid = window_grid(grid, v.inputs.len(), w.tiles.1 - w.tiles.0, 1, max_dim);
+                let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&params));
+                (*w, params, grid)
+            })
+            .collect();
+        let (dst_keys, dst_values, mode) = (v.dst_keys, v.dst_values, v.mode);
+        let mut groups: Vec<BindGroupCache> = windows.iter().map(|_| Default::default()).collect();
         Ok(compute_fn(move |pass, ec| {
             let bufs = resolve(ec, &handles);
-            let group = groups.get_or_create(&bufs, || {
-                let bind = |i: usize, view: &DataView| view_binding(bufs[i], view, align).0;
-                let src = bind(0, &v.src_keys);
-                let mut res: Vec<wgpu::BufferBinding<'_>> = vec![
-                    params.as_entire_buffer_binding(),
-                    src.clone(),
-                    vec4_binding(&src),
-                    ec.binding(handles[1]),
-                    bind(2, &v.dst_keys),
-                ];
-                let mut next = 3;
-                if let (ValueMode::Load | ValueMode::SourceRows, Some(dst)) = (v.mode, v.dst_values)
-                {
-                    res.push(bind(next, &dst));
-                    next += 1;
-                }
-                if let (ValueMode::Load, Some(src)) = (v.mode, v.src_values) {
-                    let b = bind(next, &src);
-                    res.push(b.clone());
-                    res.push(vec4_binding(&b));
-                }
-                kernel.bind_group(&device, &res)
-            });
-            kernel.dispatch(pass, group, grid);
+            for ((w, params, grid), cache) in windows.iter().zip(&mut groups) {
+                let group = cache.get_or_create(&bufs, || {
+                    let bind = |i: usize, view: &DataView| view_binding(bufs[i], view, align).0;
+                    let src = bind(0, &w.keys);
+                    let mut res: Vec<(u32, wgpu::BufferBinding<'_>)> = vec![
+                        (0, params.as_entire_buffer_binding()),
+                        (1, src.clone()),
+                        (2, vec4_binding(&src)),
+                        (3, ec.binding(handles[1])),
+                        (4, bind(2, &dst_keys.lo)),
+                    ];
+                    let mut next = 3;
+                    if let (true, Some(dst)) = (write_values, dst_values) {
+                        res.push((5, bind(next, &dst.lo)));
+                        if let Some(hi) = dst.hi {
+                            res.push((9, bind(next, &hi)));
+                        }
+                        next += 1;
+                    }
+                    if let (ValueMode::Load, Some(src)) = (mode, w.values) {
+                        let b = bind(next, &src);
+                        res.push((6, b.clone()));
+                        res.push((7, vec4_binding(&b)));
+                    }
+                    if let Some(hi) = dst_keys.hi {
+                        res.push((8, bind(2, &hi)));
+                    }
+                    kernel.bind_group_at(&device, &res)
+                });
+                kernel.dispatch(pass, group, *grid);
+            }
         }))
     }))?;
     Ok(())

@@ -24,6 +24,20 @@ struct RadixParams {
     code_float: u32,      // float32 keys (else integers)
     code_bias: u32,       // added to integer keys: 2^(key_bits-1) for int32, else 0
     code_flip: u32,       // XORed into the code: 2^key_bits - 1 descending, else 0
+    // Key windows (radix.rs `KeyWindows`: a domain larger than one storage binding): this
+    // dispatch handles tiles [tile_base, tile_end) and binds only their rows, so src_keys and
+    // src_values are offsets of domain row 0 that wrap (u32) below the binding; one binding
+    // per domain: 0 and tiles.
+    tile_base: u32,
+    tile_end: u32,
+    // SPLIT_DST: output rows at or past `split` are stored through the _hi bindings, at the
+    // (wrapping) offsets of domain row 0 in them.
+    split: u32,
+    dst_keys_hi: u32,
+    dst_values_hi: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: RadixParams;

@@ -17,7 +17,8 @@ fn clear_histograms(@builtin(local_invocation_index) t: u32) {
     }
 }
 
-// Workgroup g counts the digits of tiles [g * tiles_per_group, ...) for every pass in workgroup
+// Workgroup g counts the digits of tiles tile_base + [g * tiles_per_group, ...) (below
+// tile_end) for every pass in workgroup
 // memory, then adds its nonzero counts to the global histograms, and zeroes the status rows of
 // its tiles for every pass.
 @compute @workgroup_size(WG_SIZE)
@@ -26,11 +27,11 @@ fn count_digits(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) num_wg: vec3<u32>,
 ) {
-    let first_tile = linear_workgroup(wg, num_wg) * params.tiles_per_group;
-    if first_tile >= params.tiles {
+    let first_tile = params.tile_base + linear_workgroup(wg, num_wg) * params.tiles_per_group;
+    if first_tile >= params.tile_end {
         return;
     }
-    let last_tile = min(first_tile + params.tiles_per_group, params.tiles);
+    let last_tile = min(first_tile + params.tiles_per_group, params.tile_end);
     for (var p = 0u; p < PASSES; p += 1u) {
         let row = params.status_word + p * params.tiles * RADIX;
         for (var tile = first_tile; tile < last_tile; tile += 1u) {

@@ -57,6 +57,35 @@ const KPT4: u32 = KEYS_PER_THREAD / 4u;
 @group(0) @binding(6) var<storage, read> src_values: array<u32>;
 @group(0) @binding(7) var<storage, read> src_values4: array<vec4<u32>>;
 #endif
+#ifdef SPLIT_DST
+// The output rows at or past params.split (a domain larger than one storage binding).
+@group(0) @binding(8) var<storage, read_write> dst_keys_hi: array<u32>;
+#ifdef WRITE_VALUES
+@group(0) @binding(9) var<storage, read_write> dst_values_hi: array<u32>;
+#endif
+#endif
+
+fn store_key(row: u32, key: u32) {
+#ifdef SPLIT_DST
+    if row >= params.split {
+        dst_keys_hi[params.dst_keys_hi + row] = key;
+        return;
+    }
+#endif
+    dst_keys[params.dst_keys + row] = key;
+}
+
+#ifdef WRITE_VALUES
+fn store_value(row: u32, value: u32) {
+#ifdef SPLIT_DST
+    if row >= params.split {
+        dst_values_hi[params.dst_values_hi + row] = value;
+        return;
+    }
+#endif
+    dst_values[params.dst_values + row] = value;
+}
+#endif
 
 // The ranking counters, then the rank maps, then keys and values in rank order. Atomic with
 // MULTISPLIT: the multisplit counters are read-modify-written by whichever lane leads a
@@ -378,14 +407,19 @@ fn radix_pass(
     // The tile is the workgroup's own id: no ticket round trip before the loads. Devices
     // that launch workgroups in id order (NVIDIA) keep predecessors running first; any other
     // order is still correct through the decoupled fallback, only slower.
-    let ticket = linear_workgroup(wg, num_wg);
+    let ticket = params.tile_base + linear_workgroup(wg, num_wg);
 #else
+    // Only this dispatch's tiles take tickets: a spare workgroup of a 2-D grid must not take
+    // one the next key window's dispatch needs (tickets run on across the windows).
+    if linear_workgroup(wg, num_wg) >= params.tile_end - params.tile_base {
+        return;
+    }
     if t == 0u {
         sh_ticket = atomicAdd(&scratch[params.ticket_word], 1u);
     }
     let ticket = workgroupUniformLoad(&sh_ticket);
 #endif
-    if ticket >= params.tiles {
+    if ticket >= params.tile_end {
         return;
     }
 #ifdef REVERSE_TILES
@@ -490,7 +524,7 @@ fn radix_pass(
     for (var k = 0u; k < KPT; k += 1u) {
         if key_row(t, k) < valid {
             let d = digit_of(keys[k], params.shift);
-            dst_keys[params.dst_keys + sh_base[d] + ranks[k]] = key_out(keys[k]);
+            store_key(sh_base[d] + ranks[k], key_out(keys[k]));
         }
     }
 #ifdef WRITE_VALUES
@@ -504,7 +538,7 @@ fn radix_pass(
             let v = tile_start + r;
 #endif
             let d = digit_of(keys[k], params.shift);
-            dst_values[params.dst_values + sh_base[d] + ranks[k]] = v;
+            store_value(sh_base[d] + ranks[k], v);
         }
     }
 #endif
@@ -524,7 +558,7 @@ fn radix_pass(
         if i < valid {
             let key = sh_get(i);
             out_digits[j] = digit_of(key, params.shift);
-            dst_keys[params.dst_keys + sh_base[out_digits[j]] + i] = key_out(key);
+            store_key(sh_base[out_digits[j]] + i, key_out(key));
         }
     }
 #ifdef WRITE_VALUES
@@ -588,7 +622,7 @@ fn radix_pass(
     for (var j = 0u; j < KPT; j += 1u) {
         let i = j * WG_SIZE + t;
         if i < valid {
-            dst_values[params.dst_values + sh_base[out_digits[j]] + i] = sh_get(i);
+            store_value(sh_base[out_digits[j]] + i, sh_get(i));
         }
     }
 #endif

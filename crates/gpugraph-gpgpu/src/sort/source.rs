@@ -100,14 +100,30 @@ pub(crate) fn radix_histogram(policy: &SortPolicy, key_code: bool) -> String {
 /// One digit pass (`radix_pass`) moving values as `values` says; `subgroups`: the device has
 /// `Features::SUBGROUP` (the policy's `subgroups` and `multisplit` choose what uses them);
 /// `key_code`: the fused key transform is compiled in (`KEY_CODE`).
+#[cfg(test)]
 pub(crate) fn radix_pass(
     policy: &SortPolicy,
     values: ValueMode,
     subgroups: bool,
     key_code: bool,
 ) -> String {
+    radix_pass_with(policy, values, subgroups, key_code, false)
+}
+
+/// [`radix_pass`], with `split_dst`: the output is bound as two windows (`SPLIT_DST`, a
+/// domain larger than one storage binding; radix.rs `KeyWindows`).
+pub(crate) fn radix_pass_with(
+    policy: &SortPolicy,
+    values: ValueMode,
+    subgroups: bool,
+    key_code: bool,
+    split_dst: bool,
+) -> String {
     let mut defines = Vec::new();
     values.defines(&mut defines);
+    if split_dst {
+        defines.push("SPLIT_DST");
+    }
     if key_code {
         defines.push("KEY_CODE");
     }
@@ -313,10 +329,12 @@ mod tests {
             for code in [false, true] {
                 validate("histogram", &radix_histogram(&policy, code));
                 for mode in modes {
-                    for subgroups in [false, true] {
+                    for (subgroups, split) in [(false, false), (true, false), (true, true)] {
                         validate(
-                            &format!("pass {mode:?} subgroups={subgroups} code={code}"),
-                            &radix_pass(&policy, mode, subgroups, code),
+                            &format!(
+                                "pass {mode:?} subgroups={subgroups} code={code} split={split}"
+                            ),
+                            &radix_pass_with(&policy, mode, subgroups, code, split),
                         );
                     }
                 }
