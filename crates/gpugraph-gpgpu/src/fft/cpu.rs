@@ -41,7 +41,13 @@ pub fn fft(x: &[C64], inverse: bool) -> Vec<C64> {
     assert!(n.is_power_of_two(), "fft of {n} values");
     let bits = n.trailing_zeros();
     let mut a: Vec<C64> = (0..n)
-        .map(|i| x[if bits == 0 { 0 } else { i.reverse_bits() >> (usize::BITS - bits) }])
+        .map(|i| {
+            x[if bits == 0 {
+                0
+            } else {
+                i.reverse_bits() >> (usize::BITS - bits)
+            }]
+        })
         .collect();
     let mut len = 2;
     while len <= n {
@@ -117,7 +123,10 @@ mod tests {
         let y = fft(&x, false);
         for (k, v) in y.iter().enumerate() {
             let want = if k == 3 { n as f64 } else { 0.0 };
-            assert!((v[0] - want).abs() < 1e-12 && v[1].abs() < 1e-12, "{k}: {v:?}");
+            assert!(
+                (v[0] - want).abs() < 1e-12 && v[1].abs() < 1e-12,
+                "{k}: {v:?}"
+            );
         }
     }
 }

@@ -2,8 +2,7 @@
 
 use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{
-    Binding, BufferDescriptor, CommandGraph, DataView, DispatchNode, Grid, VectorFormat,
-    VectorView,
+    Binding, BufferDescriptor, CommandGraph, DataView, DispatchNode, Grid, VectorFormat, VectorView,
 };
 
 use super::plan::{self, FftLimits, FftPass, FftPlan, PassBuffer, PlanError};

@@ -283,9 +283,7 @@ fn column_axes(h: u32, w: u32, max: u32, out: &mut Vec<Axis>) {
 /// The kernel shape of a length-`length` pass over `seqs` sequences.
 pub fn shape(length: u32, seqs: u32, limits: &FftLimits, policy: &FftPolicy) -> KernelShape {
     let max = limits.max_workgroup_length(policy);
-    let c = (max / length)
-        .max(1)
-        .min(seqs.max(1).next_power_of_two());
+    let c = (max / length).max(1).min(seqs.max(1).next_power_of_two());
     let e = c * length;
     let t_max = floor_pow2(policy.threads.min(limits.invocations)).max(1);
     let threads = (e / 8).clamp(1, t_max);
