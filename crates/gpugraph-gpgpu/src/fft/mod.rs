@@ -24,9 +24,11 @@
 pub mod cpu;
 mod node;
 pub mod plan;
+mod policy;
 
 pub use node::{Fft1d, Fft2d};
 pub use plan::{FftLimits, FftPass, FftPlan, KernelShape, PassBuffer};
+pub use policy::FftPolicy;
 
 /// Transform direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,25 +37,4 @@ pub enum FftDirection {
     Forward,
     /// `e^{+2πi jk/n}`, scaled by `1/n`.
     Inverse,
-}
-
-/// Kernel tunables. Both are upper bounds: the device's workgroup memory and invocation
-/// limits cap them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FftPolicy {
-    /// Complex elements one workgroup holds (a power of two): the longest one-pass axis, and
-    /// `elements / length` sequences per workgroup for shorter ones. Default 8192.
-    pub workgroup_elements: u32,
-    /// Invocations per workgroup at most (a power of two); each holds `elements / threads`
-    /// values in registers. Default 512.
-    pub threads: u32,
-}
-
-impl Default for FftPolicy {
-    fn default() -> Self {
-        Self {
-            workgroup_elements: 8192,
-            threads: 512,
-        }
-    }
 }

@@ -95,6 +95,7 @@ impl Fft1d {
         policy: &FftPolicy,
     ) -> Result<FftPlan, AlgorithmError> {
         let c = ViewCheck::new(ALGORITHM_1D, &self.id);
+        policy.validate().map_err(|e| c.policy(e))?;
         if self.batch == 0 {
             return Err(c.out_of_range("batch", 0, "at least 1"));
         }
@@ -128,6 +129,7 @@ impl Fft2d {
         policy: &FftPolicy,
     ) -> Result<FftPlan, AlgorithmError> {
         let c = ViewCheck::new(ALGORITHM_2D, &self.id);
+        policy.validate().map_err(|e| c.policy(e))?;
         let limits = FftLimits::of(&graph.device().limits());
         let plan = plan::plan_2d(self.height, self.width, &limits, policy)
             .map_err(|e| plan_error(c, e))?;

@@ -1,0 +1,77 @@
+//! Tunables of the FFT kernels ([`FftPolicy`]), their ranges and `key=value` syntax
+//! (`elements=4096,threads=256`, the bench's `--fft-policy`).
+
+use crate::kernel::{power_of_two_in, spec_u32, PolicyError, PolicySpec, PolicySpecError};
+
+/// Kernel tunables. Both are upper bounds: the device's workgroup memory and invocation
+/// limits cap them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FftPolicy {
+    /// Complex elements one workgroup holds, a power of two in `8..=65536`: the longest
+    /// one-pass axis, and `elements / length` sequences per workgroup for shorter ones.
+    pub workgroup_elements: u32,
+    /// Invocations per workgroup at most, a power of two in `1..=1024`; each holds
+    /// `elements / threads` values in registers.
+    pub threads: u32,
+}
+
+impl FftPolicy {
+    /// 8,192 elements (32 KiB of workgroup memory with re and im exchanged in turn) over at
+    /// most 512 invocations: 16 values each.
+    pub const DEFAULT: Self = Self {
+        workgroup_elements: 8192,
+        threads: 512,
+    };
+
+    /// Checks the ranges documented on each field.
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        const P: &str = "fft";
+        power_of_two_in(
+            P,
+            "workgroup_elements",
+            self.workgroup_elements,
+            8..=65536,
+            "a power of two in 8..=65536",
+        )?;
+        power_of_two_in(
+            P,
+            "threads",
+            self.threads,
+            1..=1024,
+            "a power of two in 1..=1024",
+        )
+    }
+}
+
+impl PolicySpec for FftPolicy {
+    const KEYS: &'static str = "elements, threads";
+
+    fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
+        match key {
+            "elements" => self.workgroup_elements = spec_u32(key, value)?,
+            "threads" => self.threads = spec_u32(key, value)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+crate::kernel::policy_from_str!(FftPolicy, PolicyError);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_ranges_hold() {
+        let p: FftPolicy = "elements=4096, threads=256".parse().unwrap();
+        assert_eq!((p.workgroup_elements, p.threads), (4096, 256));
+        assert!("elements=3000".parse::<FftPolicy>().is_err());
+        assert!("threads=0".parse::<FftPolicy>().is_err());
+        assert!("wg=1".parse::<FftPolicy>().is_err());
+        assert_eq!(
+            "default".parse::<FftPolicy>().unwrap(),
+            FftPolicy::default()
+        );
+    }
+}
