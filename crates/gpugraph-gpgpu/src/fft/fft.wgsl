@@ -2,12 +2,13 @@
 // length L (interleaved re, im f32) entirely in registers and workgroup memory, Stockham
 // auto-sort: stage 0 has radix R0 (1, 2, 4 or 8), the STAGES8 later stages radix 8. Stage 0
 // loads from `src` and the last stage stores to `dst`, so a pass reads and writes every element
-// once. Sequence s = o * inner + i (o = s / inner) has element k at
+// once. Sequence s = o * inner + i (o = s >> inner_shift) has element k at
 // off + o * outer + i * inner_stride + k * elem; forward exponent e^{-2πi jk/L}; an inverse is
 // conj ∘ forward ∘ conj, applied per pass (`conj` = -1), scaled at the store.
 //
 // Header: L, C, T (invocations), V (values per invocation = C·L/T; V8, V4, V2 = V/8, V/4,
-// V/2), R0, STAGES8, R_LAST (the last stage's radix), E = C·L;
+// V/2), R0, STAGES8, STAGES8_REST = max(STAGES8 - 1, 0), R_LAST (the last stage's radix),
+// E = C·L; all lengths, counts and strides are powers of two;
 // defines SEQ_FAST_IN / SEQ_FAST_OUT (adjacent invocations take adjacent sequences, for
 // coalesced strided columns; SEQ_FAST_LAST: the mapping of the last stage), PACKED (vec2
 // workgroup array; else re and im are exchanged in turn through an f32 array of E words,
@@ -29,8 +30,8 @@ struct FftParams {
     tw_outer: u32,
     conj: f32,
     scale: f32,
+    inner_shift: u32,
     pad0: u32,
-    pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: FftParams;
@@ -96,8 +97,8 @@ fn item(q: u32, span: u32, seq_fast: bool) -> vec2<u32> {
 
 // The global offset of element 0 of sequence s (relative to the view).
 fn seq_base(s: u32, inner_stride: u32, outer_stride: u32) -> u32 {
-    let o = s / p.inner;
-    let i = s - o * p.inner;
+    let o = s >> p.inner_shift;
+    let i = s & (p.inner - 1u);
     return o * outer_stride + i * inner_stride;
 }
 
@@ -261,12 +262,14 @@ fn fft_pass(
         exchange(&v, t, R0, 1u, FAST_IN, fast1);
         butterflies(&v, t, 8u, R0, fast1);
     }
-    var ns = R0 * 8u;
-    for (var stage = 1u; stage < STAGES8; stage += 1u) {
-        let fast = (stage + 1u == STAGES8) && FAST_OUT;
+    // Later radix-8 stages, unrolled so every shift and mask below is a constant: stage
+    // 2 + s works on sub-transforms of length R0 · 8^(s+1).
+    #unroll
+    for (var s = 0u; s < STAGES8_REST; s += 1u) {
+        let ns = R0 << (3u * (s + 1u));
+        let fast = (s + 2u == STAGES8) && FAST_OUT;
         exchange(&v, t, 8u, ns / 8u, false, fast);
         butterflies(&v, t, 8u, ns, fast);
-        ns = ns * 8u;
     }
     // The last stage's outputs are in natural order: item j's value r is element j + r·L/R.
     #unroll
@@ -277,12 +280,11 @@ fn fft_pass(
             let e = cj.y + (k % R_LAST) * (L / R_LAST);
             var y = v[k];
 #ifdef TWIDDLE
-            let o = s / p.inner;
-            var idx = s - o * p.inner;
+            var idx = s & (p.inner - 1u);
             if (p.tw_outer != 0u) {
-                idx = o;
+                idx = s >> p.inner_shift;
             }
-            y = cmul(y, cis_neg((idx * e) % p.tw_n, p.tw_n));
+            y = cmul(y, cis_neg((idx * e) & (p.tw_n - 1u), p.tw_n));
 #endif
             let g = p.out_off + seq_base(s, p.out_inner, p.out_outer) + e * p.out_elem;
             dst[g] = p.scale * vec2<f32>(y.x, p.conj * y.y);

@@ -77,8 +77,8 @@ struct FftParams {
     tw_outer: u32,
     conj: f32,
     scale: f32,
+    inner_shift: u32,
     pad0: u32,
-    pad1: u32,
 }
 
 impl Fft1d {
@@ -234,8 +234,8 @@ fn add_passes(
             } else {
                 1.0
             },
+            inner_shift: pass.inner.trailing_zeros(),
             pad0: 0,
-            pad1: 0,
         };
         let shader = gpugraph_command::ShaderSource::new("fft/fft", source(pass));
         let node = DispatchNode::new(
@@ -279,6 +279,7 @@ fn source(pass: &FftPass) -> String {
         .u32("E", s.length * s.seqs_per_workgroup)
         .u32("R0", s.first_radix)
         .u32("STAGES8", s.stages8)
+        .u32("STAGES8_REST", s.stages8.saturating_sub(1))
         .u32("R_LAST", last_radix)
         .define_if(fast_in, "SEQ_FAST_IN")
         .define_if(fast_out, "SEQ_FAST_OUT")
@@ -318,7 +319,7 @@ mod tests {
                 kernel::validate_wgsl(&s).unwrap_or_else(|e| panic!("{pass:?}: {e}"));
                 let members = kernel::field_offsets!(FftParams; in_off, out_off, seqs, inner,
                     in_inner, in_outer, in_elem, tw_n, out_inner, out_outer, out_elem, tw_outer,
-                    conj, scale, pad0, pad1);
+                    conj, scale, inner_shift, pad0);
                 let size = Some(std::mem::size_of::<FftParams>());
                 kernel::assert_struct_layout(&s, "FftParams", size, &members);
             }

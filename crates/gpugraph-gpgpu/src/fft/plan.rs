@@ -418,6 +418,16 @@ mod tests {
             dsts,
             [PassBuffer::Output, PassBuffer::Scratch, PassBuffer::Output]
         );
+        // The kernel divides by shifts: every group size and twiddle period is a power of two.
+        for plan in [
+            plan_2d(8192, 8192, &LIMITS, &small).unwrap(),
+            plan_1d(1 << 20, 3, &LIMITS, &small).unwrap(),
+        ] {
+            for pass in &plan.passes {
+                assert!(pass.inner.is_power_of_two(), "{pass:?}");
+                assert!(pass.twiddle.is_none_or(|t| t.0.is_power_of_two()));
+            }
+        }
         let one = plan_1d(1024, 3, &LIMITS, &p).unwrap();
         assert_eq!(one.passes.len(), 1);
         assert!(!one.needs_scratch());
