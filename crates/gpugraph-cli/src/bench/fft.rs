@@ -63,8 +63,11 @@ pub fn node_bytes(_op: &str, node: &str) -> Option<f64> {
     node.rsplit_once("/pass").map(|_| 16.0)
 }
 
+/// Checks a transformed field (interleaved f32) against what it must be.
+type FieldCheck = Box<dyn Fn(&[f32]) -> Result<()>>;
+
 /// Input field and the check of the output of an `side × side` forward transform.
-fn field(n: u64, side: usize) -> (Vec<f32>, Box<dyn Fn(&[f32]) -> Result<()>>) {
+fn field(n: u64, side: usize) -> (Vec<f32>, FieldCheck) {
     let tolerance = move |max: f64| 8.0 * f64::from(f32::EPSILON) / 2.0 * (n as f64).log2() * max;
     if n <= ORACLE_MAX {
         let mut rng = rand::rngs::StdRng::seed_from_u64(16);
@@ -118,7 +121,7 @@ fn compare(got: &[f32], want: impl Fn(usize) -> [f64; 2], tol: f64) -> Result<()
 /// traffic and the same transform counted at one read and one write (`[1r1w]`).
 pub fn cases(gpu: &Gpu, n: u64, variants: &[(FftPolicy, String)]) -> Result<Vec<Case>> {
     let lg = n.trailing_zeros();
-    if !n.is_power_of_two() || lg % 2 != 0 {
+    if !n.is_power_of_two() || !lg.is_multiple_of(2) {
         bail!("bench fft: --sizes {n} must be a square 2^(2k) (2^24 = 4096², 2^26 = 8192²)");
     }
     let side = 1usize << (lg / 2);

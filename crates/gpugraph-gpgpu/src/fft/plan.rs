@@ -313,7 +313,7 @@ fn assign(axes: Vec<Axis>, elements: u64, limits: &FftLimits, policy: &FftPolicy
         .enumerate()
         .map(|(i, a)| {
             // Ping-pong so that the last pass lands in the output.
-            let dst = if (count - 1 - i) % 2 == 0 {
+            let dst = if (count - 1 - i).is_multiple_of(2) {
                 PassBuffer::Output
             } else {
                 PassBuffer::Scratch
