@@ -245,6 +245,32 @@ fn non_square_fields_match_the_oracle() {
     }
 }
 
+/// Workgroup grids split over x and y past the per-dimension limit; the kernel's linear
+/// workgroup id must still cover every sequence once.
+#[test]
+fn split_dispatch_grids_cover_every_sequence() {
+    let ctx = ctx_with_max_dispatch(8);
+    for shape in [
+        Shape::Rows {
+            length: 16,
+            batch: 60,
+        },
+        Shape::Field {
+            height: 128,
+            width: 32,
+        },
+    ] {
+        let x = random(&mut rng(5), shape.elements() as usize);
+        let (got, _) = run_fft(&ctx, &shape, &x, FftDirection::Forward, &SMALL, (2, 1));
+        check(
+            &got,
+            &shape.oracle(&x, false),
+            shape.tolerance_n(),
+            "split grid",
+        );
+    }
+}
+
 #[test]
 fn forward_then_inverse_in_one_graph_is_the_identity() {
     let ctx = ctx();

@@ -378,8 +378,13 @@ pub fn plan_2d(
     let elements = width * height;
     check_elements(elements)?;
     let mut axes = Vec::new();
-    row_axes(w, h, max, &mut axes);
-    column_axes(h, w, max, &mut axes);
+    // A length-1 axis is the identity: no pass (unless nothing else would write the output).
+    if w > 1 || h == 1 {
+        row_axes(w, h, max, &mut axes);
+    }
+    if h > 1 {
+        column_axes(h, w, max, &mut axes);
+    }
     Ok(assign(axes, elements, limits, policy))
 }
 
@@ -428,6 +433,9 @@ mod tests {
                 assert!(pass.twiddle.is_none_or(|t| t.0.is_power_of_two()));
             }
         }
+        assert_eq!(plan_2d(1, 64, &LIMITS, &p).unwrap().passes.len(), 1);
+        assert_eq!(plan_2d(64, 1, &LIMITS, &p).unwrap().passes[0].length, 64);
+        assert_eq!(plan_2d(1, 1, &LIMITS, &p).unwrap().passes.len(), 1);
         let one = plan_1d(1024, 3, &LIMITS, &p).unwrap();
         assert_eq!(one.passes.len(), 1);
         assert!(!one.needs_scratch());
