@@ -19,10 +19,12 @@ use rand::Rng;
 
 const ULPS: f64 = 8.0;
 
-/// Forces four-step passes past 64 values with lavapipe-sized inputs.
+/// Forces four-step passes past 64 values with lavapipe-sized inputs (and swizzled
+/// workgroup memory, so both layouts are covered).
 const SMALL: FftPolicy = FftPolicy {
     workgroup_elements: 64,
     threads: 16,
+    swizzle: true,
 };
 
 fn words(x: &[[f64; 2]]) -> Vec<u32> {
@@ -179,6 +181,10 @@ fn compare(ctx: &GpuContext, shape: Shape, policy: &FftPolicy, seed: u64, label:
 #[test]
 fn rows_of_every_power_of_two_length_match_the_oracle() {
     let ctx = ctx();
+    let swizzled = FftPolicy {
+        swizzle: true,
+        ..FftPolicy::default()
+    };
     for lg in 0..=13u32 {
         let length = 1u64 << lg;
         for batch in [1u64, 3] {
@@ -186,6 +192,14 @@ fn rows_of_every_power_of_two_length_match_the_oracle() {
             let label = format!("rows {length} × {batch}");
             compare(&ctx, shape, &FftPolicy::default(), lg as u64, &label);
         }
+        let shape = Shape::Rows { length, batch: 2 };
+        compare(
+            &ctx,
+            shape,
+            &swizzled,
+            99,
+            &format!("swizzled rows {length}"),
+        );
     }
 }
 

@@ -8,7 +8,8 @@
 //! write of the field over ours, the ratio to an ideal one-pass FFT. Per-pass node times
 //! against their own 16 B floors follow in the node table. Peer: `torch.fft.fft2` (cuFFT),
 //! `bench/peers/peers_fft.py`, op `fft2d-forward`. `--fft-policy elements=4096,threads=256`
-//! adds kernel variants (`fft2d-forward[elements=4096,threads=256]`).
+//! adds kernel variants (`fft2d-forward[elements=4096,threads=256]`; `swizzle=1` permutes
+//! workgroup memory against bank conflicts).
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -24,7 +25,8 @@ use crate::gpu::{import_as, Gpu};
 #[derive(Args, Clone, Debug)]
 pub struct FftBenchArgs {
     /// FFT kernel variants to compare in one run: comma-separated `key=value` over the
-    /// default policy, keys `elements` (complex values per workgroup) and `threads`, or
+    /// default policy, keys `elements` (complex values per workgroup), `threads` and
+    /// `swizzle` (0/1: workgroup memory permuted against bank conflicts), or
     /// `default`; repeatable.
     #[arg(long = "fft-policy", value_name = "SPEC")]
     pub fft_policies: Vec<String>,

@@ -12,7 +12,7 @@
 // defines SEQ_FAST_IN / SEQ_FAST_OUT (adjacent invocations take adjacent sequences, for
 // coalesced strided columns; SEQ_FAST_LAST: the mapping of the last stage), PACKED (vec2
 // workgroup array; else re and im are exchanged in turn through an f32 array of E words,
-// halving workgroup memory), TWIDDLE (the four-step
+// halving workgroup memory), SWIZZLE (see `shi`), TWIDDLE (the four-step
 // twiddle w_tw_n^(idx·k) applied before the store, idx the inner or outer sequence index).
 
 struct FftParams {
@@ -170,13 +170,24 @@ fn butterflies(v: ptr<function, array<vec2<f32>, V>>, t: u32, radix: u32, ns: u3
 fn input_index(q: u32, r: u32, radix: u32, seq_fast: bool) -> u32 {
     let span = L / radix;
     let cj = item(q, span, seq_fast);
-    return cj.x * L + cj.y + r * span;
+    return shi(cj.x * L + cj.y + r * span);
+}
+
+// The physical workgroup-memory word of logical index i: with SWIZZLE, the low 3 bits are
+// XORed with the 32-word row, so the stride-8 writes after stage 0 hit 32 banks (a bijection
+// within each row, so reads through the same map stay correct).
+fn shi(i: u32) -> u32 {
+#ifdef SWIZZLE
+    return i ^ ((i >> 5u) & 7u);
+#else
+    return i;
+#endif
 }
 
 fn output_index(q: u32, r: u32, radix: u32, ns: u32, seq_fast: bool) -> u32 {
     let cj = item(q, L / radix, seq_fast);
     let j = cj.y;
-    return cj.x * L + (j / ns) * ns * radix + (j % ns) + r * ns;
+    return shi(cj.x * L + (j / ns) * ns * radix + (j % ns) + r * ns);
 }
 
 // Moves the outputs of stage (radix_a, ns_a) into the inputs of the next, radix-8, stage.

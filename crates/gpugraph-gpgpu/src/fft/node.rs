@@ -285,6 +285,7 @@ fn source(pass: &FftPass) -> String {
         .define_if(fast_out, "SEQ_FAST_OUT")
         .define_if(fast_last, "SEQ_FAST_LAST")
         .define_if(s.packed, "PACKED")
+        .define_if(s.swizzle, "SWIZZLE")
         .define_if(pass.twiddle.is_some(), "TWIDDLE")
         .build()
 }
@@ -303,6 +304,7 @@ mod tests {
         let small = FftPolicy {
             workgroup_elements: 64,
             threads: 16,
+            swizzle: true,
         };
         let mut plans = Vec::new();
         for policy in [FftPolicy::default(), small] {

@@ -84,6 +84,8 @@ pub struct KernelShape {
     pub stages8: u32,
     /// Workgroup memory holds vec2 (re, im) words; else re and im are exchanged in turn.
     pub packed: bool,
+    /// Workgroup-memory words permuted against bank conflicts ([`FftPolicy::swizzle`]).
+    pub swizzle: bool,
 }
 
 impl KernelShape {
@@ -302,6 +304,7 @@ pub fn shape(length: u32, seqs: u32, limits: &FftLimits, policy: &FftPolicy) -> 
         first_radix,
         stages8: (lg - first_radix.trailing_zeros()) / 3,
         packed: e * 8 <= limits.workgroup_bytes,
+        swizzle: policy.swizzle,
     }
 }
 

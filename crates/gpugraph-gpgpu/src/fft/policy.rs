@@ -13,6 +13,9 @@ pub struct FftPolicy {
     /// Invocations per workgroup at most, a power of two in `1..=1024`; each holds
     /// `elements / threads` values in registers.
     pub threads: u32,
+    /// Permute workgroup-memory words within each 32-word row so the exchange after stage 0
+    /// is free of bank conflicts, at a few integer operations per access (`swizzle=1`).
+    pub swizzle: bool,
 }
 
 impl FftPolicy {
@@ -21,6 +24,7 @@ impl FftPolicy {
     pub const DEFAULT: Self = Self {
         workgroup_elements: 8192,
         threads: 512,
+        swizzle: false,
     };
 
     /// Checks the ranges documented on each field.
@@ -44,12 +48,13 @@ impl FftPolicy {
 }
 
 impl PolicySpec for FftPolicy {
-    const KEYS: &'static str = "elements, threads";
+    const KEYS: &'static str = "elements, threads, swizzle";
 
     fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
         match key {
             "elements" => self.workgroup_elements = spec_u32(key, value)?,
             "threads" => self.threads = spec_u32(key, value)?,
+            "swizzle" => self.swizzle = value != 0,
             _ => return Ok(false),
         }
         Ok(true)
@@ -64,8 +69,11 @@ mod tests {
 
     #[test]
     fn specs_parse_and_ranges_hold() {
-        let p: FftPolicy = "elements=4096, threads=256".parse().unwrap();
-        assert_eq!((p.workgroup_elements, p.threads), (4096, 256));
+        let p: FftPolicy = "elements=4096, threads=256,swizzle=1".parse().unwrap();
+        assert_eq!(
+            (p.workgroup_elements, p.threads, p.swizzle),
+            (4096, 256, true)
+        );
         assert!("elements=3000".parse::<FftPolicy>().is_err());
         assert!("threads=0".parse::<FftPolicy>().is_err());
         assert!("wg=1".parse::<FftPolicy>().is_err());
