@@ -9,7 +9,8 @@
 //! against their own 16 B floors follow in the node table. Peer: `torch.fft.fft2` (cuFFT),
 //! `bench/peers/peers_fft.py`, op `fft2d-forward`. `--fft-policy elements=4096,threads=256`
 //! adds kernel variants (`fft2d-forward[elements=4096,threads=256]`; `swizzle=1` permutes
-//! workgroup memory against bank conflicts).
+//! workgroup memory against bank conflicts; `columns=1024` does 4096-long columns as a
+//! four-step pair of 64-long ones, 128 adjacent columns per workgroup: 3 passes, all coalesced).
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -26,7 +27,8 @@ use crate::gpu::{import_as, Gpu};
 pub struct FftBenchArgs {
     /// FFT kernel variants to compare in one run: comma-separated `key=value` over the
     /// default policy, keys `elements` (complex values per workgroup), `threads` and
-    /// `swizzle` (0/1: workgroup memory permuted against bank conflicts), or
+    /// `swizzle` (0/1: workgroup memory permuted against bank conflicts), `columns` (longest
+    /// one-pass column axis; longer ones take a coalesced four-step pair), or
     /// `default`; repeatable.
     #[arg(long = "fft-policy", value_name = "SPEC")]
     pub fft_policies: Vec<String>,

@@ -305,6 +305,7 @@ mod tests {
             workgroup_elements: 64,
             threads: 16,
             swizzle: true,
+            column_length: 0,
         };
         let mut plans = Vec::new();
         for policy in [FftPolicy::default(), small] {

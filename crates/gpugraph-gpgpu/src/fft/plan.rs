@@ -377,7 +377,11 @@ pub fn plan_2d(
 ) -> Result<FftPlan, PlanError> {
     let max = limits.max_workgroup_length(policy);
     let w = check_len("width", width, max)?;
-    let h = check_len("height", height, max)?;
+    let column_max = match policy.column_length {
+        0 => max,
+        c => c.min(max),
+    };
+    let h = check_len("height", height, column_max)?;
     let elements = width * height;
     check_elements(elements)?;
     let mut axes = Vec::new();
@@ -386,7 +390,11 @@ pub fn plan_2d(
         row_axes(w, h, max, &mut axes);
     }
     if h > 1 {
-        column_axes(h, w, max, &mut axes);
+        let columns = match policy.column_length {
+            0 => max,
+            c => c.min(max),
+        };
+        column_axes(h, w, columns, &mut axes);
     }
     Ok(assign(axes, elements, limits, policy))
 }
@@ -437,6 +445,14 @@ mod tests {
             }
         }
         assert_eq!(plan_2d(1, 64, &LIMITS, &p).unwrap().passes.len(), 1);
+        let columns = FftPolicy {
+            column_length: 1024,
+            ..p
+        };
+        let plan = plan_2d(4096, 4096, &LIMITS, &columns).unwrap();
+        assert_eq!(plan.passes.len(), 3);
+        assert_eq!(plan.passes[1].length, 64);
+        assert_eq!(plan.passes[1].shape.seqs_per_workgroup, 128);
         assert_eq!(plan_2d(64, 1, &LIMITS, &p).unwrap().passes[0].length, 64);
         assert_eq!(plan_2d(1, 1, &LIMITS, &p).unwrap().passes.len(), 1);
         let one = plan_1d(1024, 3, &LIMITS, &p).unwrap();

@@ -16,6 +16,11 @@ pub struct FftPolicy {
     /// Permute workgroup-memory words within each 32-word row so the exchange after stage 0
     /// is free of bank conflicts, at a few integer operations per access (`swizzle=1`).
     pub swizzle: bool,
+    /// The longest column axis of a 2-D transform done in one pass (0: as long as rows), a
+    /// power of two otherwise: longer columns take a four-step pair whose short strided
+    /// sub-transforms give each workgroup more adjacent columns (wider coalesced rows of
+    /// memory) at the cost of one more pass (`columns=1024`).
+    pub column_length: u32,
 }
 
 impl FftPolicy {
@@ -25,6 +30,7 @@ impl FftPolicy {
         workgroup_elements: 8192,
         threads: 512,
         swizzle: false,
+        column_length: 0,
     };
 
     /// Checks the ranges documented on each field.
@@ -43,18 +49,29 @@ impl FftPolicy {
             self.threads,
             1..=1024,
             "a power of two in 1..=1024",
-        )
+        )?;
+        if self.column_length != 0 {
+            power_of_two_in(
+                P,
+                "column_length",
+                self.column_length,
+                2..=65536,
+                "0 or a power of two in 2..=65536",
+            )?;
+        }
+        Ok(())
     }
 }
 
 impl PolicySpec for FftPolicy {
-    const KEYS: &'static str = "elements, threads, swizzle";
+    const KEYS: &'static str = "elements, threads, swizzle, columns";
 
     fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
         match key {
             "elements" => self.workgroup_elements = spec_u32(key, value)?,
             "threads" => self.threads = spec_u32(key, value)?,
             "swizzle" => self.swizzle = value != 0,
+            "columns" => self.column_length = spec_u32(key, value)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -76,6 +93,8 @@ mod tests {
         );
         assert!("elements=3000".parse::<FftPolicy>().is_err());
         assert!("threads=0".parse::<FftPolicy>().is_err());
+        assert_eq!("columns=64".parse::<FftPolicy>().unwrap().column_length, 64);
+        assert!("columns=1".parse::<FftPolicy>().is_err());
         assert!("wg=1".parse::<FftPolicy>().is_err());
         assert_eq!(
             "default".parse::<FftPolicy>().unwrap(),
