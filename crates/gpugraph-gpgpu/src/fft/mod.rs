@@ -14,6 +14,12 @@
 //! to the square of the workgroup length. Strided column passes give adjacent invocations
 //! adjacent columns so their loads and stores coalesce.
 //!
+//! Tunables ([`FftPolicy`], `key=value` as the bench's `--fft-policy`): `elements` (values per
+//! workgroup, default 8192), `threads` (default 512), `swizzle` (workgroup memory permuted
+//! against bank conflicts) and `columns` (the longest one-pass column axis: longer columns
+//! take a four-step pair with more adjacent columns per workgroup). Each pass reads and writes
+//! `16 B` per element ([`FftPlan::bytes_per_pass`]).
+//!
 //! Conventions: forward `X[k] = Σ x[j] e^{-2πi jk/n}`, unscaled; inverse `e^{+2πi jk/n}` and
 //! scaled by `1/n` (`1/(width·height)` in 2-D), so forward then inverse is the identity. The
 //! transform owns one scratch transient (`{id}/scratch`, as large as the data, created only
