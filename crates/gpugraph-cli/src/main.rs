@@ -10,6 +10,7 @@ mod bench;
 mod canvas;
 mod demo;
 mod expr;
+mod fft;
 mod files;
 mod font;
 mod gpu;
@@ -75,6 +76,9 @@ enum Command {
     /// Radius or box query over .npy/.parquet points through a grid, a BVH or a scan;
     /// writes the matching row IDs and prints the count and timings.
     Spatial(spatial::SpatialArgs),
+    /// 2-D complex FFT of a complex64 (h, w) or float32 (h, w, 2) .npy field on the GPU
+    /// (power-of-two sides; --inverse scales by 1/(h·w)).
+    Fft2d(fft::Fft2dArgs),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -116,6 +120,7 @@ fn main() -> ExitCode {
         Command::Render(cmd) => render::run(cmd),
         Command::Join(args) => join::run(&args),
         Command::Spatial(args) => spatial::run(&args),
+        Command::Fft2d(args) => fft::run(&args),
     };
     match result {
         Ok(()) => {

@@ -160,6 +160,9 @@ enum Target<'a> {
     Natural,
     /// 1-D uint32; `what` names the argument.
     U32 { what: &'a str },
+    /// A complex field: complex64/complex128 `(h, w)` or float32/float64 `(h, w, 2)`, held
+    /// as float32 `(h, w, 2)`; `what` names the argument.
+    Complex { what: &'a str },
 }
 
 fn load(path: &Path, target: Target) -> Result<NpyArray, NpyError> {
@@ -188,17 +191,26 @@ fn decode(
     let fail = |reason: String| err(path, reason);
     let (header, header_len) = read_header(r).map_err(fail)?;
     let dtype = check_target(&header, target).map_err(fail)?;
-    let Header { dtype: file, shape } = header;
+    let Header {
+        dtype: declared,
+        shape: declared_shape,
+    } = header;
+    // Complex elements convert as their (re, im) components, shaped (…, 2).
+    let (file, per) = declared.component();
+    let mut shape = declared_shape.clone();
+    if per > 1 {
+        shape.push(per);
+    }
     let elements = shape
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .filter(|n| n.checked_mul(file.size().max(dtype.size())).is_some())
-        .ok_or_else(|| fail(format!("shape {shape:?} is too large")))?;
+        .ok_or_else(|| fail(format!("shape {declared_shape:?} is too large")))?;
     let needed = (elements * file.size()) as u64;
     let body_mismatch = |have: String| {
         fail(format!(
-            "data has {have} bytes but shape {shape:?} of {} needs {needed}",
-            file.name()
+            "data has {have} bytes but shape {declared_shape:?} of {} needs {needed}",
+            declared.name()
         ))
     };
     if let Some(len) = len {
@@ -287,11 +299,22 @@ fn check_target(header: &Header, target: Target) -> Result<Dtype, String> {
     let (file, shape) = (header.dtype, &header.shape);
     match target {
         Target::Natural => {
+            if file.is_complex() {
+                let descr = if file == FileDtype::C64 {
+                    "<c8"
+                } else {
+                    "<c16"
+                };
+                return Err(format!(
+                    "unsupported dtype '{descr}' here: {} fields are read by gpugraph fft2d",
+                    file.name()
+                ));
+            }
             if shape.is_empty() || shape.len() > 2 {
                 return Err(format!("shape {shape:?} must be (n,) or (n, k)"));
             }
             Ok(match file {
-                FileDtype::F32 | FileDtype::F64 => Dtype::F32,
+                FileDtype::F32 | FileDtype::F64 | FileDtype::C64 | FileDtype::C128 => Dtype::F32,
                 FileDtype::I8 | FileDtype::I16 | FileDtype::I32 | FileDtype::I64 => Dtype::I32,
                 FileDtype::Bool
                 | FileDtype::U8
@@ -314,7 +337,46 @@ fn check_target(header: &Header, target: Target) -> Result<Dtype, String> {
             }
             Ok(Dtype::U32)
         }
+        Target::Complex { what } => {
+            let ok = match shape.as_slice() {
+                [_, _] => file.is_complex(),
+                [_, _, 2] => matches!(file, FileDtype::F32 | FileDtype::F64),
+                _ => false,
+            };
+            if !ok {
+                return Err(format!(
+                    "{what} must be complex64 with shape (h, w) or float32 with shape (h, w, 2), got {} with shape {shape:?}",
+                    file.name()
+                ));
+            }
+            Ok(Dtype::F32)
+        }
     }
+}
+
+/// Reads a complex field for `what` (`--in`): complex64 or complex128 `(h, w)`, or float32 or
+/// float64 `(h, w, 2)` (re, im last), as float32 `(h, w, 2)`. 64-bit values must convert to
+/// float32 exactly, like every reader here.
+/// The flag says whether the file's dtype was complex (so the output can keep its form).
+pub fn read_complex(path: &Path, what: &str) -> Result<(NpyArray, bool), NpyError> {
+    let array = load(path, Target::Complex { what })?;
+    // The header was valid a moment ago; read it again for its dtype.
+    let mut file = File::open(path).map_err(|e| err(path, format!("cannot read: {e}")))?;
+    let (header, _) = read_header(&mut file).map_err(|e| err(path, e))?;
+    Ok((array, header.dtype.is_complex()))
+}
+
+/// Encodes a float32 `(h, w, 2)` array as complex64 `(h, w)` (`.npy` version 1.0).
+pub fn encode_complex64(a: &NpyArray) -> Vec<u8> {
+    assert!(
+        a.dtype == Dtype::F32 && a.shape.len() == 3 && a.shape[2] == 2,
+        "complex64 from float32 (h, w, 2)"
+    );
+    let header = format!(
+        "{{'descr': '<c8', 'fortran_order': False, 'shape': ({}, {}), }}",
+        a.shape[0], a.shape[1]
+    );
+    with_header(header, &a.data)
 }
 
 /// Encodes an array as `.npy` (version 1.0, header padded to 64 bytes).
@@ -329,17 +391,22 @@ pub fn encode(a: &NpyArray) -> Vec<u8> {
                 .join(", ")
         ),
     };
-    let mut header = format!(
+    let header = format!(
         "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
         a.dtype.descr()
     );
+    with_header(header, &a.data)
+}
+
+/// Version 1.0 bytes of the header dict text `header` (padded to 64 bytes) and `body`.
+fn with_header(mut header: String, body: &[u8]) -> Vec<u8> {
     let unpadded = 10 + header.len() + 1;
     header.push_str(&" ".repeat(unpadded.div_ceil(64) * 64 - unpadded));
     header.push('\n');
     let mut out = b"\x93NUMPY\x01\x00".to_vec();
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(&a.data);
+    out.extend_from_slice(body);
     out
 }
 
@@ -375,6 +442,43 @@ mod tests {
         )
         .map(|a| a.words())
         .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn complex_fields_read_as_float32_pairs() {
+        let cx = |bytes: &[u8]| {
+            let target = Target::Complex { what: "--in" };
+            decode(
+                Path::new("z.npy"),
+                &mut &bytes[..],
+                Some(bytes.len() as u64),
+                target,
+            )
+            .map_err(|e| e.to_string())
+        };
+        let body = le(&[1.0f32, -2.0, 0.5, 4.0], f32::to_le_bytes);
+        let a = cx(&npy("<c8", "(1, 2)", &body)).unwrap();
+        assert_eq!((a.dtype, a.shape.clone()), (Dtype::F32, vec![1, 2, 2]));
+        assert_eq!(a.data, body);
+        assert_eq!(cx(&npy("<f4", "(1, 2, 2)", &body)).unwrap(), a);
+        assert_eq!(cx(&encode_complex64(&a)).unwrap(), a);
+        let wide = le(&[1.0f64, -2.0, 0.5, 4.0], f64::to_le_bytes);
+        assert_eq!(cx(&npy("<c16", "(2, 1)", &wide)).unwrap().data, body);
+        let ints = le(&[1i32, 2, 3, 4], i32::to_le_bytes);
+        let e = cx(&npy("<i4", "(2, 2)", &ints)).unwrap_err();
+        assert!(
+            e.contains("z.npy: --in must be complex64 with shape (h, w) or float32 with shape (h, w, 2), got int32 with shape [2, 2]"),
+            "{e}"
+        );
+        let e = cx(&npy("<f4", "(2, 2)", &body)).unwrap_err();
+        assert!(e.contains("got float32 with shape [2, 2]"), "{e}");
+        let e = cx(&npy("<c8", "(2, 2)", &body)).unwrap_err();
+        assert!(
+            e.contains("data has 16 bytes but shape [2, 2] of complex64 needs 32"),
+            "{e}"
+        );
+        let e = parsed(&npy("<c8", "(2,)", &body)).unwrap_err();
+        assert!(e.contains("unsupported dtype '<c8' here"), "{e}");
     }
 
     #[test]

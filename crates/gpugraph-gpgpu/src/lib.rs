@@ -9,6 +9,7 @@
 
 pub mod compact;
 pub mod error;
+pub mod fft;
 pub mod grid;
 pub mod group;
 pub mod hash;
@@ -23,6 +24,7 @@ pub mod spatial;
 
 pub use compact::{Compaction, IndexedRangeCompaction, PartitionedIndexedRangeCompaction};
 pub use error::AlgorithmError;
+pub use fft::{Fft1d, Fft2d, FftDirection, FftPolicy};
 pub use grid::{GridAggregation, GridBinning, GridDomain};
 pub use group::GroupAggregation;
 pub use hash::{

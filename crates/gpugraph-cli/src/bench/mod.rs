@@ -4,6 +4,7 @@
 
 pub mod analysis;
 pub mod expr;
+pub mod fft;
 pub mod floor;
 pub mod graph;
 pub mod hash;
@@ -65,6 +66,9 @@ pub enum BenchCommand {
     /// Spatial harness: 2-D clustered points and radius queries through a scan, the grid index
     /// and the BVH (Morton and source order), parity-checked; build, query, candidates, visited.
     Spatial(spatial::SpatialBenchArgs),
+    /// 2-D complex64 forward FFT of square fields (`--sizes` in elements: 2^24 = 4096²),
+    /// 16 bytes per element per pass, and the same time against one read and one write.
+    Fft(fft::FftBenchArgs),
     /// A PNG bar chart of bench (and peer) JSON files: bandwidth per operation at its largest
     /// size, peers beside it, the copy floor marked.
     Plot(plot::PlotArgs),
@@ -126,5 +130,14 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Memory(args) => memory::run(&args),
         BenchCommand::Plot(args) => plot::run(&args),
         BenchCommand::Spatial(args) => spatial::run(&args),
+        BenchCommand::Fft(args) => {
+            let variants = fft::variants(&args.fft_policies)?;
+            primitives::run_cases_with_nodes(
+                "fft",
+                &args.base,
+                |gpu, n| fft::cases(gpu, n, &variants),
+                &fft::node_bytes,
+            )
+        }
     }
 }

@@ -61,6 +61,10 @@ fn element(file: FileDtype, b: &[u8]) -> Num {
         FileDtype::I64 => int(i64::from_le_bytes(b.try_into().unwrap()).into()),
         FileDtype::F32 => Num::Float(f32::from_le_bytes(b.try_into().unwrap()).into()),
         FileDtype::F64 => Num::Float(f64::from_le_bytes(b.try_into().unwrap())),
+        // Complex bodies convert as their components (`FileDtype::component`); a whole
+        // element stands for its real part.
+        FileDtype::C64 => element(FileDtype::F32, &b[..4]),
+        FileDtype::C128 => element(FileDtype::F64, &b[..8]),
     }
 }
 
@@ -81,6 +85,10 @@ pub(super) fn loss(
     let lead = match target {
         Target::U32 { what } => format!("{what} need uint32, but the {} value", file.name()),
         Target::Natural => format!("the {} value", file.name()),
+        Target::Complex { what } => format!(
+            "{what} needs float32 (re, im), but the {} value",
+            file.name()
+        ),
     };
     let first = format!(
         "the first value that does not convert exactly to {}",

@@ -38,6 +38,10 @@ pub enum FileDtype {
     F32,
     /// `<f8`
     F64,
+    /// `<c8`: complex64, a float32 (re, im) pair.
+    C64,
+    /// `<c16`: complex128, a float64 (re, im) pair.
+    C128,
 }
 
 impl FileDtype {
@@ -47,7 +51,8 @@ impl FileDtype {
             FileDtype::Bool | FileDtype::U8 | FileDtype::I8 => 1,
             FileDtype::U16 | FileDtype::I16 => 2,
             FileDtype::U32 | FileDtype::I32 | FileDtype::F32 => 4,
-            FileDtype::U64 | FileDtype::I64 | FileDtype::F64 => 8,
+            FileDtype::U64 | FileDtype::I64 | FileDtype::F64 | FileDtype::C64 => 8,
+            FileDtype::C128 => 16,
         }
     }
 
@@ -65,18 +70,37 @@ impl FileDtype {
             FileDtype::I64 => "int64",
             FileDtype::F32 => "float32",
             FileDtype::F64 => "float64",
+            FileDtype::C64 => "complex64",
+            FileDtype::C128 => "complex128",
         }
     }
 
-    /// Whether the elements are floating point.
+    /// Whether the elements are floating point (real or complex).
     pub fn is_float(self) -> bool {
-        matches!(self, FileDtype::F32 | FileDtype::F64)
+        matches!(
+            self,
+            FileDtype::F32 | FileDtype::F64 | FileDtype::C64 | FileDtype::C128
+        )
+    }
+
+    /// Whether the elements are complex pairs.
+    pub fn is_complex(self) -> bool {
+        matches!(self, FileDtype::C64 | FileDtype::C128)
+    }
+
+    /// The type of one component and the components per element (2 for complex).
+    pub fn component(self) -> (FileDtype, usize) {
+        match self {
+            FileDtype::C64 => (FileDtype::F32, 2),
+            FileDtype::C128 => (FileDtype::F64, 2),
+            other => (other, 1),
+        }
     }
 
     /// The dtype of a descr string such as `<i8`; the error says why it is refused.
     pub fn parse(descr: &str) -> Result<Self, String> {
         let unsupported = |why: &str| {
-            format!("unsupported dtype '{descr}' ({why}; expected little-endian bool, int8 to int64, uint8 to uint64, float32 or float64)")
+            format!("unsupported dtype '{descr}' ({why}; expected little-endian bool, int8 to int64, uint8 to uint64, float32, float64, complex64 or complex128)")
         };
         let mut chars = descr.chars();
         let order = chars.next().ok_or_else(|| unsupported("empty"))?;
@@ -103,6 +127,8 @@ impl FileDtype {
             "i8" => FileDtype::I64,
             "f4" => FileDtype::F32,
             "f8" => FileDtype::F64,
+            "c8" => FileDtype::C64,
+            "c16" => FileDtype::C128,
             k if k.starts_with('V') => {
                 return Err(format!(
                     "structured dtype '{descr}' (raw records) is not supported; save each field as its own array"

@@ -69,6 +69,7 @@ const FILES: &[(&str, &str)] = registry![
     "spatial/bvh_build.wgsl",
     "spatial/bvh_query.wgsl",
     "spatial/segmented_bvh.wgsl",
+    "fft/fft.wgsl",
 ];
 
 /// The registry file `name`, if any.

@@ -1,0 +1,104 @@
+//! Tunables of the FFT kernels ([`FftPolicy`]), their ranges and `key=value` syntax
+//! (`elements=4096,threads=256`, the bench's `--fft-policy`).
+
+use crate::kernel::{power_of_two_in, spec_u32, PolicyError, PolicySpec, PolicySpecError};
+
+/// Kernel tunables. Both are upper bounds: the device's workgroup memory and invocation
+/// limits cap them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FftPolicy {
+    /// Complex elements one workgroup holds, a power of two in `8..=65536`: the longest
+    /// one-pass axis, and `elements / length` sequences per workgroup for shorter ones.
+    pub workgroup_elements: u32,
+    /// Invocations per workgroup at most, a power of two in `1..=1024`; each holds
+    /// `elements / threads` values in registers.
+    pub threads: u32,
+    /// Permute workgroup-memory words within each 32-word row so the exchange after stage 0
+    /// is free of bank conflicts, at a few integer operations per access (`swizzle=1`).
+    pub swizzle: bool,
+    /// The longest column axis of a 2-D transform done in one pass (0: as long as rows), a
+    /// power of two otherwise: longer columns take a four-step pair whose short strided
+    /// sub-transforms give each workgroup more adjacent columns (wider coalesced rows of
+    /// memory) at the cost of one more pass (`columns=1024`).
+    pub column_length: u32,
+}
+
+impl FftPolicy {
+    /// 8,192 elements (32 KiB of workgroup memory with re and im exchanged in turn) over at
+    /// most 512 invocations: 16 values each.
+    pub const DEFAULT: Self = Self {
+        workgroup_elements: 8192,
+        threads: 512,
+        swizzle: false,
+        column_length: 0,
+    };
+
+    /// Checks the ranges documented on each field.
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        const P: &str = "fft";
+        power_of_two_in(
+            P,
+            "workgroup_elements",
+            self.workgroup_elements,
+            8..=65536,
+            "a power of two in 8..=65536",
+        )?;
+        power_of_two_in(
+            P,
+            "threads",
+            self.threads,
+            1..=1024,
+            "a power of two in 1..=1024",
+        )?;
+        if self.column_length != 0 {
+            power_of_two_in(
+                P,
+                "column_length",
+                self.column_length,
+                2..=65536,
+                "0 or a power of two in 2..=65536",
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl PolicySpec for FftPolicy {
+    const KEYS: &'static str = "elements, threads, swizzle, columns";
+
+    fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
+        match key {
+            "elements" => self.workgroup_elements = spec_u32(key, value)?,
+            "threads" => self.threads = spec_u32(key, value)?,
+            "swizzle" => self.swizzle = value != 0,
+            "columns" => self.column_length = spec_u32(key, value)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+crate::kernel::policy_from_str!(FftPolicy, PolicyError);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_ranges_hold() {
+        let p: FftPolicy = "elements=4096, threads=256,swizzle=1".parse().unwrap();
+        assert_eq!(
+            (p.workgroup_elements, p.threads, p.swizzle),
+            (4096, 256, true)
+        );
+        assert!("elements=3000".parse::<FftPolicy>().is_err());
+        assert!("threads=0".parse::<FftPolicy>().is_err());
+        assert_eq!("columns=64".parse::<FftPolicy>().unwrap().column_length, 64);
+        assert!("columns=1".parse::<FftPolicy>().is_err());
+        assert!("wg=1".parse::<FftPolicy>().is_err());
+        assert_eq!(
+            "default".parse::<FftPolicy>().unwrap(),
+            FftPolicy::default()
+        );
+    }
+}
