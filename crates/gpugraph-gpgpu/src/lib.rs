@@ -20,6 +20,7 @@ pub mod reduce;
 pub mod scan;
 pub mod sort;
 pub mod spatial;
+pub mod topology;
 
 pub use compact::{Compaction, IndexedRangeCompaction, PartitionedIndexedRangeCompaction};
 pub use error::AlgorithmError;
@@ -39,3 +40,4 @@ pub use sort::{
     SortPolicy, SortPolicyError,
 };
 pub use spatial::{GridIndex, GridIndexQuery, PointSpatialFilter, SpatialDomain, SpatialQuery};
+pub use topology::{AncestorProjection, GraphTraversal, HierarchyLayout};

@@ -68,6 +68,9 @@ const FILES: &[(&str, &str)] = registry![
     "spatial/bvh_build.wgsl",
     "spatial/bvh_query.wgsl",
     "spatial/segmented_bvh.wgsl",
+    "topology/traversal.wgsl",
+    "topology/ancestor.wgsl",
+    "topology/hierarchy.wgsl",
 ];
 
 /// The registry file `name`, if any.

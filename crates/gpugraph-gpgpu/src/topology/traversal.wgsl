@@ -1,0 +1,256 @@
+// Bounded breadth-first traversal over CSR adjacency (header: WG, BIG_DEGREE; defines BOTH,
+// LEVELS, SEED_COUNT, DEPTH_VIEW). Node claims are an atomic minimum on a graph-owned,
+// node-aligned level array, so a node reached twice (cycles, duplicate edges, self-loops, shared descendants, partitions
+// expanding the same frontier) enters the frontier queue once. The queue holds every claimed
+// node in level order; state words record where each level ends.
+//
+// state: [0] queue tail (claimed nodes), [1] out-of-range IDs met, [2] effective depth,
+//        [3 + k] end of level k in the queue (begin of level k is the end of level k - 1).
+
+const UNREACHED: u32 = 0xffffffffu;
+const TAIL: u32 = 0u;
+const INVALID: u32 = 1u;
+const DEPTH: u32 = 2u;
+const LEVEL_ENDS: u32 = 3u;
+
+struct TraversalParams {
+    nodes: u32,
+    round: u32,
+    max_depth: u32,
+    max_dim: u32,
+    part_base: u32,
+    part_len: u32,
+    state_len: u32,
+    a_offsets_off: u32,
+    a_neighbors_off: u32,
+    a_edges: u32,
+    b_offsets_off: u32,
+    b_neighbors_off: u32,
+    b_edges: u32,
+    seeds_off: u32,
+    seeds_len: u32,
+    seed_count_off: u32,
+    depth_off: u32,
+    mask_off: u32,
+    levels_off: u32,
+    status_off: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+    pad3: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: TraversalParams;
+@group(0) @binding(1) var<storage, read_write> state: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read_write> queue: array<u32>;
+@group(0) @binding(3) var<storage, read_write> level: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read> a_offsets: array<u32>;
+@group(0) @binding(5) var<storage, read> a_neighbors: array<u32>;
+#ifdef BOTH
+@group(0) @binding(6) var<storage, read> b_offsets: array<u32>;
+@group(0) @binding(7) var<storage, read> b_neighbors: array<u32>;
+#endif
+@group(0) @binding(8) var<storage, read> seeds: array<u32>;
+#ifdef SEED_COUNT
+@group(0) @binding(9) var<storage, read> seed_count: array<u32>;
+#endif
+#ifdef DEPTH_VIEW
+@group(0) @binding(10) var<storage, read> active_depth: array<u32>;
+#endif
+@group(0) @binding(11) var<storage, read_write> args: array<u32>;
+@group(0) @binding(12) var<storage, read_write> mask: array<u32>;
+#ifdef LEVELS
+@group(0) @binding(13) var<storage, read_write> levels_out: array<u32>;
+#endif
+@group(0) @binding(14) var<storage, read_write> status: array<u32>;
+
+// Edge ranges of high-degree frontier nodes, expanded by the whole workgroup.
+var<workgroup> big_lo: array<u32, 2 * WG>;
+var<workgroup> big_hi: array<u32, 2 * WG>;
+var<workgroup> big_side: array<u32, 2 * WG>;
+var<workgroup> big_n: atomic<u32>;
+
+fn linear_row(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+    return (wid.y * nwg.x + wid.x) * WG + lid;
+}
+
+// Claims node `u` at depth `d`: the first claimant appends it to the queue.
+fn claim(u: u32, d: u32) {
+    if (u >= params.nodes) {
+        atomicAdd(&state[INVALID], 1u);
+        return;
+    }
+    // A plain load first: most edges of a dense frontier meet claimed nodes.
+    if (atomicLoad(&level[u]) != UNREACHED) {
+        return;
+    }
+    let old = atomicMin(&level[u], d);
+    if (old == UNREACHED) {
+        let slot = atomicAdd(&state[TAIL], 1u);
+        queue[slot] = u;
+    }
+}
+
+// Clears the state and marks every node unreached.
+@compute @workgroup_size(WG)
+fn init(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let i = linear_row(wid, nwg, lid);
+    if (i < params.nodes) {
+        atomicStore(&level[i], UNREACHED);
+    }
+    if (i < params.state_len) {
+        var v = 0u;
+        if (i == DEPTH) {
+            v = params.max_depth;
+#ifdef DEPTH_VIEW
+            v = min(active_depth[params.depth_off], params.max_depth);
+#endif
+        }
+        atomicStore(&state[i], v);
+    }
+}
+
+// Claims the active seeds at depth 0 (out-of-range seeds are counted, not claimed).
+@compute @workgroup_size(WG)
+fn seed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let i = linear_row(wid, nwg, lid);
+    var count = params.seeds_len;
+#ifdef SEED_COUNT
+    count = min(seed_count[params.seed_count_off], count);
+#endif
+    if (i < count) {
+        claim(seeds[params.seeds_off + i], 0u);
+    }
+}
+
+// Before round `round`: closes level round - 1 at the current tail and writes the round's
+// indirect dispatch (nothing past the effective depth).
+@compute @workgroup_size(1)
+fn prepare() {
+    let k = params.round - 1u;
+    var begin = 0u;
+    if (k > 0u) {
+        begin = atomicLoad(&state[LEVEL_ENDS + k - 1u]);
+    }
+    let end = atomicLoad(&state[TAIL]);
+    atomicStore(&state[LEVEL_ENDS + k], end);
+    var count = end - begin;
+    if (params.round > atomicLoad(&state[DEPTH])) {
+        count = 0u;
+    }
+    let groups = (count + WG - 1u) / WG;
+    let x = min(groups, params.max_dim);
+    var y = 1u;
+    if (x > 0u) {
+        y = (groups + x - 1u) / x;
+    }
+    let at = 3u * k;
+    args[at] = x;
+    args[at + 1u] = y;
+    args[at + 2u] = 1u;
+}
+
+// The clamped edge range [lo, hi) of local node `v` in offsets with `edges` neighbours;
+// a malformed range is counted once and clamped into the neighbour array.
+fn edge_range(o0: u32, o1: u32, edges: u32) -> vec2<u32> {
+    if (o0 > o1 || o1 > edges) {
+        atomicAdd(&state[INVALID], 1u);
+    }
+    let lo = min(o0, edges);
+    let hi = clamp(o1, lo, edges);
+    return vec2<u32>(lo, hi);
+}
+
+fn push_or_expand(r: vec2<u32>, side: u32, d: u32) {
+    if (r.y - r.x > BIG_DEGREE) {
+        let slot = atomicAdd(&big_n, 1u);
+        big_lo[slot] = r.x;
+        big_hi[slot] = r.y;
+        big_side[slot] = side;
+        return;
+    }
+    for (var e = r.x; e < r.y; e += 1u) {
+        if (side == 0u) {
+            claim(a_neighbors[params.a_neighbors_off + e], d);
+        }
+#ifdef BOTH
+        if (side == 1u) {
+            claim(b_neighbors[params.b_neighbors_off + e], d);
+        }
+#endif
+    }
+}
+
+// Round `round`: expands level round - 1 through this partition's adjacency. Low-degree
+// nodes are expanded by their own invocation, high-degree ones by the whole workgroup.
+@compute @workgroup_size(WG)
+fn expand(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) lid: u32) {
+    let d = params.round;
+    let k = d - 1u;
+    var begin = 0u;
+    if (k > 0u) {
+        begin = atomicLoad(&state[LEVEL_ENDS + k - 1u]);
+    }
+    let count = atomicLoad(&state[LEVEL_ENDS + k]) - begin;
+    if (lid == 0u) {
+        atomicStore(&big_n, 0u);
+    }
+    workgroupBarrier();
+    let i = linear_row(wid, nwg, lid);
+    if (i < count) {
+        let v = queue[begin + i];
+        if (v >= params.part_base && v - params.part_base < params.part_len) {
+            let local = v - params.part_base;
+            let ra = edge_range(a_offsets[params.a_offsets_off + local],
+                                a_offsets[params.a_offsets_off + local + 1u], params.a_edges);
+            push_or_expand(ra, 0u, d);
+#ifdef BOTH
+            let rb = edge_range(b_offsets[params.b_offsets_off + local],
+                                b_offsets[params.b_offsets_off + local + 1u], params.b_edges);
+            push_or_expand(rb, 1u, d);
+#endif
+        }
+    }
+    workgroupBarrier();
+    let total = atomicLoad(&big_n);
+    for (var j = 0u; j < total; j += 1u) {
+        let lo = big_lo[j];
+        let hi = big_hi[j];
+        let side = big_side[j];
+        for (var e = lo + lid; e < hi; e += WG) {
+            if (side == 0u) {
+                claim(a_neighbors[params.a_neighbors_off + e], d);
+            }
+#ifdef BOTH
+            if (side == 1u) {
+                claim(b_neighbors[params.b_neighbors_off + e], d);
+            }
+#endif
+        }
+    }
+}
+
+// One output partition: the 0/1 reachability mask (and levels) from the claims.
+@compute @workgroup_size(WG)
+fn finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) lid: u32) {
+    let i = linear_row(wid, nwg, lid);
+    if (i < params.part_len) {
+        let lv = atomicLoad(&level[params.part_base + i]);
+        mask[params.mask_off + i] = select(0u, 1u, lv != UNREACHED);
+#ifdef LEVELS
+        levels_out[params.levels_off + i] = lv;
+#endif
+    }
+}
+
+// [reached nodes, out-of-range IDs and malformed ranges met, effective depth].
+@compute @workgroup_size(1)
+fn report() {
+    status[params.status_off] = atomicLoad(&state[TAIL]);
+    status[params.status_off + 1u] = atomicLoad(&state[INVALID]);
+    status[params.status_off + 2u] = atomicLoad(&state[DEPTH]);
+}
