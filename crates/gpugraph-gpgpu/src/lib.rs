@@ -40,4 +40,6 @@ pub use sort::{
     SortPolicy, SortPolicyError,
 };
 pub use spatial::{GridIndex, GridIndexQuery, PointSpatialFilter, SpatialDomain, SpatialQuery};
-pub use topology::{AncestorProjection, GraphTraversal, HierarchyLayout};
+pub use topology::{
+    AncestorProjection, GraphTraversal, HierarchyLayout, VirtualGeometrySelection,
+};

@@ -71,6 +71,7 @@ const FILES: &[(&str, &str)] = registry![
     "topology/traversal.wgsl",
     "topology/ancestor.wgsl",
     "topology/hierarchy.wgsl",
+    "topology/virtual_geometry.wgsl",
 ];
 
 /// The registry file `name`, if any.

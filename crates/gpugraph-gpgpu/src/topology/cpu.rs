@@ -196,3 +196,113 @@ pub fn exclusive_offsets(heights: &[u32]) -> Vec<u32> {
         })
         .collect()
 }
+
+/// What [`select_clusters`] computes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selection {
+    /// Per node: 1 selected, 0 not.
+    pub selected: Vec<u32>,
+    /// Selected cluster IDs in node order.
+    pub ids: Vec<u32>,
+    /// Whether some decision lies so close to its threshold that float32 on the GPU may
+    /// decide it differently (tests regenerate such inputs).
+    pub ambiguous: bool,
+}
+
+/// [`super::VirtualGeometrySelection`] in f64: `spheres[i]` = center xyz + radius,
+/// `children[i]` = (first, count), levels from `level_offsets`.
+pub fn select_clusters(
+    spheres: &[[f32; 4]],
+    errors: &[f32],
+    children: &[[u32; 2]],
+    cluster_ids: &[u32],
+    level_offsets: &[u32],
+    view: &super::SelectionView,
+) -> Selection {
+    const REQUEST: u8 = 1;
+    const BLOCK: u8 = 2;
+    let n = spheres.len();
+    let fin = |v: f32| v.is_finite();
+    let mut state = vec![0u8; n];
+    let roots = level_offsets.get(1).copied().unwrap_or(0) as usize;
+    state[..roots].iter_mut().for_each(|s| *s = REQUEST);
+    let mut selected = vec![0u32; n];
+    let mut ambiguous = false;
+    let near = |a: f64, b: f64| (a - b).abs() <= 1e-4 * (1.0 + a.abs().max(b.abs()));
+    for (l, w) in level_offsets.windows(2).enumerate() {
+        let (next_begin, next_end) = (w[1], level_offsets.get(l + 2).copied().unwrap_or(w[1]));
+        for i in w[0] as usize..w[1] as usize {
+            if state[i] & REQUEST == 0 || state[i] & BLOCK != 0 {
+                continue;
+            }
+            let [cx, cy, cz, r] = spheres[i];
+            let mut culled = false;
+            for p in &view.planes {
+                if !p.iter().all(|&v| fin(v)) {
+                    continue;
+                }
+                let s = p[0] as f64 * cx as f64
+                    + p[1] as f64 * cy as f64
+                    + p[2] as f64 * cz as f64
+                    + p[3] as f64;
+                if s.is_finite() && fin(r) {
+                    ambiguous |= near(s, -(r as f64));
+                    culled |= s < -(r as f64);
+                }
+            }
+            if culled {
+                continue;
+            }
+            let [first, count] = children[i];
+            let valid =
+                count > 0 && first >= next_begin && first <= next_end && count <= next_end - first;
+            let refine = valid && {
+                let cam = view.camera;
+                let inputs = [
+                    cam[0],
+                    cam[1],
+                    cam[2],
+                    view.pixel_scale,
+                    view.max_error,
+                    errors[i],
+                    r,
+                ];
+                if !inputs.iter().all(|&v| fin(v)) {
+                    true
+                } else {
+                    let d = ((cx as f64 - cam[0] as f64).powi(2)
+                        + (cy as f64 - cam[1] as f64).powi(2)
+                        + (cz as f64 - cam[2] as f64).powi(2))
+                    .sqrt()
+                        - r as f64;
+                    ambiguous |= near(d, 1e-6);
+                    if d <= 1e-6 {
+                        true
+                    } else {
+                        let projected = errors[i] as f64 * view.pixel_scale as f64 / d;
+                        ambiguous |= near(projected, view.max_error as f64);
+                        projected > view.max_error as f64
+                    }
+                }
+            };
+            let bit = if refine { REQUEST } else { BLOCK };
+            if !refine {
+                selected[i] = 1;
+            }
+            if valid {
+                for c in first..first + count {
+                    state[c as usize] |= bit;
+                }
+            }
+        }
+    }
+    let ids = (0..n)
+        .filter(|&i| selected[i] != 0)
+        .map(|i| cluster_ids[i])
+        .collect();
+    Selection {
+        selected,
+        ids,
+        ambiguous,
+    }
+}
