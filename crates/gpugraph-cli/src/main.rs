@@ -20,6 +20,7 @@ mod output;
 mod render;
 mod sort;
 mod spatial;
+mod traverse;
 
 use std::process::ExitCode;
 
@@ -75,6 +76,8 @@ enum Command {
     /// Radius or box query over .npy/.parquet points through a grid, a BVH or a scan;
     /// writes the matching row IDs and prints the count and timings.
     Spatial(spatial::SpatialArgs),
+    /// Bounded breadth-first reachability over a CSR graph in .npy files; writes a 0/1 mask.
+    Traverse(traverse::TraverseArgs),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -116,6 +119,7 @@ fn main() -> ExitCode {
         Command::Render(cmd) => render::run(cmd),
         Command::Join(args) => join::run(&args),
         Command::Spatial(args) => spatial::run(&args),
+        Command::Traverse(args) => traverse::run(&args),
     };
     match result {
         Ok(()) => {
