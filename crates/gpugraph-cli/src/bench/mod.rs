@@ -15,6 +15,7 @@ pub mod render;
 pub mod report;
 pub mod spatial;
 pub mod throughput;
+pub mod traverse;
 
 use std::path::PathBuf;
 
@@ -65,6 +66,9 @@ pub enum BenchCommand {
     /// Spatial harness: 2-D clustered points and radius queries through a scan, the grid index
     /// and the BVH (Morton and source order), parity-checked; build, query, candidates, visited.
     Spatial(spatial::SpatialBenchArgs),
+    /// Graph traversal: a power-law graph of 2^k nodes, depth 4 from 1,000 seeds, forward and
+    /// both directions; elements are traversed edges (edges/s).
+    Traverse(traverse::TraverseBenchArgs),
     /// A PNG bar chart of bench (and peer) JSON files: bandwidth per operation at its largest
     /// size, peers beside it, the copy floor marked.
     Plot(plot::PlotArgs),
@@ -126,5 +130,6 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Memory(args) => memory::run(&args),
         BenchCommand::Plot(args) => plot::run(&args),
         BenchCommand::Spatial(args) => spatial::run(&args),
+        BenchCommand::Traverse(args) => traverse::run(&args),
     }
 }
