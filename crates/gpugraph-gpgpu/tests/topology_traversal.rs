@@ -364,6 +364,35 @@ fn special_graphs_match_bfs() {
 }
 
 #[test]
+fn wide_frontiers_overflow_the_workgroup_staging_and_stay_exact() {
+    // 300 seeds of degree 31 (per-invocation path) into 9,300 fresh nodes: one workgroup
+    // claims far more than it stages; then a hub of 6,000 distinct targets (workgroup path).
+    let ctx = ctx();
+    let n = 20_000usize;
+    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (s, l) in lists.iter_mut().enumerate().take(300) {
+        *l = (0..31).map(|k| (300 + s * 31 + k) as u32).collect();
+    }
+    lists[300] = (0..6000).map(|k| 10_000 + k as u32).collect();
+    let fwd = Csr::from_lists(&lists);
+    let seeds: Vec<u32> = (0..300).collect();
+    for parts in [vec![n], vec![5000, 0, 15_000]] {
+        let case = Case {
+            fwd: &fwd,
+            rev: None,
+            dir: Dir::Forward,
+            seeds: &seeds,
+            seed_count: None,
+            max_depth: 3,
+            active: None,
+            parts: parts.clone(),
+        };
+        let want = run_case(&ctx, &case, &format!("wide {parts:?}"));
+        assert_eq!(want.status[0], 300 + 9300 + 6000);
+    }
+}
+
+#[test]
 fn empty_graph_zero_seeds_and_bad_ids_are_counted_not_followed() {
     let ctx = ctx();
     let empty = Csr::from_lists(&[]);

@@ -22,6 +22,10 @@ pub const TRAVERSAL_STATUS_WORDS: u64 = 3;
 /// Edge ranges longer than this are expanded by a whole workgroup instead of one invocation
 /// (power-law hubs would otherwise serialize a level on one thread).
 pub const BIG_DEGREE: u32 = 32;
+/// Claims a workgroup stages before appending them to the frontier with one atomic (the
+/// rest go through the global tail); with the hub ranges this keeps the workgroup memory of
+/// the expansion under 16 KiB, the WebGPU default.
+const STAGE: u32 = 2048;
 
 /// Which adjacency a level follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +144,7 @@ fn source(both: bool, levels: bool, seed_count: bool, depth_view: bool) -> Strin
         .comment("gpugraph-gpgpu topology: graph traversal")
         .u32("WG", WG)
         .u32("BIG_DEGREE", BIG_DEGREE)
+        .u32("STAGE", STAGE)
         .define_if(both, "BOTH")
         .define_if(levels, "LEVELS")
         .define_if(seed_count, "SEED_COUNT")

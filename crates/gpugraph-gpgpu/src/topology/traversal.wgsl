@@ -1,8 +1,8 @@
-// Bounded breadth-first traversal over CSR adjacency (header: WG, BIG_DEGREE; defines BOTH,
-// LEVELS, SEED_COUNT, DEPTH_VIEW). Node claims are an atomic minimum on a graph-owned,
-// node-aligned level array, so a node reached twice (cycles, duplicate edges, self-loops, shared descendants, partitions
-// expanding the same frontier) enters the frontier queue once. The queue holds every claimed
-// node in level order; state words record where each level ends.
+// Bounded breadth-first traversal over CSR adjacency (header: WG, BIG_DEGREE, STAGE; defines
+// BOTH, LEVELS, SEED_COUNT, DEPTH_VIEW). Node claims are an atomic minimum on a graph-owned,
+// node-aligned level array, so a node reached twice (cycles, duplicate edges, self-loops,
+// shared descendants, partitions expanding the same frontier) enters the frontier queue once.
+// The queue holds every claimed node in level order; state words record where each level ends.
 //
 // state: [0] queue tail (claimed nodes), [1] out-of-range IDs met, [2] effective depth,
 //        [3 + k] end of level k in the queue (begin of level k is the end of level k - 1).
@@ -69,25 +69,36 @@ var<workgroup> big_lo: array<u32, 2 * WG>;
 var<workgroup> big_hi: array<u32, 2 * WG>;
 var<workgroup> big_side: array<u32, 2 * WG>;
 var<workgroup> big_n: atomic<u32>;
+var<workgroup> big_total: u32;
+// Claims staged per workgroup and appended with one global atomic per flush: a single
+// queue tail hit once per claim serializes a wide frontier. Past STAGE entries a claim
+// appends through the global tail directly.
+var<workgroup> staged: array<u32, STAGE>;
+var<workgroup> staged_n: atomic<u32>;
+var<workgroup> staged_count: u32;
+var<workgroup> staged_base: u32;
 
 fn linear_row(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wid.y * nwg.x + wid.x) * WG + lid;
 }
 
-// Claims node `u` at depth `d`: the first claimant appends it to the queue.
-fn claim(u: u32, d: u32) {
+// Claims node `u` at depth `d`: true for the one claimant (out-of-range IDs are counted).
+fn try_claim(u: u32, d: u32) -> bool {
     if (u >= params.nodes) {
         atomicAdd(&state[INVALID], 1u);
-        return;
+        return false;
     }
     // A plain load first: most edges of a dense frontier meet claimed nodes.
     if (atomicLoad(&level[u]) != UNREACHED) {
-        return;
+        return false;
     }
-    let old = atomicMin(&level[u], d);
-    if (old == UNREACHED) {
-        let slot = atomicAdd(&state[TAIL], 1u);
-        queue[slot] = u;
+    return atomicMin(&level[u], d) == UNREACHED;
+}
+
+// Claims `u` and appends it to the queue through the global tail.
+fn claim_global(u: u32, d: u32) {
+    if (try_claim(u, d)) {
+        queue[atomicAdd(&state[TAIL], 1u)] = u;
     }
 }
 
@@ -121,7 +132,7 @@ fn seed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     count = min(seed_count[params.seed_count_off], count);
 #endif
     if (i < count) {
-        claim(seeds[params.seeds_off + i], 0u);
+        claim_global(seeds[params.seeds_off + i], 0u);
     }
 }
 
@@ -163,6 +174,48 @@ fn edge_range(o0: u32, o1: u32, edges: u32) -> vec2<u32> {
     return vec2<u32>(lo, hi);
 }
 
+fn claim_staged(u: u32, d: u32) {
+    if (try_claim(u, d)) {
+        let slot = atomicAdd(&staged_n, 1u);
+        if (slot < STAGE) {
+            staged[slot] = u;
+        } else {
+            queue[atomicAdd(&state[TAIL], 1u)] = u;
+        }
+    }
+}
+
+// Appends the staged claims to the queue (uniform control flow: every invocation calls it).
+fn flush(lid: u32) {
+    workgroupBarrier();
+    if (lid == 0u) {
+        let c = min(atomicLoad(&staged_n), STAGE);
+        staged_count = c;
+        if (c > 0u) {
+            staged_base = atomicAdd(&state[TAIL], c);
+        }
+        atomicStore(&staged_n, 0u);
+    }
+    workgroupBarrier();
+    let c = staged_count;
+    let base = staged_base;
+    for (var k = lid; k < c; k += WG) {
+        queue[base + k] = staged[k];
+    }
+    workgroupBarrier();
+}
+
+fn claim_side(side: u32, e: u32, d: u32) {
+    if (side == 0u) {
+        claim_staged(a_neighbors[params.a_neighbors_off + e], d);
+    }
+#ifdef BOTH
+    if (side == 1u) {
+        claim_staged(b_neighbors[params.b_neighbors_off + e], d);
+    }
+#endif
+}
+
 fn push_or_expand(r: vec2<u32>, side: u32, d: u32) {
     if (r.y - r.x > BIG_DEGREE) {
         let slot = atomicAdd(&big_n, 1u);
@@ -172,14 +225,7 @@ fn push_or_expand(r: vec2<u32>, side: u32, d: u32) {
         return;
     }
     for (var e = r.x; e < r.y; e += 1u) {
-        if (side == 0u) {
-            claim(a_neighbors[params.a_neighbors_off + e], d);
-        }
-#ifdef BOTH
-        if (side == 1u) {
-            claim(b_neighbors[params.b_neighbors_off + e], d);
-        }
-#endif
+        claim_side(side, e, d);
     }
 }
 
@@ -197,6 +243,7 @@ fn expand(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let count = atomicLoad(&state[LEVEL_ENDS + k]) - begin;
     if (lid == 0u) {
         atomicStore(&big_n, 0u);
+        atomicStore(&staged_n, 0u);
     }
     workgroupBarrier();
     let i = linear_row(wid, nwg, lid);
@@ -214,22 +261,19 @@ fn expand(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 #endif
         }
     }
-    workgroupBarrier();
-    let total = atomicLoad(&big_n);
+    flush(lid);
+    if (lid == 0u) {
+        big_total = atomicLoad(&big_n);
+    }
+    let total = workgroupUniformLoad(&big_total);
     for (var j = 0u; j < total; j += 1u) {
         let lo = big_lo[j];
         let hi = big_hi[j];
         let side = big_side[j];
         for (var e = lo + lid; e < hi; e += WG) {
-            if (side == 0u) {
-                claim(a_neighbors[params.a_neighbors_off + e], d);
-            }
-#ifdef BOTH
-            if (side == 1u) {
-                claim(b_neighbors[params.b_neighbors_off + e], d);
-            }
-#endif
+            claim_side(side, e, d);
         }
+        flush(lid);
     }
 }
 
