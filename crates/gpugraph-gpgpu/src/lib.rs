@@ -40,6 +40,4 @@ pub use sort::{
     SortPolicy, SortPolicyError,
 };
 pub use spatial::{GridIndex, GridIndexQuery, PointSpatialFilter, SpatialDomain, SpatialQuery};
-pub use topology::{
-    AncestorProjection, GraphTraversal, HierarchyLayout, VirtualGeometrySelection,
-};
+pub use topology::{AncestorProjection, GraphTraversal, HierarchyLayout, VirtualGeometrySelection};

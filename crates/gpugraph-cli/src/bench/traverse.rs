@@ -63,7 +63,7 @@ pub fn power_law_graph(n: u64, degree: u64, seeds: u32) -> (Vec<u32>, Vec<u32>, 
     for e in 0..m {
         let h = splitmix64(e + 0x1234_0000_0000);
         let (h1, h2) = (h & 0xffff_ffff, h >> 32);
-        let s = ((((h1 * h1) >> 32) * h1) >> 32) * n >> 32;
+        let s = (((((h1 * h1) >> 32) * h1) >> 32) * n) >> 32;
         let d = (((h2 * h2) >> 32) * n) >> 32;
         src[e as usize] = ((s * 0x9E37_79B1 + 0x7F4A_7C15) & mask) as u32;
         dst[e as usize] = ((d * 0x85EB_CA77 + 0x1656_67B1) & mask) as u32;

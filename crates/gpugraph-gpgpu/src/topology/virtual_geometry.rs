@@ -172,7 +172,8 @@ impl VirtualGeometrySelection {
         let levels_ok = lo.first() == Some(&0)
             && lo.windows(2).all(|w| w[0] < w[1])
             && lo.last().map(|&e| u64::from(e)) == Some(n);
-        if !levels_ok && !(n == 0 && lo.len() <= 1 && lo.iter().all(|&x| x == 0)) {
+        // An empty hierarchy may also give no offsets at all.
+        if !(levels_ok || (n == 0 && lo.is_empty())) {
             return Err(c.out_of_range(
                 "level_offsets",
                 format!("{lo:?}"),
