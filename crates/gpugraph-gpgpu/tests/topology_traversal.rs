@@ -598,3 +598,108 @@ fn bad_declarations_are_named_errors() {
         "{e}"
     );
 }
+
+#[test]
+fn replacing_one_partitions_batch_between_encodings_keeps_the_others() {
+    // Two partitions with their own offset and neighbour allocations; the second batch is
+    // replaced by an import override (same node count, new edges) without recompiling.
+    let ctx = ctx();
+    let mut r = rng(167);
+    let (n0, n1) = (700usize, 900usize);
+    let n = n0 + n1;
+    let old = random_graph(&mut r, n, 3, 40);
+    let mut new_lists: Vec<Vec<u32>> = (0..n)
+        .map(|v| {
+            let (lo, hi) = (old.offsets[v] as usize, old.offsets[v + 1] as usize);
+            old.neighbors[lo..hi].to_vec()
+        })
+        .collect();
+    for l in new_lists.iter_mut().skip(n0) {
+        *l = (0..r.random_range(0..6))
+            .map(|_| r.random_range(0..n as u32))
+            .collect();
+    }
+    let new = Csr::from_lists(&new_lists);
+    let seeds: Vec<u32> = vec![3, 750, 1200];
+    let parts = vec![n0, n1];
+    let (old_split, new_split) = (old.split(&parts), new.split(&parts));
+    let mut g = CommandGraph::new("replace", &ctx.device);
+    let bufs: Vec<(wgpu::Buffer, wgpu::Buffer)> = old_split
+        .iter()
+        .map(|(o, nb)| (upload(&ctx, o), upload(&ctx, nb)))
+        .collect();
+    let mut offsets = Vec::new();
+    let mut neighbors = Vec::new();
+    let mut handles = Vec::new();
+    for (p, ((ob, nbb), (o, nb))) in bufs.iter().zip(&old_split).enumerate() {
+        let oh = import(&mut g, &format!("offsets-{p}"), ob);
+        let nh = import(&mut g, &format!("neighbors-{p}"), nbb);
+        offsets.push(view(&g, oh, 0, o.len() as u64));
+        neighbors.push(view(&g, nh, 0, nb.len() as u64));
+        handles.push((oh, nh));
+    }
+    // The replacement batch must fit the compiled views: keep its edge count.
+    let (new_o, mut new_nb) = new_split[1].clone();
+    new_nb.resize(old_split[1].1.len(), 0);
+    let mut new_o = new_o;
+    let last = new_o.len() - 1;
+    new_o[last] = new_nb.len() as u32; // padding edges (to node 0) belong to the last node
+    let replacement = (upload(&ctx, &new_o), upload(&ctx, &new_nb));
+    let mask_b = upload(&ctx, &vec![POISON; n]);
+    let sb = upload(&ctx, &seeds);
+    let mh = import(&mut g, "mask", &mask_b);
+    let sh = import(&mut g, "seeds", &sb);
+    let mask = VectorView::from_chunks(vec![
+        view(&g, mh, 0, n0 as u64),
+        view(&g, mh, n0 as u64, n1 as u64),
+    ]);
+    GraphTraversal {
+        id: "replace".into(),
+        forward: CsrAdjacency {
+            offsets: VectorView::from_chunks(offsets),
+            neighbors: VectorView::from_chunks(neighbors),
+        },
+        reverse: None,
+        direction: Dir::Forward,
+        seeds: view(&g, sh, 0, seeds.len() as u64),
+        max_depth: 6,
+        active_depth: None,
+        mask,
+        levels: None,
+        status: None,
+    }
+    .add_to_graph(&mut g)
+    .unwrap();
+    let mut compiled = g.compile().unwrap();
+    let oracle = |p1: (&[u32], &[u32])| {
+        let f = [
+            CsrPart {
+                offsets: &old_split[0].0,
+                neighbors: &old_split[0].1,
+            },
+            CsrPart {
+                offsets: p1.0,
+                neighbors: p1.1,
+            },
+        ];
+        cpu::traverse(&f, None, Dir::Forward, &seeds, 6, None).mask
+    };
+    encode_wait(&ctx, &mut compiled, &[]);
+    let before = read_buffer(&ctx, &mask_b);
+    assert_eq!(
+        before,
+        oracle((&old_split[1].0, &old_split[1].1)),
+        "original batches"
+    );
+    ctx.queue
+        .write_buffer(&mask_b, 0, bytemuck::cast_slice(&vec![POISON; n]));
+    let (oh, nh) = handles[1];
+    encode_wait(
+        &ctx,
+        &mut compiled,
+        &[(oh, &replacement.0), (nh, &replacement.1)],
+    );
+    let after = read_buffer(&ctx, &mask_b);
+    assert_eq!(after, oracle((&new_o, &new_nb)), "second batch replaced");
+    assert_ne!(before, after, "the replacement changed the reach");
+}
