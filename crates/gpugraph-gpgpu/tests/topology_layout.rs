@@ -258,3 +258,66 @@ fn bad_declarations_are_named_errors() {
         errors[3]
     );
 }
+
+#[test]
+fn replacing_one_parent_batch_between_encodings_relayouts_without_recompiling() {
+    // Parents in two allocations (3 and 5 parents), children in three chunks cutting across
+    // them; the second parent batch is replaced by an import override.
+    let ctx = ctx();
+    let k = 3u32;
+    let (first, second, replaced) = ([1u32, 0, 1], [0u32, 1, 1, 0, 1], [1u32, 0, 0, 1, 0]);
+    let children: Vec<u32> = (0..24).map(|i| u32::from(i % 3 != 1)).collect();
+    let child_lens = [5usize, 0, 19];
+    let b0 = upload(&ctx, &first);
+    let b1 = upload(&ctx, &second);
+    let b1_new = upload(&ctx, &replaced);
+    let cb = upload(&ctx, &laid_out(&children, &child_lens));
+    let poison = vec![POISON; children.len() + child_lens.len() + 1];
+    let (hb, ob) = (upload(&ctx, &poison), upload(&ctx, &poison));
+    let mut g = CommandGraph::new("replace", &ctx.device);
+    let (h0, h1) = (
+        import(&mut g, "parents-0", &b0),
+        import(&mut g, "parents-1", &b1),
+    );
+    let (ch, hh, oh) = (
+        import(&mut g, "children", &cb),
+        import(&mut g, "heights", &hb),
+        import(&mut g, "offsets", &ob),
+    );
+    let packed = |h, n: u64| {
+        g.create_data_view(h, DataViewDescriptor::packed(F::Uint32, n))
+            .unwrap()
+    };
+    let parent_states = VectorView::from_chunks(vec![packed(h0, 3), packed(h1, 5)]);
+    HierarchyLayout {
+        id: "layout".into(),
+        parent_states,
+        child_states: chunks(&g, ch, &child_lens),
+        heights: chunks(&g, hh, &child_lens),
+        offsets: chunks(&g, oh, &child_lens),
+        children_per_parent: k,
+        expanded_child_height: HEIGHTS[0],
+        collapsed_child_height: HEIGHTS[1],
+        collapsed_parent_height: HEIGHTS[2],
+    }
+    .add_to_graph(&mut g)
+    .unwrap();
+    let mut compiled = g.compile().unwrap();
+    for (batch, overrides) in [(second, vec![]), (replaced, vec![(h1, &b1_new)])] {
+        encode_wait(&ctx, &mut compiled, &overrides);
+        let parents = [&first[..], &batch[..]].concat();
+        let heights = cpu::hierarchy_heights(&parents, &children, k, HEIGHTS);
+        let offsets = cpu::exclusive_offsets(&heights);
+        let label = format!("parents {parents:?}");
+        assert_eq!(
+            read_buffer(&ctx, &hb),
+            laid_out(&heights, &child_lens),
+            "{label}"
+        );
+        assert_eq!(
+            read_buffer(&ctx, &ob),
+            laid_out(&offsets, &child_lens),
+            "{label}"
+        );
+    }
+}
