@@ -293,7 +293,8 @@ fn random_graphs_match_bfs_in_every_direction_and_partitioning() {
     let ctx = ctx();
     let mut r = rng(16);
     for n in [1usize, 2, 255, 256, 257, 3000] {
-        let fwd = random_graph(&mut r, n, 3, 300);
+        // Hubs past HUGE_DEGREE (the hub dispatch) in the largest graph.
+        let fwd = random_graph(&mut r, n, 3, if n > 2000 { 1500 } else { 300 });
         let rev = fwd.reversed();
         let seeds: Vec<u32> = (0..r.random_range(1..6))
             .map(|_| r.random_range(0..n as u32))
@@ -428,6 +429,33 @@ fn empty_graph_zero_seeds_and_bad_ids_are_counted_not_followed() {
         let want = run_case(&ctx, &case, &format!("bad ids {parts:?}"));
         assert!(want.status[1] >= 3, "bad IDs counted: {:?}", want.status);
     }
+    // Six overlapping hub ranges (offsets that decrease in between) over 1,600 edges: the
+    // hub list holds 1600 / HUGE_DEGREE + 2 = 3, so the rest are expanded by their
+    // workgroups; each range ends on 100 targets no other range has.
+    let n = 1700usize;
+    let mut offsets = vec![1600u32; n + 1];
+    for k in 0..6u32 {
+        offsets[2 * k as usize] = 100 * k;
+        offsets[2 * k as usize + 1] = 1100 + 100 * k;
+    }
+    let overlap = Csr {
+        n,
+        offsets,
+        neighbors: (12..1612).collect(),
+    };
+    let hubs = [0u32, 2, 4, 6, 8, 10];
+    let case = Case {
+        fwd: &overlap,
+        rev: None,
+        dir: Dir::Forward,
+        seeds: &hubs,
+        seed_count: None,
+        max_depth: 1,
+        active: None,
+        parts: vec![n],
+    };
+    let want = run_case(&ctx, &case, "overlapping hubs");
+    assert_eq!(want.status[0], 6 + 1600, "every target once");
     // Zero active seeds through a live count.
     let g = Csr::from_lists(&[vec![1], vec![0]]);
     let case = Case {

@@ -19,8 +19,8 @@ mod virtual_geometry;
 pub use ancestor::{AncestorProjection, NO_ANCESTOR};
 pub use hierarchy::HierarchyLayout;
 pub use traversal::{
-    CsrAdjacency, GraphTraversal, TraversalDirection, BIG_DEGREE, MAX_TRAVERSAL_DEPTH,
-    TRAVERSAL_STATUS_WORDS, UNREACHED,
+    CsrAdjacency, GraphTraversal, TraversalDirection, BIG_DEGREE, HUB_CHUNK, HUGE_DEGREE,
+    MAX_TRAVERSAL_DEPTH, TRAVERSAL_STATUS_WORDS, UNREACHED,
 };
 pub use virtual_geometry::{
     ClusterHierarchy, SelectionView, VirtualGeometrySelection, SELECTION_VIEW_WORDS,

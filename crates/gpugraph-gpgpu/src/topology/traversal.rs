@@ -22,6 +22,11 @@ pub const TRAVERSAL_STATUS_WORDS: u64 = 3;
 /// Edge ranges longer than this are expanded by a whole workgroup instead of one invocation
 /// (power-law hubs would otherwise serialize a level on one thread).
 pub const BIG_DEGREE: u32 = 32;
+/// Edge ranges longer than this go to the level's hub list, whose edges a second indirect
+/// dispatch spreads over many workgroups ([`HUB_CHUNK`] edges each).
+pub const HUGE_DEGREE: u32 = 1024;
+/// Hub edges per workgroup of the hub dispatch.
+pub const HUB_CHUNK: u32 = 1024;
 /// Claims a workgroup stages before appending them to the frontier with one atomic (the
 /// rest go through the global tail); with the hub ranges this keeps the workgroup memory of
 /// the expansion under 16 KiB, the WebGPU default.
@@ -76,11 +81,14 @@ pub struct CsrAdjacency {
 ///
 /// Nodes: `{id}/init`, `{id}/seed`, then per level `d` in `1..=max_depth` `{id}/prepare/{d}`
 /// (one invocation closes level `d - 1` at the queue tail and writes the level's indirect
-/// dispatch from that GPU-written frontier count) and `{id}/expand/{d}/{p}` per non-empty
+/// dispatch from that GPU-written frontier count), `{id}/expand/{d}/{p}` per non-empty
 /// partition (an indirect dispatch over the frontier; each pass expands the frontier nodes of
 /// partition `p` through its local CSR and claims targets in every partition through the
-/// graph-owned node-aligned level array), then `{id}/finish/{p}` per non-empty partition and
-/// `{id}/report`. Graph-owned: the level array (4 bytes per node), the frontier queue (4 per
+/// graph-owned node-aligned level array; ranges over [`BIG_DEGREE`] edges take the whole
+/// workgroup, ranges over [`HUGE_DEGREE`] go to the level's hub list),
+/// `{id}/prepare-hubs/{d}` and `{id}/expand-hubs/{d}/{p}` (the hub edges spread over
+/// [`HUB_CHUNK`]-edge workgroups by a second indirect dispatch), then `{id}/finish/{p}` per
+/// non-empty partition and `{id}/report`. Graph-owned: the level array (4 bytes per node), the frontier queue (4 per
 /// node; each node enters it once, so it never overflows), the per-level state and the
 /// indirect arguments. Cost per level: each frontier node's offsets once per partition pass,
 /// each edge of it once.
@@ -132,10 +140,10 @@ struct TraversalParams {
     mask_off: u32,
     levels_off: u32,
     status_off: u32,
+    part_index: u32,
+    hub_cap: u32,
     pad0: u32,
     pad1: u32,
-    pad2: u32,
-    pad3: u32,
 }
 
 /// The traversal shader with its variant defines.
@@ -144,6 +152,8 @@ fn source(both: bool, levels: bool, seed_count: bool, depth_view: bool) -> Strin
         .comment("gpugraph-gpgpu topology: graph traversal")
         .u32("WG", WG)
         .u32("BIG_DEGREE", BIG_DEGREE)
+        .u32("HUGE_DEGREE", HUGE_DEGREE)
+        .u32("HUB_CHUNK", HUB_CHUNK)
         .u32("STAGE", STAGE)
         .define_if(both, "BOTH")
         .define_if(levels, "LEVELS")
@@ -262,7 +272,7 @@ impl GraphTraversal {
         let limits = graph.device().limits();
         let binder = Binder::new(&limits);
         let id = &self.id;
-        let state_len = 3 + u64::from(self.max_depth) + 1;
+        let state_len = 5 + u64::from(self.max_depth) + 1;
         let (seeds_off, seeds_len) = bound(&binder, c, "seeds", &seeds)?;
         let mut base = TraversalParams {
             nodes: n32,
@@ -336,7 +346,18 @@ impl GraphTraversal {
         let queue = nodes::words(graph, queue_h, 0, n.max(1))?;
         let level_h = nodes::transient(graph, format!("{id}/level"), n, rw)?;
         let level = nodes::words(graph, level_h, 0, n.max(1))?;
-        let args_words = 3 * u64::from(self.max_depth);
+        // Per level: the expansion's and the hub dispatch's indirect arguments.
+        let args_words = 6 * u64::from(self.max_depth);
+        let edges: u64 = parts
+            .iter()
+            .map(|p| u64::from(p.a.4) + p.b.as_ref().map_or(0, |b| u64::from(b.4)))
+            .sum();
+        // Ranges of a well-formed CSR are disjoint, so at most edges / HUGE_DEGREE hubs per
+        // level; malformed overlapping ranges past that are expanded in their workgroup.
+        let hub_cap = edges / u64::from(HUGE_DEGREE) + 2;
+        let hubs_h = nodes::transient(graph, format!("{id}/hubs"), 4 * hub_cap, rw)?;
+        let hubs = nodes::words(graph, hubs_h, 0, 4 * hub_cap)?;
+        base.hub_cap = u32::try_from(hub_cap).unwrap_or(u32::MAX);
         let args_h = nodes::transient(
             graph,
             format!("{id}/args"),
@@ -398,30 +419,35 @@ impl GraphTraversal {
                 ],
                 Grid::Workgroups([1, 1, 1]),
             )?;
-            let indirect = nodes::words(graph, args_h, 3 * u64::from(d - 1), 3)?;
+            let at = 6 * u64::from(d - 1);
+            let indirect = nodes::words(graph, args_h, at, 3)?;
+            let hub_indirect = nodes::words(graph, args_h, at + 3, 3)?;
+            let part_params = |p: usize, part: &Part| TraversalParams {
+                part_base: part.base,
+                part_len: part.len,
+                part_index: p as u32,
+                a_offsets_off: part.a.2,
+                a_neighbors_off: part.a.3,
+                a_edges: part.a.4,
+                b_offsets_off: part.b.as_ref().map_or(0, |s| s.2),
+                b_neighbors_off: part.b.as_ref().map_or(0, |s| s.3),
+                b_edges: part.b.as_ref().map_or(0, |s| s.4),
+                ..round
+            };
             for (p, part) in parts.iter().enumerate() {
                 if part.len == 0 {
                     continue;
                 }
-                let mut params = TraversalParams {
-                    part_base: part.base,
-                    part_len: part.len,
-                    a_offsets_off: part.a.2,
-                    a_neighbors_off: part.a.3,
-                    a_edges: part.a.4,
-                    ..round
-                };
+                let params = part_params(p, part);
                 let mut b = vec![
                     Binding::read_write(1, state),
                     Binding::read_write(2, queue),
                     Binding::read_write(3, level),
                     Binding::read(4, part.a.0),
                     Binding::read(5, part.a.1),
+                    Binding::read_write(15, hubs),
                 ];
                 if let Some(s) = &part.b {
-                    params.b_offsets_off = s.2;
-                    params.b_neighbors_off = s.3;
-                    params.b_edges = s.4;
                     b.push(Binding::read(6, s.0));
                     b.push(Binding::read(7, s.1));
                 }
@@ -434,6 +460,44 @@ impl GraphTraversal {
                     "expand",
                     b,
                     Grid::Indirect(indirect),
+                )?;
+            }
+            nodes::dispatch(
+                graph,
+                format!("{id}/prepare-hubs/{d}"),
+                key,
+                wgsl.clone(),
+                "prepare_hubs",
+                vec![
+                    Binding::params(0, &round),
+                    Binding::read_write(1, state),
+                    Binding::handle(11, args_h, Access::ReadWrite),
+                ],
+                Grid::Workgroups([1, 1, 1]),
+            )?;
+            for (p, part) in parts.iter().enumerate() {
+                if part.len == 0 {
+                    continue;
+                }
+                let mut b = vec![
+                    Binding::params(0, &part_params(p, part)),
+                    Binding::read_write(1, state),
+                    Binding::read_write(2, queue),
+                    Binding::read_write(3, level),
+                    Binding::read(5, part.a.1),
+                    Binding::read_write(15, hubs),
+                ];
+                if let Some(s) = &part.b {
+                    b.push(Binding::read(7, s.1));
+                }
+                nodes::dispatch(
+                    graph,
+                    format!("{id}/expand-hubs/{d}/{p}"),
+                    key,
+                    wgsl.clone(),
+                    "expand_hubs",
+                    b,
+                    Grid::Indirect(hub_indirect),
                 )?;
             }
         }
@@ -499,8 +563,8 @@ mod tests {
             let members = kernel::field_offsets!(TraversalParams; nodes, round, max_depth,
                 max_dim, part_base, part_len, state_len, a_offsets_off, a_neighbors_off,
                 a_edges, b_offsets_off, b_neighbors_off, b_edges, seeds_off, seeds_len,
-                seed_count_off, depth_off, mask_off, levels_off, status_off, pad0, pad1,
-                pad2, pad3);
+                seed_count_off, depth_off, mask_off, levels_off, status_off, part_index,
+                hub_cap, pad0, pad1);
             let size = Some(std::mem::size_of::<TraversalParams>());
             kernel::assert_struct_layout(&s, "TraversalParams", size, &members);
         }

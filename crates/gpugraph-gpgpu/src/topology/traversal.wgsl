@@ -1,17 +1,24 @@
-// Bounded breadth-first traversal over CSR adjacency (header: WG, BIG_DEGREE, STAGE; defines
-// BOTH, LEVELS, SEED_COUNT, DEPTH_VIEW). Node claims are an atomic minimum on a graph-owned,
+// Bounded breadth-first traversal over CSR adjacency (header: WG, BIG_DEGREE, HUGE_DEGREE,
+// HUB_CHUNK, STAGE; defines BOTH, LEVELS, SEED_COUNT, DEPTH_VIEW). Node claims are an atomic minimum on a graph-owned,
 // node-aligned level array, so a node reached twice (cycles, duplicate edges, self-loops,
 // shared descendants, partitions expanding the same frontier) enters the frontier queue once.
 // The queue holds every claimed node in level order; state words record where each level ends.
 //
+// Edge ranges longer than HUGE_DEGREE (power-law hubs) go to a hub list whose concatenated
+// edges a second indirect dispatch spreads over HUB_CHUNK-edge workgroups, so one hub does
+// not hold a whole level on one workgroup.
+//
 // state: [0] queue tail (claimed nodes), [1] out-of-range IDs met, [2] effective depth,
-//        [3 + k] end of level k in the queue (begin of level k is the end of level k - 1).
+//        [3] hub entries this level, [4] hub edges this level,
+//        [5 + k] end of level k in the queue (begin of level k is the end of level k - 1).
 
 const UNREACHED: u32 = 0xffffffffu;
 const TAIL: u32 = 0u;
 const INVALID: u32 = 1u;
 const DEPTH: u32 = 2u;
-const LEVEL_ENDS: u32 = 3u;
+const HUB_COUNT: u32 = 3u;
+const HUB_EDGES: u32 = 4u;
+const LEVEL_ENDS: u32 = 5u;
 
 struct TraversalParams {
     nodes: u32,
@@ -34,10 +41,10 @@ struct TraversalParams {
     mask_off: u32,
     levels_off: u32,
     status_off: u32,
+    part_index: u32,
+    hub_cap: u32,
     pad0: u32,
     pad1: u32,
-    pad2: u32,
-    pad3: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: TraversalParams;
@@ -63,6 +70,8 @@ struct TraversalParams {
 @group(0) @binding(13) var<storage, read_write> levels_out: array<u32>;
 #endif
 @group(0) @binding(14) var<storage, read_write> status: array<u32>;
+// Hub entries: [edge base in the concatenation, first edge, edge count, side | partition << 1].
+@group(0) @binding(15) var<storage, read_write> hubs: array<u32>;
 
 // Edge ranges of high-degree frontier nodes, expanded by the whole workgroup.
 var<workgroup> big_lo: array<u32, 2 * WG>;
@@ -147,20 +156,32 @@ fn prepare() {
     }
     let end = atomicLoad(&state[TAIL]);
     atomicStore(&state[LEVEL_ENDS + k], end);
+    atomicStore(&state[HUB_COUNT], 0u);
+    atomicStore(&state[HUB_EDGES], 0u);
     var count = end - begin;
     if (params.round > atomicLoad(&state[DEPTH])) {
         count = 0u;
     }
-    let groups = (count + WG - 1u) / WG;
+    write_args(6u * k, (count + WG - 1u) / WG);
+}
+
+// `groups` workgroups as an x·y indirect grid at args[at..at + 3].
+fn write_args(at: u32, groups: u32) {
     let x = min(groups, params.max_dim);
     var y = 1u;
     if (x > 0u) {
         y = (groups + x - 1u) / x;
     }
-    let at = 3u * k;
     args[at] = x;
     args[at + 1u] = y;
     args[at + 2u] = 1u;
+}
+
+// After round `round`'s expansion: the hub dispatch over the level's hub edges.
+@compute @workgroup_size(1)
+fn prepare_hubs() {
+    let edges = atomicLoad(&state[HUB_EDGES]);
+    write_args(6u * (params.round - 1u) + 3u, (edges + HUB_CHUNK - 1u) / HUB_CHUNK);
 }
 
 // The clamped edge range [lo, hi) of local node `v` in offsets with `edges` neighbours;
@@ -216,7 +237,40 @@ fn claim_side(side: u32, e: u32, d: u32) {
 #endif
 }
 
+// Queues a hub range for the hub dispatch; false when the list is full or its edge count
+// would wrap (malformed, overlapping ranges): the workgroup then expands the range itself.
+fn push_hub(r: vec2<u32>, side: u32) -> bool {
+    let len = r.y - r.x;
+    let slot = atomicAdd(&state[HUB_COUNT], 1u);
+    if (slot >= params.hub_cap) {
+        return false;
+    }
+    // A compare-exchange loop, not an add: the total must never wrap, or the hub dispatch
+    // would not cover the ranges queued before the wrap. Hub pushes are rare (one per range
+    // of more than HUGE_DEGREE edges), so the loop meets little contention.
+    var base = atomicLoad(&state[HUB_EDGES]);
+    loop {
+        if (base > 0xffffffffu - len) {
+            hubs[4u * slot + 2u] = 0u;
+            return false;
+        }
+        let r = atomicCompareExchangeWeak(&state[HUB_EDGES], base, base + len);
+        if (r.exchanged) {
+            break;
+        }
+        base = r.old_value;
+    }
+    hubs[4u * slot] = base;
+    hubs[4u * slot + 1u] = r.x;
+    hubs[4u * slot + 2u] = len;
+    hubs[4u * slot + 3u] = side | (params.part_index << 1u);
+    return true;
+}
+
 fn push_or_expand(r: vec2<u32>, side: u32, d: u32) {
+    if (r.y - r.x > HUGE_DEGREE && push_hub(r, side)) {
+        return;
+    }
     if (r.y - r.x > BIG_DEGREE) {
         let slot = atomicAdd(&big_n, 1u);
         big_lo[slot] = r.x;
@@ -275,6 +329,35 @@ fn expand(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         }
         flush(lid);
     }
+}
+
+// Round `round`'s hub edges of this partition: workgroup w claims the targets of edges
+// [w·HUB_CHUNK, (w + 1)·HUB_CHUNK) of the concatenated hub ranges.
+@compute @workgroup_size(WG)
+fn expand_hubs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+    let d = params.round;
+    if (lid == 0u) {
+        atomicStore(&staged_n, 0u);
+    }
+    workgroupBarrier();
+    let c0 = (wid.y * nwg.x + wid.x) * HUB_CHUNK;
+    let c1 = c0 + HUB_CHUNK;
+    let entries = min(atomicLoad(&state[HUB_COUNT]), params.hub_cap);
+    for (var j = 0u; j < entries; j += 1u) {
+        let tag = hubs[4u * j + 3u];
+        if ((tag >> 1u) != params.part_index) {
+            continue;
+        }
+        let base = hubs[4u * j];
+        let len = hubs[4u * j + 2u];
+        let lo = max(base, c0);
+        let hi = min(base + len, c1);
+        for (var e = lo + lid; e < hi; e += WG) {
+            claim_side(tag & 1u, hubs[4u * j + 1u] + (e - base), d);
+        }
+    }
+    flush(lid);
 }
 
 // One output partition: the 0/1 reachability mask (and levels) from the claims.
