@@ -332,27 +332,44 @@ fn expand(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 }
 
 // Round `round`'s hub edges of this partition: workgroup w claims the targets of edges
-// [w·HUB_CHUNK, (w + 1)·HUB_CHUNK) of the concatenated hub ranges.
+// [w·HUB_CHUNK, (w + 1)·HUB_CHUNK) of the concatenated hub ranges. Every range is longer than
+// the chunk and the ranges are disjoint in the concatenation, so at most two overlap a
+// chunk: the workgroup finds them with one strided pass over the list, then expands them.
+var<workgroup> hit: array<u32, 4>;
+var<workgroup> hit_n: atomic<u32>;
+
 @compute @workgroup_size(WG)
 fn expand_hubs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
     let d = params.round;
     if (lid == 0u) {
         atomicStore(&staged_n, 0u);
+        atomicStore(&hit_n, 0u);
     }
     workgroupBarrier();
     let c0 = (wid.y * nwg.x + wid.x) * HUB_CHUNK;
     let c1 = c0 + HUB_CHUNK;
     let entries = min(atomicLoad(&state[HUB_COUNT]), params.hub_cap);
-    for (var j = 0u; j < entries; j += 1u) {
-        let tag = hubs[4u * j + 3u];
-        if ((tag >> 1u) != params.part_index) {
-            continue;
-        }
+    for (var j = lid; j < entries; j += WG) {
         let base = hubs[4u * j];
         let len = hubs[4u * j + 2u];
+        // len 0: a slot whose range did not fit the total (expanded by its workgroup).
+        if (len > 0u && (hubs[4u * j + 3u] >> 1u) == params.part_index && base < c1
+            && base + len > c0) {
+            let h = atomicAdd(&hit_n, 1u);
+            if (h < 4u) {
+                hit[h] = j;
+            }
+        }
+    }
+    workgroupBarrier();
+    let hits = min(atomicLoad(&hit_n), 4u);
+    for (var h = 0u; h < hits; h += 1u) {
+        let j = hit[h];
+        let base = hubs[4u * j];
+        let tag = hubs[4u * j + 3u];
         let lo = max(base, c0);
-        let hi = min(base + len, c1);
+        let hi = min(base + hubs[4u * j + 2u], c1);
         for (var e = lo + lid; e < hi; e += WG) {
             claim_side(tag & 1u, hubs[4u * j + 1u] + (e - base), d);
         }
