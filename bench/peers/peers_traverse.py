@@ -160,8 +160,10 @@ def cuda_rows(offsets, neighbors, seeds, depth, repeat, reached, edges):
     add("torch-frontier", frontier_bfs, timed(frontier_bfs))
     add("torch-spmv", spmv_bfs, timed(spmv_bfs))
     if cupy is not None:
-        Rc = cps.csr_matrix((cupy.ones(len(neighbors), dtype=cupy.float32), cupy.asarray(src_of[order]),
-                             cupy.asarray(r_rows)), shape=(n, n))
+        # cuSPARSE takes int32 indices (2^27 edges fit).
+        Rc = cps.csr_matrix((cupy.ones(len(neighbors), dtype=cupy.float32),
+                             cupy.asarray(src_of[order].astype(np.int32)),
+                             cupy.asarray(r_rows.astype(np.int32))), shape=(n, n))
         sc = cupy.asarray(seeds)
 
         def cupy_bfs():
