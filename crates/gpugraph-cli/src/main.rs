@@ -21,6 +21,7 @@ mod output;
 mod render;
 mod sort;
 mod spatial;
+mod traverse;
 
 use std::process::ExitCode;
 
@@ -79,6 +80,8 @@ enum Command {
     /// 2-D complex FFT of a complex64 (h, w) or float32 (h, w, 2) .npy field on the GPU
     /// (power-of-two sides; --inverse scales by 1/(h·w)).
     Fft2d(fft::Fft2dArgs),
+    /// Bounded breadth-first reachability over a CSR graph in .npy files; writes a 0/1 mask.
+    Traverse(traverse::TraverseArgs),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         Command::Join(args) => join::run(&args),
         Command::Spatial(args) => spatial::run(&args),
         Command::Fft2d(args) => fft::run(&args),
+        Command::Traverse(args) => traverse::run(&args),
     };
     match result {
         Ok(()) => {

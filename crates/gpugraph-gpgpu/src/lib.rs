@@ -21,6 +21,7 @@ pub mod reduce;
 pub mod scan;
 pub mod sort;
 pub mod spatial;
+pub mod topology;
 
 pub use compact::{Compaction, IndexedRangeCompaction, PartitionedIndexedRangeCompaction};
 pub use error::AlgorithmError;
@@ -41,3 +42,4 @@ pub use sort::{
     SortPolicy, SortPolicyError,
 };
 pub use spatial::{GridIndex, GridIndexQuery, PointSpatialFilter, SpatialDomain, SpatialQuery};
+pub use topology::{AncestorProjection, GraphTraversal, HierarchyLayout, VirtualGeometrySelection};

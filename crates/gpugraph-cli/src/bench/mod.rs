@@ -16,6 +16,7 @@ pub mod render;
 pub mod report;
 pub mod spatial;
 pub mod throughput;
+pub mod traverse;
 
 use std::path::PathBuf;
 
@@ -69,6 +70,9 @@ pub enum BenchCommand {
     /// 2-D complex64 forward FFT of square fields (`--sizes` in elements: 2^24 = 4096²),
     /// 16 bytes per element per pass, and the same time against one read and one write.
     Fft(fft::FftBenchArgs),
+    /// Graph traversal: a power-law graph of 2^k nodes, depth 4 from 1,000 seeds, forward and
+    /// both directions; elements are traversed edges (edges/s).
+    Traverse(traverse::TraverseBenchArgs),
     /// A PNG bar chart of bench (and peer) JSON files: bandwidth per operation at its largest
     /// size, peers beside it, the copy floor marked.
     Plot(plot::PlotArgs),
@@ -139,5 +143,6 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
                 &fft::node_bytes,
             )
         }
+        BenchCommand::Traverse(args) => traverse::run(&args),
     }
 }

@@ -70,6 +70,10 @@ const FILES: &[(&str, &str)] = registry![
     "spatial/bvh_query.wgsl",
     "spatial/segmented_bvh.wgsl",
     "fft/fft.wgsl",
+    "topology/traversal.wgsl",
+    "topology/ancestor.wgsl",
+    "topology/hierarchy.wgsl",
+    "topology/virtual_geometry.wgsl",
 ];
 
 /// The registry file `name`, if any.
