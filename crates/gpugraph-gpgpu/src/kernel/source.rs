@@ -68,6 +68,10 @@ const FILES: &[(&str, &str)] = registry![
     "spatial/bvh_build.wgsl",
     "spatial/bvh_query.wgsl",
     "spatial/segmented_bvh.wgsl",
+    "sparse/common.wgsl",
+    "sparse/spmv.wgsl",
+    "sparse/dot.wgsl",
+    "sparse/pcg.wgsl",
 ];
 
 /// The registry file `name`, if any.
