@@ -25,7 +25,7 @@ struct GateParams {
 @group(0) @binding(4) var<storage, read_write> state: array<u32>;
 @group(0) @binding(5) var<storage, read_write> args: array<u32>;
 
-var<workgroup> active: vec2<u32>;
+var<workgroup> gate_on: vec2<u32>;
 
 @compute @workgroup_size(64)
 fn gate(@builtin(local_invocation_index) lid: u32) {
@@ -49,10 +49,10 @@ fn gate(@builtin(local_invocation_index) lid: u32) {
         }
         state[0] = a0;
         state[1] = a1;
-        active = vec2<u32>(a0, a1);
+        gate_on = vec2<u32>(a0, a1);
     }
     workgroupBarrier();
-    let on = active;
+    let on = gate_on;
     for (var i = lid; i < params.count; i += 64u) {
         let g = geometry[i];
         let run = select(on.x, on.y, g.w == 1u) != 0u;
