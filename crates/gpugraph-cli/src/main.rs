@@ -18,6 +18,7 @@ mod join;
 mod npy;
 mod output;
 mod render;
+mod solve;
 mod sort;
 mod spatial;
 
@@ -75,6 +76,9 @@ enum Command {
     /// Radius or box query over .npy/.parquet points through a grid, a BVH or a scan;
     /// writes the matching row IDs and prints the count and timings.
     Spatial(spatial::SpatialArgs),
+    /// Jacobi-preconditioned CG on the GPU (poisson2d:N or a Matrix Market file) as one
+    /// program: one graph, one submission, the loop exits on the GPU; writes x as .npy.
+    Solve(solve::SolveArgs),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -116,6 +120,7 @@ fn main() -> ExitCode {
         Command::Render(cmd) => render::run(cmd),
         Command::Join(args) => join::run(&args),
         Command::Spatial(args) => spatial::run(&args),
+        Command::Solve(args) => solve::run(&args),
     };
     match result {
         Ok(()) => {

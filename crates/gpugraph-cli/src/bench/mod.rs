@@ -13,6 +13,7 @@ pub mod plot;
 pub mod primitives;
 pub mod render;
 pub mod report;
+pub mod solve;
 pub mod spatial;
 pub mod throughput;
 
@@ -65,6 +66,9 @@ pub enum BenchCommand {
     /// Spatial harness: 2-D clustered points and radius queries through a scan, the grid index
     /// and the BVH (Morton and source order), parity-checked; build, query, candidates, visited.
     Spatial(spatial::SpatialBenchArgs),
+    /// Jacobi-PCG on 2-D Poisson as one gated program: ms per iteration, the cost of empty
+    /// gated iterations (bound 2× the iterations needed), against the floor.
+    Solve(solve::SolveBenchArgs),
     /// A PNG bar chart of bench (and peer) JSON files: bandwidth per operation at its largest
     /// size, peers beside it, the copy floor marked.
     Plot(plot::PlotArgs),
@@ -126,5 +130,6 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Memory(args) => memory::run(&args),
         BenchCommand::Plot(args) => plot::run(&args),
         BenchCommand::Spatial(args) => spatial::run(&args),
+        BenchCommand::Solve(args) => solve::run(&args),
     }
 }

@@ -406,38 +406,91 @@ pub struct PcgSolution {
     pub nodes: usize,
 }
 
+/// A compiled PCG solve that can run repeatedly (each run resets `x` to 0 and the scalars,
+/// then encodes once and submits once).
+pub struct PcgSolver {
+    setup: PcgSetup,
+    graph: gpugraph_command::CompiledGraph,
+    report: ProgramReport,
+    state: Option<wgpu::Buffer>,
+    initial_scalars: Vec<u32>,
+    compile: Duration,
+    nodes: usize,
+}
+
+impl PcgSolver {
+    /// Builds the tree, lowers it with the capabilities of `ctx`'s adapter and compiles the
+    /// graph (pipelines, bind groups).
+    pub fn new(ctx: &GpuContext, a: &CsrMatrix, b: &[f32], options: &PcgOptions) -> Result<Self, PcgError> {
+        let t0 = Instant::now();
+        let caps = BackendCapabilities::of(ctx);
+        let mut graph = CommandGraph::new("pcg", &ctx.device);
+        let setup = build_pcg(&mut graph, a, b, options)?;
+        let initial_scalars = setup
+            .memory
+            .buffer(graph.imported_handle(&setup.scalars).expect("imported by build_pcg"))
+            .map(<[u32]>::to_vec)
+            .unwrap_or_default();
+        let compiled = WgpuProgramCompiler::new(caps).compile(&setup.program, &mut graph)?;
+        let nodes = graph.node_count();
+        let graph = graph.compile()?;
+        Ok(Self {
+            state: compiled.region(LOOP_PATH).map(|r| r.state.clone()),
+            report: compiled.report,
+            setup,
+            graph,
+            initial_scalars,
+            compile: t0.elapsed(),
+            nodes,
+        })
+    }
+
+    /// The decisions and the tree.
+    pub fn report(&self) -> &ProgramReport {
+        &self.report
+    }
+
+    /// Command nodes in the graph.
+    pub fn nodes(&self) -> usize {
+        self.nodes
+    }
+
+    /// Runs the solve from `x = 0` (one encode, one submission) and reads back `x`, the
+    /// scalars and the iteration count after completion.
+    pub fn solve(&mut self, ctx: &GpuContext) -> Result<PcgSolution, PcgError> {
+        let n = u64::from(self.setup.n);
+        let zeros = vec![0u8; (n * 4).max(4) as usize];
+        ctx.queue.write_buffer(&self.setup.x, 0, &zeros);
+        ctx.queue
+            .write_buffer(&self.setup.scalars, 0, bytemuck::cast_slice(&self.initial_scalars));
+        let mut reads: Vec<(&wgpu::Buffer, u64)> =
+            vec![(&self.setup.x, n * 4), (&self.setup.scalars, PCG_SCALARS * 4)];
+        if let Some(s) = &self.state {
+            reads.push((s, 16));
+        }
+        let (bytes, log) = run_once(&ctx.device, &ctx.queue, &mut self.graph, &reads)?;
+        let x: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes[0]);
+        let s: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[1]);
+        let iterations = bytes
+            .get(2)
+            .map_or(0, |st| bytemuck::pod_collect_to_vec::<u8, u32>(st)[2]);
+        let rr = f64::from(f32::from_bits(s[S_RR as usize]));
+        let tol2 = f64::from(f32::from_bits(s[S_TOL2 as usize]));
+        let b_norm = self.setup.b_norm;
+        Ok(PcgSolution {
+            x,
+            iterations,
+            relative_residual: if b_norm > 0.0 { rr.max(0.0).sqrt() / b_norm } else { 0.0 },
+            converged: rr <= tol2,
+            report: self.report.clone(),
+            log,
+            compile: self.compile,
+            nodes: self.nodes,
+        })
+    }
+}
+
 /// Builds, compiles (one graph), runs (one submission) and reads back a PCG solve.
 pub fn solve_pcg(ctx: &GpuContext, a: &CsrMatrix, b: &[f32], options: &PcgOptions) -> Result<PcgSolution, PcgError> {
-    let t0 = Instant::now();
-    let caps = BackendCapabilities::of(ctx);
-    let mut graph = CommandGraph::new("pcg", &ctx.device);
-    let setup = build_pcg(&mut graph, a, b, options)?;
-    let compiled_program = WgpuProgramCompiler::new(caps).compile(&setup.program, &mut graph)?;
-    let nodes = graph.node_count();
-    let mut compiled = graph.compile()?;
-    let compile = t0.elapsed();
-    let state = compiled_program
-        .region(LOOP_PATH)
-        .map(|r| r.state.clone());
-    let mut reads: Vec<(&wgpu::Buffer, u64)> = vec![(&setup.x, u64::from(setup.n) * 4), (&setup.scalars, PCG_SCALARS * 4)];
-    if let Some(s) = &state {
-        reads.push((s, 16));
-    }
-    let (bytes, log) = run_once(&ctx.device, &ctx.queue, &mut compiled, &reads)?;
-    let x: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes[0]);
-    let s: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[1]);
-    let iterations = bytes.get(2).map_or(0, |st| bytemuck::pod_collect_to_vec::<u8, u32>(st)[2]);
-    let rr = f64::from(f32::from_bits(s[S_RR as usize]));
-    let tol2 = f64::from(f32::from_bits(s[S_TOL2 as usize]));
-    let relative_residual = if setup.b_norm > 0.0 { rr.max(0.0).sqrt() / setup.b_norm } else { 0.0 };
-    Ok(PcgSolution {
-        x,
-        iterations,
-        relative_residual,
-        converged: rr <= tol2,
-        report: compiled_program.report,
-        log,
-        compile,
-        nodes,
-    })
+    PcgSolver::new(ctx, a, b, options)?.solve(ctx)
 }
