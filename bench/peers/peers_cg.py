@@ -15,7 +15,6 @@ every iteration).
 import argparse
 import json
 import sys
-import time
 
 try:
     import numpy as np
