@@ -13,7 +13,7 @@ use gpugraph_command::{CommandGraph, VectorFormat};
 use gpugraph_gpgpu::sparse::{cpu, CsrMatrix, CsrViews, ReduceRealization, SpmvRealization};
 use gpugraph_program::lowering::BackendCapabilities;
 use gpugraph_program::program::ops::sparse::{Dot, Spmv};
-use gpugraph_program::program::pcg::{build_pcg, solve_pcg, PcgOptions, LOOP_PATH};
+use gpugraph_program::program::pcg::{build_pcg, solve_pcg, PcgOptions, PcgSolver, LOOP_PATH};
 use gpugraph_program::program::{interpret, Program, WgpuProgramCompiler};
 use program_common::{ctx, run_both, run_both_with, Setup};
 use rand::{Rng, SeedableRng};
@@ -226,6 +226,16 @@ fn pcg_exits_immediately_for_a_zero_right_hand_side_and_stops_at_the_bound() {
     assert_eq!(s.iterations, 3);
     assert!(!s.converged);
     assert_eq!(cpu::pcg(&a, &ones(64), 1e-6, 3).iterations, 3);
+    // A compiled solver reruns from x = 0 with the same result, bit for bit.
+    let mut solver = PcgSolver::new(&ctx, &a, &ones(64), &opts(100)).unwrap();
+    let first = solver.solve(&ctx).unwrap();
+    let second = solver.solve(&ctx).unwrap();
+    assert!(first.converged && first.iterations > 3);
+    assert_eq!(first.iterations, second.iterations);
+    assert_eq!(
+        first.x.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        second.x.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
 }
 
 #[test]

@@ -141,3 +141,66 @@ pub(crate) fn join(prefix: &str, id: &str) -> String {
         format!("{prefix}/{id}")
     }
 }
+
+/// `(span, [(member, offset)])` of WGSL struct `name`: the naga check of `#[repr(C)]`
+/// parameter structs against their shaders.
+#[cfg(test)]
+pub(crate) fn wgsl_struct_layout(wgsl: &str, name: &str) -> (u32, Vec<(String, u32)>) {
+    let module = naga::front::wgsl::parse_str(wgsl).unwrap_or_else(|e| panic!("{e}"));
+    let ty = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no struct {name}"))
+        .1;
+    match &ty.inner {
+        naga::TypeInner::Struct { members, span } => (
+            *span,
+            members
+                .iter()
+                .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+                .collect(),
+        ),
+        _ => panic!("{name} is not a struct"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compile::GateParams;
+    use super::ops::words::WordParams;
+    use super::wgsl_struct_layout;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn parameter_structs_match_their_wgsl() {
+        let (span, members) = wgsl_struct_layout(include_str!("gate.wgsl"), "GateParams");
+        assert_eq!(span as usize, size_of::<GateParams>());
+        let want = [
+            ("mode", offset_of!(GateParams, mode)),
+            ("count", offset_of!(GateParams, count)),
+            ("pred_off", offset_of!(GateParams, pred_off)),
+            ("parent_off", offset_of!(GateParams, parent_off)),
+            ("has_parent", offset_of!(GateParams, has_parent)),
+            ("pad0", offset_of!(GateParams, pad0)),
+            ("pad1", offset_of!(GateParams, pad1)),
+            ("pad2", offset_of!(GateParams, pad2)),
+        ];
+        let got: Vec<(&str, usize)> = members.iter().map(|(n, o)| (n.as_str(), *o as usize)).collect();
+        assert_eq!(got, want);
+        let (span, members) = wgsl_struct_layout(include_str!("ops/words.wgsl"), "WordParams");
+        assert_eq!(span as usize, size_of::<WordParams>());
+        let want = [
+            ("n", offset_of!(WordParams, n)),
+            ("constant", offset_of!(WordParams, constant)),
+            ("limit", offset_of!(WordParams, limit)),
+            ("off_target", offset_of!(WordParams, off_target)),
+            ("off_word", offset_of!(WordParams, off_word)),
+            ("off_counter", offset_of!(WordParams, off_counter)),
+            ("off_pred", offset_of!(WordParams, off_pred)),
+            ("pad0", offset_of!(WordParams, pad0)),
+        ];
+        let got: Vec<(&str, usize)> = members.iter().map(|(n, o)| (n.as_str(), *o as usize)).collect();
+        assert_eq!(got, want);
+    }
+}
