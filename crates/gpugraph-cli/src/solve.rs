@@ -86,7 +86,11 @@ pub fn load_matrix(spec: &str) -> Result<CsrMatrix> {
 }
 
 /// The forced SpMV realization for `choice` on this adapter, if any.
-pub fn spmv_realization(choice: SpmvChoice, a: &CsrMatrix, caps: &BackendCapabilities) -> Result<Option<SpmvRealization>> {
+pub fn spmv_realization(
+    choice: SpmvChoice,
+    a: &CsrMatrix,
+    caps: &BackendCapabilities,
+) -> Result<Option<SpmvRealization>> {
     Ok(match choice {
         SpmvChoice::Auto => None,
         SpmvChoice::ThreadRow => Some(SpmvRealization::ThreadRow),
@@ -97,7 +101,10 @@ pub fn spmv_realization(choice: SpmvChoice, a: &CsrMatrix, caps: &BackendCapabil
                 caps.device.subgroup_min_size,
             );
             if r == SpmvRealization::ThreadRow {
-                bail!("--spmv subgroup-row: not available on {}: {why}", caps.device.adapter);
+                bail!(
+                    "--spmv subgroup-row: not available on {}: {why}",
+                    caps.device.adapter
+                );
             }
             Some(r)
         }
@@ -136,7 +143,12 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     let t0 = Instant::now();
     let a = load_matrix(&args.matrix)?;
     if a.rows() != a.columns() {
-        bail!("--matrix {}: the matrix is {}×{}; CG needs a square (SPD) matrix", args.matrix, a.rows(), a.columns());
+        bail!(
+            "--matrix {}: the matrix is {}×{}; CG needs a square (SPD) matrix",
+            args.matrix,
+            a.rows(),
+            a.columns()
+        );
     }
     let load = t0.elapsed();
     let b = vec![1.0f32; a.rows() as usize];
@@ -148,7 +160,8 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         jacobi: args.precond == Precond::Jacobi,
         spmv: spmv_realization(args.spmv, &a, &caps)?,
     };
-    let mut solver = PcgSolver::new(&gpu.ctx, &a, &b, &options).context("building the PCG program")?;
+    let mut solver =
+        PcgSolver::new(&gpu.ctx, &a, &b, &options).context("building the PCG program")?;
     gpu.check("compiling the PCG graph")?;
     let s = solver.solve(&gpu.ctx).context("running the PCG program")?;
     gpu.check("running the PCG graph")?;
@@ -176,11 +189,19 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     println!(
         "iterations {}{}; relative residual {:.3e} (recursive), {:.3e} (true, f64 on the CPU)",
         s.iterations,
-        if s.converged { "" } else { " (did NOT reach the tolerance)" },
+        if s.converged {
+            ""
+        } else {
+            " (did NOT reach the tolerance)"
+        },
         s.relative_residual,
         true_res
     );
-    let per = if s.iterations > 0 { ms(s.log.gpu) / f64::from(s.iterations) } else { 0.0 };
+    let per = if s.iterations > 0 {
+        ms(s.log.gpu) / f64::from(s.iterations)
+    } else {
+        0.0
+    };
     println!(
         "time: solve {:.3} ms on the GPU (one submission, {:.4} ms/iteration incl. {} empty gated iterations), encode {:.1} ms, compile {:.1} ms ({} nodes), load {:.1} ms",
         ms(s.log.gpu),

@@ -40,16 +40,27 @@ fn csr_invariants_are_checked() {
     ));
     assert!(matches!(
         CsrMatrix::new(1, 2, vec![0, 1], vec![2], vec![1.0]),
-        Err(CsrError::Column { row: 0, column: 2, columns: 2 })
+        Err(CsrError::Column {
+            row: 0,
+            column: 2,
+            columns: 2
+        })
     ));
     assert!(matches!(
         CsrMatrix::new(1, 2, vec![0, 1], vec![1], vec![f32::NAN]),
-        Err(CsrError::NonFinite { row: 0, column: 1, .. })
+        Err(CsrError::NonFinite {
+            row: 0,
+            column: 1,
+            ..
+        })
     ));
     let a = CsrMatrix::from_triplets(2, 2, vec![(1, 1, 1.0), (0, 1, 2.0), (1, 1, 3.0)]).unwrap();
     assert_eq!(a.row_offsets(), &[0, 1, 2]);
     assert_eq!(a.values(), &[2.0, 4.0], "duplicates are summed");
-    assert!(matches!(a.jacobi_inverse(), Err(CsrError::BadDiagonal { row: 0, value: 0.0 })));
+    assert!(matches!(
+        a.jacobi_inverse(),
+        Err(CsrError::BadDiagonal { row: 0, value: 0.0 })
+    ));
 }
 
 #[test]
@@ -58,8 +69,12 @@ fn matrix_market_reads_symmetric_and_general_files() {
     assert_eq!(a.nnz(), 5);
     assert_eq!(a.row_offsets(), &[0, 2, 4, 5]);
     assert_eq!(a.values(), &[2.0, -1.0, -1.0, 2.5, 1.0]);
-    let g = mtx("%%MatrixMarket matrix coordinate integer general\n2 3 2\n1 3 7\n2 1 -2\n").unwrap();
-    assert_eq!((g.rows(), g.columns(), g.column_indices()), (2, 3, &[2u32, 0][..]));
+    let g =
+        mtx("%%MatrixMarket matrix coordinate integer general\n2 3 2\n1 3 7\n2 1 -2\n").unwrap();
+    assert_eq!(
+        (g.rows(), g.columns(), g.column_indices()),
+        (2, 3, &[2u32, 0][..])
+    );
 }
 
 #[test]
@@ -74,22 +89,52 @@ fn matrix_market_errors_name_the_line() {
     };
     assert_eq!(line("%%MatrixMarket tensor coordinate real general\n"), 1);
     assert_eq!(line("%%MatrixMarket matrix array real general\n2 2\n"), 1);
-    assert_eq!(line("%%MatrixMarket matrix coordinate complex general\n"), 1);
+    assert_eq!(
+        line("%%MatrixMarket matrix coordinate complex general\n"),
+        1
+    );
     assert_eq!(line("%%MatrixMarket matrix coordinate real hermitian\n"), 1);
-    assert_eq!(line("%%MatrixMarket matrix coordinate real general\n% x\n2 2\n"), 3);
-    assert_eq!(line("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 two 1\n"), 4);
-    assert_eq!(line("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n3 1 1\n"), 4);
-    assert_eq!(line("%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n"), 3);
-    assert_eq!(line("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1e39\n"), 3);
-    assert_eq!(line("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n"), 3);
-    assert_eq!(line("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1 1\n"), 3);
+    assert_eq!(
+        line("%%MatrixMarket matrix coordinate real general\n% x\n2 2\n"),
+        3
+    );
+    assert_eq!(
+        line("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 two 1\n"),
+        4
+    );
+    assert_eq!(
+        line("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n3 1 1\n"),
+        4
+    );
+    assert_eq!(
+        line("%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n"),
+        3
+    );
+    assert_eq!(
+        line("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1e39\n"),
+        3
+    );
+    assert_eq!(
+        line("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n"),
+        3
+    );
+    assert_eq!(
+        line("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1 1\n"),
+        3
+    );
     assert!(matches!(
         mtx("%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n"),
-        Err(MatrixMarketError::EntryCount { declared: 3, found: 1 })
+        Err(MatrixMarketError::EntryCount {
+            declared: 3,
+            found: 1
+        })
     ));
     assert!(matches!(
         mtx("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 1\n"),
-        Err(MatrixMarketError::EntryCount { declared: 1, found: 2 })
+        Err(MatrixMarketError::EntryCount {
+            declared: 1,
+            found: 2
+        })
     ));
 }
 
@@ -98,12 +143,16 @@ fn the_cpu_pcg_converges_and_counts_like_the_gpu_program() {
     let a = CsrMatrix::poisson2d(16).unwrap();
     let b = vec![1.0f32; 256];
     let r = cpu::pcg(&a, &b, 1e-5, 1000);
-    assert!(r.converged && r.iterations > 5 && r.iterations < 100, "{r:?}");
+    assert!(
+        r.converged && r.iterations > 5 && r.iterations < 100,
+        "{r:?}"
+    );
     let r0 = cpu::pcg(&a, &vec![0.0; 256], 1e-5, 1000);
     assert_eq!(r0.iterations, 0);
     let capped = cpu::pcg(&a, &b, 1e-5, 3);
     assert_eq!((capped.iterations, capped.converged), (3, false));
     // A diagonal system converges in one iteration (Jacobi makes it the identity).
-    let d = CsrMatrix::from_triplets(4, 4, (0..4).map(|i| (i, i, (i + 1) as f32)).collect()).unwrap();
+    let d =
+        CsrMatrix::from_triplets(4, 4, (0..4).map(|i| (i, i, (i + 1) as f32)).collect()).unwrap();
     assert_eq!(cpu::pcg(&d, &[1.0, 2.0, 3.0, 4.0], 1e-6, 10).iterations, 1);
 }

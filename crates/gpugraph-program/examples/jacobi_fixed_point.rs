@@ -81,8 +81,17 @@ impl ProgramPrimitive for Sweep {
     fn choices(&self, _: &BackendCapabilities) -> Vec<Choice> {
         Vec::new()
     }
-    fn command_nodes(&self, _: &CommandGraph, _: &BackendCapabilities) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
-        let p = P { n: self.x.len() as u32, threshold: 0.0, pad0: 0, pad1: 0 };
+    fn command_nodes(
+        &self,
+        _: &CommandGraph,
+        _: &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
+        let p = P {
+            n: self.x.len() as u32,
+            threshold: 0.0,
+            pad0: 0,
+            pad1: 0,
+        };
         Ok(vec![PrimitiveNode::Dispatch(DispatchNode::new(
             "sweep",
             ShaderSource::new("example/jacobi", WGSL),
@@ -95,11 +104,18 @@ impl ProgramPrimitive for Sweep {
                 Binding::read_write(4, self.x),
                 Binding::read_write(5, self.r),
             ],
-            Grid::Rows { rows: self.x.len(), rows_per_workgroup: 256 },
+            Grid::Rows {
+                rows: self.x.len(),
+                rows_per_workgroup: 256,
+            },
         ))])
     }
     fn interpret(&self, m: &mut CpuMemory) -> Result<(), ProgramTreeError> {
-        let (b, q, d) = (m.read_f32("sweep", &self.b)?, m.read_f32("sweep", &self.q)?, m.read_f32("sweep", &self.dinv)?);
+        let (b, q, d) = (
+            m.read_f32("sweep", &self.b)?,
+            m.read_f32("sweep", &self.q)?,
+            m.read_f32("sweep", &self.dinv)?,
+        );
         let mut x = m.read_f32("sweep", &self.x)?;
         let r: Vec<f32> = b.iter().zip(&q).map(|(b, q)| b - q).collect();
         for i in 0..x.len() {
@@ -128,13 +144,26 @@ impl ProgramPrimitive for Above {
     fn choices(&self, _: &BackendCapabilities) -> Vec<Choice> {
         Vec::new()
     }
-    fn command_nodes(&self, _: &CommandGraph, _: &BackendCapabilities) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
-        let p = P { n: 1, threshold: self.threshold, pad0: 0, pad1: 0 };
+    fn command_nodes(
+        &self,
+        _: &CommandGraph,
+        _: &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
+        let p = P {
+            n: 1,
+            threshold: self.threshold,
+            pad0: 0,
+            pad1: 0,
+        };
         Ok(vec![PrimitiveNode::Dispatch(DispatchNode::new(
             "above",
             ShaderSource::new("example/jacobi", WGSL),
             "above",
-            vec![Binding::params(0, &p), Binding::read(6, self.rr), Binding::read_write(7, self.flag)],
+            vec![
+                Binding::params(0, &p),
+                Binding::read(6, self.rr),
+                Binding::read_write(7, self.flag),
+            ],
             Grid::Workgroups([1, 1, 1]),
         ))])
     }
@@ -154,7 +183,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut graph = CommandGraph::new("jacobi", &ctx.device);
     let mut memory = CpuMemory::new();
     let mut keep: Vec<wgpu::Buffer> = Vec::new();
-    let mut words = |graph: &mut CommandGraph, id: &str, w: Vec<u32>, f: VectorFormat| -> Result<DataView, Box<dyn std::error::Error>> {
+    let mut words = |graph: &mut CommandGraph,
+                     id: &str,
+                     w: Vec<u32>,
+                     f: VectorFormat|
+     -> Result<DataView, Box<dyn std::error::Error>> {
         let (v, buf) = import_words(graph, id, &w, f)?;
         memory.insert(v.buffer(), w);
         keep.push(buf);
@@ -163,13 +196,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let f32s = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
     let (csr, csr_buffers) = CsrViews::upload(&mut graph, "a", &a)?;
     let b = words(&mut graph, "b", f32s(&vec![1.0; n]), VectorFormat::Float32)?;
-    let dinv = words(&mut graph, "dinv", f32s(&a.jacobi_inverse()?), VectorFormat::Float32)?;
+    let dinv = words(
+        &mut graph,
+        "dinv",
+        f32s(&a.jacobi_inverse()?),
+        VectorFormat::Float32,
+    )?;
     let x = words(&mut graph, "x", vec![0; n], VectorFormat::Float32)?;
     let q = words(&mut graph, "q", vec![0; n], VectorFormat::Float32)?;
     let r = words(&mut graph, "r", vec![0; n], VectorFormat::Float32)?;
     let rr = words(&mut graph, "rr", vec![0], VectorFormat::Float32)?;
     let flag = words(&mut graph, "flag", vec![1], VectorFormat::Uint32)?;
-    drop(words);
     memory.insert(csr.row_offsets.buffer(), a.row_offsets().to_vec());
     memory.insert(csr.column_indices.buffer(), a.column_indices().to_vec());
     memory.insert(csr.values.buffer(), f32s(a.values()));
@@ -177,25 +214,53 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let body = Program::composite(
         "sweep",
         vec![
-            Program::operation(Spmv { id: "ax".into(), a: csr, mean_row_length: a.mean_row_length(), x, y: q, forced: None }),
+            Program::operation(Spmv {
+                id: "ax".into(),
+                a: csr,
+                mean_row_length: a.mean_row_length(),
+                x,
+                y: q,
+                forced: None,
+            }),
             Program::operation(Sweep { b, q, dinv, x, r }),
             Program::operation(Dot::new(&mut graph, "rr", r, r, rr)?),
-            Program::operation(Above { rr, flag, threshold: tau2 }),
+            Program::operation(Above {
+                rr,
+                flag,
+                threshold: tau2,
+            }),
         ],
     );
-    let program = Program::composite("jacobi", vec![Program::repeat("iterate", body, max_iter, Some(flag))]);
-    let compiled = WgpuProgramCompiler::new(BackendCapabilities::of(&ctx)).compile(&program, &mut graph)?;
-    let state = compiled.region("jacobi/iterate").expect("a gated loop").state.clone();
+    let program = Program::composite(
+        "jacobi",
+        vec![Program::repeat("iterate", body, max_iter, Some(flag))],
+    );
+    let compiled =
+        WgpuProgramCompiler::new(BackendCapabilities::of(&ctx)).compile(&program, &mut graph)?;
+    let state = compiled
+        .region("jacobi/iterate")
+        .expect("a gated loop")
+        .state
+        .clone();
     let x_buffer = keep[2].clone();
     let mut g = graph.compile()?;
-    let (bytes, log) = run_once(&ctx.device, &ctx.queue, &mut g, &[(&x_buffer, n as u64 * 4), (&state, 16)])?;
+    let (bytes, log) = run_once(
+        &ctx.device,
+        &ctx.queue,
+        &mut g,
+        &[(&x_buffer, n as u64 * 4), (&state, 16)],
+    )?;
     drop(csr_buffers);
     let gpu_x: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes[0]);
     let gpu_iterations = bytemuck::pod_collect_to_vec::<u8, u32>(&bytes[1])[2];
     let cpu = interpret(&program, &mut memory)?;
     let cpu_iterations = cpu.iterations["jacobi/iterate"];
     let cpu_x = memory.read_f32("x", &x)?;
-    let worst = gpu_x.iter().zip(&cpu_x).map(|(g, c)| ((g - c) / c.abs().max(1e-3)).abs()).fold(0.0f32, f32::max);
+    let worst = gpu_x
+        .iter()
+        .zip(&cpu_x)
+        .map(|(g, c)| ((g - c) / c.abs().max(1e-3)).abs())
+        .fold(0.0f32, f32::max);
     println!("{}", compiled.report);
     println!(
         "Jacobi on {grid}×{grid}: GPU {gpu_iterations} iterations (one submission, {:.1} ms; {} submit, {} maps in flight), CPU interpreter {cpu_iterations}; worst relative difference of x {worst:.2e}",

@@ -25,7 +25,11 @@ fn random_csr(seed: u64, rows: u32, columns: u32, max_len: u32) -> CsrMatrix {
     let mut e = Vec::new();
     for row in 0..rows {
         for _ in 0..r.random_range(0..=max_len) {
-            e.push((row, r.random_range(0..columns), r.random_range(-2.0f32..2.0)));
+            e.push((
+                row,
+                r.random_range(0..columns),
+                r.random_range(-2.0f32..2.0),
+            ));
         }
     }
     CsrMatrix::from_triplets(rows, columns, e).unwrap()
@@ -55,7 +59,13 @@ fn spmv_matches_the_oracle_in_both_realizations() {
             realizations.push(SpmvRealization::SubgroupRow { lanes });
         }
     }
-    for (seed, rows, columns, max_len) in [(1, 1, 1, 1), (2, 1023, 700, 9), (3, 1025, 1025, 20), (4, 3000, 50, 3), (5, 0, 4, 2)] {
+    for (seed, rows, columns, max_len) in [
+        (1, 1, 1, 1),
+        (2, 1023, 700, 9),
+        (3, 1025, 1025, 20),
+        (4, 3000, 50, 3),
+        (5, 0, 4, 2),
+    ] {
         let a = random_csr(seed, rows, columns, max_len);
         let x: Vec<f32> = {
             let mut r = rand::rngs::StdRng::seed_from_u64(seed + 100);
@@ -65,15 +75,22 @@ fn spmv_matches_the_oracle_in_both_realizations() {
         let scale: Vec<f32> = (0..rows)
             .map(|row| {
                 let (s, e) = a.span(row);
-                (s..e).map(|k| (a.values()[k] * x[a.column_indices()[k] as usize]).abs()).sum()
+                (s..e)
+                    .map(|k| (a.values()[k] * x[a.column_indices()[k] as usize]).abs())
+                    .sum()
             })
             .collect();
         for &r in &realizations {
             let mut s = Setup::new(&ctx);
             let (csr, keep) = CsrViews::upload(&mut s.graph, "a", &a).unwrap();
-            s.memory.insert(csr.row_offsets.buffer(), a.row_offsets().to_vec());
-            s.memory.insert(csr.column_indices.buffer(), a.column_indices().to_vec());
-            s.memory.insert(csr.values.buffer(), a.values().iter().map(|v| v.to_bits()).collect());
+            s.memory
+                .insert(csr.row_offsets.buffer(), a.row_offsets().to_vec());
+            s.memory
+                .insert(csr.column_indices.buffer(), a.column_indices().to_vec());
+            s.memory.insert(
+                csr.values.buffer(),
+                a.values().iter().map(|v| v.to_bits()).collect(),
+            );
             let xv = s.f32s("x", &x);
             let yv = s.f32s("y", &vec![POISON_F; rows as usize]);
             let p = Program::operation(Spmv {
@@ -90,7 +107,11 @@ fn spmv_matches_the_oracle_in_both_realizations() {
             close(&bits(&both.gpu[0]), &want, &scale, &what);
             close(&bits(&both.cpu[0]), &want, &scale, &what);
             assert_eq!(
-                both.compiled.report.decision("spmv#spmv").unwrap().realization,
+                both.compiled
+                    .report
+                    .decision("spmv#spmv")
+                    .unwrap()
+                    .realization,
                 r.name()
             );
         }
@@ -113,7 +134,12 @@ fn dots_match_the_oracle_in_both_realizations() {
         let both = run_both(&ctx, s, &p, &[out]);
         let want = cpu::dot(&a, &b);
         let scale: f32 = a.iter().zip(&b).map(|(x, y)| (x * y).abs()).sum();
-        close(&bits(&both.gpu[0]), &[want], &[scale], &format!("dot n={n}"));
+        close(
+            &bits(&both.gpu[0]),
+            &[want],
+            &[scale],
+            &format!("dot n={n}"),
+        );
         let d = both.compiled.report.decision("dot#reduction").unwrap();
         let (expected, nodes) = if n <= 1024 {
             ("single-workgroup", 1)
@@ -121,7 +147,10 @@ fn dots_match_the_oracle_in_both_realizations() {
             ("hierarchical", 2)
         };
         assert_eq!((d.realization.as_str(), n), (expected, n));
-        assert_eq!(both.compiled.report.decision("dot").unwrap().node_count, nodes);
+        assert_eq!(
+            both.compiled.report.decision("dot").unwrap().node_count,
+            nodes
+        );
         assert_eq!(ReduceRealization::choose(n as u64).0.name(), expected);
     }
 }
@@ -130,7 +159,8 @@ fn dots_match_the_oracle_in_both_realizations() {
 fn the_spmv_choice_follows_row_length_and_subgroup_support() {
     let ctx = ctx();
     let poisson = CsrMatrix::poisson2d(16).unwrap();
-    let diagonal = CsrMatrix::from_triplets(64, 64, (0..64).map(|i| (i, i, 2.0)).collect()).unwrap();
+    let diagonal =
+        CsrMatrix::from_triplets(64, 64, (0..64).map(|i| (i, i, 2.0)).collect()).unwrap();
     let mut caps = BackendCapabilities::of(&ctx);
     caps.device.subgroups = true;
     caps.device.subgroup_min_size = 32;
@@ -147,14 +177,23 @@ fn the_spmv_choice_follows_row_length_and_subgroup_support() {
             y,
             forced: None,
         });
-        let c = WgpuProgramCompiler::new(caps.clone()).compile(&p, &mut s.graph).unwrap();
+        let c = WgpuProgramCompiler::new(caps.clone())
+            .compile(&p, &mut s.graph)
+            .unwrap();
         let d = c.report.decision("spmv#spmv").unwrap().clone();
         (d.realization, d.reason)
     };
     let (r, why) = decide(&poisson, &caps);
     assert_eq!(r, "subgroup-row", "{why}");
-    assert!(why.contains("short-row CSR") && why.contains("4 lanes"), "{why}");
-    assert_eq!(decide(&diagonal, &caps).0, "thread-row", "one entry per row");
+    assert!(
+        why.contains("short-row CSR") && why.contains("4 lanes"),
+        "{why}"
+    );
+    assert_eq!(
+        decide(&diagonal, &caps).0,
+        "thread-row",
+        "one entry per row"
+    );
     caps.device.subgroups = false;
     let (r, why) = decide(&poisson, &caps);
     assert_eq!(r, "thread-row");
@@ -186,13 +225,21 @@ fn pcg_on_poisson_matches_a_cpu_pcg() {
             s.iterations,
             oracle.iterations
         );
-        assert!(s.converged && s.relative_residual <= f64::from(tol), "{grid}²: {}", s.relative_residual);
+        assert!(
+            s.converged && s.relative_residual <= f64::from(tol),
+            "{grid}²: {}",
+            s.relative_residual
+        );
         // The true residual |b − A·x| / |b| of the GPU iterate. The recursive residual keeps
         // shrinking, but in float32 the true one floors near eps·|A|·|x| / |b| (~1e-4 here):
         // the GPU iterate must be as good as the float32 CPU oracle's.
         let true_residual = |x: &[f32]| {
             let ax = cpu::spmv(&a, x);
-            let r: f64 = ax.iter().zip(&b).map(|(p, q)| f64::from(p - q).powi(2)).sum();
+            let r: f64 = ax
+                .iter()
+                .zip(&b)
+                .map(|(p, q)| f64::from(p - q).powi(2))
+                .sum();
             r.sqrt() / f64::from(grid)
         };
         let (gpu_true, cpu_true) = (true_residual(&s.x), true_residual(&oracle.x));
@@ -205,7 +252,10 @@ fn pcg_on_poisson_matches_a_cpu_pcg() {
         let d = s.report.decision(LOOP_PATH).unwrap();
         assert_eq!(d.realization, "gpu-gated bounded sequence");
         assert!(d.reason.contains("WebGPU has no native graph loop"));
-        assert!(s.report.decision("pcg/iterate/step/update#reduction").is_some());
+        assert!(s
+            .report
+            .decision("pcg/iterate/step/update#reduction")
+            .is_some());
     }
 }
 
@@ -262,10 +312,15 @@ fn the_pcg_tree_matches_its_interpreter() {
     let oracle = cpu::pcg(&a, &b, 1e-5, 200);
     assert!(cpu_iterations.abs_diff(oracle.iterations) <= 1);
     let caps = BackendCapabilities::of(&ctx);
-    let compiled = WgpuProgramCompiler::new(caps).compile(&setup.program, &mut s.graph).unwrap();
+    let compiled = WgpuProgramCompiler::new(caps)
+        .compile(&setup.program, &mut s.graph)
+        .unwrap();
     let text = compiled.report.to_string();
     assert!(text.contains("iterate (loop, ≤ 200 iterations)"), "{text}");
-    assert!(text.contains("lowering: gpu-gated bounded sequence"), "{text}");
+    assert!(
+        text.contains("lowering: gpu-gated bounded sequence"),
+        "{text}"
+    );
     let _ = run_both_with;
     let _ = VectorFormat::Uint32;
     let _ = CommandGraph::node_count;

@@ -73,7 +73,11 @@ fn gated_loops_exit_at_0_1_mid_max_and_never() {
             "interpreter iterations, {case}"
         );
         if max > 0 {
-            assert_eq!(both.gpu_iterations, vec![("loop".to_string(), expected)], "{case}");
+            assert_eq!(
+                both.gpu_iterations,
+                vec![("loop".to_string(), expected)],
+                "{case}"
+            );
             let r = both.compiled.region("loop").unwrap();
             assert_eq!((r.gates, r.dispatches), (max as usize, 2), "{case}");
         }
@@ -138,12 +142,24 @@ fn nested_conditionals_inside_a_gated_loop_follow_the_interpreter() {
     // Iterations 1-2 take m4, 3 takes m1+m3, 4-6 take m1+m2: the target differs from any
     // other branch history, and the interpreter agrees bit for bit.
     assert_eq!(
-        both.gpu_iterations.iter().find(|(p, _)| p == "loop").map(|x| x.1),
+        both.gpu_iterations
+            .iter()
+            .find(|(p, _)| p == "loop")
+            .map(|x| x.1),
         Some(6)
     );
     let report = &both.compiled.report;
-    assert_eq!(report.decision("loop/body/outer").unwrap().realization, "gpu-gated branches");
-    assert_eq!(report.decision("loop/body/outer/then/inner").unwrap().realization, "gpu-gated branches");
+    assert_eq!(
+        report.decision("loop/body/outer").unwrap().realization,
+        "gpu-gated branches"
+    );
+    assert_eq!(
+        report
+            .decision("loop/body/outer/then/inner")
+            .unwrap()
+            .realization,
+        "gpu-gated branches"
+    );
 }
 
 #[test]
@@ -182,22 +198,36 @@ fn unrolled_loops_and_composites_inside_gated_regions() {
     // flag = 1: the unrolled loop runs inside the taken branch; the else branch never runs.
     let p = Program::composite(
         "root",
-        vec![Program::conditional("if", flag, unrolled, Some(mix("skipped", 99)))],
+        vec![Program::conditional(
+            "if",
+            flag,
+            unrolled,
+            Some(mix("skipped", 99)),
+        )],
     );
     let both = run_both(&ctx, s, &p, &[counter, target]);
     assert_eq!(both.gpu, both.cpu);
     assert_eq!(both.cpu[0], vec![2]);
     let r = &both.compiled.report;
     assert_eq!(r.decision("root").unwrap().realization, "flattened");
-    assert_eq!(r.decision("root/if/twice").unwrap().realization, "bounded unrolling");
-    assert_eq!(r.decision("root/if/twice/inc/step").unwrap().realization, "explicit-command-nodes");
+    assert_eq!(
+        r.decision("root/if/twice").unwrap().realization,
+        "bounded unrolling"
+    );
+    assert_eq!(
+        r.decision("root/if/twice/inc/step").unwrap().realization,
+        "explicit-command-nodes"
+    );
     assert_eq!(r.decision("root/if/twice/inc/step").unwrap().node_count, 2);
     // The gate writes the counts of 4 dispatches in the taken branch and 1 in the other.
     assert_eq!(both.compiled.region("root/if").unwrap().dispatches, 5);
     let text = r.to_string();
     assert!(text.contains("twice (loop, ≤ 2 iterations)"), "{text}");
     let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
-    assert_eq!(json["tree"]["children"][0]["lowering"], "gpu-gated branches");
+    assert_eq!(
+        json["tree"]["children"][0]["lowering"],
+        "gpu-gated branches"
+    );
 }
 
 /// A primitive that copies one view into another (a copy node, which no gate can skip).
@@ -217,7 +247,11 @@ impl ProgramPrimitive for CopyOp {
     fn choices(&self, _: &BackendCapabilities) -> Vec<Choice> {
         Vec::new()
     }
-    fn command_nodes(&self, _: &CommandGraph, _: &BackendCapabilities) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
+    fn command_nodes(
+        &self,
+        _: &CommandGraph,
+        _: &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
         Ok(vec![PrimitiveNode::Copy {
             id: "copy".into(),
             src: self.src,
@@ -253,7 +287,9 @@ fn copies_run_ungated_and_are_refused_inside_gated_regions() {
             Program::conditional("if", pred, copy, None)
         };
         let caps = BackendCapabilities::of(&ctx);
-        let err = WgpuProgramCompiler::new(caps).compile(&p, &mut s.graph).unwrap_err();
+        let err = WgpuProgramCompiler::new(caps)
+            .compile(&p, &mut s.graph)
+            .unwrap_err();
         match err {
             ProgramTreeError::Ungatable { kind, region, .. } => {
                 assert_eq!(kind, "copy");
@@ -281,7 +317,10 @@ fn runtime_predicates_need_indirect_execution_and_a_uint32_word() {
         })
     };
     let mut caps = BackendCapabilities::of(&ctx);
-    assert!(caps.gpu_resident_conditionals, "lavapipe executes indirect dispatches");
+    assert!(
+        caps.gpu_resident_conditionals,
+        "lavapipe executes indirect dispatches"
+    );
     caps.gpu_resident_conditionals = false;
     let p = Program::repeat("loop", body(pred), 3, Some(pred));
     assert!(matches!(
@@ -290,7 +329,9 @@ fn runtime_predicates_need_indirect_execution_and_a_uint32_word() {
     ));
     // Without a predicate the same loop unrolls on that backend.
     let p = Program::repeat("loop", body(pred), 3, None);
-    WgpuProgramCompiler::new(caps).compile(&p, &mut s.graph).unwrap();
+    WgpuProgramCompiler::new(caps)
+        .compile(&p, &mut s.graph)
+        .unwrap();
     let caps = BackendCapabilities::of(&ctx);
     for bad in [wide, float] {
         let mut s2 = Setup::new(&ctx);

@@ -89,8 +89,17 @@ pub struct SolveRow {
     pub spmv: String,
 }
 
-fn timed(gpu: &Gpu, a: &CsrMatrix, b: &[f32], options: &PcgOptions, repeat: u32) -> Result<(SolveRow, Vec<f32>)> {
-    progress(format!("bench solve: compiling bound {}", options.max_iterations));
+fn timed(
+    gpu: &Gpu,
+    a: &CsrMatrix,
+    b: &[f32],
+    options: &PcgOptions,
+    repeat: u32,
+) -> Result<(SolveRow, Vec<f32>)> {
+    progress(format!(
+        "bench solve: compiling bound {}",
+        options.max_iterations
+    ));
     let mut solver = PcgSolver::new(&gpu.ctx, a, b, options)?;
     gpu.check("compiling the PCG graph")?;
     let warm = solver.solve(&gpu.ctx)?;
@@ -174,7 +183,9 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
     let read = 36 * n + 8 * u64::from(a.nnz());
     let written = 20 * n;
     let mut floor = Floor::new(&gpu);
-    let floor_ms = floor.time_traffic(&gpu, read, written, args.options.repeat)?.median;
+    let floor_ms = floor
+        .time_traffic(&gpu, read, written, args.options.repeat)?
+        .median;
     let mut rows = Vec::new();
     for bound in [needed, 2 * needed] {
         let (mut row, _) = timed(&gpu, &a, &b, &options(bound), args.options.repeat)?;
@@ -186,7 +197,18 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
     let empty = (rows[1].solve_ms.median - rows[0].solve_ms.median) / f64::from(needed) * 1e3;
     rows[1].empty_iteration_us = Some(empty);
     let mut table = Table::new([
-        "op", "unknowns", "iterations", "solve ms", "ms/iter", "GB/s", "x floor", "empty us/iter", "nodes", "compile ms", "residual", "spmv",
+        "op",
+        "unknowns",
+        "iterations",
+        "solve ms",
+        "ms/iter",
+        "GB/s",
+        "x floor",
+        "empty us/iter",
+        "nodes",
+        "compile ms",
+        "residual",
+        "spmv",
     ]);
     for r in &rows {
         table.row([
@@ -197,7 +219,8 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
             format!("{:.4}", r.ms_per_iteration),
             format!("{:.0}", r.gb_per_s),
             format!("{:.2}", r.x_floor),
-            r.empty_iteration_us.map_or("-".into(), |e| format!("{e:.2}")),
+            r.empty_iteration_us
+                .map_or("-".into(), |e| format!("{e:.2}")),
             r.nodes.to_string(),
             format!("{:.0}", r.compile_ms),
             format!("{:.2e}", r.true_residual),
@@ -206,7 +229,10 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
     }
     print!("{table}");
     if let Some(p) = &args.options.json {
-        write_json(p, &BenchJson::new("solve", gpu.ctx.capabilities(), args.options.repeat, &rows))?;
+        write_json(
+            p,
+            &BenchJson::new("solve", gpu.ctx.capabilities(), args.options.repeat, &rows),
+        )?;
     }
     Ok(())
 }

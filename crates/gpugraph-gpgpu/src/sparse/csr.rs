@@ -148,9 +148,8 @@ impl CsrMatrix {
                     return Err(CsrError::NonFinite { row, column, value });
                 }
             }
-            let mut entries: Vec<(u32, f32)> = (s..e)
-                .map(|k| (m.column_indices[k], m.values[k]))
-                .collect();
+            let mut entries: Vec<(u32, f32)> =
+                (s..e).map(|k| (m.column_indices[k], m.values[k])).collect();
             entries.sort_by_key(|&(c, _)| c);
             for (k, (c, v)) in (s..e).zip(entries) {
                 m.column_indices[k] = c;

@@ -176,8 +176,7 @@ pub fn read_matrix_market(reader: impl BufRead) -> Result<CsrMatrix, MatrixMarke
             found: l.clone(),
         };
         let mut it = t.split_whitespace();
-        let (Some(r), Some(c), Some(v), None) = (it.next(), it.next(), it.next(), it.next())
-        else {
+        let (Some(r), Some(c), Some(v), None) = (it.next(), it.next(), it.next(), it.next()) else {
             return Err(syntax());
         };
         let (Ok(r), Ok(c), Ok(v)) = (r.parse::<u64>(), c.parse::<u64>(), v.parse::<f64>()) else {

@@ -194,9 +194,8 @@ pub fn import_words(
     format: VectorFormat,
 ) -> Result<(DataView, wgpu::Buffer), AlgorithmError> {
     use wgpu::util::DeviceExt;
-    let usage = wgpu::BufferUsages::STORAGE
-        | wgpu::BufferUsages::COPY_SRC
-        | wgpu::BufferUsages::COPY_DST;
+    let usage =
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
     let bytes: &[u8] = if words.is_empty() {
         &[0; 4]
     } else {
@@ -309,11 +308,46 @@ pub fn spmv_node(
     let check = ViewCheck::new("spmv", id);
     let rows = u64::from(a.rows);
     let nnz = a.values.len();
-    require(check, "row offsets", &a.row_offsets, VectorFormat::Uint32, rows + 1, "rows + 1")?;
-    require(check, "column indices", &a.column_indices, VectorFormat::Uint32, nnz, "one per value")?;
-    require(check, "values", &a.values, VectorFormat::Float32, nnz, "one per value")?;
-    require(check, "x", &x, VectorFormat::Float32, u64::from(a.columns), "the matrix columns")?;
-    require(check, "y", &y, VectorFormat::Float32, rows, "the matrix rows")?;
+    require(
+        check,
+        "row offsets",
+        &a.row_offsets,
+        VectorFormat::Uint32,
+        rows + 1,
+        "rows + 1",
+    )?;
+    require(
+        check,
+        "column indices",
+        &a.column_indices,
+        VectorFormat::Uint32,
+        nnz,
+        "one per value",
+    )?;
+    require(
+        check,
+        "values",
+        &a.values,
+        VectorFormat::Float32,
+        nnz,
+        "one per value",
+    )?;
+    require(
+        check,
+        "x",
+        &x,
+        VectorFormat::Float32,
+        u64::from(a.columns),
+        "the matrix columns",
+    )?;
+    require(
+        check,
+        "y",
+        &y,
+        VectorFormat::Float32,
+        rows,
+        "the matrix rows",
+    )?;
     let inputs = [
         ("row offsets", &a.row_offsets),
         ("column indices", &a.column_indices),
@@ -322,9 +356,22 @@ pub fn spmv_node(
     ];
     distinct(check, ("y", &y), &inputs)?;
     if let Some(d) = &dot_partials {
-        require(check, "dot partials", d, VectorFormat::Float32, tiles(rows), "one per workgroup of rows")?;
+        require(
+            check,
+            "dot partials",
+            d,
+            VectorFormat::Float32,
+            tiles(rows),
+            "one per workgroup of rows",
+        )?;
         if a.rows != a.columns {
-            return Err(check.length("x", "rows", u64::from(a.columns), rows, "x·(A·x) needs a square matrix"));
+            return Err(check.length(
+                "x",
+                "rows",
+                u64::from(a.columns),
+                rows,
+                "x·(A·x) needs a square matrix",
+            ));
         }
         distinct(check, ("dot partials", d), &inputs)?;
         distinct(check, ("dot partials", d), &[("y", &y)])?;
@@ -354,7 +401,10 @@ pub fn spmv_node(
         }
     };
     let wgsl = ShaderSource::new("sparse/spmv.wgsl")
-        .comment(format!("gpugraph-gpgpu sparse/mod.rs: SpMV {}", realization.name()))
+        .comment(format!(
+            "gpugraph-gpgpu sparse/mod.rs: SpMV {}",
+            realization.name()
+        ))
         .u32("WG", WG)
         .u32("ROWS_PER_WG", ROWS_PER_WG)
         .u32("LANES", lanes)
@@ -415,7 +465,14 @@ pub fn dot_nodes(
     let n = a.len();
     require(check, "a", &a, VectorFormat::Float32, n, "a's own length")?;
     require(check, "b", &b, VectorFormat::Float32, n, "the length of a")?;
-    require(check, "output", &out, VectorFormat::Float32, 1, "one scalar")?;
+    require(
+        check,
+        "output",
+        &out,
+        VectorFormat::Float32,
+        1,
+        "one scalar",
+    )?;
     distinct(check, ("output", &out), &[("a", &a), ("b", &b)])?;
     if n > u64::from(u32::MAX) {
         return Err(check.device_limit("rows", n, u64::from(u32::MAX)));
@@ -453,8 +510,19 @@ pub fn dot_nodes(
                 return Err(check.missing("scratch partials", "the hierarchical realization"));
             };
             let t = tiles(n);
-            require(check, "scratch partials", &scratch, VectorFormat::Float32, t, "one per workgroup of rows")?;
-            distinct(check, ("scratch partials", &scratch), &[("a", &a), ("b", &b), ("output", &out)])?;
+            require(
+                check,
+                "scratch partials",
+                &scratch,
+                VectorFormat::Float32,
+                t,
+                "one per workgroup of rows",
+            )?;
+            distinct(
+                check,
+                ("scratch partials", &scratch),
+                &[("a", &a), ("b", &b), ("output", &out)],
+            )?;
             let first = DotParams {
                 n: n as u32,
                 off_a: element_offset(&a, align),
@@ -513,30 +581,43 @@ mod tests {
             &spmv,
             "SpmvParams",
             Some(std::mem::size_of::<SpmvParams>()),
-            &field_offsets!(SpmvParams; rows, off_offsets, off_cols, off_vals, off_x, off_y, off_dot, pad0),
+            &field_offsets!(SpmvParams; rows, off_offsets, off_cols, off_vals, off_x, off_y, off_dot, pad0)
+                [..],
         );
         assert_struct_layout(
             &dot_source(true),
             "DotParams",
             Some(std::mem::size_of::<DotParams>()),
-            &field_offsets!(DotParams; n, off_a, off_b, off_out),
+            &field_offsets!(DotParams; n, off_a, off_b, off_out)[..],
         );
         pcg::check_layouts();
     }
 
     #[test]
     fn realizations_follow_shape_and_capabilities() {
-        assert_eq!(SpmvRealization::choose(5.0, false, 0).0, SpmvRealization::ThreadRow);
+        assert_eq!(
+            SpmvRealization::choose(5.0, false, 0).0,
+            SpmvRealization::ThreadRow
+        );
         assert_eq!(
             SpmvRealization::choose(5.0, true, 32).0,
             SpmvRealization::SubgroupRow { lanes: 4 }
         );
-        assert_eq!(SpmvRealization::choose(1.2, true, 32).0, SpmvRealization::ThreadRow);
+        assert_eq!(
+            SpmvRealization::choose(1.2, true, 32).0,
+            SpmvRealization::ThreadRow
+        );
         assert_eq!(
             SpmvRealization::choose(100.0, true, 8).0,
             SpmvRealization::SubgroupRow { lanes: 8 }
         );
-        assert_eq!(ReduceRealization::choose(1024).0, ReduceRealization::SingleWorkgroup);
-        assert_eq!(ReduceRealization::choose(1025).0, ReduceRealization::Hierarchical);
+        assert_eq!(
+            ReduceRealization::choose(1024).0,
+            ReduceRealization::SingleWorkgroup
+        );
+        assert_eq!(
+            ReduceRealization::choose(1025).0,
+            ReduceRealization::Hierarchical
+        );
     }
 }

@@ -137,13 +137,25 @@ impl PcgVectors {
         }
     }
 
-    fn view(&self, graph: &CommandGraph, h: BufferHandle, len: u64) -> Result<DataView, AlgorithmError> {
+    fn view(
+        &self,
+        graph: &CommandGraph,
+        h: BufferHandle,
+        len: u64,
+    ) -> Result<DataView, AlgorithmError> {
         Ok(graph.create_packed_view(h, VectorFormat::Float32, len)?)
     }
 }
 
 impl PcgNodes<'_> {
-    fn node(&self, id: &str, stage: &'static str, entry: &str, bindings: Vec<Binding>, grid: Grid) -> DispatchNode {
+    fn node(
+        &self,
+        id: &str,
+        stage: &'static str,
+        entry: &str,
+        bindings: Vec<Binding>,
+        grid: Grid,
+    ) -> DispatchNode {
         let mut all = vec![Binding::params(0, &self.v.params())];
         all.extend(bindings);
         DispatchNode::new(
@@ -169,10 +181,23 @@ impl PcgNodes<'_> {
     }
 
     /// `q = A·x` (SpMV of the initial guess).
-    pub fn initial_spmv(&self, graph: &CommandGraph, id: &str, realization: SpmvRealization) -> Result<DispatchNode, AlgorithmError> {
+    pub fn initial_spmv(
+        &self,
+        graph: &CommandGraph,
+        id: &str,
+        realization: SpmvRealization,
+    ) -> Result<DispatchNode, AlgorithmError> {
         self.check(id)?;
         let n = u64::from(self.v.n);
-        spmv_node(graph, id, self.a, self.v.view(graph, self.v.x, n)?, self.v.view(graph, self.v.q, n)?, None, realization)
+        spmv_node(
+            graph,
+            id,
+            self.a,
+            self.v.view(graph, self.v.x, n)?,
+            self.v.view(graph, self.v.q, n)?,
+            None,
+            realization,
+        )
     }
 
     /// `r = b − q, z = D⁻¹r, p = z` with r·z and r·r partials.
@@ -196,7 +221,12 @@ impl PcgNodes<'_> {
     }
 
     /// `q = A·p` with p·q partials (the fused SpMV + dot).
-    pub fn spmv_dot(&self, graph: &CommandGraph, id: &str, realization: SpmvRealization) -> Result<DispatchNode, AlgorithmError> {
+    pub fn spmv_dot(
+        &self,
+        graph: &CommandGraph,
+        id: &str,
+        realization: SpmvRealization,
+    ) -> Result<DispatchNode, AlgorithmError> {
         self.check(id)?;
         let n = u64::from(self.v.n);
         spmv_node(
@@ -284,7 +314,7 @@ pub(crate) fn check_layouts() {
             &source(stage),
             "PcgParams",
             Some(std::mem::size_of::<PcgParams>()),
-            &field_offsets!(PcgParams; n, tiles, pad0, pad1),
+            &field_offsets!(PcgParams; n, tiles, pad0, pad1)[..],
         );
     }
 }

@@ -102,7 +102,7 @@ struct RegionBuild {
 
 enum Emit {
     Node {
-        node: PrimitiveNode,
+        node: Box<PrimitiveNode>,
         gate: Option<(usize, usize)>,
     },
     Gate {
@@ -168,7 +168,11 @@ impl WgpuProgramCompiler {
     }
 }
 
-fn check_ids(p: &Program, prefix: &str, seen: &mut HashSet<String>) -> Result<(), ProgramTreeError> {
+fn check_ids(
+    p: &Program,
+    prefix: &str,
+    seen: &mut HashSet<String>,
+) -> Result<(), ProgramTreeError> {
     let path = join(prefix, p.id());
     if p.id().is_empty() || p.id().contains('/') || !seen.insert(path.clone()) {
         return Err(ProgramTreeError::DuplicateId { id: path });
@@ -224,7 +228,13 @@ impl Walk<'_> {
         }
     }
 
-    fn region(&mut self, path: &str, kind: RegionKind, predicate: DataView, scope: Option<(usize, u32)>) -> usize {
+    fn region(
+        &mut self,
+        path: &str,
+        kind: RegionKind,
+        predicate: DataView,
+        scope: Option<(usize, u32)>,
+    ) -> usize {
         if let Some(&r) = self.region_by_path.get(path) {
             return r;
         }
@@ -294,7 +304,12 @@ impl Walk<'_> {
                     "ProgramPrimitive::command_nodes: the primitive describes its dispatches, the compiler adds (and may gate) them".into(),
                 );
                 for c in op.choices(self.caps) {
-                    self.decide(&format!("{path}#{}", c.aspect), op.operation_type(), &c.realization, c.reason);
+                    self.decide(
+                        &format!("{path}#{}", c.aspect),
+                        op.operation_type(),
+                        &c.realization,
+                        c.reason,
+                    );
                 }
                 for mut node in op.command_nodes(self.graph, self.caps)? {
                     let id = join(&inst, node.id());
@@ -307,7 +322,10 @@ impl Walk<'_> {
                         None => None,
                         Some((r, branch)) => Some((r, self.gated_slot(r, branch, &node)?)),
                     };
-                    self.emits.push(Emit::Node { node, gate });
+                    self.emits.push(Emit::Node {
+                        node: Box::new(node),
+                        gate,
+                    });
                 }
             }
             Program::Composite { children, .. } => {
@@ -385,7 +403,12 @@ impl Walk<'_> {
 
     /// The indirect-argument slot of `node` in region `r`, recording its geometry on the
     /// region's first execution.
-    fn gated_slot(&mut self, r: usize, branch: u32, node: &PrimitiveNode) -> Result<usize, ProgramTreeError> {
+    fn gated_slot(
+        &mut self,
+        r: usize,
+        branch: u32,
+        node: &PrimitiveNode,
+    ) -> Result<usize, ProgramTreeError> {
         let region = &self.regions[r].path;
         let dispatch = match node {
             PrimitiveNode::Copy { id, .. } => {
@@ -398,7 +421,11 @@ impl Walk<'_> {
             }
             PrimitiveNode::Dispatch(d) => d,
         };
-        let max = self.graph.device().limits().max_compute_workgroups_per_dimension;
+        let max = self
+            .graph
+            .device()
+            .limits()
+            .max_compute_workgroups_per_dimension;
         let [x, y, z] = match dispatch.grid {
             Grid::Workgroups(w) => w,
             Grid::Rows {
@@ -499,14 +526,17 @@ fn emit(
     let shader = ShaderSource::new("program/gate", GATE_WGSL);
     for e in emits {
         match e {
-            Emit::Node { node, gate: None } => match node {
+            Emit::Node { node, gate: None } => match *node {
                 PrimitiveNode::Dispatch(d) => graph.add_dispatch_node(d)?,
                 PrimitiveNode::Copy { id, src, dst } => graph.add_view_copy(id, src, dst)?,
             },
             Emit::Node {
-                node: PrimitiveNode::Dispatch(mut d),
+                node,
                 gate: Some((r, slot)),
             } => {
+                let PrimitiveNode::Dispatch(mut d) = *node else {
+                    unreachable!("copies are refused in gated regions")
+                };
                 let args = graph.create_data_view(
                     bufs[r].args,
                     DataViewDescriptor::packed(VectorFormat::Uint32, 3).at_offset(slot as u64 * 12),
@@ -514,7 +544,6 @@ fn emit(
                 d.grid = Grid::Indirect(args);
                 graph.add_dispatch_node(d)?;
             }
-            Emit::Node { .. } => unreachable!("copies are refused in gated regions"),
             Emit::Gate { id, region, mode } => {
                 let r = &regions[region];
                 let pred = r.predicate;

@@ -16,18 +16,30 @@ pub struct Interpretation {
 }
 
 /// Runs `program` on `memory`.
-pub fn interpret(program: &Program, memory: &mut CpuMemory) -> Result<Interpretation, ProgramTreeError> {
+pub fn interpret(
+    program: &Program,
+    memory: &mut CpuMemory,
+) -> Result<Interpretation, ProgramTreeError> {
     let mut out = Interpretation::default();
     run(program, "", memory, &mut out)?;
     Ok(out)
 }
 
-fn truth(path: &str, memory: &CpuMemory, p: &gpugraph_command::DataView) -> Result<bool, ProgramTreeError> {
+fn truth(
+    path: &str,
+    memory: &CpuMemory,
+    p: &gpugraph_command::DataView,
+) -> Result<bool, ProgramTreeError> {
     super::primitive::require_word(path, p, gpugraph_command::VectorFormat::Uint32)?;
     Ok(memory.read(path, p)?[0] != 0)
 }
 
-fn run(p: &Program, prefix: &str, memory: &mut CpuMemory, out: &mut Interpretation) -> Result<(), ProgramTreeError> {
+fn run(
+    p: &Program,
+    prefix: &str,
+    memory: &mut CpuMemory,
+    out: &mut Interpretation,
+) -> Result<(), ProgramTreeError> {
     let path = join(prefix, p.id());
     match p {
         Program::Operation(op) => op.interpret(memory)?,
@@ -36,14 +48,24 @@ fn run(p: &Program, prefix: &str, memory: &mut CpuMemory, out: &mut Interpretati
                 run(c, &path, memory, out)?;
             }
         }
-        Program::Conditional { predicate, then, otherwise, .. } => {
+        Program::Conditional {
+            predicate,
+            then,
+            otherwise,
+            ..
+        } => {
             if truth(&path, memory, predicate)? {
                 run(then, &path, memory, out)?;
             } else if let Some(o) = otherwise {
                 run(o, &path, memory, out)?;
             }
         }
-        Program::Loop { body, max_iterations, predicate, .. } => {
+        Program::Loop {
+            body,
+            max_iterations,
+            predicate,
+            ..
+        } => {
             let mut n = 0;
             while n < *max_iterations {
                 if let Some(pred) = predicate {

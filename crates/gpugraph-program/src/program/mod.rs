@@ -126,9 +126,7 @@ impl Program {
     pub fn id(&self) -> &str {
         match self {
             Self::Operation(p) => p.id(),
-            Self::Composite { id, .. } | Self::Conditional { id, .. } | Self::Loop { id, .. } => {
-                id
-            }
+            Self::Composite { id, .. } | Self::Conditional { id, .. } | Self::Loop { id, .. } => id,
         }
     }
 }
@@ -186,7 +184,10 @@ mod tests {
             ("pad1", offset_of!(GateParams, pad1)),
             ("pad2", offset_of!(GateParams, pad2)),
         ];
-        let got: Vec<(&str, usize)> = members.iter().map(|(n, o)| (n.as_str(), *o as usize)).collect();
+        let got: Vec<(&str, usize)> = members
+            .iter()
+            .map(|(n, o)| (n.as_str(), *o as usize))
+            .collect();
         assert_eq!(got, want);
         let (span, members) = wgsl_struct_layout(include_str!("ops/words.wgsl"), "WordParams");
         assert_eq!(span as usize, size_of::<WordParams>());
@@ -200,7 +201,10 @@ mod tests {
             ("off_pred", offset_of!(WordParams, off_pred)),
             ("pad0", offset_of!(WordParams, pad0)),
         ];
-        let got: Vec<(&str, usize)> = members.iter().map(|(n, o)| (n.as_str(), *o as usize)).collect();
+        let got: Vec<(&str, usize)> = members
+            .iter()
+            .map(|(n, o)| (n.as_str(), *o as usize))
+            .collect();
         assert_eq!(got, want);
     }
 }

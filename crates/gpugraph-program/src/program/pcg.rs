@@ -183,8 +183,15 @@ impl ProgramPrimitive for PcgStep {
         }
         c
     }
-    fn command_nodes(&self, graph: &CommandGraph, caps: &BackendCapabilities) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
-        let nodes = PcgNodes { v: &self.v, a: &self.a };
+    fn command_nodes(
+        &self,
+        graph: &CommandGraph,
+        caps: &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
+        let nodes = PcgNodes {
+            v: &self.v,
+            a: &self.a,
+        };
         let (spmv, _) = spmv_choice(self.mean_row_length, caps, self.forced);
         let node = match self.stage {
             Stage::InitialSpmv => nodes.initial_spmv(graph, "spmv", spmv)?,
@@ -284,7 +291,13 @@ impl ProgramPrimitive for PcgStep {
     }
 }
 
-fn import(graph: &mut CommandGraph, memory: &mut CpuMemory, id: &str, words: &[u32], format: VectorFormat) -> Result<(DataView, BufferHandle, wgpu::Buffer), PcgError> {
+fn import(
+    graph: &mut CommandGraph,
+    memory: &mut CpuMemory,
+    id: &str,
+    words: &[u32],
+    format: VectorFormat,
+) -> Result<(DataView, BufferHandle, wgpu::Buffer), PcgError> {
     let (view, buffer) = sparse::import_words(graph, id, words, format)?;
     let mut host = words.to_vec();
     host.resize(buffer.size() as usize / 4, 0);
@@ -294,32 +307,74 @@ fn import(graph: &mut CommandGraph, memory: &mut CpuMemory, id: &str, words: &[u
 
 /// Binds `a`, `b` into `graph` and builds the PCG tree (nothing is scheduled until a
 /// compiler lowers it).
-pub fn build_pcg(graph: &mut CommandGraph, a: &CsrMatrix, b: &[f32], options: &PcgOptions) -> Result<PcgSetup, PcgError> {
+pub fn build_pcg(
+    graph: &mut CommandGraph,
+    a: &CsrMatrix,
+    b: &[f32],
+    options: &PcgOptions,
+) -> Result<PcgSetup, PcgError> {
     if !(options.tol > 0.0 && options.tol.is_finite()) {
         return Err(PcgError::Tolerance { tol: options.tol });
     }
     if a.rows() != a.columns() {
-        return Err(CsrError::NotSquare { rows: a.rows(), columns: a.columns() }.into());
+        return Err(CsrError::NotSquare {
+            rows: a.rows(),
+            columns: a.columns(),
+        }
+        .into());
     }
     if b.len() != a.rows() as usize {
-        return Err(CsrError::VectorLength { what: "b", actual: b.len() as u64, expected: u64::from(a.rows()) }.into());
+        return Err(CsrError::VectorLength {
+            what: "b",
+            actual: b.len() as u64,
+            expected: u64::from(a.rows()),
+        }
+        .into());
     }
     if let Some(i) = b.iter().position(|v| !v.is_finite()) {
-        return Err(CsrError::NonFinite { row: i as u32, column: 0, value: b[i] }.into());
+        return Err(CsrError::NonFinite {
+            row: i as u32,
+            column: 0,
+            value: b[i],
+        }
+        .into());
     }
     let n = a.rows();
-    let dinv = if options.jacobi { a.jacobi_inverse()? } else { vec![1.0; n as usize] };
-    let b_norm = b.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt();
+    let dinv = if options.jacobi {
+        a.jacobi_inverse()?
+    } else {
+        vec![1.0; n as usize]
+    };
+    let b_norm = b
+        .iter()
+        .map(|&v| f64::from(v) * f64::from(v))
+        .sum::<f64>()
+        .sqrt();
     let tol2 = (f64::from(options.tol) * b_norm).powi(2) as f32;
     let mut memory = CpuMemory::new();
     let (csr, mut keep) = CsrViews::upload(graph, "pcg/a", a)?;
     memory.insert(csr.row_offsets.buffer(), a.row_offsets().to_vec());
     memory.insert(csr.column_indices.buffer(), a.column_indices().to_vec());
-    memory.insert(csr.values.buffer(), a.values().iter().map(|v| v.to_bits()).collect());
+    memory.insert(
+        csr.values.buffer(),
+        a.values().iter().map(|v| v.to_bits()).collect(),
+    );
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
     let (bv, bh, bb) = import(graph, &mut memory, "pcg/b", &bits(b), VectorFormat::Float32)?;
-    let (dv, dh, db) = import(graph, &mut memory, "pcg/dinv", &bits(&dinv), VectorFormat::Float32)?;
-    let (xv, xh, xb) = import(graph, &mut memory, "pcg/x", &vec![0; n as usize], VectorFormat::Float32)?;
+    let (dv, dh, db) = import(
+        graph,
+        &mut memory,
+        "pcg/dinv",
+        &bits(&dinv),
+        VectorFormat::Float32,
+    )?;
+    let (xv, xh, xb) = import(
+        graph,
+        &mut memory,
+        "pcg/x",
+        &vec![0; n as usize],
+        VectorFormat::Float32,
+    )?;
     let mut s = vec![0u32; PCG_SCALARS as usize];
     s[S_TOL2 as usize] = tol2.to_bits();
     s[S_PRED as usize] = 1;
@@ -421,14 +476,23 @@ pub struct PcgSolver {
 impl PcgSolver {
     /// Builds the tree, lowers it with the capabilities of `ctx`'s adapter and compiles the
     /// graph (pipelines, bind groups).
-    pub fn new(ctx: &GpuContext, a: &CsrMatrix, b: &[f32], options: &PcgOptions) -> Result<Self, PcgError> {
+    pub fn new(
+        ctx: &GpuContext,
+        a: &CsrMatrix,
+        b: &[f32],
+        options: &PcgOptions,
+    ) -> Result<Self, PcgError> {
         let t0 = Instant::now();
         let caps = BackendCapabilities::of(ctx);
         let mut graph = CommandGraph::new("pcg", &ctx.device);
         let setup = build_pcg(&mut graph, a, b, options)?;
         let initial_scalars = setup
             .memory
-            .buffer(graph.imported_handle(&setup.scalars).expect("imported by build_pcg"))
+            .buffer(
+                graph
+                    .imported_handle(&setup.scalars)
+                    .expect("imported by build_pcg"),
+            )
             .map(<[u32]>::to_vec)
             .unwrap_or_default();
         let compiled = WgpuProgramCompiler::new(caps).compile(&setup.program, &mut graph)?;
@@ -461,10 +525,15 @@ impl PcgSolver {
         let n = u64::from(self.setup.n);
         let zeros = vec![0u8; (n * 4).max(4) as usize];
         ctx.queue.write_buffer(&self.setup.x, 0, &zeros);
-        ctx.queue
-            .write_buffer(&self.setup.scalars, 0, bytemuck::cast_slice(&self.initial_scalars));
-        let mut reads: Vec<(&wgpu::Buffer, u64)> =
-            vec![(&self.setup.x, n * 4), (&self.setup.scalars, PCG_SCALARS * 4)];
+        ctx.queue.write_buffer(
+            &self.setup.scalars,
+            0,
+            bytemuck::cast_slice(&self.initial_scalars),
+        );
+        let mut reads: Vec<(&wgpu::Buffer, u64)> = vec![
+            (&self.setup.x, n * 4),
+            (&self.setup.scalars, PCG_SCALARS * 4),
+        ];
         if let Some(s) = &self.state {
             reads.push((s, 16));
         }
@@ -480,7 +549,11 @@ impl PcgSolver {
         Ok(PcgSolution {
             x,
             iterations,
-            relative_residual: if b_norm > 0.0 { rr.max(0.0).sqrt() / b_norm } else { 0.0 },
+            relative_residual: if b_norm > 0.0 {
+                rr.max(0.0).sqrt() / b_norm
+            } else {
+                0.0
+            },
             converged: rr <= tol2,
             report: self.report.clone(),
             log,
@@ -491,6 +564,11 @@ impl PcgSolver {
 }
 
 /// Builds, compiles (one graph), runs (one submission) and reads back a PCG solve.
-pub fn solve_pcg(ctx: &GpuContext, a: &CsrMatrix, b: &[f32], options: &PcgOptions) -> Result<PcgSolution, PcgError> {
+pub fn solve_pcg(
+    ctx: &GpuContext,
+    a: &CsrMatrix,
+    b: &[f32],
+    options: &PcgOptions,
+) -> Result<PcgSolution, PcgError> {
     PcgSolver::new(ctx, a, b, options)?.solve(ctx)
 }

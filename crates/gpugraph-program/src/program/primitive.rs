@@ -150,7 +150,12 @@ impl CpuMemory {
     }
 
     /// Writes `words` into `view` (growing a buffer first written here).
-    pub fn write(&mut self, op: &str, view: &DataView, words: &[u32]) -> Result<(), ProgramTreeError> {
+    pub fn write(
+        &mut self,
+        op: &str,
+        view: &DataView,
+        words: &[u32],
+    ) -> Result<(), ProgramTreeError> {
         let (s, e) = Self::range(op, view)?;
         if words.len() != e - s {
             return Err(ProgramTreeError::Cpu {
@@ -167,7 +172,12 @@ impl CpuMemory {
     }
 
     /// Writes float32 rows into `view`.
-    pub fn write_f32(&mut self, op: &str, view: &DataView, values: &[f32]) -> Result<(), ProgramTreeError> {
+    pub fn write_f32(
+        &mut self,
+        op: &str,
+        view: &DataView,
+        values: &[f32],
+    ) -> Result<(), ProgramTreeError> {
         let words: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
         self.write(op, view, &words)
     }

@@ -75,14 +75,27 @@ impl TreeReport {
         let path = join(prefix, p.id());
         let d = decisions.iter().find(|d| d.operation == path);
         let (kind, operation_type, max_iterations, children) = match p {
-            Program::Operation(op) => ("operation", Some(op.operation_type().to_string()), None, vec![]),
-            Program::Composite { children, .. } => ("composite", None, None, children.iter().collect()),
-            Program::Conditional { then, otherwise, .. } => {
+            Program::Operation(op) => (
+                "operation",
+                Some(op.operation_type().to_string()),
+                None,
+                vec![],
+            ),
+            Program::Composite { children, .. } => {
+                ("composite", None, None, children.iter().collect())
+            }
+            Program::Conditional {
+                then, otherwise, ..
+            } => {
                 let mut c: Vec<&Program> = vec![then];
                 c.extend(otherwise.as_deref());
                 ("conditional", None, None, c)
             }
-            Program::Loop { body, max_iterations, .. } => ("loop", None, Some(*max_iterations), vec![&**body]),
+            Program::Loop {
+                body,
+                max_iterations,
+                ..
+            } => ("loop", None, Some(*max_iterations), vec![&**body]),
         };
         let aspect_prefix = format!("{path}#");
         Self {
@@ -92,19 +105,26 @@ impl TreeReport {
             operation_type,
             max_iterations,
             lowering: d.map_or("not emitted".into(), |d| d.realization.clone()),
-            reason: d.map_or("the enclosing loop runs 0 iterations".into(), |d| d.reason.clone()),
+            reason: d.map_or("the enclosing loop runs 0 iterations".into(), |d| {
+                d.reason.clone()
+            }),
             node_count: d.map_or(0, |d| d.node_count),
             choices: decisions
                 .iter()
                 .filter_map(|d| {
-                    d.operation.strip_prefix(&aspect_prefix).map(|a| TreeChoice {
-                        aspect: a.to_string(),
-                        realization: d.realization.clone(),
-                        reason: d.reason.clone(),
-                    })
+                    d.operation
+                        .strip_prefix(&aspect_prefix)
+                        .map(|a| TreeChoice {
+                            aspect: a.to_string(),
+                            realization: d.realization.clone(),
+                            reason: d.reason.clone(),
+                        })
                 })
                 .collect(),
-            children: children.into_iter().map(|c| Self::build(c, &path, decisions)).collect(),
+            children: children
+                .into_iter()
+                .map(|c| Self::build(c, &path, decisions))
+                .collect(),
         }
     }
 
@@ -116,7 +136,11 @@ impl TreeReport {
             _ => format!("{} ({})", self.id, self.kind),
         };
         writeln!(f, "{pad}{what}")?;
-        writeln!(f, "{pad}  lowering: {} [{} nodes]", self.lowering, self.node_count)?;
+        writeln!(
+            f,
+            "{pad}  lowering: {} [{} nodes]",
+            self.lowering, self.node_count
+        )?;
         writeln!(f, "{pad}  reason: {}", self.reason)?;
         for c in &self.choices {
             writeln!(f, "{pad}  {}: {}", c.aspect, c.realization)?;

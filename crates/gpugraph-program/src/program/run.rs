@@ -37,7 +37,10 @@ pub struct RunLog {
 impl RunLog {
     /// Submissions made.
     pub fn submits(&self) -> usize {
-        self.events.iter().filter(|e| **e == RunEvent::Submitted).count()
+        self.events
+            .iter()
+            .filter(|e| **e == RunEvent::Submitted)
+            .count()
     }
 
     /// Maps requested after a submit and before its completion (must be 0).

@@ -84,7 +84,9 @@ pub fn run_both_with(
         mut memory,
         buffers,
     } = setup;
-    let compiled = WgpuProgramCompiler::new(caps).compile(program, &mut graph).unwrap();
+    let compiled = WgpuProgramCompiler::new(caps)
+        .compile(program, &mut graph)
+        .unwrap();
     let mut g = graph.compile().unwrap();
     let find = |v: &DataView| {
         &buffers
@@ -93,7 +95,8 @@ pub fn run_both_with(
             .expect("watched views are Setup buffers")
             .1
     };
-    let mut reads: Vec<(&wgpu::Buffer, u64)> = watched.iter().map(|v| (find(v), find(v).size())).collect();
+    let mut reads: Vec<(&wgpu::Buffer, u64)> =
+        watched.iter().map(|v| (find(v), find(v).size())).collect();
     for r in &compiled.regions {
         reads.push((&r.state, 16));
     }
@@ -115,7 +118,10 @@ pub fn run_both_with(
         .map(|(r, b)| (r.path.clone(), words(b)[2]))
         .collect();
     let interpretation = interpret(program, &mut memory).unwrap();
-    let cpu = watched.iter().map(|v| memory.read("test", v).unwrap()).collect();
+    let cpu = watched
+        .iter()
+        .map(|v| memory.read("test", v).unwrap())
+        .collect();
     Both {
         compiled,
         log,

@@ -55,7 +55,11 @@ impl ProgramPrimitive for Spmv {
         let (r, why) = spmv_choice(self.mean_row_length, caps, self.forced);
         vec![Choice::new("spmv", r.name(), why)]
     }
-    fn command_nodes(&self, graph: &CommandGraph, caps: &BackendCapabilities) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
+    fn command_nodes(
+        &self,
+        graph: &CommandGraph,
+        caps: &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
         let (r, _) = spmv_choice(self.mean_row_length, caps, self.forced);
         let n = sparse::spmv_node(graph, "spmv", &self.a, self.x, self.y, None, r)?;
         Ok(vec![PrimitiveNode::Dispatch(n)])
@@ -94,17 +98,33 @@ pub struct Dot {
 impl Dot {
     /// `out = a·b`; allocates the hierarchical realization's scratch as a graph transient
     /// when N exceeds one workgroup (construction schedules nothing).
-    pub fn new(graph: &mut CommandGraph, id: impl Into<String>, a: DataView, b: DataView, out: DataView) -> Result<Self, ProgramTreeError> {
+    pub fn new(
+        graph: &mut CommandGraph,
+        id: impl Into<String>,
+        a: DataView,
+        b: DataView,
+        out: DataView,
+    ) -> Result<Self, ProgramTreeError> {
         let id = id.into();
         let scratch = match ReduceRealization::choose(a.len()).0 {
             ReduceRealization::SingleWorkgroup => None,
             ReduceRealization::Hierarchical => {
                 let t = sparse::tiles(a.len());
-                let h = graph.create_buffer(BufferDescriptor::new(format!("{id}/partials"), t * 4, BufferUsages::STORAGE))?;
+                let h = graph.create_buffer(BufferDescriptor::new(
+                    format!("{id}/partials"),
+                    t * 4,
+                    BufferUsages::STORAGE,
+                ))?;
                 Some(graph.create_packed_view(h, VectorFormat::Float32, t)?)
             }
         };
-        Ok(Self { id, a, b, out, scratch })
+        Ok(Self {
+            id,
+            a,
+            b,
+            out,
+            scratch,
+        })
     }
 }
 
@@ -119,12 +139,18 @@ impl ProgramPrimitive for Dot {
         let (r, why) = ReduceRealization::choose(self.a.len());
         vec![Choice::new("reduction", r.name(), why)]
     }
-    fn command_nodes(&self, graph: &CommandGraph, _: &BackendCapabilities) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
+    fn command_nodes(
+        &self,
+        graph: &CommandGraph,
+        _: &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
         let (r, _) = ReduceRealization::choose(self.a.len());
-        Ok(sparse::dot_nodes(graph, "dot", self.a, self.b, self.out, self.scratch, r)?
-            .into_iter()
-            .map(PrimitiveNode::Dispatch)
-            .collect())
+        Ok(
+            sparse::dot_nodes(graph, "dot", self.a, self.b, self.out, self.scratch, r)?
+                .into_iter()
+                .map(PrimitiveNode::Dispatch)
+                .collect(),
+        )
     }
     fn interpret(&self, m: &mut CpuMemory) -> Result<(), ProgramTreeError> {
         let a = m.read_f32(&self.id, &self.a)?;

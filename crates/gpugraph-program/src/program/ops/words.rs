@@ -2,7 +2,9 @@
 //! GPU and CPU results are bit-identical, which makes them the test vocabulary of loops and
 //! conditionals; they are also the building blocks of counters in real programs.
 
-use gpugraph_command::{Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource, VectorFormat};
+use gpugraph_command::{
+    Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource, VectorFormat,
+};
 
 use crate::lowering::BackendCapabilities;
 use crate::program::primitive::{require_word, Choice, CpuMemory, PrimitiveNode, ProgramPrimitive};
@@ -29,7 +31,13 @@ fn offset(graph: &CommandGraph, v: &DataView) -> u32 {
     v.aligned_range(align).element_offset as u32
 }
 
-fn node(id: &str, entry: &str, params: WordParams, views: Vec<Binding>, grid: Grid) -> PrimitiveNode {
+fn node(
+    id: &str,
+    entry: &str,
+    params: WordParams,
+    views: Vec<Binding>,
+    grid: Grid,
+) -> PrimitiveNode {
     let mut bindings = vec![Binding::params(0, &params)];
     bindings.extend(views);
     PrimitiveNode::Dispatch(DispatchNode::new(
@@ -74,7 +82,11 @@ impl ProgramPrimitive for CounterStep {
     fn choices(&self, _: &BackendCapabilities) -> Vec<Choice> {
         Vec::new()
     }
-    fn command_nodes(&self, graph: &CommandGraph, _: &BackendCapabilities) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
+    fn command_nodes(
+        &self,
+        graph: &CommandGraph,
+        _: &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
         require_word(&self.id, &self.counter, VectorFormat::Uint32)?;
         require_word(&self.id, &self.predicate, VectorFormat::Uint32)?;
         distinct(&self.id, &self.counter, &self.predicate)?;
@@ -88,7 +100,10 @@ impl ProgramPrimitive for CounterStep {
             "step",
             "counter_step",
             params,
-            vec![Binding::read_write(3, self.counter), Binding::read_write(4, self.predicate)],
+            vec![
+                Binding::read_write(3, self.counter),
+                Binding::read_write(4, self.predicate),
+            ],
             Grid::Workgroups([1, 1, 1]),
         )])
     }
@@ -122,7 +137,11 @@ impl ProgramPrimitive for Compare {
     fn choices(&self, _: &BackendCapabilities) -> Vec<Choice> {
         Vec::new()
     }
-    fn command_nodes(&self, graph: &CommandGraph, _: &BackendCapabilities) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
+    fn command_nodes(
+        &self,
+        graph: &CommandGraph,
+        _: &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
         require_word(&self.id, &self.input, VectorFormat::Uint32)?;
         require_word(&self.id, &self.output, VectorFormat::Uint32)?;
         distinct(&self.id, &self.input, &self.output)?;
@@ -136,7 +155,10 @@ impl ProgramPrimitive for Compare {
             "compare",
             "compare",
             params,
-            vec![Binding::read(5, self.input), Binding::read_write(6, self.output)],
+            vec![
+                Binding::read(5, self.input),
+                Binding::read_write(6, self.output),
+            ],
             Grid::Workgroups([1, 1, 1]),
         )])
     }
@@ -170,13 +192,20 @@ impl ProgramPrimitive for Mix {
     fn choices(&self, _: &BackendCapabilities) -> Vec<Choice> {
         Vec::new()
     }
-    fn command_nodes(&self, graph: &CommandGraph, _: &BackendCapabilities) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
+    fn command_nodes(
+        &self,
+        graph: &CommandGraph,
+        _: &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
         require_word(&self.id, &self.word, VectorFormat::Uint32)?;
         distinct(&self.id, &self.target, &self.word)?;
         if self.target.format() != VectorFormat::Uint32 || !self.target.is_packed() {
             return Err(ProgramTreeError::Cpu {
                 operation: self.id.clone(),
-                reason: format!("the target is {}; mix needs packed uint32", self.target.format()),
+                reason: format!(
+                    "the target is {}; mix needs packed uint32",
+                    self.target.format()
+                ),
             });
         }
         let params = WordParams {
@@ -190,7 +219,10 @@ impl ProgramPrimitive for Mix {
             "mix",
             "mix",
             params,
-            vec![Binding::read_write(1, self.target), Binding::read(2, self.word)],
+            vec![
+                Binding::read_write(1, self.target),
+                Binding::read(2, self.word),
+            ],
             Grid::Rows {
                 rows: self.target.len(),
                 rows_per_workgroup: 64,
@@ -203,7 +235,12 @@ impl ProgramPrimitive for Mix {
             .read(&self.id, &self.target)?
             .into_iter()
             .enumerate()
-            .map(|(i, v)| v.wrapping_mul(31).wrapping_add(self.constant).wrapping_add(w).wrapping_add(i as u32))
+            .map(|(i, v)| {
+                v.wrapping_mul(31)
+                    .wrapping_add(self.constant)
+                    .wrapping_add(w)
+                    .wrapping_add(i as u32)
+            })
             .collect();
         m.write(&self.id, &self.target, &t)
     }
