@@ -7,7 +7,7 @@ use gpugraph_command::dispatch::split_rows;
 use gpugraph_command::wgpu::{self, util::DeviceExt, BufferUsages};
 use gpugraph_command::{
     Access, Binding, BufferDescriptor, BufferHandle, CommandGraph, DataView, DataViewDescriptor,
-    DispatchNode, Grid, ShaderSource, VectorFormat,
+    DispatchNode, GraphError, Grid, ShaderSource, VectorFormat,
 };
 
 use super::error::ProgramTreeError;
@@ -432,7 +432,13 @@ impl Walk<'_> {
                 rows,
                 rows_per_workgroup,
             } => split_rows(rows.div_ceil(u64::from(rows_per_workgroup.max(1))), max)
-                .unwrap_or([0, 0, 0]),
+                .ok_or_else(|| GraphError::InvalidDispatch {
+                    graph: self.graph.id().to_string(),
+                    node: dispatch.id.clone(),
+                    reason: format!(
+                        "{rows} rows need more workgroups than the device's per-dimension limit squared"
+                    ),
+                })?,
             Grid::Indirect(_) => {
                 return Err(ProgramTreeError::Ungatable {
                     region: region.clone(),
