@@ -19,6 +19,7 @@ mod join;
 mod npy;
 mod output;
 mod render;
+mod solve;
 mod sort;
 mod spatial;
 mod traverse;
@@ -82,6 +83,9 @@ enum Command {
     Fft2d(fft::Fft2dArgs),
     /// Bounded breadth-first reachability over a CSR graph in .npy files; writes a 0/1 mask.
     Traverse(traverse::TraverseArgs),
+    /// Jacobi-preconditioned CG on the GPU (poisson2d:N or a Matrix Market file) as one
+    /// program: one graph, one submission, the loop exits on the GPU; writes x as .npy.
+    Solve(solve::SolveArgs),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -125,6 +129,7 @@ fn main() -> ExitCode {
         Command::Spatial(args) => spatial::run(&args),
         Command::Fft2d(args) => fft::run(&args),
         Command::Traverse(args) => traverse::run(&args),
+        Command::Solve(args) => solve::run(&args),
     };
     match result {
         Ok(()) => {

@@ -20,6 +20,7 @@ pub mod mask;
 pub mod reduce;
 pub mod scan;
 pub mod sort;
+pub mod sparse;
 pub mod spatial;
 pub mod topology;
 

@@ -9,6 +9,7 @@ pub mod expr;
 pub mod graph;
 pub mod lowering;
 pub mod operation;
+pub mod program;
 pub mod workflow;
 
 pub use expr::{

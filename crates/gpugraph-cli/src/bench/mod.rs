@@ -14,6 +14,7 @@ pub mod plot;
 pub mod primitives;
 pub mod render;
 pub mod report;
+pub mod solve;
 pub mod spatial;
 pub mod throughput;
 pub mod traverse;
@@ -73,6 +74,9 @@ pub enum BenchCommand {
     /// Graph traversal: a power-law graph of 2^k nodes, depth 4 from 1,000 seeds, forward and
     /// both directions; elements are traversed edges (edges/s).
     Traverse(traverse::TraverseBenchArgs),
+    /// Jacobi-PCG on 2-D Poisson as one gated program: ms per iteration, the cost of empty
+    /// gated iterations (bound 2× the iterations needed), against the floor.
+    Solve(solve::SolveBenchArgs),
     /// A PNG bar chart of bench (and peer) JSON files: bandwidth per operation at its largest
     /// size, peers beside it, the copy floor marked.
     Plot(plot::PlotArgs),
@@ -144,5 +148,6 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             )
         }
         BenchCommand::Traverse(args) => traverse::run(&args),
+        BenchCommand::Solve(args) => solve::run(&args),
     }
 }

@@ -74,6 +74,10 @@ const FILES: &[(&str, &str)] = registry![
     "topology/ancestor.wgsl",
     "topology/hierarchy.wgsl",
     "topology/virtual_geometry.wgsl",
+    "sparse/common.wgsl",
+    "sparse/spmv.wgsl",
+    "sparse/dot.wgsl",
+    "sparse/pcg.wgsl",
 ];
 
 /// The registry file `name`, if any.

@@ -8,7 +8,9 @@ use serde::Serialize;
 pub struct BackendCapabilities {
     /// Backend name, e.g. `"wgpu/vulkan"`.
     pub backend: String,
-    /// GPU-resident conditional dispatch (indirect-dispatch gates written by the GPU).
+    /// GPU-resident conditional dispatch: the adapter executes indirect dispatches whose
+    /// workgroup counts a kernel wrote (wgpu's `DownlevelFlags::INDIRECT_EXECUTION`), which
+    /// is what the program compiler's gates need.
     pub gpu_resident_conditionals: bool,
     /// Native semantic loops (WebGPU/wgpu: no; loops lower by bounded expansion).
     pub native_loops: bool,
@@ -22,12 +24,18 @@ pub struct BackendCapabilities {
 }
 
 impl BackendCapabilities {
-    /// The capabilities of the wgpu backend on `ctx`'s device.
+    /// The capabilities of the wgpu backend on `ctx`'s device, as the adapter reports them
+    /// (limits, subgroups, indirect execution); nothing is assumed.
     pub fn of(ctx: &gpugraph_command::GpuContext) -> Self {
         let device = ctx.capabilities().clone();
+        let indirect = ctx
+            .adapter
+            .get_downlevel_capabilities()
+            .flags
+            .contains(wgpu::DownlevelFlags::INDIRECT_EXECUTION);
         Self {
             backend: format!("wgpu/{}", device.backend),
-            gpu_resident_conditionals: true,
+            gpu_resident_conditionals: indirect,
             native_loops: false,
             child_graphs: false,
             features: ctx.device.features(),

@@ -1,0 +1,191 @@
+// The fused vector and scalar passes of Jacobi-preconditioned conjugate gradients. One
+// `#ifdef` per pass (each binds what it uses). Scalars live in one uint32 buffer (floats
+// bitcast): RZ = r·z, PQ = p·q, ALPHA, BETA, RR = r·r, TOL2 = (tol·|b|)², PRED = 1 while
+// r·r > TOL2 (the loop's predicate word, read by the gate kernel).
+// Vector passes own ROWS_PER_WG rows per workgroup (invocation lid: base + k·WG + lid) and
+// write one partial per workgroup; the scalar passes are one workgroup summing the partials
+// in a fixed order, so a run is deterministic.
+#include "shared/dispatch.wgsl"
+#include "sparse/common.wgsl"
+
+const S_RZ: u32 = 0u;
+const S_PQ: u32 = 1u;
+const S_ALPHA: u32 = 2u;
+const S_BETA: u32 = 3u;
+const S_RR: u32 = 4u;
+const S_TOL2: u32 = 5u;
+const S_PRED: u32 = 6u;
+
+struct PcgParams {
+    n: u32,
+    tiles: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: PcgParams;
+
+#ifdef START
+// r = b - q (q = A·x0), z = dinv ⊙ r, p = z; partials of r·z and r·r.
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read> q: array<f32>;
+@group(0) @binding(4) var<storage, read> dinv: array<f32>;
+@group(0) @binding(5) var<storage, read_write> r: array<f32>;
+@group(0) @binding(6) var<storage, read_write> z: array<f32>;
+@group(0) @binding(7) var<storage, read_write> p: array<f32>;
+@group(0) @binding(8) var<storage, read_write> partials: array<f32>;
+
+@compute @workgroup_size(WG)
+fn pcg_start(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let wg = linear_workgroup(wid, nwg);
+    var rz = 0.0;
+    var rr = 0.0;
+    for (var k = 0u; k < ROWS_PER_WG / WG; k += 1u) {
+        let i = wg * ROWS_PER_WG + k * WG + lid;
+        if (i < params.n) {
+            let ri = b[i] - q[i];
+            let zi = dinv[i] * ri;
+            r[i] = ri;
+            z[i] = zi;
+            p[i] = zi;
+            rz += ri * zi;
+            rr += ri * ri;
+        }
+    }
+    let srz = workgroup_sum(lid, rz);
+    let srr = workgroup_sum(lid, rr);
+    if (lid == 0u) {
+        partials[wg] = srz;
+        partials[params.tiles + wg] = srr;
+    }
+}
+#endif
+
+#ifdef UPDATE
+// x += α·p, r -= α·q, z = dinv ⊙ r; partials of r·z and r·r.
+@group(0) @binding(1) var<storage, read> scalars: array<u32>;
+@group(0) @binding(2) var<storage, read> p: array<f32>;
+@group(0) @binding(3) var<storage, read> q: array<f32>;
+@group(0) @binding(4) var<storage, read> dinv: array<f32>;
+@group(0) @binding(5) var<storage, read_write> x: array<f32>;
+@group(0) @binding(6) var<storage, read_write> r: array<f32>;
+@group(0) @binding(7) var<storage, read_write> z: array<f32>;
+@group(0) @binding(8) var<storage, read_write> partials: array<f32>;
+
+@compute @workgroup_size(WG)
+fn pcg_update(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let wg = linear_workgroup(wid, nwg);
+    let alpha = bitcast<f32>(scalars[S_ALPHA]);
+    var rz = 0.0;
+    var rr = 0.0;
+    for (var k = 0u; k < ROWS_PER_WG / WG; k += 1u) {
+        let i = wg * ROWS_PER_WG + k * WG + lid;
+        if (i < params.n) {
+            x[i] = x[i] + alpha * p[i];
+            let ri = r[i] - alpha * q[i];
+            let zi = dinv[i] * ri;
+            r[i] = ri;
+            z[i] = zi;
+            rz += ri * zi;
+            rr += ri * ri;
+        }
+    }
+    let srz = workgroup_sum(lid, rz);
+    let srr = workgroup_sum(lid, rr);
+    if (lid == 0u) {
+        partials[wg] = srz;
+        partials[params.tiles + wg] = srr;
+    }
+}
+#endif
+
+#ifdef DIRECTION
+// p = z + β·p.
+@group(0) @binding(1) var<storage, read> scalars: array<u32>;
+@group(0) @binding(2) var<storage, read> z: array<f32>;
+@group(0) @binding(3) var<storage, read_write> p: array<f32>;
+
+@compute @workgroup_size(WG)
+fn pcg_direction(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let wg = linear_workgroup(wid, nwg);
+    let beta = bitcast<f32>(scalars[S_BETA]);
+    for (var k = 0u; k < ROWS_PER_WG / WG; k += 1u) {
+        let i = wg * ROWS_PER_WG + k * WG + lid;
+        if (i < params.n) {
+            p[i] = z[i] + beta * p[i];
+        }
+    }
+}
+#endif
+
+#ifdef ALPHA
+// pq = Σ partials; α = rz / pq. A zero or non-finite pq (breakdown: p·Ap must be positive
+// for an SPD matrix) sets α = 0 and clears PRED, so the loop stops instead of spreading NaN.
+@group(0) @binding(1) var<storage, read_write> scalars: array<u32>;
+@group(0) @binding(2) var<storage, read> partials: array<f32>;
+
+@compute @workgroup_size(WG)
+fn pcg_alpha(@builtin(local_invocation_index) lid: u32) {
+    var acc = 0.0;
+    for (var i = lid; i < params.tiles; i += WG) {
+        acc += partials[i];
+    }
+    let pq = workgroup_sum(lid, acc);
+    if (lid == 0u) {
+        let rz = bitcast<f32>(scalars[S_RZ]);
+        var alpha = rz / pq;
+        // NaN and ±inf fail this test (NaN compares false; inf - inf is NaN).
+        let ok = pq > 0.0 && (alpha - alpha) == 0.0;
+        if (!ok) {
+            alpha = 0.0;
+            scalars[S_PRED] = 0u;
+        }
+        scalars[S_PQ] = bitcast<u32>(pq);
+        scalars[S_ALPHA] = bitcast<u32>(alpha);
+    }
+}
+#endif
+
+#ifdef BETA
+// rz' = Σ partials[0..tiles), rr = Σ partials[tiles..2·tiles); β = rz'/rz (0 when rz is 0),
+// rz = rz'; PRED = PRED and rr > TOL2 (the host starts PRED at 1).
+@group(0) @binding(1) var<storage, read_write> scalars: array<u32>;
+@group(0) @binding(2) var<storage, read> partials: array<f32>;
+
+@compute @workgroup_size(WG)
+fn pcg_beta(@builtin(local_invocation_index) lid: u32) {
+    var a = 0.0;
+    var c = 0.0;
+    for (var i = lid; i < params.tiles; i += WG) {
+        a += partials[i];
+        c += partials[params.tiles + i];
+    }
+    let rz_new = workgroup_sum(lid, a);
+    let rr = workgroup_sum(lid, c);
+    if (lid == 0u) {
+        let rz = bitcast<f32>(scalars[S_RZ]);
+        var beta = 0.0;
+        if (rz != 0.0) {
+            beta = rz_new / rz;
+        }
+        scalars[S_BETA] = bitcast<u32>(beta);
+        scalars[S_RZ] = bitcast<u32>(rz_new);
+        scalars[S_RR] = bitcast<u32>(rr);
+        // A breakdown flagged by pcg_alpha stays flagged.
+        let above = select(0u, 1u, rr > bitcast<f32>(scalars[S_TOL2]));
+        scalars[S_PRED] = above & scalars[S_PRED];
+    }
+}
+#endif

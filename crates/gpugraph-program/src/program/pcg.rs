@@ -1,0 +1,574 @@
+//! Jacobi-preconditioned conjugate gradients as a [`Program`]: a prologue (q = A·x0,
+//! r = b − q, z = D⁻¹r, p = z, r·z, r·r and the predicate) and a loop whose predicate is
+//! `r·r > (tol·|b|)²` (and no breakdown), each iteration five fused passes — SpMV with p·q,
+//! α, the x/r/z update with r·z and r·r, β with the predicate, the new direction — lowered
+//! to one command graph that runs in one submission: the loop exits on the GPU.
+//!
+//! Float math is float32 on the GPU (sums in a fixed tree order); the CPU semantics
+//! ([`ProgramPrimitive::interpret`]) accumulate dot products in f64, so a GPU solve and the
+//! oracle differ by float32 rounding: iteration counts agree within ±1 on the 2-D Poisson
+//! tests, and both reach the tolerance.
+
+use std::time::{Duration, Instant};
+
+use gpugraph_command::wgpu;
+use gpugraph_command::{BufferHandle, CommandGraph, DataView, GpuContext, VectorFormat};
+use gpugraph_gpgpu::sparse::{
+    self, CsrError, CsrMatrix, CsrViews, PcgNodes, PcgVectors, ReduceRealization, SpmvRealization,
+    PCG_SCALARS, S_PRED, S_RR, S_TOL2,
+};
+
+use super::ops::sparse::spmv_choice;
+use super::primitive::{Choice, CpuMemory, PrimitiveNode, ProgramPrimitive};
+use super::{run_once, Program, ProgramReport, ProgramTreeError, RunLog, WgpuProgramCompiler};
+use crate::lowering::BackendCapabilities;
+
+/// Solver settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PcgOptions {
+    /// Relative tolerance: stop once `|r| ≤ tol·|b|` (recursively updated residual).
+    pub tol: f32,
+    /// Iteration bound (the compiler unrolls this many gated iterations).
+    pub max_iterations: u32,
+    /// Jacobi preconditioning (else the identity).
+    pub jacobi: bool,
+    /// An SpMV realization instead of the automatic choice.
+    pub spmv: Option<SpmvRealization>,
+}
+
+/// Why a solve failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PcgError {
+    /// The matrix or right-hand side was refused.
+    #[error(transparent)]
+    Matrix(#[from] CsrError),
+    /// Compiling or running the program failed.
+    #[error(transparent)]
+    Program(#[from] ProgramTreeError),
+    /// A tolerance that is not a positive finite number.
+    #[error("tolerance {tol} must be positive and finite")]
+    Tolerance {
+        /// The value given.
+        tol: f32,
+    },
+}
+
+impl From<gpugraph_command::GraphError> for PcgError {
+    fn from(e: gpugraph_command::GraphError) -> Self {
+        Self::Program(e.into())
+    }
+}
+
+impl From<gpugraph_gpgpu::AlgorithmError> for PcgError {
+    fn from(e: gpugraph_gpgpu::AlgorithmError) -> Self {
+        Self::Program(e.into())
+    }
+}
+
+/// A PCG program bound into a graph: the tree, the caller-visible buffers and the handles
+/// the CPU interpreter needs.
+#[derive(Debug)]
+pub struct PcgSetup {
+    /// The tree (root `pcg`, loop `pcg/iterate`).
+    pub program: Program,
+    /// The iterate (float32, `n` rows; STORAGE | COPY_SRC).
+    pub x: wgpu::Buffer,
+    /// The scalars (8 uint32 words).
+    pub scalars: wgpu::Buffer,
+    /// Unknowns.
+    pub n: u32,
+    /// `|b|`.
+    pub b_norm: f64,
+    /// Host words of every imported buffer, for [`super::interpret`].
+    pub memory: CpuMemory,
+    /// Keeps the matrix, b and D⁻¹ alive while the graph runs.
+    _buffers: Vec<wgpu::Buffer>,
+}
+
+/// The tree path of the loop.
+pub const LOOP_PATH: &str = "pcg/iterate";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    InitialSpmv,
+    Start,
+    SpmvDot,
+    Alpha,
+    Update,
+    Beta,
+    Direction,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Views {
+    b: DataView,
+    dinv: DataView,
+    x: DataView,
+    scalars: DataView,
+    r: DataView,
+    z: DataView,
+    p: DataView,
+    q: DataView,
+    partials: DataView,
+    pq_partials: DataView,
+}
+
+#[derive(Clone, Debug)]
+struct PcgStep {
+    id: &'static str,
+    stage: Stage,
+    v: PcgVectors,
+    views: Views,
+    a: CsrViews,
+    mean_row_length: f64,
+    forced: Option<SpmvRealization>,
+}
+
+fn partial_sums(n: usize, f: impl Fn(usize) -> f64) -> Vec<f32> {
+    let per = sparse::ROWS_PER_WG as usize;
+    (0..sparse::tiles(n as u64).max(1) as usize)
+        .map(|t| (t * per..((t + 1) * per).min(n)).map(&f).sum::<f64>() as f32)
+        .collect()
+}
+
+fn total(p: &[f32]) -> f32 {
+    p.iter().map(|&v| f64::from(v)).sum::<f64>() as f32
+}
+
+impl PcgStep {
+    fn spmv_cpu(&self, m: &CpuMemory, x: &DataView) -> Result<Vec<f32>, ProgramTreeError> {
+        let id = self.id;
+        let offsets = m.read(id, &self.a.row_offsets)?;
+        let cols = m.read(id, &self.a.column_indices)?;
+        let vals = m.read_f32(id, &self.a.values)?;
+        let x = m.read_f32(id, x)?;
+        Ok((0..self.a.rows as usize)
+            .map(|row| {
+                (offsets[row] as usize..offsets[row + 1] as usize)
+                    .fold(0.0f32, |acc, k| acc + vals[k] * x[cols[k] as usize])
+            })
+            .collect())
+    }
+}
+
+impl ProgramPrimitive for PcgStep {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn operation_type(&self) -> &str {
+        match self.stage {
+            Stage::InitialSpmv => "spmv",
+            Stage::Start => "pcg-start",
+            Stage::SpmvDot => "spmv-dot",
+            Stage::Alpha => "pcg-alpha",
+            Stage::Update => "pcg-update",
+            Stage::Beta => "pcg-beta",
+            Stage::Direction => "pcg-direction",
+        }
+    }
+    fn choices(&self, caps: &BackendCapabilities) -> Vec<Choice> {
+        let n = u64::from(self.v.n);
+        let (reduce, why) = ReduceRealization::choose(n);
+        let mut c = Vec::new();
+        if matches!(self.stage, Stage::InitialSpmv | Stage::SpmvDot) {
+            let (r, why) = spmv_choice(self.mean_row_length, caps, self.forced);
+            c.push(Choice::new("spmv", r.name(), why));
+        }
+        if matches!(self.stage, Stage::SpmvDot | Stage::Start | Stage::Update) {
+            c.push(Choice::new(
+                "reduction",
+                reduce.name(),
+                format!("{why}; the partials are fused into this pass and summed by the next scalar pass"),
+            ));
+        }
+        c
+    }
+    fn command_nodes(
+        &self,
+        graph: &CommandGraph,
+        caps: &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
+        let nodes = PcgNodes {
+            v: &self.v,
+            a: &self.a,
+        };
+        let (spmv, _) = spmv_choice(self.mean_row_length, caps, self.forced);
+        let node = match self.stage {
+            Stage::InitialSpmv => nodes.initial_spmv(graph, "spmv", spmv)?,
+            Stage::Start => nodes.start("start"),
+            Stage::SpmvDot => nodes.spmv_dot(graph, "spmv-dot", spmv)?,
+            Stage::Alpha => nodes.alpha("alpha"),
+            Stage::Update => nodes.update("update"),
+            Stage::Beta => nodes.beta("beta"),
+            Stage::Direction => nodes.direction("direction"),
+        };
+        Ok(vec![PrimitiveNode::Dispatch(node)])
+    }
+    fn interpret(&self, m: &mut CpuMemory) -> Result<(), ProgramTreeError> {
+        let id = self.id;
+        let w = &self.views;
+        let n = self.v.n as usize;
+        let mut s = m.read(id, &w.scalars)?;
+        let f = |s: &[u32], i: u64| f32::from_bits(s[i as usize]);
+        match self.stage {
+            Stage::InitialSpmv => {
+                let q = self.spmv_cpu(m, &w.x)?;
+                m.write_f32(id, &w.q, &q)?;
+            }
+            Stage::SpmvDot => {
+                let q = self.spmv_cpu(m, &w.p)?;
+                let p = m.read_f32(id, &w.p)?;
+                let parts = partial_sums(n, |i| f64::from(p[i]) * f64::from(q[i]));
+                m.write_f32(id, &w.q, &q)?;
+                m.write_f32(id, &w.pq_partials, &parts)?;
+            }
+            Stage::Start | Stage::Update => {
+                let dinv = m.read_f32(id, &w.dinv)?;
+                let q = m.read_f32(id, &w.q)?;
+                let (mut r, mut z) = if self.stage == Stage::Start {
+                    let b = m.read_f32(id, &w.b)?;
+                    let r: Vec<f32> = (0..n).map(|i| b[i] - q[i]).collect();
+                    (r, vec![0.0; n])
+                } else {
+                    (m.read_f32(id, &w.r)?, m.read_f32(id, &w.z)?)
+                };
+                if self.stage == Stage::Update {
+                    let alpha = f(&s, 2);
+                    let p = m.read_f32(id, &w.p)?;
+                    let mut x = m.read_f32(id, &w.x)?;
+                    for i in 0..n {
+                        x[i] += alpha * p[i];
+                        r[i] -= alpha * q[i];
+                    }
+                    m.write_f32(id, &w.x, &x)?;
+                }
+                for i in 0..n {
+                    z[i] = dinv[i] * r[i];
+                }
+                let mut parts = partial_sums(n, |i| f64::from(r[i]) * f64::from(z[i]));
+                parts.extend(partial_sums(n, |i| f64::from(r[i]) * f64::from(r[i])));
+                m.write_f32(id, &w.r, &r)?;
+                m.write_f32(id, &w.z, &z)?;
+                if self.stage == Stage::Start {
+                    m.write_f32(id, &w.p, &z)?;
+                }
+                m.write_f32(id, &w.partials, &parts)?;
+            }
+            Stage::Alpha => {
+                let pq = total(&m.read_f32(id, &w.pq_partials)?);
+                let mut alpha = f(&s, 0) / pq;
+                if !(pq > 0.0 && alpha.is_finite()) {
+                    alpha = 0.0;
+                    s[S_PRED as usize] = 0;
+                }
+                s[1] = pq.to_bits();
+                s[2] = alpha.to_bits();
+                m.write(id, &w.scalars, &s)?;
+            }
+            Stage::Beta => {
+                let parts = m.read_f32(id, &w.partials)?;
+                let t = parts.len() / 2;
+                let (rz_new, rr) = (total(&parts[..t]), total(&parts[t..]));
+                let rz = f(&s, 0);
+                let beta = if rz != 0.0 { rz_new / rz } else { 0.0 };
+                s[3] = beta.to_bits();
+                s[0] = rz_new.to_bits();
+                s[S_RR as usize] = rr.to_bits();
+                s[S_PRED as usize] &= u32::from(rr > f(&s, S_TOL2));
+                m.write(id, &w.scalars, &s)?;
+            }
+            Stage::Direction => {
+                let beta = f(&s, 3);
+                let z = m.read_f32(id, &w.z)?;
+                let mut p = m.read_f32(id, &w.p)?;
+                for i in 0..n {
+                    p[i] = z[i] + beta * p[i];
+                }
+                m.write_f32(id, &w.p, &p)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn import(
+    graph: &mut CommandGraph,
+    memory: &mut CpuMemory,
+    id: &str,
+    words: &[u32],
+    format: VectorFormat,
+) -> Result<(DataView, BufferHandle, wgpu::Buffer), PcgError> {
+    let (view, buffer) = sparse::import_words(graph, id, words, format)?;
+    let mut host = words.to_vec();
+    host.resize(buffer.size() as usize / 4, 0);
+    memory.insert(view.buffer(), host);
+    Ok((view, view.buffer(), buffer))
+}
+
+/// Binds `a`, `b` into `graph` and builds the PCG tree (nothing is scheduled until a
+/// compiler lowers it).
+pub fn build_pcg(
+    graph: &mut CommandGraph,
+    a: &CsrMatrix,
+    b: &[f32],
+    options: &PcgOptions,
+) -> Result<PcgSetup, PcgError> {
+    if !(options.tol > 0.0 && options.tol.is_finite()) {
+        return Err(PcgError::Tolerance { tol: options.tol });
+    }
+    if a.rows() != a.columns() {
+        return Err(CsrError::NotSquare {
+            rows: a.rows(),
+            columns: a.columns(),
+        }
+        .into());
+    }
+    if b.len() != a.rows() as usize {
+        return Err(CsrError::VectorLength {
+            what: "b",
+            actual: b.len() as u64,
+            expected: u64::from(a.rows()),
+        }
+        .into());
+    }
+    if let Some(i) = b.iter().position(|v| !v.is_finite()) {
+        return Err(CsrError::NonFinite {
+            row: i as u32,
+            column: 0,
+            value: b[i],
+        }
+        .into());
+    }
+    let n = a.rows();
+    let dinv = if options.jacobi {
+        a.jacobi_inverse()?
+    } else {
+        vec![1.0; n as usize]
+    };
+    let b_norm = b
+        .iter()
+        .map(|&v| f64::from(v) * f64::from(v))
+        .sum::<f64>()
+        .sqrt();
+    let tol2 = (f64::from(options.tol) * b_norm).powi(2) as f32;
+    let mut memory = CpuMemory::new();
+    let (csr, mut keep) = CsrViews::upload(graph, "pcg/a", a)?;
+    memory.insert(csr.row_offsets.buffer(), a.row_offsets().to_vec());
+    memory.insert(csr.column_indices.buffer(), a.column_indices().to_vec());
+    memory.insert(
+        csr.values.buffer(),
+        a.values().iter().map(|v| v.to_bits()).collect(),
+    );
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    let (bv, bh, bb) = import(graph, &mut memory, "pcg/b", &bits(b), VectorFormat::Float32)?;
+    let (dv, dh, db) = import(
+        graph,
+        &mut memory,
+        "pcg/dinv",
+        &bits(&dinv),
+        VectorFormat::Float32,
+    )?;
+    let (xv, xh, xb) = import(
+        graph,
+        &mut memory,
+        "pcg/x",
+        &vec![0; n as usize],
+        VectorFormat::Float32,
+    )?;
+    let mut s = vec![0u32; PCG_SCALARS as usize];
+    s[S_TOL2 as usize] = tol2.to_bits();
+    s[S_PRED as usize] = 1;
+    let (sv, sh, sb) = import(graph, &mut memory, "pcg/scalars", &s, VectorFormat::Uint32)?;
+    keep.extend([bb, db]);
+    let v = PcgVectors::new(graph, "pcg", n, bh, dh, xh, sh)?;
+    let t = sparse::tiles(u64::from(n)).max(1);
+    let f32v = |h, len| graph.create_packed_view(h, VectorFormat::Float32, len);
+    let views = Views {
+        b: bv,
+        dinv: dv,
+        x: xv,
+        scalars: sv,
+        r: f32v(v.r, u64::from(n))?,
+        z: f32v(v.z, u64::from(n))?,
+        p: f32v(v.p, u64::from(n))?,
+        q: f32v(v.q, u64::from(n))?,
+        partials: f32v(v.partials, 2 * t)?,
+        pq_partials: f32v(v.pq_partials, t)?,
+    };
+    let predicate = graph.create_data_view(
+        sh,
+        gpugraph_command::DataViewDescriptor::packed(VectorFormat::Uint32, 1).at_offset(S_PRED * 4),
+    )?;
+    let step = |id: &'static str, stage| {
+        Program::operation(PcgStep {
+            id,
+            stage,
+            v,
+            views,
+            a: csr,
+            mean_row_length: a.mean_row_length(),
+            forced: options.spmv,
+        })
+    };
+    let body = Program::composite(
+        "step",
+        vec![
+            step("spmv-dot", Stage::SpmvDot),
+            step("alpha", Stage::Alpha),
+            step("update", Stage::Update),
+            step("beta", Stage::Beta),
+            step("direction", Stage::Direction),
+        ],
+    );
+    let program = Program::composite(
+        "pcg",
+        vec![
+            step("initial-spmv", Stage::InitialSpmv),
+            step("start", Stage::Start),
+            step("start-beta", Stage::Beta),
+            Program::repeat("iterate", body, options.max_iterations, Some(predicate)),
+        ],
+    );
+    Ok(PcgSetup {
+        program,
+        x: xb,
+        scalars: sb,
+        n,
+        b_norm,
+        memory,
+        _buffers: keep,
+    })
+}
+
+/// The outcome of [`solve_pcg`].
+#[derive(Clone, Debug)]
+pub struct PcgSolution {
+    /// The iterate.
+    pub x: Vec<f32>,
+    /// Iterations the GPU ran (counted by the loop's gate).
+    pub iterations: u32,
+    /// `|r| / |b|` of the recursively updated residual at exit (0 for b = 0).
+    pub relative_residual: f64,
+    /// Whether `|r| ≤ tol·|b|` was reached.
+    pub converged: bool,
+    /// The decisions and the tree.
+    pub report: ProgramReport,
+    /// Submit/complete log and timings of the one submission.
+    pub log: RunLog,
+    /// Lowering plus graph compilation (pipelines, bind groups).
+    pub compile: Duration,
+    /// Command nodes in the graph.
+    pub nodes: usize,
+}
+
+/// A compiled PCG solve that can run repeatedly (each run resets `x` to 0 and the scalars,
+/// then encodes once and submits once).
+pub struct PcgSolver {
+    setup: PcgSetup,
+    graph: gpugraph_command::CompiledGraph,
+    report: ProgramReport,
+    state: Option<wgpu::Buffer>,
+    initial_scalars: Vec<u32>,
+    compile: Duration,
+    nodes: usize,
+}
+
+impl PcgSolver {
+    /// Builds the tree, lowers it with the capabilities of `ctx`'s adapter and compiles the
+    /// graph (pipelines, bind groups).
+    pub fn new(
+        ctx: &GpuContext,
+        a: &CsrMatrix,
+        b: &[f32],
+        options: &PcgOptions,
+    ) -> Result<Self, PcgError> {
+        let t0 = Instant::now();
+        let caps = BackendCapabilities::of(ctx);
+        let mut graph = CommandGraph::new("pcg", &ctx.device);
+        let setup = build_pcg(&mut graph, a, b, options)?;
+        let initial_scalars = setup
+            .memory
+            .buffer(
+                graph
+                    .imported_handle(&setup.scalars)
+                    .expect("imported by build_pcg"),
+            )
+            .map(<[u32]>::to_vec)
+            .unwrap_or_default();
+        let compiled = WgpuProgramCompiler::new(caps).compile(&setup.program, &mut graph)?;
+        let nodes = graph.node_count();
+        let graph = graph.compile()?;
+        Ok(Self {
+            state: compiled.region(LOOP_PATH).map(|r| r.state.clone()),
+            report: compiled.report,
+            setup,
+            graph,
+            initial_scalars,
+            compile: t0.elapsed(),
+            nodes,
+        })
+    }
+
+    /// The decisions and the tree.
+    pub fn report(&self) -> &ProgramReport {
+        &self.report
+    }
+
+    /// Command nodes in the graph.
+    pub fn nodes(&self) -> usize {
+        self.nodes
+    }
+
+    /// Runs the solve from `x = 0` (one encode, one submission) and reads back `x`, the
+    /// scalars and the iteration count after completion.
+    pub fn solve(&mut self, ctx: &GpuContext) -> Result<PcgSolution, PcgError> {
+        let n = u64::from(self.setup.n);
+        let zeros = vec![0u8; (n * 4).max(4) as usize];
+        ctx.queue.write_buffer(&self.setup.x, 0, &zeros);
+        ctx.queue.write_buffer(
+            &self.setup.scalars,
+            0,
+            bytemuck::cast_slice(&self.initial_scalars),
+        );
+        let mut reads: Vec<(&wgpu::Buffer, u64)> = vec![
+            (&self.setup.x, n * 4),
+            (&self.setup.scalars, PCG_SCALARS * 4),
+        ];
+        if let Some(s) = &self.state {
+            reads.push((s, 16));
+        }
+        let (bytes, log) = run_once(&ctx.device, &ctx.queue, &mut self.graph, &reads)?;
+        let x: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes[0]);
+        let s: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[1]);
+        let iterations = bytes
+            .get(2)
+            .map_or(0, |st| bytemuck::pod_collect_to_vec::<u8, u32>(st)[2]);
+        let rr = f64::from(f32::from_bits(s[S_RR as usize]));
+        let tol2 = f64::from(f32::from_bits(s[S_TOL2 as usize]));
+        let b_norm = self.setup.b_norm;
+        Ok(PcgSolution {
+            x,
+            iterations,
+            relative_residual: if b_norm > 0.0 {
+                rr.max(0.0).sqrt() / b_norm
+            } else {
+                0.0
+            },
+            converged: rr <= tol2,
+            report: self.report.clone(),
+            log,
+            compile: self.compile,
+            nodes: self.nodes,
+        })
+    }
+}
+
+/// Builds, compiles (one graph), runs (one submission) and reads back a PCG solve.
+pub fn solve_pcg(
+    ctx: &GpuContext,
+    a: &CsrMatrix,
+    b: &[f32],
+    options: &PcgOptions,
+) -> Result<PcgSolution, PcgError> {
+    PcgSolver::new(ctx, a, b, options)?.solve(ctx)
+}
