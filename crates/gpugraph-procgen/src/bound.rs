@@ -181,6 +181,16 @@ impl<T> Player<T> {
         self.current.as_ref().map(|(_, t)| t)
     }
 
+    /// The recording in force (to read its outputs back).
+    pub fn recording(&self) -> Option<&Recording> {
+        self.current.as_ref().map(|(r, _)| r)
+    }
+
+    /// Lets the recording go: the next cook records again (a digest moved).
+    pub fn invalidate(&mut self) {
+        self.current = None;
+    }
+
     /// The room in force for bound `name`.
     pub fn room(&self, name: &str) -> Option<u64> {
         self.rooms.get(name).copied()
@@ -194,7 +204,7 @@ impl<T> Player<T> {
         &mut self,
         frame: u64,
         build: &mut dyn FnMut(&mut Cook, u64) -> Result<T>,
-        update: &mut dyn FnMut(&wgpu::Queue, &T, u64),
+        update: &mut dyn FnMut(&wgpu::Queue, &T, u64) -> Result<bool>,
     ) -> Result<&T> {
         if let Some((rec, _)) = &self.current {
             let mut rerecord = false;
@@ -219,12 +229,16 @@ impl<T> Player<T> {
                 self.current = None;
             }
         }
+        // This frame's inputs go into the recorded columns; inputs of another shape record again.
+        if let Some((_, t)) = &self.current {
+            if !update(&self.queue, t, frame)? {
+                self.current = None;
+            }
+        }
         if self.current.is_none() {
             let (rec, t) = self.record(frame, build)?;
             self.current = Some((rec, t));
             self.counts.recordings += 1;
-        } else if let Some((_, t)) = &self.current {
-            update(&self.queue, t, frame);
         }
         let (rec, t) = self.current.as_mut().expect("recorded above");
         rec.run()?;
@@ -238,7 +252,8 @@ impl<T> Player<T> {
             cook.rooms = self.rooms.clone();
             match build(&mut cook, frame) {
                 Ok(t) => return Ok((cook.finish()?, t)),
-                Err(ProcgenError::Readback { problem, .. }) if problem == MEASURE => {
+                // The marker may come back wrapped (through a Luau script): the request is the cook's.
+                Err(_) if cook.measure.is_some() => {
                     // Run what the cook recorded so far, read the count once, size its room.
                     let m = cook.measure.take().expect("a measure request carries its word");
                     let mut prefix = cook.finish()?;

@@ -279,6 +279,34 @@ pub enum ProcgenError {
         /// wgpu's message.
         message: String,
     },
+    /// A Luau script or function failed.
+    #[error("luau: {message}")]
+    Luau {
+        /// Luau's message, with its traceback.
+        message: String,
+    },
+    /// cpu.call returned something other than its declared types.
+    #[error("cpu.call `{call}`: result {index} is {got}, declared {expected}")]
+    ReturnType {
+        /// The function's name (or `?`).
+        call: String,
+        /// 1-based result index.
+        index: usize,
+        /// The declared type name.
+        expected: String,
+        /// What it returned.
+        got: String,
+    },
+    /// cpu.call ran past its CPU-time ceiling.
+    #[error("cpu.call `{call}` ran past its ceiling of {ceiling_ms} ms of CPU time ({used_ms} ms)")]
+    Ceiling {
+        /// The function's name (or `?`).
+        call: String,
+        /// The ceiling.
+        ceiling_ms: u64,
+        /// CPU time used when it was stopped.
+        used_ms: u64,
+    },
 }
 
 /// Result of a procgen op.

@@ -193,11 +193,9 @@ fn expand_lists_every_child_and_states_the_overflow_past_its_capacity() {
                 let cc = upload_u32(&mut c, &counts);
                 let call = KernelCall {
                     bind: bind(vec![("counts", BindValue::Column(cc))]),
-                    uniforms: uniforms(&[]),
+                    uniforms: uniforms(&[("k", f64::from(k))]),
                     ..Default::default()
                 };
-                let mut call = call;
-                call.bind.insert("k".into(), BindValue::Number(u64::from(k)));
                 let plain = c.kernel(&kernel("procgen/expand"), Domain::Number(live_n as u64), &call).unwrap();
                 let lc = live(&mut c, live_n as u32, n as u64);
                 let dev = c.kernel(&kernel("procgen/expand"), Domain::Live(lc), &call).unwrap();

@@ -12,18 +12,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let i = (wid.y * nwg.x + wid.x) * 64u + lid;
     if i >= params.n { return; }
     let w = src[i];
+    // NaN by its bits: shader compilers may fold `f != f` away.
+    let nan = (w & 0x7fffffffu) > 0x7f800000u;
     var out = w;
     switch params.mode {
         case 1u: {
             let f = bitcast<f32>(w);
-            if f != f { out = 0u; }
+            if nan { out = 0u; }
             else if f >= 2147483647.0 { out = bitcast<u32>(2147483647i); }
             else if f <= -2147483648.0 { out = bitcast<u32>(-2147483647i - 1i); }
             else { out = bitcast<u32>(i32(f)); }
         }
         case 2u: {
             let f = bitcast<f32>(w);
-            if f != f || f <= 0.0 { out = 0u; }
+            if nan || f <= 0.0 { out = 0u; }
             else if f >= 4294967295.0 { out = 4294967295u; }
             else { out = u32(f); }
         }

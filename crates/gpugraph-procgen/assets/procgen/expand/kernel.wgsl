@@ -1,7 +1,9 @@
 // expand: each live slot takes counts[i] child slots through owner's counter.
-struct Params { n: u32, owner_capacity: u32 }
+struct Params { n: u32, k: u32, owner_capacity: u32 }
 @group(0) @binding(0) var<uniform> params: Params;
+// @when COUNTS column
 @group(0) @binding(1) var<storage, read> counts: array<u32>;
+// @end
 @group(0) @binding(2) var<storage, read_write> offsets: array<u32>;
 @group(0) @binding(3) var<storage, read_write> owner: array<i32>;
 @group(0) @binding(4) var<storage, read_write> owner_count: array<atomic<u32>>;
@@ -29,7 +31,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         offsets[i] = 0u;
         return;
     }
-    let c = counts[i];
+    var c = params.k;
+    // @when COUNTS column
+    c = counts[i];
+    // @end
     let base = atomicAdd(&owner_count[0], c);
     offsets[i] = base;
     for (var t = 0u; t < c; t++) {
