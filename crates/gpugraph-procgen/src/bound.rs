@@ -49,7 +49,13 @@ impl Cook {
     /// - arithmetic over counts that only grows carries the arithmetic's capacity;
     /// - a count with no capacity gets the room this cook's [`Player`] measured for `name`, is
     ///   clamped to it on the device, and holds a guard word.
-    pub fn bound(&mut self, name: &str, value: &CountExpr, capacity: Option<u64>, live: bool) -> Result<Bounded> {
+    pub fn bound(
+        &mut self,
+        name: &str,
+        value: &CountExpr,
+        capacity: Option<u64>,
+        live: bool,
+    ) -> Result<Bounded> {
         match self.count(value)? {
             CountValue::Known(n) if !live => Ok(Bounded::Known(n)),
             CountValue::Known(n) => {
@@ -209,7 +215,12 @@ impl<T> Player<T> {
         if let Some((rec, _)) = &self.current {
             let mut rerecord = false;
             for g in &rec.guards {
-                let words = read_words(&self.device, &self.queue, &g.buffer, if g.room > 0 { 2 } else { 1 })?;
+                let words = read_words(
+                    &self.device,
+                    &self.queue,
+                    &g.buffer,
+                    if g.room > 0 { 2 } else { 1 },
+                )?;
                 if words[0] == 0 {
                     continue;
                 }
@@ -246,7 +257,11 @@ impl<T> Player<T> {
         Ok(t)
     }
 
-    fn record(&mut self, frame: u64, build: &mut dyn FnMut(&mut Cook, u64) -> Result<T>) -> Result<(Recording, T)> {
+    fn record(
+        &mut self,
+        frame: u64,
+        build: &mut dyn FnMut(&mut Cook, u64) -> Result<T>,
+    ) -> Result<(Recording, T)> {
         loop {
             let mut cook = Cook::on(&self.device, &self.queue, "procgen");
             cook.rooms = self.rooms.clone();
@@ -255,7 +270,10 @@ impl<T> Player<T> {
                 // The marker may come back wrapped (through a Luau script): the request is the cook's.
                 Err(_) if cook.measure.is_some() => {
                     // Run what the cook recorded so far, read the count once, size its room.
-                    let m = cook.measure.take().expect("a measure request carries its word");
+                    let m = cook
+                        .measure
+                        .take()
+                        .expect("a measure request carries its word");
                     let mut prefix = cook.finish()?;
                     prefix.run()?;
                     let count = u64::from(read_words(&self.device, &self.queue, &m.word, 1)?[0]);

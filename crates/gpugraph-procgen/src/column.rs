@@ -49,8 +49,10 @@ impl Word {
     pub fn bits_of(self, value: f64) -> Option<u32> {
         match self {
             Word::F32 => Some((value as f32).to_bits()),
-            Word::I32 => (value.fract() == 0.0 && value >= i32::MIN as f64 && value <= i32::MAX as f64)
-                .then_some(value as i32 as u32),
+            Word::I32 => {
+                (value.fract() == 0.0 && value >= i32::MIN as f64 && value <= i32::MAX as f64)
+                    .then_some(value as i32 as u32)
+            }
             Word::U32 => (value.fract() == 0.0 && value >= 0.0 && value <= u32::MAX as f64)
                 .then_some(value as u32),
         }

@@ -100,7 +100,13 @@ impl Cook {
     }
 
     /// A new column of `capacity` elements × `lanes` words, poisoned when the cook poisons.
-    pub(crate) fn alloc(&mut self, label: &str, ty: ColumnType, lanes: u32, capacity: u64) -> Column {
+    pub(crate) fn alloc(
+        &mut self,
+        label: &str,
+        ty: ColumnType,
+        lanes: u32,
+        capacity: u64,
+    ) -> Column {
         let words = capacity * u64::from(lanes);
         let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
@@ -110,7 +116,8 @@ impl Cook {
         });
         if let Some(p) = self.poison {
             let fill = vec![p; (column_bytes(words) / 4) as usize];
-            self.queue.write_buffer(&buffer, 0, bytemuck::cast_slice(&fill));
+            self.queue
+                .write_buffer(&buffer, 0, bytemuck::cast_slice(&fill));
         }
         Column {
             buffer,
@@ -126,11 +133,13 @@ impl Cook {
         let lanes = ty.lanes();
         let mut bytes: Vec<u8> = bytemuck::cast_slice(words).to_vec();
         bytes.resize(column_bytes(words.len() as u64) as usize, 0);
-        let buffer = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: &bytes,
-            usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
-        });
+        let buffer = self
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: &bytes,
+                usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
+            });
         Column {
             buffer,
             ty,
@@ -151,9 +160,10 @@ impl Cook {
             return Ok(h);
         }
         let id = self.node_id("buffer");
-        Ok(self
-            .graph
-            .import_buffer(BufferDescriptor::new(id, buffer.size(), buffer.usage()), buffer)?)
+        Ok(self.graph.import_buffer(
+            BufferDescriptor::new(id, buffer.size(), buffer.usage()),
+            buffer,
+        )?)
     }
 
     /// A one-workgroup-per-64 dispatch of an internal kernel with `params` at slot 0 and
@@ -211,8 +221,12 @@ impl Cook {
         }
         if from == to {
             let (s, d) = (self.handle(src)?, self.handle(dst)?);
-            let sv = self.graph.create_packed_view(s, VectorFormat::Uint32, words)?;
-            let dv = self.graph.create_packed_view(d, VectorFormat::Uint32, words)?;
+            let sv = self
+                .graph
+                .create_packed_view(s, VectorFormat::Uint32, words)?;
+            let dv = self
+                .graph
+                .create_packed_view(d, VectorFormat::Uint32, words)?;
             let id = self.node_id("procgen/copy");
             self.graph.add_view_copy(id, sv, dv)?;
             return Ok(());
@@ -239,7 +253,13 @@ impl Cook {
         }
         let ty = ColumnType::of(to, column.lanes);
         let out = self.alloc("procgen/cast", ty, column.lanes, column.capacity);
-        self.copy_cast(&column.buffer, &out.buffer, column.words(), column.element(), to)?;
+        self.copy_cast(
+            &column.buffer,
+            &out.buffer,
+            column.words(),
+            column.element(),
+            to,
+        )?;
         Ok(Column {
             live: column.live.clone(),
             ..out

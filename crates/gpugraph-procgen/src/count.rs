@@ -85,7 +85,9 @@ impl Cook {
             CountExpr::Number(n) => return Ok(CountValue::Known(*n)),
             CountExpr::Sub(a, b) => {
                 return match (self.count(a)?, self.count(b)?) {
-                    (CountValue::Known(x), CountValue::Known(y)) => Ok(CountValue::Known(x.saturating_sub(y))),
+                    (CountValue::Known(x), CountValue::Known(y)) => {
+                        Ok(CountValue::Known(x.saturating_sub(y)))
+                    }
                     _ => Err(ProcgenError::ShrinkingCount {
                         expr: expr.to_string(),
                     }),
@@ -106,19 +108,23 @@ impl Cook {
         }
         // Multiplying a live count by 1 is the count itself: no dispatch.
         match (&x, &y) {
-            (CountValue::Known(1), CountValue::Live(l)) | (CountValue::Live(l), CountValue::Known(1)) if op == 1 => {
+            (CountValue::Known(1), CountValue::Live(l))
+            | (CountValue::Live(l), CountValue::Known(1))
+                if op == 1 =>
+            {
                 return Ok(CountValue::Live(l.clone()))
             }
             _ => {}
         }
         let capacity = apply(op, cap(&x), cap(&y));
         let out = self.alloc("procgen/count", ColumnType::UInt, 1, 1);
-        let operand = |v: &CountValue| -> Result<(u32, u32, Option<gpugraph_command::wgpu::Buffer>)> {
-            Ok(match v {
-                CountValue::Known(n) => (u32_count("count operand", *n)?, 0, None),
-                CountValue::Live(l) => (0, 1, Some(l.word.clone())),
-            })
-        };
+        let operand =
+            |v: &CountValue| -> Result<(u32, u32, Option<gpugraph_command::wgpu::Buffer>)> {
+                Ok(match v {
+                    CountValue::Known(n) => (u32_count("count operand", *n)?, 0, None),
+                    CountValue::Live(l) => (0, 1, Some(l.word.clone())),
+                })
+            };
         let (a_const, a_live, a_buf) = operand(&x)?;
         let (b_const, b_live, b_buf) = operand(&y)?;
         let a_buf = a_buf.unwrap_or_else(|| out.buffer.clone());
@@ -135,7 +141,11 @@ impl Cook {
                 a_live,
                 b_live,
             },
-            &[(&a_buf, Access::Read), (&b_buf, Access::Read), (&out.buffer, Access::ReadWrite)],
+            &[
+                (&a_buf, Access::Read),
+                (&b_buf, Access::Read),
+                (&out.buffer, Access::ReadWrite),
+            ],
             Grid::Workgroups([1, 1, 1]),
         )?;
         Ok(CountValue::Live(LiveCount {

@@ -24,7 +24,10 @@ pub fn gather(src: &[f32], index: &[i32], live: usize, n: usize) -> Vec<f32> {
 
 /// compact: the kept live slots, ascending (the kept count is its length).
 pub fn compact(keep: &[u32], live: usize) -> Vec<i32> {
-    (0..live).filter(|&i| keep[i] != 0).map(|i| i as i32).collect()
+    (0..live)
+        .filter(|&i| keep[i] != 0)
+        .map(|i| i as i32)
+        .collect()
 }
 
 /// Exclusive scan of the live slots, the total past them, and the total.
@@ -49,7 +52,13 @@ pub enum JumpOp {
 }
 
 /// One pointer-jumping step (see `jump/bindings.yaml`).
-pub fn jump(parent: &[i32], value: &[i32], live: usize, n: usize, op: JumpOp) -> (Vec<i32>, Vec<i32>) {
+pub fn jump(
+    parent: &[i32],
+    value: &[i32],
+    live: usize,
+    n: usize,
+    op: JumpOp,
+) -> (Vec<i32>, Vec<i32>) {
     let root = |p: i32, i: usize| p < 0 || p as usize >= live || p as usize == i;
     (0..n)
         .map(|i| {
@@ -139,7 +148,13 @@ pub fn cast(bits: u32, from: Word, to: Word) -> u32 {
         (Word::F32, Word::U32) => f32::from_bits(bits) as u32,
         (Word::I32, Word::F32) => (bits as i32 as f32).to_bits(),
         (Word::U32, Word::F32) => (bits as f32).to_bits(),
-        (Word::I32, Word::U32) => if (bits as i32) < 0 { 0 } else { bits },
+        (Word::I32, Word::U32) => {
+            if (bits as i32) < 0 {
+                0
+            } else {
+                bits
+            }
+        }
         (Word::U32, Word::I32) => bits.min(i32::MAX as u32),
         _ => bits,
     }

@@ -129,7 +129,9 @@ pub enum ProcgenError {
         name: String,
     },
     /// A declared param that nothing gives.
-    #[error("kernel `{kernel}`: param `{name}` is declared but no uniform, step value or bind gives it")]
+    #[error(
+        "kernel `{kernel}`: param `{name}` is declared but no uniform, step value or bind gives it"
+    )]
     MissingParam {
         /// The kernel identity.
         kernel: String,
@@ -298,7 +300,9 @@ pub enum ProcgenError {
         got: String,
     },
     /// cpu.call ran past its CPU-time ceiling.
-    #[error("cpu.call `{call}` ran past its ceiling of {ceiling_ms} ms of CPU time ({used_ms} ms)")]
+    #[error(
+        "cpu.call `{call}` ran past its ceiling of {ceiling_ms} ms of CPU time ({used_ms} ms)"
+    )]
     Ceiling {
         /// The function's name (or `?`).
         call: String,

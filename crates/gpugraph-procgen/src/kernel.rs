@@ -154,7 +154,12 @@ impl Ctx<'_> {
 
 impl Cook {
     /// device.kernel over `domain`; see the module doc and the crate's spec table.
-    pub fn kernel(&mut self, kernel: &KernelRef, domain: Domain, call: &KernelCall) -> Result<KernelOutputs> {
+    pub fn kernel(
+        &mut self,
+        kernel: &KernelRef,
+        domain: Domain,
+        call: &KernelCall,
+    ) -> Result<KernelOutputs> {
         let asset = match kernel {
             KernelRef::Asset(a) => a.clone(),
             KernelRef::Name(n) => return Err(ProcgenError::BareKernelName { name: n.clone() }),
@@ -221,7 +226,10 @@ impl Cook {
             if d.name == "domain_count" {
                 let word_buf = match &ctx.live {
                     Some(l) => l.word.clone(),
-                    None => self.upload_count("domain_count", u32_count("domain", ctx.n)?).buffer,
+                    None => {
+                        self.upload_count("domain_count", u32_count("domain", ctx.n)?)
+                            .buffer
+                    }
                 };
                 bindings.push((sb.slot, word_buf, GAccess::Read));
                 continue;
@@ -229,7 +237,8 @@ impl Cook {
             if d.kind == BindingKind::Columns {
                 let packed = self.pack_columns(&id, d, call)?;
                 bindings.push((sb.slot, packed.0, GAccess::Read));
-                ctx.values.insert(format!("{}_stride", d.name), packed.1 as f64);
+                ctx.values
+                    .insert(format!("{}_stride", d.name), packed.1 as f64);
                 continue;
             }
             let bound = match call.bind.get(&d.name) {
@@ -259,7 +268,8 @@ impl Cook {
                         expected: lanes.into(),
                     });
                 }
-                ctx.values.insert(format!("{}_len", d.name), c.capacity as f64);
+                ctx.values
+                    .insert(format!("{}_len", d.name), c.capacity as f64);
             }
             if !d.access.writes() {
                 let Some(c) = bound else {
@@ -294,10 +304,17 @@ impl Cook {
                 self.fill(&col.buffer, col.words(), bits)?;
             }
             if let Some(b) = &bound {
-                self.copy_cast(&b.buffer, &col.buffer, b.words().min(col.words()), b.element(), word)?;
+                self.copy_cast(
+                    &b.buffer,
+                    &col.buffer,
+                    b.words().min(col.words()),
+                    b.element(),
+                    word,
+                )?;
             }
             if d.append || d.counter.is_some() {
-                ctx.values.insert(format!("{}_capacity", d.name), capacity as f64);
+                ctx.values
+                    .insert(format!("{}_capacity", d.name), capacity as f64);
             }
             if d.append {
                 let counter = self.alloc(&format!("{}_count", d.name), ColumnType::UInt, 1, 1);
@@ -322,7 +339,10 @@ impl Cook {
                 out.counts.insert(d.name.clone(), lc);
                 out.columns.insert(format!("{}_count", d.name), counter);
             } else if let Some(c) = &d.counter {
-                let lc = counters.get(c).cloned().expect("appended outputs are bound first");
+                let lc = counters
+                    .get(c)
+                    .cloned()
+                    .expect("appended outputs are bound first");
                 col.live = Some(LiveCount { capacity, ..lc });
             } else if d.live {
                 col.live = size_live.or_else(|| ctx.live.clone());
@@ -413,14 +433,21 @@ impl Cook {
             }
         }
         let word = d.element.word();
-        let packed = self.alloc(&d.name, ColumnType::of(word, 1), 1, stride * names.len() as u64);
+        let packed = self.alloc(
+            &d.name,
+            ColumnType::of(word, 1),
+            1,
+            stride * names.len() as u64,
+        );
         for (s, name) in names.iter().enumerate().filter(|_| stride > 0) {
             let c = self.cast(&table[name], word)?;
             let h_src = self.handle(&c.buffer)?;
             let h_dst = self.handle(&packed.buffer)?;
-            let sv = self
-                .graph
-                .create_packed_view(h_src, gpugraph_command::VectorFormat::Uint32, stride)?;
+            let sv = self.graph.create_packed_view(
+                h_src,
+                gpugraph_command::VectorFormat::Uint32,
+                stride,
+            )?;
             let dv = self.graph.create_data_view(
                 h_dst,
                 gpugraph_command::DataViewDescriptor {
@@ -449,7 +476,11 @@ fn size_names(variant: &Variant) -> Vec<String> {
         .flat_map(|b| [b.decl.count.as_ref(), b.decl.capacity.as_ref()])
         .flatten()
         .filter_map(|s| match s {
-            Size::Expr(e) => Some(e.split('*').map(|t| t.trim().to_string()).collect::<Vec<_>>()),
+            Size::Expr(e) => Some(
+                e.split('*')
+                    .map(|t| t.trim().to_string())
+                    .collect::<Vec<_>>(),
+            ),
             Size::Number(_) => None,
         })
         .flatten()
@@ -457,7 +488,12 @@ fn size_names(variant: &Variant) -> Vec<String> {
 }
 
 /// The values of the variant's params from `n`, uniforms (refusing undeclared names) and step.
-fn param_values(id: &str, variant: &Variant, n: u64, call: &KernelCall) -> Result<BTreeMap<String, f64>> {
+fn param_values(
+    id: &str,
+    variant: &Variant,
+    n: u64,
+    call: &KernelCall,
+) -> Result<BTreeMap<String, f64>> {
     let declared = |name: &str| variant.params.iter().any(|p| p.name == name);
     let mut values = BTreeMap::new();
     values.insert("n".to_string(), n as f64);
@@ -475,7 +511,12 @@ fn param_values(id: &str, variant: &Variant, n: u64, call: &KernelCall) -> Resul
                     values.insert(name.clone(), v);
                 }
             }
-            Uniform::Vec(vs) if vs.len() <= 4 && ["x", "y", "z", "w"][..vs.len()].iter().any(|c| declared(&format!("{name}_{c}"))) => {
+            Uniform::Vec(vs)
+                if vs.len() <= 4
+                    && ["x", "y", "z", "w"][..vs.len()]
+                        .iter()
+                        .any(|c| declared(&format!("{name}_{c}"))) =>
+            {
                 for (v, c) in vs.iter().zip(["x", "y", "z", "w"]) {
                     values.insert(format!("{name}_{c}"), *v);
                 }

@@ -40,7 +40,11 @@ pub fn encode(key: &str, ty: ColumnType, values: &[f64]) -> Result<Vec<u32>> {
     if values.len() % lanes != 0 {
         return Err(ProcgenError::Upload {
             key: key.into(),
-            problem: format!("{} numbers do not fill whole {} elements of {lanes} lanes", values.len(), ty.name()),
+            problem: format!(
+                "{} numbers do not fill whole {} elements of {lanes} lanes",
+                values.len(),
+                ty.name()
+            ),
         });
     }
     values
@@ -49,7 +53,11 @@ pub fn encode(key: &str, ty: ColumnType, values: &[f64]) -> Result<Vec<u32>> {
         .map(|(i, &v)| {
             ty.word().bits_of(v).ok_or_else(|| ProcgenError::Upload {
                 key: key.into(),
-                problem: format!("value {i} ({v}) is not a {} ({})", ty.name(), ty.word().wgsl()),
+                problem: format!(
+                    "value {i} ({v}) is not a {} ({})",
+                    ty.name(),
+                    ty.word().wgsl()
+                ),
             })
         })
         .collect()
@@ -85,7 +93,10 @@ impl Cook {
                 if let Some(i) = items.iter().position(|v| v.len() != lanes) {
                     return Err(ProcgenError::Upload {
                         key: key.into(),
-                        problem: format!("item {i} has {} lanes, item 0 has {lanes}", items[i].len()),
+                        problem: format!(
+                            "item {i} has {} lanes, item 0 has {lanes}",
+                            items[i].len()
+                        ),
                     });
                 }
                 (ty, items.concat())
@@ -189,7 +200,11 @@ pub fn rewrite(queue: &gpugraph_command::wgpu::Queue, column: &Column, words: &[
 }
 
 /// Reads a one-word count now (used by guards and tests; a planning wait).
-pub fn read_count(device: &gpugraph_command::wgpu::Device, queue: &gpugraph_command::wgpu::Queue, l: &LiveCount) -> Result<u32> {
+pub fn read_count(
+    device: &gpugraph_command::wgpu::Device,
+    queue: &gpugraph_command::wgpu::Queue,
+    l: &LiveCount,
+) -> Result<u32> {
     Ok(read_words(device, queue, &l.word, 1)?[0])
 }
 

@@ -7,15 +7,25 @@ use std::collections::BTreeMap;
 
 use common::*;
 use gpugraph_procgen::{
-    cpu, BindValue, ColumnType, CountExpr, CountValue, Domain, KernelAsset, KernelCall, KernelRef, ProcgenError,
-    Uniform, Word,
+    cpu, BindValue, ColumnType, CountExpr, CountValue, Domain, KernelAsset, KernelCall, KernelRef,
+    ProcgenError, Uniform, Word,
 };
 
 fn bind(pairs: Vec<(&str, BindValue)>) -> BTreeMap<String, BindValue> {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
-const AWKWARD: [f32; 9] = [1.5, -2.7, 3e9, f32::NAN, -1.0, 7.0, -3e9, 0.49, 4294967296.0];
+const AWKWARD: [f32; 9] = [
+    1.5,
+    -2.7,
+    3e9,
+    f32::NAN,
+    -1.0,
+    7.0,
+    -3e9,
+    0.49,
+    4294967296.0,
+];
 
 #[test]
 fn casts_are_by_value_in_every_direction() {
@@ -30,19 +40,32 @@ fn casts_are_by_value_in_every_direction() {
     for (col, from) in [(&f, Word::F32), (&i, Word::I32), (&u, Word::U32)] {
         for to in [Word::F32, Word::I32, Word::U32] {
             let out = c.cast(col, to).unwrap();
-            assert_eq!(out.ty, ColumnType::of(to, 1), "a cast column is typed as its words");
+            assert_eq!(
+                out.ty,
+                ColumnType::of(to, 1),
+                "a cast column is typed as its words"
+            );
             cases.push((col.clone(), from, to, out));
         }
     }
     let rec = run(c);
     for (src, from, to, out) in cases {
-        let want: Vec<u32> = words(&rec, &src).iter().map(|&b| cpu::cast(b, from, to)).collect();
+        let want: Vec<u32> = words(&rec, &src)
+            .iter()
+            .map(|&b| cpu::cast(b, from, to))
+            .collect();
         assert_eq!(words(&rec, &out), want, "{from:?} -> {to:?}");
     }
     // Spot values: truncation toward zero, saturation, NaN to 0, negative to 0 for u32.
     assert_eq!(cpu::cast(1.5f32.to_bits(), Word::F32, Word::I32) as i32, 1);
-    assert_eq!(cpu::cast((-2.7f32).to_bits(), Word::F32, Word::I32) as i32, -2);
-    assert_eq!(cpu::cast(3e9f32.to_bits(), Word::F32, Word::I32) as i32, i32::MAX);
+    assert_eq!(
+        cpu::cast((-2.7f32).to_bits(), Word::F32, Word::I32) as i32,
+        -2
+    );
+    assert_eq!(
+        cpu::cast(3e9f32.to_bits(), Word::F32, Word::I32) as i32,
+        i32::MAX
+    );
     assert_eq!(cpu::cast(f32::NAN.to_bits(), Word::F32, Word::U32), 0);
     assert_eq!(cpu::cast((-1.0f32).to_bits(), Word::F32, Word::U32), 0);
     assert_eq!(cpu::cast(-5i32 as u32, Word::I32, Word::U32), 0);
@@ -59,7 +82,9 @@ fn a_float_column_meets_an_i32_binding_as_its_numbers() {
         bind: bind(vec![("src", BindValue::Column(f))]),
         ..Default::default()
     };
-    let out = c.kernel(&kernel("procgen/scan"), Domain::Number(5), &call).unwrap();
+    let out = c
+        .kernel(&kernel("procgen/scan"), Domain::Number(5), &call)
+        .unwrap();
     // gather's src is f32 and its index i32: an Int column of sources and a Float column of
     // indices are both read by value.
     let src = upload_i32(&mut c, &[10, 20, 30]);
@@ -69,7 +94,10 @@ fn a_float_column_meets_an_i32_binding_as_its_numbers() {
             &kernel("procgen/gather"),
             Domain::Number(4),
             &KernelCall {
-                bind: bind(vec![("src", BindValue::Column(src.clone())), ("index", BindValue::Column(idx))]),
+                bind: bind(vec![
+                    ("src", BindValue::Column(src.clone())),
+                    ("index", BindValue::Column(idx)),
+                ]),
                 ..Default::default()
             },
         )
@@ -100,7 +128,10 @@ fn a_float_column_meets_an_i32_binding_as_its_numbers() {
     assert_eq!(floats(&rec, &g.columns["dst"]), [30.0, 10.0, 20.0, 10.0]);
     let d = &g2.columns["dst"];
     assert_eq!(d.ty, ColumnType::Float);
-    assert!(!d.same_buffer(&dst_int), "a written binding bound to a column writes a copy");
+    assert!(
+        !d.same_buffer(&dst_int),
+        "a written binding bound to a column writes a copy"
+    );
     // Slots 0..2 written; slots 2..4 keep the copied (cast) values of the column.
     assert_eq!(floats(&rec, d), [20.0, 30.0, -1.0, -1.0]);
     assert_eq!(ints(&rec, &dst_int), [-1, -1, -1, -1]);
@@ -132,7 +163,10 @@ fn growing_count_arithmetic_runs_on_the_device() {
             other => panic!("{other:?}"),
         }
     }
-    assert_eq!(lives.iter().map(|l| l.capacity).collect::<Vec<_>>(), [20, 9, 20]);
+    assert_eq!(
+        lives.iter().map(|l| l.capacity).collect::<Vec<_>>(),
+        [20, 9, 20]
+    );
     // A kernel over the arithmetic reads the count it comes to (scan writes its total past it).
     let src = upload_i32(&mut c, &[1; 20]);
     let s = c
@@ -147,11 +181,18 @@ fn growing_count_arithmetic_runs_on_the_device() {
         .unwrap();
     // Known numbers fold on the CPU; taking a count away is refused as a dispatch domain.
     assert_eq!(
-        c.count(&CountExpr::Sub(Box::new(CountExpr::Number(5)), Box::new(CountExpr::Number(2)))).unwrap(),
+        c.count(&CountExpr::Sub(
+            Box::new(CountExpr::Number(5)),
+            Box::new(CountExpr::Number(2))
+        ))
+        .unwrap(),
         CountValue::Known(3)
     );
     let e = c
-        .count(&CountExpr::Sub(Box::new(kept), Box::new(CountExpr::Number(1))))
+        .count(&CountExpr::Sub(
+            Box::new(kept),
+            Box::new(CountExpr::Number(1)),
+        ))
         .unwrap_err();
     assert!(matches!(e, ProcgenError::ShrinkingCount { .. }), "{e}");
     let rec = run(c);
@@ -167,17 +208,28 @@ fn refusals_name_what_they_refuse() {
     let src = upload_f32(&mut c, &[1.0]);
     let idx = upload_i32(&mut c, &[0]);
     let base = KernelCall {
-        bind: bind(vec![("src", BindValue::Column(src.clone())), ("index", BindValue::Column(idx.clone()))]),
+        bind: bind(vec![
+            ("src", BindValue::Column(src.clone())),
+            ("index", BindValue::Column(idx.clone())),
+        ]),
         ..Default::default()
     };
     let gather = kernel("procgen/gather");
-    let e = c.kernel(&KernelRef::Name("gather".into()), Domain::Number(1), &base).unwrap_err();
-    assert!(matches!(e, ProcgenError::BareKernelName { ref name } if name == "gather"), "{e}");
+    let e = c
+        .kernel(&KernelRef::Name("gather".into()), Domain::Number(1), &base)
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::BareKernelName { ref name } if name == "gather"),
+        "{e}"
+    );
 
     let mut call = base.clone();
     call.uniforms.insert("bogus".into(), Uniform::Number(1.0));
     let e = c.kernel(&gather, Domain::Number(1), &call).unwrap_err();
-    assert!(matches!(e, ProcgenError::UnknownUniform { ref name, .. } if name == "bogus"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::UnknownUniform { ref name, .. } if name == "bogus"),
+        "{e}"
+    );
 
     // count, time and frame are names any node may give: left out when undeclared.
     let mut call = base.clone();
@@ -188,12 +240,18 @@ fn refusals_name_what_they_refuse() {
     let mut call = base.clone();
     call.bind.insert("nope".into(), BindValue::Number(1));
     let e = c.kernel(&gather, Domain::Number(1), &call).unwrap_err();
-    assert!(matches!(e, ProcgenError::UnknownBinding { ref name, .. } if name == "nope"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::UnknownBinding { ref name, .. } if name == "nope"),
+        "{e}"
+    );
 
     let mut call = base.clone();
     call.bind.remove("index");
     let e = c.kernel(&gather, Domain::Number(1), &call).unwrap_err();
-    assert!(matches!(e, ProcgenError::Unbound { ref binding, .. } if binding == "index"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::Unbound { ref binding, .. } if binding == "index"),
+        "{e}"
+    );
     // ... unless `columns` has a column of that name.
     call.columns.insert("index".into(), idx.clone());
     c.kernel(&gather, Domain::Number(1), &call).unwrap();
@@ -201,7 +259,10 @@ fn refusals_name_what_they_refuse() {
     let mut call = base.clone();
     call.bind.insert("src".into(), BindValue::Number(3));
     let e = c.kernel(&gather, Domain::Number(1), &call).unwrap_err();
-    assert!(matches!(e, ProcgenError::BindKind { ref binding, .. } if binding == "src"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::BindKind { ref binding, .. } if binding == "src"),
+        "{e}"
+    );
 
     let pts = upload_vec3(&mut c, &[[0.0; 3]]);
     let hook = KernelCall {
@@ -213,19 +274,35 @@ fn refusals_name_what_they_refuse() {
         .into(),
         ..Default::default()
     };
-    let e = c.kernel(&kernel("procgen/hash_hook"), Domain::Number(1), &hook).unwrap_err();
-    assert!(matches!(e, ProcgenError::ParamValue { ref name, .. } if name == "table_size"), "{e}");
+    let e = c
+        .kernel(&kernel("procgen/hash_hook"), Domain::Number(1), &hook)
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::ParamValue { ref name, .. } if name == "table_size"),
+        "{e}"
+    );
     let mut missing = hook.clone();
     missing.uniforms.remove("table_size");
-    let e = c.kernel(&kernel("procgen/hash_hook"), Domain::Number(1), &missing).unwrap_err();
+    let e = c
+        .kernel(&kernel("procgen/hash_hook"), Domain::Number(1), &missing)
+        .unwrap_err();
     assert!(e.to_string().contains("table_size"), "{e}");
 
     // A Float column of 1 lane meeting a vec3 binding.
     let mut lanes = hook.clone();
-    lanes.bind.insert("points".into(), BindValue::Column(src.clone()));
-    lanes.uniforms.insert("table_size".into(), Uniform::Number(8.0));
-    let e = c.kernel(&kernel("procgen/hash_hook"), Domain::Number(1), &lanes).unwrap_err();
-    assert!(matches!(e, ProcgenError::ColumnLength { ref binding, .. } if binding == "points"), "{e}");
+    lanes
+        .bind
+        .insert("points".into(), BindValue::Column(src.clone()));
+    lanes
+        .uniforms
+        .insert("table_size".into(), Uniform::Number(8.0));
+    let e = c
+        .kernel(&kernel("procgen/hash_hook"), Domain::Number(1), &lanes)
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::ColumnLength { ref binding, .. } if binding == "points"),
+        "{e}"
+    );
 
     // A kernel with no COUNT=device variant cannot run over a live count.
     let plain_only = KernelAsset::new(
@@ -236,7 +313,14 @@ fn refusals_name_what_they_refuse() {
     .unwrap();
     let lc = live(&mut c, 1, 4);
     let e = c
-        .kernel(&KernelRef::Asset(plain_only.into()), Domain::Live(lc), &KernelCall::default())
+        .kernel(
+            &KernelRef::Asset(plain_only.into()),
+            Domain::Live(lc),
+            &KernelCall::default(),
+        )
         .unwrap_err();
-    assert!(matches!(e, ProcgenError::LiveDomainUnsupported { ref kernel } if kernel == "t/plain"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::LiveDomainUnsupported { ref kernel } if kernel == "t/plain"),
+        "{e}"
+    );
 }

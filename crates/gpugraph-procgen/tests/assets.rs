@@ -50,7 +50,9 @@ fn every_builtin_variant_builds_within_the_binding_table() {
                 p.insert("COUNT".into(), "plain".into());
                 let plain = asset.variant(&p).unwrap();
                 assert_eq!(v.storage_buffers, plain.storage_buffers + 1, "{id}");
-                assert!(v.binding("domain_count").is_some() && plain.binding("domain_count").is_none());
+                assert!(
+                    v.binding("domain_count").is_some() && plain.binding("domain_count").is_none()
+                );
                 assert!(v.wgsl.contains("domain_count") && !plain.wgsl.contains("domain_count"));
             }
         }
@@ -60,12 +62,25 @@ fn every_builtin_variant_builds_within_the_binding_table() {
 #[test]
 fn identities_are_literal_and_names_are_refused() {
     let lib = AssetLibrary::new();
-    for bad in ["gather", "", "procgen/", "/gather", "procgen/gather/x", "procgen/ga ther"] {
+    for bad in [
+        "gather",
+        "",
+        "procgen/",
+        "/gather",
+        "procgen/gather/x",
+        "procgen/ga ther",
+    ] {
         let e = lib.resolve(bad, "computeShader").unwrap_err();
-        assert!(matches!(e, ProcgenError::NotAnIdentity { ref identity } if identity == bad), "{e}");
+        assert!(
+            matches!(e, ProcgenError::NotAnIdentity { ref identity } if identity == bad),
+            "{e}"
+        );
     }
     let e = lib.resolve("procgen/gather", "texture").unwrap_err();
-    assert!(matches!(e, ProcgenError::UnsupportedAssetKind { .. }), "{e}");
+    assert!(
+        matches!(e, ProcgenError::UnsupportedAssetKind { .. }),
+        "{e}"
+    );
     let e = lib.resolve("procgen/nothing", "computeShader").unwrap_err();
     assert!(matches!(e, ProcgenError::UnknownAsset { .. }), "{e}");
     assert!(e.to_string().contains("procgen/nothing"));
@@ -89,32 +104,70 @@ bindings:
 
 #[test]
 fn schema_and_wgsl_disagreements_are_refused_by_name() {
-    KernelAsset::new("t/one", ONE, ONE_YAML).unwrap().variant(&spec(&[])).unwrap();
+    KernelAsset::new("t/one", ONE, ONE_YAML)
+        .unwrap()
+        .variant(&spec(&[]))
+        .unwrap();
     // Access: the WGSL reads b, the schema says it writes it... here the other way round.
     let y = ONE_YAML.replace("name: a, access: read", "name: a, access: write");
-    let e = KernelAsset::new("t/one", ONE, &y).unwrap().variant(&spec(&[])).unwrap_err();
-    assert!(matches!(e, ProcgenError::SchemaMismatch { ref name, .. } if name == "a"), "{e}");
+    let e = KernelAsset::new("t/one", ONE, &y)
+        .unwrap()
+        .variant(&spec(&[]))
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::SchemaMismatch { ref name, .. } if name == "a"),
+        "{e}"
+    );
     // Element word.
-    let y = ONE_YAML.replace("name: a, access: read, element: f32", "name: a, access: read, element: i32");
-    let e = KernelAsset::new("t/one", ONE, &y).unwrap().variant(&spec(&[])).unwrap_err();
-    assert!(matches!(e, ProcgenError::SchemaMismatch { ref name, .. } if name == "a"), "{e}");
+    let y = ONE_YAML.replace(
+        "name: a, access: read, element: f32",
+        "name: a, access: read, element: i32",
+    );
+    let e = KernelAsset::new("t/one", ONE, &y)
+        .unwrap()
+        .variant(&spec(&[]))
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::SchemaMismatch { ref name, .. } if name == "a"),
+        "{e}"
+    );
     // A param the struct does not have.
-    let y = ONE_YAML.replace("[{ name: n, type: u32 }]", "[{ name: n, type: u32 }, { name: k, type: f32 }]");
-    let e = KernelAsset::new("t/one", ONE, &y).unwrap().variant(&spec(&[])).unwrap_err();
-    assert!(matches!(e, ProcgenError::SchemaMismatch { ref name, .. } if name == "params"), "{e}");
+    let y = ONE_YAML.replace(
+        "[{ name: n, type: u32 }]",
+        "[{ name: n, type: u32 }, { name: k, type: f32 }]",
+    );
+    let e = KernelAsset::new("t/one", ONE, &y)
+        .unwrap()
+        .variant(&spec(&[]))
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::SchemaMismatch { ref name, .. } if name == "params"),
+        "{e}"
+    );
     // A WGSL binding the schema does not declare.
     let y = ONE_YAML.replace("  - { name: a, access: read, element: f32 }\n", "");
-    let e = KernelAsset::new("t/one", ONE, &y).unwrap().variant(&spec(&[])).unwrap_err();
-    assert!(matches!(e, ProcgenError::SchemaMismatch { ref name, .. } if name == "a"), "{e}");
+    let e = KernelAsset::new("t/one", ONE, &y)
+        .unwrap()
+        .variant(&spec(&[]))
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::SchemaMismatch { ref name, .. } if name == "a"),
+        "{e}"
+    );
     // YAML that is not the schema.
     let e = KernelAsset::new("t/one", ONE, "bindings: 3").unwrap_err();
     assert!(matches!(e, ProcgenError::Schema { .. }), "{e}");
     let e = KernelAsset::new("t/one", ONE, &format!("{ONE_YAML}\nextra: 1")).unwrap_err();
     assert!(matches!(e, ProcgenError::Schema { .. }), "{e}");
     // A when over a key no specialize declares.
-    let y = format!("{ONE_YAML}  - {{ name: c, access: read, element: f32, when: \"COUNT=device\" }}\n");
+    let y = format!(
+        "{ONE_YAML}  - {{ name: c, access: read, element: f32, when: \"COUNT=device\" }}\n"
+    );
     let e = KernelAsset::new("t/one", ONE, &y).unwrap_err();
-    assert!(matches!(e, ProcgenError::SchemaField { ref name, .. } if name == "c"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::SchemaField { ref name, .. } if name == "c"),
+        "{e}"
+    );
     // Invalid WGSL names the variant.
     let e = KernelAsset::new("t/one", "fn main( {", ONE_YAML)
         .unwrap()
@@ -128,9 +181,15 @@ fn specialize_values_are_checked() {
     let lib = AssetLibrary::new();
     let jump = lib.resolve("procgen/jump", "computeShader").unwrap();
     let e = jump.variant(&spec(&[("OP", "max")])).unwrap_err();
-    assert!(matches!(e, ProcgenError::SpecializeOption { ref value, .. } if value == "max"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::SpecializeOption { ref value, .. } if value == "max"),
+        "{e}"
+    );
     let e = jump.variant(&spec(&[("MODE", "x")])).unwrap_err();
-    assert!(matches!(e, ProcgenError::UnknownSpecialize { ref name, .. } if name == "MODE"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::UnknownSpecialize { ref name, .. } if name == "MODE"),
+        "{e}"
+    );
     let v = jump.variant(&spec(&[("OP", "min")])).unwrap();
     assert!(v.wgsl.contains("min(value[i]") && !v.wgsl.contains("value[i] + value"));
 }
@@ -138,11 +197,18 @@ fn specialize_values_are_checked() {
 /// Nine storage buffers in one variant: refused with the count and the limit.
 #[test]
 fn more_than_eight_storage_buffers_are_refused() {
-    let mut wgsl = String::from("struct Params { n: u32 }\n@group(0) @binding(0) var<uniform> params: Params;\n");
+    let mut wgsl = String::from(
+        "struct Params { n: u32 }\n@group(0) @binding(0) var<uniform> params: Params;\n",
+    );
     let mut yaml = String::from("params: [{ name: n, type: u32 }]\nbindings:\n");
     for i in 0..9 {
-        wgsl.push_str(&format!("@group(0) @binding({}) var<storage, read> b{i}: array<f32>;\n", i + 1));
-        yaml.push_str(&format!("  - {{ name: b{i}, access: read, element: f32 }}\n"));
+        wgsl.push_str(&format!(
+            "@group(0) @binding({}) var<storage, read> b{i}: array<f32>;\n",
+            i + 1
+        ));
+        yaml.push_str(&format!(
+            "  - {{ name: b{i}, access: read, element: f32 }}\n"
+        ));
     }
     wgsl.push_str("@compute @workgroup_size(1) fn main() { _ = params.n;");
     for i in 0..9 {
@@ -154,13 +220,23 @@ fn more_than_eight_storage_buffers_are_refused() {
         .variant(&spec(&[]))
         .unwrap_err();
     assert!(
-        matches!(e, ProcgenError::StorageLimit { count: 9, limit: 8, .. }),
+        matches!(
+            e,
+            ProcgenError::StorageLimit {
+                count: 9,
+                limit: 8,
+                ..
+            }
+        ),
         "{e}"
     );
     // Eight is within the limit.
     let yaml8 = yaml.replace("  - { name: b8, access: read, element: f32 }\n", "");
     let wgsl8 = wgsl
-        .replace("@group(0) @binding(9) var<storage, read> b8: array<f32>;\n", "")
+        .replace(
+            "@group(0) @binding(9) var<storage, read> b8: array<f32>;\n",
+            "",
+        )
         .replace(" _ = b8[0];", "");
     KernelAsset::new("t/eight", &wgsl8, &yaml8)
         .unwrap()

@@ -27,7 +27,9 @@ fn uniforms(pairs: &[(&str, f64)]) -> BTreeMap<String, Uniform> {
 fn gather_plain_and_device_match_the_oracle_with_zeros_past_the_live_count() {
     let ctx = ctx();
     let mut rng = StdRng::seed_from_u64(1);
-    let src: Vec<f32> = (0..50).map(|_| rng.random::<f32>() * 100.0 - 50.0).collect();
+    let src: Vec<f32> = (0..50)
+        .map(|_| rng.random::<f32>() * 100.0 - 50.0)
+        .collect();
     for &n in SIZES {
         let index: Vec<i32> = (0..n).map(|_| rng.random_range(-5..60)).collect();
         for live_n in lives(n) {
@@ -35,18 +37,37 @@ fn gather_plain_and_device_match_the_oracle_with_zeros_past_the_live_count() {
             let s = upload_f32(&mut c, &src);
             let i = upload_i32(&mut c, &index);
             let call = KernelCall {
-                bind: bind(vec![("src", BindValue::Column(s)), ("index", BindValue::Column(i))]),
+                bind: bind(vec![
+                    ("src", BindValue::Column(s)),
+                    ("index", BindValue::Column(i)),
+                ]),
                 ..Default::default()
             };
-            let plain = c.kernel(&kernel("procgen/gather"), Domain::Number(live_n as u64), &call).unwrap();
+            let plain = c
+                .kernel(
+                    &kernel("procgen/gather"),
+                    Domain::Number(live_n as u64),
+                    &call,
+                )
+                .unwrap();
             let lc = live(&mut c, live_n as u32, n as u64);
-            let dev = c.kernel(&kernel("procgen/gather"), Domain::Live(lc), &call).unwrap();
+            let dev = c
+                .kernel(&kernel("procgen/gather"), Domain::Live(lc), &call)
+                .unwrap();
             assert_eq!(dev.variant, "COUNT=device");
             assert_eq!(plain.variant, "COUNT=plain");
             let rec = run(c);
             let want = cpu::gather(&src, &index, live_n, n);
-            assert_eq!(floats(&rec, &plain.columns["dst"]), want[..live_n], "plain n={n} live={live_n}");
-            assert_eq!(floats(&rec, &dev.columns["dst"]), want, "device n={n} live={live_n}");
+            assert_eq!(
+                floats(&rec, &plain.columns["dst"]),
+                want[..live_n],
+                "plain n={n} live={live_n}"
+            );
+            assert_eq!(
+                floats(&rec, &dev.columns["dst"]),
+                want,
+                "device n={n} live={live_n}"
+            );
             assert!(dev.columns["dst"].live.is_some(), "dst is live: true");
         }
     }
@@ -65,9 +86,17 @@ fn compact_lists_the_kept_slots_with_minus_one_inverse_and_padding() {
                 bind: bind(vec![("keep", BindValue::Column(k))]),
                 ..Default::default()
             };
-            let plain = c.kernel(&kernel("procgen/compact"), Domain::Number(live_n as u64), &call).unwrap();
+            let plain = c
+                .kernel(
+                    &kernel("procgen/compact"),
+                    Domain::Number(live_n as u64),
+                    &call,
+                )
+                .unwrap();
             let lc = live(&mut c, live_n as u32, n as u64);
-            let dev = c.kernel(&kernel("procgen/compact"), Domain::Live(lc), &call).unwrap();
+            let dev = c
+                .kernel(&kernel("procgen/compact"), Domain::Live(lc), &call)
+                .unwrap();
             let rec = run(c);
             let want = cpu::compact(&keep, live_n);
             for (out, cap) in [(&plain, live_n), (&dev, n)] {
@@ -78,7 +107,10 @@ fn compact_lists_the_kept_slots_with_minus_one_inverse_and_padding() {
                 let mut got = idx[..kept].to_vec();
                 got.sort_unstable();
                 assert_eq!(got, want);
-                assert!(idx[kept..].iter().all(|&x| x == -1), "indices past the kept ones");
+                assert!(
+                    idx[kept..].iter().all(|&x| x == -1),
+                    "indices past the kept ones"
+                );
                 let inv = ints(&rec, &out.columns["inverse"]);
                 for (i, &v) in inv.iter().enumerate() {
                     if i < live_n && keep[i] != 0 {
@@ -107,12 +139,24 @@ fn scan_matches_the_oracle_and_holds_the_total_past_the_live_count() {
                 bind: bind(vec![("src", BindValue::Column(s))]),
                 ..Default::default()
             };
-            let plain = c.kernel(&kernel("procgen/scan"), Domain::Number(live_n as u64), &call).unwrap();
+            let plain = c
+                .kernel(
+                    &kernel("procgen/scan"),
+                    Domain::Number(live_n as u64),
+                    &call,
+                )
+                .unwrap();
             let lc = live(&mut c, live_n as u32, n as u64);
-            let dev = c.kernel(&kernel("procgen/scan"), Domain::Live(lc), &call).unwrap();
+            let dev = c
+                .kernel(&kernel("procgen/scan"), Domain::Live(lc), &call)
+                .unwrap();
             let rec = run(c);
             let (want, total) = cpu::scan(&src, live_n, n);
-            assert_eq!(ints(&rec, &plain.columns["dst"]), want[..live_n], "n={n} live={live_n}");
+            assert_eq!(
+                ints(&rec, &plain.columns["dst"]),
+                want[..live_n],
+                "n={n} live={live_n}"
+            );
             assert_eq!(ints(&rec, &dev.columns["dst"]), want, "n={n} live={live_n}");
             assert_eq!(ints(&rec, &plain.columns["total"]), [total]);
             assert_eq!(ints(&rec, &dev.columns["total"]), [total]);
@@ -134,18 +178,45 @@ fn jump_rank_and_min_match_the_oracle_with_self_parents_past_the_live_count() {
                 let v = upload_i32(&mut c, &value);
                 let call = KernelCall {
                     specialize: [("OP".to_string(), name.to_string())].into(),
-                    bind: bind(vec![("parent", BindValue::Column(p)), ("value", BindValue::Column(v))]),
+                    bind: bind(vec![
+                        ("parent", BindValue::Column(p)),
+                        ("value", BindValue::Column(v)),
+                    ]),
                     ..Default::default()
                 };
-                let plain = c.kernel(&kernel("procgen/jump"), Domain::Number(live_n as u64), &call).unwrap();
+                let plain = c
+                    .kernel(
+                        &kernel("procgen/jump"),
+                        Domain::Number(live_n as u64),
+                        &call,
+                    )
+                    .unwrap();
                 let lc = live(&mut c, live_n as u32, n as u64);
-                let dev = c.kernel(&kernel("procgen/jump"), Domain::Live(lc), &call).unwrap();
+                let dev = c
+                    .kernel(&kernel("procgen/jump"), Domain::Live(lc), &call)
+                    .unwrap();
                 let rec = run(c);
                 let (wp, wv) = cpu::jump(&parent, &value, live_n, n, op);
-                assert_eq!(ints(&rec, &plain.columns["parent_out"]), wp[..live_n], "{name} n={n} live={live_n}");
-                assert_eq!(ints(&rec, &plain.columns["value_out"]), wv[..live_n], "{name} n={n} live={live_n}");
-                assert_eq!(ints(&rec, &dev.columns["parent_out"]), wp, "{name} n={n} live={live_n}");
-                assert_eq!(ints(&rec, &dev.columns["value_out"]), wv, "{name} n={n} live={live_n}");
+                assert_eq!(
+                    ints(&rec, &plain.columns["parent_out"]),
+                    wp[..live_n],
+                    "{name} n={n} live={live_n}"
+                );
+                assert_eq!(
+                    ints(&rec, &plain.columns["value_out"]),
+                    wv[..live_n],
+                    "{name} n={n} live={live_n}"
+                );
+                assert_eq!(
+                    ints(&rec, &dev.columns["parent_out"]),
+                    wp,
+                    "{name} n={n} live={live_n}"
+                );
+                assert_eq!(
+                    ints(&rec, &dev.columns["value_out"]),
+                    wv,
+                    "{name} n={n} live={live_n}"
+                );
             }
         }
     }
@@ -164,19 +235,36 @@ fn expand_children(
     let owner = ints(rec, &out.columns["owner"]);
     let local = ints(rec, &out.columns["local_index"]);
     let written = (total as usize).min(cap);
-    assert!(owner[written..].iter().all(|&x| x == -1), "owner past the sum");
-    assert!(local[written..].iter().all(|&x| x == -1), "local_index past the sum");
+    assert!(
+        owner[written..].iter().all(|&x| x == -1),
+        "owner past the sum"
+    );
+    assert!(
+        local[written..].iter().all(|&x| x == -1),
+        "local_index past the sum"
+    );
     let offsets = words(rec, &out.columns["offsets"]);
     for i in 0..live_n {
         for t in 0..counts[i] as usize {
             let k = offsets[i] as usize + t;
             if k < cap {
-                assert_eq!((owner[k], local[k]), (i as i32, t as i32), "child {t} of {i}");
+                assert_eq!(
+                    (owner[k], local[k]),
+                    (i as i32, t as i32),
+                    "child {t} of {i}"
+                );
             }
         }
     }
-    assert!(offsets[live_n..].iter().all(|&x| x == 0), "offsets past the live count");
-    let mut pairs: Vec<(i32, i32)> = owner[..written].iter().copied().zip(local[..written].iter().copied()).collect();
+    assert!(
+        offsets[live_n..].iter().all(|&x| x == 0),
+        "offsets past the live count"
+    );
+    let mut pairs: Vec<(i32, i32)> = owner[..written]
+        .iter()
+        .copied()
+        .zip(local[..written].iter().copied())
+        .collect();
     pairs.sort_unstable();
     (pairs, total)
 }
@@ -196,9 +284,17 @@ fn expand_lists_every_child_and_states_the_overflow_past_its_capacity() {
                     uniforms: uniforms(&[("k", f64::from(k))]),
                     ..Default::default()
                 };
-                let plain = c.kernel(&kernel("procgen/expand"), Domain::Number(live_n as u64), &call).unwrap();
+                let plain = c
+                    .kernel(
+                        &kernel("procgen/expand"),
+                        Domain::Number(live_n as u64),
+                        &call,
+                    )
+                    .unwrap();
                 let lc = live(&mut c, live_n as u32, n as u64);
-                let dev = c.kernel(&kernel("procgen/expand"), Domain::Live(lc), &call).unwrap();
+                let dev = c
+                    .kernel(&kernel("procgen/expand"), Domain::Live(lc), &call)
+                    .unwrap();
                 let rec = run(c);
                 let (want, total) = cpu::expand(&counts, live_n);
                 for (out, cap) in [(&plain, live_n * k as usize), (&dev, n * k as usize)] {
@@ -236,7 +332,13 @@ fn hash_hook_and_gather_list_every_close_pair_and_count_past_the_bound() {
                     uniforms: uniforms(&[("cell", 1.0), ("table_size", 64.0)]),
                     ..Default::default()
                 };
-                let hook = c.kernel(&kernel("procgen/hash_hook"), Domain::Live(lc.clone()), &hook_call).unwrap();
+                let hook = c
+                    .kernel(
+                        &kernel("procgen/hash_hook"),
+                        Domain::Live(lc.clone()),
+                        &hook_call,
+                    )
+                    .unwrap();
                 let gather_call = KernelCall {
                     bind: bind(vec![
                         ("queries", BindValue::Column(p.clone())),
@@ -248,14 +350,21 @@ fn hash_hook_and_gather_list_every_close_pair_and_count_past_the_bound() {
                     uniforms: uniforms(&[("cell", 1.0), ("radius", 0.5), ("table_size", 64.0)]),
                     ..Default::default()
                 };
-                let g = c.kernel(&kernel("procgen/hash_gather"), Domain::Live(lc), &gather_call).unwrap();
+                let g = c
+                    .kernel(
+                        &kernel("procgen/hash_gather"),
+                        Domain::Live(lc),
+                        &gather_call,
+                    )
+                    .unwrap();
                 let rec = run(c);
                 let want = cpu::neighbour_pairs(&pts[..live_n], &pts[..live_n], 0.5);
                 let listed = count(&rec, &g.counts["pairs"]) as usize;
                 assert_eq!(listed, want.len(), "n={n} live={live_n}");
                 let w = words(&rec, &g.columns["pairs"]);
                 let written = listed.min(total as usize);
-                let mut got: Vec<(u32, u32)> = w[..2 * written].chunks(2).map(|p| (p[0], p[1])).collect();
+                let mut got: Vec<(u32, u32)> =
+                    w[..2 * written].chunks(2).map(|p| (p[0], p[1])).collect();
                 got.sort_unstable();
                 if written == listed {
                     assert_eq!(got, want);
@@ -266,7 +375,10 @@ fn hash_hook_and_gather_list_every_close_pair_and_count_past_the_bound() {
                 assert!(w[2 * written..].iter().all(|&x| x == POISON));
                 // hash_hook: a slot past the live count reads and writes nothing.
                 let next = words(&rec, &hook.columns["next"]);
-                assert!(next[live_n..].iter().all(|&x| x == 0), "next past the live count");
+                assert!(
+                    next[live_n..].iter().all(|&x| x == 0),
+                    "next past the live count"
+                );
             }
         }
     }

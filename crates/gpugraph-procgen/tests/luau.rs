@@ -17,7 +17,12 @@ const EXAMPLE_ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/grap
 
 fn host() -> (gpugraph_command::GpuContext, Host) {
     let ctx = ctx();
-    let h = Host::new(&ctx.device, &ctx.queue, AssetLibrary::new().with_root(EXAMPLE_ASSETS)).unwrap();
+    let h = Host::new(
+        &ctx.device,
+        &ctx.queue,
+        AssetLibrary::new().with_root(EXAMPLE_ASSETS),
+    )
+    .unwrap();
     (ctx, h)
 }
 
@@ -37,13 +42,23 @@ fn play(source: &str, frames: u64) -> Result<PlayReport, ProcgenError> {
 #[test]
 fn the_example_graph_matches_the_oracle_and_re_records_at_four_times_the_room() {
     // The test reads the children's points in the same one readback to check the pairs.
-    let source = EXAMPLE.replace("pairs = near.pairs_count,", "pairs = near.pairs_count,\n\t\t\tchild_points = children,");
+    let source = EXAMPLE.replace(
+        "pairs = near.pairs_count,",
+        "pairs = near.pairs_count,\n\t\t\tchild_points = children,",
+    );
     let report = play(&source, 5).unwrap();
     let c = &report.counts;
-    assert_eq!((c.recordings, c.replays, c.guarded, c.measured), (2, 5, 1, 1), "{c:?}");
+    assert_eq!(
+        (c.recordings, c.replays, c.guarded, c.measured),
+        (2, 5, 1, 1),
+        "{c:?}"
+    );
     assert_eq!(
         report.rooms,
-        [(0, "points".to_string(), 2048), (3, "points".to_string(), 8192)]
+        [
+            (0, "points".to_string(), 2048),
+            (3, "points".to_string(), 8192)
+        ]
     );
     let sizes = [1000u32, 1500, 3000, 3000, 3000];
     for (f, frame) in report.frames.iter().enumerate() {
@@ -54,30 +69,56 @@ fn the_example_graph_matches_the_oracle_and_re_records_at_four_times_the_room() 
             .map(|i| cpu::scatter_point(i, 7, 8.0, true))
             .filter(|p| cpu::keep(*p, 12.0) == 1)
             .collect();
-        assert_eq!(num(&frame.values["survivors"]) as usize, survivors.len(), "frame {f}");
-        assert_eq!(num(&frame.values["children"]) as usize, survivors.len() * 4, "frame {f}");
+        assert_eq!(
+            num(&frame.values["survivors"]) as usize,
+            survivors.len(),
+            "frame {f}"
+        );
+        assert_eq!(
+            num(&frame.values["children"]) as usize,
+            survivors.len() * 4,
+            "frame {f}"
+        );
         let ReadValue::Vectors(kids) = &frame.values["child_points"] else {
             panic!("child_points is a vector column");
         };
         assert_eq!(kids.len(), survivors.len() * 4);
-        let kids: Vec<[f32; 3]> = kids.iter().map(|v| [v[0] as f32, v[1] as f32, v[2] as f32]).collect();
+        let kids: Vec<[f32; 3]> = kids
+            .iter()
+            .map(|v| [v[0] as f32, v[1] as f32, v[2] as f32])
+            .collect();
         let want = cpu::neighbour_pairs(&kids, &kids, 0.3).len();
         assert_eq!(num(&frame.values["pairs"]) as usize, want, "frame {f}");
         // No count crossed to the CPU before the final readback: a cook waited on the device
         // only at that readback (frame 0 also measured its input count once, to record).
         let expect_waits = if f == 0 { 2 } else { 1 };
-        assert_eq!(frame.waited.len(), expect_waits, "frame {f}: {:?}", frame.waited);
+        assert_eq!(
+            frame.waited.len(),
+            expect_waits,
+            "frame {f}: {:?}",
+            frame.waited
+        );
         assert!(frame.waited.last().unwrap().starts_with("readback"));
         assert_eq!(frame.recorded, f == 0 || f == 3, "frame {f}");
     }
 }
 
-fn call(h: &Host, f: &str, ceiling_ms: f64, returns: &[&str]) -> Result<Vec<mlua::Value>, ProcgenError> {
+fn call(
+    h: &Host,
+    f: &str,
+    ceiling_ms: f64,
+    returns: &[&str],
+) -> Result<Vec<mlua::Value>, ProcgenError> {
     let lua = h.lua();
     let t = lua.create_table().unwrap();
-    t.set("fn", lua.globals().get::<mlua::Function>(f).unwrap()).unwrap();
+    t.set("fn", lua.globals().get::<mlua::Function>(f).unwrap())
+        .unwrap();
     t.set("ceilingMs", ceiling_ms).unwrap();
-    t.set("returns", lua.create_sequence_from(returns.iter().copied()).unwrap()).unwrap();
+    t.set(
+        "returns",
+        lua.create_sequence_from(returns.iter().copied()).unwrap(),
+    )
+    .unwrap();
     h.call(&t)
 }
 
@@ -119,8 +160,14 @@ fn the_ceiling_counts_cpu_time_across_coroutines_and_tasks_but_not_waits() {
     h.load("functions.luau", FUNCTIONS).unwrap();
     let t0 = Instant::now();
     let e = call(&h, "busy", 100.0, &[]).unwrap_err();
-    assert!(matches!(e, ProcgenError::Ceiling { ceiling_ms: 100, used_ms, .. } if (100..2000).contains(&used_ms)), "{e}");
-    assert!(t0.elapsed().as_secs_f64() < 10.0, "refused near the ceiling");
+    assert!(
+        matches!(e, ProcgenError::Ceiling { ceiling_ms: 100, used_ms, .. } if (100..2000).contains(&used_ms)),
+        "{e}"
+    );
+    assert!(
+        t0.elapsed().as_secs_f64() < 10.0,
+        "refused near the ceiling"
+    );
     // A wait is not charged: 300 ms asleep under a 100 ms ceiling.
     let t0 = Instant::now();
     let v = call(&h, "sleepy", 100.0, &["Number"]).unwrap();
@@ -140,7 +187,10 @@ fn the_ceiling_counts_cpu_time_across_coroutines_and_tasks_but_not_waits() {
         "{e}"
     );
     let e = call(&h, "two", 0.0, &["Number"]).unwrap_err();
-    assert!(matches!(e, ProcgenError::ReturnType { index: 2, .. }), "{e}");
+    assert!(
+        matches!(e, ProcgenError::ReturnType { index: 2, .. }),
+        "{e}"
+    );
     call(&h, "two", 0.0, &["Number", "Number"]).unwrap();
 }
 
@@ -181,7 +231,9 @@ end
     assert_eq!(num(&last["seen"]), 1.0);
     assert_eq!(num(&last["calls"]), 1.0);
     assert_eq!(last["xs"], ReadValue::Numbers(vec![1.0, 2.0, 3.0]));
-    let ReadValue::Table(r) = &last["ref"] else { panic!() };
+    let ReadValue::Table(r) = &last["ref"] else {
+        panic!()
+    };
     assert_eq!(r["type"], ReadValue::Text("Int".into()));
     assert_eq!(num(&r["count"]), 3.0);
     assert_eq!(num(&r["lanes"]), 1.0);
@@ -198,7 +250,10 @@ function cook(frame)
 end
 "#;
     let e = play(bare, 1).unwrap_err();
-    assert!(matches!(e, ProcgenError::BareKernelName { ref name } if name == "procgen/gather"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::BareKernelName { ref name } if name == "procgen/gather"),
+        "{e}"
+    );
     let name = r#"
 function cook(frame)
     asset.resolve("gather", "computeShader")
@@ -216,7 +271,10 @@ function cook(frame)
 end
 "#;
     let e = play(uniform, 1).unwrap_err();
-    assert!(matches!(e, ProcgenError::UnknownUniform { ref name, .. } if name == "speed"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::UnknownUniform { ref name, .. } if name == "speed"),
+        "{e}"
+    );
     let shrink = r#"
 function cook(frame)
     local keep = transfer.upload({ values = { k = { type = "UInt", values = { 1, 0, 1 } } } }).k

@@ -10,7 +10,8 @@ use gpugraph_procgen::bound::room_for;
 use gpugraph_procgen::luau::values::UNSTATED;
 use gpugraph_procgen::transfer::rewrite;
 use gpugraph_procgen::{
-    Bounded, Column, Cook, CountExpr, Domain, GuardFlag, KernelCall, LiveCount, Player, ProcgenError, Uniform,
+    Bounded, Column, Cook, CountExpr, Domain, GuardFlag, KernelCall, LiveCount, Player,
+    ProcgenError, Uniform,
 };
 
 struct Out {
@@ -38,17 +39,28 @@ fn a_growing_count_trips_the_guard_and_records_again_at_four_times_the_room() {
             panic!("a device count stays live");
         };
         let call = KernelCall {
-            uniforms: [("seed".to_string(), Uniform::Number(7.0)), ("extent".to_string(), Uniform::Number(1.0))].into(),
+            uniforms: [
+                ("seed".to_string(), Uniform::Number(7.0)),
+                ("extent".to_string(), Uniform::Number(1.0)),
+            ]
+            .into(),
             ..Default::default()
         };
-        let out = cook.kernel(&kernel("procgen/scatter_points"), Domain::Live(bounded.clone()), &call)?;
+        let out = cook.kernel(
+            &kernel("procgen/scatter_points"),
+            Domain::Live(bounded.clone()),
+            &call,
+        )?;
         Ok(Out {
             input,
             bounded,
             points: out.columns["points"].clone(),
         })
     };
-    let mut update = |queue: &gpugraph_command::wgpu::Queue, out: &Out, frame: u64| -> gpugraph_procgen::Result<bool> {
+    let mut update = |queue: &gpugraph_command::wgpu::Queue,
+                      out: &Out,
+                      frame: u64|
+     -> gpugraph_procgen::Result<bool> {
         rewrite(queue, &out.input, &[input_count(frame)]);
         Ok(true)
     };
@@ -63,7 +75,9 @@ fn a_growing_count_trips_the_guard_and_records_again_at_four_times_the_room() {
         let pts = floats(rec, &out.points);
         assert_eq!(pts.len() as u64, room * 3);
         assert!(pts[c as usize * 3..].iter().all(|&x| x == 0.0));
-        assert!(pts[..c as usize * 3].iter().all(|&x| (0.0..1.0).contains(&x)));
+        assert!(pts[..c as usize * 3]
+            .iter()
+            .all(|&x| (0.0..1.0).contains(&x)));
         seen.push((c, room, player.counts.recordings, player.counts.guarded));
     }
     assert_eq!(
@@ -79,7 +93,11 @@ fn a_growing_count_trips_the_guard_and_records_again_at_four_times_the_room() {
     );
     assert_eq!(player.counts.replays, 6);
     assert_eq!(player.counts.measured, 1);
-    assert_eq!(player.waits.len(), 1, "one planning wait: the first measure");
+    assert_eq!(
+        player.waits.len(),
+        1,
+        "one planning wait: the first measure"
+    );
 }
 
 #[test]
@@ -92,24 +110,36 @@ fn stated_capacities_hold_no_guard_and_numbers_stay_numbers() {
         capacity: UNSTATED,
     };
     assert_eq!(
-        c.bound("a", &CountExpr::Count(raw.clone()), Some(64), false).unwrap(),
+        c.bound("a", &CountExpr::Count(raw.clone()), Some(64), false)
+            .unwrap(),
         Bounded::Live(LiveCount {
             word: w.buffer.clone(),
             capacity: 64
         })
     );
-    assert_eq!(c.bound("b", &CountExpr::Number(5), None, false).unwrap(), Bounded::Known(5));
+    assert_eq!(
+        c.bound("b", &CountExpr::Number(5), None, false).unwrap(),
+        Bounded::Known(5)
+    );
     // live = true writes the number to the device, room the next power of two.
     match c.bound("c", &CountExpr::Number(5), None, true).unwrap() {
         Bounded::Live(l) => assert_eq!(l.capacity, 8),
         other => panic!("{other:?}"),
     }
     // A guard over a known flag refuses now, naming why.
-    let e = c.guard((), GuardFlag::Number(1), "not a solid").unwrap_err();
-    assert!(matches!(e, ProcgenError::Guard { ref why, flag: 1 } if why == "not a solid"), "{e}");
+    let e = c
+        .guard((), GuardFlag::Number(1), "not a solid")
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::Guard { ref why, flag: 1 } if why == "not a solid"),
+        "{e}"
+    );
     c.guard((), GuardFlag::Number(0), "fine").unwrap();
     let rec = run(c);
-    assert!(rec.guards.is_empty(), "no guard words for stated capacities");
+    assert!(
+        rec.guards.is_empty(),
+        "no guard words for stated capacities"
+    );
 }
 
 #[test]
@@ -118,10 +148,17 @@ fn a_device_guard_flag_refuses_the_next_cook() {
     let mut player: Player<Column> = Player::new(&ctx.device, &ctx.queue);
     let mut build = |cook: &mut Cook, _frame: u64| -> gpugraph_procgen::Result<Column> {
         let flag = cook.upload_count("flag", 0);
-        cook.guard(flag.clone(), GuardFlag::Column(flag.clone()), "input is no longer a solid")
+        cook.guard(
+            flag.clone(),
+            GuardFlag::Column(flag.clone()),
+            "input is no longer a solid",
+        )
     };
     let mut set = 0u32;
-    let mut update = |queue: &gpugraph_command::wgpu::Queue, flag: &Column, _f: u64| -> gpugraph_procgen::Result<bool> {
+    let mut update = |queue: &gpugraph_command::wgpu::Queue,
+                      flag: &Column,
+                      _f: u64|
+     -> gpugraph_procgen::Result<bool> {
         rewrite(queue, flag, &[set]);
         set = 1;
         Ok(true)
@@ -130,5 +167,8 @@ fn a_device_guard_flag_refuses_the_next_cook() {
     player.cook(1, &mut build, &mut update).unwrap(); // writes 0, replays
     player.cook(2, &mut build, &mut update).unwrap(); // writes 1, replays: past the guard
     let e = player.cook(3, &mut build, &mut update).err().unwrap();
-    assert!(matches!(e, ProcgenError::Guard { ref why, .. } if why == "input is no longer a solid"), "{e}");
+    assert!(
+        matches!(e, ProcgenError::Guard { ref why, .. } if why == "input is no longer a solid"),
+        "{e}"
+    );
 }

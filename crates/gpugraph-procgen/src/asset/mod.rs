@@ -71,7 +71,12 @@ impl Variant {
     }
 }
 
-fn schema_field(kernel: &str, field: &'static str, name: &str, problem: &'static str) -> ProcgenError {
+fn schema_field(
+    kernel: &str,
+    field: &'static str,
+    name: &str,
+    problem: &'static str,
+) -> ProcgenError {
     ProcgenError::SchemaField {
         kernel: kernel.into(),
         field,
@@ -84,15 +89,21 @@ impl KernelAsset {
     /// The asset `identity` of `wgsl` and `yaml`, after checking the schema is consistent
     /// (unique names, `when` over declared keys, counters of appended outputs).
     pub fn new(identity: &str, wgsl: &str, yaml: &str) -> Result<Self> {
-        let schema: Schema = serde_norway::from_str(yaml).map_err(|source| ProcgenError::Schema {
-            kernel: identity.into(),
-            source,
-        })?;
+        let schema: Schema =
+            serde_norway::from_str(yaml).map_err(|source| ProcgenError::Schema {
+                kernel: identity.into(),
+                source,
+            })?;
         let keys: Vec<&str> = schema.specialize.iter().map(|s| s.name.as_str()).collect();
         let mut seen = std::collections::HashSet::new();
         for s in &schema.specialize {
             if s.options.is_empty() {
-                return Err(schema_field(identity, "specialize", &s.name, "has no options"));
+                return Err(schema_field(
+                    identity,
+                    "specialize",
+                    &s.name,
+                    "has no options",
+                ));
             }
         }
         let whens = schema
@@ -105,21 +116,41 @@ impl KernelAsset {
                 let w = When::parse(w)
                     .map_err(|_| schema_field(identity, field, name, "has a malformed when"))?;
                 if w.keys().any(|k| !keys.contains(&k)) {
-                    return Err(schema_field(identity, field, name, "has a when over an undeclared specialize key"));
+                    return Err(schema_field(
+                        identity,
+                        field,
+                        name,
+                        "has a when over an undeclared specialize key",
+                    ));
                 }
             }
         }
         for b in &schema.bindings {
             if !seen.insert(b.name.as_str()) {
-                return Err(schema_field(identity, "binding", &b.name, "is declared twice"));
+                return Err(schema_field(
+                    identity,
+                    "binding",
+                    &b.name,
+                    "is declared twice",
+                ));
             }
             if let Some(c) = &b.counter {
                 if !schema.bindings.iter().any(|o| &o.name == c && o.append) {
-                    return Err(schema_field(identity, "output", &b.name, "names a counter of no appended output"));
+                    return Err(schema_field(
+                        identity,
+                        "output",
+                        &b.name,
+                        "names a counter of no appended output",
+                    ));
                 }
             }
             if (b.append || b.counter.is_some()) && !b.is_output() {
-                return Err(schema_field(identity, "output", &b.name, "appends but is not a written buffer"));
+                return Err(schema_field(
+                    identity,
+                    "output",
+                    &b.name,
+                    "appends but is not a written buffer",
+                ));
             }
             if b.lanes == Some(0) {
                 return Err(schema_field(identity, "binding", &b.name, "has 0 lanes"));
@@ -157,7 +188,10 @@ impl KernelAsset {
             .specialize
             .iter()
             .map(|s| {
-                let v = spec.get(&s.name).cloned().unwrap_or_else(|| s.options[0].clone());
+                let v = spec
+                    .get(&s.name)
+                    .cloned()
+                    .unwrap_or_else(|| s.options[0].clone());
                 (s.name.clone(), v)
             })
             .collect())
@@ -234,7 +268,11 @@ impl KernelAsset {
         let mut claimed = vec!["params".to_string()];
         for decl in self.schema.bindings.iter().filter(|b| holds(&b.when)) {
             let Some(r) = iface.bindings.get(&decl.name) else {
-                return Err(mismatch(&decl.name, "not declared".into(), "a binding".into()));
+                return Err(mismatch(
+                    &decl.name,
+                    "not declared".into(),
+                    "a binding".into(),
+                ));
             };
             let want_word = decl.element.word();
             if r.uniform || r.writable != decl.access.writes() || r.word != Some(want_word) {
@@ -242,7 +280,13 @@ impl KernelAsset {
                     &decl.name,
                     format!(
                         "{} of {}",
-                        if r.uniform { "uniform" } else if r.writable { "read_write" } else { "read" },
+                        if r.uniform {
+                            "uniform"
+                        } else if r.writable {
+                            "read_write"
+                        } else {
+                            "read"
+                        },
                         r.word.map_or("non-32-bit words", Word::wgsl)
                     ),
                     format!("{:?} of {}", decl.access, want_word.wgsl()),
@@ -270,7 +314,11 @@ impl KernelAsset {
             }
         }
         if let Some(extra) = iface.bindings.keys().find(|k| !claimed.contains(k)) {
-            return Err(mismatch(extra, "a binding".into(), "not declared in this variant".into()));
+            return Err(mismatch(
+                extra,
+                "a binding".into(),
+                "not declared in this variant".into(),
+            ));
         }
         let params: Vec<Param> = self
             .schema
@@ -279,8 +327,10 @@ impl KernelAsset {
             .filter(|p| holds(&p.when))
             .cloned()
             .collect();
-        let declared: Vec<(String, Option<Word>)> =
-            params.iter().map(|p| (p.name.clone(), Some(p.ty))).collect();
+        let declared: Vec<(String, Option<Word>)> = params
+            .iter()
+            .map(|p| (p.name.clone(), Some(p.ty)))
+            .collect();
         if declared != iface.params {
             let show = |ps: &[(String, Option<Word>)]| {
                 ps.iter()
@@ -292,7 +342,11 @@ impl KernelAsset {
         }
         let params_slot = iface.bindings.get("params").map(|r| r.slot);
         if !params.is_empty() && params_slot.is_none() {
-            return Err(mismatch("params", "not declared".into(), "a uniform struct".into()));
+            return Err(mismatch(
+                "params",
+                "not declared".into(),
+                "a uniform struct".into(),
+            ));
         }
         let storage_buffers = bindings.len() + counters.len();
         if storage_buffers > STORAGE_LIMIT {
@@ -339,7 +393,6 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
     builtin!("predicate_keep"),
 ];
 
-
 /// Where assets are found: the built-in kernels and directories of
 /// `<root>/<namespace>/<name>/{kernel.wgsl,bindings.yaml}`.
 #[derive(Debug, Default)]
@@ -353,7 +406,9 @@ pub fn is_identity(identity: &str) -> bool {
     let mut parts = identity.split('/');
     let ok = |p: Option<&str>| {
         p.is_some_and(|p| {
-            !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         })
     };
     ok(parts.next()) && ok(parts.next()) && parts.next().is_none()

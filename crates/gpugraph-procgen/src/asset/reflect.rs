@@ -57,12 +57,19 @@ pub fn interface(wgsl: &str) -> Result<Interface, String> {
             continue;
         };
         if binding.group != 0 {
-            return Err(format!("`{name}` is in group {}; kernels bind group 0 only", binding.group));
+            return Err(format!(
+                "`{name}` is in group {}; kernels bind group 0 only",
+                binding.group
+            ));
         }
         let (writable, uniform) = match var.space {
             AddressSpace::Storage { access } => (access.contains(StorageAccess::STORE), false),
             AddressSpace::Uniform => (false, true),
-            _ => return Err(format!("`{name}` is neither a storage buffer nor a uniform")),
+            _ => {
+                return Err(format!(
+                    "`{name}` is neither a storage buffer nor a uniform"
+                ))
+            }
         };
         if uniform && name == "params" {
             if let TypeInner::Struct { members, .. } = &module.types[var.ty].inner {

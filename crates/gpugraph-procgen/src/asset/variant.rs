@@ -125,15 +125,25 @@ mod tests {
     fn blocks_are_kept_only_in_the_variants_they_name() {
         let src = "a\n// @when COUNT device\nb\n// @when STAGE table\nc\n// @end\n// @end\nd\n";
         let dev = select("k", src, &spec(&[("COUNT", "device"), ("STAGE", "heads")])).unwrap();
-        assert_eq!(dev.lines().filter(|l| !l.is_empty()).collect::<Vec<_>>(), ["a", "b", "d"]);
+        assert_eq!(
+            dev.lines().filter(|l| !l.is_empty()).collect::<Vec<_>>(),
+            ["a", "b", "d"]
+        );
         let both = select("k", src, &spec(&[("COUNT", "device"), ("STAGE", "table")])).unwrap();
         assert_eq!(
             both.lines().filter(|l| !l.is_empty()).collect::<Vec<_>>(),
             ["a", "b", "c", "d"]
         );
         let plain = select("k", src, &spec(&[("COUNT", "plain"), ("STAGE", "table")])).unwrap();
-        assert_eq!(plain.lines().filter(|l| !l.is_empty()).collect::<Vec<_>>(), ["a", "d"]);
-        assert_eq!(plain.lines().count(), src.lines().count(), "line numbers kept");
+        assert_eq!(
+            plain.lines().filter(|l| !l.is_empty()).collect::<Vec<_>>(),
+            ["a", "d"]
+        );
+        assert_eq!(
+            plain.lines().count(),
+            src.lines().count(),
+            "line numbers kept"
+        );
     }
 
     #[test]

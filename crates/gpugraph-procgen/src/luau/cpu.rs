@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, MultiValue, Table, Value, VmState};
 
-use super::values::{known, key_of, type_of, BufferRef, LuaColumn};
+use super::values::{key_of, known, type_of, BufferRef, LuaColumn};
 use crate::error::ProcgenError;
 
 /// The default ceiling (a ceilingMs of 0 or none).
@@ -18,7 +18,10 @@ pub const DEFAULT_CEILING_MS: u64 = 5000;
 
 /// The calling thread's CPU time in nanoseconds.
 pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes the timespec it is given; the clock id is a constant.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     if rc != 0 {
@@ -82,7 +85,11 @@ pub fn spec(t: &Table, pure_allowed: bool) -> mlua::Result<CallSpec> {
     let returns: Vec<String> = match t.get::<Value>("returns")? {
         Value::Nil => Vec::new(),
         Value::Table(r) => r.sequence_values::<String>().collect::<mlua::Result<_>>()?,
-        _ => return Err(mlua::Error::runtime("cpu.call: `returns` is a list of type names")),
+        _ => {
+            return Err(mlua::Error::runtime(
+                "cpu.call: `returns` is a list of type names",
+            ))
+        }
     };
     let ceiling_ms = match t.get::<Option<f64>>("ceilingMs")? {
         None => DEFAULT_CEILING_MS,
@@ -132,8 +139,14 @@ fn buffer_id(b: &gpugraph_command::wgpu::Buffer) -> String {
 }
 
 /// Calls `spec` under its ceiling and checks its results.
-pub fn call(lua: &Lua, ceiling: &Rc<Cell<Option<Ceiling>>>, spec: &CallSpec) -> Result<Vec<Value>, ProcgenError> {
-    let luau = |e: mlua::Error| ProcgenError::Luau { message: e.to_string() };
+pub fn call(
+    lua: &Lua,
+    ceiling: &Rc<Cell<Option<Ceiling>>>,
+    spec: &CallSpec,
+) -> Result<Vec<Value>, ProcgenError> {
+    let luau = |e: mlua::Error| ProcgenError::Luau {
+        message: e.to_string(),
+    };
     let run: Function = lua.globals().get("__procgen_run").map_err(luau)?;
     let mut args = MultiValue::new();
     args.push_back(Value::Function(spec.f.clone()));
@@ -170,7 +183,9 @@ pub fn check_returns(name: &str, returns: &[String], values: &[Value]) -> Result
     for (i, want) in returns.iter().enumerate() {
         let got = values.get(i).map_or("nothing", type_of);
         let ok = match want.as_str() {
-            "Number" | "String" | "Bool" | "Function" | "Column" | "BufferRef" | "Handle" => got == want,
+            "Number" | "String" | "Bool" | "Function" | "Column" | "BufferRef" | "Handle" => {
+                got == want
+            }
             "List" => got == "List",
             // A procgen type (Geometry, Part, ...): this host models them as tables.
             _ => got == "List",

@@ -84,7 +84,9 @@ fn refused(state: &Rc<RefCell<State>>, e: mlua::Error) -> ProcgenError {
         .borrow_mut()
         .error
         .take()
-        .unwrap_or(ProcgenError::Luau { message: e.to_string() })
+        .unwrap_or(ProcgenError::Luau {
+            message: e.to_string(),
+        })
 }
 
 struct FrameOut {
@@ -95,13 +97,17 @@ struct FrameOut {
 fn flatten_inputs(prefix: &str, u: &Uploaded, out: &mut Vec<(String, Column)>) {
     match u {
         Uploaded::Column(c) => out.push((prefix.into(), c.clone())),
-        Uploaded::Table(t) => t.iter().for_each(|(k, v)| flatten_inputs(&format!("{prefix}.{k}"), v, out)),
+        Uploaded::Table(t) => t
+            .iter()
+            .for_each(|(k, v)| flatten_inputs(&format!("{prefix}.{k}"), v, out)),
     }
 }
 
 fn flatten_values(prefix: &str, v: &UploadValue, out: &mut Vec<(String, UploadValue)>) {
     match v {
-        UploadValue::Table(t) => t.iter().for_each(|(k, v)| flatten_values(&format!("{prefix}.{k}"), v, out)),
+        UploadValue::Table(t) => t
+            .iter()
+            .for_each(|(k, v)| flatten_values(&format!("{prefix}.{k}"), v, out)),
         other => out.push((prefix.into(), other.clone())),
     }
 }
@@ -120,10 +126,15 @@ impl Host {
             error: None,
         }));
         let ceiling = Rc::new(Cell::new(None));
-        let luau = |e: mlua::Error| ProcgenError::Luau { message: e.to_string() };
+        let luau = |e: mlua::Error| ProcgenError::Luau {
+            message: e.to_string(),
+        };
         cpu::install(&lua, ceiling.clone());
         ops::register(&lua, &state, &ceiling, device, queue).map_err(luau)?;
-        lua.load(PRELUDE).set_name("=procgen-prelude").exec().map_err(luau)?;
+        lua.load(PRELUDE)
+            .set_name("=procgen-prelude")
+            .exec()
+            .map_err(luau)?;
         Ok(Self {
             lua,
             state,
@@ -149,12 +160,18 @@ impl Host {
 
     /// cpu.call from Rust: `fn` is a global function of the script.
     pub fn call(&self, spec: &Table) -> Result<Vec<Value>> {
-        let s = cpu::spec(spec, true).map_err(|e| ProcgenError::Luau { message: e.to_string() })?;
+        let s = cpu::spec(spec, true).map_err(|e| ProcgenError::Luau {
+            message: e.to_string(),
+        })?;
         cpu::call(&self.lua, &self.ceiling, &s)
     }
 
     fn frame_inputs(&self, frame: u64) -> Result<Vec<(String, UploadValue)>> {
-        let f: Option<Function> = self.lua.globals().get("inputs").map_err(|e| refused(&self.state, e))?;
+        let f: Option<Function> = self
+            .lua
+            .globals()
+            .get("inputs")
+            .map_err(|e| refused(&self.state, e))?;
         let Some(f) = f else { return Ok(Vec::new()) };
         let t: Table = f.call(frame).map_err(|e| refused(&self.state, e))?;
         let mut out = Vec::new();
@@ -171,7 +188,9 @@ impl Host {
     fn digest_moved(&self) -> Result<bool> {
         let digests = self.state.borrow().digests.clone();
         for (f, args, before) in digests {
-            let v: Value = f.call(mlua::MultiValue::from_iter(args)).map_err(|e| refused(&self.state, e))?;
+            let v: Value = f
+                .call(mlua::MultiValue::from_iter(args))
+                .map_err(|e| refused(&self.state, e))?;
             if values::key_of(&v) != before {
                 return Ok(true);
             }
@@ -205,7 +224,9 @@ impl Host {
             }
             let recordings = player.counts.recordings;
             let waits_before = player.waits.len();
-            let mut build = |cook: &mut Cook, frame: u64| -> Result<FrameOut> { self.build(cook, frame, &cook_fn, &inputs) };
+            let mut build = |cook: &mut Cook, frame: u64| -> Result<FrameOut> {
+                self.build(cook, frame, &cook_fn, &inputs)
+            };
             let mut update = |queue: &wgpu::Queue, out: &FrameOut, _frame: u64| -> Result<bool> {
                 if out.inputs.len() != inputs.len() {
                     return Ok(false);
@@ -235,7 +256,10 @@ impl Host {
             for (k, src) in &out.readback {
                 values.insert(k.clone(), rec.readback(k, src)?);
             }
-            waited.push(format!("readback {{{}}}", out.readback.keys().cloned().collect::<Vec<_>>().join(", ")));
+            waited.push(format!(
+                "readback {{{}}}",
+                out.readback.keys().cloned().collect::<Vec<_>>().join(", ")
+            ));
             report.frames.push(FrameReport {
                 frame,
                 recorded,
@@ -249,17 +273,27 @@ impl Host {
         Ok(report)
     }
 
-    fn build(&self, cook: &mut Cook, frame: u64, cook_fn: &Function, inputs: &[(String, UploadValue)]) -> Result<FrameOut> {
+    fn build(
+        &self,
+        cook: &mut Cook,
+        frame: u64,
+        cook_fn: &Function,
+        inputs: &[(String, UploadValue)],
+    ) -> Result<FrameOut> {
         let placeholder = Cook::on(&self.device, &self.queue, "procgen-placeholder");
         let mut mine = std::mem::replace(cook, placeholder);
         let mut cols = Vec::new();
-        let table = self.lua.create_table().map_err(|e| refused(&self.state, e))?;
+        let table = self
+            .lua
+            .create_table()
+            .map_err(|e| refused(&self.state, e))?;
         for (k, v) in inputs {
             let up = mine.upload(k, v)?;
             flatten_inputs(k, &up, &mut cols);
         }
         for (k, c) in &cols {
-            set_path(&self.lua, &table, k, LuaColumn(c.clone())).map_err(|e| refused(&self.state, e))?;
+            set_path(&self.lua, &table, k, LuaColumn(c.clone()))
+                .map_err(|e| refused(&self.state, e))?;
         }
         {
             let mut s = self.state.borrow_mut();
@@ -269,7 +303,12 @@ impl Host {
             s.error = None;
         }
         let result: mlua::Result<Value> = cook_fn.call((frame, table));
-        let back = self.state.borrow_mut().cook.take().expect("the cook stays with the host during cook()");
+        let back = self
+            .state
+            .borrow_mut()
+            .cook
+            .take()
+            .expect("the cook stays with the host during cook()");
         *cook = back;
         let v = result.map_err(|e| refused(&self.state, e))?;
         let readback = match &v {
@@ -277,9 +316,15 @@ impl Host {
             _ => None,
         }
         .ok_or_else(|| ProcgenError::Luau {
-            message: format!("cook(frame) must return transfer.readback{{...}}, returned a {}", v.type_name()),
+            message: format!(
+                "cook(frame) must return transfer.readback{{...}}, returned a {}",
+                v.type_name()
+            ),
         })?;
-        Ok(FrameOut { readback, inputs: cols })
+        Ok(FrameOut {
+            readback,
+            inputs: cols,
+        })
     }
 }
 

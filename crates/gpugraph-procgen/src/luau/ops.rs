@@ -27,11 +27,16 @@ fn raise(state: &S, e: ProcgenError) -> mlua::Error {
 }
 
 /// Runs `f` on the cook in progress.
-fn with_cook<R>(state: &S, f: impl FnOnce(&mut crate::Cook) -> Result<R, ProcgenError>) -> mlua::Result<R> {
+fn with_cook<R>(
+    state: &S,
+    f: impl FnOnce(&mut crate::Cook) -> Result<R, ProcgenError>,
+) -> mlua::Result<R> {
     let r = {
         let mut s = state.borrow_mut();
         let Some(cook) = s.cook.as_mut() else {
-            return Err(mlua::Error::runtime("device and transfer ops run inside cook(frame, inputs)"));
+            return Err(mlua::Error::runtime(
+                "device and transfer ops run inside cook(frame, inputs)",
+            ));
         };
         f(cook)
     };
@@ -41,12 +46,16 @@ fn with_cook<R>(state: &S, f: impl FnOnce(&mut crate::Cook) -> Result<R, Procgen
 fn domain(state: &S, v: &Value) -> mlua::Result<Domain> {
     if let Some(n) = number(v) {
         if n < 0.0 || n.fract() != 0.0 {
-            return Err(mlua::Error::runtime(format!("domain {n} is not a whole number of elements")));
+            return Err(mlua::Error::runtime(format!(
+                "domain {n} is not a whole number of elements"
+            )));
         }
         return Ok(Domain::Number(n as u64));
     }
     match v {
-        Value::UserData(ud) if ud.is::<LuaColumn>() => Ok(Domain::Column(ud.borrow::<LuaColumn>()?.0.clone())),
+        Value::UserData(ud) if ud.is::<LuaColumn>() => {
+            Ok(Domain::Column(ud.borrow::<LuaColumn>()?.0.clone()))
+        }
         Value::UserData(ud) => {
             let e = to_count(ud)?;
             match with_cook(state, |c| c.count(&e))? {
@@ -55,8 +64,11 @@ fn domain(state: &S, v: &Value) -> mlua::Result<Domain> {
             }
         }
         Value::Table(t) => {
-            let count = column(&t.get("count")?)
-                .ok_or_else(|| mlua::Error::runtime("domain { count = <one-word Column>, capacity = <Number> }: count is no Column"))?;
+            let count = column(&t.get("count")?).ok_or_else(|| {
+                mlua::Error::runtime(
+                    "domain { count = <one-word Column>, capacity = <Number> }: count is no Column",
+                )
+            })?;
             let capacity: f64 = t.get("capacity")?;
             Ok(Domain::Live(crate::LiveCount {
                 word: count.buffer,
@@ -86,13 +98,18 @@ fn bind_value(state: &S, name: &str, v: &Value) -> mlua::Result<BindValue> {
             let mut cols = BTreeMap::new();
             for pair in t.pairs::<String, Value>() {
                 let (k, v) = pair?;
-                let c = column(&v).ok_or_else(|| mlua::Error::runtime(format!("bind `{name}`: `{k}` is not a Column")))?;
+                let c = column(&v).ok_or_else(|| {
+                    mlua::Error::runtime(format!("bind `{name}`: `{k}` is not a Column"))
+                })?;
                 cols.insert(k, c);
             }
             let _ = state;
             Ok(BindValue::Columns(cols))
         }
-        other => Err(mlua::Error::runtime(format!("bind `{name}`: a {} binds nothing", other.type_name()))),
+        other => Err(mlua::Error::runtime(format!(
+            "bind `{name}`: a {} binds nothing",
+            other.type_name()
+        ))),
     }
 }
 
@@ -109,9 +126,16 @@ fn string_map(t: &Option<Table>) -> mlua::Result<BTreeMap<String, Value>> {
 
 fn kernel_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Table> {
     let kernel = match t.get::<Value>("kernel")? {
-        Value::UserData(ud) if ud.is::<LuaKernel>() => KernelRef::Asset(ud.borrow::<LuaKernel>()?.0.clone()),
+        Value::UserData(ud) if ud.is::<LuaKernel>() => {
+            KernelRef::Asset(ud.borrow::<LuaKernel>()?.0.clone())
+        }
         Value::String(s) => KernelRef::Name(s.to_str()?.to_string()),
-        other => return Err(mlua::Error::runtime(format!("device.kernel: `kernel` is a {}", other.type_name()))),
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "device.kernel: `kernel` is a {}",
+                other.type_name()
+            )))
+        }
     };
     let dom = domain(state, &t.get("domain")?)?;
     let mut call = KernelCall::default();
@@ -161,17 +185,30 @@ fn bound_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Value> {
     let value = t.get::<Value>("value")?;
     let expr = match &value {
         Value::UserData(ud) => to_count(ud)?,
-        v => CountExpr::Number(number(v).ok_or_else(|| mlua::Error::runtime("device.bound: `value` is no count"))? as u64),
+        v => CountExpr::Number(
+            number(v).ok_or_else(|| mlua::Error::runtime("device.bound: `value` is no count"))?
+                as u64,
+        ),
     };
     let capacity = t.get::<Option<f64>>("capacity")?.map(|c| c as u64);
     let live = t.get::<Option<bool>>("live")?.unwrap_or(false);
-    Ok(match with_cook(state, |c| c.bound(&name, &expr, capacity, live))? {
-        Bounded::Known(n) => Value::Number(n as f64),
-        Bounded::Live(l) => Value::UserData(lua.create_userdata(LuaCount(CountExpr::Count(l)))?),
-    })
+    Ok(
+        match with_cook(state, |c| c.bound(&name, &expr, capacity, live))? {
+            Bounded::Known(n) => Value::Number(n as f64),
+            Bounded::Live(l) => {
+                Value::UserData(lua.create_userdata(LuaCount(CountExpr::Count(l)))?)
+            }
+        },
+    )
 }
 
-fn cpu_op(lua: &Lua, state: &S, ceiling: &Rc<Cell<Option<Ceiling>>>, t: Table, read: bool) -> mlua::Result<Table> {
+fn cpu_op(
+    lua: &Lua,
+    state: &S,
+    ceiling: &Rc<Cell<Option<Ceiling>>>,
+    t: Table,
+    read: bool,
+) -> mlua::Result<Table> {
     let spec = cpu::spec(&t, !read)?;
     let key = cpu::fold_key(&spec);
     if let Some(k) = &key {
@@ -190,7 +227,10 @@ fn cpu_op(lua: &Lua, state: &S, ceiling: &Rc<Cell<Option<Ceiling>>>, t: Table, r
             .get::<Option<mlua::Function>>("digest")?
             .ok_or_else(|| mlua::Error::runtime("cpu.read: `digest` must be a function"))?;
         let d: Value = digest.call(mlua::MultiValue::from_iter(spec.args.clone()))?;
-        state.borrow_mut().digests.push((digest, spec.args.clone(), values::key_of(&d)));
+        state
+            .borrow_mut()
+            .digests
+            .push((digest, spec.args.clone(), values::key_of(&d)));
     }
     lua.create_sequence_from(values)
 }
@@ -231,14 +271,21 @@ pub(crate) fn register(
 
     let device = lua.create_table()?;
     let s = state.clone();
-    device.set("kernel", lua.create_function(move |lua, t: Table| kernel_op(lua, &s, t))?)?;
+    device.set(
+        "kernel",
+        lua.create_function(move |lua, t: Table| kernel_op(lua, &s, t))?,
+    )?;
     let s = state.clone();
-    device.set("bound", lua.create_function(move |lua, t: Table| bound_op(lua, &s, t))?)?;
+    device.set(
+        "bound",
+        lua.create_function(move |lua, t: Table| bound_op(lua, &s, t))?,
+    )?;
     let s = state.clone();
     device.set(
         "live",
         lua.create_function(move |_, t: Table| {
-            let values = column(&t.get("values")?).ok_or_else(|| mlua::Error::runtime("device.live: `values` is no Column"))?;
+            let values = column(&t.get("values")?)
+                .ok_or_else(|| mlua::Error::runtime("device.live: `values` is no Column"))?;
             let count = match t.get::<Value>("count")? {
                 Value::UserData(ud) => to_count(&ud)?,
                 _ => return Err(mlua::Error::runtime("device.live: `count` is no count")),
@@ -250,7 +297,12 @@ pub(crate) fn register(
                 },
                 CountValue::Live(l) => l,
                 CountValue::Known(n) => {
-                    let word = with_cook(&s, |c| Ok(c.upload_count("live", crate::cook::u32_count("live count", n)?).buffer))?;
+                    let word = with_cook(&s, |c| {
+                        Ok(
+                            c.upload_count("live", crate::cook::u32_count("live count", n)?)
+                                .buffer,
+                        )
+                    })?;
                     crate::LiveCount {
                         word,
                         capacity: values.capacity,
@@ -265,16 +317,24 @@ pub(crate) fn register(
         "guard",
         lua.create_function(move |_, t: Table| {
             let value: Value = t.get("value")?;
-            let why: String = t.get::<Option<String>>("why")?.unwrap_or_else(|| "guard".into());
+            let why: String = t
+                .get::<Option<String>>("why")?
+                .unwrap_or_else(|| "guard".into());
             let flag = match t.get::<Value>("flag")? {
                 Value::Boolean(b) => GuardFlag::Number(u32::from(b)),
                 v => match (number(&v), column(&v)) {
                     (Some(n), _) => GuardFlag::Number(n as u32),
                     (None, Some(c)) => GuardFlag::Column(c),
-                    _ => return Err(mlua::Error::runtime("device.guard: `flag` is a number or a one-word Column")),
+                    _ => {
+                        return Err(mlua::Error::runtime(
+                            "device.guard: `flag` is a number or a one-word Column",
+                        ))
+                    }
                 },
             };
-            if let (GuardFlag::Number(f), Some(detail)) = (&flag, t.get::<Option<mlua::Function>>("detail")?) {
+            if let (GuardFlag::Number(f), Some(detail)) =
+                (&flag, t.get::<Option<mlua::Function>>("detail")?)
+            {
                 if *f != 0 {
                     let msg: String = detail.call(())?;
                     return Err(raise(&s, ProcgenError::Guard { why: msg, flag: *f }));
@@ -324,24 +384,43 @@ pub(crate) fn register(
 
     let cpu_t = lua.create_table()?;
     let (s, c) = (state.clone(), ceiling.clone());
-    cpu_t.set("call", lua.create_function(move |lua, t: Table| cpu_op(lua, &s, &c, t, false))?)?;
+    cpu_t.set(
+        "call",
+        lua.create_function(move |lua, t: Table| cpu_op(lua, &s, &c, t, false))?,
+    )?;
     let (s, c) = (state.clone(), ceiling.clone());
-    cpu_t.set("read", lua.create_function(move |lua, t: Table| cpu_op(lua, &s, &c, t, true))?)?;
+    cpu_t.set(
+        "read",
+        lua.create_function(move |lua, t: Table| cpu_op(lua, &s, &c, t, true))?,
+    )?;
     g.set("cpu", cpu_t)?;
 
     let count = lua.create_table()?;
     count.set(
         "min",
-        lua.create_function(|_, (a, b): (Value, Value)| Ok(LuaCount(CountExpr::Min(Box::new(operand(&a)?), Box::new(operand(&b)?)))))?,
+        lua.create_function(|_, (a, b): (Value, Value)| {
+            Ok(LuaCount(CountExpr::Min(
+                Box::new(operand(&a)?),
+                Box::new(operand(&b)?),
+            )))
+        })?,
     )?;
     count.set(
         "max",
-        lua.create_function(|_, (a, b): (Value, Value)| Ok(LuaCount(CountExpr::Max(Box::new(operand(&a)?), Box::new(operand(&b)?)))))?,
+        lua.create_function(|_, (a, b): (Value, Value)| {
+            Ok(LuaCount(CountExpr::Max(
+                Box::new(operand(&a)?),
+                Box::new(operand(&b)?),
+            )))
+        })?,
     )?;
     g.set("count", count)?;
 
     let now0 = std::time::Instant::now();
-    g.set("__procgen_now", lua.create_function(move |_, ()| Ok(now0.elapsed().as_secs_f64()))?)?;
+    g.set(
+        "__procgen_now",
+        lua.create_function(move |_, ()| Ok(now0.elapsed().as_secs_f64()))?,
+    )?;
     g.set(
         "__procgen_sleep",
         lua.create_function(|_, s: f64| {

@@ -85,7 +85,9 @@ pub fn to_count(ud: &AnyUserData) -> mlua::Result<CountExpr> {
             },
         }));
     }
-    Err(mlua::Error::runtime("expected a count or a one-word Column"))
+    Err(mlua::Error::runtime(
+        "expected a count or a one-word Column",
+    ))
 }
 
 impl UserData for LuaCount {
@@ -107,16 +109,23 @@ impl UserData for LuaCount {
         ];
         for (mm, op) in ops {
             m.add_meta_function(mm, move |_, (a, b): (Value, Value)| {
-                Ok(LuaCount(op(Box::new(count_operand(&a)?), Box::new(count_operand(&b)?))))
+                Ok(LuaCount(op(
+                    Box::new(count_operand(&a)?),
+                    Box::new(count_operand(&b)?),
+                )))
             });
         }
-        m.add_meta_method(MetaMethod::ToString, |_, this, ()| Ok(format!("Count<{}>", this.0)));
+        m.add_meta_method(MetaMethod::ToString, |_, this, ()| {
+            Ok(format!("Count<{}>", this.0))
+        });
     }
 }
 
 impl UserData for LuaKernel {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_meta_method(MetaMethod::ToString, |_, this, ()| Ok(format!("computeShader<{}>", this.0.identity)));
+        m.add_meta_method(MetaMethod::ToString, |_, this, ()| {
+            Ok(format!("computeShader<{}>", this.0.identity))
+        });
     }
 }
 
@@ -167,7 +176,9 @@ pub fn uniform(name: &str, v: &Value) -> mlua::Result<Uniform> {
                 }
             }
             if lanes.is_empty() {
-                return Err(mlua::Error::runtime(format!("uniform `{name}`: a Vec needs x (and y, z, w)")));
+                return Err(mlua::Error::runtime(format!(
+                    "uniform `{name}`: a Vec needs x (and y, z, w)"
+                )));
             }
             Ok(Uniform::Vec(lanes))
         }
@@ -210,7 +221,11 @@ pub fn upload_value(key: &str, v: &Value) -> mlua::Result<UploadValue> {
                         flat.push(number(&vt.get::<Value>(*k)?).unwrap_or(0.0));
                     }
                 }
-                _ => return Err(mlua::Error::runtime(format!("upload `{key}`: values must be numbers or vectors"))),
+                _ => {
+                    return Err(mlua::Error::runtime(format!(
+                        "upload `{key}`: values must be numbers or vectors"
+                    )))
+                }
             }
         }
         return Ok(UploadValue::Typed(ct, flat));
@@ -222,7 +237,10 @@ pub fn upload_value(key: &str, v: &Value) -> mlua::Result<UploadValue> {
             for item in t.sequence_values::<Value>() {
                 let item = item?;
                 out.push(number(&item).ok_or_else(|| {
-                    mlua::Error::runtime(format!("upload `{key}`: a list of numbers holds a {}", item.type_name()))
+                    mlua::Error::runtime(format!(
+                        "upload `{key}`: a list of numbers holds a {}",
+                        item.type_name()
+                    ))
                 })?);
             }
             return Ok(UploadValue::Numbers(out));
@@ -256,7 +274,11 @@ pub fn upload_value(key: &str, v: &Value) -> mlua::Result<UploadValue> {
 }
 
 /// transfer.readback's source for `key` (counts stay expressions until the cook plans them).
-pub fn read_source(key: &str, v: &Value, counts: &mut dyn FnMut(CountExpr) -> mlua::Result<ReadSource>) -> mlua::Result<ReadSource> {
+pub fn read_source(
+    key: &str,
+    v: &Value,
+    counts: &mut dyn FnMut(CountExpr) -> mlua::Result<ReadSource>,
+) -> mlua::Result<ReadSource> {
     if let Some(n) = number(v) {
         return Ok(ReadSource::Number(n));
     }
@@ -303,8 +325,14 @@ pub fn type_of(v: &Value) -> &'static str {
 /// Whether `v` is plain data the plan knows (no device value, no function).
 pub fn known(v: &Value) -> bool {
     match v {
-        Value::Nil | Value::Boolean(_) | Value::Integer(_) | Value::Number(_) | Value::String(_) => true,
-        Value::Table(t) => t.pairs::<Value, Value>().all(|p| p.map(|(k, v)| known(&k) && known(&v)).unwrap_or(false)),
+        Value::Nil
+        | Value::Boolean(_)
+        | Value::Integer(_)
+        | Value::Number(_)
+        | Value::String(_) => true,
+        Value::Table(t) => t
+            .pairs::<Value, Value>()
+            .all(|p| p.map(|(k, v)| known(&k) && known(&v)).unwrap_or(false)),
         _ => false,
     }
 }
@@ -319,10 +347,16 @@ pub fn key_of(v: &Value) -> String {
                 .map(|(k, v)| (key_of(&k), key_of(&v)))
                 .collect();
             items.sort();
-            format!("{{{}}}", items.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","))
+            format!(
+                "{{{}}}",
+                items
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
         }
         Value::String(s) => format!("{:?}", s.to_string_lossy()),
         other => number(other).map_or_else(|| format!("{other:?}"), |n| format!("{n}")),
     }
 }
-
