@@ -17,6 +17,7 @@ mod info;
 mod join;
 mod npy;
 mod output;
+mod procgen;
 mod render;
 mod sort;
 mod spatial;
@@ -75,6 +76,9 @@ enum Command {
     /// Radius or box query over .npy/.parquet points through a grid, a BVH or a scan;
     /// writes the matching row IDs and prints the count and timings.
     Spatial(spatial::SpatialArgs),
+    /// Procedural-generation graphs: `procgen run GRAPH.luau` cooks a Luau node graph.
+    #[command(subcommand)]
+    Procgen(procgen::ProcgenCommand),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -116,6 +120,7 @@ fn main() -> ExitCode {
         Command::Render(cmd) => render::run(cmd),
         Command::Join(args) => join::run(&args),
         Command::Spatial(args) => spatial::run(&args),
+        Command::Procgen(cmd) => procgen::run(cmd),
     };
     match result {
         Ok(()) => {
