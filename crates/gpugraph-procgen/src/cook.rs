@@ -333,6 +333,21 @@ impl Recording {
         Ok(())
     }
 
+    /// The live count `l` of `what`, read back for a node that states a bound: a count above
+    /// the capacity is refused with the overflow (count − capacity), the slots that did not fit.
+    pub fn checked_count(&self, what: &str, l: &LiveCount) -> Result<u64> {
+        let count = u64::from(self.read_words(&l.word, 1)?[0]);
+        if count > l.capacity {
+            return Err(ProcgenError::Overflow {
+                what: what.into(),
+                count,
+                capacity: l.capacity,
+                overflow: count - l.capacity,
+            });
+        }
+        Ok(count)
+    }
+
     /// Reads the first `words` words of `buffer` (waits for the device).
     pub fn read_words(&self, buffer: &wgpu::Buffer, words: u64) -> Result<Vec<u32>> {
         read_words(&self.device, &self.queue, buffer, words)
@@ -349,7 +364,7 @@ pub fn read_words(
     if words == 0 {
         return Ok(Vec::new());
     }
-    let what = buffer_label(buffer);
+    let what = String::from("a column");
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("procgen readback"),
         size: words * 4,
@@ -388,8 +403,4 @@ pub fn read_words(
     };
     staging.unmap();
     Ok(out)
-}
-
-fn buffer_label(_b: &wgpu::Buffer) -> String {
-    "column".into()
 }

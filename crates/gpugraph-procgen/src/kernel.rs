@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use gpugraph_command::wgpu::Buffer;
 use gpugraph_command::{Access as GAccess, Binding, DispatchNode, Grid, Resource, ShaderSource};
 
 use crate::asset::{Access, BindingKind, DispatchShape, KernelAsset, Size, Variant};
@@ -210,7 +211,7 @@ impl Cook {
         call: &KernelCall,
     ) -> Result<KernelOutputs> {
         let id = asset.identity.clone();
-        let mut bindings: Vec<(u32, wgpu_buffer::Buf, GAccess)> = Vec::new();
+        let mut bindings: Vec<(u32, Buffer, GAccess)> = Vec::new();
         let mut out = KernelOutputs {
             variant: variant.label.clone(),
             ..Default::default()
@@ -371,14 +372,13 @@ impl Cook {
             },
         };
         let node = self.node_id(&id);
-        let mut d = DispatchNode::new(
+        let d = DispatchNode::new(
             node,
             ShaderSource::new(format!("{id} [{}]", variant.label), variant.wgsl.clone()),
             asset.schema.entry.clone(),
             node_bindings,
             grid,
         );
-        d.constants = Vec::new();
         self.graph.add_dispatch_node(d)?;
         Ok(out)
     }
@@ -390,7 +390,7 @@ impl Cook {
         id: &str,
         d: &crate::asset::BindingDecl,
         call: &KernelCall,
-    ) -> Result<(wgpu_buffer::Buf, u64)> {
+    ) -> Result<(Buffer, u64)> {
         let table: BTreeMap<String, Column> = match call.bind.get(&d.name) {
             Some(BindValue::Columns(t)) => t.clone(),
             Some(_) => {
@@ -464,10 +464,6 @@ impl Cook {
     }
 }
 
-mod wgpu_buffer {
-    pub type Buf = gpugraph_command::wgpu::Buffer;
-}
-
 /// Names outputs take their size from (terms of count/capacity expressions).
 fn size_names(variant: &Variant) -> Vec<String> {
     variant
@@ -498,18 +494,27 @@ fn param_values(
     let mut values = BTreeMap::new();
     values.insert("n".to_string(), n as f64);
     for (name, u) in &call.uniforms {
+        // `n` is the ABI's own (the dispatch size): a node cannot give it.
+        if name == "n" {
+            return Err(ProcgenError::UnknownUniform {
+                kernel: id.into(),
+                name: name.clone(),
+            });
+        }
         match u {
-            Uniform::Number(_) | Uniform::Bool(_)
-                if declared(name) || COMMON.contains(&name.as_str()) =>
-            {
-                if declared(name) {
-                    let v = match u {
-                        Uniform::Bool(b) => f64::from(u8::from(*b)),
-                        Uniform::Number(v) => *v,
-                        Uniform::Vec(_) => unreachable!("matched above"),
-                    };
-                    values.insert(name.clone(), v);
+            Uniform::Number(_) | Uniform::Bool(_) if !declared(name) => {
+                if !COMMON.contains(&name.as_str()) {
+                    return Err(ProcgenError::UnknownUniform {
+                        kernel: id.into(),
+                        name: name.clone(),
+                    });
                 }
+            }
+            Uniform::Number(v) => {
+                values.insert(name.clone(), *v);
+            }
+            Uniform::Bool(b) => {
+                values.insert(name.clone(), f64::from(u8::from(*b)));
             }
             Uniform::Vec(vs)
                 if vs.len() <= 4

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::column::{Column, ColumnType, LiveCount, Word};
+use crate::column::{Column, ColumnType, LiveCount};
 use crate::cook::{read_words, Cook, Recording};
 use crate::error::{ProcgenError, Result};
 
@@ -206,9 +206,4 @@ pub fn read_count(
     l: &LiveCount,
 ) -> Result<u32> {
     Ok(read_words(device, queue, &l.word, 1)?[0])
-}
-
-/// The word type answers of a column type, for BufferRef's `element`.
-pub fn element_name(w: Word) -> &'static str {
-    w.wgsl()
 }

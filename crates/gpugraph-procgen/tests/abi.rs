@@ -324,3 +324,114 @@ fn refusals_name_what_they_refuse() {
         "{e}"
     );
 }
+
+const PACKED_WGSL: &str = "
+struct Params { n: u32, cols_stride: u32, center_x: f32, center_y: f32, flag: u32 }
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> cols: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if i >= params.n { return; }
+    out[i] = cols[i] * 100.0 + cols[params.cols_stride + i] * 10.0 + params.center_x - params.center_y
+        + f32(params.flag) * 1000.0;
+}
+";
+
+fn packed_asset(order: Option<&str>) -> KernelAsset {
+    let order = order.map_or(String::new(), |o| format!(", order: \"{o}\""));
+    let yaml = format!(
+        "params:\n  - {{ name: n, type: u32 }}\n  - {{ name: cols_stride, type: u32 }}\n  - {{ name: center_x, type: f32 }}\n  - {{ name: center_y, type: f32 }}\n  - {{ name: flag, type: u32 }}\nbindings:\n  - {{ name: cols, kind: columns, access: read, element: f32{order} }}\n  - {{ name: out, access: write, element: f32, count: domain }}\n"
+    );
+    KernelAsset::new("t/packed", PACKED_WGSL, &yaml).unwrap()
+}
+
+/// A columns binding packs its table in the stated order (sorted names without one), casting
+/// each column by value; a Vec uniform spreads over `_x`, `_y`; a Bool is 1 or 0.
+#[test]
+fn columns_bindings_pack_in_order_and_vec_uniforms_spread() {
+    let ctx = ctx();
+    let mut c = cook(&ctx);
+    let a = upload_f32(&mut c, &[1.0, 2.0, 3.0]);
+    let b = upload_i32(&mut c, &[4, 5, 6]);
+    let table: BTreeMap<String, _> =
+        [("a".to_string(), a.clone()), ("b".to_string(), b.clone())].into();
+    let call = KernelCall {
+        bind: bind(vec![("cols", BindValue::Columns(table.clone()))]),
+        uniforms: [
+            ("center".to_string(), Uniform::Vec(vec![0.5, 0.25])),
+            ("flag".to_string(), Uniform::Bool(true)),
+        ]
+        .into(),
+        ..Default::default()
+    };
+    let sorted = c
+        .kernel(
+            &KernelRef::Asset(packed_asset(None).into()),
+            Domain::Number(3),
+            &call,
+        )
+        .unwrap();
+    let ordered = c
+        .kernel(
+            &KernelRef::Asset(packed_asset(Some("b a")).into()),
+            Domain::Number(3),
+            &call,
+        )
+        .unwrap();
+    // An unbound columns binding takes every column of `columns`.
+    let from_columns = c
+        .kernel(
+            &KernelRef::Asset(packed_asset(None).into()),
+            Domain::Number(3),
+            &KernelCall {
+                columns: table.clone(),
+                uniforms: call.uniforms.clone(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let short = upload_f32(&mut c, &[1.0]);
+    let e = c
+        .kernel(
+            &KernelRef::Asset(packed_asset(Some("b a c")).into()),
+            Domain::Number(3),
+            &call,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::ColumnsOrder { ref binding, .. } if binding == "cols"),
+        "{e}"
+    );
+    let mut uneven = call.clone();
+    uneven.bind.insert(
+        "cols".into(),
+        BindValue::Columns([("a".to_string(), a), ("b".to_string(), short)].into()),
+    );
+    let e = c
+        .kernel(
+            &KernelRef::Asset(packed_asset(None).into()),
+            Domain::Number(3),
+            &uneven,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::ColumnLength { ref column, .. } if column == "b"),
+        "{e}"
+    );
+    let rec = run(c);
+    let f = |x: f32, y: f32| x * 100.0 + y * 10.0 + 0.25 + 1000.0;
+    assert_eq!(
+        floats(&rec, &sorted.columns["out"]),
+        [f(1.0, 4.0), f(2.0, 5.0), f(3.0, 6.0)]
+    );
+    assert_eq!(
+        floats(&rec, &ordered.columns["out"]),
+        [f(4.0, 1.0), f(5.0, 2.0), f(6.0, 3.0)]
+    );
+    assert_eq!(
+        floats(&rec, &from_columns.columns["out"]),
+        floats(&rec, &sorted.columns["out"])
+    );
+}

@@ -304,7 +304,19 @@ fn expand_lists_every_child_and_states_the_overflow_past_its_capacity() {
                     assert_eq!(u64::from(got_total), total, "n={n} live={live_n} k={k}");
                     if total as usize <= cap {
                         assert_eq!(got, want, "n={n} live={live_n} k={k}");
+                        assert_eq!(
+                            rec.checked_count("owner", &out.counts["owner"]).unwrap(),
+                            total
+                        );
                     } else {
+                        // A node that states the bound refuses the count, naming the overflow.
+                        let e = rec
+                            .checked_count("owner", &out.counts["owner"])
+                            .unwrap_err();
+                        assert!(
+                            matches!(e, gpugraph_procgen::ProcgenError::Overflow { overflow, .. } if overflow == total - cap as u64),
+                            "{e}"
+                        );
                         assert_eq!(got.len(), cap, "first capacity slots written");
                         assert!(got.iter().all(|p| want.binary_search(p).is_ok()));
                     }

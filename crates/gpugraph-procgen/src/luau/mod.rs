@@ -130,7 +130,7 @@ impl Host {
             message: e.to_string(),
         };
         cpu::install(&lua, ceiling.clone());
-        ops::register(&lua, &state, &ceiling, device, queue).map_err(luau)?;
+        ops::register(&lua, &state, &ceiling).map_err(luau)?;
         lua.load(PRELUDE)
             .set_name("=procgen-prelude")
             .exec()

@@ -5,7 +5,6 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use gpugraph_command::wgpu;
 use mlua::{Lua, Table, Value};
 
 use super::cpu::{self, Ceiling};
@@ -82,7 +81,7 @@ fn domain(state: &S, v: &Value) -> mlua::Result<Domain> {
     }
 }
 
-fn bind_value(state: &S, name: &str, v: &Value) -> mlua::Result<BindValue> {
+fn bind_value(name: &str, v: &Value) -> mlua::Result<BindValue> {
     if let Some(n) = number(v) {
         return Ok(BindValue::Number(n as u64));
     }
@@ -103,7 +102,6 @@ fn bind_value(state: &S, name: &str, v: &Value) -> mlua::Result<BindValue> {
                 })?;
                 cols.insert(k, c);
             }
-            let _ = state;
             Ok(BindValue::Columns(cols))
         }
         other => Err(mlua::Error::runtime(format!(
@@ -140,7 +138,7 @@ fn kernel_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Table> {
     let dom = domain(state, &t.get("domain")?)?;
     let mut call = KernelCall::default();
     for (k, v) in string_map(&t.get("bind")?)? {
-        call.bind.insert(k.clone(), bind_value(state, &k, &v)?);
+        call.bind.insert(k.clone(), bind_value(&k, &v)?);
     }
     for (k, v) in string_map(&t.get("uniforms")?)? {
         call.uniforms.insert(k.clone(), values::uniform(&k, &v)?);
@@ -253,8 +251,6 @@ pub(crate) fn register(
     lua: &Lua,
     state: &S,
     ceiling: &Rc<Cell<Option<Ceiling>>>,
-    _device: &wgpu::Device,
-    _queue: &wgpu::Queue,
 ) -> mlua::Result<()> {
     let g = lua.globals();
 
