@@ -131,9 +131,11 @@ function sleepy()
     task.wait(0.3)
     return 1
 end
+-- Spins for `ms` of this thread's CPU time (wall time would stretch on a busy machine, where
+-- waiting for a core is not charged).
 function spins(ms)
-    local t0 = os.clock()
-    while os.clock() - t0 < ms / 1000 do end
+    local t0 = cpu_clock()
+    while cpu_clock() - t0 < ms / 1000 do end
 end
 function waits_for_busy_task()
     local done = false

@@ -412,6 +412,11 @@ pub(crate) fn register(
     )?;
     g.set("count", count)?;
 
+    // The thread's CPU seconds (what a ceiling counts), for scripts that pace their own work.
+    g.set(
+        "cpu_clock",
+        lua.create_function(|_, ()| Ok(cpu::thread_cpu_ns() as f64 / 1e9))?,
+    )?;
     let now0 = std::time::Instant::now();
     g.set(
         "__procgen_now",
