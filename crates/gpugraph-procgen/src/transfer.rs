@@ -37,7 +37,7 @@ pub enum Uploaded {
 /// The words of `values` as `ty`, refusing a number the type cannot hold by key and index.
 pub fn encode(key: &str, ty: ColumnType, values: &[f64]) -> Result<Vec<u32>> {
     let lanes = ty.lanes() as usize;
-    if values.len() % lanes != 0 {
+    if !values.len().is_multiple_of(lanes) {
         return Err(ProcgenError::Upload {
             key: key.into(),
             problem: format!(

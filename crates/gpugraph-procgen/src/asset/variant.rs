@@ -68,7 +68,7 @@ pub fn select(kernel: &str, wgsl: &str, spec: &Specialization) -> Result<String>
         let trimmed = line.trim();
         if let Some(rest) = trimmed.strip_prefix("// @when") {
             let words: Vec<&str> = rest.split_whitespace().collect();
-            if words.is_empty() || words.len() % 2 != 0 {
+            if words.is_empty() || !words.len().is_multiple_of(2) {
                 return Err(ProcgenError::WhenBlock {
                     kernel: kernel.into(),
                     line: n + 1,

@@ -48,7 +48,7 @@ pub fn install(lua: &Lua, state: Rc<Cell<Option<Ceiling>>>) {
         };
         // Reading the clock is a system call: look every 64 safepoints.
         c.ticks = c.ticks.wrapping_add(1);
-        if c.ticks % 64 == 0 && thread_cpu_ns().saturating_sub(c.start_ns) > c.limit_ns {
+        if c.ticks.is_multiple_of(64) && thread_cpu_ns().saturating_sub(c.start_ns) > c.limit_ns {
             c.tripped = true;
             state.set(Some(c));
             return Err(mlua::Error::runtime("procgen: cpu.call ceiling"));
