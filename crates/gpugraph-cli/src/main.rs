@@ -18,6 +18,7 @@ mod info;
 mod join;
 mod npy;
 mod output;
+mod procgen;
 mod render;
 mod solve;
 mod sort;
@@ -86,6 +87,9 @@ enum Command {
     /// Jacobi-preconditioned CG on the GPU (poisson2d:N or a Matrix Market file) as one
     /// program: one graph, one submission, the loop exits on the GPU; writes x as .npy.
     Solve(solve::SolveArgs),
+    /// Procedural-generation graphs: `procgen run GRAPH.luau` cooks a Luau node graph.
+    #[command(subcommand)]
+    Procgen(procgen::ProcgenCommand),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -130,6 +134,7 @@ fn main() -> ExitCode {
         Command::Fft2d(args) => fft::run(&args),
         Command::Traverse(args) => traverse::run(&args),
         Command::Solve(args) => solve::run(&args),
+        Command::Procgen(cmd) => procgen::run(cmd),
     };
     match result {
         Ok(()) => {

@@ -1,0 +1,76 @@
+//! gpugraph-procgen: the procgen op ABI (`shared/spec/procgen-abi.txt`) on the command graph.
+//!
+//! Device kernels are assets — a WGSL compute shader and its `bindings.yaml` — resolved from a
+//! literal identity and run over a domain that may be a live count the device holds, so counts
+//! flow from one kernel to the next without crossing to the CPU. A cook adds every op's nodes
+//! to one command graph, compiled once into a recording that later cooks replay; counts with
+//! no stated capacity run clamped to a measured room behind a guard word. A Luau front-end
+//! ([`luau::Host`], `gpugraph procgen run`) writes a node graph as a script.
+//!
+//! # The spec, paragraph by paragraph
+//!
+//! | spec | code |
+//! |---|---|
+//! | Ops table (runs: gpu / cpu_to_gpu / gpu_to_cpu / cpu) | `Cook::kernel`, `Cook::upload` / `Recording::readback`, `luau::cpu::call`, `Cook::bound` / `Cook::live` / `Cook::guard` |
+//! | device.kernel: `kernel` resolved from a literal, a name refused | [`asset::AssetLibrary::resolve`], [`KernelRef::Name`] → `BareKernelName`, `NotAnIdentity` |
+//! | `specialize` gives each parameter one of its options | [`asset::KernelAsset::complete`] (`SpecializeOption`, `UnknownSpecialize`) |
+//! | `bind`, `domain`, `uniforms` (undeclared refused), `step` (undeclared left out), `columns` | [`KernelCall`], `kernel.rs` `param_values` (`UnknownUniform`, `MissingParam`, `ParamValue`) |
+//! | a written binding bound to a Column writes a copy under its name | `kernel.rs` `dispatch` (copy node, cast when the words differ) |
+//! | columns binding packed in `order` or sorted-name order | `kernel.rs` `pack_columns` (`ColumnsOrder`, `ColumnLength`); `<name>_stride` param |
+//! | a Vec spreads over `_x … _w`; `count`, `time`, `frame` left out when undeclared | `kernel.rs` `param_values` |
+//! | domain = Number, Column, live count; `domain_count`; plain number into `domain_count` | [`Domain`]; `dispatch` binds the live word or a one-word column of the number |
+//! | outputs with count/capacity allocated before the dispatch; appended → Column + `<name>_count` | `dispatch`: `count`/`capacity` size expressions, counters, [`KernelOutputs`] |
+//! | Column elements are 32-bit words (Int i32, UInt u32, others f32) | [`Column`], [`ColumnType`], [`Word`] |
+//! | cast by value (read and in-place bindings), written back as the binding's type | [`Cook::cast`], `assets/internal/cast.wgsl`, [`cpu::cast`] |
+//! | Over a live count: COUNT=device variant, dispatch over capacity, `min(domain_count, zero_n())` | [`asset::variant::select`] (`// @when … // @end`), every built-in `kernel.wgsl` |
+//! | growing count arithmetic evaluated on the device; shrinking read back | [`Cook::count`] (`count_op.wgsl`), `ShrinkingCount` (this host refuses it as a domain and names the planning wait) |
+//! | an output sized by a live count (`count: "nv"`, `{ live = count }`) | [`BindValue::Live`], `Ctx::size` |
+//! | the inert-value table | `assets/procgen/*/kernel.wgsl`, checked by `tests/kernels.rs` |
+//! | a new count (compact, expand, hash_gather, scan's total) | appended outputs' counters; scan's `total` |
+//! | capacity and overflow (count − capacity) | the kernels count every append; `tests/kernels.rs` (expand, hash_gather past their bound); [`ProcgenError::Overflow`] for nodes that check |
+//! | storage buffers ≤ 8 per stage, the table per variant | [`asset::STORAGE_LIMIT`], `Variant::storage_buffers` (`StorageLimit`), `tests/assets.rs` |
+//! | device.bound (number, live number, stated capacity, measured room) | [`Cook::bound`], [`bound::room_for`] |
+//! | device.live | [`Cook::live`], `device.live` in Luau |
+//! | device.guard and record/replay, re-record at 4×, `counts().guarded` | [`Cook::guard`], [`Player`], [`Counts`], `clamp_guard.wgsl`, `tests/replay.rs` |
+//! | transfer.upload (numbers, lists, `{x,y,z}`, typed tables, tables, Columns) | [`transfer`], [`UploadValue`] |
+//! | transfer.readback (columns, live counts, plain values, tables; a Field with no column refused) | [`Recording::readback`], [`ReadSource`] |
+//! | cpu.call: returns checked, ceilingMs over coroutines and tasks but not waits, BufferRef, pure | [`luau::cpu`], `luau/prelude.luau` (task.spawn/defer/delay/wait), `tests/luau.rs` |
+//! | cpu.read: digest folds into a live digest, re-cook when it moves | `luau::Host::play` (`digest_recooks`) |
+//!
+//! # What this host models, and what it does not
+//!
+//! The spec names its host system's things; this crate implements the minimal host they need:
+//! `asset.resolve` is [`AssetLibrary`] (built-ins under `assets/procgen`, plus directories);
+//! `cookrun.counts()` is [`Counts`]; the "frame" is one [`Player::cook`]; a readback answers
+//! after the submission completes (the play report names each readback as the point the plan
+//! waited), and guard words are read from the previous replay, already complete, so no frame is
+//! waited for. Not modelled: Geometry, Part, Texture bindings, Fields (a
+//! [`ReadSource::Field`] reads the column it is over; one over no column is refused), the
+//! field compiler (`fieldc.*`), `traffic()`, text columns, `curves`, component hooks and
+//! `Handle` release. Of the kernel table, gather, compact, scan, jump (rank, min), expand and
+//! hash_gather / hash_hook are built in; loops, loops_cut, loops_place and edges_runs (whose
+//! semantics the spec does not fix), reduce, scatter, the segmented / ELEMENTS=device variants
+//! and the intersect_* kernels are not.
+
+#![warn(missing_docs)]
+
+pub mod asset;
+pub mod bound;
+pub mod column;
+pub mod cook;
+pub mod count;
+pub mod cpu;
+pub mod error;
+pub mod kernel;
+pub mod luau;
+pub mod transfer;
+
+pub use asset::{AssetLibrary, KernelAsset};
+pub use bound::{Bounded, Counts, GuardFlag, Player};
+pub use column::{Column, ColumnType, LiveCount, Word};
+pub use cook::{Cook, Recording};
+pub use count::{CountExpr, CountValue};
+pub use error::{ProcgenError, Result};
+pub use kernel::{BindValue, Domain, KernelCall, KernelOutputs, KernelRef, Uniform};
+pub use mlua;
+pub use transfer::{ReadSource, ReadValue, UploadValue, Uploaded};

@@ -1,0 +1,443 @@
+//! The ops as Luau globals: `asset.resolve`, `device.*`, `transfer.*`, `cpu.*`, `count.*`.
+//! A refusal keeps its typed [`ProcgenError`] in the host state and raises its text in Luau.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use mlua::{Lua, Table, Value};
+
+use super::cpu::{self, Ceiling};
+use super::values::{self, column, number, to_count, LuaColumn, LuaCount, LuaKernel, LuaReadback};
+use super::State;
+use crate::bound::{Bounded, GuardFlag};
+use crate::count::{CountExpr, CountValue};
+use crate::error::ProcgenError;
+use crate::kernel::{BindValue, Domain, KernelCall, KernelRef};
+use crate::transfer::{ReadSource, Uploaded};
+
+type S = Rc<RefCell<State>>;
+
+/// Keeps `e` for the host and raises its text.
+fn raise(state: &S, e: ProcgenError) -> mlua::Error {
+    let msg = e.to_string();
+    state.borrow_mut().error = Some(e);
+    mlua::Error::runtime(msg)
+}
+
+/// Runs `f` on the cook in progress.
+fn with_cook<R>(
+    state: &S,
+    f: impl FnOnce(&mut crate::Cook) -> Result<R, ProcgenError>,
+) -> mlua::Result<R> {
+    let r = {
+        let mut s = state.borrow_mut();
+        let Some(cook) = s.cook.as_mut() else {
+            return Err(mlua::Error::runtime(
+                "device and transfer ops run inside cook(frame, inputs)",
+            ));
+        };
+        f(cook)
+    };
+    r.map_err(|e| raise(state, e))
+}
+
+fn domain(state: &S, v: &Value) -> mlua::Result<Domain> {
+    if let Some(n) = number(v) {
+        if n < 0.0 || n.fract() != 0.0 {
+            return Err(mlua::Error::runtime(format!(
+                "domain {n} is not a whole number of elements"
+            )));
+        }
+        return Ok(Domain::Number(n as u64));
+    }
+    match v {
+        Value::UserData(ud) if ud.is::<LuaColumn>() => {
+            Ok(Domain::Column(ud.borrow::<LuaColumn>()?.0.clone()))
+        }
+        Value::UserData(ud) => {
+            let e = to_count(ud)?;
+            match with_cook(state, |c| c.count(&e))? {
+                CountValue::Known(n) => Ok(Domain::Number(n)),
+                CountValue::Live(l) => Ok(Domain::Live(l)),
+            }
+        }
+        Value::Table(t) => {
+            let count = column(&t.get("count")?).ok_or_else(|| {
+                mlua::Error::runtime(
+                    "domain { count = <one-word Column>, capacity = <Number> }: count is no Column",
+                )
+            })?;
+            let capacity: f64 = t.get("capacity")?;
+            Ok(Domain::Live(crate::LiveCount {
+                word: count.buffer,
+                capacity: capacity as u64,
+            }))
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "domain takes a Number, a Column or a live count, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn bind_value(name: &str, v: &Value) -> mlua::Result<BindValue> {
+    if let Some(n) = number(v) {
+        return Ok(BindValue::Number(n as u64));
+    }
+    if let Some(c) = column(v) {
+        return Ok(BindValue::Column(c));
+    }
+    match v {
+        Value::UserData(ud) => Ok(BindValue::Live(to_count(ud)?)),
+        Value::Table(t) => {
+            if let Value::UserData(ud) = t.get::<Value>("live")? {
+                return Ok(BindValue::Live(to_count(&ud)?));
+            }
+            let mut cols = BTreeMap::new();
+            for pair in t.pairs::<String, Value>() {
+                let (k, v) = pair?;
+                let c = column(&v).ok_or_else(|| {
+                    mlua::Error::runtime(format!("bind `{name}`: `{k}` is not a Column"))
+                })?;
+                cols.insert(k, c);
+            }
+            Ok(BindValue::Columns(cols))
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "bind `{name}`: a {} binds nothing",
+            other.type_name()
+        ))),
+    }
+}
+
+fn string_map(t: &Option<Table>) -> mlua::Result<BTreeMap<String, Value>> {
+    let mut out = BTreeMap::new();
+    if let Some(t) = t {
+        for pair in t.pairs::<String, Value>() {
+            let (k, v) = pair?;
+            out.insert(k, v);
+        }
+    }
+    Ok(out)
+}
+
+fn kernel_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Table> {
+    let kernel = match t.get::<Value>("kernel")? {
+        Value::UserData(ud) if ud.is::<LuaKernel>() => {
+            KernelRef::Asset(ud.borrow::<LuaKernel>()?.0.clone())
+        }
+        Value::String(s) => KernelRef::Name(s.to_str()?.to_string()),
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "device.kernel: `kernel` is a {}",
+                other.type_name()
+            )))
+        }
+    };
+    let dom = domain(state, &t.get("domain")?)?;
+    let mut call = KernelCall::default();
+    for (k, v) in string_map(&t.get("bind")?)? {
+        call.bind.insert(k.clone(), bind_value(&k, &v)?);
+    }
+    for (k, v) in string_map(&t.get("uniforms")?)? {
+        call.uniforms.insert(k.clone(), values::uniform(&k, &v)?);
+    }
+    for (k, v) in string_map(&t.get("step")?)? {
+        if let Some(n) = number(&v) {
+            call.step.insert(k, n);
+        }
+    }
+    for (k, v) in string_map(&t.get("specialize")?)? {
+        let s = match v {
+            Value::String(s) => s.to_str()?.to_string(),
+            other => number(&other).map_or_else(|| format!("{other:?}"), |n| format!("{n}")),
+        };
+        call.specialize.insert(k, s);
+    }
+    for (k, v) in string_map(&t.get("columns")?)? {
+        if let Some(c) = column(&v) {
+            call.columns.insert(k, c);
+        }
+    }
+    let out = with_cook(state, |c| c.kernel(&kernel, dom, &call))?;
+    let res = lua.create_table()?;
+    for (k, c) in out.columns {
+        res.set(k, LuaColumn(c))?;
+    }
+    for (k, l) in out.counts {
+        res.set(format!("{k}_count"), LuaCount(CountExpr::Count(l)))?;
+    }
+    Ok(res)
+}
+
+fn bound_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Value> {
+    let name = match t.get::<Option<String>>("name")? {
+        Some(n) => n,
+        None => {
+            let mut s = state.borrow_mut();
+            s.bounds += 1;
+            format!("bound{}", s.bounds)
+        }
+    };
+    let value = t.get::<Value>("value")?;
+    let expr = match &value {
+        Value::UserData(ud) => to_count(ud)?,
+        v => CountExpr::Number(
+            number(v).ok_or_else(|| mlua::Error::runtime("device.bound: `value` is no count"))?
+                as u64,
+        ),
+    };
+    let capacity = t.get::<Option<f64>>("capacity")?.map(|c| c as u64);
+    let live = t.get::<Option<bool>>("live")?.unwrap_or(false);
+    Ok(
+        match with_cook(state, |c| c.bound(&name, &expr, capacity, live))? {
+            Bounded::Known(n) => Value::Number(n as f64),
+            Bounded::Live(l) => {
+                Value::UserData(lua.create_userdata(LuaCount(CountExpr::Count(l)))?)
+            }
+        },
+    )
+}
+
+fn cpu_op(
+    lua: &Lua,
+    state: &S,
+    ceiling: &Rc<Cell<Option<Ceiling>>>,
+    t: Table,
+    read: bool,
+) -> mlua::Result<Table> {
+    let spec = cpu::spec(&t, !read)?;
+    let key = cpu::fold_key(&spec);
+    if let Some(k) = &key {
+        let hit = state.borrow().folded.get(k).cloned();
+        if let Some(values) = hit {
+            state.borrow_mut().folded_hits += 1;
+            return lua.create_sequence_from(values);
+        }
+    }
+    let values = cpu::call(lua, ceiling, &spec).map_err(|e| raise(state, e))?;
+    if let Some(k) = key {
+        state.borrow_mut().folded.insert(k, values.clone());
+    }
+    if read {
+        let digest: mlua::Function = t
+            .get::<Option<mlua::Function>>("digest")?
+            .ok_or_else(|| mlua::Error::runtime("cpu.read: `digest` must be a function"))?;
+        let d: Value = digest.call(mlua::MultiValue::from_iter(spec.args.clone()))?;
+        state
+            .borrow_mut()
+            .digests
+            .push((digest, spec.args.clone(), values::key_of(&d)));
+    }
+    lua.create_sequence_from(values)
+}
+
+fn uploaded(lua: &Lua, u: Uploaded) -> mlua::Result<Value> {
+    Ok(match u {
+        Uploaded::Column(c) => Value::UserData(lua.create_userdata(LuaColumn(c))?),
+        Uploaded::Table(t) => {
+            let out = lua.create_table()?;
+            for (k, v) in t {
+                out.set(k, uploaded(lua, v)?)?;
+            }
+            Value::Table(out)
+        }
+    })
+}
+
+/// Registers the op tables as globals.
+pub(crate) fn register(
+    lua: &Lua,
+    state: &S,
+    ceiling: &Rc<Cell<Option<Ceiling>>>,
+) -> mlua::Result<()> {
+    let g = lua.globals();
+
+    let asset = lua.create_table()?;
+    let s = state.clone();
+    asset.set(
+        "resolve",
+        lua.create_function(move |_, (id, kind): (String, String)| {
+            let r = s.borrow().lib.resolve(&id, &kind);
+            r.map(LuaKernel).map_err(|e| raise(&s, e))
+        })?,
+    )?;
+    g.set("asset", asset)?;
+
+    let device = lua.create_table()?;
+    let s = state.clone();
+    device.set(
+        "kernel",
+        lua.create_function(move |lua, t: Table| kernel_op(lua, &s, t))?,
+    )?;
+    let s = state.clone();
+    device.set(
+        "bound",
+        lua.create_function(move |lua, t: Table| bound_op(lua, &s, t))?,
+    )?;
+    let s = state.clone();
+    device.set(
+        "live",
+        lua.create_function(move |_, t: Table| {
+            let values = column(&t.get("values")?)
+                .ok_or_else(|| mlua::Error::runtime("device.live: `values` is no Column"))?;
+            let count = match t.get::<Value>("count")? {
+                Value::UserData(ud) => to_count(&ud)?,
+                _ => return Err(mlua::Error::runtime("device.live: `count` is no count")),
+            };
+            let l = match with_cook(&s, |c| c.count(&count))? {
+                CountValue::Live(l) if l.capacity == values::UNSTATED => crate::LiveCount {
+                    capacity: values.capacity,
+                    ..l
+                },
+                CountValue::Live(l) => l,
+                CountValue::Known(n) => {
+                    let word = with_cook(&s, |c| {
+                        Ok(
+                            c.upload_count("live", crate::cook::u32_count("live count", n)?)
+                                .buffer,
+                        )
+                    })?;
+                    crate::LiveCount {
+                        word,
+                        capacity: values.capacity,
+                    }
+                }
+            };
+            Ok(LuaColumn(values.with_live(l)))
+        })?,
+    )?;
+    let s = state.clone();
+    device.set(
+        "guard",
+        lua.create_function(move |_, t: Table| {
+            let value: Value = t.get("value")?;
+            let why: String = t
+                .get::<Option<String>>("why")?
+                .unwrap_or_else(|| "guard".into());
+            let flag = match t.get::<Value>("flag")? {
+                Value::Boolean(b) => GuardFlag::Number(u32::from(b)),
+                v => match (number(&v), column(&v)) {
+                    (Some(n), _) => GuardFlag::Number(n as u32),
+                    (None, Some(c)) => GuardFlag::Column(c),
+                    _ => {
+                        return Err(mlua::Error::runtime(
+                            "device.guard: `flag` is a number or a one-word Column",
+                        ))
+                    }
+                },
+            };
+            if let (GuardFlag::Number(f), Some(detail)) =
+                (&flag, t.get::<Option<mlua::Function>>("detail")?)
+            {
+                if *f != 0 {
+                    let msg: String = detail.call(())?;
+                    return Err(raise(&s, ProcgenError::Guard { why: msg, flag: *f }));
+                }
+            }
+            with_cook(&s, |c| c.guard(value, flag, &why))
+        })?,
+    )?;
+    g.set("device", device)?;
+
+    let transfer = lua.create_table()?;
+    let s = state.clone();
+    transfer.set(
+        "upload",
+        lua.create_function(move |lua, t: Table| {
+            let vals: Table = t.get("values")?;
+            let out = lua.create_table()?;
+            for pair in vals.pairs::<String, Value>() {
+                let (k, v) = pair?;
+                let u = values::upload_value(&k, &v)?;
+                let up = with_cook(&s, |c| c.upload(&k, &u))?;
+                out.set(k, uploaded(lua, up)?)?;
+            }
+            Ok(out)
+        })?,
+    )?;
+    let s = state.clone();
+    transfer.set(
+        "readback",
+        lua.create_function(move |_, t: Table| {
+            let cols: Table = t.get("columns")?;
+            let mut out = BTreeMap::new();
+            for pair in cols.pairs::<String, Value>() {
+                let (k, v) = pair?;
+                let mut counts = |e: CountExpr| -> mlua::Result<ReadSource> {
+                    Ok(match with_cook(&s, |c| c.count(&e))? {
+                        CountValue::Known(n) => ReadSource::Number(n as f64),
+                        CountValue::Live(l) => ReadSource::Count(l),
+                    })
+                };
+                out.insert(k.clone(), values::read_source(&k, &v, &mut counts)?);
+            }
+            Ok(LuaReadback(out))
+        })?,
+    )?;
+    g.set("transfer", transfer)?;
+
+    let cpu_t = lua.create_table()?;
+    let (s, c) = (state.clone(), ceiling.clone());
+    cpu_t.set(
+        "call",
+        lua.create_function(move |lua, t: Table| cpu_op(lua, &s, &c, t, false))?,
+    )?;
+    let (s, c) = (state.clone(), ceiling.clone());
+    cpu_t.set(
+        "read",
+        lua.create_function(move |lua, t: Table| cpu_op(lua, &s, &c, t, true))?,
+    )?;
+    g.set("cpu", cpu_t)?;
+
+    let count = lua.create_table()?;
+    count.set(
+        "min",
+        lua.create_function(|_, (a, b): (Value, Value)| {
+            Ok(LuaCount(CountExpr::Min(
+                Box::new(operand(&a)?),
+                Box::new(operand(&b)?),
+            )))
+        })?,
+    )?;
+    count.set(
+        "max",
+        lua.create_function(|_, (a, b): (Value, Value)| {
+            Ok(LuaCount(CountExpr::Max(
+                Box::new(operand(&a)?),
+                Box::new(operand(&b)?),
+            )))
+        })?,
+    )?;
+    g.set("count", count)?;
+
+    // The thread's CPU seconds (what a ceiling counts), for scripts that pace their own work.
+    g.set(
+        "cpu_clock",
+        lua.create_function(|_, ()| Ok(cpu::thread_cpu_ns() as f64 / 1e9))?,
+    )?;
+    let now0 = std::time::Instant::now();
+    g.set(
+        "__procgen_now",
+        lua.create_function(move |_, ()| Ok(now0.elapsed().as_secs_f64()))?,
+    )?;
+    g.set(
+        "__procgen_sleep",
+        lua.create_function(|_, s: f64| {
+            std::thread::sleep(std::time::Duration::from_secs_f64(s.clamp(0.0, 60.0)));
+            Ok(())
+        })?,
+    )?;
+    Ok(())
+}
+
+fn operand(v: &Value) -> mlua::Result<CountExpr> {
+    match v {
+        Value::UserData(ud) => to_count(ud),
+        v => number(v)
+            .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+            .map(|n| CountExpr::Number(n as u64))
+            .ok_or_else(|| mlua::Error::runtime("count arithmetic takes counts and whole numbers")),
+    }
+}

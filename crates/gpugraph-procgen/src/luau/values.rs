@@ -1,0 +1,362 @@
+//! Procgen values as Luau userdata (Column, live count, kernel reference, readback request,
+//! BufferRef) and the conversions of Luau values into the ops' Rust inputs.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mlua::{AnyUserData, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, Value};
+
+use crate::column::{Column, ColumnType, LiveCount};
+use crate::count::CountExpr;
+use crate::kernel::Uniform;
+use crate::transfer::{ReadSource, UploadValue};
+use crate::KernelAsset;
+
+/// A device Column in Luau.
+#[derive(Clone)]
+pub struct LuaColumn(pub Column);
+/// A count (live or arithmetic over live counts) in Luau.
+#[derive(Clone)]
+pub struct LuaCount(pub CountExpr);
+/// A kernel reference `asset.resolve` answered.
+#[derive(Clone)]
+pub struct LuaKernel(pub Arc<KernelAsset>);
+/// A transfer.readback request, answered after the cook runs.
+#[derive(Clone)]
+pub struct LuaReadback(pub BTreeMap<String, ReadSource>);
+/// A device Column as cpu.call hands it to a function: its data does not move.
+#[derive(Clone)]
+pub struct BufferRef {
+    /// A stable id of the device buffer within the run.
+    pub buffer: String,
+    /// The column type.
+    pub ty: ColumnType,
+    /// Elements (the capacity; a live count stays on the device).
+    pub count: u64,
+    /// Words per element.
+    pub lanes: u32,
+}
+
+/// A capacity a raw count column states nothing about: the most a u32 word holds.
+pub const UNSTATED: u64 = u32::MAX as u64;
+
+impl UserData for LuaColumn {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("count", |_, this| {
+            Ok(match &this.0.live {
+                Some(l) => LuaCount(CountExpr::Count(l.clone())),
+                None => LuaCount(CountExpr::Number(this.0.capacity)),
+            })
+        });
+        f.add_field_method_get("_capacity", |_, this| Ok(this.0.capacity));
+        f.add_field_method_get("type", |_, this| Ok(this.0.ty.name()));
+    }
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("element", |_, this, ()| Ok(this.0.element().wgsl()));
+        m.add_meta_method(MetaMethod::ToString, |_, this, ()| {
+            Ok(format!("Column<{} x{}>", this.0.ty.name(), this.0.capacity))
+        });
+    }
+}
+
+fn count_operand(v: &Value) -> mlua::Result<CountExpr> {
+    match v {
+        Value::Integer(i) if *i >= 0 => Ok(CountExpr::Number(*i as u64)),
+        Value::Number(n) if *n >= 0.0 && n.fract() == 0.0 => Ok(CountExpr::Number(*n as u64)),
+        Value::UserData(ud) => to_count(ud),
+        other => Err(mlua::Error::runtime(format!(
+            "count arithmetic takes counts and whole numbers, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// A count from a userdata: a count, or a one-word column (its capacity unstated).
+pub fn to_count(ud: &AnyUserData) -> mlua::Result<CountExpr> {
+    if let Ok(c) = ud.borrow::<LuaCount>() {
+        return Ok(c.0.clone());
+    }
+    if let Ok(c) = ud.borrow::<LuaColumn>() {
+        return Ok(CountExpr::Count(match &c.0.live {
+            Some(l) => l.clone(),
+            None => LiveCount {
+                word: c.0.buffer.clone(),
+                capacity: UNSTATED,
+            },
+        }));
+    }
+    Err(mlua::Error::runtime(
+        "expected a count or a one-word Column",
+    ))
+}
+
+impl UserData for LuaCount {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("capacity", |_, this| {
+            Ok(match &this.0 {
+                CountExpr::Count(l) => Some(l.capacity),
+                CountExpr::Number(n) => Some(*n),
+                _ => None,
+            })
+        });
+    }
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        type Op = fn(Box<CountExpr>, Box<CountExpr>) -> CountExpr;
+        let ops: [(MetaMethod, Op); 3] = [
+            (MetaMethod::Add, CountExpr::Add),
+            (MetaMethod::Mul, CountExpr::Mul),
+            (MetaMethod::Sub, CountExpr::Sub),
+        ];
+        for (mm, op) in ops {
+            m.add_meta_function(mm, move |_, (a, b): (Value, Value)| {
+                Ok(LuaCount(op(
+                    Box::new(count_operand(&a)?),
+                    Box::new(count_operand(&b)?),
+                )))
+            });
+        }
+        m.add_meta_method(MetaMethod::ToString, |_, this, ()| {
+            Ok(format!("Count<{}>", this.0))
+        });
+    }
+}
+
+impl UserData for LuaKernel {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_method(MetaMethod::ToString, |_, this, ()| {
+            Ok(format!("computeShader<{}>", this.0.identity))
+        });
+    }
+}
+
+impl UserData for LuaReadback {}
+
+impl UserData for BufferRef {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("buffer", |_, this| Ok(this.buffer.clone()));
+        f.add_field_method_get("type", |_, this| Ok(this.ty.name()));
+        f.add_field_method_get("count", |_, this| Ok(this.count));
+        f.add_field_method_get("lanes", |_, this| Ok(this.lanes));
+        f.add_field_method_get("element", |_, this| Ok(this.ty.word().wgsl()));
+    }
+}
+
+/// A number, if `v` is one.
+pub fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Number(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// A column, if `v` is one.
+pub fn column(v: &Value) -> Option<Column> {
+    match v {
+        Value::UserData(ud) => ud.borrow::<LuaColumn>().ok().map(|c| c.0.clone()),
+        _ => None,
+    }
+}
+
+/// A uniform's value: a number, a Bool, or a Vec (`{x=…, y=…}` or a list).
+pub fn uniform(name: &str, v: &Value) -> mlua::Result<Uniform> {
+    if let Some(n) = number(v) {
+        return Ok(Uniform::Number(n));
+    }
+    match v {
+        Value::Boolean(b) => Ok(Uniform::Bool(*b)),
+        Value::Table(t) => {
+            let mut lanes = Vec::new();
+            for (i, k) in ["x", "y", "z", "w"].iter().enumerate() {
+                let named: Value = t.get(*k)?;
+                let listed: Value = t.get(i + 1)?;
+                match number(&named).or_else(|| number(&listed)) {
+                    Some(n) => lanes.push(n),
+                    None => break,
+                }
+            }
+            if lanes.is_empty() {
+                return Err(mlua::Error::runtime(format!(
+                    "uniform `{name}`: a Vec needs x (and y, z, w)"
+                )));
+            }
+            Ok(Uniform::Vec(lanes))
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "uniform `{name}` takes a Number, a Bool or a Vec, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// transfer.upload's value for `key`.
+pub fn upload_value(key: &str, v: &Value) -> mlua::Result<UploadValue> {
+    if let Some(n) = number(v) {
+        return Ok(UploadValue::Number(n));
+    }
+    if let Some(c) = column(v) {
+        return Ok(UploadValue::Column(c));
+    }
+    let Value::Table(t) = v else {
+        return Err(mlua::Error::runtime(format!(
+            "upload `{key}`: takes numbers, lists, {{x,y,z}} lists, typed tables or Columns, got {}",
+            v.type_name()
+        )));
+    };
+    if let Value::String(ty) = t.get::<Value>("type")? {
+        let ty = ty.to_str()?.to_string();
+        let Some(ct) = ColumnType::from_name(&ty) else {
+            return Err(mlua::Error::runtime(format!(
+                "upload `{key}`: type `{ty}` is none of Float, Int, UInt, Vec2, Vec3, Vec4, Color (text columns are not modelled)"
+            )));
+        };
+        let values: Table = t.get("values")?;
+        let mut flat = Vec::new();
+        for item in values.sequence_values::<Value>() {
+            let item = item?;
+            match (number(&item), &item) {
+                (Some(n), _) => flat.push(n),
+                (None, Value::Table(vt)) => {
+                    for k in ["x", "y", "z", "w"].iter().take(ct.lanes() as usize) {
+                        flat.push(number(&vt.get::<Value>(*k)?).unwrap_or(0.0));
+                    }
+                }
+                _ => {
+                    return Err(mlua::Error::runtime(format!(
+                        "upload `{key}`: values must be numbers or vectors"
+                    )))
+                }
+            }
+        }
+        return Ok(UploadValue::Typed(ct, flat));
+    }
+    if t.raw_len() > 0 {
+        let first: Value = t.get(1)?;
+        if number(&first).is_some() {
+            let mut out = Vec::new();
+            for item in t.sequence_values::<Value>() {
+                let item = item?;
+                out.push(number(&item).ok_or_else(|| {
+                    mlua::Error::runtime(format!(
+                        "upload `{key}`: a list of numbers holds a {}",
+                        item.type_name()
+                    ))
+                })?);
+            }
+            return Ok(UploadValue::Numbers(out));
+        }
+        if let Value::Table(_) = first {
+            let mut out = Vec::new();
+            for item in t.sequence_values::<Table>() {
+                let item = item?;
+                let mut lanes = Vec::new();
+                for k in ["x", "y", "z", "w"] {
+                    match number(&item.get::<Value>(k)?) {
+                        Some(n) => lanes.push(n),
+                        None => break,
+                    }
+                }
+                out.push(lanes);
+            }
+            return Ok(UploadValue::Vectors(out));
+        }
+        return Err(mlua::Error::runtime(format!(
+            "upload `{key}`: a list of {} (text columns are not modelled by this host)",
+            first.type_name()
+        )));
+    }
+    let mut table = BTreeMap::new();
+    for pair in t.pairs::<String, Value>() {
+        let (k, v) = pair?;
+        table.insert(k.clone(), upload_value(&format!("{key}.{k}"), &v)?);
+    }
+    Ok(UploadValue::Table(table))
+}
+
+/// transfer.readback's source for `key` (counts stay expressions until the cook plans them).
+pub fn read_source(
+    key: &str,
+    v: &Value,
+    counts: &mut dyn FnMut(CountExpr) -> mlua::Result<ReadSource>,
+) -> mlua::Result<ReadSource> {
+    if let Some(n) = number(v) {
+        return Ok(ReadSource::Number(n));
+    }
+    match v {
+        Value::Boolean(b) => Ok(ReadSource::Bool(*b)),
+        Value::String(s) => Ok(ReadSource::Text(s.to_str()?.to_string())),
+        Value::UserData(ud) => {
+            if let Ok(c) = ud.borrow::<LuaColumn>() {
+                return Ok(ReadSource::Column(c.0.clone()));
+            }
+            counts(to_count(ud)?)
+        }
+        Value::Table(t) => {
+            let mut out = BTreeMap::new();
+            for pair in t.pairs::<String, Value>() {
+                let (k, v) = pair?;
+                out.insert(k.clone(), read_source(&format!("{key}.{k}"), &v, counts)?);
+            }
+            Ok(ReadSource::Table(out))
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "readback `{key}`: cannot read a {} back",
+            other.type_name()
+        ))),
+    }
+}
+
+/// The Luau type name of `v` as cpu.call's `returns` names types.
+pub fn type_of(v: &Value) -> &'static str {
+    match v {
+        Value::Integer(_) | Value::Number(_) => "Number",
+        Value::String(_) => "String",
+        Value::Boolean(_) => "Bool",
+        Value::Function(_) => "Function",
+        Value::Table(_) => "List",
+        Value::UserData(ud) if ud.is::<LuaColumn>() => "Column",
+        Value::UserData(ud) if ud.is::<BufferRef>() => "BufferRef",
+        Value::UserData(_) => "Handle",
+        Value::Nil => "nil",
+        _ => "other",
+    }
+}
+
+/// Whether `v` is plain data the plan knows (no device value, no function).
+pub fn known(v: &Value) -> bool {
+    match v {
+        Value::Nil
+        | Value::Boolean(_)
+        | Value::Integer(_)
+        | Value::Number(_)
+        | Value::String(_) => true,
+        Value::Table(t) => t
+            .pairs::<Value, Value>()
+            .all(|p| p.map(|(k, v)| known(&k) && known(&v)).unwrap_or(false)),
+        _ => false,
+    }
+}
+
+/// A stable text of known data (the key of a folded pure call and of a digest).
+pub fn key_of(v: &Value) -> String {
+    match v {
+        Value::Table(t) => {
+            let mut items: Vec<(String, String)> = t
+                .pairs::<Value, Value>()
+                .filter_map(Result::ok)
+                .map(|(k, v)| (key_of(&k), key_of(&v)))
+                .collect();
+            items.sort();
+            format!(
+                "{{{}}}",
+                items
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        }
+        Value::String(s) => format!("{:?}", s.to_string_lossy()),
+        other => number(other).map_or_else(|| format!("{other:?}"), |n| format!("{n}")),
+    }
+}

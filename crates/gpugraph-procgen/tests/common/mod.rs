@@ -1,0 +1,81 @@
+//! Shared helpers of the GPU tests: a real adapter (lavapipe in CI; none is a failure, never a
+//! skip), poisoned outputs, word readback.
+#![allow(dead_code)]
+
+use gpugraph_command::GpuContext;
+use gpugraph_procgen::{AssetLibrary, Column, ColumnType, Cook, KernelRef, LiveCount, Recording};
+
+pub const POISON: u32 = 0xDEAD_BEEF;
+
+pub fn ctx() -> GpuContext {
+    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
+}
+
+pub fn kernel(id: &str) -> KernelRef {
+    KernelRef::Asset(AssetLibrary::new().resolve(id, "computeShader").unwrap())
+}
+
+pub fn cook(ctx: &GpuContext) -> Cook {
+    let mut c = Cook::new(ctx, "test");
+    c.set_poison(Some(POISON));
+    c
+}
+
+pub fn run(cook: Cook) -> Recording {
+    let mut r = cook.finish().unwrap();
+    r.run().unwrap();
+    r
+}
+
+pub fn words(rec: &Recording, c: &Column) -> Vec<u32> {
+    rec.read_words(&c.buffer, c.words()).unwrap()
+}
+
+pub fn ints(rec: &Recording, c: &Column) -> Vec<i32> {
+    words(rec, c).into_iter().map(|w| w as i32).collect()
+}
+
+pub fn floats(rec: &Recording, c: &Column) -> Vec<f32> {
+    words(rec, c).into_iter().map(f32::from_bits).collect()
+}
+
+pub fn count(rec: &Recording, l: &LiveCount) -> u32 {
+    rec.read_words(&l.word, 1).unwrap()[0]
+}
+
+pub fn upload_i32(cook: &mut Cook, v: &[i32]) -> Column {
+    let w: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+    cook.upload_words("i32", ColumnType::Int, &w)
+}
+
+pub fn upload_u32(cook: &mut Cook, v: &[u32]) -> Column {
+    cook.upload_words("u32", ColumnType::UInt, v)
+}
+
+pub fn upload_f32(cook: &mut Cook, v: &[f32]) -> Column {
+    let w: Vec<u32> = v.iter().map(|x| x.to_bits()).collect();
+    cook.upload_words("f32", ColumnType::Float, &w)
+}
+
+pub fn upload_vec3(cook: &mut Cook, v: &[[f32; 3]]) -> Column {
+    let w: Vec<u32> = v.iter().flatten().map(|x| x.to_bits()).collect();
+    cook.upload_words("vec3", ColumnType::Vec3, &w)
+}
+
+/// A live count of `live` with room `capacity`.
+pub fn live(cook: &mut Cook, live: u32, capacity: u64) -> LiveCount {
+    LiveCount {
+        word: cook.upload_count("live", live).buffer,
+        capacity,
+    }
+}
+
+/// The sizes every kernel test runs: empty, one, around a 64-slot workgroup, a few tiles.
+pub const SIZES: &[usize] = &[0, 1, 63, 64, 65, 257, 300];
+
+/// Live counts to try within `n`: none, one, half, all.
+pub fn lives(n: usize) -> Vec<usize> {
+    let mut v = vec![0, n.min(1), n / 2, n];
+    v.dedup();
+    v
+}
