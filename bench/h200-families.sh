@@ -15,6 +15,11 @@
 #   hash     bench hash and bench join
 #   tpch     TPC-H lineitem x orders at SF 1 and 10 through gpugraph join, DuckDB peer
 #   spatial  bench spatial with the cKDTree peer
+#   suite    bench/device-suite.sh over the carried test binaries (PACK_TESTS picks them)
+#   fft      bench fft 4096² and 8192² with policy variants, torch.fft.fft2 peer (issue 16)
+#   solve    gpugraph solve / bench solve, PCG on Poisson 2048², cupyx cg peer (issue 17)
+#   traverse bench traverse 2^20 / 2^24 nodes, torch / cuSPARSE peers (issue 16)
+#   procgen  the procgen example graph's play report (issue 18)
 # SMALL=1 runs every stage at toy sizes (a local smoke test on lavapipe).
 set -uo pipefail
 dest=${1:-h200-families-out}
@@ -30,7 +35,7 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
 fi
 small=${SMALL:-0}
 pick() { if [ "$small" = 1 ]; then echo "$1"; else echo "$2"; fi; }
-stages=${STAGES:-race compile reduce sort29 render hash tpch spatial}
+stages=${STAGES:-race compile reduce sort29 render hash tpch spatial suite fft solve traverse procgen}
 has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
 peer_ok() { python3 -c "import $1" >/dev/null 2>&1; }
 
@@ -144,6 +149,57 @@ if has spatial; then
   else
     echo "scipy: not importable on this host (cKDTree peer skipped)"
   fi
+  pack
+fi
+if has suite; then
+  bash bench/device-suite.sh "$out/suite" | tee "$out/device-suite.txt" | tail -n 40
+  pack
+fi
+
+if has fft; then
+  timeout 200 "$G" bench fft --sizes "$(pick 2^12 2^24,2^26)" --repeat "$(pick 3 10)" \
+    --fft-policy default --fft-policy swizzle=1 --fft-policy columns=1024 \
+    --fft-policy columns=1024,swizzle=1 --json "$out/fft.json" >"$out/fft.txt" 2>&1 || tail -3 "$out/fft.txt"
+  if peer_ok torch; then
+    timeout 100 python3 bench/peers/peers_fft.py --sizes "$(pick 4096 16777216,67108864)" --repeat 10 \
+      --json "$out/fft-peer.json" >/dev/null 2>&1 \
+      && python3 bench/combine.py "$out/fft.json" "$out/fft-peer.json" | cut -c1-140 | tee "$out/fft-combined.txt"
+  else
+    grep -E "^ *fft" "$out/fft.txt" | cut -c1-140
+  fi
+  pack
+fi
+
+if has solve; then
+  grid=$(pick 64 2048)
+  timeout 150 "$G" solve --matrix "poisson2d:$grid" --tol 1e-6 --max-iter "$(pick 400 6000)" \
+    --precond jacobi --out /tmp/solve-x.npy --report "$out/solve-report.json" >"$out/solve.txt" 2>&1
+  echo "solve $grid: rc $?"; grep -v "^ *[|├└│]" "$out/solve.txt" | tail -8 | cut -c1-160
+  timeout 200 "$G" bench solve --grid "$grid" --tol 1e-6 --max-iter "$(pick 400 6000)" --repeat 3 \
+    --json "$out/solve-bench.json" >"$out/solve-bench.txt" 2>&1 || tail -3 "$out/solve-bench.txt"
+  grep -E "pcg" "$out/solve-bench.txt" | cut -c1-150
+  if peer_ok cupyx; then
+    timeout 120 python3 bench/peers/peers_cg.py --grid "$grid" --tol 1e-6 --precond jacobi --repeat 3 \
+      --json "$out/solve-peer.json" 2>&1 | tail -4 | cut -c1-160
+  fi
+  pack
+fi
+
+if has traverse; then
+  timeout 200 "$G" bench traverse --sizes "$(pick 2^12 2^20,2^24)" --repeat "$(pick 3 10)" \
+    --json "$out/traverse.json" >"$out/traverse.txt" 2>&1 || tail -3 "$out/traverse.txt"
+  grep -E "traverse" "$out/traverse.txt" | cut -c1-150 | head -12
+  if peer_ok torch; then
+    timeout 150 python3 bench/peers/peers_traverse.py --sizes "$(pick 4096 1048576,16777216)" \
+      --repeat "$(pick 3 10)" --json "$out/traverse-peer.json" 2>&1 | tail -8 | cut -c1-160
+  fi
+  pack
+fi
+
+if has procgen; then
+  timeout 100 "$G" procgen run crates/gpugraph-procgen/examples/graph/scatter_expand.luau --frames 5 \
+    --report "$out/procgen-report.json" >"$out/procgen.txt" 2>&1
+  echo "procgen: rc $?"; tail -12 "$out/procgen.txt" | cut -c1-200
   pack
 fi
 pack
