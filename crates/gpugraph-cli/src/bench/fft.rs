@@ -136,6 +136,13 @@ pub fn cases(gpu: &Gpu, n: u64, variants: &[(FftPolicy, String)]) -> Result<Vec<
     drop(words);
     let mut cases = Vec::new();
     for (policy, label) in variants {
+        // The unlabelled variant is what a plain `add_to_graph` gets on this device.
+        let device_policy = FftPolicy::for_device(gpu.device());
+        let policy = if label.is_empty() {
+            &device_policy
+        } else {
+            policy
+        };
         let out = gpu.upload("fft-output", &vec![0xDEAD_BEEF; 2 * n as usize]);
         let out = std::rc::Rc::new(out);
         for ideal in [false, true] {

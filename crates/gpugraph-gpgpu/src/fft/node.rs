@@ -82,9 +82,9 @@ struct FftParams {
 }
 
 impl Fft1d {
-    /// [`Fft1d::add_to_graph_with`] the default policy.
+    /// [`Fft1d::add_to_graph_with`] the device's measured policy ([`FftPolicy::for_device`]).
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<FftPlan, AlgorithmError> {
-        self.add_to_graph_with(graph, &FftPolicy::default())
+        self.add_to_graph_with(graph, &FftPolicy::for_device(graph.device()))
     }
 
     /// Validates the views and adds one dispatch node per pass; returns the plan (passes,
@@ -119,7 +119,7 @@ impl Fft1d {
 impl Fft2d {
     /// [`Fft2d::add_to_graph_with`] the default policy.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<FftPlan, AlgorithmError> {
-        self.add_to_graph_with(graph, &FftPolicy::default())
+        self.add_to_graph_with(graph, &FftPolicy::for_device(graph.device()))
     }
 
     /// Validates the views and adds one dispatch node per pass; returns the plan.

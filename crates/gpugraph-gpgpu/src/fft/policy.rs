@@ -1,6 +1,8 @@
 //! Tunables of the FFT kernels ([`FftPolicy`]), their ranges and `key=value` syntax
 //! (`elements=4096,threads=256`, the bench's `--fft-policy`).
 
+use gpugraph_command::wgpu;
+
 use crate::kernel::{power_of_two_in, spec_u32, PolicyError, PolicySpec, PolicySpecError};
 
 /// Kernel tunables. Both are upper bounds: the device's workgroup memory and invocation
@@ -32,6 +34,24 @@ impl FftPolicy {
         swizzle: false,
         column_length: 0,
     };
+
+    /// The policy a plain `add_to_graph` gets on `device`, chosen per device class from
+    /// measurement.
+    ///
+    /// | device class | policy | evidence |
+    /// |---|---|---|
+    /// | NVIDIA (vendor 0x10de) | `swizzle=1,columns=1024` | H200, 2026-12-02, one call at a2c1da2 (`bench fft --fft-policy …`, `bench/results/h200/2026-12-02-a2c1da2/fft-combined.txt`): 4096² forward 0.383 ms against 0.420 ms for [`Self::DEFAULT`] (`torch.fft.fft2` 0.228 ms: 0.54× → 0.60×), 8192² 1.731 ms against 2.845 ms (0.826 ms: 0.29× → 0.48×); `swizzle=1` alone 0.393 / 2.694 ms, `columns=1024` alone 0.789 / 3.189 ms |
+    /// | others (lavapipe, ...) | [`Self::DEFAULT`] | |
+    pub fn for_device(device: &wgpu::Device) -> Self {
+        match device.adapter_info().vendor {
+            0x10de => Self {
+                swizzle: true,
+                column_length: 1024,
+                ..Self::DEFAULT
+            },
+            _ => Self::DEFAULT,
+        }
+    }
 
     /// Checks the ranges documented on each field.
     pub fn validate(&self) -> Result<(), PolicyError> {
