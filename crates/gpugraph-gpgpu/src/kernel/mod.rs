@@ -20,6 +20,7 @@ pub(crate) use binder::{import_u32, rows_u32, Binder, Handles};
 pub use bindings::{bind_or, binding_alignment, row_offset};
 pub use cache::BufferKeyed;
 pub(crate) use chained::{check_kernel, plan_scan};
+pub(crate) use dispatch::add_dispatch;
 pub use dispatch::{grid_for, Grid};
 pub use outputs::require_output;
 pub use placeholder::placeholder_buffer;

@@ -2,9 +2,7 @@
 //! `WG` header), declared dispatch nodes, word-clearing nodes and uint32 transients.
 
 use gpugraph_command::wgpu::BufferUsages;
-use gpugraph_command::{
-    Binding, BufferDescriptor, CommandGraph, DataView, DispatchNode, Grid, VectorFormat,
-};
+use gpugraph_command::{Binding, BufferDescriptor, CommandGraph, DataView, Grid, VectorFormat};
 
 use crate::error::AlgorithmError;
 use crate::kernel::{Binder, ShaderSource, ViewCheck};
@@ -25,20 +23,7 @@ pub(crate) fn source(file: &'static str, dims: u32, defines: &[&'static str]) ->
     s.build()
 }
 
-/// Adds the declared dispatch `entry` of `wgsl` as node `id`.
-pub(crate) fn dispatch(
-    graph: &mut CommandGraph,
-    id: String,
-    key: &str,
-    wgsl: String,
-    entry: &str,
-    bindings: Vec<Binding>,
-    grid: Grid,
-) -> Result<(), AlgorithmError> {
-    let shader = gpugraph_command::ShaderSource::new(key, wgsl);
-    graph.add_dispatch_node(DispatchNode::new(id, shader, entry, bindings, grid))?;
-    Ok(())
-}
+pub(crate) use crate::kernel::add_dispatch as dispatch;
 
 /// `Grid::Rows` of `rows` rows at [`WG`] per workgroup.
 pub(crate) fn rows(rows: u64) -> Grid {

@@ -3,8 +3,7 @@
 
 use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{
-    Binding, BufferDescriptor, BufferHandle, CommandGraph, DataView, DispatchNode, Grid,
-    VectorFormat,
+    BufferDescriptor, BufferHandle, CommandGraph, DataView, Grid, VectorFormat,
 };
 
 use crate::error::AlgorithmError;
@@ -13,20 +12,7 @@ use crate::kernel::{Binder, ViewCheck};
 /// Invocations per workgroup of the row kernels.
 pub(crate) const WG: u32 = 256;
 
-/// Adds the declared dispatch `entry` of `wgsl` (labelled `key`) as node `id`.
-pub(crate) fn dispatch(
-    graph: &mut CommandGraph,
-    id: String,
-    key: &str,
-    wgsl: String,
-    entry: &str,
-    bindings: Vec<Binding>,
-    grid: Grid,
-) -> Result<(), AlgorithmError> {
-    let shader = gpugraph_command::ShaderSource::new(key, wgsl);
-    graph.add_dispatch_node(DispatchNode::new(id, shader, entry, bindings, grid))?;
-    Ok(())
-}
+pub(crate) use crate::kernel::add_dispatch as dispatch;
 
 /// `Grid::Rows` of `rows` rows at [`WG`] per workgroup.
 pub(crate) fn rows(rows: u64) -> Grid {
