@@ -45,6 +45,25 @@ pub fn grid_for(workgroups: u64, max_per_dim: u32) -> Option<Grid> {
     })
 }
 
+/// Adds the declared dispatch `entry` of `wgsl` (pipeline key `key`) as node `id`: the one
+/// path by which the families' kernels reach the command graph's
+/// [`gpugraph_command::DispatchNode`] (uses derived from `bindings`).
+pub(crate) fn add_dispatch(
+    graph: &mut gpugraph_command::CommandGraph,
+    id: String,
+    key: &str,
+    wgsl: String,
+    entry: &str,
+    bindings: Vec<gpugraph_command::Binding>,
+    grid: gpugraph_command::Grid,
+) -> Result<(), crate::error::AlgorithmError> {
+    let shader = gpugraph_command::ShaderSource::new(key, wgsl);
+    graph.add_dispatch_node(gpugraph_command::DispatchNode::new(
+        id, shader, entry, bindings, grid,
+    ))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,23 +82,4 @@ mod tests {
         }
         assert_eq!(grid_for(65535u64 * 65535 + 1, 65535), None);
     }
-}
-
-/// Adds the declared dispatch `entry` of `wgsl` (pipeline key `key`) as node `id`: the one
-/// path by which the families' kernels reach the command graph's
-/// [`gpugraph_command::DispatchNode`] (uses derived from `bindings`).
-pub(crate) fn add_dispatch(
-    graph: &mut gpugraph_command::CommandGraph,
-    id: String,
-    key: &str,
-    wgsl: String,
-    entry: &str,
-    bindings: Vec<gpugraph_command::Binding>,
-    grid: gpugraph_command::Grid,
-) -> Result<(), crate::error::AlgorithmError> {
-    let shader = gpugraph_command::ShaderSource::new(key, wgsl);
-    graph.add_dispatch_node(gpugraph_command::DispatchNode::new(
-        id, shader, entry, bindings, grid,
-    ))?;
-    Ok(())
 }
