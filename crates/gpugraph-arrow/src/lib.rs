@@ -31,6 +31,7 @@ pub mod error;
 pub mod mapping;
 pub mod options;
 pub mod readback;
+mod stage;
 pub mod table;
 pub mod upload;
 

@@ -14,7 +14,7 @@ use crate::error::ArrowAdapterError;
 use crate::mapping::readback_schema;
 use crate::options::UploadOptions;
 use crate::readback::{read_back_batches, ColumnRead};
-use crate::upload::{encode_column, GpuColumn};
+use crate::upload::{prepare_column, GpuColumn};
 
 /// An uploaded Arrow table: a [`GpuTable`] of values (or dictionary codes), one optional
 /// `uint32` validity mask per column chunked like the values, one optional CPU dictionary per
@@ -142,7 +142,7 @@ pub(crate) fn upload_columns(
         .enumerate()
         .map(|(i, field)| {
             let chunks: Vec<&dyn Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
-            encode_column(field.name(), field.data_type(), &chunks, options)
+            prepare_column(field.name(), field.data_type(), &chunks, options)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let columns = encoded

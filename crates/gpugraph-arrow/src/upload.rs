@@ -1,27 +1,29 @@
 //! Upload of Arrow arrays into [`GpuVector`]s: values (or dictionary codes), an optional
 //! source-aligned `uint32` validity mask, and for string columns the dictionary on the CPU.
 //!
-//! Every function here creates OWNED buffers (`STORAGE | COPY_SRC | COPY_DST` plus
-//! [`UploadOptions::extra_usage`]) written through a mapping at creation: no queue submission,
-//! no GPU work. Chunks keep the source's order and boundaries (one chunk per array; no
-//! concatenation). Bytes moved per row: `format.byte_size()` host→device, plus 4 for a mask.
-//! Chunks of a column are encoded and checked on the CPU before any buffer is created, so a
-//! failing column allocates nothing.
+//! Every function here creates OWNED device-local buffers (`STORAGE | COPY_SRC | COPY_DST`
+//! plus [`UploadOptions::extra_usage`]) written by copies from the tables crate's staging ring,
+//! submitted on `ctx.queue` (in place for its next submission). Chunks keep the source's order
+//! and boundaries (one chunk per array; no concatenation). Bytes moved per row:
+//! `format.byte_size()` host→device, plus 4 for a mask. Types, schemas and nulls are checked
+//! before any buffer is created; values convert (and are range-checked) as they stage, so a
+//! value out of range drops the buffers made for its column and names the first such row.
 
 use std::sync::Arc;
 
 use arrow_array::Array;
 use arrow_schema::DataType;
-use gpugraph_command::{GpuContext, VectorFormat};
-use gpugraph_tables::{GpuData, GpuVector};
+use gpugraph_command::GpuContext;
+use gpugraph_tables::GpuVector;
 
 use rayon::prelude::*;
 
 use crate::dictionary::{codes_of_dictionary, DictionaryColumn, DictionaryEncoder, EncodedCodes};
-use crate::encode::{encode_values, first_null, validity_mask, EncodedChunk};
+use crate::encode::{first_null, EncodedChunk, ValueEncoder};
 use crate::error::ArrowAdapterError;
 use crate::mapping::{is_string, plan_column, ColumnEncoding};
-use crate::options::{ChunkPlacement, UploadOptions, ValidityPolicy};
+use crate::options::{UploadOptions, ValidityPolicy};
+use crate::stage::{stage_masks, stage_values, PreparedChunk};
 
 /// One uploaded Arrow column: values or codes, an optional validity mask with the same chunk
 /// lengths, and the dictionary when the values are codes. Holds (co-owns) the buffers.
@@ -176,7 +178,8 @@ fn upload_coded(
         })
 }
 
-/// Encodes every chunk (checking types, values and nulls), then uploads values and mask.
+/// Checks every chunk (types, nulls), then uploads values and mask, converting values as they
+/// stage.
 pub(crate) fn upload_column(
     ctx: &GpuContext,
     column: &str,
@@ -185,14 +188,14 @@ pub(crate) fn upload_column(
     options: &UploadOptions,
 ) -> Result<GpuColumn, ArrowAdapterError> {
     let start = std::time::Instant::now();
-    let encoded = encode_column(column, data_type, chunks, options)?;
-    let encoded_at = start.elapsed();
-    let uploaded = encoded.upload(ctx, options);
+    let prepared = prepare_column(column, data_type, chunks, options)?;
+    let prepared_at = start.elapsed();
+    let uploaded = prepared.upload(ctx, options);
     if trace_upload() {
         eprintln!(
-            "upload {column}: encode {:.1} ms, staging copies {:.1} ms",
-            encoded_at.as_secs_f64() * 1e3,
-            (start.elapsed() - encoded_at).as_secs_f64() * 1e3
+            "upload {column}: checks and dictionary {:.1} ms, staged conversion and copies {:.1} ms",
+            prepared_at.as_secs_f64() * 1e3,
+            (start.elapsed() - prepared_at).as_secs_f64() * 1e3
         );
     }
     uploaded
@@ -216,22 +219,23 @@ fn coded(codes: EncodedCodes) -> EncodedChunk {
     }
 }
 
-/// A column encoded and checked on the CPU, ready for upload.
-pub(crate) struct EncodedColumn {
+/// A column checked on the CPU, ready for upload: value chunks convert while they stage.
+pub(crate) struct PreparedColumn<'c> {
     encoding: ColumnEncoding,
-    chunks: Vec<EncodedChunk>,
+    chunks: Vec<PreparedChunk<'c>>,
     masked: bool,
     dictionary: Vec<String>,
 }
 
-/// The CPU half of [`upload_column`]: plans the type, checks every chunk's type, encodes
-/// values or codes (checking ranges and nulls) and decides whether a mask is needed.
-pub(crate) fn encode_column(
-    column: &str,
+/// The CPU half of [`upload_column`]: plans the type, checks every chunk's type and nulls,
+/// encodes dictionary codes (their order is sequential) and decides whether a mask is needed.
+/// Value conversion (and its range checks) happens as the chunks stage.
+pub(crate) fn prepare_column<'c>(
+    column: &'c str,
     data_type: &DataType,
     chunks: &[&dyn Array],
     options: &UploadOptions,
-) -> Result<EncodedColumn, ArrowAdapterError> {
+) -> Result<PreparedColumn<'c>, ArrowAdapterError> {
     let encoding = plan_column(column, data_type, options)?;
     if let Some((batch, chunk)) = chunks
         .iter()
@@ -246,9 +250,8 @@ pub(crate) fn encode_column(
             ),
         });
     }
-    // Chunks are encoded in parallel: the host encode, not the bus, bounds an upload (H200,
-    // 50M rows: ~280 ms per column on one thread against ~30 ms of staging copies). The
-    // dictionary's code order (first appearance over chunks in order) stays sequential.
+    // Chunks are checked and coded in parallel; the dictionary's code order (first appearance
+    // over chunks in order) stays sequential.
     let row_bases: Vec<usize> = chunks
         .iter()
         .scan(0usize, |base, c| {
@@ -258,11 +261,14 @@ pub(crate) fn encode_column(
         })
         .collect();
     let mut encoder = DictionaryEncoder::new();
-    let results: Vec<Result<EncodedChunk, ArrowAdapterError>> = match encoding {
+    let results: Vec<Result<PreparedChunk<'c>, ArrowAdapterError>> = match encoding {
         ColumnEncoding::Values { format, conversion } => chunks
             .par_iter()
             .zip(row_bases.par_iter())
-            .map(|(chunk, &base)| encode_values(column, *chunk, format, conversion, base))
+            .map(|(chunk, &base)| {
+                ValueEncoder::new(column, *chunk, format, conversion, base)
+                    .map(PreparedChunk::Values)
+            })
             .collect(),
         ColumnEncoding::DictionaryCodes => {
             let remaps = chunks
@@ -272,12 +278,20 @@ pub(crate) fn encode_column(
             chunks
                 .par_iter()
                 .zip(remaps.par_iter())
-                .map(|(chunk, remap)| Ok(coded(codes_of_dictionary(*chunk, remap))))
+                .map(|(chunk, remap)| {
+                    Ok(PreparedChunk::Encoded(coded(codes_of_dictionary(
+                        *chunk, remap,
+                    ))))
+                })
                 .collect()
         }
         ColumnEncoding::EncodedStrings => chunks
             .iter()
-            .map(|c| encoder.encode_strings(column, *c).map(coded))
+            .map(|c| {
+                encoder
+                    .encode_strings(column, *c)
+                    .map(|codes| PreparedChunk::Encoded(coded(codes)))
+            })
             .collect(),
     };
     let mut encoded = Vec::with_capacity(chunks.len());
@@ -285,7 +299,7 @@ pub(crate) fn encode_column(
         // The first failing chunk in order is the error, as when encoded one by one.
         let e = result?;
         if options.validity == ValidityPolicy::RejectNulls {
-            if let Some(row) = first_null(e.nulls.as_ref()) {
+            if let Some(row) = first_null(e.nulls()) {
                 return Err(ArrowAdapterError::NullsRejected {
                     column: column.to_string(),
                     row: base + row,
@@ -296,10 +310,10 @@ pub(crate) fn encode_column(
     }
     let masked = match options.validity {
         ValidityPolicy::Always => true,
-        ValidityPolicy::IfNulls => encoded.iter().any(|e| e.nulls.is_some()),
+        ValidityPolicy::IfNulls => encoded.iter().any(|e| e.nulls().is_some()),
         ValidityPolicy::RejectNulls => false,
     };
-    Ok(EncodedColumn {
+    Ok(PreparedColumn {
         encoding,
         chunks: encoded,
         masked,
@@ -307,23 +321,16 @@ pub(crate) fn encode_column(
     })
 }
 
-impl EncodedColumn {
-    /// The GPU half of [`upload_column`]: creates the value and mask buffers.
+impl PreparedColumn<'_> {
+    /// The GPU half of [`upload_column`]: creates and stages the value and mask buffers.
     pub(crate) fn upload(
         self,
         ctx: &GpuContext,
         options: &UploadOptions,
     ) -> Result<GpuColumn, ArrowAdapterError> {
-        let parts: Vec<&[u8]> = self.chunks.iter().map(|e| e.bytes.as_slice()).collect();
-        let values = upload_chunks(ctx, &parts, self.encoding.format(), options)?;
+        let values = stage_values(ctx, &self.chunks, self.encoding.format(), options)?;
         let validity = if self.masked {
-            let masks: Vec<Vec<u32>> = self
-                .chunks
-                .par_iter()
-                .map(|e| validity_mask(e.nulls.as_ref(), e.rows))
-                .collect();
-            let parts: Vec<&[u8]> = masks.iter().map(|m| bytemuck::cast_slice(m)).collect();
-            Some(upload_chunks(ctx, &parts, VectorFormat::Uint32, options)?)
+            Some(stage_masks(ctx, &self.chunks, options)?)
         } else {
             None
         };
@@ -337,40 +344,4 @@ impl EncodedColumn {
             dictionary,
         })
     }
-}
-
-/// Uploads packed row bytes as the chunks of one vector, placed per [`ChunkPlacement`].
-pub(crate) fn upload_chunks(
-    ctx: &GpuContext,
-    parts: &[&[u8]],
-    format: VectorFormat,
-    options: &UploadOptions,
-) -> Result<GpuVector, ArrowAdapterError> {
-    let chunks = match options.placement {
-        ChunkPlacement::BufferPerChunk => parts
-            .iter()
-            .map(|p| GpuData::upload(ctx, p, format, options.extra_usage))
-            .collect::<Result<Vec<_>, _>>()?,
-        ChunkPlacement::SharedPerColumn => {
-            let alignment = u64::from(ctx.device.limits().min_storage_buffer_offset_alignment)
-                .max(wgpu::COPY_BUFFER_ALIGNMENT);
-            let mut all = Vec::new();
-            let mut offsets = Vec::with_capacity(parts.len());
-            for p in parts {
-                let offset = (all.len() as u64).div_ceil(alignment) * alignment;
-                all.resize(offset as usize, 0);
-                offsets.push(offset);
-                all.extend_from_slice(p);
-            }
-            // The owner range is raw bytes; the chunks are typed siblings that co-own it.
-            let owner = GpuData::upload(ctx, &all, VectorFormat::Uint8, options.extra_usage)?;
-            let row = u64::from(format.byte_size());
-            parts
-                .iter()
-                .zip(offsets)
-                .map(|(p, offset)| owner.sibling(offset, p.len() as u64 / row, format, row))
-                .collect::<Result<Vec<_>, _>>()?
-        }
-    };
-    Ok(GpuVector::from_chunks(format, chunks)?)
 }

@@ -6,7 +6,10 @@
 //! Runs on the selected adapter (lavapipe in CI); never skips.
 
 use gpugraph_command::GpuContext;
-use gpugraph_tables::upload::{release_staging, write_parts, IN_FLIGHT, PIECE, SMALL};
+use gpugraph_tables::upload::{
+    release_staging, write_parts, write_targets, Outcome, Source, Stopped, Target, IN_FLIGHT,
+    PIECE, SMALL,
+};
 use gpugraph_tables::{GpuData, VectorFormat};
 use wgpu::BufferUsages;
 
@@ -198,4 +201,182 @@ fn upload_rate() {
             n as f64 / s / 1e9
         );
     }
+}
+
+/// A fill source of `len` bytes with `row`-byte rows: byte `i` is `bytes(.., salt)[i]`; it
+/// checks the contract (whole rows except at the end) and stops at `stop_at` if given.
+fn fill_source(
+    len: usize,
+    row: usize,
+    salt: u32,
+    stop_at: Option<u64>,
+    calls: &std::sync::atomic::AtomicUsize,
+) -> impl Fn(u64, &mut [u8]) -> Result<(), Stopped> + Sync + '_ {
+    let data = bytes(len, salt);
+    move |at: u64, out: &mut [u8]| {
+        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let end = at as usize + out.len();
+        assert!(end <= len, "fill past the source: {at}+{}", out.len());
+        assert_eq!(at as usize % row, 0, "fill starts inside a row");
+        assert!(
+            end == len || out.len().is_multiple_of(row),
+            "fill ends inside a row"
+        );
+        assert_eq!(
+            out.as_ptr() as usize % 8,
+            0,
+            "fill scratch not 8-byte aligned"
+        );
+        if stop_at.is_some_and(|s| (at..end as u64).contains(&s)) {
+            return Err(Stopped);
+        }
+        out.copy_from_slice(&data[at as usize..end]);
+        Ok(())
+    }
+}
+
+#[test]
+fn fill_sources_of_any_row_size_land_exactly_across_buffers() {
+    let ctx = ctx();
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    // Rows of 4, 12 and 1 bytes; lengths straddling staging buffers and one tiny source, each
+    // into its own destination, all in one ring pass; plus a byte source between them.
+    let shapes = [
+        (PIECE as usize + 12 * 1000, 12usize),
+        (PIECE as usize * 2 - 8, 4),
+        (7, 1),
+        (3 * PIECE as usize / 2 + 3, 1),
+    ];
+    let raw = bytes(100_003, 77);
+    let fills: Vec<_> = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, &(len, row))| fill_source(len, row, k as u32, None, &calls))
+        .collect();
+    let buffers: Vec<wgpu::Buffer> = shapes
+        .iter()
+        .map(|&(len, _)| len)
+        .chain([raw.len()])
+        .map(|len| {
+            let b = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("fill-target"),
+                size: (len as u64 + 8).div_ceil(4) * 4,
+                usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            ctx.queue
+                .write_buffer(&b, 0, &vec![0xEE; b.size() as usize]);
+            b
+        })
+        .collect();
+    let mut targets: Vec<Target<'_>> = shapes
+        .iter()
+        .zip(&fills)
+        .zip(&buffers)
+        .map(|((&(len, row), fill), buffer)| Target {
+            buffer,
+            offset: 0,
+            source: Source::Fill {
+                len: len as u64,
+                row: row as u64,
+                fill,
+            },
+        })
+        .collect();
+    targets.insert(
+        2,
+        Target {
+            buffer: &buffers[4],
+            offset: 4,
+            source: Source::Bytes(&raw),
+        },
+    );
+    assert_eq!(
+        write_targets(&ctx.device, &ctx.queue, &targets).expect("upload"),
+        Outcome::Written
+    );
+    assert!(
+        calls.load(std::sync::atomic::Ordering::Relaxed) > 100,
+        "fills ran in small jobs"
+    );
+    let expect: Vec<(usize, Vec<u8>, usize)> = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, &(len, _))| (k, bytes(len, k as u32), 0))
+        .chain([(4, raw.clone(), 4)])
+        .collect();
+    for (k, data, offset) in expect {
+        let b = &buffers[k];
+        let got = GpuData::borrowed_packed(b, 0, b.size(), VectorFormat::Uint8)
+            .unwrap()
+            .read_back_bytes(&ctx)
+            .unwrap();
+        if let Some(i) = (0..data.len()).find(|&i| got[offset + i] != data[i]) {
+            panic!(
+                "target {k}: byte {i} is {} not {}",
+                got[offset + i],
+                data[i]
+            );
+        }
+        let end = offset + data.len();
+        let padded = offset + data.len().div_ceil(4) * 4;
+        assert!(
+            got[end..padded].iter().all(|&b| b == 0),
+            "target {k}: padding"
+        );
+        assert!(
+            got[padded..].iter().all(|&b| b == 0xEE),
+            "target {k}: past the end"
+        );
+        assert!(
+            got[..offset].iter().all(|&b| b == 0xEE),
+            "target {k}: before the start"
+        );
+    }
+}
+
+#[test]
+fn a_stopped_fill_submits_nothing_after_it() {
+    let ctx = ctx();
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let len = PIECE as usize * 3;
+    // Stops inside the second staging buffer: the first was submitted, the second and third
+    // never are (the third would not even be filled).
+    let fill = fill_source(len, 4, 9, Some(PIECE + 4096), &calls);
+    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("stopped-target"),
+        size: len as u64,
+        usage: BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    ctx.queue.write_buffer(&buffer, 0, &vec![0xEE; len]);
+    let targets = [Target {
+        buffer: &buffer,
+        offset: 0,
+        source: Source::Fill {
+            len: len as u64,
+            row: 4,
+            fill: &fill,
+        },
+    }];
+    assert_eq!(
+        write_targets(&ctx.device, &ctx.queue, &targets).expect("upload"),
+        Outcome::Stopped
+    );
+    let got = GpuData::borrowed_packed(&buffer, 0, len as u64, VectorFormat::Uint8)
+        .unwrap()
+        .read_back_bytes(&ctx)
+        .unwrap();
+    let data = bytes(len, 9);
+    assert_eq!(
+        &got[..PIECE as usize],
+        &data[..PIECE as usize],
+        "first buffer landed"
+    );
+    assert!(
+        got[PIECE as usize..].iter().all(|&b| b == 0xEE),
+        "nothing after the stopped buffer was written"
+    );
+    // The ring is usable afterwards (the stopped buffer went back to the pool still mapped).
+    check(&ctx, &[PIECE as usize * 2 + 5]);
 }

@@ -1,12 +1,9 @@
-//! The upload of `analyze`: every loaded column at once, one thread per column.
+//! The upload of `analyze`: every loaded column, one after the other.
 //!
-//! Why not `gpugraph_arrow::upload_record_batches`: it encodes (converts, zeroes null slots,
-//! dictionary-codes, builds validity masks) and uploads the columns one after the other on
-//! one thread, and that host work, not the bus, is the upload time (on the H200 at 50M rows,
-//! 1.2 s for ~1 GB). Columns are independent, so each is encoded and uploaded by its own
-//! thread (through the same `upload_array_chunks` and options, so the GPU data is
-//! bit-identical), their staging copies overlapping each other's encoding. The first failing
-//! column in schema order is the error, as before.
+//! Columns go one at a time because each upload already uses every core (its chunks convert
+//! straight into staging on the thread pool, `gpugraph_arrow`'s staged upload) and the bus is
+//! shared: on the H200 three columns uploading at once ran slower (each made its own staging
+//! ring) than the three in turn. The first failing column in schema order is the error.
 
 use std::collections::HashMap;
 
@@ -43,41 +40,16 @@ impl Uploaded {
     }
 }
 
-/// Encodes and uploads every column of `loaded` with `options`, one thread per column.
+/// Uploads every column of `loaded` with `options`, in schema order.
 pub fn upload(ctx: &GpuContext, loaded: &Loaded, options: &UploadOptions) -> Result<Uploaded> {
-    let fields = loaded.schema.fields();
-    let results: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> = fields
+    let mut columns = HashMap::with_capacity(loaded.schema.fields().len());
+    for (i, field) in loaded.schema.fields().iter().enumerate() {
+        let chunks: Vec<&dyn Array> = loaded
+            .batches
             .iter()
-            .enumerate()
-            .map(|(i, field)| {
-                let chunks: Vec<&dyn Array> = loaded
-                    .batches
-                    .iter()
-                    .map(|b| b.column(i).as_ref())
-                    .collect();
-                std::thread::Builder::new()
-                    .name(format!("analyze: upload {i}"))
-                    .spawn_scoped(scope, move || {
-                        upload_array_chunks(ctx, field.name(), field.data_type(), &chunks, options)
-                    })
-            })
+            .map(|b| b.column(i).as_ref())
             .collect();
-        // Every thread is joined (by the scope) before an error returns.
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => Ok(h.join()),
-                Err(e) => Err(e),
-            })
-            .collect()
-    });
-    let mut columns = HashMap::with_capacity(fields.len());
-    for (field, result) in fields.iter().zip(results) {
-        let column = match result? {
-            Ok(uploaded) => uploaded?,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
+        let column = upload_array_chunks(ctx, field.name(), field.data_type(), &chunks, options)?;
         columns.insert(field.name().clone(), column);
     }
     Ok(Uploaded {

@@ -1,0 +1,184 @@
+//! Columns larger than the staging ring's small-upload threshold, so their values convert
+//! straight into staging on the thread pool (`gpugraph_arrow`'s staged upload): converted
+//! values, zeroed null rows and validity masks over several chunks and both placements match a
+//! CPU oracle over poison-free fresh buffers, and a value out of range names the FIRST
+//! offending row in column order however the conversion jobs were scheduled.
+//! Runs on the selected adapter (lavapipe in CI); never skips.
+
+use arrow_array::types::Float32Type;
+use arrow_array::{Array, FixedSizeListArray, Float64Array, Int64Array};
+use gpugraph_arrow::{upload_array_chunks, ArrowAdapterError, ChunkPlacement, UploadOptions};
+use gpugraph_command::GpuContext;
+
+fn ctx() -> GpuContext {
+    GpuContext::new().expect("a GPU adapter (install mesa-vulkan-drivers)")
+}
+
+/// Chunk lengths straddling 256 KiB fill jobs and 16 MiB staging buffers, one empty.
+const CHUNKS: [usize; 4] = [700_001, 0, 1_300_017, 65_537];
+
+fn value(i: usize) -> i64 {
+    (i as i64).wrapping_mul(2_654_435_761) % 2_000_000_000 - 1_000_000_000
+}
+
+fn null(i: usize) -> bool {
+    i % 7 == 3
+}
+
+fn int_chunks(bad: &[usize]) -> Vec<Int64Array> {
+    let mut base = 0;
+    CHUNKS
+        .iter()
+        .map(|&n| {
+            let a: Int64Array = (base..base + n)
+                .map(|i| (!null(i)).then(|| if bad.contains(&i) { 1 << 40 } else { value(i) }))
+                .collect();
+            base += n;
+            a
+        })
+        .collect()
+}
+
+fn options(placement: ChunkPlacement) -> UploadOptions {
+    UploadOptions::default()
+        .narrow_int64()
+        .round_float64()
+        .with_placement(placement)
+}
+
+#[test]
+fn narrowed_ints_and_masks_match_the_oracle_in_both_placements() {
+    let ctx = ctx();
+    let chunks = int_chunks(&[]);
+    let arrays: Vec<&dyn Array> = chunks.iter().map(|a| a as &dyn Array).collect();
+    let rows: usize = CHUNKS.iter().sum();
+    let expect: Vec<i32> = (0..rows)
+        .map(|i| if null(i) { 0 } else { value(i) as i32 })
+        .collect();
+    let mask: Vec<u32> = (0..rows).map(|i| u32::from(!null(i))).collect();
+    for placement in [
+        ChunkPlacement::BufferPerChunk,
+        ChunkPlacement::SharedPerColumn,
+    ] {
+        let col = upload_array_chunks(
+            &ctx,
+            "ts",
+            arrays[0].data_type(),
+            &arrays,
+            &options(placement),
+        )
+        .unwrap();
+        let lens: Vec<u64> = col.values.chunks().iter().map(|c| c.len()).collect();
+        assert_eq!(
+            lens,
+            CHUNKS.map(|n| n as u64),
+            "{placement:?}: chunk lengths"
+        );
+        assert_eq!(
+            col.values.read_back::<i32>(&ctx).unwrap(),
+            expect,
+            "{placement:?}"
+        );
+        let validity = col.validity.expect("a nullable column gets a mask");
+        assert_eq!(
+            validity.read_back::<u32>(&ctx).unwrap(),
+            mask,
+            "{placement:?}"
+        );
+    }
+}
+
+#[test]
+fn rounded_floats_and_twelve_byte_rows_match_the_oracle() {
+    let ctx = ctx();
+    let x = |i: usize| (value(i) as f64) * 1e-3 + 0.1;
+    let floats: Vec<Float64Array> = {
+        let mut base = 0;
+        CHUNKS
+            .iter()
+            .map(|&n| {
+                let a = (base..base + n).map(|i| (!null(i)).then(|| x(i))).collect();
+                base += n;
+                a
+            })
+            .collect()
+    };
+    let arrays: Vec<&dyn Array> = floats.iter().map(|a| a as &dyn Array).collect();
+    let col = upload_array_chunks(
+        &ctx,
+        "f",
+        arrays[0].data_type(),
+        &arrays,
+        &options(ChunkPlacement::BufferPerChunk),
+    )
+    .unwrap();
+    let rows: usize = CHUNKS.iter().sum();
+    let expect: Vec<u32> = (0..rows)
+        .map(|i| if null(i) { 0 } else { (x(i) as f32).to_bits() })
+        .collect();
+    assert_eq!(col.values.read_back::<u32>(&ctx).unwrap(), expect);
+
+    // Rows of three f32 (12 bytes: fill jobs and staging buffers split on whole rows).
+    let n = 1_500_007;
+    let points = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
+        (0..n).map(|i| {
+            (!null(i)).then(|| (0..3).map(|c| Some((i * 3 + c) as f32)).collect::<Vec<_>>())
+        }),
+        3,
+    );
+    let col = upload_array_chunks(
+        &ctx,
+        "p",
+        points.data_type(),
+        &[&points as &dyn Array],
+        &options(ChunkPlacement::BufferPerChunk),
+    )
+    .unwrap();
+    let expect: Vec<f32> = (0..n * 3)
+        .map(|j| if null(j / 3) { 0.0 } else { j as f32 })
+        .collect();
+    assert_eq!(col.values.read_back::<f32>(&ctx).unwrap(), expect);
+}
+
+#[test]
+fn the_first_value_out_of_range_in_column_order_is_the_error() {
+    let ctx = ctx();
+    // Offending rows in the third chunk (in a later staging buffer) and, earlier, in the
+    // first chunk's last fill job and its first one: the first in order wins every time.
+    for bad in [
+        vec![1_900_000, 699_999, 5],
+        vec![1_900_000, 699_999],
+        vec![2_065_554, 1_900_000],
+    ] {
+        let chunks = int_chunks(&bad);
+        let arrays: Vec<&dyn Array> = chunks.iter().map(|a| a as &dyn Array).collect();
+        let first = *bad.iter().filter(|&&i| !null(i)).min().unwrap();
+        for _ in 0..3 {
+            let err = upload_array_chunks(
+                &ctx,
+                "ts",
+                arrays[0].data_type(),
+                &arrays,
+                &options(ChunkPlacement::BufferPerChunk),
+            )
+            .unwrap_err();
+            assert!(
+                matches!(&err, ArrowAdapterError::ValueOutOfRange { column, row, value, .. }
+                    if column == "ts" && *row == first && value == "1099511627776"),
+                "{bad:?}: {err}"
+            );
+        }
+    }
+    // The ring stays usable after a stopped upload.
+    let ok = int_chunks(&[]);
+    let arrays: Vec<&dyn Array> = ok.iter().map(|a| a as &dyn Array).collect();
+    let col = upload_array_chunks(
+        &ctx,
+        "ts",
+        arrays[0].data_type(),
+        &arrays,
+        &options(ChunkPlacement::BufferPerChunk),
+    )
+    .unwrap();
+    assert_eq!(col.values.len(), CHUNKS.iter().sum::<usize>() as u64);
+}
