@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, LargeStringArray, StringArray, StringViewArray};
+use arrow_array::{make_array, Array, ArrayRef, LargeStringArray, StringArray, StringViewArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 use gpugraph_tables::GpuVector;
@@ -172,6 +172,81 @@ pub(crate) fn codes_of_dictionary(array: &dyn Array, remap: &[Option<u32>]) -> E
     EncodedCodes {
         codes,
         nulls: nulls_of(valid),
+    }
+}
+
+/// A dictionary chunk whose rows code on demand: [`CodeEncoder::fill`] writes the codes of
+/// any range of rows (into staging, so the codes never exist whole on the host). Only for
+/// chunks whose dictionary holds no null value, so the row nulls are the key nulls.
+pub(crate) struct CodeEncoder {
+    keys: ArrayRef,
+    remap: Vec<u32>,
+    nulls: Option<NullBuffer>,
+}
+
+impl CodeEncoder {
+    /// `None` (code it with [`codes_of_dictionary`]) when `array` is no dictionary, a
+    /// dictionary value is null, or the dictionary is empty.
+    pub(crate) fn new(array: &dyn Array, remap: &[Option<u32>]) -> Option<Self> {
+        let dict = array.as_any_dictionary_opt()?;
+        let remap = remap.iter().copied().collect::<Option<Vec<u32>>>()?;
+        if remap.is_empty() {
+            return None;
+        }
+        let keys = make_array(dict.keys().to_data());
+        let nulls = keys.nulls().filter(|n| n.null_count() > 0).cloned();
+        Some(Self { keys, remap, nulls })
+    }
+
+    /// Rows in the chunk.
+    pub(crate) fn rows(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Row nulls; `None` when the chunk has none.
+    pub(crate) fn nulls(&self) -> Option<&NullBuffer> {
+        self.nulls.as_ref()
+    }
+
+    /// Writes the codes of rows `first ..` (as many as `out` holds: 4 bytes each, 4-byte
+    /// aligned); null rows code 0.
+    pub(crate) fn fill(&self, first: usize, out: &mut [u8]) {
+        use arrow_array::types::*;
+        let out: &mut [u32] = bytemuck::cast_slice_mut(out);
+        let (keys, remap, nulls) = (self.keys.as_ref(), &self.remap, self.nulls.as_ref());
+        match keys.data_type() {
+            DataType::Int8 => codes_into::<Int8Type>(keys, remap, nulls, first, out),
+            DataType::Int16 => codes_into::<Int16Type>(keys, remap, nulls, first, out),
+            DataType::Int32 => codes_into::<Int32Type>(keys, remap, nulls, first, out),
+            DataType::Int64 => codes_into::<Int64Type>(keys, remap, nulls, first, out),
+            DataType::UInt8 => codes_into::<UInt8Type>(keys, remap, nulls, first, out),
+            DataType::UInt16 => codes_into::<UInt16Type>(keys, remap, nulls, first, out),
+            DataType::UInt32 => codes_into::<UInt32Type>(keys, remap, nulls, first, out),
+            // Arrow dictionary keys are integers; UInt64 is the last kind.
+            _ => codes_into::<UInt64Type>(keys, remap, nulls, first, out),
+        }
+    }
+}
+
+/// The codes of rows `first .. first + out.len()` of typed `keys` (a valid key is in range of
+/// its dictionary, as Arrow validates; one that is not codes 0 like a null row).
+fn codes_into<K: arrow_array::ArrowPrimitiveType>(
+    keys: &dyn Array,
+    remap: &[u32],
+    nulls: Option<&NullBuffer>,
+    first: usize,
+    out: &mut [u32],
+) {
+    use arrow_buffer::ArrowNativeType;
+    let keys = &keys.as_primitive::<K>().values()[first..first + out.len()];
+    for (k, (o, key)) in out.iter_mut().zip(keys).enumerate() {
+        *o = if nulls.is_none_or(|n| n.is_valid(first + k)) {
+            key.to_usize()
+                .and_then(|i| remap.get(i).copied())
+                .unwrap_or(0)
+        } else {
+            0
+        };
     }
 }
 

@@ -18,6 +18,7 @@ use gpugraph_tables::upload::{
 };
 use gpugraph_tables::{GpuData, GpuVector};
 
+use crate::dictionary::CodeEncoder;
 use crate::encode::{EncodedChunk, ValueEncoder};
 use crate::error::ArrowAdapterError;
 use crate::options::{ChunkPlacement, UploadOptions};
@@ -26,7 +27,9 @@ use crate::options::{ChunkPlacement, UploadOptions};
 pub(crate) enum PreparedChunk<'c> {
     /// Value rows converted while they stage.
     Values(ValueEncoder<'c>),
-    /// Bytes encoded up front (dictionary codes: their order is sequential).
+    /// Dictionary codes written while they stage.
+    Codes(CodeEncoder),
+    /// Bytes encoded up front (codes of strings: their order is sequential).
     Encoded(EncodedChunk),
 }
 
@@ -35,6 +38,7 @@ impl PreparedChunk<'_> {
     pub(crate) fn rows(&self) -> usize {
         match self {
             PreparedChunk::Values(v) => v.rows(),
+            PreparedChunk::Codes(c) => c.rows(),
             PreparedChunk::Encoded(e) => e.rows,
         }
     }
@@ -43,6 +47,7 @@ impl PreparedChunk<'_> {
     pub(crate) fn nulls(&self) -> Option<&NullBuffer> {
         match self {
             PreparedChunk::Values(v) => v.nulls(),
+            PreparedChunk::Codes(c) => c.nulls(),
             PreparedChunk::Encoded(e) => e.nulls.as_ref(),
         }
     }
@@ -89,6 +94,13 @@ pub(crate) fn stage_values(
                 };
                 Some(Box::new(fill) as Box<FillFn<'_>>)
             }
+            PreparedChunk::Codes(codes) => {
+                let fill = move |at: u64, out: &mut [u8]| {
+                    codes.fill((at / 4) as usize, out);
+                    Ok(())
+                };
+                Some(Box::new(fill) as Box<FillFn<'_>>)
+            }
             PreparedChunk::Encoded(_) => None,
         })
         .collect();
@@ -104,7 +116,7 @@ pub(crate) fn stage_values(
                     fill: fill.as_ref(),
                 },
                 (PreparedChunk::Encoded(e), None) => Source::Bytes(e.bytes.as_slice()),
-                (PreparedChunk::Values(_), None) => unreachable!("every value chunk has a fill"),
+                (_, None) => unreachable!("every value and code chunk has a fill"),
             };
             (rows, source)
         })

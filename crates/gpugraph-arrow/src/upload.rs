@@ -18,7 +18,9 @@ use gpugraph_tables::GpuVector;
 
 use rayon::prelude::*;
 
-use crate::dictionary::{codes_of_dictionary, DictionaryColumn, DictionaryEncoder, EncodedCodes};
+use crate::dictionary::{
+    codes_of_dictionary, CodeEncoder, DictionaryColumn, DictionaryEncoder, EncodedCodes,
+};
 use crate::encode::{first_null, EncodedChunk, ValueEncoder};
 use crate::error::ArrowAdapterError;
 use crate::mapping::{is_string, plan_column, ColumnEncoding};
@@ -279,9 +281,10 @@ pub(crate) fn prepare_column<'c>(
                 .par_iter()
                 .zip(remaps.par_iter())
                 .map(|(chunk, remap)| {
-                    Ok(PreparedChunk::Encoded(coded(codes_of_dictionary(
-                        *chunk, remap,
-                    ))))
+                    Ok(match CodeEncoder::new(*chunk, remap) {
+                        Some(codes) => PreparedChunk::Codes(codes),
+                        None => PreparedChunk::Encoded(coded(codes_of_dictionary(*chunk, remap))),
+                    })
                 })
                 .collect()
         }

@@ -39,6 +39,14 @@ fn int_chunks(bad: &[usize]) -> Vec<Int64Array> {
         .collect()
 }
 
+/// Equal lengths and elements; a failure names the first differing row, not every row.
+fn same<T: PartialEq + std::fmt::Debug>(got: &[T], expect: &[T], what: &str) {
+    assert_eq!(got.len(), expect.len(), "{what}: length");
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != expect[i]) {
+        panic!("{what}: row {i} is {:?} not {:?}", got[i], expect[i]);
+    }
+}
+
 fn options(placement: ChunkPlacement) -> UploadOptions {
     UploadOptions::default()
         .narrow_int64()
@@ -116,7 +124,11 @@ fn rounded_floats_and_twelve_byte_rows_match_the_oracle() {
     let expect: Vec<u32> = (0..rows)
         .map(|i| if null(i) { 0 } else { (x(i) as f32).to_bits() })
         .collect();
-    assert_eq!(col.values.read_back::<u32>(&ctx).unwrap(), expect);
+    same(
+        &col.values.read_back::<u32>(&ctx).unwrap(),
+        &expect,
+        "f32 bits",
+    );
 
     // Rows of three f32 (12 bytes: fill jobs and staging buffers split on whole rows).
     let n = 1_500_007;
@@ -137,7 +149,11 @@ fn rounded_floats_and_twelve_byte_rows_match_the_oracle() {
     let expect: Vec<f32> = (0..n * 3)
         .map(|j| if null(j / 3) { 0.0 } else { j as f32 })
         .collect();
-    assert_eq!(col.values.read_back::<f32>(&ctx).unwrap(), expect);
+    same(
+        &col.values.read_back::<f32>(&ctx).unwrap(),
+        &expect,
+        "points",
+    );
 }
 
 #[test]
@@ -181,4 +197,64 @@ fn the_first_value_out_of_range_in_column_order_is_the_error() {
     )
     .unwrap();
     assert_eq!(col.values.len(), CHUNKS.iter().sum::<usize>() as u64);
+}
+
+#[test]
+fn dictionary_codes_stage_per_row_with_one_dictionary_over_chunks() {
+    use arrow_array::types::UInt8Type;
+    use arrow_array::DictionaryArray;
+    let ctx = ctx();
+    // Chunk k's dictionary lists the names in a different order; codes follow first
+    // appearance over the chunks' dictionaries in order. Null keys every 7th row.
+    let names = ["AA", "DL", "UA", "WN", "B6"];
+    let mut base = 0;
+    let mut chunks = Vec::new();
+    let mut order: Vec<&str> = Vec::new();
+    let mut expect = Vec::new();
+    for (k, &n) in CHUNKS.iter().enumerate() {
+        let dict: Vec<&str> = (0..names.len())
+            .map(|i| names[(i + k) % names.len()])
+            .collect();
+        let keys: Vec<Option<u8>> = (base..base + n)
+            .map(|i| (!null(i)).then_some(((i * 31) % names.len()) as u8))
+            .collect();
+        for name in &dict {
+            if !order.contains(name) {
+                order.push(name);
+            }
+        }
+        for key in &keys {
+            expect.push(key.map_or(0, |key| {
+                order.iter().position(|&o| o == dict[key as usize]).unwrap() as u32
+            }));
+        }
+        let keys = arrow_array::UInt8Array::from(keys);
+        let values = std::sync::Arc::new(arrow_array::StringArray::from(dict));
+        chunks.push(DictionaryArray::<UInt8Type>::try_new(keys, values).unwrap());
+        base += n;
+    }
+    let arrays: Vec<&dyn Array> = chunks.iter().map(|a| a as &dyn Array).collect();
+    let col = upload_array_chunks(
+        &ctx,
+        "carrier",
+        arrays[0].data_type(),
+        &arrays,
+        &options(ChunkPlacement::BufferPerChunk),
+    )
+    .unwrap();
+    same(
+        &col.values.read_back::<u32>(&ctx).unwrap(),
+        &expect,
+        "codes",
+    );
+    let mask: Vec<u32> = (0..base).map(|i| u32::from(!null(i))).collect();
+    same(
+        &col.validity.unwrap().read_back::<u32>(&ctx).unwrap(),
+        &mask,
+        "mask",
+    );
+    // The dictionary lists the strings in first-appearance order (codes index it).
+    let dictionary = col.dictionary.unwrap();
+    let first: Vec<&str> = dictionary.iter().map(String::as_str).collect();
+    assert_eq!(&first[..order.len()], &order[..]);
 }

@@ -150,6 +150,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     let (rows, kind) = (loaded.rows, loaded.kind);
     drop(loaded);
     timings.upload = ms(t.elapsed());
+    progress(format_args!(
+        "analyze: uploaded {:.1} MB in {:.1} ms ({:.1} GB/s)",
+        table.bytes() as f64 / 1e6,
+        timings.upload,
+        table.bytes() as f64 / 1e6 / timings.upload.max(1e-3)
+    ));
 
     let spec = Spec {
         value: args.value.clone(),

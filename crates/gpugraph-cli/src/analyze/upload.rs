@@ -34,6 +34,15 @@ impl Uploaded {
         Ok(self.column(name)?.dictionary.as_deref().map(Vec::as_slice))
     }
 
+    /// Bytes moved host → device: every column's values and validity masks.
+    pub fn bytes(&self) -> u64 {
+        let vector = |v: &gpugraph_tables::GpuVector| v.len() * u64::from(v.format().byte_size());
+        self.columns
+            .values()
+            .map(|c| vector(&c.values) + c.validity.as_ref().map_or(0, vector))
+            .sum()
+    }
+
     /// Rows of each record batch (= chunk of every column), in order.
     pub fn batch_rows(&self) -> &[u64] {
         &self.batch_rows
