@@ -26,8 +26,13 @@ export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 SETUP
 fi
-cargo build --release --workspace --all-targets 2>&1 | tail -2
-cargo test --release --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
+if [ "${PACK_TESTS:-}" = none ]; then
+  # Only the CLI: no test binary or example to build (a bench-only call).
+  cargo build --release -p gpugraph-cli --bins 2>&1 | tail -2
+else
+  cargo build --release --workspace --all-targets 2>&1 | tail -2
+fi
+[ "${PACK_TESTS:-}" = none ] || cargo test --release --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, shutil, os, sys
 for line in sys.stdin:
     try:
@@ -40,7 +45,7 @@ for line in sys.stdin:
         shutil.copy(m["executable"], os.path.join(".devbin/stage", f"{pkg}--{name}-test"))
 '
 cp target/release/gpugraph .devbin/stage/
-for e in target/release/examples/*; do
+[ "${PACK_TESTS:-}" = none ] || for e in target/release/examples/*; do
   case "$e" in *-*|*.d) ;; *) [ -x "$e" ] && cp "$e" ".devbin/stage/example-$(basename "$e")" ;; esac
 done
 # PACK_TESTS=REGEX keeps only the test binaries whose names match (the carry is limited to 64 MiB
