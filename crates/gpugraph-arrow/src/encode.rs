@@ -137,9 +137,7 @@ impl<'c> ValueEncoder<'c> {
                 let size = self.format.component_bytes() as usize;
                 out.copy_from_slice(component_bytes(&data, size, j0..j1, column)?);
                 if let Some(nulls) = &self.row_nulls {
-                    for r in (first..first + count).filter(|&r| nulls.is_null(r)) {
-                        out[(r - first) * row..(r - first + 1) * row].fill(0);
-                    }
+                    for_each_null(nulls, first, count, |r| out[r * row..(r + 1) * row].fill(0));
                 }
                 Ok(())
             }
@@ -183,6 +181,43 @@ impl<'c> ValueEncoder<'c> {
                 .map_err(|e| relabel(e, column, &out_of_range))
             }
         }
+    }
+}
+
+/// Calls `f(k)` for every null row `first + k` of `first .. first + count`, 64 rows per
+/// bitmap word (the all-valid words of a mostly-valid column cost one compare each).
+pub(crate) fn for_each_null(
+    nulls: &NullBuffer,
+    first: usize,
+    count: usize,
+    mut f: impl FnMut(usize),
+) {
+    let bits = nulls.inner().slice(first, count);
+    let chunks = bits.bit_chunks();
+    let mut visit = |base: usize, word: u64, len: usize| {
+        let mut missing = !word & (u64::MAX >> (64 - len.max(1)));
+        while missing != 0 {
+            f(base + missing.trailing_zeros() as usize);
+            missing &= missing - 1;
+        }
+    };
+    let mut base = 0;
+    for word in chunks.iter() {
+        if word != u64::MAX {
+            visit(base, word, 64);
+        }
+        base += 64;
+    }
+    if chunks.remainder_len() > 0 {
+        visit(base, chunks.remainder_bits(), chunks.remainder_len());
+    }
+}
+
+/// The `uint32` validity mask (1 valid, 0 null) of rows `first .. first + out.len()`.
+pub(crate) fn write_validity(nulls: Option<&NullBuffer>, first: usize, out: &mut [u32]) {
+    out.fill(1);
+    if let Some(nulls) = nulls {
+        for_each_null(nulls, first, out.len(), |k| out[k] = 0);
     }
 }
 
@@ -321,6 +356,32 @@ mod tests {
 
     fn u32s(b: &Buffer) -> Vec<u32> {
         bytemuck::pod_collect_to_vec(b.as_slice())
+    }
+
+    #[test]
+    fn nulls_by_bitmap_word_match_row_by_row() {
+        // Sliced bitmaps (offsets inside a word), ranges shorter and longer than a word, an
+        // all-valid word and an all-null word.
+        let valid: Vec<bool> = (0..517)
+            .map(|i| !(i % 5 == 1 || (200..264).contains(&i)) || (300..364).contains(&i))
+            .collect();
+        let whole = NullBuffer::from(valid.clone());
+        for offset in [0usize, 3, 64, 70] {
+            let nulls = whole.slice(offset, valid.len() - offset);
+            for (first, count) in [(0, 0), (0, 1), (5, 63), (1, 64), (7, 200), (0, 447)] {
+                let mut seen = Vec::new();
+                for_each_null(&nulls, first, count, |k| seen.push(k));
+                let expect: Vec<usize> =
+                    (0..count).filter(|&k| !valid[offset + first + k]).collect();
+                assert_eq!(seen, expect, "offset {offset}, rows {first}+{count}");
+                let mut mask = vec![7u32; count];
+                write_validity(Some(&nulls), first, &mut mask);
+                let expect: Vec<u32> = (0..count)
+                    .map(|k| u32::from(valid[offset + first + k]))
+                    .collect();
+                assert_eq!(mask, expect);
+            }
+        }
     }
 
     #[test]

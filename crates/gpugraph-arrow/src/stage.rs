@@ -19,7 +19,7 @@ use gpugraph_tables::upload::{
 use gpugraph_tables::{GpuData, GpuVector};
 
 use crate::dictionary::CodeEncoder;
-use crate::encode::{EncodedChunk, ValueEncoder};
+use crate::encode::{write_validity, EncodedChunk, ValueEncoder};
 use crate::error::ArrowAdapterError;
 use crate::options::{ChunkPlacement, UploadOptions};
 
@@ -137,15 +137,7 @@ pub(crate) fn stage_masks(
             let nulls = c.nulls();
             let fill = move |at: u64, out: &mut [u8]| {
                 let first = (at / 4) as usize;
-                let out: &mut [u32] = bytemuck::cast_slice_mut(out);
-                match nulls {
-                    Some(n) => {
-                        for (k, o) in out.iter_mut().enumerate() {
-                            *o = u32::from(n.is_valid(first + k));
-                        }
-                    }
-                    None => out.fill(1),
-                }
+                write_validity(nulls, first, bytemuck::cast_slice_mut(out));
                 Ok(())
             };
             Box::new(fill) as Box<FillFn<'_>>
