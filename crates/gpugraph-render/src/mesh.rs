@@ -14,11 +14,16 @@ use crate::{DrawCommandBuffer, DrawLayout, RenderError};
 
 const CUBES_WGSL: &str = include_str!("cubes.wgsl");
 
-/// The 36 indices of a cube's 12 triangles over corners numbered by their `zyx` bits.
-const CUBE_INDICES: [u16; 36] = [
+/// The 36 indices of a cube's 12 triangles over corners numbered by their `zyx` bits (corner
+/// `v` at `center + (bits(v) * 2 - 1) * radius * HALF_EXTENT`). Every face winds clockwise
+/// seen from outside: the pipeline's front face is `Cw` and back faces are culled.
+pub(crate) const CUBE_INDICES: [u16; 36] = [
     0, 2, 6, 0, 6, 4, 1, 5, 7, 1, 7, 3, 0, 4, 5, 0, 5, 1, 2, 3, 7, 2, 7, 6, 0, 1, 3, 0, 3, 2, 4, 6,
     7, 4, 7, 5,
 ];
+
+/// Half the edge of the cube inscribed in a unit sphere (1/√3, the literal in `cubes.wgsl`).
+pub(crate) const HALF_EXTENT: f32 = 0.57735;
 
 /// The camera uniform of [`InstancedCubes`] (WGSL `Camera`, 80 bytes).
 #[repr(C)]
@@ -159,7 +164,13 @@ impl InstancedCubes {
                         compilation_options: Default::default(),
                         buffers: &[],
                     },
-                    primitive: wgpu::PrimitiveState::default(),
+                    // Closed cubes: back faces are hidden by the front ones, and culling them
+                    // halves the triangles the rasterizer sets up.
+                    primitive: wgpu::PrimitiveState {
+                        front_face: wgpu::FrontFace::Cw,
+                        cull_mode: Some(wgpu::Face::Back),
+                        ..Default::default()
+                    },
                     depth_stencil: depth_format.map(|format| wgpu::DepthStencilState {
                         format,
                         depth_write_enabled: Some(true),
