@@ -1,7 +1,13 @@
-//! VisibilityWorkflow on a real device against the f64 oracle (`visibility::cpu`): masks,
-//! compacted IDs and the count written into a drawIndexed record, over single and multi-chunk
-//! inputs, every optional input, empty / all-culled / all-visible / overflowing cases, and
-//! view and selection changes on one compiled graph.
+//! VisibilityWorkflow on a real device against the exact f32 oracle (`visibility::cpu`):
+//! masks, compacted IDs and the count written into a drawIndexed record must equal the
+//! oracle's bit for bit — over single and multi-chunk inputs, every optional input, spheres
+//! exactly tangent to, one ulp outside of and straddling the planes, zero radii on the planes,
+//! boxes touching them, empty / all-culled / all-visible / overflowing cases, and view and
+//! selection changes on one compiled graph. Every scene is built on dyadic grids on which all
+//! of the predicate's products and sums are exact in f32 (asserted through
+//! `cpu::exactly_representable`), so any IEEE device — fused multiply-adds or not — must agree
+//! exactly; the boundary test also checks that a wrong comparison, an epsilon or a flipped
+//! plane would disagree with the GPU.
 
 mod common;
 
@@ -9,24 +15,54 @@ use common::*;
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{CommandGraph, CompiledGraph, GpuContext, VectorFormat, VectorView};
 use gpugraph_render::camera::{look_at, mul, perspective};
-use gpugraph_render::visibility::cpu::{self, RowBounds, RowInputs, Verdict};
+use gpugraph_render::visibility::cpu::{self, RowBounds, RowInputs};
 use gpugraph_render::{
     Bounds, DrawCommandBuffer, DrawLayout, RenderError, ViewParams, VisibilityWorkflow,
 };
 use rand::Rng;
 use wgpu::util::DrawIndexedIndirectArgs;
 
-const EPSILON: f64 = 1e-5;
 /// Rows left between chunks (poisoned) so that chunk offsets are unaligned and a write past a
 /// chunk shows.
 const GAP: u64 = 3;
+/// Grid of positions, radii and LOD edges (1/16); planes use 2^-8 (normals) and 2^-12
+/// (offsets): products and sums then stay far inside f32's 24 bits.
+const GRID: f32 = 16.0;
 
+fn snap(x: f32, grid: f32) -> f32 {
+    (x * grid).round() / grid
+}
+
+/// A perspective view from `eye` (on the grid) at `target`, its planes snapped to dyadic
+/// values (no longer exactly unit normals: the contract takes planes as given).
 fn view_from(eye: [f32; 3], target: [f32; 3]) -> ViewParams {
     let vp = mul(
         &perspective(60f32.to_radians(), 1.5, 1.0, 45.0),
         &look_at(eye, target, [0.0, 1.0, 0.0]),
     );
-    ViewParams::new(&vp, eye).with_time(10.0, 20.0)
+    let mut view = ViewParams::new(&vp, eye).with_time(10.0, 20.0);
+    for p in &mut view.planes {
+        for k in 0..3 {
+            p[k] = snap(p[k], 256.0);
+        }
+        p[3] = snap(p[3], 4096.0);
+    }
+    view
+}
+
+/// The cube [-4, 4]³ as six axis planes, eye at the origin.
+fn axis_box_view() -> ViewParams {
+    let mut planes = [[0.0f32; 4]; 6];
+    for (k, p) in planes.iter_mut().enumerate() {
+        p[k / 2] = if k % 2 == 0 { 1.0 } else { -1.0 };
+        p[3] = 4.0;
+    }
+    ViewParams {
+        planes,
+        eye: [0.0, 0.0, 0.0, 1.0],
+        time: [f32::NEG_INFINITY, f32::INFINITY],
+        pad: [0.0; 2],
+    }
 }
 
 #[derive(Clone, Default)]
@@ -58,13 +94,16 @@ impl Inputs {
         let mut rng = rng(case.seed);
         let n: u64 = case.chunks.iter().sum();
         let n = n as usize;
-        let spheres = random_spheres(&mut rng, n, case.extent, 2.0);
+        let spheres: Vec<[f32; 4]> = random_spheres(&mut rng, n, case.extent, 2.0)
+            .into_iter()
+            .map(|s| s.map(|x| snap(x, GRID)))
+            .collect();
         // Boxes: the sphere's center as the minimum corner, extents up to 3.
         let box_max = spheres
             .iter()
             .map(|s| {
-                let e = s[3] * 1.5;
-                [s[0] + e, s[1] + e * 0.5, s[2] + e, 0.0]
+                let e = snap(s[3] * 1.5, GRID);
+                [s[0] + e, s[1] + snap(e * 0.5, GRID), s[2] + e, 0.0]
             })
             .collect();
         let time = (0..n)
@@ -75,8 +114,8 @@ impl Inputs {
             .collect();
         let lod = (0..n)
             .map(|_| {
-                let near = rng.random_range(0.0..25.0f32);
-                [near, near + rng.random_range(5.0..40.0f32)]
+                let near = snap(rng.random_range(0.0..25.0f32), GRID);
+                [near, near + snap(rng.random_range(5.0..40.0f32), GRID)]
             })
             .collect();
         let selection = (0..n)
@@ -103,8 +142,8 @@ impl Inputs {
         }
     }
 
-    fn verdicts(&self, case: &Case, view: &ViewParams) -> Vec<Verdict> {
-        let bounds: Vec<RowBounds> = if case.boxes {
+    fn bounds(&self, case: &Case) -> Vec<RowBounds> {
+        if case.boxes {
             self.spheres
                 .iter()
                 .zip(&self.box_max)
@@ -112,13 +151,23 @@ impl Inputs {
                 .collect()
         } else {
             self.spheres.iter().map(|&s| RowBounds::Sphere(s)).collect()
-        };
+        }
+    }
+
+    /// The oracle's mask, after checking that the scene is exact in f32.
+    fn oracle(&self, case: &Case, view: &ViewParams) -> Vec<u32> {
+        let bounds = self.bounds(case);
         let inputs = RowInputs {
             time_range: case.time.then_some(&self.time[..]),
             lod: case.lod.then_some(&self.lod[..]),
             selection: case.selection.then_some(&self.selection[..]),
         };
-        cpu::visibility(view, &bounds, inputs, EPSILON)
+        assert_eq!(
+            cpu::exactly_representable(view, &bounds, inputs),
+            None,
+            "the test scene must be exact in f32"
+        );
+        cpu::visibility(view, &bounds, inputs)
     }
 }
 
@@ -273,44 +322,50 @@ fn setup(ctx: &GpuContext, case: &Case, inputs: &Inputs, view: &ViewParams) -> S
     }
 }
 
-/// Runs the compiled workflow once and checks everything against the oracle.
-fn run_and_check(ctx: &GpuContext, case: &Case, inputs: &Inputs, view: &ViewParams, s: &mut Setup) {
+/// The GPU's published mask in row order (gaps checked untouched).
+fn read_mask(ctx: &GpuContext, case: &Case, s: &Setup) -> Vec<u32> {
+    let laid = read_buffer(ctx, &s.mask);
+    let mut mask = Vec::new();
+    let mut at = 0usize;
+    for &len in &case.chunks {
+        assert!(
+            laid[at..at + GAP as usize].iter().all(|&w| w == POISON),
+            "gap before a chunk written"
+        );
+        at += GAP as usize;
+        mask.extend_from_slice(&laid[at..at + len as usize]);
+        at += len as usize;
+    }
+    mask
+}
+
+/// Runs the compiled workflow once and checks everything against the oracle; returns the
+/// GPU's mask (the oracle's when the case publishes none).
+fn run_and_check(
+    ctx: &GpuContext,
+    case: &Case,
+    inputs: &Inputs,
+    view: &ViewParams,
+    s: &mut Setup,
+) -> Vec<u32> {
     encode_wait(ctx, &mut s.compiled);
-    let verdicts = inputs.verdicts(case, view);
-    let total = verdicts.len();
-    // The GPU's mask where published (borderline rows may go either way), else the oracle's
-    // (which then must have no borderline row).
-    let mask: Vec<u32> = if case.publish_mask {
-        let laid = read_buffer(ctx, &s.mask);
-        let mut mask = Vec::with_capacity(total);
-        let mut at = 0usize;
-        for &len in &case.chunks {
-            assert!(
-                laid[at..at + GAP as usize].iter().all(|&w| w == POISON),
-                "gap before a chunk written"
-            );
-            at += GAP as usize;
-            mask.extend_from_slice(&laid[at..at + len as usize]);
-            at += len as usize;
-        }
-        if let Some(row) = cpu::first_disagreement(&verdicts, &mask) {
+    let want_mask = inputs.oracle(case, view);
+    let mask = if case.publish_mask {
+        let mask = read_mask(ctx, case, s);
+        if let Some(row) = cpu::first_disagreement(&want_mask, &mask, &[]) {
             panic!(
-                "mask row {row}: GPU {} vs oracle {:?}",
-                mask[row], verdicts[row]
+                "mask row {row}: GPU {} vs oracle {} ({:?})",
+                mask[row],
+                want_mask[row],
+                inputs.bounds(case)[row]
             );
         }
         mask
     } else {
-        assert!(
-            !verdicts.contains(&Verdict::Borderline),
-            "the scene needs a published mask"
-        );
-        verdicts
-            .iter()
-            .map(|v| u32::from(*v == Verdict::Visible))
-            .collect()
+        want_mask
     };
     let want = cpu::compact(&inputs.ids, &mask);
+    let total = mask.len();
     let capacity = case.capacity.unwrap_or(total as u64) as usize;
     let record = read_buffer(ctx, s.draw.buffer());
     assert_eq!(
@@ -329,6 +384,7 @@ fn run_and_check(ctx: &GpuContext, case: &Case, inputs: &Inputs, view: &ViewPara
     );
     let overflow = read_buffer(ctx, &s.overflow)[0];
     assert_eq!(overflow, u32::from(want.len() > capacity));
+    mask
 }
 
 fn check(case: Case) {
@@ -411,16 +467,197 @@ fn all_culled_and_all_visible() {
             }
             s[3] = s[3].min(0.5);
         }
-        let verdicts = inputs.verdicts(&case, &view);
-        let want = if visible {
-            Verdict::Visible
-        } else {
-            Verdict::Culled
-        };
-        assert!(verdicts.iter().all(|&v| v == want));
+        let mask = inputs.oracle(&case, &view);
+        assert!(mask.iter().all(|&m| m == u32::from(visible)));
         let mut s = setup(&ctx, &case, &inputs, &view);
         run_and_check(&ctx, &case, &inputs, &view, &mut s);
     }
+}
+
+/// Rows of the boundary test: each sphere is outside exactly one plane by its center, and is
+/// exactly tangent to it, one ulp of radius short of it, one ulp past it, straddling it, or
+/// 1/16 short, while the other five planes keep it whatever the kind (so that plane decides).
+fn boundary_spheres(
+    view: &ViewParams,
+    eye: [f32; 3],
+    target: [f32; 3],
+    rows: usize,
+    seed: u64,
+) -> Vec<[f32; 4]> {
+    let mut rng = rng(seed);
+    let norm = |v: [f32; 3]| {
+        let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        v.map(|x| x / l)
+    };
+    let fwd = norm([target[0] - eye[0], target[1] - eye[1], target[2] - eye[2]]);
+    let right = norm([-fwd[2], 0.0, fwd[0]]);
+    let up = [
+        right[1] * fwd[2] - right[2] * fwd[1],
+        right[2] * fwd[0] - right[0] * fwd[2],
+        right[0] * fwd[1] - right[1] * fwd[0],
+    ];
+    let mut out = Vec::with_capacity(rows);
+    while out.len() < rows {
+        // Around the frustum at every depth, behind the eye included.
+        let u = rng.random_range(-3.0..48.0f32);
+        let w = u.abs().max(1.0) * 0.7;
+        let (a, b) = (
+            rng.random_range(-1.5..1.5f32) * w,
+            rng.random_range(-1.0..1.0f32) * w,
+        );
+        let c: [f32; 3] =
+            std::array::from_fn(|k| snap(eye[k] + fwd[k] * u + right[k] * a + up[k] * b, GRID));
+        let d: Vec<f32> = view
+            .planes
+            .iter()
+            .map(|p| cpu::plane_distance(p, c))
+            .collect();
+        let outside: Vec<usize> = (0..6).filter(|&k| d[k] < 0.0).collect();
+        let [p] = outside[..] else { continue };
+        if !(-3.0..=-0.25).contains(&d[p]) {
+            continue;
+        }
+        if (0..6).any(|k| k != p && d[k] < d[p] + 0.125) {
+            continue;
+        }
+        let r = match out.len() % 5 {
+            0 => -d[p],
+            1 => (-d[p]).next_down(),
+            2 => (-d[p]).next_up(),
+            3 => -d[p] + 1.0,
+            _ => -d[p] - 1.0 / GRID,
+        };
+        out.push([c[0], c[1], c[2], r]);
+    }
+    out
+}
+
+/// A sphere oracle with the comparison replaced: `keep(distance, radius)` per plane.
+fn mutant(view: &ViewParams, spheres: &[[f32; 4]], keep: impl Fn(f32, f32) -> bool) -> Vec<u32> {
+    spheres
+        .iter()
+        .map(|s| {
+            let c = [s[0], s[1], s[2]];
+            u32::from(
+                s[3] >= 0.0
+                    && view
+                        .planes
+                        .iter()
+                        .all(|p| keep(cpu::plane_distance(p, c), s[3])),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn tangent_ulp_and_straddling_spheres_match_the_oracle_exactly() {
+    let ctx = ctx();
+    let (eye, target) = ([0.0, 0.0, 30.0], [2.0, 1.0, 0.0]);
+    let view = view_from(eye, target);
+    let case = Case {
+        chunks: vec![0, 777, 1, 0, 4101],
+        publish_mask: true,
+        extent: 1.0,
+        seed: 9,
+        ..Default::default()
+    };
+    let mut inputs = Inputs::random(&case);
+    inputs.spheres = boundary_spheres(&view, eye, target, 4879, 10);
+    let mut s = setup(&ctx, &case, &inputs, &view);
+    let gpu = run_and_check(&ctx, &case, &inputs, &view, &mut s);
+    let kept = gpu.iter().filter(|&&m| m == 1).count();
+    assert!(
+        kept > 1000 && kept < 4000,
+        "both sides of the planes: {kept}"
+    );
+    // The GPU's answer rules out each near miss of the contract.
+    let mutants: [(&str, &dyn Fn(f32, f32) -> bool); 5] = [
+        ("strict comparison", &|d, r| d > -r),
+        ("epsilon outward", &|d, r| d + 1e-6 >= -r),
+        ("epsilon inward", &|d, r| d >= -r + 1e-6),
+        ("flipped planes", &|d, r| -d >= -r),
+        ("radius ignored", &|d, _| d >= 0.0),
+    ];
+    for (what, keep) in mutants {
+        assert_ne!(mutant(&view, &inputs.spheres, keep), gpu, "{what}");
+    }
+}
+
+#[test]
+fn zero_radii_and_boxes_on_the_planes_match_the_oracle_exactly() {
+    let ctx = ctx();
+    let view = axis_box_view();
+    let mut rng = rng(11);
+    // Points on faces, edges and corners of [-4, 4]³, on it or 1/16 outside; radius 0 or -0.
+    let coordinate = |rng: &mut rand::rngs::StdRng| match rng.random_range(0..4) {
+        0 => 4.0,
+        1 => -4.0,
+        2 => 4.0 + 1.0 / GRID,
+        _ => snap(rng.random_range(-4.0..4.0f32), GRID),
+    };
+    let points: Vec<[f32; 4]> = (0..3000)
+        .map(|_| {
+            let r = if rng.random_bool(0.5) { 0.0 } else { -0.0 };
+            [
+                coordinate(&mut rng),
+                coordinate(&mut rng),
+                coordinate(&mut rng),
+                r,
+            ]
+        })
+        .collect();
+    let mut spheres_case = Case {
+        chunks: vec![1000, 0, 2000],
+        publish_mask: true,
+        lod: true,
+        extent: 1.0,
+        seed: 12,
+        ..Default::default()
+    };
+    let mut inputs = Inputs::random(&spheres_case);
+    inputs.spheres = points.clone();
+    inputs.lod.fill([0.0, 100.0]);
+    // Rows at distance 5 from the eye with LOD edges exactly there (or 1/16 off): the near
+    // edge keeps, the far edge culls.
+    let bands = [
+        [5.0, 6.0],
+        [1.0, 5.0],
+        [5.0625, 9.0],
+        [0.0, 5.0625],
+        [-1.0, 5.0],
+    ];
+    for (k, band) in bands.iter().cycle().take(60).enumerate() {
+        let c = [[3.0, 4.0, 0.0], [0.0, -3.0, 4.0], [-4.0, 0.0, 3.0]][k % 3];
+        inputs.spheres[k] = [c[0], c[1], c[2], 0.0];
+        inputs.lod[k] = *band;
+    }
+    let mut s = setup(&ctx, &spheres_case, &inputs, &view);
+    let gpu = run_and_check(&ctx, &spheres_case, &inputs, &view, &mut s);
+    let kept = gpu.iter().filter(|&&m| m == 1).count();
+    assert!(kept > 100 && kept < 2900, "{kept} of 3000 kept");
+    spheres_case.lod = false;
+    // Boxes [p - 1, p] and [p, p + 1]: touching a face where p is on it, 1/16 apart (or
+    // straddling) where p is outside.
+    let boxes_case = Case {
+        boxes: true,
+        ..spheres_case
+    };
+    let shifted = |p: &[f32; 4], by: f32| [p[0] + by, p[1] + by, p[2] + by, 0.0];
+    let (lo, hi): (Vec<[f32; 4]>, Vec<[f32; 4]>) = points
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            if k % 2 == 0 {
+                (shifted(p, -1.0), shifted(p, 0.0))
+            } else {
+                (shifted(p, 0.0), shifted(p, 1.0))
+            }
+        })
+        .unzip();
+    inputs.spheres = lo;
+    inputs.box_max = hi;
+    let mut s = setup(&ctx, &boxes_case, &inputs, &view);
+    run_and_check(&ctx, &boxes_case, &inputs, &view, &mut s);
 }
 
 #[test]

@@ -1,22 +1,56 @@
 //! `bench render`: GPU frustum culling and drawing per frame, the `gpugraph render cull` scene
-//! without the image readback: the visibility workflow over N instance spheres (frustum, LOD,
-//! selection), the compaction of visible IDs with the count written into a drawIndexed record,
-//! and the bundled draw of the visible cubes into a 1280×720 target with depth and 4× MSAA
-//! resolve. Minimum traffic per instance: 28 bytes read (sphere 16, LOD band 8, selection 4)
-//! and 4 written (the mask), plus 4 per visible ID; the row counts 32 bytes per instance and
-//! the draw's raster work comes on top, so `x floor` is an upper bound of the culling cost.
-//! The check compares the GPU-written count with the f64 oracle (rows within rounding of a
-//! plane may go either way).
+//! without the image readback, timed whole and split:
+//! * `cull`: the visibility workflow alone (sphere vs frustum, LOD band, selection → mask and
+//!   generated IDs, then the fused compaction writing the visible IDs and the count into a
+//!   drawIndexed record). Minimum traffic per instance: 28 bytes read (sphere 16, LOD band 8,
+//!   selection 4) and 4 written (the mask), plus 4 per visible ID; the per-node table splits
+//!   `visibility/cull` (36 B: the reads, the mask and the generated IDs) from
+//!   `visibility/compact` (8 B: mask and IDs read);
+//! * `draw`: the bundled draw alone of the oracle's visible IDs (uploaded once) into a
+//!   1280×720 target with depth and 4× MSAA resolve; its bytes are the IDs and spheres the
+//!   vertex stage reads (20 B per visible instance, counted per instance of the scene), the
+//!   raster work comes on top;
+//! * `cull-draw`: both in one graph, as a frame of `render cull`.
+//!
+//! The checks compare the GPU-written count with the exact f32 oracle (`visibility::cpu`),
+//! allowing the rows within rounding of a plane or an LOD edge that a device fusing
+//! multiply-adds may decide the other way.
 
 use anyhow::{bail, Result};
-use gpugraph_render::visibility::cpu::{self, RowBounds, RowInputs, Verdict};
+use gpugraph_command::wgpu;
+use gpugraph_render::visibility::cpu::{self, RowBounds, RowInputs};
 use gpugraph_render::{CullScene, CullSceneOptions, ViewParams};
 
 use super::primitives::Case;
 use crate::gpu::Gpu;
 use crate::render::random_scene;
 
-/// The render case at `n` instances.
+/// Bytes per instance of the per-node rows (the culling nodes; the draw is the `draw` row).
+pub fn node_bytes(_op: &str, node: &str) -> Option<f64> {
+    match node {
+        "visibility/cull" => Some(36.0),
+        n if n.starts_with("visibility/compact") => Some(8.0),
+        _ => None,
+    }
+}
+
+/// A check that the draw record's count is within the oracle's allowance.
+fn count_check(
+    op: &'static str,
+    draw: wgpu::Buffer,
+    sure: u32,
+    maybe: u32,
+) -> super::primitives::CaseCheck {
+    Box::new(move |gpu: &Gpu| {
+        let count = gpu.read_back(&draw, 2)?[1];
+        if count < sure || count > sure + maybe {
+            bail!("{op}: {count} instances counted, the oracle says {sure} (+{maybe} within rounding)");
+        }
+        Ok(())
+    })
+}
+
+/// The render cases at `n` instances.
 pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let Ok(instances) = u32::try_from(n) else {
         bail!("bench render: {n} instances exceed the uint32 IDs");
@@ -29,33 +63,43 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         picking: false,
         readback: false,
     };
-    let scene = CullScene::new(gpu.device(), gpu.queue(), &spheres, Some(&lod), options)?;
     let eye = [extent * 0.8, extent * 0.3, extent * 0.8];
-    scene.set_camera(gpu.queue(), eye, [0.0; 3]);
-    let view = ViewParams::new(&scene.view_projection(eye, [0.0; 3]), eye);
-    let draw = scene.draw().buffer().clone();
+    let both = CullScene::new(gpu.device(), gpu.queue(), &spheres, Some(&lod), options)?;
+    let view = ViewParams::new(&both.view_projection(eye, [0.0; 3]), eye);
     let bounds: Vec<RowBounds> = spheres.iter().map(|&s| RowBounds::Sphere(s)).collect();
     let inputs = RowInputs {
         lod: Some(&lod),
         ..Default::default()
     };
-    let verdicts = cpu::visibility(&view, &bounds, inputs, 1e-5);
-    let sure = verdicts.iter().filter(|&&v| v == Verdict::Visible).count() as u32;
-    let maybe = verdicts
-        .iter()
-        .filter(|&&v| v == Verdict::Borderline)
+    let mask = cpu::visibility(&view, &bounds, inputs);
+    let sensitive = cpu::rounding_sensitive(&view, &bounds, inputs, 1e-6);
+    let visible: Vec<u32> = cpu::compact(&(0..instances).collect::<Vec<_>>(), &mask);
+    let sure = (0..mask.len())
+        .filter(|&i| mask[i] == 1 && !sensitive[i])
         .count() as u32;
-    Ok(vec![Case {
-        op: "cull-draw".into(),
-        bytes_per_element: 32.0,
-        written_bytes_per_element: 4.0,
-        graph: scene.into_graph(),
-        check: Box::new(move |gpu| {
-            let count = gpu.read_back(&draw, 2)?[1];
-            if count < sure || count > sure + maybe {
-                bail!("cull-draw: {count} instances drawn, the oracle says {sure} (+{maybe} within rounding)");
-            }
-            Ok(())
-        }),
-    }])
+    let maybe = sensitive.iter().filter(|&&s| s).count() as u32;
+    let cull = CullScene::cull_only(gpu.device(), gpu.queue(), &spheres, Some(&lod), options)?;
+    let draw = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, &visible, options)?;
+    let exact = visible.len() as u32;
+    let mut out = Vec::new();
+    for (op, scene) in [("cull", cull), ("draw", draw), ("cull-draw", both)] {
+        scene.set_camera(gpu.queue(), eye, [0.0; 3]);
+        let record = scene.draw().buffer().clone();
+        let (bytes, written, check) = match op {
+            "draw" => (
+                20.0 * f64::from(exact) / (n.max(1) as f64),
+                0.0,
+                count_check(op, record, exact, 0),
+            ),
+            _ => (32.0, 4.0, count_check(op, record, sure, maybe)),
+        };
+        out.push(Case {
+            op: op.into(),
+            bytes_per_element: bytes,
+            written_bytes_per_element: written,
+            graph: scene.into_graph(),
+            check,
+        });
+    }
+    Ok(out)
 }
