@@ -42,8 +42,8 @@ fn view_from(eye: [f32; 3], target: [f32; 3]) -> ViewParams {
     );
     let mut view = ViewParams::new(&vp, eye).with_time(10.0, 20.0);
     for p in &mut view.planes {
-        for k in 0..3 {
-            p[k] = snap(p[k], 256.0);
+        for c in p.iter_mut().take(3) {
+            *c = snap(*c, 256.0);
         }
         p[3] = snap(p[3], 4096.0);
     }
@@ -571,7 +571,8 @@ fn tangent_ulp_and_straddling_spheres_match_the_oracle_exactly() {
         "both sides of the planes: {kept}"
     );
     // The GPU's answer rules out each near miss of the contract.
-    let mutants: [(&str, &dyn Fn(f32, f32) -> bool); 5] = [
+    type Keep<'a> = &'a dyn Fn(f32, f32) -> bool;
+    let mutants: [(&str, Keep); 5] = [
         ("strict comparison", &|d, r| d > -r),
         ("epsilon outward", &|d, r| d + 1e-6 >= -r),
         ("epsilon inward", &|d, r| d >= -r + 1e-6),

@@ -10,6 +10,8 @@
 //!   1280×720 target with depth and 4× MSAA resolve; its bytes are the IDs and spheres the
 //!   vertex stage reads (20 B per visible instance, counted per instance of the scene), the
 //!   raster work comes on top;
+//! * `draw[msaa=1]` and `draw[half]`: the same draw without multisampling, and of the first
+//!   half of the visible IDs only — whether the draw is bound by samples or by instances;
 //! * `cull-draw`: both in one graph, as a frame of `render cull`.
 //!
 //! The checks compare the GPU-written count with the exact f32 oracle (`visibility::cpu`),
@@ -80,18 +82,29 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let maybe = sensitive.iter().filter(|&&s| s).count() as u32;
     let cull = CullScene::cull_only(gpu.device(), gpu.queue(), &spheres, Some(&lod), options)?;
     let draw = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, &visible, options)?;
-    let exact = visible.len() as u32;
+    // Diagnostics of what the draw is bound by: without MSAA, and half the instances.
+    let single = CullSceneOptions { msaa: 1, ..options };
+    let draw_msaa1 = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, &visible, single)?;
+    let half = &visible[..visible.len() / 2];
+    let draw_half = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, half, options)?;
     let mut out = Vec::new();
-    for (op, scene) in [("cull", cull), ("draw", draw), ("cull-draw", both)] {
+    let scenes = [
+        ("cull", cull, None),
+        ("draw", draw, Some(visible.len())),
+        ("draw[msaa=1]", draw_msaa1, Some(visible.len())),
+        ("draw[half]", draw_half, Some(half.len())),
+        ("cull-draw", both, None),
+    ];
+    for (op, scene, drawn) in scenes {
         scene.set_camera(gpu.queue(), eye, [0.0; 3]);
         let record = scene.draw().buffer().clone();
-        let (bytes, written, check) = match op {
-            "draw" => (
-                20.0 * f64::from(exact) / (n.max(1) as f64),
+        let (bytes, written, check) = match drawn {
+            Some(drawn) => (
+                20.0 * drawn as f64 / (n.max(1) as f64),
                 0.0,
-                count_check(op, record, exact, 0),
+                count_check(op, record, drawn as u32, 0),
             ),
-            _ => (32.0, 4.0, count_check(op, record, sure, maybe)),
+            None => (32.0, 4.0, count_check(op, record, sure, maybe)),
         };
         out.push(Case {
             op: op.into(),
