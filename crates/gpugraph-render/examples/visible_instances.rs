@@ -153,6 +153,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         draw: draw.clone(),
         draw_handle: draw_h,
         record: 0,
+        cubes_per_instance: InstancedCubes::CUBES_PER_INSTANCE,
     }
     .add_to_graph(&mut graph)?;
 

@@ -36,6 +36,9 @@ pub struct CullSceneOptions {
     /// Whether every encode copies the image into [`CullScene::image_buffer`] (benchmarks
     /// leave it off and time culling and drawing alone).
     pub readback: bool,
+    /// Cubes per drawn instance ([`InstancedCubes::cubes_per_instance`]; typically
+    /// [`InstancedCubes::CUBES_PER_INSTANCE`]).
+    pub cubes_per_instance: u32,
 }
 
 /// Bytes per image row in [`CullScene::image_buffer`] (copies need 256-byte row pitches).
@@ -281,6 +284,7 @@ impl CullScene {
             draw: draw.clone(),
             draw_handle: draw_h,
             record: 0,
+            cubes_per_instance: options.cubes_per_instance,
         }
         .add_to_graph(&mut g)?;
         let image = if options.readback {
@@ -336,6 +340,7 @@ impl CullScene {
                 draw: draw.clone(),
                 draw_handle: draw_h,
                 record: 0,
+                cubes_per_instance: options.cubes_per_instance,
             }
             .add_to_graph(&mut g)?;
             // Read through the caller's staging (a ReadbackRing), so picks overlap frames.

@@ -10,8 +10,10 @@
 //!   1280×720 target with depth and 4× MSAA resolve; its bytes are the IDs and spheres the
 //!   vertex stage reads (20 B per visible instance, counted per instance of the scene), the
 //!   raster work comes on top;
-//! * `draw[msaa=1]` and `draw[half]`: the same draw without multisampling, and of the first
-//!   half of the visible IDs only — whether the draw is bound by samples or by instances;
+//! * `draw[msaa=1]`, `draw[cubes/instance=1]` and `draw[half]`: the same draw without
+//!   multisampling, with one cube per drawn instance instead of 32 (the unbatched instancing),
+//!   and of the first half of the visible IDs only — whether the draw is bound by samples, by
+//!   vertex-wave occupancy or by instances;
 //! * `cull-draw`: both in one graph, as a frame of `render cull`.
 //!
 //! The checks compare the GPU-written count with the exact f32 oracle (`visibility::cpu`),
@@ -21,7 +23,7 @@
 use anyhow::{bail, Result};
 use gpugraph_command::wgpu;
 use gpugraph_render::visibility::cpu::{self, RowBounds, RowInputs};
-use gpugraph_render::{CullScene, CullSceneOptions, ViewParams};
+use gpugraph_render::{CullScene, CullSceneOptions, InstancedCubes, ViewParams};
 
 use super::primitives::Case;
 use crate::gpu::Gpu;
@@ -64,6 +66,7 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         msaa: 4,
         picking: false,
         readback: false,
+        cubes_per_instance: InstancedCubes::CUBES_PER_INSTANCE,
     };
     let eye = [extent * 0.8, extent * 0.3, extent * 0.8];
     let both = CullScene::new(gpu.device(), gpu.queue(), &spheres, Some(&lod), options)?;
@@ -85,6 +88,11 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     // Diagnostics of what the draw is bound by: without MSAA, and half the instances.
     let single = CullSceneOptions { msaa: 1, ..options };
     let draw_msaa1 = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, &visible, single)?;
+    let unbatched = CullSceneOptions {
+        cubes_per_instance: 1,
+        ..options
+    };
+    let draw_one = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, &visible, unbatched)?;
     let half = &visible[..visible.len() / 2];
     let draw_half = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, half, options)?;
     let mut out = Vec::new();
@@ -92,6 +100,7 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         ("cull", cull, None),
         ("draw", draw, Some(visible.len())),
         ("draw[msaa=1]", draw_msaa1, Some(visible.len())),
+        ("draw[cubes/instance=1]", draw_one, Some(visible.len())),
         ("draw[half]", draw_half, Some(half.len())),
         ("cull-draw", both, None),
     ];
