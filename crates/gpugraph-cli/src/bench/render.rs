@@ -14,7 +14,9 @@
 //!   multisampling, with one cube per drawn instance instead of 32 (the unbatched instancing),
 //!   and of the first half of the visible IDs only — whether the draw is bound by samples, by
 //!   vertex-wave occupancy or by instances;
-//! * `cull-draw`: both in one graph, as a frame of `render cull`.
+//! * `cull-draw`: both in one graph, as a frame of `render cull`; `cull-draw[lod=1px]` with
+//!   LOD bands that drop the cubes narrower than a pixel (`far = 720 r`), which bounds the
+//!   drawn instances by the screen rather than by n.
 //!
 //! The checks compare the GPU-written count with the exact f32 oracle (`visibility::cpu`),
 //! allowing the rows within rounding of a plane or an LOD edge that a device fusing
@@ -54,6 +56,31 @@ fn count_check(
     })
 }
 
+/// What a case's draw record must count.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// The IDs uploaded to a draw-only scene.
+    Drawn(u32),
+    /// The oracle's visible rows: (sure, within rounding).
+    Oracle(u32, u32),
+}
+
+/// The oracle's mask with LOD bands `lod`, its count of rows visible beyond rounding, and
+/// the rows a device fusing multiply-adds may decide either way.
+fn oracle(view: &ViewParams, bounds: &[RowBounds], lod: &[[f32; 2]]) -> (Vec<u32>, u32, u32) {
+    let inputs = RowInputs {
+        lod: Some(lod),
+        ..Default::default()
+    };
+    let mask = cpu::visibility(view, bounds, inputs);
+    let sensitive = cpu::rounding_sensitive(view, bounds, inputs, 1e-6);
+    let sure = (0..mask.len())
+        .filter(|&i| mask[i] == 1 && !sensitive[i])
+        .count() as u32;
+    let maybe = sensitive.iter().filter(|&&s| s).count() as u32;
+    (mask, sure, maybe)
+}
+
 /// The render cases at `n` instances.
 pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let Ok(instances) = u32::try_from(n) else {
@@ -72,17 +99,12 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let both = CullScene::new(gpu.device(), gpu.queue(), &spheres, Some(&lod), options)?;
     let view = ViewParams::new(&both.view_projection(eye, [0.0; 3]), eye);
     let bounds: Vec<RowBounds> = spheres.iter().map(|&s| RowBounds::Sphere(s)).collect();
-    let inputs = RowInputs {
-        lod: Some(&lod),
-        ..Default::default()
-    };
-    let mask = cpu::visibility(&view, &bounds, inputs);
-    let sensitive = cpu::rounding_sensitive(&view, &bounds, inputs, 1e-6);
+    let (mask, sure, maybe) = oracle(&view, &bounds, &lod);
     let visible: Vec<u32> = cpu::compact(&(0..instances).collect::<Vec<_>>(), &mask);
-    let sure = (0..mask.len())
-        .filter(|&i| mask[i] == 1 && !sensitive[i])
-        .count() as u32;
-    let maybe = sensitive.iter().filter(|&&s| s).count() as u32;
+    // An LOD that drops the cubes under one pixel (720 r / d pixels wide at 1280×720, 60°).
+    let lod_px: Vec<[f32; 2]> = spheres.iter().map(|s| [0.0, 720.0 * s[3]]).collect();
+    let (_, sure_px, maybe_px) = oracle(&view, &bounds, &lod_px);
+    let pixel = CullScene::new(gpu.device(), gpu.queue(), &spheres, Some(&lod_px), options)?;
     let cull = CullScene::cull_only(gpu.device(), gpu.queue(), &spheres, Some(&lod), options)?;
     let draw = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, &visible, options)?;
     // Diagnostics of what the draw is bound by: without MSAA, and half the instances.
@@ -96,24 +118,31 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     let half = &visible[..visible.len() / 2];
     let draw_half = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, half, options)?;
     let mut out = Vec::new();
+    let culled = Expect::Oracle(sure, maybe);
+    let drawn = Expect::Drawn(visible.len() as u32);
     let scenes = [
-        ("cull", cull, None),
-        ("draw", draw, Some(visible.len())),
-        ("draw[msaa=1]", draw_msaa1, Some(visible.len())),
-        ("draw[cubes/instance=1]", draw_one, Some(visible.len())),
-        ("draw[half]", draw_half, Some(half.len())),
-        ("cull-draw", both, None),
+        ("cull", cull, culled),
+        ("draw", draw, drawn),
+        ("draw[msaa=1]", draw_msaa1, drawn),
+        ("draw[cubes/instance=1]", draw_one, drawn),
+        ("draw[half]", draw_half, Expect::Drawn(half.len() as u32)),
+        ("cull-draw", both, culled),
+        (
+            "cull-draw[lod=1px]",
+            pixel,
+            Expect::Oracle(sure_px, maybe_px),
+        ),
     ];
-    for (op, scene, drawn) in scenes {
+    for (op, scene, expect) in scenes {
         scene.set_camera(gpu.queue(), eye, [0.0; 3]);
         let record = scene.draw().buffer().clone();
-        let (bytes, written, check) = match drawn {
-            Some(drawn) => (
-                20.0 * drawn as f64 / (n.max(1) as f64),
+        let (bytes, written, check) = match expect {
+            Expect::Drawn(drawn) => (
+                20.0 * f64::from(drawn) / (n.max(1) as f64),
                 0.0,
-                count_check(op, record, drawn as u32, 0),
+                count_check(op, record, drawn, 0),
             ),
-            None => (32.0, 4.0, count_check(op, record, sure, maybe)),
+            Expect::Oracle(sure, maybe) => (32.0, 4.0, count_check(op, record, sure, maybe)),
         };
         out.push(Case {
             op: op.into(),
