@@ -14,7 +14,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use gpugraph_command::wgpu;
 use gpugraph_render::scene::padded_bytes_per_row;
-use gpugraph_render::{CullScene, CullSceneOptions, ReadbackRing, ReadbackTicket, RenderError};
+use gpugraph_render::{
+    CullScene, CullSceneOptions, InstancedCubes, ReadbackRing, ReadbackTicket, RenderError,
+};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 use crate::gpu::Gpu;
@@ -54,6 +56,10 @@ pub struct CullArgs {
     /// Seed of the random scene.
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
+    /// Cubes per drawn instance (the batched draw; 1 is plain instancing).
+    #[arg(long, default_value_t = InstancedCubes::CUBES_PER_INSTANCE,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(InstancedCubes::MAX_CUBES_PER_INSTANCE)))]
+    pub cubes_per_instance: u32,
 }
 
 fn parse_msaa(s: &str) -> Result<u32, String> {
@@ -137,6 +143,7 @@ fn cull(args: &CullArgs) -> Result<()> {
         msaa: args.msaa,
         picking: args.pick.is_some(),
         readback: true,
+        cubes_per_instance: args.cubes_per_instance,
     };
     let mut scene = CullScene::new(gpu.device(), gpu.queue(), &spheres, Some(&lod), options)
         .context("building the culling scene")?;

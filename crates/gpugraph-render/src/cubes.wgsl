@@ -1,6 +1,10 @@
-// One cube per visible instance: `instance_index` picks the visible ID, the ID picks the
-// instance's sphere, the cube is inscribed in it. Instances past the compacted capacity (an
-// overflowing count) are moved outside the clip volume instead of reading past the IDs.
+// One cube per visible instance, CUBES of them per drawn instance (vertex 8j + corner of
+// instance b is corner `corner` of cube b * CUBES + j): cube i picks the visible ID, the ID
+// picks the instance's sphere, the cube is inscribed in it. Cubes past the drawn count (the
+// last batch's tail) or past the compacted capacity (an overflowing count) are moved outside
+// the clip volume instead of reading past the IDs.
+
+override CUBES: u32 = 32u;
 
 struct Camera {
     view_projection: mat4x4<f32>,
@@ -13,6 +17,8 @@ struct Camera {
 @group(0) @binding(0) var<uniform> camera: Camera;
 @group(0) @binding(1) var<storage, read> spheres: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> visible: array<u32>;
+// The visible count (written by the batching dispatch from the draw record).
+@group(0) @binding(3) var<storage, read> drawn: array<u32>;
 
 struct Out {
     @builtin(position) position: vec4<f32>,
@@ -27,9 +33,10 @@ fn hash(x: u32) -> u32 {
 }
 
 @vertex
-fn vs(@builtin(vertex_index) v: u32, @builtin(instance_index) i: u32) -> Out {
+fn vs(@builtin(vertex_index) v: u32, @builtin(instance_index) b: u32) -> Out {
     var out: Out;
-    if i >= camera.capacity {
+    let i = b * CUBES + (v >> 3u);
+    if i >= min(drawn[0], camera.capacity) {
         out.position = vec4<f32>(2.0, 2.0, 2.0, 1.0);
         return out;
     }

@@ -7,12 +7,15 @@
 //! * [`VisibilityWorkflow`]: bounds (sphere or box) against a frustum, time range, LOD band
 //!   and selection, intersected into a source-aligned mask, compacted into stable IDs whose
 //!   GPU-written count lands straight in an indirect record. View changes are uniform writes.
-//! * [`InstancedCubes`]: one render pass node drawing a cube per visible ID from a render
-//!   bundle recorded once; what it draws changes only through GPU-written buffers.
+//!   [`visibility::cpu`] is its exact f32 oracle (boundary included, tested bit for bit).
+//! * [`InstancedCubes`]: one render pass node drawing a cube per visible ID (back faces
+//!   culled, 32 cubes per drawn instance) from a render bundle recorded once; what it draws
+//!   changes only through GPU-written buffers.
 //! * [`CullScene`]: GPU frustum culling end to end in one compiled graph (the `gpugraph
 //!   render cull` consumer).
 //! * [`IndexPickingTarget`]: object and batch IDs per pixel, read at one pixel or collected
-//!   over a region into caller-sized storage (count and overflow on the GPU).
+//!   over a region into caller-sized storage (count and overflow on the GPU);
+//!   [`picking::cpu`] rasterizes the same ID image on the CPU.
 //! * [`ReadbackRing`]: reusable staging slots for asynchronous readback that never reuse a
 //!   mapped buffer, never submit and wait only when asked.
 //! * [`TextureHistory`]: the last N frames of a texture with frame IDs, supplied to graphs as

@@ -36,6 +36,9 @@ pub struct CullSceneOptions {
     /// Whether every encode copies the image into [`CullScene::image_buffer`] (benchmarks
     /// leave it off and time culling and drawing alone).
     pub readback: bool,
+    /// Cubes per drawn instance ([`InstancedCubes::cubes_per_instance`]; typically
+    /// [`InstancedCubes::CUBES_PER_INSTANCE`]).
+    pub cubes_per_instance: u32,
 }
 
 /// Bytes per image row in [`CullScene::image_buffer`] (copies need 256-byte row pitches).
@@ -60,6 +63,17 @@ const FOVY_DEGREES: f32 = 60.0;
 const NEAR: f32 = 0.5;
 const FAR: f32 = 400.0;
 
+/// Which stages a [`CullScene`]'s graph holds (benchmarks time them apart).
+#[derive(Clone, Copy, Debug)]
+enum Stages<'a> {
+    /// Visibility workflow, then the draw (and the options' readback and picking).
+    Both,
+    /// The visibility workflow alone.
+    Cull,
+    /// The draw alone, of these visible IDs (uploaded once, count written by the CPU).
+    Draw(&'a [u32]),
+}
+
 impl CullScene {
     /// Uploads `spheres` (center, radius per instance), an all-selected selection and the
     /// optional LOD bands, then builds and compiles the graph.
@@ -68,6 +82,59 @@ impl CullScene {
         queue: &wgpu::Queue,
         spheres: &[[f32; 4]],
         lod: Option<&[[f32; 2]]>,
+        options: CullSceneOptions,
+    ) -> Result<Self, RenderError> {
+        Self::build(device, queue, spheres, lod, Stages::Both, options)
+    }
+
+    /// The scene's visibility workflow alone (frustum, selection, optional LOD; the count
+    /// lands in [`Self::draw`]): no render pass, no readback, no picking.
+    pub fn cull_only(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        spheres: &[[f32; 4]],
+        lod: Option<&[[f32; 2]]>,
+        options: CullSceneOptions,
+    ) -> Result<Self, RenderError> {
+        Self::build(device, queue, spheres, lod, Stages::Cull, options)
+    }
+
+    /// The scene's draw alone, of the given `visible` IDs (each below `spheres.len()`, at most
+    /// `spheres.len()` of them; uploaded once, their count written into the draw record by
+    /// the CPU): the same bundle, targets, readback and picking as [`Self::new`].
+    pub fn draw_only(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        spheres: &[[f32; 4]],
+        visible: &[u32],
+        options: CullSceneOptions,
+    ) -> Result<Self, RenderError> {
+        let bad = visible.iter().position(|&id| id as usize >= spheres.len());
+        if visible.len() > spheres.len() || bad.is_some() {
+            return Err(RenderError::UnsupportedView {
+                workflow: "cull scene",
+                id: "draw only".into(),
+                what: "visible IDs",
+                expected: "at most one ID per sphere, each below the sphere count",
+                actual: match bad {
+                    Some(row) => format!(
+                        "ID {} at row {row} of {} spheres",
+                        visible[row],
+                        spheres.len()
+                    ),
+                    None => format!("{} IDs for {} spheres", visible.len(), spheres.len()),
+                },
+            });
+        }
+        Self::build(device, queue, spheres, None, Stages::Draw(visible), options)
+    }
+
+    fn build(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        spheres: &[[f32; 4]],
+        lod: Option<&[[f32; 2]]>,
+        stages: Stages<'_>,
         options: CullSceneOptions,
     ) -> Result<Self, RenderError> {
         let n = spheres.len() as u64;
@@ -119,11 +186,19 @@ impl CullScene {
             }
             None => None,
         };
-        let visible_h = g.create_buffer(BufferDescriptor::new(
-            "visible-ids",
-            (n * 4).max(4),
-            U::STORAGE,
-        ))?;
+        let visible_h = match stages {
+            Stages::Draw(ids) => {
+                let mut padded = ids.to_vec();
+                padded.resize(n as usize, 0);
+                let b = init("visible-ids", bytemuck::cast_slice(&padded), U::STORAGE);
+                import(&mut g, "visible-ids", &b)?
+            }
+            _ => g.create_buffer(BufferDescriptor::new(
+                "visible-ids",
+                (n * 4).max(4),
+                U::STORAGE,
+            ))?,
+        };
         let visible = g.create_packed_view(visible_h, VectorFormat::Uint32, n)?;
         let draw = DrawCommandBuffer::create(device, "cull-draws", DrawLayout::DrawIndexed, 1);
         draw.write_draw_indexed(
@@ -131,27 +206,45 @@ impl CullScene {
             0,
             DrawIndexedIndirectArgs {
                 index_count: InstancedCubes::INDEX_COUNT,
-                instance_count: 0,
+                instance_count: match stages {
+                    Stages::Draw(ids) => ids.len() as u32,
+                    _ => 0,
+                },
                 first_index: 0,
                 base_vertex: 0,
                 first_instance: 0,
             },
         )?;
         let draw_h = draw.import(&mut g, "draws")?;
-        VisibilityWorkflow {
-            id: "visibility".into(),
-            view: view_h,
-            bounds: Bounds::Spheres(g.create_vector_view(vec![spheres_v])?),
-            time_range: None,
-            lod: lod_v,
-            selection: Some(g.create_vector_view(vec![selection_v])?),
-            ids: None,
-            mask: None,
-            output: g.create_vector_view(vec![visible])?,
-            count: draw.instance_count_view(&g, draw_h, 0)?,
-            overflow: None,
+        if !matches!(stages, Stages::Draw(_)) {
+            VisibilityWorkflow {
+                id: "visibility".into(),
+                view: view_h,
+                bounds: Bounds::Spheres(g.create_vector_view(vec![spheres_v])?),
+                time_range: None,
+                lod: lod_v,
+                selection: Some(g.create_vector_view(vec![selection_v])?),
+                ids: None,
+                mask: None,
+                output: g.create_vector_view(vec![visible])?,
+                count: draw.instance_count_view(&g, draw_h, 0)?,
+                overflow: None,
+            }
+            .add_to_graph(&mut g)?;
         }
-        .add_to_graph(&mut g)?;
+        if matches!(stages, Stages::Cull) {
+            return Ok(Self {
+                compiled: g.compile()?,
+                view,
+                camera,
+                selection,
+                draw,
+                image: None,
+                pick: None,
+                options,
+                instances: n as u32,
+            });
+        }
 
         let (w, h) = (options.width, options.height);
         let ra = T::RENDER_ATTACHMENT;
@@ -191,6 +284,7 @@ impl CullScene {
             draw: draw.clone(),
             draw_handle: draw_h,
             record: 0,
+            cubes_per_instance: options.cubes_per_instance,
         }
         .add_to_graph(&mut g)?;
         let image = if options.readback {
@@ -246,6 +340,7 @@ impl CullScene {
                 draw: draw.clone(),
                 draw_handle: draw_h,
                 record: 0,
+                cubes_per_instance: options.cubes_per_instance,
             }
             .add_to_graph(&mut g)?;
             // Read through the caller's staging (a ReadbackRing), so picks overlap frames.

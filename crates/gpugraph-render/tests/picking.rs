@@ -93,6 +93,7 @@ fn setup(ctx: &GpuContext, capacity: u64) -> Setup {
         draw: draw.clone(),
         draw_handle: draw_h,
         record: 0,
+        cubes_per_instance: InstancedCubes::CUBES_PER_INSTANCE,
     }
     .add_to_graph(&mut g)
     .unwrap();

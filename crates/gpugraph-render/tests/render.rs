@@ -70,6 +70,7 @@ fn gpu_written_counts_alone_change_the_rendered_image() {
             msaa,
             picking: true,
             readback: true,
+            cubes_per_instance: gpugraph_render::InstancedCubes::CUBES_PER_INSTANCE,
         };
         let mut scene = CullScene::new(&ctx.device, &ctx.queue, &spheres(), None, options).unwrap();
         scene.set_camera(&ctx.queue, EYE, [0.0, 0.0, 0.0]);
@@ -125,6 +126,7 @@ fn picking_outside_the_image_is_a_named_error() {
         msaa: 1,
         picking: true,
         readback: true,
+        cubes_per_instance: gpugraph_render::InstancedCubes::CUBES_PER_INSTANCE,
     };
     let scene = CullScene::new(&ctx.device, &ctx.queue, &spheres(), None, options).unwrap();
     let e = scene.set_pick(32, 0).unwrap_err();
@@ -285,6 +287,7 @@ fn the_bundle_is_recorded_once_and_refuses_overrides() {
         draw: draw.clone(),
         draw_handle: draw_h,
         record: 0,
+        cubes_per_instance: InstancedCubes::CUBES_PER_INSTANCE,
     }
     .add_to_graph(&mut g)
     .unwrap();
@@ -292,7 +295,9 @@ fn the_bundle_is_recorded_once_and_refuses_overrides() {
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     c.encode(&mut enc, &EncodeOptions::default()).unwrap();
     let mut enc = ctx.device.create_command_encoder(&Default::default());
-    let overrides = [(draw_h, other.buffer())];
+    // The draw record is read by the batching dispatch (overridable); the bundle's own
+    // buffers are not.
+    let overrides = [(vh, other.buffer())];
     let e = c
         .encode(
             &mut enc,
@@ -334,6 +339,7 @@ fn the_bundle_is_recorded_once_and_refuses_overrides() {
         draw: plain,
         draw_handle: plain_h,
         record: 0,
+        cubes_per_instance: InstancedCubes::CUBES_PER_INSTANCE,
     }
     .add_to_graph(&mut g)
     .unwrap_err();

@@ -51,8 +51,8 @@ pub enum BenchCommand {
     /// Per-group count and mean over 1,024 groups (8 bytes per element).
     Group(primitives::PrimitiveArgs),
     /// GPU frustum culling and drawing per frame (`render cull`'s scene without readback):
-    /// visibility workflow, compaction into an indirect count, bundled MSAA draw (32 B per
-    /// instance counted).
+    /// `cull` (visibility workflow and compaction into an indirect count), `draw` (the bundled
+    /// MSAA draw of the visible IDs alone) and `cull-draw` (both; 32 B per instance counted).
     Render(primitives::PrimitiveArgs),
     /// Hash index build and probe of n unique u32 keys at load factor 0.5, linear and
     /// triangular probing (12 B per key built, 16 B per key probed, 16 B per key of clear;
@@ -132,7 +132,9 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             primitives::run_cases("histogram", &args, analysis::histogram_cases)
         }
         BenchCommand::Group(args) => primitives::run_cases("group", &args, analysis::group_cases),
-        BenchCommand::Render(args) => primitives::run_cases("render", &args, render::cases),
+        BenchCommand::Render(args) => {
+            primitives::run_cases_with_nodes("render", &args, render::cases, &render::node_bytes)
+        }
         BenchCommand::Hash(args) => primitives::run_cases("hash", &args, hash::hash_cases),
         BenchCommand::Join(args) => primitives::run_cases("join", &args, hash::join_cases),
         BenchCommand::Memory(args) => memory::run(&args),

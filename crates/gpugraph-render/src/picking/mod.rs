@@ -10,6 +10,10 @@
 //! appended pairs are written and `overflow` is 1 when pairs were dropped, else 0. Selection
 //! semantics (nearest only, deduplication, highlighting) stay above the primitive. The region
 //! lives in a caller-imported uniform ([`PickRegion`]): moving it needs no recompile.
+//!
+//! [`cpu`] is the oracle: a plain-Rust rasterizer of the cubes into the same ID image.
+
+pub mod cpu;
 
 use std::sync::{Arc, Mutex};
 

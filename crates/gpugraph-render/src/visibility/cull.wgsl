@@ -62,6 +62,12 @@ fn load_max(row: u32) -> vec3<f32> {
     return vec3<f32>(bounds_max[i], bounds_max[i + 1u], bounds_max[i + 2u]);
 }
 
+// The signed distance of `p` to `plane`, products and sums spelled out in the order the CPU
+// oracle (`visibility/cpu.rs`) evaluates them in f32.
+fn plane_distance(plane: vec4<f32>, p: vec3<f32>) -> f32 {
+    return ((plane.x * p.x + plane.y * p.y) + plane.z * p.z) + plane.w;
+}
+
 fn visible(row: u32) -> bool {
     let b = load4(chunk.bounds_offset, row);
     var center: vec3<f32>;
@@ -76,7 +82,7 @@ fn visible(row: u32) -> bool {
             let plane = view.planes[p];
             // The corner farthest along the plane normal: outside it, the whole box is.
             let corner = select(lo, hi, plane.xyz >= vec3<f32>(0.0));
-            if dot(plane.xyz, corner) + plane.w < 0.0 {
+            if !(plane_distance(plane, corner) >= 0.0) {
                 return false;
             }
         }
@@ -86,9 +92,9 @@ fn visible(row: u32) -> bool {
         if !(finite3(center) && finite(radius)) || radius < 0.0 {
             return false;
         }
+        // Kept on the boundary: tangent spheres (distance == -radius) stay visible.
         for (var p = 0u; p < 6u; p += 1u) {
-            let plane = view.planes[p];
-            if dot(plane.xyz, center) + plane.w < -radius {
+            if !(plane_distance(view.planes[p], center) >= -radius) {
                 return false;
             }
         }
@@ -102,9 +108,13 @@ fn visible(row: u32) -> bool {
         }
     }
     if USE_LOD {
+        // Squared distances: no square root, whose precision devices do not share.
         let i = chunk.lod_offset + row * 2u;
-        let d = distance(view.eye.xyz, center);
-        if !(d >= lod[i] && d < lod[i + 1u]) {
+        let near = lod[i];
+        let far = lod[i + 1u];
+        let e = center - view.eye.xyz;
+        let dd = (e.x * e.x + e.y * e.y) + e.z * e.z;
+        if !((near <= 0.0 || dd >= near * near) && (far > 0.0 && dd < far * far)) {
             return false;
         }
     }

@@ -17,8 +17,11 @@
 //! earlier node) rewrites the same way.
 //!
 //! Bounds tests are the conservative plane tests (a sphere or box outside no single plane
-//! is kept even when it misses a frustum corner); [`cpu`] is the same predicate in f64.
-//! Non-finite bounds, negative radii and boxes with `max < min` are never visible.
+//! is kept even when it misses a frustum corner). [`cpu`] states the predicate exactly — the
+//! f32 operations and their order, the boundary (a sphere tangent to a plane is kept, one ulp
+//! further out it is culled), the squared LOD comparison — and is the oracle tests compare
+//! masks, IDs and counts with, bit for bit. Non-finite bounds, negative radii and boxes with
+//! `max < min` are never visible.
 //! Memory traffic per row: 16 (sphere) or 32 (box) bytes of bounds, 8 per time or LOD input,
 //! 4 for selection, 4 written to the mask (+4 generated IDs), then the compaction's 8–12.
 
@@ -129,7 +132,7 @@ impl Bounds {
 /// sequence over the chunks; empty chunks allowed). Row `i` (global, over chunks) is visible
 /// when its bounds meet the frustum, and, when given, its time range meets the view's time
 /// window, its LOD band `[near, far)` contains the eye-to-center distance and its selection
-/// flag is nonzero. `mask` (when given) receives 1 for visible rows and 0 otherwise;
+/// flag is nonzero — each evaluated in f32 exactly as [`cpu`] states. `mask` (when given) receives 1 for visible rows and 0 otherwise;
 /// `output` receives the visible rows' IDs (`ids[i]`, or `i` when `ids` is `None`) in source
 /// order, up to its capacity; `count` receives the number of visible rows (possibly above the
 /// capacity, then `overflow` = 1) on every encode. Output rows past the count are untouched.
