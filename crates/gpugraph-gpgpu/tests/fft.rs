@@ -261,13 +261,13 @@ fn three_pass_rows_match_the_oracle() {
     };
     let interleaved = FftPolicy {
         interleave: true,
-        ..SMALL
+        ..rows16
     };
     for (length, batch, policy) in [
         (1u64 << 12, 3u64, rows16),
         (1 << 9, 2, rows16),
         (1 << 13, 2, SMALL),
-        (1 << 13, 1, interleaved),
+        (1 << 12, 2, interleaved),
         (1 << 18, 1, SMALL),
     ] {
         let shape = Shape::Rows { length, batch };
@@ -276,6 +276,8 @@ fn three_pass_rows_match_the_oracle() {
         for direction in [FftDirection::Forward, FftDirection::Inverse] {
             let (got, plan) = run_fft(&ctx, &shape, &x, direction, &policy, (3, 1));
             assert_eq!(plan.passes.len(), 3, "rows {length}");
+            let interleaved: Vec<_> = plan.passes.iter().map(|p| p.shape.interleaved).collect();
+            assert_eq!(interleaved, [policy.interleave, policy.interleave, false]);
             let want = shape.oracle(&x, direction == FftDirection::Inverse);
             check(
                 &got,
@@ -361,10 +363,6 @@ fn the_longest_bound_row_matches_two_tones() {
 #[test]
 fn policy_variants_match_the_oracle() {
     let ctx = ctx();
-    let interleaved = FftPolicy {
-        interleave: true,
-        ..SMALL
-    };
     let columns = |column_length, column_split, column_elements| FftPolicy {
         interleave: true,
         column_length,
@@ -372,24 +370,25 @@ fn policy_variants_match_the_oracle() {
         column_elements,
         ..FftPolicy::default()
     };
-    for (height, width, policy, passes) in [
-        (128u64, 256u64, interleaved, 4usize),
-        (512, 8, interleaved, 3),
-        (512, 64, columns(32, 0, 0), 3),
-        (512, 64, columns(32, 4, 0), 3),
-        (512, 64, columns(32, 64, 0), 3),
-        (1024, 32, columns(64, 0, 512), 3),
-        (256, 16, columns(0, 0, 1024), 2),
-    ] {
+    // (height, width, policy, which passes interleave)
+    let cases: [(u64, u64, FftPolicy, &[bool]); 7] = [
+        (512, 64, columns(32, 0, 0), &[false, true, true]),
+        (512, 64, columns(32, 4, 0), &[false, true, true]),
+        (512, 64, columns(32, 64, 0), &[false, true, true]),
+        (1024, 32, columns(64, 0, 512), &[false, true, true]),
+        (256, 16, columns(0, 0, 1024), &[false, false]),
+        (256, 64, columns(0, 0, 4096), &[false, true]),
+        // Four sequences per workgroup: sequence-major even when asked.
+        (8, 512, columns(0, 0, 32), &[false, false]),
+    ];
+    for (height, width, policy, interleaved) in cases {
         let shape = Shape::Field { height, width };
         let x = random(&mut rng(height * 3 + width), (height * width) as usize);
         for direction in [FftDirection::Forward, FftDirection::Inverse] {
             let (got, plan) = run_fft(&ctx, &shape, &x, direction, &policy, (1, 2));
-            assert_eq!(plan.passes.len(), passes, "{height}×{width} {policy:?}");
             let label = format!("{height}×{width} {policy:?} {direction:?}");
-            if height > 256 {
-                assert!(plan.passes.iter().any(|p| p.shape.interleaved), "{label}");
-            }
+            let flags: Vec<_> = plan.passes.iter().map(|p| p.shape.interleaved).collect();
+            assert_eq!(flags, interleaved, "{label}");
             let want = shape.oracle(&x, direction == FftDirection::Inverse);
             check(&got, &want, height * width, &label);
         }

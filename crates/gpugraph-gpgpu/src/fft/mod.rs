@@ -35,6 +35,7 @@
 //! lifetimes) and records nothing but its dispatch nodes: no submission, no readback.
 //! Non-power-of-two lengths are refused (Bluestein is not implemented).
 
+mod axes;
 pub mod cpu;
 mod node;
 pub mod plan;

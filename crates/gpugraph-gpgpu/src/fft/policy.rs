@@ -35,7 +35,8 @@ pub struct FftPolicy {
     /// Passes that read and write strided sequences (columns, four-step column steps) keep
     /// adjacent invocations on adjacent sequences in every stage and store workgroup memory
     /// element-major (`element · C + sequence`), so each exchange is bank-conflict free
-    /// whatever the stride of the Stockham stage (`interleave=1`).
+    /// whatever the stride of the Stockham stage (`interleave=1`; passes of at least 16
+    /// sequences per workgroup).
     pub interleave: bool,
     /// Complex elements one workgroup of a column pass holds (0: `workgroup_elements`), a
     /// power of two in `8..=65536` otherwise; at most 6,144 elements keep both halves of each
