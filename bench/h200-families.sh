@@ -157,13 +157,19 @@ if has suite; then
 fi
 
 if has fft; then
-  timeout 200 "$G" bench fft --sizes "$(pick 2^12 2^24,2^26)" --repeat "$(pick 3 10)" \
-    --fft-policy default --fft-policy swizzle=1 --fft-policy columns=1024 \
-    --fft-policy columns=1024,swizzle=1 --json "$out/fft.json" >"$out/fft.txt" 2>&1 || tail -3 "$out/fft.txt"
+  # default = FftPolicy::for_device (columns=1024,swizzle=1 on NVIDIA); every labelled variant
+  # is over FftPolicy::DEFAULT, so it repeats columns=1024,swizzle=1.
+  v=columns=1024,swizzle=1,interleave=1
+  timeout 480 "$G" bench fft --sizes "$(pick 2^12 2^24,2^26)" --repeat "$(pick 3 10)" \
+    --fft-policy default --fft-policy $v --fft-policy $v,colelements=4096 \
+    --fft-policy $v,colelements=2048 --fft-policy $v,split=64 \
+    --fft-policy $v,colelements=4096,split=64 --fft-policy $v,threads=1024 \
+    --fft-policy $v,colelements=4096,threads=1024 \
+    --json "$out/fft.json" >"$out/fft.txt" 2>&1 || tail -3 "$out/fft.txt"
   if peer_ok torch; then
     timeout 100 python3 bench/peers/peers_fft.py --sizes "$(pick 4096 16777216,67108864)" --repeat 10 \
       --json "$out/fft-peer.json" >/dev/null 2>&1 \
-      && python3 bench/combine.py "$out/fft.json" "$out/fft-peer.json" | cut -c1-140 | tee "$out/fft-combined.txt"
+      && python3 bench/combine.py "$out/fft.json" "$out/fft-peer.json" | cut -c1-200 | tee "$out/fft-combined.txt"
   else
     grep -E "^ *fft" "$out/fft.txt" | cut -c1-140
   fi

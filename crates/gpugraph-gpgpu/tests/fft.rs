@@ -4,7 +4,10 @@
 //! result (`n` the transform length, or width·height in 2-D; `max |X|` the largest output
 //! magnitude): a radix-8 FFT adds a few roundings per stage, log2(n)/3 stages per axis.
 //! Covered: every power-of-two row length 1..=8192 (batched, forward and inverse), the
-//! four-step passes (forced with a small workgroup policy), non-square 2-D fields (16×256,
+//! four-step passes (forced with a small workgroup policy), three-pass rows past the square
+//! of the one-pass length (forced with `rows=16` or a 64-value workgroup; the longest row the
+//! device binds on a GPU, 2^21 on a CPU adapter), every policy variant (`interleave`,
+//! `split`, `colelements`) against the oracle, non-square 2-D fields (16×256,
 //! 512×8, ...), forward∘inverse in one graph, impulses and single tones (exact bins), views at
 //! row offsets with poisoned outputs and guard rows, closed-form held-out fields, and every
 //! typed error.
@@ -12,8 +15,9 @@
 mod common;
 
 use common::*;
+use gpugraph_command::wgpu;
 use gpugraph_command::{CommandGraph, DataView, GpuContext, VectorFormat as F};
-use gpugraph_gpgpu::fft::{cpu, FftDirection, FftPlan, FftPolicy};
+use gpugraph_gpgpu::fft::{cpu, FftDirection, FftLimits, FftPlan, FftPolicy};
 use gpugraph_gpgpu::{AlgorithmError, Fft1d, Fft2d};
 use rand::Rng;
 
@@ -25,7 +29,7 @@ const SMALL: FftPolicy = FftPolicy {
     workgroup_elements: 64,
     threads: 16,
     swizzle: true,
-    column_length: 0,
+    ..FftPolicy::DEFAULT
 };
 
 fn words(x: &[[f64; 2]]) -> Vec<u32> {
@@ -249,6 +253,149 @@ fn four_step_rows_and_fields_match_the_oracle() {
 }
 
 #[test]
+fn three_pass_rows_match_the_oracle() {
+    let ctx = ctx();
+    let rows16 = FftPolicy {
+        row_length: 16,
+        ..FftPolicy::default()
+    };
+    let interleaved = FftPolicy {
+        interleave: true,
+        ..rows16
+    };
+    for (length, batch, policy) in [
+        (1u64 << 12, 3u64, rows16),
+        (1 << 9, 2, rows16),
+        (1 << 13, 2, SMALL),
+        (1 << 12, 2, interleaved),
+        (1 << 18, 1, SMALL),
+    ] {
+        let shape = Shape::Rows { length, batch };
+        let mut r = rng(length + batch);
+        let x = random(&mut r, (length * batch) as usize);
+        for direction in [FftDirection::Forward, FftDirection::Inverse] {
+            let (got, plan) = run_fft(&ctx, &shape, &x, direction, &policy, (3, 1));
+            assert_eq!(plan.passes.len(), 3, "rows {length}");
+            let interleaved: Vec<_> = plan.passes.iter().map(|p| p.shape.interleaved).collect();
+            assert_eq!(interleaved, [policy.interleave, policy.interleave, false]);
+            let want = shape.oracle(&x, direction == FftDirection::Inverse);
+            check(
+                &got,
+                &want,
+                length,
+                &format!("three-pass rows {length} × {batch} {direction:?}"),
+            );
+        }
+    }
+    // A one-wide field's column is a contiguous row: three passes too.
+    let shape = Shape::Field {
+        height: 1 << 12,
+        width: 1,
+    };
+    let x = random(&mut rng(41), 1 << 12);
+    let (got, plan) = run_fft(&ctx, &shape, &x, FftDirection::Forward, &rows16, (0, 0));
+    assert_eq!(plan.passes.len(), 3);
+    check(&got, &shape.oracle(&x, false), 1 << 12, "4096 × 1 field");
+}
+
+/// The longest row the device binds (2^27 complex64 values on an H200), two tones against
+/// their closed form (the O(n log n) oracle is too slow there); on a CPU adapter 2^21 values
+/// forced through three passes with `rows=128`.
+#[test]
+fn the_longest_bound_row_matches_two_tones() {
+    let ctx = ctx();
+    let cpu_adapter = ctx.adapter.get_info().device_type == wgpu::DeviceType::Cpu;
+    let (length, policy) = if cpu_adapter {
+        let rows = FftPolicy {
+            row_length: 128,
+            ..FftPolicy::default()
+        };
+        (1u64 << 21, rows)
+    } else {
+        let binding = FftLimits::of(&ctx.device.limits()).max_binding_length();
+        (binding, FftPolicy::for_device(&ctx.device))
+    };
+    let n = length as usize;
+    // e^{+2πi f1 j/n} + 0.5 e^{-2πi f2 j/n}: bins f1 = n and n - f2 = n/2; f1 has a nonzero
+    // digit in every factor of the decomposition.
+    let (f1, f2) = ((0x5a5_a5a5 % n) | 1, (0x123_4567 % n) | 2);
+    let tau = std::f64::consts::TAU;
+    let x: Vec<[f64; 2]> = (0..n)
+        .map(|j| {
+            let a = tau * ((f1 * j) % n) as f64 / n as f64;
+            let b = -tau * ((f2 * j) % n) as f64 / n as f64;
+            [
+                (a.cos() + 0.5 * b.cos()) as f32 as f64,
+                (a.sin() + 0.5 * b.sin()) as f32 as f64,
+            ]
+        })
+        .collect();
+    let shape = Shape::Rows { length, batch: 1 };
+    let (got, plan) = run_fft(&ctx, &shape, &x, FftDirection::Forward, &policy, (0, 1));
+    let one_pass = u64::from(FftLimits::of(&ctx.device.limits()).max_row_length(&policy));
+    assert!(
+        length > one_pass * one_pass,
+        "{length} must take three passes"
+    );
+    assert_eq!(plan.passes.len(), 3, "{length}");
+    drop(x);
+    let eps = f64::from(f32::EPSILON);
+    let nf = n as f64;
+    // The stated tolerance, plus the f32 rounding of the inputs spread over every bin.
+    let tol = ULPS * eps / 2.0 * nf.log2() * nf + 4.0 * eps * nf.sqrt();
+    for (i, g) in got.chunks_exact(2).enumerate() {
+        let g = [f32::from_bits(g[0]) as f64, f32::from_bits(g[1]) as f64];
+        let w = if i == f1 {
+            nf
+        } else if i == n - f2 {
+            nf / 2.0
+        } else {
+            0.0
+        };
+        let err = (g[0] - w).abs().max(g[1].abs());
+        assert!(
+            err <= tol,
+            "{length}: bin {i} is {g:?}, want {w} (error {err:e})"
+        );
+    }
+}
+
+#[test]
+fn policy_variants_match_the_oracle() {
+    let ctx = ctx();
+    let columns = |column_length, column_split, column_elements| FftPolicy {
+        interleave: true,
+        column_length,
+        column_split,
+        column_elements,
+        ..FftPolicy::default()
+    };
+    // (height, width, policy, which passes interleave)
+    let cases: [(u64, u64, FftPolicy, &[bool]); 7] = [
+        (512, 64, columns(32, 0, 0), &[false, true, true]),
+        (512, 64, columns(32, 4, 0), &[false, true, true]),
+        (512, 64, columns(32, 64, 0), &[false, true, true]),
+        (1024, 32, columns(64, 0, 512), &[false, true, true]),
+        (256, 16, columns(0, 0, 1024), &[false, false]),
+        (256, 64, columns(0, 0, 4096), &[false, true]),
+        // Four sequences per workgroup: sequence-major even when asked.
+        (8, 512, columns(0, 0, 32), &[false, false]),
+    ];
+    for (height, width, policy, interleaved) in cases {
+        let shape = Shape::Field { height, width };
+        let x = random(&mut rng(height * 3 + width), (height * width) as usize);
+        for direction in [FftDirection::Forward, FftDirection::Inverse] {
+            let (got, plan) = run_fft(&ctx, &shape, &x, direction, &policy, (1, 2));
+            let label = format!("{height}×{width} {policy:?} {direction:?}");
+            let flags: Vec<_> = plan.passes.iter().map(|p| p.shape.interleaved).collect();
+            assert_eq!(flags, interleaved, "{label}");
+            let want = shape.oracle(&x, direction == FftDirection::Inverse);
+            check(&got, &want, height * width, &label);
+        }
+    }
+}
+
+#[test]
 fn non_square_fields_match_the_oracle() {
     let ctx = ctx();
     for (height, width) in [
@@ -467,11 +614,23 @@ fn bad_arguments_are_named_errors() {
     }
     .add_to_graph(&mut g));
     assert!(e.contains("fft2d f2: width is 6"), "{e}");
-    let e = err(rows(1 << 30, 1, i, o).add_to_graph_with(&mut g, &SMALL));
+    let binding = FftLimits::of(&ctx.device.limits()).max_binding_length();
+    let e = err(rows(binding * 2, 1, i, o).add_to_graph(&mut g));
     assert!(
-        e.contains("needs 1073741824 but the device allows 4096"),
+        e.contains(&format!(
+            "needs {} but the device allows {binding}",
+            binding * 2
+        )) && e.contains("one storage binding"),
         "{e}"
     );
+    // Past three passes of a 64-value workgroup: 64³.
+    let e = err(rows(1 << 19, 1, i, o).add_to_graph_with(&mut g, &SMALL));
+    assert!(
+        e.contains("needs 524288 but the device allows 262144") && e.contains("three passes"),
+        "{e}"
+    );
+    let e = err(rows(binding, 2, i, o).add_to_graph(&mut g));
+    assert!(e.contains("complex64 values in one storage binding"), "{e}");
     // Nothing was added: the graph still compiles with no nodes.
     assert!(g.compile().unwrap().node_order().is_empty());
 }

@@ -10,7 +10,13 @@
 //! `bench/peers/peers_fft.py`, op `fft2d-forward`. `--fft-policy elements=4096,threads=256`
 //! adds kernel variants (`fft2d-forward[elements=4096,threads=256]`; `swizzle=1` permutes
 //! workgroup memory against bank conflicts; `columns=1024` does 4096-long columns as a
-//! four-step pair of 64-long ones, 128 adjacent columns per workgroup: 3 passes, all coalesced).
+//! four-step pair of 64-long ones, 128 adjacent columns per workgroup: 3 passes, all coalesced;
+//! `interleave=1` stores the strided passes' workgroup memory element-major, free of bank
+//! conflicts; `split=64` picks the first factor of the column pair; `colelements=4096` sizes
+//! the column passes' workgroups apart from the rows'; `rows=N` shortens one-pass rows).
+//! The progress line lists every pass (length, sequences per workgroup, invocations, values
+//! per invocation, memory layout) and the bytes it moves; the node table gives each pass's
+//! time against the copy floor of those bytes.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -28,8 +34,10 @@ pub struct FftBenchArgs {
     /// FFT kernel variants to compare in one run: comma-separated `key=value` over the
     /// default policy, keys `elements` (complex values per workgroup), `threads` and
     /// `swizzle` (0/1: workgroup memory permuted against bank conflicts), `columns` (longest
-    /// one-pass column axis; longer ones take a coalesced four-step pair), or
-    /// `default`; repeatable.
+    /// one-pass column axis; longer ones take a coalesced four-step pair), `split` (first
+    /// factor of that pair), `interleave` (0/1: element-major workgroup memory in strided
+    /// passes), `colelements` (values per workgroup of column passes), `rows` (longest
+    /// one-pass row), or `default` (the device's policy); repeatable.
     #[arg(long = "fft-policy", value_name = "SPEC")]
     pub fft_policies: Vec<String>,
     #[command(flatten)]
@@ -171,12 +179,13 @@ pub fn cases(gpu: &Gpu, n: u64, variants: &[(FftPolicy, String)]) -> Result<Vec<
                     .map(|p| {
                         let s = p.shape;
                         format!(
-                            "L={} C={} T={} V={}{}",
+                            "L={} C={} T={} V={}{}{}",
                             s.length,
                             s.seqs_per_workgroup,
                             s.threads,
                             s.values,
-                            if s.packed { "" } else { " split" }
+                            if s.packed { "" } else { " split" },
+                            if s.interleaved { " interleaved" } else { "" }
                         )
                     })
                     .collect();

@@ -2,8 +2,9 @@
 // length L (interleaved re, im f32) entirely in registers and workgroup memory, Stockham
 // auto-sort: stage 0 has radix R0 (1, 2, 4 or 8), the STAGES8 later stages radix 8. Stage 0
 // loads from `src` and the last stage stores to `dst`, so a pass reads and writes every element
-// once. Sequence s = o * inner + i (o = s >> inner_shift) has element k at
-// off + o * outer + i * inner_stride + k * elem; forward exponent e^{-2πi jk/L}; an inverse is
+// once. Sequence s = (g * outer_count + o) * inner + i (i = s & (inner - 1),
+// o = (s >> inner_shift) & outer_mask, g = s >> group_shift) has element k at
+// off + g * group + o * outer + i * inner_stride + k * elem; forward exponent e^{-2πi jk/L}; an inverse is
 // conj ∘ forward ∘ conj, applied per pass (`conj` = -1), scaled at the store.
 //
 // Header: L, C, T (invocations), V (values per invocation = C·L/T; V8, V4, V2 = V/8, V/4,
@@ -12,7 +13,8 @@
 // defines SEQ_FAST_IN / SEQ_FAST_OUT (adjacent invocations take adjacent sequences, for
 // coalesced strided columns; SEQ_FAST_LAST: the mapping of the last stage), PACKED (vec2
 // workgroup array; else re and im are exchanged in turn through an f32 array of E words,
-// halving workgroup memory), SWIZZLE (see `shi`), TWIDDLE (the four-step
+// halving workgroup memory), SWIZZLE (see `shi`), INTERLEAVE (every stage maps adjacent
+// invocations to adjacent sequences and workgroup memory is element-major, see `sh_at`), TWIDDLE (the four-step
 // twiddle w_tw_n^(idx·k) applied before the store, idx the inner or outer sequence index).
 
 struct FftParams {
@@ -31,6 +33,10 @@ struct FftParams {
     conj: f32,
     scale: f32,
     inner_shift: u32,
+    outer_mask: u32,
+    group_shift: u32,
+    in_group: u32,
+    out_group: u32,
     pad0: u32,
 }
 
@@ -89,17 +95,22 @@ fn dft8(x: array<vec2<f32>, 8>) -> array<vec2<f32>, 8> {
 
 // Sequence-in-workgroup c and item j of item q of a stage whose items per sequence are `span`.
 fn item(q: u32, span: u32, seq_fast: bool) -> vec2<u32> {
+#ifdef INTERLEAVE
+    return vec2<u32>(q % C, q / C);
+#else
     if (seq_fast) {
         return vec2<u32>(q % C, q / C);
     }
     return vec2<u32>(q / span, q % span);
+#endif
 }
 
 // The global offset of element 0 of sequence s (relative to the view).
-fn seq_base(s: u32, inner_stride: u32, outer_stride: u32) -> u32 {
-    let o = s >> p.inner_shift;
+fn seq_base(s: u32, inner_stride: u32, outer_stride: u32, group_stride: u32) -> u32 {
+    let g = s >> p.group_shift;
+    let o = (s >> p.inner_shift) & p.outer_mask;
     let i = s & (p.inner - 1u);
-    return o * outer_stride + i * inner_stride;
+    return g * group_stride + o * outer_stride + i * inner_stride;
 }
 
 // Radix-R butterflies of the V/R items this invocation holds (values v[i·R + r]), with the
@@ -170,7 +181,18 @@ fn butterflies(v: ptr<function, array<vec2<f32>, V>>, t: u32, radix: u32, ns: u3
 fn input_index(q: u32, r: u32, radix: u32, seq_fast: bool) -> u32 {
     let span = L / radix;
     let cj = item(q, span, seq_fast);
-    return shi(cj.x * L + cj.y + r * span);
+    return sh_at(cj.x, cj.y + r * span);
+}
+
+// The workgroup-memory word of element `e` of sequence `c`: with INTERLEAVE element-major,
+// so the C adjacent sequences that adjacent invocations hold in every stage are adjacent
+// words whatever the stage's stride (no bank conflicts for C ≥ 32); else sequence-major.
+fn sh_at(c: u32, e: u32) -> u32 {
+#ifdef INTERLEAVE
+    return e * C + c;
+#else
+    return shi(c * L + e);
+#endif
 }
 
 // The physical workgroup-memory word of logical index i: with SWIZZLE, the low 3 bits are
@@ -187,7 +209,7 @@ fn shi(i: u32) -> u32 {
 fn output_index(q: u32, r: u32, radix: u32, ns: u32, seq_fast: bool) -> u32 {
     let cj = item(q, L / radix, seq_fast);
     let j = cj.y;
-    return shi(cj.x * L + (j / ns) * ns * radix + (j % ns) + r * ns);
+    return sh_at(cj.x, (j / ns) * ns * radix + (j % ns) + r * ns);
 }
 
 // Moves the outputs of stage (radix_a, ns_a) into the inputs of the next, radix-8, stage.
@@ -261,7 +283,7 @@ fn fft_pass(
         let s = first + cj.x;
         var x = vec2<f32>(0.0);
         if (s < p.seqs) {
-            let g = p.in_off + seq_base(s, p.in_inner, p.in_outer)
+            let g = p.in_off + seq_base(s, p.in_inner, p.in_outer, p.in_group)
                 + (cj.y + (k % R0) * (L / R0)) * p.in_elem;
             x = src[g];
         }
@@ -293,11 +315,11 @@ fn fft_pass(
 #ifdef TWIDDLE
             var idx = s & (p.inner - 1u);
             if (p.tw_outer != 0u) {
-                idx = s >> p.inner_shift;
+                idx = (s >> p.inner_shift) & p.outer_mask;
             }
             y = cmul(y, cis_neg((idx * e) & (p.tw_n - 1u), p.tw_n));
 #endif
-            let g = p.out_off + seq_base(s, p.out_inner, p.out_outer) + e * p.out_elem;
+            let g = p.out_off + seq_base(s, p.out_inner, p.out_outer, p.out_group) + e * p.out_elem;
             dst[g] = p.scale * vec2<f32>(y.x, p.conj * y.y);
         }
     }

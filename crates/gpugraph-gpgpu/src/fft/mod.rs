@@ -10,14 +10,22 @@
 //! reading and writing each element once. An axis up to the workgroup length
 //! ([`plan::FftLimits::max_workgroup_length`], 8192 with 32 KiB of workgroup memory) is one
 //! pass; a longer one is a four-step pair (strided sub-transforms with their twiddle, then
-//! contiguous ones written transposed). So a 2-D transform of n ≤ 8192 is 2 passes, and 4 up
-//! to the square of the workgroup length. Strided column passes give adjacent invocations
-//! adjacent columns so their loads and stores coalesce.
+//! contiguous ones written transposed), and a row longer than the square of the workgroup
+//! length three passes (the second half of the pair is itself a four-step pair, its last
+//! pass addressing sequences by a three-level index), up to the largest power of two one
+//! storage binding holds (2^27 complex64 values in NVIDIA's 2^31 - 4 byte binding; past it a
+//! named `DeviceLimit` error). So a 2-D transform of n ≤ 8192 is 2 passes, and 4 up to the
+//! square of the workgroup length. Strided column passes give adjacent invocations adjacent
+//! columns so their loads and stores coalesce.
 //!
 //! Tunables ([`FftPolicy`], `key=value` as the bench's `--fft-policy`): `elements` (values per
 //! workgroup, default 8192), `threads` (default 512), `swizzle` (workgroup memory permuted
 //! against bank conflicts) and `columns` (the longest one-pass column axis: longer columns
-//! take a four-step pair with more adjacent columns per workgroup). Each pass reads and writes
+//! take a four-step pair with more adjacent columns per workgroup), `rows` (the longest
+//! one-pass row: lets tests force the multi-pass row paths at small sizes), `split` (the
+//! first factor of a four-step column pair), `interleave` (strided passes with element-major
+//! workgroup memory, free of bank conflicts) and `colelements` (values per workgroup of the
+//! column passes: 4096 fit both halves of each value in 48 KiB). Each pass reads and writes
 //! `16 B` per element ([`FftPlan::bytes_per_pass`]).
 //!
 //! Conventions: forward `X[k] = Σ x[j] e^{-2πi jk/n}`, unscaled; inverse `e^{+2πi jk/n}` and
@@ -27,6 +35,7 @@
 //! lifetimes) and records nothing but its dispatch nodes: no submission, no readback.
 //! Non-power-of-two lengths are refused (Bluestein is not implemented).
 
+mod axes;
 pub mod cpu;
 mod node;
 pub mod plan;

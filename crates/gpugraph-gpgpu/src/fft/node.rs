@@ -15,11 +15,15 @@ use crate::kernel::{check_writes_alone, require_packed, Binder, ShaderSource, Vi
 ///
 /// Views: `input` and `output` packed `Float32x2` (re, im) with at least `length · batch` rows
 /// (the first `length · batch` are read and written; nothing else is touched), in different
-/// buffers. `length` a power of two up to the square of the workgroup length, `batch ≥ 1`.
+/// buffers. `length` a power of two up to the largest power of two of complex64 values one
+/// storage binding holds (2^27 at the 2^31 - 4 bytes of NVIDIA's Vulkan driver; one pass up
+/// to the workgroup length, two up to its square, three up to its cube), `length · batch`
+/// values within one binding, `batch ≥ 1`.
 /// Errors: non-power-of-two or zero sizes ([`AlgorithmError::OutOfRange`], naming the value
 /// and that Bluestein is not implemented), short views ([`AlgorithmError::LengthMismatch`]),
 /// wrong formats ([`AlgorithmError::UnsupportedView`]), `input` and `output` sharing a buffer
-/// ([`AlgorithmError::Aliased`]), sizes past the device's bindings or the two-pass limit
+/// ([`AlgorithmError::Aliased`]), sizes past the device's binding (naming the size and the
+/// limit) or, under a policy that shortens passes, past three passes
 /// ([`AlgorithmError::DeviceLimit`]). Nodes: `{id}/pass{i}`.
 #[derive(Clone, Debug)]
 pub struct Fft1d {
@@ -39,7 +43,9 @@ pub struct Fft1d {
 
 /// A 2-D transform of a row-major `height × width` complex field (rows, then columns):
 /// `input` → `output`, inverse scaled by `1/(width · height)`. Views and errors as
-/// [`Fft1d`], with `width · height` rows.
+/// [`Fft1d`], with `width · height` rows; rows as long as [`Fft1d`]'s, columns up to the
+/// square of the one-pass column length (2^26 by default; a one-wide field's column is
+/// planned as a row).
 #[derive(Clone, Debug)]
 pub struct Fft2d {
     /// Node id prefix.
@@ -78,6 +84,10 @@ struct FftParams {
     conj: f32,
     scale: f32,
     inner_shift: u32,
+    outer_mask: u32,
+    group_shift: u32,
+    in_group: u32,
+    out_group: u32,
     pad0: u32,
 }
 
@@ -158,14 +168,26 @@ fn plan_error(c: ViewCheck<'_>, e: PlanError) -> AlgorithmError {
             "a power of two (non-power-of-two sizes need Bluestein, which is not implemented)",
         ),
         PlanError::TooLong { what, value, max } => c.device_limit(
-            format!("{what} (two passes of the workgroup length per axis)"),
+            format!(
+                "{what} (three passes of the one-pass length for rows, two for columns, \
+                 under this policy)"
+            ),
             value,
             max,
         ),
-        PlanError::TooManyElements { elements } => c.device_limit(
-            "complex elements (u32 kernel indices)",
+        PlanError::PastBinding { what, value, max } => c.device_limit(
+            format!(
+                "{what} (the longest power of two of complex64 values in one storage \
+                 binding of {} bytes)",
+                max * 8
+            ),
+            value,
+            max,
+        ),
+        PlanError::TooManyElements { elements, max } => c.device_limit(
+            "complex64 values in one storage binding (and u32 kernel indices)",
             elements,
-            u64::from(u32::MAX / 2),
+            max,
         ),
     }
 }
@@ -235,6 +257,14 @@ fn add_passes(
                 1.0
             },
             inner_shift: pass.inner.trailing_zeros(),
+            // One level of groups: every outer index, and g = s >> 31 = 0 (seqs < 2^31).
+            outer_mask: pass.outer_count.wrapping_sub(1),
+            group_shift: match pass.outer_count {
+                0 => 31,
+                c => pass.inner.trailing_zeros() + c.trailing_zeros(),
+            },
+            in_group: pass.input.group,
+            out_group: pass.output.group,
             pad0: 0,
         };
         let shader = gpugraph_command::ShaderSource::new("fft/fft", source(pass));
@@ -286,6 +316,7 @@ fn source(pass: &FftPass) -> String {
         .define_if(fast_last, "SEQ_FAST_LAST")
         .define_if(s.packed, "PACKED")
         .define_if(s.swizzle, "SWIZZLE")
+        .define_if(s.interleaved, "INTERLEAVE")
         .define_if(pass.twiddle.is_some(), "TWIDDLE")
         .build()
 }
@@ -300,15 +331,23 @@ mod tests {
         let limits = FftLimits {
             workgroup_bytes: 32768,
             invocations: 1024,
+            binding_elements: 1 << 28,
         };
         let small = FftPolicy {
             workgroup_elements: 64,
             threads: 16,
             swizzle: true,
-            column_length: 0,
+            ..FftPolicy::DEFAULT
+        };
+        let variants = FftPolicy {
+            interleave: true,
+            column_length: 1024,
+            column_elements: 4096,
+            ..FftPolicy::DEFAULT
         };
         let mut plans = Vec::new();
-        for policy in [FftPolicy::default(), small] {
+        plans.push(plan::plan_1d(1 << 18, 2, &limits, &small).unwrap());
+        for policy in [FftPolicy::default(), small, variants] {
             for (h, w) in [(1, 1), (2, 4), (16, 256), (512, 8), (4096, 8192), (1024, 2)] {
                 if let Ok(p) = plan::plan_2d(h, w, &limits, &policy) {
                     plans.push(p);
@@ -322,7 +361,8 @@ mod tests {
                 kernel::validate_wgsl(&s).unwrap_or_else(|e| panic!("{pass:?}: {e}"));
                 let members = kernel::field_offsets!(FftParams; in_off, out_off, seqs, inner,
                     in_inner, in_outer, in_elem, tw_n, out_inner, out_outer, out_elem, tw_outer,
-                    conj, scale, inner_shift, pad0);
+                    conj, scale, inner_shift, outer_mask, group_shift, in_group, out_group,
+                    pad0);
                 let size = Some(std::mem::size_of::<FftParams>());
                 kernel::assert_struct_layout(&s, "FftParams", size, &members);
             }

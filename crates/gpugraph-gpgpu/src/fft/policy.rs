@@ -23,6 +23,26 @@ pub struct FftPolicy {
     /// sub-transforms give each workgroup more adjacent columns (wider coalesced rows of
     /// memory) at the cost of one more pass (`columns=1024`).
     pub column_length: u32,
+    /// The longest row axis (a 1-D transform, or the rows of a 2-D one) done in one pass (0:
+    /// the workgroup length), a power of two otherwise: longer rows take a four-step pair, or
+    /// a three-pass decomposition past its square (`rows=64`; lets tests reach the multi-pass
+    /// paths at small sizes).
+    pub row_length: u32,
+    /// The length of the first (strided, twiddled) sub-transform of a four-step column pair
+    /// (0: the balanced split, `2^⌈log2 h / 2⌉`), a power of two otherwise, clamped so that
+    /// both sub-transforms fit one pass (`split=64`).
+    pub column_split: u32,
+    /// Passes that read and write strided sequences (columns, four-step column steps) keep
+    /// adjacent invocations on adjacent sequences in every stage and store workgroup memory
+    /// element-major (`element · C + sequence`), so each exchange is bank-conflict free
+    /// whatever the stride of the Stockham stage (`interleave=1`; passes of at least 16
+    /// sequences per workgroup).
+    pub interleave: bool,
+    /// Complex elements one workgroup of a column pass holds (0: `workgroup_elements`), a
+    /// power of two in `8..=65536` otherwise: 4,096 (32 KiB with both halves of each value
+    /// stored at once, fewer barriers per exchange) fits NVIDIA's 48 KiB where the default
+    /// 8,192 exchanges re and im in turn (`colelements=4096`).
+    pub column_elements: u32,
 }
 
 impl FftPolicy {
@@ -33,6 +53,10 @@ impl FftPolicy {
         threads: 512,
         swizzle: false,
         column_length: 0,
+        row_length: 0,
+        column_split: 0,
+        interleave: false,
+        column_elements: 0,
     };
 
     /// The policy a plain `add_to_graph` gets on `device`, chosen per device class from
@@ -70,13 +94,28 @@ impl FftPolicy {
             1..=1024,
             "a power of two in 1..=1024",
         )?;
-        if self.column_length != 0 {
+        for (field, value) in [
+            ("column_length", self.column_length),
+            ("row_length", self.row_length),
+            ("column_split", self.column_split),
+        ] {
+            if value != 0 {
+                power_of_two_in(
+                    P,
+                    field,
+                    value,
+                    2..=65536,
+                    "0 or a power of two in 2..=65536",
+                )?;
+            }
+        }
+        if self.column_elements != 0 {
             power_of_two_in(
                 P,
-                "column_length",
-                self.column_length,
-                2..=65536,
-                "0 or a power of two in 2..=65536",
+                "column_elements",
+                self.column_elements,
+                8..=65536,
+                "0 or a power of two in 8..=65536",
             )?;
         }
         Ok(())
@@ -84,7 +123,8 @@ impl FftPolicy {
 }
 
 impl PolicySpec for FftPolicy {
-    const KEYS: &'static str = "elements, threads, swizzle, columns";
+    const KEYS: &'static str =
+        "elements, threads, swizzle, columns, rows, split, interleave, colelements";
 
     fn set(&mut self, key: &str, value: u64) -> Result<bool, PolicySpecError> {
         match key {
@@ -92,6 +132,10 @@ impl PolicySpec for FftPolicy {
             "threads" => self.threads = spec_u32(key, value)?,
             "swizzle" => self.swizzle = value != 0,
             "columns" => self.column_length = spec_u32(key, value)?,
+            "rows" => self.row_length = spec_u32(key, value)?,
+            "split" => self.column_split = spec_u32(key, value)?,
+            "interleave" => self.interleave = value != 0,
+            "colelements" => self.column_elements = spec_u32(key, value)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -116,6 +160,21 @@ mod tests {
         assert_eq!("columns=64".parse::<FftPolicy>().unwrap().column_length, 64);
         assert!("columns=1".parse::<FftPolicy>().is_err());
         assert!("wg=1".parse::<FftPolicy>().is_err());
+        let p: FftPolicy = "rows=64,split=32,interleave=1,colelements=4096"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            (
+                p.row_length,
+                p.column_split,
+                p.interleave,
+                p.column_elements
+            ),
+            (64, 32, true, 4096)
+        );
+        assert!("rows=3".parse::<FftPolicy>().is_err());
+        assert!("split=1".parse::<FftPolicy>().is_err());
+        assert!("colelements=4".parse::<FftPolicy>().is_err());
         assert_eq!(
             "default".parse::<FftPolicy>().unwrap(),
             FftPolicy::default()
