@@ -29,10 +29,16 @@ fi
 if [ "${PACK_TESTS:-}" = none ]; then
   # Only the CLI: no test binary or example to build (a bench-only call).
   cargo build --release -p gpugraph-cli --bins 2>&1 | tail -2
+elif [ -n "${PACK_PACKAGES:-}" ]; then
+  # PACK_PACKAGES="gpugraph-render gpugraph-arrow": the CLI and only these crates' tests.
+  cargo build --release -p gpugraph-cli --bins 2>&1 | tail -2
 else
   cargo build --release --workspace --all-targets 2>&1 | tail -2
 fi
-[ "${PACK_TESTS:-}" = none ] || cargo test --release --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
+scope="--workspace"
+[ -n "${PACK_PACKAGES:-}" ] && scope=$(printf -- '-p %s ' $PACK_PACKAGES)
+# shellcheck disable=SC2086
+[ "${PACK_TESTS:-}" = none ] || cargo test --release $scope --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, shutil, os, sys
 for line in sys.stdin:
     try:
@@ -45,7 +51,7 @@ for line in sys.stdin:
         shutil.copy(m["executable"], os.path.join(".devbin/stage", f"{pkg}--{name}-test"))
 '
 cp target/release/gpugraph .devbin/stage/
-[ "${PACK_TESTS:-}" = none ] || for e in target/release/examples/*; do
+[ "${PACK_TESTS:-}" = none ] || [ -n "${PACK_PACKAGES:-}" ] || for e in target/release/examples/*; do
   case "$e" in *-*|*.d) ;; *) [ -x "$e" ] && cp "$e" ".devbin/stage/example-$(basename "$e")" ;; esac
 done
 # PACK_TESTS=REGEX keeps only the test binaries whose names match (the carry is limited to 64 MiB
