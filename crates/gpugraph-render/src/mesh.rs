@@ -94,11 +94,14 @@ impl InstancedCubes {
     /// Indices per cube: the `indexCount` of the draw record.
     pub const INDEX_COUNT: u32 = CUBE_INDICES.len() as u32;
 
-    /// The default cubes per drawn instance. Vertex stages shade an instance's vertices
-    /// together, so an 8-vertex cube per instance leaves most lanes of each vertex wave idle;
-    /// 32 cubes (256 vertices) per instance fill them. The indirect draw's instance count is
-    /// `ceil(count / cubes_per_instance)`, written by the node's batching dispatch.
-    pub const CUBES_PER_INSTANCE: u32 = 32;
+    /// The default cubes per drawn instance: 1, plain instancing. Batching several cubes into
+    /// one instance (so an instance's vertex wave has more than 8 vertices to shade) was
+    /// measured slower on the H200 (2026-12-02, 6bbe73b, `render cull --frames 30 --msaa 4`,
+    /// `bench/results/h200/2026-12-02-6bbe73b/`): 32 cubes per instance 9.90 ms GPU and
+    /// 52.3 µs encode per frame at 1M instances against 5.32 ms and 30.3 µs for 1; at 16M
+    /// 15.20 ms / 57.6 µs against 8.03 ms / 36.9 µs. Other values stay available for devices
+    /// whose vertex stage is lane-bound.
+    pub const CUBES_PER_INSTANCE: u32 = 1;
 
     /// The most cubes per instance (16-bit indices: 8 vertices per cube).
     pub const MAX_CUBES_PER_INSTANCE: u32 = 8192;

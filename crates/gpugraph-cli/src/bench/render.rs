@@ -10,8 +10,8 @@
 //!   1280×720 target with depth and 4× MSAA resolve; its bytes are the IDs and spheres the
 //!   vertex stage reads (20 B per visible instance, counted per instance of the scene), the
 //!   raster work comes on top;
-//! * `draw[msaa=1]`, `draw[cubes/instance=1]` and `draw[half]`: the same draw without
-//!   multisampling, with one cube per drawn instance instead of 32 (the unbatched instancing),
+//! * `draw[msaa=1]`, `draw[cubes/instance=32]` and `draw[half]`: the same draw without
+//!   multisampling, with 32 cubes per drawn instance instead of 1 (the batched draw),
 //!   and of the first half of the visible IDs only — whether the draw is bound by samples, by
 //!   vertex-wave occupancy or by instances;
 //! * `cull-draw`: both in one graph, as a frame of `render cull`; `cull-draw[lod=1px]` with
@@ -110,11 +110,11 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
     // Diagnostics of what the draw is bound by: without MSAA, and half the instances.
     let single = CullSceneOptions { msaa: 1, ..options };
     let draw_msaa1 = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, &visible, single)?;
-    let unbatched = CullSceneOptions {
-        cubes_per_instance: 1,
+    let batched = CullSceneOptions {
+        cubes_per_instance: 32,
         ..options
     };
-    let draw_one = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, &visible, unbatched)?;
+    let draw_32 = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, &visible, batched)?;
     let half = &visible[..visible.len() / 2];
     let draw_half = CullScene::draw_only(gpu.device(), gpu.queue(), &spheres, half, options)?;
     let mut out = Vec::new();
@@ -124,7 +124,7 @@ pub fn cases(gpu: &Gpu, n: u64) -> Result<Vec<Case>> {
         ("cull", cull, culled),
         ("draw", draw, drawn),
         ("draw[msaa=1]", draw_msaa1, drawn),
-        ("draw[cubes/instance=1]", draw_one, drawn),
+        ("draw[cubes/instance=32]", draw_32, drawn),
         ("draw[half]", draw_half, Expect::Drawn(half.len() as u32)),
         ("cull-draw", both, culled),
         (

@@ -64,13 +64,15 @@ impl FftPolicy {
     ///
     /// | device class | policy | evidence |
     /// |---|---|---|
-    /// | NVIDIA (vendor 0x10de) | `swizzle=1,columns=1024` | H200, 2026-12-02, one call at a2c1da2 (`bench fft --fft-policy …`, `bench/results/h200/2026-12-02-a2c1da2/fft-combined.txt`): 4096² forward 0.383 ms against 0.420 ms for [`Self::DEFAULT`] (`torch.fft.fft2` 0.228 ms: 0.54× → 0.60×), 8192² 1.731 ms against 2.845 ms (0.826 ms: 0.29× → 0.48×); `swizzle=1` alone 0.393 / 2.694 ms, `columns=1024` alone 0.789 / 3.189 ms |
+    /// | NVIDIA (vendor 0x10de) | `columns=1024,swizzle=1,interleave=1,colelements=2048` | H200, 2026-12-02, one call at 6bbe73b (`bench fft` with eight variants, `bench/results/h200/2026-12-02-6bbe73b/fft-combined.txt`): 4096² forward 0.289 ms against 0.385 ms for the previous `swizzle=1,columns=1024` (`torch.fft.fft2` 0.226 ms: 0.59× → 0.78×), 8192² 1.126 ms against 1.751 ms (0.861 ms: 0.49× → 0.76×); `interleave=1` alone 0.310 / 1.194 ms, `threads=1024` 0.302 / 1.215 ms, `colelements=4096` 0.336 / 1.313 ms. Earlier (a2c1da2): `swizzle=1,columns=1024` against [`Self::DEFAULT`] 0.383 / 1.731 ms against 0.420 / 2.845 ms |
     /// | others (lavapipe, ...) | [`Self::DEFAULT`] | |
     pub fn for_device(device: &wgpu::Device) -> Self {
         match device.adapter_info().vendor {
             0x10de => Self {
                 swizzle: true,
                 column_length: 1024,
+                interleave: true,
+                column_elements: 2048,
                 ..Self::DEFAULT
             },
             _ => Self::DEFAULT,
