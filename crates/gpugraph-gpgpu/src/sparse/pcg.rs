@@ -1,6 +1,11 @@
 //! The fused passes of Jacobi-preconditioned conjugate gradients over whole buffers (see
-//! pcg.wgsl): start (r = b − A·x0, z = D⁻¹r, p = z), SpMV + p·q, α, the x/r/z update with
-//! r·z and r·r, β and the predicate, the new direction.
+//! pcg.wgsl). Prologue: `q = A·x0`; start (r = b − q, z = D⁻¹r, p = z with r·z, r·r
+//! partials); rho (one workgroup: r·z, r·r, the predicate). Each iteration is three
+//! dispatches: SpMV + p·q partials; update (α folded from the p·q partials by every
+//! workgroup, then x/r/z with r·z and r·r partials); direction (β folded from the r·z
+//! partials by every workgroup, then p = z + βp; workgroup 0 also writes the scalars and the
+//! predicate). The folds are redundant per workgroup, which is why [`PcgVectors`] picks its
+//! rows per workgroup so the partials stay ≤ [`FOLD_PARTIALS`].
 
 use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{
@@ -8,7 +13,9 @@ use gpugraph_command::{
     VectorFormat,
 };
 
-use super::{rows_grid, spmv_node, tiles, CsrViews, SpmvRealization, ROWS_PER_WG, WG};
+use super::{
+    rows_grid_of, spmv_node_tiled, tiles_of, CsrViews, SpmvRealization, ROWS_PER_WG, WG,
+};
 use crate::error::AlgorithmError;
 use crate::kernel::{ShaderSource, ViewCheck};
 
@@ -21,6 +28,14 @@ pub const S_TOL2: u64 = 5;
 /// Word of the predicate (uint32: 1 while `r·r > TOL2` and no breakdown); the host starts it
 /// at 1.
 pub const S_PRED: u64 = 6;
+/// Word of the newest `r·z` (float32 bits; the direction pass writes it, the next update
+/// reads it and moves it to word 0, so no pass reads a word another workgroup of the same
+/// pass writes).
+pub const S_RZ_NEW: u64 = 7;
+/// The most partial sums a PCG pass leaves for the next pass to fold in every workgroup.
+pub const FOLD_PARTIALS: u64 = 1024;
+/// The largest rows per workgroup [`PcgVectors::rows_per_workgroup`] picks.
+pub const MAX_ROWS_PER_WG: u32 = 1 << 16;
 
 /// `PcgParams` in pcg.wgsl.
 #[repr(C)]
@@ -59,6 +74,8 @@ pub struct PcgVectors {
     pub partials: BufferHandle,
     /// p·q partials (`tiles`).
     pub pq_partials: BufferHandle,
+    /// Rows per workgroup of the vector passes ([`Self::rows_per_workgroup`]).
+    pub rows_per_wg: u32,
 }
 
 /// The node builders over one [`PcgVectors`].
@@ -70,16 +87,34 @@ pub struct PcgNodes<'a> {
     pub a: &'a CsrViews,
 }
 
-fn source(stage: &'static str) -> String {
+fn source(stage: &'static str, rows_per_wg: u32) -> String {
     ShaderSource::new("sparse/pcg.wgsl")
         .comment(format!("gpugraph-gpgpu sparse/pcg.rs: {stage}"))
         .u32("WG", WG)
-        .u32("ROWS_PER_WG", ROWS_PER_WG)
+        .u32("ROWS_PER_WG", rows_per_wg)
         .define(stage)
         .build()
 }
 
 impl PcgVectors {
+    /// Rows per workgroup of the vector passes for `n` unknowns, and why: the smallest power
+    /// of two ≥ [`ROWS_PER_WG`] that leaves at most [`FOLD_PARTIALS`] partials (each
+    /// workgroup of the next pass folds them all; fewer, longer tiles make that fold cheap),
+    /// capped at [`MAX_ROWS_PER_WG`].
+    pub fn rows_per_workgroup(n: u64) -> (u32, String) {
+        let mut rows = ROWS_PER_WG;
+        while tiles_of(n, rows) > FOLD_PARTIALS && rows < MAX_ROWS_PER_WG {
+            rows *= 2;
+        }
+        let t = tiles_of(n, rows);
+        (
+            rows,
+            format!(
+                "{rows} rows per workgroup: {t} partials, folded redundantly by every workgroup of the next pass (≤ {FOLD_PARTIALS} keeps the fold small), so α and β need no pass of their own"
+            ),
+        )
+    }
+
     /// Creates the transients `{id}/r|z|p|q|partials|pq-partials` for `n` unknowns over the
     /// caller's `b`, `dinv`, `x` (float32, ≥ `n` rows) and `scalars` (≥ [`PCG_SCALARS`]
     /// words), after checking their sizes.
@@ -105,7 +140,8 @@ impl PcgVectors {
                 return Err(check.length(what, "bytes", have, need, "the unknowns"));
             }
         }
-        let t = tiles(u64::from(n)).max(1);
+        let (rows_per_wg, _) = Self::rows_per_workgroup(u64::from(n));
+        let t = tiles_of(u64::from(n), rows_per_wg).max(1);
         let mut transient = |name: &str, len: u64| {
             graph.create_buffer(BufferDescriptor::new(
                 format!("{id}/{name}"),
@@ -125,13 +161,19 @@ impl PcgVectors {
             q: transient("q", u64::from(n))?,
             partials: transient("partials", 2 * t)?,
             pq_partials: transient("pq-partials", t)?,
+            rows_per_wg,
         })
+    }
+
+    /// Partial sums of one vector pass.
+    pub fn tiles(&self) -> u64 {
+        tiles_of(u64::from(self.n), self.rows_per_wg)
     }
 
     fn params(&self) -> PcgParams {
         PcgParams {
             n: self.n,
-            tiles: tiles(u64::from(self.n)) as u32,
+            tiles: self.tiles() as u32,
             pad0: 0,
             pad1: 0,
         }
@@ -160,7 +202,10 @@ impl PcgNodes<'_> {
         all.extend(bindings);
         DispatchNode::new(
             id,
-            gpugraph_command::ShaderSource::new(format!("sparse/pcg/{entry}"), source(stage)),
+            gpugraph_command::ShaderSource::new(
+                format!("sparse/pcg/{entry}"),
+                source(stage, self.v.rows_per_wg),
+            ),
             entry,
             all,
             grid,
@@ -189,7 +234,7 @@ impl PcgNodes<'_> {
     ) -> Result<DispatchNode, AlgorithmError> {
         self.check(id)?;
         let n = u64::from(self.v.n);
-        spmv_node(
+        spmv_node_tiled(
             graph,
             id,
             self.a,
@@ -197,6 +242,7 @@ impl PcgNodes<'_> {
             self.v.view(graph, self.v.q, n)?,
             None,
             realization,
+            self.v.rows_per_wg,
         )
     }
 
@@ -216,7 +262,22 @@ impl PcgNodes<'_> {
                 Binding::handle(7, v.p, Access::ReadWrite),
                 Binding::handle(8, v.partials, Access::ReadWrite),
             ],
-            rows_grid(u64::from(v.n)),
+            rows_grid_of(u64::from(v.n), v.rows_per_wg),
+        )
+    }
+
+    /// `rz = Σ r·z partials, rr = Σ r·r partials, PRED &= rr > TOL2` (one workgroup; the
+    /// prologue's scalar pass).
+    pub fn rho(&self, id: &str) -> DispatchNode {
+        self.node(
+            id,
+            "RHO",
+            "pcg_rho",
+            vec![
+                Binding::handle(1, self.v.scalars, Access::ReadWrite),
+                Binding::handle(2, self.v.partials, Access::Read),
+            ],
+            Grid::Workgroups([1, 1, 1]),
         )
     }
 
@@ -229,32 +290,20 @@ impl PcgNodes<'_> {
     ) -> Result<DispatchNode, AlgorithmError> {
         self.check(id)?;
         let n = u64::from(self.v.n);
-        spmv_node(
+        spmv_node_tiled(
             graph,
             id,
             self.a,
             self.v.view(graph, self.v.p, n)?,
             self.v.view(graph, self.v.q, n)?,
-            Some(self.v.view(graph, self.v.pq_partials, tiles(n))?),
+            Some(self.v.view(graph, self.v.pq_partials, self.v.tiles())?),
             realization,
+            self.v.rows_per_wg,
         )
     }
 
-    /// `α = rz / Σ p·q partials` (one workgroup).
-    pub fn alpha(&self, id: &str) -> DispatchNode {
-        self.node(
-            id,
-            "ALPHA",
-            "pcg_alpha",
-            vec![
-                Binding::handle(1, self.v.scalars, Access::ReadWrite),
-                Binding::handle(2, self.v.pq_partials, Access::Read),
-            ],
-            Grid::Workgroups([1, 1, 1]),
-        )
-    }
-
-    /// `x += αp, r −= αq, z = D⁻¹r` with r·z and r·r partials.
+    /// `α = rz / Σ p·q partials` (folded in every workgroup; workgroup 0 records pq, α, rz
+    /// and a breakdown), then `x += αp, r −= αq, z = D⁻¹r` with r·z and r·r partials.
     pub fn update(&self, id: &str) -> DispatchNode {
         let v = self.v;
         self.node(
@@ -262,7 +311,7 @@ impl PcgNodes<'_> {
             "UPDATE",
             "pcg_update",
             vec![
-                Binding::handle(1, v.scalars, Access::Read),
+                Binding::handle(1, v.scalars, Access::ReadWrite),
                 Binding::handle(2, v.p, Access::Read),
                 Binding::handle(3, v.q, Access::Read),
                 Binding::handle(4, v.dinv, Access::Read),
@@ -270,26 +319,15 @@ impl PcgNodes<'_> {
                 Binding::handle(6, v.r, Access::ReadWrite),
                 Binding::handle(7, v.z, Access::ReadWrite),
                 Binding::handle(8, v.partials, Access::ReadWrite),
+                Binding::handle(9, v.pq_partials, Access::Read),
             ],
-            rows_grid(u64::from(v.n)),
+            rows_grid_of(u64::from(v.n), v.rows_per_wg),
         )
     }
 
-    /// `β = rz'/rz, rz = rz', rr, PRED &= rr > TOL2` (one workgroup).
-    pub fn beta(&self, id: &str) -> DispatchNode {
-        self.node(
-            id,
-            "BETA",
-            "pcg_beta",
-            vec![
-                Binding::handle(1, self.v.scalars, Access::ReadWrite),
-                Binding::handle(2, self.v.partials, Access::Read),
-            ],
-            Grid::Workgroups([1, 1, 1]),
-        )
-    }
-
-    /// `p = z + βp`.
+    /// `β = rz'/rz` with rz' folded from the r·z partials in every workgroup, then
+    /// `p = z + βp`; workgroup 0 also sums r·r and writes β, rz' (word [`S_RZ_NEW`]), r·r and
+    /// `PRED &= rr > TOL2`.
     pub fn direction(&self, id: &str) -> DispatchNode {
         let v = self.v;
         self.node(
@@ -297,11 +335,12 @@ impl PcgNodes<'_> {
             "DIRECTION",
             "pcg_direction",
             vec![
-                Binding::handle(1, v.scalars, Access::Read),
+                Binding::handle(1, v.scalars, Access::ReadWrite),
                 Binding::handle(2, v.z, Access::Read),
                 Binding::handle(3, v.p, Access::ReadWrite),
+                Binding::handle(4, v.partials, Access::Read),
             ],
-            rows_grid(u64::from(v.n)),
+            rows_grid_of(u64::from(v.n), v.rows_per_wg),
         )
     }
 }
@@ -309,9 +348,9 @@ impl PcgNodes<'_> {
 #[cfg(test)]
 pub(crate) fn check_layouts() {
     use crate::kernel::{assert_struct_layout, field_offsets};
-    for stage in ["START", "UPDATE", "DIRECTION", "ALPHA", "BETA"] {
+    for stage in ["START", "UPDATE", "DIRECTION", "RHO"] {
         assert_struct_layout(
-            &source(stage),
+            &source(stage, ROWS_PER_WG),
             "PcgParams",
             Some(std::mem::size_of::<PcgParams>()),
             &field_offsets!(PcgParams; n, tiles, pad0, pad1)[..],

@@ -36,7 +36,7 @@ pub(crate) struct GateParams {
     pub pred_off: u32,
     pub parent_off: u32,
     pub has_parent: u32,
-    pub pad0: u32,
+    pub max_count: u32,
     pub pad1: u32,
     pub pad2: u32,
 }
@@ -369,11 +369,17 @@ impl Walk<'_> {
                     format!("WebGPU has no native graph loop: {max_iterations} iterations, each behind a gate kernel that writes the iteration's indirect workgroup counts from the predicate word (0 once it is false); no CPU readback"),
                 );
                 let r = self.region(&path, RegionKind::Loop, *pred, scope);
+                let first = !self.regions[r].finalized;
                 for i in 0..*max_iterations {
                     let it = join(&inst, &i.to_string());
                     self.gate(&it, r, u32::from(i > 0), d);
                     self.node(body, Some((r, 0)), &path, &it)?;
                     self.end_execution(r)?;
+                }
+                if first && *max_iterations > 0 {
+                    let per = self.regions[r].geometry.len();
+                    let note = self.dispatch_note(per, "iteration");
+                    self.decisions[d].reason.push_str(&note);
                 }
             }
             Program::Conditional {
@@ -390,15 +396,34 @@ impl Walk<'_> {
                     "the predicate word is read once by a gate kernel that writes both branches' indirect workgroup counts (the branch not taken gets 0); no CPU readback".into(),
                 );
                 let r = self.region(&path, RegionKind::Conditional, *predicate, scope);
+                let first = !self.regions[r].finalized;
                 self.gate(&inst, r, 2, d);
                 self.node(then, Some((r, 0)), &path, &inst)?;
                 if let Some(o) = otherwise {
                     self.node(o, Some((r, 1)), &path, &inst)?;
                 }
                 self.end_execution(r)?;
+                if first {
+                    let per = self.regions[r].geometry.len();
+                    let note = self.dispatch_note(per, "execution (both branches)");
+                    self.decisions[d].reason.push_str(&note);
+                }
             }
         }
         Ok(())
+    }
+
+    /// `; N indirect dispatches per {unit} + 1 gate, …validation…` for a gated decision.
+    fn dispatch_note(&self, dispatches: usize, unit: &str) -> String {
+        let validation = if self.caps.device.indirect_validation {
+            format!(
+                "wgpu validates each indirect dispatch with one more dispatch: {} in all",
+                2 * dispatches + 1
+            )
+        } else {
+            "indirect validation off on this device (the gate clamps its counts to the per-dimension limit)".to_string()
+        };
+        format!("; {dispatches} indirect dispatches per {unit} + 1 gate ({validation})")
     }
 
     /// The indirect-argument slot of `node` in region `r`, recording its geometry on the
@@ -427,6 +452,18 @@ impl Walk<'_> {
             .limits()
             .max_compute_workgroups_per_dimension;
         let [x, y, z] = match dispatch.grid {
+            // The gate clamps every count it writes to the limit anyway (the device may skip
+            // wgpu's indirect validation); a grid above it is an error here, not a clamp.
+            Grid::Workgroups(w) if w.iter().any(|&c| c > max) => {
+                return Err(GraphError::InvalidDispatch {
+                    graph: self.graph.id().to_string(),
+                    node: dispatch.id.clone(),
+                    reason: format!(
+                        "workgroups {w:?} exceed the device's per-dimension limit {max}"
+                    ),
+                }
+                .into())
+            }
             Grid::Workgroups(w) => w,
             Grid::Rows {
                 rows,
@@ -570,7 +607,7 @@ fn emit(
                     pred_off: pred.aligned_range(align).element_offset as u32,
                     parent_off: parent.aligned_range(align).element_offset as u32,
                     has_parent,
-                    pad0: 0,
+                    max_count: graph.device().limits().max_compute_workgroups_per_dimension,
                     pad1: 0,
                     pad2: 0,
                 };

@@ -180,7 +180,7 @@ mod tests {
             ("pred_off", offset_of!(GateParams, pred_off)),
             ("parent_off", offset_of!(GateParams, parent_off)),
             ("has_parent", offset_of!(GateParams, has_parent)),
-            ("pad0", offset_of!(GateParams, pad0)),
+            ("max_count", offset_of!(GateParams, max_count)),
             ("pad1", offset_of!(GateParams, pad1)),
             ("pad2", offset_of!(GateParams, pad2)),
         ];

@@ -1,8 +1,10 @@
 //! Jacobi-preconditioned conjugate gradients as a [`Program`]: a prologue (q = A·x0,
-//! r = b − q, z = D⁻¹r, p = z, r·z, r·r and the predicate) and a loop whose predicate is
-//! `r·r > (tol·|b|)²` (and no breakdown), each iteration five fused passes — SpMV with p·q,
-//! α, the x/r/z update with r·z and r·r, β with the predicate, the new direction — lowered
-//! to one command graph that runs in one submission: the loop exits on the GPU.
+//! r = b − q, z = D⁻¹r, p = z, then r·z, r·r and the predicate) and a loop whose predicate
+//! is `r·r > (tol·|b|)²` (and no breakdown), each iteration three fused passes — SpMV with
+//! p·q partials; α folded from them plus the x/r/z update with r·z and r·r partials; β
+//! folded from those plus the new direction and the predicate — lowered to one command
+//! graph that runs in one submission: the loop exits on the GPU. (Before the folds an
+//! iteration was five passes: α and β had one-workgroup passes of their own.)
 //!
 //! Float math is float32 on the GPU (sums in a fixed tree order); the CPU semantics
 //! ([`ProgramPrimitive::interpret`]) accumulate dot products in f64, so a GPU solve and the
@@ -14,8 +16,8 @@ use std::time::{Duration, Instant};
 use gpugraph_command::wgpu;
 use gpugraph_command::{BufferHandle, CommandGraph, DataView, GpuContext, VectorFormat};
 use gpugraph_gpgpu::sparse::{
-    self, CsrError, CsrMatrix, CsrViews, PcgNodes, PcgVectors, ReduceRealization, SpmvRealization,
-    PCG_SCALARS, S_PRED, S_RR, S_TOL2,
+    self, CsrError, CsrMatrix, CsrViews, PcgNodes, PcgVectors, SpmvRealization, PCG_SCALARS,
+    S_PRED, S_RR, S_RZ_NEW, S_TOL2,
 };
 
 use super::ops::sparse::spmv_choice;
@@ -92,10 +94,9 @@ pub const LOOP_PATH: &str = "pcg/iterate";
 enum Stage {
     InitialSpmv,
     Start,
+    Rho,
     SpmvDot,
-    Alpha,
     Update,
-    Beta,
     Direction,
 }
 
@@ -124,9 +125,9 @@ struct PcgStep {
     forced: Option<SpmvRealization>,
 }
 
-fn partial_sums(n: usize, f: impl Fn(usize) -> f64) -> Vec<f32> {
-    let per = sparse::ROWS_PER_WG as usize;
-    (0..sparse::tiles(n as u64).max(1) as usize)
+fn partial_sums(n: usize, per: u32, f: impl Fn(usize) -> f64) -> Vec<f32> {
+    let per = per as usize;
+    (0..sparse::tiles_of(n as u64, per as u32).max(1) as usize)
         .map(|t| (t * per..((t + 1) * per).min(n)).map(&f).sum::<f64>() as f32)
         .collect()
 }
@@ -159,16 +160,15 @@ impl ProgramPrimitive for PcgStep {
         match self.stage {
             Stage::InitialSpmv => "spmv",
             Stage::Start => "pcg-start",
+            Stage::Rho => "pcg-rho",
             Stage::SpmvDot => "spmv-dot",
-            Stage::Alpha => "pcg-alpha",
             Stage::Update => "pcg-update",
-            Stage::Beta => "pcg-beta",
             Stage::Direction => "pcg-direction",
         }
     }
     fn choices(&self, caps: &BackendCapabilities) -> Vec<Choice> {
         let n = u64::from(self.v.n);
-        let (reduce, why) = ReduceRealization::choose(n);
+        let (_, tiling) = PcgVectors::rows_per_workgroup(n);
         let mut c = Vec::new();
         if matches!(self.stage, Stage::InitialSpmv | Stage::SpmvDot) {
             let (r, why) = spmv_choice(self.mean_row_length, caps, self.forced);
@@ -177,8 +177,19 @@ impl ProgramPrimitive for PcgStep {
         if matches!(self.stage, Stage::SpmvDot | Stage::Start | Stage::Update) {
             c.push(Choice::new(
                 "reduction",
-                reduce.name(),
-                format!("{why}; the partials are fused into this pass and summed by the next scalar pass"),
+                "fused partials",
+                format!("{tiling}; the partials are written by this pass"),
+            ));
+        }
+        if matches!(self.stage, Stage::Update | Stage::Direction) {
+            c.push(Choice::new(
+                "scalar",
+                "folded into the consumer",
+                format!(
+                    "{} is folded from {} partials by every workgroup of this pass (no one-workgroup scalar pass)",
+                    if self.stage == Stage::Update { "α" } else { "β" },
+                    self.v.tiles()
+                ),
             ));
         }
         c
@@ -196,10 +207,9 @@ impl ProgramPrimitive for PcgStep {
         let node = match self.stage {
             Stage::InitialSpmv => nodes.initial_spmv(graph, "spmv", spmv)?,
             Stage::Start => nodes.start("start"),
+            Stage::Rho => nodes.rho("rho"),
             Stage::SpmvDot => nodes.spmv_dot(graph, "spmv-dot", spmv)?,
-            Stage::Alpha => nodes.alpha("alpha"),
             Stage::Update => nodes.update("update"),
-            Stage::Beta => nodes.beta("beta"),
             Stage::Direction => nodes.direction("direction"),
         };
         Ok(vec![PrimitiveNode::Dispatch(node)])
@@ -208,8 +218,15 @@ impl ProgramPrimitive for PcgStep {
         let id = self.id;
         let w = &self.views;
         let n = self.v.n as usize;
+        let per = self.v.rows_per_wg;
         let mut s = m.read(id, &w.scalars)?;
         let f = |s: &[u32], i: u64| f32::from_bits(s[i as usize]);
+        // The fold of `t` r·z and then `t` r·r partials.
+        let fold2 = |parts: &[f32]| {
+            let t = parts.len() / 2;
+            (total(&parts[..t]), total(&parts[t..]))
+        };
+        let above = |s: &[u32], rr: f32| u32::from(rr > f(s, S_TOL2));
         match self.stage {
             Stage::InitialSpmv => {
                 let q = self.spmv_cpu(m, &w.x)?;
@@ -218,7 +235,7 @@ impl ProgramPrimitive for PcgStep {
             Stage::SpmvDot => {
                 let q = self.spmv_cpu(m, &w.p)?;
                 let p = m.read_f32(id, &w.p)?;
-                let parts = partial_sums(n, |i| f64::from(p[i]) * f64::from(q[i]));
+                let parts = partial_sums(n, per, |i| f64::from(p[i]) * f64::from(q[i]));
                 m.write_f32(id, &w.q, &q)?;
                 m.write_f32(id, &w.pq_partials, &parts)?;
             }
@@ -233,7 +250,17 @@ impl ProgramPrimitive for PcgStep {
                     (m.read_f32(id, &w.r)?, m.read_f32(id, &w.z)?)
                 };
                 if self.stage == Stage::Update {
-                    let alpha = f(&s, 2);
+                    let pq = total(&m.read_f32(id, &w.pq_partials)?);
+                    let rz = f(&s, S_RZ_NEW);
+                    let mut alpha = rz / pq;
+                    if !(pq > 0.0 && alpha.is_finite()) {
+                        alpha = 0.0;
+                        s[S_PRED as usize] = 0;
+                    }
+                    s[0] = rz.to_bits();
+                    s[1] = pq.to_bits();
+                    s[2] = alpha.to_bits();
+                    m.write(id, &w.scalars, &s)?;
                     let p = m.read_f32(id, &w.p)?;
                     let mut x = m.read_f32(id, &w.x)?;
                     for i in 0..n {
@@ -245,8 +272,8 @@ impl ProgramPrimitive for PcgStep {
                 for i in 0..n {
                     z[i] = dinv[i] * r[i];
                 }
-                let mut parts = partial_sums(n, |i| f64::from(r[i]) * f64::from(z[i]));
-                parts.extend(partial_sums(n, |i| f64::from(r[i]) * f64::from(r[i])));
+                let mut parts = partial_sums(n, per, |i| f64::from(r[i]) * f64::from(z[i]));
+                parts.extend(partial_sums(n, per, |i| f64::from(r[i]) * f64::from(r[i])));
                 m.write_f32(id, &w.r, &r)?;
                 m.write_f32(id, &w.z, &z)?;
                 if self.stage == Stage::Start {
@@ -254,31 +281,23 @@ impl ProgramPrimitive for PcgStep {
                 }
                 m.write_f32(id, &w.partials, &parts)?;
             }
-            Stage::Alpha => {
-                let pq = total(&m.read_f32(id, &w.pq_partials)?);
-                let mut alpha = f(&s, 0) / pq;
-                if !(pq > 0.0 && alpha.is_finite()) {
-                    alpha = 0.0;
-                    s[S_PRED as usize] = 0;
-                }
-                s[1] = pq.to_bits();
-                s[2] = alpha.to_bits();
-                m.write(id, &w.scalars, &s)?;
-            }
-            Stage::Beta => {
-                let parts = m.read_f32(id, &w.partials)?;
-                let t = parts.len() / 2;
-                let (rz_new, rr) = (total(&parts[..t]), total(&parts[t..]));
-                let rz = f(&s, 0);
-                let beta = if rz != 0.0 { rz_new / rz } else { 0.0 };
-                s[3] = beta.to_bits();
-                s[0] = rz_new.to_bits();
+            Stage::Rho => {
+                let (rz, rr) = fold2(&m.read_f32(id, &w.partials)?);
+                s[0] = rz.to_bits();
+                s[S_RZ_NEW as usize] = rz.to_bits();
                 s[S_RR as usize] = rr.to_bits();
-                s[S_PRED as usize] &= u32::from(rr > f(&s, S_TOL2));
+                s[S_PRED as usize] &= above(&s, rr);
                 m.write(id, &w.scalars, &s)?;
             }
             Stage::Direction => {
-                let beta = f(&s, 3);
+                let (rz_new, rr) = fold2(&m.read_f32(id, &w.partials)?);
+                let rz = f(&s, 0);
+                let beta = if rz != 0.0 { rz_new / rz } else { 0.0 };
+                s[3] = beta.to_bits();
+                s[S_RZ_NEW as usize] = rz_new.to_bits();
+                s[S_RR as usize] = rr.to_bits();
+                s[S_PRED as usize] &= above(&s, rr);
+                m.write(id, &w.scalars, &s)?;
                 let z = m.read_f32(id, &w.z)?;
                 let mut p = m.read_f32(id, &w.p)?;
                 for i in 0..n {
@@ -381,7 +400,7 @@ pub fn build_pcg(
     let (sv, sh, sb) = import(graph, &mut memory, "pcg/scalars", &s, VectorFormat::Uint32)?;
     keep.extend([bb, db]);
     let v = PcgVectors::new(graph, "pcg", n, bh, dh, xh, sh)?;
-    let t = sparse::tiles(u64::from(n)).max(1);
+    let t = v.tiles().max(1);
     let f32v = |h, len| graph.create_packed_view(h, VectorFormat::Float32, len);
     let views = Views {
         b: bv,
@@ -414,9 +433,7 @@ pub fn build_pcg(
         "step",
         vec![
             step("spmv-dot", Stage::SpmvDot),
-            step("alpha", Stage::Alpha),
             step("update", Stage::Update),
-            step("beta", Stage::Beta),
             step("direction", Stage::Direction),
         ],
     );
@@ -425,7 +442,7 @@ pub fn build_pcg(
         vec![
             step("initial-spmv", Stage::InitialSpmv),
             step("start", Stage::Start),
-            step("start-beta", Stage::Beta),
+            step("rho", Stage::Rho),
             Program::repeat("iterate", body, options.max_iterations, Some(predicate)),
         ],
     );
@@ -468,6 +485,7 @@ pub struct PcgSolver {
     graph: gpugraph_command::CompiledGraph,
     report: ProgramReport,
     state: Option<wgpu::Buffer>,
+    dispatches_per_iteration: usize,
     initial_scalars: Vec<u32>,
     compile: Duration,
     nodes: usize,
@@ -500,6 +518,7 @@ impl PcgSolver {
         let graph = graph.compile()?;
         Ok(Self {
             state: compiled.region(LOOP_PATH).map(|r| r.state.clone()),
+            dispatches_per_iteration: compiled.region(LOOP_PATH).map_or(0, |r| r.dispatches),
             report: compiled.report,
             setup,
             graph,
@@ -517,6 +536,12 @@ impl PcgSolver {
     /// Command nodes in the graph.
     pub fn nodes(&self) -> usize {
         self.nodes
+    }
+
+    /// Gated dispatches one loop iteration holds, besides its gate (and, on a device that
+    /// validates indirect dispatches, wgpu's one validation dispatch per gated dispatch).
+    pub fn dispatches_per_iteration(&self) -> usize {
+        self.dispatches_per_iteration
     }
 
     /// Runs the solve from `x = 0` (one encode, one submission) and reads back `x`, the
