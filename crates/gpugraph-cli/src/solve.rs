@@ -172,6 +172,7 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         max_iterations: args.max_iter,
         jacobi: args.precond == Precond::Jacobi,
         spmv: spmv_realization(args.spmv, &a, &caps)?,
+        rows_per_wg: None,
     };
     let mut solver =
         PcgSolver::new(&gpu.ctx, &a, &b, &options).context("building the PCG program")?;

@@ -141,7 +141,7 @@ fn timed(
     let it = last.iterations.max(1);
     let spmv = last
         .report
-        .decision("pcg/iterate/step/spmv-dot#spmv")
+        .decision("pcg/iterate/step/spmv-dot")
         .map_or("-".to_string(), |d| d.realization.clone());
     let row = SolveRow {
         op: format!("pcg[bound={}]", options.max_iterations),
@@ -186,6 +186,7 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
         max_iterations: bound,
         jacobi: args.precond == Precond::Jacobi,
         spmv,
+        rows_per_wg: None,
     };
     let needed = match args.iterations {
         Some(n) => n,

@@ -9,13 +9,11 @@
 
 use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{
-    Access, Binding, BufferDescriptor, BufferHandle, CommandGraph, DataView, DispatchNode, Grid,
+    Binding, BufferDescriptor, BufferHandle, CommandGraph, DataView, DispatchNode, Grid,
     VectorFormat,
 };
 
-use super::{
-    rows_grid_of, spmv_node_tiled, tiles_of, CsrViews, SpmvRealization, ROWS_PER_WG, WG,
-};
+use super::{distinct, require, rows_grid_of, tiles_of, ROWS_PER_WG, WG};
 use crate::error::AlgorithmError;
 use crate::kernel::{ShaderSource, ViewCheck};
 
@@ -78,13 +76,262 @@ pub struct PcgVectors {
     pub rows_per_wg: u32,
 }
 
-/// The node builders over one [`PcgVectors`].
-#[derive(Clone, Copy, Debug)]
-pub struct PcgNodes<'a> {
-    /// The buffers.
-    pub v: &'a PcgVectors,
-    /// The matrix.
-    pub a: &'a CsrViews,
+/// The shape of one CG solve's vector passes: `n` unknowns, `rows_per_wg` rows per
+/// workgroup (see [`PcgVectors::rows_per_workgroup`]). Its methods build the passes
+/// (see pcg.wgsl) over whole-buffer views; they describe nodes and schedule nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PcgShape {
+    /// Unknowns.
+    pub n: u32,
+    /// Rows per workgroup (a power of two ≥ [`WG`]).
+    pub rows_per_wg: u32,
+}
+
+impl PcgShape {
+    /// The shape for `n` unknowns ([`PcgVectors::rows_per_workgroup`] picks the tiles).
+    pub fn new(n: u32) -> Self {
+        Self {
+            n,
+            rows_per_wg: PcgVectors::rows_per_workgroup(u64::from(n)).0,
+        }
+    }
+
+    /// Partial sums of one vector pass.
+    pub fn tiles(&self) -> u64 {
+        tiles_of(u64::from(self.n), self.rows_per_wg)
+    }
+
+    fn params(&self) -> PcgParams {
+        PcgParams {
+            n: self.n,
+            tiles: self.tiles() as u32,
+            pad0: 0,
+            pad1: 0,
+        }
+    }
+
+    fn node(
+        &self,
+        id: &str,
+        stage: &'static str,
+        entry: &str,
+        bindings: Vec<Binding>,
+        grid: Grid,
+    ) -> DispatchNode {
+        let mut all = vec![Binding::params(0, &self.params())];
+        all.extend(bindings);
+        DispatchNode::new(
+            id,
+            gpugraph_command::ShaderSource::new(
+                format!("sparse/pcg/{entry}"),
+                source(stage, self.rows_per_wg),
+            ),
+            entry,
+            all,
+            grid,
+        )
+    }
+
+    fn grid(&self) -> Grid {
+        rows_grid_of(u64::from(self.n), self.rows_per_wg)
+    }
+
+    /// Checks the views of pass `id`: vectors are `n` float32 rows, `partials` `2·tiles`
+    /// float32 rows, `pq partials` `tiles` (tiles ≥ 1), `scalars` [`PCG_SCALARS`] uint32
+    /// words; all from byte 0 of their buffers (the passes index from 0), and the `written`
+    /// ones in buffers of their own.
+    fn check(
+        &self,
+        id: &str,
+        views: &[(&str, &DataView)],
+        written: &[&str],
+    ) -> Result<(), AlgorithmError> {
+        let check = ViewCheck::new("pcg", id);
+        if !self.rows_per_wg.is_power_of_two() || self.rows_per_wg < WG {
+            return Err(check.unsupported(
+                "rows per workgroup",
+                format!("a power of two ≥ {WG}"),
+                self.rows_per_wg.to_string(),
+            ));
+        }
+        let n = u64::from(self.n);
+        // At least one tile, so that an empty system still has partial buffers to bind.
+        let t = self.tiles().max(1);
+        for (role, v) in views {
+            let (format, rows, rule) = match *role {
+                "partials" => (VectorFormat::Float32, 2 * t, "two per tile"),
+                "pq partials" => (VectorFormat::Float32, t, "one per tile"),
+                "scalars" => (VectorFormat::Uint32, PCG_SCALARS, "the PCG scalars"),
+                _ => (VectorFormat::Float32, n, "the unknowns"),
+            };
+            require(check, role, v, format, rows, rule)?;
+            if v.byte_offset() != 0 {
+                return Err(check.unsupported(
+                    *role,
+                    "a view from byte 0 of its buffer",
+                    format!("a view at byte {}", v.byte_offset()),
+                ));
+            }
+        }
+        for w in written {
+            if let Some((_, wv)) = views.iter().find(|(r, _)| r == w) {
+                let others: Vec<(&str, &DataView)> =
+                    views.iter().filter(|(r, _)| r != w).copied().collect();
+                distinct(check, (*w, *wv), &others)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `r = b − q, z = D⁻¹r, p = z` with r·z and r·r partials.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(
+        &self,
+        id: &str,
+        b: DataView,
+        q: DataView,
+        dinv: DataView,
+        r: DataView,
+        z: DataView,
+        p: DataView,
+        partials: DataView,
+    ) -> Result<DispatchNode, AlgorithmError> {
+        self.check(
+            id,
+            &[
+                ("b", &b),
+                ("q", &q),
+                ("dinv", &dinv),
+                ("r", &r),
+                ("z", &z),
+                ("p", &p),
+                ("partials", &partials),
+            ],
+            &["r", "z", "p", "partials"],
+        )?;
+        Ok(self.node(
+            id,
+            "START",
+            "pcg_start",
+            vec![
+                Binding::read(2, b),
+                Binding::read(3, q),
+                Binding::read(4, dinv),
+                Binding::read_write(5, r),
+                Binding::read_write(6, z),
+                Binding::read_write(7, p),
+                Binding::read_write(8, partials),
+            ],
+            self.grid(),
+        ))
+    }
+
+    /// `rz = Σ r·z partials, rr = Σ r·r partials, PRED &= rr > TOL2` (one workgroup; the
+    /// prologue's scalar pass).
+    pub fn rho(
+        &self,
+        id: &str,
+        partials: DataView,
+        scalars: DataView,
+    ) -> Result<DispatchNode, AlgorithmError> {
+        self.check(
+            id,
+            &[("partials", &partials), ("scalars", &scalars)],
+            &["scalars"],
+        )?;
+        Ok(self.node(
+            id,
+            "RHO",
+            "pcg_rho",
+            vec![Binding::read_write(1, scalars), Binding::read(2, partials)],
+            Grid::Workgroups([1, 1, 1]),
+        ))
+    }
+
+    /// `α = rz / Σ p·q partials` (folded in every workgroup; workgroup 0 records pq, α, rz
+    /// and a breakdown), then `x += αp, r −= αq, z = D⁻¹r` with r·z and r·r partials.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update(
+        &self,
+        id: &str,
+        p: DataView,
+        q: DataView,
+        dinv: DataView,
+        pq_partials: DataView,
+        x: DataView,
+        r: DataView,
+        z: DataView,
+        partials: DataView,
+        scalars: DataView,
+    ) -> Result<DispatchNode, AlgorithmError> {
+        self.check(
+            id,
+            &[
+                ("p", &p),
+                ("q", &q),
+                ("dinv", &dinv),
+                ("pq partials", &pq_partials),
+                ("x", &x),
+                ("r", &r),
+                ("z", &z),
+                ("partials", &partials),
+                ("scalars", &scalars),
+            ],
+            &["x", "r", "z", "partials", "scalars"],
+        )?;
+        Ok(self.node(
+            id,
+            "UPDATE",
+            "pcg_update",
+            vec![
+                Binding::read_write(1, scalars),
+                Binding::read(2, p),
+                Binding::read(3, q),
+                Binding::read(4, dinv),
+                Binding::read_write(5, x),
+                Binding::read_write(6, r),
+                Binding::read_write(7, z),
+                Binding::read_write(8, partials),
+                Binding::read(9, pq_partials),
+            ],
+            self.grid(),
+        ))
+    }
+
+    /// `β = rz'/rz` with rz' folded from the r·z partials in every workgroup, then
+    /// `p = z + βp`; workgroup 0 also writes β, rz' (word [`S_RZ_NEW`]), r·r and
+    /// `PRED &= rr > TOL2`.
+    pub fn direction(
+        &self,
+        id: &str,
+        z: DataView,
+        partials: DataView,
+        p: DataView,
+        scalars: DataView,
+    ) -> Result<DispatchNode, AlgorithmError> {
+        self.check(
+            id,
+            &[
+                ("z", &z),
+                ("partials", &partials),
+                ("p", &p),
+                ("scalars", &scalars),
+            ],
+            &["p", "scalars"],
+        )?;
+        Ok(self.node(
+            id,
+            "DIRECTION",
+            "pcg_direction",
+            vec![
+                Binding::read_write(1, scalars),
+                Binding::read(2, z),
+                Binding::read_write(3, p),
+                Binding::read(4, partials),
+            ],
+            self.grid(),
+        ))
+    }
 }
 
 fn source(stage: &'static str, rows_per_wg: u32) -> String {
@@ -165,183 +412,17 @@ impl PcgVectors {
         })
     }
 
+    /// The shape of its passes.
+    pub fn shape(&self) -> PcgShape {
+        PcgShape {
+            n: self.n,
+            rows_per_wg: self.rows_per_wg,
+        }
+    }
+
     /// Partial sums of one vector pass.
     pub fn tiles(&self) -> u64 {
-        tiles_of(u64::from(self.n), self.rows_per_wg)
-    }
-
-    fn params(&self) -> PcgParams {
-        PcgParams {
-            n: self.n,
-            tiles: self.tiles() as u32,
-            pad0: 0,
-            pad1: 0,
-        }
-    }
-
-    fn view(
-        &self,
-        graph: &CommandGraph,
-        h: BufferHandle,
-        len: u64,
-    ) -> Result<DataView, AlgorithmError> {
-        Ok(graph.create_packed_view(h, VectorFormat::Float32, len)?)
-    }
-}
-
-impl PcgNodes<'_> {
-    fn node(
-        &self,
-        id: &str,
-        stage: &'static str,
-        entry: &str,
-        bindings: Vec<Binding>,
-        grid: Grid,
-    ) -> DispatchNode {
-        let mut all = vec![Binding::params(0, &self.v.params())];
-        all.extend(bindings);
-        DispatchNode::new(
-            id,
-            gpugraph_command::ShaderSource::new(
-                format!("sparse/pcg/{entry}"),
-                source(stage, self.v.rows_per_wg),
-            ),
-            entry,
-            all,
-            grid,
-        )
-    }
-
-    fn check(&self, id: &str) -> Result<(), AlgorithmError> {
-        if self.a.rows != self.a.columns || self.a.rows != self.v.n {
-            return Err(ViewCheck::new("pcg", id).length(
-                "matrix rows",
-                "rows",
-                u64::from(self.a.rows),
-                u64::from(self.v.n),
-                "a square matrix of the unknowns",
-            ));
-        }
-        Ok(())
-    }
-
-    /// `q = A·x` (SpMV of the initial guess).
-    pub fn initial_spmv(
-        &self,
-        graph: &CommandGraph,
-        id: &str,
-        realization: SpmvRealization,
-    ) -> Result<DispatchNode, AlgorithmError> {
-        self.check(id)?;
-        let n = u64::from(self.v.n);
-        spmv_node_tiled(
-            graph,
-            id,
-            self.a,
-            self.v.view(graph, self.v.x, n)?,
-            self.v.view(graph, self.v.q, n)?,
-            None,
-            realization,
-            self.v.rows_per_wg,
-        )
-    }
-
-    /// `r = b − q, z = D⁻¹r, p = z` with r·z and r·r partials.
-    pub fn start(&self, id: &str) -> DispatchNode {
-        let v = self.v;
-        self.node(
-            id,
-            "START",
-            "pcg_start",
-            vec![
-                Binding::handle(2, v.b, Access::Read),
-                Binding::handle(3, v.q, Access::Read),
-                Binding::handle(4, v.dinv, Access::Read),
-                Binding::handle(5, v.r, Access::ReadWrite),
-                Binding::handle(6, v.z, Access::ReadWrite),
-                Binding::handle(7, v.p, Access::ReadWrite),
-                Binding::handle(8, v.partials, Access::ReadWrite),
-            ],
-            rows_grid_of(u64::from(v.n), v.rows_per_wg),
-        )
-    }
-
-    /// `rz = Σ r·z partials, rr = Σ r·r partials, PRED &= rr > TOL2` (one workgroup; the
-    /// prologue's scalar pass).
-    pub fn rho(&self, id: &str) -> DispatchNode {
-        self.node(
-            id,
-            "RHO",
-            "pcg_rho",
-            vec![
-                Binding::handle(1, self.v.scalars, Access::ReadWrite),
-                Binding::handle(2, self.v.partials, Access::Read),
-            ],
-            Grid::Workgroups([1, 1, 1]),
-        )
-    }
-
-    /// `q = A·p` with p·q partials (the fused SpMV + dot).
-    pub fn spmv_dot(
-        &self,
-        graph: &CommandGraph,
-        id: &str,
-        realization: SpmvRealization,
-    ) -> Result<DispatchNode, AlgorithmError> {
-        self.check(id)?;
-        let n = u64::from(self.v.n);
-        spmv_node_tiled(
-            graph,
-            id,
-            self.a,
-            self.v.view(graph, self.v.p, n)?,
-            self.v.view(graph, self.v.q, n)?,
-            Some(self.v.view(graph, self.v.pq_partials, self.v.tiles())?),
-            realization,
-            self.v.rows_per_wg,
-        )
-    }
-
-    /// `α = rz / Σ p·q partials` (folded in every workgroup; workgroup 0 records pq, α, rz
-    /// and a breakdown), then `x += αp, r −= αq, z = D⁻¹r` with r·z and r·r partials.
-    pub fn update(&self, id: &str) -> DispatchNode {
-        let v = self.v;
-        self.node(
-            id,
-            "UPDATE",
-            "pcg_update",
-            vec![
-                Binding::handle(1, v.scalars, Access::ReadWrite),
-                Binding::handle(2, v.p, Access::Read),
-                Binding::handle(3, v.q, Access::Read),
-                Binding::handle(4, v.dinv, Access::Read),
-                Binding::handle(5, v.x, Access::ReadWrite),
-                Binding::handle(6, v.r, Access::ReadWrite),
-                Binding::handle(7, v.z, Access::ReadWrite),
-                Binding::handle(8, v.partials, Access::ReadWrite),
-                Binding::handle(9, v.pq_partials, Access::Read),
-            ],
-            rows_grid_of(u64::from(v.n), v.rows_per_wg),
-        )
-    }
-
-    /// `β = rz'/rz` with rz' folded from the r·z partials in every workgroup, then
-    /// `p = z + βp`; workgroup 0 also sums r·r and writes β, rz' (word [`S_RZ_NEW`]), r·r and
-    /// `PRED &= rr > TOL2`.
-    pub fn direction(&self, id: &str) -> DispatchNode {
-        let v = self.v;
-        self.node(
-            id,
-            "DIRECTION",
-            "pcg_direction",
-            vec![
-                Binding::handle(1, v.scalars, Access::ReadWrite),
-                Binding::handle(2, v.z, Access::Read),
-                Binding::handle(3, v.p, Access::ReadWrite),
-                Binding::handle(4, v.partials, Access::Read),
-            ],
-            rows_grid_of(u64::from(v.n), v.rows_per_wg),
-        )
+        self.shape().tiles()
     }
 }
 

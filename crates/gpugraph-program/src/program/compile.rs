@@ -14,7 +14,9 @@ use super::error::ProgramTreeError;
 use super::primitive::{require_word, PrimitiveNode};
 use super::report::{ProgramReport, TreeReport};
 use super::{join, Program};
-use crate::lowering::{BackendCapabilities, LoweringDecision, LoweringReport, LoweringSource};
+use crate::lowering::{
+    BackendCapabilities, LoweringDecision, LoweringReport, LoweringSet, LoweringSource,
+};
 
 const GATE_WGSL: &str = include_str!("gate.wgsl");
 
@@ -25,6 +27,12 @@ pub(crate) mod names {
     pub const GATED_LOOP: &str = "gpu-gated bounded sequence";
     pub const GATED_BRANCHES: &str = "gpu-gated branches";
     pub const EXPLICIT: &str = "explicit-command-nodes";
+}
+
+/// The command nodes chosen for a semantic operation, realized once per compile.
+struct Realized {
+    decision: usize,
+    nodes: Vec<PrimitiveNode>,
 }
 
 /// `GateParams` in gate.wgsl.
@@ -83,10 +91,13 @@ impl CompiledProgram {
     }
 }
 
-/// The WebGPU (wgpu) program compiler.
+/// The WebGPU (wgpu) program compiler. Semantic operations ([`Program::Semantic`]) lower
+/// through the program lowerings of its [`LoweringSet`] (a realization per operation, chosen
+/// from shape and capabilities); [`Program::Operation`] primitives bring their own nodes.
 #[derive(Clone, Debug)]
 pub struct WgpuProgramCompiler {
     capabilities: BackendCapabilities,
+    lowerings: LoweringSet,
 }
 
 struct RegionBuild {
@@ -114,7 +125,9 @@ enum Emit {
 
 struct Walk<'a> {
     caps: &'a BackendCapabilities,
-    graph: &'a CommandGraph,
+    set: &'a LoweringSet,
+    graph: &'a mut CommandGraph,
+    realized: HashMap<String, Realized>,
     regions: Vec<RegionBuild>,
     region_by_path: HashMap<String, usize>,
     emits: Vec<Emit>,
@@ -123,9 +136,24 @@ struct Walk<'a> {
 }
 
 impl WgpuProgramCompiler {
-    /// A compiler advertising `capabilities` (see [`BackendCapabilities::of`]).
+    /// A compiler advertising `capabilities` (see [`BackendCapabilities::of`]) with the
+    /// built-in lowerings.
     pub fn new(capabilities: BackendCapabilities) -> Self {
-        Self { capabilities }
+        Self::with_lowerings(capabilities, LoweringSet::builtins())
+    }
+
+    /// A compiler advertising `capabilities` that lowers semantic operations through
+    /// `lowerings` (e.g. the built-ins plus [`LoweringSet::with_program_lowerings`]).
+    pub fn with_lowerings(capabilities: BackendCapabilities, lowerings: LoweringSet) -> Self {
+        Self {
+            capabilities,
+            lowerings,
+        }
+    }
+
+    /// The lowerings semantic operations go through.
+    pub fn lowerings(&self) -> &LoweringSet {
+        &self.lowerings
     }
 
     /// The capabilities lowerings see.
@@ -143,7 +171,9 @@ impl WgpuProgramCompiler {
         check_ids(program, "", &mut HashSet::new())?;
         let mut walk = Walk {
             caps: &self.capabilities,
+            set: &self.lowerings,
             graph,
+            realized: HashMap::new(),
             regions: Vec::new(),
             region_by_path: HashMap::new(),
             emits: Vec::new(),
@@ -178,7 +208,7 @@ fn check_ids(
         return Err(ProgramTreeError::DuplicateId { id: path });
     }
     match p {
-        Program::Operation(_) => Ok(()),
+        Program::Operation(_) | Program::Semantic(_) => Ok(()),
         Program::Composite { children, .. } => {
             children.iter().try_for_each(|c| check_ids(c, &path, seen))
         }
@@ -311,22 +341,41 @@ impl Walk<'_> {
                         c.reason,
                     );
                 }
-                for mut node in op.command_nodes(self.graph, self.caps)? {
-                    let id = join(&inst, node.id());
-                    match &mut node {
-                        PrimitiveNode::Dispatch(n) => n.id = id.clone(),
-                        PrimitiveNode::Copy { id: i, .. } => *i = id.clone(),
+                let nodes = op.command_nodes(self.graph, self.caps)?;
+                self.push_nodes(nodes, d, &inst, scope)?;
+            }
+            Program::Semantic(op) => {
+                let (d, nodes) = match self.realized.get(&path) {
+                    Some(r) => (r.decision, r.nodes.clone()),
+                    None => {
+                        let set = self.set;
+                        let (lowering, source) =
+                            set.program_lowering(&op.name).ok_or_else(|| {
+                                ProgramTreeError::NoLowering {
+                                    operation: path.clone(),
+                                    operation_type: op.name.clone(),
+                                }
+                            })?;
+                        let chosen = lowering.select(op, self.caps)?;
+                        let nodes = chosen.realization.realize(op, self.graph, self.caps)?;
+                        let d = self.decide(
+                            &path,
+                            &op.name,
+                            chosen.realization.name(),
+                            chosen.reason,
+                        );
+                        self.decisions[d].source = source;
+                        self.realized.insert(
+                            path.clone(),
+                            Realized {
+                                decision: d,
+                                nodes: nodes.clone(),
+                            },
+                        );
+                        (d, nodes)
                     }
-                    self.note_node(d, &id);
-                    let gate = match scope {
-                        None => None,
-                        Some((r, branch)) => Some((r, self.gated_slot(r, branch, &node)?)),
-                    };
-                    self.emits.push(Emit::Node {
-                        node: Box::new(node),
-                        gate,
-                    });
-                }
+                };
+                self.push_nodes(nodes, d, &inst, scope)?;
             }
             Program::Composite { children, .. } => {
                 self.decide(
@@ -424,6 +473,34 @@ impl Walk<'_> {
             "indirect validation off on this device (the gate clamps its counts to the per-dimension limit)".to_string()
         };
         format!("; {dispatches} indirect dispatches per {unit} + 1 gate ({validation})")
+    }
+
+    /// Emits one execution's `nodes` of decision `d` under instance prefix `inst`, gated
+    /// when `scope` is a gated region.
+    fn push_nodes(
+        &mut self,
+        nodes: Vec<PrimitiveNode>,
+        d: usize,
+        inst: &str,
+        scope: Option<(usize, u32)>,
+    ) -> Result<(), ProgramTreeError> {
+        for mut node in nodes {
+            let id = join(inst, node.id());
+            match &mut node {
+                PrimitiveNode::Dispatch(n) => n.id = id.clone(),
+                PrimitiveNode::Copy { id: i, .. } => *i = id.clone(),
+            }
+            self.note_node(d, &id);
+            let gate = match scope {
+                None => None,
+                Some((r, branch)) => Some((r, self.gated_slot(r, branch, &node)?)),
+            };
+            self.emits.push(Emit::Node {
+                node: Box::new(node),
+                gate,
+            });
+        }
+        Ok(())
     }
 
     /// The indirect-argument slot of `node` in region `r`, recording its geometry on the
