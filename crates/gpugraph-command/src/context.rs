@@ -265,8 +265,10 @@ fn shared_instance(
 ) -> Result<wgpu::Instance, ContextError> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static INSTANCES: OnceLock<Mutex<(Option<bool>, HashMap<u32, wgpu::Instance>)>> =
-        OnceLock::new();
+    /// The process's indirect-validation setting (set by its first context) and its
+    /// instances by backend bits.
+    type Instances = (Option<bool>, HashMap<u32, wgpu::Instance>);
+    static INSTANCES: OnceLock<Mutex<Instances>> = OnceLock::new();
     let mut guard = INSTANCES
         .get_or_init(Default::default)
         .lock()
@@ -281,7 +283,10 @@ fn shared_instance(
         .entry(backends.bits())
         .or_insert_with(|| {
             let mut flags = wgpu::InstanceFlags::default();
-            flags.set(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL, validate_indirect);
+            flags.set(
+                wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL,
+                validate_indirect,
+            );
             wgpu::Instance::new(wgpu::InstanceDescriptor {
                 backends,
                 flags,

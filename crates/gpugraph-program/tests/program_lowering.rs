@@ -12,8 +12,7 @@ use gpugraph_command::{
 };
 use gpugraph_gpgpu::sparse::{cpu, CsrMatrix, CsrViews, PcgVectors, FOLD_PARTIALS};
 use gpugraph_program::lowering::{
-    Attribute, BackendCapabilities, LoweringSet, LoweringSource, ProgramLowering, ProgramOp,
-    FORCED,
+    Attribute, BackendCapabilities, LoweringSet, LoweringSource, ProgramLowering, ProgramOp, FORCED,
 };
 use gpugraph_program::program::ops::sparse::{dot, spmv};
 use gpugraph_program::program::pcg::{solve_pcg, PcgError, PcgOptions, LOOP_PATH};

@@ -100,11 +100,7 @@ fn spmv_matches_the_oracle_in_both_realizations() {
             close(&bits(&both.gpu[0]), &want, &scale, &what);
             close(&bits(&both.cpu[0]), &want, &scale, &what);
             assert_eq!(
-                both.compiled
-                    .report
-                    .decision("spmv")
-                    .unwrap()
-                    .realization,
+                both.compiled.report.decision("spmv").unwrap().realization,
                 r.name()
             );
         }

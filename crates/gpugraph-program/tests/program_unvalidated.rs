@@ -79,8 +79,7 @@ fn a_gated_loop_without_indirect_validation_follows_the_interpreter() {
         let both = run_both(&ctx, s, &p, &[target, counter]);
         assert_eq!(both.gpu, both.cpu, "limit {limit}");
         assert_eq!(
-            both.gpu_iterations[0].1,
-            both.interpretation.iterations["loop"],
+            both.gpu_iterations[0].1, both.interpretation.iterations["loop"],
             "limit {limit}"
         );
         let _ = BackendCapabilities::of(&ctx);

@@ -135,7 +135,11 @@ pub type SelectFn =
 /// Describes the command nodes of one execution (called once per operation and compile;
 /// it may allocate graph transients, and must not add nodes: the compiler adds and may gate
 /// them).
-pub type RealizeFn = dyn Fn(&ProgramOp, &mut CommandGraph, &BackendCapabilities) -> Result<Vec<PrimitiveNode>, ProgramTreeError>
+pub type RealizeFn = dyn Fn(
+        &ProgramOp,
+        &mut CommandGraph,
+        &BackendCapabilities,
+    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError>
     + Send
     + Sync;
 /// The CPU semantics of an operation type over host words.
@@ -252,7 +256,11 @@ impl ProgramLowering {
     }
 
     /// Runs the CPU semantics.
-    pub fn interpret(&self, op: &ProgramOp, memory: &mut CpuMemory) -> Result<(), ProgramTreeError> {
+    pub fn interpret(
+        &self,
+        op: &ProgramOp,
+        memory: &mut CpuMemory,
+    ) -> Result<(), ProgramTreeError> {
         (self.interpret)(op, memory)
     }
 

@@ -138,7 +138,10 @@ impl LoweringSet {
     }
 
     /// The program-tree lowering for `operation_type` and where it came from.
-    pub fn program_lowering(&self, operation_type: &str) -> Option<(&ProgramLowering, LoweringSource)> {
+    pub fn program_lowering(
+        &self,
+        operation_type: &str,
+    ) -> Option<(&ProgramLowering, LoweringSource)> {
         self.program.get(operation_type).map(|(l, s)| (l, *s))
     }
 

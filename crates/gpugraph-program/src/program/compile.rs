@@ -358,12 +358,8 @@ impl Walk<'_> {
                             })?;
                         let chosen = lowering.select(op, self.caps)?;
                         let nodes = chosen.realization.realize(op, self.graph, self.caps)?;
-                        let d = self.decide(
-                            &path,
-                            &op.name,
-                            chosen.realization.name(),
-                            chosen.reason,
-                        );
+                        let d =
+                            self.decide(&path, &op.name, chosen.realization.name(), chosen.reason);
                         self.decisions[d].source = source;
                         self.realized.insert(
                             path.clone(),
@@ -470,7 +466,7 @@ impl Walk<'_> {
                 2 * dispatches + 1
             )
         } else {
-            "indirect validation off on this device (the gate clamps its counts to the per-dimension limit)".to_string()
+            "indirect validation off on this device: the gate clamps its counts to the per-dimension limit".to_string()
         };
         format!("; {dispatches} indirect dispatches per {unit} + 1 gate ({validation})")
     }

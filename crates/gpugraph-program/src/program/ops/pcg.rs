@@ -105,7 +105,7 @@ fn fold_reason(op: &ProgramOp, what: &str) -> Result<String, String> {
         format!("above the {FOLD_PARTIALS} the tiling aims for, at the largest tile")
     };
     Ok(format!(
-        "{what} is folded from {t} partials ({size}; {} rows per workgroup) by every workgroup of this pass: no one-workgroup scalar pass",
+        "{what} is folded from {t} partials ({size}; {} rows per workgroup) by every workgroup of this pass: no one-workgroup scalar pass (with both folds an iteration is 3 dispatches, not 5)",
         shape.rows_per_wg
     ))
 }
@@ -150,7 +150,13 @@ fn rho() -> ProgramLowering {
     .realization(
         "one-workgroup fold",
         |_, _| Ok("the prologue's r·z and r·r partials summed once in one workgroup".into()),
-        |op, _, _| Ok(one(shape(op)?.rho(&op.id, op.view("partials")?, op.view("scalars")?)?)),
+        |op, _, _| {
+            Ok(one(shape(op)?.rho(
+                &op.id,
+                op.view("partials")?,
+                op.view("scalars")?,
+            )?))
+        },
     )
 }
 

@@ -179,13 +179,12 @@ fn spmv_lowering(name: &'static str) -> ProgramLowering {
         "subgroup-row",
         |op, caps| subgroup_lanes(op, caps).map(|(_, why)| why),
         |op, graph, caps| {
-            let (lanes, _) = subgroup_lanes(op, caps).map_err(|reasons| {
-                ProgramTreeError::NoRealization {
+            let (lanes, _) =
+                subgroup_lanes(op, caps).map_err(|reasons| ProgramTreeError::NoRealization {
                     operation: op.id.clone(),
                     operation_type: op.name.clone(),
                     reasons,
-                }
-            })?;
+                })?;
             spmv_nodes(op, graph, SpmvRealization::SubgroupRow { lanes })
         },
     )
@@ -256,5 +255,9 @@ fn dot_lowering() -> ProgramLowering {
 
 /// The sparse program lowerings: `spmv`, `spmv-dot`, `dot`.
 pub(crate) fn lowerings() -> Vec<ProgramLowering> {
-    vec![spmv_lowering("spmv"), spmv_lowering("spmv-dot"), dot_lowering()]
+    vec![
+        spmv_lowering("spmv"),
+        spmv_lowering("spmv-dot"),
+        dot_lowering(),
+    ]
 }
