@@ -19,7 +19,7 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use gpugraph_gpgpu::sparse::CsrMatrix;
+use gpugraph_gpgpu::sparse::{CsrMatrix, PcgVectors};
 use gpugraph_program::lowering::BackendCapabilities;
 use gpugraph_program::program::pcg::{PcgOptions, PcgSolver};
 use serde::Serialize;
@@ -51,6 +51,11 @@ pub struct SolveBenchArgs {
     /// SpMV realization.
     #[arg(long, value_enum, default_value_t = SpmvChoice::Auto)]
     pub spmv: SpmvChoice,
+    /// Rows per workgroup of the PCG vector passes (a power of two ≥ the automatic choice,
+    /// which keeps ≤ 1024 partials for the α/β folds): fewer, longer tiles make the folds
+    /// cheaper and the passes coarser.
+    #[arg(long = "rows-per-wg")]
+    pub rows_per_wg: Option<u32>,
     /// wgpu's indirect-dispatch validation (see `gpugraph solve --indirect-validation`).
     #[arg(long = "indirect-validation", value_enum, default_value_t = OnOff::Off)]
     pub indirect_validation: OnOff,
@@ -100,6 +105,8 @@ pub struct SolveRow {
     pub dispatches_per_iteration: usize,
     /// Whether wgpu validated the indirect dispatches.
     pub indirect_validation: bool,
+    /// Rows per workgroup of the vector passes.
+    pub rows_per_wg: u32,
 }
 
 fn timed(
@@ -163,6 +170,9 @@ fn timed(
         spmv,
         dispatches_per_iteration,
         indirect_validation: gpu.ctx.capabilities().indirect_validation,
+        rows_per_wg: options
+            .rows_per_wg
+            .unwrap_or(PcgVectors::rows_per_workgroup(u64::from(a.rows())).0),
     };
     Ok((row, last.x))
 }
@@ -186,7 +196,7 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
         max_iterations: bound,
         jacobi: args.precond == Precond::Jacobi,
         spmv,
-        rows_per_wg: None,
+        rows_per_wg: args.rows_per_wg,
     };
     let needed = match args.iterations {
         Some(n) => n,
@@ -246,6 +256,7 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
         "x floor",
         "empty us/iter",
         "dispatches/iter",
+        "rows/wg",
         "nodes",
         "compile ms",
         "residual",
@@ -271,6 +282,7 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
                     String::new()
                 }
             ),
+            r.rows_per_wg.to_string(),
             r.nodes.to_string(),
             format!("{:.0}", r.compile_ms),
             format!("{:.2e}", r.true_residual),
