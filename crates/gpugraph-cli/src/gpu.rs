@@ -51,9 +51,17 @@ impl Gpu {
     /// pipelines compile through the driver pipeline cache in the user's cache directory
     /// (`GPUGRAPH_PIPELINE_CACHE=off` disables it), which `main` saves on success.
     pub fn open() -> Result<Self> {
+        Self::open_with(false)
+    }
+
+    /// [`Gpu::open`], with wgpu's indirect-dispatch validation off when `unvalidated_indirect`
+    /// (see `ContextOptions::unvalidated_indirect`: for GPU-gated programs, whose gate
+    /// kernel keeps every count within the device limit).
+    pub fn open_with(unvalidated_indirect: bool) -> Result<Self> {
         check_backend_env()?;
         let options = ContextOptions {
             pipeline_cache_dir: pipeline_cache::default_dir()?,
+            unvalidated_indirect,
             ..ContextOptions::from_env()
         };
         let ctx = GpuContext::with_options(&options).context("opening a GPU device")?;

@@ -37,7 +37,15 @@ const SECTIONS: &[(&str, &[&str])] = &[
             "subgroup_max_size",
         ],
     ),
-    ("features", &["timestamp_query", "subgroups", "shader_f16"]),
+    (
+        "features",
+        &[
+            "timestamp_query",
+            "subgroups",
+            "shader_f16",
+            "indirect_validation",
+        ],
+    ),
 ];
 
 /// Fields whose value is a byte count (shown with a binary unit as well).

@@ -65,6 +65,19 @@ pub struct SolveArgs {
     /// Also write the lowering report (decisions and tree) as JSON.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// wgpu's validation of indirect dispatches: `off` (default) skips its extra dispatch per
+    /// gated dispatch (the gate kernel clamps its counts to the device limit), `on` keeps it.
+    #[arg(long = "indirect-validation", value_enum, default_value_t = OnOff::Off)]
+    pub indirect_validation: OnOff,
+}
+
+/// A switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
 }
 
 /// The matrix named by `spec` (see [`SolveArgs::matrix`]).
@@ -152,13 +165,14 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     }
     let load = t0.elapsed();
     let b = vec![1.0f32; a.rows() as usize];
-    let gpu = Gpu::open()?;
+    let gpu = Gpu::open_with(args.indirect_validation == OnOff::Off)?;
     let caps = BackendCapabilities::of(&gpu.ctx);
     let options = PcgOptions {
         tol: args.tol,
         max_iterations: args.max_iter,
         jacobi: args.precond == Precond::Jacobi,
         spmv: spmv_realization(args.spmv, &a, &caps)?,
+        rows_per_wg: None,
     };
     let mut solver =
         PcgSolver::new(&gpu.ctx, &a, &b, &options).context("building the PCG program")?;
@@ -203,10 +217,12 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         0.0
     };
     println!(
-        "time: solve {:.3} ms on the GPU (one submission, {:.4} ms/iteration incl. {} empty gated iterations), encode {:.1} ms, compile {:.1} ms ({} nodes), load {:.1} ms",
+        "time: solve {:.3} ms on the GPU (one submission, {:.4} ms/iteration incl. {} empty gated iterations; {} dispatches per iteration + 1 gate, indirect validation {}), encode {:.1} ms, compile {:.1} ms ({} nodes), load {:.1} ms",
         ms(s.log.gpu),
         per,
         args.max_iter.saturating_sub(s.iterations),
+        solver.dispatches_per_iteration(),
+        if gpu.ctx.capabilities().indirect_validation { "on" } else { "off" },
         ms(s.log.encode),
         ms(s.compile),
         s.nodes,

@@ -39,6 +39,20 @@ pub enum ContextError {
         #[source]
         source: wgpu::RequestDeviceError,
     },
+    /// A context with the other indirect-validation setting already exists in this process.
+    #[error("a device with indirect-dispatch validation {} was requested, but this process already created its devices with it {}: one process uses one setting (devices of two wgpu instances can share ids, which the per-device pipeline cache keys on)", on_off(*.requested), on_off(!*.requested))]
+    IndirectValidationConflict {
+        /// Whether validation was requested.
+        requested: bool,
+    },
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
 }
 
 /// Graph-relevant facts about the selected adapter and device.
@@ -82,6 +96,9 @@ pub struct Capabilities {
     pub subgroups: bool,
     /// WGSL `f16` enabled.
     pub shader_f16: bool,
+    /// wgpu validates every indirect dispatch's counts with an extra compute dispatch (see
+    /// [`ContextOptions::unvalidated_indirect`]).
+    pub indirect_validation: bool,
 }
 
 /// How [`GpuContext::with_options`] picks the adapter and sets the device up.
@@ -95,14 +112,29 @@ pub struct ContextOptions {
     /// back. `None` (the default) persists nothing. Ignored where the backend has no such
     /// cache (only Vulkan has one).
     pub pipeline_cache_dir: Option<PathBuf>,
+    /// Create the device WITHOUT wgpu's indirect-dispatch validation
+    /// (`wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL`, on by default). With it, wgpu runs
+    /// before every indirect dispatch an extra one-invocation compute dispatch (plus a
+    /// pipeline switch and two barriers) that zeroes counts above
+    /// `max_compute_workgroups_per_dimension`; a gated PCG iteration pays that for each of
+    /// its dispatches. Without it an out-of-limit count is undefined behavior, so turn it off
+    /// only for work whose indirect counts are within the limit by construction:
+    /// gpugraph-program's gate kernel clamps every count it writes to the limit (its program
+    /// compiler records the setting in its decisions). The flag belongs to the wgpu instance
+    /// and devices of two instances can share ids (the per-device pipeline cache keys on
+    /// them), so one process uses ONE setting: a context asking for the other one is refused
+    /// with [`ContextError::IndirectValidationConflict`]. Default: `false` (validated).
+    pub unvalidated_indirect: bool,
 }
 
 impl ContextOptions {
-    /// The adapter filter from `GPUGRAPH_ADAPTER` (empty means none), no pipeline cache.
+    /// The adapter filter from `GPUGRAPH_ADAPTER` (empty means none), no pipeline cache,
+    /// indirect dispatches validated.
     pub fn from_env() -> Self {
         Self {
             adapter: std::env::var(ADAPTER_ENV).ok().filter(|s| !s.is_empty()),
             pipeline_cache_dir: None,
+            unvalidated_indirect: false,
         }
     }
 }
@@ -225,23 +257,43 @@ pub fn adapter_matches(info: &wgpu::AdapterInfo, wanted: &str) -> bool {
 /// compares them) by ids that are unique only within one instance, and the per-device
 /// [`crate::DeviceCache`] registry relies on that comparison: contexts made here never
 /// collide. A device of an instance created elsewhere may compare equal to one of ours;
-/// do not mix such devices with gpugraph graphs in one process.
-fn shared_instance(backends: wgpu::Backends) -> wgpu::Instance {
+/// do not mix such devices with gpugraph graphs in one process. The instance flags follow
+/// `validate_indirect`, which must be the same for every context of the process.
+fn shared_instance(
+    backends: wgpu::Backends,
+    validate_indirect: bool,
+) -> Result<wgpu::Instance, ContextError> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static INSTANCES: OnceLock<Mutex<HashMap<u32, wgpu::Instance>>> = OnceLock::new();
-    let mut map = INSTANCES
+    /// The process's indirect-validation setting (set by its first context) and its
+    /// instances by backend bits.
+    type Instances = (Option<bool>, HashMap<u32, wgpu::Instance>);
+    static INSTANCES: OnceLock<Mutex<Instances>> = OnceLock::new();
+    let mut guard = INSTANCES
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    map.entry(backends.bits())
+    let (setting, map) = &mut *guard;
+    if *setting.get_or_insert(validate_indirect) != validate_indirect {
+        return Err(ContextError::IndirectValidationConflict {
+            requested: validate_indirect,
+        });
+    }
+    Ok(map
+        .entry(backends.bits())
         .or_insert_with(|| {
+            let mut flags = wgpu::InstanceFlags::default();
+            flags.set(
+                wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL,
+                validate_indirect,
+            );
             wgpu::Instance::new(wgpu::InstanceDescriptor {
                 backends,
+                flags,
                 ..wgpu::InstanceDescriptor::new_without_display_handle()
             })
         })
-        .clone()
+        .clone())
 }
 
 impl GpuContext {
@@ -256,7 +308,7 @@ impl GpuContext {
     pub fn with_adapter(filter: Option<&str>) -> Result<Self, ContextError> {
         Self::with_options(&ContextOptions {
             adapter: filter.map(str::to_string),
-            pipeline_cache_dir: None,
+            ..ContextOptions::default()
         })
     }
 
@@ -265,7 +317,7 @@ impl GpuContext {
     pub fn with_options(options: &ContextOptions) -> Result<Self, ContextError> {
         let filter = options.adapter.as_deref();
         let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
-        let instance = shared_instance(backends);
+        let instance = shared_instance(backends, !options.unvalidated_indirect)?;
         let mut adapters = {
             let _lifecycle = Teardown::lifecycle();
             pollster::block_on(instance.enumerate_adapters(backends))
@@ -300,6 +352,7 @@ impl GpuContext {
             adapter,
             limits,
             options.pipeline_cache_dir.clone(),
+            !options.unvalidated_indirect,
         )
     }
 
@@ -309,7 +362,9 @@ impl GpuContext {
         adapter: wgpu::Adapter,
     ) -> Result<Self, ContextError> {
         let limits = adapter.limits();
-        Self::create(instance, adapter, limits, None)
+        // wgpu does not expose an instance's flags: claim validation (wgpu's release default),
+        // which is the safe claim for a caller's own instance.
+        Self::create(instance, adapter, limits, None, true)
     }
 
     /// A second context on the same adapter with `adjust` applied to its limits, e.g. a small
@@ -326,6 +381,7 @@ impl GpuContext {
             self.adapter.clone(),
             limits,
             self.pipeline_cache_dir.clone(),
+            self.capabilities.indirect_validation,
         )
     }
 
@@ -334,6 +390,7 @@ impl GpuContext {
         adapter: wgpu::Adapter,
         limits: wgpu::Limits,
         pipeline_cache_dir: Option<PathBuf>,
+        indirect_validation: bool,
     ) -> Result<Self, ContextError> {
         let info = adapter.get_info();
         let mut features = adapter.features() & wanted_features();
@@ -354,7 +411,10 @@ impl GpuContext {
             adapter: info.name.clone(),
             source,
         })?;
-        let capabilities = capabilities_of(&info, &device);
+        let capabilities = Capabilities {
+            indirect_validation,
+            ..capabilities_of(&info, &device)
+        };
         let pipeline_cache = pipeline_cache_dir
             .as_deref()
             .and_then(|dir| PersistentPipelineCache::open(&device, &info, dir))
@@ -422,5 +482,6 @@ fn capabilities_of(info: &wgpu::AdapterInfo, device: &wgpu::Device) -> Capabilit
         timestamp_query: f.contains(wgpu::Features::TIMESTAMP_QUERY),
         subgroups,
         shader_f16: f.contains(wgpu::Features::SHADER_F16),
+        indirect_validation: true,
     }
 }

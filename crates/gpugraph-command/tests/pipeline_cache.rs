@@ -13,6 +13,7 @@ fn ctx_with(dir: &Path) -> GpuContext {
             .ok()
             .filter(|s| !s.is_empty()),
         pipeline_cache_dir: Some(dir.to_path_buf()),
+        unvalidated_indirect: false,
     })
     .expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests");
     assert!(

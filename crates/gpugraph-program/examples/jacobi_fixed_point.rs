@@ -1,9 +1,10 @@
 //! A fixed-point iteration as a program tree, the second consumer of the gated loop: Jacobi
 //! sweeps `x ← x + D⁻¹(b − A·x)` on a 2-D Poisson problem until `|b − A·x|² ≤ τ²`, in one
-//! command graph and one submission. The loop body is the library's `Spmv` and `Dot`
-//! primitives plus two primitives defined right here (the sweep and the float predicate),
-//! which shows how an application adds its own [`ProgramPrimitive`]: describe the dispatch
-//! nodes and the CPU semantics; the compiler decides whether they are gated.
+//! command graph and one submission. The loop body is the library's semantic `spmv` and
+//! `dot` operations (the lowering set picks their realizations) plus two primitives defined
+//! right here (the sweep and the float predicate), which shows how an application adds its
+//! own [`ProgramPrimitive`]: describe the dispatch nodes and the CPU semantics; the compiler
+//! decides whether they are gated.
 //!
 //! The GPU result is compared with the CPU interpreter of the same tree (iterations equal or
 //! within one, since float32 sums round differently; iterate within 1e-3 relative).
@@ -18,7 +19,7 @@ use gpugraph_command::{
 };
 use gpugraph_gpgpu::sparse::{import_words, CsrMatrix, CsrViews};
 use gpugraph_program::lowering::BackendCapabilities;
-use gpugraph_program::program::ops::sparse::{Dot, Spmv};
+use gpugraph_program::program::ops::sparse::{dot, spmv};
 use gpugraph_program::program::{
     interpret, run_once, Choice, CpuMemory, PrimitiveNode, Program, ProgramPrimitive,
     ProgramTreeError, WgpuProgramCompiler,
@@ -214,16 +215,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let body = Program::composite(
         "sweep",
         vec![
-            Program::operation(Spmv {
-                id: "ax".into(),
-                a: csr,
-                mean_row_length: a.mean_row_length(),
-                x,
-                y: q,
-                forced: None,
-            }),
+            Program::semantic(spmv("ax", &csr, a.mean_row_length(), x, q, None)),
             Program::operation(Sweep { b, q, dinv, x, r }),
-            Program::operation(Dot::new(&mut graph, "rr", r, r, rr)?),
+            Program::semantic(dot("rr", r, r, rr)),
             Program::operation(Above {
                 rr,
                 flag,

@@ -12,7 +12,7 @@ mod program_common;
 use gpugraph_command::{CommandGraph, VectorFormat};
 use gpugraph_gpgpu::sparse::{cpu, CsrMatrix, CsrViews, ReduceRealization, SpmvRealization};
 use gpugraph_program::lowering::BackendCapabilities;
-use gpugraph_program::program::ops::sparse::{Dot, Spmv};
+use gpugraph_program::program::ops::sparse::{dot, spmv};
 use gpugraph_program::program::pcg::{build_pcg, solve_pcg, PcgOptions, PcgSolver, LOOP_PATH};
 use gpugraph_program::program::{interpret, Program, WgpuProgramCompiler};
 use program_common::{ctx, run_both, run_both_with, Setup};
@@ -93,25 +93,14 @@ fn spmv_matches_the_oracle_in_both_realizations() {
             );
             let xv = s.f32s("x", &x);
             let yv = s.f32s("y", &vec![POISON_F; rows as usize]);
-            let p = Program::operation(Spmv {
-                id: "spmv".into(),
-                a: csr,
-                mean_row_length: a.mean_row_length(),
-                x: xv,
-                y: yv,
-                forced: Some(r),
-            });
+            let p = Program::semantic(spmv("spmv", &csr, a.mean_row_length(), xv, yv, Some(r)));
             let both = run_both(&ctx, s, &p, &[yv]);
             drop(keep);
             let what = format!("{rows}×{columns} {r:?}");
             close(&bits(&both.gpu[0]), &want, &scale, &what);
             close(&bits(&both.cpu[0]), &want, &scale, &what);
             assert_eq!(
-                both.compiled
-                    .report
-                    .decision("spmv#spmv")
-                    .unwrap()
-                    .realization,
+                both.compiled.report.decision("spmv").unwrap().realization,
                 r.name()
             );
         }
@@ -129,8 +118,7 @@ fn dots_match_the_oracle_in_both_realizations() {
         let av = s.f32s("a", &a);
         let bv = s.f32s("b", &b);
         let out = s.f32s("out", &[POISON_F]);
-        let dot = Dot::new(&mut s.graph, "dot", av, bv, out).unwrap();
-        let p = Program::operation(dot);
+        let p = Program::semantic(dot("dot", av, bv, out));
         let both = run_both(&ctx, s, &p, &[out]);
         let want = cpu::dot(&a, &b);
         let scale: f32 = a.iter().zip(&b).map(|(x, y)| (x * y).abs()).sum();
@@ -140,7 +128,7 @@ fn dots_match_the_oracle_in_both_realizations() {
             &[scale],
             &format!("dot n={n}"),
         );
-        let d = both.compiled.report.decision("dot#reduction").unwrap();
+        let d = both.compiled.report.decision("dot").unwrap();
         let (expected, nodes) = if n <= 1024 {
             ("single-workgroup", 1)
         } else {
@@ -169,18 +157,11 @@ fn the_spmv_choice_follows_row_length_and_subgroup_support() {
         let (csr, _keep) = CsrViews::upload(&mut s.graph, "a", a).unwrap();
         let x = s.f32s("x", &vec![0.0; a.columns() as usize]);
         let y = s.f32s("y", &vec![0.0; a.rows() as usize]);
-        let p = Program::operation(Spmv {
-            id: "spmv".into(),
-            a: csr,
-            mean_row_length: a.mean_row_length(),
-            x,
-            y,
-            forced: None,
-        });
+        let p = Program::semantic(spmv("spmv", &csr, a.mean_row_length(), x, y, None));
         let c = WgpuProgramCompiler::new(caps.clone())
             .compile(&p, &mut s.graph)
             .unwrap();
-        let d = c.report.decision("spmv#spmv").unwrap().clone();
+        let d = c.report.decision("spmv").unwrap().clone();
         (d.realization, d.reason)
     };
     let (r, why) = decide(&poisson, &caps);
@@ -217,6 +198,7 @@ fn pcg_on_poisson_matches_a_cpu_pcg() {
             max_iterations: oracle.iterations + 20,
             jacobi: true,
             spmv: None,
+            rows_per_wg: None,
         };
         let s = solve_pcg(&ctx, &a, &b, &options).unwrap();
         assert!(
@@ -252,10 +234,9 @@ fn pcg_on_poisson_matches_a_cpu_pcg() {
         let d = s.report.decision(LOOP_PATH).unwrap();
         assert_eq!(d.realization, "gpu-gated bounded sequence");
         assert!(d.reason.contains("WebGPU has no native graph loop"));
-        assert!(s
-            .report
-            .decision("pcg/iterate/step/update#reduction")
-            .is_some());
+        let d = s.report.decision("pcg/iterate/step/update").unwrap();
+        assert_eq!(d.realization, "α-folded update");
+        assert!(d.reason.contains("every workgroup"), "{}", d.reason);
     }
 }
 
@@ -268,6 +249,7 @@ fn pcg_exits_immediately_for_a_zero_right_hand_side_and_stops_at_the_bound() {
         max_iterations: max,
         jacobi: false,
         spmv: Some(SpmvRealization::ThreadRow),
+        rows_per_wg: None,
     };
     let s = solve_pcg(&ctx, &a, &vec![0.0; 64], &opts(5)).unwrap();
     assert_eq!(s.iterations, 0);
@@ -303,6 +285,7 @@ fn the_pcg_tree_matches_its_interpreter() {
             max_iterations: 200,
             jacobi: true,
             spmv: None,
+            rows_per_wg: None,
         },
     )
     .unwrap();

@@ -6,7 +6,12 @@
 //! `--iterations n` skips it); then two rows are timed `--repeat` times each:
 //! `pcg[bound=n]` (every unrolled iteration active: ms per iteration) and `pcg[bound=2n]`
 //! (n active iterations, then n gated ones whose dispatches have zero workgroups): their
-//! difference over n is the cost of one empty gated iteration. Times are wall clock from
+//! difference over n is the cost of one empty gated iteration; and `pcg-empty[bound=n]`
+//! (b = 0: the predicate is false before the first iteration, so all n iterations are
+//! gated off: solve time / n measures an empty iteration directly, prologue included).
+//! `--indirect-validation on|off` (default off) says whether wgpu adds its validation
+//! dispatch before every gated dispatch (one process uses one setting: run twice to
+//! compare). Times are wall clock from
 //! submit to completion of the one submission (encode excluded, reported separately).
 //! Minimum traffic per iteration: reads 36 B/row + 8 B/nonzero (offsets, columns, values,
 //! p; p, q, D⁻¹, x, r; z, p), writes 20 B/row (q; x, r, z; p); the floor is the streaming
@@ -14,7 +19,7 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use gpugraph_gpgpu::sparse::CsrMatrix;
+use gpugraph_gpgpu::sparse::{CsrMatrix, PcgVectors};
 use gpugraph_program::lowering::BackendCapabilities;
 use gpugraph_program::program::pcg::{PcgOptions, PcgSolver};
 use serde::Serialize;
@@ -23,7 +28,7 @@ use super::floor::Floor;
 use super::report::{check_writable, ms, progress, write_json, BenchJson, Summary, Table};
 use super::BenchOptions;
 use crate::gpu::Gpu;
-use crate::solve::{spmv_realization, true_residual, Precond, SpmvChoice};
+use crate::solve::{spmv_realization, true_residual, OnOff, Precond, SpmvChoice};
 
 /// Arguments of `bench solve`.
 #[derive(Args, Clone, Debug)]
@@ -46,6 +51,14 @@ pub struct SolveBenchArgs {
     /// SpMV realization.
     #[arg(long, value_enum, default_value_t = SpmvChoice::Auto)]
     pub spmv: SpmvChoice,
+    /// Rows per workgroup of the PCG vector passes (a power of two ≥ the automatic choice,
+    /// which keeps ≤ 1024 partials for the α/β folds): fewer, longer tiles make the folds
+    /// cheaper and the passes coarser.
+    #[arg(long = "rows-per-wg")]
+    pub rows_per_wg: Option<u32>,
+    /// wgpu's indirect-dispatch validation (see `gpugraph solve --indirect-validation`).
+    #[arg(long = "indirect-validation", value_enum, default_value_t = OnOff::Off)]
+    pub indirect_validation: OnOff,
     #[command(flatten)]
     pub options: BenchOptions,
 }
@@ -87,6 +100,13 @@ pub struct SolveRow {
     pub empty_iteration_us: Option<f64>,
     /// The SpMV realization used.
     pub spmv: String,
+    /// Gated dispatches per iteration (plus one gate, plus one wgpu validation dispatch per
+    /// gated dispatch when `indirect_validation`).
+    pub dispatches_per_iteration: usize,
+    /// Whether wgpu validated the indirect dispatches.
+    pub indirect_validation: bool,
+    /// Rows per workgroup of the vector passes.
+    pub rows_per_wg: u32,
 }
 
 fn timed(
@@ -102,6 +122,7 @@ fn timed(
     ));
     let mut solver = PcgSolver::new(&gpu.ctx, a, b, options)?;
     gpu.check("compiling the PCG graph")?;
+    let dispatches_per_iteration = solver.dispatches_per_iteration();
     let warm = solver.solve(&gpu.ctx)?;
     let mut samples = Vec::new();
     let mut last = warm;
@@ -127,7 +148,7 @@ fn timed(
     let it = last.iterations.max(1);
     let spmv = last
         .report
-        .decision("pcg/iterate/step/spmv-dot#spmv")
+        .decision("pcg/iterate/step/spmv-dot")
         .map_or("-".to_string(), |d| d.realization.clone());
     let row = SolveRow {
         op: format!("pcg[bound={}]", options.max_iterations),
@@ -147,6 +168,11 @@ fn timed(
         true_residual: true_residual(a, &last.x, b),
         empty_iteration_us: None,
         spmv,
+        dispatches_per_iteration,
+        indirect_validation: gpu.ctx.capabilities().indirect_validation,
+        rows_per_wg: options
+            .rows_per_wg
+            .unwrap_or(PcgVectors::rows_per_workgroup(u64::from(a.rows())).0),
     };
     Ok((row, last.x))
 }
@@ -160,7 +186,7 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
     if let Some(p) = &args.options.json {
         check_writable(p)?;
     }
-    let gpu = Gpu::open()?;
+    let gpu = Gpu::open_with(args.indirect_validation == OnOff::Off)?;
     let caps = BackendCapabilities::of(&gpu.ctx);
     let a = CsrMatrix::poisson2d(args.grid)?;
     let b = vec![1.0f32; a.rows() as usize];
@@ -170,6 +196,7 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
         max_iterations: bound,
         jacobi: args.precond == Precond::Jacobi,
         spmv,
+        rows_per_wg: args.rows_per_wg,
     };
     let needed = match args.iterations {
         Some(n) => n,
@@ -205,6 +232,20 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
     }
     let empty = (rows[1].solve_ms.median - rows[0].solve_ms.median) / f64::from(needed) * 1e3;
     rows[1].empty_iteration_us = Some(empty);
+    // Every iteration gated off: b = 0 makes r·r = 0 ≤ (tol·|b|)² = 0 before iteration 1.
+    let zero = vec![0.0f32; a.rows() as usize];
+    let (mut row, _) = timed(&gpu, &a, &zero, &options(needed), args.options.repeat)?;
+    if row.iterations != 0 {
+        bail!(
+            "b = 0 ran {} iterations; the empty-iteration row needs 0",
+            row.iterations
+        );
+    }
+    row.op = format!("pcg-empty[bound={needed}]");
+    row.empty_iteration_us = Some(row.solve_ms.median / f64::from(needed) * 1e3);
+    row.ms_per_iteration = 0.0;
+    row.floor_ms = floor_ms;
+    rows.push(row);
     let mut table = Table::new([
         "op",
         "unknowns",
@@ -214,6 +255,8 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
         "GB/s",
         "x floor",
         "empty us/iter",
+        "dispatches/iter",
+        "rows/wg",
         "nodes",
         "compile ms",
         "residual",
@@ -230,6 +273,16 @@ pub fn run(args: &SolveBenchArgs) -> Result<()> {
             format!("{:.2}", r.x_floor),
             r.empty_iteration_us
                 .map_or("-".into(), |e| format!("{e:.2}")),
+            format!(
+                "{} + gate{}",
+                r.dispatches_per_iteration,
+                if r.indirect_validation {
+                    format!(" + {} validation", r.dispatches_per_iteration)
+                } else {
+                    String::new()
+                }
+            ),
+            r.rows_per_wg.to_string(),
             r.nodes.to_string(),
             format!("{:.0}", r.compile_ms),
             format!("{:.2e}", r.true_residual),

@@ -27,7 +27,10 @@ use crate::kernel::{ShaderSource, ViewCheck};
 
 pub use csr::{CsrError, CsrMatrix};
 pub use matrix_market::{read_matrix_market, MatrixMarketError};
-pub use pcg::{PcgNodes, PcgVectors, PCG_SCALARS, S_PRED, S_RR, S_TOL2};
+pub use pcg::{
+    PcgShape, PcgVectors, FOLD_PARTIALS, MAX_ROWS_PER_WG, PCG_SCALARS, S_PRED, S_RR, S_RZ_NEW,
+    S_TOL2,
+};
 
 /// Invocations per workgroup of every sparse kernel.
 pub const WG: u32 = 256;
@@ -36,7 +39,12 @@ pub const ROWS_PER_WG: u32 = 1024;
 
 /// Partial sums (workgroups) of a vector kernel over `n` rows.
 pub fn tiles(n: u64) -> u64 {
-    n.div_ceil(u64::from(ROWS_PER_WG))
+    tiles_of(n, ROWS_PER_WG)
+}
+
+/// Partial sums (workgroups) of a vector kernel over `n` rows at `rows_per_wg` rows each.
+pub fn tiles_of(n: u64, rows_per_wg: u32) -> u64 {
+    n.div_ceil(u64::from(rows_per_wg.max(1)))
 }
 
 /// How SpMV maps rows to invocations.
@@ -305,7 +313,31 @@ pub fn spmv_node(
     dot_partials: Option<DataView>,
     realization: SpmvRealization,
 ) -> Result<DispatchNode, AlgorithmError> {
+    spmv_node_tiled(graph, id, a, x, y, dot_partials, realization, ROWS_PER_WG)
+}
+
+/// [`spmv_node`] with `rows_per_wg` rows per workgroup (a power of two ≥ [`WG`]) instead of
+/// [`ROWS_PER_WG`]: the dot partials are then [`tiles_of`]`(rows, rows_per_wg)` rows. CG
+/// uses larger tiles so that every workgroup of the next pass can fold all partials itself.
+#[allow(clippy::too_many_arguments)]
+pub fn spmv_node_tiled(
+    graph: &CommandGraph,
+    id: &str,
+    a: &CsrViews,
+    x: DataView,
+    y: DataView,
+    dot_partials: Option<DataView>,
+    realization: SpmvRealization,
+    rows_per_wg: u32,
+) -> Result<DispatchNode, AlgorithmError> {
     let check = ViewCheck::new("spmv", id);
+    if !rows_per_wg.is_power_of_two() || rows_per_wg < WG {
+        return Err(check.unsupported(
+            "rows per workgroup",
+            format!("a power of two ≥ {WG}"),
+            rows_per_wg.to_string(),
+        ));
+    }
     let rows = u64::from(a.rows);
     let nnz = a.values.len();
     require(
@@ -361,7 +393,7 @@ pub fn spmv_node(
             "dot partials",
             d,
             VectorFormat::Float32,
-            tiles(rows),
+            tiles_of(rows, rows_per_wg),
             "one per workgroup of rows",
         )?;
         if a.rows != a.columns {
@@ -406,7 +438,7 @@ pub fn spmv_node(
             realization.name()
         ))
         .u32("WG", WG)
-        .u32("ROWS_PER_WG", ROWS_PER_WG)
+        .u32("ROWS_PER_WG", rows_per_wg)
         .u32("LANES", lanes)
         .define_if(dot_partials.is_some(), "DOT")
         .define_if(lanes > 1, "SUBGROUP_ROW")
@@ -427,15 +459,20 @@ pub fn spmv_node(
         gpugraph_command::ShaderSource::new(format!("sparse/spmv/{}", realization.name()), wgsl),
         "spmv",
         bindings,
-        rows_grid(rows),
+        rows_grid_of(rows, rows_per_wg),
     ))
 }
 
 /// The grid of a vector kernel over `n` rows.
 pub fn rows_grid(n: u64) -> Grid {
+    rows_grid_of(n, ROWS_PER_WG)
+}
+
+/// The grid of a vector kernel over `n` rows at `rows_per_wg` rows per workgroup.
+pub fn rows_grid_of(n: u64, rows_per_wg: u32) -> Grid {
     Grid::Rows {
         rows: n,
-        rows_per_workgroup: ROWS_PER_WG,
+        rows_per_workgroup: rows_per_wg,
     }
 }
 

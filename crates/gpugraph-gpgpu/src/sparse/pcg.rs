@@ -1,14 +1,19 @@
 //! The fused passes of Jacobi-preconditioned conjugate gradients over whole buffers (see
-//! pcg.wgsl): start (r = b − A·x0, z = D⁻¹r, p = z), SpMV + p·q, α, the x/r/z update with
-//! r·z and r·r, β and the predicate, the new direction.
+//! pcg.wgsl). Prologue: `q = A·x0`; start (r = b − q, z = D⁻¹r, p = z with r·z, r·r
+//! partials); rho (one workgroup: r·z, r·r, the predicate). Each iteration is three
+//! dispatches: SpMV + p·q partials; update (α folded from the p·q partials by every
+//! workgroup, then x/r/z with r·z and r·r partials); direction (β folded from the r·z
+//! partials by every workgroup, then p = z + βp; workgroup 0 also writes the scalars and the
+//! predicate). The folds are redundant per workgroup, which is why [`PcgVectors`] picks its
+//! rows per workgroup so the partials stay ≤ [`FOLD_PARTIALS`].
 
 use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{
-    Access, Binding, BufferDescriptor, BufferHandle, CommandGraph, DataView, DispatchNode, Grid,
+    Binding, BufferDescriptor, BufferHandle, CommandGraph, DataView, DispatchNode, Grid,
     VectorFormat,
 };
 
-use super::{rows_grid, spmv_node, tiles, CsrViews, SpmvRealization, ROWS_PER_WG, WG};
+use super::{distinct, require, rows_grid_of, tiles_of, ROWS_PER_WG, WG};
 use crate::error::AlgorithmError;
 use crate::kernel::{ShaderSource, ViewCheck};
 
@@ -21,6 +26,14 @@ pub const S_TOL2: u64 = 5;
 /// Word of the predicate (uint32: 1 while `r·r > TOL2` and no breakdown); the host starts it
 /// at 1.
 pub const S_PRED: u64 = 6;
+/// Word of the newest `r·z` (float32 bits; the direction pass writes it, the next update
+/// reads it and moves it to word 0, so no pass reads a word another workgroup of the same
+/// pass writes).
+pub const S_RZ_NEW: u64 = 7;
+/// The most partial sums a PCG pass leaves for the next pass to fold in every workgroup.
+pub const FOLD_PARTIALS: u64 = 1024;
+/// The largest rows per workgroup [`PcgVectors::rows_per_workgroup`] picks.
+pub const MAX_ROWS_PER_WG: u32 = 1 << 16;
 
 /// `PcgParams` in pcg.wgsl.
 #[repr(C)]
@@ -59,27 +72,296 @@ pub struct PcgVectors {
     pub partials: BufferHandle,
     /// p·q partials (`tiles`).
     pub pq_partials: BufferHandle,
+    /// Rows per workgroup of the vector passes ([`Self::rows_per_workgroup`]).
+    pub rows_per_wg: u32,
 }
 
-/// The node builders over one [`PcgVectors`].
-#[derive(Clone, Copy, Debug)]
-pub struct PcgNodes<'a> {
-    /// The buffers.
-    pub v: &'a PcgVectors,
-    /// The matrix.
-    pub a: &'a CsrViews,
+/// The shape of one CG solve's vector passes: `n` unknowns, `rows_per_wg` rows per
+/// workgroup (see [`PcgVectors::rows_per_workgroup`]). Its methods build the passes
+/// (see pcg.wgsl) over whole-buffer views; they describe nodes and schedule nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PcgShape {
+    /// Unknowns.
+    pub n: u32,
+    /// Rows per workgroup (a power of two ≥ [`WG`]).
+    pub rows_per_wg: u32,
 }
 
-fn source(stage: &'static str) -> String {
+impl PcgShape {
+    /// The shape for `n` unknowns ([`PcgVectors::rows_per_workgroup`] picks the tiles).
+    pub fn new(n: u32) -> Self {
+        Self {
+            n,
+            rows_per_wg: PcgVectors::rows_per_workgroup(u64::from(n)).0,
+        }
+    }
+
+    /// Partial sums of one vector pass.
+    pub fn tiles(&self) -> u64 {
+        tiles_of(u64::from(self.n), self.rows_per_wg)
+    }
+
+    fn params(&self) -> PcgParams {
+        PcgParams {
+            n: self.n,
+            tiles: self.tiles() as u32,
+            pad0: 0,
+            pad1: 0,
+        }
+    }
+
+    fn node(
+        &self,
+        id: &str,
+        stage: &'static str,
+        entry: &str,
+        bindings: Vec<Binding>,
+        grid: Grid,
+    ) -> DispatchNode {
+        let mut all = vec![Binding::params(0, &self.params())];
+        all.extend(bindings);
+        DispatchNode::new(
+            id,
+            gpugraph_command::ShaderSource::new(
+                format!("sparse/pcg/{entry}"),
+                source(stage, self.rows_per_wg),
+            ),
+            entry,
+            all,
+            grid,
+        )
+    }
+
+    fn grid(&self) -> Grid {
+        rows_grid_of(u64::from(self.n), self.rows_per_wg)
+    }
+
+    /// Checks the views of pass `id`: vectors are `n` float32 rows, `partials` `2·tiles`
+    /// float32 rows, `pq partials` `tiles` (tiles ≥ 1), `scalars` [`PCG_SCALARS`] uint32
+    /// words; all from byte 0 of their buffers (the passes index from 0), and the `written`
+    /// ones in buffers of their own.
+    fn check(
+        &self,
+        id: &str,
+        views: &[(&str, &DataView)],
+        written: &[&str],
+    ) -> Result<(), AlgorithmError> {
+        let check = ViewCheck::new("pcg", id);
+        if !self.rows_per_wg.is_power_of_two() || self.rows_per_wg < WG {
+            return Err(check.unsupported(
+                "rows per workgroup",
+                format!("a power of two ≥ {WG}"),
+                self.rows_per_wg.to_string(),
+            ));
+        }
+        let n = u64::from(self.n);
+        // At least one tile, so that an empty system still has partial buffers to bind.
+        let t = self.tiles().max(1);
+        for (role, v) in views {
+            let (format, rows, rule) = match *role {
+                "partials" => (VectorFormat::Float32, 2 * t, "two per tile"),
+                "pq partials" => (VectorFormat::Float32, t, "one per tile"),
+                "scalars" => (VectorFormat::Uint32, PCG_SCALARS, "the PCG scalars"),
+                _ => (VectorFormat::Float32, n, "the unknowns"),
+            };
+            require(check, role, v, format, rows, rule)?;
+            if v.byte_offset() != 0 {
+                return Err(check.unsupported(
+                    *role,
+                    "a view from byte 0 of its buffer",
+                    format!("a view at byte {}", v.byte_offset()),
+                ));
+            }
+        }
+        for w in written {
+            if let Some((_, wv)) = views.iter().find(|(r, _)| r == w) {
+                let others: Vec<(&str, &DataView)> =
+                    views.iter().filter(|(r, _)| r != w).copied().collect();
+                distinct(check, (*w, *wv), &others)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `r = b − q, z = D⁻¹r, p = z` with r·z and r·r partials.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(
+        &self,
+        id: &str,
+        b: DataView,
+        q: DataView,
+        dinv: DataView,
+        r: DataView,
+        z: DataView,
+        p: DataView,
+        partials: DataView,
+    ) -> Result<DispatchNode, AlgorithmError> {
+        self.check(
+            id,
+            &[
+                ("b", &b),
+                ("q", &q),
+                ("dinv", &dinv),
+                ("r", &r),
+                ("z", &z),
+                ("p", &p),
+                ("partials", &partials),
+            ],
+            &["r", "z", "p", "partials"],
+        )?;
+        Ok(self.node(
+            id,
+            "START",
+            "pcg_start",
+            vec![
+                Binding::read(2, b),
+                Binding::read(3, q),
+                Binding::read(4, dinv),
+                Binding::read_write(5, r),
+                Binding::read_write(6, z),
+                Binding::read_write(7, p),
+                Binding::read_write(8, partials),
+            ],
+            self.grid(),
+        ))
+    }
+
+    /// `rz = Σ r·z partials, rr = Σ r·r partials, PRED &= rr > TOL2` (one workgroup; the
+    /// prologue's scalar pass).
+    pub fn rho(
+        &self,
+        id: &str,
+        partials: DataView,
+        scalars: DataView,
+    ) -> Result<DispatchNode, AlgorithmError> {
+        self.check(
+            id,
+            &[("partials", &partials), ("scalars", &scalars)],
+            &["scalars"],
+        )?;
+        Ok(self.node(
+            id,
+            "RHO",
+            "pcg_rho",
+            vec![Binding::read_write(1, scalars), Binding::read(2, partials)],
+            Grid::Workgroups([1, 1, 1]),
+        ))
+    }
+
+    /// `α = rz / Σ p·q partials` (folded in every workgroup; workgroup 0 records pq, α, rz
+    /// and a breakdown), then `x += αp, r −= αq, z = D⁻¹r` with r·z and r·r partials.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update(
+        &self,
+        id: &str,
+        p: DataView,
+        q: DataView,
+        dinv: DataView,
+        pq_partials: DataView,
+        x: DataView,
+        r: DataView,
+        z: DataView,
+        partials: DataView,
+        scalars: DataView,
+    ) -> Result<DispatchNode, AlgorithmError> {
+        self.check(
+            id,
+            &[
+                ("p", &p),
+                ("q", &q),
+                ("dinv", &dinv),
+                ("pq partials", &pq_partials),
+                ("x", &x),
+                ("r", &r),
+                ("z", &z),
+                ("partials", &partials),
+                ("scalars", &scalars),
+            ],
+            &["x", "r", "z", "partials", "scalars"],
+        )?;
+        Ok(self.node(
+            id,
+            "UPDATE",
+            "pcg_update",
+            vec![
+                Binding::read_write(1, scalars),
+                Binding::read(2, p),
+                Binding::read(3, q),
+                Binding::read(4, dinv),
+                Binding::read_write(5, x),
+                Binding::read_write(6, r),
+                Binding::read_write(7, z),
+                Binding::read_write(8, partials),
+                Binding::read(9, pq_partials),
+            ],
+            self.grid(),
+        ))
+    }
+
+    /// `β = rz'/rz` with rz' folded from the r·z partials in every workgroup, then
+    /// `p = z + βp`; workgroup 0 also writes β, rz' (word [`S_RZ_NEW`]), r·r and
+    /// `PRED &= rr > TOL2`.
+    pub fn direction(
+        &self,
+        id: &str,
+        z: DataView,
+        partials: DataView,
+        p: DataView,
+        scalars: DataView,
+    ) -> Result<DispatchNode, AlgorithmError> {
+        self.check(
+            id,
+            &[
+                ("z", &z),
+                ("partials", &partials),
+                ("p", &p),
+                ("scalars", &scalars),
+            ],
+            &["p", "scalars"],
+        )?;
+        Ok(self.node(
+            id,
+            "DIRECTION",
+            "pcg_direction",
+            vec![
+                Binding::read_write(1, scalars),
+                Binding::read(2, z),
+                Binding::read_write(3, p),
+                Binding::read(4, partials),
+            ],
+            self.grid(),
+        ))
+    }
+}
+
+fn source(stage: &'static str, rows_per_wg: u32) -> String {
     ShaderSource::new("sparse/pcg.wgsl")
         .comment(format!("gpugraph-gpgpu sparse/pcg.rs: {stage}"))
         .u32("WG", WG)
-        .u32("ROWS_PER_WG", ROWS_PER_WG)
+        .u32("ROWS_PER_WG", rows_per_wg)
         .define(stage)
         .build()
 }
 
 impl PcgVectors {
+    /// Rows per workgroup of the vector passes for `n` unknowns, and why: the smallest power
+    /// of two ≥ [`ROWS_PER_WG`] that leaves at most [`FOLD_PARTIALS`] partials (each
+    /// workgroup of the next pass folds them all; fewer, longer tiles make that fold cheap),
+    /// capped at [`MAX_ROWS_PER_WG`].
+    pub fn rows_per_workgroup(n: u64) -> (u32, String) {
+        let mut rows = ROWS_PER_WG;
+        while tiles_of(n, rows) > FOLD_PARTIALS && rows < MAX_ROWS_PER_WG {
+            rows *= 2;
+        }
+        let t = tiles_of(n, rows);
+        (
+            rows,
+            format!(
+                "{rows} rows per workgroup: {t} partials, folded redundantly by every workgroup of the next pass (≤ {FOLD_PARTIALS} keeps the fold small), so α and β need no pass of their own"
+            ),
+        )
+    }
+
     /// Creates the transients `{id}/r|z|p|q|partials|pq-partials` for `n` unknowns over the
     /// caller's `b`, `dinv`, `x` (float32, ≥ `n` rows) and `scalars` (≥ [`PCG_SCALARS`]
     /// words), after checking their sizes.
@@ -105,7 +387,8 @@ impl PcgVectors {
                 return Err(check.length(what, "bytes", have, need, "the unknowns"));
             }
         }
-        let t = tiles(u64::from(n)).max(1);
+        let (rows_per_wg, _) = Self::rows_per_workgroup(u64::from(n));
+        let t = tiles_of(u64::from(n), rows_per_wg).max(1);
         let mut transient = |name: &str, len: u64| {
             graph.create_buffer(BufferDescriptor::new(
                 format!("{id}/{name}"),
@@ -125,193 +408,30 @@ impl PcgVectors {
             q: transient("q", u64::from(n))?,
             partials: transient("partials", 2 * t)?,
             pq_partials: transient("pq-partials", t)?,
+            rows_per_wg,
         })
     }
 
-    fn params(&self) -> PcgParams {
-        PcgParams {
+    /// The shape of its passes.
+    pub fn shape(&self) -> PcgShape {
+        PcgShape {
             n: self.n,
-            tiles: tiles(u64::from(self.n)) as u32,
-            pad0: 0,
-            pad1: 0,
+            rows_per_wg: self.rows_per_wg,
         }
     }
 
-    fn view(
-        &self,
-        graph: &CommandGraph,
-        h: BufferHandle,
-        len: u64,
-    ) -> Result<DataView, AlgorithmError> {
-        Ok(graph.create_packed_view(h, VectorFormat::Float32, len)?)
-    }
-}
-
-impl PcgNodes<'_> {
-    fn node(
-        &self,
-        id: &str,
-        stage: &'static str,
-        entry: &str,
-        bindings: Vec<Binding>,
-        grid: Grid,
-    ) -> DispatchNode {
-        let mut all = vec![Binding::params(0, &self.v.params())];
-        all.extend(bindings);
-        DispatchNode::new(
-            id,
-            gpugraph_command::ShaderSource::new(format!("sparse/pcg/{entry}"), source(stage)),
-            entry,
-            all,
-            grid,
-        )
-    }
-
-    fn check(&self, id: &str) -> Result<(), AlgorithmError> {
-        if self.a.rows != self.a.columns || self.a.rows != self.v.n {
-            return Err(ViewCheck::new("pcg", id).length(
-                "matrix rows",
-                "rows",
-                u64::from(self.a.rows),
-                u64::from(self.v.n),
-                "a square matrix of the unknowns",
-            ));
-        }
-        Ok(())
-    }
-
-    /// `q = A·x` (SpMV of the initial guess).
-    pub fn initial_spmv(
-        &self,
-        graph: &CommandGraph,
-        id: &str,
-        realization: SpmvRealization,
-    ) -> Result<DispatchNode, AlgorithmError> {
-        self.check(id)?;
-        let n = u64::from(self.v.n);
-        spmv_node(
-            graph,
-            id,
-            self.a,
-            self.v.view(graph, self.v.x, n)?,
-            self.v.view(graph, self.v.q, n)?,
-            None,
-            realization,
-        )
-    }
-
-    /// `r = b − q, z = D⁻¹r, p = z` with r·z and r·r partials.
-    pub fn start(&self, id: &str) -> DispatchNode {
-        let v = self.v;
-        self.node(
-            id,
-            "START",
-            "pcg_start",
-            vec![
-                Binding::handle(2, v.b, Access::Read),
-                Binding::handle(3, v.q, Access::Read),
-                Binding::handle(4, v.dinv, Access::Read),
-                Binding::handle(5, v.r, Access::ReadWrite),
-                Binding::handle(6, v.z, Access::ReadWrite),
-                Binding::handle(7, v.p, Access::ReadWrite),
-                Binding::handle(8, v.partials, Access::ReadWrite),
-            ],
-            rows_grid(u64::from(v.n)),
-        )
-    }
-
-    /// `q = A·p` with p·q partials (the fused SpMV + dot).
-    pub fn spmv_dot(
-        &self,
-        graph: &CommandGraph,
-        id: &str,
-        realization: SpmvRealization,
-    ) -> Result<DispatchNode, AlgorithmError> {
-        self.check(id)?;
-        let n = u64::from(self.v.n);
-        spmv_node(
-            graph,
-            id,
-            self.a,
-            self.v.view(graph, self.v.p, n)?,
-            self.v.view(graph, self.v.q, n)?,
-            Some(self.v.view(graph, self.v.pq_partials, tiles(n))?),
-            realization,
-        )
-    }
-
-    /// `α = rz / Σ p·q partials` (one workgroup).
-    pub fn alpha(&self, id: &str) -> DispatchNode {
-        self.node(
-            id,
-            "ALPHA",
-            "pcg_alpha",
-            vec![
-                Binding::handle(1, self.v.scalars, Access::ReadWrite),
-                Binding::handle(2, self.v.pq_partials, Access::Read),
-            ],
-            Grid::Workgroups([1, 1, 1]),
-        )
-    }
-
-    /// `x += αp, r −= αq, z = D⁻¹r` with r·z and r·r partials.
-    pub fn update(&self, id: &str) -> DispatchNode {
-        let v = self.v;
-        self.node(
-            id,
-            "UPDATE",
-            "pcg_update",
-            vec![
-                Binding::handle(1, v.scalars, Access::Read),
-                Binding::handle(2, v.p, Access::Read),
-                Binding::handle(3, v.q, Access::Read),
-                Binding::handle(4, v.dinv, Access::Read),
-                Binding::handle(5, v.x, Access::ReadWrite),
-                Binding::handle(6, v.r, Access::ReadWrite),
-                Binding::handle(7, v.z, Access::ReadWrite),
-                Binding::handle(8, v.partials, Access::ReadWrite),
-            ],
-            rows_grid(u64::from(v.n)),
-        )
-    }
-
-    /// `β = rz'/rz, rz = rz', rr, PRED &= rr > TOL2` (one workgroup).
-    pub fn beta(&self, id: &str) -> DispatchNode {
-        self.node(
-            id,
-            "BETA",
-            "pcg_beta",
-            vec![
-                Binding::handle(1, self.v.scalars, Access::ReadWrite),
-                Binding::handle(2, self.v.partials, Access::Read),
-            ],
-            Grid::Workgroups([1, 1, 1]),
-        )
-    }
-
-    /// `p = z + βp`.
-    pub fn direction(&self, id: &str) -> DispatchNode {
-        let v = self.v;
-        self.node(
-            id,
-            "DIRECTION",
-            "pcg_direction",
-            vec![
-                Binding::handle(1, v.scalars, Access::Read),
-                Binding::handle(2, v.z, Access::Read),
-                Binding::handle(3, v.p, Access::ReadWrite),
-            ],
-            rows_grid(u64::from(v.n)),
-        )
+    /// Partial sums of one vector pass.
+    pub fn tiles(&self) -> u64 {
+        self.shape().tiles()
     }
 }
 
 #[cfg(test)]
 pub(crate) fn check_layouts() {
     use crate::kernel::{assert_struct_layout, field_offsets};
-    for stage in ["START", "UPDATE", "DIRECTION", "ALPHA", "BETA"] {
+    for stage in ["START", "UPDATE", "DIRECTION", "RHO"] {
         assert_struct_layout(
-            &source(stage),
+            &source(stage, ROWS_PER_WG),
             "PcgParams",
             Some(std::mem::size_of::<PcgParams>()),
             &field_offsets!(PcgParams; n, tiles, pad0, pad1)[..],

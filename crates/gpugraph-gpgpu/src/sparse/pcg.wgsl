@@ -1,10 +1,13 @@
-// The fused vector and scalar passes of Jacobi-preconditioned conjugate gradients. One
-// `#ifdef` per pass (each binds what it uses). Scalars live in one uint32 buffer (floats
-// bitcast): RZ = r·z, PQ = p·q, ALPHA, BETA, RR = r·r, TOL2 = (tol·|b|)², PRED = 1 while
-// r·r > TOL2 (the loop's predicate word, read by the gate kernel).
+// The fused passes of Jacobi-preconditioned conjugate gradients. One `#ifdef` per pass (each
+// binds what it uses). Scalars live in one uint32 buffer (floats bitcast): RZ = r·z of the
+// current step, PQ = p·q, ALPHA, BETA, RR = r·r, TOL2 = (tol·|b|)², PRED = 1 while
+// r·r > TOL2 (the loop's predicate word, read by the gate kernel), RZ_NEW = the newest r·z.
 // Vector passes own ROWS_PER_WG rows per workgroup (invocation lid: base + k·WG + lid) and
-// write one partial per workgroup; the scalar passes are one workgroup summing the partials
-// in a fixed order, so a run is deterministic.
+// write one partial per workgroup. The scalars α and β are folded from the previous pass's
+// partials by EVERY workgroup of the pass that uses them (same data, same fixed order, so
+// every workgroup gets the same bits) and workgroup 0 records them: an iteration is three
+// dispatches (SpMV + p·q, update, direction), not five. No word is both read by one
+// workgroup and written by another in the same pass (RZ_NEW → RZ moves in the update).
 #include "shared/dispatch.wgsl"
 #include "sparse/common.wgsl"
 
@@ -15,6 +18,7 @@ const S_BETA: u32 = 3u;
 const S_RR: u32 = 4u;
 const S_TOL2: u32 = 5u;
 const S_PRED: u32 = 6u;
+const S_RZ_NEW: u32 = 7u;
 
 struct PcgParams {
     n: u32,
@@ -66,8 +70,10 @@ fn pcg_start(
 #endif
 
 #ifdef UPDATE
-// x += α·p, r -= α·q, z = dinv ⊙ r; partials of r·z and r·r.
-@group(0) @binding(1) var<storage, read> scalars: array<u32>;
+// α = RZ_NEW / Σ p·q partials (a zero or non-finite p·q is a breakdown: p·Ap must be
+// positive for an SPD matrix, so α = 0 and workgroup 0 clears PRED: the loop stops instead of
+// spreading NaN); x += α·p, r -= α·q, z = dinv ⊙ r; partials of r·z and r·r.
+@group(0) @binding(1) var<storage, read_write> scalars: array<u32>;
 @group(0) @binding(2) var<storage, read> p: array<f32>;
 @group(0) @binding(3) var<storage, read> q: array<f32>;
 @group(0) @binding(4) var<storage, read> dinv: array<f32>;
@@ -75,6 +81,7 @@ fn pcg_start(
 @group(0) @binding(6) var<storage, read_write> r: array<f32>;
 @group(0) @binding(7) var<storage, read_write> z: array<f32>;
 @group(0) @binding(8) var<storage, read_write> partials: array<f32>;
+@group(0) @binding(9) var<storage, read> pq_partials: array<f32>;
 
 @compute @workgroup_size(WG)
 fn pcg_update(
@@ -83,9 +90,28 @@ fn pcg_update(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let wg = linear_workgroup(wid, nwg);
-    let alpha = bitcast<f32>(scalars[S_ALPHA]);
-    var rz = 0.0;
-    var rr = 0.0;
+    var acc = 0.0;
+    for (var i = lid; i < params.tiles; i += WG) {
+        acc += pq_partials[i];
+    }
+    let pq = workgroup_sum(lid, acc);
+    let rz = bitcast<f32>(scalars[S_RZ_NEW]);
+    var alpha = rz / pq;
+    // NaN and ±inf fail this test (NaN compares false; inf - inf is NaN).
+    let ok = pq > 0.0 && (alpha - alpha) == 0.0;
+    if (!ok) {
+        alpha = 0.0;
+    }
+    if (wg == 0u && lid == 0u) {
+        scalars[S_RZ] = bitcast<u32>(rz);
+        scalars[S_PQ] = bitcast<u32>(pq);
+        scalars[S_ALPHA] = bitcast<u32>(alpha);
+        if (!ok) {
+            scalars[S_PRED] = 0u;
+        }
+    }
+    var srz = 0.0;
+    var srr = 0.0;
     for (var k = 0u; k < ROWS_PER_WG / WG; k += 1u) {
         let i = wg * ROWS_PER_WG + k * WG + lid;
         if (i < params.n) {
@@ -94,24 +120,27 @@ fn pcg_update(
             let zi = dinv[i] * ri;
             r[i] = ri;
             z[i] = zi;
-            rz += ri * zi;
-            rr += ri * ri;
+            srz += ri * zi;
+            srr += ri * ri;
         }
     }
-    let srz = workgroup_sum(lid, rz);
-    let srr = workgroup_sum(lid, rr);
+    let trz = workgroup_sum(lid, srz);
+    let trr = workgroup_sum(lid, srr);
     if (lid == 0u) {
-        partials[wg] = srz;
-        partials[params.tiles + wg] = srr;
+        partials[wg] = trz;
+        partials[params.tiles + wg] = trr;
     }
 }
 #endif
 
 #ifdef DIRECTION
-// p = z + β·p.
-@group(0) @binding(1) var<storage, read> scalars: array<u32>;
+// rz' = Σ r·z partials, β = rz' / RZ (0 when RZ is 0); p = z + β·p. Workgroup 0 also sums
+// the r·r partials and writes BETA, RZ_NEW = rz', RR and PRED = PRED ∧ rr > TOL2 (a
+// breakdown flagged by the update stays flagged).
+@group(0) @binding(1) var<storage, read_write> scalars: array<u32>;
 @group(0) @binding(2) var<storage, read> z: array<f32>;
 @group(0) @binding(3) var<storage, read_write> p: array<f32>;
+@group(0) @binding(4) var<storage, read> partials: array<f32>;
 
 @compute @workgroup_size(WG)
 fn pcg_direction(
@@ -120,7 +149,26 @@ fn pcg_direction(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let wg = linear_workgroup(wid, nwg);
-    let beta = bitcast<f32>(scalars[S_BETA]);
+    var a = 0.0;
+    var c = 0.0;
+    for (var i = lid; i < params.tiles; i += WG) {
+        a += partials[i];
+        c += partials[params.tiles + i];
+    }
+    let rz_new = workgroup_sum(lid, a);
+    let rr = workgroup_sum(lid, c);
+    let rz = bitcast<f32>(scalars[S_RZ]);
+    var beta = 0.0;
+    if (rz != 0.0) {
+        beta = rz_new / rz;
+    }
+    if (wg == 0u && lid == 0u) {
+        scalars[S_BETA] = bitcast<u32>(beta);
+        scalars[S_RZ_NEW] = bitcast<u32>(rz_new);
+        scalars[S_RR] = bitcast<u32>(rr);
+        let above = select(0u, 1u, rr > bitcast<f32>(scalars[S_TOL2]));
+        scalars[S_PRED] = above & scalars[S_PRED];
+    }
     for (var k = 0u; k < ROWS_PER_WG / WG; k += 1u) {
         let i = wg * ROWS_PER_WG + k * WG + lid;
         if (i < params.n) {
@@ -130,60 +178,26 @@ fn pcg_direction(
 }
 #endif
 
-#ifdef ALPHA
-// pq = Σ partials; α = rz / pq. A zero or non-finite pq (breakdown: p·Ap must be positive
-// for an SPD matrix) sets α = 0 and clears PRED, so the loop stops instead of spreading NaN.
+#ifdef RHO
+// The prologue's scalars: rz = Σ r·z partials, rr = Σ r·r partials; RZ = RZ_NEW = rz,
+// RR = rr, PRED = PRED ∧ rr > TOL2 (the host starts PRED at 1). One workgroup.
 @group(0) @binding(1) var<storage, read_write> scalars: array<u32>;
 @group(0) @binding(2) var<storage, read> partials: array<f32>;
 
 @compute @workgroup_size(WG)
-fn pcg_alpha(@builtin(local_invocation_index) lid: u32) {
-    var acc = 0.0;
-    for (var i = lid; i < params.tiles; i += WG) {
-        acc += partials[i];
-    }
-    let pq = workgroup_sum(lid, acc);
-    if (lid == 0u) {
-        let rz = bitcast<f32>(scalars[S_RZ]);
-        var alpha = rz / pq;
-        // NaN and ±inf fail this test (NaN compares false; inf - inf is NaN).
-        let ok = pq > 0.0 && (alpha - alpha) == 0.0;
-        if (!ok) {
-            alpha = 0.0;
-            scalars[S_PRED] = 0u;
-        }
-        scalars[S_PQ] = bitcast<u32>(pq);
-        scalars[S_ALPHA] = bitcast<u32>(alpha);
-    }
-}
-#endif
-
-#ifdef BETA
-// rz' = Σ partials[0..tiles), rr = Σ partials[tiles..2·tiles); β = rz'/rz (0 when rz is 0),
-// rz = rz'; PRED = PRED and rr > TOL2 (the host starts PRED at 1).
-@group(0) @binding(1) var<storage, read_write> scalars: array<u32>;
-@group(0) @binding(2) var<storage, read> partials: array<f32>;
-
-@compute @workgroup_size(WG)
-fn pcg_beta(@builtin(local_invocation_index) lid: u32) {
+fn pcg_rho(@builtin(local_invocation_index) lid: u32) {
     var a = 0.0;
     var c = 0.0;
     for (var i = lid; i < params.tiles; i += WG) {
         a += partials[i];
         c += partials[params.tiles + i];
     }
-    let rz_new = workgroup_sum(lid, a);
+    let rz = workgroup_sum(lid, a);
     let rr = workgroup_sum(lid, c);
     if (lid == 0u) {
-        let rz = bitcast<f32>(scalars[S_RZ]);
-        var beta = 0.0;
-        if (rz != 0.0) {
-            beta = rz_new / rz;
-        }
-        scalars[S_BETA] = bitcast<u32>(beta);
-        scalars[S_RZ] = bitcast<u32>(rz_new);
+        scalars[S_RZ] = bitcast<u32>(rz);
+        scalars[S_RZ_NEW] = bitcast<u32>(rz);
         scalars[S_RR] = bitcast<u32>(rr);
-        // A breakdown flagged by pcg_alpha stays flagged.
         let above = select(0u, 1u, rr > bitcast<f32>(scalars[S_TOL2]));
         scalars[S_PRED] = above & scalars[S_PRED];
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::graph::error::{BoxError, ProgramError};
 use crate::lowering::context::LowerContext;
 use crate::lowering::decision::LoweringSource;
+use crate::lowering::program::ProgramLowering;
 use crate::operation::Operation;
 
 /// The callback of a lowering: adds command-graph passes for one operation.
@@ -78,10 +79,14 @@ impl Lowering {
 }
 
 /// An immutable snapshot of lowerings by operation type: the built-ins plus supplied
-/// descriptors. Later changes to the caller's descriptor list cannot affect it.
+/// descriptors. Later changes to the caller's descriptor list cannot affect it. It holds
+/// both kinds of lowering: declaration-graph [`Lowering`]s and program-tree
+/// [`ProgramLowering`]s (semantic operations with realizations chosen by shape and
+/// capabilities), each keyed by operation type.
 #[derive(Clone, Debug)]
 pub struct LoweringSet {
     by_type: Arc<HashMap<String, (Lowering, LoweringSource)>>,
+    program: Arc<HashMap<String, (ProgramLowering, LoweringSource)>>,
 }
 
 impl LoweringSet {
@@ -102,9 +107,49 @@ impl LoweringSet {
             }
             by_type.insert(ty, (l.clone(), LoweringSource::Custom));
         }
+        let mut program = HashMap::new();
+        for l in crate::program::ops::builtin_program_lowerings() {
+            program.insert(l.operation_type().to_string(), (l, LoweringSource::BuiltIn));
+        }
         Ok(Self {
             by_type: Arc::new(by_type),
+            program: Arc::new(program),
         })
+    }
+
+    /// This set plus the program-tree lowerings `custom`; a type supplied twice, or one that
+    /// names a built-in program operation type, is rejected.
+    pub fn with_program_lowerings(&self, custom: &[ProgramLowering]) -> Result<Self, ProgramError> {
+        let mut program = (*self.program).clone();
+        for l in custom {
+            let ty = l.operation_type().to_string();
+            if let Some((_, source)) = program.get(&ty) {
+                return Err(ProgramError::DuplicateLowering {
+                    operation_type: ty,
+                    builtin: *source == LoweringSource::BuiltIn,
+                });
+            }
+            program.insert(ty, (l.clone(), LoweringSource::Custom));
+        }
+        Ok(Self {
+            by_type: Arc::clone(&self.by_type),
+            program: Arc::new(program),
+        })
+    }
+
+    /// The program-tree lowering for `operation_type` and where it came from.
+    pub fn program_lowering(
+        &self,
+        operation_type: &str,
+    ) -> Option<(&ProgramLowering, LoweringSource)> {
+        self.program.get(operation_type).map(|(l, s)| (l, *s))
+    }
+
+    /// Every registered program operation type, sorted.
+    pub fn program_types(&self) -> Vec<String> {
+        let mut t: Vec<String> = self.program.keys().cloned().collect();
+        t.sort();
+        t
     }
 
     /// Only the built-ins.

@@ -14,7 +14,9 @@ use super::error::ProgramTreeError;
 use super::primitive::{require_word, PrimitiveNode};
 use super::report::{ProgramReport, TreeReport};
 use super::{join, Program};
-use crate::lowering::{BackendCapabilities, LoweringDecision, LoweringReport, LoweringSource};
+use crate::lowering::{
+    BackendCapabilities, LoweringDecision, LoweringReport, LoweringSet, LoweringSource,
+};
 
 const GATE_WGSL: &str = include_str!("gate.wgsl");
 
@@ -27,6 +29,12 @@ pub(crate) mod names {
     pub const EXPLICIT: &str = "explicit-command-nodes";
 }
 
+/// The command nodes chosen for a semantic operation, realized once per compile.
+struct Realized {
+    decision: usize,
+    nodes: Vec<PrimitiveNode>,
+}
+
 /// `GateParams` in gate.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -36,7 +44,7 @@ pub(crate) struct GateParams {
     pub pred_off: u32,
     pub parent_off: u32,
     pub has_parent: u32,
-    pub pad0: u32,
+    pub max_count: u32,
     pub pad1: u32,
     pub pad2: u32,
 }
@@ -83,10 +91,13 @@ impl CompiledProgram {
     }
 }
 
-/// The WebGPU (wgpu) program compiler.
+/// The WebGPU (wgpu) program compiler. Semantic operations ([`Program::Semantic`]) lower
+/// through the program lowerings of its [`LoweringSet`] (a realization per operation, chosen
+/// from shape and capabilities); [`Program::Operation`] primitives bring their own nodes.
 #[derive(Clone, Debug)]
 pub struct WgpuProgramCompiler {
     capabilities: BackendCapabilities,
+    lowerings: LoweringSet,
 }
 
 struct RegionBuild {
@@ -114,7 +125,9 @@ enum Emit {
 
 struct Walk<'a> {
     caps: &'a BackendCapabilities,
-    graph: &'a CommandGraph,
+    set: &'a LoweringSet,
+    graph: &'a mut CommandGraph,
+    realized: HashMap<String, Realized>,
     regions: Vec<RegionBuild>,
     region_by_path: HashMap<String, usize>,
     emits: Vec<Emit>,
@@ -123,9 +136,24 @@ struct Walk<'a> {
 }
 
 impl WgpuProgramCompiler {
-    /// A compiler advertising `capabilities` (see [`BackendCapabilities::of`]).
+    /// A compiler advertising `capabilities` (see [`BackendCapabilities::of`]) with the
+    /// built-in lowerings.
     pub fn new(capabilities: BackendCapabilities) -> Self {
-        Self { capabilities }
+        Self::with_lowerings(capabilities, LoweringSet::builtins())
+    }
+
+    /// A compiler advertising `capabilities` that lowers semantic operations through
+    /// `lowerings` (e.g. the built-ins plus [`LoweringSet::with_program_lowerings`]).
+    pub fn with_lowerings(capabilities: BackendCapabilities, lowerings: LoweringSet) -> Self {
+        Self {
+            capabilities,
+            lowerings,
+        }
+    }
+
+    /// The lowerings semantic operations go through.
+    pub fn lowerings(&self) -> &LoweringSet {
+        &self.lowerings
     }
 
     /// The capabilities lowerings see.
@@ -143,7 +171,9 @@ impl WgpuProgramCompiler {
         check_ids(program, "", &mut HashSet::new())?;
         let mut walk = Walk {
             caps: &self.capabilities,
+            set: &self.lowerings,
             graph,
+            realized: HashMap::new(),
             regions: Vec::new(),
             region_by_path: HashMap::new(),
             emits: Vec::new(),
@@ -178,7 +208,7 @@ fn check_ids(
         return Err(ProgramTreeError::DuplicateId { id: path });
     }
     match p {
-        Program::Operation(_) => Ok(()),
+        Program::Operation(_) | Program::Semantic(_) => Ok(()),
         Program::Composite { children, .. } => {
             children.iter().try_for_each(|c| check_ids(c, &path, seen))
         }
@@ -311,22 +341,37 @@ impl Walk<'_> {
                         c.reason,
                     );
                 }
-                for mut node in op.command_nodes(self.graph, self.caps)? {
-                    let id = join(&inst, node.id());
-                    match &mut node {
-                        PrimitiveNode::Dispatch(n) => n.id = id.clone(),
-                        PrimitiveNode::Copy { id: i, .. } => *i = id.clone(),
+                let nodes = op.command_nodes(self.graph, self.caps)?;
+                self.push_nodes(nodes, d, &inst, scope)?;
+            }
+            Program::Semantic(op) => {
+                let (d, nodes) = match self.realized.get(&path) {
+                    Some(r) => (r.decision, r.nodes.clone()),
+                    None => {
+                        let set = self.set;
+                        let (lowering, source) =
+                            set.program_lowering(&op.name).ok_or_else(|| {
+                                ProgramTreeError::NoLowering {
+                                    operation: path.clone(),
+                                    operation_type: op.name.clone(),
+                                }
+                            })?;
+                        let chosen = lowering.select(op, self.caps)?;
+                        let nodes = chosen.realization.realize(op, self.graph, self.caps)?;
+                        let d =
+                            self.decide(&path, &op.name, chosen.realization.name(), chosen.reason);
+                        self.decisions[d].source = source;
+                        self.realized.insert(
+                            path.clone(),
+                            Realized {
+                                decision: d,
+                                nodes: nodes.clone(),
+                            },
+                        );
+                        (d, nodes)
                     }
-                    self.note_node(d, &id);
-                    let gate = match scope {
-                        None => None,
-                        Some((r, branch)) => Some((r, self.gated_slot(r, branch, &node)?)),
-                    };
-                    self.emits.push(Emit::Node {
-                        node: Box::new(node),
-                        gate,
-                    });
-                }
+                };
+                self.push_nodes(nodes, d, &inst, scope)?;
             }
             Program::Composite { children, .. } => {
                 self.decide(
@@ -369,11 +414,17 @@ impl Walk<'_> {
                     format!("WebGPU has no native graph loop: {max_iterations} iterations, each behind a gate kernel that writes the iteration's indirect workgroup counts from the predicate word (0 once it is false); no CPU readback"),
                 );
                 let r = self.region(&path, RegionKind::Loop, *pred, scope);
+                let first = !self.regions[r].finalized;
                 for i in 0..*max_iterations {
                     let it = join(&inst, &i.to_string());
                     self.gate(&it, r, u32::from(i > 0), d);
                     self.node(body, Some((r, 0)), &path, &it)?;
                     self.end_execution(r)?;
+                }
+                if first && *max_iterations > 0 {
+                    let per = self.regions[r].geometry.len();
+                    let note = self.dispatch_note(per, "iteration");
+                    self.decisions[d].reason.push_str(&note);
                 }
             }
             Program::Conditional {
@@ -390,13 +441,60 @@ impl Walk<'_> {
                     "the predicate word is read once by a gate kernel that writes both branches' indirect workgroup counts (the branch not taken gets 0); no CPU readback".into(),
                 );
                 let r = self.region(&path, RegionKind::Conditional, *predicate, scope);
+                let first = !self.regions[r].finalized;
                 self.gate(&inst, r, 2, d);
                 self.node(then, Some((r, 0)), &path, &inst)?;
                 if let Some(o) = otherwise {
                     self.node(o, Some((r, 1)), &path, &inst)?;
                 }
                 self.end_execution(r)?;
+                if first {
+                    let per = self.regions[r].geometry.len();
+                    let note = self.dispatch_note(per, "execution (both branches)");
+                    self.decisions[d].reason.push_str(&note);
+                }
             }
+        }
+        Ok(())
+    }
+
+    /// `; N indirect dispatches per {unit} + 1 gate, …validation…` for a gated decision.
+    fn dispatch_note(&self, dispatches: usize, unit: &str) -> String {
+        let validation = if self.caps.device.indirect_validation {
+            format!(
+                "wgpu validates each indirect dispatch with one more dispatch: {} in all",
+                2 * dispatches + 1
+            )
+        } else {
+            "indirect validation off on this device: the gate clamps its counts to the per-dimension limit".to_string()
+        };
+        format!("; {dispatches} indirect dispatches per {unit} + 1 gate ({validation})")
+    }
+
+    /// Emits one execution's `nodes` of decision `d` under instance prefix `inst`, gated
+    /// when `scope` is a gated region.
+    fn push_nodes(
+        &mut self,
+        nodes: Vec<PrimitiveNode>,
+        d: usize,
+        inst: &str,
+        scope: Option<(usize, u32)>,
+    ) -> Result<(), ProgramTreeError> {
+        for mut node in nodes {
+            let id = join(inst, node.id());
+            match &mut node {
+                PrimitiveNode::Dispatch(n) => n.id = id.clone(),
+                PrimitiveNode::Copy { id: i, .. } => *i = id.clone(),
+            }
+            self.note_node(d, &id);
+            let gate = match scope {
+                None => None,
+                Some((r, branch)) => Some((r, self.gated_slot(r, branch, &node)?)),
+            };
+            self.emits.push(Emit::Node {
+                node: Box::new(node),
+                gate,
+            });
         }
         Ok(())
     }
@@ -427,6 +525,18 @@ impl Walk<'_> {
             .limits()
             .max_compute_workgroups_per_dimension;
         let [x, y, z] = match dispatch.grid {
+            // The gate clamps every count it writes to the limit anyway (the device may skip
+            // wgpu's indirect validation); a grid above it is an error here, not a clamp.
+            Grid::Workgroups(w) if w.iter().any(|&c| c > max) => {
+                return Err(GraphError::InvalidDispatch {
+                    graph: self.graph.id().to_string(),
+                    node: dispatch.id.clone(),
+                    reason: format!(
+                        "workgroups {w:?} exceed the device's per-dimension limit {max}"
+                    ),
+                }
+                .into())
+            }
             Grid::Workgroups(w) => w,
             Grid::Rows {
                 rows,
@@ -570,7 +680,7 @@ fn emit(
                     pred_off: pred.aligned_range(align).element_offset as u32,
                     parent_off: parent.aligned_range(align).element_offset as u32,
                     has_parent,
-                    pad0: 0,
+                    max_count: graph.device().limits().max_compute_workgroups_per_dimension,
                     pad1: 0,
                     pad2: 0,
                 };

@@ -76,4 +76,32 @@ pub enum ProgramTreeError {
         /// What failed.
         reason: String,
     },
+    /// A semantic operation lacks a view role or attribute its type needs.
+    #[error("{operation} ({operation_type}): missing or mistyped {what}")]
+    Operand {
+        /// The operation.
+        operation: String,
+        /// Its type.
+        operation_type: String,
+        /// The role or attribute.
+        what: String,
+    },
+    /// No program lowering is registered for a semantic operation's type.
+    #[error("{operation}: no program lowering for operation type '{operation_type}' in the lowering set")]
+    NoLowering {
+        /// The operation.
+        operation: String,
+        /// Its type.
+        operation_type: String,
+    },
+    /// No realization of the operation's type fits its shape and the backend.
+    #[error("{operation} ({operation_type}): no realization fits: {reasons}")]
+    NoRealization {
+        /// The operation.
+        operation: String,
+        /// Its type.
+        operation_type: String,
+        /// Why each was passed over.
+        reasons: String,
+    },
 }

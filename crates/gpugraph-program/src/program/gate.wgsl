@@ -6,6 +6,9 @@
 // Modes: 0 loop, first iteration (active = parent ∧ pred; iterations = active);
 //        1 loop, later iteration (active = active ∧ pred; iterations += active);
 //        2 conditional (then = parent ∧ pred, else = parent ∧ ¬pred).
+// Every count written is clamped to max_count (the device's per-dimension limit; the
+// compiler already refuses larger geometry), so the counts are within the limit by
+// construction and the device may skip wgpu's indirect-dispatch validation.
 
 struct GateParams {
     mode: u32,
@@ -13,7 +16,7 @@ struct GateParams {
     pred_off: u32,
     parent_off: u32,
     has_parent: u32,
-    pad0: u32,
+    max_count: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -54,7 +57,7 @@ fn gate(@builtin(local_invocation_index) lid: u32) {
     workgroupBarrier();
     let on = gate_on;
     for (var i = lid; i < params.count; i += 64u) {
-        let g = geometry[i];
+        let g = min(geometry[i], vec4<u32>(params.max_count, params.max_count, params.max_count, 1u));
         let run = select(on.x, on.y, g.w == 1u) != 0u;
         args[3u * i] = select(0u, g.x, run);
         args[3u * i + 1u] = select(0u, g.y, run);

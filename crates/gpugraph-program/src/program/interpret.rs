@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use super::error::ProgramTreeError;
 use super::primitive::CpuMemory;
 use super::{join, Program};
+use crate::lowering::LoweringSet;
 
 /// What the interpreter observed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -15,13 +16,23 @@ pub struct Interpretation {
     pub iterations: HashMap<String, u32>,
 }
 
-/// Runs `program` on `memory`.
+/// Runs `program` on `memory` (semantic operations with the built-in lowerings' CPU
+/// semantics).
 pub fn interpret(
     program: &Program,
     memory: &mut CpuMemory,
 ) -> Result<Interpretation, ProgramTreeError> {
+    interpret_with(program, memory, &LoweringSet::builtins())
+}
+
+/// Runs `program` on `memory`, semantic operations with the CPU semantics of `set`.
+pub fn interpret_with(
+    program: &Program,
+    memory: &mut CpuMemory,
+    set: &LoweringSet,
+) -> Result<Interpretation, ProgramTreeError> {
     let mut out = Interpretation::default();
-    run(program, "", memory, &mut out)?;
+    run(program, "", memory, set, &mut out)?;
     Ok(out)
 }
 
@@ -38,14 +49,23 @@ fn run(
     p: &Program,
     prefix: &str,
     memory: &mut CpuMemory,
+    set: &LoweringSet,
     out: &mut Interpretation,
 ) -> Result<(), ProgramTreeError> {
     let path = join(prefix, p.id());
     match p {
         Program::Operation(op) => op.interpret(memory)?,
+        Program::Semantic(op) => set
+            .program_lowering(&op.name)
+            .ok_or_else(|| ProgramTreeError::NoLowering {
+                operation: path.clone(),
+                operation_type: op.name.clone(),
+            })?
+            .0
+            .interpret(op, memory)?,
         Program::Composite { children, .. } => {
             for c in children {
-                run(c, &path, memory, out)?;
+                run(c, &path, memory, set, out)?;
             }
         }
         Program::Conditional {
@@ -55,9 +75,9 @@ fn run(
             ..
         } => {
             if truth(&path, memory, predicate)? {
-                run(then, &path, memory, out)?;
+                run(then, &path, memory, set, out)?;
             } else if let Some(o) = otherwise {
-                run(o, &path, memory, out)?;
+                run(o, &path, memory, set, out)?;
             }
         }
         Program::Loop {
@@ -73,7 +93,7 @@ fn run(
                         break;
                     }
                 }
-                run(body, &path, memory, out)?;
+                run(body, &path, memory, set, out)?;
                 n += 1;
             }
             out.iterations.insert(path, n);

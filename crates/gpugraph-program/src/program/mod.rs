@@ -1,8 +1,13 @@
 //! Program trees: [`Program`] (operations, composites, conditionals, loops), their wgpu
 //! compiler ([`WgpuProgramCompiler`]) and CPU interpreter ([`interpret`]).
 //!
-//! A program is semantic: operations ([`ProgramPrimitive`]s) describe their command nodes
-//! but never add them; the compiler lowers the whole tree into ONE command graph, recording
+//! A program is semantic: its operations ([`ProgramOp`]: a type name, input and output views,
+//! attributes) never touch the command graph; the compiler lowers each through the program
+//! lowerings of its [`crate::lowering::LoweringSet`], which pick a realization from the
+//! operation's shape and the backend's capabilities (e.g. SpMV `subgroup-row` vs
+//! `thread-row`, dot `single-workgroup` vs `hierarchical`). User [`ProgramPrimitive`]s may
+//! instead describe their own command nodes (decision `explicit-command-nodes`). Either way
+//! the compiler adds the nodes, lowering the whole tree into ONE command graph and recording
 //! each choice in a [`ProgramReport`]:
 //! - composites flatten (WebGPU has no child graphs);
 //! - loops without a runtime predicate unroll to `max_iterations` ("bounded unrolling");
@@ -33,9 +38,11 @@ use std::sync::Arc;
 
 use gpugraph_command::DataView;
 
+use crate::lowering::ProgramOp;
+
 pub use compile::{CompiledProgram, GatedRegion, RegionKind, WgpuProgramCompiler};
 pub use error::ProgramTreeError;
-pub use interpret::{interpret, Interpretation};
+pub use interpret::{interpret, interpret_with, Interpretation};
 pub use primitive::{Choice, CpuMemory, PrimitiveNode, ProgramPrimitive};
 pub use report::{ProgramReport, TreeReport};
 pub use run::{run_once, RunLog};
@@ -43,8 +50,10 @@ pub use run::{run_once, RunLog};
 /// A program tree.
 #[derive(Clone, Debug)]
 pub enum Program {
-    /// One operation with explicit command nodes.
+    /// A user primitive with explicit command nodes (decision `explicit-command-nodes`).
     Operation(Arc<dyn ProgramPrimitive>),
+    /// A semantic operation, lowered through the lowering set's realizations.
+    Semantic(ProgramOp),
     /// Children in order.
     Composite {
         /// Id (unique among siblings' paths).
@@ -82,6 +91,11 @@ impl Program {
     /// An operation node.
     pub fn operation(p: impl ProgramPrimitive + 'static) -> Self {
         Self::Operation(Arc::new(p))
+    }
+
+    /// A semantic operation node.
+    pub fn semantic(op: ProgramOp) -> Self {
+        Self::Semantic(op)
     }
 
     /// A composite node.
@@ -126,6 +140,7 @@ impl Program {
     pub fn id(&self) -> &str {
         match self {
             Self::Operation(p) => p.id(),
+            Self::Semantic(op) => &op.id,
             Self::Composite { id, .. } | Self::Conditional { id, .. } | Self::Loop { id, .. } => id,
         }
     }
@@ -180,7 +195,7 @@ mod tests {
             ("pred_off", offset_of!(GateParams, pred_off)),
             ("parent_off", offset_of!(GateParams, parent_off)),
             ("has_parent", offset_of!(GateParams, has_parent)),
-            ("pad0", offset_of!(GateParams, pad0)),
+            ("max_count", offset_of!(GateParams, max_count)),
             ("pad1", offset_of!(GateParams, pad1)),
             ("pad2", offset_of!(GateParams, pad2)),
         ];

@@ -1,8 +1,10 @@
 //! Jacobi-preconditioned conjugate gradients as a [`Program`]: a prologue (q = A·x0,
-//! r = b − q, z = D⁻¹r, p = z, r·z, r·r and the predicate) and a loop whose predicate is
-//! `r·r > (tol·|b|)²` (and no breakdown), each iteration five fused passes — SpMV with p·q,
-//! α, the x/r/z update with r·z and r·r, β with the predicate, the new direction — lowered
-//! to one command graph that runs in one submission: the loop exits on the GPU.
+//! r = b − q, z = D⁻¹r, p = z, then r·z, r·r and the predicate) and a loop whose predicate
+//! is `r·r > (tol·|b|)²` (and no breakdown), each iteration three fused passes — SpMV with
+//! p·q partials; α folded from them plus the x/r/z update with r·z and r·r partials; β
+//! folded from those plus the new direction and the predicate — lowered to one command
+//! graph that runs in one submission: the loop exits on the GPU. (Before the folds an
+//! iteration was five passes: α and β had one-workgroup passes of their own.)
 //!
 //! Float math is float32 on the GPU (sums in a fixed tree order); the CPU semantics
 //! ([`ProgramPrimitive::interpret`]) accumulate dot products in f64, so a GPU solve and the
@@ -14,12 +16,13 @@ use std::time::{Duration, Instant};
 use gpugraph_command::wgpu;
 use gpugraph_command::{BufferHandle, CommandGraph, DataView, GpuContext, VectorFormat};
 use gpugraph_gpgpu::sparse::{
-    self, CsrError, CsrMatrix, CsrViews, PcgNodes, PcgVectors, ReduceRealization, SpmvRealization,
-    PCG_SCALARS, S_PRED, S_RR, S_TOL2,
+    self, CsrError, CsrMatrix, CsrViews, PcgVectors, SpmvRealization, PCG_SCALARS, S_PRED, S_RR,
+    S_TOL2,
 };
 
-use super::ops::sparse::spmv_choice;
-use super::primitive::{Choice, CpuMemory, PrimitiveNode, ProgramPrimitive};
+use super::ops::pcg::pcg_op;
+use super::ops::sparse::{spmv, spmv_dot};
+use super::primitive::CpuMemory;
 use super::{run_once, Program, ProgramReport, ProgramTreeError, RunLog, WgpuProgramCompiler};
 use crate::lowering::BackendCapabilities;
 
@@ -34,6 +37,10 @@ pub struct PcgOptions {
     pub jacobi: bool,
     /// An SpMV realization instead of the automatic choice.
     pub spmv: Option<SpmvRealization>,
+    /// Rows per workgroup of the vector passes instead of
+    /// [`PcgVectors::rows_per_workgroup`]'s choice (a power of two ≥ `sparse::WG`; tests
+    /// use it to reach several tiles at small sizes).
+    pub rows_per_wg: Option<u32>,
 }
 
 /// Why a solve failed.
@@ -50,6 +57,15 @@ pub enum PcgError {
     Tolerance {
         /// The value given.
         tol: f32,
+    },
+    /// Rows per workgroup below the automatic choice (the partial buffers are sized for
+    /// it) or not a power of two.
+    #[error("{rows} rows per workgroup: must be a power of two ≥ {minimum} for this system")]
+    RowsPerWorkgroup {
+        /// The value given.
+        rows: u32,
+        /// The automatic choice.
+        minimum: u32,
     },
 }
 
@@ -87,209 +103,6 @@ pub struct PcgSetup {
 
 /// The tree path of the loop.
 pub const LOOP_PATH: &str = "pcg/iterate";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
-    InitialSpmv,
-    Start,
-    SpmvDot,
-    Alpha,
-    Update,
-    Beta,
-    Direction,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Views {
-    b: DataView,
-    dinv: DataView,
-    x: DataView,
-    scalars: DataView,
-    r: DataView,
-    z: DataView,
-    p: DataView,
-    q: DataView,
-    partials: DataView,
-    pq_partials: DataView,
-}
-
-#[derive(Clone, Debug)]
-struct PcgStep {
-    id: &'static str,
-    stage: Stage,
-    v: PcgVectors,
-    views: Views,
-    a: CsrViews,
-    mean_row_length: f64,
-    forced: Option<SpmvRealization>,
-}
-
-fn partial_sums(n: usize, f: impl Fn(usize) -> f64) -> Vec<f32> {
-    let per = sparse::ROWS_PER_WG as usize;
-    (0..sparse::tiles(n as u64).max(1) as usize)
-        .map(|t| (t * per..((t + 1) * per).min(n)).map(&f).sum::<f64>() as f32)
-        .collect()
-}
-
-fn total(p: &[f32]) -> f32 {
-    p.iter().map(|&v| f64::from(v)).sum::<f64>() as f32
-}
-
-impl PcgStep {
-    fn spmv_cpu(&self, m: &CpuMemory, x: &DataView) -> Result<Vec<f32>, ProgramTreeError> {
-        let id = self.id;
-        let offsets = m.read(id, &self.a.row_offsets)?;
-        let cols = m.read(id, &self.a.column_indices)?;
-        let vals = m.read_f32(id, &self.a.values)?;
-        let x = m.read_f32(id, x)?;
-        Ok((0..self.a.rows as usize)
-            .map(|row| {
-                (offsets[row] as usize..offsets[row + 1] as usize)
-                    .fold(0.0f32, |acc, k| acc + vals[k] * x[cols[k] as usize])
-            })
-            .collect())
-    }
-}
-
-impl ProgramPrimitive for PcgStep {
-    fn id(&self) -> &str {
-        self.id
-    }
-    fn operation_type(&self) -> &str {
-        match self.stage {
-            Stage::InitialSpmv => "spmv",
-            Stage::Start => "pcg-start",
-            Stage::SpmvDot => "spmv-dot",
-            Stage::Alpha => "pcg-alpha",
-            Stage::Update => "pcg-update",
-            Stage::Beta => "pcg-beta",
-            Stage::Direction => "pcg-direction",
-        }
-    }
-    fn choices(&self, caps: &BackendCapabilities) -> Vec<Choice> {
-        let n = u64::from(self.v.n);
-        let (reduce, why) = ReduceRealization::choose(n);
-        let mut c = Vec::new();
-        if matches!(self.stage, Stage::InitialSpmv | Stage::SpmvDot) {
-            let (r, why) = spmv_choice(self.mean_row_length, caps, self.forced);
-            c.push(Choice::new("spmv", r.name(), why));
-        }
-        if matches!(self.stage, Stage::SpmvDot | Stage::Start | Stage::Update) {
-            c.push(Choice::new(
-                "reduction",
-                reduce.name(),
-                format!("{why}; the partials are fused into this pass and summed by the next scalar pass"),
-            ));
-        }
-        c
-    }
-    fn command_nodes(
-        &self,
-        graph: &CommandGraph,
-        caps: &BackendCapabilities,
-    ) -> Result<Vec<PrimitiveNode>, ProgramTreeError> {
-        let nodes = PcgNodes {
-            v: &self.v,
-            a: &self.a,
-        };
-        let (spmv, _) = spmv_choice(self.mean_row_length, caps, self.forced);
-        let node = match self.stage {
-            Stage::InitialSpmv => nodes.initial_spmv(graph, "spmv", spmv)?,
-            Stage::Start => nodes.start("start"),
-            Stage::SpmvDot => nodes.spmv_dot(graph, "spmv-dot", spmv)?,
-            Stage::Alpha => nodes.alpha("alpha"),
-            Stage::Update => nodes.update("update"),
-            Stage::Beta => nodes.beta("beta"),
-            Stage::Direction => nodes.direction("direction"),
-        };
-        Ok(vec![PrimitiveNode::Dispatch(node)])
-    }
-    fn interpret(&self, m: &mut CpuMemory) -> Result<(), ProgramTreeError> {
-        let id = self.id;
-        let w = &self.views;
-        let n = self.v.n as usize;
-        let mut s = m.read(id, &w.scalars)?;
-        let f = |s: &[u32], i: u64| f32::from_bits(s[i as usize]);
-        match self.stage {
-            Stage::InitialSpmv => {
-                let q = self.spmv_cpu(m, &w.x)?;
-                m.write_f32(id, &w.q, &q)?;
-            }
-            Stage::SpmvDot => {
-                let q = self.spmv_cpu(m, &w.p)?;
-                let p = m.read_f32(id, &w.p)?;
-                let parts = partial_sums(n, |i| f64::from(p[i]) * f64::from(q[i]));
-                m.write_f32(id, &w.q, &q)?;
-                m.write_f32(id, &w.pq_partials, &parts)?;
-            }
-            Stage::Start | Stage::Update => {
-                let dinv = m.read_f32(id, &w.dinv)?;
-                let q = m.read_f32(id, &w.q)?;
-                let (mut r, mut z) = if self.stage == Stage::Start {
-                    let b = m.read_f32(id, &w.b)?;
-                    let r: Vec<f32> = (0..n).map(|i| b[i] - q[i]).collect();
-                    (r, vec![0.0; n])
-                } else {
-                    (m.read_f32(id, &w.r)?, m.read_f32(id, &w.z)?)
-                };
-                if self.stage == Stage::Update {
-                    let alpha = f(&s, 2);
-                    let p = m.read_f32(id, &w.p)?;
-                    let mut x = m.read_f32(id, &w.x)?;
-                    for i in 0..n {
-                        x[i] += alpha * p[i];
-                        r[i] -= alpha * q[i];
-                    }
-                    m.write_f32(id, &w.x, &x)?;
-                }
-                for i in 0..n {
-                    z[i] = dinv[i] * r[i];
-                }
-                let mut parts = partial_sums(n, |i| f64::from(r[i]) * f64::from(z[i]));
-                parts.extend(partial_sums(n, |i| f64::from(r[i]) * f64::from(r[i])));
-                m.write_f32(id, &w.r, &r)?;
-                m.write_f32(id, &w.z, &z)?;
-                if self.stage == Stage::Start {
-                    m.write_f32(id, &w.p, &z)?;
-                }
-                m.write_f32(id, &w.partials, &parts)?;
-            }
-            Stage::Alpha => {
-                let pq = total(&m.read_f32(id, &w.pq_partials)?);
-                let mut alpha = f(&s, 0) / pq;
-                if !(pq > 0.0 && alpha.is_finite()) {
-                    alpha = 0.0;
-                    s[S_PRED as usize] = 0;
-                }
-                s[1] = pq.to_bits();
-                s[2] = alpha.to_bits();
-                m.write(id, &w.scalars, &s)?;
-            }
-            Stage::Beta => {
-                let parts = m.read_f32(id, &w.partials)?;
-                let t = parts.len() / 2;
-                let (rz_new, rr) = (total(&parts[..t]), total(&parts[t..]));
-                let rz = f(&s, 0);
-                let beta = if rz != 0.0 { rz_new / rz } else { 0.0 };
-                s[3] = beta.to_bits();
-                s[0] = rz_new.to_bits();
-                s[S_RR as usize] = rr.to_bits();
-                s[S_PRED as usize] &= u32::from(rr > f(&s, S_TOL2));
-                m.write(id, &w.scalars, &s)?;
-            }
-            Stage::Direction => {
-                let beta = f(&s, 3);
-                let z = m.read_f32(id, &w.z)?;
-                let mut p = m.read_f32(id, &w.p)?;
-                for i in 0..n {
-                    p[i] = z[i] + beta * p[i];
-                }
-                m.write_f32(id, &w.p, &p)?;
-            }
-        }
-        Ok(())
-    }
-}
 
 fn import(
     graph: &mut CommandGraph,
@@ -380,52 +193,87 @@ pub fn build_pcg(
     s[S_PRED as usize] = 1;
     let (sv, sh, sb) = import(graph, &mut memory, "pcg/scalars", &s, VectorFormat::Uint32)?;
     keep.extend([bb, db]);
-    let v = PcgVectors::new(graph, "pcg", n, bh, dh, xh, sh)?;
-    let t = sparse::tiles(u64::from(n)).max(1);
+    let mut v = PcgVectors::new(graph, "pcg", n, bh, dh, xh, sh)?;
+    if let Some(rows) = options.rows_per_wg {
+        // More rows per workgroup than chosen means fewer partials: the buffers fit.
+        if rows < v.rows_per_wg || !rows.is_power_of_two() {
+            return Err(PcgError::RowsPerWorkgroup {
+                rows,
+                minimum: v.rows_per_wg,
+            });
+        }
+        v.rows_per_wg = rows;
+    }
+    let shape = v.shape();
+    let t = v.tiles().max(1);
     let f32v = |h, len| graph.create_packed_view(h, VectorFormat::Float32, len);
-    let views = Views {
-        b: bv,
-        dinv: dv,
-        x: xv,
-        scalars: sv,
-        r: f32v(v.r, u64::from(n))?,
-        z: f32v(v.z, u64::from(n))?,
-        p: f32v(v.p, u64::from(n))?,
-        q: f32v(v.q, u64::from(n))?,
-        partials: f32v(v.partials, 2 * t)?,
-        pq_partials: f32v(v.pq_partials, t)?,
-    };
+    let (r, z, p, q) = (
+        f32v(v.r, u64::from(n))?,
+        f32v(v.z, u64::from(n))?,
+        f32v(v.p, u64::from(n))?,
+        f32v(v.q, u64::from(n))?,
+    );
+    let partials = f32v(v.partials, 2 * t)?;
+    let pq_partials = f32v(v.pq_partials, t)?;
     let predicate = graph.create_data_view(
         sh,
         gpugraph_command::DataViewDescriptor::packed(VectorFormat::Uint32, 1).at_offset(S_PRED * 4),
     )?;
-    let step = |id: &'static str, stage| {
-        Program::operation(PcgStep {
-            id,
-            stage,
-            v,
-            views,
-            a: csr,
-            mean_row_length: a.mean_row_length(),
-            forced: options.spmv,
-        })
-    };
+    let mean = a.mean_row_length();
+    let op = |id: &str, name: &str| pcg_op(id, name, shape);
     let body = Program::composite(
         "step",
         vec![
-            step("spmv-dot", Stage::SpmvDot),
-            step("alpha", Stage::Alpha),
-            step("update", Stage::Update),
-            step("beta", Stage::Beta),
-            step("direction", Stage::Direction),
+            Program::semantic(spmv_dot(
+                "spmv-dot",
+                &csr,
+                mean,
+                p,
+                q,
+                pq_partials,
+                shape.rows_per_wg,
+                options.spmv,
+            )),
+            Program::semantic(
+                op("update", "pcg-update")
+                    .input("p", p)
+                    .input("q", q)
+                    .input("dinv", dv)
+                    .input("pq partials", pq_partials)
+                    .output("x", xv)
+                    .output("r", r)
+                    .output("z", z)
+                    .output("partials", partials)
+                    .output("scalars", sv),
+            ),
+            Program::semantic(
+                op("direction", "pcg-direction")
+                    .input("z", z)
+                    .input("partials", partials)
+                    .output("p", p)
+                    .output("scalars", sv),
+            ),
         ],
     );
     let program = Program::composite(
         "pcg",
         vec![
-            step("initial-spmv", Stage::InitialSpmv),
-            step("start", Stage::Start),
-            step("start-beta", Stage::Beta),
+            Program::semantic(spmv("initial-spmv", &csr, mean, xv, q, options.spmv)),
+            Program::semantic(
+                op("start", "pcg-start")
+                    .input("b", bv)
+                    .input("q", q)
+                    .input("dinv", dv)
+                    .output("r", r)
+                    .output("z", z)
+                    .output("p", p)
+                    .output("partials", partials),
+            ),
+            Program::semantic(
+                op("rho", "pcg-rho")
+                    .input("partials", partials)
+                    .output("scalars", sv),
+            ),
             Program::repeat("iterate", body, options.max_iterations, Some(predicate)),
         ],
     );
@@ -468,6 +316,7 @@ pub struct PcgSolver {
     graph: gpugraph_command::CompiledGraph,
     report: ProgramReport,
     state: Option<wgpu::Buffer>,
+    dispatches_per_iteration: usize,
     initial_scalars: Vec<u32>,
     compile: Duration,
     nodes: usize,
@@ -500,6 +349,7 @@ impl PcgSolver {
         let graph = graph.compile()?;
         Ok(Self {
             state: compiled.region(LOOP_PATH).map(|r| r.state.clone()),
+            dispatches_per_iteration: compiled.region(LOOP_PATH).map_or(0, |r| r.dispatches),
             report: compiled.report,
             setup,
             graph,
@@ -517,6 +367,12 @@ impl PcgSolver {
     /// Command nodes in the graph.
     pub fn nodes(&self) -> usize {
         self.nodes
+    }
+
+    /// Gated dispatches one loop iteration holds, besides its gate (and, on a device that
+    /// validates indirect dispatches, wgpu's one validation dispatch per gated dispatch).
+    pub fn dispatches_per_iteration(&self) -> usize {
+        self.dispatches_per_iteration
     }
 
     /// Runs the solve from `x = 0` (one encode, one submission) and reads back `x`, the

@@ -16,7 +16,8 @@ pub struct ProgramReport {
     /// The capabilities the compiler advertised.
     pub capabilities: BackendCapabilities,
     /// Every decision, keyed by tree path (`pcg/iterate`) or `path#aspect` for a primitive's
-    /// own choices (`pcg/iterate/body/spmv-dot#spmv`).
+    /// own choices (explicit primitives only; a semantic operation's realization is its own
+    /// decision, e.g. `pcg/iterate/step/spmv-dot`).
     pub lowering: LoweringReport,
     /// The tree with its decisions.
     pub tree: TreeReport,
@@ -81,6 +82,7 @@ impl TreeReport {
                 None,
                 vec![],
             ),
+            Program::Semantic(op) => ("operation", Some(op.name.clone()), None, vec![]),
             Program::Composite { children, .. } => {
                 ("composite", None, None, children.iter().collect())
             }
@@ -164,7 +166,7 @@ impl fmt::Display for ProgramReport {
         let c = &self.capabilities;
         writeln!(
             f,
-            "backend {} ({}): gpu-resident conditionals {}, native loops {}, child graphs {}, subgroups {} (sizes {}..{})",
+            "backend {} ({}): gpu-resident conditionals {}, native loops {}, child graphs {}, subgroups {} (sizes {}..{}), indirect validation {}",
             c.backend,
             c.device.adapter,
             c.gpu_resident_conditionals,
@@ -172,7 +174,8 @@ impl fmt::Display for ProgramReport {
             c.child_graphs,
             c.device.subgroups,
             c.device.subgroup_min_size,
-            c.device.subgroup_max_size
+            c.device.subgroup_max_size,
+            if c.device.indirect_validation { "on" } else { "off" }
         )?;
         write!(f, "{}", self.tree)
     }
