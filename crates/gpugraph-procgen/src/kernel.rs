@@ -34,6 +34,10 @@ pub enum Domain {
     Column(Column),
     /// A live count (`{ count = <one-word Column>, capacity = <Number> }`).
     Live(LiveCount),
+    /// Arithmetic over counts: growing arithmetic runs over the capacity it can reach and the
+    /// kernel reads the count evaluated on the device; arithmetic that takes a count away is
+    /// read back here (a planning wait naming this kernel's node) and runs as a number.
+    Count(CountExpr),
 }
 
 /// What `bind` gives one binding (or one output size name).
@@ -85,6 +89,8 @@ pub struct KernelOutputs {
     pub counts: BTreeMap<String, LiveCount>,
     /// The variant that ran (`COUNT=device …`).
     pub variant: String,
+    /// The dispatch node's id in the cook's graph (`procgen/compact#12`).
+    pub node: String,
 }
 
 /// Names any node may give that a kernel which does not declare them leaves out.
@@ -92,6 +98,7 @@ const COMMON: [&str; 3] = ["count", "time", "frame"];
 
 struct Ctx<'a> {
     kernel: &'a str,
+    node: String,
     n: u64,
     live: Option<LiveCount>,
     values: BTreeMap<String, f64>,
@@ -146,7 +153,8 @@ impl Ctx<'_> {
             };
             total = CountExpr::Mul(Box::new(total), Box::new(t));
         }
-        Ok(match cook.count(&total)? {
+        let need = format!("the size of `{what}` of {}", self.node);
+        Ok(match cook.count_at(&total, &need)? {
             CountValue::Known(n) => (n, None),
             CountValue::Live(l) => (l.capacity, Some(l)),
         })
@@ -166,8 +174,13 @@ impl Cook {
             KernelRef::Name(n) => return Err(ProcgenError::BareKernelName { name: n.clone() }),
         };
         let id = asset.identity.as_str();
+        let node = self.node_id(id);
         let (n, live) = match domain {
             Domain::Number(n) => (n, None),
+            Domain::Count(e) => match self.count_at(&e, &format!("the domain of {node}"))? {
+                CountValue::Known(n) => (n, None),
+                CountValue::Live(l) => (l.capacity, Some(l)),
+            },
             Domain::Column(c) => match c.live {
                 Some(l) => (l.capacity, Some(l)),
                 None => (c.capacity, None),
@@ -193,11 +206,24 @@ impl Cook {
                 });
             }
         }
+        let mut values = param_values(id, &variant, n, call)?;
+        // Every bound column's length, before any output is sized from one (`count: src_len`).
+        for b in &variant.bindings {
+            let c = match call.bind.get(&b.decl.name) {
+                Some(BindValue::Column(c)) => Some(c),
+                None if b.decl.access == Access::Read => call.columns.get(&b.decl.name),
+                _ => None,
+            };
+            if let Some(c) = c {
+                values.insert(format!("{}_len", b.decl.name), c.capacity as f64);
+            }
+        }
         let mut ctx = Ctx {
             kernel: id,
+            node,
             n,
             live: live.clone(),
-            values: param_values(id, &variant, n, call)?,
+            values,
             bind: &call.bind,
         };
         self.dispatch(&asset, &variant, &mut ctx, call)
@@ -214,6 +240,7 @@ impl Cook {
         let mut bindings: Vec<(u32, Buffer, GAccess)> = Vec::new();
         let mut out = KernelOutputs {
             variant: variant.label.clone(),
+            node: ctx.node.clone(),
             ..Default::default()
         };
         let mut counters: BTreeMap<String, LiveCount> = BTreeMap::new();
@@ -244,6 +271,26 @@ impl Cook {
             }
             let bound = match call.bind.get(&d.name) {
                 Some(BindValue::Column(c)) => Some(c.clone()),
+                // A count (or a number) binds its one-word column where the shader reads a
+                // count word (`segment_count`, `element_count`): nothing is read back.
+                Some(v @ (BindValue::Live(_) | BindValue::Number(_)))
+                    if d.access == Access::Read && word == Word::U32 && lanes == 1 =>
+                {
+                    let need = format!("`{}` of {}", d.name, ctx.node);
+                    let e = match v {
+                        BindValue::Number(n) => CountExpr::Number(*n),
+                        BindValue::Live(e) => e.clone(),
+                        _ => CountExpr::Number(0),
+                    };
+                    let buf = match self.count_at(&e, &need)? {
+                        CountValue::Live(l) => l.word,
+                        CountValue::Known(n) => {
+                            self.upload_count(&d.name, u32_count(&need, n)?).buffer
+                        }
+                    };
+                    bindings.push((sb.slot, buf, GAccess::Read));
+                    continue;
+                }
                 Some(other) => {
                     return Err(ProcgenError::BindKind {
                         kernel: id,
@@ -371,9 +418,8 @@ impl Cook {
                 rows_per_workgroup: asset.schema.workgroup_size,
             },
         };
-        let node = self.node_id(&id);
         let d = DispatchNode::new(
-            node,
+            ctx.node.clone(),
             ShaderSource::new(format!("{id} [{}]", variant.label), variant.wgsl.clone()),
             asset.schema.entry.clone(),
             node_bindings,

@@ -23,7 +23,8 @@
 //! | Column elements are 32-bit words (Int i32, UInt u32, others f32) | [`Column`], [`ColumnType`], [`Word`] |
 //! | cast by value (read and in-place bindings), written back as the binding's type | [`Cook::cast`], `assets/internal/cast.wgsl`, [`cpu::cast`] |
 //! | Over a live count: COUNT=device variant, dispatch over capacity, `min(domain_count, zero_n())` | [`asset::variant::select`] (`// @when … // @end`), every built-in `kernel.wgsl` |
-//! | growing count arithmetic evaluated on the device; shrinking read back | [`Cook::count`] (`count_op.wgsl`), `ShrinkingCount` (this host refuses it as a domain and names the planning wait) |
+//! | growing count arithmetic evaluated on the device | [`Cook::count_at`] (`count_op.wgsl`); no wait (`tests/waits.rs`) |
+//! | arithmetic that takes a count away is read back where the dispatch needs the number | [`wait`]: [`Cook::read_back`] splits the recording (segment submitted, words read, plan goes on with the number), [`PlanWait`] names the expression and the node; every [`Recording::run`] reads it again and a moved number plans again ([`Counts`] `replans`, `plan_waits`); [`Domain::Count`], `tests/waits.rs` |
 //! | an output sized by a live count (`count: "nv"`, `{ live = count }`) | [`BindValue::Live`], `Ctx::size` |
 //! | the inert-value table | `assets/procgen/*/kernel.wgsl`, checked by `tests/kernels.rs` |
 //! | a new count (compact, expand, hash_gather, scan's total) | appended outputs' counters; scan's `total` |
@@ -64,13 +65,15 @@ pub mod error;
 pub mod kernel;
 pub mod luau;
 pub mod transfer;
+pub mod wait;
 
 pub use asset::{AssetLibrary, KernelAsset};
 pub use bound::{Bounded, Counts, GuardFlag, Player};
 pub use column::{Column, ColumnType, LiveCount, Word};
-pub use cook::{Cook, Recording};
+pub use cook::{Cook, Recording, Run};
 pub use count::{CountExpr, CountValue};
 pub use error::{ProcgenError, Result};
 pub use kernel::{BindValue, Domain, KernelCall, KernelOutputs, KernelRef, Uniform};
 pub use mlua;
 pub use transfer::{ReadSource, ReadValue, UploadValue, Uploaded};
+pub use wait::PlanWait;
