@@ -360,10 +360,8 @@ impl Cook {
                     word,
                 )?;
             }
-            if d.append || d.counter.is_some() {
-                ctx.values
-                    .insert(format!("{}_capacity", d.name), capacity as f64);
-            }
+            ctx.values
+                .insert(format!("{}_capacity", d.name), capacity as f64);
             if d.append {
                 let counter = self.alloc(&format!("{}_count", d.name), ColumnType::UInt, 1, 1);
                 match bound.as_ref().and_then(|b| b.live.as_ref()) {

@@ -202,7 +202,11 @@ fn growing_count_arithmetic_runs_on_the_device() {
     let waits: Vec<_> = c.plan_waits().cloned().collect();
     assert_eq!(waits.len(), 1);
     assert_eq!(
-        (waits[0].expr.as_str(), waits[0].node.as_str(), waits[0].value),
+        (
+            waits[0].expr.as_str(),
+            waits[0].node.as_str(),
+            waits[0].value
+        ),
         ("(kept - 1)", "the test's node", 5)
     );
     assert_eq!(

@@ -328,7 +328,11 @@ end
         );
         // One read per run (frame 2's first run read the moved number and stopped), nothing
         // for the growing domain, then the readback.
-        let reads = frame.waited.iter().filter(|w| w.contains("planning wait")).count();
+        let reads = frame
+            .waited
+            .iter()
+            .filter(|w| w.contains("planning wait"))
+            .count();
         assert_eq!(reads, if f == 2 { 2 } else { 1 }, "{:?}", frame.waited);
         assert!(frame.waited.last().unwrap().starts_with("readback"));
     }

@@ -87,10 +87,7 @@ fn build(cook: &mut Cook, frame: u64) -> gpugraph_procgen::Result<Out> {
     let room = CountExpr::Number(2);
     let rest = cook.kernel(
         &kernel("procgen/scan"),
-        Domain::Count(CountExpr::Sub(
-            Box::new(kept_count.clone()),
-            Box::new(room),
-        )),
+        Domain::Count(CountExpr::Sub(Box::new(kept_count.clone()), Box::new(room))),
         &KernelCall {
             bind: [("src".to_string(), BindValue::Column(vals))].into(),
             ..Default::default()
@@ -127,9 +124,7 @@ fn shrinking_counts_are_read_back_each_cook_and_a_moved_number_plans_again() {
     let mut history = Vec::new();
     for frame in 0..5u64 {
         let waits_before = player.waits.len();
-        player
-            .cook(frame, &mut build, &mut update)
-            .unwrap();
+        player.cook(frame, &mut build, &mut update).unwrap();
         let out = player.outputs().unwrap();
         let rec = player.recording().unwrap();
         let kept = cpu::compact(&keep_words(frame), 20).len();

@@ -165,10 +165,7 @@ fn kernel_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Table> {
     // planning wait over it says whose count it read.
     let node = name.unwrap_or_else(|| out.node.clone());
     for (k, l) in out.counts {
-        let named = CountExpr::Named(
-            format!("{node}.{k}_count"),
-            Box::new(CountExpr::Count(l)),
-        );
+        let named = CountExpr::Named(format!("{node}.{k}_count"), Box::new(CountExpr::Count(l)));
         res.set(format!("{k}_count"), LuaCount(named))?;
     }
     Ok(res)
