@@ -77,6 +77,9 @@ pub struct KernelCall {
     pub step: BTreeMap<String, f64>,
     /// Columns every read binding left unbound takes by its own name.
     pub columns: BTreeMap<String, Column>,
+    /// The node's name (the dispatch node is `<name>#<n>`; the kernel's identity without one),
+    /// which planning waits and graph errors name.
+    pub name: Option<String>,
 }
 
 /// What device.kernel returns.
@@ -174,7 +177,7 @@ impl Cook {
             KernelRef::Name(n) => return Err(ProcgenError::BareKernelName { name: n.clone() }),
         };
         let id = asset.identity.as_str();
-        let node = self.node_id(id);
+        let node = self.node_id(call.name.as_deref().unwrap_or(id));
         let (n, live) = match domain {
             Domain::Number(n) => (n, None),
             Domain::Count(e) => match self.count_at(&e, &format!("the domain of {node}"))? {

@@ -339,3 +339,42 @@ end
     let c = &report.counts;
     assert_eq!((c.recordings, c.replans, c.plan_waits), (2, 1, 4), "{c:?}");
 }
+
+#[test]
+fn the_sprout_tail_example_reads_its_shrinking_count_back_every_cook() {
+    let source = include_str!("../examples/graph/sprout_tail.luau");
+    let report = play(source, 4).unwrap();
+    let sizes = [400u32, 400, 900, 900];
+    for (f, frame) in report.frames.iter().enumerate() {
+        let survivors = (0..sizes[f])
+            .map(|i| cpu::scatter_point(i, 11, 8.0, true))
+            .filter(|p| cpu::keep(*p, 12.0) == 1)
+            .count();
+        let tail = survivors.saturating_sub(3);
+        assert_eq!(
+            num(&frame.values["survivors"]) as usize,
+            survivors,
+            "frame {f}"
+        );
+        assert_eq!(
+            num(&frame.values["children"]) as usize,
+            tail * 3,
+            "frame {f}"
+        );
+        let wait = format!(
+            "planning wait: `(kept.indices_count - 3)` read back = {tail} for the domain of sprouts#"
+        );
+        assert!(
+            frame.waited.iter().any(|w| w.starts_with(&wait)),
+            "frame {f}: {:?}",
+            frame.waited
+        );
+        assert_eq!(frame.recorded, f == 0 || f == 2, "frame {f}");
+    }
+    let c = &report.counts;
+    assert_eq!(
+        (c.recordings, c.replays, c.replans, c.plan_waits, c.guarded),
+        (2, 5, 1, 5, 0),
+        "{c:?}"
+    );
+}

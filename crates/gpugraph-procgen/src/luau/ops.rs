@@ -156,6 +156,7 @@ fn kernel_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Table> {
             call.columns.insert(k, c);
         }
     }
+    call.name = name.clone();
     let out = with_cook(state, |c| c.kernel(&kernel, dom, &call))?;
     let res = lua.create_table()?;
     for (k, c) in out.columns {
