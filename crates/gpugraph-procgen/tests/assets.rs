@@ -32,7 +32,10 @@ const COUNT_WORDS: &[(&str, &str)] = &[
 
 /// The storage buffers of the variants this crate adds beyond the spec's table (the table's
 /// rule: a device variant binds one more than the plain one), per specialization.
-const ADDED: &[(&str, &[(&str, &str)], usize)] = &[
+/// (kernel, specialization pairs, storage buffers).
+type Added = (&'static str, &'static [(&'static str, &'static str)], usize);
+
+const ADDED: &[Added] = &[
     ("procgen/scan", &[("SEGMENTS", "none")], 3),
     ("procgen/scan", &[("SEGMENTS", "plain")], 4),
     ("procgen/scan", &[("SEGMENTS", "device")], 5),
