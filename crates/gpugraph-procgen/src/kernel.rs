@@ -272,25 +272,19 @@ impl Cook {
                     .insert(format!("{}_stride", d.name), packed.1 as f64);
                 continue;
             }
+            // A count (or a number) binds its one-word column where the shader reads a count
+            // word (`segment_count`, `element_count`): nothing is read back.
+            let count_word = d.access == Access::Read && word == Word::U32 && lanes == 1;
             let bound = match call.bind.get(&d.name) {
                 Some(BindValue::Column(c)) => Some(c.clone()),
-                // A count (or a number) binds its one-word column where the shader reads a
-                // count word (`segment_count`, `element_count`): nothing is read back.
-                Some(v @ (BindValue::Live(_) | BindValue::Number(_)))
-                    if d.access == Access::Read && word == Word::U32 && lanes == 1 =>
-                {
+                Some(BindValue::Live(e)) if count_word => {
+                    let buf = self.count_word(e, &format!("`{}` of {}", d.name, ctx.node))?;
+                    bindings.push((sb.slot, buf, GAccess::Read));
+                    continue;
+                }
+                Some(BindValue::Number(n)) if count_word => {
                     let need = format!("`{}` of {}", d.name, ctx.node);
-                    let e = match v {
-                        BindValue::Number(n) => CountExpr::Number(*n),
-                        BindValue::Live(e) => e.clone(),
-                        _ => CountExpr::Number(0),
-                    };
-                    let buf = match self.count_at(&e, &need)? {
-                        CountValue::Live(l) => l.word,
-                        CountValue::Known(n) => {
-                            self.upload_count(&d.name, u32_count(&need, n)?).buffer
-                        }
-                    };
+                    let buf = self.count_word(&CountExpr::Number(*n), &need)?;
                     bindings.push((sb.slot, buf, GAccess::Read));
                     continue;
                 }
@@ -428,6 +422,15 @@ impl Cook {
         );
         self.graph.add_dispatch_node(d)?;
         Ok(out)
+    }
+
+    /// The one-word column a count-word binding reads: a live count's own word, or a word
+    /// holding a known number (a shrinking count is read back for `need` first).
+    fn count_word(&mut self, e: &CountExpr, need: &str) -> Result<Buffer> {
+        Ok(match self.count_at(e, need)? {
+            CountValue::Live(l) => l.word,
+            CountValue::Known(n) => self.upload_count("count word", u32_count(need, n)?).buffer,
+        })
     }
 
     /// Packs a columns binding's table into one buffer: slot `s` holds the `s`-th column of the

@@ -312,3 +312,52 @@ fn scatter_folds_live_slots_only_and_indices_outside_reach_no_place() {
         }
     }
 }
+
+#[test]
+fn a_shrinking_segment_count_is_read_back_for_its_binding() {
+    let ctx = ctx();
+    let mut c = cook(&ctx);
+    let src: Vec<f32> = (0..10).map(|i| i as f32).collect();
+    let starts = [0, 2, 5, 7];
+    let sc = upload_f32(&mut c, &src);
+    let st = upload_i32(&mut c, &starts);
+    let segs = live_count(&mut c, 4, 4);
+    let call = KernelCall {
+        name: Some("sums".into()),
+        specialize: spec(&[("SEGMENTS", "device")]),
+        bind: bind(vec![
+            ("src", BindValue::Column(sc)),
+            ("starts", BindValue::Column(st)),
+            (
+                "segment_count",
+                BindValue::Live(CountExpr::Sub(
+                    Box::new(CountExpr::Named(
+                        "segs".into(),
+                        Box::new(CountExpr::Count(segs)),
+                    )),
+                    Box::new(CountExpr::Number(1)),
+                )),
+            ),
+        ]),
+        ..Default::default()
+    };
+    let out = c
+        .kernel(&kernel("procgen/reduce"), Domain::Number(10), &call)
+        .unwrap();
+    let waits: Vec<_> = c.plan_waits().cloned().collect();
+    assert_eq!(waits.len(), 1);
+    assert_eq!((waits[0].expr.as_str(), waits[0].value), ("(segs - 1)", 3));
+    assert_eq!(waits[0].node, format!("`segment_count` of {}", out.node));
+    assert!(out.node.starts_with("sums#"), "{}", out.node);
+    let rec = run(c);
+    let w = words(&rec, &out.columns["out"]);
+    // Three live segments: [0, 2), [2, 5) and the last, [5, 10), ends at the live count.
+    assert_eq!(
+        w[..3]
+            .iter()
+            .map(|&b| f32::from_bits(b))
+            .collect::<Vec<_>>(),
+        [1.0, 9.0, 35.0]
+    );
+    assert_eq!(w[3], POISON);
+}
