@@ -210,7 +210,9 @@ impl<T> Player<T> {
     /// One cook of frame `frame`: reads the guards of the previous replay (re-recording with
     /// four times the room of each bound that outgrew it), records when there is no recording
     /// (`build`, measuring unsized counts first), otherwise writes this frame's inputs
-    /// (`update`) and replays.
+    /// (`update`) and replays. A run reads each planning wait it holds again (listed in
+    /// [`Player::waits`]); one that reads another number than the plan was made with stops
+    /// there, and the cook records again (`Counts::replans`) and runs that recording.
     pub fn cook(
         &mut self,
         frame: u64,
