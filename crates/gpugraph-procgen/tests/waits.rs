@@ -223,7 +223,7 @@ fn a_cook_of_growing_arithmetic_alone_holds_no_wait() {
             },
         )
         .unwrap();
-    assert_eq!(out.variant, "COUNT=device");
+    assert_eq!(out.variant, "COUNT=device SEGMENTS=none");
     assert_eq!(c.plan_waits().count(), 0);
     assert!(c.waits.is_empty());
     let mut rec = c.finish().unwrap();
