@@ -19,7 +19,7 @@
 #   fft      bench fft 4096² and 8192² with policy variants, torch.fft.fft2 peer (issue 16)
 #   solve    gpugraph solve / bench solve, PCG on Poisson 2048², cupyx cg peer (issue 17)
 #   traverse bench traverse 2^20 / 2^24 nodes, torch / cuSPARSE peers (issue 16)
-#   procgen  the procgen example graph's play report (issue 18)
+#   procgen  the procgen example graphs' play reports (issue 18; sprout_tail: a planning wait)
 # SMALL=1 runs every stage at toy sizes (a local smoke test on lavapipe).
 set -uo pipefail
 dest=${1:-h200-families-out}
@@ -206,6 +206,9 @@ if has procgen; then
   timeout 100 "$G" procgen run crates/gpugraph-procgen/examples/graph/scatter_expand.luau --frames 5 \
     --report "$out/procgen-report.json" >"$out/procgen.txt" 2>&1
   echo "procgen: rc $?"; tail -12 "$out/procgen.txt" | cut -c1-200
+  timeout 100 "$G" procgen run crates/gpugraph-procgen/examples/graph/sprout_tail.luau --frames 4 \
+    --report "$out/procgen-wait-report.json" >"$out/procgen-wait.txt" 2>&1
+  echo "procgen sprout_tail: rc $?"; tail -12 "$out/procgen-wait.txt" | cut -c1-200
   pack
 fi
 pack

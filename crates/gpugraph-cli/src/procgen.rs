@@ -1,6 +1,7 @@
 //! `gpugraph procgen run GRAPH.luau [--frames N] [--report report.json]`: cooks a Luau node
 //! graph (gpugraph-procgen's front-end) for N frames, printing each frame's readback and the
-//! play report (recordings, replays, planning waits, guarded replays, rooms).
+//! play report (recordings, replays, planning waits — measured rooms, counts read back where a
+//! dispatch needs the number, readbacks — guarded replays, re-plans, rooms).
 
 use std::path::PathBuf;
 
@@ -63,12 +64,21 @@ pub fn run(cmd: ProcgenCommand) -> Result<()> {
             f.frame,
             serde_json::to_string(&f.values)?
         );
-        println!("  waited: {}", f.waited.join("; "));
+        for w in &f.waited {
+            println!("  waited: {w}");
+        }
     }
     let c = &report.counts;
     println!(
-        "recordings {}, replays {}, guarded {}, measured {}, digest re-cooks {}, folded calls {}",
-        c.recordings, c.replays, c.guarded, c.measured, report.digest_recooks, report.folded_calls
+        "recordings {}, replays {}, guarded {}, measured {}, planning waits {} (replans {}), digest re-cooks {}, folded calls {}",
+        c.recordings,
+        c.replays,
+        c.guarded,
+        c.measured,
+        c.plan_waits,
+        c.replans,
+        report.digest_recooks,
+        report.folded_calls
     );
     for (frame, bound, room) in &report.rooms {
         println!("room: frame {frame}, `{bound}` = {room}");

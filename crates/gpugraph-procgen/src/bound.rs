@@ -56,7 +56,7 @@ impl Cook {
         capacity: Option<u64>,
         live: bool,
     ) -> Result<Bounded> {
-        match self.count(value)? {
+        match self.count_at(value, &format!("device.bound `{name}`"))? {
             CountValue::Known(n) if !live => Ok(Bounded::Known(n)),
             CountValue::Known(n) => {
                 let word = self.upload_count(name, u32_count(name, n)?).buffer;
@@ -69,7 +69,7 @@ impl Cook {
                 if let Some(cap) = capacity {
                     return Ok(Bounded::Live(LiveCount { capacity: cap, ..l }));
                 }
-                if !matches!(value, CountExpr::Count(_)) {
+                if !matches!(value.unnamed(), CountExpr::Count(_)) {
                     return Ok(Bounded::Live(l));
                 }
                 let Some(&room) = self.rooms.get(name) else {
@@ -152,6 +152,11 @@ pub struct Counts {
     pub guarded: u64,
     /// Counts read back to size a room (planning waits).
     pub measured: u64,
+    /// Recordings made because a planning wait's count (arithmetic that takes a count away,
+    /// read back) came to another number than the recording was planned with.
+    pub replans: u64,
+    /// Planning waits made by runs of recordings (each run reads every wait it holds).
+    pub plan_waits: u64,
 }
 
 /// The record/replay cook loop over a graph builder.
@@ -205,7 +210,9 @@ impl<T> Player<T> {
     /// One cook of frame `frame`: reads the guards of the previous replay (re-recording with
     /// four times the room of each bound that outgrew it), records when there is no recording
     /// (`build`, measuring unsized counts first), otherwise writes this frame's inputs
-    /// (`update`) and replays.
+    /// (`update`) and replays. A run reads each planning wait it holds again (listed in
+    /// [`Player::waits`]); one that reads another number than the plan was made with stops
+    /// there, and the cook records again (`Counts::replans`) and runs that recording.
     pub fn cook(
         &mut self,
         frame: u64,
@@ -246,15 +253,37 @@ impl<T> Player<T> {
                 self.current = None;
             }
         }
-        if self.current.is_none() {
-            let (rec, t) = self.record(frame, build)?;
-            self.current = Some((rec, t));
-            self.counts.recordings += 1;
+        // A run whose planning wait read another number than its plan stops there: plan again
+        // (a count read back is deterministic for the same inputs, so this settles at once;
+        // the bound keeps a nondeterministic graph from looping).
+        for _ in 0..4 {
+            if self.current.is_none() {
+                let (rec, t) = self.record(frame, build)?;
+                self.current = Some((rec, t));
+                self.counts.recordings += 1;
+            }
+            let (rec, _) = self.current.as_mut().expect("recorded above");
+            let run = rec.run()?;
+            self.counts.replays += 1;
+            self.counts.plan_waits += run.waits.len() as u64;
+            self.waits
+                .extend(run.waits.iter().map(|w| format!("frame {frame}: {w}")));
+            match run.replan {
+                None => return Ok(&self.current.as_ref().expect("ran above").1),
+                Some((w, now)) => {
+                    self.waits.push(format!(
+                        "frame {frame}: `{}` came to {now}, not the {} planned for {}: planned again",
+                        w.expr, w.value, w.node
+                    ));
+                    self.counts.replans += 1;
+                    self.current = None;
+                }
+            }
         }
-        let (rec, t) = self.current.as_mut().expect("recorded above");
-        rec.run()?;
-        self.counts.replays += 1;
-        Ok(t)
+        Err(ProcgenError::Readback {
+            key: "planning wait".into(),
+            problem: "a count read back moved on every one of 4 plans in one cook".into(),
+        })
     }
 
     fn record(

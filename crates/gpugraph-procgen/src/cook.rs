@@ -13,6 +13,7 @@ use gpugraph_command::{
 
 use crate::column::{column_bytes, Column, ColumnType, LiveCount, Word};
 use crate::error::{ProcgenError, Result};
+use crate::wait::{PlanWait, Segment};
 
 const FILL_WGSL: &str = include_str!("../assets/internal/fill.wgsl");
 const CAST_WGSL: &str = include_str!("../assets/internal/cast.wgsl");
@@ -64,6 +65,8 @@ pub struct Cook {
     pub(crate) measure: Option<Measure>,
     /// Where the plan waited on the device (count arithmetic read back, measured rooms).
     pub waits: Vec<String>,
+    /// The recording so far that ends in planning waits (see [`crate::wait`]).
+    pub(crate) segments: Vec<Segment>,
 }
 
 impl Cook {
@@ -84,6 +87,7 @@ impl Cook {
             guards: Vec::new(),
             measure: None,
             waits: Vec::new(),
+            segments: Vec::new(),
         }
     }
 
@@ -271,9 +275,11 @@ impl Cook {
         values.with_live(count)
     }
 
-    /// Compiles the cook into a recording (one compiled command graph).
+    /// Compiles the cook into a recording: one compiled command graph, or, where the plan
+    /// read a count back, the segments before each planning wait and the graph after the last.
     pub fn finish(self) -> Result<Recording> {
         Ok(Recording {
+            segments: self.segments,
             compiled: self.graph.compile()?,
             device: self.device,
             queue: self.queue,
@@ -306,8 +312,33 @@ pub(crate) fn u32_count(what: &str, n: u64) -> Result<u32> {
     })
 }
 
+/// Encodes `compiled` and submits it.
+pub(crate) fn submit(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    compiled: &mut CompiledGraph,
+) -> Result<()> {
+    let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("procgen cook"),
+    });
+    compiled.encode(&mut enc, &EncodeOptions::default())?;
+    queue.submit([enc.finish()]);
+    Ok(())
+}
+
+/// What one run of a recording did.
+#[derive(Clone, Debug, Default)]
+pub struct Run {
+    /// The planning waits it made, each as the play report names it, in order.
+    pub waits: Vec<String>,
+    /// A wait whose count is no longer the number the plan was made with (the wait as planned,
+    /// and the number read now): the run stopped there and the cook must be planned again.
+    pub replan: Option<(PlanWait, u64)>,
+}
+
 /// A compiled cook: its GPU work recorded once, replayed by every later run.
 pub struct Recording {
+    segments: Vec<Segment>,
     compiled: CompiledGraph,
     device: wgpu::Device,
     queue: wgpu::Queue,
@@ -320,17 +351,31 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Encodes the recorded graph and submits it.
-    pub fn run(&mut self) -> Result<()> {
-        let mut enc = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("procgen cook"),
-            });
-        self.compiled.encode(&mut enc, &EncodeOptions::default())?;
-        self.queue.submit([enc.finish()]);
+    /// Runs the recording: each segment is submitted and its planning wait read again (the
+    /// count the dispatch after it needs); when a count still comes to the number the plan was
+    /// made with the run goes on, else it stops and names the wait in [`Run::replan`] (the
+    /// graph after it was planned for another number). Then the last graph.
+    pub fn run(&mut self) -> Result<Run> {
+        let mut run = Run::default();
         self.replays += 1;
-        Ok(())
+        for seg in &mut self.segments {
+            if let Some(g) = seg.graph.as_mut() {
+                submit(&self.device, &self.queue, g)?;
+            }
+            let value = seg.wait.read(&self.device, &self.queue)?;
+            run.waits.push(seg.wait.describe(value));
+            if value != seg.wait.value {
+                run.replan = Some((seg.wait.clone(), value));
+                return Ok(run);
+            }
+        }
+        submit(&self.device, &self.queue, &mut self.compiled)?;
+        Ok(run)
+    }
+
+    /// The planning waits the recording holds, in order.
+    pub fn plan_waits(&self) -> impl Iterator<Item = &PlanWait> {
+        self.segments.iter().map(|s| &s.wait)
     }
 
     /// The live count `l` of `what`, read back for a node that states a bound: a count above

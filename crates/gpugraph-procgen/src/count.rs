@@ -1,14 +1,17 @@
 //! Arithmetic over counts. Growing arithmetic (sums, products, min, max of counts and numbers)
 //! is a domain as it stands: its capacity is the same arithmetic over the capacities and its
 //! count is evaluated on the device, one `count_op` dispatch per operator. Arithmetic that takes
-//! a count away needs the number on the CPU and is refused as a dispatch domain.
+//! a count away (`kept.count - 3`) is read back where the dispatch needs the number: the cook
+//! submits what it recorded before, reads the count words, and plans on from the number
+//! ([`Cook::read_back`]); the recording holds that planning wait and every replay makes it
+//! again (see [`crate::cook::PlanWait`]).
 
 use bytemuck::Pod;
 use gpugraph_command::{Access, Grid};
 
 use crate::column::{ColumnType, LiveCount};
 use crate::cook::{u32_count, Cook};
-use crate::error::{ProcgenError, Result};
+use crate::error::Result;
 
 const COUNT_OP_WGSL: &str = include_str!("../assets/internal/count_op.wgsl");
 
@@ -27,8 +30,20 @@ pub enum CountExpr {
     Min(Box<CountExpr>, Box<CountExpr>),
     /// max(a, b).
     Max(Box<CountExpr>, Box<CountExpr>),
-    /// a − b (takes a count away).
+    /// a − b, saturating at 0 (takes a count away: read back where a dispatch needs it).
     Sub(Box<CountExpr>, Box<CountExpr>),
+    /// A count under the name a node gave it (`kept.indices_count`), for waits and errors.
+    Named(String, Box<CountExpr>),
+}
+
+impl CountExpr {
+    /// The expression under any names it was given.
+    pub fn unnamed(&self) -> &CountExpr {
+        match self {
+            CountExpr::Named(_, e) => e.unnamed(),
+            e => e,
+        }
+    }
 }
 
 impl std::fmt::Display for CountExpr {
@@ -41,6 +56,7 @@ impl std::fmt::Display for CountExpr {
             CountExpr::Min(a, b) => write!(f, "min({a}, {b})"),
             CountExpr::Max(a, b) => write!(f, "max({a}, {b})"),
             CountExpr::Sub(a, b) => write!(f, "({a} - {b})"),
+            CountExpr::Named(n, _) => write!(f, "{n}"),
         }
     }
 }
@@ -76,21 +92,26 @@ pub fn apply(op: u32, a: u64, b: u64) -> u64 {
 }
 
 impl Cook {
-    /// Plans `expr`: known numbers fold on the CPU; growing arithmetic over live counts is
-    /// evaluated on the device into a new count word whose capacity is the arithmetic over the
-    /// capacities; a subtraction involving a live count is refused ([`ProcgenError::ShrinkingCount`]).
+    /// Plans `expr` for a count node (see [`Cook::count_at`]).
     pub fn count(&mut self, expr: &CountExpr) -> Result<CountValue> {
+        self.count_at(expr, "a count")
+    }
+
+    /// Plans `expr` where `node` needs it: known numbers fold on the CPU; growing arithmetic
+    /// over live counts is evaluated on the device into a new count word whose capacity is the
+    /// arithmetic over the capacities; a subtraction involving a live count is read back
+    /// ([`Cook::read_back`], a planning wait naming `expr` and `node`) and is known from then on.
+    pub fn count_at(&mut self, expr: &CountExpr, node: &str) -> Result<CountValue> {
         let (op, a, b) = match expr {
             CountExpr::Count(l) => return Ok(CountValue::Live(l.clone())),
             CountExpr::Number(n) => return Ok(CountValue::Known(*n)),
+            CountExpr::Named(_, e) => return self.count_at(e, node),
             CountExpr::Sub(a, b) => {
-                return match (self.count(a)?, self.count(b)?) {
+                return match (self.count_at(a, node)?, self.count_at(b, node)?) {
                     (CountValue::Known(x), CountValue::Known(y)) => {
                         Ok(CountValue::Known(x.saturating_sub(y)))
                     }
-                    _ => Err(ProcgenError::ShrinkingCount {
-                        expr: expr.to_string(),
-                    }),
+                    (x, y) => Ok(CountValue::Known(self.read_back(expr, node, x, y)?)),
                 }
             }
             CountExpr::Add(a, b) => (0, a, b),
@@ -98,7 +119,7 @@ impl Cook {
             CountExpr::Min(a, b) => (2, a, b),
             CountExpr::Max(a, b) => (3, a, b),
         };
-        let (x, y) = (self.count(a)?, self.count(b)?);
+        let (x, y) = (self.count_at(a, node)?, self.count_at(b, node)?);
         let cap = |v: &CountValue| match v {
             CountValue::Known(n) => *n,
             CountValue::Live(l) => l.capacity,

@@ -159,3 +159,101 @@ pub fn cast(bits: u32, from: Word, to: Word) -> u32 {
         _ => bits,
     }
 }
+
+/// The fold of scatter's fold pass and of reduce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fold {
+    /// Sum (i32 wraps).
+    Add,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
+/// scatter's fold pass: `dst` with `src[i]` folded into `dst[index[i]]` for each live slot `i`
+/// (`live` of them); an index outside `dst` reaches no place.
+pub fn scatter(src: &[i32], index: &[i32], dst: &[i32], live: usize, op: Fold) -> Vec<i32> {
+    let mut out = dst.to_vec();
+    for i in 0..live {
+        let Ok(j) = usize::try_from(index[i]) else {
+            continue;
+        };
+        if let Some(d) = out.get_mut(j) {
+            *d = match op {
+                Fold::Add => d.wrapping_add(src[i]),
+                Fold::Min => (*d).min(src[i]),
+                Fold::Max => (*d).max(src[i]),
+            };
+        }
+    }
+    out
+}
+
+/// The slot ranges of the live segments (`segments` of them, at most `starts.len()`): segment
+/// `s` spans `[starts[s], starts[s+1])`, the last ends at `live`, every bound clamped to
+/// `[0, live]`; an end at or below its start is an empty segment.
+pub fn segments(starts: &[i32], segments: usize, live: usize) -> Vec<std::ops::Range<usize>> {
+    let count = segments.min(starts.len());
+    let at = |s: usize| (starts[s].max(0) as usize).min(live);
+    (0..count)
+        .map(|s| {
+            let a = at(s);
+            let b = if s + 1 < count { at(s + 1) } else { live };
+            a..b.max(a)
+        })
+        .collect()
+}
+
+/// Segmented reduce of f32 in slot order: one value per live segment (the identity, 0, +inf
+/// or -inf, for an empty one).
+pub fn reduce(
+    src: &[f32],
+    starts: &[i32],
+    segments_live: usize,
+    live: usize,
+    op: Fold,
+) -> Vec<f32> {
+    segments(starts, segments_live, live)
+        .into_iter()
+        .map(|r| {
+            let id = match op {
+                Fold::Add => 0.0f32,
+                Fold::Min => f32::INFINITY,
+                Fold::Max => f32::NEG_INFINITY,
+            };
+            src[r].iter().fold(id, |a, &b| match op {
+                Fold::Add => a + b,
+                Fold::Min => a.min(b),
+                Fold::Max => a.max(b),
+            })
+        })
+        .collect()
+}
+
+/// Segmented exclusive scan over `n` slots: each live segment scanned on its own, slots past
+/// `live` holding the last live segment's total, slots before the first start `None` (not
+/// written); and each live segment's total.
+pub fn segmented_scan(
+    src: &[i32],
+    starts: &[i32],
+    segments_live: usize,
+    live: usize,
+    n: usize,
+) -> (Vec<Option<i32>>, Vec<i32>) {
+    let mut out = vec![None; n];
+    let mut totals = Vec::new();
+    for r in segments(starts, segments_live, live) {
+        let mut sum = 0i32;
+        for i in r {
+            out[i] = Some(sum);
+            sum = sum.wrapping_add(src[i]);
+        }
+        totals.push(sum);
+    }
+    let last = totals.last().copied().unwrap_or(0);
+    for o in &mut out[live..] {
+        *o = Some(last);
+    }
+    (out, totals)
+}

@@ -228,12 +228,6 @@ pub enum ProcgenError {
         /// The limit.
         limit: u64,
     },
-    /// Count arithmetic that takes a count away: it needs the number on the CPU.
-    #[error("count `{expr}` takes a count away: it must be read back where the dispatch needs it (a planning wait), not dispatched over")]
-    ShrinkingCount {
-        /// The expression, as written.
-        expr: String,
-    },
     /// A count above the capacity a node stated (overflow = count − capacity).
     #[error("{what}: count {count} exceeds its capacity {capacity}; {overflow} did not fit")]
     Overflow {

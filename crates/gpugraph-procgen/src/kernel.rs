@@ -34,6 +34,10 @@ pub enum Domain {
     Column(Column),
     /// A live count (`{ count = <one-word Column>, capacity = <Number> }`).
     Live(LiveCount),
+    /// Arithmetic over counts: growing arithmetic runs over the capacity it can reach and the
+    /// kernel reads the count evaluated on the device; arithmetic that takes a count away is
+    /// read back here (a planning wait naming this kernel's node) and runs as a number.
+    Count(CountExpr),
 }
 
 /// What `bind` gives one binding (or one output size name).
@@ -73,6 +77,9 @@ pub struct KernelCall {
     pub step: BTreeMap<String, f64>,
     /// Columns every read binding left unbound takes by its own name.
     pub columns: BTreeMap<String, Column>,
+    /// The node's name (the dispatch node is `<name>#<n>`; the kernel's identity without one),
+    /// which planning waits and graph errors name.
+    pub name: Option<String>,
 }
 
 /// What device.kernel returns.
@@ -85,6 +92,8 @@ pub struct KernelOutputs {
     pub counts: BTreeMap<String, LiveCount>,
     /// The variant that ran (`COUNT=device …`).
     pub variant: String,
+    /// The dispatch node's id in the cook's graph (`procgen/compact#12`).
+    pub node: String,
 }
 
 /// Names any node may give that a kernel which does not declare them leaves out.
@@ -92,6 +101,7 @@ const COMMON: [&str; 3] = ["count", "time", "frame"];
 
 struct Ctx<'a> {
     kernel: &'a str,
+    node: String,
     n: u64,
     live: Option<LiveCount>,
     values: BTreeMap<String, f64>,
@@ -146,7 +156,8 @@ impl Ctx<'_> {
             };
             total = CountExpr::Mul(Box::new(total), Box::new(t));
         }
-        Ok(match cook.count(&total)? {
+        let need = format!("the size of `{what}` of {}", self.node);
+        Ok(match cook.count_at(&total, &need)? {
             CountValue::Known(n) => (n, None),
             CountValue::Live(l) => (l.capacity, Some(l)),
         })
@@ -166,8 +177,13 @@ impl Cook {
             KernelRef::Name(n) => return Err(ProcgenError::BareKernelName { name: n.clone() }),
         };
         let id = asset.identity.as_str();
+        let node = self.node_id(call.name.as_deref().unwrap_or(id));
         let (n, live) = match domain {
             Domain::Number(n) => (n, None),
+            Domain::Count(e) => match self.count_at(&e, &format!("the domain of {node}"))? {
+                CountValue::Known(n) => (n, None),
+                CountValue::Live(l) => (l.capacity, Some(l)),
+            },
             Domain::Column(c) => match c.live {
                 Some(l) => (l.capacity, Some(l)),
                 None => (c.capacity, None),
@@ -193,11 +209,24 @@ impl Cook {
                 });
             }
         }
+        let mut values = param_values(id, &variant, n, call)?;
+        // Every bound column's length, before any output is sized from one (`count: src_len`).
+        for b in &variant.bindings {
+            let c = match call.bind.get(&b.decl.name) {
+                Some(BindValue::Column(c)) => Some(c),
+                None if b.decl.access == Access::Read => call.columns.get(&b.decl.name),
+                _ => None,
+            };
+            if let Some(c) = c {
+                values.insert(format!("{}_len", b.decl.name), c.capacity as f64);
+            }
+        }
         let mut ctx = Ctx {
             kernel: id,
+            node,
             n,
             live: live.clone(),
-            values: param_values(id, &variant, n, call)?,
+            values,
             bind: &call.bind,
         };
         self.dispatch(&asset, &variant, &mut ctx, call)
@@ -214,6 +243,7 @@ impl Cook {
         let mut bindings: Vec<(u32, Buffer, GAccess)> = Vec::new();
         let mut out = KernelOutputs {
             variant: variant.label.clone(),
+            node: ctx.node.clone(),
             ..Default::default()
         };
         let mut counters: BTreeMap<String, LiveCount> = BTreeMap::new();
@@ -242,8 +272,22 @@ impl Cook {
                     .insert(format!("{}_stride", d.name), packed.1 as f64);
                 continue;
             }
+            // A count (or a number) binds its one-word column where the shader reads a count
+            // word (`segment_count`, `element_count`): nothing is read back.
+            let count_word = d.access == Access::Read && word == Word::U32 && lanes == 1;
             let bound = match call.bind.get(&d.name) {
                 Some(BindValue::Column(c)) => Some(c.clone()),
+                Some(BindValue::Live(e)) if count_word => {
+                    let buf = self.count_word(e, &format!("`{}` of {}", d.name, ctx.node))?;
+                    bindings.push((sb.slot, buf, GAccess::Read));
+                    continue;
+                }
+                Some(BindValue::Number(n)) if count_word => {
+                    let need = format!("`{}` of {}", d.name, ctx.node);
+                    let buf = self.count_word(&CountExpr::Number(*n), &need)?;
+                    bindings.push((sb.slot, buf, GAccess::Read));
+                    continue;
+                }
                 Some(other) => {
                     return Err(ProcgenError::BindKind {
                         kernel: id,
@@ -313,10 +357,8 @@ impl Cook {
                     word,
                 )?;
             }
-            if d.append || d.counter.is_some() {
-                ctx.values
-                    .insert(format!("{}_capacity", d.name), capacity as f64);
-            }
+            ctx.values
+                .insert(format!("{}_capacity", d.name), capacity as f64);
             if d.append {
                 let counter = self.alloc(&format!("{}_count", d.name), ColumnType::UInt, 1, 1);
                 match bound.as_ref().and_then(|b| b.live.as_ref()) {
@@ -371,9 +413,8 @@ impl Cook {
                 rows_per_workgroup: asset.schema.workgroup_size,
             },
         };
-        let node = self.node_id(&id);
         let d = DispatchNode::new(
-            node,
+            ctx.node.clone(),
             ShaderSource::new(format!("{id} [{}]", variant.label), variant.wgsl.clone()),
             asset.schema.entry.clone(),
             node_bindings,
@@ -381,6 +422,15 @@ impl Cook {
         );
         self.graph.add_dispatch_node(d)?;
         Ok(out)
+    }
+
+    /// The one-word column a count-word binding reads: a live count's own word, or a word
+    /// holding a known number (a shrinking count is read back for `need` first).
+    fn count_word(&mut self, e: &CountExpr, need: &str) -> Result<Buffer> {
+        Ok(match self.count_at(e, need)? {
+            CountValue::Live(l) => l.word,
+            CountValue::Known(n) => self.upload_count("count word", u32_count(need, n)?).buffer,
+        })
     }
 
     /// Packs a columns binding's table into one buffer: slot `s` holds the `s`-th column of the

@@ -23,12 +23,19 @@
 //! | Column elements are 32-bit words (Int i32, UInt u32, others f32) | [`Column`], [`ColumnType`], [`Word`] |
 //! | cast by value (read and in-place bindings), written back as the binding's type | [`Cook::cast`], `assets/internal/cast.wgsl`, [`cpu::cast`] |
 //! | Over a live count: COUNT=device variant, dispatch over capacity, `min(domain_count, zero_n())` | [`asset::variant::select`] (`// @when … // @end`), every built-in `kernel.wgsl` |
-//! | growing count arithmetic evaluated on the device; shrinking read back | [`Cook::count`] (`count_op.wgsl`), `ShrinkingCount` (this host refuses it as a domain and names the planning wait) |
+//! | growing count arithmetic evaluated on the device | [`Cook::count_at`] (`count_op.wgsl`); no wait (`tests/waits.rs`) |
+//! | arithmetic that takes a count away is read back where the dispatch needs the number | [`wait`]: [`Cook::read_back`] splits the recording (segment submitted, words read, plan goes on with the number), [`PlanWait`] names the expression and the node; every [`Recording::run`] reads it again and a moved number plans again ([`Counts`] `replans`, `plan_waits`); [`Domain::Count`], `tests/waits.rs` |
 //! | an output sized by a live count (`count: "nv"`, `{ live = count }`) | [`BindValue::Live`], `Ctx::size` |
 //! | the inert-value table | `assets/procgen/*/kernel.wgsl`, checked by `tests/kernels.rs` |
+//! | reduce: the last segment ends at the live count; a segment past segment_count is not written | `assets/procgen/reduce` (SEGMENTS=plain\|device, OP=sum\|min\|max), [`cpu::reduce`], `tests/segments.rs` |
+//! | scan (SEGMENTS=device): a segment past segment_count is not scanned or written | `assets/procgen/scan` (SEGMENTS=none\|plain\|device, per-segment `totals`), [`cpu::segmented_scan`], `tests/segments.rs` |
+//! | expand (ELEMENTS=device): counts and offsets hold element_count live elements whatever the dispatch covers | `assets/procgen/expand` (ELEMENTS=device: strides over the whole dispatch; offsets sized and live by `element_count`), `tests/segments.rs` |
+//! | scatter (fold pass): an index past the live count reaches no place | `assets/procgen/scatter` (OP=add\|min\|max, i32 atomics into a copy of `dst`), [`cpu::scatter`], `tests/segments.rs` |
+//! | a count word binding (`segment_count`, `element_count`) takes a count or a number | `kernel.rs` `dispatch` (the count's word; a number's one-word column) |
 //! | a new count (compact, expand, hash_gather, scan's total) | appended outputs' counters; scan's `total` |
 //! | capacity and overflow (count − capacity) | the kernels count every append; `tests/kernels.rs` (expand, hash_gather past their bound); [`ProcgenError::Overflow`] for nodes that check |
-//! | storage buffers ≤ 8 per stage, the table per variant | [`asset::STORAGE_LIMIT`], `Variant::storage_buffers` (`StorageLimit`), `tests/assets.rs` |
+//! | storage buffers ≤ 8 per stage, the table per variant | [`asset::STORAGE_LIMIT`], `Variant::storage_buffers` (`StorageLimit`), `tests/assets.rs` (the table; every `device` option of COUNT / SEGMENTS / ELEMENTS binds exactly its one count word more; the added variants' counts) |
+//! | a binding that exists only in some variants (`when`), the `edges_runs` stage trick | `when` alternatives (`;`) in bindings.yaml and in `// @when` lines; a name may be declared again under a disjoint `when` (expand's ELEMENTS=device outputs) |
 //! | device.bound (number, live number, stated capacity, measured room) | [`Cook::bound`], [`bound::room_for`] |
 //! | device.live | [`Cook::live`], `device.live` in Luau |
 //! | device.guard and record/replay, re-record at 4×, `counts().guarded` | [`Cook::guard`], [`Player`], [`Counts`], `clamp_guard.wgsl`, `tests/replay.rs` |
@@ -47,10 +54,15 @@
 //! waited for. Not modelled: Geometry, Part, Texture bindings, Fields (a
 //! [`ReadSource::Field`] reads the column it is over; one over no column is refused), the
 //! field compiler (`fieldc.*`), `traffic()`, text columns, `curves`, component hooks and
-//! `Handle` release. Of the kernel table, gather, compact, scan, jump (rank, min), expand and
-//! hash_gather / hash_hook are built in; loops, loops_cut, loops_place and edges_runs (whose
-//! semantics the spec does not fix), reduce, scatter, the segmented / ELEMENTS=device variants
-//! and the intersect_* kernels are not.
+//! `Handle` release. Of the kernel table, gather, compact, scan (plain and segmented), jump
+//! (rank, min), expand (incl. ELEMENTS=device), hash_gather / hash_hook, reduce (segmented)
+//! and scatter's fold pass are built in. Not built: loops, loops_cut, loops_place, edges_runs
+//! and intersect_pairs / intersect_cuts / intersect_unify / intersect_retri — the spec (all of
+//! `shared/spec`) states only their inert values and binding counts, not what they compute.
+//! The designs this crate chose where the spec fixes only the inert values: segments are
+//! ascending `starts` (an exclusive scan of lengths), segment `s` spanning
+//! `[starts[s], starts[s+1])` clamped to the live count; reduce folds f32 in slot order; scan
+//! states per-segment `totals`; scatter folds i32 atomically (add, min, max).
 
 #![warn(missing_docs)]
 
@@ -64,13 +76,15 @@ pub mod error;
 pub mod kernel;
 pub mod luau;
 pub mod transfer;
+pub mod wait;
 
 pub use asset::{AssetLibrary, KernelAsset};
 pub use bound::{Bounded, Counts, GuardFlag, Player};
 pub use column::{Column, ColumnType, LiveCount, Word};
-pub use cook::{Cook, Recording};
+pub use cook::{Cook, Recording, Run};
 pub use count::{CountExpr, CountValue};
 pub use error::{ProcgenError, Result};
 pub use kernel::{BindValue, Domain, KernelCall, KernelOutputs, KernelRef, Uniform};
 pub use mlua;
 pub use transfer::{ReadSource, ReadValue, UploadValue, Uploaded};
+pub use wait::PlanWait;

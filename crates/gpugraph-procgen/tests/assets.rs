@@ -23,6 +23,61 @@ const TABLE: &[(&str, usize, usize)] = &[
     ("procgen/hash_hook", 6, 7),
 ];
 
+/// Specialize keys whose `device` option reads one count word more than its `plain` one.
+const COUNT_WORDS: &[(&str, &str)] = &[
+    ("COUNT", "domain_count"),
+    ("SEGMENTS", "segment_count"),
+    ("ELEMENTS", "element_count"),
+];
+
+/// The storage buffers of the variants this crate adds beyond the spec's table (the table's
+/// rule: a device variant binds one more than the plain one), per specialization.
+/// (kernel, specialization pairs, storage buffers).
+type Added = (&'static str, &'static [(&'static str, &'static str)], usize);
+
+const ADDED: &[Added] = &[
+    ("procgen/scan", &[("SEGMENTS", "none")], 3),
+    ("procgen/scan", &[("SEGMENTS", "plain")], 4),
+    ("procgen/scan", &[("SEGMENTS", "device")], 5),
+    (
+        "procgen/scan",
+        &[("SEGMENTS", "device"), ("COUNT", "device")],
+        6,
+    ),
+    ("procgen/reduce", &[("SEGMENTS", "plain")], 3),
+    (
+        "procgen/reduce",
+        &[("SEGMENTS", "device"), ("COUNT", "device")],
+        5,
+    ),
+    ("procgen/scatter", &[], 3),
+    ("procgen/scatter", &[("COUNT", "device")], 4),
+    ("procgen/expand", &[("ELEMENTS", "device")], 6),
+    (
+        "procgen/expand",
+        &[("ELEMENTS", "device"), ("COUNT", "device")],
+        7,
+    ),
+    (
+        "procgen/expand",
+        &[("ELEMENTS", "device"), ("COUNTS", "fixed")],
+        5,
+    ),
+];
+
+#[test]
+fn added_variants_bind_what_their_design_states() {
+    let lib = AssetLibrary::new();
+    for (id, pairs, want) in ADDED {
+        let v = lib
+            .resolve(id, "computeShader")
+            .unwrap()
+            .variant(&spec(pairs))
+            .unwrap();
+        assert_eq!(v.storage_buffers, *want, "{id} [{}]", v.label);
+    }
+}
+
 #[test]
 fn every_builtin_variant_builds_within_the_binding_table() {
     let lib = AssetLibrary::new();
@@ -31,7 +86,22 @@ fn every_builtin_variant_builds_within_the_binding_table() {
         for s in asset.all_specializations() {
             let v = asset.variant(&s).unwrap_or_else(|e| panic!("{id}: {e}"));
             assert!(v.storage_buffers <= STORAGE_LIMIT, "{id} [{}]", v.label);
-            if let Some((_, plain, device)) = TABLE.iter().find(|(t, _, _)| t == id) {
+            // Each count word a device option reads is one binding more than its plain option.
+            for (key, word) in COUNT_WORDS {
+                if s.get(*key).map(String::as_str) == Some("device") {
+                    let mut p = s.clone();
+                    p.insert(key.to_string(), "plain".into());
+                    let plain = asset.variant(&p).unwrap();
+                    assert_eq!(v.storage_buffers, plain.storage_buffers + 1, "{id} {key}");
+                    assert!(v.binding(word).is_some() && plain.binding(word).is_none());
+                }
+            }
+            // The spec's table counts the variants it names: the SEGMENTS=device and
+            // ELEMENTS=device ones are this crate's and bind their count word on top.
+            let extra = ["SEGMENTS", "ELEMENTS"]
+                .iter()
+                .any(|k| s.get(*k).map(String::as_str) == Some("device"));
+            if let Some((_, plain, device)) = TABLE.iter().find(|(t, _, _)| t == id && !extra) {
                 let limit = if s.get("COUNT").map(String::as_str) == Some("device") {
                     *device
                 } else {
@@ -167,6 +237,27 @@ fn schema_and_wgsl_disagreements_are_refused_by_name() {
     assert!(
         matches!(e, ProcgenError::SchemaField { ref name, .. } if name == "c"),
         "{e}"
+    );
+    // A name declared twice where one specialization holds both is refused; where the `when`s
+    // are disjoint it is one binding per variant.
+    let twice = format!(
+        "specialize: [{{ name: S, options: [x, y] }}]\n{}  - {{ name: b, access: write, element: f32, count: 2, when: \"S=y\" }}\n",
+        ONE_YAML
+    );
+    let e = KernelAsset::new("t/one", ONE, &twice).unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::SchemaField { ref name, .. } if name == "b"),
+        "{e}"
+    );
+    let disjoint = twice.replace(
+        "name: b, access: write, element: f32, count: domain }",
+        "name: b, access: write, element: f32, count: domain, when: \"S=x\" }",
+    );
+    let a = KernelAsset::new("t/one", ONE, &disjoint).unwrap();
+    let y = a.variant(&spec(&[("S", "y")])).unwrap();
+    assert_eq!(
+        y.binding("b").unwrap().decl.count,
+        Some(gpugraph_procgen::asset::Size::Number(2))
     );
     // Invalid WGSL names the variant.
     let e = KernelAsset::new("t/one", "fn main( {", ONE_YAML)

@@ -277,18 +277,6 @@ end
         matches!(e, ProcgenError::UnknownUniform { ref name, .. } if name == "speed"),
         "{e}"
     );
-    let shrink = r#"
-function cook(frame)
-    local keep = transfer.upload({ values = { k = { type = "UInt", values = { 1, 0, 1 } } } }).k
-    local kept = device.kernel({ kernel = asset.resolve("procgen/compact", "computeShader"), domain = 3,
-        bind = { keep = keep } })
-    device.kernel({ kernel = asset.resolve("procgen/scan", "computeShader"), domain = kept.indices_count - 1,
-        bind = { src = kept.indices } })
-    return transfer.readback({ columns = {} })
-end
-"#;
-    let e = play(shrink, 1).unwrap_err();
-    assert!(matches!(e, ProcgenError::ShrinkingCount { .. }), "{e}");
     let text = r#"
 function cook(frame)
     transfer.upload({ values = { names = { "a", "b" } } })
@@ -299,4 +287,94 @@ end
     assert!(e.to_string().contains("names"), "{e}");
     let e = play("x = 1", 1).unwrap_err();
     assert!(e.to_string().contains("cook"), "{e}");
+}
+
+#[test]
+fn shrinking_count_arithmetic_is_a_planning_wait_in_the_play_report() {
+    // kept.count - 1 as a domain: read back where the scan needs it, every cook; the count
+    // grows with the frame, so frame 2 plans again.
+    let source = r#"
+function inputs(frame)
+    local k = { 1, 0, 1, 1, 0, 1, 0, 0 }
+    if frame >= 2 then k = { 1, 1, 1, 1, 1, 1, 0, 1 } end
+    return { keep = { type = "UInt", values = k } }
+end
+function cook(frame, input)
+    local kept = device.kernel({ name = "kept", kernel = asset.resolve("procgen/compact", "computeShader"),
+        domain = 8, bind = { keep = input.keep } })
+    local ones = transfer.upload({ values = { o = { type = "Int", values = { 1, 1, 1, 1, 1, 1, 1, 1 } } } }).o
+    local scanned = device.kernel({ kernel = asset.resolve("procgen/scan", "computeShader"),
+        domain = count.max(kept.indices_count - 1, 0), bind = { src = ones } })
+    local grown = device.kernel({ kernel = asset.resolve("procgen/scan", "computeShader"),
+        domain = count.min(kept.indices_count * 2, 5), bind = { src = ones } })
+    return transfer.readback({ columns = { trimmed = scanned.total, grown = grown.total } })
+end
+"#;
+    let report = play(source, 3).unwrap();
+    let kept = [4usize, 4, 7];
+    for (f, frame) in report.frames.iter().enumerate() {
+        let want = (kept[f] - 1) as f64;
+        assert_eq!(frame.values["trimmed"], ReadValue::Numbers(vec![want]));
+        let grown = (kept[f] * 2).min(5) as f64;
+        assert_eq!(frame.values["grown"], ReadValue::Numbers(vec![grown]));
+        let wait = format!(
+            "planning wait: `(kept.indices_count - 1)` read back = {} for the domain of procgen/scan#",
+            kept[f] - 1
+        );
+        assert!(
+            frame.waited.iter().any(|w| w.contains(&wait)),
+            "frame {f}: {:?}",
+            frame.waited
+        );
+        // One read per run (frame 2's first run read the moved number and stopped), nothing
+        // for the growing domain, then the readback.
+        let reads = frame
+            .waited
+            .iter()
+            .filter(|w| w.contains("planning wait"))
+            .count();
+        assert_eq!(reads, if f == 2 { 2 } else { 1 }, "{:?}", frame.waited);
+        assert!(frame.waited.last().unwrap().starts_with("readback"));
+    }
+    let c = &report.counts;
+    assert_eq!((c.recordings, c.replans, c.plan_waits), (2, 1, 4), "{c:?}");
+}
+
+#[test]
+fn the_sprout_tail_example_reads_its_shrinking_count_back_every_cook() {
+    let source = include_str!("../examples/graph/sprout_tail.luau");
+    let report = play(source, 4).unwrap();
+    let sizes = [400u32, 400, 900, 900];
+    for (f, frame) in report.frames.iter().enumerate() {
+        let survivors = (0..sizes[f])
+            .map(|i| cpu::scatter_point(i, 11, 8.0, true))
+            .filter(|p| cpu::keep(*p, 12.0) == 1)
+            .count();
+        let tail = survivors.saturating_sub(3);
+        assert_eq!(
+            num(&frame.values["survivors"]) as usize,
+            survivors,
+            "frame {f}"
+        );
+        assert_eq!(
+            num(&frame.values["children"]) as usize,
+            tail * 3,
+            "frame {f}"
+        );
+        let wait = format!(
+            "planning wait: `(kept.indices_count - 3)` read back = {tail} for the domain of sprouts#"
+        );
+        assert!(
+            frame.waited.iter().any(|w| w.starts_with(&wait)),
+            "frame {f}: {:?}",
+            frame.waited
+        );
+        assert_eq!(frame.recorded, f == 0 || f == 2, "frame {f}");
+    }
+    let c = &report.counts;
+    assert_eq!(
+        (c.recordings, c.replays, c.replans, c.plan_waits, c.guarded),
+        (2, 5, 1, 5, 0),
+        "{c:?}"
+    );
 }

@@ -125,14 +125,32 @@ impl KernelAsset {
                 }
             }
         }
+        // A name may be declared more than once when no specialization holds two of its
+        // `when`s (an output sized one way in one variant and another way in another).
+        let specs = specializations(&schema.specialize);
         for b in &schema.bindings {
             if !seen.insert(b.name.as_str()) {
-                return Err(schema_field(
-                    identity,
-                    "binding",
-                    &b.name,
-                    "is declared twice",
-                ));
+                let twice = specs.iter().any(|spec| {
+                    schema
+                        .bindings
+                        .iter()
+                        .filter(|o| o.name == b.name)
+                        .filter(|o| {
+                            o.when.as_ref().is_none_or(|w| {
+                                When::parse(w).map(|w| w.holds(spec)).unwrap_or(true)
+                            })
+                        })
+                        .count()
+                        > 1
+                });
+                if twice {
+                    return Err(schema_field(
+                        identity,
+                        "binding",
+                        &b.name,
+                        "is declared twice in one variant",
+                    ));
+                }
             }
             if let Some(c) = &b.counter {
                 if !schema.bindings.iter().any(|o| &o.name == c && o.append) {
@@ -213,20 +231,7 @@ impl KernelAsset {
 
     /// Every specialization the schema allows.
     pub fn all_specializations(&self) -> Vec<Specialization> {
-        let mut out = vec![Specialization::new()];
-        for s in &self.schema.specialize {
-            out = out
-                .into_iter()
-                .flat_map(|base| {
-                    s.options.iter().map(move |o| {
-                        let mut m = base.clone();
-                        m.insert(s.name.clone(), o.clone());
-                        m
-                    })
-                })
-                .collect();
-        }
-        out
+        specializations(&self.schema.specialize)
     }
 
     /// The checked variant of `spec` (completed with defaults), built once per asset.
@@ -370,6 +375,24 @@ impl KernelAsset {
     }
 }
 
+/// Every combination of one option per specialize parameter.
+fn specializations(params: &[schema::Specialize]) -> Vec<Specialization> {
+    let mut out = vec![Specialization::new()];
+    for s in params {
+        out = out
+            .into_iter()
+            .flat_map(|base| {
+                s.options.iter().map(move |o| {
+                    let mut m = base.clone();
+                    m.insert(s.name.clone(), o.clone());
+                    m
+                })
+            })
+            .collect();
+    }
+    out
+}
+
 macro_rules! builtin {
     ($name:literal) => {
         (
@@ -391,6 +414,8 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
     builtin!("hash_gather"),
     builtin!("scatter_points"),
     builtin!("predicate_keep"),
+    builtin!("reduce"),
+    builtin!("scatter"),
 ];
 
 /// Where assets are found: the built-in kernels and directories of

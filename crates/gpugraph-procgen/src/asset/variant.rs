@@ -58,8 +58,9 @@ impl When {
 }
 
 /// The WGSL of the variant `spec`: each `// @when KEY value` … `// @end` block is kept when
-/// `spec[KEY] == value` (several `KEY value` pairs on one line must all hold) and removed
-/// otherwise, marker lines included. Blocks nest. An unbalanced block is refused by line.
+/// `spec[KEY] == value` (several `KEY value` pairs on one line must all hold; alternatives are
+/// separated by `;`, as in `// @when SEGMENTS plain; SEGMENTS device`) and removed otherwise,
+/// marker lines included. Blocks nest. An unbalanced block is refused by line.
 pub fn select(kernel: &str, wgsl: &str, spec: &Specialization) -> Result<String> {
     let mut out = String::with_capacity(wgsl.len());
     // One entry per open block: whether it (and every block around it) is kept.
@@ -67,17 +68,20 @@ pub fn select(kernel: &str, wgsl: &str, spec: &Specialization) -> Result<String>
     for (n, line) in wgsl.lines().enumerate() {
         let trimmed = line.trim();
         if let Some(rest) = trimmed.strip_prefix("// @when") {
-            let words: Vec<&str> = rest.split_whitespace().collect();
-            if words.is_empty() || !words.len().is_multiple_of(2) {
-                return Err(ProcgenError::WhenBlock {
-                    kernel: kernel.into(),
-                    line: n + 1,
-                    problem: "@when takes KEY value pairs",
-                });
+            let mut holds = false;
+            for alt in rest.split(';') {
+                let words: Vec<&str> = alt.split_whitespace().collect();
+                if words.is_empty() || !words.len().is_multiple_of(2) {
+                    return Err(ProcgenError::WhenBlock {
+                        kernel: kernel.into(),
+                        line: n + 1,
+                        problem: "@when takes KEY value pairs",
+                    });
+                }
+                holds |= words
+                    .chunks(2)
+                    .all(|kv| spec.get(kv[0]).map(String::as_str) == Some(kv[1]));
             }
-            let holds = words
-                .chunks(2)
-                .all(|kv| spec.get(kv[0]).map(String::as_str) == Some(kv[1]));
             let outer = open.last().is_none_or(|o| o.0);
             open.push((outer && holds, n + 1));
             out.push('\n');
@@ -144,6 +148,23 @@ mod tests {
             src.lines().count(),
             "line numbers kept"
         );
+    }
+
+    #[test]
+    fn a_block_holds_when_one_of_its_alternatives_does() {
+        let src = "a\n// @when S plain; S device C x\nb\n// @end\n";
+        let kept = |pairs: &[(&str, &str)]| {
+            select("k", src, &spec(pairs))
+                .unwrap()
+                .lines()
+                .any(|l| l == "b")
+        };
+        assert!(kept(&[("S", "plain")]));
+        assert!(kept(&[("S", "device"), ("C", "x")]));
+        assert!(!kept(&[("S", "device"), ("C", "y")]));
+        assert!(!kept(&[("S", "none")]));
+        let e = select("k", "// @when S plain;\n// @end\n", &spec(&[])).unwrap_err();
+        assert!(matches!(e, ProcgenError::WhenBlock { line: 1, .. }), "{e}");
     }
 
     #[test]

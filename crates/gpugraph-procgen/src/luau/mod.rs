@@ -249,7 +249,11 @@ impl Host {
             };
             player.cook(frame, &mut build, &mut update)?;
             let recorded = player.counts.recordings > recordings;
-            let mut waited: Vec<String> = player.waits[waits_before..].to_vec();
+            let prefix = format!("frame {frame}: ");
+            let mut waited: Vec<String> = player.waits[waits_before..]
+                .iter()
+                .map(|w| w.strip_prefix(&prefix).unwrap_or(w).to_string())
+                .collect();
             let out = player.outputs().expect("cooked above");
             let rec = player.recording().expect("cooked above");
             let mut values = BTreeMap::new();

@@ -42,7 +42,7 @@ fn with_cook<R>(
     r.map_err(|e| raise(state, e))
 }
 
-fn domain(state: &S, v: &Value) -> mlua::Result<Domain> {
+fn domain(v: &Value) -> mlua::Result<Domain> {
     if let Some(n) = number(v) {
         if n < 0.0 || n.fract() != 0.0 {
             return Err(mlua::Error::runtime(format!(
@@ -55,13 +55,8 @@ fn domain(state: &S, v: &Value) -> mlua::Result<Domain> {
         Value::UserData(ud) if ud.is::<LuaColumn>() => {
             Ok(Domain::Column(ud.borrow::<LuaColumn>()?.0.clone()))
         }
-        Value::UserData(ud) => {
-            let e = to_count(ud)?;
-            match with_cook(state, |c| c.count(&e))? {
-                CountValue::Known(n) => Ok(Domain::Number(n)),
-                CountValue::Live(l) => Ok(Domain::Live(l)),
-            }
-        }
+        // Planned by device.kernel, which names itself as the node a planning wait is for.
+        Value::UserData(ud) => Ok(Domain::Count(to_count(ud)?)),
         Value::Table(t) => {
             let count = column(&t.get("count")?).ok_or_else(|| {
                 mlua::Error::runtime(
@@ -135,7 +130,8 @@ fn kernel_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Table> {
             )))
         }
     };
-    let dom = domain(state, &t.get("domain")?)?;
+    let dom = domain(&t.get("domain")?)?;
+    let name: Option<String> = t.get("name")?;
     let mut call = KernelCall::default();
     for (k, v) in string_map(&t.get("bind")?)? {
         call.bind.insert(k.clone(), bind_value(&k, &v)?);
@@ -160,13 +156,18 @@ fn kernel_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Table> {
             call.columns.insert(k, c);
         }
     }
+    call.name = name.clone();
     let out = with_cook(state, |c| c.kernel(&kernel, dom, &call))?;
     let res = lua.create_table()?;
     for (k, c) in out.columns {
         res.set(k, LuaColumn(c))?;
     }
+    // A count is named by the node that made it (`name`, else the dispatch node's id), so a
+    // planning wait over it says whose count it read.
+    let node = name.unwrap_or_else(|| out.node.clone());
     for (k, l) in out.counts {
-        res.set(format!("{k}_count"), LuaCount(CountExpr::Count(l)))?;
+        let named = CountExpr::Named(format!("{node}.{k}_count"), Box::new(CountExpr::Count(l)));
+        res.set(format!("{k}_count"), LuaCount(named))?;
     }
     Ok(res)
 }
@@ -286,7 +287,7 @@ pub(crate) fn register(
                 Value::UserData(ud) => to_count(&ud)?,
                 _ => return Err(mlua::Error::runtime("device.live: `count` is no count")),
             };
-            let l = match with_cook(&s, |c| c.count(&count))? {
+            let l = match with_cook(&s, |c| c.count_at(&count, "device.live"))? {
                 CountValue::Live(l) if l.capacity == values::UNSTATED => crate::LiveCount {
                     capacity: values.capacity,
                     ..l
@@ -366,7 +367,8 @@ pub(crate) fn register(
             for pair in cols.pairs::<String, Value>() {
                 let (k, v) = pair?;
                 let mut counts = |e: CountExpr| -> mlua::Result<ReadSource> {
-                    Ok(match with_cook(&s, |c| c.count(&e))? {
+                    let need = format!("transfer.readback `{k}`");
+                    Ok(match with_cook(&s, |c| c.count_at(&e, &need))? {
                         CountValue::Known(n) => ReadSource::Number(n as f64),
                         CountValue::Live(l) => ReadSource::Count(l),
                     })

@@ -93,7 +93,7 @@ pub fn to_count(ud: &AnyUserData) -> mlua::Result<CountExpr> {
 impl UserData for LuaCount {
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
         f.add_field_method_get("capacity", |_, this| {
-            Ok(match &this.0 {
+            Ok(match this.0.unnamed() {
                 CountExpr::Count(l) => Some(l.capacity),
                 CountExpr::Number(n) => Some(*n),
                 _ => None,
