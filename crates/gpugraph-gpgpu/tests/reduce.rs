@@ -62,7 +62,11 @@ fn upload_chunks(
 }
 
 /// Runs every op over `input` in one graph; returns (op, result words, ignored word).
-fn run_all(ctx: &GpuContext, input: &Input<'_>) -> Vec<(ReduceOp, Vec<u32>, u32)> {
+fn run_all(
+    ctx: &GpuContext,
+    input: &Input<'_>,
+    policy: ReducePolicy,
+) -> Vec<(ReduceOp, Vec<u32>, u32)> {
     let mut g = CommandGraph::new("reduce-test", &ctx.device);
     let values = upload_chunks(
         ctx,
@@ -96,7 +100,7 @@ fn run_all(ctx: &GpuContext, input: &Input<'_>) -> Vec<(ReduceOp, Vec<u32>, u32)
             output: v,
             ignored: Some(iv),
         }
-        .add_to_graph(&mut g)
+        .add_to_graph_with(&mut g, policy)
         .unwrap();
         outs.push((op, b, words as usize, ib));
     }
@@ -106,19 +110,32 @@ fn run_all(ctx: &GpuContext, input: &Input<'_>) -> Vec<(ReduceOp, Vec<u32>, u32)
         .collect()
 }
 
-fn plans(input: &Input<'_>, max_dim: u32) -> Vec<ChunkPlan> {
+fn plans(input: &Input<'_>, max_dim: u32, policy: &ReducePolicy) -> Vec<ChunkPlan> {
     input
         .lens
         .iter()
         .zip(&input.leads)
         .map(|(&len, &lead)| {
-            chunk_plan(len as u64, lead as u64 * 4, max_dim, &ReducePolicy::DEFAULT)
+            chunk_plan(len as u64, lead as u64 * 4, max_dim, policy)
         })
         .collect()
 }
 
+/// [`check_with`] the policy `add_to_graph` picks for the device (what users get).
 fn check(ctx: &GpuContext, input: &Input<'_>, max_dim: u32, label: &str) {
-    let got = run_all(ctx, input);
+    check_with(ctx, input, max_dim, label, ReducePolicy::for_device(&ctx.device));
+}
+
+/// Every op over `input` with `policy` against the oracles; the float sum bit for bit against
+/// the fixed order of `policy`'s plan.
+fn check_with(
+    ctx: &GpuContext,
+    input: &Input<'_>,
+    max_dim: u32,
+    label: &str,
+    policy: ReducePolicy,
+) {
+    let got = run_all(ctx, input, policy);
     if input.format == F::Float32 {
         let values = floats(input.words);
         let want = cpu::reduce_f32(&values, input.mask);
@@ -126,7 +143,7 @@ fn check(ctx: &GpuContext, input: &Input<'_>, max_dim: u32, label: &str) {
         let chunks: Vec<cpu::SumChunk<'_>> = input
             .lens
             .iter()
-            .zip(plans(input, max_dim))
+            .zip(plans(input, max_dim, &policy))
             .map(|(&len, plan)| {
                 let c = (
                     &values[start..start + len],
@@ -208,6 +225,15 @@ fn float_reductions_match_the_oracle_across_sizes_and_alignments() {
             format: F::Float32,
         };
         check(&ctx, &input, max_dim, &format!("f32 n={n} lead={}", si % 4));
+        // NVIDIA's policy on any device: the fixed order follows the policy that ran (this
+        // pinned the H200's default to its own oracle order; it ran the default's before).
+        let nvidia = ReducePolicy {
+            workgroup_size: 512,
+            vec4_per_thread: 8,
+            ..ReducePolicy::DEFAULT
+        };
+        let label = format!("f32 n={n} lead={}, 512x8", si % 4);
+        check_with(&ctx, &input, max_dim, &label, nvidia);
     }
 }
 
@@ -282,8 +308,11 @@ fn grid_stride_tiles_beyond_the_partial_cap_are_deterministic() {
         leads: vec![1],
         format: F::Float32,
     };
-    assert!(plans(&input, max_dim)[0].tiles > 1024);
-    check(&ctx, &input, max_dim, "4.5M");
+    // The default policy's shape (a device's own policy may have fewer, larger tiles).
+    let policy = ReducePolicy::DEFAULT;
+    assert!(plans(&input, max_dim, &policy)[0].tiles > 1024);
+    check_with(&ctx, &input, max_dim, "4.5M", policy);
+    check(&ctx, &input, max_dim, "4.5M, device policy");
     // Two runs of one compiled graph give the same bits.
     let mut g = CommandGraph::new("twice", &ctx.device);
     let b = upload(&ctx, &words);
@@ -325,8 +354,10 @@ fn dispatches_over_the_dimension_limit_use_a_second_grid_row() {
         leads: vec![2],
         format: F::Float32,
     };
-    assert_eq!(plans(&input, 16)[0].workgroups, 256);
-    check(&ctx, &input, 16, "2-D");
+    let policy = ReducePolicy::DEFAULT;
+    assert_eq!(plans(&input, 16, &policy)[0].workgroups, 256);
+    check_with(&ctx, &input, 16, "2-D", policy);
+    check(&ctx, &input, 16, "2-D, device policy");
 }
 
 #[test]
