@@ -174,65 +174,55 @@ fn place(
             "an upload stopped without naming its error".into(),
         ))
     };
-    let chunks = match options.placement {
-        ChunkPlacement::BufferPerChunk => {
-            let sizes: Vec<u64> = sources.iter().map(|(rows, _)| rows * row).collect();
-            let (buffers, outcome) =
-                create_table_buffers(device, &sizes, options.extra_usage, |buffers| {
-                    let targets: Vec<Target<'_>> = buffers
-                        .iter()
-                        .zip(&sources)
-                        .map(|(buffer, (_, source))| Target {
-                            buffer,
-                            offset: 0,
-                            source: *source,
-                        })
-                        .collect();
-                    write_targets(device, queue, &targets)
-                })?;
-            if outcome == Outcome::Stopped {
-                return Err(stopped());
-            }
-            buffers
-                .into_iter()
-                .zip(&sources)
-                .map(|(buffer, (rows, _))| GpuData::owned(buffer, 0, *rows, format, row))
-                .collect::<Result<Vec<_>, _>>()?
-        }
+    // Where each chunk lands: (buffer, byte offset), and the buffers' sizes.
+    let (sizes, places): (Vec<u64>, Vec<(usize, u64)>) = match options.placement {
+        ChunkPlacement::BufferPerChunk => (
+            sources.iter().map(|(rows, _)| rows * row).collect(),
+            (0..sources.len()).map(|i| (i, 0)).collect(),
+        ),
         ChunkPlacement::SharedPerColumn => {
             let alignment = u64::from(device.limits().min_storage_buffer_offset_alignment)
                 .max(wgpu::COPY_BUFFER_ALIGNMENT);
-            let mut offsets = Vec::with_capacity(sources.len());
+            let mut places = Vec::with_capacity(sources.len());
             let mut end = 0u64;
             for (rows, _) in &sources {
                 let offset = end.div_ceil(alignment) * alignment;
-                offsets.push(offset);
+                places.push((0, offset));
                 end = offset + rows * row;
             }
-            let (mut buffers, outcome) =
-                create_table_buffers(device, &[end], options.extra_usage, |buffers| {
-                    let targets: Vec<Target<'_>> = offsets
-                        .iter()
-                        .zip(&sources)
-                        .map(|(&offset, (_, source))| Target {
-                            buffer: &buffers[0],
-                            offset,
-                            source: *source,
-                        })
-                        .collect();
-                    write_targets(device, queue, &targets)
-                })?;
-            if outcome == Outcome::Stopped {
-                return Err(stopped());
-            }
-            let buffer = buffers.remove(0);
+            (vec![end], places)
+        }
+    };
+    let (buffers, outcome) = create_table_buffers(device, &sizes, options.extra_usage, |b| {
+        let targets: Vec<Target<'_>> = places
+            .iter()
+            .zip(&sources)
+            .map(|(&(i, offset), (_, source))| Target {
+                buffer: &b[i],
+                offset,
+                source: *source,
+            })
+            .collect();
+        write_targets(device, queue, &targets)
+    })?;
+    if outcome == Outcome::Stopped {
+        return Err(stopped());
+    }
+    let chunks = match options.placement {
+        ChunkPlacement::BufferPerChunk => buffers
+            .into_iter()
+            .zip(&sources)
+            .map(|(buffer, (rows, _))| GpuData::owned(buffer, 0, *rows, format, row))
+            .collect::<Result<Vec<_>, _>>()?,
+        ChunkPlacement::SharedPerColumn => {
+            let buffer = buffers.into_iter().next().expect("one shared buffer");
             let size = buffer.size();
             // The owner range is raw bytes; the chunks are typed siblings that co-own it.
             let owner = GpuData::owned(buffer, 0, size, VectorFormat::Uint8, 1)?;
-            offsets
+            places
                 .iter()
                 .zip(&sources)
-                .map(|(&offset, (rows, _))| owner.sibling(offset, *rows, format, row))
+                .map(|(&(_, offset), (rows, _))| owner.sibling(offset, *rows, format, row))
                 .collect::<Result<Vec<_>, _>>()?
         }
     };

@@ -115,15 +115,19 @@ fn plans(input: &Input<'_>, max_dim: u32, policy: &ReducePolicy) -> Vec<ChunkPla
         .lens
         .iter()
         .zip(&input.leads)
-        .map(|(&len, &lead)| {
-            chunk_plan(len as u64, lead as u64 * 4, max_dim, policy)
-        })
+        .map(|(&len, &lead)| chunk_plan(len as u64, lead as u64 * 4, max_dim, policy))
         .collect()
 }
 
 /// [`check_with`] the policy `add_to_graph` picks for the device (what users get).
 fn check(ctx: &GpuContext, input: &Input<'_>, max_dim: u32, label: &str) {
-    check_with(ctx, input, max_dim, label, ReducePolicy::for_device(&ctx.device));
+    check_with(
+        ctx,
+        input,
+        max_dim,
+        label,
+        ReducePolicy::for_device(&ctx.device),
+    );
 }
 
 /// Every op over `input` with `policy` against the oracles; the float sum bit for bit against

@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 
 use common::*;
 use gpugraph_command::wgpu::{self, BufferUsages as U};
-use gpugraph_command::{
-    CommandGraph, CompiledGraph, CopyNode, GpuContext, ResourceUse, TextureAccess, VectorFormat,
-};
+use gpugraph_command::{CommandGraph, CompiledGraph, GpuContext, VectorFormat};
 use gpugraph_render::camera::{look_at, mul, perspective, Mat4};
 use gpugraph_render::{
     CubeCamera, DrawCommandBuffer, DrawLayout, IndexPickingTarget, InstancedCubes, PickRegion,
@@ -121,35 +119,7 @@ fn setup(ctx: &GpuContext, capacity: u64) -> Setup {
     target.add_region_pass(&mut g, pass).unwrap();
     let texels = upload(ctx, &vec![0u32; (ROW / 4 * H) as usize], U::empty());
     let texels_h = import(&mut g, "texels", &texels);
-    let ids = target.ids;
-    g.add_copy_node(CopyNode::new(
-        "read-ids",
-        vec![
-            ResourceUse::texture(ids, TextureAccess::CopySrc),
-            ResourceUse::copy_dst(texels_h),
-        ],
-        move |_| {
-            Ok(gpugraph_command::copy_fn(move |enc, ec| {
-                enc.copy_texture_to_buffer(
-                    ec.texture(ids).as_image_copy(),
-                    wgpu::TexelCopyBufferInfo {
-                        buffer: ec.buffer(texels_h),
-                        layout: wgpu::TexelCopyBufferLayout {
-                            offset: 0,
-                            bytes_per_row: Some(ROW),
-                            rows_per_image: Some(H),
-                        },
-                    },
-                    wgpu::Extent3d {
-                        width: W,
-                        height: H,
-                        depth_or_array_layers: 1,
-                    },
-                );
-            }))
-        },
-    ))
-    .unwrap();
+    common::copy_texture_rows(&mut g, "read-ids", target.ids, texels_h, (W, H), ROW);
     let pixel = upload(ctx, &[POISON; 4], U::empty());
     let pixel_h = import(&mut g, "pixel", &pixel);
     let pick = target

@@ -109,3 +109,44 @@ pub fn random_spheres(rng: &mut impl Rng, n: usize, extent: f32, max_radius: f32
         })
         .collect()
 }
+
+/// Adds copy node `id`: the whole `size` texture `texture` into `buffer` (rows `row_bytes`
+/// apart), so a test reads the texels back.
+pub fn copy_texture_rows(
+    g: &mut CommandGraph,
+    id: &str,
+    texture: gpugraph_command::TextureHandle,
+    buffer: BufferHandle,
+    size: (u32, u32),
+    row_bytes: u32,
+) {
+    use gpugraph_command::{CopyNode, ResourceUse, TextureAccess};
+    g.add_copy_node(CopyNode::new(
+        id,
+        vec![
+            ResourceUse::texture(texture, TextureAccess::CopySrc),
+            ResourceUse::copy_dst(buffer),
+        ],
+        move |_| {
+            Ok(gpugraph_command::copy_fn(move |enc, ec| {
+                enc.copy_texture_to_buffer(
+                    ec.texture(texture).as_image_copy(),
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: ec.buffer(buffer),
+                        layout: wgpu::TexelCopyBufferLayout {
+                            offset: 0,
+                            bytes_per_row: Some(row_bytes),
+                            rows_per_image: Some(size.1),
+                        },
+                    },
+                    wgpu::Extent3d {
+                        width: size.0,
+                        height: size.1,
+                        depth_or_array_layers: 1,
+                    },
+                );
+            }))
+        },
+    ))
+    .unwrap();
+}
