@@ -14,7 +14,7 @@ fn ctx() -> GpuContext {
     GpuContext::new().expect("a GPU adapter (install mesa-vulkan-drivers)")
 }
 
-/// Chunk lengths straddling 256 KiB fill jobs and 16 MiB staging buffers, one empty.
+/// Chunk lengths straddling 256 KiB fill jobs and the staging buffers (8 MiB), one empty.
 const CHUNKS: [usize; 4] = [700_001, 0, 1_300_017, 65_537];
 
 fn value(i: usize) -> i64 {
