@@ -34,6 +34,7 @@ pub mod readback;
 mod stage;
 pub mod table;
 pub mod upload;
+pub mod validity;
 
 pub use batch::{upload_record_batch, ArrowBatch};
 pub use dictionary::{DictionaryColumn, DictionaryEncoder, EncodedCodes};
@@ -43,7 +44,8 @@ pub use mapping::{
     ScalarConversion,
 };
 pub use options::{
-    ChunkPlacement, Float64Policy, Int64Policy, UploadOptions, Utf8Policy, ValidityPolicy,
+    ChunkPlacement, Float64Policy, Int64Policy, MaskTransfer, UploadOptions, Utf8Policy,
+    ValidityPolicy,
 };
 pub use readback::{
     read_back_array, read_back_column, read_back_dictionary, read_back_gpu_record_batch,
@@ -54,3 +56,4 @@ pub use upload::{
     dictionary_encode_utf8, dictionary_encode_utf8_chunks, upload_array, upload_array_chunks,
     upload_dictionary, upload_dictionary_chunks, GpuColumn,
 };
+pub use validity::{mask_transfer, mask_transfer_bytes};

@@ -66,6 +66,18 @@ pub enum ChunkPlacement {
     SharedPerColumn,
 }
 
+/// How validity masks cross the bus.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MaskTransfer {
+    /// Arrow's null bitmap (1 bit per row) is uploaded and a GPU kernel expands it into the
+    /// `uint32` mask: 1/32 of the bytes over the bus. Falls back to [`Words`](Self::Words) for a
+    /// column with a chunk the device cannot bind as one storage buffer.
+    #[default]
+    Bitmap,
+    /// The `uint32` mask is written on the host and uploaded (4 bytes per row).
+    Words,
+}
+
 /// The choices an upload makes explicit. `Default` rejects every lossy or checked conversion,
 /// masks only columns with nulls, and uses one buffer per chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +92,8 @@ pub struct UploadOptions {
     pub validity: ValidityPolicy,
     /// Buffer placement of chunks.
     pub placement: ChunkPlacement,
+    /// How validity masks cross the bus.
+    pub mask_transfer: MaskTransfer,
     /// Usage flags added to every created buffer beyond `STORAGE | COPY_SRC | COPY_DST`
     /// (e.g. `VERTEX`); map flags are rejected.
     pub extra_usage: BufferUsages,
@@ -93,6 +107,7 @@ impl Default for UploadOptions {
             utf8: Utf8Policy::default(),
             validity: ValidityPolicy::default(),
             placement: ChunkPlacement::default(),
+            mask_transfer: MaskTransfer::default(),
             extra_usage: BufferUsages::empty(),
         }
     }
@@ -122,6 +137,11 @@ impl UploadOptions {
     /// The same options with another chunk placement.
     pub fn with_placement(mut self, placement: ChunkPlacement) -> Self {
         self.placement = placement;
+        self
+    }
+    /// The same options with another mask transfer.
+    pub fn with_mask_transfer(mut self, transfer: MaskTransfer) -> Self {
+        self.mask_transfer = transfer;
         self
     }
     /// The same options with extra buffer usage flags.

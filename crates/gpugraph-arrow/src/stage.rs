@@ -21,7 +21,7 @@ use gpugraph_tables::{GpuData, GpuVector};
 use crate::dictionary::CodeEncoder;
 use crate::encode::{write_validity, EncodedChunk, ValueEncoder};
 use crate::error::ArrowAdapterError;
-use crate::options::{ChunkPlacement, UploadOptions};
+use crate::options::{ChunkPlacement, MaskTransfer, UploadOptions};
 
 /// One chunk of a column, checked and ready to stage.
 pub(crate) enum PreparedChunk<'c> {
@@ -125,12 +125,18 @@ pub(crate) fn stage_values(
 }
 
 /// Uploads the `uint32` validity masks (1 valid, 0 null) of `chunks`, chunk-aligned with
-/// their values, written straight from the null bitmaps.
+/// their values: as bitmaps expanded on the GPU ([`MaskTransfer::Bitmap`] where the device
+/// can bind every chunk) or as words written on the host from the null bitmaps.
 pub(crate) fn stage_masks(
     ctx: &GpuContext,
     chunks: &[PreparedChunk<'_>],
     options: &UploadOptions,
 ) -> Result<GpuVector, ArrowAdapterError> {
+    if options.mask_transfer == MaskTransfer::Bitmap {
+        if let Some(masks) = crate::validity::stage_bitmaps(ctx, chunks, options)? {
+            return Ok(masks);
+        }
+    }
     let fills: Vec<Box<FillFn<'_>>> = chunks
         .iter()
         .map(|c| {
@@ -159,6 +165,85 @@ pub(crate) fn stage_masks(
     place(ctx, sources, VectorFormat::Uint32, options)
 }
 
+/// Where each chunk of a column lands: the sizes of the buffers to create and, per chunk,
+/// (buffer index, byte offset).
+pub(crate) struct Layout {
+    pub(crate) sizes: Vec<u64>,
+    pub(crate) places: Vec<(usize, u64)>,
+}
+
+/// The buffers and chunk places of `rows` (per chunk) of `row` bytes under `placement`.
+pub(crate) fn layout(
+    device: &wgpu::Device,
+    rows: &[u64],
+    row: u64,
+    placement: ChunkPlacement,
+) -> Layout {
+    match placement {
+        ChunkPlacement::BufferPerChunk => Layout {
+            sizes: rows.iter().map(|r| r * row).collect(),
+            places: (0..rows.len()).map(|i| (i, 0)).collect(),
+        },
+        ChunkPlacement::SharedPerColumn => {
+            let alignment = storage_alignment(device);
+            let mut places = Vec::with_capacity(rows.len());
+            let mut end = 0u64;
+            for r in rows {
+                let offset = end.div_ceil(alignment) * alignment;
+                places.push((0, offset));
+                end = offset + r * row;
+            }
+            Layout {
+                sizes: vec![end],
+                places,
+            }
+        }
+    }
+}
+
+/// The alignment at which a chunk binds directly as a storage buffer (and copies).
+pub(crate) fn storage_alignment(device: &wgpu::Device) -> u64 {
+    u64::from(device.limits().min_storage_buffer_offset_alignment).max(wgpu::COPY_BUFFER_ALIGNMENT)
+}
+
+/// The chunks of one vector over `buffers` laid out as `layout`, `rows` per chunk.
+pub(crate) fn wrap(
+    buffers: Vec<wgpu::Buffer>,
+    layout: &Layout,
+    rows: &[u64],
+    format: VectorFormat,
+    placement: ChunkPlacement,
+) -> Result<GpuVector, ArrowAdapterError> {
+    let row = u64::from(format.byte_size());
+    let chunks = match placement {
+        ChunkPlacement::BufferPerChunk => buffers
+            .into_iter()
+            .zip(rows)
+            .map(|(buffer, rows)| GpuData::owned(buffer, 0, *rows, format, row))
+            .collect::<Result<Vec<_>, _>>()?,
+        ChunkPlacement::SharedPerColumn => {
+            let buffer = buffers.into_iter().next().expect("one shared buffer");
+            let size = buffer.size();
+            // The owner range is raw bytes; the chunks are typed siblings that co-own it.
+            let owner = GpuData::owned(buffer, 0, size, VectorFormat::Uint8, 1)?;
+            layout
+                .places
+                .iter()
+                .zip(rows)
+                .map(|(&(_, offset), rows)| owner.sibling(offset, *rows, format, row))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
+    Ok(GpuVector::from_chunks(format, chunks)?)
+}
+
+/// The error of a fill that stopped without recording one (never expected).
+pub(crate) fn stopped() -> ArrowAdapterError {
+    ArrowAdapterError::Arrow(arrow_schema::ArrowError::ComputeError(
+        "an upload stopped without naming its error".into(),
+    ))
+}
+
 /// Creates the buffers of `sources` (rows, bytes) per the placement, writes them in one pass
 /// of the staging ring and wraps them as the chunks of one vector.
 fn place(
@@ -169,62 +254,24 @@ fn place(
 ) -> Result<GpuVector, ArrowAdapterError> {
     let row = u64::from(format.byte_size());
     let (device, queue) = (&ctx.device, &ctx.queue);
-    let stopped = || {
-        ArrowAdapterError::Arrow(arrow_schema::ArrowError::ComputeError(
-            "an upload stopped without naming its error".into(),
-        ))
-    };
-    // Where each chunk lands: (buffer, byte offset), and the buffers' sizes.
-    let (sizes, places): (Vec<u64>, Vec<(usize, u64)>) = match options.placement {
-        ChunkPlacement::BufferPerChunk => (
-            sources.iter().map(|(rows, _)| rows * row).collect(),
-            (0..sources.len()).map(|i| (i, 0)).collect(),
-        ),
-        ChunkPlacement::SharedPerColumn => {
-            let alignment = u64::from(device.limits().min_storage_buffer_offset_alignment)
-                .max(wgpu::COPY_BUFFER_ALIGNMENT);
-            let mut places = Vec::with_capacity(sources.len());
-            let mut end = 0u64;
-            for (rows, _) in &sources {
-                let offset = end.div_ceil(alignment) * alignment;
-                places.push((0, offset));
-                end = offset + rows * row;
-            }
-            (vec![end], places)
-        }
-    };
-    let (buffers, outcome) = create_table_buffers(device, &sizes, options.extra_usage, |b| {
-        let targets: Vec<Target<'_>> = places
-            .iter()
-            .zip(&sources)
-            .map(|(&(i, offset), (_, source))| Target {
-                buffer: &b[i],
-                offset,
-                source: *source,
-            })
-            .collect();
-        write_targets(device, queue, &targets)
-    })?;
+    let rows: Vec<u64> = sources.iter().map(|(r, _)| *r).collect();
+    let layout = layout(device, &rows, row, options.placement);
+    let (buffers, outcome) =
+        create_table_buffers(device, &layout.sizes, options.extra_usage, |b| {
+            let targets: Vec<Target<'_>> = layout
+                .places
+                .iter()
+                .zip(&sources)
+                .map(|(&(i, offset), (_, source))| Target {
+                    buffer: &b[i],
+                    offset,
+                    source: *source,
+                })
+                .collect();
+            write_targets(device, queue, &targets)
+        })?;
     if outcome == Outcome::Stopped {
         return Err(stopped());
     }
-    let chunks = match options.placement {
-        ChunkPlacement::BufferPerChunk => buffers
-            .into_iter()
-            .zip(&sources)
-            .map(|(buffer, (rows, _))| GpuData::owned(buffer, 0, *rows, format, row))
-            .collect::<Result<Vec<_>, _>>()?,
-        ChunkPlacement::SharedPerColumn => {
-            let buffer = buffers.into_iter().next().expect("one shared buffer");
-            let size = buffer.size();
-            // The owner range is raw bytes; the chunks are typed siblings that co-own it.
-            let owner = GpuData::owned(buffer, 0, size, VectorFormat::Uint8, 1)?;
-            places
-                .iter()
-                .zip(&sources)
-                .map(|(&(_, offset), (rows, _))| owner.sibling(offset, *rows, format, row))
-                .collect::<Result<Vec<_>, _>>()?
-        }
-    };
-    Ok(GpuVector::from_chunks(format, chunks)?)
+    wrap(buffers, &layout, &rows, format, options.placement)
 }

@@ -30,7 +30,10 @@ pub struct SessionOptions {
 
 impl Default for SessionOptions {
     fn default() -> Self {
-        Self { engine: Engine::Gpu, target_partitions: None }
+        Self {
+            engine: Engine::Gpu,
+            target_partitions: None,
+        }
     }
 }
 
@@ -49,9 +52,13 @@ pub fn session_context(options: &SessionOptions) -> Result<SessionContext, Sessi
     if let Some(partitions) = options.target_partitions {
         config = config.with_target_partitions(partitions.max(1));
     }
-    let builder = SessionStateBuilder::new().with_config(config).with_default_features();
+    let builder = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features();
     match options.engine {
         Engine::Cpu => Ok(SessionContext::new_with_state(builder.build())),
-        Engine::Gpu => Err(SessionError::GpuUnavailable("GPU plans are being built".into())),
+        Engine::Gpu => Err(SessionError::GpuUnavailable(
+            "GPU plans are being built".into(),
+        )),
     }
 }

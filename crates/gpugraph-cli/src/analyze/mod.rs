@@ -151,10 +151,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     drop(loaded);
     timings.upload = ms(t.elapsed());
     progress(format_args!(
-        "analyze: uploaded {:.1} MB in {:.1} ms ({:.1} GB/s)",
+        "analyze: uploaded {:.1} MB ({:.1} MB over the bus) in {:.1} ms ({:.1} GB/s over the bus)",
         table.bytes() as f64 / 1e6,
+        table.bus_bytes() as f64 / 1e6,
         timings.upload,
-        table.bytes() as f64 / 1e6 / timings.upload.max(1e-3)
+        table.bus_bytes() as f64 / 1e6 / timings.upload.max(1e-3)
     ));
 
     let spec = Spec {

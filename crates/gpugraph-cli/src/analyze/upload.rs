@@ -9,7 +9,9 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 use arrow_array::Array;
-use gpugraph_arrow::{upload_array_chunks, GpuColumn, UploadOptions};
+use gpugraph_arrow::{
+    mask_transfer, mask_transfer_bytes, upload_array_chunks, GpuColumn, MaskTransfer, UploadOptions,
+};
 use gpugraph_command::GpuContext;
 
 use super::load::Loaded;
@@ -18,6 +20,7 @@ use super::load::Loaded;
 pub struct Uploaded {
     columns: HashMap<String, GpuColumn>,
     batch_rows: Vec<u64>,
+    mask_transfer: MaskTransfer,
 }
 
 impl Uploaded {
@@ -43,6 +46,25 @@ impl Uploaded {
             .sum()
     }
 
+    /// Bytes that crossed the bus: values, and masks as bitmaps or words (see
+    /// [`MaskTransfer`]).
+    pub fn bus_bytes(&self) -> u64 {
+        let vector = |v: &gpugraph_tables::GpuVector| v.len() * u64::from(v.format().byte_size());
+        self.columns
+            .values()
+            .map(|c| {
+                vector(&c.values)
+                    + c.validity.as_ref().map_or(0, |m| {
+                        self.batch_rows
+                            .iter()
+                            .map(|&r| mask_transfer_bytes(r, self.mask_transfer))
+                            .sum::<u64>()
+                            .min(vector(m))
+                    })
+            })
+            .sum()
+    }
+
     /// Rows of each record batch (= chunk of every column), in order.
     pub fn batch_rows(&self) -> &[u64] {
         &self.batch_rows
@@ -61,8 +83,10 @@ pub fn upload(ctx: &GpuContext, loaded: &Loaded, options: &UploadOptions) -> Res
         let column = upload_array_chunks(ctx, field.name(), field.data_type(), &chunks, options)?;
         columns.insert(field.name().clone(), column);
     }
+    let batch_rows: Vec<u64> = loaded.batches.iter().map(|b| b.num_rows() as u64).collect();
     Ok(Uploaded {
         columns,
-        batch_rows: loaded.batches.iter().map(|b| b.num_rows() as u64).collect(),
+        mask_transfer: mask_transfer(&ctx.device, &batch_rows, options.mask_transfer),
+        batch_rows,
     })
 }
