@@ -22,9 +22,11 @@ run() {
   local rc=$?
   end=$(date +%s%N)
   printf '%-14s rc=%d wall %6.0f ms | %s\n' "$label" "$rc" "$(( (end - start) / 1000000 ))" \
-    "$(grep -E 'timings|compiled' "$out/$label.log" "$out/$label.txt" | tr '\n' ' ' | cut -c1-400)"
+    "$(grep -E 'timings|compiled|uploaded' "$out/$label.log" "$out/$label.txt" | tr '\n' ' ' | cut -c1-400)"
 }
 run first
 run second
 run cache-off GPUGRAPH_PIPELINE_CACHE=off
+run masks-words GPUGRAPH_MASK_TRANSFER=words
+run third
 ls -la "$cache"/gpugraph/pipelines 2>/dev/null | tail -n +2

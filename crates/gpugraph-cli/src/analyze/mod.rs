@@ -27,7 +27,7 @@ pub mod upload;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use gpugraph_arrow::UploadOptions;
+use gpugraph_arrow::{MaskTransfer, UploadOptions};
 use gpugraph_gpgpu::Summation;
 
 pub use args::AnalyzeArgs;
@@ -140,10 +140,16 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         loaded.batches.len()
     ));
     let t = Instant::now();
+    // GPUGRAPH_MASK_TRANSFER=words uploads masks as words (the A/B of bench/analyze-latency.sh).
+    let masks = match std::env::var("GPUGRAPH_MASK_TRANSFER").as_deref() {
+        Ok("words") => MaskTransfer::Words,
+        _ => MaskTransfer::Bitmap,
+    };
     let options = UploadOptions::default()
         .round_float64()
         .narrow_int64()
-        .encode_utf8();
+        .encode_utf8()
+        .with_mask_transfer(masks);
     let table = upload::upload(&gpu.ctx, &loaded, &options)
         .with_context(|| format!("uploading {}", args.file.display()))?;
     gpu.check("upload")?;
