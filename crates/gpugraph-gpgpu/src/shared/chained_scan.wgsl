@@ -6,7 +6,7 @@
 // `fn load_values(e: u32, vector: bool) -> vec4<u32>`, `fn sequence_start(tile: u32) -> bool`
 // and its `scan_tiles` entry point, whose body includes shared/chained_scan_ticket.wgsl,
 // shared/chained_scan_tile.wgsl and shared/chained_scan_carry.wgsl. The algorithm is described in scan/scan.wgsl.
-#include "shared/tile_status.wgsl"
+#include "shared/chained_lookback.wgsl"
 #include "shared/workgroup_scan.wgsl"
 
 const TILE_VEC4: u32 = WG_SIZE * VEC4_PER_THREAD;
