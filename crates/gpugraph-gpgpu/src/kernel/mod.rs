@@ -69,6 +69,11 @@ pub struct Kernel {
 /// `#include "shared/dispatch.wgsl"` through [`ShaderSource`].
 pub const SHARED_DISPATCH_WGSL: &str = include_str!("../shared/dispatch.wgsl");
 
+/// The fixed-order workgroup tree reduction (`shared/tree_reduce.wgsl`: `tree_reduce(lid,
+/// width)` over the includer's `tree_combine(slot, other)` hook), for WGSL assembled outside
+/// this crate's registry (the program crate's dot product).
+pub const SHARED_TREE_REDUCE_WGSL: &str = include_str!("../shared/tree_reduce.wgsl");
+
 /// `shared` snippets followed by `source`, for WGSL outside this crate's registry (the CLI's
 /// own kernels); the crate's kernels assemble through [`ShaderSource`].
 pub fn with_shared(shared: &[&str], source: &str) -> String {

@@ -31,6 +31,7 @@ const FILES: &[(&str, &str)] = registry![
     "shared/dispatch.wgsl",
     "shared/tile_status.wgsl",
     "shared/chained_lookback.wgsl",
+    "shared/tree_reduce.wgsl",
     "shared/workgroup_scan.wgsl",
     "shared/chained_scan.wgsl",
     "shared/chained_scan_ticket.wgsl",
