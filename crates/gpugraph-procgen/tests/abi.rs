@@ -11,10 +11,6 @@ use gpugraph_procgen::{
     ProcgenError, Uniform, Word,
 };
 
-fn bind(pairs: Vec<(&str, BindValue)>) -> BTreeMap<String, BindValue> {
-    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-}
-
 const AWKWARD: [f32; 9] = [
     1.5,
     -2.7,

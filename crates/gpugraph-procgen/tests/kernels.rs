@@ -12,10 +12,6 @@ use gpugraph_procgen::cpu;
 use gpugraph_procgen::{BindValue, Domain, KernelCall, Uniform};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
-fn bind(pairs: Vec<(&str, BindValue)>) -> BTreeMap<String, BindValue> {
-    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-}
-
 fn uniforms(pairs: &[(&str, f64)]) -> BTreeMap<String, Uniform> {
     pairs
         .iter()
@@ -43,17 +39,7 @@ fn gather_plain_and_device_match_the_oracle_with_zeros_past_the_live_count() {
                 ]),
                 ..Default::default()
             };
-            let plain = c
-                .kernel(
-                    &kernel("procgen/gather"),
-                    Domain::Number(live_n as u64),
-                    &call,
-                )
-                .unwrap();
-            let lc = live(&mut c, live_n as u32, n as u64);
-            let dev = c
-                .kernel(&kernel("procgen/gather"), Domain::Live(lc), &call)
-                .unwrap();
+            let (plain, dev, _) = plain_and_device(&mut c, "procgen/gather", &call, live_n, n);
             assert_eq!(dev.variant, "COUNT=device");
             assert_eq!(plain.variant, "COUNT=plain");
             let rec = run(c);
@@ -86,17 +72,7 @@ fn compact_lists_the_kept_slots_with_minus_one_inverse_and_padding() {
                 bind: bind(vec![("keep", BindValue::Column(k))]),
                 ..Default::default()
             };
-            let plain = c
-                .kernel(
-                    &kernel("procgen/compact"),
-                    Domain::Number(live_n as u64),
-                    &call,
-                )
-                .unwrap();
-            let lc = live(&mut c, live_n as u32, n as u64);
-            let dev = c
-                .kernel(&kernel("procgen/compact"), Domain::Live(lc), &call)
-                .unwrap();
+            let (plain, dev, _) = plain_and_device(&mut c, "procgen/compact", &call, live_n, n);
             let rec = run(c);
             let want = cpu::compact(&keep, live_n);
             for (out, cap) in [(&plain, live_n), (&dev, n)] {
@@ -139,17 +115,7 @@ fn scan_matches_the_oracle_and_holds_the_total_past_the_live_count() {
                 bind: bind(vec![("src", BindValue::Column(s))]),
                 ..Default::default()
             };
-            let plain = c
-                .kernel(
-                    &kernel("procgen/scan"),
-                    Domain::Number(live_n as u64),
-                    &call,
-                )
-                .unwrap();
-            let lc = live(&mut c, live_n as u32, n as u64);
-            let dev = c
-                .kernel(&kernel("procgen/scan"), Domain::Live(lc), &call)
-                .unwrap();
+            let (plain, dev, _) = plain_and_device(&mut c, "procgen/scan", &call, live_n, n);
             let rec = run(c);
             let (want, total) = cpu::scan(&src, live_n, n);
             assert_eq!(
@@ -184,17 +150,7 @@ fn jump_rank_and_min_match_the_oracle_with_self_parents_past_the_live_count() {
                     ]),
                     ..Default::default()
                 };
-                let plain = c
-                    .kernel(
-                        &kernel("procgen/jump"),
-                        Domain::Number(live_n as u64),
-                        &call,
-                    )
-                    .unwrap();
-                let lc = live(&mut c, live_n as u32, n as u64);
-                let dev = c
-                    .kernel(&kernel("procgen/jump"), Domain::Live(lc), &call)
-                    .unwrap();
+                let (plain, dev, _) = plain_and_device(&mut c, "procgen/jump", &call, live_n, n);
                 let rec = run(c);
                 let (wp, wv) = cpu::jump(&parent, &value, live_n, n, op);
                 assert_eq!(
@@ -284,17 +240,7 @@ fn expand_lists_every_child_and_states_the_overflow_past_its_capacity() {
                     uniforms: uniforms(&[("k", f64::from(k))]),
                     ..Default::default()
                 };
-                let plain = c
-                    .kernel(
-                        &kernel("procgen/expand"),
-                        Domain::Number(live_n as u64),
-                        &call,
-                    )
-                    .unwrap();
-                let lc = live(&mut c, live_n as u32, n as u64);
-                let dev = c
-                    .kernel(&kernel("procgen/expand"), Domain::Live(lc), &call)
-                    .unwrap();
+                let (plain, dev, _) = plain_and_device(&mut c, "procgen/expand", &call, live_n, n);
                 let rec = run(c);
                 let (want, total) = cpu::expand(&counts, live_n);
                 for (out, cap) in [(&plain, live_n * k as usize), (&dev, n * k as usize)] {

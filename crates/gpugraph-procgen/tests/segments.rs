@@ -12,12 +12,8 @@ use std::collections::BTreeMap;
 
 use common::*;
 use gpugraph_procgen::cpu::{self, Fold};
-use gpugraph_procgen::{BindValue, CountExpr, Domain, KernelCall, LiveCount, Uniform};
+use gpugraph_procgen::{BindValue, CountExpr, Domain, KernelCall, Uniform};
 use rand::{rngs::StdRng, Rng, SeedableRng};
-
-fn bind(pairs: Vec<(&str, BindValue)>) -> BTreeMap<String, BindValue> {
-    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-}
 
 fn spec(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
@@ -37,10 +33,6 @@ fn random_starts(rng: &mut StdRng, s: usize, n: usize) -> Vec<i32> {
         }
     }
     v
-}
-
-fn live_count(c: &mut gpugraph_procgen::Cook, n: u32, capacity: u64) -> LiveCount {
-    live(c, n, capacity)
 }
 
 #[test]
@@ -67,19 +59,10 @@ fn segmented_reduce_ends_the_last_segment_at_the_live_count_and_writes_no_dead_s
                         ]),
                         ..Default::default()
                     };
-                    let plain = c
-                        .kernel(
-                            &kernel("procgen/reduce"),
-                            Domain::Number(live_n as u64),
-                            &call,
-                        )
-                        .unwrap();
-                    let lc = live_count(&mut c, live_n as u32, n as u64);
-                    let dev = c
-                        .kernel(&kernel("procgen/reduce"), Domain::Live(lc.clone()), &call)
-                        .unwrap();
+                    let (plain, dev, lc) =
+                        plain_and_device(&mut c, "procgen/reduce", &call, live_n, n);
                     // SEGMENTS=device: segment_count bound to a count the device holds.
-                    let sl = live_count(&mut c, seg_live as u32, s as u64);
+                    let sl = live(&mut c, seg_live as u32, s as u64);
                     call.specialize.insert("SEGMENTS".into(), "device".into());
                     call.bind.insert(
                         "segment_count".into(),
@@ -134,17 +117,7 @@ fn segmented_scan_scans_each_live_segment_and_nothing_past_segment_count() {
                     ]),
                     ..Default::default()
                 };
-                let plain = c
-                    .kernel(
-                        &kernel("procgen/scan"),
-                        Domain::Number(live_n as u64),
-                        &call,
-                    )
-                    .unwrap();
-                let lc = live_count(&mut c, live_n as u32, n as u64);
-                let dev = c
-                    .kernel(&kernel("procgen/scan"), Domain::Live(lc.clone()), &call)
-                    .unwrap();
+                let (plain, dev, lc) = plain_and_device(&mut c, "procgen/scan", &call, live_n, n);
                 call.specialize.insert("SEGMENTS".into(), "device".into());
                 // A number binds its one-word column where the shader reads a count word.
                 call.bind
@@ -193,7 +166,7 @@ fn expand_over_device_elements_holds_element_count_whatever_the_dispatch_covers(
                 for (variant, fixed) in [("column", false), ("fixed", true)] {
                     let mut c = cook(&ctx);
                     let cc = upload_u32(&mut c, &counts);
-                    let ec = live_count(&mut c, elements as u32, cap as u64);
+                    let ec = live(&mut c, elements as u32, cap as u64);
                     let mut b = vec![(
                         "element_count",
                         BindValue::Live(CountExpr::Count(ec.clone())),
@@ -211,7 +184,7 @@ fn expand_over_device_elements_holds_element_count_whatever_the_dispatch_covers(
                         .kernel(&kernel("procgen/expand"), Domain::Number(dispatch), &call)
                         .unwrap();
                     // Over a live domain too: the domain only sizes the dispatch.
-                    let dl = live_count(&mut c, 0, dispatch);
+                    let dl = live(&mut c, 0, dispatch);
                     let out_dev = c
                         .kernel(&kernel("procgen/expand"), Domain::Live(dl), &call)
                         .unwrap();
@@ -283,17 +256,7 @@ fn scatter_folds_live_slots_only_and_indices_outside_reach_no_place() {
                     ]),
                     ..Default::default()
                 };
-                let plain = c
-                    .kernel(
-                        &kernel("procgen/scatter"),
-                        Domain::Number(live_n as u64),
-                        &call,
-                    )
-                    .unwrap();
-                let lc = live_count(&mut c, live_n as u32, n as u64);
-                let dev = c
-                    .kernel(&kernel("procgen/scatter"), Domain::Live(lc), &call)
-                    .unwrap();
+                let (plain, dev, _) = plain_and_device(&mut c, "procgen/scatter", &call, live_n, n);
                 let rec = run(c);
                 let want = cpu::scatter(&src, &index, &dst0, live_n, op);
                 assert_eq!(
@@ -321,7 +284,7 @@ fn a_shrinking_segment_count_is_read_back_for_its_binding() {
     let starts = [0, 2, 5, 7];
     let sc = upload_f32(&mut c, &src);
     let st = upload_i32(&mut c, &starts);
-    let segs = live_count(&mut c, 4, 4);
+    let segs = live(&mut c, 4, 4);
     let call = KernelCall {
         name: Some("sums".into()),
         specialize: spec(&[("SEGMENTS", "device")]),

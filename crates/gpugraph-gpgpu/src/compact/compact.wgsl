@@ -75,22 +75,8 @@ fn load_values(e: u32, vector: bool) -> vec4<u32> {
         return vec4<u32>(0u);
     }
 #endif
-    var v = vec4<u32>(0u);
-    if vector {
-        v = input_vec4[(params.input_offset + e) >> 2u];
-    } else {
-#unroll
-        for (var c = 0u; c < 4u; c += 1u) {
-            if e + c < params.len {
-                v[c] = input_words[params.input_offset + e + c];
-            }
-        }
-    }
-#ifdef LIVE_COUNT
-    v = select(vec4<u32>(0u), v, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(live_len));
-#endif
     // Selection flags: any nonzero word selects its row.
-    v = select(vec4<u32>(0u), vec4<u32>(1u), v != vec4<u32>(0u));
+    var v = select(vec4<u32>(0u), vec4<u32>(1u), load_input(e, vector) != vec4<u32>(0u));
 #ifdef PARTITIONS
     let row = vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u);
     v = select(vec4<u32>(0u), v, (row >= vec4<u32>(win_lo)) & (row < vec4<u32>(win_hi)));

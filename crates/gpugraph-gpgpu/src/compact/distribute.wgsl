@@ -10,17 +10,22 @@
 @group(0) @binding(2) var<storage, read> staged: array<u32>;
 @group(0) @binding(3) var<storage, read> status: array<u32>;
 
+#include "shared/row_driver.wgsl"
+
+// Survivors staged before this workgroup's rows (set before the row loop).
+var<private> written: u32;
+
+// Row i of the chunk (shared/row_driver.wgsl).
+fn visit_row(i: u32) {
+    let position = params[2];
+    if (position + i < written) {
+        out[params[1] + i] = staged[position + i];
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn distribute(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num_wg: vec3<u32>,
               @builtin(local_invocation_index) lane: u32) {
-    let rows = params[0];
-    let position = params[2];
-    let written = min(status[1], params[3]);
-    let base = linear_workgroup(wg, num_wg) * WORKGROUP_SIZE * ROWS_PER_THREAD + lane;
-    for (var r = 0u; r < ROWS_PER_THREAD; r++) {
-        let i = base + r * WORKGROUP_SIZE;
-        if (i < rows && position + i < written) {
-            out[params[1] + i] = staged[position + i];
-        }
-    }
+    written = min(status[1], params[3]);
+    drive_rows(wg, num_wg, lane, WORKGROUP_SIZE, params[0]);
 }

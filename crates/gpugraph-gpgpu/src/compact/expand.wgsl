@@ -12,37 +12,39 @@
 @group(0) @binding(4) var<storage, read_write> ids: array<u32>;
 @group(0) @binding(5) var<storage, read_write> selected: array<u32>;
 
+#include "shared/row_driver.wgsl"
+
+// Candidates below the total (set before the row loop).
+var<private> total: u32;
+
+// Candidate c (shared/row_driver.wgsl).
+fn visit_row(c: u32) {
+    if (c >= total) {
+        ids[c] = 0u;
+        selected[c] = 0u;
+        return;
+    }
+    let range_count = params[0];
+    // At most 32 halvings: bounded for drivers that cap loop iterations.
+    var lo = 0u;
+    var hi = range_count - 1u;
+    while (lo < hi) {
+        let mid = lo + (hi - lo) / 2u;
+        if (ends[mid] > c) {
+            hi = mid;
+        } else {
+            lo = mid + 1u;
+        }
+    }
+    let pair = clamped_range(ranges[params[1] + 2u * lo], ranges[params[1] + 2u * lo + 1u], params[2]);
+    let id = pair.y - (ends[lo] - c);
+    ids[c] = id;
+    selected[c] = select(0u, 1u, flags[params[3] + id] != 0u);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn expand_candidates(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num_wg: vec3<u32>,
                      @builtin(local_invocation_index) lane: u32) {
-    let range_count = params[0];
-    let n = params[2];
-    let total = ends[range_count - 1u];
-    let base = linear_workgroup(wg, num_wg) * WORKGROUP_SIZE * ROWS_PER_THREAD + lane;
-    for (var r = 0u; r < ROWS_PER_THREAD; r++) {
-        let c = base + r * WORKGROUP_SIZE;
-        if (c >= params[4]) {
-            continue;
-        }
-        if (c >= total) {
-            ids[c] = 0u;
-            selected[c] = 0u;
-            continue;
-        }
-        // At most 32 halvings: bounded for drivers that cap loop iterations.
-        var lo = 0u;
-        var hi = range_count - 1u;
-        while (lo < hi) {
-            let mid = lo + (hi - lo) / 2u;
-            if (ends[mid] > c) {
-                hi = mid;
-            } else {
-                lo = mid + 1u;
-            }
-        }
-        let pair = clamped_range(ranges[params[1] + 2u * lo], ranges[params[1] + 2u * lo + 1u], n);
-        let id = pair.y - (ends[lo] - c);
-        ids[c] = id;
-        selected[c] = select(0u, 1u, flags[params[3] + id] != 0u);
-    }
+    total = ends[params[0] - 1u];
+    drive_rows(wg, num_wg, lane, WORKGROUP_SIZE, params[4]);
 }

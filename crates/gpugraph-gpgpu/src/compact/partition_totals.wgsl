@@ -16,6 +16,14 @@
 var<workgroup> sums: array<u32, WORKGROUP_SIZE>;
 var<workgroup> bad: array<u32, WORKGROUP_SIZE>;
 
+#include "shared/tree_reduce.wgsl"
+
+// The hook of shared/tree_reduce.wgsl.
+fn tree_combine(slot: u32, other: u32) {
+    sums[slot] += sums[other];
+    bad[slot] += bad[other];
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn partition_totals(@builtin(local_invocation_index) lane: u32) {
     let partitions = params[0];
@@ -40,14 +48,7 @@ fn partition_totals(@builtin(local_invocation_index) lane: u32) {
     }
     sums[lane] = sum;
     bad[lane] = wrong;
-    workgroupBarrier();
-    for (var half = WORKGROUP_SIZE / 2u; half > 0u; half /= 2u) {
-        if (lane < half) {
-            sums[lane] += sums[lane + half];
-            bad[lane] += bad[lane + half];
-        }
-        workgroupBarrier();
-    }
+    tree_reduce(lane, WORKGROUP_SIZE);
     if (lane == 0u) {
         total[params[4]] = sums[0];
         if (params[6] != 0u) {

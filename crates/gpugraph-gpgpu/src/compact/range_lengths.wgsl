@@ -13,22 +13,22 @@ fn clear_scalars() {
     atomicStore(&scalars[0], 0u);
 }
 
+#include "shared/row_driver.wgsl"
+
+// Range i (shared/row_driver.wgsl).
+fn visit_row(i: u32) {
+    let n = params[2];
+    let start = ranges[params[1] + 2u * i];
+    let end = ranges[params[1] + 2u * i + 1u];
+    let c = clamped_range(start, end, n);
+    lengths[i] = c.y - c.x;
+    if (range_invalid(start, end, n)) {
+        atomicAdd(&scalars[0], 1u);
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn range_lengths(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) num_wg: vec3<u32>,
                  @builtin(local_invocation_index) lane: u32) {
-    let count = params[0];
-    let n = params[2];
-    let base = linear_workgroup(wg, num_wg) * WORKGROUP_SIZE * ROWS_PER_THREAD + lane;
-    for (var r = 0u; r < ROWS_PER_THREAD; r++) {
-        let i = base + r * WORKGROUP_SIZE;
-        if (i < count) {
-            let start = ranges[params[1] + 2u * i];
-            let end = ranges[params[1] + 2u * i + 1u];
-            let c = clamped_range(start, end, n);
-            lengths[i] = c.y - c.x;
-            if (range_invalid(start, end, n)) {
-                atomicAdd(&scalars[0], 1u);
-            }
-        }
-    }
+    drive_rows(wg, num_wg, lane, WORKGROUP_SIZE, params[0]);
 }

@@ -81,37 +81,33 @@ fn insert(key: u32, row: u32) -> u32 {
     return 0u;
 }
 
+#include "hash/rows.wgsl"
+
+// Row i of the build (shared/row_driver.wgsl).
+fn visit_row(i: u32) {
+    stats_count(6u);
+    var ok = true;
+#ifdef VALID
+    ok = valid[params.valid_offset + i] != 0u;
+#endif
+    if !ok {
+        stats_count(1u);
+    } else {
+        let probes = insert(keys[params.key_offset + i], params.row_base + i);
+        if probes == 0u {
+            stats_count(2u);
+            stats_probes(params.capacity);
+        } else {
+            stats_probes(probes);
+        }
+    }
+}
+
 @compute @workgroup_size(WG_SIZE)
 fn insert_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
     stats_begin(lid);
-    var n = params.rows;
-#ifdef LIVE
-    n = min(n, live[params.live_offset]);
-#endif
-    let base = linear_workgroup(wid, nwg) * WG_SIZE * ROWS_PER_THREAD;
-    for (var r = 0u; r < ROWS_PER_THREAD; r += 1u) {
-        let i = base + r * WG_SIZE + lid;
-        if i >= n {
-            break;
-        }
-        stats_count(6u);
-        var ok = true;
-#ifdef VALID
-        ok = valid[params.valid_offset + i] != 0u;
-#endif
-        if !ok {
-            stats_count(1u);
-        } else {
-            let probes = insert(keys[params.key_offset + i], params.row_base + i);
-            if probes == 0u {
-                stats_count(2u);
-                stats_probes(params.capacity);
-            } else {
-                stats_probes(probes);
-            }
-        }
-    }
+    drive_rows(wid, nwg, lid, WG_SIZE, live_rows(params.rows));
     stats_flush(lid, params.stats_offset);
 }
 #endif

@@ -76,40 +76,36 @@ fn find(key: u32) -> vec2<u32> {
     return vec2<u32>(MISS, params.capacity);
 }
 
+#include "hash/rows.wgsl"
+
+// Row i of the lookup (shared/row_driver.wgsl).
+fn visit_row(i: u32) {
+    stats_count(6u);
+    var ok = true;
+#ifdef VALID
+    ok = valid[params.valid_offset + i] != 0u;
+#endif
+    var row = MISS;
+    if !ok {
+        stats_count(2u);
+    } else {
+        let found = find(keys[params.key_offset + i]);
+        row = found.x;
+        stats_probes(found.y);
+        stats_count(select(1u, 0u, row != MISS));
+    }
+    out[params.out_offset + i] = row;
+#ifdef JOIN
+    flags[params.flags_offset + i] = select(0u, 1u, row != MISS);
+    ids[params.ids_offset + i] = i;
+#endif
+}
+
 @compute @workgroup_size(WG_SIZE)
 fn lookup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32) {
     stats_begin(lid);
-    var n = params.rows;
-#ifdef LIVE
-    n = min(n, live[params.live_offset]);
-#endif
-    let base = linear_workgroup(wid, nwg) * WG_SIZE * ROWS_PER_THREAD;
-    for (var r = 0u; r < ROWS_PER_THREAD; r += 1u) {
-        let i = base + r * WG_SIZE + lid;
-        if i >= n {
-            break;
-        }
-        stats_count(6u);
-        var ok = true;
-#ifdef VALID
-        ok = valid[params.valid_offset + i] != 0u;
-#endif
-        var row = MISS;
-        if !ok {
-            stats_count(2u);
-        } else {
-            let found = find(keys[params.key_offset + i]);
-            row = found.x;
-            stats_probes(found.y);
-            stats_count(select(1u, 0u, row != MISS));
-        }
-        out[params.out_offset + i] = row;
-#ifdef JOIN
-        flags[params.flags_offset + i] = select(0u, 1u, row != MISS);
-        ids[params.ids_offset + i] = i;
-#endif
-    }
+    drive_rows(wid, nwg, lid, WG_SIZE, live_rows(params.rows));
     stats_flush(lid, params.stats_offset);
 }
 #endif

@@ -10,6 +10,14 @@ var<private> acc_probes: vec3<u32>;
 var<workgroup> red_counts: array<vec4<u32>, WG_SIZE>;
 var<workgroup> red_probes: array<vec3<u32>, WG_SIZE>;
 
+#include "shared/tree_reduce.wgsl"
+
+// The hook of shared/tree_reduce.wgsl.
+fn tree_combine(slot: u32, other: u32) {
+    red_counts[slot] = red_counts[slot] + red_counts[other];
+    red_probes[slot] = probes_combine(red_probes[slot], red_probes[other]);
+}
+
 fn stats_begin(lid: u32) {
     acc_counts = vec4<u32>(0u);
     acc_probes = vec3<u32>(0u);
@@ -41,13 +49,7 @@ fn stats_probes(probes: u32) {
 fn stats_flush(lid: u32, base: u32) {
     red_counts[lid] = acc_counts;
     red_probes[lid] = acc_probes;
-    for (var stride = WG_SIZE / 2u; stride > 0u; stride = stride / 2u) {
-        workgroupBarrier();
-        if lid < stride {
-            red_counts[lid] = red_counts[lid] + red_counts[lid + stride];
-            red_probes[lid] = probes_combine(red_probes[lid], red_probes[lid + stride]);
-        }
-    }
+    tree_reduce(lid, WG_SIZE);
     if lid != 0u {
         return;
     }

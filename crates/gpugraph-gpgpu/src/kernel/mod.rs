@@ -29,7 +29,6 @@ pub(crate) use policy::{power_of_two_in, within};
 pub use policy::{spec_u32, PolicyError, PolicyParseError, PolicySpec, PolicySpecError};
 #[cfg(test)]
 pub(crate) use preprocess::validate_wgsl;
-pub(crate) use preprocess::{preprocess, unroll};
 #[cfg(test)]
 pub(crate) use source::{assert_struct_layout, field_offsets};
 pub use source::{registry_file, ShaderSource};
@@ -65,9 +64,15 @@ pub struct Kernel {
     pub layout: wgpu::BindGroupLayout,
 }
 
-/// The dispatch helpers (`shared/dispatch.wgsl`), for sort's own assembly until it moves to
-/// [`ShaderSource`] (`#include "shared/dispatch.wgsl"`).
+/// The dispatch helpers (`shared/dispatch.wgsl`), for WGSL assembled outside this crate's
+/// registry (the program crate's kernels); the crate's own kernels
+/// `#include "shared/dispatch.wgsl"` through [`ShaderSource`].
 pub const SHARED_DISPATCH_WGSL: &str = include_str!("../shared/dispatch.wgsl");
+
+/// The fixed-order workgroup tree reduction (`shared/tree_reduce.wgsl`: `tree_reduce(lid,
+/// width)` over the includer's `tree_combine(slot, other)` hook), for WGSL assembled outside
+/// this crate's registry (the program crate's dot product).
+pub const SHARED_TREE_REDUCE_WGSL: &str = include_str!("../shared/tree_reduce.wgsl");
 
 /// `shared` snippets followed by `source`, for WGSL outside this crate's registry (the CLI's
 /// own kernels); the crate's kernels assemble through [`ShaderSource`].

@@ -1,4 +1,4 @@
-//! The one shader assembly path of the crate's kernels (sort keeps its own until it migrates):
+//! The one shader assembly path of the crate's kernels:
 //! a [`ShaderSource`] names WGSL files of the crate's static registry and turns them, with a
 //! constant header generated from the policy, into the text handed to the device.
 //!
@@ -30,6 +30,9 @@ macro_rules! registry {
 const FILES: &[(&str, &str)] = registry![
     "shared/dispatch.wgsl",
     "shared/tile_status.wgsl",
+    "shared/chained_lookback.wgsl",
+    "shared/tree_reduce.wgsl",
+    "shared/row_driver.wgsl",
     "shared/workgroup_scan.wgsl",
     "shared/chained_scan.wgsl",
     "shared/chained_scan_ticket.wgsl",
@@ -58,6 +61,7 @@ const FILES: &[(&str, &str)] = registry![
     "hash/hash.wgsl",
     "hash/stats.wgsl",
     "hash/build.wgsl",
+    "hash/rows.wgsl",
     "hash/query.wgsl",
     "hash/gather.wgsl",
     "spatial/common.wgsl",
@@ -78,6 +82,13 @@ const FILES: &[(&str, &str)] = registry![
     "sparse/spmv.wgsl",
     "sparse/dot.wgsl",
     "sparse/pcg.wgsl",
+    "sort/radix_common.wgsl",
+    "sort/radix_histogram.wgsl",
+    "sort/radix_pass.wgsl",
+    "sort/radix_lookback.wgsl",
+    "sort/local.wgsl",
+    "sort/classify.wgsl",
+    "sort/keys.wgsl",
 ];
 
 /// The registry file `name`, if any.
@@ -128,6 +139,18 @@ impl ShaderSource {
     pub fn u32(mut self, name: &str, value: u32) -> Self {
         self.header.push(format!("const {name}: u32 = {value}u;"));
         self.constants.push((name.to_string(), value));
+        self
+    }
+
+    /// `const NAME = array<u32, N>(…);` in the header (a table of the recipe, e.g. the sort's
+    /// width classes).
+    pub fn u32_array(mut self, name: &str, values: &[u32]) -> Self {
+        let list: Vec<String> = values.iter().map(|v| format!("{v}u")).collect();
+        self.header.push(format!(
+            "const {name} = array<u32, {}>({});",
+            values.len(),
+            list.join(", ")
+        ));
         self
     }
 
@@ -373,14 +396,14 @@ mod tests {
         assert!(repeat("#unroll K in 0..M\nx\n#end_unroll\n", &[]).contains("#unroll K"));
     }
 
-    /// Every WGSL file of the crate (sort keeps its own assembly for now) can be named.
+    /// Every WGSL file of the crate can be named.
     #[test]
     fn the_registry_holds_every_wgsl_file() {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut missing = Vec::new();
         for dir in std::fs::read_dir(&src).unwrap() {
             let dir = dir.unwrap().path();
-            if !dir.is_dir() || dir.ends_with("sort") {
+            if !dir.is_dir() {
                 continue;
             }
             for file in std::fs::read_dir(&dir).unwrap() {

@@ -18,6 +18,7 @@
 // uint32 sums are 64-bit (lo, hi) with carries. Min and max compare order-preserving u32
 // encodings of floats (-0 below +0), so they are exact and total.
 #include "shared/dispatch.wgsl"
+#include "shared/tree_reduce.wgsl"
 
 struct Partial {
     sum: u32,
@@ -131,16 +132,15 @@ fn load_tree(i: u32) -> Partial {
     return Partial(t_sum[i], t_sum_hi[i], t_min[i], t_max[i], t_count[i], t_ignored[i]);
 }
 
+// The hook of shared/tree_reduce.wgsl.
+fn tree_combine(slot: u32, other: u32) {
+    store_tree(slot, combine(load_tree(slot), load_tree(other)));
+}
+
 // Fixed-shape tree over the workgroup; the result is in slot 0 after the call.
 fn reduce_tree(lane: u32, p: Partial) {
     store_tree(lane, p);
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lane < s) {
-            store_tree(lane, combine(load_tree(lane), load_tree(lane + s)));
-        }
-        workgroupBarrier();
-    }
+    tree_reduce(lane, WG);
 }
 
 // Rows at or past min(live count, rows) are excluded (set by reduce_tiles when HAS_LIVE).

@@ -82,21 +82,7 @@ fn sequence_start(tile: u32) -> bool {
 // Global memory access. `e` is the chunk-relative index of the first of four elements.
 
 fn load_values(e: u32, vector: bool) -> vec4<u32> {
-    var v = vec4<u32>(0u);
-    if vector {
-        v = input_vec4[(params.input_offset + e) >> 2u];
-    } else {
-#unroll
-        for (var c = 0u; c < 4u; c += 1u) {
-            if e + c < params.len {
-                v[c] = input_words[params.input_offset + e + c];
-            }
-        }
-    }
-#ifdef LIVE_COUNT
-    v = select(vec4<u32>(0u), v, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(live_len));
-#endif
-    return v;
+    return load_input(e, vector);
 }
 
 fn store_values(e: u32, v: vec4<u32>, vector: bool) {

@@ -6,7 +6,7 @@
 // `fn load_values(e: u32, vector: bool) -> vec4<u32>`, `fn sequence_start(tile: u32) -> bool`
 // and its `scan_tiles` entry point, whose body includes shared/chained_scan_ticket.wgsl,
 // shared/chained_scan_tile.wgsl and shared/chained_scan_carry.wgsl. The algorithm is described in scan/scan.wgsl.
-#include "shared/tile_status.wgsl"
+#include "shared/chained_lookback.wgsl"
 #include "shared/workgroup_scan.wgsl"
 
 const TILE_VEC4: u32 = WG_SIZE * VEC4_PER_THREAD;
@@ -40,6 +40,26 @@ var<workgroup> sh_ticket: u32;
 var<workgroup> sh_tile_aggregate: vec2<u32>;
 var<workgroup> sh_first_start: u32;
 var<workgroup> sh_need_lookback: u32;
+
+// The input's four elements from chunk-relative index `e` (one vec4 load when the tile is
+// full and aligned); elements past the chunk or the live count read as 0.
+fn load_input(e: u32, vector: bool) -> vec4<u32> {
+    var v = vec4<u32>(0u);
+    if vector {
+        v = input_vec4[(params.input_offset + e) >> 2u];
+    } else {
+#unroll
+        for (var c = 0u; c < 4u; c += 1u) {
+            if e + c < params.len {
+                v[c] = input_words[params.input_offset + e + c];
+            }
+        }
+    }
+#ifdef LIVE_COUNT
+    v = select(vec4<u32>(0u), v, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(live_len));
+#endif
+    return v;
+}
 
 // 1 where a segment starts. `first_tile` marks the first tile of the logical sequence, whose
 // first element always starts a segment.

@@ -49,7 +49,7 @@
     if lid == 0u {
         let aggregate = sh_tile_aggregate;
         let closed = aggregate.x != 0u || sequence_start(tile);
-        publish(tile, select(TILE_AGGREGATE, TILE_INCLUSIVE, closed), aggregate.y);
+        publish(tile, published_state(closed), aggregate.y);
         let first_start = sh_first_start != 0u || sequence_start(tile);
         sh_need_lookback = select(1u, 0u, first_start);
         lb_next = tile - 1u;

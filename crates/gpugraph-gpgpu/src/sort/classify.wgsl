@@ -8,6 +8,7 @@
 // `lists` layout: [count of class c: CLASSES words | ... up to LIST_HEADER_WORDS |
 //                  segment ids of class c at LIST_HEADER_WORDS + c * segments ...].
 // `args` layout: class c's (x, y, z) workgroup counts at words 3c .. 3c + 2.
+#include "shared/dispatch.wgsl"
 
 struct ClassifyParams {
     segments: u32,   // rows of the offsets and lengths views

@@ -12,6 +12,7 @@
 // directions, all NaNs equal); other keys take the usual sign-magnitude flip, complemented
 // for descending order. Pure bit operations: no float arithmetic, so no NaN or denormal
 // behaviour of the device is involved.
+#include "shared/dispatch.wgsl"
 
 struct KeyParams {
     rows: u32,

@@ -7,6 +7,7 @@
 // `#ifdef` names: SEGMENTED (sort_segments: in place, many segments per workgroup; otherwise
 // sort_domain: one domain of <= LOCAL_ROWS rows from src to dst), WRITE_VALUES, LOAD_VALUES
 // (values read from src_values; without it sort_domain writes source rows).
+#include "shared/dispatch.wgsl"
 
 const PAD_KEY: u32 = 0xffffffffu;
 

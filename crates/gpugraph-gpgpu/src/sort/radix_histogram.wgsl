@@ -2,6 +2,8 @@
 // their exclusive prefix sums, and zeroed tickets and tile status for the passes.
 // CPU twin: cpu::digit_histograms. Dispatch order: clear_histograms, count_digits,
 // scan_histograms (wgpu orders dispatches that share a storage buffer).
+#include "shared/dispatch.wgsl"
+#include "sort/radix_common.wgsl"
 
 // HIST_COPIES copies of every pass's counters (invocation parity picks one), summed before the
 // global atomics. Copies are COPY_STRIDE words apart, one more than their size, so one digit's

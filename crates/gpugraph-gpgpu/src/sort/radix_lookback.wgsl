@@ -1,16 +1,12 @@
-// Radix sort, stage 2, the chained scan across tiles (appended to radix_pass.wgsl, whose
-// workgroup array sh_count it shares): tile status words, their publication, and the
-// look-back with its decoupled fallback (step 3 of radix_pass.wgsl's list).
+// Radix sort, stage 2, the chained scan across tiles (included by radix_pass.wgsl, whose
+// workgroup array sh_count it shares): `publish` and the per-digit look-back with its
+// decoupled fallback (step 3 of radix_pass.wgsl's list), on the tile status protocol of
+// shared/tile_status.wgsl (states, the one-word encoding, the nearest-first fold).
 //
-// Status word (pass, tile, digit): a 2-bit state above a 30-bit count (plan.rs).
-const STATE_SHIFT: u32 = 30u;
-const COUNT_MASK: u32 = (1u << STATE_SHIFT) - 1u;
-const AGGREGATE: u32 = 1u << STATE_SHIFT;
-const INCLUSIVE: u32 = 2u << STATE_SHIFT;
+// Status word (pass, tile, digit): pack_status(state, count), a 2-bit state above a 30-bit
+// count (plan.rs).
+#include "shared/tile_status.wgsl"
 
-const LB_DONE: u32 = 0u;
-const LB_CONTINUE: u32 = 1u;
-const LB_FALLBACK: u32 = 2u;
 // The independent walk already spun WALK_SPINS reads without progress before the vote, so a
 // vote with a waiting digit falls back even when another digit progressed in the round.
 #ifdef INDEPENDENT_LOOKBACK
@@ -30,10 +26,10 @@ fn status_index(tile: u32, d: u32) -> u32 {
     return params.status_word + tile * RADIX + d;
 }
 
-// atomicMax: states only grow (EMPTY < AGGREGATE < INCLUSIVE), so a late fallback
-// publication never overwrites an inclusive prefix, and a repeated one is a no-op.
-fn publish(tile: u32, d: u32, word: u32) {
-    atomicMax(&scratch[status_index(tile, d)], word);
+// atomicMax (shared/tile_status.wgsl): a late fallback publication never overwrites an
+// inclusive prefix, and a repeated one is a no-op.
+fn publish(tile: u32, d: u32, state: u32, count: u32) {
+    atomicMax(&scratch[status_index(tile, d)], pack_status(state, count));
 }
 
 // Count of digit t among the keys of tile `tile` (fallback). Uniform control flow.
@@ -94,21 +90,19 @@ fn look_back(t: u32, tile: u32, count: u32) -> u32 {
                 }
             }
             var consumed = 0u;
-            var stop = false;
+            var walking = true;
 #unroll
             for (var i = 0u; i < LOOKBACK_WINDOW; i += 1u) {
                 var s = window[i];
 #ifdef FORCE_FALLBACK
-                s = 0u;
+                s = pack_status(TILE_EMPTY, 0u);
 #endif
                 // Fold nearest first; stop at the first unpublished or inclusive entry.
-                if !stop && i < avail && s >= AGGREGATE {
-                    prefix += s & COUNT_MASK;
-                    consumed += 1u;
-                    stop = s >= INCLUSIVE;
-                    done = done || stop;
-                } else {
-                    stop = true;
+                if walking && i < avail {
+                    let step = fold_status(unpack_status(s), &prefix);
+                    consumed += select(1u, 0u, step == LB_STALLED);
+                    done = done || step == LB_DONE;
+                    walking = step == LB_CONTINUE;
                 }
             }
             next -= consumed;
@@ -121,7 +115,7 @@ fn look_back(t: u32, tile: u32, count: u32) -> u32 {
             }
         }
         if done && !was_done {
-            publish(tile, t, INCLUSIVE | (prefix + count));
+            publish(tile, t, TILE_INCLUSIVE, prefix + count);
         }
         if progressed {
             atomicOr(&lb_progress, 1u);
@@ -148,7 +142,7 @@ fn look_back(t: u32, tile: u32, count: u32) -> u32 {
                 if lb_spins >= ROUND_SPINS {
                     lb_spins = 0u;
                     lb_target = stalled - 1u;
-                    lb_decision = LB_FALLBACK;
+                    lb_decision = LB_STALLED;
                 } else {
                     lb_decision = LB_CONTINUE;
                 }
@@ -158,17 +152,17 @@ fn look_back(t: u32, tile: u32, count: u32) -> u32 {
         if decision == LB_DONE {
             break;
         }
-        if decision == LB_FALLBACK {
+        if decision == LB_STALLED {
             let stalled_tile = workgroupUniformLoad(&lb_target);
             let n = count_tile_digit(t, stalled_tile);
             // Help the other waiters; tile 0's count is its inclusive prefix.
-            publish(stalled_tile, t, select(AGGREGATE, INCLUSIVE, stalled_tile == 0u) | n);
+            publish(stalled_tile, t, published_state(stalled_tile == 0u), n);
             if !done && next - 1u == stalled_tile {
                 prefix += n;
                 next -= 1u;
                 if next == 0u {
                     done = true;
-                    publish(tile, t, INCLUSIVE | (prefix + count));
+                    publish(tile, t, TILE_INCLUSIVE, prefix + count);
                 }
             }
         }

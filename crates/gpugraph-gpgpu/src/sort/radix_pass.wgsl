@@ -39,12 +39,12 @@
 // caller's keys) and decode on store (last pass). WORKGROUP_TILES: the tile is the workgroup
 // id instead of a ticket. OVERLAP_LOOKBACK (only with the reorder scatter and the look-back
 // after ranking): keys are staged in rank order and values loaded before the look-back.
-// The tile status states, `publish` and the look-back (step 3) are radix_lookback.wgsl,
-// appended to this file.
-
-const KPT: u32 = KEYS_PER_THREAD;
-// vec4 groups of a thread's keys (blocked layout).
-const KPT4: u32 = KEYS_PER_THREAD / 4u;
+// `publish` and the look-back (step 3) are radix_lookback.wgsl, on shared/tile_status.wgsl.
+// The header (source.rs) gives KPT = KEYS_PER_THREAD and KPT4 = KPT / 4 (vec4 groups of a
+// thread's keys, blocked layout), bounds of `#unroll` loops.
+#include "shared/dispatch.wgsl"
+#include "sort/radix_common.wgsl"
+#include "sort/radix_lookback.wgsl"
 // 16 counters per invocation, packed two 16-bit halves per word: digit n and n + 8 share word
 // (n, t) = n * WG_SIZE + t. They live in `sh`, whose size SHUFFLE_WORDS (header) is
 // max(TILE_ROWS, 8 * WG_SIZE).
@@ -466,7 +466,7 @@ fn radix_pass(
     }
     workgroupBarrier();
     let count = atomicLoad(&sh_count[t]);
-    publish(tile, t, select(AGGREGATE, INCLUSIVE, tile == 0u) | count);
+    publish(tile, t, published_state(tile == 0u), count);
     let local = workgroup_scan(t, count);
 
 #ifdef LOOKBACK_FIRST

@@ -162,24 +162,14 @@ impl CsrViews {
         id: &str,
         a: &CsrMatrix,
     ) -> Result<(Self, Vec<wgpu::Buffer>), AlgorithmError> {
-        let (offsets, o) = import_words(
-            graph,
-            &format!("{id}/offsets"),
-            bytemuck::cast_slice(a.row_offsets()),
-            VectorFormat::Uint32,
-        )?;
-        let (cols, c) = import_words(
-            graph,
-            &format!("{id}/columns"),
-            bytemuck::cast_slice(a.column_indices()),
-            VectorFormat::Uint32,
-        )?;
-        let (vals, v) = import_words(
-            graph,
-            &format!("{id}/values"),
-            bytemuck::cast_slice(a.values()),
-            VectorFormat::Float32,
-        )?;
+        use bytemuck::cast_slice;
+        use VectorFormat::{Float32, Uint32};
+        let mut import = |name: &str, words: &[u32], format| {
+            import_words(graph, &format!("{id}/{name}"), words, format)
+        };
+        let (offsets, o) = import("offsets", cast_slice(a.row_offsets()), Uint32)?;
+        let (cols, c) = import("columns", cast_slice(a.column_indices()), Uint32)?;
+        let (vals, v) = import("values", cast_slice(a.values()), Float32)?;
         Ok((
             Self {
                 row_offsets: offsets,

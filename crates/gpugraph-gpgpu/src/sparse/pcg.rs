@@ -196,34 +196,16 @@ impl PcgShape {
         p: DataView,
         partials: DataView,
     ) -> Result<DispatchNode, AlgorithmError> {
-        self.check(
-            id,
-            &[
-                ("b", &b),
-                ("q", &q),
-                ("dinv", &dinv),
-                ("r", &r),
-                ("z", &z),
-                ("p", &p),
-                ("partials", &partials),
-            ],
-            &["r", "z", "p", "partials"],
-        )?;
-        Ok(self.node(
-            id,
-            "START",
-            "pcg_start",
-            vec![
-                Binding::read(2, b),
-                Binding::read(3, q),
-                Binding::read(4, dinv),
-                Binding::read_write(5, r),
-                Binding::read_write(6, z),
-                Binding::read_write(7, p),
-                Binding::read_write(8, partials),
-            ],
-            self.grid(),
-        ))
+        let slots = [
+            (2, "b", b, READ),
+            (3, "q", q, READ),
+            (4, "dinv", dinv, READ),
+            (5, "r", r, WRITE),
+            (6, "z", z, WRITE),
+            (7, "p", p, WRITE),
+            (8, "partials", partials, WRITE),
+        ];
+        self.pass(id, "START", "pcg_start", slots, self.grid())
     }
 
     /// `rz = Σ r·z partials, rr = Σ r·r partials, PRED &= rr > TOL2` (one workgroup; the
@@ -234,18 +216,11 @@ impl PcgShape {
         partials: DataView,
         scalars: DataView,
     ) -> Result<DispatchNode, AlgorithmError> {
-        self.check(
-            id,
-            &[("partials", &partials), ("scalars", &scalars)],
-            &["scalars"],
-        )?;
-        Ok(self.node(
-            id,
-            "RHO",
-            "pcg_rho",
-            vec![Binding::read_write(1, scalars), Binding::read(2, partials)],
-            Grid::Workgroups([1, 1, 1]),
-        ))
+        let slots = [
+            (2, "partials", partials, READ),
+            (1, "scalars", scalars, WRITE),
+        ];
+        self.pass(id, "RHO", "pcg_rho", slots, Grid::Workgroups([1, 1, 1]))
     }
 
     /// `α = rz / Σ p·q partials` (folded in every workgroup; workgroup 0 records pq, α, rz
@@ -264,38 +239,18 @@ impl PcgShape {
         partials: DataView,
         scalars: DataView,
     ) -> Result<DispatchNode, AlgorithmError> {
-        self.check(
-            id,
-            &[
-                ("p", &p),
-                ("q", &q),
-                ("dinv", &dinv),
-                ("pq partials", &pq_partials),
-                ("x", &x),
-                ("r", &r),
-                ("z", &z),
-                ("partials", &partials),
-                ("scalars", &scalars),
-            ],
-            &["x", "r", "z", "partials", "scalars"],
-        )?;
-        Ok(self.node(
-            id,
-            "UPDATE",
-            "pcg_update",
-            vec![
-                Binding::read_write(1, scalars),
-                Binding::read(2, p),
-                Binding::read(3, q),
-                Binding::read(4, dinv),
-                Binding::read_write(5, x),
-                Binding::read_write(6, r),
-                Binding::read_write(7, z),
-                Binding::read_write(8, partials),
-                Binding::read(9, pq_partials),
-            ],
-            self.grid(),
-        ))
+        let slots = [
+            (2, "p", p, READ),
+            (3, "q", q, READ),
+            (4, "dinv", dinv, READ),
+            (9, "pq partials", pq_partials, READ),
+            (5, "x", x, WRITE),
+            (6, "r", r, WRITE),
+            (7, "z", z, WRITE),
+            (8, "partials", partials, WRITE),
+            (1, "scalars", scalars, WRITE),
+        ];
+        self.pass(id, "UPDATE", "pcg_update", slots, self.grid())
     }
 
     /// `β = rz'/rz` with rz' folded from the r·z partials in every workgroup, then
@@ -309,30 +264,45 @@ impl PcgShape {
         p: DataView,
         scalars: DataView,
     ) -> Result<DispatchNode, AlgorithmError> {
-        self.check(
-            id,
-            &[
-                ("z", &z),
-                ("partials", &partials),
-                ("p", &p),
-                ("scalars", &scalars),
-            ],
-            &["p", "scalars"],
-        )?;
-        Ok(self.node(
-            id,
-            "DIRECTION",
-            "pcg_direction",
-            vec![
-                Binding::read_write(1, scalars),
-                Binding::read(2, z),
-                Binding::read_write(3, p),
-                Binding::read(4, partials),
-            ],
-            self.grid(),
-        ))
+        let slots = [
+            (2, "z", z, READ),
+            (4, "partials", partials, READ),
+            (3, "p", p, WRITE),
+            (1, "scalars", scalars, WRITE),
+        ];
+        self.pass(id, "DIRECTION", "pcg_direction", slots, self.grid())
+    }
+
+    /// Pass `id` of `stage` over `slots` (binding slot, role, view, written), checked in
+    /// their order by [`Self::check`] and bound after the parameters.
+    fn pass<const N: usize>(
+        &self,
+        id: &str,
+        stage: &'static str,
+        entry: &str,
+        slots: [(u32, &str, DataView, bool); N],
+        grid: Grid,
+    ) -> Result<DispatchNode, AlgorithmError> {
+        let views: Vec<(&str, &DataView)> = slots.iter().map(|(_, r, v, _)| (*r, v)).collect();
+        let written: Vec<&str> = slots.iter().filter(|s| s.3).map(|s| s.1).collect();
+        self.check(id, &views, &written)?;
+        let bindings = slots
+            .iter()
+            .map(|(slot, _, v, written)| {
+                if *written {
+                    Binding::read_write(*slot, v.clone())
+                } else {
+                    Binding::read(*slot, v.clone())
+                }
+            })
+            .collect();
+        Ok(self.node(id, stage, entry, bindings, grid))
     }
 }
+
+/// [`PcgVectors::pass`] slot access: read only, or read and written.
+const READ: bool = false;
+const WRITE: bool = true;
 
 fn source(stage: &'static str, rows_per_wg: u32) -> String {
     ShaderSource::new("sparse/pcg.wgsl")
@@ -340,6 +310,8 @@ fn source(stage: &'static str, rows_per_wg: u32) -> String {
         .u32("WG", WG)
         .u32("ROWS_PER_WG", rows_per_wg)
         .define(stage)
+        .define_if(matches!(stage, "START" | "UPDATE"), "ROW_PASS")
+        .define_if(matches!(stage, "RHO" | "DIRECTION"), "FOLD_PASS")
         .build()
 }
 

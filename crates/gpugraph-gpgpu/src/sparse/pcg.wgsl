@@ -29,6 +29,51 @@ struct PcgParams {
 
 @group(0) @binding(0) var<uniform> params: PcgParams;
 
+#ifdef ROW_PASS
+// The vector passes that leave a residual (START, UPDATE): the pass's `residual_row(i)`
+// updates row i and returns (r_i, z_i); the workgroup's r·z and r·r sums over its
+// ROWS_PER_WG rows become partials[wg] and partials[tiles + wg].
+fn residual_rows(wg: u32, lid: u32) {
+    var rz = 0.0;
+    var rr = 0.0;
+    for (var k = 0u; k < ROWS_PER_WG / WG; k += 1u) {
+        let i = wg * ROWS_PER_WG + k * WG + lid;
+        if (i < params.n) {
+            let rzi = residual_row(i);
+            rz += rzi.x * rzi.y;
+            rr += rzi.x * rzi.x;
+        }
+    }
+    let srz = workgroup_sum(lid, rz);
+    let srr = workgroup_sum(lid, rr);
+    if (lid == 0u) {
+        partials[wg] = srz;
+        partials[params.tiles + wg] = srr;
+    }
+}
+#endif
+
+#ifdef FOLD_PASS
+// The passes that fold the residual partials (RHO, DIRECTION): (Σ r·z, Σ r·r), the same bits
+// in every invocation of every workgroup.
+fn fold_residual(lid: u32) -> vec2<f32> {
+    var a = 0.0;
+    var c = 0.0;
+    for (var i = lid; i < params.tiles; i += WG) {
+        a += partials[i];
+        c += partials[params.tiles + i];
+    }
+    return vec2<f32>(workgroup_sum(lid, a), workgroup_sum(lid, c));
+}
+
+// RR = rr and PRED = PRED ∧ rr > TOL2.
+fn record_rr(rr: f32) {
+    scalars[S_RR] = bitcast<u32>(rr);
+    let above = select(0u, 1u, rr > bitcast<f32>(scalars[S_TOL2]));
+    scalars[S_PRED] = above & scalars[S_PRED];
+}
+#endif
+
 #ifdef START
 // r = b - q (q = A·x0), z = dinv ⊙ r, p = z; partials of r·z and r·r.
 @group(0) @binding(2) var<storage, read> b: array<f32>;
@@ -39,33 +84,22 @@ struct PcgParams {
 @group(0) @binding(7) var<storage, read_write> p: array<f32>;
 @group(0) @binding(8) var<storage, read_write> partials: array<f32>;
 
+fn residual_row(i: u32) -> vec2<f32> {
+    let ri = b[i] - q[i];
+    let zi = dinv[i] * ri;
+    r[i] = ri;
+    z[i] = zi;
+    p[i] = zi;
+    return vec2<f32>(ri, zi);
+}
+
 @compute @workgroup_size(WG)
 fn pcg_start(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let wg = linear_workgroup(wid, nwg);
-    var rz = 0.0;
-    var rr = 0.0;
-    for (var k = 0u; k < ROWS_PER_WG / WG; k += 1u) {
-        let i = wg * ROWS_PER_WG + k * WG + lid;
-        if (i < params.n) {
-            let ri = b[i] - q[i];
-            let zi = dinv[i] * ri;
-            r[i] = ri;
-            z[i] = zi;
-            p[i] = zi;
-            rz += ri * zi;
-            rr += ri * ri;
-        }
-    }
-    let srz = workgroup_sum(lid, rz);
-    let srr = workgroup_sum(lid, rr);
-    if (lid == 0u) {
-        partials[wg] = srz;
-        partials[params.tiles + wg] = srr;
-    }
+    residual_rows(linear_workgroup(wid, nwg), lid);
 }
 #endif
 
@@ -83,6 +117,18 @@ fn pcg_start(
 @group(0) @binding(8) var<storage, read_write> partials: array<f32>;
 @group(0) @binding(9) var<storage, read> pq_partials: array<f32>;
 
+// This workgroup's α (every workgroup folds the same one).
+var<private> alpha: f32;
+
+fn residual_row(i: u32) -> vec2<f32> {
+    x[i] = x[i] + alpha * p[i];
+    let ri = r[i] - alpha * q[i];
+    let zi = dinv[i] * ri;
+    r[i] = ri;
+    z[i] = zi;
+    return vec2<f32>(ri, zi);
+}
+
 @compute @workgroup_size(WG)
 fn pcg_update(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -96,7 +142,7 @@ fn pcg_update(
     }
     let pq = workgroup_sum(lid, acc);
     let rz = bitcast<f32>(scalars[S_RZ_NEW]);
-    var alpha = rz / pq;
+    alpha = rz / pq;
     // NaN and ±inf fail this test (NaN compares false; inf - inf is NaN).
     let ok = pq > 0.0 && (alpha - alpha) == 0.0;
     if (!ok) {
@@ -110,26 +156,7 @@ fn pcg_update(
             scalars[S_PRED] = 0u;
         }
     }
-    var srz = 0.0;
-    var srr = 0.0;
-    for (var k = 0u; k < ROWS_PER_WG / WG; k += 1u) {
-        let i = wg * ROWS_PER_WG + k * WG + lid;
-        if (i < params.n) {
-            x[i] = x[i] + alpha * p[i];
-            let ri = r[i] - alpha * q[i];
-            let zi = dinv[i] * ri;
-            r[i] = ri;
-            z[i] = zi;
-            srz += ri * zi;
-            srr += ri * ri;
-        }
-    }
-    let trz = workgroup_sum(lid, srz);
-    let trr = workgroup_sum(lid, srr);
-    if (lid == 0u) {
-        partials[wg] = trz;
-        partials[params.tiles + wg] = trr;
-    }
+    residual_rows(wg, lid);
 }
 #endif
 
@@ -149,14 +176,8 @@ fn pcg_direction(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let wg = linear_workgroup(wid, nwg);
-    var a = 0.0;
-    var c = 0.0;
-    for (var i = lid; i < params.tiles; i += WG) {
-        a += partials[i];
-        c += partials[params.tiles + i];
-    }
-    let rz_new = workgroup_sum(lid, a);
-    let rr = workgroup_sum(lid, c);
+    let folded = fold_residual(lid);
+    let rz_new = folded.x;
     let rz = bitcast<f32>(scalars[S_RZ]);
     var beta = 0.0;
     if (rz != 0.0) {
@@ -165,9 +186,7 @@ fn pcg_direction(
     if (wg == 0u && lid == 0u) {
         scalars[S_BETA] = bitcast<u32>(beta);
         scalars[S_RZ_NEW] = bitcast<u32>(rz_new);
-        scalars[S_RR] = bitcast<u32>(rr);
-        let above = select(0u, 1u, rr > bitcast<f32>(scalars[S_TOL2]));
-        scalars[S_PRED] = above & scalars[S_PRED];
+        record_rr(folded.y);
     }
     for (var k = 0u; k < ROWS_PER_WG / WG; k += 1u) {
         let i = wg * ROWS_PER_WG + k * WG + lid;
@@ -186,20 +205,11 @@ fn pcg_direction(
 
 @compute @workgroup_size(WG)
 fn pcg_rho(@builtin(local_invocation_index) lid: u32) {
-    var a = 0.0;
-    var c = 0.0;
-    for (var i = lid; i < params.tiles; i += WG) {
-        a += partials[i];
-        c += partials[params.tiles + i];
-    }
-    let rz = workgroup_sum(lid, a);
-    let rr = workgroup_sum(lid, c);
+    let folded = fold_residual(lid);
     if (lid == 0u) {
-        scalars[S_RZ] = bitcast<u32>(rz);
-        scalars[S_RZ_NEW] = bitcast<u32>(rz);
-        scalars[S_RR] = bitcast<u32>(rr);
-        let above = select(0u, 1u, rr > bitcast<f32>(scalars[S_TOL2]));
-        scalars[S_PRED] = above & scalars[S_PRED];
+        scalars[S_RZ] = bitcast<u32>(folded.x);
+        scalars[S_RZ_NEW] = bitcast<u32>(folded.x);
+        record_rr(folded.y);
     }
 }
 #endif

@@ -2,8 +2,13 @@
 //! skip), poisoned outputs, word readback.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
+
 use gpugraph_command::GpuContext;
-use gpugraph_procgen::{AssetLibrary, Column, ColumnType, Cook, KernelRef, LiveCount, Recording};
+use gpugraph_procgen::{
+    AssetLibrary, BindValue, Column, ColumnType, Cook, Domain, KernelCall, KernelOutputs,
+    KernelRef, LiveCount, Recording,
+};
 
 pub const POISON: u32 = 0xDEAD_BEEF;
 
@@ -78,4 +83,28 @@ pub fn lives(n: usize) -> Vec<usize> {
     let mut v = vec![0, n.min(1), n / 2, n];
     v.dedup();
     v
+}
+
+/// A call's bindings by name.
+pub fn bind(pairs: Vec<(&str, BindValue)>) -> BTreeMap<String, BindValue> {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// The built-in kernel `id` called twice with `call`: its plain variant over the number
+/// `live_n`, and its COUNT=device variant over a live count of `live_n` in `capacity` slots.
+/// Returns (plain, device, that live count) for further calls over the same count.
+pub fn plain_and_device(
+    cook: &mut Cook,
+    id: &str,
+    call: &KernelCall,
+    live_n: usize,
+    capacity: usize,
+) -> (KernelOutputs, KernelOutputs, LiveCount) {
+    let k = kernel(id);
+    let plain = cook
+        .kernel(&k, Domain::Number(live_n as u64), call)
+        .unwrap();
+    let lc = live(cook, live_n as u32, capacity as u64);
+    let dev = cook.kernel(&k, Domain::Live(lc.clone()), call).unwrap();
+    (plain, dev, lc)
 }

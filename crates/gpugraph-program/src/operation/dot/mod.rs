@@ -9,7 +9,7 @@
 pub mod cpu;
 
 use gpugraph_command::{view_binding, wgpu, BindGroupCache, BufferDescriptor, ComputeNode};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Grid};
+use gpugraph_gpgpu::kernel::{parameter_buffer, Grid, SHARED_TREE_REDUCE_WGSL};
 
 use crate::expr::ScalarType;
 use crate::graph::declaration::{ValueRef, ValueSpec};
@@ -122,7 +122,7 @@ fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     let (av, bv) = (a.view.clone(), b.view.clone());
     let key = format!("{TYPE}/partials");
     let source = format!(
-        "{}{REDUCE_WGSL}{PARTIALS_WGSL}",
+        "{}{SHARED_TREE_REDUCE_WGSL}\n{REDUCE_WGSL}{PARTIALS_WGSL}",
         wgsl_header(DOT_ITEMS_PER_THREAD)
     );
     let node = ComputeNode::new(cx.node_id("partials"), uses, move |cc| {
@@ -166,7 +166,10 @@ fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     cx.add_compute_node(node)?;
 
     let key = format!("{TYPE}/finish");
-    let source = format!("{}{REDUCE_WGSL}{FINISH_WGSL}", wgsl_header(1));
+    let source = format!(
+        "{}{SHARED_TREE_REDUCE_WGSL}\n{REDUCE_WGSL}{FINISH_WGSL}",
+        wgsl_header(1)
+    );
     let uses = read_then_write([partials], row);
     let node = ComputeNode::new(cx.node_id("finish"), uses, move |cc| {
         let device = cc.device().clone();

@@ -1,16 +1,16 @@
-// Workgroup tree sum shared by both dot-product passes. The order is fixed, so every run gives
-// the same bits. It has barriers: call it from workgroup-uniform control flow.
+// Workgroup tree sum shared by both dot-product passes, on gpgpu's fixed-order tree
+// (shared/tree_reduce.wgsl, prepended by mod.rs). The order is fixed, so every run gives the
+// same bits. It has barriers: call it from workgroup-uniform control flow.
 
 var<workgroup> sums: array<f32, WORKGROUP_SIZE>;
 
+// The hook of shared/tree_reduce.wgsl.
+fn tree_combine(slot: u32, other: u32) {
+    sums[slot] += sums[other];
+}
+
 fn workgroup_sum(lane: u32, acc: f32) -> f32 {
     sums[lane] = acc;
-    workgroupBarrier();
-    for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride = stride / 2u) {
-        if (lane < stride) {
-            sums[lane] += sums[lane + stride];
-        }
-        workgroupBarrier();
-    }
+    tree_reduce(lane, WORKGROUP_SIZE);
     return sums[0];
 }
