@@ -26,6 +26,9 @@ export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 SETUP
 fi
+# PACK_EXCLUDE="crate ...": leave these workspace crates out of a whole-suite pack.
+exclude=""
+for p in ${PACK_EXCLUDE:-}; do exclude="$exclude --exclude $p"; done
 if [ "${PACK_TESTS:-}" = none ]; then
   # Only the CLI: no test binary or example to build (a bench-only call).
   cargo build --release -p gpugraph-cli --bins 2>&1 | tail -2
@@ -33,9 +36,10 @@ elif [ -n "${PACK_PACKAGES:-}" ]; then
   # PACK_PACKAGES="gpugraph-render gpugraph-arrow": the CLI and only these crates' tests.
   cargo build --release -p gpugraph-cli --bins 2>&1 | tail -2
 else
-  cargo build --release --workspace --all-targets 2>&1 | tail -2
+  # shellcheck disable=SC2086
+  cargo build --release --workspace --all-targets $exclude 2>&1 | tail -2
 fi
-scope="--workspace"
+scope="--workspace $exclude"
 [ -n "${PACK_PACKAGES:-}" ] && scope=$(printf -- '-p %s ' $PACK_PACKAGES)
 # shellcheck disable=SC2086
 [ "${PACK_TESTS:-}" = none ] || cargo test --release $scope --no-run --message-format=json 2>/dev/null | python3 -c '
