@@ -104,8 +104,6 @@ fn visit_row(i: u32) {
 @compute @workgroup_size(WG_SIZE)
 fn lookup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32) {
-    stats_begin(lid);
-    drive_rows(wid, nwg, lid, WG_SIZE, live_rows(params.rows));
-    stats_flush(lid, params.stats_offset);
+    hash_rows(wid, nwg, lid);
 }
 #endif

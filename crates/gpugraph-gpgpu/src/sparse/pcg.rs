@@ -287,12 +287,12 @@ impl PcgShape {
         let written: Vec<&str> = slots.iter().filter(|s| s.3).map(|s| s.1).collect();
         self.check(id, &views, &written)?;
         let bindings = slots
-            .iter()
+            .into_iter()
             .map(|(slot, _, v, written)| {
-                if *written {
-                    Binding::read_write(*slot, v.clone())
+                if written {
+                    Binding::read_write(slot, v)
                 } else {
-                    Binding::read(*slot, v.clone())
+                    Binding::read(slot, v)
                 }
             })
             .collect();
