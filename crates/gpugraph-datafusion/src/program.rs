@@ -312,7 +312,7 @@ pub fn run_cpu(program: &Program, columns: &[ColumnWords<'_>], rows: usize, acc:
                 Op::And | Op::Or => {
                     let b = stack.pop().expect("checked");
                     let a = stack.pop().expect("checked");
-                    let decided = if *op == Op::And { false } else { true };
+                    let decided = *op != Op::And;
                     let decides = |v: (i64, bool)| !v.1 && (v.0 != 0) == decided;
                     stack.push(if decides(a) || decides(b) {
                         (decided as i64, false)
