@@ -3,11 +3,65 @@
 //! [`session_context`] builds a DataFusion `SessionContext` whose physical plans run supported
 //! operators on gpugraph primitives ([`Engine::Gpu`]) or DataFusion's own CPU operators
 //! ([`Engine::Cpu`], the same SQL front-end and logical optimizer, for comparison).
+//!
+//! # Where the GPU takes over: partial aggregation
+//!
+//! [`GpuAggregateRule`] runs before DataFusion's physical-optimizer rules and replaces each
+//! `AggregateExec{mode: Partial}` together with its projection/filter chain by a
+//! [`GpuPartialAggregateExec`] reading the operator below the chain (the scan). It emits
+//! exactly the partial-state schema DataFusion's final aggregate expects (sum → its sum type,
+//! avg → (count, sum), count → Int64, min/max → the value type), so DataFusion's CPU final
+//! aggregate finishes over one row per group and result types, avg rounding and order are
+//! DataFusion's own. Sort and limit of the few result rows stay on the CPU. A partial
+//! aggregate the rule cannot take is wrapped in a transparent [`CpuFallbackExec`] naming the
+//! reason, so `EXPLAIN` shows what runs where and why.
+//!
+//! # Exact arithmetic
+//!
+//! Numbers travel as i32 (integers, Date32, Decimal128's unscaled values; checked per batch
+//! while converting, `convert.rs`), group keys as dictionary codes combined into one
+//! mixed-radix group index (at most [`kernel::MAX_GROUPS`] groups). Predicates and aggregate
+//! arguments become [`ir::Ir`] over exact integers with DataFusion's decimal scales
+//! (`expr.rs`), checked before launch against the columns' minimum and maximum to stay within
+//! i64 ([`ir::Ir::bounds`]); sums accumulate in 96 bits, so fewer than 2^32 rows cannot
+//! overflow. Float comparisons against a decimal column (TPC-H Q6's `between 0.06 - 0.01 and
+//! 0.06 + 0.01`) become exact integer thresholds of the cast. Float64 columns stay on the CPU.
+//! When the data breaks an assumption at run time (a value past i32, a bound past i64, too
+//! many groups) the exec runs the original CPU subtree it keeps and records why.
+//!
+//! # Deviations from the agreed design, and why
+//!
+//! - Predicates and derived values are compiled to a small postfix program interpreted by one
+//!   WGSL kernel (`kernel/aggregate.wgsl`, oracle `program::run_cpu`) rather than to the
+//!   expression language's generated kernels: that language computes in f32/u32 without SQL
+//!   nulls, and one interpreter pipeline means no shader compilation per query.
+//! - The column cache ([`GpuCache`]) holds in-memory tables only, per (source, column set);
+//!   files are re-read every time (see `cache.rs`).
+//! - Kernel time is host-measured (submission to completion), not from timestamp queries.
 
 pub use datafusion;
 
+pub mod cache;
+pub mod convert;
+pub mod exec;
+pub mod expr;
+pub mod ir;
+pub mod kernel;
+pub mod plan;
+pub mod program;
+pub mod rule;
+
+use std::sync::Arc;
+
 use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use gpugraph_command::GpuContext;
+
+pub use cache::GpuCache;
+pub use exec::{CpuFallbackExec, GpuPartialAggregateExec};
+pub use rule::GpuAggregateRule;
 
 /// Which operators a session's physical plans use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,8 +111,43 @@ pub fn session_context(options: &SessionOptions) -> Result<SessionContext, Sessi
         .with_default_features();
     match options.engine {
         Engine::Cpu => Ok(SessionContext::new_with_state(builder.build())),
-        Engine::Gpu => Err(SessionError::GpuUnavailable(
-            "GPU plans are being built".into(),
-        )),
+        Engine::Gpu => {
+            let gpu = GpuContext::new().map_err(|e| SessionError::GpuUnavailable(e.to_string()))?;
+            Ok(gpu_session(builder, Arc::new(gpu), GpuCache::new(true)))
+        }
     }
+}
+
+/// A session like [`session_context`]'s on an existing GPU context (tests and benchmarks
+/// share one device), with a GPU column cache of its own when `cache` is true (in-memory
+/// tables stay GPU-resident between queries; see [`cache`]).
+pub fn session_context_on(
+    options: &SessionOptions,
+    gpu: Arc<GpuContext>,
+    cache: bool,
+) -> SessionContext {
+    let mut config = SessionConfig::new();
+    if let Some(partitions) = options.target_partitions {
+        config = config.with_target_partitions(partitions.max(1));
+    }
+    let builder = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features();
+    match options.engine {
+        Engine::Cpu => SessionContext::new_with_state(builder.build()),
+        Engine::Gpu => gpu_session(builder, gpu, GpuCache::new(cache)),
+    }
+}
+
+/// Our rule first (it must see the planner's partial aggregates before DataFusion's rules
+/// combine or repartition them), then DataFusion's own rules.
+fn gpu_session(
+    builder: SessionStateBuilder,
+    gpu: Arc<GpuContext>,
+    cache: GpuCache,
+) -> SessionContext {
+    let mut rules: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> =
+        vec![Arc::new(GpuAggregateRule::new(gpu, cache))];
+    rules.extend(PhysicalOptimizer::new().rules);
+    SessionContext::new_with_state(builder.with_physical_optimizer_rules(rules).build())
 }

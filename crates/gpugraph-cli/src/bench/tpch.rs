@@ -1,0 +1,234 @@
+// NOT WIRED YET (never compiled): to enable, add `pub mod tpch;`, the variant
+// `Tpch(tpch::TpchBenchArgs)` and the arm `BenchCommand::Tpch(args) => tpch::run(&args)` to
+// bench/mod.rs, and to gpugraph-cli's [dependencies]
+// `gpugraph-datafusion = { path = "../gpugraph-datafusion" }` and
+// `tokio = { version = "1", default-features = false, features = ["rt"] }`.
+//! `bench tpch`: TPC-H Q1 and Q6 over lineitem (tpchgen-arrow at `--scale`) through
+//! `gpugraph-datafusion`, GPU plans against DataFusion's CPU operators in the same process.
+//!
+//! Rows per query: `gpu-warm` (in-memory table, GPU column cache on: after one warm-up run the
+//! columns are GPU-resident, so a run is the kernel, the readback and DataFusion's final
+//! aggregate), `gpu-host` (in-memory table, cache off: every run converts and uploads),
+//! `gpu-parquet` (from a Parquet file: decode, convert, upload, aggregate), and the peers
+//! `cpu-memory` / `cpu-parquet` (DataFusion's CPU plan on the same tables). Every GPU answer
+//! is compared with the CPU answer before timing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use gpugraph_command::GpuContext;
+use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
+use gpugraph_datafusion::datafusion::arrow::util::pretty::pretty_format_batches;
+use gpugraph_datafusion::datafusion::datasource::MemTable;
+use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
+use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
+use gpugraph_datafusion::{session_context_on, Engine, SessionOptions};
+use serde::Serialize;
+use tpchgen::generators::LineItemGenerator;
+use tpchgen_arrow::LineItemArrow;
+
+use super::report::{self, BenchJson, Summary, Table};
+use super::BenchOptions;
+
+/// TPC-H Q1 (DataFusion's benchmark text, delta 90 days).
+pub const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, \
+    sum(l_extendedprice) as sum_base_price, sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, \
+    sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, avg(l_quantity) as avg_qty, \
+    avg(l_extendedprice) as avg_price, avg(l_discount) as avg_disc, count(*) as count_order \
+    from lineitem where l_shipdate <= date '1998-12-01' - interval '90' day \
+    group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus";
+
+/// TPC-H Q6.
+pub const Q6: &str = "select sum(l_extendedprice * l_discount) as revenue from lineitem \
+    where l_shipdate >= date '1994-01-01' and l_shipdate < date '1994-01-01' + interval '1' year \
+    and l_discount between 0.06 - 0.01 and 0.06 + 0.01 and l_quantity < 24";
+
+/// Arguments of `bench tpch`.
+#[derive(Args, Clone, Debug)]
+pub struct TpchBenchArgs {
+    /// TPC-H scale factor of lineitem (1 = 6M rows).
+    #[arg(long, default_value_t = 0.01)]
+    pub scale: f64,
+    /// Queries, comma-separated: q1, q6.
+    #[arg(long, value_delimiter = ',', default_value = "q1,q6")]
+    pub query: Vec<String>,
+    /// Read lineitem from this Parquet file instead of writing one from the generated table.
+    #[arg(long, value_name = "FILE")]
+    pub parquet: Option<PathBuf>,
+    /// DataFusion target partitions (CPU threads); default: the number of cores.
+    #[arg(long)]
+    pub partitions: Option<usize>,
+    #[command(flatten)]
+    pub options: BenchOptions,
+}
+
+/// One measured row.
+#[derive(Clone, Debug, Serialize)]
+pub struct TpchRow {
+    /// Query.
+    pub query: String,
+    /// Variant (`gpu-warm`, `gpu-host`, `gpu-parquet`, `cpu-memory`, `cpu-parquet`).
+    pub variant: String,
+    /// lineitem rows.
+    pub rows: u64,
+    /// Milliseconds per run.
+    pub ms: Summary,
+    /// Rows per second at the median.
+    pub rows_per_s: f64,
+    /// The same source's CPU median over this median (> 1: the GPU is faster).
+    pub speedup_vs_cpu: Option<f64>,
+}
+
+fn lineitem(scale: f64) -> Result<Vec<RecordBatch>> {
+    let parts = std::thread::available_parallelism().map_or(1, |n| n.get()).min(32) as i32;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (1..=parts)
+            .map(|part| {
+                s.spawn(move || {
+                    LineItemArrow::new(LineItemGenerator::new(scale, part, parts))
+                        .with_batch_size(1 << 16)
+                        .collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for h in handles {
+            match h.join() {
+                Ok(part) => out.extend(part?),
+                Err(_) => bail!("a lineitem generator thread panicked"),
+            }
+        }
+        Ok(out)
+    })
+}
+
+async fn answer(ctx: &SessionContext, sql: &str) -> Result<String> {
+    let batches = ctx.sql(sql).await?.collect().await?;
+    Ok(pretty_format_batches(&batches)?.to_string())
+}
+
+async fn time(ctx: &SessionContext, sql: &str, repeat: u32) -> Result<Vec<f64>> {
+    let mut samples = Vec::new();
+    for _ in 0..repeat {
+        let start = Instant::now();
+        ctx.sql(sql).await?.collect().await?;
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(samples)
+}
+
+/// Runs the bench.
+pub fn run(args: &TpchBenchArgs) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("a tokio runtime")?;
+    runtime.block_on(run_async(args))
+}
+
+async fn run_async(args: &TpchBenchArgs) -> Result<()> {
+    let gpu = Arc::new(GpuContext::new().context("a GPU adapter")?);
+    report::progress(format!("generating lineitem at scale {}", args.scale));
+    let batches = lineitem(args.scale)?;
+    let Some(first) = batches.first() else {
+        bail!("scale {} generates no lineitem rows", args.scale);
+    };
+    let schema = first.schema();
+    let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+    let dir = tempfile::tempdir().context("a temporary directory")?;
+    let parquet = match &args.parquet {
+        Some(p) => p.clone(),
+        None => {
+            let path = dir.path().join("lineitem.parquet");
+            report::progress(format!("writing {}", path.display()));
+            let file = std::fs::File::create(&path)?;
+            let mut writer = ArrowWriter::try_new(file, Arc::clone(&schema), None)?;
+            for b in &batches {
+                writer.write(b)?;
+            }
+            writer.close()?;
+            path
+        }
+    };
+    let options = |engine| SessionOptions {
+        engine,
+        target_partitions: args.partitions,
+    };
+    let memory_session = |engine, cache| -> Result<SessionContext> {
+        let ctx = session_context_on(&options(engine), Arc::clone(&gpu), cache);
+        let table = MemTable::try_new(Arc::clone(&schema), vec![batches.clone()])?;
+        ctx.register_table("lineitem", Arc::new(table))?;
+        Ok(ctx)
+    };
+    let warm = memory_session(Engine::Gpu, true)?;
+    let host = memory_session(Engine::Gpu, false)?;
+    let cpu_memory = memory_session(Engine::Cpu, false)?;
+    let path = parquet.to_str().context("a UTF-8 Parquet path")?;
+    let gpu_parquet = session_context_on(&options(Engine::Gpu), Arc::clone(&gpu), false);
+    gpu_parquet
+        .register_parquet("lineitem", path, ParquetReadOptions::default())
+        .await?;
+    let cpu_parquet = session_context_on(&options(Engine::Cpu), Arc::clone(&gpu), false);
+    cpu_parquet
+        .register_parquet("lineitem", path, ParquetReadOptions::default())
+        .await?;
+    let mut table = Table::new(["query", "variant", "ms", "rows/s", "x cpu"]);
+    let mut out = Vec::new();
+    for q in &args.query {
+        let sql = match q.to_ascii_lowercase().as_str() {
+            "q1" => Q1,
+            "q6" => Q6,
+            other => bail!("unknown query {other} (q1, q6)"),
+        };
+        let expected = answer(&cpu_memory, sql).await?;
+        for (name, ctx) in [("gpu-warm", &warm), ("gpu-host", &host), ("gpu-parquet", &gpu_parquet)] {
+            let got = answer(ctx, sql).await?;
+            if got != expected {
+                bail!("{q} {name}: the GPU answer differs from the CPU's\nGPU:\n{got}\nCPU:\n{expected}");
+            }
+        }
+        let variants = [
+            ("cpu-memory", &cpu_memory, None),
+            ("cpu-parquet", &cpu_parquet, None),
+            ("gpu-warm", &warm, Some(0)),
+            ("gpu-host", &host, Some(0)),
+            ("gpu-parquet", &gpu_parquet, Some(1)),
+        ];
+        let mut cpu_medians = [0.0f64; 2];
+        for (name, ctx, peer) in variants {
+            report::progress(format!("{q} {name}"));
+            let ms = Summary::of(&time(ctx, sql, args.options.repeat).await?);
+            if name == "cpu-memory" {
+                cpu_medians[0] = ms.median;
+            } else if name == "cpu-parquet" {
+                cpu_medians[1] = ms.median;
+            }
+            let speedup = peer.map(|p: usize| cpu_medians[p] / ms.median);
+            let rows_per_s = rows as f64 / (ms.median / 1e3);
+            table.row([
+                q.clone(),
+                name.to_string(),
+                ms.show(2),
+                format!("{rows_per_s:.3e}"),
+                speedup.map_or(String::new(), |s| format!("{s:.2}")),
+            ]);
+            out.push(TpchRow {
+                query: q.clone(),
+                variant: name.into(),
+                rows,
+                ms,
+                rows_per_s,
+                speedup_vs_cpu: speedup,
+            });
+        }
+    }
+    println!("TPC-H lineitem scale {} ({rows} rows), {}", args.scale, gpu.capabilities().adapter);
+    println!("{table}");
+    if let Some(path) = &args.options.json {
+        report::write_json(path, &BenchJson::new("tpch", gpu.capabilities(), args.options.repeat, &out))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! The per-session GPU column cache: a partial aggregate over an in-memory table whose batches
+//! were converted and uploaded once finds them GPU-resident the next time ("warm").
+//!
+//! Entries are keyed by the source's identity — the memory table's batches themselves (the
+//! addresses of their column buffers, which the entry keeps alive so they cannot be reused by
+//! other data) and the source's display (its projection) — and by the columns read. A file
+//! source is read again every time: its identity would be a path whose contents may change.
+//! Why whole column sets rather than single columns: chunk boundaries, key dictionaries and
+//! column bounds are shared by a query's columns, and the GPU keeps a chunk's columns as
+//! separate buffers anyway; two queries over different column sets hold their own copies.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use datafusion::arrow::array::Array;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::datasource::memory::{DataSourceExec, MemorySourceConfig};
+use datafusion::physical_plan::repartition::RepartitionExec;
+use datafusion::physical_plan::{displayable, ExecutionPlan};
+
+use crate::convert::Converter;
+use crate::kernel::GpuChunk;
+
+/// Converted, uploaded data of one source and column set.
+#[derive(Debug)]
+pub struct Prepared {
+    /// Dictionaries and bounds of the conversion.
+    pub converter: Converter,
+    /// The uploaded chunks.
+    pub chunks: Vec<GpuChunk>,
+}
+
+/// The identity of a cached source.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SourceKey {
+    display: String,
+    /// The source's projected schema, since the display need not show the projection.
+    schema: String,
+    projection: Option<Vec<usize>>,
+    buffers: Vec<(usize, usize)>,
+    values: Vec<usize>,
+    keys: Vec<usize>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    prepared: Arc<Prepared>,
+    /// Keeps the batches (and so the buffer addresses in the key) alive.
+    _batches: Vec<Vec<RecordBatch>>,
+}
+
+/// The cache (cheap to clone: clones share entries). Disabled caches never hold anything.
+#[derive(Clone, Debug, Default)]
+pub struct GpuCache {
+    enabled: bool,
+    entries: Arc<Mutex<HashMap<SourceKey, Entry>>>,
+}
+
+impl GpuCache {
+    /// An empty cache; `enabled == false` makes every lookup miss and every insert a no-op.
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            entries: Arc::default(),
+        }
+    }
+
+    /// The key of `source` read at `values` and `keys`, when it is an in-memory table.
+    pub fn key(
+        &self,
+        source: &Arc<dyn ExecutionPlan>,
+        values: &[usize],
+        keys: &[usize],
+    ) -> Option<(SourceKey, Vec<Vec<RecordBatch>>)> {
+        if !self.enabled {
+            return None;
+        }
+        // DataFusion may spread a one-partition table round-robin over its threads.
+        let mut source = source;
+        while let Some(r) = source.downcast_ref::<RepartitionExec>() {
+            source = r.input();
+        }
+        let exec = source.downcast_ref::<DataSourceExec>()?;
+        let memory = exec.data_source().downcast_ref::<MemorySourceConfig>()?;
+        let partitions = memory.partitions().to_vec();
+        let mut buffers = Vec::new();
+        for batch in partitions.iter().flatten() {
+            for column in batch.columns() {
+                let data = column.to_data();
+                let at = data.buffers().first().map_or(0, |b| b.as_ptr() as usize);
+                buffers.push((at, column.len()));
+            }
+        }
+        let key = SourceKey {
+            display: displayable(source.as_ref()).one_line().to_string(),
+            schema: format!("{:?}", source.schema().fields()),
+            projection: memory.projection().clone(),
+            buffers,
+            values: values.to_vec(),
+            keys: keys.to_vec(),
+        };
+        Some((key, partitions))
+    }
+
+    /// The prepared data of `key`, if cached.
+    pub fn get(&self, key: &SourceKey) -> Option<Arc<Prepared>> {
+        let entries = self.entries.lock().ok()?;
+        entries.get(key).map(|e| Arc::clone(&e.prepared))
+    }
+
+    /// Caches `prepared` under `key`, keeping `batches` alive with it.
+    pub fn insert(&self, key: SourceKey, batches: Vec<Vec<RecordBatch>>, prepared: Arc<Prepared>) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.insert(
+                key,
+                Entry {
+                    prepared,
+                    _batches: batches,
+                },
+            );
+        }
+    }
+
+    /// Drops every entry (frees their GPU buffers once no query uses them).
+    pub fn clear(&self) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.clear();
+        }
+    }
+}

@@ -1,0 +1,400 @@
+//! `GpuPartialAggregateExec`: a partial aggregate and its projection/filter chain, run on the
+//! GPU; and `CpuFallbackExec`, the transparent marker of a partial aggregate left on the CPU.
+//!
+//! The exec streams its source's batches (every partition, each on its own task, so Parquet
+//! decoding runs on DataFusion's threads), converts each batch to the kernel's words as it
+//! arrives, uploads a chunk every [`CHUNK_ROWS`] rows, and after the last batch checks the
+//! bounds, runs the program and emits the partial-state batch DataFusion's final aggregate
+//! expects. Whenever the data does not fit the GPU's exact arithmetic (a value past i32, an
+//! intermediate past i64, too many groups) it runs the original CPU partial aggregate it
+//! keeps instead, and says why in its display (`EXPLAIN ANALYZE`) and [`Self::fallback`].
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::stream::{RecordBatchReceiverStream, RecordBatchStreamAdapter};
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
+    PlanProperties, SendableRecordBatchStream,
+};
+use futures::StreamExt;
+use gpugraph_command::GpuContext;
+
+use crate::cache::{GpuCache, Prepared};
+use crate::convert::Converter;
+use crate::kernel;
+use crate::plan::GpuPlan;
+
+/// Rows per uploaded chunk (one dispatch each).
+pub const CHUNK_ROWS: usize = 1 << 21;
+
+/// A partial aggregate run on the GPU (see the module docs).
+#[derive(Debug)]
+pub struct GpuPartialAggregateExec {
+    plan: GpuPlan,
+    cpu: Arc<dyn ExecutionPlan>,
+    gpu: Arc<GpuContext>,
+    cache: GpuCache,
+    properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+    fallback: Arc<Mutex<Option<String>>>,
+}
+
+impl GpuPartialAggregateExec {
+    /// The GPU form of `cpu` (the partial `AggregateExec` that `plan` was made from).
+    pub fn new(
+        plan: GpuPlan,
+        cpu: Arc<dyn ExecutionPlan>,
+        gpu: Arc<GpuContext>,
+        cache: GpuCache,
+    ) -> Self {
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(Arc::clone(&plan.schema)),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Final,
+            Boundedness::Bounded,
+        ));
+        Self {
+            plan,
+            cpu,
+            gpu,
+            cache,
+            properties,
+            metrics: ExecutionPlanMetricsSet::new(),
+            fallback: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Why the last execution ran the CPU plan instead, if it did.
+    pub fn fallback(&self) -> Option<String> {
+        self.fallback.lock().ok().and_then(|f| f.clone())
+    }
+}
+
+impl DisplayAs for GpuPartialAggregateExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let schema = self.plan.source.schema();
+        let name = |c: &usize| schema.field(*c).name().clone();
+        let keys: Vec<String> = self.plan.keys.iter().map(name).collect();
+        let values: Vec<String> = self.plan.values.iter().map(name).collect();
+        let aggregates: Vec<String> = self
+            .plan
+            .aggregates
+            .iter()
+            .map(|a| format!("{:?}", a.kind).to_lowercase())
+            .collect();
+        write!(
+            f,
+            "GpuPartialAggregateExec: on=GPU, filters={}, gby=[{}], aggr=[{}], columns=[{}]",
+            self.plan.predicates.len(),
+            keys.join(", "),
+            aggregates.join(", "),
+            values.join(", ")
+        )?;
+        if let Some(why) = self.fallback() {
+            write!(f, ", ran on CPU: {why}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Batches of every partition of `plan`, each partition on its own task.
+fn all_partitions(
+    plan: &Arc<dyn ExecutionPlan>,
+    context: &Arc<TaskContext>,
+) -> SendableRecordBatchStream {
+    let partitions = plan.output_partitioning().partition_count();
+    let mut builder = RecordBatchReceiverStream::builder(plan.schema(), partitions.max(1) * 2);
+    for p in 0..partitions {
+        let tx = builder.tx();
+        let plan = Arc::clone(plan);
+        let context = Arc::clone(context);
+        builder.spawn(async move {
+            let mut stream = match plan.execute(p, context) {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = tx.send(Err(e)).await;
+                    return Ok(());
+                }
+            };
+            while let Some(batch) = stream.next().await {
+                if tx.send(batch).await.is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+    }
+    builder.build()
+}
+
+struct Run {
+    plan: GpuPlan,
+    cpu: Arc<dyn ExecutionPlan>,
+    gpu: Arc<GpuContext>,
+    cache: GpuCache,
+    metrics: ExecutionPlanMetricsSet,
+    fallback: Arc<Mutex<Option<String>>>,
+    context: Arc<TaskContext>,
+}
+
+impl Run {
+    async fn cpu(&self, why: String) -> Result<Vec<RecordBatch>> {
+        if let Ok(mut f) = self.fallback.lock() {
+            *f = Some(why);
+        }
+        MetricBuilder::new(&self.metrics)
+            .global_counter("cpu_fallback")
+            .add(1);
+        let mut stream = all_partitions(&self.cpu, &self.context);
+        let mut out = Vec::new();
+        while let Some(batch) = stream.next().await {
+            out.push(batch?);
+        }
+        Ok(out)
+    }
+
+    async fn run(self) -> Result<Vec<RecordBatch>> {
+        let convert_time = MetricBuilder::new(&self.metrics).subset_time("convert_time", 0);
+        let upload_time = MetricBuilder::new(&self.metrics).subset_time("upload_time", 0);
+        let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
+        let readback_time = MetricBuilder::new(&self.metrics).subset_time("readback_time", 0);
+        let rows_in = MetricBuilder::new(&self.metrics).counter("input_rows", 0);
+        if let Ok(mut f) = self.fallback.lock() {
+            *f = None;
+        }
+        let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
+        let cached = self
+            .cache
+            .key(&self.plan.source, &self.plan.values, &self.plan.keys);
+        let prepared = match cached.as_ref().and_then(|(key, _)| self.cache.get(key)) {
+            Some(hit) => {
+                MetricBuilder::new(&self.metrics)
+                    .global_counter("gpu_cache_hits")
+                    .add(1);
+                hit
+            }
+            None => {
+                let schema = self.plan.source.schema();
+                let names = schema.fields().iter().map(|f| f.name().clone()).collect();
+                let mut converter = Converter::new(&self.plan.values, &self.plan.keys, names);
+                let mut chunks = Vec::new();
+                let mut stream = all_partitions(&self.plan.source, &self.context);
+                while let Some(batch) = stream.next().await {
+                    let batch = batch?;
+                    rows_in.add(batch.num_rows());
+                    let start = Instant::now();
+                    let pushed = converter.push(&batch);
+                    convert_time.add_elapsed(start);
+                    if let Err(misfit) = pushed {
+                        drop(stream);
+                        return self.cpu(misfit.to_string()).await;
+                    }
+                    if converter.pending_rows() >= CHUNK_ROWS {
+                        let start = Instant::now();
+                        chunks.push(
+                            kernel::upload(&self.gpu, &converter.take_chunk()).map_err(external)?,
+                        );
+                        upload_time.add_elapsed(start);
+                    }
+                }
+                if converter.pending_rows() > 0 {
+                    let start = Instant::now();
+                    chunks.push(
+                        kernel::upload(&self.gpu, &converter.take_chunk()).map_err(external)?,
+                    );
+                    upload_time.add_elapsed(start);
+                }
+                let prepared = Arc::new(Prepared { converter, chunks });
+                if let Some((key, batches)) = cached {
+                    self.cache.insert(key, batches, Arc::clone(&prepared));
+                }
+                prepared
+            }
+        };
+        let converter = &prepared.converter;
+        let chunks = &prepared.chunks;
+        let stats = |c: usize| {
+            let slot = self.plan.values.iter().position(|&v| v == c).unwrap_or(0);
+            let s = converter.stats(slot);
+            (s.min as i128, s.max as i128)
+        };
+        if let Err(why) = self.plan.check_bounds(&stats) {
+            return self.cpu(why).await;
+        }
+        let cards = converter.cardinalities();
+        let groups = cards.iter().map(|&c| c as usize).product::<usize>().max(1);
+        if groups > kernel::MAX_GROUPS {
+            return self
+                .cpu(format!(
+                    "{groups} key combinations, more than the {} groups the GPU aggregates",
+                    kernel::MAX_GROUPS
+                ))
+                .await;
+        }
+        let (program, words) = self.plan.program(&cards);
+        let (acc, times) = kernel::run(&self.gpu, &program, groups, chunks).map_err(external)?;
+        kernel_time.add_duration(times.kernel);
+        readback_time.add_duration(times.readback);
+        let batch =
+            self.plan
+                .output(&acc, &words, program.words_per_group(), groups, &|k, g| {
+                    converter.key_values(k, g)
+                })?;
+        Ok(vec![batch])
+    }
+}
+
+impl ExecutionPlan for GpuPartialAggregateExec {
+    fn name(&self) -> &str {
+        "GpuPartialAggregateExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.plan.source]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    #[allow(deprecated)]
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let mut plan = self.plan.clone();
+        plan.source = children.swap_remove(0);
+        Ok(Arc::new(Self::new(
+            plan,
+            Arc::clone(&self.cpu),
+            Arc::clone(&self.gpu),
+            self.cache.clone(),
+        )))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        if partition != 0 {
+            return Err(DataFusionError::Internal(format!(
+                "GpuPartialAggregateExec has one partition, asked for {partition}"
+            )));
+        }
+        let run = Run {
+            plan: self.plan.clone(),
+            cpu: Arc::clone(&self.cpu),
+            gpu: Arc::clone(&self.gpu),
+            cache: self.cache.clone(),
+            metrics: self.metrics.clone(),
+            fallback: Arc::clone(&self.fallback),
+            context,
+        };
+        let batches = futures::stream::once(run.run()).flat_map(|r| {
+            let items: Vec<Result<RecordBatch>> = match r {
+                Ok(batches) => batches.into_iter().map(Ok).collect(),
+                Err(e) => vec![Err(e)],
+            };
+            futures::stream::iter(items)
+        });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            Arc::clone(&self.plan.schema),
+            batches,
+        )))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+}
+
+/// A partial aggregate left on DataFusion's CPU operators, with the reason (shown by
+/// `EXPLAIN`). Executes its input unchanged.
+#[derive(Debug)]
+pub struct CpuFallbackExec {
+    input: Arc<dyn ExecutionPlan>,
+    reason: String,
+}
+
+impl CpuFallbackExec {
+    /// Marks `input` as staying on the CPU because of `reason`.
+    pub fn new(input: Arc<dyn ExecutionPlan>, reason: String) -> Self {
+        Self { input, reason }
+    }
+
+    /// Why the input stays on the CPU.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl DisplayAs for CpuFallbackExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "CpuFallbackExec: on=CPU, reason={}", self.reason)
+    }
+}
+
+impl ExecutionPlan for CpuFallbackExec {
+    fn name(&self) -> &str {
+        "CpuFallbackExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.input.properties()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true]
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    #[allow(deprecated)]
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(Self::new(
+            children.swap_remove(0),
+            self.reason.clone(),
+        )))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        self.input.execute(partition, context)
+    }
+}

@@ -1,0 +1,470 @@
+//! DataFusion physical expressions → [`Ir`], or the reason one cannot run on the GPU.
+//!
+//! Supported: columns of integer, Decimal128 (scale 0..=18) and Date32 type; literals of
+//! those types and booleans; `+ − ×`, comparisons, AND/OR/NOT, IS [NOT] NULL, negation, IN
+//! lists (as ORs of equalities, so a NULL in the list behaves as SQL says), CASE (searched and
+//! simple) and widening casts between those types. BETWEEN reaches the physical plan as
+//! `a >= x AND a <= y`. Division, floats, strings and everything else are refused by name.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Schema};
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::Operator;
+use datafusion::physical_expr::expressions::{
+    BinaryExpr, CaseExpr, CastExpr, Column, InListExpr, IsNotNullExpr, IsNullExpr, Literal,
+    NegativeExpr, NotExpr,
+};
+use datafusion::physical_expr::PhysicalExpr;
+
+use crate::ir::{BinOp, Ir};
+
+/// The GPU type of a value: a number with a decimal scale, or a boolean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// An exact integer meaning `value / 10^scale`.
+    Num(u32),
+    /// 0 or 1.
+    Bool,
+}
+
+/// A translated expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Typed {
+    /// The expression.
+    pub ir: Ir,
+    /// Its type.
+    pub ty: Ty,
+}
+
+/// One plan level's columns: each output column as an expression over the source, or why not.
+pub type Level = Vec<Result<Typed, String>>;
+
+/// The GPU type of a source column of `dt`, if the GPU computes on it.
+pub fn column_type(dt: &DataType) -> Option<Ty> {
+    match dt {
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::Date32 => Some(Ty::Num(0)),
+        DataType::Decimal128(_, s) if (0..=18).contains(s) => Some(Ty::Num(*s as u32)),
+        _ => None,
+    }
+}
+
+/// The leaf level of `schema`: column `i` is `Ir::Column(i)` where its type is supported.
+pub fn leaf_level(schema: &Schema) -> Level {
+    schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match column_type(f.data_type()) {
+            Some(ty) => Ok(Typed {
+                ir: Ir::Column(i),
+                ty,
+            }),
+            None => Err(format!(
+                "column {} has type {}, which the GPU plans do not compute on",
+                f.name(),
+                f.data_type()
+            )),
+        })
+        .collect()
+}
+
+fn num_scale(t: &Typed, what: &str) -> Result<u32, String> {
+    match t.ty {
+        Ty::Num(s) => Ok(s),
+        Ty::Bool => Err(format!("{what} of a boolean is not supported on the GPU")),
+    }
+}
+
+/// Both operands at one scale (the larger), as DataFusion's decimal coercion does.
+fn align(a: Typed, b: Typed, what: &str) -> Result<(Ir, Ir, u32), String> {
+    let (sa, sb) = (num_scale(&a, what)?, num_scale(&b, what)?);
+    let s = sa.max(sb);
+    Ok((a.ir.rescale(s - sa), b.ir.rescale(s - sb), s))
+}
+
+fn literal(value: &ScalarValue) -> Result<Typed, String> {
+    let num = |v: Option<i64>, scale: u32| Typed {
+        ir: v.map_or(Ir::Null, Ir::Const),
+        ty: Ty::Num(scale),
+    };
+    Ok(match value {
+        ScalarValue::Boolean(b) => Typed {
+            ir: b.map_or(Ir::Null, |b| Ir::Const(b as i64)),
+            ty: Ty::Bool,
+        },
+        ScalarValue::Int8(v) => num(v.map(i64::from), 0),
+        ScalarValue::Int16(v) => num(v.map(i64::from), 0),
+        ScalarValue::Int32(v) => num(v.map(i64::from), 0),
+        ScalarValue::Int64(v) => num(*v, 0),
+        ScalarValue::UInt8(v) => num(v.map(i64::from), 0),
+        ScalarValue::UInt16(v) => num(v.map(i64::from), 0),
+        ScalarValue::UInt32(v) => num(v.map(i64::from), 0),
+        ScalarValue::Date32(v) => num(v.map(i64::from), 0),
+        ScalarValue::Decimal128(v, _, s) if (0..=18).contains(s) => {
+            let v = match v {
+                Some(x) => Some(
+                    i64::try_from(*x)
+                        .map_err(|_| format!("the decimal literal {value} does not fit 64 bits"))?,
+                ),
+                None => None,
+            };
+            num(v, *s as u32)
+        }
+        other => {
+            return Err(format!(
+                "the literal {other} of type {} is not supported on the GPU",
+                other.data_type()
+            ))
+        }
+    })
+}
+
+/// The scale DataFusion gives a numeric result of type `dt`, if the GPU represents it.
+fn result_scale(dt: &DataType) -> Option<u32> {
+    match dt {
+        DataType::Decimal128(_, s) if (0..=18).contains(s) => Some(*s as u32),
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32 => Some(0),
+        _ => None,
+    }
+}
+
+fn cast(inner: Typed, to: &DataType, from: &DataType) -> Result<Typed, String> {
+    let s = num_scale(&inner, "a cast")?;
+    let refuse = || format!("a cast from {from} to {to} is not supported on the GPU");
+    let int_limit = |bits: u32| Ok::<i128, String>((1i128 << (bits - 1)) - 1);
+    let (scale, max_abs) = match to {
+        DataType::Int64 if s == 0 => (0, int_limit(64)?),
+        DataType::Int32 if s == 0 => (0, int_limit(32)?),
+        DataType::Int16 if s == 0 => (0, int_limit(16)?),
+        DataType::Date32 if *from == DataType::Date32 => (0, int_limit(32)?),
+        DataType::Decimal128(p, t) if (0..=18).contains(t) && *t as u32 >= s => {
+            (*t as u32, 10i128.pow(*p as u32) - 1)
+        }
+        _ => return Err(refuse()),
+    };
+    Ok(Typed {
+        ir: Ir::Limited {
+            inner: Box::new(inner.ir.rescale(scale - s)),
+            max_abs,
+        },
+        ty: Ty::Num(scale),
+    })
+}
+
+/// Translates `expr`, whose columns are `level`'s (of schema `schema`).
+pub fn translate(
+    expr: &Arc<dyn PhysicalExpr>,
+    schema: &Schema,
+    level: &Level,
+) -> Result<Typed, String> {
+    if let Some(c) = expr.downcast_ref::<Column>() {
+        return level
+            .get(c.index())
+            .cloned()
+            .unwrap_or_else(|| Err(format!("column {} is out of range", c.index())));
+    }
+    if let Some(l) = expr.downcast_ref::<Literal>() {
+        return literal(l.value());
+    }
+    let sub = |e: &Arc<dyn PhysicalExpr>| translate(e, schema, level);
+    let boolean = |ir: Ir| Typed { ir, ty: Ty::Bool };
+    if let Some(b) = expr.downcast_ref::<BinaryExpr>() {
+        if let Some(t) = float_comparison(b, schema, level)? {
+            return Ok(t);
+        }
+        let (l, r) = (sub(b.left())?, sub(b.right())?);
+        let op = b.op();
+        return match op {
+            Operator::And | Operator::Or => {
+                if l.ty != Ty::Bool || r.ty != Ty::Bool {
+                    return Err(format!("{op} of non-booleans in {expr}"));
+                }
+                let op = if *op == Operator::And {
+                    BinOp::And
+                } else {
+                    BinOp::Or
+                };
+                Ok(boolean(Ir::binary(op, l.ir, r.ir)))
+            }
+            Operator::Eq
+            | Operator::NotEq
+            | Operator::Lt
+            | Operator::LtEq
+            | Operator::Gt
+            | Operator::GtEq => {
+                let cmp = match op {
+                    Operator::Eq => BinOp::Eq,
+                    Operator::NotEq => BinOp::Ne,
+                    Operator::Lt => BinOp::Lt,
+                    Operator::LtEq => BinOp::Le,
+                    Operator::Gt => BinOp::Gt,
+                    _ => BinOp::Ge,
+                };
+                if l.ty == Ty::Bool && r.ty == Ty::Bool {
+                    return Ok(boolean(Ir::binary(cmp, l.ir, r.ir)));
+                }
+                let (a, b, _) = align(l, r, "a comparison")?;
+                Ok(boolean(Ir::binary(cmp, a, b)))
+            }
+            Operator::Plus | Operator::Minus | Operator::Multiply => {
+                let (ir, scale) = if *op == Operator::Multiply {
+                    let (sa, sb) = (num_scale(&l, "×")?, num_scale(&r, "×")?);
+                    (Ir::binary(BinOp::Mul, l.ir, r.ir), sa + sb)
+                } else {
+                    let (a, b, s) = align(l, r, "+/−")?;
+                    let op = if *op == Operator::Plus {
+                        BinOp::Add
+                    } else {
+                        BinOp::Sub
+                    };
+                    (Ir::binary(op, a, b), s)
+                };
+                let dt = expr.data_type(schema).map_err(|e| e.to_string())?;
+                match result_scale(&dt) {
+                    Some(s) if s == scale => Ok(Typed {
+                        ir,
+                        ty: Ty::Num(scale),
+                    }),
+                    _ => Err(format!(
+                        "{expr} has type {dt}, which the GPU's exact arithmetic (scale {scale}) does not produce"
+                    )),
+                }
+            }
+            other => Err(format!("the operator {other} is not supported on the GPU")),
+        };
+    }
+    if let Some(n) = expr.downcast_ref::<NotExpr>() {
+        let a = sub(n.arg())?;
+        if a.ty != Ty::Bool {
+            return Err(format!("NOT of a non-boolean in {expr}"));
+        }
+        return Ok(boolean(Ir::Not(Box::new(a.ir))));
+    }
+    if let Some(n) = expr.downcast_ref::<NegativeExpr>() {
+        let a = sub(n.arg())?;
+        let s = num_scale(&a, "negation")?;
+        return Ok(Typed {
+            ir: Ir::Neg(Box::new(a.ir)),
+            ty: Ty::Num(s),
+        });
+    }
+    if let Some(n) = expr.downcast_ref::<IsNullExpr>() {
+        return Ok(boolean(Ir::IsNull(Box::new(sub(n.arg())?.ir))));
+    }
+    if let Some(n) = expr.downcast_ref::<IsNotNullExpr>() {
+        return Ok(boolean(Ir::IsNotNull(Box::new(sub(n.arg())?.ir))));
+    }
+    if let Some(c) = expr.downcast_ref::<CastExpr>() {
+        let from = c.expr().data_type(schema).map_err(|e| e.to_string())?;
+        let inner = sub(c.expr())?;
+        if &from == c.cast_type() {
+            return Ok(inner);
+        }
+        return cast(inner, c.cast_type(), &from);
+    }
+    if let Some(i) = expr.downcast_ref::<InListExpr>() {
+        let needle = sub(i.expr())?;
+        let mut any_of: Option<Ir> = None;
+        for item in i.list() {
+            let item = sub(item)?;
+            let eq = if needle.ty == Ty::Bool && item.ty == Ty::Bool {
+                Ir::binary(BinOp::Eq, needle.ir.clone(), item.ir)
+            } else {
+                let (a, b, _) = align(needle.clone(), item, "IN")?;
+                Ir::binary(BinOp::Eq, a, b)
+            };
+            any_of = Some(match any_of {
+                None => eq,
+                Some(acc) => Ir::binary(BinOp::Or, acc, eq),
+            });
+        }
+        let ir = any_of.unwrap_or(Ir::Const(0));
+        return Ok(boolean(if i.negated() {
+            Ir::Not(Box::new(ir))
+        } else {
+            ir
+        }));
+    }
+    if let Some(c) = expr.downcast_ref::<CaseExpr>() {
+        return case(c, schema, level);
+    }
+    Err(format!("the expression {expr} is not supported on the GPU"))
+}
+
+fn case(c: &CaseExpr, schema: &Schema, level: &Level) -> Result<Typed, String> {
+    let sub = |e: &Arc<dyn PhysicalExpr>| translate(e, schema, level);
+    let subject = c.expr().map(sub).transpose()?;
+    let mut arms = Vec::new();
+    for (when, then) in c.when_then_expr() {
+        let when = sub(when)?;
+        let cond = match &subject {
+            Some(s) => {
+                let (a, b, _) = align(s.clone(), when, "CASE")?;
+                Ir::binary(BinOp::Eq, a, b)
+            }
+            None if when.ty == Ty::Bool => when.ir,
+            None => return Err("a CASE condition that is not boolean".into()),
+        };
+        arms.push((cond, sub(then)?));
+    }
+    let otherwise = c.else_expr().map(sub).transpose()?;
+    // Every branch at the scale DataFusion gives the result (its type).
+    let dt = c.data_type(schema).map_err(|e| e.to_string())?;
+    let ty = match (&dt, result_scale(&dt)) {
+        (DataType::Boolean, _) => Ty::Bool,
+        (DataType::Date32, _) => Ty::Num(0),
+        (_, Some(s)) => Ty::Num(s),
+        _ => return Err(format!("a CASE of type {dt} is not supported on the GPU")),
+    };
+    let fit = |t: Typed| -> Result<Ir, String> {
+        match (t.ty, ty) {
+            (Ty::Bool, Ty::Bool) => Ok(t.ir),
+            (Ty::Num(s), Ty::Num(target)) if s <= target => Ok(t.ir.rescale(target - s)),
+            _ => Err(format!(
+                "a CASE branch of type {:?} in a CASE of type {dt}",
+                t.ty
+            )),
+        }
+    };
+    let mut result = match otherwise {
+        Some(o) => fit(o)?,
+        None => Ir::Null,
+    };
+    for (cond, then) in arms.into_iter().rev() {
+        result = Ir::Select {
+            cond: Box::new(cond),
+            then: Box::new(fit(then)?),
+            otherwise: Box::new(result),
+        };
+    }
+    Ok(Typed { ir: result, ty })
+}
+
+/// `x` (exact, scale `s`) as Arrow casts it to Float64: `x as f64 / 10^s`.
+fn as_float(x: i64, scale: u32) -> f64 {
+    x as f64 / 10f64.powi(scale as i32)
+}
+
+/// The largest integer `x` with `as_float(x, scale) <= f` (the cast is monotonic in `x`).
+fn last_at_most(f: f64, scale: u32) -> Option<i64> {
+    let guess = (f * 10f64.powi(scale as i32)).floor();
+    if !guess.is_finite() || guess.abs() > (1u64 << 62) as f64 {
+        return None;
+    }
+    let mut x = guess as i64;
+    while as_float(x, scale) > f {
+        x -= 1;
+    }
+    while as_float(x + 1, scale) <= f {
+        x += 1;
+    }
+    Some(x)
+}
+
+/// `CAST(x AS Float64) op literal` (or mirrored), as DataFusion writes a decimal compared with
+/// a float literal such as TPC-H Q6's `l_discount between 0.06 - 0.01 and 0.06 + 0.01`: an
+/// exact integer comparison of `x` with the threshold where the cast crosses the literal, so
+/// every row compares as on the CPU. `None` when `b` is not of that form.
+fn float_comparison(
+    b: &BinaryExpr,
+    schema: &Schema,
+    level: &Level,
+) -> Result<Option<Typed>, String> {
+    let op = *b.op();
+    let mirrored = match op {
+        Operator::Lt => Operator::Gt,
+        Operator::LtEq => Operator::GtEq,
+        Operator::Gt => Operator::Lt,
+        Operator::GtEq => Operator::LtEq,
+        Operator::Eq | Operator::NotEq => op,
+        _ => return Ok(None),
+    };
+    let float_literal = |e: &Arc<dyn PhysicalExpr>| match e.downcast_ref::<Literal>() {
+        Some(l) => match l.value() {
+            ScalarValue::Float64(v) => Some(*v),
+            _ => None,
+        },
+        None => None,
+    };
+    let float_cast = |e: &Arc<dyn PhysicalExpr>| {
+        e.downcast_ref::<CastExpr>()
+            .filter(|c| *c.cast_type() == DataType::Float64)
+            .map(|c| Arc::clone(c.expr()))
+    };
+    let (inner, value, op) = match (float_cast(b.left()), float_literal(b.right())) {
+        (Some(inner), Some(v)) => (inner, v, op),
+        _ => match (float_literal(b.left()), float_cast(b.right())) {
+            (Some(v), Some(inner)) => (inner, v, mirrored),
+            _ => return Ok(None),
+        },
+    };
+    let x = translate(&inner, schema, level)?;
+    let s = num_scale(&x, "a float comparison")?;
+    let Some(f) = value else {
+        // Comparing with NULL is NULL.
+        return Ok(Some(Typed {
+            ir: Ir::Null,
+            ty: Ty::Bool,
+        }));
+    };
+    let refuse = || format!("the float literal {f} is out of the GPU's exact range");
+    if f.is_nan() {
+        return Err(refuse());
+    }
+    let at_most = last_at_most(f, s).ok_or_else(refuse)?;
+    // The first x whose cast reaches f: past every x whose cast stays below f.
+    let below = if as_float(at_most, s) == f {
+        at_most - 1
+    } else {
+        at_most
+    };
+    let ge = Ir::binary(BinOp::Gt, x.ir.clone(), Ir::Const(below));
+    let le = Ir::binary(BinOp::Le, x.ir.clone(), Ir::Const(at_most));
+    let ir = match op {
+        Operator::Lt => Ir::binary(BinOp::Le, x.ir, Ir::Const(below)),
+        Operator::LtEq => le,
+        Operator::Gt => Ir::binary(BinOp::Gt, x.ir, Ir::Const(at_most)),
+        Operator::GtEq => ge,
+        Operator::Eq => Ir::binary(BinOp::And, ge, le),
+        _ => Ir::Not(Box::new(Ir::binary(BinOp::And, ge, le))),
+    };
+    Ok(Some(Typed { ir, ty: Ty::Bool }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_thresholds_match_the_cast() {
+        for (f, s) in [
+            (0.06 - 0.01, 2u32),
+            (0.06 + 0.01, 2),
+            (24.0, 2),
+            (-1.5, 1),
+            (0.1, 3),
+        ] {
+            let t = last_at_most(f, s).expect("in range");
+            assert!(
+                as_float(t, s) <= f && as_float(t + 1, s) > f,
+                "{f} at scale {s}"
+            );
+        }
+        // 0.06 - 0.01 is 0.049999999999999996 in f64, yet 5 (0.05) casts to 0.05, above it.
+        assert_eq!(last_at_most(0.06 - 0.01, 2), Some(4));
+    }
+}

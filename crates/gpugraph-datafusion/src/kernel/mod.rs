@@ -1,0 +1,296 @@
+//! The aggregate kernel (`aggregate.wgsl`): uploads converted chunks and runs a
+//! [`Program`] over them into per-group accumulators.
+//!
+//! Why an interpreter rather than WGSL generated per query: one pipeline (from the device's
+//! `DeviceCache`, compiled once per process) serves every query, so a new query costs no
+//! shader compilation, and the exact 64-bit and 96-bit integer arithmetic lives in one
+//! reviewed shader with a CPU oracle (`program::run_cpu`) instead of in generated text. The
+//! expression language's kernels (`gpugraph-program`) compute in f32/u32 without SQL nulls,
+//! which the exact decimal sums here need.
+
+use std::time::{Duration, Instant};
+
+use bytemuck::{Pod, Zeroable};
+use gpugraph_command::{wgpu, GpuContext};
+use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
+
+use crate::convert::Chunk;
+use crate::plan::MAX_SLOTS;
+use crate::program::{Program, ProgramError};
+
+/// The kernel's WGSL.
+pub const WGSL: &str = include_str!("aggregate.wgsl");
+
+/// Accumulator words a workgroup keeps privately (the kernel's `PRIVATE_WORDS`).
+pub const PRIVATE_WORDS: usize = 4096;
+
+/// Most groups one aggregation may have.
+pub const MAX_GROUPS: usize = 1 << 16;
+
+/// Storage buffers the kernel binds (program, accumulators, column slots).
+pub const STORAGE_BUFFERS: u32 = 2 + MAX_SLOTS as u32;
+
+const WORKGROUP: u32 = 256;
+
+/// Errors of running the aggregate kernel.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    /// The program is malformed (a planner bug).
+    #[error("the row program is malformed: {0}")]
+    Program(#[from] ProgramError),
+    /// Uploading a chunk or reading the accumulators back failed.
+    #[error("moving data to or from the GPU failed: {0}")]
+    Transfer(#[from] gpugraph_tables::TableError),
+    /// More groups than the kernel accumulates.
+    #[error("{groups} groups ({words} accumulator words each); the GPU aggregates at most {max}")]
+    TooManyGroups {
+        /// Groups asked for.
+        groups: usize,
+        /// Words per group.
+        words: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A chunk of more rows than a dispatch addresses.
+    #[error("a chunk of {rows} rows; at most {max} per dispatch")]
+    ChunkTooLarge {
+        /// Rows.
+        rows: usize,
+        /// The limit.
+        max: usize,
+    },
+}
+
+/// The kernel's `Params` (checked against the WGSL by a naga test).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct Params {
+    /// Rows of the chunk.
+    pub rows: u32,
+    /// Instructions.
+    pub instructions: u32,
+    /// Accumulator words per group.
+    pub words_per_group: u32,
+    /// Groups.
+    pub groups: u32,
+    /// 0, or groups × words per group when a workgroup accumulates privately.
+    pub private_words: u32,
+    /// Invocations launched (the grid stride).
+    pub row_stride: u32,
+    /// Bit s: slot s carries validity words.
+    pub has_valid: u32,
+    /// First constant word in the program buffer.
+    pub constants: u32,
+    /// First word kind in the program buffer.
+    pub kinds: u32,
+    /// Padding.
+    pub pad: [u32; 3],
+}
+
+/// One uploaded chunk: a buffer per column slot.
+#[derive(Debug)]
+pub struct GpuChunk {
+    /// Rows.
+    pub rows: u32,
+    /// Column slot buffers.
+    pub buffers: Vec<wgpu::Buffer>,
+    /// Bit s: slot s carries validity words.
+    pub has_valid: u32,
+}
+
+fn storage(
+    device: &wgpu::Device,
+    label: &str,
+    bytes: u64,
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.max(16).div_ceil(16) * 16,
+        usage: wgpu::BufferUsages::STORAGE | usage,
+        mapped_at_creation: false,
+    })
+}
+
+/// Uploads `chunk` through the tables crate's staged ring.
+pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> {
+    let max = (u32::MAX / 2) as usize;
+    if chunk.rows > max {
+        return Err(KernelError::ChunkTooLarge {
+            rows: chunk.rows,
+            max,
+        });
+    }
+    let mut buffers = Vec::with_capacity(chunk.columns.len());
+    for words in &chunk.columns {
+        let buffer = storage(
+            &ctx.device,
+            "gpugraph-datafusion-column",
+            words.len() as u64 * 4,
+            wgpu::BufferUsages::COPY_DST,
+        );
+        gpugraph_tables::upload::write_parts(
+            &ctx.device,
+            &ctx.queue,
+            &buffer,
+            &[(0, bytemuck::cast_slice(words))],
+        )?;
+        buffers.push(buffer);
+    }
+    Ok(GpuChunk {
+        rows: chunk.rows as u32,
+        buffers,
+        has_valid: chunk.has_valid,
+    })
+}
+
+/// Times of one [`run`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunTimes {
+    /// From submission until the device finished the dispatches.
+    pub kernel: Duration,
+    /// Reading the accumulators back.
+    pub readback: Duration,
+}
+
+/// Runs `program` over `chunks` into `groups` groups; returns the accumulator words
+/// (group-major, [`Program::words_per_group`] each).
+pub fn run(
+    ctx: &GpuContext,
+    program: &Program,
+    groups: usize,
+    chunks: &[GpuChunk],
+) -> Result<(Vec<u32>, RunTimes), KernelError> {
+    program.check()?;
+    let wpg = program.words_per_group();
+    let words = groups * wpg;
+    let max_words = (ctx.device.limits().max_storage_buffer_binding_size / 4) as usize;
+    if groups > MAX_GROUPS || words > max_words {
+        return Err(KernelError::TooManyGroups {
+            groups,
+            words: wpg,
+            max: MAX_GROUPS,
+        });
+    }
+    let device = &ctx.device;
+    let encoded = program.encode();
+    let kernel = Kernel::new(
+        device,
+        "gpugraph-datafusion-aggregate",
+        WGSL,
+        "aggregate",
+        &[
+            Binding::Uniform,
+            Binding::StorageRead,
+            Binding::StorageReadWrite,
+            Binding::StorageRead,
+            Binding::StorageRead,
+            Binding::StorageRead,
+            Binding::StorageRead,
+            Binding::StorageRead,
+            Binding::StorageRead,
+            Binding::StorageRead,
+            Binding::StorageRead,
+        ],
+        &[],
+    );
+    let program_buffer = parameter_buffer(
+        device,
+        "gpugraph-datafusion-program",
+        bytemuck::cast_slice(&encoded.words),
+    );
+    let acc = storage(
+        device,
+        "gpugraph-datafusion-accumulators",
+        words as u64 * 4,
+        wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+    );
+    let initial = program.initial_accumulators(groups);
+    gpugraph_tables::upload::write_parts(
+        device,
+        &ctx.queue,
+        &acc,
+        &[(0, bytemuck::cast_slice(&initial))],
+    )?;
+    let placeholder = storage(
+        device,
+        "gpugraph-datafusion-unused",
+        16,
+        wgpu::BufferUsages::empty(),
+    );
+    let private = words <= PRIVATE_WORDS;
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("gpugraph-datafusion-aggregate"),
+    });
+    let mut keep = Vec::new();
+    {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("gpugraph-datafusion-aggregate"),
+            timestamp_writes: None,
+        });
+        for chunk in chunks.iter().filter(|c| c.rows > 0) {
+            // Private accumulators pay a flush per workgroup: fewer, longer-running groups.
+            let cap = if private { 1024 } else { 65_535 };
+            let workgroups = chunk.rows.div_ceil(WORKGROUP).min(cap);
+            let params = Params {
+                rows: chunk.rows,
+                instructions: encoded.instructions,
+                words_per_group: wpg as u32,
+                groups: groups as u32,
+                private_words: if private { words as u32 } else { 0 },
+                row_stride: workgroups * WORKGROUP,
+                has_valid: chunk.has_valid,
+                constants: encoded.constants,
+                kinds: encoded.kinds,
+                pad: [0; 3],
+            };
+            let params = parameter_buffer(
+                device,
+                "gpugraph-datafusion-params",
+                bytemuck::bytes_of(&params),
+            );
+            let mut resources = vec![
+                params.as_entire_buffer_binding(),
+                program_buffer.as_entire_buffer_binding(),
+                acc.as_entire_buffer_binding(),
+            ];
+            for s in 0..MAX_SLOTS {
+                resources.push(
+                    chunk
+                        .buffers
+                        .get(s)
+                        .unwrap_or(&placeholder)
+                        .as_entire_buffer_binding(),
+                );
+            }
+            let group = kernel.bind_group(device, &resources);
+            pass.set_pipeline(&kernel.pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(workgroups, 1, 1);
+            keep.push(params);
+        }
+    }
+    let start = Instant::now();
+    let submission = ctx.queue.submit([encoder.finish()]);
+    let _ = device.poll(wgpu::PollType::Wait {
+        submission_index: Some(submission),
+        timeout: None,
+    });
+    let kernel_time = start.elapsed();
+    let start = Instant::now();
+    let bytes =
+        gpugraph_tables::readback::read_bytes(device, &ctx.queue, &acc, 0, words as u64 * 4)?;
+    let readback = start.elapsed();
+    acc.destroy();
+    let out: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+    Ok((
+        out,
+        RunTimes {
+            kernel: kernel_time,
+            readback,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,221 @@
+use rand::{Rng, SeedableRng};
+
+use super::*;
+use crate::program::{run_cpu, ColumnWords, Layout, Op, Program};
+
+fn gpu() -> GpuContext {
+    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
+}
+
+#[test]
+fn wgsl_validates_and_params_match_the_struct() {
+    let module = naga::front::wgsl::parse_str(WGSL).expect("aggregate.wgsl parses");
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .expect("aggregate.wgsl validates");
+    let (_, ty) = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some("Params"))
+        .expect("struct Params");
+    let naga::TypeInner::Struct { members, span } = &ty.inner else {
+        panic!("Params is a struct");
+    };
+    assert_eq!(*span as usize, std::mem::size_of::<Params>());
+    let offsets: Vec<(String, u32)> = members
+        .iter()
+        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+        .collect();
+    assert_eq!(offsets[0], ("rows".into(), 0));
+    assert_eq!(offsets[6], ("has_valid".into(), 24));
+    assert_eq!(offsets[8], ("kinds".into(), 32));
+}
+
+/// Columns of `rows` values with every 7th row null in column 1.
+fn columns(rng: &mut impl Rng, rows: usize, extreme: bool) -> (Vec<Vec<u32>>, Vec<u32>) {
+    let mut cols = Vec::new();
+    for c in 0..3 {
+        let values: Vec<u32> = (0..rows)
+            .map(|r| {
+                if extreme && r % 5 == 0 {
+                    [i32::MIN, i32::MAX, -1, 0][r / 5 % 4] as u32
+                } else if c == 2 {
+                    rng.random_range(0..5u32) // a group code
+                } else {
+                    rng.random_range(-1000..1000i32) as u32
+                }
+            })
+            .collect();
+        cols.push(values);
+    }
+    let mut valid = vec![0u32; rows.div_ceil(32)];
+    for r in 0..rows {
+        if r % 7 != 3 {
+            valid[r / 32] |= 1 << (r % 32);
+        }
+    }
+    (cols, valid)
+}
+
+/// Filter `c0 > -500 OR c1 IS NULL`, group by c2, then count, sum(c0 * c1 * K), min/max(c0),
+/// sum(CASE WHEN c1 < 0 THEN -c0 ELSE c0 END).
+fn program(big: i64) -> Program {
+    let mut l = Layout::default();
+    let rows = l.sum();
+    let sum = l.sum();
+    let min = l.extreme(false);
+    let max = l.extreme(true);
+    let case = l.sum();
+    let ops = vec![
+        Op::Load(0),
+        Op::Const(-500),
+        Op::Gt,
+        Op::Load(1),
+        Op::IsNull,
+        Op::Or,
+        Op::Filter,
+        Op::Load(2),
+        Op::Group,
+        Op::Const(1),
+        Op::Count(rows),
+        Op::Load(0),
+        Op::Load(1),
+        Op::Mul,
+        Op::Const(big),
+        Op::Mul,
+        Op::Sum(sum),
+        Op::Load(0),
+        Op::Min(min),
+        Op::Load(0),
+        Op::Max(max),
+        Op::Load(0),
+        Op::Load(0),
+        Op::Neg,
+        Op::Load(1),
+        Op::Const(0),
+        Op::Lt,
+        Op::Select,
+        Op::Sum(case),
+    ];
+    Program {
+        ops,
+        kinds: l.into_kinds(),
+    }
+}
+
+fn check(
+    ctx: &GpuContext,
+    program: &Program,
+    groups: usize,
+    rows: usize,
+    extreme: bool,
+    seed: u64,
+) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let (cols, valid) = columns(&mut rng, rows, extreme);
+    // Two chunks, so the accumulators carry across dispatches.
+    let split = rows / 3;
+    let mut gpu_chunks = Vec::new();
+    let mut expected = program.initial_accumulators(groups);
+    for (start, end) in [(0, split), (split, rows)] {
+        let n = end - start;
+        let mut chunk_valid = vec![0u32; n.div_ceil(32)];
+        for r in 0..n {
+            if valid[(start + r) / 32] >> ((start + r) % 32) & 1 == 1 {
+                chunk_valid[r / 32] |= 1 << (r % 32);
+            }
+        }
+        let slices: Vec<Vec<u32>> = cols.iter().map(|c| c[start..end].to_vec()).collect();
+        let views: Vec<ColumnWords<'_>> = slices
+            .iter()
+            .enumerate()
+            .map(|(i, v)| ColumnWords {
+                values: v,
+                valid: (i == 1).then_some(&chunk_valid[..]),
+            })
+            .collect();
+        run_cpu(program, &views, n, &mut expected);
+        let mut columns = slices.clone();
+        columns[1].extend(&chunk_valid);
+        let chunk = Chunk {
+            rows: n,
+            columns,
+            has_valid: 0b10,
+        };
+        gpu_chunks.push(upload(ctx, &chunk).expect("upload"));
+    }
+    let (got, _) = run(ctx, program, groups, &gpu_chunks).expect("run");
+    assert_eq!(got.len(), expected.len());
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(
+            g,
+            e,
+            "word {i} of {} (rows {rows}, groups {groups})",
+            got.len()
+        );
+    }
+}
+
+#[test]
+fn kernel_matches_the_oracle_with_nulls_private_and_global_accumulators() {
+    let ctx = gpu();
+    let p = program(3);
+    for (rows, seed) in [(1, 1), (31, 2), (257, 3), (70_001, 4)] {
+        // 5 groups fit workgroup memory; 2,000 groups (codes 0..5 used) do not.
+        check(&ctx, &p, 5, rows, false, seed);
+        check(&ctx, &p, 2000, rows, false, seed);
+    }
+    check(&ctx, &p, 5, 0, false, 5);
+}
+
+#[test]
+fn sixty_four_and_ninety_six_bit_arithmetic_is_exact() {
+    let ctx = gpu();
+    // c0 * c1 reaches 2^62 with i32::MIN / i32::MAX inputs; × 2 keeps it within i64 only for
+    // the products that are not both extreme, and the wrapping is identical on both sides;
+    // sums of many ±2^62 terms carry into the third word.
+    let p = program(2);
+    check(&ctx, &p, 5, 100_000, true, 9);
+    let p = program(-1);
+    check(&ctx, &p, 5, 20_000, true, 10);
+}
+
+#[test]
+fn sums_carry_past_64_bits() {
+    let ctx = gpu();
+    let mut l = Layout::default();
+    let s = l.sum();
+    // 2^62 - 1 per row: 40,000 rows sum to ~1.8e23, past i64.
+    let p = Program {
+        ops: vec![
+            Op::Const(0),
+            Op::Group,
+            Op::Const((1i64 << 62) - 1),
+            Op::Sum(s),
+        ],
+        kinds: l.into_kinds(),
+    };
+    let chunk = Chunk {
+        rows: 40_000,
+        columns: vec![],
+        has_valid: 0,
+    };
+    let chunks = vec![upload(&ctx, &chunk).expect("upload")];
+    let (got, _) = run(&ctx, &p, 1, &chunks).expect("run");
+    assert_eq!(
+        crate::program::sum96(&got, 0),
+        40_000i128 * ((1i128 << 62) - 1)
+    );
+    let p = Program {
+        ops: vec![Op::Const(0), Op::Group, Op::Const(i64::MIN), Op::Sum(s)],
+        kinds: p.kinds.clone(),
+    };
+    let (got, _) = run(&ctx, &p, 1, &chunks).expect("run");
+    assert_eq!(
+        crate::program::sum96(&got, 0),
+        40_000i128 * i64::MIN as i128
+    );
+}

@@ -1,0 +1,87 @@
+//! Shared helpers of the GPU-vs-CPU SQL tests (included by each test file).
+
+use std::sync::Arc;
+
+use gpugraph_command::GpuContext;
+use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
+use gpugraph_datafusion::datafusion::arrow::util::pretty::pretty_format_batches;
+use gpugraph_datafusion::datafusion::physical_plan::{collect, ExecutionPlan};
+use gpugraph_datafusion::datafusion::prelude::SessionContext;
+use gpugraph_datafusion::{
+    session_context_on, CpuFallbackExec, Engine, GpuPartialAggregateExec, SessionOptions,
+};
+
+pub fn gpu() -> Arc<GpuContext> {
+    Arc::new(
+        GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests"),
+    )
+}
+
+/// A GPU and a CPU session with two partitions each.
+pub fn sessions(gpu: &Arc<GpuContext>) -> (SessionContext, SessionContext) {
+    let options = |engine| SessionOptions {
+        engine,
+        target_partitions: Some(2),
+    };
+    (
+        session_context_on(&options(Engine::Gpu), Arc::clone(gpu), true),
+        session_context_on(&options(Engine::Cpu), Arc::clone(gpu), false),
+    )
+}
+
+/// What the GPU execs of a plan said after running: (GPU execs, their fallback reasons,
+/// the planning-time CPU reasons).
+#[derive(Debug, Default)]
+pub struct Placement {
+    pub gpu: usize,
+    pub fallbacks: Vec<String>,
+    pub cpu: Vec<String>,
+}
+
+fn walk(plan: &Arc<dyn ExecutionPlan>, out: &mut Placement) {
+    if let Some(g) = plan.downcast_ref::<GpuPartialAggregateExec>() {
+        out.gpu += 1;
+        out.fallbacks.extend(g.fallback());
+    }
+    if let Some(c) = plan.downcast_ref::<CpuFallbackExec>() {
+        out.cpu.push(c.reason().to_string());
+    }
+    for child in plan.children() {
+        walk(child, out);
+    }
+}
+
+/// Runs `sql` on `ctx`: its result, printed, and where it ran.
+pub async fn run(ctx: &SessionContext, sql: &str) -> (String, Placement) {
+    let df = ctx.sql(sql).await.expect("plans");
+    let plan = df.create_physical_plan().await.expect("physical plan");
+    let batches: Vec<RecordBatch> = collect(Arc::clone(&plan), ctx.task_ctx())
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let mut placement = Placement::default();
+    walk(&plan, &mut placement);
+    (
+        pretty_format_batches(&batches).expect("prints").to_string(),
+        placement,
+    )
+}
+
+/// Runs `sql` on both sessions and asserts equal results; returns the GPU side's placement.
+pub async fn same(gpu: &SessionContext, cpu: &SessionContext, sql: &str) -> Placement {
+    let (g, placement) = run(gpu, sql).await;
+    let (c, _) = run(cpu, sql).await;
+    assert_eq!(g, c, "{sql}\nGPU:\n{g}\nCPU:\n{c}\nplacement {placement:?}");
+    placement
+}
+
+/// The EXPLAIN text of `sql`.
+pub async fn explain(ctx: &SessionContext, sql: &str) -> String {
+    let batches = ctx
+        .sql(&format!("EXPLAIN {sql}"))
+        .await
+        .expect("plans")
+        .collect()
+        .await
+        .expect("explains");
+    pretty_format_batches(&batches).expect("prints").to_string()
+}

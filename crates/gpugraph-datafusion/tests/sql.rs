@@ -1,0 +1,222 @@
+//! Random tables against DataFusion's CPU plan: SQL null logic in filters, BETWEEN / IN / NOT /
+//! OR / CASE, group keys of each supported type, empty input, every row filtered out, one
+//! group, more groups than a workgroup keeps, sums near the 64-bit term bound, and the CPU
+//! fallback with its reason.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{explain, gpu, same, sessions};
+use gpugraph_datafusion::datafusion::arrow::array::{
+    ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, StringArray,
+};
+use gpugraph_datafusion::datafusion::arrow::datatypes::{DataType, Field, Schema};
+use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
+use gpugraph_datafusion::datafusion::datasource::MemTable;
+use gpugraph_datafusion::datafusion::prelude::SessionContext;
+use rand::{Rng, SeedableRng};
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("k1", DataType::Utf8, true),
+        Field::new("k2", DataType::Int32, true),
+        Field::new("d", DataType::Date32, true),
+        Field::new("a", DataType::Int32, true),
+        Field::new("b", DataType::Decimal128(12, 2), true),
+        Field::new("c", DataType::Int64, false),
+    ]))
+}
+
+/// `rows` random rows in batches of at most 1,000; about a tenth of each nullable column null.
+fn table(rows: usize, seed: u64, c_range: (i64, i64)) -> Vec<RecordBatch> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut batches = Vec::new();
+    let mut left = rows;
+    loop {
+        let n = left.min(1000);
+        let mut maybe = |p: f64| rng.random_bool(1.0 - p);
+        let nulls: Vec<[bool; 5]> = (0..n)
+            .map(|_| [maybe(0.1), maybe(0.1), maybe(0.1), maybe(0.1), maybe(0.1)])
+            .collect();
+        let names = ["red", "green", "blue", "", "teal"];
+        let k1: StringArray = nulls
+            .iter()
+            .map(|v| v[0].then(|| names[rng.random_range(0..names.len())]))
+            .collect();
+        let k2: Int32Array = nulls
+            .iter()
+            .map(|v| v[1].then(|| rng.random_range(-2..4)))
+            .collect();
+        let d: Date32Array = nulls
+            .iter()
+            .map(|v| v[2].then(|| 18_262 + rng.random_range(0..40)))
+            .collect();
+        let a: Int32Array = nulls
+            .iter()
+            .map(|v| v[3].then(|| rng.random_range(-3000..3000)))
+            .collect();
+        let b = nulls
+            .iter()
+            .map(|v| v[4].then(|| rng.random_range(-100_000i128..100_000)))
+            .collect::<Decimal128Array>()
+            .with_precision_and_scale(12, 2)
+            .expect("decimal");
+        let c: Int64Array = (0..n)
+            .map(|_| rng.random_range(c_range.0..=c_range.1))
+            .collect();
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(k1),
+            Arc::new(k2),
+            Arc::new(d),
+            Arc::new(a),
+            Arc::new(b),
+            Arc::new(c),
+        ];
+        batches.push(RecordBatch::try_new(schema(), columns).expect("batch"));
+        left -= n;
+        if left == 0 {
+            break;
+        }
+    }
+    batches
+}
+
+fn register(ctxs: [&SessionContext; 2], name: &str, batches: Vec<RecordBatch>) {
+    for ctx in ctxs {
+        let table = MemTable::try_new(schema(), vec![batches.clone()]).expect("table");
+        ctx.register_table(name, Arc::new(table))
+            .expect("registers");
+    }
+}
+
+const ON_GPU: &[&str] = &[
+    // 3VL: a NULL predicate rejects the row; NULL keys form one group.
+    "SELECT k1, count(*), sum(a), avg(b), min(a), max(b), count(b) FROM t \
+     WHERE a > 10 OR b IS NULL GROUP BY k1 ORDER BY k1",
+    "SELECT k1, k2, sum(b * a), count(a) FROM t \
+     WHERE a BETWEEN -500 AND 500 AND NOT (k2 IN (1, 2)) GROUP BY k1, k2 ORDER BY k1, k2",
+    "SELECT k2, sum(CASE WHEN a < 0 THEN b ELSE -b END), sum(CASE WHEN b > 1 THEN 1 END), \
+     sum(CASE k2 WHEN 1 THEN a WHEN 2 THEN 2 * a ELSE 0 END) FROM t GROUP BY k2 ORDER BY k2",
+    "SELECT count(*), sum(c), avg(b), min(d), max(d) FROM t WHERE d >= DATE '2020-01-10'",
+    "SELECT d, sum(b - a), avg(b) FROM t WHERE NOT (a IN (1, 2, NULL)) OR a IS NULL \
+     GROUP BY d ORDER BY d",
+    "SELECT count(*), sum(a) FROM t WHERE a IS NOT NULL AND (b < 0 OR b > 100.5)",
+    // Every row filtered out, with and without GROUP BY.
+    "SELECT k1, sum(a) FROM t WHERE a > 1000000 GROUP BY k1 ORDER BY k1",
+    "SELECT sum(a), count(*), avg(b), min(a) FROM t WHERE a > 1000000",
+    // One group; many groups (more than a workgroup's private accumulators hold).
+    "SELECT k2, count(*), sum(a) FROM t WHERE k2 = 3 GROUP BY k2",
+    "SELECT a, count(*), sum(b), max(c) FROM t GROUP BY a ORDER BY a",
+    "SELECT a, k1, count(*), sum(c) FROM t GROUP BY a, k1 ORDER BY a, k1",
+];
+
+#[tokio::test]
+async fn random_tables_match_the_cpu() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    register([&g, &c], "t", table(20_000, 7, (-1_000_000, 1_000_000)));
+    // Strings in predicates stay on the CPU (the GPU sees string keys only as codes).
+    let placement = same(
+        &g,
+        &c,
+        "SELECT k1, count(*) FROM t WHERE k1 = 'red' GROUP BY k1",
+    )
+    .await;
+    assert!(
+        placement.cpu[0].contains("column k1 has type Utf8"),
+        "{placement:?}"
+    );
+    for q in ON_GPU {
+        let placement = same(&g, &c, q).await;
+        assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
+        assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
+    }
+}
+
+#[tokio::test]
+async fn empty_and_tiny_tables_match_the_cpu() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    register([&g, &c], "t", table(0, 1, (0, 0)));
+    register([&g, &c], "one", table(1, 2, (5, 5)));
+    for q in ON_GPU {
+        same(&g, &c, q).await;
+        same(&g, &c, &q.replace("FROM t", "FROM one")).await;
+    }
+}
+
+#[tokio::test]
+async fn sums_near_the_term_bound_are_exact_and_past_it_fall_back() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    register(
+        [&g, &c],
+        "t",
+        table(3000, 3, (i32::MAX as i64 - 5, i32::MAX as i64)),
+    );
+    // c * c * 2 reaches 2^63 - 2^33 + 2, the largest terms within i64; 3,000 of them sum
+    // past 2^74 (the 96-bit accumulators' carries).
+    let near =
+        "SELECT k1, sum(CAST(c AS DECIMAL(38, 0)) * CAST(c AS DECIMAL(38, 0)) * 2), count(*) \
+                FROM t GROUP BY k1 ORDER BY k1";
+    let placement = same(&g, &c, near).await;
+    assert_eq!(placement.gpu, 1, "{placement:?}");
+    assert!(placement.fallbacks.is_empty(), "{placement:?}");
+    // × 4 may reach 2^64: the bounds check hands the query to the CPU and says why.
+    let past = near.replace("* 2)", "* 4)");
+    let placement = same(&g, &c, &past).await;
+    assert_eq!(placement.fallbacks.len(), 1, "{placement:?}");
+    assert!(
+        placement.fallbacks[0].contains("64-bit range"),
+        "{placement:?}"
+    );
+}
+
+#[tokio::test]
+async fn values_past_i32_fall_back_to_the_cpu_and_say_why() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    register(
+        [&g, &c],
+        "t",
+        table(5000, 4, (-5_000_000_000, 5_000_000_000)),
+    );
+    let q = "SELECT k1, sum(c), count(*) FROM t GROUP BY k1 ORDER BY k1";
+    let placement = same(&g, &c, q).await;
+    assert_eq!(placement.gpu, 1, "{placement:?}");
+    assert_eq!(placement.fallbacks.len(), 1, "{placement:?}");
+    assert!(placement.fallbacks[0].contains("column c"), "{placement:?}");
+    assert!(
+        placement.fallbacks[0].contains("does not fit"),
+        "{placement:?}"
+    );
+}
+
+#[tokio::test]
+async fn unsupported_expressions_stay_on_the_cpu_and_explain_says_why() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    register([&g, &c], "t", table(3000, 5, (-10, 10)));
+    for (q, why) in [
+        (
+            "SELECT k1, sum(a / 2) FROM t GROUP BY k1 ORDER BY k1",
+            "operator /",
+        ),
+        (
+            "SELECT k1, sum(a) FROM t WHERE k1 LIKE 'r%' GROUP BY k1 ORDER BY k1",
+            "not supported",
+        ),
+        (
+            "SELECT k2, sum(CAST(a AS DOUBLE)) FROM t GROUP BY k2 ORDER BY k2",
+            "Float64",
+        ),
+    ] {
+        let placement = same(&g, &c, q).await;
+        assert_eq!(placement.gpu, 0, "{q}: {placement:?}");
+        assert_eq!(placement.cpu.len(), 1, "{q}: {placement:?}");
+        assert!(placement.cpu[0].contains(why), "{q}: {placement:?}");
+        let text = explain(&g, q).await;
+        assert!(text.contains("CpuFallbackExec: on=CPU, reason="), "{text}");
+    }
+}
