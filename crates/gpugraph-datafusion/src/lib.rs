@@ -4,6 +4,8 @@
 //! operators on gpugraph primitives ([`Engine::Gpu`]) or DataFusion's own CPU operators
 //! ([`Engine::Cpu`], the same SQL front-end and logical optimizer, for comparison).
 
+pub mod query;
+
 pub use datafusion;
 
 use datafusion::execution::session_state::SessionStateBuilder;
