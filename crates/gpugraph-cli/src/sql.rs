@@ -77,7 +77,11 @@ pub fn run(args: &SqlArgs) -> Result<()> {
         if args.explain {
             let (plan, plan_time) = query::plan(&ctx, &args.query).await?;
             print!("{}", query::explain(plan.as_ref()));
-            eprintln!("sql ({}): plan {:.1} ms", engine_name(engine), ms(plan_time));
+            eprintln!(
+                "sql ({}): plan {:.1} ms",
+                engine_name(engine),
+                ms(plan_time)
+            );
             return Ok(());
         }
         let result = query::run(&ctx, &args.query).await?;

@@ -99,8 +99,7 @@ fn oracle(path: &str) -> Oracle {
         let (qty, price, disc) = (dec("l_quantity"), dec("l_extendedprice"), dec("l_discount"));
         let ship = col("l_shipdate").as_primitive::<Date32Type>().clone();
         let flag = arrow_cast::cast(&col("l_returnflag"), &arrow_schema::DataType::Utf8).unwrap();
-        let status =
-            arrow_cast::cast(&col("l_linestatus"), &arrow_schema::DataType::Utf8).unwrap();
+        let status = arrow_cast::cast(&col("l_linestatus"), &arrow_schema::DataType::Utf8).unwrap();
         let (flag, status) = (flag.as_string::<i32>(), status.as_string::<i32>());
         for i in 0..b.num_rows() {
             let s = ship.value(i);
@@ -167,7 +166,10 @@ fn q1_and_q6_gpu_output_is_identical_to_the_cpu_plan() {
         let gpu = run_ok(&["sql", q, "--table", &table]);
         let cpu = run_ok(&["sql", q, "--cpu", "--table", &table]);
         assert_eq!(gpu, cpu, "{name}: GPU and CPU results differ");
-        assert!(cpu.contains("l_returnflag") || cpu.contains("revenue"), "{cpu}");
+        assert!(
+            cpu.contains("l_returnflag") || cpu.contains("revenue"),
+            "{cpu}"
+        );
     }
     // The plan itself names its operators (GPU or CPU fallbacks).
     let plan = run_ok(&["sql", Q6, "--explain", "--table", &table]);
@@ -194,7 +196,11 @@ fn out_writes_each_format_and_reads_back_the_same_rows() {
         let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
         let a = arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap();
         let b = arrow_select::concat::concat_batches(&parquet[0].schema(), &parquet).unwrap();
-        assert_eq!(a.columns(), b.columns(), "{ipc} differs from the Parquet output");
+        assert_eq!(
+            a.columns(),
+            b.columns(),
+            "{ipc} differs from the Parquet output"
+        );
     }
     // The CSV is what arrow's CSV writer makes of the Parquet output's rows.
     let mut expected = Vec::new();
@@ -219,7 +225,14 @@ fn tables_by_quoted_path_and_explain_on_the_cpu_plan() {
     let q = format!("SELECT count(*) AS n FROM '{path}'");
     let printed = run_ok(&["sql", &q, "--cpu"]);
     assert!(printed.contains(&format!("| {rows} |")), "{printed}");
-    let plan = run_ok(&["sql", Q6, "--cpu", "--explain", "--table", &format!("lineitem={path}")]);
+    let plan = run_ok(&[
+        "sql",
+        Q6,
+        "--cpu",
+        "--explain",
+        "--table",
+        &format!("lineitem={path}"),
+    ]);
     assert!(plan.contains("AggregateExec"), "{plan}");
     assert!(plan.contains("lineitem.parquet"), "{plan}");
 }
@@ -229,7 +242,10 @@ fn tables_by_quoted_path_and_explain_on_the_cpu_plan() {
 fn fails(args: &[&str], out: &str) -> String {
     let o = gpugraph(args);
     assert!(!o.status.success(), "gpugraph {args:?} should fail");
-    assert!(!std::path::Path::new(out).exists(), "{out} exists after a failure");
+    assert!(
+        !std::path::Path::new(out).exists(),
+        "{out} exists after a failure"
+    );
     let dir = std::path::Path::new(out).parent().unwrap();
     for e in std::fs::read_dir(dir).unwrap() {
         let name = e.unwrap().file_name().to_string_lossy().into_owned();
@@ -244,13 +260,24 @@ fn bad_sql_missing_files_and_unknown_extensions_fail_naming_the_problem() {
     let table = format!("lineitem={path}");
     let out = t.path("out.parquet");
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["SELEC 1".into(), "--table".into(), table.clone()], "SELEC"),
         (
-            vec!["SELECT nope FROM lineitem".into(), "--table".into(), table.clone()],
+            vec!["SELEC 1".into(), "--table".into(), table.clone()],
+            "SELEC",
+        ),
+        (
+            vec![
+                "SELECT nope FROM lineitem".into(),
+                "--table".into(),
+                table.clone(),
+            ],
             "nope",
         ),
         (
-            vec!["SELECT 1 FROM t".into(), "--table".into(), format!("t={}", t.path("missing.parquet"))],
+            vec![
+                "SELECT 1 FROM t".into(),
+                "--table".into(),
+                format!("t={}", t.path("missing.parquet")),
+            ],
             "missing.parquet: no such table file",
         ),
         (
@@ -258,10 +285,17 @@ fn bad_sql_missing_files_and_unknown_extensions_fail_naming_the_problem() {
             "nowhere.parquet",
         ),
         (
-            vec!["SELECT 1 FROM t".into(), "--table".into(), format!("t={}", t.path("data.txt"))],
+            vec![
+                "SELECT 1 FROM t".into(),
+                "--table".into(),
+                format!("t={}", t.path("data.txt")),
+            ],
             "unsupported table file extension .txt",
         ),
-        (vec!["SELECT 1".into(), "--table".into(), "lineitem".into()], "expected NAME=PATH"),
+        (
+            vec!["SELECT 1".into(), "--table".into(), "lineitem".into()],
+            "expected NAME=PATH",
+        ),
         (
             vec![
                 "SELECT 1".into(),

@@ -115,7 +115,9 @@ pub async fn register_file(
     // The listing filters files by extension even for a single file: use the file's own.
     let extension = format!(
         ".{}",
-        path.extension().and_then(|e| e.to_str()).unwrap_or_default()
+        path.extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or_default()
     );
     let registered = match format {
         TableFormat::Parquet => {

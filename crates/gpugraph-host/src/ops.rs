@@ -159,7 +159,13 @@ pub fn histogram(
         input: import(&mut g, "histogram-input", &input, VectorFormat::Float32, n)?.into(),
         mask: None,
         bins,
-        counts: import(&mut g, "histogram-counts", &counts, VectorFormat::Uint32, bin_count)?,
+        counts: import(
+            &mut g,
+            "histogram-counts",
+            &counts,
+            VectorFormat::Uint32,
+            bin_count,
+        )?,
         cumulative: None,
         ignored: Some(import(
             &mut g,
@@ -219,11 +225,29 @@ pub fn group_by_mean(
         mask: None,
         group_count: groups,
         outputs: AggregateOutputs {
-            count: Some(import(&mut g, "group-count", &count, VectorFormat::Uint32, g_rows)?),
-            mean: Some(import(&mut g, "group-mean", &mean, VectorFormat::Float32, g_rows)?),
+            count: Some(import(
+                &mut g,
+                "group-count",
+                &count,
+                VectorFormat::Uint32,
+                g_rows,
+            )?),
+            mean: Some(import(
+                &mut g,
+                "group-mean",
+                &mean,
+                VectorFormat::Float32,
+                g_rows,
+            )?),
             ..Default::default()
         },
-        ignored: Some(import(&mut g, "group-ignored", &ignored, VectorFormat::Uint32, 1)?),
+        ignored: Some(import(
+            &mut g,
+            "group-ignored",
+            &ignored,
+            VectorFormat::Uint32,
+            1,
+        )?),
     }
     .add_to_graph(&mut g)?;
     run(ctx, g, "group_by_mean")?;

@@ -52,9 +52,14 @@ fn sort_carries_values_and_checks_their_length() {
     let keys = [3u32, 1, 2, 1];
     let values = [30u32, 10, 20, 11];
     let options = SortOptions::default();
-    let (k, v) =
-        gpugraph_host::sort_words(&ctx, &keys, (KeyType::Uint32, options), Some(&values), false)
-            .unwrap();
+    let (k, v) = gpugraph_host::sort_words(
+        &ctx,
+        &keys,
+        (KeyType::Uint32, options),
+        Some(&values),
+        false,
+    )
+    .unwrap();
     assert_eq!((k, v.unwrap()), (vec![1, 1, 2, 3], vec![10, 11, 20, 30]));
     let err = gpugraph_host::sort_words(
         &ctx,
@@ -65,7 +70,14 @@ fn sort_carries_values_and_checks_their_length() {
     )
     .unwrap_err();
     assert!(
-        matches!(err, HostError::Length { got: 3, expected: 4, .. }),
+        matches!(
+            err,
+            HostError::Length {
+                got: 3,
+                expected: 4,
+                ..
+            }
+        ),
         "{err}"
     );
 }
@@ -76,7 +88,9 @@ fn cumsum_and_compact_match_the_oracles() {
     for (k, &n) in SIZES.iter().enumerate() {
         let mut r = rng(100 + k as u64);
         let values: Vec<u32> = (0..n).map(|_| r.random()).collect();
-        let flags: Vec<u32> = (0..n).map(|_| (r.random::<f32>() < 0.3) as u32 * 5).collect();
+        let flags: Vec<u32> = (0..n)
+            .map(|_| (r.random::<f32>() < 0.3) as u32 * 5)
+            .collect();
         let sums = gpugraph_host::cumsum(&ctx, &values).unwrap();
         assert_eq!(sums, scan::cpu::scan(&values, None, true), "cumsum n={n}");
         let kept = gpugraph_host::compact(&ctx, &values, &flags).unwrap();
@@ -114,7 +128,11 @@ fn histogram_and_group_means_match_the_oracles() {
         ] {
             let (counts, ignored) = histogram::cpu::histogram(&values, None, &bins, None);
             let got = gpugraph_host::histogram(&ctx, &values, bins.clone()).unwrap();
-            assert_eq!((got.counts, got.ignored), (counts, ignored), "{bins:?} n={n}");
+            assert_eq!(
+                (got.counts, got.ignored),
+                (counts, ignored),
+                "{bins:?} n={n}"
+            );
         }
         let codes: Vec<u32> = (0..n).map(|_| r.random_range(0..40)).collect();
         let want = group::cpu::group(&codes, Some(&values), None, 37);
@@ -146,11 +164,17 @@ fn fft2_matches_the_oracle_and_refuses_other_sides() {
     for (h, w) in [(1, 1), (1, 8), (4, 4), (16, 64), (128, 32)] {
         let mut r = rng((h * w) as u64);
         let field: Vec<f32> = (0..2 * h * w).map(|_| r.random::<f32>() - 0.5).collect();
-        for (direction, inverse) in [(FftDirection::Forward, false), (FftDirection::Inverse, true)]
-        {
+        for (direction, inverse) in [
+            (FftDirection::Forward, false),
+            (FftDirection::Inverse, true),
+        ] {
             let got = gpugraph_host::fft2(&ctx, &field, (h, w), direction).unwrap();
-            let want =
-                gpugraph_gpgpu::fft::cpu::fft2d(&gpugraph_gpgpu::fft::cpu::from_interleaved(&field), h, w, inverse);
+            let want = gpugraph_gpgpu::fft::cpu::fft2d(
+                &gpugraph_gpgpu::fft::cpu::from_interleaved(&field),
+                h,
+                w,
+                inverse,
+            );
             let scale = want
                 .iter()
                 .map(|c| c[0].abs().max(c[1].abs()))
@@ -158,15 +182,25 @@ fn fft2_matches_the_oracle_and_refuses_other_sides() {
             for (i, c) in want.iter().enumerate() {
                 for part in 0..2 {
                     let err = (got[2 * i + part] as f64 - c[part]).abs();
-                    assert!(err <= 1e-5 * scale * ((h * w) as f64).log2().max(1.0) + 1e-6,
-                        "{h}x{w} {direction:?} element {i}: {} vs {}", got[2 * i + part], c[part]);
+                    assert!(
+                        err <= 1e-5 * scale * ((h * w) as f64).log2().max(1.0) + 1e-6,
+                        "{h}x{w} {direction:?} element {i}: {} vs {}",
+                        got[2 * i + part],
+                        c[part]
+                    );
                 }
             }
         }
     }
     let err = gpugraph_host::fft2(&ctx, &[0.0; 12], (2, 3), FftDirection::Forward).unwrap_err();
     assert!(
-        matches!(err, HostError::NotPowerOfTwo { what: "width", got: 3 }),
+        matches!(
+            err,
+            HostError::NotPowerOfTwo {
+                what: "width",
+                got: 3
+            }
+        ),
         "{err}"
     );
 }
