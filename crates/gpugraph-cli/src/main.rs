@@ -23,6 +23,7 @@ mod render;
 mod solve;
 mod sort;
 mod spatial;
+mod sql;
 mod traverse;
 
 use std::process::ExitCode;
@@ -90,6 +91,9 @@ enum Command {
     /// Procedural-generation graphs: `procgen run GRAPH.luau` cooks a Luau node graph.
     #[command(subcommand)]
     Procgen(procgen::ProcgenCommand),
+    /// Run a SQL query over Parquet/CSV/Arrow files through DataFusion on the GPU (--cpu:
+    /// DataFusion's CPU plan); prints the result or writes it to .parquet/.csv/.arrow.
+    Sql(sql::SqlArgs),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -135,6 +139,7 @@ fn main() -> ExitCode {
         Command::Traverse(args) => traverse::run(&args),
         Command::Solve(args) => solve::run(&args),
         Command::Procgen(cmd) => procgen::run(cmd),
+        Command::Sql(args) => sql::run(&args),
     };
     match result {
         Ok(()) => {

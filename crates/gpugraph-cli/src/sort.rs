@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::Args;
-use gpugraph_command::CommandGraph;
 use gpugraph_gpgpu::{KeyType, SortOptions, SortOrder};
 
 use crate::files::distinct_outputs;
@@ -249,36 +248,20 @@ fn array_like(like: &NpyArray, words: &[u32]) -> NpyArray {
     }
 }
 
-/// Sorts on the GPU: pairs when `values` is given, row ids when `rows`, else keys only.
+/// Sorts on the GPU (gpugraph-host's one-shot sort): pairs when `values` is given, row ids
+/// when `rows`, else keys only.
 fn run_sort(
     keys: &SortKeys,
     values: Option<Vec<u32>>,
     rows: bool,
 ) -> Result<(Vec<u32>, Option<Vec<u32>>)> {
     let words = keys.array.words();
-    let n = words.len() as u64;
     let gpu = Gpu::open()?;
-    let kb = gpu.upload("keys", &words);
-    let vb = values.as_ref().map(|v| gpu.upload("values", v));
-    let out_k = gpu.upload("sorted-keys", &vec![0; words.len()]);
-    let out_v =
-        (values.is_some() || rows).then(|| gpu.upload("sorted-values", &vec![0; words.len()]));
-    let mut g = CommandGraph::new("cli-sort", gpu.device());
-    gpugraph_gpgpu::sort::add_sort_of_typed_buffers(
-        &mut g,
-        "sort",
-        n,
+    Ok(gpugraph_host::sort_words(
+        &gpu.ctx,
+        &words,
         (keys.key_type, keys.options),
-        &kb,
-        vb.as_ref(),
-        &out_k,
-        out_v.as_ref(),
-    )?;
-    gpu.run_graph(&mut g.compile()?, "the sort graph")?;
-    let k = gpu.read_back(&out_k, n)?;
-    let v = match &out_v {
-        Some(b) => Some(gpu.read_back(b, n)?),
-        None => None,
-    };
-    Ok((k, v))
+        values.as_deref(),
+        rows,
+    )?)
 }

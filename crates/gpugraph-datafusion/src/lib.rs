@@ -39,6 +39,8 @@
 //!   files are re-read every time (see `cache.rs`).
 //! - Kernel time is host-measured (submission to completion), not from timestamp queries.
 
+pub mod query;
+
 pub use datafusion;
 
 pub mod cache;

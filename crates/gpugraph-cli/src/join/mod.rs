@@ -13,7 +13,7 @@
 
 mod keys;
 mod payload;
-mod write;
+pub(crate) mod write;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
