@@ -191,7 +191,7 @@ fn draw(groups: &[Group], device: &str) -> Result<Image> {
             font(24),
         ))
         .map_err(plot_error)?;
-        root.draw(&Text::new(device.to_string(), (LEFT as i32, 42), font(15)))
+        root.draw(&Text::new(device.to_string(), (LEFT as i32, 38), font(15)))
             .map_err(plot_error)?;
         let mut chart = ChartBuilder::on(root)
             .margin_top(TOP - 30)
@@ -267,7 +267,7 @@ fn draw(groups: &[Group], device: &str) -> Result<Image> {
 /// The legend in a row above the bars: bar swatches and the floor's mark, each named.
 fn legend(root: &Area<'_>) -> Result<()> {
     let style = font(15);
-    let y = TOP as i32 - 34;
+    let y = TOP as i32 - 46;
     let mut x = LEFT as i32;
     for (name, colour, bar) in [
         ("gpugraph", OURS, true),
