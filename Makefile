@@ -65,7 +65,9 @@ python:
 DEMO_CACHE ?= target/demo-cache
 DEMO_ROWS ?= 50000000
 DEMO_OUT ?= analyze-out
-DEMO_ANALYZE = --value arr_delay --group carrier --x dep_time --y arr_delay
+# The mean heatmap is mean arrival delay (z) over departure time (x) × flight distance (y):
+# how delays build up through the day, for short and long flights alike (README).
+DEMO_ANALYZE = --value arr_delay --group carrier --x dep_time --y distance --z arr_delay --log-y
 
 build:
 	$(BUILD)

@@ -7,12 +7,11 @@
 
 mod analyze;
 mod bench;
-mod canvas;
+mod chart;
 mod demo;
 mod expr;
 mod fft;
 mod files;
-mod font;
 mod gpu;
 mod info;
 mod join;

@@ -1,15 +1,18 @@
-//! NumPy `.npy` reader/writer for the file-in/file-out commands.
+//! NumPy `.npy` reader/writer for the file-in/file-out commands, on the `npyz` crate.
 //!
-//! Reading validates the header before touching the body: a strict parse of the header's
-//! Python dict ([`header`]), the dtype, the shape, and (for regular files) the body's length
-//! against the shape, so a wrong or endless input (`/dev/zero`) fails at once. The body is
-//! then converted chunk by chunk into the 32-bit type the command needs: NumPy's defaults
-//! (`int64`, `uint64`, `float64`, `bool`) are accepted when every value converts exactly,
-//! otherwise the error names the first value that would not and the `astype` to use.
-//! Writing produces version 1.0 files of `uint32`, `int32`, `float32` or `uint8`.
+//! Reading checks the header before touching the body: npyz parses it (dtype with its byte
+//! order, shape, Fortran order) after two checks of ours: the header length is bounded
+//! before anything is allocated, and its dict has exactly NumPy's three keys (NumPy refuses
+//! others; npyz would ignore them). Then the body's length is checked against the shape
+//! (for regular files), so a wrong or endless input (`/dev/zero`) fails at once. The body is
+//! converted chunk by chunk into the 32-bit type the command needs ([`convert`]; big-endian
+//! files are byte-swapped first): NumPy's defaults (`int64`, `uint64`, `float64`, `bool`)
+//! are accepted when every value converts exactly, otherwise the error names the first value
+//! that would not and the `astype` to use. Writing produces `uint32`, `int32`, `float32`,
+//! `uint8` or `complex64` files through npyz.
 
 mod convert;
-mod header;
+mod dtype;
 
 use std::fmt;
 use std::fs::File;
@@ -17,8 +20,8 @@ use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use convert::{convert, loss};
-pub use header::FileDtype;
-use header::Header;
+pub use dtype::FileDtype;
+use npyz::WriterBuilder;
 
 /// Longest header accepted. NumPy itself refuses headers over 10,000 bytes by default
 /// (`max_header_size`); a length field of gigabytes must not become an allocation.
@@ -40,14 +43,6 @@ pub enum Dtype {
 }
 
 impl Dtype {
-    fn descr(self) -> &'static str {
-        match self {
-            Dtype::U32 => "<u4",
-            Dtype::I32 => "<i4",
-            Dtype::F32 => "<f4",
-            Dtype::U8 => "|u1",
-        }
-    }
     /// Bytes per element.
     pub fn size(self) -> usize {
         if self == Dtype::U8 {
@@ -193,6 +188,7 @@ fn decode(
     let dtype = check_target(&header, target).map_err(fail)?;
     let Header {
         dtype: declared,
+        big_endian,
         shape: declared_shape,
     } = header;
     // Complex elements convert as their (re, im) components, shaped (…, 2).
@@ -233,6 +229,11 @@ fn decode(
         if got < bytes.len() {
             return Err(body_mismatch(format!("only {}", done * file.size() + got)));
         }
+        if big_endian {
+            for element in bytes.chunks_exact_mut(file.size()) {
+                element.reverse();
+            }
+        }
         convert(file, dtype, bytes, &mut data)
             .map_err(|(i, value)| fail(loss(value, file, dtype, done + i, &shape, target)))?;
         done += n;
@@ -241,6 +242,17 @@ fn decode(
         return Err(body_mismatch(format!("more than {needed}")));
     }
     Ok(NpyArray { dtype, shape, data })
+}
+
+/// A checked header: a C-ordered array of `dtype` with `shape`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Header {
+    /// Element type in the file.
+    dtype: FileDtype,
+    /// Whether the elements are big-endian.
+    big_endian: bool,
+    /// Dimensions, outermost first (empty for a 0-d array).
+    shape: Vec<usize>,
 }
 
 /// Reads the magic, version and header; returns the header and the bytes it took.
@@ -260,24 +272,110 @@ fn read_header(r: &mut impl Read) -> Result<(Header, u64), String> {
     if fill(r, &mut len[..len_bytes]).map_err(io)? < len_bytes {
         return Err("truncated .npy header".into());
     }
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_HEADER_LEN {
+    let text_len = u32::from_le_bytes(len) as usize;
+    // Checked before npyz sees it: npyz allocates the declared length up front.
+    if text_len > MAX_HEADER_LEN {
         return Err(format!(
-            "header of {len} bytes is longer than the {MAX_HEADER_LEN} accepted"
+            "header of {text_len} bytes is longer than the {MAX_HEADER_LEN} accepted"
         ));
     }
-    let mut text = vec![0u8; len];
-    if fill(r, &mut text).map_err(io)? < len {
-        return Err(format!("truncated .npy header (it declares {len} bytes)"));
+    let mut text = vec![0u8; text_len];
+    if fill(r, &mut text).map_err(io)? < text_len {
+        return Err(format!(
+            "truncated .npy header (it declares {text_len} bytes)"
+        ));
     }
-    // Versions 1 and 2 store the header in Latin-1, version 3 in UTF-8.
-    let text = if major == 3 {
-        String::from_utf8(text).map_err(|_| "header is not UTF-8".to_string())?
-    } else {
-        text.iter().map(|&b| char::from(b)).collect()
+    check_keys(&text)?;
+    let mut whole = magic.to_vec();
+    whole.extend_from_slice(&len[..len_bytes]);
+    whole.extend_from_slice(&text);
+    let parsed =
+        npyz::NpyHeader::from_reader(&whole[..]).map_err(|e| format!("bad .npy header: {e}"))?;
+    if parsed.order() == npyz::Order::Fortran {
+        return Err(
+            "Fortran-ordered arrays are not supported; save np.ascontiguousarray(a)".into(),
+        );
+    }
+    let (dtype, big_endian) = FileDtype::of(&parsed.dtype())?;
+    let shape = parsed
+        .shape()
+        .iter()
+        .map(|&d| {
+            usize::try_from(d)
+                .map_err(|_| format!("'shape' has the dimension {d}, which is too large"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let header = Header {
+        dtype,
+        big_endian,
+        shape,
     };
-    let header = header::parse_header(&text)?;
-    Ok((header, (magic.len() + len_bytes + len) as u64))
+    Ok((header, whole.len() as u64))
+}
+
+/// 'shape' is a tuple of sizes whose product fits u64 (npyz multiplies the dimensions
+/// unchecked).
+fn check_shape(value: &py_literal::Value) -> Result<(), String> {
+    use py_literal::Value;
+    let Value::Tuple(dims) = value else {
+        return Err(format!("'shape' must be a tuple of sizes, got {value}"));
+    };
+    let mut product = 1u64;
+    for d in dims {
+        let Value::Integer(n) = d else {
+            return Err(format!("'shape' has the non-integer dimension {d}"));
+        };
+        let n = u64::try_from(n)
+            .map_err(|_| format!("'shape' has the dimension {n}, which is not a size"))?;
+        product = product
+            .checked_mul(n)
+            .ok_or_else(|| format!("shape {value} is too large"))?;
+    }
+    Ok(())
+}
+
+/// NumPy's own strictness that npyz leaves out: the header is a dict of exactly 'descr',
+/// 'fortran_order' (a bool) and 'shape' (a tuple of sizes). A 'shape' inside another key's string or an extra
+/// key is refused, as `np.load` refuses it.
+fn check_keys(text: &[u8]) -> Result<(), String> {
+    use py_literal::Value;
+    let text = std::str::from_utf8(text).map_err(|_| "header is not UTF-8".to_string())?;
+    let value: Value = text
+        .trim_end()
+        .parse()
+        .map_err(|e| format!("header is not a Python literal: {e}"))?;
+    let Value::Dict(entries) = value else {
+        return Err(format!("header is not a dict but {value}"));
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    for (key, value) in &entries {
+        let Value::String(key) = key else {
+            return Err(format!("header key {key} is not a string"));
+        };
+        match key.as_str() {
+            "descr" => {}
+            "shape" => check_shape(value)?,
+            "fortran_order" if matches!(value, Value::Boolean(_)) => {}
+            "fortran_order" => {
+                return Err(format!("'fortran_order' must be True or False, got {value}"))
+            }
+            _ => {
+                return Err(format!(
+                    "header has an unexpected key {key:?} (an .npy header has exactly 'descr', 'fortran_order' and 'shape')"
+                ))
+            }
+        }
+        if seen.contains(&key.as_str()) {
+            return Err(format!("header repeats the key '{key}'"));
+        }
+        seen.push(key);
+    }
+    for k in ["descr", "fortran_order", "shape"] {
+        if !seen.contains(&k) {
+            return Err(format!("header has no '{k}'"));
+        }
+    }
+    Ok(())
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
@@ -366,47 +464,53 @@ pub fn read_complex(path: &Path, what: &str) -> Result<(NpyArray, bool), NpyErro
     Ok((array, header.dtype.is_complex()))
 }
 
-/// Encodes a float32 `(h, w, 2)` array as complex64 `(h, w)` (`.npy` version 1.0).
+/// Encodes a float32 `(h, w, 2)` array as complex64 `(h, w)`.
 pub fn encode_complex64(a: &NpyArray) -> Vec<u8> {
     assert!(
         a.dtype == Dtype::F32 && a.shape.len() == 3 && a.shape[2] == 2,
         "complex64 from float32 (h, w, 2)"
     );
-    let header = format!(
-        "{{'descr': '<c8', 'fortran_order': False, 'shape': ({}, {}), }}",
-        a.shape[0], a.shape[1]
-    );
-    with_header(header, &a.data)
+    let values = a.data.chunks_exact(8).map(|c| {
+        let f = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        npyz::num_complex::Complex32::new(f(&c[..4]), f(&c[4..]))
+    });
+    write_npy(&a.shape[..2], values)
 }
 
-/// Encodes an array as `.npy` (version 1.0, header padded to 64 bytes).
+/// Encodes an array as `.npy` (version 1.0, data 64-byte aligned).
 pub fn encode(a: &NpyArray) -> Vec<u8> {
-    let shape = match a.shape.as_slice() {
-        [n] => format!("({n},)"),
-        dims => format!(
-            "({})",
-            dims.iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+    let le4 = |c: &[u8]| [c[0], c[1], c[2], c[3]];
+    match a.dtype {
+        Dtype::U32 => write_npy(
+            &a.shape,
+            a.data.chunks_exact(4).map(|c| u32::from_le_bytes(le4(c))),
         ),
-    };
-    let header = format!(
-        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
-        a.dtype.descr()
-    );
-    with_header(header, &a.data)
+        Dtype::I32 => write_npy(
+            &a.shape,
+            a.data.chunks_exact(4).map(|c| i32::from_le_bytes(le4(c))),
+        ),
+        Dtype::F32 => write_npy(
+            &a.shape,
+            a.data.chunks_exact(4).map(|c| f32::from_le_bytes(le4(c))),
+        ),
+        Dtype::U8 => write_npy(&a.shape, a.data.iter().copied()),
+    }
 }
 
-/// Version 1.0 bytes of the header dict text `header` (padded to 64 bytes) and `body`.
-fn with_header(mut header: String, body: &[u8]) -> Vec<u8> {
-    let unpadded = 10 + header.len() + 1;
-    header.push_str(&" ".repeat(unpadded.div_ceil(64) * 64 - unpadded));
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(body);
+/// `.npy` bytes of `values` (row-major, `shape`) through npyz's writer, in `T`'s NumPy dtype.
+fn write_npy<T: npyz::AutoSerialize>(shape: &[usize], values: impl Iterator<Item = T>) -> Vec<u8> {
+    let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+    let mut out = Vec::new();
+    // Writing into memory cannot fail, and the callers' data has exactly `shape`'s elements
+    // (NpyArray's invariant): an error here is a bug, not bad input.
+    let mut writer = npyz::WriteOptions::<T>::new()
+        .default_dtype()
+        .shape(&shape)
+        .writer(&mut out)
+        .begin_nd()
+        .expect(".npy header into memory");
+    writer.extend(values).expect(".npy data into memory");
+    writer.finish().expect("as many elements as the shape");
     out
 }
 
@@ -628,6 +732,82 @@ mod tests {
         assert!(parsed(&huge)
             .unwrap_err()
             .contains("header of 4294967295 bytes"));
+    }
+
+    /// What npyz alone would accept or panic on is refused by name; what NumPy reads (either
+    /// byte order) is read.
+    #[test]
+    fn header_glue_over_npyz() {
+        let raw = |dict: &str, body: &[u8]| {
+            let header = format!("{dict}\n");
+            let mut out = b"\x93NUMPY\x01\x00".to_vec();
+            out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+            out.extend_from_slice(header.as_bytes());
+            out.extend_from_slice(body);
+            out
+        };
+        for (dict, needle) in [
+            (
+                "{'descr': '<u4', 'fortran_order': False, 'shape': (1,), 'x': 1}",
+                "unexpected key \"x\"",
+            ),
+            (
+                "{'descr': '<u4', 'fortran_order': True, 'shape': (1,)}",
+                "Fortran-ordered arrays are not supported",
+            ),
+            (
+                "{'descr': '<u4', 'fortran_order': False}",
+                "header has no 'shape'",
+            ),
+            (
+                "{'descr': '<u4', 'fortran_order': False, 'shape': (1,), 'shape': (1,)}",
+                "repeats the key 'shape'",
+            ),
+            (
+                "{'descr': '<u4', 'fortran_order': False, 'shape': (-1,)}",
+                "dimension -1, which is not a size",
+            ),
+            // The product overflows u64: npyz would multiply it unchecked.
+            (
+                "{'descr': '<u4', 'fortran_order': False, 'shape': (4294967296, 4294967296)}",
+                "is too large",
+            ),
+            (
+                "{'descr': '<U3', 'fortran_order': False, 'shape': (1,)}",
+                "unsupported dtype '<U3' (strings",
+            ),
+            (
+                "{'descr': [('a', '<u4'), ('b', '<f8')], 'fortran_order': False, 'shape': (1,)}",
+                "structured dtype with 2 field(s)",
+            ),
+            ("[1, 2]", "header is not a dict"),
+        ] {
+            let e = parsed(&raw(dict, &[0; 4])).unwrap_err();
+            assert!(e.contains(needle), "{dict}: {e}");
+        }
+        // Big-endian integers and complex pairs read as their values.
+        let be = raw(
+            "{'descr': '>i8', 'fortran_order': False, 'shape': (2,)}",
+            &[(-5i64).to_be_bytes(), 7i64.to_be_bytes()].concat(),
+        );
+        assert_eq!(parsed(&be).unwrap().words(), vec![(-5i32) as u32, 7]);
+        let cx = raw(
+            "{'descr': '>c8', 'fortran_order': False, 'shape': (1, 1)}",
+            &[1.5f32.to_be_bytes(), (-2.0f32).to_be_bytes()].concat(),
+        );
+        let a = decode(
+            Path::new("z.npy"),
+            &mut &cx[..],
+            Some(cx.len() as u64),
+            Target::Complex { what: "--in" },
+        )
+        .unwrap();
+        let pair: Vec<f32> = a.words().into_iter().map(f32::from_bits).collect();
+        assert_eq!(pair, vec![1.5, -2.0]);
+        // What npyz writes, npyz-free readers (NumPy's layout) and this one read back.
+        let bytes = encode_complex64(&a);
+        assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+        assert_eq!(bytes.len() % 64, 8, "data starts 64-aligned");
     }
 
     /// A reader that counts what was taken from it and never ends.

@@ -319,9 +319,152 @@ pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// A progress line on stderr (stdout stays the result).
+/// A phase line on stderr (stdout stays the result).
 pub fn progress(message: impl fmt::Display) {
     eprintln!("{message}");
+}
+
+/// A status line for a phase whose progress arrives as text (the table loader's lines): on a
+/// terminal an `indicatif` spinner showing the latest line, redrawn in place; otherwise each
+/// line printed as it comes (the loader sends at most one a second).
+pub struct Spinner {
+    bar: Option<indicatif::ProgressBar>,
+    prefix: String,
+}
+
+impl Spinner {
+    /// A spinner whose lines start with `prefix` (e.g. `analyze: `).
+    pub fn new(prefix: &str) -> Self {
+        use std::io::IsTerminal;
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg}") {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        Self {
+            bar,
+            prefix: prefix.to_string(),
+        }
+    }
+
+    /// Shows `line` (replacing the previous one on a terminal).
+    pub fn line(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.set_message(format!("{}{line}", self.prefix)),
+            None => eprintln!("{}{line}", self.prefix),
+        }
+    }
+
+    /// Stops the spinner, leaving its last line on the terminal.
+    pub fn finish(self) {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+    }
+}
+
+/// Progress of a counted loop (rows loaded, rows generated) on stderr. On a terminal an
+/// `indicatif` bar (total known) or spinner redraws in place; otherwise (CI logs, pipes)
+/// plain lines at most once per second and a last one at [`Progress::finish`], so logs stay
+/// readable and small.
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    what: String,
+    unit: &'static str,
+    total: Option<u64>,
+    done: u64,
+    started: std::time::Instant,
+    last_line: std::time::Instant,
+}
+
+impl Progress {
+    /// Progress of `what` (the line's prefix, e.g. `load`) counting `unit`s (e.g. `rows`) of
+    /// `total` when known. Draws a bar only when stderr is a terminal.
+    pub fn new(what: &str, unit: &'static str, total: Option<u64>) -> Self {
+        use std::io::IsTerminal;
+        let now = std::time::Instant::now();
+        let mut p = Self {
+            bar: None,
+            what: what.to_string(),
+            unit,
+            total,
+            done: 0,
+            started: now,
+            last_line: now,
+        };
+        if std::io::stderr().is_terminal() {
+            p.bar = Some(p.make_bar());
+        }
+        p
+    }
+
+    fn make_bar(&self) -> indicatif::ProgressBar {
+        use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+        let template = match self.total {
+            Some(_) => format!(
+                "{{prefix}}: [{{bar:40}}] {{human_pos}} of {{human_len}} {} ({{percent}}%) {{elapsed}}, {{per_sec}}",
+                self.unit
+            ),
+            None => format!("{{prefix}}: {{spinner}} {{human_pos}} {} {{elapsed}}, {{per_sec}}", self.unit),
+        };
+        let bar = ProgressBar::with_draw_target(self.total, ProgressDrawTarget::stderr())
+            .with_prefix(self.what.clone());
+        // The templates are fixed: a template error is a bug, and the default style still works.
+        if let Ok(style) = ProgressStyle::with_template(&template) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar
+    }
+
+    /// Sets how many units are done.
+    pub fn set(&mut self, done: u64) {
+        self.done = done;
+        match &self.bar {
+            Some(bar) => bar.set_position(done),
+            None => {
+                if self.last_line.elapsed() >= Duration::from_secs(1) {
+                    self.last_line = std::time::Instant::now();
+                    eprintln!("{}", self.line());
+                }
+            }
+        }
+    }
+
+    /// The plain line: `load: 1,234 of 5,000 rows (25%) in 1.0 s (1.2 M rows/s)`.
+    pub fn line(&self) -> String {
+        let secs = self.started.elapsed().as_secs_f64();
+        let of = match self.total {
+            Some(t) if t > 0 => format!(
+                " of {} {} ({:.0}%)",
+                crate::analyze::load::thousands(t),
+                self.unit,
+                self.done as f64 * 100.0 / t as f64
+            ),
+            _ => format!(" {}", self.unit),
+        };
+        format!(
+            "{}: {}{of} in {secs:.1} s ({:.1} M {}/s)",
+            self.what,
+            crate::analyze::load::thousands(self.done),
+            self.done as f64 / secs.max(1e-9) / 1e6,
+            self.unit
+        )
+    }
+
+    /// Ends the progress: the bar stays drawn at its final count, or the final plain line
+    /// is printed.
+    pub fn finish(self) {
+        match &self.bar {
+            Some(bar) => bar.finish(),
+            None => eprintln!("{}", self.line()),
+        }
+    }
 }
 
 /// A text table: a header row, then rows; the first column is left-aligned, the others right.
@@ -399,6 +542,33 @@ impl fmt::Display for Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_lines_without_a_terminal() {
+        // Tests run with stderr captured (not a terminal): no bar, plain lines.
+        let mut p = Progress::new("generate-table", "rows", None);
+        assert!(p.bar.is_none());
+        p.set(1500);
+        assert!(
+            p.line().starts_with("generate-table: 1,500 rows in "),
+            "{}",
+            p.line()
+        );
+        let mut p = Progress::new("generate-table", "rows", Some(6000));
+        p.set(1500);
+        assert!(
+            p.line()
+                .starts_with("generate-table: 1,500 of 6,000 rows (25%) in "),
+            "{}",
+            p.line()
+        );
+        assert!(p.line().ends_with(" M rows/s)"), "{}", p.line());
+        p.finish();
+        let s = Spinner::new("analyze: ");
+        assert!(s.bar.is_none());
+        s.line("load: 10 rows");
+        s.finish();
+    }
 
     #[test]
     fn table_alignment() {

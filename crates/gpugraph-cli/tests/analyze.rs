@@ -125,26 +125,9 @@ fn bin_of(edges: &[f64], v: f64) -> Option<usize> {
     )
 }
 
+/// The plot `name` in `dir` is a 960 × 600 chart that is not blank.
 fn check_png(dir: &Path, name: &str) {
-    let path = dir.join(name);
-    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{name} missing: {e}"));
-    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
-        .read_info()
-        .unwrap_or_else(|e| panic!("{name} is not a PNG: {e}"));
-    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
-    let info = reader.next_frame(&mut buf).expect("PNG frame");
-    assert!(
-        info.width >= 400 && info.height >= 300,
-        "{name} is {}x{}",
-        info.width,
-        info.height
-    );
-    let colours: std::collections::HashSet<&[u8]> = buf[..info.buffer_size()].chunks(3).collect();
-    assert!(
-        colours.len() >= 4,
-        "{name} looks blank ({} colours)",
-        colours.len()
-    );
+    assert_chart_png(&dir.join(name), 960, 600);
 }
 
 /// Value, group and a 4 × 3 grid over the committed flights sample.
@@ -534,5 +517,101 @@ fn generated_tables_round_trip_through_parquet_and_ipc() {
     assert!(
         v["nulls"].as_u64().unwrap() > 0 && v["nonfinite"].as_u64().unwrap() > 0,
         "{v}"
+    );
+}
+
+/// `--z`: the mean heatmap averages a third column (distance) over the dep_time × arr_delay
+/// cells, checked against the CSV oracle; z may not be an axis of the grid.
+#[test]
+fn z_means_average_a_third_column_per_cell() {
+    let args = [
+        "--x",
+        "dep_time",
+        "--y",
+        "arr_delay",
+        "--z",
+        "distance",
+        "--grid",
+        "4,3",
+        "--filter",
+        "distance >= 500",
+    ];
+    let (r, dir) = analyze("z-mean", &args);
+    let g = &r["grid"];
+    assert_eq!(g["z"], "distance");
+    // NaN and null distances never pass the filter: every selected z is finite.
+    let pts: Vec<(f64, f64, f64)> = rows()
+        .iter()
+        .filter(|r| r.distance.is_some_and(|d| d >= 500.0))
+        .filter_map(|r| Some((r.dep_time? as f64, r.arr_delay? as f64, r.distance? as f64)))
+        .filter(|(x, y, _)| x.is_finite() && y.is_finite())
+        .collect();
+    let ext = |k: fn(&(f64, f64, f64)) -> f64| {
+        let it = pts.iter().map(k);
+        [
+            it.clone().fold(f64::INFINITY, f64::min),
+            it.fold(f64::NEG_INFINITY, f64::max),
+        ]
+    };
+    let (xd, yd) = (ext(|p| p.0), ext(|p| p.1));
+    assert_eq!(f64s(&g["x_domain"]).as_slice(), &xd);
+    assert_eq!(f64s(&g["y_domain"]).as_slice(), &yd);
+    let (nx, ny) = (4usize, 3usize);
+    let mut cells = vec![Vec::new(); nx * ny];
+    for &(x, y, z) in &pts {
+        let tx = (x - xd[0]) / (xd[1] - xd[0]) * nx as f64;
+        let ty = (y - yd[0]) / (yd[1] - yd[0]) * ny as f64;
+        let (cx, cy) = ((tx as usize).min(nx - 1), (ty as usize).min(ny - 1));
+        cells[cy * nx + cx].push(z);
+    }
+    let counts: Vec<u64> = cells.iter().map(|c| c.len() as u64).collect();
+    assert_eq!(u64s(&g["value_counts"]), counts);
+    let means = g["mean"].as_array().expect("grid mean");
+    for (i, (c, m)) in cells.iter().zip(means).enumerate() {
+        if c.is_empty() {
+            assert!(m.is_null(), "cell {i}");
+        } else {
+            let want = c.iter().sum::<f64>() / c.len() as f64;
+            let got = m.as_f64().expect("mean");
+            assert!(close(got, want), "cell {i}: {got} vs {want}");
+        }
+    }
+    check_png(&dir.0, "heatmap_mean.png");
+    for axis in ["dep_time", "arr_delay"] {
+        let e = fails(&[
+            "analyze",
+            CSV_PATH.as_str(),
+            "--x",
+            "dep_time",
+            "--y",
+            "arr_delay",
+            "--z",
+            axis,
+        ]);
+        assert!(
+            e.contains(&format!("--z '{axis}' is also the grid's")),
+            "{e}"
+        );
+    }
+}
+
+/// `--log-y` draws the histogram's counts on a log axis: a valid, non-blank chart that
+/// differs from the linear one of the same data (the pixel-level check of the scale is the
+/// plot module's unit test).
+#[test]
+fn log_y_histogram() {
+    let base = ["--value", "arr_delay", "--bins", "8"];
+    let (_, linear) = analyze("hist-linear", &base);
+    let with_log: Vec<&str> = base.iter().copied().chain(["--log-y"]).collect();
+    let (_, log) = analyze("hist-log", &with_log);
+    check_png(&linear.0, "histogram.png");
+    check_png(&log.0, "histogram.png");
+    let (_, _, a) = read_png(&linear.0.join("histogram.png"));
+    let (_, _, b) = read_png(&log.0.join("histogram.png"));
+    assert_ne!(a, b, "--log-y changed nothing");
+    // The CDF does not depend on the count axis.
+    assert_eq!(
+        read_png(&linear.0.join("cdf.png")).2,
+        read_png(&log.0.join("cdf.png")).2
     );
 }

@@ -69,7 +69,7 @@ fn complex64_and_float_pairs_round_trip_through_files() {
     let end = 10 + u16::from_le_bytes([b[8], b[9]]) as usize;
     let header = String::from_utf8_lossy(&b[10..end]).into_owned();
     assert!(
-        header.contains("'descr': '<f4'") && header.contains("(8, 32, 2)"),
+        header.contains("'descr': '<f4'") && header.contains("'shape': (8, 32, 2"),
         "{header}"
     );
     let c = std::fs::read(&freq).unwrap();

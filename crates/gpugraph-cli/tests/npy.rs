@@ -167,8 +167,8 @@ fn hostile_headers_are_refused_by_name() {
             "structured dtype with 2 field(s) is not supported",
         ),
         (
-            "{'descr': '>u4', 'fortran_order': False, 'shape': (3,), }",
-            "big-endian",
+            "{'descr': '>f2', 'fortran_order': False, 'shape': (6,), }",
+            "unsupported dtype '>f2'",
         ),
     ];
     for (k, (header, needle)) in cases.iter().enumerate() {
@@ -176,6 +176,31 @@ fn hostile_headers_are_refused_by_name() {
         std::fs::write(&f, npy_raw(header, &body)).unwrap();
         fails(&["scan", "--in", &f, "--out", &out], &[&f, needle], &out);
     }
+}
+
+/// Big-endian files (`a.astype('>u4')`, `'>f8'`) read as their values: the bytes are swapped,
+/// then converted like little-endian ones.
+#[test]
+fn big_endian_arrays_read_as_their_values() {
+    let dir = TempDir::new("npy-big-endian");
+    let (f, out) = (dir.path("be.npy"), dir.path("out.npy"));
+    let body: Vec<u8> = [1u32, 2, 0x0102_0304]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
+    std::fs::write(&f, npy(">u4", "(3,)", &body)).unwrap();
+    run_ok(&["scan", "--in", &f, "--out", &out, "--inclusive"]);
+    assert_eq!(words(&out).1, vec![1, 3, 3 + 0x0102_0304]);
+    let (x, y) = (dir.path("x.npy"), dir.path("y.npy"));
+    let body: Vec<u8> = [0.5f64, -3.0]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
+    std::fs::write(&x, npy(">f8", "(2,)", &body)).unwrap();
+    let x_in = format!("x={x}");
+    run_ok(&["expr", "-e", "x * 2", "--input", &x_in, "--out", &y]);
+    let got: Vec<f32> = words(&y).1.into_iter().map(f32::from_bits).collect();
+    assert_eq!(got, vec![1.0, -6.0]);
 }
 
 /// Runs gpugraph with `args`, killing it after `limit`; returns stderr and the time taken.

@@ -335,6 +335,8 @@ fn check(table: &Table, spec: &AnalyzeSpec, r: &AnalyzeResults) {
     }
     if let Some((x, y)) = &spec.xy {
         let (xc, yc) = (&table.columns[x.as_str()], &table.columns[y.as_str()]);
+        // The cell means average the grid value z, a column of its own.
+        let z = spec.grid_value.as_deref().map(|c| &table.columns[c]);
         let rows: Vec<usize> = (0..n)
             .filter(|&i| {
                 selected[i]
@@ -374,7 +376,7 @@ fn check(table: &Table, spec: &AnalyzeSpec, r: &AnalyzeResults) {
             if candidates.is_empty() {
                 continue;
             }
-            let has_value = value.is_some_and(|vc| vc.is_valid(i) && vc.float(i).is_finite());
+            let has_value = z.is_some_and(|zc| zc.is_valid(i) && zc.float(i).is_finite());
             total += 1;
             total_values += u32::from(has_value);
             for &c in &candidates {
@@ -385,7 +387,7 @@ fn check(table: &Table, spec: &AnalyzeSpec, r: &AnalyzeResults) {
                 sure[c as usize] += 1;
                 if has_value {
                     sure_values[c as usize] += 1;
-                    vsum[c as usize] += value.unwrap().float(i) as f64;
+                    vsum[c as usize] += z.map_or(0.0, |zc| zc.float(i) as f64);
                 }
             }
         }
@@ -403,7 +405,7 @@ fn check(table: &Table, spec: &AnalyzeSpec, r: &AnalyzeResults) {
             }
         };
         within(&r.grid_count, &sure, &reach, total, "grid counts");
-        if value.is_some() {
+        if z.is_some() {
             within(
                 &r.grid_value_count,
                 &sure_values,
@@ -518,6 +520,8 @@ fn spec(rng: &mut impl Rng) -> AnalyzeSpec {
         value: Some(value.into()),
         xy: Some(("x".into(), ["i", "v"][rng.random_range(0..2)].into())),
         group: Some("g".into()),
+        grid_value: [None, Some(value), Some("u"), Some("i"), Some("v")][rng.random_range(0..5)]
+            .map(String::from),
         filters,
         bins: if rng.random_bool(0.3) {
             Bins::Edges(vec![-50.0, -10.0, 0.0, 0.5, 20.0])
@@ -584,6 +588,7 @@ fn partial_specs_and_empty_selections() {
         value: None,
         xy: None,
         group: None,
+        grid_value: None,
         filters: vec![],
         bins: Bins::Uniform(8),
         grid: GridSize { nx: 3, ny: 2 },
@@ -605,6 +610,7 @@ fn partial_specs_and_empty_selections() {
             value: Some("i".into()),
             group: Some("g".into()),
             xy: Some(("x".into(), "v".into())),
+            grid_value: Some("i".into()),
             filters: vec![nothing],
             ..base.clone()
         },
@@ -629,6 +635,7 @@ fn partial_specs_and_empty_selections() {
             value: Some("x".into()),
             group: Some("g".into()),
             xy: Some(("x".into(), "v".into())),
+            grid_value: Some("x".into()),
             filters: vec![RowFilter {
                 column: "v".into(),
                 op: CompareOp::Ne,
@@ -657,6 +664,7 @@ fn errors_name_the_column_or_filter() {
         value: None,
         xy: None,
         group: None,
+        grid_value: None,
         filters: vec![],
         bins: Bins::Uniform(8),
         grid: GridSize { nx: 3, ny: 2 },
@@ -756,4 +764,59 @@ fn a_second_build_creates_no_pipeline() {
     s.filters[0].value = FilterValue::Number(-7.0);
     drop(Analysis::build(&ctx.device, &input(&t, &u), &s).unwrap());
     assert_eq!(cache.stats().pipelines_created, before);
+}
+
+/// The heatmap of a third column: cell means of z (here uint32 `u`, then sint32 `i`) over an
+/// x × y grid whose axes are other columns, with no value column at all, and z apart from
+/// a value column; checked against the oracle's per-cell mean of z. A build that averaged
+/// the value or y instead fails the means.
+#[test]
+fn grid_means_average_a_third_column() {
+    let ctx = ctx();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+    let t = random_table(&mut rng, vec![700, 0, 333]);
+    let base = AnalyzeSpec {
+        value: None,
+        xy: Some(("x".into(), "v".into())),
+        group: None,
+        grid_value: Some("u".into()),
+        filters: vec![],
+        bins: Bins::Uniform(8),
+        grid: GridSize { nx: 4, ny: 3 },
+        grid_widen: [false; 2],
+        summation: Summation::Atomic,
+    };
+    let with_value = AnalyzeSpec {
+        value: Some("v".into()),
+        grid_value: Some("i".into()),
+        summation: Summation::Deterministic,
+        ..base.clone()
+    };
+    for s in [&base, &with_value] {
+        let r = run(&ctx, &t, s);
+        check(&t, s, &r);
+        assert_eq!(r.grid_mean.len(), 12);
+        assert!(
+            r.grid_mean.iter().any(|m| m.is_finite()),
+            "{:?}",
+            r.grid_mean
+        );
+    }
+    // z is not y: the means of `i` differ from the cell means of y (`v`) somewhere.
+    let r = run(&ctx, &t, &with_value);
+    let y_means = run(
+        &ctx,
+        &t,
+        &AnalyzeSpec {
+            grid_value: Some("v".into()),
+            ..with_value.clone()
+        },
+    );
+    assert!(
+        r.grid_mean
+            .iter()
+            .zip(&y_means.grid_mean)
+            .any(|(a, b)| a.is_finite() && b.is_finite() && a != b),
+        "z means equal the y means"
+    );
 }

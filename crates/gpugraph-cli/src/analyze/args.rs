@@ -26,10 +26,16 @@ pub struct AnalyzeArgs {
     /// Column for the grid's y axis (numeric; needs --x).
     #[arg(long, requires = "x")]
     pub y: Option<String>,
-    /// Numeric column whose extent, histogram and CDF are computed, averaged per group and
-    /// per grid cell.
+    /// Numeric column whose extent, histogram and CDF are computed, averaged per group (and
+    /// per grid cell when --z is not given).
     #[arg(long)]
     pub value: Option<String>,
+    /// Numeric column averaged per grid cell: heatmap_mean.png shows the mean of Z over the
+    /// x × y cells (e.g. --x dep_time --y distance --z arr_delay: mean delay by departure
+    /// time and flight length) [default: the --value column]. Must be neither --x nor --y
+    /// (a cell's mean of its own axis only says where the cell lies).
+    #[arg(long, requires = "x")]
+    pub z: Option<String>,
     /// Text column (Utf8 or dictionary of strings) whose values are the groups. As in pandas
     /// (groupby after filtering), a group with no row passing --filter is left out of the
     /// report; a note names it. A group whose selected rows all have a null or non-finite
@@ -56,6 +62,10 @@ pub struct AnalyzeArgs {
     /// the grouped rows) instead of float atomics, whose addition order varies.
     #[arg(long)]
     pub deterministic: bool,
+    /// Histogram counts on a log scale in histogram.png (for heavy-tailed values, whose
+    /// tail bins would not show on a linear axis).
+    #[arg(long)]
+    pub log_y: bool,
     /// Output directory for report.json and the PNG plots. Written whole or not at all: the
     /// results are assembled in a temporary directory that replaces DIR only when the run
     /// succeeded, so no plot of an earlier run survives beside a new report. An existing DIR

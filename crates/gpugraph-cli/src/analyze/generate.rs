@@ -27,7 +27,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::load::{thousands, FileKind};
-use crate::output::{progress, PendingFile};
+use crate::output::{PendingFile, Progress};
 
 /// Rows per written batch (and Parquet row group).
 pub const BATCH_ROWS: u64 = 1 << 20;
@@ -250,23 +250,17 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
     };
     let started = Instant::now();
     if let (Some(table), Some(sf)) = (args.tpch, args.scale) {
-        let mut last = Instant::now();
+        // `rows` is the generator's estimate: the bar's total, not a promise.
+        let mut bar = Progress::new("generate-table", "rows", Some(rows));
         let mut written = 0u64;
         super::tpch::generate(table, sf, &mut |batch| {
             sink.write(&batch)
                 .with_context(|| format!("writing {}", partial.display()))?;
             written += batch.num_rows() as u64;
-            if last.elapsed().as_secs_f64() >= 1.0 {
-                last = Instant::now();
-                progress(format_args!(
-                    "generate-table: {} rows of about {} in {:.1} s",
-                    thousands(written),
-                    thousands(rows),
-                    started.elapsed().as_secs_f64()
-                ));
-            }
+            bar.set(written);
             Ok(())
         })?;
+        bar.finish();
         sink.finish()
             .with_context(|| format!("finishing {}", partial.display()))?;
         pending.commit()?;
@@ -280,25 +274,16 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
     }
     let total = rows;
     let mut rng = StdRng::seed_from_u64(args.seed);
-    let mut last = Instant::now();
+    let mut bar = Progress::new("generate-table", "rows", Some(total));
     let mut written = 0u64;
     while written < total {
         let n = BATCH_ROWS.min(total - written);
         sink.write(&batch(&mut rng, n as usize)?)
             .with_context(|| format!("writing {}", partial.display()))?;
         written += n;
-        if last.elapsed().as_secs_f64() >= 1.0 || written == total {
-            last = Instant::now();
-            let secs = started.elapsed().as_secs_f64();
-            progress(format_args!(
-                "generate-table: {} of {} rows ({:.0}%) in {secs:.1} s ({:.1} M rows/s)",
-                thousands(written),
-                thousands(total),
-                written as f64 * 100.0 / total as f64,
-                written as f64 / secs.max(1e-9) / 1e6
-            ));
-        }
+        bar.set(written);
     }
+    bar.finish();
     sink.finish()
         .with_context(|| format!("finishing {}", partial.display()))?;
     pending.commit()?;

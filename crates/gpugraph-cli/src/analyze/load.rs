@@ -82,6 +82,8 @@ pub struct Request {
     pub y: Option<String>,
     /// `--group`.
     pub group: Option<String>,
+    /// `--z` (the grid's averaged column).
+    pub z: Option<String>,
     /// `--filter`s.
     pub filters: Vec<Filter>,
     /// Columns read for another command (`join`): checked to exist, any type.
@@ -97,7 +99,7 @@ impl Request {
     /// Distinct column names in first-use order.
     pub fn columns(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        let names = [&self.value, &self.x, &self.y, &self.group]
+        let names = [&self.value, &self.x, &self.y, &self.group, &self.z]
             .into_iter()
             .flatten()
             .chain(self.filters.iter().map(|f| &f.column))

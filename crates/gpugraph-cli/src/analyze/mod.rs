@@ -1,6 +1,7 @@
 //! `gpugraph analyze`: the main job. Reads a CSV, Parquet or Arrow IPC table, uploads only
 //! the columns it needs, runs ONE compiled command graph (filter mask, value extent,
-//! histogram + CDF, per-group counts and means, grid binning and per-cell means of x/y) in ONE
+//! histogram + CDF, per-group counts and means, grid binning over x/y and per-cell means of a
+//! third column z) in ONE
 //! submission, reads the small results back explicitly, and writes a text summary (stdout),
 //! `report.json` and PNG plots. Progress and phase lines go to stderr.
 //!
@@ -8,8 +9,8 @@
 //! checks; [`parquet_read`]: Parquet decoded on several threads), [`upload`] (the columns to
 //! the GPU, one thread each), [`graph`] (the arguments and table handed to the library
 //! workflow `gpugraph_program::workflow::analyze`, which builds the command graph, and its
-//! readback), [`report`] (report.json and text), [`plot`] (PNG, drawn
-//! on a [`crate::canvas::Canvas`]), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
+//! readback), [`report`] (report.json and text), [`plot`] (PNG through plotters,
+//! [`crate::chart`]), [`generate`] (`gpugraph generate-table`, the synthetic flights-like table).
 
 pub mod args;
 pub mod column_types;
@@ -38,7 +39,7 @@ use report::{
 };
 
 use crate::gpu::Gpu;
-use crate::output::{ms, progress, PendingDir};
+use crate::output::{ms, progress, PendingDir, Spinner};
 
 /// The files `analyze` writes into `--out`; a directory holding anything else is refused.
 pub const OUTPUT_FILES: [&str; 5] = [
@@ -61,9 +62,17 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         x: args.x.clone(),
         y: args.y.clone(),
         group: args.group.clone(),
+        z: args.z.clone(),
         filters: args.filters.clone(),
         ..Request::default()
     };
+    if let Some(z) = &args.z {
+        for (flag, axis) in [("--x", &args.x), ("--y", &args.y)] {
+            if axis.as_ref() == Some(z) {
+                bail!("--z '{z}' is also the grid's {flag} column: its mean per cell only says where the cell lies; give a third column (e.g. --x dep_time --y distance --z arr_delay)");
+            }
+        }
+    }
     if request.columns().is_empty() {
         bail!("nothing to analyze: give --value, --group, --x/--y or --filter");
     }
@@ -84,9 +93,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         .spawn(Gpu::open)
         .context("starting the device thread")?;
     let t = Instant::now();
-    let loaded = load::load(&args.file, &request, &mut |line| {
-        progress(format_args!("analyze: {line}"))
-    });
+    let spinner = Spinner::new("analyze: ");
+    let loaded = load::load(&args.file, &request, &mut |line| spinner.line(&line));
+    spinner.finish();
     timings.load = ms(t.elapsed());
     // Joined before anything can return: a process must not exit while another thread is
     // inside the Vulkan driver creating a device.
@@ -168,6 +177,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         value: args.value.clone(),
         xy: args.x.clone().zip(args.y.clone()),
         group: args.group.clone(),
+        grid_value: grid_value(args),
         filters: graph::row_filters(&table, &filters)?,
         bins: match &args.edges {
             Some(e) => Bins::Edges(e.0.clone()),
@@ -269,7 +279,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     drop(table);
 
     let t = Instant::now();
-    let plots = plot::write_all(&report, out.dir())?;
+    let plots = plot::write_all(&report, out.dir(), plot::PlotOptions { log_y: args.log_y })?;
     report.timings_ms.output = ms(t.elapsed());
     report.timings_ms.total = ms(started.elapsed());
     report.write(out.dir())?;
@@ -407,10 +417,13 @@ fn grid_report(
         y_domain: domain(r.y_extent, widen[1]),
         bins: [args.grid.nx, args.grid.ny],
         counts: r.grid_count.clone(),
-        value_counts: args.value.as_ref().map(|_| r.grid_value_count.clone()),
-        mean: args
-            .value
-            .as_ref()
-            .map(|_| r.grid_mean.iter().map(|&m| num(m)).collect()),
+        z: grid_value(args),
+        value_counts: grid_value(args).map(|_| r.grid_value_count.clone()),
+        mean: grid_value(args).map(|_| r.grid_mean.iter().map(|&m| num(m)).collect()),
     }
+}
+
+/// The column averaged per grid cell: `--z`, else the `--value` column.
+fn grid_value(args: &AnalyzeArgs) -> Option<String> {
+    args.z.clone().or_else(|| args.value.clone())
 }

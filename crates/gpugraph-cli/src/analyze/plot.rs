@@ -1,182 +1,140 @@
-//! PNG plots of the report (histogram, CDF, heatmaps) drawn on a [`Canvas`] (the CLI's small
-//! rasterizer; text in the embedded [`crate::font`]), so no system font or graphics library is
-//! needed.
+//! PNG plots of the report (histogram, CDF, heatmaps) through `plotters` ([`crate::chart`]):
+//! labelled axes named by their columns, a log-scale count axis on request (`--log-y`, for
+//! heavy-tailed values) and colour bars with labelled ticks on the heatmaps.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::report::{short, GridReport, Report};
-use crate::canvas::{ticks, Canvas, Rgb};
-use crate::font;
+use super::report::{GridReport, Report, ValueReport};
+use crate::chart::{font, plot_error, tick, viridis, Area, Image};
 
-const INK: Rgb = [40, 40, 40];
-const GRID: Rgb = [225, 225, 225];
-const BAR: Rgb = [70, 130, 180];
-const LINE: Rgb = [200, 60, 40];
-const EMPTY: Rgb = [245, 245, 245];
+const BAR: RGBColor = RGBColor(70, 130, 180);
+const LINE: RGBColor = RGBColor(200, 60, 40);
+const EMPTY: RGBColor = RGBColor(245, 245, 245);
 
 /// Plot size in pixels.
-const W: u32 = 800;
-const H: u32 = 500;
-/// Plot-area margins: left, right, top, bottom.
-const MARGIN: (u32, u32, u32, u32) = (80, 30, 50, 60);
+pub const W: u32 = 960;
+/// Plot height in pixels.
+pub const H: u32 = 600;
 
-/// The linear map of a plot axis: data `[lo, hi]` to pixels `[p0, p1]`.
-#[derive(Clone, Copy)]
-struct Axis {
-    lo: f64,
-    hi: f64,
-    p0: f64,
-    p1: f64,
+/// How the plots are drawn.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PlotOptions {
+    /// Histogram counts on a log scale (`--log-y`).
+    pub log_y: bool,
 }
 
-impl Axis {
-    fn new(lo: f64, hi: f64, p0: u32, p1: u32) -> Self {
-        let (lo, hi) = if hi > lo {
-            (lo, hi)
-        } else {
-            (lo - 0.5, lo + 0.5)
-        };
-        Self {
-            lo,
-            hi,
-            p0: p0 as f64,
-            p1: p1 as f64,
-        }
-    }
-    fn px(&self, v: f64) -> i64 {
-        (self.p0 + (v - self.lo) / (self.hi - self.lo) * (self.p1 - self.p0)).round() as i64
-    }
-}
-
-/// A frame: the plot area, axes with ticks and labels, a title and axis names.
-struct Frame {
-    canvas: Canvas,
-    x: Axis,
-    y: Axis,
-}
-
-impl Frame {
-    fn new(title: &str, x_name: &str, y_name: &str, x: (f64, f64), y: (f64, f64)) -> Self {
-        let (ml, mr, mt, mb) = MARGIN;
-        let mut canvas = Canvas::new(W, H);
-        let xa = Axis::new(x.0, x.1, ml, W - mr);
-        let ya = Axis::new(y.0, y.1, H - mb, mt);
-        canvas.text_centered((W / 2) as i64, 14, title, 2, INK);
-        for t in ticks(xa.lo, xa.hi, 8) {
-            let px = xa.px(t);
-            canvas.line((px, mt as i64), (px, (H - mb) as i64), GRID);
-            canvas.line((px, (H - mb) as i64), (px, (H - mb + 5) as i64), INK);
-            canvas.text_centered(px, (H - mb + 9) as i64, &short(t), 1, INK);
-        }
-        for t in ticks(ya.lo, ya.hi, 6) {
-            let py = ya.py(t);
-            canvas.line((ml as i64, py), ((W - mr) as i64, py), GRID);
-            canvas.line(((ml - 5) as i64, py), (ml as i64, py), INK);
-            let label = short(t);
-            let w = font::text_width(&label, 1) as i64;
-            canvas.text(ml as i64 - 9 - w, py - 3, &label, 1, INK);
-        }
-        canvas.text_centered(
-            ((ml + W - mr) / 2) as i64,
-            (H - mb + 28) as i64,
-            x_name,
-            2,
-            INK,
-        );
-        canvas.text(8, (mt - 16) as i64, y_name, 1, INK);
-        Self {
-            canvas,
-            x: xa,
-            y: ya,
-        }
-    }
-
-    /// Redraws the axis lines on top of the data.
-    fn finish(mut self) -> Canvas {
-        let (ml, mr, mt, mb) = MARGIN;
-        self.canvas
-            .line((ml as i64, mt as i64), (ml as i64, (H - mb) as i64), INK);
-        self.canvas.line(
-            (ml as i64, (H - mb) as i64),
-            ((W - mr) as i64, (H - mb) as i64),
-            INK,
-        );
-        self.canvas
-    }
-}
-
-impl Axis {
-    fn py(&self, v: f64) -> i64 {
-        self.px(v)
-    }
-}
-
-/// Viridis-like colour for `t` in `[0, 1]`.
-pub fn viridis(t: f64) -> Rgb {
-    const STOPS: [Rgb; 5] = [
-        [68, 1, 84],
-        [59, 82, 139],
-        [33, 145, 140],
-        [94, 201, 98],
-        [253, 231, 37],
-    ];
-    let t = if t.is_finite() {
-        t.clamp(0.0, 1.0)
+/// `[lo, hi]` widened by 0.5 on each side when degenerate (one value).
+fn span(lo: f64, hi: f64) -> Range<f64> {
+    if hi > lo {
+        lo..hi
     } else {
-        0.0
-    };
-    let f = t * (STOPS.len() - 1) as f64;
-    let i = (f.floor() as usize).min(STOPS.len() - 2);
-    let u = f - i as f64;
-    let mut out = [0u8; 3];
-    for c in 0..3 {
-        out[c] = (STOPS[i][c] as f64 * (1.0 - u) + STOPS[i + 1][c] as f64 * u).round() as u8;
+        lo - 0.5..hi + 0.5
     }
-    out
 }
 
-fn no_data(canvas: &mut Canvas) {
-    canvas.text_centered((W / 2) as i64, (H / 2) as i64, "NO DATA", 3, LINE);
+/// "no data" in the middle of a titled, empty chart.
+fn no_data(area: &Area<'_>, title: &str) -> Result<()> {
+    let area = area.titled(title, font(24)).map_err(plot_error)?;
+    let (w, h) = area.dim_in_pixel();
+    area.draw(&Text::new(
+        "no data",
+        (w as i32 / 2 - 40, h as i32 / 2),
+        font(28).color(&LINE),
+    ))
+    .map_err(plot_error)
 }
 
-/// The histogram of the report's value as bars over the edges.
-pub fn histogram(report: &Report) -> Option<Canvas> {
-    let v = report.value.as_ref()?;
+/// Bars `(left, right, count)` over `x` with the count axis `y` (linear or log).
+fn bars<Y>(
+    area: &Area<'_>,
+    title: &str,
+    x_name: &str,
+    y_name: &str,
+    x: Range<f64>,
+    y: Y,
+    bars: &[(f64, f64, f64)],
+) -> Result<()>
+where
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let floor = y.range().start;
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, font(24))
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(90)
+        .build_cartesian_2d(RangedCoordf64::from(x), y)
+        .map_err(plot_error)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_name)
+        .y_desc(y_name)
+        .axis_desc_style(font(18))
+        .label_style(font(15))
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(plot_error)?;
+    chart
+        .draw_series(bars.iter().filter(|b| b.2 > 0.0).map(|&(l, r, c)| {
+            // A sliver of white between neighbours keeps bins apart.
+            let inset = (r - l) * 0.04;
+            Rectangle::new([(l + inset, floor), (r - inset, c)], BAR.filled())
+        }))
+        .map_err(plot_error)?;
+    Ok(())
+}
+
+/// The histogram of the report's value as bars over the edges; counts on a log axis with
+/// `log_y` (starting at half a row, so a bin of one row still shows).
+pub fn histogram(v: &ValueReport, options: PlotOptions) -> Result<Image> {
     let h = &v.histogram;
     let edges: Vec<f64> = h.edges.iter().map(|e| e.unwrap_or(f64::NAN)).collect();
     let (lo, hi) = (edges[0], edges[edges.len() - 1]);
     let peak = h.counts.iter().copied().max().unwrap_or(0) as f64;
-    let title = format!("HISTOGRAM OF {} ({} BINS)", v.column, h.counts.len());
-    let ok = !h.invalid_edges && lo.is_finite() && hi.is_finite();
-    let (x0, x1) = if ok { (lo, hi) } else { (0.0, 1.0) };
-    let mut f = Frame::new(
-        &title,
-        &v.column,
-        "COUNT",
-        (x0, x1),
-        (0.0, (peak * 1.05).max(1.0)),
-    );
-    if !ok || peak == 0.0 {
-        no_data(&mut f.canvas);
-        return Some(f.finish());
-    }
-    for (i, &c) in h.counts.iter().enumerate() {
-        if c == 0 {
-            continue;
+    let title = format!("Histogram of {} ({} bins)", v.column, h.counts.len());
+    let ok = !h.invalid_edges && lo.is_finite() && hi.is_finite() && peak > 0.0;
+    Image::draw(W, H, |area| {
+        if !ok {
+            return no_data(area, &title);
         }
-        let (a, b) = (f.x.px(edges[i]), f.x.px(edges[i + 1]));
-        let gap = if b - a > 3 { 1 } else { 0 };
-        let top = f.y.py(c as f64);
-        f.canvas.fill(a + gap, top, b.max(a + 1), f.y.py(0.0), BAR);
-    }
-    Some(f.finish())
+        let rows: Vec<(f64, f64, f64)> = h
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (edges[i], edges[i + 1], c as f64))
+            .collect();
+        if options.log_y {
+            let y = LogCoord::from((0.5..(peak * 2.0).max(10.0)).log_scale());
+            bars(
+                area,
+                &title,
+                &v.column,
+                "rows (log scale)",
+                span(lo, hi),
+                y,
+                &rows,
+            )
+        } else {
+            let y = RangedCoordf64::from(0.0..peak * 1.05);
+            bars(area, &title, &v.column, "rows", span(lo, hi), y, &rows)
+        }
+    })
 }
 
 /// The CDF of the value: cumulative fraction at each bin's upper edge, linear within bins.
-pub fn cdf(report: &Report) -> Option<Canvas> {
-    let v = report.value.as_ref()?;
+pub fn cdf(report: &Report) -> Result<Option<Image>> {
+    let Some(v) = report.value.as_ref() else {
+        return Ok(None);
+    };
     let h = &v.histogram;
     let edges: Vec<f64> = h.edges.iter().map(|e| e.unwrap_or(f64::NAN)).collect();
     let (lo, hi) = (edges[0], edges[edges.len() - 1]);
@@ -184,107 +142,262 @@ pub fn cdf(report: &Report) -> Option<Canvas> {
         && lo.is_finite()
         && hi.is_finite()
         && h.cumulative.last().is_some_and(|&t| t > 0);
-    let (x0, x1) = if ok { (lo, hi) } else { (0.0, 1.0) };
-    let title = format!("CDF OF {}", v.column);
-    let mut f = Frame::new(&title, &v.column, "FRACTION <= X", (x0, x1), (0.0, 1.0));
-    if !ok {
-        no_data(&mut f.canvas);
-        return Some(f.finish());
-    }
-    let mut prev = (f.x.px(lo), f.y.py(0.0));
-    for (i, p) in h.cdf.iter().enumerate() {
-        let next = (f.x.px(edges[i + 1]), f.y.py(*p));
-        f.canvas.thick_line(prev, next, LINE);
-        prev = next;
-    }
-    Some(f.finish())
+    let title = format!("CDF of {}", v.column);
+    let image = Image::draw(W, H, |area| {
+        if !ok {
+            return no_data(area, &title);
+        }
+        let mut chart = ChartBuilder::on(area)
+            .caption(&title, font(24))
+            .margin(16)
+            .x_label_area_size(56)
+            .y_label_area_size(90)
+            .build_cartesian_2d(span(lo, hi), 0.0..1.02)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc(v.column.as_str())
+            .y_desc("fraction of rows ≤ x")
+            .axis_desc_style(font(18))
+            .label_style(font(15))
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(plot_error)?;
+        let points: Vec<(f64, f64)> = std::iter::once((lo, 0.0))
+            .chain(h.cdf.iter().enumerate().map(|(i, &p)| (edges[i + 1], p)))
+            .collect();
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                points,
+                LINE.stroke_width(3),
+            )))
+            .map_err(plot_error)?;
+        Ok(())
+    })?;
+    Ok(Some(image))
 }
 
-/// A heatmap of grid cells: `counts` on a log colour scale, or (with `means`) the mean value.
-fn heatmap(grid: &GridReport, means: bool) -> Canvas {
-    let (xd, yd) = (grid.x_domain, grid.y_domain);
-    let x = xd.map_or(
-        (0.0, 1.0),
-        |[a, b]| if b > a { (a, b) } else { (a - 0.5, b + 0.5) },
-    );
-    let y = yd.map_or(
-        (0.0, 1.0),
-        |[a, b]| if b > a { (a, b) } else { (a - 0.5, b + 0.5) },
-    );
-    let title = if means {
-        format!("MEAN VALUE BY {} × {}", grid.x, grid.y)
-    } else {
-        format!("ROWS BY {} × {} (LOG COLOUR)", grid.x, grid.y)
+/// Colour scale of a heatmap: value → colour, and the colour bar's axis.
+enum Scale {
+    /// Counts: colour by ln(count) over [1, max].
+    LogCount { max: f64 },
+    /// Means: colour linear over [lo, hi].
+    Linear { lo: f64, hi: f64 },
+}
+
+impl Scale {
+    fn t(&self, v: f64) -> f64 {
+        match *self {
+            Scale::LogCount { max } if max > 1.0 => v.ln() / max.ln(),
+            Scale::LogCount { .. } => 1.0,
+            Scale::Linear { lo, hi } if hi > lo => (v - lo) / (hi - lo),
+            // A single value takes the top colour.
+            Scale::Linear { .. } => 1.0,
+        }
+    }
+}
+
+/// The colour bar: bands from low (bottom) to high, with labelled ticks on `y`.
+fn colour_bar<Y>(area: &Area<'_>, label: &str, y: Y, scale: &Scale) -> Result<()>
+where
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let Range { start, end } = y.range();
+    // Tick labels right of the bar (they may run into the margin, never over the colours),
+    // the bar's name rotated left of it.
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(56)
+        .margin_bottom(72)
+        .margin_left(34)
+        .margin_right(4)
+        .right_y_label_area_size(60)
+        .build_cartesian_2d(0.0..1.0, y)
+        .map_err(plot_error)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .label_style(font(14))
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(plot_error)?;
+    let (_, h) = area.dim_in_pixel();
+    area.draw(&Text::new(
+        label.to_string(),
+        (14, h as i32 / 2),
+        font(15)
+            .transform(FontTransform::Rotate270)
+            .pos(Pos::new(HPos::Center, VPos::Center)),
+    ))
+    .map_err(plot_error)?;
+    const STEPS: usize = 200;
+    let log = matches!(scale, Scale::LogCount { .. });
+    let at = |k: usize| {
+        let u = k as f64 / STEPS as f64;
+        if log {
+            (start.ln() + (end.ln() - start.ln()) * u).exp()
+        } else {
+            start + (end - start) * u
+        }
     };
-    let mut f = Frame::new(&title, &grid.x, &grid.y, x, y);
+    chart
+        .draw_series((0..STEPS).map(|k| {
+            let (a, b) = (at(k), at(k + 1));
+            Rectangle::new(
+                [(0.0, a), (1.0, b)],
+                viridis(scale.t((a + b) / 2.0)).filled(),
+            )
+        }))
+        .map_err(plot_error)?;
+    Ok(())
+}
+
+/// A heatmap of grid cells: `counts` on a log colour scale, or (with `means`) the mean of z.
+fn heatmap(grid: &GridReport, means: bool) -> Result<Image> {
+    let title = match (&grid.z, means) {
+        (Some(z), true) => format!("Mean {z} by {} × {}", grid.x, grid.y),
+        _ => format!("Rows by {} × {}", grid.x, grid.y),
+    };
     let [nx, ny] = grid.bins;
     let values: Vec<Option<f64>> = if means {
         grid.mean.clone().unwrap_or_default()
     } else {
         grid.counts
             .iter()
-            .map(|&c| (c > 0).then(|| (c as f64).ln()))
+            .map(|&c| (c > 0).then_some(c as f64))
             .collect()
     };
-    let finite = values.iter().flatten().copied();
-    let lo = finite.clone().fold(f64::INFINITY, f64::min);
-    let hi = finite.fold(f64::NEG_INFINITY, f64::max);
-    if xd.is_none() || yd.is_none() || !lo.is_finite() {
-        no_data(&mut f.canvas);
-        return f.finish();
+    let finite = values.iter().flatten().copied().filter(|v| v.is_finite());
+    let (mut lo, mut hi) = (
+        finite.clone().fold(f64::INFINITY, f64::min),
+        finite.fold(f64::NEG_INFINITY, f64::max),
+    );
+    // Means: a few cells of a handful of rows (flights after midnight, hours late) would take
+    // the whole colour range; the range spans the cell means of 1% to 99% of the rows instead,
+    // and the rest saturate at the ends (the colour bar says so).
+    let mut clipped = false;
+    let robust = grid
+        .value_counts
+        .as_deref()
+        .filter(|_| means)
+        .and_then(|counts| row_percentiles(&values, counts, 0.01, 0.99));
+    if let Some((a, b)) = robust {
+        clipped = a > lo || b < hi;
+        (lo, hi) = (a, b);
     }
-    let (lo, span) = if means { (lo, hi - lo) } else { (0.0, hi) };
-    for cy in 0..ny {
-        for cx in 0..nx {
-            let v = values[(cy * nx + cx) as usize];
-            // A single value (one count everywhere, or one mean) takes the top colour.
-            let colour = v.map_or(EMPTY, |v| {
-                viridis(if span > 0.0 { (v - lo) / span } else { 1.0 })
-            });
-            let xa = f.x.px(x.0 + (x.1 - x.0) * cx as f64 / nx as f64);
-            let xb = f.x.px(x.0 + (x.1 - x.0) * (cx + 1) as f64 / nx as f64);
-            let ya = f.y.py(y.0 + (y.1 - y.0) * (cy + 1) as f64 / ny as f64);
-            let yb = f.y.py(y.0 + (y.1 - y.0) * cy as f64 / ny as f64);
-            f.canvas
-                .fill(xa, ya, xb.max(xa + 1), yb.max(ya + 1), colour);
+    Image::draw(W, H, |area| {
+        let (Some([x0, x1]), Some([y0, y1])) = (grid.x_domain, grid.y_domain) else {
+            return no_data(area, &title);
+        };
+        if !lo.is_finite() {
+            return no_data(area, &title);
         }
-    }
-    // Colour bar: low at the bottom, with its end values.
-    let (_, mr, mt, mb) = MARGIN;
-    let bx = (W - mr + 8) as i64;
-    for py in mt..(H - mb) {
-        let t = 1.0 - (py - mt) as f64 / (H - mb - mt) as f64;
-        f.canvas
-            .fill(bx, py as i64, bx + 10, py as i64 + 1, viridis(t));
-    }
-    let (top, bottom) = if means {
-        (short(hi), short(lo))
-    } else {
-        (short(hi.exp().round()), "1".to_string())
-    };
-    f.canvas.text(bx - 20, (mt - 12) as i64, &top, 1, INK);
-    f.canvas.text(bx - 4, (H - mb + 4) as i64, &bottom, 1, INK);
-    f.finish()
+        let (main, bar) = area.split_horizontally(W - 130);
+        let (x, y) = (span(x0, x1), span(y0, y1));
+        let mut chart = ChartBuilder::on(&main)
+            .caption(&title, font(24))
+            .margin(16)
+            .x_label_area_size(56)
+            .y_label_area_size(90)
+            .build_cartesian_2d(x.clone(), y.clone())
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(grid.x.as_str())
+            .y_desc(grid.y.as_str())
+            .axis_desc_style(font(18))
+            .label_style(font(15))
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .draw()
+            .map_err(plot_error)?;
+        let scale = if means {
+            Scale::Linear { lo, hi }
+        } else {
+            Scale::LogCount { max: hi }
+        };
+        let (w, h) = ((x.end - x.start) / nx as f64, (y.end - y.start) / ny as f64);
+        chart
+            .draw_series(
+                (0..ny)
+                    .flat_map(|cy| (0..nx).map(move |cx| (cx, cy)))
+                    .map(|(cx, cy)| {
+                        let colour = values[(cy * nx + cx) as usize]
+                            .filter(|v| v.is_finite())
+                            .map_or(EMPTY, |v| viridis(scale.t(v)));
+                        let (a, b) = (x.start + w * cx as f64, y.start + h * cy as f64);
+                        Rectangle::new([(a, b), (a + w, b + h)], colour.filled())
+                    }),
+            )
+            .map_err(plot_error)?;
+        match scale {
+            Scale::LogCount { max } => {
+                let top = if max > 1.0 { max } else { 2.0 };
+                let y = LogCoord::from((1.0..top).log_scale());
+                colour_bar(&bar, "rows per cell (log)", y, &scale)
+            }
+            Scale::Linear { lo, hi } => {
+                let z = grid.z.as_deref().unwrap_or("value");
+                let label = if clipped {
+                    format!("mean {z} (1–99% of rows; ends saturate)")
+                } else {
+                    format!("mean {z}")
+                };
+                colour_bar(&bar, &label, RangedCoordf64::from(span(lo, hi)), &scale)
+            }
+        }
+    })
 }
 
-/// Writes histogram.png, cdf.png, heatmap.png and (with a value) heatmap_mean.png for the
-/// parts the report has; returns the paths written.
-pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
+/// The cell means below which `lo` and above which `1 - hi` of the rows lie (each cell
+/// weighted by its rows); `None` without a cell that has rows and a finite mean.
+fn row_percentiles(means: &[Option<f64>], rows: &[u32], lo: f64, hi: f64) -> Option<(f64, f64)> {
+    let mut cells: Vec<(f64, u64)> = means
+        .iter()
+        .zip(rows)
+        .filter_map(|(m, &n)| m.filter(|m| m.is_finite() && n > 0).map(|m| (m, n as u64)))
+        .collect();
+    cells.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: u64 = cells.iter().map(|c| c.1).sum();
+    let at = |q: f64| {
+        let target = (q * total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        cells.iter().find_map(|&(m, n)| {
+            seen += n;
+            (seen >= target).then_some(m)
+        })
+    };
+    Some((at(lo)?, at(hi)?))
+}
+
+/// Writes histogram.png, cdf.png, heatmap.png and (with a grid mean) heatmap_mean.png for
+/// the parts the report has; returns the paths written.
+pub fn write_all(report: &Report, dir: &Path, options: PlotOptions) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    let mut save = |name: &str, canvas: Option<Canvas>| -> Result<()> {
-        if let Some(c) = canvas {
+    let mut save = |name: &str, image: Option<Image>| -> Result<()> {
+        if let Some(image) = image {
             let path = dir.join(name);
-            c.save(&path)?;
+            image.save(&path)?;
             out.push(path);
         }
         Ok(())
     };
-    save("histogram.png", histogram(report))?;
-    save("cdf.png", cdf(report))?;
+    save(
+        "histogram.png",
+        report
+            .value
+            .as_ref()
+            .map(|v| histogram(v, options))
+            .transpose()?,
+    )?;
+    save("cdf.png", cdf(report)?)?;
     if let Some(g) = &report.grid {
-        save("heatmap.png", Some(heatmap(g, false)))?;
+        save("heatmap.png", Some(heatmap(g, false)?))?;
         if g.mean.is_some() {
-            save("heatmap_mean.png", Some(heatmap(g, true)))?;
+            save("heatmap_mean.png", Some(heatmap(g, true)?))?;
         }
     }
     Ok(out)
@@ -293,28 +406,90 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::report::HistogramReport;
 
-    #[test]
-    fn nice_ticks() {
-        assert_eq!(ticks(0.0, 10.0, 5), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
-        assert_eq!(
-            ticks(-40.0, 120.0, 8),
-            vec![-40.0, -20.0, 0.0, 20.0, 40.0, 60.0, 80.0, 100.0, 120.0]
-        );
-        let t = ticks(0.0, 1.0, 6);
-        assert_eq!(t.len(), 6);
-        assert_eq!(ticks(3.0, 3.0, 5), vec![3.0]);
+    /// A value report of `counts` over unit bins from 0.
+    fn value(counts: &[u64]) -> ValueReport {
+        let cumulative: Vec<u64> = counts
+            .iter()
+            .scan(0, |s, &c| {
+                *s += c;
+                Some(*s)
+            })
+            .collect();
+        let total = *cumulative.last().unwrap() as f64;
+        ValueReport {
+            column: "arr_delay".into(),
+            extent: Some([0.0, counts.len() as f64]),
+            count: Some(total as u64),
+            nonfinite: 0,
+            nulls: 0,
+            histogram: HistogramReport {
+                kind: "uniform",
+                edges: (0..=counts.len()).map(|e| Some(e as f64)).collect(),
+                counts: counts.to_vec(),
+                cdf: cumulative.iter().map(|&c| c as f64 / total).collect(),
+                cumulative,
+                outside: 0,
+                invalid_edges: false,
+            },
+        }
+    }
+
+    /// Height in pixels of the rightmost bar: the bar-coloured pixels of the rightmost pixel
+    /// column that has any.
+    fn last_bar_height(img: &Image) -> u32 {
+        let bar = [BAR.0, BAR.1, BAR.2];
+        (0..img.width)
+            .rev()
+            .map(|x| (0..img.height).filter(|&y| img.get(x, y) == bar).count() as u32)
+            .find(|&n| n > 0)
+            .unwrap_or(0)
     }
 
     #[test]
-    fn canvas_draws_text_and_lines() {
-        let mut c = Canvas::new(20, 10);
-        c.text(0, 0, "1", 1, INK);
-        assert_eq!(c.get(2, 0), INK, "top of the 1");
-        assert_eq!(c.get(0, 0), [255, 255, 255]);
-        c.line((0, 9), (19, 9), LINE);
-        assert_eq!(c.get(19, 9), LINE);
-        assert_eq!(viridis(0.0), [68, 1, 84]);
-        assert_eq!(viridis(1.0), [253, 231, 37]);
+    fn log_y_shows_the_tail_that_a_linear_axis_flattens() {
+        // Heavy tail: one row in the last bin beside a thousand in the first.
+        let v = value(&[1000, 10, 1]);
+        let linear = histogram(&v, PlotOptions { log_y: false }).unwrap();
+        let log = histogram(&v, PlotOptions { log_y: true }).unwrap();
+        assert_eq!((linear.width, linear.height), (W, H));
+        let (lin, lg) = (last_bar_height(&linear), last_bar_height(&log));
+        // Linear: 1/1050 of the ~470-pixel axis is under a pixel, so the rightmost bar seen
+        // is the 10-row one (about 4 pixels). Log over [0.5, 2000]: ln 2 / ln 4000 of it.
+        assert!(lin <= 6, "linear tail bar {lin} px");
+        assert!((20..=80).contains(&lg), "log tail bar {lg} px");
+    }
+
+    #[test]
+    fn scales_map_values_onto_the_colour_range() {
+        let s = Scale::LogCount { max: 100.0 };
+        assert_eq!(s.t(1.0), 0.0);
+        assert!((s.t(10.0) - 0.5).abs() < 1e-12);
+        assert_eq!(Scale::LogCount { max: 1.0 }.t(1.0), 1.0);
+        let s = Scale::Linear {
+            lo: -10.0,
+            hi: 30.0,
+        };
+        assert_eq!(s.t(10.0), 0.5);
+        assert_eq!(Scale::Linear { lo: 3.0, hi: 3.0 }.t(3.0), 1.0);
+        assert_eq!(span(2.0, 2.0), 1.5..2.5);
+    }
+
+    #[test]
+    fn colour_range_follows_the_rows_not_the_outlier_cells() {
+        // 1,000 rows in cells of mean 0..9, one cell of 2 rows at 500 minutes.
+        let mut means: Vec<Option<f64>> = (0..10).map(|m| Some(m as f64)).collect();
+        let mut rows = vec![100u32; 10];
+        means.extend([Some(500.0), None, Some(f64::NAN)]);
+        rows.extend([2, 0, 5]);
+        assert_eq!(row_percentiles(&means, &rows, 0.01, 0.99), Some((0.0, 9.0)));
+        // Enough rows in the outlier cell and it sets the top.
+        rows[10] = 50;
+        assert_eq!(
+            row_percentiles(&means, &rows, 0.01, 0.99),
+            Some((0.0, 500.0))
+        );
+        assert_eq!(row_percentiles(&[None], &[3], 0.01, 0.99), None);
     }
 }

@@ -29,7 +29,7 @@ pub fn count_scopes() -> Vec<(&'static str, &'static str)> {
         ("value.histogram", "selected rows whose value is non-null and finite"),
         ("groups[].count", "selected rows with a non-null group and, with --value, a non-null finite value"),
         ("grid.counts", "selected rows whose x and y are non-null and finite (whatever the value)"),
-        ("grid.value_counts", "grid.counts rows whose value is also non-null and finite (the rows grid.mean averages)"),
+        ("grid.value_counts", "grid.counts rows whose z (--z, else the value) is also non-null and finite (the rows grid.mean averages)"),
     ]
 }
 
@@ -136,7 +136,7 @@ pub struct GroupRow {
     pub mean: Option<f64>,
 }
 
-/// Grid binning of x/y and the per-cell mean of the value.
+/// Grid binning of x/y and the per-cell mean of z (`--z`, else the value).
 #[derive(Clone, Debug, Serialize)]
 pub struct GridReport {
     /// x column.
@@ -155,12 +155,16 @@ pub struct GridReport {
     /// Points per cell, row-major: cell `(cx, cy)` at index `cy * nx + cx`, cx = 0 at the
     /// lowest x and cy = 0 at the lowest y (so the first `nx` entries are the bottom row).
     pub counts: Vec<u32>,
-    /// Per cell (same order), the points whose value is non-null and finite: the rows the
-    /// mean averages (absent without `--value`).
+    /// The column averaged per cell (`--z`, else the `--value` column; absent without
+    /// either).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub z: Option<String>,
+    /// Per cell (same order), the points whose z is non-null and finite: the rows the mean
+    /// averages (absent without z).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value_counts: Option<Vec<u32>>,
-    /// Row-major mean value per cell (`null` for cells without a finite value; absent
-    /// without `--value`).
+    /// Row-major mean of z per cell (`null` for cells without a finite z; absent without
+    /// z).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean: Option<Vec<Option<f64>>>,
 }
@@ -366,6 +370,9 @@ impl Report {
                 g.counts.len(),
                 thousands(g.counts.iter().copied().max().unwrap_or(0) as u64)
             );
+            if let Some(z) = &g.z {
+                let _ = writeln!(s, "  cell means of '{z}' (heatmap_mean.png)");
+            }
         }
         let t = &self.timings_ms;
         let _ = writeln!(

@@ -11,8 +11,11 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Deserialize;
 
-use crate::canvas::{ticks, Canvas, Rgb};
-use crate::font;
+use plotters::prelude::*;
+
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::chart::{font, plot_error, tick, Area, Image};
 
 /// Arguments of `bench plot`.
 #[derive(Args, Clone, Debug)]
@@ -59,19 +62,19 @@ struct Group {
     peers: Vec<(String, f64)>,
 }
 
-const INK: Rgb = [40, 40, 40];
-const GRID: Rgb = [225, 225, 225];
-const OURS: Rgb = [70, 130, 180];
-const PEER: Rgb = [230, 150, 60];
-const FLOOR: Rgb = [200, 40, 40];
+const OURS: RGBColor = RGBColor(70, 130, 180);
+const PEER: RGBColor = RGBColor(230, 150, 60);
+const FLOOR: RGBColor = RGBColor(200, 40, 40);
 
-const WIDTH: u32 = 1000;
-const LEFT: u32 = 300;
-const RIGHT: u32 = 40;
-const TOP: u32 = 70;
-const BOTTOM: u32 = 50;
-const BAR: u32 = 12;
-const GAP: u32 = 10;
+const WIDTH: u32 = 1200;
+/// Pixels for the operation labels left of the bars.
+const LEFT: u32 = 330;
+/// Pixels above the bars (title, device, legend) and below (axis, its name).
+const TOP: u32 = 110;
+const BOTTOM: u32 = 70;
+/// Pixels per bar and between groups.
+const BAR: u32 = 24;
+const GAP: u32 = 12;
 
 /// Reads the files, draws the chart, writes `args.out`.
 pub fn run(args: &PlotArgs) -> Result<()> {
@@ -101,8 +104,8 @@ pub fn run(args: &PlotArgs) -> Result<()> {
     if groups.is_empty() {
         bail!("no throughput bench rows in {:?}", args.files);
     }
-    let canvas = draw(&groups, device.as_deref().unwrap_or("unknown device"));
-    canvas.save(&args.out)?;
+    let image = draw(&groups, device.as_deref().unwrap_or("unknown device"))?;
+    image.save(&args.out)?;
     eprintln!(
         "bench plot: {} operations -> {}",
         groups.len(),
@@ -163,10 +166,14 @@ fn size_label(n: u64) -> String {
     }
 }
 
-fn draw(groups: &[Group], device: &str) -> Canvas {
-    let bars: u32 = groups.iter().map(|g| 1 + g.peers.len() as u32).sum();
-    let height = TOP + BOTTOM + bars * BAR + groups.len() as u32 * GAP;
-    let mut c = Canvas::new(WIDTH, height);
+/// The chart: one horizontal bar per row (ours, then each peer), groups top to bottom in
+/// the y units of "rows", GB/s along x, the floor as a red mark across its group.
+fn draw(groups: &[Group], device: &str) -> Result<Image> {
+    let rows: u32 = groups.iter().map(|g| 1 + g.peers.len() as u32).sum();
+    let height = TOP + BOTTOM + rows * BAR + groups.len() as u32 * GAP;
+    // Row units per group gap.
+    let gap = GAP as f64 / BAR as f64;
+    let total = rows as f64 + groups.len() as f64 * gap;
     let max = groups
         .iter()
         .flat_map(|g| {
@@ -176,71 +183,132 @@ fn draw(groups: &[Group], device: &str) -> Canvas {
         })
         .filter(|v| v.is_finite())
         .fold(1.0f64, f64::max)
-        * 1.05;
-    let px = |v: f64| LEFT as i64 + ((v / max) * (WIDTH - LEFT - RIGHT) as f64).round() as i64;
-    c.text_centered(
-        (WIDTH / 2) as i64,
-        10,
-        "THROUGHPUT AT MINIMUM TRAFFIC, GB/S",
-        2,
-        INK,
-    );
-    c.text_centered((WIDTH / 2) as i64, 32, device, 1, INK);
-    // Legend.
-    let mut x = LEFT as i64;
-    for (color, name, bar) in [
-        (OURS, "GPUGRAPH", true),
-        (PEER, "PEER (SAME RUN)", true),
-        (FLOOR, "FLOOR (STREAMING KERNEL, SAME TRAFFIC)", false),
-    ] {
-        if bar {
-            c.fill(x, 48, x + 14, 56, color);
-        } else {
-            c.fill(x + 6, 44, x + 8, 60, color);
-        }
-        c.text(x + 20, 49, name, 1, INK);
-        x += 20 + font::text_width(name, 1) as i64 + 30;
-    }
-    let bottom = (height - BOTTOM) as i64;
-    for t in ticks(0.0, max, 8) {
-        let p = px(t);
-        c.line((p, TOP as i64), (p, bottom), GRID);
-        c.text_centered(p, bottom + 8, &format!("{t}"), 1, INK);
-    }
-    let mut y = TOP as i64;
-    for g in groups {
-        let rows = 1 + g.peers.len() as i64;
-        let label_y = y + (rows * BAR as i64) / 2 - 4;
-        let label = clip(&g.label, (LEFT - 12) / font::ADVANCE);
-        let w = font::text_width(&label, 1) as i64;
-        c.text(LEFT as i64 - 8 - w, label_y, &label, 1, INK);
-        c.fill(LEFT as i64, y + 1, px(g.ours), y + BAR as i64 - 1, OURS);
-        bar_value(&mut c, px(g.ours), y, g.ours);
-        let mut py = y + BAR as i64;
-        for (name, v) in &g.peers {
-            c.fill(LEFT as i64, py + 1, px(*v), py + BAR as i64 - 1, PEER);
-            bar_value(&mut c, px(*v), py, *v);
-            let tag = clip(name, 24);
-            let tw = font::text_width(&tag, 1) as i64;
-            if px(*v) - LEFT as i64 > tw + 8 {
-                c.text(LEFT as i64 + 4, py + 3, &tag, 1, [255, 255, 255]);
+        * 1.12;
+    Image::draw(WIDTH, height, |root: &Area<'_>| {
+        root.draw(&Text::new(
+            "Throughput at minimum traffic",
+            (LEFT as i32, 10),
+            font(24),
+        ))
+        .map_err(plot_error)?;
+        root.draw(&Text::new(device.to_string(), (LEFT as i32, 38), font(15)))
+            .map_err(plot_error)?;
+        let mut chart = ChartBuilder::on(root)
+            .margin_top(TOP - 30)
+            .margin_right(30)
+            .x_label_area_size(BOTTOM)
+            .y_label_area_size(LEFT)
+            .build_cartesian_2d(0.0..max, 0.0..total)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_desc("GB/s at minimum traffic")
+            .axis_desc_style(font(17))
+            .label_style(font(14))
+            .x_label_formatter(&|v| tick(*v))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(plot_error)?;
+        // Rows count down from the top.
+        let flip = |v: f64| total - v;
+        let label_font = font(14);
+        let value_font = font(13);
+        let mut y = 0.0f64;
+        for g in groups {
+            let n = 1 + g.peers.len();
+            // The group label, right-aligned left of the axis, clipped to fit.
+            let (_, cy) = chart.backend_coord(&(0.0, flip(y + n as f64 / 2.0)));
+            let label = fit(root, &g.label, &label_font, LEFT - 20)?;
+            root.draw(&Text::new(
+                label,
+                (LEFT as i32 - 12, cy),
+                label_font.pos(Pos::new(HPos::Right, VPos::Center)),
+            ))
+            .map_err(plot_error)?;
+            let bars = std::iter::once(("gpugraph", g.ours, OURS))
+                .chain(g.peers.iter().map(|(name, v)| (name.as_str(), *v, PEER)));
+            for (k, (name, v, colour)) in bars.enumerate() {
+                let (top, bottom) = (y + k as f64 + 0.1, y + k as f64 + 0.9);
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(0.0, flip(top)), (v.max(0.0), flip(bottom))],
+                        colour.filled(),
+                    )))
+                    .map_err(plot_error)?;
+                let text = if k == 0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.0} {}", clip(name, 28))
+                };
+                let (px, py) = chart.backend_coord(&(v.max(0.0), flip((top + bottom) / 2.0)));
+                root.draw(&Text::new(
+                    text,
+                    (px + 6, py),
+                    value_font.pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .map_err(plot_error)?;
             }
-            py += BAR as i64;
+            if g.floor > 0.0 {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(g.floor, flip(y)), (g.floor, flip(y + n as f64))],
+                        FLOOR.stroke_width(3),
+                    )))
+                    .map_err(plot_error)?;
+            }
+            y += n as f64 + gap;
         }
-        if g.floor > 0.0 {
-            let f = px(g.floor);
-            c.fill(f - 1, y - 2, f + 1, y + rows * BAR as i64 + 2, FLOOR);
-        }
-        y += rows * BAR as i64 + GAP as i64;
-    }
-    c.line((LEFT as i64, TOP as i64), (LEFT as i64, bottom), INK);
-    c.line((LEFT as i64, bottom), ((WIDTH - RIGHT) as i64, bottom), INK);
-    c
+        legend(root)
+    })
 }
 
-/// The value at the end of a bar.
-fn bar_value(c: &mut Canvas, end: i64, y: i64, v: f64) {
-    c.text(end + 4, y + 3, &format!("{v:.0}"), 1, INK);
+/// The legend in a row above the bars: bar swatches and the floor's mark, each named.
+fn legend(root: &Area<'_>) -> Result<()> {
+    let style = font(15);
+    let y = TOP as i32 - 46;
+    let mut x = LEFT as i32;
+    for (name, colour, bar) in [
+        ("gpugraph", OURS, true),
+        ("peer (same run)", PEER, true),
+        ("floor (streaming kernel, same traffic)", FLOOR, false),
+    ] {
+        if bar {
+            root.draw(&Rectangle::new(
+                [(x, y - 7), (x + 18, y + 7)],
+                colour.filled(),
+            ))
+        } else {
+            root.draw(&PathElement::new(
+                vec![(x + 9, y - 10), (x + 9, y + 10)],
+                colour.stroke_width(3),
+            ))
+        }
+        .map_err(plot_error)?;
+        root.draw(&Text::new(
+            name,
+            (x + 26, y),
+            style.pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(plot_error)?;
+        let (w, _) = root.estimate_text_size(name, &style).map_err(plot_error)?;
+        x += 26 + w as i32 + 36;
+    }
+    Ok(())
+}
+
+/// `text` clipped (with a trailing `~`) to at most `width` pixels in `style`.
+fn fit(area: &Area<'_>, text: &str, style: &TextStyle<'_>, width: u32) -> Result<String> {
+    let mut chars = text.chars().count();
+    loop {
+        let t = clip(text, chars as u32);
+        let (w, _) = area.estimate_text_size(&t, style).map_err(plot_error)?;
+        if w <= width || chars <= 2 {
+            return Ok(t);
+        }
+        chars -= 1;
+    }
 }
 
 /// `s` cut to `max` characters (with a trailing `~` when cut).

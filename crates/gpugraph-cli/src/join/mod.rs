@@ -192,10 +192,10 @@ fn load_side(path: &Path, key: &str, flag: &str, columns: &[&str]) -> Result<Loa
         keep_types: true,
         ..Request::default()
     };
-    load::load(path, &request, &mut |line| {
-        progress(format_args!("join: {line}"))
-    })
-    .with_context(|| format!("{flag} {key}"))
+    let spinner = crate::output::Spinner::new("join: ");
+    let loaded = load::load(path, &request, &mut |line| spinner.line(&line));
+    spinner.finish();
+    loaded.with_context(|| format!("{flag} {key}"))
 }
 
 fn chunks(loaded: &Loaded, name: &str) -> Result<Vec<ArrayRef>> {

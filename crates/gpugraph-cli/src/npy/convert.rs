@@ -1,7 +1,7 @@
 //! Exact conversion of `.npy` elements into the 32-bit type a command needs, and the message
 //! naming the first value that would not convert exactly (with the `astype` to use).
 
-use super::header::FileDtype;
+use super::dtype::FileDtype;
 use super::{Dtype, Target};
 
 /// One element read from the file.

@@ -145,3 +145,37 @@ pub fn read_npy(path: &str) -> (String, Vec<usize>, Vec<u32>) {
         .collect();
     (descr, shape, words)
 }
+
+/// A decoded 8-bit RGB PNG: width, height and pixels (3 bytes each).
+pub fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
+    let name = path.display();
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{name} missing: {e}"));
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap_or_else(|e| panic!("{name} is not a PNG: {e}"));
+    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
+    let info = reader.next_frame(&mut buf).expect("PNG frame");
+    assert_eq!(info.color_type, png::ColorType::Rgb, "{name}");
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// Asserts that the PNG at `path` is `width × height` and not blank: its luminance varies
+/// (a white page with a title alone stays under the bound) and it has several colours.
+pub fn assert_chart_png(path: &std::path::Path, width: u32, height: u32) {
+    let (w, h, rgb) = read_png(path);
+    let name = path.display();
+    assert_eq!((w, h), (width, height), "{name}: size");
+    let lum: Vec<f64> = rgb
+        .chunks(3)
+        .map(|p| 0.299 * p[0] as f64 + 0.587 * p[1] as f64 + 0.114 * p[2] as f64)
+        .collect();
+    let mean = lum.iter().sum::<f64>() / lum.len() as f64;
+    let var = lum.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / lum.len() as f64;
+    assert!(
+        var > 400.0,
+        "{name} looks blank: luminance variance {var:.1}"
+    );
+    let colours: std::collections::HashSet<&[u8]> = rgb.chunks(3).collect();
+    assert!(colours.len() >= 8, "{name}: {} colours", colours.len());
+}

@@ -397,8 +397,8 @@ impl Builder {
         size: GridSize,
         widen: [bool; 2],
     ) -> Result<(), AnalyzeError> {
-        // Counts are of x/y points: they never depend on the value column, whose nulls and
-        // non-finite values only leave a cell's mean (counted apart as `grid-value-count`).
+        // Counts are of x/y points: they never depend on the grid value (z) column, whose nulls
+        // and non-finite values only leave a cell's mean (counted apart as `grid-value-count`).
         let mut masks: Vec<VectorView> = selected.into_iter().cloned().collect();
         let floats = [self.float(x)?, self.float(y)?];
         masks.extend(self.validity(x)?);
@@ -612,7 +612,7 @@ pub(super) fn build(
         let grid = spec.grid;
         b.grid(
             (x, y),
-            spec.value.as_deref(),
+            spec.grid_value.as_deref(),
             selected.as_ref(),
             grid,
             spec.grid_widen,

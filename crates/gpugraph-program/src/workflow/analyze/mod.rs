@@ -18,8 +18,9 @@
 //!   the domain is the extent of x and y over exactly those rows (computed on the GPU, so
 //!   positions are mapped onto the unit square on the GPU and binned there), widened one
 //!   float32 step outwards for columns whose upload rounded values ([`AnalyzeSpec::grid_widen`]);
-//! * grid means: those rows whose value is also non-null and finite (counted per cell as
-//!   `grid_value_count`).
+//! * grid means: those rows whose grid value (z, [`AnalyzeSpec::grid_value`], a column of
+//!   its own, e.g. the mean delay over departure time × distance) is also non-null and finite
+//!   (counted per cell as `grid_value_count`).
 //!
 //! Kernels: filters, integer→float32 conversions and the validity/finiteness masks are
 //! expression-language kernels ([`rows`]: e.g. `and(valid, lessThan(x, t))`, thresholds as
@@ -111,10 +112,14 @@ impl std::fmt::Display for RowFilter {
 /// What to compute: column names per role, filters, bins and grid.
 #[derive(Clone, Debug)]
 pub struct AnalyzeSpec {
-    /// The value column (extent, histogram, group and grid means).
+    /// The value column (extent, histogram, group means).
     pub value: Option<String>,
     /// The grid's x and y columns.
     pub xy: Option<(String, String)>,
+    /// The column averaged per grid cell (z): `grid_mean` is the mean of z over each x × y
+    /// cell. `None`: the grid has counts only. It may be any numeric column, the value
+    /// column included; averaging x or y itself only reports where each cell lies.
+    pub grid_value: Option<String>,
     /// The text column whose strings are the groups (dictionary codes in the input).
     pub group: Option<String>,
     /// Row filters, ANDed.
@@ -132,8 +137,8 @@ pub struct AnalyzeSpec {
 }
 
 impl AnalyzeSpec {
-    /// The columns the spec names, each once, in role order (value, group, x, y, filters):
-    /// what an [`AnalyzeInput`] must hold.
+    /// The columns the spec names, each once, in role order (value, group, x, y, grid
+    /// value, filters): what an [`AnalyzeInput`] must hold.
     pub fn columns(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
         for n in self
@@ -141,6 +146,7 @@ impl AnalyzeSpec {
             .iter()
             .chain(self.group.iter())
             .chain(self.xy.iter().flat_map(|(x, y)| [x, y]))
+            .chain(self.grid_value.iter())
             .chain(self.filters.iter().map(|f| &f.column))
         {
             if !names.contains(&n.as_str()) {
@@ -345,10 +351,10 @@ pub struct AnalyzeResults {
     pub y_extent: Option<[f32; 2]>,
     /// Row-major grid counts of x/y points (`cy * nx + cx`), whatever the value.
     pub grid_count: Vec<u32>,
-    /// Row-major counts of the points whose value is non-null and finite (the rows each
-    /// cell's mean averages; empty without a value).
+    /// Row-major counts of the points whose grid value (z) is non-null and finite (the rows
+    /// each cell's mean averages; empty without a grid value).
     pub grid_value_count: Vec<u32>,
-    /// Row-major grid means of the value (empty without a value).
+    /// Row-major grid means of the grid value z (empty without a grid value).
     pub grid_mean: Vec<f32>,
 }
 
