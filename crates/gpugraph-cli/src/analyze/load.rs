@@ -344,11 +344,13 @@ fn load_unguarded(
                         .schema();
                     request.check(&full, path)?;
                     let projection = request.projection(&full, &names)?;
-                    let reader = $reader::try_new(BufReader::new(open()?), Some(projection))
-                        .map_err(|e| read_error(path, e))?;
-                    let schema = reader.schema();
+                    let reader =
+                        $reader::try_new(BufReader::new(open()?), Some(projection.clone()))
+                            .map_err(|e| read_error(path, e))?;
+                    // arrow 59's readers report the file's whole schema even when projected;
+                    // the batches carry the projected one.
                     sink.drain(reader)?;
-                    schema
+                    Arc::new(full.project(&projection)?)
                 }};
             }
             if kind == FileKind::IpcFile {
