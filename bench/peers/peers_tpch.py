@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""CPU peers of `gpugraph bench tpch`: TPC-H Q1 and Q6 in DuckDB and Polars on the same host, in
+the same device call (the device carries their wheels; see docs/benchmarks.md).
+
+    python3 bench/peers/peers_tpch.py --lineitem /tmp/lineitem-sf10.parquet --engines duckdb \
+        --repeat 5 --json duckdb.json
+
+Two modes per query, as in the GPU bench:
+- "warm": the table already in the engine's memory (DuckDB: a table created from the Parquet
+  file; Polars: a DataFrame read once), the query alone is timed;
+- "parquet": the query reads the Parquet file (DuckDB: read_parquet in the FROM clause;
+  Polars: scan_parquet, lazy).
+Each row: {"bench": "tpch", "op": "q1-warm"|..., "peer", "median_ms", "min_ms", "max_ms",
+"rows", "threads"}. Wall-clock times (time.perf_counter) after one untimed run.
+"""
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import time
+
+Q1 = """
+select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty,
+       sum(l_extendedprice) as sum_base_price,
+       sum(l_extendedprice * (1 - l_discount)) as sum_disc_price,
+       sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge,
+       avg(l_quantity) as avg_qty, avg(l_extendedprice) as avg_price,
+       avg(l_discount) as avg_disc, count(*) as count_order
+from {t}
+where l_shipdate <= date '1998-12-01' - interval '90' day
+group by l_returnflag, l_linestatus
+order by l_returnflag, l_linestatus
+"""
+
+Q6 = """
+select sum(l_extendedprice * l_discount) as revenue
+from {t}
+where l_shipdate >= date '1994-01-01' and l_shipdate < date '1995-01-01'
+  and l_discount between 0.06 - 0.01 and 0.06 + 0.01 and l_quantity < 24
+"""
+
+
+def timed(fn, repeat):
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times), min(times), max(times)
+
+
+def duckdb_rows(path, repeat):
+    import duckdb
+
+    con = duckdb.connect()
+    threads = con.execute("select current_setting('threads')").fetchone()[0]
+    src = f"read_parquet('{path}')"
+    con.execute(f"create table lineitem as select * from {src}")
+    rows = con.execute("select count(*) from lineitem").fetchone()[0]
+    out = []
+    for name, q in (("q1", Q1), ("q6", Q6)):
+        for mode, t in (("warm", "lineitem"), ("parquet", src)):
+            med, lo, hi = timed(lambda: con.execute(q.format(t=t)).fetchall(), repeat)
+            out.append(dict(bench="tpch", op=f"{name}-{mode}", peer="duckdb", median_ms=med,
+                            min_ms=lo, max_ms=hi, rows=rows, threads=threads))
+    return out
+
+
+def polars_q1(lf):
+    import polars as pl
+
+    cutoff = dt.date(1998, 12, 1) - dt.timedelta(days=90)
+    disc = pl.col("l_extendedprice") * (1 - pl.col("l_discount"))
+    return (
+        lf.filter(pl.col("l_shipdate") <= cutoff)
+        .group_by("l_returnflag", "l_linestatus")
+        .agg(
+            pl.col("l_quantity").sum().alias("sum_qty"),
+            pl.col("l_extendedprice").sum().alias("sum_base_price"),
+            disc.sum().alias("sum_disc_price"),
+            (disc * (1 + pl.col("l_tax"))).sum().alias("sum_charge"),
+            pl.col("l_quantity").mean().alias("avg_qty"),
+            pl.col("l_extendedprice").mean().alias("avg_price"),
+            pl.col("l_discount").mean().alias("avg_disc"),
+            pl.len().alias("count_order"),
+        )
+        .sort("l_returnflag", "l_linestatus")
+    )
+
+
+def polars_q6(lf):
+    import polars as pl
+
+    return lf.filter(
+        (pl.col("l_shipdate") >= dt.date(1994, 1, 1))
+        & (pl.col("l_shipdate") < dt.date(1995, 1, 1))
+        & pl.col("l_discount").is_between(0.05, 0.07)
+        & (pl.col("l_quantity") < 24)
+    ).select((pl.col("l_extendedprice") * pl.col("l_discount")).sum().alias("revenue"))
+
+
+def polars_rows(path, repeat):
+    import polars as pl
+
+    threads = pl.thread_pool_size()
+    df = pl.read_parquet(path)
+    out = []
+    for name, q in (("q1", polars_q1), ("q6", polars_q6)):
+        for mode, make in (("warm", lambda: df.lazy()), ("parquet", lambda: pl.scan_parquet(path))):
+            med, lo, hi = timed(lambda: q(make()).collect(), repeat)
+            out.append(dict(bench="tpch", op=f"{name}-{mode}", peer="polars", median_ms=med,
+                            min_ms=lo, max_ms=hi, rows=df.height, threads=threads))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lineitem", required=True, help="lineitem Parquet file")
+    ap.add_argument("--engines", default="duckdb,polars")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--json", required=True)
+    a = ap.parse_args()
+    rows = []
+    for engine in a.engines.split(","):
+        try:
+            rows += {"duckdb": duckdb_rows, "polars": polars_rows}[engine](a.lineitem, a.repeat)
+        except ImportError as e:
+            print(f"{engine}: not installed ({e}); skipped")
+    for r in rows:
+        print(f"{r['peer']:>7} {r['op']:<11} {r['median_ms']:9.1f} ms "
+              f"[{r['min_ms']:.1f}-{r['max_ms']:.1f}] threads={r['threads']}")
+    with open(a.json, "w") as f:
+        json.dump(rows, f, indent=1)
+    print(f"cpus: {os.cpu_count()}")
+
+
+if __name__ == "__main__":
+    main()
