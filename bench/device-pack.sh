@@ -13,6 +13,19 @@ root=$(git rev-parse --show-toplevel)
 cd "$root"
 mkdir -p .git/info && touch .git/info/exclude
 for d in /.gl/ /.devbin/; do grep -qxF "$d" .git/info/exclude || echo "$d" >> .git/info/exclude; done
+if [ "${PACK_CLI:-}" = 1 ]; then
+  # .devcli/: the release CLI alone (~10 MB), for calls whose carry also holds Python wheels.
+  # It packs the binary the last full build made (a `cargo build -p`/`--bins` here would
+  # resolve features differently and rebuild DataFusion and wgpu).
+  grep -qxF /.devcli/ .git/info/exclude || echo /.devcli/ >> .git/info/exclude
+  [ -x target/release/gpugraph ] || { echo "build first: cargo build --release --workspace --all-targets" >&2; exit 1; }
+  rm -rf .devcli && mkdir -p .devcli
+  strip -o .devcli/gpugraph target/release/gpugraph
+  xz -T0 -6 .devcli/gpugraph
+  printf '%s\n' 'd=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd); xz -dkf "$d/gpugraph.xz" && chmod +x "$d/gpugraph"' > .devcli/unpack.sh
+  du -sh .devcli
+  exit 0
+fi
 rm -rf .devbin .gl && mkdir -p .gl .devbin/stage
 debs=${GPUGRAPH_GL_DEBS:-$root/../shared/gpu}
 if [ -d "$debs" ]; then

@@ -237,22 +237,6 @@ fn tables_by_quoted_path_and_explain_on_the_cpu_plan() {
     assert!(plan.contains("lineitem.parquet"), "{plan}");
 }
 
-/// Runs a failing command; returns its stderr after checking `out` was not created and no
-/// temporary is left beside it.
-fn fails(args: &[&str], out: &str) -> String {
-    let o = gpugraph(args);
-    assert!(!o.status.success(), "gpugraph {args:?} should fail");
-    assert!(
-        !std::path::Path::new(out).exists(),
-        "{out} exists after a failure"
-    );
-    let dir = std::path::Path::new(out).parent().unwrap();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let name = e.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(!name.ends_with(".partial"), "temporary {name} left behind");
-    }
-    our_stderr(&o)
-}
 
 #[test]
 fn bad_sql_missing_files_and_unknown_extensions_fail_naming_the_problem() {
@@ -314,7 +298,7 @@ fn bad_sql_missing_files_and_unknown_extensions_fail_naming_the_problem() {
     for (args, needle) in &cases {
         let mut full: Vec<&str> = vec!["sql", "--cpu", "--out", &out];
         full.extend(args.iter().map(String::as_str));
-        let err = fails(&full, &out);
+        let err = fails_without_output(&full, &out);
         assert!(
             err.to_lowercase().contains(&needle.to_lowercase()),
             "{full:?}: stderr does not name '{needle}':\n{err}"
@@ -322,6 +306,6 @@ fn bad_sql_missing_files_and_unknown_extensions_fail_naming_the_problem() {
     }
     assert!(!std::path::Path::new(&t.path("copied.csv")).exists());
     let bad_out = t.path("out.txt");
-    let err = fails(&["sql", "SELECT 1", "--cpu", "--out", &bad_out], &bad_out);
+    let err = fails_without_output(&["sql", "SELECT 1", "--cpu", "--out", &bad_out], &bad_out);
     assert!(err.contains("'.txt'"), "{err}");
 }

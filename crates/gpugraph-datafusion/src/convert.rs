@@ -1,18 +1,26 @@
-//! Arrow batches → the kernel's 32-bit column words, batch by batch as the source yields
-//! them.
+//! Arrow batches → the kernel's 32-bit column words, in two steps: [`BatchLayout::convert`]
+//! turns one batch into words on its own (the exec runs it on DataFusion's runtime threads,
+//! many batches at once), and [`Converter::append`] merges converted batches into chunks in
+//! arrival order.
 //!
 //! Number columns (integers, Date32, Decimal128 unscaled values) travel as i32: a value that
 //! does not fit is a [`Misfit`], and the caller runs the CPU plan instead. Each column's
 //! minimum and maximum are kept for the bounds check. Group keys become dictionary codes in
-//! first-seen order (a NULL key is a code of its own, as SQL groups NULLs together); the
-//! first row of each code is kept so the key's values come back in the key's own Arrow type.
+//! first-seen order (a NULL key is a code of its own, as SQL groups NULLs together): a batch
+//! codes its keys locally, and the merge maps those codes into the query's dictionary, so
+//! the per-row hashing runs in parallel and the merge touches one entry per distinct key.
+//! The first row of each code is kept so the key's values come back in the key's own Arrow
+//! type.
 
-use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray, PrimitiveArray};
+use datafusion::arrow::buffer::BooleanBuffer;
 use datafusion::arrow::compute::{cast, interleave};
 use datafusion::arrow::datatypes::{DataType, Date32Type, Decimal128Type, Int32Type, Int64Type};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::HashMap;
 
 /// A value that does not fit the GPU's 32-bit columns (or a column it cannot convert).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -29,26 +37,22 @@ pub fn key_type_supported(dt: &DataType) -> bool {
     match dt {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
         DataType::Dictionary(_, v) => key_type_supported(v),
-        other => matches!(
-            other,
-            DataType::Int8
-                | DataType::Int16
-                | DataType::Int32
-                | DataType::Int64
-                | DataType::UInt8
-                | DataType::UInt16
-                | DataType::UInt32
-                | DataType::Date32
-        ),
+        other => crate::expr::is_integer(other) || *other == DataType::Date32,
     }
 }
 
-/// Codes of one group key.
+/// A group key's value, owned (a batch's local codes outlive the batch's borrow).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum KeyValue {
+    Null,
+    Str(String),
+    Int(i64),
+}
+
+/// Codes of one group key across the query.
 #[derive(Debug, Default)]
 struct KeyDictionary {
-    strings: HashMap<String, u32>,
-    ints: HashMap<i64, u32>,
-    null: Option<u32>,
+    codes: HashMap<KeyValue, u32>,
     /// (array, row) of each code's first row.
     firsts: Vec<(usize, usize)>,
     /// The arrays those rows are in.
@@ -56,34 +60,142 @@ struct KeyDictionary {
 }
 
 impl KeyDictionary {
-    fn code(&mut self, fresh: &mut bool, first: (usize, usize), value: Option<Key<'_>>) -> u32 {
-        let next = self.firsts.len() as u32;
-        let found = match value {
-            None => self.null,
-            Some(Key::Str(s)) => self.strings.get(s).copied(),
-            Some(Key::Int(i)) => self.ints.get(&i).copied(),
-        };
-        if let Some(c) = found {
+    fn code(&mut self, value: &KeyValue, first: (usize, usize), fresh: &mut bool) -> u32 {
+        if let Some(&c) = self.codes.get(value) {
             return c;
         }
-        match value {
-            None => self.null = Some(next),
-            Some(Key::Str(s)) => {
-                self.strings.insert(s.to_owned(), next);
-            }
-            Some(Key::Int(i)) => {
-                self.ints.insert(i, next);
-            }
-        }
-        *fresh = true;
+        let next = self.firsts.len() as u32;
+        self.codes.insert(value.clone(), next);
         self.firsts.push(first);
+        *fresh = true;
         next
     }
 }
 
-enum Key<'a> {
-    Str(&'a str),
-    Int(i64),
+/// One batch's group key as batch-local codes.
+#[derive(Debug)]
+struct LocalKey {
+    codes: Vec<u32>,
+    /// Per local code: its value and its first row in the batch.
+    values: Vec<(KeyValue, usize)>,
+    array: ArrayRef,
+}
+
+/// Batch-local codes of keys of type `K`, numbered in first-seen order into `values`.
+struct LocalCodes<K> {
+    map: HashMap<K, u32>,
+    null: Option<u32>,
+    values: Vec<(KeyValue, usize)>,
+}
+
+impl<K: Hash + Eq> LocalCodes<K> {
+    fn new() -> Self {
+        Self {
+            map: HashMap::default(),
+            null: None,
+            values: Vec::new(),
+        }
+    }
+
+    fn next(values: &mut Vec<(KeyValue, usize)>, value: KeyValue, row: usize) -> u32 {
+        values.push((value, row));
+        values.len() as u32 - 1
+    }
+
+    fn null(&mut self, row: usize) -> u32 {
+        let values = &mut self.values;
+        *self
+            .null
+            .get_or_insert_with(|| Self::next(values, KeyValue::Null, row))
+    }
+
+    fn code(&mut self, key: K, row: usize, owned: impl FnOnce() -> KeyValue) -> u32 {
+        let values = &mut self.values;
+        *self
+            .map
+            .entry(key)
+            .or_insert_with(|| Self::next(values, owned(), row))
+    }
+}
+
+/// Codes `view`'s rows (strings or integers) batch-locally.
+fn local_codes(view: &dyn Array, column: &str) -> Result<(Vec<u32>, Vec<(KeyValue, usize)>), Misfit> {
+    let n = view.len();
+    let mut codes = Vec::with_capacity(n);
+    macro_rules! strings {
+        ($a:expr) => {{
+            let a = $a;
+            let mut local = LocalCodes::<&str>::new();
+            for i in 0..n {
+                codes.push(if a.is_null(i) {
+                    local.null(i)
+                } else {
+                    let s = a.value(i);
+                    local.code(s, i, || KeyValue::Str(s.to_owned()))
+                });
+            }
+            local.values
+        }};
+    }
+    let values = match view.data_type() {
+        DataType::Utf8 => strings!(view.as_string::<i32>()),
+        DataType::LargeUtf8 => strings!(view.as_string::<i64>()),
+        DataType::Utf8View => {
+            // A string of at most 12 bytes lives inside its 16-byte view (length, then the
+            // bytes, zero-padded), so equal views are equal strings: hash the view, not the text.
+            let a = view.as_string_view();
+            let views = a.views();
+            let mut short = LocalCodes::<u128>::new();
+            let mut long = LocalCodes::<&str>::new();
+            let mut which = Vec::with_capacity(n);
+            for i in 0..n {
+                let v = views[i];
+                let null = a.is_null(i);
+                let is_short = null || (v as u32) <= 12;
+                which.push(is_short);
+                codes.push(if null {
+                    short.null(i)
+                } else if is_short {
+                    short.code(v, i, || KeyValue::Str(a.value(i).to_owned()))
+                } else {
+                    let s = a.value(i);
+                    long.code(s, i, || KeyValue::Str(s.to_owned()))
+                });
+            }
+            if long.values.is_empty() {
+                short.values
+            } else {
+                // Long strings got codes of their own numbering: shift them past the short ones.
+                let offset = short.values.len() as u32;
+                for (c, &is_short) in codes.iter_mut().zip(&which) {
+                    if !is_short {
+                        *c += offset;
+                    }
+                }
+                let mut values = short.values;
+                values.extend(long.values);
+                values
+            }
+        }
+        _ => {
+            let ints = cast(view, &DataType::Int64).map_err(|e| Misfit {
+                column: column.to_string(),
+                what: e.to_string(),
+            })?;
+            let a = ints.as_primitive::<Int64Type>();
+            let mut local = LocalCodes::<i64>::new();
+            for i in 0..n {
+                codes.push(if a.is_null(i) {
+                    local.null(i)
+                } else {
+                    let v = a.value(i);
+                    local.code(v, i, || KeyValue::Int(v))
+                });
+            }
+            local.values
+        }
+    };
+    Ok((codes, values))
 }
 
 /// Bounds of a number column's non-null values.
@@ -95,6 +207,221 @@ pub struct ColumnStats {
     pub max: i64,
     /// Whether any non-null value was seen.
     pub any: bool,
+}
+
+impl ColumnStats {
+    /// The bounds of both sets of values.
+    pub fn merge(self, other: ColumnStats) -> ColumnStats {
+        match (self.any, other.any) {
+            (_, false) => self,
+            (false, true) => other,
+            (true, true) => ColumnStats {
+                min: self.min.min(other.min),
+                max: self.max.max(other.max),
+                any: true,
+            },
+        }
+    }
+}
+
+/// One value column of one batch as the kernel's words.
+#[derive(Debug)]
+struct ValueColumn {
+    words: Vec<u32>,
+    /// Validity words (bit `i % 32` of word `i / 32`: row `i`), when the column has nulls.
+    valid: Option<Vec<u32>>,
+    stats: ColumnStats,
+}
+
+/// One batch converted on its own ([`BatchLayout::convert`]), waiting for
+/// [`Converter::append`].
+#[derive(Debug)]
+pub struct ConvertedBatch {
+    rows: usize,
+    values: Vec<ValueColumn>,
+    keys: Vec<LocalKey>,
+}
+
+impl ConvertedBatch {
+    /// The batch's rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+}
+
+/// Which source columns a conversion reads: shared by the converter and the tasks that convert
+/// batches in parallel.
+#[derive(Debug)]
+pub struct BatchLayout {
+    values: Vec<usize>,
+    keys: Vec<usize>,
+    names: Vec<String>,
+}
+
+impl BatchLayout {
+    /// Converts `batch` alone: value words, validity, bounds and batch-local key codes.
+    pub fn convert(&self, batch: &RecordBatch) -> Result<ConvertedBatch, Misfit> {
+        let values = self
+            .values
+            .iter()
+            .map(|&c| value_column(batch.column(c), &self.names[c]))
+            .collect::<Result<Vec<_>, _>>()?;
+        let keys = self
+            .keys
+            .iter()
+            .map(|&c| {
+                let array = batch.column(c);
+                let flat;
+                let view: &dyn Array = match array.data_type() {
+                    DataType::Dictionary(_, v) => {
+                        flat = cast(array, v).map_err(|e| Misfit {
+                            column: self.names[c].clone(),
+                            what: e.to_string(),
+                        })?;
+                        flat.as_ref()
+                    }
+                    _ => array.as_ref(),
+                };
+                let (codes, values) = local_codes(view, &self.names[c])?;
+                Ok(LocalKey {
+                    codes,
+                    values,
+                    array: Arc::clone(array),
+                })
+            })
+            .collect::<Result<Vec<_>, Misfit>>()?;
+        Ok(ConvertedBatch {
+            rows: batch.num_rows(),
+            values,
+            keys,
+        })
+    }
+}
+
+/// A number column's words (i32, nulls as 0), validity and bounds.
+fn value_column(array: &ArrayRef, column: &str) -> Result<ValueColumn, Misfit> {
+    let widened;
+    let array: &dyn Array = match array.data_type() {
+        DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Decimal128(..) => {
+            array.as_ref()
+        }
+        _ => {
+            widened = cast(array, &DataType::Int64).map_err(|e| Misfit {
+                column: column.to_string(),
+                what: e.to_string(),
+            })?;
+            widened.as_ref()
+        }
+    };
+    let (words, stats) = match array.data_type() {
+        DataType::Int32 => narrow(array.as_primitive::<Int32Type>(), column)?,
+        DataType::Date32 => narrow(array.as_primitive::<Date32Type>(), column)?,
+        DataType::Decimal128(..) => narrow(array.as_primitive::<Decimal128Type>(), column)?,
+        _ => narrow(array.as_primitive::<Int64Type>(), column)?,
+    };
+    let valid = array
+        .nulls()
+        .filter(|n| n.null_count() > 0)
+        .map(|n| validity_words(n.inner()));
+    Ok(ValueColumn {
+        words,
+        valid,
+        stats,
+    })
+}
+
+/// `a`'s values as i32 words (nulls as 0) and their bounds, or the first value past i32.
+fn narrow<T>(a: &PrimitiveArray<T>, column: &str) -> Result<(Vec<u32>, ColumnStats), Misfit>
+where
+    T: ArrowPrimitiveType,
+    T::Native: Into<i128>,
+{
+    let (mut lo, mut hi) = (i128::MAX, i128::MIN);
+    let mut take = |v: T::Native| {
+        let v: i128 = v.into();
+        lo = lo.min(v);
+        hi = hi.max(v);
+        v as i32 as u32
+    };
+    let words: Vec<u32> = match a.nulls().filter(|n| n.null_count() > 0) {
+        None => a.values().iter().map(|&v| take(v)).collect(),
+        Some(nulls) => a
+            .values()
+            .iter()
+            .zip(nulls.iter())
+            .map(|(&v, ok)| if ok { take(v) } else { 0 })
+            .collect(),
+    };
+    if lo > hi {
+        return Ok((words, ColumnStats::default()));
+    }
+    let fits = |v: i128| i32::try_from(v).is_ok();
+    if !fits(lo) || !fits(hi) {
+        let (i, v) = (0..a.len())
+            .filter(|&i| a.is_valid(i))
+            .map(|i| (i, a.value(i).into()))
+            .find(|&(_, v)| !fits(v))
+            .unwrap_or((0, hi));
+        return Err(Misfit {
+            column: column.to_string(),
+            what: format!("the value {v} (row {i} of a batch) does not fit the GPU's 32-bit columns"),
+        });
+    }
+    let stats = ColumnStats {
+        min: lo as i64,
+        max: hi as i64,
+        any: true,
+    };
+    Ok((words, stats))
+}
+
+/// `bits` as little-endian u32 words, bits past its length zero.
+fn validity_words(bits: &BooleanBuffer) -> Vec<u32> {
+    let n = bits.len();
+    let buffer = bits.sliced();
+    let bytes = buffer.as_slice();
+    let mut words: Vec<u32> = (0..n.div_ceil(32))
+        .map(|w| {
+            let mut b = [0u8; 4];
+            for (k, byte) in b.iter_mut().enumerate() {
+                *byte = bytes.get(4 * w + k).copied().unwrap_or(0);
+            }
+            u32::from_le_bytes(b)
+        })
+        .collect();
+    if n % 32 != 0 {
+        if let Some(last) = words.last_mut() {
+            *last &= (1u32 << (n % 32)) - 1;
+        }
+    }
+    words
+}
+
+/// ORs the `n` validity bits `src` (all set when `None`) into `dst` from bit `base` on.
+fn append_bits(dst: &mut Vec<u32>, base: usize, n: usize, src: Option<&[u32]>) {
+    let total = (base + n).div_ceil(32);
+    dst.resize(total, 0);
+    let ones;
+    let src = match src {
+        Some(s) => s,
+        None => {
+            let mut w = vec![u32::MAX; n.div_ceil(32)];
+            if n % 32 != 0 {
+                if let Some(last) = w.last_mut() {
+                    *last = (1u32 << (n % 32)) - 1;
+                }
+            }
+            ones = w;
+            &ones
+        }
+    };
+    let (w0, shift) = (base / 32, base % 32);
+    for (j, &w) in src.iter().enumerate() {
+        dst[w0 + j] |= w << shift;
+        if shift != 0 && w0 + j + 1 < total {
+            dst[w0 + j + 1] |= w >> (32 - shift);
+        }
+    }
 }
 
 /// One chunk of rows as the kernel binds it.
@@ -112,9 +439,7 @@ pub struct Chunk {
 /// Converts a stream of batches into [`Chunk`]s (see the module docs).
 #[derive(Debug)]
 pub struct Converter {
-    values: Vec<usize>,
-    keys: Vec<usize>,
-    names: Vec<String>,
+    layout: Arc<BatchLayout>,
     dictionaries: Vec<KeyDictionary>,
     stats: Vec<ColumnStats>,
     pending: Chunk,
@@ -128,9 +453,11 @@ impl Converter {
     pub fn new(values: &[usize], keys: &[usize], names: Vec<String>) -> Self {
         let slots = values.len() + keys.len();
         Self {
-            values: values.to_vec(),
-            keys: keys.to_vec(),
-            names,
+            layout: Arc::new(BatchLayout {
+                values: values.to_vec(),
+                keys: keys.to_vec(),
+                names,
+            }),
             dictionaries: keys.iter().map(|_| KeyDictionary::default()).collect(),
             stats: vec![ColumnStats::default(); values.len()],
             pending: Chunk {
@@ -141,6 +468,11 @@ impl Converter {
             valid: vec![Vec::new(); values.len()],
             any_null: vec![false; values.len()],
         }
+    }
+
+    /// The columns this converter reads, for converting batches elsewhere (other threads).
+    pub fn layout(&self) -> Arc<BatchLayout> {
+        Arc::clone(&self.layout)
     }
 
     /// Rows waiting in the current chunk.
@@ -161,124 +493,48 @@ impl Converter {
             .collect()
     }
 
-    /// Appends `batch`'s rows to the current chunk.
+    /// Appends `batch`'s rows to the current chunk (converts it here; see [`Self::append`]).
     pub fn push(&mut self, batch: &RecordBatch) -> Result<(), Misfit> {
+        let converted = self.layout.convert(batch)?;
+        self.append(converted);
+        Ok(())
+    }
+
+    /// Appends a batch converted by [`BatchLayout::convert`] (of this converter's layout) to
+    /// the current chunk, mapping its local key codes into the query's dictionaries.
+    pub fn append(&mut self, batch: ConvertedBatch) {
         let base = self.pending.rows;
-        let n = batch.num_rows();
-        for (s, &c) in self.values.iter().enumerate() {
-            let misfit = |what: String| Misfit {
-                column: self.names[c].clone(),
-                what,
-            };
-            let array = batch.column(c);
-            let widened;
-            let array: &dyn Array = match array.data_type() {
-                DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Decimal128(..) => {
-                    array.as_ref()
-                }
-                _ => {
-                    widened = cast(array, &DataType::Int64).map_err(|e| misfit(e.to_string()))?;
-                    widened.as_ref()
-                }
-            };
-            let stats = &mut self.stats[s];
-            let mut fit = |i: usize, v: i128| -> Result<u32, Misfit> {
-                let Ok(x) = i32::try_from(v) else {
-                    return Err(misfit(format!(
-                        "the value {v} (row {i} of a batch) does not fit the GPU's 32-bit columns"
-                    )));
-                };
-                let wide = x as i64;
-                if stats.any {
-                    stats.min = stats.min.min(wide);
-                    stats.max = stats.max.max(wide);
-                } else {
-                    *stats = ColumnStats {
-                        min: wide,
-                        max: wide,
-                        any: true,
-                    };
-                }
-                Ok(x as u32)
-            };
-            let out = &mut self.pending.columns[s];
-            out.reserve(n);
-            // Nulls hold a 0 (never read as a value: the validity bit says null).
-            macro_rules! each {
-                ($prim:ty) => {{
-                    let a = array.as_primitive::<$prim>();
-                    for i in 0..n {
-                        out.push(if a.is_null(i) {
-                            0
-                        } else {
-                            fit(i, a.value(i) as i128)?
-                        });
-                    }
-                }};
+        let n = batch.rows;
+        for (s, column) in batch.values.into_iter().enumerate() {
+            self.stats[s] = self.stats[s].merge(column.stats);
+            let words = &mut self.pending.columns[s];
+            if words.is_empty() {
+                *words = column.words;
+            } else {
+                words.extend_from_slice(&column.words);
             }
-            match array.data_type() {
-                DataType::Int32 => each!(Int32Type),
-                DataType::Date32 => each!(Date32Type),
-                DataType::Decimal128(..) => each!(Decimal128Type),
-                _ => each!(Int64Type),
-            }
-            if array.null_count() > 0 {
-                self.any_null[s] = true;
-            }
-            let valid = &mut self.valid[s];
-            valid.resize((base + n).div_ceil(32), 0);
-            for i in 0..n {
-                if array.is_valid(i) {
-                    let r = base + i;
-                    valid[r / 32] |= 1 << (r % 32);
-                }
-            }
+            self.any_null[s] |= column.valid.is_some();
+            append_bits(&mut self.valid[s], base, n, column.valid.as_deref());
         }
-        for (k, &c) in self.keys.iter().enumerate() {
-            let slot = self.values.len() + k;
-            let array = batch.column(c);
+        let values = self.layout.values.len();
+        for (k, local) in batch.keys.into_iter().enumerate() {
             let dict = &mut self.dictionaries[k];
             let index = dict.arrays.len();
             let mut fresh = false;
-            let codes = &mut self.pending.columns[slot];
-            let flat;
-            let view: &dyn Array = match array.data_type() {
-                DataType::Dictionary(_, v) => {
-                    flat = cast(array, v).map_err(|e| Misfit {
-                        column: self.names[c].clone(),
-                        what: e.to_string(),
-                    })?;
-                    flat.as_ref()
-                }
-                _ => array.as_ref(),
-            };
-            macro_rules! strings {
-                ($a:expr) => {
-                    for (i, v) in $a.iter().enumerate() {
-                        codes.push(dict.code(&mut fresh, (index, i), v.map(Key::Str)));
-                    }
-                };
+            // In order of first row, so the query's codes stay in first-seen row order.
+            let mut order: Vec<usize> = (0..local.values.len()).collect();
+            order.sort_unstable_by_key(|&i| local.values[i].1);
+            let mut global = vec![0u32; local.values.len()];
+            for i in order {
+                let (value, row) = &local.values[i];
+                global[i] = dict.code(value, (index, *row), &mut fresh);
             }
-            match view.data_type() {
-                DataType::Utf8 => strings!(view.as_string::<i32>()),
-                DataType::LargeUtf8 => strings!(view.as_string::<i64>()),
-                DataType::Utf8View => strings!(view.as_string_view()),
-                _ => {
-                    let ints = cast(view, &DataType::Int64).map_err(|e| Misfit {
-                        column: self.names[c].clone(),
-                        what: e.to_string(),
-                    })?;
-                    for (i, v) in ints.as_primitive::<Int64Type>().iter().enumerate() {
-                        codes.push(dict.code(&mut fresh, (index, i), v.map(Key::Int)));
-                    }
-                }
-            }
+            self.pending.columns[values + k].extend(local.codes.iter().map(|&c| global[c as usize]));
             if fresh {
-                dict.arrays.push(array.clone());
+                dict.arrays.push(local.array);
             }
         }
         self.pending.rows += n;
-        Ok(())
     }
 
     /// The current chunk (validity words appended to columns with nulls); a new one starts.
@@ -292,7 +548,7 @@ impl Converter {
                 has_valid: 0,
             },
         );
-        for s in 0..self.values.len() {
+        for s in 0..self.layout.values.len() {
             let valid = std::mem::take(&mut self.valid[s]);
             if std::mem::take(&mut self.any_null[s]) {
                 chunk.columns[s].extend(valid);
@@ -313,5 +569,132 @@ impl Converter {
             .collect();
         let arrays: Vec<&dyn Array> = dict.arrays.iter().map(|a| a.as_ref()).collect();
         Ok(interleave(&arrays, &indices)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Decimal128Array, Int32Array, Int64Array, StringViewArray};
+    use datafusion::arrow::datatypes::{Field, Schema};
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn appended_validity_bits_match_a_bool_oracle_at_every_offset() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for _ in 0..200 {
+            let mut dst = Vec::new();
+            let mut oracle: Vec<bool> = Vec::new();
+            for _ in 0..rng.random_range(1..6) {
+                let n = rng.random_range(0..100usize);
+                let bits: Option<Vec<bool>> =
+                    rng.random_bool(0.5).then(|| (0..n).map(|_| rng.random_bool(0.3)).collect());
+                let words = bits.as_ref().map(|b| {
+                    let mut w = vec![0u32; n.div_ceil(32)];
+                    for (i, &v) in b.iter().enumerate() {
+                        w[i / 32] |= (v as u32) << (i % 32);
+                    }
+                    w
+                });
+                append_bits(&mut dst, oracle.len(), n, words.as_deref());
+                oracle.extend(bits.unwrap_or_else(|| vec![true; n]));
+            }
+            assert_eq!(dst.len(), oracle.len().div_ceil(32));
+            for (i, &v) in oracle.iter().enumerate() {
+                assert_eq!((dst[i / 32] >> (i % 32)) & 1 == 1, v, "bit {i}");
+            }
+            for i in oracle.len()..dst.len() * 32 {
+                assert_eq!((dst[i / 32] >> (i % 32)) & 1, 0, "bit {i} past the end is set");
+            }
+        }
+    }
+
+    fn batch(values: Vec<Option<i32>>, prices: Vec<i128>, keys: Vec<Option<&str>>) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("v", DataType::Int32, true),
+            Field::new("p", DataType::Decimal128(15, 2), false),
+            Field::new("k", DataType::Utf8View, true),
+        ]));
+        let prices = Decimal128Array::from(prices)
+            .with_precision_and_scale(15, 2)
+            .unwrap();
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int32Array::from(values)),
+                Arc::new(prices),
+                Arc::new(StringViewArray::from(keys)),
+            ],
+        )
+        .unwrap()
+    }
+
+    /// Batches of uneven sizes (empty, 1, 31, 33, ...) converted on their own and merged give
+    /// the words, validity, bounds and first-seen key codes of a row-by-row oracle, with short
+    /// (in-view) and long key strings and null keys.
+    #[test]
+    fn batches_converted_apart_merge_into_the_row_by_row_answer() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let pool = ["A", "N", "R", "a string longer than twelve", "another long key string"];
+        let mut converter = Converter::new(&[0, 1], &[2], vec!["v".into(), "p".into(), "k".into()]);
+        let layout = converter.layout();
+        let (mut values, mut prices, mut keys) = (Vec::new(), Vec::new(), Vec::new());
+        for n in [0usize, 1, 31, 33, 100, 7, 64] {
+            let v: Vec<Option<i32>> = (0..n)
+                .map(|_| rng.random_bool(0.8).then(|| rng.random_range(-1000..1000)))
+                .collect();
+            let p: Vec<i128> = (0..n).map(|_| rng.random_range(0..10_000_000)).collect();
+            let k: Vec<Option<&str>> = (0..n)
+                .map(|_| rng.random_bool(0.9).then(|| pool[rng.random_range(0..pool.len())]))
+                .collect();
+            converter.append(layout.convert(&batch(v.clone(), p.clone(), k.clone())).unwrap());
+            values.extend(v);
+            prices.extend(p);
+            keys.extend(k);
+        }
+        let rows = values.len();
+        let chunk = converter.take_chunk();
+        assert_eq!(chunk.rows, rows);
+        assert_eq!(chunk.has_valid, 0b01, "only v has nulls");
+        let v_words: Vec<u32> = values.iter().map(|v| v.unwrap_or(0) as u32).collect();
+        assert_eq!(&chunk.columns[0][..rows], &v_words[..]);
+        for (i, v) in values.iter().enumerate() {
+            let bit = (chunk.columns[0][rows + i / 32] >> (i % 32)) & 1;
+            assert_eq!(bit == 1, v.is_some(), "validity of row {i}");
+        }
+        let p_words: Vec<u32> = prices.iter().map(|&p| p as u32).collect();
+        assert_eq!(chunk.columns[1], p_words);
+        let mut first_seen: Vec<Option<&str>> = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            let code = first_seen.iter().position(|s| s == k).unwrap_or_else(|| {
+                first_seen.push(*k);
+                first_seen.len() - 1
+            });
+            assert_eq!(chunk.columns[2][i], code as u32, "key code of row {i} ({k:?})");
+        }
+        assert_eq!(converter.cardinalities(), vec![first_seen.len() as u32]);
+        let groups: Vec<usize> = (0..first_seen.len()).collect();
+        let back = converter.key_values(0, &groups).unwrap();
+        let back = back.as_string_view();
+        for (g, k) in first_seen.iter().enumerate() {
+            assert_eq!(back.is_valid(g).then(|| back.value(g)), *k, "key of group {g}");
+        }
+        let present: Vec<i64> = values.iter().flatten().map(|&v| v as i64).collect();
+        let stats = converter.stats(0);
+        assert_eq!(
+            (stats.min, stats.max, stats.any),
+            (*present.iter().min().unwrap(), *present.iter().max().unwrap(), true)
+        );
+    }
+
+    #[test]
+    fn a_value_past_i32_is_a_misfit_naming_the_column_row_and_value() {
+        let schema = Arc::new(Schema::new(vec![Field::new("big", DataType::Int64, true)]));
+        let big = Int64Array::from(vec![Some(1), None, Some(1 << 31), Some(5)]);
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(big)]).unwrap();
+        let converter = Converter::new(&[0], &[], vec!["big".into()]);
+        let err = converter.layout().convert(&batch).unwrap_err();
+        assert_eq!(err.column, "big");
+        assert!(err.what.contains("2147483648 (row 2"), "{}", err.what);
     }
 }

@@ -187,17 +187,39 @@ impl Run {
                 let names = schema.fields().iter().map(|f| f.name().clone()).collect();
                 let mut converter = Converter::new(&self.plan.values, &self.plan.keys, names);
                 let mut chunks = Vec::new();
-                let mut stream = all_partitions(&self.plan.source, &self.context);
-                while let Some(batch) = stream.next().await {
-                    let batch = batch?;
-                    rows_in.add(batch.num_rows());
+                // Batches convert on the runtime's threads, several at once, in arrival order;
+                // only the merge (copies and a remap of batch-local key codes) runs here.
+                let layout = converter.layout();
+                let ahead = std::thread::available_parallelism().map_or(4, |n| n.get() * 2);
+                let mut stream = all_partitions(&self.plan.source, &self.context)
+                    .map(|batch| {
+                        let layout = Arc::clone(&layout);
+                        async move {
+                            let batch = batch?;
+                            tokio::spawn(async move {
+                                let start = Instant::now();
+                                let converted = layout.convert(&batch);
+                                (converted, start.elapsed())
+                            })
+                            .await
+                            .map_err(|e| DataFusionError::External(Box::new(e)))
+                        }
+                    })
+                    .buffered(ahead);
+                while let Some(converted) = stream.next().await {
+                    let (converted, took) = converted?;
+                    convert_time.add_duration(took);
+                    let converted = match converted {
+                        Ok(c) => c,
+                        Err(misfit) => {
+                            drop(stream);
+                            return self.cpu(misfit.to_string()).await;
+                        }
+                    };
+                    rows_in.add(converted.rows());
                     let start = Instant::now();
-                    let pushed = converter.push(&batch);
+                    converter.append(converted);
                     convert_time.add_elapsed(start);
-                    if let Err(misfit) = pushed {
-                        drop(stream);
-                        return self.cpu(misfit.to_string()).await;
-                    }
                     if converter.pending_rows() >= CHUNK_ROWS {
                         let start = Instant::now();
                         chunks.push(
@@ -243,6 +265,11 @@ impl Run {
         let (program, words) = self.plan.program(&cards);
         let (acc, times) = kernel::run(&self.gpu, &program, groups, chunks).map_err(external)?;
         kernel_time.add_duration(times.kernel);
+        if let Some(gpu) = times.gpu {
+            MetricBuilder::new(&self.metrics)
+                .subset_time("gpu_time", 0)
+                .add_duration(gpu);
+        }
         readback_time.add_duration(times.readback);
         let batch =
             self.plan

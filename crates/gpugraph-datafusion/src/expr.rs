@@ -43,17 +43,24 @@ pub type Level = Vec<Result<Typed, String>>;
 /// The GPU type of a source column of `dt`, if the GPU computes on it.
 pub fn column_type(dt: &DataType) -> Option<Ty> {
     match dt {
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::Date32 => Some(Ty::Num(0)),
         DataType::Decimal128(_, s) if (0..=18).contains(s) => Some(Ty::Num(*s as u32)),
+        dt if is_integer(dt) || *dt == DataType::Date32 => Some(Ty::Num(0)),
         _ => None,
     }
+}
+
+/// The integer types whose values the GPU takes as 64-bit integers (UInt64 can exceed i64).
+pub fn is_integer(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+    )
 }
 
 /// The leaf level of `schema`: column `i` is `Ir::Column(i)` where its type is supported.
@@ -131,13 +138,7 @@ fn literal(value: &ScalarValue) -> Result<Typed, String> {
 fn result_scale(dt: &DataType) -> Option<u32> {
     match dt {
         DataType::Decimal128(_, s) if (0..=18).contains(s) => Some(*s as u32),
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32 => Some(0),
+        dt if is_integer(dt) => Some(0),
         _ => None,
     }
 }

@@ -104,20 +104,28 @@ pub enum SessionError {
 /// A DataFusion session for `options`: register tables on it (`register_parquet`,
 /// `register_batch`, ...) and run SQL with `sql(...)`.
 pub fn session_context(options: &SessionOptions) -> Result<SessionContext, SessionError> {
+    match options.engine {
+        Engine::Cpu => Ok(SessionContext::new_with_state(state_builder(options).build())),
+        Engine::Gpu => {
+            let gpu = GpuContext::new().map_err(|e| SessionError::GpuUnavailable(e.to_string()))?;
+            Ok(gpu_session(
+                state_builder(options),
+                Arc::new(gpu),
+                GpuCache::new(true),
+            ))
+        }
+    }
+}
+
+/// DataFusion's default session state with `options`' partitions.
+fn state_builder(options: &SessionOptions) -> SessionStateBuilder {
     let mut config = SessionConfig::new();
     if let Some(partitions) = options.target_partitions {
         config = config.with_target_partitions(partitions.max(1));
     }
-    let builder = SessionStateBuilder::new()
+    SessionStateBuilder::new()
         .with_config(config)
-        .with_default_features();
-    match options.engine {
-        Engine::Cpu => Ok(SessionContext::new_with_state(builder.build())),
-        Engine::Gpu => {
-            let gpu = GpuContext::new().map_err(|e| SessionError::GpuUnavailable(e.to_string()))?;
-            Ok(gpu_session(builder, Arc::new(gpu), GpuCache::new(true)))
-        }
-    }
+        .with_default_features()
 }
 
 /// A session like [`session_context`]'s on an existing GPU context (tests and benchmarks
@@ -128,13 +136,7 @@ pub fn session_context_on(
     gpu: Arc<GpuContext>,
     cache: bool,
 ) -> SessionContext {
-    let mut config = SessionConfig::new();
-    if let Some(partitions) = options.target_partitions {
-        config = config.with_target_partitions(partitions.max(1));
-    }
-    let builder = SessionStateBuilder::new()
-        .with_config(config)
-        .with_default_features();
+    let builder = state_builder(options);
     match options.engine {
         Engine::Cpu => SessionContext::new_with_state(builder.build()),
         Engine::Gpu => gpu_session(builder, gpu, GpuCache::new(cache)),

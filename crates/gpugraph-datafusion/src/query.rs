@@ -14,6 +14,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::error::DataFusionError;
 use datafusion::execution::options::ArrowReadOptions;
+use datafusion::physical_plan::metrics::MetricValue;
 use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SQLOptions, SessionContext};
 
@@ -236,8 +237,56 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<QueryOutput, QueryEr
 }
 
 /// A Tokio runtime for blocking callers (the CLI, Python) to drive DataFusion's async API on.
+///
+/// Multi-threaded, one worker per core: DataFusion runs one task per partition, so the CPU
+/// engine (`--cpu`, the comparison baseline) gets all cores and the GPU engine's CPU-side
+/// operators (Parquet decode, final aggregation) overlap with each other.
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
+}
+
+/// One operator's time metrics after a run: its name and its (metric, time) pairs, each
+/// summed over partitions (`elapsed_compute` is DataFusion's CPU time; the GPU aggregate adds
+/// `gpu_time` from GPU timestamps, `gpu_kernel_time`, `readback_time`, `upload_time` and
+/// `convert_time`, the last summed over the threads that converted batches).
+#[derive(Clone, Debug)]
+pub struct OperatorTimes {
+    /// The operator (`ExecutionPlan::name`).
+    pub operator: String,
+    /// Its non-zero time metrics.
+    pub times: Vec<(String, Duration)>,
+}
+
+/// The time metrics of every operator of an executed `plan`, depth first from the root;
+/// operators without a non-zero time are left out.
+pub fn operator_times(plan: &dyn ExecutionPlan) -> Vec<OperatorTimes> {
+    fn walk(plan: &dyn ExecutionPlan, out: &mut Vec<OperatorTimes>) {
+        if let Some(metrics) = plan.metrics() {
+            let times: Vec<(String, Duration)> = metrics
+                .aggregate_by_name()
+                .iter()
+                .filter_map(|m| match m.value() {
+                    MetricValue::ElapsedCompute(t) => Some(("elapsed_compute".to_string(), t)),
+                    MetricValue::Time { name, time } => Some((name.to_string(), time)),
+                    _ => None,
+                })
+                .map(|(name, t)| (name, Duration::from_nanos(t.value() as u64)))
+                .filter(|(_, d)| !d.is_zero())
+                .collect();
+            if !times.is_empty() {
+                out.push(OperatorTimes {
+                    operator: plan.name().to_string(),
+                    times,
+                });
+            }
+        }
+        for child in plan.children() {
+            walk(child.as_ref(), out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(plan, &mut out);
+    out
 }

@@ -17,6 +17,7 @@ pub mod report;
 pub mod solve;
 pub mod spatial;
 pub mod throughput;
+pub mod tpch;
 pub mod traverse;
 
 use std::path::PathBuf;
@@ -77,6 +78,10 @@ pub enum BenchCommand {
     /// Jacobi-PCG on 2-D Poisson as one gated program: ms per iteration, the cost of empty
     /// gated iterations (bound 2× the iterations needed), against the floor.
     Solve(solve::SolveBenchArgs),
+    /// TPC-H Q1 and Q6 over a generated lineitem through `gpugraph-datafusion`: the GPU plan
+    /// warm (columns cached on the GPU), from host memory and from Parquet, against
+    /// DataFusion's CPU operators on the same tables; every GPU answer is checked first.
+    Tpch(tpch::TpchBenchArgs),
     /// A PNG bar chart of bench (and peer) JSON files: bandwidth per operation at its largest
     /// size, peers beside it, the copy floor marked.
     Plot(plot::PlotArgs),
@@ -151,5 +156,6 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         }
         BenchCommand::Traverse(args) => traverse::run(&args),
         BenchCommand::Solve(args) => solve::run(&args),
+        BenchCommand::Tpch(args) => tpch::run(&args),
     }
 }

@@ -1,8 +1,3 @@
-// NOT WIRED YET (never compiled): to enable, add `pub mod tpch;`, the variant
-// `Tpch(tpch::TpchBenchArgs)` and the arm `BenchCommand::Tpch(args) => tpch::run(&args)` to
-// bench/mod.rs, and to gpugraph-cli's [dependencies]
-// `gpugraph-datafusion = { path = "../gpugraph-datafusion" }` and
-// `tokio = { version = "1", default-features = false, features = ["rt"] }`.
 //! `bench tpch`: TPC-H Q1 and Q6 over lineitem (tpchgen-arrow at `--scale`) through
 //! `gpugraph-datafusion`, GPU plans against DataFusion's CPU operators in the same process.
 //!
@@ -25,10 +20,11 @@ use gpugraph_datafusion::datafusion::arrow::util::pretty::pretty_format_batches;
 use gpugraph_datafusion::datafusion::datasource::MemTable;
 use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
 use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
-use gpugraph_datafusion::{session_context_on, Engine, SessionOptions};
+use gpugraph_datafusion::datafusion::physical_plan::collect;
+use gpugraph_datafusion::{query, session_context_on, Engine, SessionOptions};
 use serde::Serialize;
-use tpchgen::generators::LineItemGenerator;
-use tpchgen_arrow::LineItemArrow;
+
+use crate::analyze::tpch::{check_scale, generate, TpchTable};
 
 use super::report::{self, BenchJson, Summary, Table};
 use super::BenchOptions;
@@ -80,29 +76,48 @@ pub struct TpchRow {
     pub rows_per_s: f64,
     /// The same source's CPU median over this median (> 1: the GPU is faster).
     pub speedup_vs_cpu: Option<f64>,
+    /// Per-operator times of one more run (GPU variants): DataFusion's metrics, with the GPU
+    /// aggregate's `gpu_time` from GPU timestamps.
+    pub operators: Vec<OperatorRow>,
 }
 
-fn lineitem(scale: f64) -> Result<Vec<RecordBatch>> {
-    let parts = std::thread::available_parallelism().map_or(1, |n| n.get()).min(32) as i32;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (1..=parts)
-            .map(|part| {
-                s.spawn(move || {
-                    LineItemArrow::new(LineItemGenerator::new(scale, part, parts))
-                        .with_batch_size(1 << 16)
-                        .collect::<Result<Vec<_>, _>>()
-                })
+/// One operator's time metric in one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct OperatorRow {
+    /// The operator.
+    pub operator: String,
+    /// The metric (`elapsed_compute`, `gpu_time`, `upload_time`, ...).
+    pub metric: String,
+    /// Milliseconds.
+    pub ms: f64,
+}
+
+/// Runs `sql` once more and reads every operator's time metrics.
+async fn operators(ctx: &SessionContext, sql: &str) -> Result<Vec<OperatorRow>> {
+    let (plan, _) = query::plan(ctx, sql).await?;
+    collect(Arc::clone(&plan), ctx.task_ctx()).await?;
+    Ok(query::operator_times(plan.as_ref())
+        .into_iter()
+        .flat_map(|op| {
+            op.times.into_iter().map(move |(metric, t)| OperatorRow {
+                operator: op.operator.clone(),
+                metric,
+                ms: t.as_secs_f64() * 1e3,
             })
-            .collect();
-        let mut out = Vec::new();
-        for h in handles {
-            match h.join() {
-                Ok(part) => out.extend(part?),
-                Err(_) => bail!("a lineitem generator thread panicked"),
-            }
-        }
-        Ok(out)
-    })
+        })
+        .collect())
+}
+
+/// lineitem at `scale`, in memory: the same generator and part order as
+/// `generate-table --tpch lineitem`.
+fn lineitem(scale: f64) -> Result<Vec<RecordBatch>> {
+    check_scale(scale)?;
+    let mut out = Vec::new();
+    generate(TpchTable::Lineitem, scale, &mut |batch| {
+        out.push(batch);
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 async fn answer(ctx: &SessionContext, sql: &str) -> Result<String> {
@@ -122,10 +137,7 @@ async fn time(ctx: &SessionContext, sql: &str, repeat: u32) -> Result<Vec<f64>> 
 
 /// Runs the bench.
 pub fn run(args: &TpchBenchArgs) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("a tokio runtime")?;
+    let runtime = gpugraph_datafusion::query::runtime().context("a tokio runtime")?;
     runtime.block_on(run_async(args))
 }
 
@@ -177,6 +189,7 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         .await?;
     let mut table = Table::new(["query", "variant", "ms", "rows/s", "x cpu"]);
     let mut out = Vec::new();
+    let mut breakdown = Vec::new();
     for q in &args.query {
         let sql = match q.to_ascii_lowercase().as_str() {
             "q1" => Q1,
@@ -208,6 +221,20 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
             }
             let speedup = peer.map(|p: usize| cpu_medians[p] / ms.median);
             let rows_per_s = rows as f64 / (ms.median / 1e3);
+            let operators = if peer.is_some() {
+                operators(ctx, sql).await?
+            } else {
+                Vec::new()
+            };
+            if !operators.is_empty() {
+                // The table shows what took time; the JSON keeps every metric.
+                let line: Vec<String> = operators
+                    .iter()
+                    .filter(|o| o.ms >= 0.05)
+                    .map(|o| format!("{}.{} {:.2}", o.operator, o.metric, o.ms))
+                    .collect();
+                breakdown.push(format!("{q} {name}: {}", line.join(", ")));
+            }
             table.row([
                 q.clone(),
                 name.to_string(),
@@ -222,11 +249,16 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
                 ms,
                 rows_per_s,
                 speedup_vs_cpu: speedup,
+                operators,
             });
         }
     }
     println!("TPC-H lineitem scale {} ({rows} rows), {}", args.scale, gpu.capabilities().adapter);
     println!("{table}");
+    println!("operator times of one more run, ms (convert_time: CPU time summed over threads):");
+    for line in &breakdown {
+        println!("  {line}");
+    }
     if let Some(path) = &args.options.json {
         report::write_json(path, &BenchJson::new("tpch", gpu.capabilities(), args.options.repeat, &out))?;
     }

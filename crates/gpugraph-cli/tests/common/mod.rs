@@ -179,3 +179,20 @@ pub fn assert_chart_png(path: &std::path::Path, width: u32, height: u32) {
     let colours: std::collections::HashSet<&[u8]> = rgb.chunks(3).collect();
     assert!(colours.len() >= 8, "{name}: {} colours", colours.len());
 }
+
+/// Runs a failing command; returns its stderr, after checking `out` was not created and no
+/// temporary is left beside it.
+pub fn fails_without_output(args: &[&str], out: &str) -> String {
+    let o = gpugraph(args);
+    assert!(!o.status.success(), "gpugraph {args:?} should fail");
+    assert!(
+        !std::path::Path::new(out).exists(),
+        "{out} exists after a failure"
+    );
+    let dir = std::path::Path::new(out).parent().unwrap();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".partial"), "temporary {name} left behind");
+    }
+    our_stderr(&o)
+}

@@ -5,7 +5,8 @@
 // (vec2: x low word, y high word) with SQL null flags. One pipeline serves every query: the
 // query lives in the `program` buffer, not in the WGSL. Sums and counts accumulate per group
 // in three-word (96-bit) integers, word-wise atomic adds with explicit carries, first in
-// workgroup memory when the groups fit, then flushed into `acc`.
+// workgroup memory when the groups fit (several copies, so that invocations adding to one
+// group contend less), then the copies are summed and flushed into `acc`.
 
 struct Params {
     rows: u32,
@@ -21,9 +22,14 @@ struct Params {
     constants: u32,
     // Index of the first word kind in `program`, after the constants.
     kinds: u32,
+    // Copies of the private accumulators in workgroup memory (>= 1 when private_words != 0):
+    // invocation lid adds into copy lid % copies, so rows of one group from different
+    // invocations mostly hit different addresses instead of serializing on one.
+    copies: u32,
+    // Words between copies: private_words rounded up to odd, so copies start in different
+    // memory banks.
+    copy_stride: u32,
     pad0: u32,
-    pad1: u32,
-    pad2: u32,
 }
 
 const PRIVATE_WORDS: u32 = 4096u;
@@ -165,9 +171,9 @@ fn add96_private(at: u32, a0: u32, a1: u32, a2: u32) {
     atomicAdd(&wacc[at + 2u], a2 + c1);
 }
 
-fn add96(private_acc: bool, at: u32, a0: u32, a1: u32, a2: u32) {
+fn add96(private_acc: bool, copy_base: u32, at: u32, a0: u32, a1: u32, a2: u32) {
     if (private_acc) {
-        add96_private(at, a0, a1, a2);
+        add96_private(copy_base + at, a0, a1, a2);
     } else {
         add96_global(at, a0, a1, a2);
     }
@@ -177,7 +183,7 @@ fn kind_of(w: u32) -> u32 {
     return program[params.kinds + w % params.words_per_group];
 }
 
-fn run_row(row: u32, private_acc: bool) {
+fn run_row(row: u32, private_acc: bool, copy_base: u32) {
     var value: array<vec2<u32>, STACK>;
     var nul: array<bool, STACK>;
     var sp = 0u;
@@ -281,13 +287,13 @@ fn run_row(row: u32, private_acc: bool) {
                 if (!nul[sp]) {
                     let v = value[sp];
                     let ext = select(0u, 0xffffffffu, (v.y & 0x80000000u) != 0u);
-                    add96(private_acc, group * params.words_per_group + arg, v.x, v.y, ext);
+                    add96(private_acc, copy_base, group * params.words_per_group + arg, v.x, v.y, ext);
                 }
             }
             case OP_COUNT: {
                 sp--;
                 if (!nul[sp]) {
-                    add96(private_acc, group * params.words_per_group + arg, 1u, 0u, 0u);
+                    add96(private_acc, copy_base, group * params.words_per_group + arg, 1u, 0u, 0u);
                 }
             }
             case OP_MIN, OP_MAX: {
@@ -298,7 +304,8 @@ fn run_row(row: u32, private_acc: bool) {
                     let key = value[sp].x ^ 0x80000000u;
                     let at = group * params.words_per_group + arg;
                     if (private_acc) {
-                        if (op == OP_MIN) { atomicMin(&wacc[at], key); } else { atomicMax(&wacc[at], key); }
+                        let p = copy_base + at;
+                        if (op == OP_MIN) { atomicMin(&wacc[p], key); } else { atomicMax(&wacc[p], key); }
                     } else {
                         if (op == OP_MIN) { atomicMin(&acc[at], key); } else { atomicMax(&acc[at], key); }
                     }
@@ -318,32 +325,56 @@ fn aggregate(
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
     let private_acc = params.private_words != 0u;
-    for (var w = lid; w < params.private_words; w += 256u) {
-        let kind = kind_of(w);
+    let used = select(0u, params.copies * params.copy_stride, private_acc);
+    for (var w = lid; w < used; w += 256u) {
+        let inside = w % params.copy_stride;
+        // The padding word of each copy is never added to: its kind does not matter.
+        let kind = kind_of(min(inside, params.private_words - 1u));
         atomicStore(&wacc[w], select(0u, 0xffffffffu, kind == KIND_MIN));
     }
     workgroupBarrier();
+    let copy_base = select(0u, (lid % max(params.copies, 1u)) * params.copy_stride, private_acc);
     let first = (wid.x + wid.y * nwg.x) * 256u + lid;
     for (var row = first; row < params.rows; row += params.row_stride) {
-        run_row(row, private_acc);
+        run_row(row, private_acc, copy_base);
     }
     workgroupBarrier();
     for (var w = lid; w < params.private_words; w += 256u) {
         let kind = kind_of(w);
-        let v = atomicLoad(&wacc[w]);
         if (kind == KIND_SUM) {
-            let v1 = atomicLoad(&wacc[w + 1u]);
-            let v2 = atomicLoad(&wacc[w + 2u]);
-            if ((v | v1 | v2) != 0u) {
-                add96_global(w, v, v1, v2);
+            // The copies' 96-bit sums, added with carries (mod 2^96, like the atomics).
+            var s = vec3<u32>(0u, 0u, 0u);
+            for (var c = 0u; c < params.copies; c++) {
+                let at = c * params.copy_stride + w;
+                let v0 = atomicLoad(&wacc[at]);
+                let v1 = atomicLoad(&wacc[at + 1u]);
+                let v2 = atomicLoad(&wacc[at + 2u]);
+                let lo = s.x + v0;
+                let c0 = select(0u, 1u, lo < s.x);
+                let mid = s.y + v1;
+                let c1 = select(0u, 1u, mid < s.y);
+                let mid2 = mid + c0;
+                let c2 = select(0u, 1u, mid2 < mid);
+                s = vec3<u32>(lo, mid2, s.z + v2 + c1 + c2);
+            }
+            if ((s.x | s.y | s.z) != 0u) {
+                add96_global(w, s.x, s.y, s.z);
             }
         } else if (kind == KIND_MIN) {
-            if (v != 0xffffffffu) {
-                atomicMin(&acc[w], v);
+            var m = 0xffffffffu;
+            for (var c = 0u; c < params.copies; c++) {
+                m = min(m, atomicLoad(&wacc[c * params.copy_stride + w]));
+            }
+            if (m != 0xffffffffu) {
+                atomicMin(&acc[w], m);
             }
         } else if (kind == KIND_MAX) {
-            if (v != 0u) {
-                atomicMax(&acc[w], v);
+            var m = 0u;
+            for (var c = 0u; c < params.copies; c++) {
+                m = max(m, atomicLoad(&wacc[c * params.copy_stride + w]));
+            }
+            if (m != 0u) {
+                atomicMax(&acc[w], m);
             }
         }
     }

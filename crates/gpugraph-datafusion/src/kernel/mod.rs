@@ -83,8 +83,20 @@ pub struct Params {
     pub constants: u32,
     /// First word kind in the program buffer.
     pub kinds: u32,
+    /// Copies of the private accumulators per workgroup (see [`private_copies`]).
+    pub copies: u32,
+    /// Words between two copies (odd, so copies start in different banks).
+    pub copy_stride: u32,
     /// Padding.
-    pub pad: [u32; 3],
+    pub pad: u32,
+}
+
+/// Copies of `words` private accumulator words that fit [`PRIVATE_WORDS`], at most one per
+/// invocation, and the stride between them: `words` rounded up to odd.
+pub fn private_copies(words: usize) -> (u32, u32) {
+    let stride = (words | 1).max(1);
+    let copies = (PRIVATE_WORDS / stride).clamp(1, WORKGROUP as usize);
+    (copies as u32, stride as u32)
 }
 
 /// One uploaded chunk: a buffer per column slot.
@@ -147,8 +159,11 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
 /// Times of one [`run`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunTimes {
-    /// From submission until the device finished the dispatches.
+    /// From submission until the device finished the dispatches (host clock).
     pub kernel: Duration,
+    /// The dispatches' own time on the GPU, from timestamps written at the start and end of
+    /// the compute pass (`None` where the device has no timestamp queries).
+    pub gpu: Option<Duration>,
     /// Reading the accumulators back.
     pub readback: Duration,
 }
@@ -218,15 +233,40 @@ pub fn run(
         16,
         wgpu::BufferUsages::empty(),
     );
-    let private = words <= PRIVATE_WORDS;
+    let private = (words | 1) <= PRIVATE_WORDS;
+    let (copies, copy_stride) = if private {
+        private_copies(words)
+    } else {
+        (0, 0)
+    };
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("gpugraph-datafusion-aggregate"),
     });
     let mut keep = Vec::new();
+    let timer = ctx.capabilities().timestamp_query.then(|| {
+        let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("gpugraph-datafusion-aggregate-time"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        });
+        let resolved = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("gpugraph-datafusion-aggregate-time"),
+            size: 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        (set, resolved)
+    });
     {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("gpugraph-datafusion-aggregate"),
-            timestamp_writes: None,
+            timestamp_writes: timer
+                .as_ref()
+                .map(|(set, _)| wgpu::ComputePassTimestampWrites {
+                    query_set: set,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                }),
         });
         for chunk in chunks.iter().filter(|c| c.rows > 0) {
             // Private accumulators pay a flush per workgroup: fewer, longer-running groups.
@@ -242,7 +282,9 @@ pub fn run(
                 has_valid: chunk.has_valid,
                 constants: encoded.constants,
                 kinds: encoded.kinds,
-                pad: [0; 3],
+                copies,
+                copy_stride,
+                pad: 0,
             };
             let params = parameter_buffer(
                 device,
@@ -270,6 +312,9 @@ pub fn run(
             keep.push(params);
         }
     }
+    if let Some((set, resolved)) = &timer {
+        encoder.resolve_query_set(set, 0..2, resolved, 0);
+    }
     let start = Instant::now();
     let submission = ctx.queue.submit([encoder.finish()]);
     let _ = device.poll(wgpu::PollType::Wait {
@@ -282,11 +327,21 @@ pub fn run(
         gpugraph_tables::readback::read_bytes(device, &ctx.queue, &acc, 0, words as u64 * 4)?;
     let readback = start.elapsed();
     acc.destroy();
+    let gpu = match &timer {
+        Some((_, resolved)) => {
+            let ticks = gpugraph_tables::readback::read_bytes(device, &ctx.queue, resolved, 0, 16)?;
+            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&ticks);
+            let ns = ticks[1].saturating_sub(ticks[0]) as f64 * ctx.queue.get_timestamp_period() as f64;
+            Some(Duration::from_nanos(ns as u64))
+        }
+        None => None,
+    };
     let out: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
     Ok((
         out,
         RunTimes {
             kernel: kernel_time,
+            gpu,
             readback,
         },
     ))

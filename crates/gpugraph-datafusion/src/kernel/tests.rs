@@ -32,6 +32,8 @@ fn wgsl_validates_and_params_match_the_struct() {
     assert_eq!(offsets[0], ("rows".into(), 0));
     assert_eq!(offsets[6], ("has_valid".into(), 24));
     assert_eq!(offsets[8], ("kinds".into(), 32));
+    assert_eq!(offsets[9], ("copies".into(), 36));
+    assert_eq!(offsets[10], ("copy_stride".into(), 40));
 }
 
 /// Columns of `rows` values with every 7th row null in column 1.
@@ -218,4 +220,16 @@ fn sums_carry_past_64_bits() {
         crate::program::sum96(&got, 0),
         40_000i128 * i64::MIN as i128
     );
+}
+
+#[test]
+fn private_copies_fill_workgroup_memory_with_odd_strides() {
+    assert_eq!(private_copies(3), (256, 3), "one copy per invocation at most");
+    assert_eq!(private_copies(216), (18, 217));
+    assert_eq!(private_copies(4095), (1, 4095));
+    for words in 1..PRIVATE_WORDS {
+        let (copies, stride) = private_copies(words);
+        assert!(stride % 2 == 1 && stride as usize >= words);
+        assert!(copies >= 1 && copies as usize * stride as usize <= PRIVATE_WORDS);
+    }
 }
