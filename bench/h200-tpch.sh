@@ -35,7 +35,7 @@ if [ ! -s "$pq" ]; then
   start=$(date +%s.%N)
   "$GPUGRAPH" generate-table --tpch lineitem --scale "$sf" --out "$pq" > "$out/generate.txt" 2>&1 \
     || { cat "$out/generate.txt"; exit 1; }
-  echo "generate-table lineitem SF $sf: $(echo "$(date +%s.%N) - $start" | bc) s, $(du -h "$pq" | cut -f1)"
+  echo "generate-table lineitem SF $sf: $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s, $(du -h "$pq" | cut -f1)"
 fi
 if [ "${PEERS_ONLY:-0}" != 1 ]; then
   "$GPUGRAPH" bench tpch --scale "$sf" --parquet "$pq" --repeat "$repeat" \
@@ -44,7 +44,8 @@ if [ "${PEERS_ONLY:-0}" != 1 ]; then
   cat "$out/tpch-gpu.txt"; tail -5 "$out/tpch-gpu.err"
   pack
 fi
-py="$out/py"
+# Outside $out: the installed packages must not travel back in the tarball.
+py=/tmp/h200-tpch-py
 for w in .wheels/*.whl; do
   [ -e "$w" ] && python3 -m pip install --no-index --no-deps --quiet --target "$py" "$w" > /dev/null 2>&1
 done
