@@ -40,7 +40,6 @@ fn run_ok(args: &[&str]) -> String {
     text(&out.stdout)
 }
 
-
 #[test]
 fn tpch_lineitem_join_orders_matches_a_plain_rust_hash_join() {
     let t = TempDir::new("join-tpch");

@@ -237,7 +237,6 @@ fn tables_by_quoted_path_and_explain_on_the_cpu_plan() {
     assert!(plan.contains("lineitem.parquet"), "{plan}");
 }
 
-
 #[test]
 fn bad_sql_missing_files_and_unknown_extensions_fail_naming_the_problem() {
     let (t, path) = lineitem("sql-errors");

@@ -105,7 +105,9 @@ pub enum SessionError {
 /// `register_batch`, ...) and run SQL with `sql(...)`.
 pub fn session_context(options: &SessionOptions) -> Result<SessionContext, SessionError> {
     match options.engine {
-        Engine::Cpu => Ok(SessionContext::new_with_state(state_builder(options).build())),
+        Engine::Cpu => Ok(SessionContext::new_with_state(
+            state_builder(options).build(),
+        )),
         Engine::Gpu => {
             let gpu = GpuContext::new().map_err(|e| SessionError::GpuUnavailable(e.to_string()))?;
             Ok(gpu_session(

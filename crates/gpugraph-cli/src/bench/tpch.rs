@@ -19,8 +19,8 @@ use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
 use gpugraph_datafusion::datafusion::arrow::util::pretty::pretty_format_batches;
 use gpugraph_datafusion::datafusion::datasource::MemTable;
 use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
-use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
 use gpugraph_datafusion::datafusion::physical_plan::collect;
+use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
 use gpugraph_datafusion::{query, session_context_on, Engine, SessionOptions};
 use serde::Serialize;
 
@@ -197,7 +197,11 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
             other => bail!("unknown query {other} (q1, q6)"),
         };
         let expected = answer(&cpu_memory, sql).await?;
-        for (name, ctx) in [("gpu-warm", &warm), ("gpu-host", &host), ("gpu-parquet", &gpu_parquet)] {
+        for (name, ctx) in [
+            ("gpu-warm", &warm),
+            ("gpu-host", &host),
+            ("gpu-parquet", &gpu_parquet),
+        ] {
             let got = answer(ctx, sql).await?;
             if got != expected {
                 bail!("{q} {name}: the GPU answer differs from the CPU's\nGPU:\n{got}\nCPU:\n{expected}");
@@ -253,14 +257,21 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
             });
         }
     }
-    println!("TPC-H lineitem scale {} ({rows} rows), {}", args.scale, gpu.capabilities().adapter);
+    println!(
+        "TPC-H lineitem scale {} ({rows} rows), {}",
+        args.scale,
+        gpu.capabilities().adapter
+    );
     println!("{table}");
     println!("operator times of one more run, ms (convert_time: CPU time summed over threads):");
     for line in &breakdown {
         println!("  {line}");
     }
     if let Some(path) = &args.options.json {
-        report::write_json(path, &BenchJson::new("tpch", gpu.capabilities(), args.options.repeat, &out))?;
+        report::write_json(
+            path,
+            &BenchJson::new("tpch", gpu.capabilities(), args.options.repeat, &out),
+        )?;
     }
     Ok(())
 }

@@ -331,7 +331,8 @@ pub fn run(
         Some((_, resolved)) => {
             let ticks = gpugraph_tables::readback::read_bytes(device, &ctx.queue, resolved, 0, 16)?;
             let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&ticks);
-            let ns = ticks[1].saturating_sub(ticks[0]) as f64 * ctx.queue.get_timestamp_period() as f64;
+            let ns =
+                ticks[1].saturating_sub(ticks[0]) as f64 * ctx.queue.get_timestamp_period() as f64;
             Some(Duration::from_nanos(ns as u64))
         }
         None => None,

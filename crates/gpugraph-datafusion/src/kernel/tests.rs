@@ -224,7 +224,11 @@ fn sums_carry_past_64_bits() {
 
 #[test]
 fn private_copies_fill_workgroup_memory_with_odd_strides() {
-    assert_eq!(private_copies(3), (256, 3), "one copy per invocation at most");
+    assert_eq!(
+        private_copies(3),
+        (256, 3),
+        "one copy per invocation at most"
+    );
     assert_eq!(private_copies(216), (18, 217));
     assert_eq!(private_copies(4095), (1, 4095));
     for words in 1..PRIVATE_WORDS {

@@ -1,0 +1,152 @@
+use super::*;
+use datafusion::arrow::array::{Decimal128Array, Int32Array, Int64Array, StringViewArray};
+use datafusion::arrow::datatypes::{Field, Schema};
+use rand::{Rng, SeedableRng};
+
+#[test]
+fn appended_validity_bits_match_a_bool_oracle_at_every_offset() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for _ in 0..200 {
+        let mut dst = Vec::new();
+        let mut oracle: Vec<bool> = Vec::new();
+        for _ in 0..rng.random_range(1..6) {
+            let n = rng.random_range(0..100usize);
+            let bits: Option<Vec<bool>> = rng
+                .random_bool(0.5)
+                .then(|| (0..n).map(|_| rng.random_bool(0.3)).collect());
+            let words = bits.as_ref().map(|b| {
+                let mut w = vec![0u32; n.div_ceil(32)];
+                for (i, &v) in b.iter().enumerate() {
+                    w[i / 32] |= (v as u32) << (i % 32);
+                }
+                w
+            });
+            append_bits(&mut dst, oracle.len(), n, words.as_deref());
+            oracle.extend(bits.unwrap_or_else(|| vec![true; n]));
+        }
+        assert_eq!(dst.len(), oracle.len().div_ceil(32));
+        for (i, &v) in oracle.iter().enumerate() {
+            assert_eq!((dst[i / 32] >> (i % 32)) & 1 == 1, v, "bit {i}");
+        }
+        for i in oracle.len()..dst.len() * 32 {
+            assert_eq!(
+                (dst[i / 32] >> (i % 32)) & 1,
+                0,
+                "bit {i} past the end is set"
+            );
+        }
+    }
+}
+
+fn batch(values: Vec<Option<i32>>, prices: Vec<i128>, keys: Vec<Option<&str>>) -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("v", DataType::Int32, true),
+        Field::new("p", DataType::Decimal128(15, 2), false),
+        Field::new("k", DataType::Utf8View, true),
+    ]));
+    let prices = Decimal128Array::from(prices)
+        .with_precision_and_scale(15, 2)
+        .unwrap();
+    RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int32Array::from(values)),
+            Arc::new(prices),
+            Arc::new(StringViewArray::from(keys)),
+        ],
+    )
+    .unwrap()
+}
+
+/// Batches of uneven sizes (empty, 1, 31, 33, ...) converted on their own and merged give
+/// the words, validity, bounds and first-seen key codes of a row-by-row oracle, with short
+/// (in-view) and long key strings and null keys.
+#[test]
+fn batches_converted_apart_merge_into_the_row_by_row_answer() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let pool = [
+        "A",
+        "N",
+        "R",
+        "a string longer than twelve",
+        "another long key string",
+    ];
+    let mut converter = Converter::new(&[0, 1], &[2], vec!["v".into(), "p".into(), "k".into()]);
+    let layout = converter.layout();
+    let (mut values, mut prices, mut keys) = (Vec::new(), Vec::new(), Vec::new());
+    for n in [0usize, 1, 31, 33, 100, 7, 64] {
+        let v: Vec<Option<i32>> = (0..n)
+            .map(|_| rng.random_bool(0.8).then(|| rng.random_range(-1000..1000)))
+            .collect();
+        let p: Vec<i128> = (0..n).map(|_| rng.random_range(0..10_000_000)).collect();
+        let k: Vec<Option<&str>> = (0..n)
+            .map(|_| {
+                rng.random_bool(0.9)
+                    .then(|| pool[rng.random_range(0..pool.len())])
+            })
+            .collect();
+        converter.append(
+            layout
+                .convert(&batch(v.clone(), p.clone(), k.clone()))
+                .unwrap(),
+        );
+        values.extend(v);
+        prices.extend(p);
+        keys.extend(k);
+    }
+    let rows = values.len();
+    let chunk = converter.take_chunk();
+    assert_eq!(chunk.rows, rows);
+    assert_eq!(chunk.has_valid, 0b01, "only v has nulls");
+    let v_words: Vec<u32> = values.iter().map(|v| v.unwrap_or(0) as u32).collect();
+    assert_eq!(&chunk.columns[0][..rows], &v_words[..]);
+    for (i, v) in values.iter().enumerate() {
+        let bit = (chunk.columns[0][rows + i / 32] >> (i % 32)) & 1;
+        assert_eq!(bit == 1, v.is_some(), "validity of row {i}");
+    }
+    let p_words: Vec<u32> = prices.iter().map(|&p| p as u32).collect();
+    assert_eq!(chunk.columns[1], p_words);
+    let mut first_seen: Vec<Option<&str>> = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        let code = first_seen.iter().position(|s| s == k).unwrap_or_else(|| {
+            first_seen.push(*k);
+            first_seen.len() - 1
+        });
+        assert_eq!(
+            chunk.columns[2][i], code as u32,
+            "key code of row {i} ({k:?})"
+        );
+    }
+    assert_eq!(converter.cardinalities(), vec![first_seen.len() as u32]);
+    let groups: Vec<usize> = (0..first_seen.len()).collect();
+    let back = converter.key_values(0, &groups).unwrap();
+    let back = back.as_string_view();
+    for (g, k) in first_seen.iter().enumerate() {
+        assert_eq!(
+            back.is_valid(g).then(|| back.value(g)),
+            *k,
+            "key of group {g}"
+        );
+    }
+    let present: Vec<i64> = values.iter().flatten().map(|&v| v as i64).collect();
+    let stats = converter.stats(0);
+    assert_eq!(
+        (stats.min, stats.max, stats.any),
+        (
+            *present.iter().min().unwrap(),
+            *present.iter().max().unwrap(),
+            true
+        )
+    );
+}
+
+#[test]
+fn a_value_past_i32_is_a_misfit_naming_the_column_row_and_value() {
+    let schema = Arc::new(Schema::new(vec![Field::new("big", DataType::Int64, true)]));
+    let big = Int64Array::from(vec![Some(1), None, Some(1 << 31), Some(5)]);
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(big)]).unwrap();
+    let converter = Converter::new(&[0], &[], vec!["big".into()]);
+    let err = converter.layout().convert(&batch).unwrap_err();
+    assert_eq!(err.column, "big");
+    assert!(err.what.contains("2147483648 (row 2"), "{}", err.what);
+}
