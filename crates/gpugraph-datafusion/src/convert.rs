@@ -406,19 +406,16 @@ fn validity_words(bits: &BooleanBuffer) -> Vec<u32> {
 fn append_bits(dst: &mut Vec<u32>, base: usize, n: usize, src: Option<&[u32]>) {
     let total = (base + n).div_ceil(32);
     dst.resize(total, 0);
-    let ones;
-    let src = match src {
-        Some(s) => s,
-        None => {
-            let mut w = vec![u32::MAX; n.div_ceil(32)];
-            if !n.is_multiple_of(32) {
-                if let Some(last) = w.last_mut() {
-                    *last = (1u32 << (n % 32)) - 1;
-                }
+    let Some(src) = src else {
+        // All valid: set bits base..base + n in place (no mask to build for the common case).
+        for (w, word) in dst.iter_mut().enumerate().skip(base / 32) {
+            let lo = (w * 32).max(base) - w * 32;
+            let hi = ((w + 1) * 32).min(base + n) - w * 32;
+            if hi > lo {
+                *word |= ((u64::MAX >> (64 - (hi - lo))) << lo) as u32;
             }
-            ones = w;
-            &ones
         }
+        return;
     };
     let (w0, shift) = (base / 32, base % 32);
     for (j, &w) in src.iter().enumerate() {
