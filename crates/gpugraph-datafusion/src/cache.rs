@@ -2,18 +2,20 @@
 //! were converted and uploaded once finds them GPU-resident the next time ("warm").
 //!
 //! Entries are keyed by the source's identity — the memory table's batches themselves (the
-//! addresses of their column buffers, which the entry keeps alive so they cannot be reused by
+//! addresses of their column arrays, which the entry keeps alive so they cannot be reused by
 //! other data) and the source's display (its projection) — and by the columns read. A file
 //! source is read again every time: its identity would be a path whose contents may change.
 //! Why whole column sets rather than single columns: chunk boundaries, key dictionaries and
 //! column bounds are shared by a query's columns, and the GPU keeps a chunk's columns as
 //! separate buffers anyway; two queries over different column sets hold their own copies.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::Array;
 use datafusion::arrow::record_batch::RecordBatch;
+// foldhash: a key holds an entry per column of every batch (100k+ for TPC-H SF 10), hashed
+// on every query.
+use datafusion::common::HashMap;
 use datafusion::datasource::memory::{DataSourceExec, MemorySourceConfig};
 use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::{displayable, ExecutionPlan};
@@ -85,11 +87,15 @@ impl GpuCache {
         let partitions = memory.partitions().to_vec();
         let mut buffers = Vec::new();
         for batch in partitions.iter().flatten() {
-            for column in batch.columns() {
-                let data = column.to_data();
-                let at = data.buffers().first().map_or(0, |b| b.as_ptr() as usize);
-                buffers.push((at, column.len()));
-            }
+            // The column's own allocation identifies it while the entry keeps it alive
+            // (`to_data` would build an `ArrayData` per column of every batch, milliseconds
+            // per query on a large table).
+            buffers.extend(
+                batch
+                    .columns()
+                    .iter()
+                    .map(|c| (Arc::as_ptr(c) as *const u8 as usize, c.len())),
+            );
         }
         let key = SourceKey {
             display: displayable(source.as_ref()).one_line().to_string(),

@@ -81,8 +81,15 @@ struct LocalKey {
     array: ArrayRef,
 }
 
+/// Distinct keys a batch looks up by linear search before it switches to hashing: TPC-H's
+/// flags and most GROUP BY keys have a handful of values, for which comparing a few keys is
+/// several times cheaper than hashing every row.
+const SMALL_KEYS: usize = 8;
+
 /// Batch-local codes of keys of type `K`, numbered in first-seen order into `values`.
 struct LocalCodes<K> {
+    /// The keys while there are at most [`SMALL_KEYS`] (then `map` is empty).
+    small: Vec<(K, u32)>,
     map: HashMap<K, u32>,
     null: Option<u32>,
     values: Vec<(KeyValue, usize)>,
@@ -91,6 +98,7 @@ struct LocalCodes<K> {
 impl<K: Hash + Eq> LocalCodes<K> {
     fn new() -> Self {
         Self {
+            small: Vec::with_capacity(SMALL_KEYS),
             map: HashMap::default(),
             null: None,
             values: Vec::new(),
@@ -110,6 +118,19 @@ impl<K: Hash + Eq> LocalCodes<K> {
     }
 
     fn code(&mut self, key: K, row: usize, owned: impl FnOnce() -> KeyValue) -> u32 {
+        if self.map.is_empty() {
+            if let Some((_, c)) = self.small.iter().find(|(k, _)| *k == key) {
+                return *c;
+            }
+            let c = Self::next(&mut self.values, owned(), row);
+            if self.small.len() < SMALL_KEYS {
+                self.small.push((key, c));
+            } else {
+                self.map.extend(self.small.drain(..));
+                self.map.insert(key, c);
+            }
+            return c;
+        }
         let values = &mut self.values;
         *self
             .map
@@ -334,37 +355,44 @@ fn value_column(array: &ArrayRef, column: &str) -> Result<ValueColumn, Misfit> {
 }
 
 /// `a`'s values as i32 words (nulls as 0) and their bounds, or the first value past i32.
+///
+/// Three simple passes (narrow with a fits flag, zero the nulls, min/max of the words) rather
+/// than one with a closure over i128 bounds: each is a loop the compiler vectorizes, and this
+/// runs over every value of every batch.
 fn narrow<T>(a: &PrimitiveArray<T>, column: &str) -> Result<(Vec<u32>, ColumnStats), Misfit>
 where
     T: ArrowPrimitiveType,
     T::Native: Into<i128>,
 {
-    let (mut lo, mut hi) = (i128::MAX, i128::MIN);
-    let mut take = |v: T::Native| {
-        let v: i128 = v.into();
-        lo = lo.min(v);
-        hi = hi.max(v);
-        v as i32 as u32
-    };
-    let words: Vec<u32> = match a.nulls().filter(|n| n.null_count() > 0) {
-        None => a.values().iter().map(|&v| take(v)).collect(),
-        Some(nulls) => a
-            .values()
-            .iter()
-            .zip(nulls.iter())
-            .map(|(&v, ok)| if ok { take(v) } else { 0 })
-            .collect(),
-    };
-    if lo > hi {
-        return Ok((words, ColumnStats::default()));
+    let mut fits = true;
+    let mut words: Vec<u32> = a
+        .values()
+        .iter()
+        .map(|&v| {
+            let v: i128 = v.into();
+            let w = v as i32;
+            fits &= w as i128 == v;
+            w as u32
+        })
+        .collect();
+    let nulls = a.nulls().filter(|n| n.null_count() > 0);
+    if let Some(nulls) = nulls {
+        for (w, ok) in words.iter_mut().zip(nulls.iter()) {
+            if !ok {
+                *w = 0;
+            }
+        }
     }
-    let fits = |v: i128| i32::try_from(v).is_ok();
-    if !fits(lo) || !fits(hi) {
-        let (i, v) = (0..a.len())
-            .filter(|&i| a.is_valid(i))
-            .map(|i| (i, a.value(i).into()))
-            .find(|&(_, v)| !fits(v))
-            .unwrap_or((0, hi));
+    // A null slot may hold any value: only a valid row's value is a misfit.
+    if let Some((i, v)) = (!fits)
+        .then(|| {
+            (0..a.len())
+                .filter(|&i| a.is_valid(i))
+                .map(|i| (i, a.value(i).into()))
+                .find(|&(_, v): &(usize, i128)| i32::try_from(v).is_err())
+        })
+        .flatten()
+    {
         return Err(Misfit {
             column: column.to_string(),
             what: format!(
@@ -372,11 +400,26 @@ where
             ),
         });
     }
-    let stats = ColumnStats {
+    let bounds = match nulls {
+        None => (!words.is_empty()).then(|| {
+            let lo = words.iter().map(|&w| w as i32).fold(i32::MAX, i32::min);
+            let hi = words.iter().map(|&w| w as i32).fold(i32::MIN, i32::max);
+            (lo, hi)
+        }),
+        Some(nulls) => words
+            .iter()
+            .zip(nulls.iter())
+            .filter(|(_, ok)| *ok)
+            .map(|(&w, _)| w as i32)
+            .fold(None, |b: Option<(i32, i32)>, w| {
+                Some(b.map_or((w, w), |(lo, hi)| (lo.min(w), hi.max(w))))
+            }),
+    };
+    let stats = bounds.map_or(ColumnStats::default(), |(lo, hi)| ColumnStats {
         min: lo as i64,
         max: hi as i64,
         any: true,
-    };
+    });
     Ok((words, stats))
 }
 
@@ -425,6 +468,9 @@ fn append_bits(dst: &mut Vec<u32>, base: usize, n: usize, src: Option<&[u32]>) {
         }
     }
 }
+
+/// Rows a chunk's columns reserve when they start: the exec's chunk size plus one batch.
+const CHUNK_RESERVE: usize = crate::exec::CHUNK_ROWS + 8192;
 
 /// One chunk of rows as the kernel binds it.
 #[derive(Debug, Default)]
@@ -511,10 +557,10 @@ impl Converter {
             self.stats[s] = self.stats[s].merge(column.stats);
             let words = &mut self.pending.columns[s];
             if words.is_empty() {
-                *words = column.words;
-            } else {
-                words.extend_from_slice(&column.words);
+                // Room for a whole chunk: growing by doubling would copy every word again.
+                words.reserve_exact(CHUNK_RESERVE.max(n));
             }
+            words.extend_from_slice(&column.words);
             self.any_null[s] |= column.valid.is_some();
             append_bits(&mut self.valid[s], base, n, column.valid.as_deref());
         }
@@ -531,8 +577,11 @@ impl Converter {
                 let (value, row) = &local.values[i];
                 global[i] = dict.code(value, (index, *row), &mut fresh);
             }
-            self.pending.columns[values + k]
-                .extend(local.codes.iter().map(|&c| global[c as usize]));
+            let codes = &mut self.pending.columns[values + k];
+            if codes.is_empty() {
+                codes.reserve_exact(CHUNK_RESERVE.max(n));
+            }
+            codes.extend(local.codes.iter().map(|&c| global[c as usize]));
             if fresh {
                 dict.arrays.push(local.array);
             }

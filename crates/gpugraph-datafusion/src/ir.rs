@@ -143,6 +143,22 @@ impl Ir {
         }
     }
 
+    /// Whether this expression may be null, given which columns may hold nulls.
+    pub fn nullable(&self, column: &dyn Fn(usize) -> bool) -> bool {
+        match self {
+            Ir::Column(c) => column(*c),
+            Ir::Const(_) => false,
+            Ir::Null => true,
+            Ir::Binary(_, a, b) => a.nullable(column) || b.nullable(column),
+            Ir::Neg(a) | Ir::Not(a) => a.nullable(column),
+            Ir::IsNull(_) | Ir::IsNotNull(_) => false,
+            Ir::Select {
+                then, otherwise, ..
+            } => then.nullable(column) || otherwise.nullable(column),
+            Ir::Limited { inner, .. } => inner.nullable(column),
+        }
+    }
+
     /// Bounds of every value this expression takes, given each column's bounds; an error
     /// when any intermediate value may leave i64 (or a cast's limit).
     pub fn bounds(&self, column: &dyn Fn(usize) -> Bounds) -> Result<Bounds, BoundsError> {

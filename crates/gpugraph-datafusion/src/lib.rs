@@ -31,13 +31,15 @@
 //!
 //! # Deviations from the agreed design, and why
 //!
-//! - Predicates and derived values are compiled to a small postfix program interpreted by one
-//!   WGSL kernel (`kernel/aggregate.wgsl`, oracle `program::run_cpu`) rather than to the
-//!   expression language's generated kernels: that language computes in f32/u32 without SQL
-//!   nulls, and one interpreter pipeline means no shader compilation per query.
+//! - Predicates and derived values are lowered to a small postfix program (oracle
+//!   `program::run_cpu`) that `kernel/compile.rs` compiles to straight-line WGSL around the
+//!   accumulation code of `kernel/aggregate.wgsl`, rather than to the expression language's
+//!   generated kernels: that language computes in f32/u32 without SQL nulls. Pipelines are
+//!   per program shape (constants stay in a buffer), so literals compile nothing new.
 //! - The column cache ([`GpuCache`]) holds in-memory tables only, per (source, column set);
 //!   files are re-read every time (see `cache.rs`).
-//! - Kernel time is host-measured (submission to completion), not from timestamp queries.
+//! - Kernel time is measured both ways: host (submission to completion, `gpu_kernel_time`)
+//!   and, where the device has timestamp queries, on the GPU (`gpu_time`).
 
 pub mod query;
 

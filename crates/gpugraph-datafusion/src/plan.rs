@@ -267,9 +267,14 @@ impl GpuPlan {
     }
 
     /// The program for key cardinalities `cards` (codes per key), with the word layout of
-    /// the row count (word 0) and of each aggregate.
-    pub fn program(&self, cards: &[u32]) -> (Program, Vec<AggWords>) {
+    /// the row count (word 0) and of each aggregate. `nullable` has bit s set when kernel slot
+    /// s may hold nulls. Aggregates that would accumulate the same thing share words: the
+    /// count of an argument that cannot be null is the row count, and equal arguments share
+    /// their sum (TPC-H Q1's `sum(l_quantity)` and `avg(l_quantity)`), so the kernel does each
+    /// accumulation once.
+    pub fn program(&self, cards: &[u32], nullable: u32) -> (Program, Vec<AggWords>) {
         let slot = |c: usize| self.slot(c);
+        let column_nullable = |c: usize| nullable >> self.slot(c) & 1 == 1;
         let mut ops = Vec::new();
         for p in &self.predicates {
             p.lower(&slot, &mut ops);
@@ -291,30 +296,41 @@ impl GpuPlan {
         let rows = layout.sum();
         ops.push(Op::Const(1));
         ops.push(Op::Count(rows));
+        // (kind, argument) → word, where kind 0 is a count, 1 a sum, 2 a min, 3 a max.
+        let mut shared: Vec<(u8, Ir, u32)> = Vec::new();
+        let mut word = |kind: u8, arg: &Ir, ops: &mut Vec<Op>| -> u32 {
+            if kind == 0 && !arg.nullable(&column_nullable) {
+                return rows;
+            }
+            if let Some((_, _, w)) = shared.iter().find(|(k, a, _)| *k == kind && a == arg) {
+                return *w;
+            }
+            let w = match kind {
+                0 | 1 => layout.sum(),
+                _ => layout.extreme(kind == 3),
+            };
+            arg.lower(&slot, ops);
+            ops.push(match kind {
+                0 => Op::Count(w),
+                1 => Op::Sum(w),
+                2 => Op::Min(w),
+                _ => Op::Max(w),
+            });
+            shared.push((kind, arg.clone(), w));
+            w
+        };
         let mut words = Vec::new();
         for a in &self.aggregates {
-            let count = layout.sum();
-            a.arg.lower(&slot, &mut ops);
-            ops.push(Op::Count(count));
+            let count = word(0, &a.arg, &mut ops);
             let mut w = AggWords {
                 count,
                 sum: None,
                 extreme: None,
             };
             match a.kind {
-                AggKind::Sum | AggKind::Avg => {
-                    let s = layout.sum();
-                    a.arg.lower(&slot, &mut ops);
-                    ops.push(Op::Sum(s));
-                    w.sum = Some(s);
-                }
-                AggKind::Min | AggKind::Max => {
-                    let max = a.kind == AggKind::Max;
-                    let e = layout.extreme(max);
-                    a.arg.lower(&slot, &mut ops);
-                    ops.push(if max { Op::Max(e) } else { Op::Min(e) });
-                    w.extreme = Some(e);
-                }
+                AggKind::Sum | AggKind::Avg => w.sum = Some(word(1, &a.arg, &mut ops)),
+                AggKind::Min => w.extreme = Some(word(2, &a.arg, &mut ops)),
+                AggKind::Max => w.extreme = Some(word(3, &a.arg, &mut ops)),
                 AggKind::Count => {}
             }
             words.push(w);

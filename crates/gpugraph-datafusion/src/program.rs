@@ -1,5 +1,5 @@
-//! The row program the aggregate kernel interprets (`kernel/aggregate.wgsl`), its encoding
-//! into the kernel's `program` buffer and its CPU oracle.
+//! The row program the aggregate kernel runs (compiled to WGSL by `kernel/compile.rs`), the
+//! constants and word kinds it reads from the kernel's `program` buffer, and its CPU oracle.
 //!
 //! A program is a postfix list of [`Op`]s run once per row over a stack of 64-bit
 //! two's-complement integers with SQL null flags: filters first ([`Op::Filter`] drops the
@@ -91,13 +91,12 @@ pub struct Program {
     pub kinds: Vec<WordKind>,
 }
 
-/// The kernel's view of a [`Program`]: the `program` buffer and where its parts start.
+/// The kernel's view of a [`Program`]: the `program` buffer and where its parts start. The
+/// instructions themselves are compiled into the shader.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Encoded {
-    /// (opcode, argument) pairs, then constants (low, high), then one kind per word.
+    /// The constants (low, high words) in instruction order, then one kind per word.
     pub words: Vec<u32>,
-    /// Instructions.
-    pub instructions: u32,
     /// Index of the first constant word.
     pub constants: u32,
     /// Index of the first word kind.
@@ -144,36 +143,6 @@ impl Op {
             _ => (2, 1),
         }
     }
-
-    fn code(self) -> u32 {
-        match self {
-            Op::Load(_) => 0,
-            Op::Const(_) => 1,
-            Op::Null => 2,
-            Op::Add => 3,
-            Op::Sub => 4,
-            Op::Mul => 5,
-            Op::Neg => 6,
-            Op::Eq => 7,
-            Op::Ne => 8,
-            Op::Lt => 9,
-            Op::Le => 10,
-            Op::Gt => 11,
-            Op::Ge => 12,
-            Op::And => 13,
-            Op::Or => 14,
-            Op::Not => 15,
-            Op::IsNull => 16,
-            Op::IsNotNull => 17,
-            Op::Select => 18,
-            Op::Filter => 19,
-            Op::Group => 20,
-            Op::Sum(_) => 21,
-            Op::Count(_) => 22,
-            Op::Min(_) => 23,
-            Op::Max(_) => 24,
-        }
-    }
 }
 
 impl Program {
@@ -214,25 +183,12 @@ impl Program {
 
     /// The kernel's `program` buffer.
     pub fn encode(&self) -> Encoded {
-        let mut words = Vec::with_capacity(self.ops.len() * 2 + self.kinds.len());
-        let mut constants: Vec<i64> = Vec::new();
+        let mut words = Vec::with_capacity(self.ops.len() + self.kinds.len());
         for op in &self.ops {
-            let arg = match *op {
-                Op::Load(c) => c,
-                Op::Const(v) => {
-                    constants.push(v);
-                    constants.len() as u32 - 1
-                }
-                Op::Sum(w) | Op::Count(w) | Op::Min(w) | Op::Max(w) => w,
-                _ => 0,
-            };
-            words.push(op.code());
-            words.push(arg);
-        }
-        let constants_at = words.len() as u32;
-        for v in constants {
-            words.push(v as u64 as u32);
-            words.push((v as u64 >> 32) as u32);
+            if let Op::Const(v) = *op {
+                words.push(v as u64 as u32);
+                words.push((v as u64 >> 32) as u32);
+            }
         }
         let kinds_at = words.len() as u32;
         words.extend(self.kinds.iter().map(|k| match k {
@@ -243,8 +199,7 @@ impl Program {
         }));
         Encoded {
             words,
-            instructions: self.ops.len() as u32,
-            constants: constants_at,
+            constants: 0,
             kinds: kinds_at,
         }
     }

@@ -249,8 +249,9 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 
 /// One operator's time metrics after a run: its name and its (metric, time) pairs, each
 /// summed over partitions (`elapsed_compute` is DataFusion's CPU time; the GPU aggregate adds
-/// `gpu_time` from GPU timestamps, `gpu_kernel_time`, `readback_time`, `upload_time` and
-/// `convert_time`, the last summed over the threads that converted batches).
+/// `gpu_time` from GPU timestamps, `gpu_kernel_time` (submission to accumulators on the
+/// host), `upload_time`, `merge_time` (batches into chunks, one thread) and `convert_time`,
+/// the last summed over the threads that converted batches).
 #[derive(Clone, Debug)]
 pub struct OperatorTimes {
     /// The operator (`ExecutionPlan::name`).

@@ -72,6 +72,11 @@ pub struct TpchRow {
     pub rows: u64,
     /// Milliseconds per run.
     pub ms: Summary,
+    /// Of which planning (parse, optimize, physical planning), milliseconds per run.
+    pub plan_ms: Summary,
+    /// The GPU aggregate's time on the GPU's clock, milliseconds per run (GPU variants where
+    /// the device has timestamp queries).
+    pub gpu_ms: Option<Summary>,
     /// Rows per second at the median.
     pub rows_per_s: f64,
     /// The same source's CPU median over this median (> 1: the GPU is faster).
@@ -125,12 +130,45 @@ async fn answer(ctx: &SessionContext, sql: &str) -> Result<String> {
     Ok(pretty_format_batches(&batches)?.to_string())
 }
 
-async fn time(ctx: &SessionContext, sql: &str, repeat: u32) -> Result<Vec<f64>> {
-    let mut samples = Vec::new();
+/// Per-run times of one variant: the whole query, and its parts.
+struct Samples {
+    /// Plan and execute, as a user waits for it.
+    total: Vec<f64>,
+    /// Parse, optimize and physical planning.
+    plan: Vec<f64>,
+    /// The GPU aggregate's dispatches on the GPU's clock (GPU variants with timestamps).
+    gpu: Vec<f64>,
+}
+
+/// The sum of metric `name` over the operators of an executed plan, in milliseconds.
+fn metric_ms(
+    plan: &dyn gpugraph_datafusion::datafusion::physical_plan::ExecutionPlan,
+    name: &str,
+) -> Option<f64> {
+    let times: Vec<f64> = query::operator_times(plan)
+        .into_iter()
+        .flat_map(|op| op.times)
+        .filter(|(metric, _)| metric == name)
+        .map(|(_, t)| t.as_secs_f64() * 1e3)
+        .collect();
+    (!times.is_empty()).then(|| times.iter().sum())
+}
+
+async fn time(ctx: &SessionContext, sql: &str, repeat: u32) -> Result<Samples> {
+    let mut samples = Samples {
+        total: Vec::new(),
+        plan: Vec::new(),
+        gpu: Vec::new(),
+    };
     for _ in 0..repeat {
         let start = Instant::now();
-        ctx.sql(sql).await?.collect().await?;
-        samples.push(start.elapsed().as_secs_f64() * 1e3);
+        let (plan, planning) = query::plan(ctx, sql).await?;
+        collect(Arc::clone(&plan), ctx.task_ctx()).await?;
+        samples.total.push(start.elapsed().as_secs_f64() * 1e3);
+        samples.plan.push(planning.as_secs_f64() * 1e3);
+        if let Some(gpu) = metric_ms(plan.as_ref(), "gpu_time") {
+            samples.gpu.push(gpu);
+        }
     }
     Ok(samples)
 }
@@ -187,7 +225,9 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
     cpu_parquet
         .register_parquet("lineitem", path, ParquetReadOptions::default())
         .await?;
-    let mut table = Table::new(["query", "variant", "ms", "rows/s", "x cpu"]);
+    let mut table = Table::new([
+        "query", "variant", "ms", "plan ms", "GPU ms", "rows/s", "x cpu",
+    ]);
     let mut out = Vec::new();
     let mut breakdown = Vec::new();
     for q in &args.query {
@@ -217,7 +257,10 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         let mut cpu_medians = [0.0f64; 2];
         for (name, ctx, peer) in variants {
             report::progress(format!("{q} {name}"));
-            let ms = Summary::of(&time(ctx, sql, args.options.repeat).await?);
+            let samples = time(ctx, sql, args.options.repeat).await?;
+            let ms = Summary::of(&samples.total);
+            let plan_ms = Summary::of(&samples.plan);
+            let gpu_ms = (!samples.gpu.is_empty()).then(|| Summary::of(&samples.gpu));
             if name == "cpu-memory" {
                 cpu_medians[0] = ms.median;
             } else if name == "cpu-parquet" {
@@ -243,6 +286,10 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
                 q.clone(),
                 name.to_string(),
                 ms.show(2),
+                format!("{:.2}", plan_ms.median),
+                gpu_ms
+                    .as_ref()
+                    .map_or(String::new(), |g| format!("{:.3}", g.median)),
                 format!("{rows_per_s:.3e}"),
                 speedup.map_or(String::new(), |s| format!("{s:.2}")),
             ]);
@@ -251,6 +298,8 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
                 variant: name.into(),
                 rows,
                 ms,
+                plan_ms,
+                gpu_ms,
                 rows_per_s,
                 speedup_vs_cpu: speedup,
                 operators,

@@ -60,17 +60,21 @@ fn batch(values: Vec<Option<i32>>, prices: Vec<i128>, keys: Vec<Option<&str>>) -
 
 /// Batches of uneven sizes (empty, 1, 31, 33, ...) converted on their own and merged give
 /// the words, validity, bounds and first-seen key codes of a row-by-row oracle, with short
-/// (in-view) and long key strings and null keys.
+/// (in-view) and long key strings, null keys, and batches with few and with many distinct keys.
 #[test]
 fn batches_converted_apart_merge_into_the_row_by_row_answer() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
-    let pool = [
+    // More distinct keys than `SMALL_KEYS`, so larger batches switch from the linear search to
+    // the hash map part-way through.
+    let extra: Vec<String> = (0..15).map(|i| format!("k{i}")).collect();
+    let mut pool = vec![
         "A",
         "N",
         "R",
         "a string longer than twelve",
         "another long key string",
     ];
+    pool.extend(extra.iter().map(String::as_str));
     let mut converter = Converter::new(&[0, 1], &[2], vec!["v".into(), "p".into(), "k".into()]);
     let layout = converter.layout();
     let (mut values, mut prices, mut keys) = (Vec::new(), Vec::new(), Vec::new());

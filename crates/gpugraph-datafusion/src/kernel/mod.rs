@@ -1,25 +1,27 @@
-//! The aggregate kernel (`aggregate.wgsl`): uploads converted chunks and runs a
-//! [`Program`] over them into per-group accumulators.
+//! The aggregate kernel: uploads converted chunks and runs a [`Program`] over them into
+//! per-group accumulators.
 //!
-//! Why an interpreter rather than WGSL generated per query: one pipeline (from the device's
-//! `DeviceCache`, compiled once per process) serves every query, so a new query costs no
-//! shader compilation, and the exact 64-bit and 96-bit integer arithmetic lives in one
-//! reviewed shader with a CPU oracle (`program::run_cpu`) instead of in generated text. The
-//! expression language's kernels (`gpugraph-program`) compute in f32/u32 without SQL nulls,
-//! which the exact decimal sums here need.
+//! The program is compiled to WGSL (`compile.rs`) around the accumulation and flush code of
+//! `aggregate.wgsl`, one pipeline per program shape from the device's `DeviceCache`: a query
+//! repeated, or repeated with other literals, compiles nothing. The exact 64-bit and 96-bit
+//! integer arithmetic lives in the template's reviewed helpers, and `program::run_cpu` is the
+//! oracle the kernel tests compare against. The expression language's kernels
+//! (`gpugraph-program`) compute in f32/u32 without SQL nulls, which the exact decimal sums
+//! here need.
 
 use std::time::{Duration, Instant};
 
 use bytemuck::{Pod, Zeroable};
 use gpugraph_command::{wgpu, GpuContext};
 use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
+use gpugraph_tables::upload::{Source, Target};
 
 use crate::convert::Chunk;
 use crate::plan::MAX_SLOTS;
 use crate::program::{Program, ProgramError};
 
-/// The kernel's WGSL.
-pub const WGSL: &str = include_str!("aggregate.wgsl");
+mod compile;
+pub use compile::shader;
 
 /// Accumulator words a workgroup keeps privately (the kernel's `PRIVATE_WORDS`).
 pub const PRIVATE_WORDS: usize = 4096;
@@ -51,6 +53,9 @@ pub enum KernelError {
         /// The limit.
         max: usize,
     },
+    /// Reading the accumulators back failed.
+    #[error("reading the accumulators back failed: {0}")]
+    Readback(String),
     /// A chunk of more rows than a dispatch addresses.
     #[error("a chunk of {rows} rows; at most {max} per dispatch")]
     ChunkTooLarge {
@@ -67,8 +72,6 @@ pub enum KernelError {
 pub struct Params {
     /// Rows of the chunk.
     pub rows: u32,
-    /// Instructions.
-    pub instructions: u32,
     /// Accumulator words per group.
     pub words_per_group: u32,
     /// Groups.
@@ -88,7 +91,7 @@ pub struct Params {
     /// Words between two copies (odd, so copies start in different banks).
     pub copy_stride: u32,
     /// Padding.
-    pub pad: u32,
+    pub pad: [u32; 2],
 }
 
 /// Copies of `words` private accumulator words that fit [`PRIVATE_WORDS`], at most one per
@@ -124,7 +127,8 @@ fn storage(
     })
 }
 
-/// Uploads `chunk` through the tables crate's staged ring.
+/// Uploads `chunk` through the tables crate's staging ring (one upload at a time uses it; a
+/// caller may upload from another thread while it converts the next chunk).
 pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> {
     let max = (u32::MAX / 2) as usize;
     if chunk.rows > max {
@@ -133,22 +137,31 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
             max,
         });
     }
-    let mut buffers = Vec::with_capacity(chunk.columns.len());
-    for words in &chunk.columns {
-        let buffer = storage(
-            &ctx.device,
-            "gpugraph-datafusion-column",
-            words.len() as u64 * 4,
-            wgpu::BufferUsages::COPY_DST,
-        );
-        gpugraph_tables::upload::write_parts(
-            &ctx.device,
-            &ctx.queue,
-            &buffer,
-            &[(0, bytemuck::cast_slice(words))],
-        )?;
-        buffers.push(buffer);
-    }
+    let buffers: Vec<wgpu::Buffer> = chunk
+        .columns
+        .iter()
+        .map(|words| {
+            storage(
+                &ctx.device,
+                "gpugraph-datafusion-column",
+                words.len() as u64 * 4,
+                wgpu::BufferUsages::COPY_DST,
+            )
+        })
+        .collect();
+    // All columns in one pass through the staging ring: packed back to back, one submission
+    // per staging buffer rather than per column.
+    let targets: Vec<Target<'_>> = chunk
+        .columns
+        .iter()
+        .zip(&buffers)
+        .map(|(words, buffer)| Target {
+            buffer,
+            offset: 0,
+            source: Source::Bytes(bytemuck::cast_slice(words)),
+        })
+        .collect();
+    gpugraph_tables::upload::write_targets(&ctx.device, &ctx.queue, &targets)?;
     Ok(GpuChunk {
         rows: chunk.rows as u32,
         buffers,
@@ -159,13 +172,12 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
 /// Times of one [`run`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunTimes {
-    /// From submission until the device finished the dispatches (host clock).
+    /// From submission until the accumulators are on the host (host clock; reading a few
+    /// accumulator words back is part of it).
     pub kernel: Duration,
     /// The dispatches' own time on the GPU, from timestamps written at the start and end of
     /// the compute pass (`None` where the device has no timestamp queries).
     pub gpu: Option<Duration>,
-    /// Reading the accumulators back.
-    pub readback: Duration,
 }
 
 /// Runs `program` over `chunks` into `groups` groups; returns the accumulator words
@@ -189,10 +201,12 @@ pub fn run(
     }
     let device = &ctx.device;
     let encoded = program.encode();
+    let nullable = chunks.iter().fold(0, |m, c| m | c.has_valid);
+    let wgsl = shader(program, nullable);
     let kernel = Kernel::new(
         device,
         "gpugraph-datafusion-aggregate",
-        WGSL,
+        &wgsl,
         "aggregate",
         &[
             Binding::Uniform,
@@ -214,19 +228,17 @@ pub fn run(
         "gpugraph-datafusion-program",
         bytemuck::cast_slice(&encoded.words),
     );
-    let acc = storage(
-        device,
-        "gpugraph-datafusion-accumulators",
-        words as u64 * 4,
-        wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-    );
+    // Written at creation: no staging ring and no submission before the dispatches.
     let initial = program.initial_accumulators(groups);
-    gpugraph_tables::upload::write_parts(
-        device,
-        &ctx.queue,
-        &acc,
-        &[(0, bytemuck::cast_slice(&initial))],
-    )?;
+    let acc = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("gpugraph-datafusion-accumulators"),
+        size: (words as u64 * 4).max(16).div_ceil(16) * 16,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: true,
+    });
+    acc.slice(..).get_mapped_range_mut()[..words * 4]
+        .copy_from_slice(bytemuck::cast_slice(&initial));
+    acc.unmap();
     let placeholder = storage(
         device,
         "gpugraph-datafusion-unused",
@@ -274,7 +286,6 @@ pub fn run(
             let workgroups = chunk.rows.div_ceil(WORKGROUP).min(cap);
             let params = Params {
                 rows: chunk.rows,
-                instructions: encoded.instructions,
                 words_per_group: wpg as u32,
                 groups: groups as u32,
                 private_words: if private { words as u32 } else { 0 },
@@ -284,7 +295,7 @@ pub fn run(
                 kinds: encoded.kinds,
                 copies,
                 copy_stride,
-                pad: 0,
+                pad: [0; 2],
             };
             let params = parameter_buffer(
                 device,
@@ -312,38 +323,64 @@ pub fn run(
             keep.push(params);
         }
     }
+    // The accumulators and the timestamps are copied to one staging buffer in the same
+    // submission as the dispatches, so a run costs one submission and one wait.
+    let acc_bytes = words as u64 * 4;
+    let ticks_at = acc_bytes.div_ceil(8) * 8;
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("gpugraph-datafusion-readback"),
+        size: (ticks_at + 16).div_ceil(16) * 16,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    if acc_bytes > 0 {
+        encoder.copy_buffer_to_buffer(&acc, 0, &staging, 0, acc_bytes);
+    }
     if let Some((set, resolved)) = &timer {
         encoder.resolve_query_set(set, 0..2, resolved, 0);
+        encoder.copy_buffer_to_buffer(resolved, 0, &staging, ticks_at, 16);
     }
     let start = Instant::now();
     let submission = ctx.queue.submit([encoder.finish()]);
-    let _ = device.poll(wgpu::PollType::Wait {
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |result| {
+        let _ = tx.send(result);
+    });
+    let waited = device.poll(wgpu::PollType::Wait {
         submission_index: Some(submission),
         timeout: None,
     });
+    // The callback runs inside a successful wait; never block on it otherwise.
+    let mapped = match waited.map(|_| rx.try_recv()) {
+        Err(e) => Err(format!("waiting for the device failed: {e}")),
+        Ok(Ok(Ok(()))) => Ok(()),
+        Ok(Ok(Err(e))) => Err(format!("mapping the readback buffer failed: {e}")),
+        Ok(Err(_)) => Err("the map callback did not run during the wait".to_string()),
+    };
     let kernel_time = start.elapsed();
-    let start = Instant::now();
-    let bytes =
-        gpugraph_tables::readback::read_bytes(device, &ctx.queue, &acc, 0, words as u64 * 4)?;
-    let readback = start.elapsed();
     acc.destroy();
-    let gpu = match &timer {
-        Some((_, resolved)) => {
-            let ticks = gpugraph_tables::readback::read_bytes(device, &ctx.queue, resolved, 0, 16)?;
-            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&ticks);
+    if let Err(reason) = mapped {
+        staging.destroy();
+        return Err(KernelError::Readback(reason));
+    }
+    let (out, gpu) = {
+        let view = staging.slice(..).get_mapped_range();
+        let out: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..acc_bytes as usize]);
+        let gpu = timer.as_ref().map(|_| {
+            let ticks: [u64; 2] =
+                bytemuck::pod_read_unaligned(&view[ticks_at as usize..ticks_at as usize + 16]);
             let ns =
                 ticks[1].saturating_sub(ticks[0]) as f64 * ctx.queue.get_timestamp_period() as f64;
-            Some(Duration::from_nanos(ns as u64))
-        }
-        None => None,
+            Duration::from_nanos(ns as u64)
+        });
+        (out, gpu)
     };
-    let out: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+    staging.destroy();
     Ok((
         out,
         RunTimes {
             kernel: kernel_time,
             gpu,
-            readback,
         },
     ))
 }
