@@ -469,19 +469,24 @@ fn append_bits(dst: &mut Vec<u32>, base: usize, n: usize, src: Option<&[u32]>) {
     }
 }
 
-/// Rows a chunk's columns reserve when they start: the exec's chunk size plus one batch.
-const CHUNK_RESERVE: usize = crate::exec::CHUNK_ROWS + 8192;
-
 /// One chunk of rows as the kernel binds it.
 #[derive(Debug, Default)]
 pub struct Chunk {
     /// Rows.
     pub rows: usize,
-    /// Per slot: `rows` values, then `ceil(rows / 32)` validity words where bit `slot` of
-    /// `has_valid` is set.
-    pub columns: Vec<Vec<u32>>,
+    /// Per slot, its words in consecutive parts (one per merged batch, so merging never copies
+    /// a batch's words; the upload packs the parts back to back): `rows` values in all, then
+    /// `ceil(rows / 32)` validity words where bit `slot` of `has_valid` is set.
+    pub columns: Vec<Vec<Vec<u32>>>,
     /// Bit s: slot s carries validity words.
     pub has_valid: u32,
+}
+
+impl Chunk {
+    /// Slot `s`'s words, concatenated.
+    pub fn words(&self, s: usize) -> Vec<u32> {
+        self.columns[s].concat()
+    }
 }
 
 /// Converts a stream of batches into [`Chunk`]s (see the module docs).
@@ -555,12 +560,9 @@ impl Converter {
         let n = batch.rows;
         for (s, column) in batch.values.into_iter().enumerate() {
             self.stats[s] = self.stats[s].merge(column.stats);
-            let words = &mut self.pending.columns[s];
-            if words.is_empty() {
-                // Room for a whole chunk: growing by doubling would copy every word again.
-                words.reserve_exact(CHUNK_RESERVE.max(n));
+            if n > 0 {
+                self.pending.columns[s].push(column.words);
             }
-            words.extend_from_slice(&column.words);
             self.any_null[s] |= column.valid.is_some();
             append_bits(&mut self.valid[s], base, n, column.valid.as_deref());
         }
@@ -577,11 +579,13 @@ impl Converter {
                 let (value, row) = &local.values[i];
                 global[i] = dict.code(value, (index, *row), &mut fresh);
             }
-            let codes = &mut self.pending.columns[values + k];
-            if codes.is_empty() {
-                codes.reserve_exact(CHUNK_RESERVE.max(n));
+            let mut codes = local.codes;
+            for c in &mut codes {
+                *c = global[*c as usize];
             }
-            codes.extend(local.codes.iter().map(|&c| global[c as usize]));
+            if n > 0 {
+                self.pending.columns[values + k].push(codes);
+            }
             if fresh {
                 dict.arrays.push(local.array);
             }
@@ -603,7 +607,7 @@ impl Converter {
         for s in 0..self.layout.values.len() {
             let valid = std::mem::take(&mut self.valid[s]);
             if std::mem::take(&mut self.any_null[s]) {
-                chunk.columns[s].extend(valid);
+                chunk.columns[s].push(valid);
                 chunk.has_valid |= 1 << s;
             }
         }

@@ -15,6 +15,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use gpugraph_command::GpuContext;
+use gpugraph_datafusion::datafusion::arrow::compute::concat_batches;
 use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
 use gpugraph_datafusion::datafusion::arrow::util::pretty::pretty_format_batches;
 use gpugraph_datafusion::datafusion::datasource::MemTable;
@@ -57,6 +58,10 @@ pub struct TpchBenchArgs {
     /// DataFusion target partitions (CPU threads); default: the number of cores.
     #[arg(long)]
     pub partitions: Option<usize>,
+    /// Variants to time, comma-separated (gpu-warm, gpu-host, gpu-parquet, cpu-memory,
+    /// cpu-parquet); default: all. A GPU variant's `x cpu` needs its CPU peer in the list.
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
     #[command(flatten)]
     pub options: BenchOptions,
 }
@@ -113,15 +118,38 @@ async fn operators(ctx: &SessionContext, sql: &str) -> Result<Vec<OperatorRow>> 
         .collect())
 }
 
+/// Rows per in-memory batch of the benched table.
+const MEMORY_BATCH_ROWS: usize = 1 << 20;
+
 /// lineitem at `scale`, in memory: the same generator and part order as
-/// `generate-table --tpch lineitem`.
+/// `generate-table --tpch lineitem`, in batches of [`MEMORY_BATCH_ROWS`] rows.
+///
+/// Why not the generator's 8,192-row batches: DataFusion's physical optimizer computes an
+/// in-memory table's statistics over every column of every batch, several times per query;
+/// at SF 10 (7,300 batches) that made planning alone cost 6–9 ms on the H200's host, more
+/// than TPC-H Q6's whole GPU run. Both engines plan over the same batches.
 fn lineitem(scale: f64) -> Result<Vec<RecordBatch>> {
     check_scale(scale)?;
     let mut out = Vec::new();
+    let mut pending: Vec<RecordBatch> = Vec::new();
+    let mut rows = 0;
+    let flush = |pending: &mut Vec<RecordBatch>, out: &mut Vec<RecordBatch>| -> Result<()> {
+        if let Some(first) = pending.first() {
+            out.push(concat_batches(&first.schema(), pending.iter())?);
+            pending.clear();
+        }
+        Ok(())
+    };
     generate(TpchTable::Lineitem, scale, &mut |batch| {
-        out.push(batch);
+        rows += batch.num_rows();
+        pending.push(batch);
+        if rows >= MEMORY_BATCH_ROWS {
+            flush(&mut pending, &mut out)?;
+            rows = 0;
+        }
         Ok(())
     })?;
+    flush(&mut pending, &mut out)?;
     Ok(out)
 }
 
@@ -180,6 +208,20 @@ pub fn run(args: &TpchBenchArgs) -> Result<()> {
 }
 
 async fn run_async(args: &TpchBenchArgs) -> Result<()> {
+    const VARIANTS: [&str; 5] = [
+        "gpu-warm",
+        "gpu-host",
+        "gpu-parquet",
+        "cpu-memory",
+        "cpu-parquet",
+    ];
+    if let Some(v) = args
+        .variants
+        .iter()
+        .find(|v| !VARIANTS.contains(&v.as_str()))
+    {
+        bail!("unknown variant {v} ({})", VARIANTS.join(", "));
+    }
     let gpu = Arc::new(GpuContext::new().context("a GPU adapter")?);
     report::progress(format!("generating lineitem at scale {}", args.scale));
     let batches = lineitem(args.scale)?;
@@ -254,8 +296,11 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
             ("gpu-host", &host, Some(0)),
             ("gpu-parquet", &gpu_parquet, Some(1)),
         ];
-        let mut cpu_medians = [0.0f64; 2];
+        let mut cpu_medians = [f64::NAN; 2];
         for (name, ctx, peer) in variants {
+            if !args.variants.is_empty() && !args.variants.iter().any(|v| v == name) {
+                continue;
+            }
             report::progress(format!("{q} {name}"));
             let samples = time(ctx, sql, args.options.repeat).await?;
             let ms = Summary::of(&samples.total);
@@ -266,7 +311,9 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
             } else if name == "cpu-parquet" {
                 cpu_medians[1] = ms.median;
             }
-            let speedup = peer.map(|p: usize| cpu_medians[p] / ms.median);
+            let speedup = peer
+                .map(|p: usize| cpu_medians[p] / ms.median)
+                .filter(|s| s.is_finite());
             let rows_per_s = rows as f64 / (ms.median / 1e3);
             let operators = if peer.is_some() {
                 operators(ctx, sql).await?

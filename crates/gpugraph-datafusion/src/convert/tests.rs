@@ -103,23 +103,21 @@ fn batches_converted_apart_merge_into_the_row_by_row_answer() {
     assert_eq!(chunk.rows, rows);
     assert_eq!(chunk.has_valid, 0b01, "only v has nulls");
     let v_words: Vec<u32> = values.iter().map(|v| v.unwrap_or(0) as u32).collect();
-    assert_eq!(&chunk.columns[0][..rows], &v_words[..]);
+    let words: Vec<Vec<u32>> = (0..3).map(|s| chunk.words(s)).collect();
+    assert_eq!(&words[0][..rows], &v_words[..]);
     for (i, v) in values.iter().enumerate() {
-        let bit = (chunk.columns[0][rows + i / 32] >> (i % 32)) & 1;
+        let bit = (words[0][rows + i / 32] >> (i % 32)) & 1;
         assert_eq!(bit == 1, v.is_some(), "validity of row {i}");
     }
     let p_words: Vec<u32> = prices.iter().map(|&p| p as u32).collect();
-    assert_eq!(chunk.columns[1], p_words);
+    assert_eq!(words[1], p_words);
     let mut first_seen: Vec<Option<&str>> = Vec::new();
     for (i, k) in keys.iter().enumerate() {
         let code = first_seen.iter().position(|s| s == k).unwrap_or_else(|| {
             first_seen.push(*k);
             first_seen.len() - 1
         });
-        assert_eq!(
-            chunk.columns[2][i], code as u32,
-            "key code of row {i} ({k:?})"
-        );
+        assert_eq!(words[2][i], code as u32, "key code of row {i} ({k:?})");
     }
     assert_eq!(converter.cardinalities(), vec![first_seen.len() as u32]);
     let groups: Vec<usize> = (0..first_seen.len()).collect();

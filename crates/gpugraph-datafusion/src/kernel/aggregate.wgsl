@@ -1,13 +1,15 @@
 // Partial aggregation: the accumulation and flush code around a query's row program, which
-// kernel/compile.rs compiles to `fn run_row` and appends to this file.
+// kernel/compile.rs compiles to `fn run_rows` and appends to this file.
 //
-// Every invocation walks rows with a grid stride and runs the row program per row: 64-bit
-// two's-complement integers (vec2: x low word, y high word) with SQL null flags. Sums and
-// counts accumulate per group in three-word (96-bit) integers, word-wise atomic adds with
-// explicit carries (a word whose addend and carry are both zero is skipped, so a small
-// positive value costs one atomic), first in workgroup memory when the groups fit (several
-// copies, so that invocations adding to one group contend less), then the copies are summed
-// and flushed into `acc`.
+// Every invocation walks rows with a grid stride, UNROLL rows per step (rows row, row +
+// stride, ...), and runs the row program on each: all the step's column loads are issued
+// first, so an invocation has UNROLL rows' loads in flight instead of waiting on one row's
+// filter before the next column's load. Values are 64-bit two's-complement integers (vec2:
+// x low word, y high word) with SQL null flags. Sums and counts accumulate per group in
+// three-word (96-bit) integers, word-wise atomic adds with explicit carries (a word whose
+// addend and carry are both zero is skipped, so a small positive value costs one atomic),
+// first in workgroup memory when the groups fit (several copies, so that invocations adding
+// to one group contend less), then the copies are summed and flushed into `acc`.
 
 struct Params {
     rows: u32,
@@ -34,6 +36,8 @@ struct Params {
 }
 
 const PRIVATE_WORDS: u32 = 4096u;
+// Rows per step of an invocation (kernel/compile.rs emits `run_rows` for this many).
+const UNROLL: u32 = 4u;
 const KIND_SUM: u32 = 0u;
 const KIND_MIN: u32 = 1u;
 const KIND_MAX: u32 = 2u;
@@ -193,8 +197,8 @@ fn aggregate(
     workgroupBarrier();
     let copy_base = select(0u, (lid % max(params.copies, 1u)) * params.copy_stride, private_acc);
     let first = (wid.x + wid.y * nwg.x) * 256u + lid;
-    for (var row = first; row < params.rows; row += params.row_stride) {
-        run_row(row, private_acc, copy_base);
+    for (var row = first; row < params.rows; row += UNROLL * params.row_stride) {
+        run_rows(row, private_acc, copy_base);
     }
     workgroupBarrier();
     for (var w = lid; w < params.private_words; w += 256u) {

@@ -55,8 +55,13 @@ struct Entry {
     null: Flag,
 }
 
-/// Emits WGSL lines, naming each distinct expression once.
+/// Emits one row's WGSL, naming each distinct expression once: column loads (and validity
+/// bits) into `loads`, which the step issues for all its rows before any row's body, and
+/// everything else into `body`.
 struct Emitter {
+    /// Which of the step's rows (names get it as a prefix; the row index is `row{k}`).
+    k: u32,
+    loads: String,
     body: String,
     names: HashMap<String, String>,
     next: usize,
@@ -68,9 +73,14 @@ impl Emitter {
         if let Some(name) = self.names.get(&expr) {
             return name.clone();
         }
-        let name = format!("t{}", self.next);
+        let name = format!("r{}t{}", self.k, self.next);
         self.next += 1;
-        let _ = writeln!(self.body, "    let {name}: {ty} = {expr};");
+        let (to, indent) = if expr.contains("[row") || expr.contains("(row") {
+            (&mut self.loads, "    ")
+        } else {
+            (&mut self.body, "        ")
+        };
+        let _ = writeln!(to, "{indent}let {name}: {ty} = {expr};");
         self.names.insert(expr, name.clone());
         name
     }
@@ -99,7 +109,7 @@ impl Emitter {
     }
 
     fn line(&mut self, text: &str) {
-        self.body.push_str("    ");
+        self.body.push_str("        ");
         self.body.push_str(text);
         self.body.push('\n');
     }
@@ -111,11 +121,62 @@ fn pop(stack: &mut Vec<Entry>) -> Entry {
         .expect("Program::check rules out stack underflow before compiling")
 }
 
+/// Rows per step of an invocation (the template's `UNROLL`).
+pub const UNROLL: u32 = 4;
+
 /// The complete shader for `program`; `nullable` has bit s set when column slot s may hold
 /// nulls in some chunk (the others' null flags fold to `false`). Assumes
 /// [`Program::check`] passed.
 pub fn shader(program: &Program, nullable: u32) -> String {
+    let rows: Vec<Emitter> = (0..UNROLL).map(|k| row(program, nullable, k)).collect();
+    let mut slots_used = 0u32;
+    for op in &program.ops {
+        if let Op::Load(c) = op {
+            slots_used |= 1 << c;
+        }
+    }
+    let mut out = String::with_capacity(TEMPLATE.len() + 4096);
+    out.push_str(TEMPLATE);
+    out.push_str("\n// Generated from the query's row program (kernel/compile.rs).\n");
+    for c in 0..SLOTS {
+        if slots_used >> c & 1 == 1 && nullable >> c & 1 == 1 {
+            let _ = writeln!(
+                out,
+                "fn valid{c}(row: u32) -> bool {{\n    if (((params.has_valid >> {c}u) & 1u) == 0u) {{ return true; }}\n    return ((col{c}[params.rows + row / 32u] >> (row % 32u)) & 1u) != 0u;\n}}"
+            );
+        }
+    }
+    out.push_str("fn run_rows(first: u32, private_acc: bool, copy_base: u32) {\n");
+    out.push_str("    let last = params.rows - 1u;\n");
+    for k in 0..UNROLL {
+        // Rows past the chunk load its last row (in bounds) and skip their body.
+        let _ = writeln!(
+            out,
+            "    let live{k} = first + {k}u * params.row_stride < params.rows;\n    let row{k} = min(first + {k}u * params.row_stride, last);"
+        );
+    }
+    for r in &rows {
+        out.push_str(&r.loads);
+    }
+    for r in &rows {
+        // `break` leaves the row (a failed filter, a group out of range).
+        let _ = writeln!(out, "    if (live{}) {{ loop {{", r.k);
+        // A program without a Group instruction accumulates into group 0.
+        if !program.ops.contains(&Op::Group) {
+            out.push_str("        let base = 0u;\n");
+        }
+        out.push_str(&r.body);
+        out.push_str("        break;\n    } }\n");
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Row `k` of a step: its loads and its body.
+fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
     let mut e = Emitter {
+        k,
+        loads: String::new(),
         body: String::new(),
         names: HashMap::new(),
         next: 0,
@@ -123,14 +184,12 @@ pub fn shader(program: &Program, nullable: u32) -> String {
     let wpg = program.words_per_group().max(1);
     let mut stack: Vec<Entry> = Vec::new();
     let mut constants = 0u32;
-    let mut slots_used = 0u32;
     for op in &program.ops {
         match *op {
             Op::Load(c) => {
-                slots_used |= 1 << c;
-                let value = e.value(format!("widen(col{c}[row])"));
+                let value = e.value(format!("widen(col{c}[row{k}])"));
                 let null = if nullable >> c & 1 == 1 {
-                    e.flag(format!("!valid{c}(row)"))
+                    e.flag(format!("!valid{c}(row{k})"))
                 } else {
                     Flag::False
                 };
@@ -241,7 +300,7 @@ pub fn shader(program: &Program, nullable: u32) -> String {
             Op::Filter => {
                 let p = pop(&mut stack);
                 e.line(&format!(
-                    "if ({} || !truth({})) {{ return; }}",
+                    "if ({} || !truth({})) {{ break; }}",
                     p.null.text(),
                     p.value
                 ));
@@ -249,7 +308,7 @@ pub fn shader(program: &Program, nullable: u32) -> String {
             Op::Group => {
                 let g = pop(&mut stack);
                 e.line(&format!("let group = {}.x;", g.value));
-                e.line("if (group >= params.groups) { return; }");
+                e.line("if (group >= params.groups) { break; }");
                 e.line(&format!("let base = group * {wpg}u;"));
             }
             Op::Sum(w) | Op::Count(w) | Op::Min(w) | Op::Max(w) => {
@@ -280,25 +339,7 @@ pub fn shader(program: &Program, nullable: u32) -> String {
             }
         }
     }
-    let mut out = String::with_capacity(TEMPLATE.len() + e.body.len() + 1024);
-    out.push_str(TEMPLATE);
-    out.push_str("\n// Generated from the query's row program (kernel/compile.rs).\n");
-    for c in 0..SLOTS {
-        if slots_used >> c & 1 == 1 && nullable >> c & 1 == 1 {
-            let _ = writeln!(
-                out,
-                "fn valid{c}(row: u32) -> bool {{\n    if (((params.has_valid >> {c}u) & 1u) == 0u) {{ return true; }}\n    return ((col{c}[params.rows + row / 32u] >> (row % 32u)) & 1u) != 0u;\n}}"
-            );
-        }
-    }
-    out.push_str("fn run_row(row: u32, private_acc: bool, copy_base: u32) {\n");
-    // A program without a Group instruction accumulates into group 0.
-    if !program.ops.contains(&Op::Group) {
-        out.push_str("    let base = 0u;\n");
-    }
-    out.push_str(&e.body);
-    out.push_str("}\n");
-    out
+    e
 }
 
 #[cfg(test)]
@@ -339,14 +380,23 @@ mod tests {
         };
         let no_nulls = shader(&p, 0);
         validate(&no_nulls);
-        assert_eq!(no_nulls.matches("mul64(t").count(), 1, "{no_nulls}");
+        assert_eq!(
+            no_nulls.matches("mul64(r0t").count(),
+            1,
+            "one product per row of a step: {no_nulls}"
+        );
+        assert_eq!(no_nulls.matches("mul64(").count(), UNROLL as usize + 1);
         assert!(!no_nulls.contains("valid0("), "no validity without nulls");
         let nulls = shader(&p, 0b010);
         validate(&nulls);
         assert!(nulls.contains("fn valid1("), "{nulls}");
         assert!(
-            nulls.contains("if (!t"),
+            nulls.contains("if (!r0t"),
             "the sum is guarded by the null flag"
+        );
+        assert!(
+            TEMPLATE.contains(&format!("const UNROLL: u32 = {UNROLL}u;")),
+            "the template steps by the rows run_rows handles"
         );
         // Constants never reach the text: two literals give one pipeline.
         let with = |v| Program {

@@ -53,8 +53,8 @@ pub enum KernelError {
         /// The limit.
         max: usize,
     },
-    /// Reading the accumulators back failed.
-    #[error("reading the accumulators back failed: {0}")]
+    /// Writing the initial accumulators or reading them back failed.
+    #[error("moving the accumulators failed: {0}")]
     Readback(String),
     /// A chunk of more rows than a dispatch addresses.
     #[error("a chunk of {rows} rows; at most {max} per dispatch")]
@@ -140,27 +140,30 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
     let buffers: Vec<wgpu::Buffer> = chunk
         .columns
         .iter()
-        .map(|words| {
+        .map(|parts| {
+            let words: usize = parts.iter().map(Vec::len).sum();
             storage(
                 &ctx.device,
                 "gpugraph-datafusion-column",
-                words.len() as u64 * 4,
+                words as u64 * 4,
                 wgpu::BufferUsages::COPY_DST,
             )
         })
         .collect();
-    // All columns in one pass through the staging ring: packed back to back, one submission
-    // per staging buffer rather than per column.
-    let targets: Vec<Target<'_>> = chunk
-        .columns
-        .iter()
-        .zip(&buffers)
-        .map(|(words, buffer)| Target {
-            buffer,
-            offset: 0,
-            source: Source::Bytes(bytemuck::cast_slice(words)),
-        })
-        .collect();
+    // Every part of every column in one pass through the staging ring: packed back to back,
+    // one submission per staging buffer rather than per column or part.
+    let mut targets = Vec::new();
+    for (parts, buffer) in chunk.columns.iter().zip(&buffers) {
+        let mut offset = 0u64;
+        for words in parts {
+            targets.push(Target {
+                buffer,
+                offset,
+                source: Source::Bytes(bytemuck::cast_slice(words)),
+            });
+            offset += words.len() as u64 * 4;
+        }
+    }
     gpugraph_tables::upload::write_targets(&ctx.device, &ctx.queue, &targets)?;
     Ok(GpuChunk {
         rows: chunk.rows as u32,
@@ -236,8 +239,14 @@ pub fn run(
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation: true,
     });
-    acc.slice(..).get_mapped_range_mut()[..words * 4]
-        .copy_from_slice(bytemuck::cast_slice(&initial));
+    {
+        let mut view = acc
+            .slice(..)
+            .get_mapped_range_mut()
+            .map_err(|e| KernelError::Readback(format!("mapping the accumulators failed: {e}")))?;
+        view.slice(..words * 4)
+            .copy_from_slice(bytemuck::cast_slice(&initial));
+    }
     acc.unmap();
     let placeholder = storage(
         device,
@@ -363,8 +372,14 @@ pub fn run(
         staging.destroy();
         return Err(KernelError::Readback(reason));
     }
+    let view = staging.slice(..).get_mapped_range();
     let (out, gpu) = {
-        let view = staging.slice(..).get_mapped_range();
+        let Ok(view) = view else {
+            staging.destroy();
+            return Err(KernelError::Readback(
+                "the mapped readback buffer has no view".into(),
+            ));
+        };
         let out: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..acc_bytes as usize]);
         let gpu = timer.as_ref().map(|_| {
             let ticks: [u64; 2] =

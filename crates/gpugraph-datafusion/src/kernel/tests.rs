@@ -151,7 +151,14 @@ fn check(
         }
         let chunk = Chunk {
             rows: n,
-            columns,
+            // Two parts per column, split unevenly, as merged batches arrive.
+            columns: columns
+                .into_iter()
+                .map(|c| {
+                    let (a, b) = c.split_at(c.len() / 3);
+                    vec![a.to_vec(), b.to_vec()]
+                })
+                .collect(),
             has_valid: if nulls { 0b10 } else { 0 },
         };
         gpu_chunks.push(upload(ctx, &chunk).expect("upload"));
