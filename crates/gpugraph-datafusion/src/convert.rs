@@ -469,6 +469,50 @@ fn append_bits(dst: &mut Vec<u32>, base: usize, n: usize, src: Option<&[u32]>) {
     }
 }
 
+/// One part of a chunk's column: words as they go to the GPU, or a batch's local key codes
+/// with the map into the query's codes, applied while the upload fills its staging buffers
+/// (on the upload's threads, so the merge never walks a key column's rows).
+#[derive(Clone, Debug)]
+pub enum Part {
+    /// Words as they are.
+    Words(Vec<u32>),
+    /// `map[code]` for each code.
+    Codes {
+        /// Batch-local codes.
+        codes: Vec<u32>,
+        /// Local code → the query's code.
+        map: Vec<u32>,
+    },
+}
+
+impl Part {
+    /// Words in the part.
+    pub fn len(&self) -> usize {
+        match self {
+            Part::Words(w) => w.len(),
+            Part::Codes { codes, .. } => codes.len(),
+        }
+    }
+
+    /// Whether the part has no words.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Words `at ..` of the part into `out` (mapped codes for [`Part::Codes`]).
+    pub fn write(&self, at: usize, out: &mut [u32]) {
+        match self {
+            Part::Words(w) => out.copy_from_slice(&w[at..at + out.len()]),
+            Part::Codes { codes, map } => {
+                let n = out.len();
+                for (o, &c) in out.iter_mut().zip(&codes[at..at + n]) {
+                    *o = map[c as usize];
+                }
+            }
+        }
+    }
+}
+
 /// One chunk of rows as the kernel binds it.
 #[derive(Debug, Default)]
 pub struct Chunk {
@@ -477,15 +521,21 @@ pub struct Chunk {
     /// Per slot, its words in consecutive parts (one per merged batch, so merging never copies
     /// a batch's words; the upload packs the parts back to back): `rows` values in all, then
     /// `ceil(rows / 32)` validity words where bit `slot` of `has_valid` is set.
-    pub columns: Vec<Vec<Vec<u32>>>,
+    pub columns: Vec<Vec<Part>>,
     /// Bit s: slot s carries validity words.
     pub has_valid: u32,
 }
 
 impl Chunk {
-    /// Slot `s`'s words, concatenated.
+    /// Slot `s`'s words, concatenated (codes mapped).
     pub fn words(&self, s: usize) -> Vec<u32> {
-        self.columns[s].concat()
+        let mut out = Vec::new();
+        for part in &self.columns[s] {
+            let start = out.len();
+            out.resize(start + part.len(), 0);
+            part.write(0, &mut out[start..]);
+        }
+        out
     }
 }
 
@@ -561,7 +611,7 @@ impl Converter {
         for (s, column) in batch.values.into_iter().enumerate() {
             self.stats[s] = self.stats[s].merge(column.stats);
             if n > 0 {
-                self.pending.columns[s].push(column.words);
+                self.pending.columns[s].push(Part::Words(column.words));
             }
             self.any_null[s] |= column.valid.is_some();
             append_bits(&mut self.valid[s], base, n, column.valid.as_deref());
@@ -579,12 +629,11 @@ impl Converter {
                 let (value, row) = &local.values[i];
                 global[i] = dict.code(value, (index, *row), &mut fresh);
             }
-            let mut codes = local.codes;
-            for c in &mut codes {
-                *c = global[*c as usize];
-            }
             if n > 0 {
-                self.pending.columns[values + k].push(codes);
+                self.pending.columns[values + k].push(Part::Codes {
+                    codes: local.codes,
+                    map: global,
+                });
             }
             if fresh {
                 dict.arrays.push(local.array);
@@ -607,7 +656,7 @@ impl Converter {
         for s in 0..self.layout.values.len() {
             let valid = std::mem::take(&mut self.valid[s]);
             if std::mem::take(&mut self.any_null[s]) {
-                chunk.columns[s].push(valid);
+                chunk.columns[s].push(Part::Words(valid));
                 chunk.has_valid |= 1 << s;
             }
         }

@@ -289,6 +289,16 @@ impl Run {
                 .subset_time("gpu_time", 0)
                 .add_duration(gpu);
         }
+        // The chunks' passes alone (gpu_time less the gaps between passes), and the first
+        // chunk's, which shows a device still waking up.
+        if let Some(first) = times.chunks.first() {
+            MetricBuilder::new(&self.metrics)
+                .subset_time("gpu_first_chunk_time", 0)
+                .add_duration(*first);
+            MetricBuilder::new(&self.metrics)
+                .subset_time("gpu_chunks_time", 0)
+                .add_duration(times.chunks.iter().sum());
+        }
         let batch =
             self.plan
                 .output(&acc, &words, program.words_per_group(), groups, &|k, g| {

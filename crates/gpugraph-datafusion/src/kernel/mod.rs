@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use bytemuck::{Pod, Zeroable};
 use gpugraph_command::{wgpu, GpuContext};
 use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
-use gpugraph_tables::upload::{Source, Target};
+use gpugraph_tables::upload::{FillFn, Source, Target};
 
-use crate::convert::Chunk;
+use crate::convert::{Chunk, Part};
 use crate::plan::MAX_SLOTS;
 use crate::program::{Program, ProgramError};
 
@@ -141,7 +141,7 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
         .columns
         .iter()
         .map(|parts| {
-            let words: usize = parts.iter().map(Vec::len).sum();
+            let words: usize = parts.iter().map(Part::len).sum();
             storage(
                 &ctx.device,
                 "gpugraph-datafusion-column",
@@ -150,18 +150,41 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
             )
         })
         .collect();
+    // Key codes are mapped into the query's codes as the staging buffers fill (on the upload's
+    // threads).
+    let fills: Vec<Box<FillFn<'_>>> = chunk
+        .columns
+        .iter()
+        .flatten()
+        .map(|part| -> Box<FillFn<'_>> {
+            Box::new(move |at: u64, out: &mut [u8]| {
+                let out: &mut [u32] = bytemuck::cast_slice_mut(out);
+                part.write(at as usize / 4, out);
+                Ok(())
+            })
+        })
+        .collect();
     // Every part of every column in one pass through the staging ring: packed back to back,
     // one submission per staging buffer rather than per column or part.
     let mut targets = Vec::new();
+    let mut fill = fills.iter();
     for (parts, buffer) in chunk.columns.iter().zip(&buffers) {
         let mut offset = 0u64;
-        for words in parts {
+        for part in parts {
+            let f = fill.next().expect("one fill per part");
             targets.push(Target {
                 buffer,
                 offset,
-                source: Source::Bytes(bytemuck::cast_slice(words)),
+                source: match part {
+                    Part::Words(words) => Source::Bytes(bytemuck::cast_slice(words)),
+                    Part::Codes { codes, .. } => Source::Fill {
+                        len: codes.len() as u64 * 4,
+                        row: 4,
+                        fill: f.as_ref(),
+                    },
+                },
             });
-            offset += words.len() as u64 * 4;
+            offset += part.len() as u64 * 4;
         }
     }
     gpugraph_tables::upload::write_targets(&ctx.device, &ctx.queue, &targets)?;
@@ -173,14 +196,17 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
 }
 
 /// Times of one [`run`].
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RunTimes {
     /// From submission until the accumulators are on the host (host clock; reading a few
     /// accumulator words back is part of it).
     pub kernel: Duration,
-    /// The dispatches' own time on the GPU, from timestamps written at the start and end of
-    /// the compute pass (`None` where the device has no timestamp queries).
+    /// The dispatches' time on the GPU, from the first chunk's start to the last one's end
+    /// (timestamp queries; `None` where the device has none, or without rows).
     pub gpu: Option<Duration>,
+    /// Each timed chunk's own GPU time (its compute pass), in order: every chunk up to 511,
+    /// then the last one. Empty without timestamp queries.
+    pub chunks: Vec<Duration>,
 }
 
 /// Runs `program` over `chunks` into `groups` groups; returns the accumulator words
@@ -264,32 +290,43 @@ pub fn run(
         label: Some("gpugraph-datafusion-aggregate"),
     });
     let mut keep = Vec::new();
+    // A compute pass per chunk, each timed at its start and end (the first 511 chunks and the
+    // last one; more would outgrow a query set), so a run reports its chunks' GPU times.
+    let live: Vec<&GpuChunk> = chunks.iter().filter(|c| c.rows > 0).collect();
+    let timed = live.len().clamp(1, 512);
+    let slot_of = |i: usize| {
+        if i + 1 == live.len() {
+            Some(timed - 1)
+        } else {
+            (i + 1 < timed).then_some(i)
+        }
+    };
     let timer = ctx.capabilities().timestamp_query.then(|| {
         let set = device.create_query_set(&wgpu::QuerySetDescriptor {
             label: Some("gpugraph-datafusion-aggregate-time"),
             ty: wgpu::QueryType::Timestamp,
-            count: 2,
+            count: 2 * timed as u32,
         });
         let resolved = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("gpugraph-datafusion-aggregate-time"),
-            size: 16,
+            size: 16 * timed as u64,
             usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
         (set, resolved)
     });
     {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("gpugraph-datafusion-aggregate"),
-            timestamp_writes: timer
-                .as_ref()
-                .map(|(set, _)| wgpu::ComputePassTimestampWrites {
-                    query_set: set,
-                    beginning_of_pass_write_index: Some(0),
-                    end_of_pass_write_index: Some(1),
+        for (i, chunk) in live.iter().enumerate() {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("gpugraph-datafusion-aggregate"),
+                timestamp_writes: timer.as_ref().zip(slot_of(i)).map(|((set, _), s)| {
+                    wgpu::ComputePassTimestampWrites {
+                        query_set: set,
+                        beginning_of_pass_write_index: Some(2 * s as u32),
+                        end_of_pass_write_index: Some(2 * s as u32 + 1),
+                    }
                 }),
-        });
-        for chunk in chunks.iter().filter(|c| c.rows > 0) {
+            });
             // Private accumulators pay a flush per workgroup: fewer, longer-running groups.
             let cap = if private { 1024 } else { 65_535 };
             let workgroups = chunk.rows.div_ceil(WORKGROUP).min(cap);
@@ -336,9 +373,10 @@ pub fn run(
     // submission as the dispatches, so a run costs one submission and one wait.
     let acc_bytes = words as u64 * 4;
     let ticks_at = acc_bytes.div_ceil(8) * 8;
+    let ticks_bytes = 16 * timed as u64;
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("gpugraph-datafusion-readback"),
-        size: (ticks_at + 16).div_ceil(16) * 16,
+        size: (ticks_at + ticks_bytes).div_ceil(16) * 16,
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
@@ -346,8 +384,8 @@ pub fn run(
         encoder.copy_buffer_to_buffer(&acc, 0, &staging, 0, acc_bytes);
     }
     if let Some((set, resolved)) = &timer {
-        encoder.resolve_query_set(set, 0..2, resolved, 0);
-        encoder.copy_buffer_to_buffer(resolved, 0, &staging, ticks_at, 16);
+        encoder.resolve_query_set(set, 0..2 * timed as u32, resolved, 0);
+        encoder.copy_buffer_to_buffer(resolved, 0, &staging, ticks_at, ticks_bytes);
     }
     let start = Instant::now();
     let submission = ctx.queue.submit([encoder.finish()]);
@@ -373,7 +411,7 @@ pub fn run(
         return Err(KernelError::Readback(reason));
     }
     let view = staging.slice(..).get_mapped_range();
-    let (out, gpu) = {
+    let (out, gpu, chunk_times) = {
         let Ok(view) = view else {
             staging.destroy();
             return Err(KernelError::Readback(
@@ -381,14 +419,17 @@ pub fn run(
             ));
         };
         let out: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..acc_bytes as usize]);
-        let gpu = timer.as_ref().map(|_| {
-            let ticks: [u64; 2] =
-                bytemuck::pod_read_unaligned(&view[ticks_at as usize..ticks_at as usize + 16]);
-            let ns =
-                ticks[1].saturating_sub(ticks[0]) as f64 * ctx.queue.get_timestamp_period() as f64;
-            Duration::from_nanos(ns as u64)
+        let mut chunk_times = Vec::new();
+        let gpu = timer.as_ref().filter(|_| !live.is_empty()).map(|_| {
+            let end = ticks_at as usize + ticks_bytes as usize;
+            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&view[ticks_at as usize..end]);
+            let period = ctx.queue.get_timestamp_period() as f64;
+            let span =
+                |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
+            chunk_times = ticks.chunks(2).map(|t| span(t[0], t[1])).collect();
+            span(ticks[0], ticks[2 * timed - 1])
         });
-        (out, gpu)
+        (out, gpu, chunk_times)
     };
     staging.destroy();
     Ok((
@@ -396,6 +437,7 @@ pub fn run(
         RunTimes {
             kernel: kernel_time,
             gpu,
+            chunks: chunk_times,
         },
     ))
 }

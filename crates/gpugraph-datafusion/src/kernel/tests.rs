@@ -1,6 +1,7 @@
 use rand::{Rng, SeedableRng};
 
 use super::*;
+use crate::convert::Part;
 use crate::program::{run_cpu, ColumnWords, Layout, Op, Program};
 
 fn gpu() -> GpuContext {
@@ -156,7 +157,7 @@ fn check(
                 .into_iter()
                 .map(|c| {
                     let (a, b) = c.split_at(c.len() / 3);
-                    vec![a.to_vec(), b.to_vec()]
+                    vec![Part::Words(a.to_vec()), Part::Words(b.to_vec())]
                 })
                 .collect(),
             has_valid: if nulls { 0b10 } else { 0 },
