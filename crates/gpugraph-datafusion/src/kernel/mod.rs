@@ -102,6 +102,18 @@ pub fn private_copies(words: usize) -> (u32, u32) {
     (copies as u32, stride as u32)
 }
 
+/// A launch-shape override from the environment, for measuring the kernel on a device
+/// without rebuilding: `GPUGRAPH_AGG_WORKGROUPS` (most workgroups per chunk with private
+/// accumulators, default 1024) and `GPUGRAPH_AGG_COPIES` (most private accumulator copies,
+/// default as [`private_copies`]). Results do not depend on either.
+fn tuning(name: &str, default: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(default)
+}
+
 /// One uploaded chunk: a buffer per column slot.
 #[derive(Debug)]
 pub struct GpuChunk {
@@ -282,7 +294,8 @@ pub fn run(
     );
     let private = (words | 1) <= PRIVATE_WORDS;
     let (copies, copy_stride) = if private {
-        private_copies(words)
+        let (copies, stride) = private_copies(words);
+        (copies.min(tuning("GPUGRAPH_AGG_COPIES", copies)), stride)
     } else {
         (0, 0)
     };
@@ -328,7 +341,11 @@ pub fn run(
                 }),
             });
             // Private accumulators pay a flush per workgroup: fewer, longer-running groups.
-            let cap = if private { 1024 } else { 65_535 };
+            let cap = if private {
+                tuning("GPUGRAPH_AGG_WORKGROUPS", 1024).clamp(1, 65_535)
+            } else {
+                65_535
+            };
             let workgroups = chunk.rows.div_ceil(WORKGROUP).min(cap);
             let params = Params {
                 rows: chunk.rows,
