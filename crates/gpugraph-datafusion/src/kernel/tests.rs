@@ -251,8 +251,8 @@ fn sums_carry_past_64_bits() {
 fn private_copies_fill_workgroup_memory_with_odd_strides() {
     assert_eq!(
         private_copies(3),
-        (256, 3),
-        "one copy per invocation at most"
+        (MAX_COPIES as u32, 3),
+        "few words: at most MAX_COPIES copies"
     );
     assert_eq!(private_copies(216), (18, 217));
     assert_eq!(private_copies(4095), (1, 4095));
