@@ -111,45 +111,36 @@ fn boolean(b: bool) -> vec2<u32> {
     return vec2<u32>(select(0u, 1u, b), 0u);
 }
 
-// acc[at .. at + 3] += (a0, a1, a2) mod 2^96: each word's carry goes into the next word's add,
+// Adds `v` to word `at` of the workgroup's private accumulators or of `acc`; returns the old
+// value. `private_acc` is uniform across a dispatch, so the branch never diverges.
+fn add_word(private_acc: bool, at: u32, v: u32) -> u32 {
+    if (private_acc) {
+        return atomicAdd(&wacc[at], v);
+    }
+    return atomicAdd(&acc[at], v);
+}
+
+// Words at .. at + 3 += (a0, a1, a2) mod 2^96: each word's carry goes into the next word's add,
 // so concurrent adds in any order give the exact sum. Adding zero to a word changes nothing,
 // so the upper words are touched only when their addend or carry is not zero.
-fn add96_global(at: u32, a0: u32, a1: u32, a2: u32) {
-    let old0 = atomicAdd(&acc[at], a0);
+fn add96_at(private_acc: bool, at: u32, a0: u32, a1: u32, a2: u32) {
+    let old0 = add_word(private_acc, at, a0);
     let c0 = select(0u, 1u, old0 + a0 < old0);
     let m = a1 + c0;
     var c1 = select(0u, 1u, m < a1);
     if (m != 0u) {
-        let old1 = atomicAdd(&acc[at + 1u], m);
+        let old1 = add_word(private_acc, at + 1u, m);
         c1 += select(0u, 1u, old1 + m < old1);
     }
     let top = a2 + c1;
     if (top != 0u) {
-        atomicAdd(&acc[at + 2u], top);
+        add_word(private_acc, at + 2u, top);
     }
 }
 
-fn add96_private(at: u32, a0: u32, a1: u32, a2: u32) {
-    let old0 = atomicAdd(&wacc[at], a0);
-    let c0 = select(0u, 1u, old0 + a0 < old0);
-    let m = a1 + c0;
-    var c1 = select(0u, 1u, m < a1);
-    if (m != 0u) {
-        let old1 = atomicAdd(&wacc[at + 1u], m);
-        c1 += select(0u, 1u, old1 + m < old1);
-    }
-    let top = a2 + c1;
-    if (top != 0u) {
-        atomicAdd(&wacc[at + 2u], top);
-    }
-}
-
+// The sum at word `at` of a group layout: in this invocation's private copy, or in `acc`.
 fn add96(private_acc: bool, copy_base: u32, at: u32, a0: u32, a1: u32, a2: u32) {
-    if (private_acc) {
-        add96_private(copy_base + at, a0, a1, a2);
-    } else {
-        add96_global(at, a0, a1, a2);
-    }
+    add96_at(private_acc, select(at, copy_base + at, private_acc), a0, a1, a2);
 }
 
 fn kind_of(w: u32) -> u32 {
@@ -220,7 +211,7 @@ fn aggregate(
                 s = vec3<u32>(lo, mid2, s.z + v2 + c1 + c2);
             }
             if ((s.x | s.y | s.z) != 0u) {
-                add96_global(w, s.x, s.y, s.z);
+                add96_at(false, w, s.x, s.y, s.z);
             }
         } else if (kind == KIND_MIN) {
             var m = 0xffffffffu;
