@@ -8,6 +8,11 @@ cd "$root"
 mkdir -p .git/info && touch .git/info/exclude
 grep -qxF /.wheels/ .git/info/exclude || echo /.wheels/ >> .git/info/exclude
 py=${1:-3.12}
-python3 -m pip download duckdb --no-deps --only-binary=:all: --python-version "$py" \
-  --platform manylinux2014_x86_64 -d .wheels
+# Newer glibc tags first: DuckDB publishes 2.x only as manylinux_2_27/2_28 wheels, and with
+# manylinux2014 alone pip silently settles for 1.2.2. DUCKDB pins the version the issue's
+# reference numbers came from.
+rm -f .wheels/duckdb-*.whl
+python3 -m pip download "duckdb==${DUCKDB:-2.0.1}" --no-deps --only-binary=:all: --python-version "$py" \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux2014_x86_64 \
+  -d .wheels
 du -sh .wheels

@@ -12,6 +12,7 @@
 //! (`EXPLAIN ANALYZE`) and [`Self::fallback`].
 
 use std::fmt;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -27,13 +28,14 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
     PlanProperties, SendableRecordBatchStream,
 };
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use gpugraph_command::GpuContext;
 
 use crate::cache::{GpuCache, Prepared};
 use crate::convert::{Chunk, Converter};
 use crate::kernel::{self, GpuChunk};
 use crate::plan::GpuPlan;
+use crate::scan::{DirectScan, Scanned};
 
 /// Rows per uploaded chunk (one dispatch each). 4M rows: a run pays a parameter buffer, a
 /// bind group and a flush of the workgroups' private accumulators per chunk (15 at TPC-H
@@ -183,10 +185,21 @@ impl Run {
 
     async fn run(self) -> Result<Vec<RecordBatch>> {
         let convert_time = MetricBuilder::new(&self.metrics).subset_time("convert_time", 0);
+        let decode_time = MetricBuilder::new(&self.metrics).subset_time("decode_time", 0);
         let merge_time = MetricBuilder::new(&self.metrics).subset_time("merge_time", 0);
         let upload_time = MetricBuilder::new(&self.metrics).subset_time("upload_time", 0);
         let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
         let rows_in = MetricBuilder::new(&self.metrics).counter("input_rows", 0);
+        let upload_bytes = MetricBuilder::new(&self.metrics).counter("upload_bytes", 0);
+        // Wall-clock milestones from the start of the run: where the critical path goes
+        // (the scan and conversion, the uploads' tail, the kernel) when the summed times
+        // above overlap.
+        let started = Instant::now();
+        let milestone = |name: &'static str| {
+            MetricBuilder::new(&self.metrics)
+                .subset_time(name, 0)
+                .add_duration(started.elapsed());
+        };
         if let Ok(mut f) = self.fallback.lock() {
             *f = None;
         }
@@ -210,24 +223,36 @@ impl Run {
                 // Batches convert on the runtime's threads, several at once, in arrival order;
                 // only the merge (copies and a remap of batch-local key codes) runs here.
                 let layout = converter.layout();
-                let ahead = std::thread::available_parallelism().map_or(4, |n| n.get() * 2);
-                let mut stream = all_partitions(&self.plan.source, &self.context)
-                    .map(|batch| {
-                        let layout = Arc::clone(&layout);
-                        async move {
-                            let batch = batch?;
-                            tokio::spawn(async move {
-                                let start = Instant::now();
-                                let converted = layout.convert(&batch);
-                                (converted, start.elapsed())
+                let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+                let direct = DirectScan::of(&self.plan.source, &self.plan.values, &self.plan.keys);
+                let mut stream: Pin<Box<dyn Stream<Item = Scanned> + Send>> = match direct {
+                    Some(scan) => {
+                        MetricBuilder::new(&self.metrics)
+                            .global_counter("direct_scan")
+                            .add(1);
+                        Box::pin(scan.stream(Arc::clone(&layout), threads))
+                    }
+                    None => Box::pin(
+                        all_partitions(&self.plan.source, &self.context)
+                            .map(move |batch| {
+                                let layout = Arc::clone(&layout);
+                                async move {
+                                    let batch = batch?;
+                                    tokio::spawn(async move {
+                                        let start = Instant::now();
+                                        let converted = layout.convert(&batch);
+                                        (converted, Duration::ZERO, start.elapsed())
+                                    })
+                                    .await
+                                    .map_err(|e| DataFusionError::External(Box::new(e)))
+                                }
                             })
-                            .await
-                            .map_err(|e| DataFusionError::External(Box::new(e)))
-                        }
-                    })
-                    .buffered(ahead);
+                            .buffered(threads * 2),
+                    ),
+                };
                 while let Some(converted) = stream.next().await {
-                    let (converted, took) = converted?;
+                    let (converted, decoded, took) = converted?;
+                    decode_time.add_duration(decoded);
                     convert_time.add_duration(took);
                     let converted = match converted {
                         Ok(c) => c,
@@ -247,13 +272,17 @@ impl Run {
                 if converter.pending_rows() > 0 {
                     uploads.push(self.upload(converter.take_chunk()));
                 }
+                milestone("scan_done_at");
                 for upload in uploads {
                     let (chunk, took) = upload
                         .await
                         .map_err(|e| DataFusionError::External(Box::new(e)))?;
                     upload_time.add_duration(took);
-                    chunks.push(chunk.map_err(external)?);
+                    let chunk = chunk.map_err(external)?;
+                    upload_bytes.add(chunk.bytes() as usize);
+                    chunks.push(chunk);
                 }
+                milestone("upload_done_at");
                 let prepared = Arc::new(Prepared { converter, chunks });
                 if let Some((key, batches)) = cached {
                     self.cache.insert(key, batches, Arc::clone(&prepared));
@@ -285,6 +314,7 @@ impl Run {
         let (program, words) = self.plan.program(&cards, nullable);
         let (acc, times) = kernel::run(&self.gpu, &program, groups, chunks).map_err(external)?;
         kernel_time.add_duration(times.kernel);
+        milestone("kernel_done_at");
         if let Some(gpu) = times.gpu {
             MetricBuilder::new(&self.metrics)
                 .subset_time("gpu_time", 0)

@@ -38,6 +38,9 @@
 //!   per program shape (constants stay in a buffer), so literals compile nothing new.
 //! - The column cache ([`GpuCache`]) holds in-memory tables only, per (source, column set);
 //!   files are re-read every time (see `cache.rs`).
+//! - A plain local Parquet scan below the aggregate is read by the exec itself
+//!   ([`scan::DirectScan`]): whole row groups on every core, decimals as the file's own
+//!   integers, converted on the decoding thread. Other sources keep DataFusion's scan.
 //! - Kernel time is measured both ways: host (submission to completion, `gpu_kernel_time`)
 //!   and, where the device has timestamp queries, on the GPU (`gpu_time`).
 
@@ -54,6 +57,7 @@ pub mod kernel;
 pub mod plan;
 pub mod program;
 pub mod rule;
+pub mod scan;
 
 use std::sync::Arc;
 

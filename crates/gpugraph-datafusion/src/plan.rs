@@ -374,8 +374,13 @@ impl GpuPlan {
             };
             for dt in &a.state {
                 let array: ArrayRef = match (a.kind, dt) {
-                    (AggKind::Avg, DataType::UInt64) => Arc::new(UInt64Array::from_iter_values(
-                        emitted.iter().map(|&g| count(g) as u64),
+                    // A group with no non-null argument has a NULL count, as DataFusion's own
+                    // partial avg emits it: its final avg marks a group seen by a non-null
+                    // count and would divide that group's NULL sum by zero.
+                    (AggKind::Avg, DataType::UInt64) => Arc::new(UInt64Array::from_iter(
+                        emitted
+                            .iter()
+                            .map(|&g| Some(count(g) as u64).filter(|&c| c > 0)),
                     )),
                     (AggKind::Count, _) => Arc::new(Int64Array::from_iter_values(
                         emitted.iter().map(|&g| count(g) as i64),

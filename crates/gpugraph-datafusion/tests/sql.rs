@@ -102,6 +102,8 @@ const ON_GPU: &[&str] = &[
     "SELECT d, sum(b - a), avg(b) FROM t WHERE NOT (a IN (1, 2, NULL)) OR a IS NULL \
      GROUP BY d ORDER BY d",
     "SELECT count(*), sum(a) FROM t WHERE a IS NOT NULL AND (b < 0 OR b > 100.5)",
+    // Groups whose avg argument is always NULL (a NULL count in the partial state).
+    "SELECT k1, avg(b), avg(a), count(b) FROM t WHERE b IS NULL GROUP BY k1 ORDER BY k1",
     // Every row filtered out, with and without GROUP BY.
     "SELECT k1, sum(a) FROM t WHERE a > 1000000 GROUP BY k1 ORDER BY k1",
     "SELECT sum(a), count(*), avg(b), min(a) FROM t WHERE a > 1000000",
@@ -219,4 +221,132 @@ async fn unsupported_expressions_stay_on_the_cpu_and_explain_says_why() {
         let text = explain(&g, q).await;
         assert!(text.contains("CpuFallbackExec: on=CPU, reason="), "{text}");
     }
+}
+
+/// Writes `batches` as Parquet files of `rows_per_file` rows each (the last one shorter),
+/// in row groups of `group_rows`.
+fn parquet_files(
+    dir: &std::path::Path,
+    batches: &[RecordBatch],
+    rows_per_file: usize,
+    group_rows: usize,
+) {
+    use gpugraph_datafusion::datafusion::arrow::compute::concat_batches;
+    use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
+    use gpugraph_datafusion::datafusion::parquet::file::properties::WriterProperties;
+    let all = concat_batches(&batches[0].schema(), batches).expect("concat");
+    let mut start = 0;
+    let mut file = 0;
+    while start < all.num_rows() {
+        let n = rows_per_file.min(all.num_rows() - start);
+        let path = dir.join(format!("part-{file}.parquet"));
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(group_rows))
+            .build();
+        let out = std::fs::File::create(&path).expect("creates");
+        let mut writer = ArrowWriter::try_new(out, all.schema(), Some(props)).expect("writer");
+        writer.write(&all.slice(start, n)).expect("writes");
+        writer.close().expect("closes");
+        start += n;
+        file += 1;
+    }
+}
+
+#[tokio::test]
+async fn parquet_files_read_by_the_gpu_scan_match_the_cpu() {
+    use gpugraph_datafusion::datafusion::prelude::ParquetReadOptions;
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Two files, row groups of 2,500 rows and a shorter last one in each, nulls in every
+    // nullable column; b is a DECIMAL(12, 2), stored as INT64 and read back as Decimal64.
+    parquet_files(dir.path(), &table(20_000, 11, (-1_000, 1_000)), 12_000, 2_500);
+    let path = format!("{}/", dir.path().display());
+    for ctx in [&g, &c] {
+        ctx.register_parquet("t", &path, ParquetReadOptions::default())
+            .await
+            .expect("registers");
+    }
+    for q in ON_GPU {
+        let placement = same(&g, &c, q).await;
+        assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
+        assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
+    }
+    let text = explain(&g, &format!("ANALYZE {}", ON_GPU[0])).await;
+    assert!(text.contains("direct_scan=1"), "{text}");
+    assert!(text.contains("input_rows=20.00 K"), "{text}");
+}
+
+#[tokio::test]
+async fn parquet_decimals_of_every_width_and_misfits_match_the_cpu() {
+    use gpugraph_datafusion::datafusion::arrow::array::Decimal128Array;
+    use gpugraph_datafusion::datafusion::prelude::ParquetReadOptions;
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Utf8, true),
+        // Stored as INT32, INT64 and FIXED_LEN_BYTE_ARRAY: read as Decimal32, Decimal64 and
+        // Decimal128.
+        Field::new("p", DataType::Decimal128(9, 2), true),
+        Field::new("q", DataType::Decimal128(18, 0), false),
+        Field::new("r", DataType::Decimal128(20, 1), true),
+    ]));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(12);
+    let n = 9_000;
+    let k: StringArray = (0..n)
+        .map(|i| (i % 7 != 0).then(|| ["x", "y", "z"][i % 3]))
+        .collect();
+    let decimal = |values: Vec<Option<i128>>, p, s| {
+        Decimal128Array::from(values)
+            .with_precision_and_scale(p, s)
+            .expect("decimal")
+    };
+    let p = decimal(
+        (0..n)
+            .map(|i| (i % 5 != 0).then(|| rng.random_range(-9_999_999i128..9_999_999)))
+            .collect(),
+        9,
+        2,
+    );
+    // q fits i32 except in one row past the middle of the second file's first row group.
+    let q = decimal(
+        (0..n)
+            .map(|i| Some(if i == 6_100 { 1 << 40 } else { i as i128 - 4_000 }))
+            .collect(),
+        18,
+        0,
+    );
+    let r = decimal(
+        (0..n)
+            .map(|i| (i % 3 != 0).then(|| rng.random_range(-1_000_000i128..1_000_000)))
+            .collect(),
+        20,
+        1,
+    );
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![Arc::new(k), Arc::new(p), Arc::new(q), Arc::new(r)],
+    )
+    .expect("batch");
+    parquet_files(dir.path(), &[batch], 5_000, 1_000);
+    let path = format!("{}/", dir.path().display());
+    for ctx in [&g, &c] {
+        ctx.register_parquet("u", &path, ParquetReadOptions::default())
+            .await
+            .expect("registers");
+    }
+    let fits = "SELECT k, sum(p), min(p), max(p), count(p), avg(r), sum(p * r) FROM u \
+                WHERE p > -5000000 OR r IS NULL GROUP BY k ORDER BY k";
+    let placement = same(&g, &c, fits).await;
+    assert_eq!(placement.gpu, 1, "{placement:?}");
+    assert!(placement.fallbacks.is_empty(), "{placement:?}");
+    let misfit = "SELECT k, sum(q), count(*) FROM u GROUP BY k ORDER BY k";
+    let placement = same(&g, &c, misfit).await;
+    assert_eq!(placement.fallbacks.len(), 1, "{placement:?}");
+    assert!(placement.fallbacks[0].contains("column q"), "{placement:?}");
+    assert!(
+        placement.fallbacks[0].contains("1099511627776"),
+        "{placement:?}"
+    );
 }

@@ -182,7 +182,31 @@ fn metric_ms(
     (!times.is_empty()).then(|| times.iter().sum())
 }
 
+/// Untimed runs before a variant's samples: at least [`WARMUP_RUNS`], and until
+/// [`WARMUP_MS`] have passed. A GPU left idle while the CPU engines ran drops its clocks (the
+/// H200 idles at a sixth of its boost clock, device/KINDS.md) and a few short runs do not bring
+/// them back; the CPU variants' caches and thread pools warm up the same way.
+const WARMUP_MS: f64 = 500.0;
+/// See [`WARMUP_MS`].
+const WARMUP_RUNS: u32 = 2;
+/// Most untimed runs, whatever [`WARMUP_MS`] says.
+const WARMUP_MAX_RUNS: u32 = 200;
+
+async fn warm_up(ctx: &SessionContext, sql: &str) -> Result<()> {
+    let start = Instant::now();
+    let mut runs = 0;
+    while runs < WARMUP_MAX_RUNS
+        && (runs < WARMUP_RUNS || start.elapsed().as_secs_f64() * 1e3 < WARMUP_MS)
+    {
+        let (plan, _) = query::plan(ctx, sql).await?;
+        collect(plan, ctx.task_ctx()).await?;
+        runs += 1;
+    }
+    Ok(())
+}
+
 async fn time(ctx: &SessionContext, sql: &str, repeat: u32) -> Result<Samples> {
+    warm_up(ctx, sql).await?;
     let mut samples = Samples {
         total: Vec::new(),
         plan: Vec::new(),

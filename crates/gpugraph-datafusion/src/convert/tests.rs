@@ -152,3 +152,41 @@ fn a_value_past_i32_is_a_misfit_naming_the_column_row_and_value() {
     assert_eq!(err.column, "big");
     assert!(err.what.contains("2147483648 (row 2"), "{}", err.what);
 }
+
+#[test]
+fn narrowing_flags_exactly_the_values_past_i32() {
+    // Boundary values of every width: each alone, and each among fitting neighbours.
+    let edges: Vec<i128> = vec![
+        0,
+        1,
+        -1,
+        i32::MAX as i128,
+        i32::MIN as i128,
+        i32::MAX as i128 + 1,
+        i32::MIN as i128 - 1,
+        u32::MAX as i128,
+        1 << 32,
+        -(1 << 32),
+        i64::MAX as i128,
+        i64::MIN as i128,
+        1 << 64,
+        -(1 << 64),
+        (1 << 64) + 5,
+        -(1i128 << 64) + 5,
+        i128::MAX,
+        i128::MIN,
+    ];
+    for &v in &edges {
+        let values = [3, v, -7];
+        let fits = i32::try_from(v).is_ok();
+        let (words, ok) = <i128 as Narrow>::words(&values);
+        assert_eq!(ok, fits, "i128 {v}");
+        assert_eq!(words, values.map(|x| x as i32 as u32), "i128 {v}");
+        if let Ok(v64) = i64::try_from(v) {
+            let values = [3, v64, -7];
+            let (words, ok) = <i64 as Narrow>::words(&values);
+            assert_eq!(ok, fits, "i64 {v}");
+            assert_eq!(words, values.map(|x| x as i32 as u32), "i64 {v}");
+        }
+    }
+}

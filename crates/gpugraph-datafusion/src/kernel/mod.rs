@@ -131,6 +131,13 @@ pub struct GpuChunk {
     pub has_valid: u32,
 }
 
+impl GpuChunk {
+    /// Bytes of its column buffers (what its upload moved, padding included).
+    pub fn bytes(&self) -> u64 {
+        self.buffers.iter().map(wgpu::Buffer::size).sum()
+    }
+}
+
 fn storage(
     device: &wgpu::Device,
     label: &str,

@@ -1,0 +1,303 @@
+//! The GPU aggregate's own Parquet scan: when its source is a plain Parquet `DataSourceExec`
+//! over local files, it reads the row groups itself instead of streaming DataFusion's batches.
+//!
+//! Why: the GPU aggregate only needs each column's values once, in any order, as 32-bit
+//! words. DataFusion's scan decodes 8,192-row batches in file order per partition and widens
+//! every INT64-backed decimal to `Decimal128` (16 bytes a value) that the conversion then
+//! narrows back. Here every worker thread takes whole row groups from a shared queue (no
+//! partition waits for another), asks the Parquet reader for `Decimal64`/`Decimal32` (the
+//! file's own integers, reinterpreted without a copy) for value columns, converts the batch
+//! on the same thread while it is still in cache, and hands it to the aggregate's merge.
+//!
+//! Anything this does not cover keeps DataFusion's scan ([`DirectScan::of`] says `None`):
+//! another source or object store, pushed-down row filters, a limit, partition columns,
+//! projections that are not plain columns, nested schemas, or a file that lacks a column.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSource, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use datafusion::parquet::arrow::ProjectionMask;
+use datafusion::parquet::basic::Type as PhysicalType;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_plan::ExecutionPlan;
+use futures::Stream;
+
+use crate::convert::{BatchLayout, ConvertedBatch, Misfit};
+
+/// Rows per batch the reader hands out: a row group at a time up to this, so a worker
+/// converts large runs of values per call (and a huge row group still arrives in pieces).
+const BATCH_ROWS: usize = 1 << 20;
+
+/// One converted batch and the time its worker spent decoding and converting it.
+pub type Scanned = Result<(Result<ConvertedBatch, Misfit>, Duration, Duration)>;
+
+/// A local Parquet scan the GPU aggregate runs itself (see the module docs).
+#[derive(Debug, Clone)]
+pub struct DirectScan {
+    files: Vec<PathBuf>,
+    /// Per source output column: its name in the files.
+    columns: Vec<String>,
+    /// The source's output types (what DataFusion's scan would produce).
+    types: Vec<DataType>,
+    /// Source output columns read as values (decimals may come back as `Decimal64`).
+    values: Vec<usize>,
+}
+
+impl DirectScan {
+    /// The direct form of `source` when it is a plain local Parquet scan reading `values`
+    /// and `keys` (source column indices), or `None` to keep DataFusion's scan.
+    pub fn of(source: &Arc<dyn ExecutionPlan>, values: &[usize], keys: &[usize]) -> Option<Self> {
+        let exec = source.downcast_ref::<DataSourceExec>()?;
+        let config = exec.data_source().downcast_ref::<FileScanConfig>()?;
+        let parquet = config.file_source().downcast_ref::<ParquetSource>()?;
+        if parquet.table_parquet_options().global.pushdown_filters
+            || config.limit.is_some()
+            || !config.table_partition_cols().is_empty()
+            || config.object_store_url.as_str() != "file:///"
+        {
+            return None;
+        }
+        let table = config.file_schema();
+        let columns = match parquet.projection() {
+            None => table.fields().iter().map(|f| f.name().clone()).collect(),
+            Some(projection) => projection
+                .iter()
+                .map(|p| {
+                    let column = p.expr.downcast_ref::<Column>()?;
+                    (column.index() < table.fields().len())
+                        .then(|| table.field(column.index()).name().clone())
+                })
+                .collect::<Option<Vec<_>>>()?,
+        };
+        let schema = source.schema();
+        if columns.len() != schema.fields().len() {
+            return None;
+        }
+        let mut files: Vec<PathBuf> = config
+            .file_groups
+            .iter()
+            .flat_map(|g| g.iter())
+            .map(|f| PathBuf::from(format!("/{}", f.path())))
+            .collect();
+        // A large file is split into byte ranges over several groups: read each file once.
+        files.sort();
+        files.dedup();
+        Some(Self {
+            files,
+            columns,
+            types: schema.fields().iter().map(|f| f.data_type().clone()).collect(),
+            values: values
+                .iter()
+                .copied()
+                .filter(|v| !keys.contains(v))
+                .collect(),
+        })
+    }
+
+    /// Reads every row group of every file on `threads` blocking workers, converting each
+    /// batch with `layout`; batches arrive in no particular order. Errors (a file that cannot
+    /// be read, a column it lacks) end the stream.
+    pub fn stream(
+        self,
+        layout: Arc<BatchLayout>,
+        threads: usize,
+    ) -> impl Stream<Item = Scanned> + Send {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Scanned>(threads * 2);
+        let this = Arc::new(self);
+        tokio::task::spawn_blocking(move || {
+            let plan = match this.plan() {
+                Ok(p) => Arc::new(p),
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e));
+                    return;
+                }
+            };
+            let next = Arc::new(AtomicUsize::new(0));
+            let workers: Vec<_> = (0..threads.min(plan.len()).max(1))
+                .map(|_| {
+                    let (plan, next, tx, layout, this) = (
+                        Arc::clone(&plan),
+                        Arc::clone(&next),
+                        tx.clone(),
+                        Arc::clone(&layout),
+                        Arc::clone(&this),
+                    );
+                    std::thread::spawn(move || loop {
+                        let Some(task) = plan.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                            return;
+                        };
+                        if !this.read(task, &layout, &tx) {
+                            // The consumer went away or an error was sent: stop early.
+                            next.store(plan.len(), Ordering::Relaxed);
+                            return;
+                        }
+                    })
+                })
+                .collect();
+            for w in workers {
+                let _ = w.join();
+            }
+        });
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|s| (s, rx)) })
+    }
+
+    /// Every (file, metadata, row group) to read, the largest row groups first so the last
+    /// ones to finish are short.
+    fn plan(&self) -> Result<Vec<Task>> {
+        let mut tasks = Vec::new();
+        for path in &self.files {
+            let file = open(path)?;
+            let loaded = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+                .map_err(|e| external(path, e))?;
+            let (metadata, projection) = self.hinted(path, &loaded)?;
+            for rg in 0..metadata.metadata().num_row_groups() {
+                let rows = metadata.metadata().row_group(rg).num_rows() as usize;
+                tasks.push(Task {
+                    path: path.clone(),
+                    metadata: metadata.clone(),
+                    projection: projection.clone(),
+                    row_group: rg,
+                    rows,
+                });
+            }
+        }
+        tasks.sort_by_key(|t| std::cmp::Reverse(t.rows));
+        Ok(tasks)
+    }
+
+    /// The file's metadata with the source's types as the read schema (value decimals as
+    /// the file's own integers), and the root columns to read.
+    fn hinted(
+        &self,
+        path: &std::path::Path,
+        loaded: &ArrowReaderMetadata,
+    ) -> Result<(ArrowReaderMetadata, Vec<usize>)> {
+        let file_schema = loaded.schema();
+        let descr = loaded.parquet_schema();
+        if descr.num_columns() != file_schema.fields().len() {
+            return Err(DataFusionError::NotImplemented(format!(
+                "{}: nested Parquet columns",
+                path.display()
+            )));
+        }
+        let mut fields: Vec<Field> = file_schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        let mut roots = Vec::new();
+        for (c, name) in self.columns.iter().enumerate() {
+            let Some((i, _)) = file_schema.column_with_name(name) else {
+                return Err(DataFusionError::Plan(format!(
+                    "{}: no column {name}",
+                    path.display()
+                )));
+            };
+            let wanted = match (&self.types[c], descr.column(i).physical_type()) {
+                (DataType::Decimal128(p, s), PhysicalType::INT64) if self.values.contains(&c) => {
+                    DataType::Decimal64(*p, *s)
+                }
+                (DataType::Decimal128(p, s), PhysicalType::INT32) if self.values.contains(&c) => {
+                    DataType::Decimal32(*p, *s)
+                }
+                (t, _) => t.clone(),
+            };
+            fields[i] = fields[i].clone().with_data_type(wanted);
+            roots.push(i);
+        }
+        let schema: SchemaRef = Arc::new(Schema::new_with_metadata(
+            fields,
+            file_schema.metadata().clone(),
+        ));
+        let metadata = ArrowReaderMetadata::try_new(
+            Arc::clone(loaded.metadata()),
+            ArrowReaderOptions::new().with_schema(schema),
+        )
+        .map_err(|e| external(path, e))?;
+        Ok((metadata, roots))
+    }
+
+    /// Reads and converts one row group, sending each batch; false once sending failed or
+    /// an error was sent.
+    fn read(
+        &self,
+        task: &Task,
+        layout: &BatchLayout,
+        tx: &tokio::sync::mpsc::Sender<Scanned>,
+    ) -> bool {
+        let send_err = |e: DataFusionError| {
+            let _ = tx.blocking_send(Err(e));
+            false
+        };
+        let file = match open(&task.path) {
+            Ok(f) => f,
+            Err(e) => return send_err(e),
+        };
+        let mask = ProjectionMask::roots(task.metadata.parquet_schema(), task.projection.clone());
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, task.metadata.clone())
+            .with_projection(mask)
+            .with_row_groups(vec![task.row_group])
+            .with_batch_size(BATCH_ROWS.min(task.rows.max(1)))
+            .build();
+        let mut reader = match reader {
+            Ok(r) => r,
+            Err(e) => return send_err(external(&task.path, e)),
+        };
+        loop {
+            let start = Instant::now();
+            let batch = match reader.next() {
+                None => return true,
+                Some(Ok(b)) => b,
+                Some(Err(e)) => return send_err(external(&task.path, e)),
+            };
+            // The reader returns the file's column order: put it in the source's.
+            let columns = self
+                .columns
+                .iter()
+                .map(|name| batch.column_by_name(name).cloned())
+                .collect::<Option<Vec<_>>>();
+            let Some(columns) = columns else {
+                return send_err(DataFusionError::Internal(format!(
+                    "{}: the reader left out a projected column",
+                    task.path.display()
+                )));
+            };
+            let decoded = start.elapsed();
+            let start = Instant::now();
+            let converted = layout.convert_columns(&columns, batch.num_rows());
+            if tx
+                .blocking_send(Ok((converted, decoded, start.elapsed())))
+                .is_err()
+            {
+                return false;
+            }
+        }
+    }
+}
+
+/// One row group of one file.
+struct Task {
+    path: PathBuf,
+    metadata: ArrowReaderMetadata,
+    projection: Vec<usize>,
+    row_group: usize,
+    rows: usize,
+}
+
+fn open(path: &std::path::Path) -> Result<std::fs::File> {
+    std::fs::File::open(path)
+        .map_err(|e| DataFusionError::Execution(format!("{}: {e}", path.display())))
+}
+
+fn external(path: &std::path::Path, e: impl std::fmt::Display) -> DataFusionError {
+    DataFusionError::Execution(format!("{}: {e}", path.display()))
+}
