@@ -38,9 +38,17 @@ if [ ! -s "$pq" ]; then
   echo "generate-table lineitem SF $sf: $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s, $(du -h "$pq" | cut -f1)"
 fi
 if [ "${PEERS_ONLY:-0}" != 1 ]; then
+  # SM and memory clocks through the run (the GPU variants warm up first: bench tpch's
+  # WARMUP_MS), to tell a card that idled down from a slow kernel.
+  if command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,utilization.gpu,power.draw \
+      --format=csv -lms 250 > "$out/clocks.csv" 2>/dev/null &
+    clocks=$!
+  fi
   "$GPUGRAPH" bench tpch --scale "$sf" --parquet "$pq" --repeat "$repeat" \
     --json "$out/tpch-gpu.json" > "$out/tpch-gpu.txt" 2> "$out/tpch-gpu.err"
   echo "bench tpch: rc $?"
+  [ -n "${clocks:-}" ] && kill "$clocks" 2>/dev/null
   cat "$out/tpch-gpu.txt"; tail -5 "$out/tpch-gpu.err"
   pack
 fi
