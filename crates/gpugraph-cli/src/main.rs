@@ -5,6 +5,11 @@
 //! (2 for argument errors, 1 otherwise, 128 + N when killed by signal N); a failed command
 //! leaves no output behind (see [`output`]).
 
+/// See the `mimalloc` dependency in Cargo.toml: fresh multi-megabyte buffers per batch on every
+/// worker thread, without the system allocator's map/unmap and page-fault storm.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod analyze;
 mod bench;
 mod chart;

@@ -147,6 +147,9 @@ type LocalValues = Vec<(KeyValue, usize)>;
 /// Codes `view`'s rows (strings or integers) batch-locally.
 fn local_codes(view: &dyn Array, column: &str) -> Result<(Vec<u32>, LocalValues), Misfit> {
     let n = view.len();
+    if let DataType::Dictionary(..) = view.data_type() {
+        return dictionary_codes(view, column);
+    }
     let mut codes = Vec::with_capacity(n);
     macro_rules! strings {
         ($a:expr) => {{
@@ -221,6 +224,38 @@ fn local_codes(view: &dyn Array, column: &str) -> Result<(Vec<u32>, LocalValues)
             local.values
         }
     };
+    Ok((codes, values))
+}
+
+/// [`local_codes`] of a dictionary array: its entries are coded once (equal entries share a
+/// code), then each row takes its entry's code through a table, so a dictionary-encoded key
+/// (TPC-H's flags, read from Parquet as dictionaries) costs a lookup a row instead of a hash.
+/// Codes go to entries in the order of their first row, and a row's value is its first row
+/// in the batch, as for plain arrays.
+fn dictionary_codes(view: &dyn Array, column: &str) -> Result<(Vec<u32>, LocalValues), Misfit> {
+    let dict = view.as_any_dictionary();
+    let (entry_codes, entries) = local_codes(dict.values().as_ref(), column)?;
+    let keys = dict.normalized_keys();
+    let nulls = view.logical_nulls().filter(|n| n.null_count() > 0);
+    let mut remap = vec![u32::MAX; entries.len()];
+    let mut values: LocalValues = Vec::new();
+    let mut null = None;
+    let codes = (0..view.len())
+        .map(|i| {
+            if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
+                return *null.get_or_insert_with(|| {
+                    values.push((KeyValue::Null, i));
+                    values.len() as u32 - 1
+                });
+            }
+            let e = entry_codes[keys[i]] as usize;
+            if remap[e] == u32::MAX {
+                remap[e] = values.len() as u32;
+                values.push((entries[e].0.clone(), i));
+            }
+            remap[e]
+        })
+        .collect();
     Ok((codes, values))
 }
 
@@ -306,18 +341,7 @@ impl BatchLayout {
             .iter()
             .map(|&c| {
                 let array = &columns[c];
-                let flat;
-                let view: &dyn Array = match array.data_type() {
-                    DataType::Dictionary(_, v) => {
-                        flat = cast(array, v).map_err(|e| Misfit {
-                            column: self.names[c].clone(),
-                            what: e.to_string(),
-                        })?;
-                        flat.as_ref()
-                    }
-                    _ => array.as_ref(),
-                };
-                let (codes, values) = local_codes(view, &self.names[c])?;
+                let (codes, values) = local_codes(array.as_ref(), &self.names[c])?;
                 Ok(LocalKey {
                     codes,
                     values,

@@ -360,10 +360,18 @@ impl GpuPlan {
             .collect();
         let mut columns: Vec<ArrayRef> = Vec::new();
         for k in 0..self.keys.len() {
+            let dt = self.schema.field(k).data_type();
             columns.push(if emitted.is_empty() {
-                new_empty_array(self.schema.field(k).data_type())
+                new_empty_array(dt)
             } else {
-                key_values(k, &emitted)?
+                // A scan may deliver a key in another encoding than DataFusion's (the
+                // direct Parquet scan reads strings as dictionaries): one row per group to cast.
+                let values = key_values(k, &emitted)?;
+                if values.data_type() == dt {
+                    values
+                } else {
+                    cast(&values, dt)?
+                }
             });
         }
         for (a, w) in self.aggregates.iter().zip(words) {

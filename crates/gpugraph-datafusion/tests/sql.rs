@@ -224,7 +224,8 @@ async fn unsupported_expressions_stay_on_the_cpu_and_explain_says_why() {
 }
 
 /// Writes `batches` as Parquet files of `rows_per_file` rows each (the last one shorter),
-/// in row groups of `group_rows`.
+/// in row groups of `group_rows`; odd files without dictionary encoding (so string keys
+/// come back from plain pages as well as from dictionary pages).
 fn parquet_files(
     dir: &std::path::Path,
     batches: &[RecordBatch],
@@ -242,6 +243,7 @@ fn parquet_files(
         let path = dir.join(format!("part-{file}.parquet"));
         let props = WriterProperties::builder()
             .set_max_row_group_row_count(Some(group_rows))
+            .set_dictionary_enabled(file % 2 == 0)
             .build();
         let out = std::fs::File::create(&path).expect("creates");
         let mut writer = ArrowWriter::try_new(out, all.schema(), Some(props)).expect("writer");

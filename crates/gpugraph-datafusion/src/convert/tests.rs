@@ -190,3 +190,36 @@ fn narrowing_flags_exactly_the_values_past_i32() {
         }
     }
 }
+
+#[test]
+fn dictionary_keys_code_like_their_flat_strings() {
+    use datafusion::arrow::array::{DictionaryArray, StringArray};
+    // Entries 0 and 2 are equal, entry 3 is NULL, entry 4 is unused; one key is NULL.
+    let values = StringArray::from(vec![Some("a"), Some("b"), Some("a"), None, Some("z")]);
+    let keys = Int32Array::from(vec![Some(2), Some(0), None, Some(2), Some(1), Some(3), Some(0)]);
+    let dict = DictionaryArray::try_new(keys, Arc::new(values)).expect("dictionary");
+    let flat = cast(&dict, &DataType::Utf8).expect("flat");
+    let (codes, values) = local_codes(&dict, "k").expect("codes");
+    let (flat_codes, flat_values) = local_codes(flat.as_ref(), "k").expect("flat codes");
+    assert_eq!(codes, vec![0, 0, 1, 0, 2, 1, 0]);
+    assert_eq!(codes, flat_codes);
+    assert_eq!(values, flat_values);
+    // Every batch size of a random dictionary column, against the flat coding.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    for n in [0, 1, 31, 32, 33, 1000] {
+        let entries: Vec<Option<String>> = (0..6)
+            .map(|e| (e != 4).then(|| format!("v{}", e % 4)))
+            .collect();
+        let keys: Int32Array = (0..n)
+            .map(|_| rng.random_bool(0.9).then(|| rng.random_range(0..6)))
+            .collect();
+        let dict =
+            DictionaryArray::try_new(keys, Arc::new(StringArray::from(entries))).expect("dict");
+        let flat = cast(&dict, &DataType::Utf8).expect("flat");
+        assert_eq!(
+            local_codes(&dict, "k").expect("codes"),
+            local_codes(flat.as_ref(), "k").expect("flat codes"),
+            "{n} rows"
+        );
+    }
+}
