@@ -603,6 +603,15 @@ pub struct Chunk {
     pub columns: Vec<Vec<Part>>,
     /// Bit s: slot s carries validity words.
     pub has_valid: u32,
+    /// Per slot, the smallest and largest word of its `rows` values as i32 (null rows' zeros
+    /// included), when known: the upload packs a slot whose values span less than 2^16 into
+    /// 8- or 16-bit offsets from the minimum. `None` (or a missing entry): 32-bit words.
+    pub bounds: Vec<Option<(i32, i32)>>,
+}
+
+/// Widens `bounds` to hold `lo ..= hi`.
+fn widen_bounds(bounds: &mut Option<(i32, i32)>, lo: i32, hi: i32) {
+    *bounds = Some(bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
 }
 
 impl Chunk {
@@ -646,6 +655,7 @@ impl Converter {
                 rows: 0,
                 columns: vec![Vec::new(); slots],
                 has_valid: 0,
+                bounds: vec![None; slots],
             },
             valid: vec![Vec::new(); values.len()],
             any_null: vec![false; values.len()],
@@ -690,6 +700,14 @@ impl Converter {
         for (s, column) in batch.values.into_iter().enumerate() {
             self.stats[s] = self.stats[s].merge(column.stats);
             if n > 0 {
+                let bounds = &mut self.pending.bounds[s];
+                if column.stats.any {
+                    widen_bounds(bounds, column.stats.min as i32, column.stats.max as i32);
+                }
+                if column.valid.is_some() || !column.stats.any {
+                    // Null rows hold 0.
+                    widen_bounds(bounds, 0, 0);
+                }
                 self.pending.columns[s].push(Part::Words(column.words));
             }
             self.any_null[s] |= column.valid.is_some();
@@ -709,6 +727,8 @@ impl Converter {
                 global[i] = dict.code(value, (index, *row), &mut fresh);
             }
             if n > 0 {
+                let top = global.iter().copied().max().unwrap_or(0);
+                widen_bounds(&mut self.pending.bounds[values + k], 0, top as i32);
                 self.pending.columns[values + k].push(Part::Codes {
                     codes: local.codes,
                     map: global,
@@ -730,6 +750,7 @@ impl Converter {
                 rows: 0,
                 columns: vec![Vec::new(); slots],
                 has_valid: 0,
+                bounds: vec![None; slots],
             },
         );
         for s in 0..self.layout.values.len() {

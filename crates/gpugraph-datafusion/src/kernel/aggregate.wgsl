@@ -18,7 +18,7 @@ struct Params {
     // 0: accumulate into `acc` directly; else groups * words_per_group (<= PRIVATE_WORDS).
     private_words: u32,
     row_stride: u32,
-    // Bit c: column c holds ceil(rows / 32) validity words after its `rows` values.
+    // Bit c: column c holds ceil(rows / 32) validity words from slots[c].z on.
     has_valid: u32,
     // Index of the first constant (lo, hi) in `program`.
     constants: u32,
@@ -33,6 +33,10 @@ struct Params {
     copy_stride: u32,
     pad0: u32,
     pad1: u32,
+    // Per column slot (kernel/pack.rs): x the base added to unpacked offsets, y log2 of
+    // values per word (0: 32-bit words; 1: 16-bit and 2: 8-bit offsets from x), z the word
+    // index of its validity words.
+    slots: array<vec4<u32>, 8>,
 }
 
 const PRIVATE_WORDS: u32 = 4096u;

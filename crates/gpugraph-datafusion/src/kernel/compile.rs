@@ -139,10 +139,19 @@ pub fn shader(program: &Program, nullable: u32) -> String {
     out.push_str(TEMPLATE);
     out.push_str("\n// Generated from the query's row program (kernel/compile.rs).\n");
     for c in 0..SLOTS {
-        if slots_used >> c & 1 == 1 && nullable >> c & 1 == 1 {
+        if slots_used >> c & 1 == 0 {
+            continue;
+        }
+        // A uniform branch on the chunk's width (pack.rs): 32-bit words as they are, else
+        // lane `row % per` of word `row / per`, plus the chunk's base.
+        let _ = writeln!(
+            out,
+            "fn load{c}(row: u32) -> u32 {{\n    let s = params.slots[{c}];\n    let w = col{c}[row >> s.y];\n    if (s.y == 0u) {{ return w; }}\n    let bits = 32u >> s.y;\n    let lane = row & ((1u << s.y) - 1u);\n    return ((w >> (lane * bits)) & ((1u << bits) - 1u)) + s.x;\n}}"
+        );
+        if nullable >> c & 1 == 1 {
             let _ = writeln!(
                 out,
-                "fn valid{c}(row: u32) -> bool {{\n    if (((params.has_valid >> {c}u) & 1u) == 0u) {{ return true; }}\n    return ((col{c}[params.rows + row / 32u] >> (row % 32u)) & 1u) != 0u;\n}}"
+                "fn valid{c}(row: u32) -> bool {{\n    if (((params.has_valid >> {c}u) & 1u) == 0u) {{ return true; }}\n    return ((col{c}[params.slots[{c}].z + row / 32u] >> (row % 32u)) & 1u) != 0u;\n}}"
             );
         }
     }
@@ -187,7 +196,7 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
     for op in &program.ops {
         match *op {
             Op::Load(c) => {
-                let value = e.value(format!("widen(col{c}[row{k}])"));
+                let value = e.value(format!("widen(load{c}(row{k}))"));
                 let null = if nullable >> c & 1 == 1 {
                     e.flag(format!("!valid{c}(row{k})"))
                 } else {

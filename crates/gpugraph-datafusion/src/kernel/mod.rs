@@ -21,7 +21,10 @@ use crate::plan::MAX_SLOTS;
 use crate::program::{Program, ProgramError};
 
 mod compile;
+mod pack;
 pub use compile::shader;
+pub use pack::SlotLayout;
+use pack::Stream;
 
 /// Accumulator words a workgroup keeps privately (the kernel's `PRIVATE_WORDS`).
 pub const PRIVATE_WORDS: usize = 4096;
@@ -92,6 +95,8 @@ pub struct Params {
     pub copy_stride: u32,
     /// Padding.
     pub pad: [u32; 2],
+    /// Per column slot: (base, log2 values per word, first validity word, 0) (`pack.rs`).
+    pub slots: [[u32; 4]; MAX_SLOTS],
 }
 
 /// Most private accumulator copies per workgroup. Measured on the H200 (2026-12-02, TPC-H
@@ -129,6 +134,8 @@ pub struct GpuChunk {
     pub buffers: Vec<wgpu::Buffer>,
     /// Bit s: slot s carries validity words.
     pub has_valid: u32,
+    /// Per slot, how its values are packed (see `pack.rs`).
+    pub layouts: Vec<SlotLayout>,
 }
 
 impl GpuChunk {
@@ -162,11 +169,15 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
             max,
         });
     }
-    let buffers: Vec<wgpu::Buffer> = chunk
-        .columns
+    let layouts: Vec<SlotLayout> = (0..chunk.columns.len())
+        .map(|s| SlotLayout::new(chunk.rows, chunk.bounds.get(s).copied().flatten()))
+        .collect();
+    let streams: Vec<Stream<'_>> = chunk.columns.iter().map(|p| Stream::new(p)).collect();
+    let buffers: Vec<wgpu::Buffer> = streams
         .iter()
-        .map(|parts| {
-            let words: usize = parts.iter().map(Part::len).sum();
+        .zip(&layouts)
+        .map(|(stream, layout)| {
+            let words = layout.valid_at as usize + stream.len() - chunk.rows.min(stream.len());
             storage(
                 &ctx.device,
                 "gpugraph-datafusion-column",
@@ -175,28 +186,78 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
             )
         })
         .collect();
-    // Key codes are mapped into the query's codes as the staging buffers fill (on the upload's
-    // threads).
-    let fills: Vec<Box<FillFn<'_>>> = chunk
+    // Key codes are mapped into the query's codes, and narrow slots packed, as the staging
+    // buffers fill (on the upload's threads).
+    let part_fills: Vec<Vec<Box<FillFn<'_>>>> = chunk
         .columns
         .iter()
-        .flatten()
-        .map(|part| -> Box<FillFn<'_>> {
-            Box::new(move |at: u64, out: &mut [u8]| {
+        .map(|parts| {
+            parts
+                .iter()
+                .map(|part| -> Box<FillFn<'_>> {
+                    Box::new(move |at: u64, out: &mut [u8]| {
+                        let out: &mut [u32] = bytemuck::cast_slice_mut(out);
+                        part.write(at as usize / 4, out);
+                        Ok(())
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let rows = chunk.rows;
+    let packed_fills: Vec<[Box<FillFn<'_>>; 2]> = streams
+        .iter()
+        .zip(&layouts)
+        .map(|(stream, &layout)| -> [Box<FillFn<'_>>; 2] {
+            let values = move |at: u64, out: &mut [u8]| {
                 let out: &mut [u32] = bytemuck::cast_slice_mut(out);
-                part.write(at as usize / 4, out);
+                let per = 1usize << layout.shift;
+                let first = at as usize / 4 * per;
+                let n = (out.len() * per).min(rows - first.min(rows));
+                let mut scratch = vec![0u32; n];
+                stream.read(first, &mut scratch);
+                pack::pack(&scratch, layout, out);
                 Ok(())
-            })
+            };
+            let validity = move |at: u64, out: &mut [u8]| {
+                stream.read(rows + at as usize / 4, bytemuck::cast_slice_mut(out));
+                Ok(())
+            };
+            [Box::new(values), Box::new(validity)]
         })
         .collect();
     // Every part of every column in one pass through the staging ring: packed back to back,
     // one submission per staging buffer rather than per column or part.
     let mut targets = Vec::new();
-    let mut fill = fills.iter();
-    for (parts, buffer) in chunk.columns.iter().zip(&buffers) {
+    for (s, (parts, buffer)) in chunk.columns.iter().zip(&buffers).enumerate() {
+        let layout = layouts[s];
+        if layout.shift > 0 {
+            let extra = streams[s].len().saturating_sub(rows) as u64 * 4;
+            let [values, validity] = &packed_fills[s];
+            targets.push(Target {
+                buffer,
+                offset: 0,
+                source: Source::Fill {
+                    len: layout.valid_at as u64 * 4,
+                    row: 4,
+                    fill: values.as_ref(),
+                },
+            });
+            if extra > 0 {
+                targets.push(Target {
+                    buffer,
+                    offset: layout.valid_at as u64 * 4,
+                    source: Source::Fill {
+                        len: extra,
+                        row: 4,
+                        fill: validity.as_ref(),
+                    },
+                });
+            }
+            continue;
+        }
         let mut offset = 0u64;
-        for part in parts {
-            let f = fill.next().expect("one fill per part");
+        for (part, f) in parts.iter().zip(&part_fills[s]) {
             targets.push(Target {
                 buffer,
                 offset,
@@ -217,6 +278,7 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
         rows: chunk.rows as u32,
         buffers,
         has_valid: chunk.has_valid,
+        layouts,
     })
 }
 
@@ -372,6 +434,9 @@ pub fn run(
                 copies,
                 copy_stride,
                 pad: [0; 2],
+                slots: std::array::from_fn(|s| {
+                    chunk.layouts.get(s).copied().unwrap_or_default().words()
+                }),
             };
             let params = parameter_buffer(
                 device,
