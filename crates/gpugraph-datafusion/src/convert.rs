@@ -349,11 +349,7 @@ impl BatchLayout {
                 })
             })
             .collect::<Result<Vec<_>, Misfit>>()?;
-        Ok(ConvertedBatch {
-            rows,
-            values,
-            keys,
-        })
+        Ok(ConvertedBatch { rows, values, keys })
     }
 }
 

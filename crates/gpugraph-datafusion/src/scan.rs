@@ -98,7 +98,11 @@ impl DirectScan {
         Some(Self {
             files,
             columns,
-            types: schema.fields().iter().map(|f| f.data_type().clone()).collect(),
+            types: schema
+                .fields()
+                .iter()
+                .map(|f| f.data_type().clone())
+                .collect(),
             values: values
                 .iter()
                 .copied()
@@ -216,9 +220,10 @@ impl DirectScan {
                 }
                 // Strings as dictionaries: a key's codes come from the dictionary indices
                 // (`convert::dictionary_codes`) instead of hashing every string.
-                (DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View, PhysicalType::BYTE_ARRAY)
-                    if self.keys.contains(&c) =>
-                {
+                (
+                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View,
+                    PhysicalType::BYTE_ARRAY,
+                ) if self.keys.contains(&c) => {
                     DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
                 }
                 (t, _) => t.clone(),
@@ -255,11 +260,12 @@ impl DirectScan {
             Err(e) => return send_err(e),
         };
         let mask = ProjectionMask::roots(task.metadata.parquet_schema(), task.projection.clone());
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, task.metadata.clone())
-            .with_projection(mask)
-            .with_row_groups(vec![task.row_group])
-            .with_batch_size(BATCH_ROWS.min(task.rows.max(1)))
-            .build();
+        let reader =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(file, task.metadata.clone())
+                .with_projection(mask)
+                .with_row_groups(vec![task.row_group])
+                .with_batch_size(BATCH_ROWS.min(task.rows.max(1)))
+                .build();
         let mut reader = match reader {
             Ok(r) => r,
             Err(e) => return send_err(external(&task.path, e)),

@@ -262,7 +262,12 @@ async fn parquet_files_read_by_the_gpu_scan_match_the_cpu() {
     let dir = tempfile::tempdir().expect("tempdir");
     // Two files, row groups of 2,500 rows and a shorter last one in each, nulls in every
     // nullable column; b is a DECIMAL(12, 2), stored as INT64 and read back as Decimal64.
-    parquet_files(dir.path(), &table(20_000, 11, (-1_000, 1_000)), 12_000, 2_500);
+    parquet_files(
+        dir.path(),
+        &table(20_000, 11, (-1_000, 1_000)),
+        12_000,
+        2_500,
+    );
     let path = format!("{}/", dir.path().display());
     for ctx in [&g, &c] {
         ctx.register_parquet("t", &path, ParquetReadOptions::default())
@@ -314,7 +319,13 @@ async fn parquet_decimals_of_every_width_and_misfits_match_the_cpu() {
     // q fits i32 except in one row past the middle of the second file's first row group.
     let q = decimal(
         (0..n)
-            .map(|i| Some(if i == 6_100 { 1 << 40 } else { i as i128 - 4_000 }))
+            .map(|i| {
+                Some(if i == 6_100 {
+                    1 << 40
+                } else {
+                    i as i128 - 4_000
+                })
+            })
             .collect(),
         18,
         0,

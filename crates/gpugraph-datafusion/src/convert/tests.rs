@@ -196,7 +196,15 @@ fn dictionary_keys_code_like_their_flat_strings() {
     use datafusion::arrow::array::{DictionaryArray, StringArray};
     // Entries 0 and 2 are equal, entry 3 is NULL, entry 4 is unused; one key is NULL.
     let values = StringArray::from(vec![Some("a"), Some("b"), Some("a"), None, Some("z")]);
-    let keys = Int32Array::from(vec![Some(2), Some(0), None, Some(2), Some(1), Some(3), Some(0)]);
+    let keys = Int32Array::from(vec![
+        Some(2),
+        Some(0),
+        None,
+        Some(2),
+        Some(1),
+        Some(3),
+        Some(0),
+    ]);
     let dict = DictionaryArray::try_new(keys, Arc::new(values)).expect("dictionary");
     let flat = cast(&dict, &DataType::Utf8).expect("flat");
     let (codes, values) = local_codes(&dict, "k").expect("codes");

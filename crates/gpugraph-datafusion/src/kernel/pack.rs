@@ -130,7 +130,10 @@ mod tests {
         assert_eq!(SlotLayout::new(10, Some((5, 5))).shift, 2);
         assert_eq!(SlotLayout::new(10, Some((-128, 127))).shift, 2);
         assert_eq!(SlotLayout::new(10, Some((-128, 128))).shift, 1);
-        assert_eq!(SlotLayout::new(10, Some((i32::MIN, i32::MIN + 65_535))).shift, 1);
+        assert_eq!(
+            SlotLayout::new(10, Some((i32::MIN, i32::MIN + 65_535))).shift,
+            1
+        );
         assert_eq!(SlotLayout::new(10, Some((0, 65_536))).shift, 0);
         assert_eq!(SlotLayout::new(10, Some((i32::MIN, i32::MAX))).shift, 0);
         // Validity follows the packed words: 10 bytes take 3 words, 10 halves 5.
@@ -141,7 +144,12 @@ mod tests {
 
     #[test]
     fn packed_values_unpack_to_themselves_at_every_width_and_length() {
-        for (lo, hi) in [(-3, 250), (-40_000, 20_000), (i32::MIN, i32::MIN + 200), (7, 7)] {
+        for (lo, hi) in [
+            (-3, 250),
+            (-40_000, 20_000),
+            (i32::MIN, i32::MIN + 200),
+            (7, 7),
+        ] {
             for n in [0usize, 1, 2, 3, 4, 5, 31, 33, 1001] {
                 let values: Vec<u32> = (0..n)
                     .map(|i| (lo as i64 + (i as i64 * 7919) % (hi as i64 - lo as i64 + 1)) as u32)
