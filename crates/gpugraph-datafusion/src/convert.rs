@@ -495,17 +495,7 @@ impl Converter {
         }
         let values = self.layout.values.len();
         for (k, local) in batch.keys.into_iter().enumerate() {
-            let dict = &mut self.dictionaries[k];
-            let index = dict.arrays.len();
-            let mut fresh = false;
-            // In order of first row, so the query's codes stay in first-seen row order.
-            let mut order: Vec<usize> = (0..local.values.len()).collect();
-            order.sort_unstable_by_key(|&i| local.values[i].1);
-            let mut global = vec![0u32; local.values.len()];
-            for i in order {
-                let (value, row) = &local.values[i];
-                global[i] = dict.code(value, (index, *row), &mut fresh);
-            }
+            let global = self.code_local(k, &local.values, local.array);
             if n > 0 {
                 let top = global.iter().copied().max().unwrap_or(0);
                 widen_bounds(&mut self.pending.bounds[values + k], 0, top as i32);
@@ -514,11 +504,47 @@ impl Converter {
                     map: global,
                 });
             }
-            if fresh {
-                dict.arrays.push(local.array);
-            }
         }
         self.pending.rows += n;
+    }
+
+    /// The query's code of each batch-local code of key `k` (`values`: per local code, its
+    /// value and first row in `array`), coding new values.
+    fn code_local(
+        &mut self,
+        k: usize,
+        values: &[(keys::KeyValue, usize)],
+        array: ArrayRef,
+    ) -> Vec<u32> {
+        let dict = &mut self.dictionaries[k];
+        let index = dict.arrays.len();
+        let mut fresh = false;
+        // In order of first row, so the query's codes stay in first-seen row order.
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        order.sort_unstable_by_key(|&i| values[i].1);
+        let mut global = vec![0u32; values.len()];
+        for i in order {
+            let (value, row) = &values[i];
+            global[i] = dict.code(value, (index, *row), &mut fresh);
+        }
+        if fresh {
+            dict.arrays.push(array);
+        }
+        global
+    }
+
+    /// The query's code of every entry of `dictionary`, the values of key `k` a page scan
+    /// found (`pages.rs`), coding new ones.
+    pub fn code_entries(&mut self, k: usize, dictionary: ArrayRef) -> Result<Vec<u32>, Misfit> {
+        let name = &self.layout.names[self.layout.keys[k]];
+        let (codes, values) = local_codes(dictionary.as_ref(), name)?;
+        let global = self.code_local(k, &values, dictionary);
+        Ok(codes.iter().map(|&c| global[c as usize]).collect())
+    }
+
+    /// Widens value slot `s`'s bounds by `stats` (values a page scan uploaded itself).
+    pub fn note_stats(&mut self, s: usize, stats: ColumnStats) {
+        self.stats[s] = self.stats[s].merge(stats);
     }
 
     /// The current chunk (validity words appended to columns with nulls); a new one starts.

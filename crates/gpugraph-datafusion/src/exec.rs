@@ -34,6 +34,7 @@ use gpugraph_command::GpuContext;
 use crate::cache::{GpuCache, Prepared};
 use crate::convert::{Chunk, Converter};
 use crate::kernel::{self, GpuChunk};
+use crate::pages::{DecodeStatus, PageChunk, Table};
 use crate::plan::GpuPlan;
 use crate::scan::{DirectScan, Scanned};
 
@@ -42,6 +43,18 @@ use crate::scan::{DirectScan, Scanned};
 /// SF 10 instead of 29 at 2M), while the last chunk's upload, which nothing overlaps, stays
 /// ~16 MB per column.
 pub const CHUNK_ROWS: usize = 1 << 22;
+
+/// Decoding threads of the scan: every core but [`UPLOAD_CORES`] (at least one), or
+/// `GPUGRAPH_SCAN_THREADS`.
+fn scan_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let default = cores.saturating_sub(UPLOAD_CORES).max(1);
+    kernel::tuning("GPUGRAPH_SCAN_THREADS", default as u32) as usize
+}
+
+/// Cores the scan leaves to the merge and the staging fills, so uploads keep pace with the
+/// decoders instead of queueing behind them until the scan ends.
+const UPLOAD_CORES: usize = 0;
 
 /// A partial aggregate run on the GPU (see the module docs).
 #[derive(Debug)]
@@ -53,6 +66,7 @@ pub struct GpuPartialAggregateExec {
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
     fallback: Arc<Mutex<Option<String>>>,
+    pages: Arc<Mutex<Option<String>>>,
 }
 
 impl GpuPartialAggregateExec {
@@ -77,12 +91,19 @@ impl GpuPartialAggregateExec {
             properties,
             metrics: ExecutionPlanMetricsSet::new(),
             fallback: Arc::new(Mutex::new(None)),
+            pages: Arc::new(Mutex::new(None)),
         }
     }
 
     /// Why the last execution ran the CPU plan instead, if it did.
     pub fn fallback(&self) -> Option<String> {
         self.fallback.lock().ok().and_then(|f| f.clone())
+    }
+
+    /// Why the last execution's Parquet scan decoded pages on the host rather than on the
+    /// GPU (`pages.rs`), if it read Parquet itself and did.
+    pub fn pages_on_host(&self) -> Option<String> {
+        self.pages.lock().ok().and_then(|f| f.clone())
     }
 }
 
@@ -106,6 +127,9 @@ impl DisplayAs for GpuPartialAggregateExec {
             aggregates.join(", "),
             values.join(", ")
         )?;
+        if let Some(why) = self.pages_on_host() {
+            write!(f, ", pages decoded on the host: {why}")?;
+        }
         if let Some(why) = self.fallback() {
             write!(f, ", ran on CPU: {why}")?;
         }
@@ -143,6 +167,31 @@ fn all_partitions(
     builder.build()
 }
 
+/// Per slot of a staged row group, the words its expansion looks indices up in: value
+/// dictionaries as they are, key dictionaries as the query's codes (coded here, so codes
+/// stay one numbering across row groups); the value slots' bounds join the converter's.
+fn page_tables(
+    converter: &mut Converter,
+    staged: &PageChunk,
+) -> Result<Vec<Vec<u32>>, crate::convert::Misfit> {
+    let mut tables = Vec::new();
+    let mut key = 0;
+    for (s, table) in staged.tables.iter().enumerate() {
+        tables.push(match table {
+            Table::Words(words) => {
+                converter.note_stats(s, staged.stats[s]);
+                words.clone()
+            }
+            Table::Strings(strings) => {
+                let codes = converter.code_entries(key, Arc::clone(strings))?;
+                key += 1;
+                codes
+            }
+        });
+    }
+    Ok(tables)
+}
+
 struct Run {
     plan: GpuPlan,
     cpu: Arc<dyn ExecutionPlan>,
@@ -150,6 +199,7 @@ struct Run {
     cache: GpuCache,
     metrics: ExecutionPlanMetricsSet,
     fallback: Arc<Mutex<Option<String>>>,
+    pages: Arc<Mutex<Option<String>>>,
     context: Arc<TaskContext>,
 }
 
@@ -188,7 +238,6 @@ impl Run {
         let decode_time = MetricBuilder::new(&self.metrics).subset_time("decode_time", 0);
         let merge_time = MetricBuilder::new(&self.metrics).subset_time("merge_time", 0);
         let upload_time = MetricBuilder::new(&self.metrics).subset_time("upload_time", 0);
-        let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
         let rows_in = MetricBuilder::new(&self.metrics).counter("input_rows", 0);
         let upload_bytes = MetricBuilder::new(&self.metrics).counter("upload_bytes", 0);
         // Wall-clock milestones from the start of the run: where the critical path goes
@@ -200,8 +249,10 @@ impl Run {
                 .subset_time(name, 0)
                 .add_duration(started.elapsed());
         };
-        if let Ok(mut f) = self.fallback.lock() {
-            *f = None;
+        for note in [&self.fallback, &self.pages] {
+            if let Ok(mut f) = note.lock() {
+                *f = None;
+            }
         }
         let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
         let cached = self
@@ -216,15 +267,79 @@ impl Run {
             }
             None => {
                 let schema = self.plan.source.schema();
-                let names = schema.fields().iter().map(|f| f.name().clone()).collect();
-                let mut converter = Converter::new(&self.plan.values, &self.plan.keys, names);
+                let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+                let mut converter =
+                    Converter::new(&self.plan.values, &self.plan.keys, names.clone());
                 let mut chunks = Vec::new();
                 let mut uploads = Vec::new();
                 // Batches convert on the runtime's threads, several at once, in arrival order;
                 // only the merge (copies and a remap of batch-local key codes) runs here.
                 let layout = converter.layout();
-                let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+                let threads = scan_threads();
+                let chunk_rows = kernel::tuning("GPUGRAPH_CHUNK_ROWS", CHUNK_ROWS as u32) as usize;
                 let direct = DirectScan::of(&self.plan.source, &self.plan.values, &self.plan.keys);
+                let paged = direct
+                    .as_ref()
+                    .filter(|_| kernel::tuning("GPUGRAPH_PAGE_DECODE", 1) == 1)
+                    .map(|scan| scan.pages(&self.plan.values, &self.plan.keys));
+                let note_pages = |why: String| {
+                    if let Ok(mut f) = self.pages.lock() {
+                        *f = Some(why);
+                    }
+                };
+                if let Some(Err(why)) = &paged {
+                    note_pages(why.clone());
+                }
+                if let Some(Ok((pages, tasks))) = paged {
+                    let status = DecodeStatus::new(&self.gpu);
+                    let stream =
+                        DirectScan::page_stream(pages, tasks, threads, Arc::clone(&self.gpu));
+                    let mut stream = std::pin::pin!(stream);
+                    let mut rows = 0;
+                    let mut refused = None;
+                    while let Some(scanned) = stream.next().await {
+                        let (staged, read, staging) = scanned?;
+                        decode_time.add_duration(read);
+                        convert_time.add_duration(staging);
+                        let staged = match staged
+                            .and_then(|s| page_tables(&mut converter, &s).map(|t| (s, t)))
+                        {
+                            Ok(s) => s,
+                            Err(misfit) => {
+                                refused = Some(misfit);
+                                break;
+                            }
+                        };
+                        let (staged, tables) = staged;
+                        rows += staged.rows;
+                        upload_bytes.add(staged.bytes as usize);
+                        let start = Instant::now();
+                        let chunk = staged.expand(&self.gpu, &tables, &status);
+                        chunks.push(chunk.map_err(external)?);
+                        upload_time.add_elapsed(start);
+                    }
+                    if refused.is_none() {
+                        MetricBuilder::new(&self.metrics)
+                            .global_counter("page_decode")
+                            .add(1);
+                        rows_in.add(rows);
+                        milestone("scan_done_at");
+                        milestone("upload_done_at");
+                        let prepared = Prepared { converter, chunks };
+                        return self.finish(&prepared, Some(&status), started).await;
+                    }
+                    // A page the GPU cannot expand (another encoding, a null, a value past
+                    // i32): the Arrow reader's path below reads the scan again and decides.
+                    MetricBuilder::new(&self.metrics)
+                        .global_counter("page_decode_refused")
+                        .add(1);
+                    if let Some(misfit) = refused {
+                        note_pages(misfit.to_string());
+                    }
+                    drop(stream);
+                    converter = Converter::new(&self.plan.values, &self.plan.keys, names.clone());
+                    chunks.clear();
+                }
                 let mut stream: Pin<Box<dyn Stream<Item = Scanned> + Send>> = match direct {
                     Some(scan) => {
                         MetricBuilder::new(&self.metrics)
@@ -265,7 +380,7 @@ impl Run {
                     let start = Instant::now();
                     converter.append(converted);
                     merge_time.add_elapsed(start);
-                    if converter.pending_rows() >= CHUNK_ROWS {
+                    if converter.pending_rows() >= chunk_rows {
                         uploads.push(self.upload(converter.take_chunk()));
                     }
                 }
@@ -290,6 +405,20 @@ impl Run {
                 prepared
             }
         };
+        self.finish(&prepared, None, started).await
+    }
+
+    /// Checks the bounds, runs the program over `prepared` and emits the partial states (or
+    /// the CPU plan's when the data does not fit); `status` is the page scan's decode status,
+    /// `started` the run's start (for the `kernel_done_at` milestone).
+    async fn finish(
+        &self,
+        prepared: &Prepared,
+        status: Option<&DecodeStatus>,
+        started: Instant,
+    ) -> Result<Vec<RecordBatch>> {
+        let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
+        let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
         let converter = &prepared.converter;
         let chunks = &prepared.chunks;
         let stats = |c: usize| {
@@ -314,7 +443,12 @@ impl Run {
         let (program, words) = self.plan.program(&cards, nullable);
         let (acc, times) = kernel::run(&self.gpu, &program, groups, chunks).map_err(external)?;
         kernel_time.add_duration(times.kernel);
-        milestone("kernel_done_at");
+        if let Some(status) = status {
+            status.check(&self.gpu).map_err(external)?;
+        }
+        MetricBuilder::new(&self.metrics)
+            .subset_time("kernel_done_at", 0)
+            .add_duration(started.elapsed());
         if let Some(gpu) = times.gpu {
             MetricBuilder::new(&self.metrics)
                 .subset_time("gpu_time", 0)
@@ -391,6 +525,7 @@ impl ExecutionPlan for GpuPartialAggregateExec {
             cache: self.cache.clone(),
             metrics: self.metrics.clone(),
             fallback: Arc::clone(&self.fallback),
+            pages: Arc::clone(&self.pages),
             context,
         };
         let batches = futures::stream::once(run.run()).flat_map(|r| {

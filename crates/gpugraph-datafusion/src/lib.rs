@@ -41,6 +41,10 @@
 //! - A plain local Parquet scan below the aggregate is read by the exec itself
 //!   ([`scan::DirectScan`]): whole row groups on every core, decimals as the file's own
 //!   integers, converted on the decoding thread. Other sources keep DataFusion's scan.
+//!   When every column it reads is flat, non-null and stored as integers or dictionary
+//!   strings, the host only decompresses pages and walks their run headers, and the GPU
+//!   expands them ([`pages`]); a page it cannot expand sends the scan back to the Arrow
+//!   reader's path (`EXPLAIN ANALYZE`: `page_decode`, `page_decode_refused`).
 //! - Kernel time is measured both ways: host (submission to completion, `gpu_kernel_time`)
 //!   and, where the device has timestamp queries, on the GPU (`gpu_time`).
 
@@ -54,6 +58,7 @@ pub mod exec;
 pub mod expr;
 pub mod ir;
 pub mod kernel;
+pub mod pages;
 pub mod plan;
 pub mod program;
 pub mod rule;

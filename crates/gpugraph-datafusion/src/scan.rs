@@ -32,7 +32,10 @@ use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::ExecutionPlan;
 use futures::Stream;
 
+use gpugraph_command::GpuContext;
+
 use crate::convert::{BatchLayout, ConvertedBatch, Misfit};
+use crate::pages::{self, read_row_group, PageChunk, PageScan, RowGroupTask};
 
 /// Rows per batch the reader hands out. 64K rows keep a decoded column (512 KiB of i64) in
 /// the worker's cache until it is converted; at 1M rows (the H200 host, 2026-12-02) decoding
@@ -41,6 +44,10 @@ const BATCH_ROWS: usize = 1 << 16;
 
 /// One converted batch and the time its worker spent decoding and converting it.
 pub type Scanned = Result<(Result<ConvertedBatch, Misfit>, Duration, Duration)>;
+
+/// One staged row group (`pages.rs`) and the time its worker spent reading and parsing it,
+/// and staging it.
+pub type PageScanned = Result<(Result<PageChunk, Misfit>, Duration, Duration)>;
 
 /// A local Parquet scan the GPU aggregate runs itself (see the module docs).
 #[derive(Debug, Clone)]
@@ -120,43 +127,86 @@ impl DirectScan {
         layout: Arc<BatchLayout>,
         threads: usize,
     ) -> impl Stream<Item = Scanned> + Send {
-        let (tx, rx) = tokio::sync::mpsc::channel::<Scanned>(threads * 2);
         let this = Arc::new(self);
-        tokio::task::spawn_blocking(move || {
-            let plan = match this.plan() {
-                Ok(p) => Arc::new(p),
-                Err(e) => {
-                    let _ = tx.blocking_send(Err(e));
-                    return;
-                }
-            };
-            let next = Arc::new(AtomicUsize::new(0));
-            let workers: Vec<_> = (0..threads.min(plan.len()).max(1))
-                .map(|_| {
-                    let (plan, next, tx, layout, this) = (
-                        Arc::clone(&plan),
-                        Arc::clone(&next),
-                        tx.clone(),
-                        Arc::clone(&layout),
-                        Arc::clone(&this),
-                    );
-                    std::thread::spawn(move || loop {
-                        let Some(task) = plan.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                            return;
-                        };
-                        if !this.read(task, &layout, &tx) {
-                            // The consumer went away or an error was sent: stop early.
-                            next.store(plan.len(), Ordering::Relaxed);
-                            return;
-                        }
-                    })
-                })
-                .collect();
-            for w in workers {
-                let _ = w.join();
+        let planner = Arc::clone(&this);
+        pool(
+            move || planner.plan(),
+            threads,
+            move |task: &Task, tx| this.read(task, &layout, tx),
+        )
+    }
+
+    /// The page-decoding form of this scan (`pages.rs`) with its row groups, largest first,
+    /// for slots `values` then `keys` (source columns), or why not.
+    pub fn pages(
+        &self,
+        values: &[usize],
+        keys: &[usize],
+    ) -> std::result::Result<(PageScan, Vec<RowGroupTask>), String> {
+        let mut files = Vec::new();
+        for path in &self.files {
+            let file = open(path).map_err(|e| e.to_string())?;
+            let loaded = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+                .map_err(|e| e.to_string())?;
+            files.push((
+                path.clone(),
+                Arc::clone(loaded.metadata()),
+                Arc::clone(loaded.schema()),
+            ));
+        }
+        let slots: Vec<(String, DataType)> = values
+            .iter()
+            .chain(keys)
+            .map(|&c| (self.columns[c].clone(), self.types[c].clone()))
+            .collect();
+        let schemas: Vec<_> = files
+            .iter()
+            .map(|(_, m, s)| (Arc::clone(m), Arc::clone(s)))
+            .collect();
+        let scan = PageScan::of(&schemas, &slots, keys.len())?;
+        let mut tasks = Vec::new();
+        for (path, metadata, _) in files {
+            for row_group in 0..metadata.num_row_groups() {
+                tasks.push(RowGroupTask {
+                    path: path.clone(),
+                    metadata: Arc::clone(&metadata),
+                    row_group,
+                });
             }
-        });
-        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|s| (s, rx)) })
+        }
+        tasks.sort_by_key(|t| std::cmp::Reverse(t.metadata.row_group(t.row_group).num_rows()));
+        Ok((scan, tasks))
+    }
+
+    /// Reads, parses and stages `tasks` on `threads` blocking workers (see `pages.rs`);
+    /// chunks arrive in no particular order.
+    pub fn page_stream(
+        scan: PageScan,
+        tasks: Vec<RowGroupTask>,
+        threads: usize,
+        gpu: Arc<GpuContext>,
+    ) -> impl Stream<Item = PageScanned> + Send {
+        pool(
+            move || Ok(tasks),
+            threads,
+            move |task: &RowGroupTask, tx: &tokio::sync::mpsc::Sender<PageScanned>| {
+                let start = Instant::now();
+                let item = match read_row_group(&scan, task) {
+                    Err(e) => Err(external(&task.path, e)),
+                    Ok(Err(misfit)) => Ok((Err(misfit), start.elapsed(), Duration::ZERO)),
+                    Ok(Ok(host)) => {
+                        let read = start.elapsed();
+                        let start = Instant::now();
+                        match pages::stage(&gpu, host) {
+                            Ok(chunk) => Ok((Ok(chunk), read, start.elapsed())),
+                            Err(e) => Err(external(&task.path, e)),
+                        }
+                    }
+                };
+                let go_on = matches!(item, Ok((Ok(_), _, _)));
+                tx.blocking_send(item).is_ok() && go_on
+            },
+        )
     }
 
     /// Every (file, metadata, row group) to read, the largest row groups first so the last
@@ -299,6 +349,65 @@ impl DirectScan {
                 return false;
             }
         }
+    }
+}
+
+/// Runs `work` over the tasks `plan` lists on `threads` blocking workers, each taking the
+/// next task from a shared counter; what the workers send arrives in no particular order.
+/// `work` returns false to stop every worker (the consumer went away, or it sent an error).
+fn pool<T, W, P>(plan: P, threads: usize, work: W) -> impl Stream<Item = Result<T>> + Send
+where
+    T: Send + 'static,
+    W: Fn(&P::Task, &tokio::sync::mpsc::Sender<Result<T>>) -> bool + Send + Sync + 'static,
+    P: Planner,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<T>>(threads * 2);
+    let work = Arc::new(work);
+    tokio::task::spawn_blocking(move || {
+        let tasks = match plan.tasks() {
+            Ok(p) => Arc::new(p),
+            Err(e) => {
+                let _ = tx.blocking_send(Err(e));
+                return;
+            }
+        };
+        let next = Arc::new(AtomicUsize::new(0));
+        let workers: Vec<_> = (0..threads.min(tasks.len()).max(1))
+            .map(|_| {
+                let (tasks, next, tx, work) = (
+                    Arc::clone(&tasks),
+                    Arc::clone(&next),
+                    tx.clone(),
+                    Arc::clone(&work),
+                );
+                std::thread::spawn(move || loop {
+                    let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        return;
+                    };
+                    if !work(task, &tx) {
+                        next.store(tasks.len(), Ordering::Relaxed);
+                        return;
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            let _ = w.join();
+        }
+    });
+    futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|s| (s, rx)) })
+}
+
+/// What lists a [`pool`]'s tasks (on the pool's blocking thread).
+trait Planner: Send + 'static {
+    type Task: Send + Sync + 'static;
+    fn tasks(self) -> Result<Vec<Self::Task>>;
+}
+
+impl<T: Send + Sync + 'static, F: FnOnce() -> Result<Vec<T>> + Send + 'static> Planner for F {
+    type Task = T;
+    fn tasks(self) -> Result<Vec<T>> {
+        self()
     }
 }
 

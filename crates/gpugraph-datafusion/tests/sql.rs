@@ -363,3 +363,111 @@ async fn parquet_decimals_of_every_width_and_misfits_match_the_cpu() {
         "{placement:?}"
     );
 }
+
+/// Non-null columns the GPU page scan expands (`pages.rs`): strings keys, 32- and 64-bit
+/// integers, dates and INT64 decimals, in several files and row groups.
+fn dense(rows: usize, seed: u64, key_names: usize) -> RecordBatch {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k1", DataType::Utf8, false),
+        Field::new("d", DataType::Date32, false),
+        Field::new("a", DataType::Int32, true),
+        Field::new("b", DataType::Decimal128(12, 2), false),
+        Field::new("c", DataType::Int64, false),
+    ]));
+    let k1: StringArray = (0..rows)
+        .map(|i| Some(format!("key-{}", (i * 31 + i / 7) % key_names)))
+        .collect();
+    let d = Date32Array::from_iter_values((0..rows).map(|_| 18_262 + rng.random_range(0..40)));
+    let a: Int32Array = (0..rows)
+        .map(|_| Some(rng.random_range(-3000..3000)))
+        .collect();
+    let b = (0..rows)
+        .map(|_| rng.random_range(-100_000i128..100_000))
+        .collect::<Decimal128Array>()
+        .with_precision_and_scale(12, 2)
+        .expect("decimal");
+    let c: Int64Array = (0..rows)
+        .map(|_| rng.random_range(-1 << 30..1 << 30))
+        .collect();
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(k1),
+        Arc::new(d),
+        Arc::new(a),
+        Arc::new(b),
+        Arc::new(c),
+    ];
+    RecordBatch::try_new(schema, columns).expect("batch")
+}
+
+#[tokio::test]
+async fn parquet_pages_expanded_on_the_gpu_match_the_cpu() {
+    use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
+    use gpugraph_datafusion::datafusion::parquet::file::properties::{
+        WriterProperties, WriterVersion,
+    };
+    use gpugraph_datafusion::datafusion::prelude::ParquetReadOptions;
+    let gpu = gpu();
+    let queries = [
+        "SELECT k1, count(*), sum(a), avg(b), min(c), max(d) FROM t \
+         WHERE a > 10 OR b < 0 GROUP BY k1 ORDER BY k1",
+        "SELECT sum(b * a), count(*), min(b) FROM t \
+         WHERE d BETWEEN DATE '2020-01-05' AND DATE '2020-01-30' AND c > 0",
+    ];
+    // Few key names stay dictionary-encoded; many overflow a small dictionary page into
+    // plain strings, which the page scan refuses at run time for the Arrow reader's path.
+    for (key_names, refused) in [(9, false), (5_000, true)] {
+        let (g, c) = sessions(&gpu);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let batch = dense(23_001, key_names as u64, key_names);
+        for (f, version) in [WriterVersion::PARQUET_1_0, WriterVersion::PARQUET_2_0]
+            .into_iter()
+            .enumerate()
+        {
+            // A small dictionary page overflows into plain pages in version 1 files, and
+            // into DELTA_BINARY_PACKED integers (which the page scan refuses) in version 2.
+            let dictionary = if f == 0 || refused { 4_096 } else { 1 << 20 };
+            let props = WriterProperties::builder()
+                .set_writer_version(version)
+                .set_max_row_group_row_count(Some(5_000))
+                .set_data_page_row_count_limit(1_500)
+                .set_write_batch_size(700)
+                .set_dictionary_page_size_limit(dictionary)
+                .build();
+            let path = dir.path().join(format!("part-{f}.parquet"));
+            let out = std::fs::File::create(&path).expect("creates");
+            let mut writer =
+                ArrowWriter::try_new(out, batch.schema(), Some(props)).expect("writer");
+            let half = batch.num_rows() / 2;
+            let rows = if f == 0 {
+                batch.slice(0, half)
+            } else {
+                batch.slice(half, batch.num_rows() - half)
+            };
+            writer.write(&rows).expect("writes");
+            writer.close().expect("closes");
+        }
+        let path = format!("{}/", dir.path().display());
+        for ctx in [&g, &c] {
+            ctx.register_parquet("t", &path, ParquetReadOptions::default())
+                .await
+                .expect("registers");
+        }
+        for q in queries {
+            let placement = same(&g, &c, q).await;
+            assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
+            assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
+        }
+        let text = explain(&g, &format!("ANALYZE {}", queries[0])).await;
+        assert!(text.contains("input_rows=23.00 K"), "{text}");
+        if refused {
+            assert!(text.contains("page_decode_refused=1"), "{text}");
+            assert!(
+                text.contains("pages decoded on the host: column k1"),
+                "{text}"
+            );
+        } else {
+            assert!(text.contains("page_decode=1"), "{text}");
+        }
+    }
+}

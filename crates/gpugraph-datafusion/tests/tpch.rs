@@ -88,4 +88,11 @@ async fn q1_q6_from_parquet_match_the_cpu() {
         .expect("registers");
     }
     check(&g, &c).await;
+    // Both queries' columns are flat, non-null and dictionary-encoded: the GPU expands the
+    // pages itself.
+    for q in [Q1, Q6] {
+        let text = explain(&g, &format!("ANALYZE {q}")).await;
+        assert!(text.contains("page_decode=1"), "{text}");
+        assert!(!text.contains("page_decode_refused"), "{text}");
+    }
 }

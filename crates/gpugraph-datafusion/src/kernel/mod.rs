@@ -116,8 +116,9 @@ pub fn private_copies(words: usize) -> (u32, u32) {
 /// A launch-shape override from the environment, for measuring the kernel on a device
 /// without rebuilding: `GPUGRAPH_AGG_WORKGROUPS` (most workgroups per chunk with private
 /// accumulators, default 1024) and `GPUGRAPH_AGG_COPIES` (most private accumulator copies,
-/// default as [`private_copies`]). Results do not depend on either.
-fn tuning(name: &str, default: u32) -> u32 {
+/// default as [`private_copies`]); the exec's `GPUGRAPH_SCAN_THREADS` and
+/// `GPUGRAPH_CHUNK_ROWS`. Results do not depend on any of them.
+pub(crate) fn tuning(name: &str, default: u32) -> u32 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
