@@ -280,7 +280,7 @@ impl Run {
                 let direct = DirectScan::of(&self.plan.source, &self.plan.values, &self.plan.keys);
                 let paged = direct
                     .as_ref()
-                    .filter(|_| kernel::tuning("GPUGRAPH_PAGE_DECODE", 1) == 1)
+                    .filter(|_| std::env::var("GPUGRAPH_PAGE_DECODE").map_or(true, |v| v != "0"))
                     .map(|scan| scan.pages(&self.plan.values, &self.plan.keys));
                 let note_pages = |why: String| {
                     if let Ok(mut f) = self.pages.lock() {
@@ -294,7 +294,8 @@ impl Run {
                     let status = DecodeStatus::new(&self.gpu);
                     let stream =
                         DirectScan::page_stream(pages, tasks, threads, Arc::clone(&self.gpu));
-                    let mut stream = std::pin::pin!(stream);
+                    // Boxed so the drop below really ends the workers before the re-read.
+                    let mut stream = Box::pin(stream);
                     let mut rows = 0;
                     let mut refused = None;
                     while let Some(scanned) = stream.next().await {

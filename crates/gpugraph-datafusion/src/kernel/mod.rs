@@ -117,7 +117,8 @@ pub fn private_copies(words: usize) -> (u32, u32) {
 /// without rebuilding: `GPUGRAPH_AGG_WORKGROUPS` (most workgroups per chunk with private
 /// accumulators, default 1024) and `GPUGRAPH_AGG_COPIES` (most private accumulator copies,
 /// default as [`private_copies`]); the exec's `GPUGRAPH_SCAN_THREADS` and
-/// `GPUGRAPH_CHUNK_ROWS`. Results do not depend on any of them.
+/// `GPUGRAPH_CHUNK_ROWS` (and `GPUGRAPH_PAGE_DECODE=0`, which keeps Parquet pages on the
+/// host's Arrow reader). Results do not depend on any of them.
 pub(crate) fn tuning(name: &str, default: u32) -> u32 {
     std::env::var(name)
         .ok()

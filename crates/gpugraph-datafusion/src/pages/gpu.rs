@@ -1,7 +1,7 @@
-//! A parsed row group on the GPU: [`stage`] writes its payloads and pieces into one mapped
-//! upload buffer on the worker that parsed it (so staging runs on every decoding core, not
-//! behind one upload lock), and [`PageChunk::expand`] copies that buffer to the device and
-//! expands each slot into a 32-bit column the aggregate kernel binds.
+//! A parsed row group on the GPU: [`stage`] writes its payloads and pieces into the queue's
+//! staging memory for one device buffer on the worker that parsed it (so staging runs on
+//! every decoding core, not behind one upload lock), and [`PageChunk::expand`] submits the
+//! copy with the expansion of each slot into a 32-bit column the aggregate kernel binds.
 
 use std::ops::Range;
 
@@ -24,7 +24,8 @@ struct Staged {
 pub struct PageChunk {
     /// Rows.
     pub rows: usize,
-    staging: wgpu::Buffer,
+    /// The device buffer the payloads and pieces are queued for.
+    input: wgpu::Buffer,
     slots: Vec<Staged>,
     /// Per slot: its dictionary.
     pub tables: Vec<Table>,
@@ -52,30 +53,32 @@ pub fn stage(ctx: &GpuContext, chunk: HostChunk) -> Result<PageChunk, KernelErro
         slots.push(Staged { region, pieces });
     }
     let size = at.max(align);
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("gpugraph-datafusion-pages-staging"),
+    let input = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("gpugraph-datafusion-pages"),
         size,
-        usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: true,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
     });
-    {
-        let mut view = staging.slice(..).get_mapped_range_mut().map_err(|e| {
-            KernelError::Readback(format!("mapping a page staging buffer failed: {e}"))
-        })?;
-        for (c, s) in chunk.columns.iter().zip(&slots) {
-            let base = s.region.start as usize;
-            c.write_region(|at, bytes| {
-                view.slice(base + at..base + at + bytes.len())
-                    .copy_from_slice(bytes)
-            });
-            view.slice(s.pieces.start as usize..s.pieces.end as usize)
-                .copy_from_slice(bytemuck::cast_slice(&c.pieces));
-        }
+    // The queue's own staging memory, written here and copied at the next submission (the
+    // exec's expansion of this chunk): unlike a buffer mapped at creation, wgpu does not
+    // zero it first, so every byte is written once. Bytes between slots stay unwritten;
+    // no binding covers them.
+    let mut view = std::num::NonZeroU64::new(size)
+        .and_then(|n| ctx.queue.write_buffer_with(&input, 0, n))
+        .ok_or_else(|| KernelError::Readback("staging a row group's pages failed".into()))?;
+    for (c, s) in chunk.columns.iter().zip(&slots) {
+        let base = s.region.start as usize;
+        c.write_region(|at, bytes| {
+            view.slice(base + at..base + at + bytes.len())
+                .copy_from_slice(bytes)
+        });
+        view.slice(s.pieces.start as usize..s.pieces.end as usize)
+            .copy_from_slice(bytemuck::cast_slice(&c.pieces));
     }
-    staging.unmap();
+    drop(view);
     Ok(PageChunk {
         rows: chunk.rows,
-        staging,
+        input,
         slots,
         tables: chunk.columns.iter().map(|c| c.table.clone()).collect(),
         stats: chunk.columns.iter().map(|c| c.stats).collect(),
@@ -183,16 +186,10 @@ impl PageChunk {
     ) -> Result<GpuChunk, KernelError> {
         let device = &ctx.device;
         let kernel = kernel(device);
-        let input = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("gpugraph-datafusion-pages"),
-            size: self.staging.size(),
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let input = &self.input;
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("gpugraph-datafusion-pages-expand"),
         });
-        encoder.copy_buffer_to_buffer(&self.staging, 0, &input, 0, self.staging.size());
         let max = device.limits().max_compute_workgroups_per_dimension;
         let mut buffers = Vec::new();
         let mut keep = Vec::new();
@@ -218,7 +215,7 @@ impl PageChunk {
                         bytemuck::cast_slice(words),
                     );
                     let range = |r: &Range<u64>| wgpu::BufferBinding {
-                        buffer: &input,
+                        buffer: input,
                         offset: r.start,
                         size: std::num::NonZeroU64::new(r.end - r.start),
                     };
@@ -243,7 +240,7 @@ impl PageChunk {
                 buffers.push(out);
             }
         }
-        // The staging buffer drops here; wgpu keeps it until the copy is done.
+        // The queued page writes go first: this submission copies them.
         ctx.queue.submit([encoder.finish()]);
         Ok(GpuChunk {
             rows: self.rows as u32,
