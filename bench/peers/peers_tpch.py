@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """CPU peers of `gpugraph bench tpch`: TPC-H Q1 and Q6 in DuckDB and Polars on the same host, in
-the same device call (the device carries their wheels; see docs/benchmarks.md).
+the same device call (the device carries their wheels; see docs/benchmarks.md), and Q14 in DuckDB
+when --part is given.
 
-    python3 bench/peers/peers_tpch.py --lineitem /tmp/lineitem-sf10.parquet --engines duckdb \
-        --repeat 5 --json duckdb.json
+    python3 bench/peers/peers_tpch.py --lineitem /tmp/lineitem-sf10.parquet \
+        --part /tmp/part-sf10.parquet --engines duckdb --repeat 5 --json duckdb.json
 
 Two modes per query, as in the GPU bench:
 - "warm": the table already in the engine's memory (DuckDB: a table created from the Parquet
@@ -40,6 +41,15 @@ where l_shipdate >= date '1994-01-01' and l_shipdate < date '1995-01-01'
   and l_discount between 0.06 - 0.01 and 0.06 + 0.01 and l_quantity < 24
 """
 
+Q14 = """
+select 100.00 * sum(case when p_type like 'PROMO%'
+                         then l_extendedprice * (1 - l_discount) else 0 end)
+       / sum(l_extendedprice * (1 - l_discount)) as promo_revenue
+from {t}, {p}
+where l_partkey = p_partkey
+  and l_shipdate >= date '1995-09-01' and l_shipdate < date '1995-10-01'
+"""
+
 
 def timed(fn, repeat):
     fn()
@@ -51,7 +61,7 @@ def timed(fn, repeat):
     return statistics.median(times), min(times), max(times)
 
 
-def duckdb_rows(path, repeat):
+def duckdb_rows(path, repeat, part=None):
     import duckdb
 
     con = duckdb.connect()
@@ -59,10 +69,15 @@ def duckdb_rows(path, repeat):
     src = f"read_parquet('{path}')"
     con.execute(f"create table lineitem as select * from {src}")
     rows = con.execute("select count(*) from lineitem").fetchone()[0]
+    queries = [("q1", Q1, None), ("q6", Q6, None)]
+    if part:
+        psrc = f"read_parquet('{part}')"
+        con.execute(f"create table part as select * from {psrc}")
+        queries.append(("q14", Q14, psrc))
     out = []
-    for name, q in (("q1", Q1), ("q6", Q6)):
-        for mode, t in (("warm", "lineitem"), ("parquet", src)):
-            med, lo, hi = timed(lambda: con.execute(q.format(t=t)).fetchall(), repeat)
+    for name, q, psrc in queries:
+        for mode, t, p in (("warm", "lineitem", "part"), ("parquet", src, psrc)):
+            med, lo, hi = timed(lambda: con.execute(q.format(t=t, p=p)).fetchall(), repeat)
             out.append(dict(bench="tpch", op=f"{name}-{mode}", peer="duckdb", median_ms=med,
                             min_ms=lo, max_ms=hi, rows=rows, threads=threads))
     return out
@@ -118,6 +133,7 @@ def polars_rows(path, repeat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lineitem", required=True, help="lineitem Parquet file")
+    ap.add_argument("--part", help="part Parquet file (adds Q14; DuckDB only)")
     ap.add_argument("--engines", default="duckdb,polars")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", required=True)
@@ -125,7 +141,10 @@ def main():
     rows = []
     for engine in a.engines.split(","):
         try:
-            rows += {"duckdb": duckdb_rows, "polars": polars_rows}[engine](a.lineitem, a.repeat)
+            if engine == "duckdb":
+                rows += duckdb_rows(a.lineitem, a.repeat, a.part)
+            else:
+                rows += {"polars": polars_rows}[engine](a.lineitem, a.repeat)
         except ImportError as e:
             print(f"{engine}: not installed ({e}); skipped")
     for r in rows:

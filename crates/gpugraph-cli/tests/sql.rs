@@ -176,6 +176,54 @@ fn q1_and_q6_gpu_output_is_identical_to_the_cpu_plan() {
     assert!(plan.contains("Exec"), "{plan}");
 }
 
+/// TPC-H Q14 (lineitem joined with part).
+const Q14: &str = "SELECT 100.00 * sum(CASE WHEN p_type LIKE 'PROMO%' \
+    THEN l_extendedprice * (1 - l_discount) ELSE 0 END) / sum(l_extendedprice * (1 - l_discount)) \
+    AS promo_revenue FROM lineitem, part WHERE l_partkey = p_partkey \
+    AND l_shipdate >= DATE '1995-09-01' AND l_shipdate < DATE '1995-10-01'";
+
+#[test]
+fn q14_joins_on_the_gpu_and_bench_tpch_checks_its_answers() {
+    let (t, path) = lineitem("sql-q14");
+    let part = t.path("part.parquet");
+    let args = [
+        "generate-table",
+        "--tpch",
+        "part",
+        "--scale",
+        "0.01",
+        "--out",
+        &part,
+    ];
+    assert_success(&args, &gpugraph(&args));
+    let tables = [format!("lineitem={path}"), format!("part={part}")];
+    let with = |extra: &[&str]| {
+        let mut args = vec!["sql", Q14, "--table", &tables[0], "--table", &tables[1]];
+        args.extend(extra);
+        run_ok(&args)
+    };
+    let (gpu, cpu) = (with(&[]), with(&["--cpu"]));
+    assert_eq!(gpu, cpu, "Q14: GPU and CPU results differ");
+    assert!(cpu.contains("promo_revenue"), "{cpu}");
+    let plan = with(&["--explain"]);
+    assert!(plan.contains("GpuPartialAggregateExec: on=GPU"), "{plan}");
+    assert!(plan.contains("lookup=[key=p_partkey"), "{plan}");
+    // The bench compares every GPU variant's answer with the CPU's before timing.
+    let out = run_ok(&[
+        "bench",
+        "tpch",
+        "--scale",
+        "0.01",
+        "--query",
+        "q14",
+        "--repeat",
+        "1",
+        "--variants",
+        "gpu-host,cpu-memory",
+    ]);
+    assert!(out.contains("q14") && out.contains("gpu-host"), "{out}");
+}
+
 #[test]
 fn out_writes_each_format_and_reads_back_the_same_rows() {
     let (t, path) = lineitem("sql-out");

@@ -34,6 +34,7 @@ use gpugraph_command::GpuContext;
 use crate::cache::{GpuCache, Prepared};
 use crate::convert::{Chunk, Converter};
 use crate::kernel::{self, GpuChunk};
+use crate::lookup::LookupTable;
 use crate::pages::{DecodeStatus, PageChunk, Table};
 use crate::plan::GpuPlan;
 use crate::scan::{DirectScan, Scanned};
@@ -127,6 +128,15 @@ impl DisplayAs for GpuPartialAggregateExec {
             aggregates.join(", "),
             values.join(", ")
         )?;
+        if let Some(l) = &self.plan.lookup {
+            let columns: Vec<String> = l.columns.iter().map(ToString::to_string).collect();
+            write!(
+                f,
+                ", lookup=[key={}, columns=[{}]]",
+                l.key,
+                columns.join(", ")
+            )?;
+        }
         if let Some(why) = self.pages_on_host() {
             write!(f, ", pages decoded on the host: {why}")?;
         }
@@ -138,7 +148,7 @@ impl DisplayAs for GpuPartialAggregateExec {
 }
 
 /// Batches of every partition of `plan`, each partition on its own task.
-fn all_partitions(
+pub(crate) fn all_partitions(
     plan: &Arc<dyn ExecutionPlan>,
     context: &Arc<TaskContext>,
 ) -> SendableRecordBatchStream {
@@ -254,6 +264,12 @@ impl Run {
                 *f = None;
             }
         }
+        // The join's lookup side runs on DataFusion's threads while the source streams in.
+        let lookup = self.plan.lookup.clone().map(|l| {
+            let context = Arc::clone(&self.context);
+            let metrics = self.metrics.clone();
+            tokio::spawn(async move { l.collect(context, &metrics).await })
+        });
         let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
         let cached = self
             .cache
@@ -327,7 +343,7 @@ impl Run {
                         milestone("scan_done_at");
                         milestone("upload_done_at");
                         let prepared = Prepared { converter, chunks };
-                        return self.finish(&prepared, Some(&status), started).await;
+                        return self.finish(&prepared, Some(&status), lookup, started).await;
                     }
                     // A page the GPU cannot expand (another encoding, a null, a value past
                     // i32): the Arrow reader's path below reads the scan again and decides.
@@ -406,19 +422,31 @@ impl Run {
                 prepared
             }
         };
-        self.finish(&prepared, None, started).await
+        self.finish(&prepared, None, lookup, started).await
     }
 
     /// Checks the bounds, runs the program over `prepared` and emits the partial states (or
     /// the CPU plan's when the data does not fit); `status` is the page scan's decode status,
-    /// `started` the run's start (for the `kernel_done_at` milestone).
+    /// `lookup` the task building the join's lookup side, `started` the run's start (for the
+    /// `kernel_done_at` milestone).
     async fn finish(
         &self,
         prepared: &Prepared,
         status: Option<&DecodeStatus>,
+        lookup: Option<tokio::task::JoinHandle<Result<Result<LookupTable, String>>>>,
         started: Instant,
     ) -> Result<Vec<RecordBatch>> {
         let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
+        let lookup = match lookup {
+            Some(task) => match task
+                .await
+                .map_err(|e| DataFusionError::External(Box::new(e)))??
+            {
+                Ok(table) => Some(table),
+                Err(why) => return self.cpu(why).await,
+            },
+            None => None,
+        };
         let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
         let converter = &prepared.converter;
         let chunks = &prepared.chunks;
@@ -427,7 +455,7 @@ impl Run {
             let s = converter.stats(slot);
             (s.min as i128, s.max as i128)
         };
-        if let Err(why) = self.plan.check_bounds(&stats) {
+        if let Err(why) = self.plan.check_bounds(&stats, lookup.as_ref()) {
             return self.cpu(why).await;
         }
         let cards = converter.cardinalities();
@@ -441,8 +469,15 @@ impl Run {
                 .await;
         }
         let nullable = chunks.iter().fold(0, |m, c| m | c.has_valid);
-        let (program, words) = self.plan.program(&cards, nullable);
-        let (acc, times) = kernel::run(&self.gpu, &program, groups, chunks).map_err(external)?;
+        let shape = lookup.as_ref().map(|l| &l.shape);
+        let (program, words) = self.plan.program(&cards, nullable, shape);
+        let buffer = lookup
+            .as_ref()
+            .map(|l| kernel::lookup_buffer(&self.gpu.device, &l.words))
+            .transpose()
+            .map_err(external)?;
+        let (acc, times) =
+            kernel::run(&self.gpu, &program, groups, chunks, buffer.as_ref()).map_err(external)?;
         kernel_time.add_duration(times.kernel);
         if let Some(status) = status {
             status.check(&self.gpu).map_err(external)?;
@@ -484,7 +519,9 @@ impl ExecutionPlan for GpuPartialAggregateExec {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.plan.source]
+        let mut children = vec![&self.plan.source];
+        children.extend(self.plan.lookup.as_ref().map(|l| &l.input));
+        children
     }
 
     fn apply_expressions(
@@ -497,10 +534,20 @@ impl ExecutionPlan for GpuPartialAggregateExec {
     #[allow(deprecated)]
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let mut plan = self.plan.clone();
-        plan.source = children.swap_remove(0);
+        let mut children = children.into_iter();
+        let wanted = 1 + plan.lookup.is_some() as usize;
+        let mut next = || {
+            children.next().ok_or_else(|| {
+                DataFusionError::Internal(format!("GpuPartialAggregateExec has {wanted} children"))
+            })
+        };
+        plan.source = next()?;
+        if let Some(l) = plan.lookup.as_mut() {
+            l.input = next()?;
+        }
         Ok(Arc::new(Self::new(
             plan,
             Arc::clone(&self.cpu),

@@ -6,15 +6,18 @@
 //! simple) and widening casts between those types. BETWEEN reaches the physical plan as
 //! `a >= x AND a <= y`. Division, floats, strings and everything else are refused by name.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Schema};
+use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{
     BinaryExpr, CaseExpr, CastExpr, Column, InListExpr, IsNotNullExpr, IsNullExpr, Literal,
     NegativeExpr, NotExpr,
 };
+use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_expr::PhysicalExpr;
 
 use crate::ir::{BinOp, Ir};
@@ -39,6 +42,108 @@ pub struct Typed {
 
 /// One plan level's columns: each output column as an expression over the source, or why not.
 pub type Level = Vec<Result<Typed, String>>;
+
+/// What an expression's columns mean: the plan level's columns as [`Ir`] over the source,
+/// and below a join, which of them derive from the lookup side alone.
+pub struct Scope<'a> {
+    /// The level's schema.
+    pub schema: &'a Schema,
+    /// Its columns.
+    pub level: &'a Level,
+    /// Per column, its expression over the lookup side where it is one (`None` without a
+    /// join).
+    pub host: &'a [Option<Arc<dyn PhysicalExpr>>],
+    /// The join's lookup side, below a join.
+    pub lookup: Option<&'a LookupScope<'a>>,
+}
+
+impl<'a> Scope<'a> {
+    /// A scope without a join.
+    pub fn plain(schema: &'a Schema, level: &'a Level) -> Self {
+        Scope {
+            schema,
+            level,
+            host: &[],
+            lookup: None,
+        }
+    }
+}
+
+/// The lookup side of the plan's join, as expressions see it: a subexpression over lookup
+/// columns alone becomes a lookup column that the host evaluates once per lookup row
+/// (`lookup.rs`), gathered by the probe key.
+pub struct LookupScope<'a> {
+    /// The probe key.
+    pub key: &'a Ir,
+    /// The lookup side's schema.
+    pub schema: &'a Schema,
+    /// The lookup columns so far (expressions over the lookup side), shared by the levels.
+    pub columns: &'a RefCell<Vec<Arc<dyn PhysicalExpr>>>,
+}
+
+impl LookupScope<'_> {
+    /// `expr` as a lookup column when it reads lookup columns only and has a type the GPU
+    /// computes on (booleans included: `p_type LIKE 'PROMO%'`); `None` otherwise.
+    fn derive(
+        &self,
+        expr: &Arc<dyn PhysicalExpr>,
+        host: &[Option<Arc<dyn PhysicalExpr>>],
+    ) -> Option<Result<Typed, String>> {
+        let over_lookup = on_lookup(expr, host)?;
+        let dt = match over_lookup.data_type(self.schema) {
+            Ok(dt) => dt,
+            Err(e) => return Some(Err(e.to_string())),
+        };
+        let ty = match dt {
+            DataType::Boolean => Ty::Bool,
+            ref dt => column_type(dt)?,
+        };
+        let mut columns = self.columns.borrow_mut();
+        let text = over_lookup.to_string();
+        let column = match columns.iter().position(|c| c.to_string() == text) {
+            Some(at) => at,
+            None => {
+                columns.push(over_lookup);
+                columns.len() - 1
+            }
+        };
+        Some(Ok(Typed {
+            ir: Ir::Lookup {
+                key: Box::new(self.key.clone()),
+                column,
+            },
+            ty,
+        }))
+    }
+}
+
+/// `expr` with its columns replaced by their lookup-side expressions `host`, when it reads
+/// at least one column and only such columns.
+pub fn on_lookup(
+    expr: &Arc<dyn PhysicalExpr>,
+    host: &[Option<Arc<dyn PhysicalExpr>>],
+) -> Option<Arc<dyn PhysicalExpr>> {
+    let columns = collect_columns(expr);
+    if columns.is_empty()
+        || columns
+            .iter()
+            .any(|c| host.get(c.index()).is_none_or(Option::is_none))
+    {
+        return None;
+    }
+    Arc::clone(expr)
+        .transform(|e| {
+            Ok(match e.downcast_ref::<Column>() {
+                Some(c) => match host.get(c.index()).cloned().flatten() {
+                    Some(h) => Transformed::yes(h),
+                    None => Transformed::no(e),
+                },
+                None => Transformed::no(e),
+            })
+        })
+        .ok()
+        .map(|t| t.data)
+}
 
 /// The GPU type of a source column of `dt`, if the GPU computes on it.
 pub fn column_type(dt: &DataType) -> Option<Ty> {
@@ -166,12 +271,14 @@ fn cast(inner: Typed, to: &DataType, from: &DataType) -> Result<Typed, String> {
     })
 }
 
-/// Translates `expr`, whose columns are `level`'s (of schema `schema`).
-pub fn translate(
-    expr: &Arc<dyn PhysicalExpr>,
-    schema: &Schema,
-    level: &Level,
-) -> Result<Typed, String> {
+/// Translates `expr`, whose columns are `scope`'s.
+pub fn translate(expr: &Arc<dyn PhysicalExpr>, scope: &Scope<'_>) -> Result<Typed, String> {
+    if let Some(lookup) = &scope.lookup {
+        if let Some(t) = lookup.derive(expr, scope.host) {
+            return t;
+        }
+    }
+    let (schema, level) = (scope.schema, scope.level);
     if let Some(c) = expr.downcast_ref::<Column>() {
         return level
             .get(c.index())
@@ -181,10 +288,10 @@ pub fn translate(
     if let Some(l) = expr.downcast_ref::<Literal>() {
         return literal(l.value());
     }
-    let sub = |e: &Arc<dyn PhysicalExpr>| translate(e, schema, level);
+    let sub = |e: &Arc<dyn PhysicalExpr>| translate(e, scope);
     let boolean = |ir: Ir| Typed { ir, ty: Ty::Bool };
     if let Some(b) = expr.downcast_ref::<BinaryExpr>() {
-        if let Some(t) = float_comparison(b, schema, level)? {
+        if let Some(t) = float_comparison(b, scope)? {
             return Ok(t);
         }
         let (l, r) = (sub(b.left())?, sub(b.right())?);
@@ -301,13 +408,14 @@ pub fn translate(
         }));
     }
     if let Some(c) = expr.downcast_ref::<CaseExpr>() {
-        return case(c, schema, level);
+        return case(c, scope);
     }
     Err(format!("the expression {expr} is not supported on the GPU"))
 }
 
-fn case(c: &CaseExpr, schema: &Schema, level: &Level) -> Result<Typed, String> {
-    let sub = |e: &Arc<dyn PhysicalExpr>| translate(e, schema, level);
+fn case(c: &CaseExpr, scope: &Scope<'_>) -> Result<Typed, String> {
+    let schema = scope.schema;
+    let sub = |e: &Arc<dyn PhysicalExpr>| translate(e, scope);
     let subject = c.expr().map(sub).transpose()?;
     let mut arms = Vec::new();
     for (when, then) in c.when_then_expr() {
@@ -380,11 +488,7 @@ fn last_at_most(f: f64, scale: u32) -> Option<i64> {
 /// a float literal such as TPC-H Q6's `l_discount between 0.06 - 0.01 and 0.06 + 0.01`: an
 /// exact integer comparison of `x` with the threshold where the cast crosses the literal, so
 /// every row compares as on the CPU. `None` when `b` is not of that form.
-fn float_comparison(
-    b: &BinaryExpr,
-    schema: &Schema,
-    level: &Level,
-) -> Result<Option<Typed>, String> {
+fn float_comparison(b: &BinaryExpr, scope: &Scope<'_>) -> Result<Option<Typed>, String> {
     let op = *b.op();
     let mirrored = match op {
         Operator::Lt => Operator::Gt,
@@ -413,7 +517,7 @@ fn float_comparison(
             _ => return Ok(None),
         },
     };
-    let x = translate(&inner, schema, level)?;
+    let x = translate(&inner, scope)?;
     let s = num_scale(&x, "a float comparison")?;
     let Some(f) = value else {
         // Comparing with NULL is NULL.

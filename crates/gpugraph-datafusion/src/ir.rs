@@ -8,7 +8,25 @@
 //! i64 — which [`Ir::bounds`] proves from the input columns' minimum and maximum before any
 //! launch.
 
-use crate::program::Op;
+use crate::program::{LookupShape, Op};
+
+/// A leaf an expression reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaf {
+    /// The source's column with this index.
+    Column(usize),
+    /// Column `j` of the join's lookup side (`lookup.rs`).
+    Lookup(usize),
+}
+
+/// What lowering needs besides the expression: kernel slots of source columns, and the
+/// lookup buffer's layout when the plan joins.
+pub struct Lowering<'a> {
+    /// The kernel's column slot of a source column.
+    pub slot: &'a dyn Fn(usize) -> u32,
+    /// The lookup buffer's layout (`None` without a join).
+    pub lookup: Option<&'a LookupShape>,
+}
 
 /// Binary operators of [`Ir::Binary`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +83,16 @@ pub enum Ir {
         /// Value elsewhere.
         otherwise: Box<Ir>,
     },
+    /// Lookup column `column` of the lookup row whose key equals `key` (a many-to-one join);
+    /// null where no row has that key.
+    Lookup {
+        /// The probe key.
+        key: Box<Ir>,
+        /// The lookup column.
+        column: usize,
+    },
+    /// Whether a lookup row has key `.0` (never null): an inner join's match.
+    Matched(Box<Ir>),
     /// `inner`, which DataFusion would reject (a cast's precision overflow) past `±max_abs`:
     /// the bounds check falls back to the CPU unless it provably stays within.
     Limited {
@@ -129,7 +157,10 @@ impl Ir {
                 a.columns(out);
                 b.columns(out);
             }
-            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) => a.columns(out),
+            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(a) => {
+                a.columns(out)
+            }
+            Ir::Lookup { key, .. } => key.columns(out),
             Ir::Select {
                 cond,
                 then,
@@ -143,10 +174,13 @@ impl Ir {
         }
     }
 
-    /// Whether this expression may be null, given which columns may hold nulls.
-    pub fn nullable(&self, column: &dyn Fn(usize) -> bool) -> bool {
+    /// Whether this expression may be null, given which leaves may hold nulls (a lookup is
+    /// null where no row matches unless `Leaf::Lookup` says the plan drops such rows).
+    pub fn nullable(&self, column: &dyn Fn(Leaf) -> bool) -> bool {
         match self {
-            Ir::Column(c) => column(*c),
+            Ir::Column(c) => column(Leaf::Column(*c)),
+            Ir::Lookup { key, column: j } => key.nullable(column) || column(Leaf::Lookup(*j)),
+            Ir::Matched(_) => false,
             Ir::Const(_) => false,
             Ir::Null => true,
             Ir::Binary(_, a, b) => a.nullable(column) || b.nullable(column),
@@ -161,9 +195,17 @@ impl Ir {
 
     /// Bounds of every value this expression takes, given each column's bounds; an error
     /// when any intermediate value may leave i64 (or a cast's limit).
-    pub fn bounds(&self, column: &dyn Fn(usize) -> Bounds) -> Result<Bounds, BoundsError> {
+    pub fn bounds(&self, column: &dyn Fn(Leaf) -> Bounds) -> Result<Bounds, BoundsError> {
         let b = match self {
-            Ir::Column(c) => column(*c),
+            Ir::Column(c) => column(Leaf::Column(*c)),
+            Ir::Lookup { key, column: j } => {
+                probe_bounds(key, column)?;
+                column(Leaf::Lookup(*j))
+            }
+            Ir::Matched(key) => {
+                probe_bounds(key, column)?;
+                (0, 1)
+            }
             Ir::Const(v) => (*v as i128, *v as i128),
             Ir::Null => (0, 0),
             Ir::Binary(op, a, b) => {
@@ -227,16 +269,27 @@ impl Ir {
         Ok(b)
     }
 
-    /// Appends the instructions that push this expression's value; `slot` maps a leaf
-    /// column to the kernel's column slot.
-    pub fn lower(&self, slot: &dyn Fn(usize) -> u32, ops: &mut Vec<Op>) {
+    /// Appends the instructions that push this expression's value.
+    pub fn lower(&self, to: &Lowering<'_>, ops: &mut Vec<Op>) {
         match self {
-            Ir::Column(c) => ops.push(Op::Load(slot(*c))),
+            Ir::Column(c) => ops.push(Op::Load((to.slot)(*c))),
+            Ir::Lookup { key, column } => {
+                probe(key, to, ops);
+                let at = to
+                    .lookup
+                    .map_or(0, |l| l.columns.get(*column).copied().unwrap_or(0));
+                ops.push(Op::Const(at as i64));
+                ops.push(Op::Gather);
+            }
+            Ir::Matched(key) => {
+                probe(key, to, ops);
+                ops.push(Op::IsNotNull);
+            }
             Ir::Const(v) => ops.push(Op::Const(*v)),
             Ir::Null => ops.push(Op::Null),
             Ir::Binary(op, a, b) => {
-                a.lower(slot, ops);
-                b.lower(slot, ops);
+                a.lower(to, ops);
+                b.lower(to, ops);
                 ops.push(match op {
                     BinOp::Add => Op::Add,
                     BinOp::Sub => Op::Sub,
@@ -252,19 +305,19 @@ impl Ir {
                 });
             }
             Ir::Neg(a) => {
-                a.lower(slot, ops);
+                a.lower(to, ops);
                 ops.push(Op::Neg);
             }
             Ir::Not(a) => {
-                a.lower(slot, ops);
+                a.lower(to, ops);
                 ops.push(Op::Not);
             }
             Ir::IsNull(a) => {
-                a.lower(slot, ops);
+                a.lower(to, ops);
                 ops.push(Op::IsNull);
             }
             Ir::IsNotNull(a) => {
-                a.lower(slot, ops);
+                a.lower(to, ops);
                 ops.push(Op::IsNotNull);
             }
             Ir::Select {
@@ -272,14 +325,41 @@ impl Ir {
                 then,
                 otherwise,
             } => {
-                otherwise.lower(slot, ops);
-                then.lower(slot, ops);
-                cond.lower(slot, ops);
+                otherwise.lower(to, ops);
+                then.lower(to, ops);
+                cond.lower(to, ops);
                 ops.push(Op::Select);
             }
-            Ir::Limited { inner, .. } => inner.lower(slot, ops),
+            Ir::Limited { inner, .. } => inner.lower(to, ops),
         }
     }
+}
+
+/// Checks a probe key: besides its own bounds, its offset from the first lookup key (an i32)
+/// must fit i64.
+fn probe_bounds(key: &Ir, column: &dyn Fn(Leaf) -> Bounds) -> Result<(), BoundsError> {
+    let (lo, hi) = key.bounds(column)?;
+    let reach = i64::MAX as i128 - (1i128 << 31);
+    for bound in [lo, hi] {
+        if bound.abs() > reach {
+            return Err(BoundsError::Overflow {
+                expr: format!("{key:?}"),
+                bound,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Pushes the lookup row of `key` (null without one): its offset from the first key, checked
+/// against the key count.
+fn probe(key: &Ir, to: &Lowering<'_>, ops: &mut Vec<Op>) {
+    let (first, keys) = to.lookup.map_or((0, 0), |l| (l.first_key, l.keys));
+    key.lower(to, ops);
+    ops.push(Op::Const(first));
+    ops.push(Op::Sub);
+    ops.push(Op::Const(keys as i64));
+    ops.push(Op::Probe);
 }
 
 #[cfg(test)]
@@ -288,7 +368,13 @@ mod tests {
 
     #[test]
     fn bounds_follow_arithmetic_and_refuse_overflow() {
-        let col = |c: usize| if c == 0 { (-5, 7) } else { (2, 3) };
+        let col = |c: Leaf| {
+            if c == Leaf::Column(0) {
+                (-5, 7)
+            } else {
+                (2, 3)
+            }
+        };
         let e = Ir::binary(
             BinOp::Mul,
             Ir::Column(0),

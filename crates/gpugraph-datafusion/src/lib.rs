@@ -16,6 +16,16 @@
 //! aggregate the rule cannot take is wrapped in a transparent [`CpuFallbackExec`] naming the
 //! reason, so `EXPLAIN` shows what runs where and why.
 //!
+//! # Joins: a lookup side gathered by key
+//!
+//! One inner hash join in the chain (TPC-H Q14's `lineitem ⋈ part`) runs as a lookup: the
+//! input whose base table is smaller runs on DataFusion's CPU operators while the larger one
+//! streams to the GPU, its key becomes a direct-addressed map to lookup rows and the columns
+//! the query reads from it become gathered words (`lookup.rs`). Subexpressions over lookup
+//! columns alone (`p_type LIKE 'PROMO%'`) are evaluated on the host once per lookup row, so
+//! strings never reach the GPU. A repeated or sparse key refuses at run time and the exec
+//! runs DataFusion's plan.
+//!
 //! # Exact arithmetic
 //!
 //! Numbers travel as i32 (integers, Date32, Decimal128's unscaled values; checked per batch
@@ -58,6 +68,7 @@ pub mod exec;
 pub mod expr;
 pub mod ir;
 pub mod kernel;
+pub mod lookup;
 pub mod pages;
 pub mod plan;
 pub mod program;

@@ -4,6 +4,7 @@
 //! aggregate expects. [`plan`] decides at planning time (or says why not); the program and
 //! the bounds check are built at run time from the converted data (`exec.rs`).
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -12,16 +13,21 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::{JoinSide, JoinType, NullEquality};
 use datafusion::physical_expr::expressions::{Column, Literal};
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::filter::FilterExec;
+use datafusion::physical_plan::joins::HashJoinExec;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::repartition::RepartitionExec;
-use datafusion::physical_plan::{ExecutionPlan, Partitioning};
+use datafusion::physical_plan::{ExecutionPlan, StatisticsArgs, StatisticsContext};
 
-use crate::expr::{column_type, leaf_level, translate, Level, Ty};
-use crate::ir::{Bounds, Ir};
-use crate::program::{sum96, Layout, Op, Program};
+use crate::expr::{column_type, leaf_level, on_lookup, translate, Level, LookupScope, Scope, Ty};
+use crate::ir::{Bounds, Ir, Leaf, Lowering};
+use crate::lookup::{LookupPlan, LookupTable};
+use crate::program::{sum96, Layout, LookupShape, Op, Program};
 
 /// Aggregate functions the GPU computes (partial states).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +70,9 @@ pub struct GpuPlan {
     pub values: Vec<usize>,
     /// The partial aggregate's output schema (group columns, then state fields).
     pub schema: SchemaRef,
+    /// The lookup side of an inner join between the source and a smaller input, when the
+    /// chain has one (`lookup.rs`).
+    pub lookup: Option<LookupPlan>,
 }
 
 /// Accumulator words of one aggregate in a group.
@@ -95,19 +104,32 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     if agg.limit_options().is_some() {
         return Err("limited aggregation is left to DataFusion".into());
     }
-    // The chain between the aggregate and the source, top first.
+    // The chain between the aggregate and the source, top first: repartitions and
+    // coalesces go (the GPU reads every partition), and a join continues into its probe side.
     let mut chain: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
     let mut node = Arc::clone(agg.input());
+    let mut joins = 0;
     loop {
         let next = if let Some(p) = node.downcast_ref::<ProjectionExec>() {
             Arc::clone(p.input())
         } else if let Some(f) = node.downcast_ref::<FilterExec>() {
             Arc::clone(f.input())
         } else if let Some(r) = node.downcast_ref::<RepartitionExec>() {
-            if !matches!(r.partitioning(), Partitioning::RoundRobinBatch(_)) {
+            Arc::clone(r.input())
+        } else if let Some(c) = node.downcast_ref::<CoalescePartitionsExec>() {
+            if c.fetch().is_some() {
                 break;
             }
-            Arc::clone(r.input())
+            Arc::clone(c.input())
+        } else if let Some(j) = node.downcast_ref::<HashJoinExec>() {
+            joins += 1;
+            if joins > 1 {
+                return Err(
+                    "more than one join below the aggregate; the GPU joins one lookup side".into(),
+                );
+            }
+            let (probe, _) = join_sides(j)?;
+            probe
         } else {
             break;
         };
@@ -116,27 +138,48 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     }
     let source = node;
     // Columns of each level as expressions over the source; `origin` tracks plain source
-    // columns (group keys must be those).
+    // columns (group keys must be those), `host` columns of the join's lookup side.
     let mut level: Level = leaf_level(&source.schema());
     let mut origin: Vec<Option<usize>> = (0..source.schema().fields().len()).map(Some).collect();
+    let mut host: Vec<Option<Arc<dyn PhysicalExpr>>> = vec![None; origin.len()];
     let mut predicates = Vec::new();
+    let lookup_columns = RefCell::new(Vec::new());
+    let mut join: Option<(LookupPlan, Ir)> = None;
     for node in chain.iter().rev() {
+        let lookup_schema = join.as_ref().map(|(l, _)| l.input.schema());
+        let lookup_scope = join
+            .as_ref()
+            .zip(lookup_schema.as_ref())
+            .map(|((_, key), schema)| LookupScope {
+                key,
+                schema,
+                columns: &lookup_columns,
+            });
+        let scope = |schema| Scope {
+            schema,
+            level: &level,
+            host: &host,
+            lookup: lookup_scope.as_ref(),
+        };
         if let Some(p) = node.downcast_ref::<ProjectionExec>() {
             let schema = p.input().schema();
             let mut next_level = Vec::new();
             let mut next_origin = Vec::new();
+            let mut next_host = Vec::new();
             for e in p.expr() {
-                next_level.push(translate(&e.expr, &schema, &level));
+                next_level.push(translate(&e.expr, &scope(&schema)));
                 next_origin.push(
                     e.expr
                         .downcast_ref::<Column>()
                         .and_then(|c| origin.get(c.index()).copied().flatten()),
                 );
+                next_host.push(on_lookup(&e.expr, &host));
             }
             level = next_level;
             origin = next_origin;
+            host = next_host;
         } else if let Some(f) = node.downcast_ref::<FilterExec>() {
-            let t = translate(f.predicate(), &f.input().schema(), &level)
+            let t = translate(f.predicate(), &scope(&f.input().schema()))
                 .map_err(|why| format!("filter: {why}"))?;
             if t.ty != Ty::Bool {
                 return Err("a filter predicate that is not boolean".into());
@@ -145,10 +188,89 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             if let Some(projection) = f.projection() {
                 level = projection.iter().map(|&i| level[i].clone()).collect();
                 origin = projection.iter().map(|&i| origin[i]).collect();
+                host = projection.iter().map(|&i| host[i].clone()).collect();
             }
+        } else if let Some(j) = node.downcast_ref::<HashJoinExec>() {
+            let (probe, probe_left) = join_sides(j)?;
+            let (lookup_input, on) = if probe_left {
+                (j.right(), (&j.on()[0].0, &j.on()[0].1))
+            } else {
+                (j.left(), (&j.on()[0].1, &j.on()[0].0))
+            };
+            let key = translate(on.0, &Scope::plain(&probe.schema(), &level))
+                .map_err(|why| format!("join key {}: {why}", on.0))?;
+            if !matches!(key.ty, Ty::Num(_)) {
+                return Err(format!("the join key {} is not a number", on.0));
+            }
+            // The join's columns: left then right, then its projection.
+            let left_width = j.left().schema().fields().len();
+            let lookup_schema = lookup_input.schema();
+            let side = |left: bool, at: usize| (left == probe_left, at);
+            let columns = (0..j.join_schema().fields().len()).map(|i| {
+                if i < left_width {
+                    side(true, i)
+                } else {
+                    side(false, i - left_width)
+                }
+            });
+            let next = join_level(columns, &level, &origin, &lookup_schema);
+            predicates.push(Ir::Matched(Box::new(key.ir.clone())));
+            // A residual filter (DataFusion moves an OR across both sides there), over its
+            // own columns drawn from both inputs.
+            if let Some(filter) = j.filter() {
+                let columns = filter
+                    .column_indices()
+                    .iter()
+                    .map(|c| side(c.side == JoinSide::Left, c.index));
+                let (f_level, _, f_host) = join_level(columns, &level, &origin, &lookup_schema);
+                let lookup = LookupScope {
+                    key: &key.ir,
+                    schema: &lookup_schema,
+                    columns: &lookup_columns,
+                };
+                let scope = Scope {
+                    schema: filter.schema(),
+                    level: &f_level,
+                    host: &f_host,
+                    lookup: Some(&lookup),
+                };
+                let t = translate(filter.expression(), &scope)
+                    .map_err(|why| format!("join filter: {why}"))?;
+                if t.ty != Ty::Bool {
+                    return Err("a join filter that is not boolean".into());
+                }
+                predicates.push(t.ir);
+            }
+            (level, origin, host) = next;
+            if let Some(projection) = &j.projection {
+                level = projection.iter().map(|&i| level[i].clone()).collect();
+                origin = projection.iter().map(|&i| origin[i]).collect();
+                host = projection.iter().map(|&i| host[i].clone()).collect();
+            }
+            let plan = LookupPlan {
+                input: Arc::clone(lookup_input),
+                key: Arc::clone(on.1),
+                columns: Vec::new(),
+            };
+            join = Some((plan, key.ir));
         }
     }
     let input_schema = agg.input().schema();
+    let lookup_schema = join.as_ref().map(|(l, _)| l.input.schema());
+    let lookup_scope = join
+        .as_ref()
+        .zip(lookup_schema.as_ref())
+        .map(|((_, key), schema)| LookupScope {
+            key,
+            schema,
+            columns: &lookup_columns,
+        });
+    let scope = Scope {
+        schema: &input_schema,
+        level: &level,
+        host: &host,
+        lookup: lookup_scope.as_ref(),
+    };
     let mut keys = Vec::new();
     for (e, name) in group.expr() {
         let c = e
@@ -186,8 +308,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             // count(*) is count(1): every row counts.
             Some(l) if kind == AggKind::Count && !l.value().is_null() => Ir::Const(1),
             _ => {
-                let t = translate(&args[0], &input_schema, &level)
-                    .map_err(|why| format!("{}: {why}", what()))?;
+                let t = translate(&args[0], &scope).map_err(|why| format!("{}: {why}", what()))?;
                 if t.ty == Ty::Bool && kind != AggKind::Count {
                     return Err(format!("{}: a boolean argument", what()));
                 }
@@ -231,6 +352,10 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             keys.len()
         ));
     }
+    let lookup = join.map(|(mut plan, _)| {
+        plan.columns = lookup_columns.into_inner();
+        plan
+    });
     Ok(GpuPlan {
         source,
         predicates,
@@ -238,7 +363,88 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         aggregates,
         values,
         schema: agg.schema(),
+        lookup,
     })
+}
+
+/// A join's level from its columns, each (whether it comes from the probe side, its index
+/// there): probe columns keep their expressions, lookup columns become host expressions.
+#[allow(clippy::type_complexity)] // the three per-column vectors `plan` carries
+fn join_level(
+    columns: impl Iterator<Item = (bool, usize)>,
+    level: &Level,
+    origin: &[Option<usize>],
+    lookup: &SchemaRef,
+) -> (
+    Level,
+    Vec<Option<usize>>,
+    Vec<Option<Arc<dyn PhysicalExpr>>>,
+) {
+    let mut next = (Vec::new(), Vec::new(), Vec::new());
+    for (probe, at) in columns {
+        if probe {
+            next.0.push(level[at].clone());
+            next.1.push(origin[at]);
+            next.2.push(None);
+        } else {
+            let f = lookup.field(at);
+            next.0.push(Err(format!(
+                "column {} of the join's lookup side has type {}, which the GPU does not gather",
+                f.name(),
+                f.data_type()
+            )));
+            next.1.push(None);
+            next.2.push(Some(
+                Arc::new(Column::new(f.name(), at)) as Arc<dyn PhysicalExpr>
+            ));
+        }
+    }
+    next
+}
+
+/// The probe side of `join` (the larger input, which the GPU streams) and whether it is the
+/// left one, or why the GPU does not take the join: it must be an inner equi-join on one key
+/// (a residual filter is one more predicate), whose lookup side is then checked to be many-to-one at run
+/// time (`lookup.rs`).
+fn join_sides(join: &HashJoinExec) -> Result<(Arc<dyn ExecutionPlan>, bool), String> {
+    if *join.join_type() != JoinType::Inner {
+        return Err(format!(
+            "a {} join; the GPU joins inner joins",
+            join.join_type()
+        ));
+    }
+    if join.on().len() != 1 {
+        return Err(format!(
+            "a join on {} keys; the GPU joins on one",
+            join.on().len()
+        ));
+    }
+    if join.null_equality() != NullEquality::NullEqualsNothing || join.fetch().is_some() {
+        return Err("a join with null-equal keys or a limit is not supported on the GPU".into());
+    }
+    // The lookup side is the one whose base table is smaller: a fact table's rows each find
+    // one dimension row (TPC-H's lineitem → part, lineitem → orders), whatever the filters
+    // do to DataFusion's estimates. Unknown sizes keep DataFusion's build side (left).
+    let base_rows = |plan: &Arc<dyn ExecutionPlan>| {
+        let mut node = Arc::clone(plan);
+        while node.children().len() == 1 {
+            node = Arc::clone(node.children()[0]);
+        }
+        StatisticsContext::new()
+            .compute(node.as_ref(), &StatisticsArgs::new())
+            .ok()
+            .and_then(|s| s.num_rows.get_value().copied())
+    };
+    let probe_left = match (base_rows(join.left()), base_rows(join.right())) {
+        (Some(l), Some(r)) => l > r,
+        _ => false,
+    };
+    let probe = if probe_left {
+        join.left()
+    } else {
+        join.right()
+    };
+    Ok((Arc::clone(probe), probe_left))
 }
 
 impl GpuPlan {
@@ -249,7 +455,20 @@ impl GpuPlan {
 
     /// Checks that every value the program computes fits i64 (min/max arguments i32), given
     /// the source columns' bounds.
-    pub fn check_bounds(&self, column: &dyn Fn(usize) -> Bounds) -> Result<(), String> {
+    /// `lookup` is the join's built lookup side.
+    pub fn check_bounds(
+        &self,
+        source: &dyn Fn(usize) -> Bounds,
+        lookup: Option<&LookupTable>,
+    ) -> Result<(), String> {
+        let column = |leaf: Leaf| match leaf {
+            Leaf::Column(c) => source(c),
+            Leaf::Lookup(j) => lookup
+                .and_then(|l| l.bounds.get(j))
+                .copied()
+                .unwrap_or((0, 0)),
+        };
+        let column: &dyn Fn(Leaf) -> Bounds = &column;
         for p in &self.predicates {
             p.bounds(column).map_err(|e| e.to_string())?;
         }
@@ -272,9 +491,23 @@ impl GpuPlan {
     /// count of an argument that cannot be null is the row count, and equal arguments share
     /// their sum (TPC-H Q1's `sum(l_quantity)` and `avg(l_quantity)`), so the kernel does each
     /// accumulation once.
-    pub fn program(&self, cards: &[u32], nullable: u32) -> (Program, Vec<AggWords>) {
+    /// `lookup` is the layout of the join's lookup buffer.
+    pub fn program(
+        &self,
+        cards: &[u32],
+        nullable: u32,
+        lookup: Option<&LookupShape>,
+    ) -> (Program, Vec<AggWords>) {
         let slot = |c: usize| self.slot(c);
-        let column_nullable = |c: usize| nullable >> self.slot(c) & 1 == 1;
+        let slot = Lowering {
+            slot: &slot,
+            lookup,
+        };
+        // Lookup columns hold no nulls (`lookup.rs`), and the join's match filter runs first.
+        let column_nullable = |leaf: Leaf| match leaf {
+            Leaf::Column(c) => nullable >> self.slot(c) & 1 == 1,
+            Leaf::Lookup(_) => false,
+        };
         let mut ops = Vec::new();
         for p in &self.predicates {
             p.lower(&slot, &mut ops);

@@ -55,6 +55,13 @@ pub enum Op {
     /// Pops condition, then, else (pushed in the order else, then, condition): then when the
     /// condition is true and not null, else otherwise.
     Select,
+    /// Pops the key count n and a key's offset d from the first key; pushes the lookup row
+    /// of that key (word d of the lookup buffer), null where d is null, outside [0, n), or
+    /// no row has the key.
+    Probe,
+    /// Pops a lookup column's first word o and a lookup row r; pushes word o + r of the
+    /// lookup buffer (i32, sign-extended), null where r is.
+    Gather,
     /// Pops a predicate; the row ends unless it is true and not null.
     Filter,
     /// Pops the group index (below the group count, by construction).
@@ -67,6 +74,22 @@ pub enum Op {
     Min(u32),
     /// Pops a value fitting i32; unless null, keeps the maximum at word `w`.
     Max(u32),
+}
+
+/// Word of the lookup buffer's key map where no row has the key.
+pub const NO_ROW: u32 = u32::MAX;
+
+/// The layout of the lookup buffer of a many-to-one join (`lookup.rs` builds it): `keys`
+/// words mapping key `first_key + i` to its lookup row (or [`NO_ROW`]), then each lookup
+/// column's values, one i32 word per row, from its first word on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LookupShape {
+    /// The smallest key.
+    pub first_key: i64,
+    /// Keys the map covers (largest − smallest + 1).
+    pub keys: u32,
+    /// First word of each lookup column.
+    pub columns: Vec<u32>,
 }
 
 /// What one accumulator word of a group holds.
@@ -234,9 +257,15 @@ pub fn sum96(acc: &[u32], w: usize) -> i128 {
 }
 
 /// The CPU oracle: what the kernel leaves in the accumulators after `rows` rows of
-/// `columns`, starting from `acc` (e.g. [`Program::initial_accumulators`]). Assumes
-/// [`Program::check`] passed.
-pub fn run_cpu(program: &Program, columns: &[ColumnWords<'_>], rows: usize, acc: &mut [u32]) {
+/// `columns` with lookup buffer `lookup`, starting from `acc` (e.g.
+/// [`Program::initial_accumulators`]). Assumes [`Program::check`] passed.
+pub fn run_cpu(
+    program: &Program,
+    columns: &[ColumnWords<'_>],
+    lookup: &[u32],
+    rows: usize,
+    acc: &mut [u32],
+) {
     let wpg = program.words_per_group();
     let groups = acc.len() / wpg.max(1);
     'rows: for row in 0..rows {
@@ -283,6 +312,24 @@ pub fn run_cpu(program: &Program, columns: &[ColumnWords<'_>], rows: usize, acc:
                     if truth(cond) {
                         *stack.last_mut().expect("checked") = then;
                     }
+                }
+                Op::Probe => {
+                    let n = stack.pop().expect("checked");
+                    let d = stack.last_mut().expect("checked");
+                    let row = match u32::try_from(d.0) {
+                        Ok(i) if !d.1 && (i as i64) < n.0 => lookup[i as usize],
+                        _ => NO_ROW,
+                    };
+                    *d = (row as i64, d.1 || row == NO_ROW);
+                }
+                Op::Gather => {
+                    let at = stack.pop().expect("checked");
+                    let r = stack.last_mut().expect("checked");
+                    r.0 = if r.1 {
+                        0
+                    } else {
+                        lookup[(at.0 + r.0) as usize] as i32 as i64
+                    };
                 }
                 Op::Filter => {
                     if !truth(stack.pop().expect("checked")) {

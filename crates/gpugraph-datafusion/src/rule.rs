@@ -1,12 +1,17 @@
 //! The physical-optimizer rule that puts partial aggregates on the GPU. It runs before
 //! DataFusion's own rules, so it sees the planner's plan: `AggregateExec(Partial)` over
 //! projections and filters over the scan, with no repartitioning yet.
+//!
+//! The CPU plan a GPU exec keeps for its run-time fallback is not its child, so DataFusion's
+//! rules never see it: the rule runs them over it here, once, so that plan is the one the CPU
+//! session would execute (a join's partition mode decided, repartitions in place).
 
 use std::sync::Arc;
 
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::Result;
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 use datafusion::physical_plan::ExecutionPlan;
@@ -44,11 +49,22 @@ impl GpuAggregateRule {
     }
 }
 
+/// `plan` through DataFusion's default physical-optimizer rules.
+fn cpu_plan(
+    plan: Arc<dyn ExecutionPlan>,
+    config: &ConfigOptions,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    PhysicalOptimizer::new()
+        .rules
+        .iter()
+        .try_fold(plan, |plan, rule| rule.optimize(plan, config))
+}
+
 impl PhysicalOptimizerRule for GpuAggregateRule {
     fn optimize(
         &self,
         plan: Arc<dyn ExecutionPlan>,
-        _config: &ConfigOptions,
+        config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let refusal = self.device_refusal();
         let rewritten = plan.transform_up(|node| {
@@ -62,7 +78,7 @@ impl PhysicalOptimizerRule for GpuAggregateRule {
                         (None, Err(why)) => Arc::new(CpuFallbackExec::new(Arc::clone(&node), why)),
                         (None, Ok(gpu_plan)) => Arc::new(GpuPartialAggregateExec::new(
                             gpu_plan,
-                            Arc::clone(&node),
+                            cpu_plan(Arc::clone(&node), config)?,
                             Arc::clone(&self.gpu),
                             self.cache.clone(),
                         )),

@@ -1,5 +1,6 @@
-//! TPC-H Q1 and Q6 over lineitem (SF 0.01, tpchgen-arrow) in memory and from Parquet: the GPU
-//! session's answer equals DataFusion's CPU answer exactly, and the plan runs on the GPU.
+//! TPC-H Q1 and Q6 over lineitem, and Q14 and other lookup joins of lineitem with part (SF 0.01,
+//! tpchgen-arrow), in memory and from Parquet: the GPU session's answer equals DataFusion's CPU
+//! answer exactly, and the plan runs on the GPU.
 
 mod common;
 
@@ -10,8 +11,8 @@ use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
 use gpugraph_datafusion::datafusion::datasource::MemTable;
 use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
 use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
-use tpchgen::generators::LineItemGenerator;
-use tpchgen_arrow::LineItemArrow;
+use tpchgen::generators::{LineItemGenerator, PartGenerator};
+use tpchgen_arrow::{LineItemArrow, PartArrow};
 
 /// TPC-H Q1 as DataFusion's benchmarks write it (delta 90 days, folded by the simplifier).
 const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, \
@@ -25,6 +26,54 @@ const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty,
 const Q6: &str = "select sum(l_extendedprice * l_discount) as revenue from lineitem \
     where l_shipdate >= date '1994-01-01' and l_shipdate < date '1994-01-01' + interval '1' year \
     and l_discount between 0.06 - 0.01 and 0.06 + 0.01 and l_quantity < 24";
+
+/// TPC-H Q14: lineitem joined with part, a host-evaluated `p_type LIKE 'PROMO%'`.
+const Q14: &str = "select 100.00 * sum(case when p_type like 'PROMO%' \
+    then l_extendedprice * (1 - l_discount) else 0 end) / sum(l_extendedprice * (1 - l_discount)) \
+    as promo_revenue from lineitem, part where l_partkey = p_partkey \
+    and l_shipdate >= date '1995-09-01' and l_shipdate < date '1995-09-01' + interval '1' month";
+
+/// A join with group keys, a predicate mixing both sides, and every aggregate over lookup
+/// columns (a decimal, an integer).
+const JOINED: &str = "select l_returnflag, sum(l_quantity * p_size) as s, count(*) as n, \
+    min(p_retailprice) as lo, max(p_size) as hi, avg(p_retailprice) as mean \
+    from lineitem join part on l_partkey = p_partkey \
+    where p_brand = 'Brand#23' or (l_quantity > 45 and p_size < 10) \
+    group by l_returnflag order by l_returnflag";
+
+/// A lookup side whose key repeats: not many-to-one, so the exec runs DataFusion's plan.
+const REPEATED: &str = "select sum(l_quantity) as q, count(*) as n from lineitem \
+    join (select p_partkey % 100 as k from part) p on l_partkey = p.k";
+
+fn part() -> Vec<RecordBatch> {
+    PartArrow::new(PartGenerator::new(0.01, 1, 1))
+        .with_batch_size(1000)
+        .collect::<Result<Vec<_>, _>>()
+        .expect("tpchgen generates part")
+}
+
+/// The joins run on the GPU with the same answers as the CPU; a repeated lookup key falls
+/// back at run time and says so.
+async fn check_joins(gpu_ctx: &SessionContext, cpu_ctx: &SessionContext) {
+    for q in [Q14, JOINED] {
+        let placement = same(gpu_ctx, cpu_ctx, q).await;
+        assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
+        assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
+        assert!(placement.cpu.is_empty(), "{q}: {placement:?}");
+        let text = explain(gpu_ctx, q).await;
+        assert!(text.contains("lookup=[key=p_partkey"), "{text}");
+        assert!(!text.contains("HashJoinExec"), "{text}");
+    }
+    let placement = same(gpu_ctx, cpu_ctx, REPEATED).await;
+    assert_eq!(placement.gpu, 1, "{placement:?}");
+    assert!(
+        placement
+            .fallbacks
+            .iter()
+            .any(|f| f.contains("repeats the value")),
+        "{placement:?}"
+    );
+}
 
 fn lineitem() -> Vec<RecordBatch> {
     LineItemArrow::new(LineItemGenerator::new(0.01, 1, 1))
@@ -54,12 +103,17 @@ async fn q1_q6_in_memory_match_the_cpu() {
     // Two partitions, as a multi-threaded scan would deliver them.
     let half = batches.len() / 2;
     let parts = vec![batches[..half].to_vec(), batches[half..].to_vec()];
+    let part = part();
     for ctx in [&g, &c] {
         let table = MemTable::try_new(Arc::clone(&schema), parts.clone()).expect("table");
         ctx.register_table("lineitem", Arc::new(table))
             .expect("registers");
+        let table = MemTable::try_new(part[0].schema(), vec![part.clone()]).expect("table");
+        ctx.register_table("part", Arc::new(table))
+            .expect("registers");
     }
     check(&g, &c).await;
+    check_joins(&g, &c).await;
     // The columns of the first runs stay GPU-resident: the next run converts nothing.
     let text = explain(&g, &format!("ANALYZE {Q6}")).await;
     assert!(text.contains("gpu_cache_hits=1"), "{text}");
@@ -68,26 +122,28 @@ async fn q1_q6_in_memory_match_the_cpu() {
 #[tokio::test]
 async fn q1_q6_from_parquet_match_the_cpu() {
     let gpu = gpu();
-    let batches = lineitem();
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("lineitem.parquet");
-    let file = std::fs::File::create(&path).expect("creates");
-    let mut writer = ArrowWriter::try_new(file, batches[0].schema(), None).expect("writer");
-    for b in &batches {
-        writer.write(b).expect("writes");
-    }
-    writer.close().expect("closes");
     let (g, c) = sessions(&gpu);
-    for ctx in [&g, &c] {
-        ctx.register_parquet(
-            "lineitem",
-            path.to_str().expect("utf-8"),
-            ParquetReadOptions::default(),
-        )
-        .await
-        .expect("registers");
+    for (name, batches) in [("lineitem", lineitem()), ("part", part())] {
+        let path = dir.path().join(format!("{name}.parquet"));
+        let file = std::fs::File::create(&path).expect("creates");
+        let mut writer = ArrowWriter::try_new(file, batches[0].schema(), None).expect("writer");
+        for b in &batches {
+            writer.write(b).expect("writes");
+        }
+        writer.close().expect("closes");
+        for ctx in [&g, &c] {
+            ctx.register_parquet(
+                name,
+                path.to_str().expect("utf-8"),
+                ParquetReadOptions::default(),
+            )
+            .await
+            .expect("registers");
+        }
     }
     check(&g, &c).await;
+    check_joins(&g, &c).await;
     // Both queries' columns are flat, non-null and dictionary-encoded: the GPU expands the
     // pages itself.
     for q in [Q1, Q6] {

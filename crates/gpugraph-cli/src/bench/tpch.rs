@@ -1,4 +1,5 @@
-//! `bench tpch`: TPC-H Q1 and Q6 over lineitem (tpchgen-arrow at `--scale`) through
+//! `bench tpch`: TPC-H Q1 and Q6 over lineitem, Q14 over lineitem and part (tpchgen-arrow at
+//! `--scale`) through
 //! `gpugraph-datafusion`, GPU plans against DataFusion's CPU operators in the same process.
 //!
 //! Rows per query: `gpu-warm` (in-memory table, GPU column cache on: after one warm-up run the
@@ -43,18 +44,27 @@ pub const Q6: &str = "select sum(l_extendedprice * l_discount) as revenue from l
     where l_shipdate >= date '1994-01-01' and l_shipdate < date '1994-01-01' + interval '1' year \
     and l_discount between 0.06 - 0.01 and 0.06 + 0.01 and l_quantity < 24";
 
+/// TPC-H Q14 (lineitem joined with part; the GPU gathers `p_type LIKE 'PROMO%'` by key).
+pub const Q14: &str = "select 100.00 * sum(case when p_type like 'PROMO%' \
+    then l_extendedprice * (1 - l_discount) else 0 end) / sum(l_extendedprice * (1 - l_discount)) \
+    as promo_revenue from lineitem, part where l_partkey = p_partkey \
+    and l_shipdate >= date '1995-09-01' and l_shipdate < date '1995-09-01' + interval '1' month";
+
 /// Arguments of `bench tpch`.
 #[derive(Args, Clone, Debug)]
 pub struct TpchBenchArgs {
     /// TPC-H scale factor of lineitem (1 = 6M rows).
     #[arg(long, default_value_t = 0.01)]
     pub scale: f64,
-    /// Queries, comma-separated: q1, q6.
-    #[arg(long, value_delimiter = ',', default_value = "q1,q6")]
+    /// Queries, comma-separated: q1, q6, q14.
+    #[arg(long, value_delimiter = ',', default_value = "q1,q6,q14")]
     pub query: Vec<String>,
     /// Read lineitem from this Parquet file instead of writing one from the generated table.
     #[arg(long, value_name = "FILE")]
     pub parquet: Option<PathBuf>,
+    /// Read part from this Parquet file instead of writing one from the generated table.
+    #[arg(long, value_name = "FILE")]
+    pub part_parquet: Option<PathBuf>,
     /// DataFusion target partitions (CPU threads); default: the number of cores.
     #[arg(long)]
     pub partitions: Option<usize>,
@@ -121,14 +131,14 @@ async fn operators(ctx: &SessionContext, sql: &str) -> Result<Vec<OperatorRow>> 
 /// Rows per in-memory batch of the benched table.
 const MEMORY_BATCH_ROWS: usize = 1 << 20;
 
-/// lineitem at `scale`, in memory: the same generator and part order as
-/// `generate-table --tpch lineitem`, in batches of [`MEMORY_BATCH_ROWS`] rows.
+/// A TPC-H table at `scale`, in memory: the same generator and part order as
+/// `generate-table --tpch`, in batches of [`MEMORY_BATCH_ROWS`] rows.
 ///
 /// Why not the generator's 8,192-row batches: DataFusion's physical optimizer computes an
 /// in-memory table's statistics over every column of every batch, several times per query;
 /// at SF 10 (7,300 batches) that made planning alone cost 6–9 ms on the H200's host, more
 /// than TPC-H Q6's whole GPU run. Both engines plan over the same batches.
-fn lineitem(scale: f64) -> Result<Vec<RecordBatch>> {
+fn table(which: TpchTable, scale: f64) -> Result<Vec<RecordBatch>> {
     check_scale(scale)?;
     let mut out = Vec::new();
     let mut pending: Vec<RecordBatch> = Vec::new();
@@ -140,7 +150,7 @@ fn lineitem(scale: f64) -> Result<Vec<RecordBatch>> {
         }
         Ok(())
     };
-    generate(TpchTable::Lineitem, scale, &mut |batch| {
+    generate(which, scale, &mut |batch| {
         rows += batch.num_rows();
         pending.push(batch);
         if rows >= MEMORY_BATCH_ROWS {
@@ -248,27 +258,34 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
     }
     let gpu = Arc::new(GpuContext::new().context("a GPU adapter")?);
     report::progress(format!("generating lineitem at scale {}", args.scale));
-    let batches = lineitem(args.scale)?;
+    let batches = table(TpchTable::Lineitem, args.scale)?;
     let Some(first) = batches.first() else {
         bail!("scale {} generates no lineitem rows", args.scale);
     };
     let schema = first.schema();
     let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
-    let dir = tempfile::tempdir().context("a temporary directory")?;
-    let parquet = match &args.parquet {
-        Some(p) => p.clone(),
-        None => {
-            let path = dir.path().join("lineitem.parquet");
-            report::progress(format!("writing {}", path.display()));
-            let file = std::fs::File::create(&path)?;
-            let mut writer = ArrowWriter::try_new(file, Arc::clone(&schema), None)?;
-            for b in &batches {
-                writer.write(b)?;
-            }
-            writer.close()?;
-            path
-        }
+    report::progress(format!("generating part at scale {}", args.scale));
+    let part = table(TpchTable::Part, args.scale)?;
+    let Some(part_schema) = part.first().map(RecordBatch::schema) else {
+        bail!("scale {} generates no part rows", args.scale);
     };
+    let dir = tempfile::tempdir().context("a temporary directory")?;
+    let write = |name: &str, given: &Option<PathBuf>, batches: &[RecordBatch]| -> Result<PathBuf> {
+        if let Some(p) = given {
+            return Ok(p.clone());
+        }
+        let path = dir.path().join(format!("{name}.parquet"));
+        report::progress(format!("writing {}", path.display()));
+        let file = std::fs::File::create(&path)?;
+        let mut writer = ArrowWriter::try_new(file, batches[0].schema(), None)?;
+        for b in batches {
+            writer.write(b)?;
+        }
+        writer.close()?;
+        Ok(path)
+    };
+    let parquet = write("lineitem", &args.parquet, &batches)?;
+    let part_parquet = write("part", &args.part_parquet, &part)?;
     let options = |engine| SessionOptions {
         engine,
         target_partitions: args.partitions,
@@ -277,20 +294,22 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         let ctx = session_context_on(&options(engine), Arc::clone(&gpu), cache);
         let table = MemTable::try_new(Arc::clone(&schema), vec![batches.clone()])?;
         ctx.register_table("lineitem", Arc::new(table))?;
+        let table = MemTable::try_new(Arc::clone(&part_schema), vec![part.clone()])?;
+        ctx.register_table("part", Arc::new(table))?;
         Ok(ctx)
     };
     let warm = memory_session(Engine::Gpu, true)?;
     let host = memory_session(Engine::Gpu, false)?;
     let cpu_memory = memory_session(Engine::Cpu, false)?;
-    let path = parquet.to_str().context("a UTF-8 Parquet path")?;
     let gpu_parquet = session_context_on(&options(Engine::Gpu), Arc::clone(&gpu), false);
-    gpu_parquet
-        .register_parquet("lineitem", path, ParquetReadOptions::default())
-        .await?;
     let cpu_parquet = session_context_on(&options(Engine::Cpu), Arc::clone(&gpu), false);
-    cpu_parquet
-        .register_parquet("lineitem", path, ParquetReadOptions::default())
-        .await?;
+    for (name, path) in [("lineitem", &parquet), ("part", &part_parquet)] {
+        let path = path.to_str().context("a UTF-8 Parquet path")?;
+        for ctx in [&gpu_parquet, &cpu_parquet] {
+            ctx.register_parquet(name, path, ParquetReadOptions::default())
+                .await?;
+        }
+    }
     let mut table = Table::new([
         "query", "variant", "ms", "plan ms", "GPU ms", "rows/s", "x cpu",
     ]);
@@ -300,7 +319,8 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         let sql = match q.to_ascii_lowercase().as_str() {
             "q1" => Q1,
             "q6" => Q6,
-            other => bail!("unknown query {other} (q1, q6)"),
+            "q14" => Q14,
+            other => bail!("unknown query {other} (q1, q6, q14)"),
         };
         let expected = answer(&cpu_memory, sql).await?;
         for (name, ctx) in [

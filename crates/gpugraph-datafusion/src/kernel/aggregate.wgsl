@@ -58,6 +58,23 @@ const KIND_CONTINUED: u32 = 3u;
 @group(0) @binding(8) var<storage, read> col5: array<u32>;
 @group(0) @binding(9) var<storage, read> col6: array<u32>;
 @group(0) @binding(10) var<storage, read> col7: array<u32>;
+// A many-to-one join's lookup side (program.rs `LookupShape`): the key map, then the lookup
+// columns' words.
+@group(0) @binding(11) var<storage, read> lookup: array<u32>;
+
+const NO_ROW: u32 = 0xffffffffu;
+
+// The lookup row of the key at offset d (an i64) from the first of n keys, or NO_ROW.
+fn probe(d: vec2<u32>, n: vec2<u32>) -> u32 {
+    if (d.y != 0u || d.x >= n.x) { return NO_ROW; }
+    return lookup[d.x];
+}
+
+// Word `at.x + row.x` of the lookup buffer; 0 for a missing row (its null flag says so).
+fn gather(at: vec2<u32>, row: vec2<u32>) -> u32 {
+    if (row.x == NO_ROW) { return 0u; }
+    return lookup[at.x + row.x];
+}
 
 var<workgroup> wacc: array<atomic<u32>, PRIVATE_WORDS>;
 

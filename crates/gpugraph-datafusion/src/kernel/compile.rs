@@ -306,6 +306,24 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
                 };
                 stack.push(Entry { value, null });
             }
+            Op::Probe => {
+                let n = pop(&mut stack);
+                let d = pop(&mut stack);
+                let row = e.bind("u32", format!("probe({}, {})", d.value, n.value));
+                let value = e.value(format!("vec2<u32>({row}, 0u)"));
+                let missing = e.flag(format!("{row} == NO_ROW"));
+                let null = e.or(&d.null, &missing);
+                stack.push(Entry { value, null });
+            }
+            Op::Gather => {
+                let at = pop(&mut stack);
+                let r = pop(&mut stack);
+                let value = e.value(format!("widen(gather({}, {}))", at.value, r.value));
+                stack.push(Entry {
+                    value,
+                    null: r.null,
+                });
+            }
             Op::Filter => {
                 let p = pop(&mut stack);
                 e.line(&format!(

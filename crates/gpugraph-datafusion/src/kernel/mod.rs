@@ -32,8 +32,8 @@ pub const PRIVATE_WORDS: usize = 4096;
 /// Most groups one aggregation may have.
 pub const MAX_GROUPS: usize = 1 << 16;
 
-/// Storage buffers the kernel binds (program, accumulators, column slots).
-pub const STORAGE_BUFFERS: u32 = 2 + MAX_SLOTS as u32;
+/// Storage buffers the kernel binds (program, accumulators, column slots, lookup).
+pub const STORAGE_BUFFERS: u32 = 3 + MAX_SLOTS as u32;
 
 const WORKGROUP: u32 = 256;
 
@@ -59,6 +59,16 @@ pub enum KernelError {
     /// Writing the initial accumulators or reading them back failed.
     #[error("moving the accumulators failed: {0}")]
     Readback(String),
+    /// Host data could not be written into a device buffer.
+    #[error("staging {what} ({bytes} bytes) on the device failed: {reason}")]
+    Stage {
+        /// What was staged.
+        what: &'static str,
+        /// Its size.
+        bytes: u64,
+        /// Why.
+        reason: String,
+    },
     /// A chunk of more rows than a dispatch addresses.
     #[error("a chunk of {rows} rows; at most {max} per dispatch")]
     ChunkTooLarge {
@@ -145,6 +155,30 @@ impl GpuChunk {
     pub fn bytes(&self) -> u64 {
         self.buffers.iter().map(wgpu::Buffer::size).sum()
     }
+}
+
+/// The lookup buffer of `words` (`program::LookupShape`), written at creation.
+pub fn lookup_buffer(device: &wgpu::Device, words: &[u32]) -> Result<wgpu::Buffer, KernelError> {
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("gpugraph-datafusion-lookup"),
+        size: (words.len() as u64 * 4).max(16).div_ceil(16) * 16,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: true,
+    });
+    {
+        let mut view = buffer
+            .slice(..)
+            .get_mapped_range_mut()
+            .map_err(|e| KernelError::Stage {
+                what: "the join's lookup buffer",
+                bytes: words.len() as u64 * 4,
+                reason: e.to_string(),
+            })?;
+        view.slice(..words.len() * 4)
+            .copy_from_slice(bytemuck::cast_slice(words));
+    }
+    buffer.unmap();
+    Ok(buffer)
 }
 
 fn storage(
@@ -298,13 +332,15 @@ pub struct RunTimes {
     pub chunks: Vec<Duration>,
 }
 
-/// Runs `program` over `chunks` into `groups` groups; returns the accumulator words
-/// (group-major, [`Program::words_per_group`] each).
+/// Runs `program` over `chunks` into `groups` groups, with `lookup` the lookup buffer of a
+/// join (`program::LookupShape`); returns the accumulator words (group-major,
+/// [`Program::words_per_group`] each).
 pub fn run(
     ctx: &GpuContext,
     program: &Program,
     groups: usize,
     chunks: &[GpuChunk],
+    lookup: Option<&wgpu::Buffer>,
 ) -> Result<(Vec<u32>, RunTimes), KernelError> {
     program.check()?;
     let wpg = program.words_per_group();
@@ -330,6 +366,7 @@ pub fn run(
             Binding::Uniform,
             Binding::StorageRead,
             Binding::StorageReadWrite,
+            Binding::StorageRead,
             Binding::StorageRead,
             Binding::StorageRead,
             Binding::StorageRead,
@@ -459,6 +496,7 @@ pub fn run(
                         .as_entire_buffer_binding(),
                 );
             }
+            resources.push(lookup.unwrap_or(&placeholder).as_entire_buffer_binding());
             let group = kernel.bind_group(device, &resources);
             pass.set_pipeline(&kernel.pipeline);
             pass.set_bind_group(0, &group, &[]);

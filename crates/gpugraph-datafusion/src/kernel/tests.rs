@@ -2,7 +2,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::convert::Part;
-use crate::program::{run_cpu, ColumnWords, Layout, Op, Program};
+use crate::program::{run_cpu, ColumnWords, Layout, LookupShape, Op, Program, NO_ROW};
 
 fn gpu() -> GpuContext {
     GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
@@ -112,7 +112,9 @@ fn program(big: i64) -> Program {
 
 /// Runs `program` over random columns in two chunks on the GPU and on the CPU oracle and
 /// compares every accumulator word; `nulls`: column 1 has every 7th row null (else no slot
-/// carries validity, and the compiled shader folds the null flags away).
+/// carries validity, and the compiled shader folds the null flags away); `lookup`: the
+/// lookup buffer of a join program.
+#[allow(clippy::too_many_arguments)] // one call per case reads better than a case struct
 fn check(
     ctx: &GpuContext,
     program: &Program,
@@ -121,6 +123,7 @@ fn check(
     extreme: bool,
     seed: u64,
     nulls: bool,
+    lookup: Option<&[u32]>,
 ) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let (cols, valid) = columns(&mut rng, rows, extreme);
@@ -145,7 +148,7 @@ fn check(
                 valid: (nulls && i == 1).then_some(&chunk_valid[..]),
             })
             .collect();
-        run_cpu(program, &views, n, &mut expected);
+        run_cpu(program, &views, lookup.unwrap_or(&[]), n, &mut expected);
         // Each slot's bounds, so the upload packs it as narrowly as it can: the codes in
         // 8 bits, the ±1000 columns in 16, extreme columns in 32.
         let bounds = slices
@@ -175,7 +178,8 @@ fn check(
         };
         gpu_chunks.push(upload(ctx, &chunk).expect("upload"));
     }
-    let (got, _) = run(ctx, program, groups, &gpu_chunks).expect("run");
+    let buffer = lookup.map(|words| lookup_buffer(&ctx.device, words).expect("lookup buffer"));
+    let (got, _) = run(ctx, program, groups, &gpu_chunks, buffer.as_ref()).expect("run");
     assert_eq!(got.len(), expected.len());
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
         assert_eq!(
@@ -193,10 +197,10 @@ fn kernel_matches_the_oracle_with_nulls_private_and_global_accumulators() {
     let p = program(3);
     for (rows, seed) in [(1, 1), (31, 2), (257, 3), (70_001, 4)] {
         // 5 groups fit workgroup memory; 2,000 groups (codes 0..5 used) do not.
-        check(&ctx, &p, 5, rows, false, seed, true);
-        check(&ctx, &p, 2000, rows, false, seed, true);
+        check(&ctx, &p, 5, rows, false, seed, true, None);
+        check(&ctx, &p, 2000, rows, false, seed, true, None);
     }
-    check(&ctx, &p, 5, 0, false, 5, true);
+    check(&ctx, &p, 5, 0, false, 5, true, None);
 }
 
 #[test]
@@ -204,8 +208,8 @@ fn kernel_matches_the_oracle_without_nulls() {
     let ctx = gpu();
     let p = program(3);
     for (rows, seed) in [(1, 11), (300, 12), (70_001, 13)] {
-        check(&ctx, &p, 5, rows, false, seed, false);
-        check(&ctx, &p, 2000, rows, false, seed, false);
+        check(&ctx, &p, 5, rows, false, seed, false, None);
+        check(&ctx, &p, 2000, rows, false, seed, false, None);
     }
 }
 
@@ -216,9 +220,88 @@ fn sixty_four_and_ninety_six_bit_arithmetic_is_exact() {
     // the products that are not both extreme, and the wrapping is identical on both sides;
     // sums of many ±2^62 terms carry into the third word.
     let p = program(2);
-    check(&ctx, &p, 5, 100_000, true, 9, true);
+    check(&ctx, &p, 5, 100_000, true, 9, true, None);
     let p = program(-1);
-    check(&ctx, &p, 5, 20_000, true, 10, false);
+    check(&ctx, &p, 5, 20_000, true, 10, false, None);
+}
+
+/// A lookup buffer (`LookupShape`) for keys -200..400: about a third without a row, two
+/// columns over 300 rows (the second with i32 extremes).
+fn lookup(rng: &mut impl Rng) -> (Vec<u32>, LookupShape) {
+    let (keys, rows) = (600u32, 300u32);
+    let mut words: Vec<u32> = (0..keys)
+        .map(|_| {
+            if rng.random_range(0..3) == 0 {
+                NO_ROW
+            } else {
+                rng.random_range(0..rows)
+            }
+        })
+        .collect();
+    let columns = vec![keys, keys + rows];
+    words.extend((0..rows).map(|_| rng.random_range(-50..50i32) as u32));
+    words.extend((0..rows).map(|r| [i32::MIN, i32::MAX, -7, 9][r as usize % 4] as u32));
+    let shape = LookupShape {
+        first_key: -200,
+        keys,
+        columns,
+    };
+    (words, shape)
+}
+
+/// Probe with key c0 − 3 (a miss below, inside and above the map): an inner join's filter,
+/// then group by c2, sum(lookup a × c1), count, and min/max of lookup b; plus an unfiltered
+/// variant where missing rows leave null sums.
+fn join_program(shape: &LookupShape, inner: bool) -> Program {
+    let mut l = Layout::default();
+    let rows = l.sum();
+    let sum = l.sum();
+    let min = l.extreme(false);
+    let max = l.extreme(true);
+    let probe = |ops: &mut Vec<Op>| {
+        ops.extend([
+            Op::Load(0),
+            Op::Const(3),
+            Op::Sub,
+            Op::Const(shape.first_key),
+            Op::Sub,
+            Op::Const(shape.keys as i64),
+            Op::Probe,
+        ])
+    };
+    let mut ops = Vec::new();
+    if inner {
+        probe(&mut ops);
+        ops.extend([Op::IsNotNull, Op::Filter]);
+    }
+    ops.extend([Op::Load(2), Op::Group, Op::Const(1), Op::Count(rows)]);
+    probe(&mut ops);
+    ops.extend([Op::Const(shape.columns[0] as i64), Op::Gather, Op::Load(1)]);
+    ops.extend([Op::Mul, Op::Sum(sum)]);
+    for op in [Op::Min(min), Op::Max(max)] {
+        probe(&mut ops);
+        ops.extend([Op::Const(shape.columns[1] as i64), Op::Gather, op]);
+    }
+    Program {
+        ops,
+        kinds: l.into_kinds(),
+    }
+}
+
+#[test]
+fn lookups_match_the_oracle() {
+    let ctx = gpu();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+    let (words, shape) = lookup(&mut rng);
+    for inner in [true, false] {
+        let p = join_program(&shape, inner);
+        p.check().expect("well-formed");
+        for (rows, seed) in [(0, 22), (1, 23), (257, 24), (70_001, 25)] {
+            for nulls in [false, true] {
+                check(&ctx, &p, 5, rows, false, seed, nulls, Some(&words));
+            }
+        }
+    }
 }
 
 #[test]
@@ -243,7 +326,7 @@ fn sums_carry_past_64_bits() {
         bounds: vec![],
     };
     let chunks = vec![upload(&ctx, &chunk).expect("upload")];
-    let (got, _) = run(&ctx, &p, 1, &chunks).expect("run");
+    let (got, _) = run(&ctx, &p, 1, &chunks, None).expect("run");
     assert_eq!(
         crate::program::sum96(&got, 0),
         40_000i128 * ((1i128 << 62) - 1)
@@ -252,7 +335,7 @@ fn sums_carry_past_64_bits() {
         ops: vec![Op::Const(0), Op::Group, Op::Const(i64::MIN), Op::Sum(s)],
         kinds: p.kinds.clone(),
     };
-    let (got, _) = run(&ctx, &p, 1, &chunks).expect("run");
+    let (got, _) = run(&ctx, &p, 1, &chunks, None).expect("run");
     assert_eq!(
         crate::program::sum96(&got, 0),
         40_000i128 * i64::MIN as i128

@@ -65,7 +65,11 @@ pub fn stage(ctx: &GpuContext, chunk: HostChunk) -> Result<PageChunk, KernelErro
     // no binding covers them.
     let mut view = std::num::NonZeroU64::new(size)
         .and_then(|n| ctx.queue.write_buffer_with(&input, 0, n))
-        .ok_or_else(|| KernelError::Readback("staging a row group's pages failed".into()))?;
+        .ok_or_else(|| KernelError::Stage {
+            what: "a row group's pages",
+            bytes: size,
+            reason: "the queue gave no staging memory".into(),
+        })?;
     for (c, s) in chunk.columns.iter().zip(&slots) {
         let base = s.region.start as usize;
         c.write_region(|at, bytes| {

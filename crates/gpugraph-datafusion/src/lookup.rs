@@ -1,0 +1,286 @@
+//! The lookup side of a many-to-one inner hash join under a GPU aggregate: the smaller input
+//! (TPC-H's `part` under Q14's `lineitem`), run by DataFusion on the CPU and collected, then
+//! laid out as one GPU buffer that the row program probes ([`crate::program::Op::Probe`]) and
+//! gathers from ([`crate::program::Op::Gather`]).
+//!
+//! The key map is direct-addressed: word `k − first_key` holds the row of key `k`. TPC-H's
+//! keys are dense, so that costs a word per key and one load per probe, where a hash table
+//! would cost a probe sequence. A sparse key range (more than [`MAX_SPREAD`] words per row),
+//! a repeated key (the join would not be many-to-one), a key past i32 or a null in a lookup
+//! column refuse the GPU plan at run time with the reason, and the exec runs DataFusion's
+//! plan instead.
+//!
+//! Lookup columns are expressions over the lookup side that the planner evaluates here, on
+//! the host, once per lookup row (`p_type LIKE 'PROMO%'` becomes a boolean column): the
+//! GPU's expressions compute on numbers, and the lookup side is the small input.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::compute::{cast, concat_batches};
+use datafusion::arrow::datatypes::{DataType, Decimal128Type, Int64Type, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::ExecutionPlan;
+
+use std::time::Instant;
+
+use datafusion::execution::TaskContext;
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
+use futures::StreamExt;
+
+use crate::exec::all_partitions;
+use crate::ir::Bounds;
+use crate::program::{LookupShape, NO_ROW};
+
+/// Most key-map words per lookup row before the map is refused as too sparse.
+pub const MAX_SPREAD: usize = 8;
+
+/// Key-map words a lookup always may use, whatever its rows (small tables with spread keys).
+const MIN_KEY_WORDS: usize = 1 << 16;
+
+/// The lookup side as planned.
+#[derive(Clone, Debug)]
+pub struct LookupPlan {
+    /// The input DataFusion runs on the CPU.
+    pub input: Arc<dyn ExecutionPlan>,
+    /// Its join key, over the input's schema.
+    pub key: Arc<dyn PhysicalExpr>,
+    /// The lookup columns the program gathers, over the input's schema, in column order.
+    pub columns: Vec<Arc<dyn PhysicalExpr>>,
+}
+
+/// A built lookup: the buffer's words, their layout and each column's bounds.
+#[derive(Clone, Debug)]
+pub struct LookupTable {
+    /// The lookup buffer.
+    pub words: Vec<u32>,
+    /// Its layout.
+    pub shape: LookupShape,
+    /// Smallest and largest value of each lookup column ((0, 0) without rows).
+    pub bounds: Vec<Bounds>,
+    /// Rows of the lookup side.
+    pub rows: usize,
+}
+
+/// The i32 words of `array` (integers, dates, decimals' unscaled values, booleans as 0/1),
+/// or why they cannot be gathered.
+fn words(array: &ArrayRef, what: &str) -> Result<Vec<u32>, String> {
+    if array.null_count() > 0 {
+        return Err(format!(
+            "the lookup column {what} has {} nulls, which the GPU's lookups do not carry",
+            array.null_count()
+        ));
+    }
+    let narrow = |v: i128| {
+        i32::try_from(v)
+            .map(|v| v as u32)
+            .map_err(|_| format!("the lookup column {what} holds {v}, past the GPU's 32 bits"))
+    };
+    match array.data_type() {
+        DataType::Boolean => Ok(array
+            .as_boolean()
+            .values()
+            .iter()
+            .map(|b| b as u32)
+            .collect()),
+        DataType::Decimal128(..) => array
+            .as_primitive::<Decimal128Type>()
+            .values()
+            .iter()
+            .map(|&v| narrow(v))
+            .collect(),
+        dt if crate::expr::column_type(dt).is_some() => {
+            let wide = cast(array, &DataType::Int64).map_err(|e| e.to_string())?;
+            wide.as_primitive::<Int64Type>()
+                .values()
+                .iter()
+                .map(|&v| narrow(v as i128))
+                .collect()
+        }
+        dt => Err(format!("the lookup column {what} has type {dt}")),
+    }
+}
+
+impl LookupPlan {
+    /// Runs the input on DataFusion's CPU operators (every partition) and builds its table:
+    /// the outer error is the input's, the inner one why the GPU cannot join with it.
+    /// Records `lookup_rows` and `lookup_time` in `metrics`.
+    pub async fn collect(
+        &self,
+        context: Arc<TaskContext>,
+        metrics: &ExecutionPlanMetricsSet,
+    ) -> datafusion::common::Result<Result<LookupTable, String>> {
+        let time = MetricBuilder::new(metrics).subset_time("lookup_time", 0);
+        let started = Instant::now();
+        let mut stream = all_partitions(&self.input, &context);
+        let mut batches = Vec::new();
+        while let Some(batch) = stream.next().await {
+            batches.push(batch?);
+        }
+        let table = self.build(&self.input.schema(), &batches);
+        if let Ok(t) = &table {
+            MetricBuilder::new(metrics)
+                .counter("lookup_rows", 0)
+                .add(t.rows);
+        }
+        time.add_duration(started.elapsed());
+        Ok(table)
+    }
+
+    /// The lookup buffer of the collected input `batches` (schema `schema`), or why the GPU
+    /// cannot join with it.
+    pub fn build(
+        &self,
+        schema: &SchemaRef,
+        batches: &[RecordBatch],
+    ) -> Result<LookupTable, String> {
+        let batch = concat_batches(schema, batches).map_err(|e| e.to_string())?;
+        let rows = batch.num_rows();
+        let eval = |e: &Arc<dyn PhysicalExpr>| -> Result<ArrayRef, String> {
+            e.evaluate(&batch)
+                .and_then(|v| v.into_array(rows))
+                .map_err(|err| format!("evaluating {e} over the lookup side failed: {err}"))
+        };
+        let key = cast(&eval(&self.key)?, &DataType::Int64).map_err(|e| e.to_string())?;
+        let key = key.as_primitive::<Int64Type>();
+        // Null keys never match (SQL equality); the others must fit i32 like probe keys.
+        let present = || (0..rows).filter(|&r| key.is_valid(r)).map(|r| key.value(r));
+        let (first, last) =
+            present().fold((i64::MAX, i64::MIN), |(lo, hi), k| (lo.min(k), hi.max(k)));
+        let (first, keys) = if first > last {
+            (0, 0)
+        } else {
+            if first < i32::MIN as i64 || last > i32::MAX as i64 {
+                return Err(format!(
+                    "the join key {} reaches [{first}, {last}], past the GPU's 32 bits",
+                    self.key
+                ));
+            }
+            (first, (last - first + 1) as usize)
+        };
+        let allowed = (rows * MAX_SPREAD).max(MIN_KEY_WORDS);
+        if keys > allowed {
+            return Err(format!(
+                "the join key {} spans {keys} values over {rows} rows; the GPU's direct-addressed lookup takes at most {allowed}",
+                self.key
+            ));
+        }
+        let mut words = vec![NO_ROW; keys];
+        for r in 0..rows {
+            if key.is_valid(r) {
+                let at = (key.value(r) - first) as usize;
+                if words[at] != NO_ROW {
+                    return Err(format!(
+                        "the join key {} repeats the value {} on the lookup side, so the join is not many-to-one",
+                        self.key,
+                        key.value(r)
+                    ));
+                }
+                words[at] = r as u32;
+            }
+        }
+        let mut columns = Vec::new();
+        let mut bounds = Vec::new();
+        for e in &self.columns {
+            let values = self::words(&eval(e)?, &e.to_string())?;
+            let lo = values.iter().map(|&v| v as i32 as i128).min().unwrap_or(0);
+            let hi = values.iter().map(|&v| v as i32 as i128).max().unwrap_or(0);
+            bounds.push((lo, hi));
+            columns.push(words.len() as u32);
+            words.extend(values);
+        }
+        Ok(LookupTable {
+            words,
+            shape: LookupShape {
+                first_key: first,
+                keys: keys as u32,
+                columns,
+            },
+            bounds,
+            rows,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Int64Array, StringArray};
+    use datafusion::arrow::datatypes::{Field, Schema};
+    use datafusion::physical_expr::expressions::{col, like, lit};
+    use datafusion::physical_plan::empty::EmptyExec;
+
+    fn plan(schema: &SchemaRef, columns: Vec<Arc<dyn PhysicalExpr>>) -> LookupPlan {
+        LookupPlan {
+            input: Arc::new(EmptyExec::new(Arc::clone(schema))),
+            key: col("k", schema).expect("k"),
+            columns,
+        }
+    }
+
+    fn batch(keys: Vec<Option<i64>>, names: Vec<&str>) -> (SchemaRef, RecordBatch) {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("name", DataType::Utf8, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from(keys)),
+                Arc::new(StringArray::from(names)),
+            ],
+        )
+        .expect("batch");
+        (schema, batch)
+    }
+
+    /// Key `k` maps to its row; host-evaluated columns follow the map.
+    #[test]
+    fn keys_map_to_rows_and_columns_follow() {
+        let (schema, b) = batch(
+            vec![Some(12), Some(10), None, Some(15)],
+            vec!["PROMO A", "B", "PROMO C", "D"],
+        );
+        let promo = like(
+            false,
+            false,
+            col("name", &schema).unwrap(),
+            lit("PROMO%"),
+            &schema,
+        )
+        .expect("like");
+        let p = plan(&schema, vec![promo, col("k", &schema).unwrap()]);
+        // Two batches, as partitions deliver them.
+        let t = p
+            .build(&schema, &[b.slice(0, 1), b.slice(1, 3)])
+            .unwrap_err();
+        assert!(t.contains("nulls"), "{t}");
+        let p = plan(&schema, vec![p.columns[0].clone()]);
+        let t = p
+            .build(&schema, &[b.slice(0, 1), b.slice(1, 3)])
+            .expect("builds");
+        assert_eq!(t.shape.first_key, 10);
+        assert_eq!(t.shape.keys, 6);
+        assert_eq!(&t.words[..6], &[1, NO_ROW, 0, NO_ROW, NO_ROW, 3]);
+        assert_eq!(t.shape.columns, vec![6]);
+        assert_eq!(&t.words[6..], &[1, 0, 1, 0]);
+        assert_eq!(t.bounds, vec![(0, 1)]);
+    }
+
+    #[test]
+    fn repeated_sparse_and_wide_keys_are_refused_by_name() {
+        let (schema, b) = batch(vec![Some(3), Some(3)], vec!["a", "b"]);
+        let e = plan(&schema, vec![]).build(&schema, &[b]).unwrap_err();
+        assert!(e.contains("repeats the value 3"), "{e}");
+        let (schema, b) = batch(vec![Some(0), Some(1 << 20)], vec!["a", "b"]);
+        let e = plan(&schema, vec![]).build(&schema, &[b]).unwrap_err();
+        assert!(e.contains("spans 1048577 values over 2 rows"), "{e}");
+        let (schema, b) = batch(vec![Some(1 << 40)], vec!["a"]);
+        let e = plan(&schema, vec![]).build(&schema, &[b]).unwrap_err();
+        assert!(e.contains("past the GPU's 32 bits"), "{e}");
+        let (schema, b) = batch(vec![], vec![]);
+        let t = plan(&schema, vec![]).build(&schema, &[b]).expect("empty");
+        assert_eq!((t.shape.keys, t.rows), (0, 0));
+    }
+}
