@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# TPC-H Q1/Q6/Q14 on the device (issue 19): the GPU plans against DataFusion's CPU operators in the
+# TPC-H Q1/Q6/Q12/Q14 on the device (issue 19): the GPU plans against DataFusion's CPU operators in the
 # same process (`gpugraph bench tpch`), then DuckDB and/or Polars on the same Parquet file:
 #   bash bench/device-pack.sh; PACK_CLI=1 bash bench/device-pack.sh  (here: .devcli/, the CLI
 #   alone, ~10 MB); mkdir -p .wheels && cp duckdb-*.whl .wheels/      (bench/wheels.sh)
@@ -22,6 +22,7 @@ mkdir -p "$out" "$dest" .tpch
 pack() { tar -C "$out" -cJf "$dest/tpch.tar.xz" . 2>/dev/null; }
 pq=.tpch/lineitem-sf$sf.parquet
 ppq=.tpch/part-sf$sf.parquet
+opq=.tpch/orders-sf$sf.parquet
 if [ "${SORT26:-0}" = 1 ]; then
   SIZES=2^26 BENCHES=sort REPEAT=5 bash bench/h200.sh "$out/sort26" > "$out/sort26.txt" 2>&1
   grep -E "x peer|sort-(keys|pairs|f32)" "$out/sort26.txt" | grep -v "[.]pass\|[.]hist\|[.]enc\|[.]dec" \
@@ -38,10 +39,13 @@ if [ ! -s "$pq" ]; then
     || { cat "$out/generate.txt"; exit 1; }
   echo "generate-table lineitem SF $sf: $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s, $(du -h "$pq" | cut -f1)"
 fi
-if [ ! -s "$ppq" ] && [ "${PEERS_ONLY:-0}" != 1 ]; then
-  "$GPUGRAPH" generate-table --tpch part --scale "$sf" --out "$ppq" > "$out/generate-part.txt" 2>&1 \
-    || { cat "$out/generate-part.txt"; exit 1; }
-fi
+for t in part orders; do
+  f=.tpch/$t-sf$sf.parquet
+  if [ ! -s "$f" ] && [ "${PEERS_ONLY:-0}" != 1 ]; then
+    "$GPUGRAPH" generate-table --tpch $t --scale "$sf" --out "$f" > "$out/generate-$t.txt" 2>&1 \
+      || { cat "$out/generate-$t.txt"; exit 1; }
+  fi
+done
 if [ "${PEERS_ONLY:-0}" != 1 ]; then
   # SM and memory clocks through the run (the GPU variants warm up first: bench tpch's
   # WARMUP_MS), to tell a card that idled down from a slow kernel.
@@ -50,7 +54,8 @@ if [ "${PEERS_ONLY:-0}" != 1 ]; then
       --format=csv -lms 250 > "$out/clocks.csv" 2>/dev/null &
     clocks=$!
   fi
-  "$GPUGRAPH" bench tpch --scale "$sf" --parquet "$pq" --part-parquet "$ppq" --repeat "$repeat" \
+  "$GPUGRAPH" bench tpch --scale "$sf" --parquet "$pq" --part-parquet "$ppq" --orders-parquet "$opq" \
+    --repeat "$repeat" \
     --json "$out/tpch-gpu.json" > "$out/tpch-gpu.txt" 2> "$out/tpch-gpu.err"
   echo "bench tpch: rc $?"
   [ -n "${clocks:-}" ] && kill "$clocks" 2>/dev/null
@@ -64,6 +69,7 @@ for w in .wheels/*.whl; do
 done
 for e in ${engines//,/ }; do
   part_arg=(); [ -s "$ppq" ] && part_arg=(--part "$ppq")
+  [ -s "$opq" ] && part_arg+=(--orders "$opq")
   PYTHONPATH="$py" python3 bench/peers/peers_tpch.py --lineitem "$pq" "${part_arg[@]}" --engines "$e" \
     --repeat "$repeat" --json "$out/tpch-$e.json" 2>&1 | tail -6
 done

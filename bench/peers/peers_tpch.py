@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """CPU peers of `gpugraph bench tpch`: TPC-H Q1 and Q6 in DuckDB and Polars on the same host, in
 the same device call (the device carries their wheels; see docs/benchmarks.md), and Q14 in DuckDB
-when --part is given.
+when --part is given, Q12 when --orders is.
 
     python3 bench/peers/peers_tpch.py --lineitem /tmp/lineitem-sf10.parquet \
-        --part /tmp/part-sf10.parquet --engines duckdb --repeat 5 --json duckdb.json
+        --part /tmp/part-sf10.parquet --orders /tmp/orders-sf10.parquet --engines duckdb \
+        --repeat 5 --json duckdb.json
 
 Two modes per query, as in the GPU bench:
 - "warm": the table already in the engine's memory (DuckDB: a table created from the Parquet
@@ -50,6 +51,20 @@ where l_partkey = p_partkey
   and l_shipdate >= date '1995-09-01' and l_shipdate < date '1995-10-01'
 """
 
+Q12 = """
+select l_shipmode,
+       sum(case when o_orderpriority = '1-URGENT' or o_orderpriority = '2-HIGH'
+                then 1 else 0 end) as high_line_count,
+       sum(case when o_orderpriority <> '1-URGENT' and o_orderpriority <> '2-HIGH'
+                then 1 else 0 end) as low_line_count
+from {p}, {t}
+where o_orderkey = l_orderkey and l_shipmode in ('MAIL', 'SHIP')
+  and l_commitdate < l_receiptdate and l_shipdate < l_commitdate
+  and l_receiptdate >= date '1994-01-01' and l_receiptdate < date '1995-01-01'
+group by l_shipmode
+order by l_shipmode
+"""
+
 
 def timed(fn, repeat):
     fn()
@@ -61,7 +76,7 @@ def timed(fn, repeat):
     return statistics.median(times), min(times), max(times)
 
 
-def duckdb_rows(path, repeat, part=None):
+def duckdb_rows(path, repeat, part=None, orders=None):
     import duckdb
 
     con = duckdb.connect()
@@ -70,13 +85,14 @@ def duckdb_rows(path, repeat, part=None):
     con.execute(f"create table lineitem as select * from {src}")
     rows = con.execute("select count(*) from lineitem").fetchone()[0]
     queries = [("q1", Q1, None), ("q6", Q6, None)]
-    if part:
-        psrc = f"read_parquet('{part}')"
-        con.execute(f"create table part as select * from {psrc}")
-        queries.append(("q14", Q14, psrc))
+    for name, q, table, file in (("q12", Q12, "orders", orders), ("q14", Q14, "part", part)):
+        if file:
+            con.execute(f"create table {table} as select * from read_parquet('{file}')")
+            queries.append((name, q, (table, f"read_parquet('{file}')")))
     out = []
-    for name, q, psrc in queries:
-        for mode, t, p in (("warm", "lineitem", "part"), ("parquet", src, psrc)):
+    for name, q, other in queries:
+        other = other or (None, None)
+        for mode, t, p in (("warm", "lineitem", other[0]), ("parquet", src, other[1])):
             med, lo, hi = timed(lambda: con.execute(q.format(t=t, p=p)).fetchall(), repeat)
             out.append(dict(bench="tpch", op=f"{name}-{mode}", peer="duckdb", median_ms=med,
                             min_ms=lo, max_ms=hi, rows=rows, threads=threads))
@@ -134,6 +150,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lineitem", required=True, help="lineitem Parquet file")
     ap.add_argument("--part", help="part Parquet file (adds Q14; DuckDB only)")
+    ap.add_argument("--orders", help="orders Parquet file (adds Q12; DuckDB only)")
     ap.add_argument("--engines", default="duckdb,polars")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", required=True)
@@ -142,7 +159,7 @@ def main():
     for engine in a.engines.split(","):
         try:
             if engine == "duckdb":
-                rows += duckdb_rows(a.lineitem, a.repeat, a.part)
+                rows += duckdb_rows(a.lineitem, a.repeat, a.part, a.orders)
             else:
                 rows += {"polars": polars_rows}[engine](a.lineitem, a.repeat)
         except ImportError as e:

@@ -569,6 +569,15 @@ impl Converter {
         chunk
     }
 
+    /// Key `k`'s code of the string `value` (`None`: of SQL NULL), if a row had it.
+    pub fn code_of(&self, k: usize, value: Option<&str>) -> Option<u32> {
+        let key = match value {
+            Some(v) => keys::KeyValue::Str(v.to_owned()),
+            None => keys::KeyValue::Null,
+        };
+        self.dictionaries.get(k)?.codes.get(&key).copied()
+    }
+
     /// Key `k`'s values of the group indices `groups` (mixed radix over the keys' codes).
     pub fn key_values(&self, k: usize, groups: &[usize]) -> datafusion::common::Result<ArrayRef> {
         let cards = self.cardinalities();

@@ -128,6 +128,13 @@ impl DisplayAs for GpuPartialAggregateExec {
             aggregates.join(", "),
             values.join(", ")
         )?;
+        let strings: Vec<String> = self.plan.coded[self.plan.keys.len()..]
+            .iter()
+            .map(name)
+            .collect();
+        if !strings.is_empty() {
+            write!(f, ", strings=[{}]", strings.join(", "))?;
+        }
         if let Some(l) = &self.plan.lookup {
             let columns: Vec<String> = l.columns.iter().map(ToString::to_string).collect();
             write!(
@@ -273,7 +280,7 @@ impl Run {
         let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
         let cached = self
             .cache
-            .key(&self.plan.source, &self.plan.values, &self.plan.keys);
+            .key(&self.plan.source, &self.plan.values, &self.plan.coded);
         let prepared = match cached.as_ref().and_then(|(key, _)| self.cache.get(key)) {
             Some(hit) => {
                 MetricBuilder::new(&self.metrics)
@@ -285,7 +292,7 @@ impl Run {
                 let schema = self.plan.source.schema();
                 let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
                 let mut converter =
-                    Converter::new(&self.plan.values, &self.plan.keys, names.clone());
+                    Converter::new(&self.plan.values, &self.plan.coded, names.clone());
                 let mut chunks = Vec::new();
                 let mut uploads = Vec::new();
                 // Batches convert on the runtime's threads, several at once, in arrival order;
@@ -293,11 +300,11 @@ impl Run {
                 let layout = converter.layout();
                 let threads = scan_threads();
                 let chunk_rows = kernel::tuning("GPUGRAPH_CHUNK_ROWS", CHUNK_ROWS as u32) as usize;
-                let direct = DirectScan::of(&self.plan.source, &self.plan.values, &self.plan.keys);
+                let direct = DirectScan::of(&self.plan.source, &self.plan.values, &self.plan.coded);
                 let paged = direct
                     .as_ref()
                     .filter(|_| std::env::var("GPUGRAPH_PAGE_DECODE").map_or(true, |v| v != "0"))
-                    .map(|scan| scan.pages(&self.plan.values, &self.plan.keys));
+                    .map(|scan| scan.pages(&self.plan.values, &self.plan.coded));
                 let note_pages = |why: String| {
                     if let Ok(mut f) = self.pages.lock() {
                         *f = Some(why);
@@ -354,7 +361,7 @@ impl Run {
                         note_pages(misfit.to_string());
                     }
                     drop(stream);
-                    converter = Converter::new(&self.plan.values, &self.plan.keys, names.clone());
+                    converter = Converter::new(&self.plan.values, &self.plan.coded, names.clone());
                     chunks.clear();
                 }
                 let mut stream: Pin<Box<dyn Stream<Item = Scanned> + Send>> = match direct {
@@ -458,7 +465,9 @@ impl Run {
         if let Err(why) = self.plan.check_bounds(&stats, lookup.as_ref()) {
             return self.cpu(why).await;
         }
-        let cards = converter.cardinalities();
+        // Coded string columns past the group keys only filter.
+        let mut cards = converter.cardinalities();
+        cards.truncate(self.plan.keys.len());
         let groups = cards.iter().map(|&c| c as usize).product::<usize>().max(1);
         if groups > kernel::MAX_GROUPS {
             return self
@@ -470,7 +479,8 @@ impl Run {
         }
         let nullable = chunks.iter().fold(0, |m, c| m | c.has_valid);
         let shape = lookup.as_ref().map(|l| &l.shape);
-        let (program, words) = self.plan.program(&cards, nullable, shape);
+        let code = |k: usize, v: Option<&str>| converter.code_of(k, v);
+        let (program, words) = self.plan.program(&cards, nullable, shape, &code);
         let buffer = lookup
             .as_ref()
             .map(|l| kernel::lookup_buffer(&self.gpu.device, &l.words))

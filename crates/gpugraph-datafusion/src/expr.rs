@@ -29,6 +29,9 @@ pub enum Ty {
     Num(u32),
     /// 0 or 1.
     Bool,
+    /// A string column coded like a group key ([`Ir::StrColumn`]): only compared with
+    /// literals and tested for null.
+    Str,
 }
 
 /// A translated expression.
@@ -168,7 +171,8 @@ pub fn is_integer(dt: &DataType) -> bool {
     )
 }
 
-/// The leaf level of `schema`: column `i` is `Ir::Column(i)` where its type is supported.
+/// The leaf level of `schema`: column `i` is `Ir::Column(i)` where its type is a number,
+/// `Ir::StrColumn(i)` where it is a string.
 pub fn leaf_level(schema: &Schema) -> Level {
     schema
         .fields()
@@ -178,6 +182,10 @@ pub fn leaf_level(schema: &Schema) -> Level {
             Some(ty) => Ok(Typed {
                 ir: Ir::Column(i),
                 ty,
+            }),
+            None if is_string(f.data_type()) => Ok(Typed {
+                ir: Ir::StrColumn(i),
+                ty: Ty::Str,
             }),
             None => Err(format!(
                 "column {} has type {}, which the GPU plans do not compute on",
@@ -192,6 +200,45 @@ fn num_scale(t: &Typed, what: &str) -> Result<u32, String> {
     match t.ty {
         Ty::Num(s) => Ok(s),
         Ty::Bool => Err(format!("{what} of a boolean is not supported on the GPU")),
+        Ty::Str => Err(format!(
+            "{what} of a string is not supported on the GPU (strings are compared with literals only)"
+        )),
+    }
+}
+
+/// Whether `dt` is a string type the converter codes (`convert::key_type_supported`).
+fn is_string(dt: &DataType) -> bool {
+    match dt {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_string(v),
+        _ => false,
+    }
+}
+
+/// The value of a string literal (`Some(None)`: a NULL string), or `None` for other
+/// expressions.
+fn string_literal(e: &Arc<dyn PhysicalExpr>) -> Option<Option<String>> {
+    fn of(v: &ScalarValue) -> Option<Option<String>> {
+        match v {
+            ScalarValue::Utf8(s) | ScalarValue::Utf8View(s) | ScalarValue::LargeUtf8(s) => {
+                Some(s.clone())
+            }
+            ScalarValue::Dictionary(_, inner) => of(inner),
+            _ => None,
+        }
+    }
+    of(e.downcast_ref::<Literal>()?.value())
+}
+
+/// `column = value` for a coded string column (`Ir::StrColumn`), as [`Ir::StrEq`]; SQL NULL
+/// compares as NULL.
+fn string_eq(column: &Typed, value: Option<String>) -> Result<Ir, String> {
+    match (&column.ir, value) {
+        (_, None) => Ok(Ir::Null),
+        (Ir::StrColumn(c), Some(value)) => Ok(Ir::StrEq { column: *c, value }),
+        _ => Err(
+            "a comparison of a string expression with a literal is not supported on the GPU".into(),
+        ),
     }
 }
 
@@ -294,6 +341,21 @@ pub fn translate(expr: &Arc<dyn PhysicalExpr>, scope: &Scope<'_>) -> Result<Type
         if let Some(t) = float_comparison(b, scope)? {
             return Ok(t);
         }
+        if matches!(b.op(), Operator::Eq | Operator::NotEq) {
+            let sides = match (string_literal(b.left()), string_literal(b.right())) {
+                (None, Some(v)) => Some((b.left(), v)),
+                (Some(v), None) => Some((b.right(), v)),
+                _ => None,
+            };
+            if let Some((column, value)) = sides {
+                let eq = string_eq(&sub(column)?, value)?;
+                return Ok(boolean(if *b.op() == Operator::Eq {
+                    eq
+                } else {
+                    Ir::Not(Box::new(eq))
+                }));
+            }
+        }
         let (l, r) = (sub(b.left())?, sub(b.right())?);
         let op = b.op();
         return match op {
@@ -388,6 +450,16 @@ pub fn translate(expr: &Arc<dyn PhysicalExpr>, scope: &Scope<'_>) -> Result<Type
         let needle = sub(i.expr())?;
         let mut any_of: Option<Ir> = None;
         for item in i.list() {
+            if needle.ty == Ty::Str {
+                let value = string_literal(item)
+                    .ok_or_else(|| format!("IN of a string with {item}, not a literal"))?;
+                let eq = string_eq(&needle, value)?;
+                any_of = Some(match any_of {
+                    None => eq,
+                    Some(acc) => Ir::binary(BinOp::Or, acc, eq),
+                });
+                continue;
+            }
             let item = sub(item)?;
             let eq = if needle.ty == Ty::Bool && item.ty == Ty::Bool {
                 Ir::binary(BinOp::Eq, needle.ir.clone(), item.ir)

@@ -19,11 +19,13 @@ pub enum Leaf {
     Lookup(usize),
 }
 
-/// What lowering needs besides the expression: kernel slots of source columns, and the
-/// lookup buffer's layout when the plan joins.
+/// What lowering needs besides the expression: kernel slots of source columns, the codes of
+/// coded (string) columns, and the lookup buffer's layout when the plan joins.
 pub struct Lowering<'a> {
-    /// The kernel's column slot of a source column.
+    /// The kernel's column slot of a source column (a number, or a coded column's codes).
     pub slot: &'a dyn Fn(usize) -> u32,
+    /// The code of a string (`None`: of NULL) in a coded source column, if any row has it.
+    pub code: &'a dyn Fn(usize, Option<&str>) -> Option<u32>,
     /// The lookup buffer's layout (`None` without a join).
     pub lookup: Option<&'a LookupShape>,
 }
@@ -93,6 +95,16 @@ pub enum Ir {
     },
     /// Whether a lookup row has key `.0` (never null): an inner join's match.
     Matched(Box<Ir>),
+    /// A string column of the source, coded like a group key: 0, null where the string is.
+    /// Only its nulls and its comparisons with literals ([`Ir::StrEq`]) reach the GPU.
+    StrColumn(usize),
+    /// Whether the coded string column `column` equals `value` (null where it is null).
+    StrEq {
+        /// The source column.
+        column: usize,
+        /// The literal.
+        value: String,
+    },
     /// `inner`, which DataFusion would reject (a cast's precision overflow) past `±max_abs`:
     /// the bounds check falls back to the CPU unless it provably stays within.
     Limited {
@@ -152,7 +164,7 @@ impl Ir {
                     out.push(*c)
                 }
             }
-            Ir::Const(_) | Ir::Null => {}
+            Ir::Const(_) | Ir::Null | Ir::StrColumn(_) | Ir::StrEq { .. } => {}
             Ir::Binary(_, a, b) => {
                 a.columns(out);
                 b.columns(out);
@@ -174,6 +186,37 @@ impl Ir {
         }
     }
 
+    /// Every coded string column this expression reads, in first-use order.
+    pub fn strings(&self, out: &mut Vec<usize>) {
+        let mut push = |c: usize| {
+            if !out.contains(&c) {
+                out.push(c)
+            }
+        };
+        match self {
+            Ir::StrColumn(c) | Ir::StrEq { column: c, .. } => push(*c),
+            Ir::Column(_) | Ir::Const(_) | Ir::Null => {}
+            Ir::Binary(_, a, b) => {
+                a.strings(out);
+                b.strings(out);
+            }
+            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(a) => {
+                a.strings(out)
+            }
+            Ir::Lookup { key, .. } => key.strings(out),
+            Ir::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                cond.strings(out);
+                then.strings(out);
+                otherwise.strings(out);
+            }
+            Ir::Limited { inner, .. } => inner.strings(out),
+        }
+    }
+
     /// Whether this expression may be null, given which leaves may hold nulls (a lookup is
     /// null where no row matches unless `Leaf::Lookup` says the plan drops such rows).
     pub fn nullable(&self, column: &dyn Fn(Leaf) -> bool) -> bool {
@@ -181,6 +224,7 @@ impl Ir {
             Ir::Column(c) => column(Leaf::Column(*c)),
             Ir::Lookup { key, column: j } => key.nullable(column) || column(Leaf::Lookup(*j)),
             Ir::Matched(_) => false,
+            Ir::StrColumn(_) | Ir::StrEq { .. } => true,
             Ir::Const(_) => false,
             Ir::Null => true,
             Ir::Binary(_, a, b) => a.nullable(column) || b.nullable(column),
@@ -207,7 +251,8 @@ impl Ir {
                 (0, 1)
             }
             Ir::Const(v) => (*v as i128, *v as i128),
-            Ir::Null => (0, 0),
+            Ir::Null | Ir::StrColumn(_) => (0, 0),
+            Ir::StrEq { .. } => (0, 1),
             Ir::Binary(op, a, b) => {
                 let (alo, ahi) = a.bounds(column)?;
                 let (blo, bhi) = b.bounds(column)?;
@@ -287,6 +332,17 @@ impl Ir {
             }
             Ir::Const(v) => ops.push(Op::Const(*v)),
             Ir::Null => ops.push(Op::Null),
+            Ir::StrColumn(c) => coded(*c, &[Op::Const(0)], to, ops),
+            Ir::StrEq { column, value } => {
+                let eq = match (to.code)(*column, Some(value)) {
+                    Some(code) => {
+                        vec![Op::Load((to.slot)(*column)), Op::Const(code as i64), Op::Eq]
+                    }
+                    // No row has the value: false wherever the string is not null.
+                    None => vec![Op::Const(0)],
+                };
+                coded(*column, &eq, to, ops);
+            }
             Ir::Binary(op, a, b) => {
                 a.lower(to, ops);
                 b.lower(to, ops);
@@ -332,6 +388,21 @@ impl Ir {
             }
             Ir::Limited { inner, .. } => inner.lower(to, ops),
         }
+    }
+}
+
+/// Pushes `value`'s instructions' value, or null where coded column `c` holds NULL's code.
+fn coded(c: usize, value: &[Op], to: &Lowering<'_>, ops: &mut Vec<Op>) {
+    ops.extend_from_slice(value);
+    if let Some(null) = (to.code)(c, None) {
+        // (else, then, condition) for Select.
+        ops.push(Op::Null);
+        ops.extend([
+            Op::Load((to.slot)(c)),
+            Op::Const(null as i64),
+            Op::Eq,
+            Op::Select,
+        ]);
     }
 }
 

@@ -64,6 +64,9 @@ pub struct GpuPlan {
     pub predicates: Vec<Ir>,
     /// Source columns of the group keys, in GROUP BY order.
     pub keys: Vec<usize>,
+    /// Source columns the kernel reads as codes: the group keys, then string columns the
+    /// predicates and aggregates compare with literals.
+    pub coded: Vec<usize>,
     /// The aggregates, in the partial aggregate's order.
     pub aggregates: Vec<Aggregate>,
     /// Source columns read as numbers (by predicates and aggregates), in slot order.
@@ -312,6 +315,9 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                 if t.ty == Ty::Bool && kind != AggKind::Count {
                     return Err(format!("{}: a boolean argument", what()));
                 }
+                if t.ty == Ty::Str && kind != AggKind::Count {
+                    return Err(format!("{}: a string argument", what()));
+                }
                 t.ir
             }
         };
@@ -345,11 +351,19 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     for a in &aggregates {
         a.arg.columns(&mut values);
     }
-    if values.len() + keys.len() > MAX_SLOTS {
+    // String columns compared with literals are coded like group keys, after them.
+    let mut coded = keys.clone();
+    for p in &predicates {
+        p.strings(&mut coded);
+    }
+    for a in &aggregates {
+        a.arg.strings(&mut coded);
+    }
+    if values.len() + coded.len() > MAX_SLOTS {
         return Err(format!(
-            "the query reads {} columns and {} group keys; the GPU kernel binds {MAX_SLOTS}",
+            "the query reads {} number columns and {} group keys or string columns; the GPU kernel binds {MAX_SLOTS}",
             values.len(),
-            keys.len()
+            coded.len()
         ));
     }
     let lookup = join.map(|(mut plan, _)| {
@@ -360,6 +374,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         source,
         predicates,
         keys,
+        coded,
         aggregates,
         values,
         schema: agg.schema(),
@@ -449,8 +464,13 @@ fn join_sides(join: &HashJoinExec) -> Result<(Arc<dyn ExecutionPlan>, bool), Str
 
 impl GpuPlan {
     /// The kernel slot of source column `c` read as a number.
+    /// The kernel slot of source column `c`: a number slot, else a code slot after them.
     fn slot(&self, c: usize) -> u32 {
-        self.values.iter().position(|&v| v == c).unwrap_or(0) as u32
+        let at = match self.values.iter().position(|&v| v == c) {
+            Some(s) => s,
+            None => self.values.len() + self.coded.iter().position(|&k| k == c).unwrap_or(0),
+        };
+        at as u32
     }
 
     /// Checks that every value the program computes fits i64 (min/max arguments i32), given
@@ -491,16 +511,23 @@ impl GpuPlan {
     /// count of an argument that cannot be null is the row count, and equal arguments share
     /// their sum (TPC-H Q1's `sum(l_quantity)` and `avg(l_quantity)`), so the kernel does each
     /// accumulation once.
-    /// `lookup` is the layout of the join's lookup buffer.
+    /// `lookup` is the layout of the join's lookup buffer, `code(k, s)` the code of string
+    /// `s` (`None`: NULL) in coded column `k` ([`Self::coded`]), if any row has it.
     pub fn program(
         &self,
         cards: &[u32],
         nullable: u32,
         lookup: Option<&LookupShape>,
+        code: &dyn Fn(usize, Option<&str>) -> Option<u32>,
     ) -> (Program, Vec<AggWords>) {
         let slot = |c: usize| self.slot(c);
+        let source_code = |c: usize, s: Option<&str>| {
+            let k = self.coded.iter().position(|&k| k == c)?;
+            code(k, s)
+        };
         let slot = Lowering {
             slot: &slot,
+            code: &source_code,
             lookup,
         };
         // Lookup columns hold no nulls (`lookup.rs`), and the join's match filter runs first.

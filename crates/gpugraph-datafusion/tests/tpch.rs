@@ -1,5 +1,5 @@
-//! TPC-H Q1 and Q6 over lineitem, and Q14 and other lookup joins of lineitem with part (SF 0.01,
-//! tpchgen-arrow), in memory and from Parquet: the GPU session's answer equals DataFusion's CPU
+//! TPC-H Q1 and Q6 over lineitem, Q14 and other lookup joins of lineitem with part, Q12 with
+//! orders (SF 0.01, tpchgen-arrow), in memory and from Parquet: the GPU session's answer equals DataFusion's CPU
 //! answer exactly, and the plan runs on the GPU.
 
 mod common;
@@ -11,8 +11,8 @@ use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
 use gpugraph_datafusion::datafusion::datasource::MemTable;
 use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
 use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
-use tpchgen::generators::{LineItemGenerator, PartGenerator};
-use tpchgen_arrow::{LineItemArrow, PartArrow};
+use tpchgen::generators::{LineItemGenerator, OrderGenerator, PartGenerator};
+use tpchgen_arrow::{LineItemArrow, OrderArrow, PartArrow};
 
 /// TPC-H Q1 as DataFusion's benchmarks write it (delta 90 days, folded by the simplifier).
 const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, \
@@ -41,9 +41,27 @@ const JOINED: &str = "select l_returnflag, sum(l_quantity * p_size) as s, count(
     where p_brand = 'Brand#23' or (l_quantity > 45 and p_size < 10) \
     group by l_returnflag order by l_returnflag";
 
+/// TPC-H Q12: lineitem joined with orders; a string IN list on the probe side (coded like the
+/// group key it also is), host-evaluated CASEs over `o_orderpriority` on the lookup side.
+const Q12: &str = "select l_shipmode, sum(case when o_orderpriority = '1-URGENT' \
+    or o_orderpriority = '2-HIGH' then 1 else 0 end) as high_line_count, \
+    sum(case when o_orderpriority <> '1-URGENT' and o_orderpriority <> '2-HIGH' then 1 else 0 end) \
+    as low_line_count from orders, lineitem where o_orderkey = l_orderkey \
+    and l_shipmode in ('MAIL', 'SHIP') and l_commitdate < l_receiptdate \
+    and l_shipdate < l_commitdate and l_receiptdate >= date '1994-01-01' \
+    and l_receiptdate < date '1994-01-01' + interval '1' year \
+    group by l_shipmode order by l_shipmode";
+
 /// A lookup side whose key repeats: not many-to-one, so the exec runs DataFusion's plan.
 const REPEATED: &str = "select sum(l_quantity) as q, count(*) as n from lineitem \
     join (select p_partkey % 100 as k from part) p on l_partkey = p.k";
+
+fn orders() -> Vec<RecordBatch> {
+    OrderArrow::new(OrderGenerator::new(0.01, 1, 1))
+        .with_batch_size(4000)
+        .collect::<Result<Vec<_>, _>>()
+        .expect("tpchgen generates orders")
+}
 
 fn part() -> Vec<RecordBatch> {
     PartArrow::new(PartGenerator::new(0.01, 1, 1))
@@ -55,13 +73,17 @@ fn part() -> Vec<RecordBatch> {
 /// The joins run on the GPU with the same answers as the CPU; a repeated lookup key falls
 /// back at run time and says so.
 async fn check_joins(gpu_ctx: &SessionContext, cpu_ctx: &SessionContext) {
-    for q in [Q14, JOINED] {
+    for (q, key) in [
+        (Q14, "p_partkey"),
+        (JOINED, "p_partkey"),
+        (Q12, "o_orderkey"),
+    ] {
         let placement = same(gpu_ctx, cpu_ctx, q).await;
         assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
         assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
         assert!(placement.cpu.is_empty(), "{q}: {placement:?}");
         let text = explain(gpu_ctx, q).await;
-        assert!(text.contains("lookup=[key=p_partkey"), "{text}");
+        assert!(text.contains(&format!("lookup=[key={key}")), "{text}");
         assert!(!text.contains("HashJoinExec"), "{text}");
     }
     let placement = same(gpu_ctx, cpu_ctx, REPEATED).await;
@@ -103,14 +125,17 @@ async fn q1_q6_in_memory_match_the_cpu() {
     // Two partitions, as a multi-threaded scan would deliver them.
     let half = batches.len() / 2;
     let parts = vec![batches[..half].to_vec(), batches[half..].to_vec()];
-    let part = part();
+    let others = [("part", part()), ("orders", orders())];
     for ctx in [&g, &c] {
         let table = MemTable::try_new(Arc::clone(&schema), parts.clone()).expect("table");
         ctx.register_table("lineitem", Arc::new(table))
             .expect("registers");
-        let table = MemTable::try_new(part[0].schema(), vec![part.clone()]).expect("table");
-        ctx.register_table("part", Arc::new(table))
-            .expect("registers");
+        for (name, batches) in &others {
+            let table =
+                MemTable::try_new(batches[0].schema(), vec![batches.clone()]).expect("table");
+            ctx.register_table(*name, Arc::new(table))
+                .expect("registers");
+        }
     }
     check(&g, &c).await;
     check_joins(&g, &c).await;
@@ -124,7 +149,11 @@ async fn q1_q6_from_parquet_match_the_cpu() {
     let gpu = gpu();
     let dir = tempfile::tempdir().expect("tempdir");
     let (g, c) = sessions(&gpu);
-    for (name, batches) in [("lineitem", lineitem()), ("part", part())] {
+    for (name, batches) in [
+        ("lineitem", lineitem()),
+        ("part", part()),
+        ("orders", orders()),
+    ] {
         let path = dir.path().join(format!("{name}.parquet"));
         let file = std::fs::File::create(&path).expect("creates");
         let mut writer = ArrowWriter::try_new(file, batches[0].schema(), None).expect("writer");

@@ -1,5 +1,5 @@
-//! `bench tpch`: TPC-H Q1 and Q6 over lineitem, Q14 over lineitem and part (tpchgen-arrow at
-//! `--scale`) through
+//! `bench tpch`: TPC-H Q1 and Q6 over lineitem, Q12 over lineitem and orders, Q14 over
+//! lineitem and part (tpchgen-arrow at `--scale`) through
 //! `gpugraph-datafusion`, GPU plans against DataFusion's CPU operators in the same process.
 //!
 //! Rows per query: `gpu-warm` (in-memory table, GPU column cache on: after one warm-up run the
@@ -44,6 +44,17 @@ pub const Q6: &str = "select sum(l_extendedprice * l_discount) as revenue from l
     where l_shipdate >= date '1994-01-01' and l_shipdate < date '1994-01-01' + interval '1' year \
     and l_discount between 0.06 - 0.01 and 0.06 + 0.01 and l_quantity < 24";
 
+/// TPC-H Q12 (lineitem joined with orders; `l_shipmode IN (…)` compared as codes on the GPU,
+/// the CASEs over `o_orderpriority` gathered by key).
+pub const Q12: &str = "select l_shipmode, sum(case when o_orderpriority = '1-URGENT' \
+    or o_orderpriority = '2-HIGH' then 1 else 0 end) as high_line_count, \
+    sum(case when o_orderpriority <> '1-URGENT' and o_orderpriority <> '2-HIGH' then 1 else 0 end) \
+    as low_line_count from orders, lineitem where o_orderkey = l_orderkey \
+    and l_shipmode in ('MAIL', 'SHIP') and l_commitdate < l_receiptdate \
+    and l_shipdate < l_commitdate and l_receiptdate >= date '1994-01-01' \
+    and l_receiptdate < date '1994-01-01' + interval '1' year \
+    group by l_shipmode order by l_shipmode";
+
 /// TPC-H Q14 (lineitem joined with part; the GPU gathers `p_type LIKE 'PROMO%'` by key).
 pub const Q14: &str = "select 100.00 * sum(case when p_type like 'PROMO%' \
     then l_extendedprice * (1 - l_discount) else 0 end) / sum(l_extendedprice * (1 - l_discount)) \
@@ -56,15 +67,19 @@ pub struct TpchBenchArgs {
     /// TPC-H scale factor of lineitem (1 = 6M rows).
     #[arg(long, default_value_t = 0.01)]
     pub scale: f64,
-    /// Queries, comma-separated: q1, q6, q14.
-    #[arg(long, value_delimiter = ',', default_value = "q1,q6,q14")]
+    /// Queries, comma-separated: q1, q6, q12, q14.
+    #[arg(long, value_delimiter = ',', default_value = "q1,q6,q12,q14")]
     pub query: Vec<String>,
     /// Read lineitem from this Parquet file instead of writing one from the generated table.
     #[arg(long, value_name = "FILE")]
     pub parquet: Option<PathBuf>,
-    /// Read part from this Parquet file instead of writing one from the generated table.
+    /// Read part (Q14) from this Parquet file instead of writing one from the generated table.
     #[arg(long, value_name = "FILE")]
     pub part_parquet: Option<PathBuf>,
+    /// Read orders (Q12) from this Parquet file instead of writing one from the generated
+    /// table.
+    #[arg(long, value_name = "FILE")]
+    pub orders_parquet: Option<PathBuf>,
     /// DataFusion target partitions (CPU threads); default: the number of cores.
     #[arg(long)]
     pub partitions: Option<usize>,
@@ -264,11 +279,28 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
     };
     let schema = first.schema();
     let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
-    report::progress(format!("generating part at scale {}", args.scale));
-    let part = table(TpchTable::Part, args.scale)?;
-    let Some(part_schema) = part.first().map(RecordBatch::schema) else {
-        bail!("scale {} generates no part rows", args.scale);
-    };
+    // The dimension tables the queries join, generated and written only when asked for.
+    let wanted = |q: &str| args.query.iter().any(|x| x.eq_ignore_ascii_case(q));
+    let dimensions = [
+        (TpchTable::Part, "part", wanted("q14"), &args.part_parquet),
+        (
+            TpchTable::Orders,
+            "orders",
+            wanted("q12"),
+            &args.orders_parquet,
+        ),
+    ];
+    let mut others = Vec::new();
+    for (which, name, needed, _) in &dimensions {
+        if *needed {
+            report::progress(format!("generating {name} at scale {}", args.scale));
+            let batches = table(*which, args.scale)?;
+            if batches.is_empty() {
+                bail!("scale {} generates no {name} rows", args.scale);
+            }
+            others.push((*name, batches));
+        }
+    }
     let dir = tempfile::tempdir().context("a temporary directory")?;
     let write = |name: &str, given: &Option<PathBuf>, batches: &[RecordBatch]| -> Result<PathBuf> {
         if let Some(p) = given {
@@ -284,8 +316,14 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         writer.close()?;
         Ok(path)
     };
-    let parquet = write("lineitem", &args.parquet, &batches)?;
-    let part_parquet = write("part", &args.part_parquet, &part)?;
+    let mut files = vec![("lineitem", write("lineitem", &args.parquet, &batches)?)];
+    for (name, batches) in &others {
+        let given = dimensions
+            .iter()
+            .find(|d| d.1 == *name)
+            .and_then(|d| d.3.clone());
+        files.push((name, write(name, &given, batches)?));
+    }
     let options = |engine| SessionOptions {
         engine,
         target_partitions: args.partitions,
@@ -294,8 +332,10 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         let ctx = session_context_on(&options(engine), Arc::clone(&gpu), cache);
         let table = MemTable::try_new(Arc::clone(&schema), vec![batches.clone()])?;
         ctx.register_table("lineitem", Arc::new(table))?;
-        let table = MemTable::try_new(Arc::clone(&part_schema), vec![part.clone()])?;
-        ctx.register_table("part", Arc::new(table))?;
+        for (name, batches) in &others {
+            let table = MemTable::try_new(batches[0].schema(), vec![batches.clone()])?;
+            ctx.register_table(*name, Arc::new(table))?;
+        }
         Ok(ctx)
     };
     let warm = memory_session(Engine::Gpu, true)?;
@@ -303,10 +343,10 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
     let cpu_memory = memory_session(Engine::Cpu, false)?;
     let gpu_parquet = session_context_on(&options(Engine::Gpu), Arc::clone(&gpu), false);
     let cpu_parquet = session_context_on(&options(Engine::Cpu), Arc::clone(&gpu), false);
-    for (name, path) in [("lineitem", &parquet), ("part", &part_parquet)] {
+    for (name, path) in &files {
         let path = path.to_str().context("a UTF-8 Parquet path")?;
         for ctx in [&gpu_parquet, &cpu_parquet] {
-            ctx.register_parquet(name, path, ParquetReadOptions::default())
+            ctx.register_parquet(*name, path, ParquetReadOptions::default())
                 .await?;
         }
     }
@@ -319,8 +359,9 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         let sql = match q.to_ascii_lowercase().as_str() {
             "q1" => Q1,
             "q6" => Q6,
+            "q12" => Q12,
             "q14" => Q14,
-            other => bail!("unknown query {other} (q1, q6, q14)"),
+            other => bail!("unknown query {other} (q1, q6, q12, q14)"),
         };
         let expected = answer(&cpu_memory, sql).await?;
         for (name, ctx) in [
