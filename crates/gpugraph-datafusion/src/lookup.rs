@@ -16,9 +16,9 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray};
-use datafusion::arrow::compute::{cast, concat_batches};
-use datafusion::arrow::datatypes::{DataType, Decimal128Type, Int64Type, SchemaRef};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Decimal128Type, Int64Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::ExecutionPlan;
@@ -102,7 +102,27 @@ fn words(array: &ArrayRef, what: &str) -> Result<Vec<u32>, String> {
     }
 }
 
+/// One lookup batch evaluated: its keys (as i64) and each lookup column's words.
+type Evaluated = (Int64Array, Vec<Vec<u32>>);
+
 impl LookupPlan {
+    /// `batch`'s keys and lookup-column words.
+    fn evaluate(&self, batch: &RecordBatch) -> Result<Evaluated, String> {
+        let eval = |e: &Arc<dyn PhysicalExpr>| -> Result<ArrayRef, String> {
+            e.evaluate(batch)
+                .and_then(|v| v.into_array(batch.num_rows()))
+                .map_err(|err| format!("evaluating {e} over the lookup side failed: {err}"))
+        };
+        let key = cast(&eval(&self.key)?, &DataType::Int64).map_err(|e| e.to_string())?;
+        let key = key.as_primitive::<Int64Type>().clone();
+        let columns = self
+            .columns
+            .iter()
+            .map(|e| words(&eval(e)?, &e.to_string()))
+            .collect::<Result<_, _>>()?;
+        Ok((key, columns))
+    }
+
     /// Runs the input on DataFusion's CPU operators (every partition) and builds its table:
     /// the outer error is the input's, the inner one why the GPU cannot join with it.
     /// Records `lookup_rows` and `lookup_time` in `metrics`.
@@ -118,7 +138,7 @@ impl LookupPlan {
         while let Some(batch) = stream.next().await {
             batches.push(batch?);
         }
-        let table = self.build(&self.input.schema(), &batches);
+        let table = self.build(&batches);
         if let Ok(t) = &table {
             MetricBuilder::new(metrics)
                 .counter("lookup_rows", 0)
@@ -128,26 +148,39 @@ impl LookupPlan {
         Ok(table)
     }
 
-    /// The lookup buffer of the collected input `batches` (schema `schema`), or why the GPU
-    /// cannot join with it.
-    pub fn build(
-        &self,
-        schema: &SchemaRef,
-        batches: &[RecordBatch],
-    ) -> Result<LookupTable, String> {
-        let batch = concat_batches(schema, batches).map_err(|e| e.to_string())?;
-        let rows = batch.num_rows();
-        let eval = |e: &Arc<dyn PhysicalExpr>| -> Result<ArrayRef, String> {
-            e.evaluate(&batch)
-                .and_then(|v| v.into_array(rows))
-                .map_err(|err| format!("evaluating {e} over the lookup side failed: {err}"))
+    /// The lookup buffer of the collected input `batches`, or why the GPU cannot join with
+    /// it.
+    pub fn build(&self, batches: &[RecordBatch]) -> Result<LookupTable, String> {
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        // Every batch evaluates its key and lookup columns on its own, spread over the cores:
+        // 15M TPC-H orders rows' string CASEs are most of a lookup's cost.
+        let threads = std::thread::available_parallelism()
+            .map_or(4, |n| n.get())
+            .min(batches.len().max(1));
+        let per_thread = batches.len().div_ceil(threads).max(1);
+        let evaluated: Vec<Result<Evaluated, String>> = std::thread::scope(|scope| {
+            let tasks: Vec<_> = batches
+                .chunks(per_thread)
+                .map(|group| scope.spawn(move || group.iter().map(|b| self.evaluate(b)).collect()))
+                .collect();
+            tasks
+                .into_iter()
+                .flat_map(|t| {
+                    t.join()
+                        .unwrap_or_else(|_| vec![Err("a lookup evaluation thread panicked".into())])
+                })
+                .collect()
+        });
+        let evaluated = evaluated.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let key_values = || {
+            evaluated
+                .iter()
+                .flat_map(|(key, _)| (0..key.len()).map(|r| key.is_valid(r).then(|| key.value(r))))
         };
-        let key = cast(&eval(&self.key)?, &DataType::Int64).map_err(|e| e.to_string())?;
-        let key = key.as_primitive::<Int64Type>();
         // Null keys never match (SQL equality); the others must fit i32 like probe keys.
-        let present = || (0..rows).filter(|&r| key.is_valid(r)).map(|r| key.value(r));
-        let (first, last) =
-            present().fold((i64::MAX, i64::MIN), |(lo, hi), k| (lo.min(k), hi.max(k)));
+        let (first, last) = key_values()
+            .flatten()
+            .fold((i64::MAX, i64::MIN), |(lo, hi), k| (lo.min(k), hi.max(k)));
         let (first, keys) = if first > last {
             (0, 0)
         } else {
@@ -167,14 +200,13 @@ impl LookupPlan {
             ));
         }
         let mut words = vec![NO_ROW; keys];
-        for r in 0..rows {
-            if key.is_valid(r) {
-                let at = (key.value(r) - first) as usize;
+        for (r, k) in key_values().enumerate() {
+            if let Some(k) = k {
+                let at = (k - first) as usize;
                 if words[at] != NO_ROW {
                     return Err(format!(
-                        "the join key {} repeats the value {} on the lookup side, so the join is not many-to-one",
-                        self.key,
-                        key.value(r)
+                        "the join key {} repeats the value {k} on the lookup side, so the join is not many-to-one",
+                        self.key
                     ));
                 }
                 words[at] = r as u32;
@@ -182,13 +214,13 @@ impl LookupPlan {
         }
         let mut columns = Vec::new();
         let mut bounds = Vec::new();
-        for e in &self.columns {
-            let values = self::words(&eval(e)?, &e.to_string())?;
-            let lo = values.iter().map(|&v| v as i32 as i128).min().unwrap_or(0);
-            let hi = values.iter().map(|&v| v as i32 as i128).max().unwrap_or(0);
+        for j in 0..self.columns.len() {
+            let values = || evaluated.iter().flat_map(|(_, c)| c[j].iter().copied());
+            let lo = values().map(|v| v as i32 as i128).min().unwrap_or(0);
+            let hi = values().map(|v| v as i32 as i128).max().unwrap_or(0);
             bounds.push((lo, hi));
             columns.push(words.len() as u32);
-            words.extend(values);
+            words.extend(values());
         }
         Ok(LookupTable {
             words,
@@ -206,7 +238,8 @@ impl LookupPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::arrow::array::{Int64Array, StringArray};
+    use datafusion::arrow::array::StringArray;
+    use datafusion::arrow::datatypes::SchemaRef;
     use datafusion::arrow::datatypes::{Field, Schema};
     use datafusion::physical_expr::expressions::{col, like, lit};
     use datafusion::physical_plan::empty::EmptyExec;
@@ -252,14 +285,10 @@ mod tests {
         .expect("like");
         let p = plan(&schema, vec![promo, col("k", &schema).unwrap()]);
         // Two batches, as partitions deliver them.
-        let t = p
-            .build(&schema, &[b.slice(0, 1), b.slice(1, 3)])
-            .unwrap_err();
+        let t = p.build(&[b.slice(0, 1), b.slice(1, 3)]).unwrap_err();
         assert!(t.contains("nulls"), "{t}");
         let p = plan(&schema, vec![p.columns[0].clone()]);
-        let t = p
-            .build(&schema, &[b.slice(0, 1), b.slice(1, 3)])
-            .expect("builds");
+        let t = p.build(&[b.slice(0, 1), b.slice(1, 3)]).expect("builds");
         assert_eq!(t.shape.first_key, 10);
         assert_eq!(t.shape.keys, 6);
         assert_eq!(&t.words[..6], &[1, NO_ROW, 0, NO_ROW, NO_ROW, 3]);
@@ -271,16 +300,16 @@ mod tests {
     #[test]
     fn repeated_sparse_and_wide_keys_are_refused_by_name() {
         let (schema, b) = batch(vec![Some(3), Some(3)], vec!["a", "b"]);
-        let e = plan(&schema, vec![]).build(&schema, &[b]).unwrap_err();
+        let e = plan(&schema, vec![]).build(&[b]).unwrap_err();
         assert!(e.contains("repeats the value 3"), "{e}");
         let (schema, b) = batch(vec![Some(0), Some(1 << 20)], vec!["a", "b"]);
-        let e = plan(&schema, vec![]).build(&schema, &[b]).unwrap_err();
+        let e = plan(&schema, vec![]).build(&[b]).unwrap_err();
         assert!(e.contains("spans 1048577 values over 2 rows"), "{e}");
         let (schema, b) = batch(vec![Some(1 << 40)], vec!["a"]);
-        let e = plan(&schema, vec![]).build(&schema, &[b]).unwrap_err();
+        let e = plan(&schema, vec![]).build(&[b]).unwrap_err();
         assert!(e.contains("past the GPU's 32 bits"), "{e}");
         let (schema, b) = batch(vec![], vec![]);
-        let t = plan(&schema, vec![]).build(&schema, &[b]).expect("empty");
+        let t = plan(&schema, vec![]).build(&[b]).expect("empty");
         assert_eq!((t.shape.keys, t.rows), (0, 0));
     }
 }

@@ -251,7 +251,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                 host = projection.iter().map(|&i| host[i].clone()).collect();
             }
             let plan = LookupPlan {
-                input: Arc::clone(lookup_input),
+                input: collected(lookup_input),
                 key: Arc::clone(on.1),
                 columns: Vec::new(),
             };
@@ -380,6 +380,26 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         schema: agg.schema(),
         lookup,
     })
+}
+
+/// `plan` without the repartitions and coalesces at its top: the lookup side is collected
+/// whole, so hash-partitioning it for a partitioned join (15M TPC-H orders rows at SF 10,
+/// strings included) is only cost.
+fn collected(plan: &Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
+    let mut node = Arc::clone(plan);
+    loop {
+        let next = if let Some(r) = node.downcast_ref::<RepartitionExec>() {
+            Arc::clone(r.input())
+        } else if let Some(c) = node
+            .downcast_ref::<CoalescePartitionsExec>()
+            .filter(|c| c.fetch().is_none())
+        {
+            Arc::clone(c.input())
+        } else {
+            return node;
+        };
+        node = next;
+    }
 }
 
 /// A join's level from its columns, each (whether it comes from the probe side, its index
