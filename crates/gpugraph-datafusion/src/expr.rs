@@ -4,7 +4,11 @@
 //! those types and booleans; `+ − ×`, comparisons, AND/OR/NOT, IS [NOT] NULL, negation, IN
 //! lists (as ORs of equalities, so a NULL in the list behaves as SQL says), CASE (searched and
 //! simple) and widening casts between those types. BETWEEN reaches the physical plan as
-//! `a >= x AND a <= y`. Division, floats, strings and everything else are refused by name.
+//! `a >= x AND a <= y`. String columns are coded like group keys and take part only in
+//! `=`, `<>` and IN against string literals and in IS [NOT] NULL ([`Ir::StrEq`]); below a
+//! join, any subexpression over the lookup side alone becomes a host-evaluated lookup column
+//! ([`LookupScope`]). Division, floats, LIKE on the streamed side and everything else are
+//! refused by name.
 
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -36,6 +36,8 @@
 //! i64 ([`ir::Ir::bounds`]); sums accumulate in 96 bits, so fewer than 2^32 rows cannot
 //! overflow. Float comparisons against a decimal column (TPC-H Q6's `between 0.06 - 0.01 and
 //! 0.06 + 0.01`) become exact integer thresholds of the cast. Float64 columns stay on the CPU.
+//! String columns compared with literals (TPC-H Q12's `l_shipmode IN ('MAIL', 'SHIP')`) are
+//! coded like group keys and compared as codes, with SQL's NULLs.
 //! When the data breaks an assumption at run time (a value past i32, a bound past i64, too
 //! many groups) the exec runs the original CPU subtree it keeps and records why.
 //!
