@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """CPU peers of `gpugraph bench tpch`: TPC-H Q1 and Q6 in DuckDB and Polars on the same host, in
-the same device call (the device carries their wheels; see docs/benchmarks.md), and Q14 in DuckDB
-when --part is given, Q12 when --orders is.
+the same device call (the device carries their wheels; see docs/benchmarks.md), and the joins in
+DuckDB when their tables are given: Q14 with --part, Q12 with --orders, Q3 with --orders and
+--customer, Q10 with those and --nation.
 
     python3 bench/peers/peers_tpch.py --lineitem /tmp/lineitem-sf10.parquet \
-        --part /tmp/part-sf10.parquet --orders /tmp/orders-sf10.parquet --engines duckdb \
-        --repeat 5 --json duckdb.json
+        --part /tmp/part-sf10.parquet --orders /tmp/orders-sf10.parquet \
+        --customer /tmp/customer-sf10.parquet --nation /tmp/nation-sf10.parquet \
+        --engines duckdb --repeat 5 --json duckdb.json
 
 Two modes per query, as in the GPU bench:
 - "warm": the table already in the engine's memory (DuckDB: a table created from the Parquet
@@ -29,7 +31,7 @@ select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty,
        sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge,
        avg(l_quantity) as avg_qty, avg(l_extendedprice) as avg_price,
        avg(l_discount) as avg_disc, count(*) as count_order
-from {t}
+from {lineitem}
 where l_shipdate <= date '1998-12-01' - interval '90' day
 group by l_returnflag, l_linestatus
 order by l_returnflag, l_linestatus
@@ -37,7 +39,7 @@ order by l_returnflag, l_linestatus
 
 Q6 = """
 select sum(l_extendedprice * l_discount) as revenue
-from {t}
+from {lineitem}
 where l_shipdate >= date '1994-01-01' and l_shipdate < date '1995-01-01'
   and l_discount between 0.06 - 0.01 and 0.06 + 0.01 and l_quantity < 24
 """
@@ -46,7 +48,7 @@ Q14 = """
 select 100.00 * sum(case when p_type like 'PROMO%'
                          then l_extendedprice * (1 - l_discount) else 0 end)
        / sum(l_extendedprice * (1 - l_discount)) as promo_revenue
-from {t}, {p}
+from {lineitem}, {part}
 where l_partkey = p_partkey
   and l_shipdate >= date '1995-09-01' and l_shipdate < date '1995-10-01'
 """
@@ -57,13 +59,45 @@ select l_shipmode,
                 then 1 else 0 end) as high_line_count,
        sum(case when o_orderpriority <> '1-URGENT' and o_orderpriority <> '2-HIGH'
                 then 1 else 0 end) as low_line_count
-from {p}, {t}
+from {orders}, {lineitem}
 where o_orderkey = l_orderkey and l_shipmode in ('MAIL', 'SHIP')
   and l_commitdate < l_receiptdate and l_shipdate < l_commitdate
   and l_receiptdate >= date '1994-01-01' and l_receiptdate < date '1995-01-01'
 group by l_shipmode
 order by l_shipmode
 """
+
+Q3 = """
+select l_orderkey, sum(l_extendedprice * (1 - l_discount)) as revenue, o_orderdate, o_shippriority
+from {customer}, {orders}, {lineitem}
+where c_mktsegment = 'BUILDING' and c_custkey = o_custkey and l_orderkey = o_orderkey
+  and o_orderdate < date '1995-03-15' and l_shipdate > date '1995-03-15'
+group by l_orderkey, o_orderdate, o_shippriority
+order by revenue desc, o_orderdate
+limit 10
+"""
+
+Q10 = """
+select c_custkey, c_name, sum(l_extendedprice * (1 - l_discount)) as revenue, c_acctbal, n_name,
+       c_address, c_phone, c_comment
+from {customer}, {orders}, {lineitem}, {nation}
+where c_custkey = o_custkey and l_orderkey = o_orderkey
+  and o_orderdate >= date '1993-10-01' and o_orderdate < date '1994-01-01'
+  and l_returnflag = 'R' and c_nationkey = n_nationkey
+group by c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment
+order by revenue desc
+limit 20
+"""
+
+# Each query and the tables it reads.
+QUERIES = [
+    ("q1", Q1, ["lineitem"]),
+    ("q6", Q6, ["lineitem"]),
+    ("q12", Q12, ["lineitem", "orders"]),
+    ("q14", Q14, ["lineitem", "part"]),
+    ("q3", Q3, ["lineitem", "orders", "customer"]),
+    ("q10", Q10, ["lineitem", "orders", "customer", "nation"]),
+]
 
 
 def timed(fn, repeat):
@@ -76,24 +110,23 @@ def timed(fn, repeat):
     return statistics.median(times), min(times), max(times)
 
 
-def duckdb_rows(path, repeat, part=None, orders=None):
+def duckdb_rows(files, repeat):
+    """`files`: table name -> Parquet file (lineitem always); queries whose tables are all
+    given run."""
     import duckdb
 
     con = duckdb.connect()
     threads = con.execute("select current_setting('threads')").fetchone()[0]
-    src = f"read_parquet('{path}')"
-    con.execute(f"create table lineitem as select * from {src}")
+    for table, file in files.items():
+        con.execute(f"create table {table} as select * from read_parquet('{file}')")
     rows = con.execute("select count(*) from lineitem").fetchone()[0]
-    queries = [("q1", Q1, None), ("q6", Q6, None)]
-    for name, q, table, file in (("q12", Q12, "orders", orders), ("q14", Q14, "part", part)):
-        if file:
-            con.execute(f"create table {table} as select * from read_parquet('{file}')")
-            queries.append((name, q, (table, f"read_parquet('{file}')")))
     out = []
-    for name, q, other in queries:
-        other = other or (None, None)
-        for mode, t, p in (("warm", "lineitem", other[0]), ("parquet", src, other[1])):
-            med, lo, hi = timed(lambda: con.execute(q.format(t=t, p=p)).fetchall(), repeat)
+    for name, q, tables in QUERIES:
+        if not all(t in files for t in tables):
+            continue
+        for mode in ("warm", "parquet"):
+            names = {t: t if mode == "warm" else f"read_parquet('{files[t]}')" for t in tables}
+            med, lo, hi = timed(lambda: con.execute(q.format(**names)).fetchall(), repeat)
             out.append(dict(bench="tpch", op=f"{name}-{mode}", peer="duckdb", median_ms=med,
                             min_ms=lo, max_ms=hi, rows=rows, threads=threads))
     return out
@@ -151,6 +184,8 @@ def main():
     ap.add_argument("--lineitem", required=True, help="lineitem Parquet file")
     ap.add_argument("--part", help="part Parquet file (adds Q14; DuckDB only)")
     ap.add_argument("--orders", help="orders Parquet file (adds Q12; DuckDB only)")
+    ap.add_argument("--customer", help="customer Parquet file (adds Q3 with --orders)")
+    ap.add_argument("--nation", help="nation Parquet file (adds Q10 with Q3's tables)")
     ap.add_argument("--engines", default="duckdb,polars")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", required=True)
@@ -159,7 +194,11 @@ def main():
     for engine in a.engines.split(","):
         try:
             if engine == "duckdb":
-                rows += duckdb_rows(a.lineitem, a.repeat, a.part, a.orders)
+                files = {"lineitem": a.lineitem}
+                for t in ("part", "orders", "customer", "nation"):
+                    if getattr(a, t):
+                        files[t] = getattr(a, t)
+                rows += duckdb_rows(files, a.repeat)
             else:
                 rows += {"polars": polars_rows}[engine](a.lineitem, a.repeat)
         except ImportError as e:

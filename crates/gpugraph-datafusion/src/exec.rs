@@ -36,7 +36,7 @@ use crate::convert::{Chunk, Converter};
 use crate::kernel::{self, GpuChunk};
 use crate::lookup::LookupTable;
 use crate::pages::{DecodeStatus, PageChunk, Table};
-use crate::plan::GpuPlan;
+use crate::plan::{GpuPlan, GroupKey};
 use crate::scan::{DirectScan, Scanned};
 
 /// Rows per uploaded chunk (one dispatch each). 4M rows: a run pays a parameter buffer, a
@@ -112,7 +112,19 @@ impl DisplayAs for GpuPartialAggregateExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let schema = self.plan.source.schema();
         let name = |c: &usize| schema.field(*c).name().clone();
-        let keys: Vec<String> = self.plan.keys.iter().map(name).collect();
+        let keys: Vec<String> = self
+            .plan
+            .groups
+            .iter()
+            .map(|g| match *g {
+                GroupKey::Source(k) => name(&self.plan.keys[k]),
+                GroupKey::Lookup(j) => self
+                    .plan
+                    .lookup
+                    .as_ref()
+                    .map_or_else(String::new, |l| format!("lookup {}", l.groups[j])),
+            })
+            .collect();
         let values: Vec<String> = self.plan.values.iter().map(name).collect();
         let aggregates: Vec<String> = self
             .plan
@@ -468,19 +480,24 @@ impl Run {
         // Coded string columns past the group keys only filter.
         let mut cards = converter.cardinalities();
         cards.truncate(self.plan.keys.len());
-        let groups = cards.iter().map(|&c| c as usize).product::<usize>().max(1);
-        if groups > kernel::MAX_GROUPS {
-            return self
-                .cpu(format!(
-                    "{groups} key combinations, more than the {} groups the GPU aggregates",
-                    kernel::MAX_GROUPS
-                ))
-                .await;
-        }
+        let (source_groups, groups) = self.plan.group_count(&cards, lookup.as_ref());
         let nullable = chunks.iter().fold(0, |m, c| m | c.has_valid);
         let shape = lookup.as_ref().map(|l| &l.shape);
         let code = |k: usize, v: Option<&str>| converter.code_of(k, v);
         let (program, words) = self.plan.program(&cards, nullable, shape, &code);
+        let most = kernel::max_groups(&self.gpu, program.words_per_group());
+        if groups > most {
+            let what = if self.plan.lookup_row.is_some() {
+                "key combinations and lookup rows"
+            } else {
+                "key combinations"
+            };
+            return self
+                .cpu(format!(
+                    "{groups} {what}, more than the {most} groups the GPU aggregates"
+                ))
+                .await;
+        }
         let buffer = lookup
             .as_ref()
             .map(|l| kernel::lookup_buffer(&self.gpu.device, &l.words))
@@ -510,11 +527,14 @@ impl Run {
                 .subset_time("gpu_chunks_time", 0)
                 .add_duration(times.chunks.iter().sum());
         }
-        let batch =
-            self.plan
-                .output(&acc, &words, program.words_per_group(), groups, &|k, g| {
-                    converter.key_values(k, g)
-                })?;
+        let batch = self.plan.output(
+            &acc,
+            &words,
+            program.words_per_group(),
+            (source_groups, groups),
+            lookup.as_ref(),
+            &|k, g| converter.key_values(k, g),
+        )?;
         Ok(vec![batch])
     }
 }

@@ -86,6 +86,10 @@ pub struct LookupScope<'a> {
     pub schema: &'a Schema,
     /// The lookup columns so far (expressions over the lookup side), shared by the levels.
     pub columns: &'a RefCell<Vec<Arc<dyn PhysicalExpr>>>,
+    /// Whether the join is outer: probe rows without a match see NULL lookup columns, so
+    /// only plain columns become lookup columns (`coalesce(p_size, 0)` evaluated per lookup
+    /// row would not be 0 where no row matched).
+    pub outer: bool,
 }
 
 impl LookupScope<'_> {
@@ -97,6 +101,9 @@ impl LookupScope<'_> {
         host: &[Option<Arc<dyn PhysicalExpr>>],
     ) -> Option<Result<Typed, String>> {
         let over_lookup = on_lookup(expr, host)?;
+        if self.outer && over_lookup.downcast_ref::<Column>().is_none() {
+            return None;
+        }
         let dt = match over_lookup.data_type(self.schema) {
             Ok(dt) => dt,
             Err(e) => return Some(Err(e.to_string())),

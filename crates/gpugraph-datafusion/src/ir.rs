@@ -156,6 +156,32 @@ impl Ir {
         }
     }
 
+    /// Calls `f` on this expression and every subexpression, parents first.
+    pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Ir)) {
+        f(self);
+        match self {
+            Ir::Column(_) | Ir::Const(_) | Ir::Null | Ir::StrColumn(_) | Ir::StrEq { .. } => {}
+            Ir::Binary(_, a, b) => {
+                a.walk_mut(f);
+                b.walk_mut(f);
+            }
+            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(a) => {
+                a.walk_mut(f)
+            }
+            Ir::Lookup { key, .. } => key.walk_mut(f),
+            Ir::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                cond.walk_mut(f);
+                then.walk_mut(f);
+                otherwise.walk_mut(f);
+            }
+            Ir::Limited { inner, .. } => inner.walk_mut(f),
+        }
+    }
+
     /// Every leaf column this expression reads, in first-use order.
     pub fn columns(&self, out: &mut Vec<usize>) {
         match self {
@@ -424,7 +450,7 @@ fn probe_bounds(key: &Ir, column: &dyn Fn(Leaf) -> Bounds) -> Result<(), BoundsE
 
 /// Pushes the lookup row of `key` (null without one): its offset from the first key, checked
 /// against the key count.
-fn probe(key: &Ir, to: &Lowering<'_>, ops: &mut Vec<Op>) {
+pub(crate) fn probe(key: &Ir, to: &Lowering<'_>, ops: &mut Vec<Op>) {
     let (first, keys) = to.lookup.map_or((0, 0), |l| (l.first_key, l.keys));
     key.lower(to, ops);
     ops.push(Op::Const(first));

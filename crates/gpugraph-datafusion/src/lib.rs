@@ -18,19 +18,27 @@
 //!
 //! # Joins: a lookup side gathered by key
 //!
-//! One inner hash join in the chain (TPC-H Q14's `lineitem ⋈ part`) runs as a lookup: the
+//! The first hash join in the chain (TPC-H Q14's `lineitem ⋈ part`) runs as a lookup: the
 //! input whose base table is smaller runs on DataFusion's CPU operators while the larger one
 //! streams to the GPU, its key becomes a direct-addressed map to lookup rows and the columns
 //! the query reads from it become gathered words (`lookup.rs`). Subexpressions over lookup
 //! columns alone (`p_type LIKE 'PROMO%'`) are evaluated on the host once per lookup row, so
 //! strings never reach the GPU. A repeated or sparse key refuses at run time and the exec
-//! runs DataFusion's plan.
+//! runs DataFusion's plan. A left join that preserves the streamed side keeps its unmatched
+//! rows with NULL lookup columns.
+//!
+//! Group keys may come from the lookup side (TPC-H Q3's `o_orderdate`, Q10's `c_name`): the
+//! lookup row is then a digit of the group index, and the host takes the keys' values by row
+//! for the groups that have rows; a partial state may repeat a key, which DataFusion's final
+//! aggregate merges. Joins above the first whose key reads only its lookup side (Q10's
+//! nation) move into that side on the CPU, since inner joins associate (`plan/join.rs`).
 //!
 //! # Exact arithmetic
 //!
 //! Numbers travel as i32 (integers, Date32, Decimal128's unscaled values; checked per batch
 //! while converting, `convert.rs`), group keys as dictionary codes combined into one
-//! mixed-radix group index (at most [`kernel::MAX_GROUPS`] groups). Predicates and aggregate
+//! mixed-radix group index (at most [`kernel::MAX_GROUPS`] groups; past
+//! [`kernel::PRIVATE_WORDS`] accumulator words they accumulate in device memory). Predicates and aggregate
 //! arguments become [`ir::Ir`] over exact integers with DataFusion's decimal scales
 //! (`expr.rs`), checked before launch against the columns' minimum and maximum to stay within
 //! i64 ([`ir::Ir::bounds`]); sums accumulate in 96 bits, so fewer than 2^32 rows cannot

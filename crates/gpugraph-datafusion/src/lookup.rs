@@ -14,10 +14,11 @@
 //! the host, once per lookup row (`p_type LIKE 'PROMO%'` becomes a boolean column): the
 //! GPU's expressions compute on numbers, and the lookup side is the small input.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::array::{new_empty_array, Array, ArrayRef, AsArray, Int64Array};
+use datafusion::arrow::compute::{cast, concat, max, min};
 use datafusion::arrow::datatypes::{DataType, Decimal128Type, Int64Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::physical_expr::PhysicalExpr;
@@ -48,6 +49,11 @@ pub struct LookupPlan {
     pub key: Arc<dyn PhysicalExpr>,
     /// The lookup columns the program gathers, over the input's schema, in column order.
     pub columns: Vec<Arc<dyn PhysicalExpr>>,
+    /// Group keys from the lookup side, over the input's schema (any type: the host takes
+    /// their values by lookup row for the groups that have rows).
+    pub groups: Vec<Arc<dyn PhysicalExpr>>,
+    /// Whether the join is outer (probe rows without a match are kept, lookup columns NULL).
+    pub outer: bool,
 }
 
 /// A built lookup: the buffer's words, their layout and each column's bounds.
@@ -61,6 +67,8 @@ pub struct LookupTable {
     pub bounds: Vec<Bounds>,
     /// Rows of the lookup side.
     pub rows: usize,
+    /// Each lookup-side group key's value per lookup row ([`LookupPlan::groups`]).
+    pub groups: Vec<ArrayRef>,
 }
 
 /// The i32 words of `array` (integers, dates, decimals' unscaled values, booleans as 0/1),
@@ -102,8 +110,53 @@ fn words(array: &ArrayRef, what: &str) -> Result<Vec<u32>, String> {
     }
 }
 
-/// One lookup batch evaluated: its keys (as i64) and each lookup column's words.
-type Evaluated = (Int64Array, Vec<Vec<u32>>);
+/// One lookup batch evaluated.
+struct Evaluated {
+    /// Its keys, as i64.
+    keys: Int64Array,
+    /// Each lookup column's words.
+    columns: Vec<Vec<u32>>,
+    /// Each lookup column's smallest and largest value (i32), if the batch has rows.
+    bounds: Vec<Option<(i32, i32)>>,
+    /// Each group key's values.
+    groups: Vec<ArrayRef>,
+}
+
+/// `f` of every item, in order, over the cores: the lookup side is 15M rows for TPC-H's
+/// orders at SF 10, and one thread would spend most of a query on it.
+fn on_cores<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(usize, &T) -> Result<R, String> + Sync,
+) -> Result<Vec<R>, String> {
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .min(items.len().max(1));
+    let per_thread = items.len().div_ceil(threads).max(1);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let tasks: Vec<_> = items
+            .chunks(per_thread)
+            .enumerate()
+            .map(|(t, group)| {
+                scope.spawn(move || {
+                    group
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| f(t * per_thread + i, item))
+                        .collect::<Result<Vec<R>, String>>()
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(items.len());
+        for t in tasks {
+            out.extend(
+                t.join()
+                    .map_err(|_| "a lookup thread panicked".to_string())??,
+            );
+        }
+        Ok(out)
+    })
+}
 
 impl LookupPlan {
     /// `batch`'s keys and lookup-column words.
@@ -115,17 +168,33 @@ impl LookupPlan {
         };
         let key = cast(&eval(&self.key)?, &DataType::Int64).map_err(|e| e.to_string())?;
         let key = key.as_primitive::<Int64Type>().clone();
-        let columns = self
+        let columns: Vec<Vec<u32>> = self
             .columns
             .iter()
             .map(|e| words(&eval(e)?, &e.to_string()))
             .collect::<Result<_, _>>()?;
-        Ok((key, columns))
+        let groups = self.groups.iter().map(eval).collect::<Result<_, _>>()?;
+        let bounds = columns
+            .iter()
+            .map(|c: &Vec<u32>| {
+                c.iter().fold(None, |b, &v| {
+                    let v = v as i32;
+                    Some(b.map_or((v, v), |(lo, hi): (i32, i32)| (lo.min(v), hi.max(v))))
+                })
+            })
+            .collect();
+        Ok(Evaluated {
+            keys: key,
+            columns,
+            bounds,
+            groups,
+        })
     }
 
     /// Runs the input on DataFusion's CPU operators (every partition) and builds its table:
     /// the outer error is the input's, the inner one why the GPU cannot join with it.
-    /// Records `lookup_rows` and `lookup_time` in `metrics`.
+    /// Records `lookup_rows`, `lookup_time` and (its part after the input is collected)
+    /// `lookup_build_time` in `metrics`.
     pub async fn collect(
         &self,
         context: Arc<TaskContext>,
@@ -138,7 +207,11 @@ impl LookupPlan {
         while let Some(batch) = stream.next().await {
             batches.push(batch?);
         }
+        let keyed = Instant::now();
         let table = self.build(&batches);
+        MetricBuilder::new(metrics)
+            .subset_time("lookup_build_time", 0)
+            .add_duration(keyed.elapsed());
         if let Ok(t) = &table {
             MetricBuilder::new(metrics)
                 .counter("lookup_rows", 0)
@@ -152,35 +225,16 @@ impl LookupPlan {
     /// it.
     pub fn build(&self, batches: &[RecordBatch]) -> Result<LookupTable, String> {
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
-        // Every batch evaluates its key and lookup columns on its own, spread over the cores:
-        // 15M TPC-H orders rows' string CASEs are most of a lookup's cost.
-        let threads = std::thread::available_parallelism()
-            .map_or(4, |n| n.get())
-            .min(batches.len().max(1));
-        let per_thread = batches.len().div_ceil(threads).max(1);
-        let evaluated: Vec<Result<Evaluated, String>> = std::thread::scope(|scope| {
-            let tasks: Vec<_> = batches
-                .chunks(per_thread)
-                .map(|group| scope.spawn(move || group.iter().map(|b| self.evaluate(b)).collect()))
-                .collect();
-            tasks
-                .into_iter()
-                .flat_map(|t| {
-                    t.join()
-                        .unwrap_or_else(|_| vec![Err("a lookup evaluation thread panicked".into())])
-                })
-                .collect()
-        });
-        let evaluated = evaluated.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let key_values = || {
-            evaluated
-                .iter()
-                .flat_map(|(key, _)| (0..key.len()).map(|r| key.is_valid(r).then(|| key.value(r))))
-        };
+        // Every batch evaluates its key and lookup columns on its own (15M TPC-H orders
+        // rows' string CASEs are most of a lookup's cost), with its bounds.
+        let evaluated = on_cores(batches, |_, b| self.evaluate(b))?;
         // Null keys never match (SQL equality); the others must fit i32 like probe keys.
-        let (first, last) = key_values()
-            .flatten()
-            .fold((i64::MAX, i64::MIN), |(lo, hi), k| (lo.min(k), hi.max(k)));
+        let (first, last) = evaluated
+            .iter()
+            .filter_map(|e| Some((min(&e.keys)?, max(&e.keys)?)))
+            .fold((i64::MAX, i64::MIN), |(lo, hi), (l, h)| {
+                (lo.min(l), hi.max(h))
+            });
         let (first, keys) = if first > last {
             (0, 0)
         } else {
@@ -199,30 +253,66 @@ impl LookupPlan {
                 self.key
             ));
         }
-        let mut words = vec![NO_ROW; keys];
-        for (r, k) in key_values().enumerate() {
-            if let Some(k) = k {
-                let at = (k - first) as usize;
-                if words[at] != NO_ROW {
+        // Keys scatter to their words from every core; a word already taken is a repeated
+        // key, whichever batch came first.
+        let map: Vec<AtomicU32> = (0..keys).map(|_| AtomicU32::new(NO_ROW)).collect();
+        let mut starts = Vec::with_capacity(evaluated.len());
+        let mut start = 0;
+        for e in &evaluated {
+            starts.push(start);
+            start += e.keys.len();
+        }
+        on_cores(&evaluated, |b, e| {
+            for r in 0..e.keys.len() {
+                if e.keys.is_null(r) {
+                    continue;
+                }
+                let k = e.keys.value(r);
+                let row = (starts[b] + r) as u32;
+                let word = &map[(k - first) as usize];
+                if word
+                    .compare_exchange(NO_ROW, row, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_err()
+                {
                     return Err(format!(
                         "the join key {} repeats the value {k} on the lookup side, so the join is not many-to-one",
                         self.key
                     ));
                 }
-                words[at] = r as u32;
             }
-        }
+            Ok(())
+        })?;
+        let mut words: Vec<u32> = map.into_iter().map(AtomicU32::into_inner).collect();
+        words.reserve(self.columns.len() * rows);
         let mut columns = Vec::new();
         let mut bounds = Vec::new();
         for j in 0..self.columns.len() {
-            let values = || evaluated.iter().flat_map(|(_, c)| c[j].iter().copied());
-            let lo = values().map(|v| v as i32 as i128).min().unwrap_or(0);
-            let hi = values().map(|v| v as i32 as i128).max().unwrap_or(0);
-            bounds.push((lo, hi));
+            let (lo, hi) = evaluated
+                .iter()
+                .filter_map(|e| e.bounds[j])
+                .reduce(|(lo, hi), (l, h)| (lo.min(l), hi.max(h)))
+                .unwrap_or((0, 0));
+            bounds.push((lo as i128, hi as i128));
             columns.push(words.len() as u32);
-            words.extend(values());
+            for e in &evaluated {
+                words.extend_from_slice(&e.columns[j]);
+            }
         }
+        let groups = (0..self.groups.len())
+            .map(|j| {
+                let arrays: Vec<&dyn Array> =
+                    evaluated.iter().map(|e| e.groups[j].as_ref()).collect();
+                if arrays.is_empty() {
+                    let dt = self.groups[j]
+                        .data_type(&self.input.schema())
+                        .map_err(|e| e.to_string())?;
+                    return Ok(new_empty_array(&dt));
+                }
+                concat(&arrays).map_err(|e| format!("collecting the lookup side's group keys: {e}"))
+            })
+            .collect::<Result<_, String>>()?;
         Ok(LookupTable {
+            groups,
             words,
             shape: LookupShape {
                 first_key: first,
@@ -249,6 +339,8 @@ mod tests {
             input: Arc::new(EmptyExec::new(Arc::clone(schema))),
             key: col("k", schema).expect("k"),
             columns,
+            groups: Vec::new(),
+            outer: false,
         }
     }
 

@@ -7,13 +7,8 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    new_empty_array, ArrayRef, Decimal128Array, Float64Array, Int32Array, Int64Array, UInt64Array,
-};
-use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
-use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::common::{JoinSide, JoinType, NullEquality};
+use datafusion::common::{JoinSide, JoinType};
 use datafusion::physical_expr::expressions::{Column, Literal};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
@@ -22,12 +17,17 @@ use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::joins::HashJoinExec;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::repartition::RepartitionExec;
-use datafusion::physical_plan::{ExecutionPlan, StatisticsArgs, StatisticsContext};
+use datafusion::physical_plan::ExecutionPlan;
+
+mod join;
+mod output;
+
+use join::{associate, collected, join_level, join_sides};
 
 use crate::expr::{column_type, leaf_level, on_lookup, translate, Level, LookupScope, Scope, Ty};
 use crate::ir::{Bounds, Ir, Leaf, Lowering};
 use crate::lookup::{LookupPlan, LookupTable};
-use crate::program::{sum96, Layout, LookupShape, Op, Program};
+use crate::program::{Layout, LookupShape, Op, Program};
 
 /// Aggregate functions the GPU computes (partial states).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,8 @@ pub struct GpuPlan {
     pub source: Arc<dyn ExecutionPlan>,
     /// Predicates (all must be true) over the source's columns.
     pub predicates: Vec<Ir>,
-    /// Source columns of the group keys, in GROUP BY order.
+    /// Source columns of the coded group keys, in GROUP BY order ([`Self::groups`] places
+    /// them among the lookup side's).
     pub keys: Vec<usize>,
     /// Source columns the kernel reads as codes: the group keys, then string columns the
     /// predicates and aggregates compare with literals.
@@ -76,6 +77,23 @@ pub struct GpuPlan {
     /// The lookup side of an inner join between the source and a smaller input, when the
     /// chain has one (`lookup.rs`).
     pub lookup: Option<LookupPlan>,
+    /// The GROUP BY keys, in order.
+    pub groups: Vec<GroupKey>,
+    /// The probe key whose lookup row is a group index digit, when a group key comes from
+    /// the lookup side: group `source + row × S`, where `source` is the mixed-radix index of
+    /// the coded keys and `S` their combinations.
+    pub lookup_row: Option<Ir>,
+}
+
+/// Where a group key's values come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupKey {
+    /// Coded source column `keys[k]`.
+    Source(usize),
+    /// Lookup-side expression `lookup.groups[j]`: one group per lookup row (and coded keys'
+    /// combination), so a partial state may repeat a key (several orders of one customer);
+    /// DataFusion's final aggregate merges them.
+    Lookup(usize),
 }
 
 /// Accumulator words of one aggregate in a group.
@@ -111,7 +129,6 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     // coalesces go (the GPU reads every partition), and a join continues into its probe side.
     let mut chain: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
     let mut node = Arc::clone(agg.input());
-    let mut joins = 0;
     loop {
         let next = if let Some(p) = node.downcast_ref::<ProjectionExec>() {
             Arc::clone(p.input())
@@ -125,12 +142,6 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             }
             Arc::clone(c.input())
         } else if let Some(j) = node.downcast_ref::<HashJoinExec>() {
-            joins += 1;
-            if joins > 1 {
-                return Err(
-                    "more than one join below the aggregate; the GPU joins one lookup side".into(),
-                );
-            }
             let (probe, _) = join_sides(j)?;
             probe
         } else {
@@ -150,14 +161,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     let mut join: Option<(LookupPlan, Ir)> = None;
     for node in chain.iter().rev() {
         let lookup_schema = join.as_ref().map(|(l, _)| l.input.schema());
-        let lookup_scope = join
-            .as_ref()
-            .zip(lookup_schema.as_ref())
-            .map(|((_, key), schema)| LookupScope {
-                key,
-                schema,
-                columns: &lookup_columns,
-            });
+        let lookup_scope = lookup_scope(&join, &lookup_schema, &lookup_columns);
         let scope = |schema| Scope {
             schema,
             level: &level,
@@ -188,11 +192,12 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                 return Err("a filter predicate that is not boolean".into());
             }
             predicates.push(t.ir);
-            if let Some(projection) = f.projection() {
-                level = projection.iter().map(|&i| level[i].clone()).collect();
-                origin = projection.iter().map(|&i| origin[i]).collect();
-                host = projection.iter().map(|&i| host[i].clone()).collect();
-            }
+            project(
+                f.projection().as_deref(),
+                &mut level,
+                &mut origin,
+                &mut host,
+            );
         } else if let Some(j) = node.downcast_ref::<HashJoinExec>() {
             let (probe, probe_left) = join_sides(j)?;
             let (lookup_input, on) = if probe_left {
@@ -200,14 +205,8 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             } else {
                 (j.left(), (&j.on()[0].1, &j.on()[0].0))
             };
-            let key = translate(on.0, &Scope::plain(&probe.schema(), &level))
-                .map_err(|why| format!("join key {}: {why}", on.0))?;
-            if !matches!(key.ty, Ty::Num(_)) {
-                return Err(format!("the join key {} is not a number", on.0));
-            }
             // The join's columns: left then right, then its projection.
             let left_width = j.left().schema().fields().len();
-            let lookup_schema = lookup_input.schema();
             let side = |left: bool, at: usize| (left == probe_left, at);
             let columns = (0..j.join_schema().fields().len()).map(|i| {
                 if i < left_width {
@@ -216,8 +215,49 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                     side(false, i - left_width)
                 }
             });
-            let next = join_level(columns, &level, &origin, &lookup_schema);
-            predicates.push(Ir::Matched(Box::new(key.ir.clone())));
+            let outer = *j.join_type() != JoinType::Inner;
+            if let Some((lookup, _)) = join.as_mut() {
+                // A join above the first one moves into its lookup side (`plan/join.rs`):
+                // inner joins only, since an outer join's NULL rows do not associate.
+                if outer || lookup.outer {
+                    return Err(
+                        "an outer join with another join above or below it stays on the CPU".into(),
+                    );
+                }
+                let key = on_lookup(on.0, &host).ok_or_else(|| {
+                    format!(
+                        "a second join, on {}, keyed by the streamed side; the GPU joins one lookup side",
+                        on.0
+                    )
+                })?;
+                if j.filter().is_some() {
+                    return Err(
+                        "a second join with a residual filter is not supported on the GPU".into(),
+                    );
+                }
+                let offset = lookup.input.schema().fields().len();
+                lookup.input = associate(&lookup.input, lookup_input, key, on.1)?;
+                let dimension = lookup_input.schema();
+                (level, origin, host) =
+                    join_level(columns, (&level, &origin, &host), &dimension, offset);
+                project(j.projection.as_deref(), &mut level, &mut origin, &mut host);
+                continue;
+            }
+            let key = translate(on.0, &Scope::plain(&probe.schema(), &level))
+                .map_err(|why| format!("join key {}: {why}", on.0))?;
+            if !matches!(key.ty, Ty::Num(_)) {
+                return Err(format!("the join key {} is not a number", on.0));
+            }
+            let lookup_schema = lookup_input.schema();
+            let next = join_level(columns, (&level, &origin, &host), &lookup_schema, 0);
+            // An outer join keeps the probe rows without a match, their lookup columns NULL.
+            if !outer {
+                predicates.push(Ir::Matched(Box::new(key.ir.clone())));
+            } else if j.filter().is_some() {
+                return Err(
+                    "an outer join with a residual filter is not supported on the GPU".into(),
+                );
+            }
             // A residual filter (DataFusion moves an OR across both sides there), over its
             // own columns drawn from both inputs.
             if let Some(filter) = j.filter() {
@@ -225,11 +265,13 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                     .column_indices()
                     .iter()
                     .map(|c| side(c.side == JoinSide::Left, c.index));
-                let (f_level, _, f_host) = join_level(columns, &level, &origin, &lookup_schema);
+                let (f_level, _, f_host) =
+                    join_level(columns, (&level, &origin, &host), &lookup_schema, 0);
                 let lookup = LookupScope {
                     key: &key.ir,
                     schema: &lookup_schema,
                     columns: &lookup_columns,
+                    outer,
                 };
                 let scope = Scope {
                     schema: filter.schema(),
@@ -245,41 +287,54 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                 predicates.push(t.ir);
             }
             (level, origin, host) = next;
-            if let Some(projection) = &j.projection {
-                level = projection.iter().map(|&i| level[i].clone()).collect();
-                origin = projection.iter().map(|&i| origin[i]).collect();
-                host = projection.iter().map(|&i| host[i].clone()).collect();
-            }
+            project(j.projection.as_deref(), &mut level, &mut origin, &mut host);
             let plan = LookupPlan {
                 input: collected(lookup_input),
                 key: Arc::clone(on.1),
                 columns: Vec::new(),
+                groups: Vec::new(),
+                outer,
             };
             join = Some((plan, key.ir));
         }
     }
     let input_schema = agg.input().schema();
     let lookup_schema = join.as_ref().map(|(l, _)| l.input.schema());
-    let lookup_scope = join
-        .as_ref()
-        .zip(lookup_schema.as_ref())
-        .map(|((_, key), schema)| LookupScope {
-            key,
-            schema,
-            columns: &lookup_columns,
-        });
+    let lookup_scope = lookup_scope(&join, &lookup_schema, &lookup_columns);
     let scope = Scope {
         schema: &input_schema,
         level: &level,
         host: &host,
         lookup: lookup_scope.as_ref(),
     };
+    // Group keys: coded source columns, or the lookup side's columns, whose groups are then
+    // indexed by the lookup row (a source column the join key equals is the lookup side's
+    // key: TPC-H Q3 groups by l_orderkey, o_orderdate, o_shippriority, one order each).
     let mut keys = Vec::new();
+    let mut groups = Vec::new();
+    let mut lookup_groups = Vec::new();
     for (e, name) in group.expr() {
-        let c = e
+        let i = e
             .downcast_ref::<Column>()
-            .and_then(|c| origin.get(c.index()).copied().flatten())
+            .map(|c| c.index())
             .ok_or_else(|| format!("group key {name} is not a plain column"))?;
+        let from_source = origin.get(i).copied().flatten();
+        let joined = join.as_ref().and_then(|(lookup, key)| match from_source {
+            Some(c) if *key == Ir::Column(c) => Some(Arc::clone(&lookup.key)),
+            _ => None,
+        });
+        if let Some(h) = joined.or_else(|| host.get(i).cloned().flatten()) {
+            if join.as_ref().is_some_and(|(l, _)| l.outer) {
+                // Rows without a match have no lookup row to index their group by.
+                return Err(format!(
+                    "group key {name} comes from an outer join's lookup side"
+                ));
+            }
+            lookup_groups.push(h);
+            groups.push(GroupKey::Lookup(lookup_groups.len() - 1));
+            continue;
+        }
+        let c = from_source.ok_or_else(|| format!("group key {name} is not a plain column"))?;
         let dt = source.schema().field(c).data_type().clone();
         if !crate::convert::key_type_supported(&dt) {
             return Err(format!(
@@ -287,6 +342,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             ));
         }
         keys.push(c);
+        groups.push(GroupKey::Source(keys.len() - 1));
     }
     let mut aggregates = Vec::new();
     for a in agg.aggr_expr() {
@@ -366,8 +422,17 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             coded.len()
         ));
     }
+    let lookup_row = join
+        .as_ref()
+        .filter(|_| !lookup_groups.is_empty())
+        .map(|(_, key)| key.clone());
     let lookup = join.map(|(mut plan, _)| {
-        plan.columns = lookup_columns.into_inner();
+        let mut exprs: Vec<&mut Ir> = predicates
+            .iter_mut()
+            .chain(aggregates.iter_mut().map(|a| &mut a.arg))
+            .collect();
+        plan.columns = used_lookups(lookup_columns.into_inner(), &mut exprs);
+        plan.groups = lookup_groups;
         plan
     });
     Ok(GpuPlan {
@@ -379,107 +444,75 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         values,
         schema: agg.schema(),
         lookup,
+        groups,
+        lookup_row,
     })
 }
 
-/// `plan` without the repartitions and coalesces at its top: the lookup side is collected
-/// whole, so hash-partitioning it for a partitioned join (15M TPC-H orders rows at SF 10,
-/// strings included) is only cost.
-fn collected(plan: &Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
-    let mut node = Arc::clone(plan);
-    loop {
-        let next = if let Some(r) = node.downcast_ref::<RepartitionExec>() {
-            Arc::clone(r.input())
-        } else if let Some(c) = node
-            .downcast_ref::<CoalescePartitionsExec>()
-            .filter(|c| c.fetch().is_none())
-        {
-            Arc::clone(c.input())
-        } else {
-            return node;
-        };
-        node = next;
+/// The lookup columns `exprs` read, renumbered in `columns`' order: translating a level
+/// derives a lookup column for each of its lookup-side columns, used or not (Q3's group keys
+/// are taken by lookup row, not gathered), and an unused one would cost a column of the
+/// lookup buffer and could refuse the plan (a null in it).
+fn used_lookups(
+    columns: Vec<Arc<dyn PhysicalExpr>>,
+    exprs: &mut [&mut Ir],
+) -> Vec<Arc<dyn PhysicalExpr>> {
+    let mut used = vec![false; columns.len()];
+    for e in exprs.iter_mut() {
+        e.walk_mut(&mut |n| {
+            if let Ir::Lookup { column, .. } = n {
+                used[*column] = true;
+            }
+        });
     }
+    let mut number = Vec::with_capacity(columns.len());
+    let mut next = 0;
+    for &u in &used {
+        number.push(next);
+        next += usize::from(u);
+    }
+    for e in exprs.iter_mut() {
+        e.walk_mut(&mut |n| {
+            if let Ir::Lookup { column, .. } = n {
+                *column = number[*column];
+            }
+        });
+    }
+    columns
+        .into_iter()
+        .zip(used)
+        .filter_map(|(c, u)| u.then_some(c))
+        .collect()
 }
 
-/// A join's level from its columns, each (whether it comes from the probe side, its index
-/// there): probe columns keep their expressions, lookup columns become host expressions.
-#[allow(clippy::type_complexity)] // the three per-column vectors `plan` carries
-fn join_level(
-    columns: impl Iterator<Item = (bool, usize)>,
-    level: &Level,
-    origin: &[Option<usize>],
-    lookup: &SchemaRef,
-) -> (
-    Level,
-    Vec<Option<usize>>,
-    Vec<Option<Arc<dyn PhysicalExpr>>>,
+/// Keeps the columns `projection` names, in its order (all without one).
+fn project(
+    projection: Option<&[usize]>,
+    level: &mut Level,
+    origin: &mut Vec<Option<usize>>,
+    host: &mut Vec<Option<Arc<dyn PhysicalExpr>>>,
 ) {
-    let mut next = (Vec::new(), Vec::new(), Vec::new());
-    for (probe, at) in columns {
-        if probe {
-            next.0.push(level[at].clone());
-            next.1.push(origin[at]);
-            next.2.push(None);
-        } else {
-            let f = lookup.field(at);
-            next.0.push(Err(format!(
-                "column {} of the join's lookup side has type {}, which the GPU does not gather",
-                f.name(),
-                f.data_type()
-            )));
-            next.1.push(None);
-            next.2.push(Some(
-                Arc::new(Column::new(f.name(), at)) as Arc<dyn PhysicalExpr>
-            ));
-        }
+    if let Some(projection) = projection {
+        *level = projection.iter().map(|&i| level[i].clone()).collect();
+        *origin = projection.iter().map(|&i| origin[i]).collect();
+        *host = projection.iter().map(|&i| host[i].clone()).collect();
     }
-    next
 }
 
-/// The probe side of `join` (the larger input, which the GPU streams) and whether it is the
-/// left one, or why the GPU does not take the join: it must be an inner equi-join on one key
-/// (a residual filter is one more predicate), whose lookup side is then checked to be many-to-one at run
-/// time (`lookup.rs`).
-fn join_sides(join: &HashJoinExec) -> Result<(Arc<dyn ExecutionPlan>, bool), String> {
-    if *join.join_type() != JoinType::Inner {
-        return Err(format!(
-            "a {} join; the GPU joins inner joins",
-            join.join_type()
-        ));
-    }
-    if join.on().len() != 1 {
-        return Err(format!(
-            "a join on {} keys; the GPU joins on one",
-            join.on().len()
-        ));
-    }
-    if join.null_equality() != NullEquality::NullEqualsNothing || join.fetch().is_some() {
-        return Err("a join with null-equal keys or a limit is not supported on the GPU".into());
-    }
-    // The lookup side is the one whose base table is smaller: a fact table's rows each find
-    // one dimension row (TPC-H's lineitem → part, lineitem → orders), whatever the filters
-    // do to DataFusion's estimates. Unknown sizes keep DataFusion's build side (left).
-    let base_rows = |plan: &Arc<dyn ExecutionPlan>| {
-        let mut node = Arc::clone(plan);
-        while node.children().len() == 1 {
-            node = Arc::clone(node.children()[0]);
-        }
-        StatisticsContext::new()
-            .compute(node.as_ref(), &StatisticsArgs::new())
-            .ok()
-            .and_then(|s| s.num_rows.get_value().copied())
-    };
-    let probe_left = match (base_rows(join.left()), base_rows(join.right())) {
-        (Some(l), Some(r)) => l > r,
-        _ => false,
-    };
-    let probe = if probe_left {
-        join.left()
-    } else {
-        join.right()
-    };
-    Ok((Arc::clone(probe), probe_left))
+/// The scope of expressions over a join's lookup side, once the chain has one.
+fn lookup_scope<'a>(
+    join: &'a Option<(LookupPlan, Ir)>,
+    schema: &'a Option<SchemaRef>,
+    columns: &'a RefCell<Vec<Arc<dyn PhysicalExpr>>>,
+) -> Option<LookupScope<'a>> {
+    join.as_ref()
+        .zip(schema.as_ref())
+        .map(|((lookup, key), schema)| LookupScope {
+            key,
+            schema,
+            columns,
+            outer: lookup.outer,
+        })
 }
 
 impl GpuPlan {
@@ -553,7 +586,7 @@ impl GpuPlan {
         // Lookup columns hold no nulls (`lookup.rs`), and the join's match filter runs first.
         let column_nullable = |leaf: Leaf| match leaf {
             Leaf::Column(c) => nullable >> self.slot(c) & 1 == 1,
-            Leaf::Lookup(_) => false,
+            Leaf::Lookup(_) => self.lookup.as_ref().is_some_and(|l| l.outer),
         };
         let mut ops = Vec::new();
         for p in &self.predicates {
@@ -570,6 +603,12 @@ impl GpuPlan {
             ops.push(Op::Mul);
             ops.push(Op::Add);
             stride *= *card as i64;
+        }
+        if let Some(key) = &self.lookup_row {
+            crate::ir::probe(key, &slot, &mut ops);
+            ops.push(Op::Const(stride));
+            ops.push(Op::Mul);
+            ops.push(Op::Add);
         }
         ops.push(Op::Group);
         let mut layout = Layout::default();
@@ -622,90 +661,5 @@ impl GpuPlan {
             },
             words,
         )
-    }
-
-    /// The partial-state batch from the accumulators `acc` of `groups` groups: the groups
-    /// with rows (or the one group without GROUP BY, always), `key_values(k, groups)` giving
-    /// key k's values for the emitted group indices.
-    pub fn output(
-        &self,
-        acc: &[u32],
-        words: &[AggWords],
-        wpg: usize,
-        groups: usize,
-        key_values: &dyn Fn(usize, &[usize]) -> datafusion::common::Result<ArrayRef>,
-    ) -> datafusion::common::Result<RecordBatch> {
-        let emitted: Vec<usize> = (0..groups)
-            .filter(|g| self.keys.is_empty() || sum96(acc, g * wpg) > 0)
-            .collect();
-        let mut columns: Vec<ArrayRef> = Vec::new();
-        for k in 0..self.keys.len() {
-            let dt = self.schema.field(k).data_type();
-            columns.push(if emitted.is_empty() {
-                new_empty_array(dt)
-            } else {
-                // A scan may deliver a key in another encoding than DataFusion's (the
-                // direct Parquet scan reads strings as dictionaries): one row per group to cast.
-                let values = key_values(k, &emitted)?;
-                if values.data_type() == dt {
-                    values
-                } else {
-                    cast(&values, dt)?
-                }
-            });
-        }
-        for (a, w) in self.aggregates.iter().zip(words) {
-            let count = |g: usize| sum96(acc, g * wpg + w.count as usize);
-            let sum = |g: usize| match (count(g), w.sum) {
-                (c, Some(s)) if c > 0 => Some(sum96(acc, g * wpg + s as usize)),
-                _ => None,
-            };
-            for dt in &a.state {
-                let array: ArrayRef = match (a.kind, dt) {
-                    // A group with no non-null argument has a NULL count, as DataFusion's own
-                    // partial avg emits it: its final avg marks a group seen by a non-null
-                    // count and would divide that group's NULL sum by zero.
-                    (AggKind::Avg, DataType::UInt64) => Arc::new(UInt64Array::from_iter(
-                        emitted
-                            .iter()
-                            .map(|&g| Some(count(g) as u64).filter(|&c| c > 0)),
-                    )),
-                    (AggKind::Count, _) => Arc::new(Int64Array::from_iter_values(
-                        emitted.iter().map(|&g| count(g) as i64),
-                    )),
-                    (AggKind::Sum | AggKind::Avg, DataType::Decimal128(p, s)) => Arc::new(
-                        Decimal128Array::from_iter(emitted.iter().map(|&g| sum(g)))
-                            .with_precision_and_scale(*p, *s)?,
-                    ),
-                    (AggKind::Sum | AggKind::Avg, DataType::Int64) => Arc::new(
-                        Int64Array::from_iter(emitted.iter().map(|&g| sum(g).map(|s| s as i64))),
-                    ),
-                    (AggKind::Sum | AggKind::Avg, DataType::Float64) => Arc::new(
-                        Float64Array::from_iter(emitted.iter().map(|&g| sum(g).map(|s| s as f64))),
-                    ),
-                    (AggKind::Min | AggKind::Max, dt) => {
-                        let e = w.extreme.unwrap_or(0) as usize;
-                        let v = emitted.iter().map(|&g| {
-                            (count(g) > 0).then(|| (acc[g * wpg + e] ^ 0x8000_0000) as i32)
-                        });
-                        match dt {
-                            DataType::Decimal128(p, s) => Arc::new(
-                                Decimal128Array::from_iter(v.map(|x| x.map(i128::from)))
-                                    .with_precision_and_scale(*p, *s)?,
-                            ),
-                            _ => cast(&Int32Array::from_iter(v), dt)?,
-                        }
-                    }
-                    (_, dt) => {
-                        return Err(datafusion::error::DataFusionError::Internal(format!(
-                            "GPU state type {dt} of {:?}",
-                            a.kind
-                        )))
-                    }
-                };
-                columns.push(array);
-            }
-        }
-        Ok(RecordBatch::try_new(Arc::clone(&self.schema), columns)?)
     }
 }

@@ -1,6 +1,7 @@
 //! TPC-H Q1 and Q6 over lineitem, Q14 and other lookup joins of lineitem with part, Q12 with
-//! orders (SF 0.01, tpchgen-arrow), in memory and from Parquet: the GPU session's answer equals DataFusion's CPU
-//! answer exactly, and the plan runs on the GPU.
+//! orders, Q3 and Q10 grouped by the lookup side (SF 0.01, tpchgen-arrow), in memory and from
+//! Parquet: the GPU session's answer equals DataFusion's CPU answer exactly, and the plan
+//! runs on the GPU.
 
 mod common;
 
@@ -11,8 +12,13 @@ use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
 use gpugraph_datafusion::datafusion::datasource::MemTable;
 use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
 use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
-use tpchgen::generators::{LineItemGenerator, OrderGenerator, PartGenerator};
-use tpchgen_arrow::{LineItemArrow, OrderArrow, PartArrow};
+use tpchgen::generators::{
+    CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator,
+    RegionGenerator, SupplierGenerator,
+};
+use tpchgen_arrow::{
+    CustomerArrow, LineItemArrow, NationArrow, OrderArrow, PartArrow, RegionArrow, SupplierArrow,
+};
 
 /// TPC-H Q1 as DataFusion's benchmarks write it (delta 90 days, folded by the simplifier).
 const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, \
@@ -52,6 +58,48 @@ const Q12: &str = "select l_shipmode, sum(case when o_orderpriority = '1-URGENT'
     and l_receiptdate < date '1994-01-01' + interval '1' year \
     group by l_shipmode order by l_shipmode";
 
+/// TPC-H Q3: lineitem joined with (orders joined with customer) on the CPU, grouped by the
+/// join key and two lookup columns, so by lookup row.
+const Q3: &str = "select l_orderkey, sum(l_extendedprice * (1 - l_discount)) as revenue, \
+    o_orderdate, o_shippriority from customer, orders, lineitem \
+    where c_mktsegment = 'BUILDING' and c_custkey = o_custkey and l_orderkey = o_orderkey \
+    and o_orderdate < date '1995-03-15' and l_shipdate > date '1995-03-15' \
+    group by l_orderkey, o_orderdate, o_shippriority \
+    order by revenue desc, o_orderdate limit 10";
+
+/// TPC-H Q10: the nation join sits above the orders join, keyed by a customer column, and
+/// moves into the lookup side; string group keys from customer and nation.
+const Q10: &str = "select c_custkey, c_name, sum(l_extendedprice * (1 - l_discount)) as revenue, \
+    c_acctbal, n_name, c_address, c_phone, c_comment from customer, orders, lineitem, nation \
+    where c_custkey = o_custkey and l_orderkey = o_orderkey \
+    and o_orderdate >= date '1993-10-01' and o_orderdate < date '1993-10-01' + interval '3' month \
+    and l_returnflag = 'R' and c_nationkey = n_nationkey \
+    group by c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment \
+    order by revenue desc limit 20";
+
+/// Group keys from both sides: a coded lineitem column and a part column, with every
+/// aggregate.
+const MIXED_KEYS: &str = "select l_returnflag, p_brand, count(*) as n, sum(l_quantity) as q, \
+    min(l_extendedprice) as lo, max(p_size) as hi, avg(l_discount) as d \
+    from lineitem join part on l_partkey = p_partkey where p_size < 20 \
+    group by l_returnflag, p_brand order by l_returnflag, p_brand";
+
+/// A left join: lineitem rows without a (small) part keep NULL part columns, which count,
+/// sum, min and avg skip.
+const LEFT: &str = "select l_returnflag, count(*) as n, count(p_size) as matched, \
+    sum(p_size) as s, min(p_retailprice) as lo, avg(l_quantity + p_size) as mean \
+    from lineitem left join (select * from part where p_size < 10) p on l_partkey = p_partkey \
+    group by l_returnflag order by l_returnflag";
+
+/// TPC-H Q5: a two-key join between supplier and both sides stays on the CPU, and says so.
+const Q5: &str = "select n_name, sum(l_extendedprice * (1 - l_discount)) as revenue \
+    from customer, orders, lineitem, supplier, nation, region \
+    where c_custkey = o_custkey and l_orderkey = o_orderkey and l_suppkey = s_suppkey \
+    and c_nationkey = s_nationkey and s_nationkey = n_nationkey and n_regionkey = r_regionkey \
+    and r_name = 'ASIA' and o_orderdate >= date '1994-01-01' \
+    and o_orderdate < date '1994-01-01' + interval '1' year \
+    group by n_name order by revenue desc";
+
 /// A lookup side whose key repeats: not many-to-one, so the exec runs DataFusion's plan.
 const REPEATED: &str = "select sum(l_quantity) as q, count(*) as n from lineitem \
     join (select p_partkey % 100 as k from part) p on l_partkey = p.k";
@@ -61,6 +109,32 @@ fn orders() -> Vec<RecordBatch> {
         .with_batch_size(4000)
         .collect::<Result<Vec<_>, _>>()
         .expect("tpchgen generates orders")
+}
+
+fn customer() -> Vec<RecordBatch> {
+    CustomerArrow::new(CustomerGenerator::new(0.01, 1, 1))
+        .with_batch_size(500)
+        .collect::<Result<Vec<_>, _>>()
+        .expect("tpchgen generates customer")
+}
+
+/// The small tables: nation, region, supplier.
+fn dimensions() -> [(&'static str, Vec<RecordBatch>); 3] {
+    let all = |b: Result<Vec<RecordBatch>, _>| b.expect("tpchgen generates a dimension");
+    [
+        (
+            "nation",
+            all(NationArrow::new(NationGenerator::new(0.01, 1, 1)).collect()),
+        ),
+        (
+            "region",
+            all(RegionArrow::new(RegionGenerator::new(0.01, 1, 1)).collect()),
+        ),
+        (
+            "supplier",
+            all(SupplierArrow::new(SupplierGenerator::new(0.01, 1, 1)).collect()),
+        ),
+    ]
 }
 
 fn part() -> Vec<RecordBatch> {
@@ -73,10 +147,15 @@ fn part() -> Vec<RecordBatch> {
 /// The joins run on the GPU with the same answers as the CPU; a repeated lookup key falls
 /// back at run time and says so.
 async fn check_joins(gpu_ctx: &SessionContext, cpu_ctx: &SessionContext) {
-    for (q, key) in [
-        (Q14, "p_partkey"),
-        (JOINED, "p_partkey"),
-        (Q12, "o_orderkey"),
+    // (query, lookup key, joins left to the CPU inside the lookup side)
+    for (q, key, cpu_joins) in [
+        (Q14, "p_partkey", 0),
+        (JOINED, "p_partkey", 0),
+        (Q12, "o_orderkey", 0),
+        (Q3, "o_orderkey", 1),
+        (Q10, "o_orderkey", 2),
+        (MIXED_KEYS, "p_partkey", 0),
+        (LEFT, "p_partkey", 0),
     ] {
         let placement = same(gpu_ctx, cpu_ctx, q).await;
         assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
@@ -84,8 +163,19 @@ async fn check_joins(gpu_ctx: &SessionContext, cpu_ctx: &SessionContext) {
         assert!(placement.cpu.is_empty(), "{q}: {placement:?}");
         let text = explain(gpu_ctx, q).await;
         assert!(text.contains(&format!("lookup=[key={key}")), "{text}");
-        assert!(!text.contains("HashJoinExec"), "{text}");
+        assert_eq!(text.matches("HashJoinExec").count(), cpu_joins, "{text}");
     }
+    // Q3's groups are its lookup rows; Q10's nation join runs inside the lookup side.
+    let text = explain(gpu_ctx, Q3).await;
+    assert!(text.contains("gby=[lookup o_orderkey"), "{text}");
+    let text = explain(gpu_ctx, Q10).await;
+    assert!(text.contains("lookup n_name"), "{text}");
+    let placement = same(gpu_ctx, cpu_ctx, Q5).await;
+    assert_eq!(placement.gpu, 0, "{placement:?}");
+    assert!(
+        placement.cpu.iter().any(|why| why.contains("2 keys")),
+        "{placement:?}"
+    );
     let placement = same(gpu_ctx, cpu_ctx, REPEATED).await;
     assert_eq!(placement.gpu, 1, "{placement:?}");
     assert!(
@@ -125,7 +215,12 @@ async fn q1_q6_in_memory_match_the_cpu() {
     // Two partitions, as a multi-threaded scan would deliver them.
     let half = batches.len() / 2;
     let parts = vec![batches[..half].to_vec(), batches[half..].to_vec()];
-    let others = [("part", part()), ("orders", orders())];
+    let mut others = vec![
+        ("part", part()),
+        ("orders", orders()),
+        ("customer", customer()),
+    ];
+    others.extend(dimensions());
     for ctx in [&g, &c] {
         let table = MemTable::try_new(Arc::clone(&schema), parts.clone()).expect("table");
         ctx.register_table("lineitem", Arc::new(table))
@@ -149,11 +244,14 @@ async fn q1_q6_from_parquet_match_the_cpu() {
     let gpu = gpu();
     let dir = tempfile::tempdir().expect("tempdir");
     let (g, c) = sessions(&gpu);
-    for (name, batches) in [
+    let mut tables = vec![
         ("lineitem", lineitem()),
         ("part", part()),
         ("orders", orders()),
-    ] {
+        ("customer", customer()),
+    ];
+    tables.extend(dimensions());
+    for (name, batches) in tables {
         let path = dir.path().join(format!("{name}.parquet"));
         let file = std::fs::File::create(&path).expect("creates");
         let mut writer = ArrowWriter::try_new(file, batches[0].schema(), None).expect("writer");

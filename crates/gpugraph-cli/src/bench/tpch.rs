@@ -1,5 +1,6 @@
 //! `bench tpch`: TPC-H Q1 and Q6 over lineitem, Q12 over lineitem and orders, Q14 over
-//! lineitem and part (tpchgen-arrow at `--scale`) through
+//! lineitem and part, Q3 and Q10 over lineitem, orders, customer (and nation) (tpchgen-arrow at
+//! `--scale`) through
 //! `gpugraph-datafusion`, GPU plans against DataFusion's CPU operators in the same process.
 //!
 //! Rows per query: `gpu-warm` (in-memory table, GPU column cache on: after one warm-up run the
@@ -61,14 +62,43 @@ pub const Q14: &str = "select 100.00 * sum(case when p_type like 'PROMO%' \
     as promo_revenue from lineitem, part where l_partkey = p_partkey \
     and l_shipdate >= date '1995-09-01' and l_shipdate < date '1995-09-01' + interval '1' month";
 
+/// TPC-H Q3 (lineitem joined with orders ⋈ customer, which DataFusion joins on the CPU;
+/// grouped by the join key and two orders columns, so one GPU group per lookup row).
+pub const Q3: &str = "select l_orderkey, sum(l_extendedprice * (1 - l_discount)) as revenue, \
+    o_orderdate, o_shippriority from customer, orders, lineitem \
+    where c_mktsegment = 'BUILDING' and c_custkey = o_custkey and l_orderkey = o_orderkey \
+    and o_orderdate < date '1995-03-15' and l_shipdate > date '1995-03-15' \
+    group by l_orderkey, o_orderdate, o_shippriority \
+    order by revenue desc, o_orderdate limit 10";
+
+/// TPC-H Q10 (the nation join moves into the lookup side; customer and nation group keys).
+pub const Q10: &str =
+    "select c_custkey, c_name, sum(l_extendedprice * (1 - l_discount)) as revenue, \
+    c_acctbal, n_name, c_address, c_phone, c_comment from customer, orders, lineitem, nation \
+    where c_custkey = o_custkey and l_orderkey = o_orderkey \
+    and o_orderdate >= date '1993-10-01' and o_orderdate < date '1993-10-01' + interval '3' month \
+    and l_returnflag = 'R' and c_nationkey = n_nationkey \
+    group by c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment \
+    order by revenue desc limit 20";
+
+/// The queries `bench tpch` knows: name, text, the tables besides lineitem it joins.
+const QUERIES: [(&str, &str, &[&str]); 6] = [
+    ("q1", Q1, &[]),
+    ("q6", Q6, &[]),
+    ("q12", Q12, &["orders"]),
+    ("q14", Q14, &["part"]),
+    ("q3", Q3, &["orders", "customer"]),
+    ("q10", Q10, &["orders", "customer", "nation"]),
+];
+
 /// Arguments of `bench tpch`.
 #[derive(Args, Clone, Debug)]
 pub struct TpchBenchArgs {
     /// TPC-H scale factor of lineitem (1 = 6M rows).
     #[arg(long, default_value_t = 0.01)]
     pub scale: f64,
-    /// Queries, comma-separated: q1, q6, q12, q14.
-    #[arg(long, value_delimiter = ',', default_value = "q1,q6,q12,q14")]
+    /// Queries, comma-separated: q1, q6, q12, q14, q3, q10.
+    #[arg(long, value_delimiter = ',', default_value = "q1,q6,q12,q14,q3,q10")]
     pub query: Vec<String>,
     /// Read lineitem from this Parquet file instead of writing one from the generated table.
     #[arg(long, value_name = "FILE")]
@@ -76,10 +106,14 @@ pub struct TpchBenchArgs {
     /// Read part (Q14) from this Parquet file instead of writing one from the generated table.
     #[arg(long, value_name = "FILE")]
     pub part_parquet: Option<PathBuf>,
-    /// Read orders (Q12) from this Parquet file instead of writing one from the generated
-    /// table.
+    /// Read orders (Q12, Q3, Q10) from this Parquet file instead of writing one from the
+    /// generated table.
     #[arg(long, value_name = "FILE")]
     pub orders_parquet: Option<PathBuf>,
+    /// Read customer (Q3, Q10) from this Parquet file instead of writing one from the
+    /// generated table.
+    #[arg(long, value_name = "FILE")]
+    pub customer_parquet: Option<PathBuf>,
     /// DataFusion target partitions (CPU threads); default: the number of cores.
     #[arg(long)]
     pub partitions: Option<usize>,
@@ -280,19 +314,27 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
     let schema = first.schema();
     let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
     // The dimension tables the queries join, generated and written only when asked for.
-    let wanted = |q: &str| args.query.iter().any(|x| x.eq_ignore_ascii_case(q));
+    let mut sqls = Vec::new();
+    for q in &args.query {
+        let known = QUERIES
+            .iter()
+            .find(|(name, ..)| name.eq_ignore_ascii_case(q));
+        let Some(&(name, sql, tables)) = known else {
+            let names: Vec<&str> = QUERIES.iter().map(|q| q.0).collect();
+            bail!("unknown query {q} ({})", names.join(", "));
+        };
+        sqls.push((name, sql, tables));
+    }
+    let wanted = |t: &str| sqls.iter().any(|(_, _, tables)| tables.contains(&t));
     let dimensions = [
-        (TpchTable::Part, "part", wanted("q14"), &args.part_parquet),
-        (
-            TpchTable::Orders,
-            "orders",
-            wanted("q12"),
-            &args.orders_parquet,
-        ),
+        (TpchTable::Part, "part", &args.part_parquet),
+        (TpchTable::Orders, "orders", &args.orders_parquet),
+        (TpchTable::Customer, "customer", &args.customer_parquet),
+        (TpchTable::Nation, "nation", &None),
     ];
     let mut others = Vec::new();
-    for (which, name, needed, _) in &dimensions {
-        if *needed {
+    for (which, name, _) in &dimensions {
+        if wanted(name) {
             report::progress(format!("generating {name} at scale {}", args.scale));
             let batches = table(*which, args.scale)?;
             if batches.is_empty() {
@@ -321,7 +363,7 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         let given = dimensions
             .iter()
             .find(|d| d.1 == *name)
-            .and_then(|d| d.3.clone());
+            .and_then(|d| d.2.clone());
         files.push((name, write(name, &given, batches)?));
     }
     let options = |engine| SessionOptions {
@@ -355,14 +397,7 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
     ]);
     let mut out = Vec::new();
     let mut breakdown = Vec::new();
-    for q in &args.query {
-        let sql = match q.to_ascii_lowercase().as_str() {
-            "q1" => Q1,
-            "q6" => Q6,
-            "q12" => Q12,
-            "q14" => Q14,
-            other => bail!("unknown query {other} (q1, q6, q12, q14)"),
-        };
+    for &(q, sql, _) in &sqls {
         let expected = answer(&cpu_memory, sql).await?;
         for (name, ctx) in [
             ("gpu-warm", &warm),
@@ -415,7 +450,7 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
                 breakdown.push(format!("{q} {name}: {}", line.join(", ")));
             }
             table.row([
-                q.clone(),
+                q.to_string(),
                 name.to_string(),
                 ms.show(2),
                 format!("{:.2}", plan_ms.median),
@@ -426,7 +461,7 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
                 speedup.map_or(String::new(), |s| format!("{s:.2}")),
             ]);
             out.push(TpchRow {
-                query: q.clone(),
+                query: q.to_string(),
                 variant: name.into(),
                 rows,
                 ms,

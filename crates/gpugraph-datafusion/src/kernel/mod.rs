@@ -29,8 +29,21 @@ use pack::Stream;
 /// Accumulator words a workgroup keeps privately (the kernel's `PRIVATE_WORDS`).
 pub const PRIVATE_WORDS: usize = 4096;
 
-/// Most groups one aggregation may have.
-pub const MAX_GROUPS: usize = 1 << 16;
+/// Most groups one aggregation may have: groups past what the workgroups keep privately
+/// ([`PRIVATE_WORDS`]) accumulate straight into device memory, so TPC-H Q3's groups (one per
+/// qualifying order, 1.5M at SF 10) fit. The accumulators also travel to the device and back,
+/// so [`max_groups`] also bounds their bytes.
+pub const MAX_GROUPS: usize = 1 << 24;
+
+/// Most accumulator words an aggregation may have (256 MiB).
+const MAX_ACC_WORDS: usize = 1 << 26;
+
+/// Most groups of `words_per_group` words each that one aggregation may have on `ctx`'s
+/// device.
+pub fn max_groups(ctx: &GpuContext, words_per_group: usize) -> usize {
+    let binding = (ctx.device.limits().max_storage_buffer_binding_size / 4) as usize;
+    MAX_GROUPS.min(binding.min(MAX_ACC_WORDS) / words_per_group.max(1))
+}
 
 /// Storage buffers the kernel binds (program, accumulators, column slots, lookup).
 pub const STORAGE_BUFFERS: u32 = 3 + MAX_SLOTS as u32;
@@ -345,12 +358,12 @@ pub fn run(
     program.check()?;
     let wpg = program.words_per_group();
     let words = groups * wpg;
-    let max_words = (ctx.device.limits().max_storage_buffer_binding_size / 4) as usize;
-    if groups > MAX_GROUPS || words > max_words {
+    let most = max_groups(ctx, wpg);
+    if groups > most {
         return Err(KernelError::TooManyGroups {
             groups,
             words: wpg,
-            max: MAX_GROUPS,
+            max: most,
         });
     }
     let device = &ctx.device;

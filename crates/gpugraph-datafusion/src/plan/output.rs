@@ -1,0 +1,128 @@
+//! The partial-state batch a GPU aggregation emits: its groups' keys (coded source keys by
+//! mixed-radix index, lookup-side keys by lookup row) and each aggregate's state fields.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    new_empty_array, ArrayRef, Decimal128Array, Float64Array, Int32Array, Int64Array, UInt32Array,
+    UInt64Array,
+};
+use datafusion::arrow::compute::{cast, take};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::record_batch::RecordBatch;
+
+use super::{AggKind, AggWords, GpuPlan, GroupKey};
+use crate::lookup::LookupTable;
+use crate::program::sum96;
+
+impl GpuPlan {
+    /// Group indices of the coded keys' combinations `cards` (`S`), and all groups: `S`
+    /// times the lookup rows when a group key comes from the lookup side.
+    pub fn group_count(&self, cards: &[u32], lookup: Option<&LookupTable>) -> (usize, usize) {
+        let source = cards.iter().map(|&c| c as usize).product::<usize>().max(1);
+        let rows = match (&self.lookup_row, lookup) {
+            (Some(_), Some(l)) => l.rows.max(1),
+            _ => 1,
+        };
+        (source, source.saturating_mul(rows))
+    }
+
+    /// The partial-state batch from the accumulators `acc` of the groups of
+    /// [`Self::group_count`]: the groups with rows (or the one group without GROUP BY,
+    /// always), `key_values(k, indices)` giving coded key k's values for mixed-radix indices
+    /// of the coded keys, `lookup` the lookup-side keys' values.
+    pub fn output(
+        &self,
+        acc: &[u32],
+        words: &[AggWords],
+        wpg: usize,
+        (source, groups): (usize, usize),
+        lookup: Option<&LookupTable>,
+        key_values: &dyn Fn(usize, &[usize]) -> datafusion::common::Result<ArrayRef>,
+    ) -> datafusion::common::Result<RecordBatch> {
+        let emitted: Vec<usize> = (0..groups)
+            .filter(|g| self.groups.is_empty() || sum96(acc, g * wpg) > 0)
+            .collect();
+        let mut columns: Vec<ArrayRef> = Vec::new();
+        for (k, group) in self.groups.iter().enumerate() {
+            let dt = self.schema.field(k).data_type();
+            let values = match *group {
+                _ if emitted.is_empty() => new_empty_array(dt),
+                GroupKey::Source(k) => {
+                    let indices: Vec<usize> = emitted.iter().map(|g| g % source).collect();
+                    key_values(k, &indices)?
+                }
+                GroupKey::Lookup(j) => {
+                    let values = lookup.and_then(|l| l.groups.get(j)).ok_or_else(|| {
+                        datafusion::error::DataFusionError::Internal(format!(
+                            "lookup group key {j} was not collected"
+                        ))
+                    })?;
+                    let rows =
+                        UInt32Array::from_iter_values(emitted.iter().map(|g| (g / source) as u32));
+                    take(values.as_ref(), &rows, None)?
+                }
+            };
+            // A scan may deliver a key in another encoding than DataFusion's (the direct
+            // Parquet scan reads strings as dictionaries): one row per group to cast.
+            columns.push(if values.data_type() == dt {
+                values
+            } else {
+                cast(&values, dt)?
+            });
+        }
+        for (a, w) in self.aggregates.iter().zip(words) {
+            let count = |g: usize| sum96(acc, g * wpg + w.count as usize);
+            let sum = |g: usize| match (count(g), w.sum) {
+                (c, Some(s)) if c > 0 => Some(sum96(acc, g * wpg + s as usize)),
+                _ => None,
+            };
+            for dt in &a.state {
+                let array: ArrayRef = match (a.kind, dt) {
+                    // A group with no non-null argument has a NULL count, as DataFusion's own
+                    // partial avg emits it: its final avg marks a group seen by a non-null
+                    // count and would divide that group's NULL sum by zero.
+                    (AggKind::Avg, DataType::UInt64) => Arc::new(UInt64Array::from_iter(
+                        emitted
+                            .iter()
+                            .map(|&g| Some(count(g) as u64).filter(|&c| c > 0)),
+                    )),
+                    (AggKind::Count, _) => Arc::new(Int64Array::from_iter_values(
+                        emitted.iter().map(|&g| count(g) as i64),
+                    )),
+                    (AggKind::Sum | AggKind::Avg, DataType::Decimal128(p, s)) => Arc::new(
+                        Decimal128Array::from_iter(emitted.iter().map(|&g| sum(g)))
+                            .with_precision_and_scale(*p, *s)?,
+                    ),
+                    (AggKind::Sum | AggKind::Avg, DataType::Int64) => Arc::new(
+                        Int64Array::from_iter(emitted.iter().map(|&g| sum(g).map(|s| s as i64))),
+                    ),
+                    (AggKind::Sum | AggKind::Avg, DataType::Float64) => Arc::new(
+                        Float64Array::from_iter(emitted.iter().map(|&g| sum(g).map(|s| s as f64))),
+                    ),
+                    (AggKind::Min | AggKind::Max, dt) => {
+                        let e = w.extreme.unwrap_or(0) as usize;
+                        let v = emitted.iter().map(|&g| {
+                            (count(g) > 0).then(|| (acc[g * wpg + e] ^ 0x8000_0000) as i32)
+                        });
+                        match dt {
+                            DataType::Decimal128(p, s) => Arc::new(
+                                Decimal128Array::from_iter(v.map(|x| x.map(i128::from)))
+                                    .with_precision_and_scale(*p, *s)?,
+                            ),
+                            _ => cast(&Int32Array::from_iter(v), dt)?,
+                        }
+                    }
+                    (_, dt) => {
+                        return Err(datafusion::error::DataFusionError::Internal(format!(
+                            "GPU state type {dt} of {:?}",
+                            a.kind
+                        )))
+                    }
+                };
+                columns.push(array);
+            }
+        }
+        Ok(RecordBatch::try_new(Arc::clone(&self.schema), columns)?)
+    }
+}
