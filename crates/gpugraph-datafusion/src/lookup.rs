@@ -390,6 +390,23 @@ mod tests {
     }
 
     #[test]
+    fn group_keys_follow_the_lookup_rows_across_batches() {
+        let (schema, b) = batch(vec![Some(3), Some(1), Some(2)], vec!["three", "one", "two"]);
+        let mut p = plan(&schema, vec![]);
+        p.groups = vec![col("name", &schema).unwrap()];
+        let t = p.build(&[b.slice(0, 2), b.slice(2, 1)]).expect("builds");
+        // Row r's key maps to r and its group value is row r's, whichever batch held it.
+        assert_eq!(&t.words[..3], &[1, 2, 0]);
+        let names = t.groups[0].as_string::<i32>();
+        let names: Vec<&str> = (0..names.len()).map(|i| names.value(i)).collect();
+        assert_eq!(names, ["three", "one", "two"]);
+        // No batches: empty key values of the key's type, no rows.
+        let t = p.build(&[]).expect("builds");
+        assert_eq!((t.rows, t.groups[0].len()), (0, 0));
+        assert_eq!(t.groups[0].data_type(), &DataType::Utf8);
+    }
+
+    #[test]
     fn repeated_sparse_and_wide_keys_are_refused_by_name() {
         let (schema, b) = batch(vec![Some(3), Some(3)], vec!["a", "b"]);
         let e = plan(&schema, vec![]).build(&[b]).unwrap_err();

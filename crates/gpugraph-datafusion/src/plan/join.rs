@@ -29,6 +29,13 @@ pub(super) type Columns = (
     Vec<Option<Arc<dyn PhysicalExpr>>>,
 );
 
+/// [`Columns`], borrowed.
+pub(super) type ColumnsRef<'a> = (
+    &'a Level,
+    &'a [Option<usize>],
+    &'a [Option<Arc<dyn PhysicalExpr>>],
+);
+
 /// `plan` without the repartitions and coalesces at its top: the lookup side is collected
 /// whole, so hash-partitioning it for a partitioned join (15M TPC-H orders rows at SF 10,
 /// strings included) is only cost.
@@ -54,7 +61,7 @@ pub(super) fn collected(plan: &Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan>
 /// column `offset + at` of the lookup input named as in `lookup`.
 pub(super) fn join_level(
     columns: impl Iterator<Item = (bool, usize)>,
-    (level, origin, host): (&Level, &[Option<usize>], &[Option<Arc<dyn PhysicalExpr>>]),
+    (level, origin, host): ColumnsRef<'_>,
     lookup: &datafusion::arrow::datatypes::Schema,
     offset: usize,
 ) -> Columns {
