@@ -84,6 +84,7 @@ pub mod plan;
 pub mod program;
 pub mod rule;
 pub mod scan;
+pub mod tpch;
 
 use std::sync::Arc;
 

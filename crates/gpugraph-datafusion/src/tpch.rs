@@ -1,0 +1,51 @@
+//! TPC-H queries the GPU plans take, as `bench tpch` and the tests run them (DataFusion's
+//! benchmark texts); each doc says what makes it interesting for the GPU.
+
+/// TPC-H Q1 (DataFusion's benchmark text, delta 90 days).
+pub const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, \
+    sum(l_extendedprice) as sum_base_price, sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, \
+    sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, avg(l_quantity) as avg_qty, \
+    avg(l_extendedprice) as avg_price, avg(l_discount) as avg_disc, count(*) as count_order \
+    from lineitem where l_shipdate <= date '1998-12-01' - interval '90' day \
+    group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus";
+
+/// TPC-H Q6.
+pub const Q6: &str = "select sum(l_extendedprice * l_discount) as revenue from lineitem \
+    where l_shipdate >= date '1994-01-01' and l_shipdate < date '1994-01-01' + interval '1' year \
+    and l_discount between 0.06 - 0.01 and 0.06 + 0.01 and l_quantity < 24";
+
+/// TPC-H Q12 (lineitem joined with orders; `l_shipmode IN (…)` compared as codes on the GPU,
+/// the CASEs over `o_orderpriority` gathered by key).
+pub const Q12: &str = "select l_shipmode, sum(case when o_orderpriority = '1-URGENT' \
+    or o_orderpriority = '2-HIGH' then 1 else 0 end) as high_line_count, \
+    sum(case when o_orderpriority <> '1-URGENT' and o_orderpriority <> '2-HIGH' then 1 else 0 end) \
+    as low_line_count from orders, lineitem where o_orderkey = l_orderkey \
+    and l_shipmode in ('MAIL', 'SHIP') and l_commitdate < l_receiptdate \
+    and l_shipdate < l_commitdate and l_receiptdate >= date '1994-01-01' \
+    and l_receiptdate < date '1994-01-01' + interval '1' year \
+    group by l_shipmode order by l_shipmode";
+
+/// TPC-H Q14 (lineitem joined with part; the GPU gathers `p_type LIKE 'PROMO%'` by key).
+pub const Q14: &str = "select 100.00 * sum(case when p_type like 'PROMO%' \
+    then l_extendedprice * (1 - l_discount) else 0 end) / sum(l_extendedprice * (1 - l_discount)) \
+    as promo_revenue from lineitem, part where l_partkey = p_partkey \
+    and l_shipdate >= date '1995-09-01' and l_shipdate < date '1995-09-01' + interval '1' month";
+
+/// TPC-H Q3 (lineitem joined with orders ⋈ customer, which DataFusion joins on the CPU;
+/// grouped by the join key and two orders columns, so one GPU group per lookup row).
+pub const Q3: &str = "select l_orderkey, sum(l_extendedprice * (1 - l_discount)) as revenue, \
+    o_orderdate, o_shippriority from customer, orders, lineitem \
+    where c_mktsegment = 'BUILDING' and c_custkey = o_custkey and l_orderkey = o_orderkey \
+    and o_orderdate < date '1995-03-15' and l_shipdate > date '1995-03-15' \
+    group by l_orderkey, o_orderdate, o_shippriority \
+    order by revenue desc, o_orderdate limit 10";
+
+/// TPC-H Q10 (the nation join moves into the lookup side; customer and nation group keys).
+pub const Q10: &str =
+    "select c_custkey, c_name, sum(l_extendedprice * (1 - l_discount)) as revenue, \
+    c_acctbal, n_name, c_address, c_phone, c_comment from customer, orders, lineitem, nation \
+    where c_custkey = o_custkey and l_orderkey = o_orderkey \
+    and o_orderdate >= date '1993-10-01' and o_orderdate < date '1993-10-01' + interval '3' month \
+    and l_returnflag = 'R' and c_nationkey = n_nationkey \
+    group by c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment \
+    order by revenue desc limit 20";
