@@ -498,6 +498,15 @@ impl Run {
                 ))
                 .await;
         }
+        let binding = self.gpu.device.limits().max_storage_buffer_binding_size as usize;
+        if let Some(l) = lookup.as_ref().filter(|l| l.words.len() * 4 > binding) {
+            let bytes = l.words.len() * 4;
+            return self
+                .cpu(format!(
+                    "the lookup buffer takes {bytes} bytes, past the {binding} bytes a GPU binding holds"
+                ))
+                .await;
+        }
         let buffer = lookup
             .as_ref()
             .map(|l| kernel::lookup_buffer(&self.gpu.device, &l.words))

@@ -43,6 +43,14 @@ const LEFT: &str = "select l_returnflag, count(*) as n, count(p_size) as matched
     from lineitem left join (select * from part where p_size < 10) p on l_partkey = p_partkey \
     group by l_returnflag order by l_returnflag";
 
+/// A lookup side with a join of its own and keys too sparse for the direct-addressed map:
+/// the exec falls back at run time and runs the original plan, whose joins the lookup must
+/// not have run before it.
+const SPARSE: &str = "select sum(l_quantity) as q, count(*) as n, max(c_acctbal) as best \
+    from lineitem join (select o_orderkey * 10000 as k, c_acctbal from orders \
+    join customer on o_custkey = c_custkey where c_mktsegment = 'BUILDING') oc \
+    on l_orderkey * 10000 = oc.k";
+
 /// TPC-H Q5: a two-key join between supplier and both sides stays on the CPU, and says so.
 const Q5: &str = "select n_name, sum(l_extendedprice * (1 - l_discount)) as revenue \
     from customer, orders, lineitem, supplier, nation, region \
@@ -126,6 +134,12 @@ async fn check_joins(gpu_ctx: &SessionContext, cpu_ctx: &SessionContext) {
     assert_eq!(placement.gpu, 0, "{placement:?}");
     assert!(
         placement.cpu.iter().any(|why| why.contains("2 keys")),
+        "{placement:?}"
+    );
+    let placement = same(gpu_ctx, cpu_ctx, SPARSE).await;
+    assert_eq!(placement.gpu, 1, "{placement:?}");
+    assert!(
+        placement.fallbacks.iter().any(|f| f.contains("spans")),
         "{placement:?}"
     );
     let placement = same(gpu_ctx, cpu_ctx, REPEATED).await;
