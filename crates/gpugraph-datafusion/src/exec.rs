@@ -481,20 +481,31 @@ impl Run {
         let mut cards = converter.cardinalities();
         cards.truncate(self.plan.keys.len());
         let (source_groups, groups) = self.plan.group_count(&cards, lookup.as_ref());
+        let what = if self.plan.lookup_row.is_some() {
+            "key combinations and lookup rows"
+        } else {
+            "key combinations"
+        };
+        // Checked before the program is built: its group-index strides are products of the
+        // cardinalities.
+        if groups > kernel::MAX_GROUPS {
+            return self
+                .cpu(format!(
+                    "{groups} {what}, more than the {} groups the GPU aggregates",
+                    kernel::MAX_GROUPS
+                ))
+                .await;
+        }
         let nullable = chunks.iter().fold(0, |m, c| m | c.has_valid);
         let shape = lookup.as_ref().map(|l| &l.shape);
         let code = |k: usize, v: Option<&str>| converter.code_of(k, v);
         let (program, words) = self.plan.program(&cards, nullable, shape, &code);
         let most = kernel::max_groups(&self.gpu, program.words_per_group());
         if groups > most {
-            let what = if self.plan.lookup_row.is_some() {
-                "key combinations and lookup rows"
-            } else {
-                "key combinations"
-            };
             return self
                 .cpu(format!(
-                    "{groups} {what}, more than the {most} groups the GPU aggregates"
+                    "{groups} {what} of {} accumulator words each, more than the {most} groups the GPU aggregates",
+                    program.words_per_group()
                 ))
                 .await;
         }

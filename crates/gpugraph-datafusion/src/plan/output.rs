@@ -17,9 +17,13 @@ use crate::program::sum96;
 
 impl GpuPlan {
     /// Group indices of the coded keys' combinations `cards` (`S`), and all groups: `S`
-    /// times the lookup rows when a group key comes from the lookup side.
+    /// times the lookup rows when a group key comes from the lookup side. Both saturate at
+    /// `usize::MAX`: a product that wrapped would index too few groups.
     pub fn group_count(&self, cards: &[u32], lookup: Option<&LookupTable>) -> (usize, usize) {
-        let source = cards.iter().map(|&c| c as usize).product::<usize>().max(1);
+        let source = cards
+            .iter()
+            .fold(1usize, |p, &c| p.saturating_mul(c as usize))
+            .max(1);
         let rows = match (&self.lookup_row, lookup) {
             (Some(_), Some(l)) => l.rows.max(1),
             _ => 1,
@@ -124,5 +128,34 @@ impl GpuPlan {
             }
         }
         Ok(RecordBatch::try_new(Arc::clone(&self.schema), columns)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::Schema;
+    use datafusion::physical_plan::empty::EmptyExec;
+
+    #[test]
+    fn group_counts_saturate_instead_of_wrapping() {
+        let schema = Arc::new(Schema::empty());
+        let plan = GpuPlan {
+            source: Arc::new(EmptyExec::new(Arc::clone(&schema))),
+            predicates: Vec::new(),
+            keys: Vec::new(),
+            coded: Vec::new(),
+            aggregates: Vec::new(),
+            values: Vec::new(),
+            schema,
+            lookup: None,
+            groups: Vec::new(),
+            lookup_row: None,
+        };
+        assert_eq!(plan.group_count(&[3, 5], None), (15, 15));
+        assert_eq!(plan.group_count(&[], None), (1, 1));
+        // 2^64 combinations would wrap to 0, which `max(1)` made one group.
+        let wide = plan.group_count(&[1 << 16; 4], None);
+        assert_eq!(wide, (usize::MAX, usize::MAX));
     }
 }
