@@ -510,19 +510,21 @@ impl Run {
                 .await;
         }
         let binding = self.gpu.device.limits().max_storage_buffer_binding_size as usize;
-        if let Some(l) = lookup.as_ref().filter(|l| l.words.len() * 4 > binding) {
-            let bytes = l.words.len() * 4;
+        if let Some(l) = lookup.as_ref().filter(|l| l.buffer_words() * 4 > binding) {
+            let bytes = l.buffer_words() * 4;
             return self
                 .cpu(format!(
                     "the lookup buffer takes {bytes} bytes, past the {binding} bytes a GPU binding holds"
                 ))
                 .await;
         }
-        let buffer = lookup
-            .as_ref()
-            .map(|l| kernel::lookup_buffer(&self.gpu.device, &l.words))
-            .transpose()
-            .map_err(external)?;
+        let buffer = match lookup.as_ref() {
+            Some(l) => match kernel::keymap::lookup_buffer(&self.gpu, l).map_err(external)? {
+                Ok(buffer) => Some(buffer),
+                Err(why) => return self.cpu(why).await,
+            },
+            None => None,
+        };
         let (acc, times) =
             kernel::run(&self.gpu, &program, groups, chunks, buffer.as_ref()).map_err(external)?;
         kernel_time.add_duration(times.kernel);

@@ -14,7 +14,6 @@
 //! the host, once per lookup row (`p_type LIKE 'PROMO%'` becomes a boolean column): the
 //! GPU's expressions compute on numbers, and the lookup side is the small input.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{new_empty_array, Array, ArrayRef, AsArray, Int64Array};
@@ -59,11 +58,13 @@ pub struct LookupPlan {
     pub outer: bool,
 }
 
-/// A built lookup: the buffer's words, their layout and each column's bounds.
+/// A built lookup: each batch's keys and column words, the buffer's layout and each column's
+/// bounds. The key map itself is built on the device ([`crate::kernel::keymap`]): at SF 10
+/// it is 60M words, which the host would fill and send over PCIe for 1.5M lookup rows.
 #[derive(Clone, Debug)]
 pub struct LookupTable {
-    /// The lookup buffer.
-    pub words: Vec<u32>,
+    /// The lookup rows' keys and column words, batch by batch in lookup-row order.
+    parts: Vec<LookupPart>,
     /// Its layout.
     pub shape: LookupShape,
     /// Smallest and largest value of each lookup column ((0, 0) without rows).
@@ -72,6 +73,82 @@ pub struct LookupTable {
     pub rows: usize,
     /// Each lookup-side group key's value per lookup row ([`LookupPlan::groups`]).
     pub groups: Vec<ArrayRef>,
+    /// The join key's expression, for errors.
+    pub key: String,
+}
+
+/// One lookup batch's keys (nulls never match) and each lookup column's words.
+#[derive(Clone, Debug)]
+struct LookupPart {
+    keys: Int64Array,
+    columns: Vec<Vec<u32>>,
+}
+
+impl LookupTable {
+    /// Words of the buffer past the key map: each column's words, one per lookup row.
+    pub fn column_words(&self) -> usize {
+        self.shape.columns.len() * self.rows
+    }
+
+    /// Words of the whole lookup buffer (key map, then the columns).
+    pub fn buffer_words(&self) -> usize {
+        self.shape.keys as usize + self.column_words()
+    }
+
+    /// Each lookup row's key-map word (its key less the first key; [`NO_ROW`] for a null
+    /// key), batch by batch, computed on every core.
+    pub fn offsets(&self) -> Vec<Vec<u32>> {
+        let first = self.shape.first_key;
+        on_cores(self.parts.iter().collect(), |_, part| {
+            Ok((0..part.keys.len())
+                .map(|r| {
+                    if part.keys.is_null(r) {
+                        NO_ROW
+                    } else {
+                        (part.keys.value(r) - first) as u32
+                    }
+                })
+                .collect())
+        })
+        .unwrap_or_default()
+    }
+
+    /// Lookup column `j`'s words, batch by batch in lookup-row order.
+    pub fn column(&self, j: usize) -> impl Iterator<Item = &[u32]> {
+        self.parts.iter().map(move |p| p.columns[j].as_slice())
+    }
+
+    /// The whole lookup buffer built on the host, or why the join is not many-to-one (the
+    /// smallest repeated key): the oracle of the device's build.
+    pub fn words(&self) -> Result<Vec<u32>, String> {
+        let mut words = vec![NO_ROW; self.shape.keys as usize];
+        let mut repeated = None;
+        for (row, &d) in self.offsets().iter().flatten().enumerate() {
+            if d == NO_ROW {
+                continue;
+            }
+            if words[d as usize] != NO_ROW {
+                repeated = Some(repeated.map_or(d, |r: u32| r.min(d)));
+            }
+            words[d as usize] = row as u32;
+        }
+        // The smallest repeated key, as the device reports it.
+        if let Some(d) = repeated {
+            return Err(self.repeated(self.shape.first_key + d as i64));
+        }
+        for j in 0..self.shape.columns.len() {
+            self.column(j).for_each(|c| words.extend_from_slice(c));
+        }
+        Ok(words)
+    }
+
+    /// Why the GPU cannot join when the lookup side holds key `value` twice.
+    pub fn repeated(&self, value: i64) -> String {
+        format!(
+            "the join key {} repeats the value {value} on the lookup side, so the join is not many-to-one",
+            self.key
+        )
+    }
 }
 
 /// The i32 words of `array` (integers, dates, decimals' unscaled values, booleans as 0/1),
@@ -127,30 +204,37 @@ struct Evaluated {
 
 /// `f` of every item, in order, over the cores: the lookup side is 15M rows for TPC-H's
 /// orders at SF 10, and one thread would spend most of a query on it.
-fn on_cores<T: Sync, R: Send>(
-    items: &[T],
-    f: impl Fn(usize, &T) -> Result<R, String> + Sync,
+fn on_cores<T: Send, R: Send>(
+    items: Vec<T>,
+    f: impl Fn(usize, T) -> Result<R, String> + Sync,
 ) -> Result<Vec<R>, String> {
     let threads = std::thread::available_parallelism()
         .map_or(4, |n| n.get())
         .min(items.len().max(1));
     let per_thread = items.len().div_ceil(threads).max(1);
+    let mut groups: Vec<Vec<T>> = Vec::new();
+    for item in items {
+        match groups.last_mut() {
+            Some(g) if g.len() < per_thread => g.push(item),
+            _ => groups.push(vec![item]),
+        }
+    }
     let f = &f;
     std::thread::scope(|scope| {
-        let tasks: Vec<_> = items
-            .chunks(per_thread)
+        let tasks: Vec<_> = groups
+            .into_iter()
             .enumerate()
             .map(|(t, group)| {
                 scope.spawn(move || {
                     group
-                        .iter()
+                        .into_iter()
                         .enumerate()
                         .map(|(i, item)| f(t * per_thread + i, item))
                         .collect::<Result<Vec<R>, String>>()
                 })
             })
             .collect();
-        let mut out = Vec::with_capacity(items.len());
+        let mut out = Vec::new();
         for t in tasks {
             out.extend(
                 t.join()
@@ -234,7 +318,7 @@ impl LookupPlan {
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         // Every batch evaluates its key and lookup columns on its own (15M TPC-H orders
         // rows' string CASEs are most of a lookup's cost), with its bounds.
-        let evaluated = on_cores(batches, |_, b| self.evaluate(b))?;
+        let evaluated = on_cores(batches.iter().collect(), |_, b| self.evaluate(b))?;
         // Null keys never match (SQL equality); the others must fit i32 like probe keys.
         let (first, last) = evaluated
             .iter()
@@ -260,37 +344,6 @@ impl LookupPlan {
                 self.key
             ));
         }
-        // Keys scatter to their words from every core; a word already taken is a repeated
-        // key, whichever batch came first.
-        let map: Vec<AtomicU32> = (0..keys).map(|_| AtomicU32::new(NO_ROW)).collect();
-        let mut starts = Vec::with_capacity(evaluated.len());
-        let mut start = 0;
-        for e in &evaluated {
-            starts.push(start);
-            start += e.keys.len();
-        }
-        on_cores(&evaluated, |b, e| {
-            for r in 0..e.keys.len() {
-                if e.keys.is_null(r) {
-                    continue;
-                }
-                let k = e.keys.value(r);
-                let row = (starts[b] + r) as u32;
-                let word = &map[(k - first) as usize];
-                if word
-                    .compare_exchange(NO_ROW, row, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_err()
-                {
-                    return Err(format!(
-                        "the join key {} repeats the value {k} on the lookup side, so the join is not many-to-one",
-                        self.key
-                    ));
-                }
-            }
-            Ok(())
-        })?;
-        let mut words: Vec<u32> = map.into_iter().map(AtomicU32::into_inner).collect();
-        words.reserve(self.columns.len() * rows);
         let mut columns = Vec::new();
         let mut bounds = Vec::new();
         for j in 0..self.columns.len() {
@@ -300,10 +353,7 @@ impl LookupPlan {
                 .reduce(|(lo, hi), (l, h)| (lo.min(l), hi.max(h)))
                 .unwrap_or((0, 0));
             bounds.push((lo as i128, hi as i128));
-            columns.push(words.len() as u32);
-            for e in &evaluated {
-                words.extend_from_slice(&e.columns[j]);
-            }
+            columns.push((keys + j * rows) as u32);
         }
         let groups = (0..self.groups.len())
             .map(|j| {
@@ -318,9 +368,16 @@ impl LookupPlan {
                 concat(&arrays).map_err(|e| format!("collecting the lookup side's group keys: {e}"))
             })
             .collect::<Result<_, String>>()?;
+        let parts = evaluated
+            .into_iter()
+            .map(|e| LookupPart {
+                keys: e.keys,
+                columns: e.columns,
+            })
+            .collect();
         Ok(LookupTable {
+            parts,
             groups,
-            words,
             shape: LookupShape {
                 first_key: first,
                 keys: keys as u32,
@@ -328,6 +385,7 @@ impl LookupPlan {
             },
             bounds,
             rows,
+            key: self.key.to_string(),
         })
     }
 }
@@ -390,9 +448,11 @@ mod tests {
         let t = p.build(&[b.slice(0, 1), b.slice(1, 3)]).expect("builds");
         assert_eq!(t.shape.first_key, 10);
         assert_eq!(t.shape.keys, 6);
-        assert_eq!(&t.words[..6], &[1, NO_ROW, 0, NO_ROW, NO_ROW, 3]);
+        let words = t.words().expect("many-to-one");
+        assert_eq!(&words[..6], &[1, NO_ROW, 0, NO_ROW, NO_ROW, 3]);
         assert_eq!(t.shape.columns, vec![6]);
-        assert_eq!(&t.words[6..], &[1, 0, 1, 0]);
+        assert_eq!(&words[6..], &[1, 0, 1, 0]);
+        assert_eq!(t.buffer_words(), words.len());
         assert_eq!(t.bounds, vec![(0, 1)]);
     }
 
@@ -403,7 +463,7 @@ mod tests {
         p.groups = vec![col("name", &schema).unwrap()];
         let t = p.build(&[b.slice(0, 2), b.slice(2, 1)]).expect("builds");
         // Row r's key maps to r and its group value is row r's, whichever batch held it.
-        assert_eq!(&t.words[..3], &[1, 2, 0]);
+        assert_eq!(&t.words().expect("many-to-one")[..3], &[1, 2, 0]);
         let names = t.groups[0].as_string::<i32>();
         let names: Vec<&str> = (0..names.len()).map(|i| names.value(i)).collect();
         assert_eq!(names, ["three", "one", "two"]);
@@ -416,8 +476,9 @@ mod tests {
     #[test]
     fn repeated_sparse_and_wide_keys_are_refused_by_name() {
         let (schema, b) = batch(vec![Some(3), Some(3)], vec!["a", "b"]);
-        let e = plan(&schema, vec![]).build(&[b]).unwrap_err();
-        assert!(e.contains("repeats the value 3"), "{e}");
+        let e = plan(&schema, vec![]).build(&[b]).expect("builds").words();
+        let e = e.unwrap_err();
+        assert!(e.contains("k@0 repeats the value 3"), "{e}");
         let (schema, b) = batch(vec![Some(0), Some(1 << 28)], vec!["a", "b"]);
         let e = plan(&schema, vec![]).build(&[b]).unwrap_err();
         assert!(e.contains("spans 268435457 values over 2 rows"), "{e}");

@@ -21,6 +21,7 @@ use crate::plan::MAX_SLOTS;
 use crate::program::{Program, ProgramError};
 
 mod compile;
+pub mod keymap;
 mod pack;
 pub use compile::shader;
 pub use pack::SlotLayout;
@@ -168,30 +169,6 @@ impl GpuChunk {
     pub fn bytes(&self) -> u64 {
         self.buffers.iter().map(wgpu::Buffer::size).sum()
     }
-}
-
-/// The lookup buffer of `words` (`program::LookupShape`), written at creation.
-pub fn lookup_buffer(device: &wgpu::Device, words: &[u32]) -> Result<wgpu::Buffer, KernelError> {
-    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("gpugraph-datafusion-lookup"),
-        size: (words.len() as u64 * 4).max(16).div_ceil(16) * 16,
-        usage: wgpu::BufferUsages::STORAGE,
-        mapped_at_creation: true,
-    });
-    {
-        let mut view = buffer
-            .slice(..)
-            .get_mapped_range_mut()
-            .map_err(|e| KernelError::Stage {
-                what: "the join's lookup buffer",
-                bytes: words.len() as u64 * 4,
-                reason: e.to_string(),
-            })?;
-        view.slice(..words.len() * 4)
-            .copy_from_slice(bytemuck::cast_slice(words));
-    }
-    buffer.unmap();
-    Ok(buffer)
 }
 
 fn storage(
@@ -536,22 +513,7 @@ pub fn run(
         encoder.copy_buffer_to_buffer(resolved, 0, &staging, ticks_at, ticks_bytes);
     }
     let start = Instant::now();
-    let submission = ctx.queue.submit([encoder.finish()]);
-    let (tx, rx) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |result| {
-        let _ = tx.send(result);
-    });
-    let waited = device.poll(wgpu::PollType::Wait {
-        submission_index: Some(submission),
-        timeout: None,
-    });
-    // The callback runs inside a successful wait; never block on it otherwise.
-    let mapped = match waited.map(|_| rx.try_recv()) {
-        Err(e) => Err(format!("waiting for the device failed: {e}")),
-        Ok(Ok(Ok(()))) => Ok(()),
-        Ok(Ok(Err(e))) => Err(format!("mapping the readback buffer failed: {e}")),
-        Ok(Err(_)) => Err("the map callback did not run during the wait".to_string()),
-    };
+    let mapped = submit_and_map(ctx, encoder, &staging);
     let kernel_time = start.elapsed();
     acc.destroy();
     if let Err(reason) = mapped {
@@ -588,6 +550,31 @@ pub fn run(
             chunks: chunk_times,
         },
     ))
+}
+
+/// Submits `encoder` and maps `staging` (`MAP_READ`, written by the submission) once the
+/// device is done.
+fn submit_and_map(
+    ctx: &GpuContext,
+    encoder: wgpu::CommandEncoder,
+    staging: &wgpu::Buffer,
+) -> Result<(), String> {
+    let submission = ctx.queue.submit([encoder.finish()]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |result| {
+        let _ = tx.send(result);
+    });
+    let waited = ctx.device.poll(wgpu::PollType::Wait {
+        submission_index: Some(submission),
+        timeout: None,
+    });
+    // The callback runs inside a successful wait; never block on it otherwise.
+    match waited.map(|_| rx.try_recv()) {
+        Err(e) => Err(format!("waiting for the device failed: {e}")),
+        Ok(Ok(Ok(()))) => Ok(()),
+        Ok(Ok(Err(e))) => Err(format!("mapping the readback buffer failed: {e}")),
+        Ok(Err(_)) => Err("the map callback did not run during the wait".to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -357,3 +357,27 @@ fn private_copies_fill_workgroup_memory_with_odd_strides() {
         assert!(copies >= 1 && copies as usize * stride as usize <= PRIVATE_WORDS);
     }
 }
+
+/// The lookup buffer of `words` (`program::LookupShape`), written at creation.
+fn lookup_buffer(device: &wgpu::Device, words: &[u32]) -> Result<wgpu::Buffer, KernelError> {
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("gpugraph-datafusion-lookup"),
+        size: (words.len() as u64 * 4).max(16).div_ceil(16) * 16,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: true,
+    });
+    {
+        let mut view = buffer
+            .slice(..)
+            .get_mapped_range_mut()
+            .map_err(|e| KernelError::Stage {
+                what: "the join's lookup buffer",
+                bytes: words.len() as u64 * 4,
+                reason: e.to_string(),
+            })?;
+        view.slice(..words.len() * 4)
+            .copy_from_slice(bytemuck::cast_slice(words));
+    }
+    buffer.unmap();
+    Ok(buffer)
+}

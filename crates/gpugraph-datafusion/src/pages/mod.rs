@@ -37,7 +37,7 @@ use crate::convert::{ColumnStats, Misfit};
 
 mod gpu;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use gpu::{stage, DecodeStatus, PageChunk};
 

@@ -375,11 +375,12 @@ fn nulls_wide_values_and_foreign_types_are_refused_by_name() {
     }
 }
 
-fn gpu() -> GpuContext {
+pub(crate) fn gpu() -> GpuContext {
     GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
 }
 
-fn read_back(ctx: &GpuContext, buffer: &wgpu::Buffer, words: usize) -> Vec<u32> {
+/// The first `words` words of `buffer` (`COPY_SRC`), after the queue's work.
+pub(crate) fn read_back(ctx: &GpuContext, buffer: &wgpu::Buffer, words: usize) -> Vec<u32> {
     let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("test-readback"),
         size: buffer.size(),
