@@ -22,7 +22,8 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::arrow::record_batch::RecordBatch;
 
-use keys::{local_codes, KeyDictionary, LocalKey};
+pub(crate) use keys::local_codes;
+use keys::{KeyDictionary, LocalKey};
 
 /// A value that does not fit the GPU's 32-bit columns (or a column it cannot convert).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -519,10 +519,17 @@ impl Run {
                 .await;
         }
         let buffer = match lookup.as_ref() {
-            Some(l) => match kernel::keymap::lookup_buffer(&self.gpu, l).map_err(external)? {
-                Ok(buffer) => Some(buffer),
-                Err(why) => return self.cpu(why).await,
-            },
+            Some(l) => {
+                let staged = Instant::now();
+                let built = kernel::keymap::lookup_buffer(&self.gpu, l).map_err(external)?;
+                MetricBuilder::new(&self.metrics)
+                    .subset_time("lookup_upload_time", 0)
+                    .add_duration(staged.elapsed());
+                match built {
+                    Ok(buffer) => Some(buffer),
+                    Err(why) => return self.cpu(why).await,
+                }
+            }
             None => None,
         };
         let (acc, times) =

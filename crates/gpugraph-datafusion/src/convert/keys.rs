@@ -13,7 +13,7 @@ use super::Misfit;
 
 /// A group key's value, owned (a batch's local codes outlive the batch's borrow).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(super) enum KeyValue {
+pub(crate) enum KeyValue {
     Null,
     Str(String),
     Int(i64),
@@ -115,10 +115,10 @@ impl<K: Hash + Eq> LocalCodes<K> {
 }
 
 /// Per batch-local code: its key value and its first row in the batch.
-pub(super) type LocalValues = Vec<(KeyValue, usize)>;
+pub(crate) type LocalValues = Vec<(KeyValue, usize)>;
 
 /// Codes `view`'s rows (strings or integers) batch-locally.
-pub(super) fn local_codes(
+pub(crate) fn local_codes(
     view: &dyn Array,
     column: &str,
 ) -> Result<(Vec<u32>, LocalValues), Misfit> {
