@@ -21,12 +21,15 @@ use datafusion::arrow::array::{new_empty_array, Array, ArrayRef, AsArray, Int64A
 use datafusion::arrow::compute::{cast, concat, max, min, take_record_batch};
 use datafusion::arrow::datatypes::{DataType, Decimal128Type, Int64Type};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::DataFusionError;
 use datafusion::common::HashMap;
 use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_common::physical_expr::is_volatile;
 use datafusion::physical_plan::execution_plan::reset_plan_states;
-use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::repartition::RepartitionExec;
+use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties, Partitioning};
+use tokio::task::JoinSet;
 
 use std::time::Instant;
 
@@ -35,7 +38,6 @@ use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder}
 use futures::StreamExt;
 
 use crate::convert::local_codes;
-use crate::exec::all_partitions;
 use crate::ir::Bounds;
 use crate::program::{LookupShape, NO_ROW};
 
@@ -358,13 +360,52 @@ impl LookupPlan {
         // that DataFusion cannot run twice, and the exec's CPU fallback runs the original
         // (an empty Q10 answer from Parquet before this copy).
         let input = reset_plan_states(Arc::clone(&self.input))?;
-        let mut stream = all_partitions(&input, &context);
-        let mut batches = Vec::new();
-        while let Some(batch) = stream.next().await {
-            batches.push(batch?);
+        // Batches evaluate where they arrive, on each partition's task: an input of fewer
+        // partitions than cores (an in-memory table is one) is dealt round-robin over them
+        // first, so the evaluation runs beside the scan instead of after it.
+        let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
+        let input: Arc<dyn ExecutionPlan> = if input.output_partitioning().partition_count() < cores
+        {
+            Arc::new(RepartitionExec::try_new(
+                input,
+                Partitioning::RoundRobinBatch(cores),
+            )?)
+        } else {
+            input
+        };
+        let mut tasks = JoinSet::new();
+        for p in 0..input.output_partitioning().partition_count() {
+            let (input, context, plan) = (Arc::clone(&input), Arc::clone(&context), self.clone());
+            tasks.spawn(async move {
+                let mut stream = input.execute(p, context)?;
+                let mut evaluated = Vec::new();
+                while let Some(batch) = stream.next().await {
+                    match plan.evaluate(&batch?) {
+                        Ok(e) => evaluated.push(e),
+                        Err(why) => return Ok(Err(why)),
+                    }
+                }
+                Ok::<_, DataFusionError>(Ok((p, evaluated)))
+            });
         }
+        let mut parts = Vec::new();
+        let mut refused = None;
+        while let Some(done) = tasks.join_next().await {
+            match done.map_err(|e| DataFusionError::External(Box::new(e)))?? {
+                Ok(part) => parts.push(part),
+                Err(why) => refused = Some(why),
+            }
+        }
+        if let Some(why) = refused {
+            time.add_duration(started.elapsed());
+            return Ok(Err(why));
+        }
+        // Partition order, whichever task finished first: the lookup rows' numbering is
+        // then the same from run to run.
+        parts.sort_by_key(|(p, _)| *p);
+        let evaluated = parts.into_iter().flat_map(|(_, e)| e).collect();
         let keyed = Instant::now();
-        let table = self.build(&batches);
+        let table = self.assemble(evaluated);
         MetricBuilder::new(metrics)
             .subset_time("lookup_build_time", 0)
             .add_duration(keyed.elapsed());
@@ -380,10 +421,16 @@ impl LookupPlan {
     /// The lookup buffer of the collected input `batches`, or why the GPU cannot join with
     /// it.
     pub fn build(&self, batches: &[RecordBatch]) -> Result<LookupTable, String> {
-        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         // Every batch evaluates its key and lookup columns on its own (15M TPC-H orders
         // rows' string CASEs are most of a lookup's cost), with its bounds.
         let evaluated = on_cores(batches.iter().collect(), |_, b| self.evaluate(b))?;
+        self.assemble(evaluated)
+    }
+
+    /// The lookup table of the evaluated batches `evaluated`, in lookup-row order, or why the
+    /// GPU cannot join with it.
+    fn assemble(&self, evaluated: Vec<Evaluated>) -> Result<LookupTable, String> {
+        let rows: usize = evaluated.iter().map(|e| e.keys.len()).sum();
         // Null keys never match (SQL equality); the others must fit i32 like probe keys.
         let (first, last) = evaluated
             .iter()
@@ -562,6 +609,7 @@ mod tests {
     fn few_valued_string_expressions_evaluate_once_per_value() {
         use datafusion::arrow::array::{DictionaryArray, StringViewArray};
         use datafusion::arrow::datatypes::Int32Type;
+        use datafusion::common::ScalarValue;
         let names = [
             "PROMO A",
             "B",
@@ -587,11 +635,15 @@ mod tests {
             ]));
             let keys = Arc::new(Int64Array::from_iter_values(0..1000));
             let b = RecordBatch::try_new(Arc::clone(&schema), vec![array, keys]).expect("batch");
+            let pattern = match schema.field(0).data_type() {
+                DataType::Utf8View => ScalarValue::Utf8View(Some("PROMO%".into())),
+                _ => ScalarValue::Utf8(Some("PROMO%".into())),
+            };
             let promo = like(
                 false,
                 false,
                 col("name", &schema).unwrap(),
-                lit("PROMO%"),
+                lit(pattern),
                 &schema,
             )
             .expect("like");
