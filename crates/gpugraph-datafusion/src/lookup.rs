@@ -1,18 +1,21 @@
 //! The lookup side of a many-to-one inner hash join under a GPU aggregate: the smaller input
-//! (TPC-H's `part` under Q14's `lineitem`), run by DataFusion on the CPU and collected, then
-//! laid out as one GPU buffer that the row program probes ([`crate::program::Op::Probe`]) and
-//! gathers from ([`crate::program::Op::Gather`]).
+//! (TPC-H's `part` under Q14's `lineitem`), run by DataFusion on the CPU with each batch
+//! evaluated on its partition's task as it arrives, then laid out as one GPU buffer that the
+//! row program probes ([`crate::program::Op::Probe`]) and gathers from
+//! ([`crate::program::Op::Gather`]).
 //!
 //! The key map is direct-addressed: word `k − first_key` holds the row of key `k`. TPC-H's
 //! keys are dense, so that costs a word per key and one load per probe, where a hash table
-//! would cost a probe sequence. A sparse key range (more than [`MAX_SPREAD`] words per row),
-//! a repeated key (the join would not be many-to-one), a key past i32 or a null in a lookup
-//! column refuse the GPU plan at run time with the reason, and the exec runs DataFusion's
-//! plan instead.
+//! would cost a probe sequence. The device builds it ([`crate::kernel::keymap`]) from each
+//! row's word, which the host stages with the columns. A sparse key range (more than
+//! [`MAX_SPREAD`] words per row), a repeated key (the join would not be many-to-one; the
+//! device counts them), a key past i32 or a null in a lookup column refuse the GPU plan at
+//! run time with the reason, and the exec runs DataFusion's plan instead.
 //!
 //! Lookup columns are expressions over the lookup side that the planner evaluates here, on
-//! the host, once per lookup row (`p_type LIKE 'PROMO%'` becomes a boolean column): the
-//! GPU's expressions compute on numbers, and the lookup side is the small input.
+//! the host, once per lookup row (`p_type LIKE 'PROMO%'` becomes a boolean column), or once
+//! per distinct value when they read one string column of few values: the GPU's
+//! expressions compute on numbers, and the lookup side is the small input.
 
 use std::sync::Arc;
 
