@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# TPC-H Q1/Q6/Q12/Q14/Q3/Q10 on the device (issue 19): the GPU plans against DataFusion's CPU operators in the
+# TPC-H Q1/Q6/Q12/Q14/Q3/Q10/Q5 on the device (issue 19): the GPU plans against DataFusion's CPU operators in the
 # same process (`gpugraph bench tpch`), then DuckDB and/or Polars on the same Parquet file:
 #   bash bench/device-pack.sh; PACK_CLI=1 bash bench/device-pack.sh  (here: .devcli/, the CLI
 #   alone, ~10 MB); mkdir -p .wheels && cp duckdb-*.whl .wheels/      (bench/wheels.sh)
@@ -25,6 +25,8 @@ ppq=.tpch/part-sf$sf.parquet
 opq=.tpch/orders-sf$sf.parquet
 cpq=.tpch/customer-sf$sf.parquet
 npq=.tpch/nation-sf$sf.parquet
+spq=.tpch/supplier-sf$sf.parquet
+rpq=.tpch/region-sf$sf.parquet
 if [ "${SORT26:-0}" = 1 ]; then
   SIZES=2^26 BENCHES=sort REPEAT=5 bash bench/h200.sh "$out/sort26" > "$out/sort26.txt" 2>&1
   grep -E "x peer|sort-(keys|pairs|f32)" "$out/sort26.txt" | grep -v "[.]pass\|[.]hist\|[.]enc\|[.]dec" \
@@ -41,7 +43,7 @@ if [ ! -s "$pq" ]; then
     || { cat "$out/generate.txt"; exit 1; }
   echo "generate-table lineitem SF $sf: $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s, $(du -h "$pq" | cut -f1)"
 fi
-for t in part orders customer nation; do
+for t in part orders customer nation supplier region; do
   f=.tpch/$t-sf$sf.parquet
   if [ ! -s "$f" ] && [ "${PEERS_ONLY:-0}" != 1 ]; then
     "$GPUGRAPH" generate-table --tpch $t --scale "$sf" --out "$f" > "$out/generate-$t.txt" 2>&1 \
@@ -75,6 +77,8 @@ for e in ${engines//,/ }; do
   [ -s "$opq" ] && part_arg+=(--orders "$opq")
   [ -s "$cpq" ] && part_arg+=(--customer "$cpq")
   [ -s "$npq" ] && part_arg+=(--nation "$npq")
+  [ -s "$spq" ] && part_arg+=(--supplier "$spq")
+  [ -s "$rpq" ] && part_arg+=(--region "$rpq")
   PYTHONPATH="$py" python3 bench/peers/peers_tpch.py --lineitem "$pq" "${part_arg[@]}" --engines "$e" \
     --repeat "$repeat" --json "$out/tpch-$e.json" 2>&1 | tail -6
 done

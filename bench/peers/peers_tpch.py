@@ -2,7 +2,7 @@
 """CPU peers of `gpugraph bench tpch`: TPC-H Q1 and Q6 in DuckDB and Polars on the same host, in
 the same device call (the device carries their wheels; see docs/benchmarks.md), and the joins in
 DuckDB when their tables are given: Q14 with --part, Q12 with --orders, Q3 with --orders and
---customer, Q10 with those and --nation.
+--customer, Q10 with those and --nation, Q5 with those, --supplier and --region.
 
     python3 bench/peers/peers_tpch.py --lineitem /tmp/lineitem-sf10.parquet \
         --part /tmp/part-sf10.parquet --orders /tmp/orders-sf10.parquet \
@@ -89,6 +89,16 @@ order by revenue desc
 limit 20
 """
 
+Q5 = """
+select n_name, sum(l_extendedprice * (1 - l_discount)) as revenue
+from {customer}, {orders}, {lineitem}, {supplier}, {nation}, {region}
+where c_custkey = o_custkey and l_orderkey = o_orderkey and l_suppkey = s_suppkey
+  and c_nationkey = s_nationkey and s_nationkey = n_nationkey and n_regionkey = r_regionkey
+  and r_name = 'ASIA' and o_orderdate >= date '1994-01-01' and o_orderdate < date '1995-01-01'
+group by n_name
+order by revenue desc
+"""
+
 # Each query and the tables it reads.
 QUERIES = [
     ("q1", Q1, ["lineitem"]),
@@ -97,6 +107,7 @@ QUERIES = [
     ("q14", Q14, ["lineitem", "part"]),
     ("q3", Q3, ["lineitem", "orders", "customer"]),
     ("q10", Q10, ["lineitem", "orders", "customer", "nation"]),
+    ("q5", Q5, ["lineitem", "orders", "customer", "supplier", "nation", "region"]),
 ]
 
 
@@ -186,6 +197,8 @@ def main():
     ap.add_argument("--orders", help="orders Parquet file (adds Q12; DuckDB only)")
     ap.add_argument("--customer", help="customer Parquet file (adds Q3 with --orders)")
     ap.add_argument("--nation", help="nation Parquet file (adds Q10 with Q3's tables)")
+    ap.add_argument("--supplier", help="supplier Parquet file (adds Q5 with Q10's and --region)")
+    ap.add_argument("--region", help="region Parquet file (adds Q5)")
     ap.add_argument("--engines", default="duckdb,polars")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", required=True)
@@ -195,7 +208,7 @@ def main():
         try:
             if engine == "duckdb":
                 files = {"lineitem": a.lineitem}
-                for t in ("part", "orders", "customer", "nation"):
+                for t in ("part", "orders", "customer", "nation", "supplier", "region"):
                     if getattr(a, t):
                         files[t] = getattr(a, t)
                 rows += duckdb_rows(files, a.repeat)

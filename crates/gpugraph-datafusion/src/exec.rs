@@ -120,9 +120,10 @@ impl DisplayAs for GpuPartialAggregateExec {
                 GroupKey::Source(k) => name(&self.plan.keys[k]),
                 GroupKey::Lookup(j) => self
                     .plan
-                    .lookup
+                    .lookup_row
                     .as_ref()
-                    .map_or_else(String::new, |l| format!("lookup {}", l.groups[j])),
+                    .and_then(|(s, _)| self.plan.lookups.get(*s)?.groups.get(j))
+                    .map_or_else(String::new, |g| format!("lookup {g}")),
             })
             .collect();
         let values: Vec<String> = self.plan.values.iter().map(name).collect();
@@ -147,7 +148,7 @@ impl DisplayAs for GpuPartialAggregateExec {
         if !strings.is_empty() {
             write!(f, ", strings=[{}]", strings.join(", "))?;
         }
-        if let Some(l) = &self.plan.lookup {
+        for l in &self.plan.lookups {
             let columns: Vec<String> = l.columns.iter().map(ToString::to_string).collect();
             write!(
                 f,
@@ -283,12 +284,17 @@ impl Run {
                 *f = None;
             }
         }
-        // The join's lookup side runs on DataFusion's threads while the source streams in.
-        let lookup = self.plan.lookup.clone().map(|l| {
-            let context = Arc::clone(&self.context);
-            let metrics = self.metrics.clone();
-            tokio::spawn(async move { l.collect(context, &metrics).await })
-        });
+        // The joins' lookup sides run on DataFusion's threads while the source streams in.
+        let lookup: Vec<_> = self
+            .plan
+            .lookups
+            .iter()
+            .map(|l| {
+                let (l, context) = (l.clone(), Arc::clone(&self.context));
+                let metrics = self.metrics.clone();
+                tokio::spawn(async move { l.collect(context, &metrics).await })
+            })
+            .collect();
         let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
         let cached = self
             .cache
@@ -446,26 +452,32 @@ impl Run {
 
     /// Checks the bounds, runs the program over `prepared` and emits the partial states (or
     /// the CPU plan's when the data does not fit); `status` is the page scan's decode status,
-    /// `lookup` the task building the join's lookup side, `started` the run's start (for the
+    /// `lookup` the tasks building the joins' lookup sides, `started` the run's start (for the
     /// `kernel_done_at` milestone).
     async fn finish(
         &self,
         prepared: &Prepared,
         status: Option<&DecodeStatus>,
-        lookup: Option<tokio::task::JoinHandle<Result<Result<LookupTable, String>>>>,
+        lookup: Vec<tokio::task::JoinHandle<Result<Result<LookupTable, String>>>>,
         started: Instant,
     ) -> Result<Vec<RecordBatch>> {
         let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
-        let lookup = match lookup {
-            Some(task) => match task
+        let mut tables = Vec::with_capacity(lookup.len());
+        let mut refused = None;
+        for task in lookup {
+            // Every task is awaited, so none outlives the query.
+            match task
                 .await
                 .map_err(|e| DataFusionError::External(Box::new(e)))??
             {
-                Ok(table) => Some(table),
-                Err(why) => return self.cpu(why).await,
-            },
-            None => None,
-        };
+                Ok(table) => tables.push(table),
+                Err(why) => refused = refused.or(Some(why)),
+            }
+        }
+        if let Some(why) = refused {
+            return self.cpu(why).await;
+        }
+        crate::lookup::place(&mut tables);
         let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
         let converter = &prepared.converter;
         let chunks = &prepared.chunks;
@@ -474,13 +486,13 @@ impl Run {
             let s = converter.stats(slot);
             (s.min as i128, s.max as i128)
         };
-        if let Err(why) = self.plan.check_bounds(&stats, lookup.as_ref()) {
+        if let Err(why) = self.plan.check_bounds(&stats, &tables) {
             return self.cpu(why).await;
         }
         // Coded string columns past the group keys only filter.
         let mut cards = converter.cardinalities();
         cards.truncate(self.plan.keys.len());
-        let (source_groups, groups) = self.plan.group_count(&cards, lookup.as_ref());
+        let (source_groups, groups) = self.plan.group_count(&cards, &tables);
         let what = if self.plan.lookup_row.is_some() {
             "key combinations and lookup rows"
         } else {
@@ -497,9 +509,9 @@ impl Run {
                 .await;
         }
         let nullable = chunks.iter().fold(0, |m, c| m | c.has_valid);
-        let shape = lookup.as_ref().map(|l| &l.shape);
+        let shapes: Vec<_> = tables.iter().map(|l| l.shape.clone()).collect();
         let code = |k: usize, v: Option<&str>| converter.code_of(k, v);
-        let (program, words) = self.plan.program(&cards, nullable, shape, &code);
+        let (program, words) = self.plan.program(&cards, nullable, &shapes, &code);
         let most = kernel::max_groups(&self.gpu, program.words_per_group());
         if groups > most {
             return self
@@ -510,27 +522,26 @@ impl Run {
                 .await;
         }
         let binding = self.gpu.device.limits().max_storage_buffer_binding_size as usize;
-        if let Some(l) = lookup.as_ref().filter(|l| l.buffer_words() * 4 > binding) {
-            let bytes = l.buffer_words() * 4;
+        let bytes: usize = tables.iter().map(|l| l.buffer_words() * 4).sum();
+        if bytes > binding {
             return self
                 .cpu(format!(
                     "the lookup buffer takes {bytes} bytes, past the {binding} bytes a GPU binding holds"
                 ))
                 .await;
         }
-        let buffer = match lookup.as_ref() {
-            Some(l) => {
-                let staged = Instant::now();
-                let built = kernel::keymap::lookup_buffer(&self.gpu, l).map_err(external)?;
-                MetricBuilder::new(&self.metrics)
-                    .subset_time("lookup_upload_time", 0)
-                    .add_duration(staged.elapsed());
-                match built {
-                    Ok(buffer) => Some(buffer),
-                    Err(why) => return self.cpu(why).await,
-                }
+        let buffer = if tables.is_empty() {
+            None
+        } else {
+            let staged = Instant::now();
+            let built = kernel::keymap::lookup_buffer(&self.gpu, &tables).map_err(external)?;
+            MetricBuilder::new(&self.metrics)
+                .subset_time("lookup_upload_time", 0)
+                .add_duration(staged.elapsed());
+            match built {
+                Ok(buffer) => Some(buffer),
+                Err(why) => return self.cpu(why).await,
             }
-            None => None,
         };
         let (acc, times) =
             kernel::run(&self.gpu, &program, groups, chunks, buffer.as_ref()).map_err(external)?;
@@ -561,7 +572,7 @@ impl Run {
             &words,
             program.words_per_group(),
             (source_groups, groups),
-            lookup.as_ref(),
+            &tables,
             &|k, g| converter.key_values(k, g),
         )?;
         Ok(vec![batch])
@@ -579,7 +590,7 @@ impl ExecutionPlan for GpuPartialAggregateExec {
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
         let mut children = vec![&self.plan.source];
-        children.extend(self.plan.lookup.as_ref().map(|l| &l.input));
+        children.extend(self.plan.lookups.iter().map(|l| &l.input));
         children
     }
 
@@ -597,14 +608,14 @@ impl ExecutionPlan for GpuPartialAggregateExec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let mut plan = self.plan.clone();
         let mut children = children.into_iter();
-        let wanted = 1 + plan.lookup.is_some() as usize;
+        let wanted = 1 + plan.lookups.len();
         let mut next = || {
             children.next().ok_or_else(|| {
                 DataFusionError::Internal(format!("GpuPartialAggregateExec has {wanted} children"))
             })
         };
         plan.source = next()?;
-        if let Some(l) = plan.lookup.as_mut() {
+        for l in plan.lookups.iter_mut() {
             l.input = next()?;
         }
         Ok(Arc::new(Self::new(

@@ -50,18 +50,22 @@ pub struct Typed {
 /// One plan level's columns: each output column as an expression over the source, or why not.
 pub type Level = Vec<Result<Typed, String>>;
 
+/// A column's origin on a lookup side: the side's index and the column's expression over
+/// that side's input (`None` for a column of the streamed side).
+pub type Host = Option<(usize, Arc<dyn PhysicalExpr>)>;
+
 /// What an expression's columns mean: the plan level's columns as [`Ir`] over the source,
-/// and below a join, which of them derive from the lookup side alone.
+/// and below joins, which of them derive from one lookup side alone.
 pub struct Scope<'a> {
     /// The level's schema.
     pub schema: &'a Schema,
     /// Its columns.
     pub level: &'a Level,
-    /// Per column, its expression over the lookup side where it is one (`None` without a
+    /// Per column, its lookup side and expression over it where it is one (empty without a
     /// join).
-    pub host: &'a [Option<Arc<dyn PhysicalExpr>>],
-    /// The join's lookup side, below a join.
-    pub lookup: Option<&'a LookupScope<'a>>,
+    pub host: &'a [Host],
+    /// The joins' lookup sides, by index, below joins.
+    pub lookup: &'a [LookupScope<'a>],
 }
 
 impl<'a> Scope<'a> {
@@ -71,12 +75,12 @@ impl<'a> Scope<'a> {
             schema,
             level,
             host: &[],
-            lookup: None,
+            lookup: &[],
         }
     }
 }
 
-/// The lookup side of the plan's join, as expressions see it: a subexpression over lookup
+/// One lookup side of the plan's joins, as expressions see it: a subexpression over its
 /// columns alone becomes a lookup column that the host evaluates once per lookup row
 /// (`lookup.rs`), gathered by the probe key.
 pub struct LookupScope<'a> {
@@ -93,14 +97,14 @@ pub struct LookupScope<'a> {
 }
 
 impl LookupScope<'_> {
-    /// `expr` as a lookup column when it reads lookup columns only and has a type the GPU
-    /// computes on (booleans included: `p_type LIKE 'PROMO%'`); `None` otherwise.
+    /// `expr`, which reads this side's columns only ([`on_lookup`] gave `over_lookup`), as
+    /// lookup column of side `side` when it has a type the GPU computes on (booleans
+    /// included: `p_type LIKE 'PROMO%'`); `None` otherwise.
     fn derive(
         &self,
-        expr: &Arc<dyn PhysicalExpr>,
-        host: &[Option<Arc<dyn PhysicalExpr>>],
+        side: usize,
+        over_lookup: Arc<dyn PhysicalExpr>,
     ) -> Option<Result<Typed, String>> {
-        let over_lookup = on_lookup(expr, host)?;
         if self.outer && over_lookup.downcast_ref::<Column>().is_none() {
             return None;
         }
@@ -123,6 +127,7 @@ impl LookupScope<'_> {
         };
         Some(Ok(Typed {
             ir: Ir::Lookup {
+                side,
                 key: Box::new(self.key.clone()),
                 column,
             },
@@ -131,32 +136,34 @@ impl LookupScope<'_> {
     }
 }
 
-/// `expr` with its columns replaced by their lookup-side expressions `host`, when it reads
-/// at least one column and only such columns.
+/// The lookup side `expr` reads and `expr` with its columns replaced by their expressions
+/// over it (`host`), when it reads at least one column and only columns of that one side.
 pub fn on_lookup(
     expr: &Arc<dyn PhysicalExpr>,
-    host: &[Option<Arc<dyn PhysicalExpr>>],
-) -> Option<Arc<dyn PhysicalExpr>> {
-    let columns = collect_columns(expr);
-    if columns.is_empty()
-        || columns
-            .iter()
-            .any(|c| host.get(c.index()).is_none_or(Option::is_none))
-    {
+    host: &[Host],
+) -> Option<(usize, Arc<dyn PhysicalExpr>)> {
+    let mut sides = collect_columns(expr)
+        .iter()
+        .map(|c| host.get(c.index()).cloned().flatten().map(|(side, _)| side))
+        .collect::<Option<Vec<usize>>>()?;
+    sides.sort_unstable();
+    sides.dedup();
+    let [side] = sides[..] else {
+        // No columns, or columns of two sides.
         return None;
-    }
+    };
     Arc::clone(expr)
         .transform(|e| {
             Ok(match e.downcast_ref::<Column>() {
                 Some(c) => match host.get(c.index()).cloned().flatten() {
-                    Some(h) => Transformed::yes(h),
+                    Some((_, h)) => Transformed::yes(h),
                     None => Transformed::no(e),
                 },
                 None => Transformed::no(e),
             })
         })
         .ok()
-        .map(|t| t.data)
+        .map(|t| (side, t.data))
 }
 
 /// The GPU type of a source column of `dt`, if the GPU computes on it.
@@ -331,8 +338,12 @@ fn cast(inner: Typed, to: &DataType, from: &DataType) -> Result<Typed, String> {
 
 /// Translates `expr`, whose columns are `scope`'s.
 pub fn translate(expr: &Arc<dyn PhysicalExpr>, scope: &Scope<'_>) -> Result<Typed, String> {
-    if let Some(lookup) = &scope.lookup {
-        if let Some(t) = lookup.derive(expr, scope.host) {
+    if let Some((side, over_lookup)) = on_lookup(expr, scope.host) {
+        if let Some(t) = scope
+            .lookup
+            .get(side)
+            .and_then(|l| l.derive(side, over_lookup))
+        {
             return t;
         }
     }

@@ -15,19 +15,20 @@ use crate::program::{LookupShape, Op};
 pub enum Leaf {
     /// The source's column with this index.
     Column(usize),
-    /// Column `j` of the join's lookup side (`lookup.rs`).
-    Lookup(usize),
+    /// Column `j` of lookup side `side` (`lookup.rs`): (side, j).
+    Lookup(usize, usize),
 }
 
 /// What lowering needs besides the expression: kernel slots of source columns, the codes of
-/// coded (string) columns, and the lookup buffer's layout when the plan joins.
+/// coded (string) columns, and each lookup side's part of the lookup buffer when the plan
+/// joins.
 pub struct Lowering<'a> {
     /// The kernel's column slot of a source column (a number, or a coded column's codes).
     pub slot: &'a dyn Fn(usize) -> u32,
     /// The code of a string (`None`: of NULL) in a coded source column, if any row has it.
     pub code: &'a dyn Fn(usize, Option<&str>) -> Option<u32>,
-    /// The lookup buffer's layout (`None` without a join).
-    pub lookup: Option<&'a LookupShape>,
+    /// Each lookup side's layout in the lookup buffer (none without a join).
+    pub lookup: &'a [LookupShape],
 }
 
 /// Binary operators of [`Ir::Binary`].
@@ -85,16 +86,18 @@ pub enum Ir {
         /// Value elsewhere.
         otherwise: Box<Ir>,
     },
-    /// Lookup column `column` of the lookup row whose key equals `key` (a many-to-one join);
-    /// null where no row has that key.
+    /// Lookup column `column` of lookup side `side`'s row whose key equals `key` (a
+    /// many-to-one join); null where no row has that key.
     Lookup {
+        /// Which lookup side.
+        side: usize,
         /// The probe key.
         key: Box<Ir>,
         /// The lookup column.
         column: usize,
     },
-    /// Whether a lookup row has key `.0` (never null): an inner join's match.
-    Matched(Box<Ir>),
+    /// Whether lookup side `.0` has a row with key `.1` (never null): an inner join's match.
+    Matched(usize, Box<Ir>),
     /// A string column of the source, coded like a group key: 0, null where the string is.
     /// Only its nulls and its comparisons with literals ([`Ir::StrEq`]) reach the GPU.
     StrColumn(usize),
@@ -165,7 +168,7 @@ impl Ir {
                 a.walk_mut(f);
                 b.walk_mut(f);
             }
-            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(a) => {
+            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(_, a) => {
                 a.walk_mut(f)
             }
             Ir::Lookup { key, .. } => key.walk_mut(f),
@@ -195,7 +198,7 @@ impl Ir {
                 a.columns(out);
                 b.columns(out);
             }
-            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(a) => {
+            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(_, a) => {
                 a.columns(out)
             }
             Ir::Lookup { key, .. } => key.columns(out),
@@ -226,7 +229,7 @@ impl Ir {
                 a.strings(out);
                 b.strings(out);
             }
-            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(a) => {
+            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(_, a) => {
                 a.strings(out)
             }
             Ir::Lookup { key, .. } => key.strings(out),
@@ -248,8 +251,12 @@ impl Ir {
     pub fn nullable(&self, column: &dyn Fn(Leaf) -> bool) -> bool {
         match self {
             Ir::Column(c) => column(Leaf::Column(*c)),
-            Ir::Lookup { key, column: j } => key.nullable(column) || column(Leaf::Lookup(*j)),
-            Ir::Matched(_) => false,
+            Ir::Lookup {
+                side,
+                key,
+                column: j,
+            } => key.nullable(column) || column(Leaf::Lookup(*side, *j)),
+            Ir::Matched(..) => false,
             Ir::StrColumn(_) | Ir::StrEq { .. } => true,
             Ir::Const(_) => false,
             Ir::Null => true,
@@ -268,11 +275,15 @@ impl Ir {
     pub fn bounds(&self, column: &dyn Fn(Leaf) -> Bounds) -> Result<Bounds, BoundsError> {
         let b = match self {
             Ir::Column(c) => column(Leaf::Column(*c)),
-            Ir::Lookup { key, column: j } => {
+            Ir::Lookup {
+                side,
+                key,
+                column: j,
+            } => {
                 probe_bounds(key, column)?;
-                column(Leaf::Lookup(*j))
+                column(Leaf::Lookup(*side, *j))
             }
-            Ir::Matched(key) => {
+            Ir::Matched(_, key) => {
                 probe_bounds(key, column)?;
                 (0, 1)
             }
@@ -344,16 +355,17 @@ impl Ir {
     pub fn lower(&self, to: &Lowering<'_>, ops: &mut Vec<Op>) {
         match self {
             Ir::Column(c) => ops.push(Op::Load((to.slot)(*c))),
-            Ir::Lookup { key, column } => {
-                probe(key, to, ops);
+            Ir::Lookup { side, key, column } => {
+                probe(*side, key, to, ops);
                 let at = to
                     .lookup
+                    .get(*side)
                     .map_or(0, |l| l.columns.get(*column).copied().unwrap_or(0));
                 ops.push(Op::Const(at as i64));
                 ops.push(Op::Gather);
             }
-            Ir::Matched(key) => {
-                probe(key, to, ops);
+            Ir::Matched(side, key) => {
+                probe(*side, key, to, ops);
                 ops.push(Op::IsNotNull);
             }
             Ir::Const(v) => ops.push(Op::Const(*v)),
@@ -448,14 +460,18 @@ fn probe_bounds(key: &Ir, column: &dyn Fn(Leaf) -> Bounds) -> Result<(), BoundsE
     Ok(())
 }
 
-/// Pushes the lookup row of `key` (null without one): its offset from the first key, checked
-/// against the key count.
-pub(crate) fn probe(key: &Ir, to: &Lowering<'_>, ops: &mut Vec<Op>) {
-    let (first, keys) = to.lookup.map_or((0, 0), |l| (l.first_key, l.keys));
+/// Pushes lookup side `side`'s row of `key` (null without one): its offset from the first
+/// key, checked against the key count, in the side's key map.
+pub(crate) fn probe(side: usize, key: &Ir, to: &Lowering<'_>, ops: &mut Vec<Op>) {
+    let (first, keys, base) = to
+        .lookup
+        .get(side)
+        .map_or((0, 0, 0), |l| (l.first_key, l.keys, l.base));
     key.lower(to, ops);
     ops.push(Op::Const(first));
     ops.push(Op::Sub);
     ops.push(Op::Const(keys as i64));
+    ops.push(Op::Const(base as i64));
     ops.push(Op::Probe);
 }
 

@@ -16,22 +16,25 @@
 //! aggregate the rule cannot take is wrapped in a transparent [`CpuFallbackExec`] naming the
 //! reason, so `EXPLAIN` shows what runs where and why.
 //!
-//! # Joins: a lookup side gathered by key
+//! # Joins: lookup sides gathered by key
 //!
-//! The first hash join in the chain (TPC-H Q14's `lineitem ⋈ part`) runs as a lookup: the
-//! input whose base table is smaller runs on DataFusion's CPU operators while the larger one
-//! streams to the GPU, its key becomes a direct-addressed map to lookup rows and the columns
-//! the query reads from it become gathered words (`lookup.rs`). Subexpressions over lookup
+//! A hash join in the chain keyed by the streamed side (TPC-H Q14's `lineitem ⋈ part`) runs
+//! as a lookup: the input whose base table is smaller runs on DataFusion's CPU operators
+//! while the larger one streams to the GPU, its key becomes a direct-addressed map to lookup
+//! rows and the columns the query reads from it become gathered words (`lookup.rs`). Each
+//! such join is one lookup side, all of them in one GPU buffer (Q5 probes orders ⋈ customer
+//! by `l_orderkey` and supplier by `l_suppkey`); a join's further keys become equalities the
+//! row checks, over either side's columns (Q5's `s_nationkey = c_nationkey`). Subexpressions over lookup
 //! columns alone (`p_type LIKE 'PROMO%'`) are evaluated on the host once per lookup row, so
 //! strings never reach the GPU. A repeated or sparse key refuses at run time and the exec
 //! runs DataFusion's plan. A left join that preserves the streamed side keeps its unmatched
 //! rows with NULL lookup columns.
 //!
-//! Group keys may come from the lookup side (TPC-H Q3's `o_orderdate`, Q10's `c_name`): the
+//! Group keys may come from one lookup side (TPC-H Q3's `o_orderdate`, Q10's `c_name`): its
 //! lookup row is then a digit of the group index, and the host takes the keys' values by row
 //! for the groups that have rows; a partial state may repeat a key, which DataFusion's final
-//! aggregate merges. Joins above the first whose key reads only its lookup side (Q10's
-//! nation) move into that side on the CPU, since inner joins associate (`plan/join.rs`).
+//! aggregate merges. A join whose key reads only one lookup side's columns (Q10's nation)
+//! moves into that side on the CPU, since inner joins associate (`plan/join.rs`).
 //!
 //! # Exact arithmetic
 //!

@@ -106,8 +106,8 @@ impl LookupTable {
     }
 
     /// Each lookup row's key-map word (its key less the first key; [`NO_ROW`] for a null
-    /// key), batch by batch, computed on every core.
-    pub fn offsets(&self) -> Vec<Vec<u32>> {
+    /// key), batch by batch, computed on every core; an error if a thread failed.
+    pub fn offsets(&self) -> Result<Vec<Vec<u32>>, String> {
         let first = self.shape.first_key;
         on_cores(self.parts.iter().collect(), |_, part| {
             Ok((0..part.keys.len())
@@ -120,7 +120,6 @@ impl LookupTable {
                 })
                 .collect())
         })
-        .unwrap_or_default()
     }
 
     /// Lookup column `j`'s words, batch by batch in lookup-row order.
@@ -128,12 +127,13 @@ impl LookupTable {
         self.parts.iter().map(move |p| p.columns[j].as_slice())
     }
 
-    /// The whole lookup buffer built on the host, or why the join is not many-to-one (the
-    /// smallest repeated key): the oracle of the device's build.
+    /// This side's part of the lookup buffer built on the host (from its key map on), or
+    /// why the join is not many-to-one (the smallest repeated key): the oracle of the
+    /// device's build.
     pub fn words(&self) -> Result<Vec<u32>, String> {
         let mut words = vec![NO_ROW; self.shape.keys as usize];
         let mut repeated = None;
-        for (row, &d) in self.offsets().iter().flatten().enumerate() {
+        for (row, &d) in self.offsets()?.iter().flatten().enumerate() {
             if d == NO_ROW {
                 continue;
             }
@@ -158,6 +158,20 @@ impl LookupTable {
             "the join key {} repeats the value {value} on the lookup side, so the join is not many-to-one",
             self.key
         )
+    }
+}
+
+/// Places `tables` one after the other in one lookup buffer: each shape's key map starts
+/// where the previous side's columns end, and its column words move with it.
+pub fn place(tables: &mut [LookupTable]) {
+    let mut base = 0u32;
+    for t in tables {
+        let shift = base - t.shape.base;
+        t.shape.base = base;
+        for c in &mut t.shape.columns {
+            *c += shift;
+        }
+        base += t.buffer_words() as u32;
     }
 }
 
@@ -494,6 +508,7 @@ impl LookupPlan {
             parts,
             groups,
             shape: LookupShape {
+                base: 0,
                 first_key: first,
                 keys: keys as u32,
                 columns,

@@ -8,8 +8,10 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{JoinSide, JoinType};
-use datafusion::physical_expr::expressions::{Column, Literal};
+use datafusion::logical_expr::Operator;
+use datafusion::physical_expr::expressions::{BinaryExpr, Column, Literal};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
@@ -24,7 +26,9 @@ mod output;
 
 use join::{associate, collected, join_level, join_sides};
 
-use crate::expr::{column_type, leaf_level, on_lookup, translate, Level, LookupScope, Scope, Ty};
+use crate::expr::{
+    column_type, leaf_level, on_lookup, translate, Host, Level, LookupScope, Scope, Ty,
+};
 use crate::ir::{Bounds, Ir, Leaf, Lowering};
 use crate::lookup::{LookupPlan, LookupTable};
 use crate::program::{Layout, LookupShape, Op, Program};
@@ -74,15 +78,15 @@ pub struct GpuPlan {
     pub values: Vec<usize>,
     /// The partial aggregate's output schema (group columns, then state fields).
     pub schema: SchemaRef,
-    /// The lookup side of an inner join between the source and a smaller input, when the
-    /// chain has one (`lookup.rs`).
-    pub lookup: Option<LookupPlan>,
+    /// The lookup sides of the joins between the source and smaller inputs, in the order
+    /// the chain meets them (`lookup.rs`); the lookup buffer holds one after the other.
+    pub lookups: Vec<LookupPlan>,
     /// The GROUP BY keys, in order.
     pub groups: Vec<GroupKey>,
-    /// The probe key whose lookup row is a group index digit, when a group key comes from
-    /// the lookup side: group `source + row × S`, where `source` is the mixed-radix index of
-    /// the coded keys and `S` their combinations.
-    pub lookup_row: Option<Ir>,
+    /// The lookup side and probe key whose lookup row is a group index digit, when group
+    /// keys come from a lookup side: group `source + row × S`, where `source` is the
+    /// mixed-radix index of the coded keys and `S` their combinations.
+    pub lookup_row: Option<(usize, Ir)>,
 }
 
 /// Where a group key's values come from.
@@ -90,7 +94,8 @@ pub struct GpuPlan {
 pub enum GroupKey {
     /// Coded source column `keys[k]`.
     Source(usize),
-    /// Lookup-side expression `lookup.groups[j]`: one group per lookup row (and coded keys'
+    /// Lookup-side expression `groups[j]` of the [`GpuPlan::lookup_row`] side: one group per
+    /// lookup row (and coded keys'
     /// combination), so a partial state may repeat a key (several orders of one customer);
     /// DataFusion's final aggregate merges them.
     Lookup(usize),
@@ -155,18 +160,19 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     // columns (group keys must be those), `host` columns of the join's lookup side.
     let mut level: Level = leaf_level(&source.schema());
     let mut origin: Vec<Option<usize>> = (0..source.schema().fields().len()).map(Some).collect();
-    let mut host: Vec<Option<Arc<dyn PhysicalExpr>>> = vec![None; origin.len()];
+    let mut host: Vec<Host> = vec![None; origin.len()];
     let mut predicates = Vec::new();
-    let lookup_columns = RefCell::new(Vec::new());
-    let mut join: Option<(LookupPlan, Ir)> = None;
+    // Each lookup side's plan and probe key, and its lookup columns so far.
+    let mut lookup_columns: Vec<RefCell<Vec<Arc<dyn PhysicalExpr>>>> = Vec::new();
+    let mut joins: Vec<(LookupPlan, Ir)> = Vec::new();
     for node in chain.iter().rev() {
-        let lookup_schema = join.as_ref().map(|(l, _)| l.input.schema());
-        let lookup_scope = lookup_scope(&join, &lookup_schema, &lookup_columns);
+        let schemas = lookup_schemas(&joins);
+        let lookups = lookup_scopes(&joins, &schemas, &lookup_columns);
         let scope = |schema| Scope {
             schema,
             level: &level,
             host: &host,
-            lookup: lookup_scope.as_ref(),
+            lookup: &lookups,
         };
         if let Some(p) = node.downcast_ref::<ProjectionExec>() {
             let schema = p.input().schema();
@@ -200,63 +206,108 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             );
         } else if let Some(j) = node.downcast_ref::<HashJoinExec>() {
             let (probe, probe_left) = join_sides(j)?;
-            let (lookup_input, on) = if probe_left {
-                (j.right(), (&j.on()[0].0, &j.on()[0].1))
-            } else {
-                (j.left(), (&j.on()[0].1, &j.on()[0].0))
-            };
+            let lookup_input = if probe_left { j.right() } else { j.left() };
+            // Each key pair as (over the probe side, over the lookup side).
+            let on: Vec<_> = j
+                .on()
+                .iter()
+                .map(|(l, r)| if probe_left { (l, r) } else { (r, l) })
+                .collect();
             // The join's columns: left then right, then its projection.
             let left_width = j.left().schema().fields().len();
             let side = |left: bool, at: usize| (left == probe_left, at);
-            let columns = (0..j.join_schema().fields().len()).map(|i| {
-                if i < left_width {
-                    side(true, i)
-                } else {
-                    side(false, i - left_width)
-                }
-            });
+            let columns: Vec<(bool, usize)> = (0..j.join_schema().fields().len())
+                .map(|i| {
+                    if i < left_width {
+                        side(true, i)
+                    } else {
+                        side(false, i - left_width)
+                    }
+                })
+                .collect();
             let outer = *j.join_type() != JoinType::Inner;
-            if let Some((lookup, _)) = join.as_mut() {
-                // A join above the first one moves into its lookup side (`plan/join.rs`):
-                // inner joins only, since an outer join's NULL rows do not associate.
-                if outer || lookup.outer {
-                    return Err(
-                        "an outer join with another join above or below it stays on the CPU".into(),
-                    );
+            // An outer join's NULL rows neither associate nor combine with another lookup.
+            if (outer && !joins.is_empty()) || joins.iter().any(|(l, _)| l.outer) {
+                return Err(
+                    "an outer join with another join above or below it stays on the CPU".into(),
+                );
+            }
+            if let Some((s, key)) = on_lookup(on[0].0, &host) {
+                // Keyed by one lookup side's columns: the join moves into that side
+                // (`plan/join.rs`).
+                if on.len() != 1 || j.filter().is_some() {
+                    return Err(format!(
+                        "a join on {} keyed by a lookup side, with {} keys or a residual filter, is not supported on the GPU",
+                        on[0].0,
+                        on.len()
+                    ));
                 }
-                let key = on_lookup(on.0, &host).ok_or_else(|| {
-                    format!(
-                        "a second join, on {}, keyed by the streamed side; the GPU joins one lookup side",
-                        on.0
-                    )
-                })?;
-                if j.filter().is_some() {
-                    return Err(
-                        "a second join with a residual filter is not supported on the GPU".into(),
-                    );
-                }
+                let lookup = &mut joins[s].0;
                 let offset = lookup.input.schema().fields().len();
-                lookup.input = associate(&lookup.input, lookup_input, key, on.1)?;
-                let dimension = lookup_input.schema();
-                (level, origin, host) =
-                    join_level(columns, (&level, &origin, &host), &dimension, offset);
+                lookup.input = associate(&lookup.input, lookup_input, key, on[0].1)?;
+                (level, origin, host) = join_level(
+                    columns.into_iter(),
+                    (&level, &origin, &host),
+                    &lookup_input.schema(),
+                    (s, offset),
+                );
                 project(j.projection.as_deref(), &mut level, &mut origin, &mut host);
                 continue;
             }
-            let key = translate(on.0, &Scope::plain(&probe.schema(), &level))
-                .map_err(|why| format!("join key {}: {why}", on.0))?;
+            // A new lookup side, probed by the streamed row's key.
+            let key = translate(on[0].0, &scope(&probe.schema()))
+                .map_err(|why| format!("join key {}: {why}", on[0].0))?;
             if !matches!(key.ty, Ty::Num(_)) {
-                return Err(format!("the join key {} is not a number", on.0));
+                return Err(format!("the join key {} is not a number", on[0].0));
             }
+            let new_side = joins.len();
             let lookup_schema = lookup_input.schema();
-            let next = join_level(columns, (&level, &origin, &host), &lookup_schema, 0);
+            let next = join_level(
+                columns.into_iter(),
+                (&level, &origin, &host),
+                &lookup_schema,
+                (new_side, 0),
+            );
             // An outer join keeps the probe rows without a match, their lookup columns NULL.
             if !outer {
-                predicates.push(Ir::Matched(Box::new(key.ir.clone())));
+                predicates.push(Ir::Matched(new_side, Box::new(key.ir.clone())));
             } else if j.filter().is_some() {
                 return Err(
                     "an outer join with a residual filter is not supported on the GPU".into(),
                 );
+            }
+            joins.push((
+                LookupPlan {
+                    input: collected(lookup_input),
+                    key: Arc::clone(on[0].1),
+                    columns: Vec::new(),
+                    groups: Vec::new(),
+                    outer,
+                },
+                key.ir,
+            ));
+            lookup_columns.push(RefCell::new(Vec::new()));
+            let schemas = lookup_schemas(&joins);
+            let lookups = lookup_scopes(&joins, &schemas, &lookup_columns);
+            // The other key pairs are equalities over the join's columns (SQL's: a NULL on
+            // either side drops the row, as the hash join does).
+            let join_schema = j.join_schema();
+            for (p, l) in &on[1..] {
+                let (left, right) = if probe_left { (*p, *l) } else { (*l, *p) };
+                let eq: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+                    Arc::clone(left),
+                    Operator::Eq,
+                    shifted(right, left_width),
+                ));
+                let scope = Scope {
+                    schema: join_schema,
+                    level: &next.0,
+                    host: &next.2,
+                    lookup: &lookups,
+                };
+                let t =
+                    translate(&eq, &scope).map_err(|why| format!("join key {p} = {l}: {why}"))?;
+                predicates.push(t.ir);
             }
             // A residual filter (DataFusion moves an OR across both sides there), over its
             // own columns drawn from both inputs.
@@ -265,19 +316,17 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                     .column_indices()
                     .iter()
                     .map(|c| side(c.side == JoinSide::Left, c.index));
-                let (f_level, _, f_host) =
-                    join_level(columns, (&level, &origin, &host), &lookup_schema, 0);
-                let lookup = LookupScope {
-                    key: &key.ir,
-                    schema: &lookup_schema,
-                    columns: &lookup_columns,
-                    outer,
-                };
+                let (f_level, _, f_host) = join_level(
+                    columns,
+                    (&level, &origin, &host),
+                    &lookup_schema,
+                    (new_side, 0),
+                );
                 let scope = Scope {
                     schema: filter.schema(),
                     level: &f_level,
                     host: &f_host,
-                    lookup: Some(&lookup),
+                    lookup: &lookups,
                 };
                 let t = translate(filter.expression(), &scope)
                     .map_err(|why| format!("join filter: {why}"))?;
@@ -288,47 +337,49 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             }
             (level, origin, host) = next;
             project(j.projection.as_deref(), &mut level, &mut origin, &mut host);
-            let plan = LookupPlan {
-                input: collected(lookup_input),
-                key: Arc::clone(on.1),
-                columns: Vec::new(),
-                groups: Vec::new(),
-                outer,
-            };
-            join = Some((plan, key.ir));
         }
     }
     let input_schema = agg.input().schema();
-    let lookup_schema = join.as_ref().map(|(l, _)| l.input.schema());
-    let lookup_scope = lookup_scope(&join, &lookup_schema, &lookup_columns);
+    let schemas = lookup_schemas(&joins);
+    let lookups = lookup_scopes(&joins, &schemas, &lookup_columns);
     let scope = Scope {
         schema: &input_schema,
         level: &level,
         host: &host,
-        lookup: lookup_scope.as_ref(),
+        lookup: &lookups,
     };
-    // Group keys: coded source columns, or the lookup side's columns, whose groups are then
-    // indexed by the lookup row (a source column the join key equals is the lookup side's
-    // key: TPC-H Q3 groups by l_orderkey, o_orderdate, o_shippriority, one order each).
+    // Group keys: coded source columns, or one lookup side's columns, whose groups are then
+    // indexed by its lookup row (a source column a join key equals is that side's key: TPC-H
+    // Q3 groups by l_orderkey, o_orderdate, o_shippriority, one order each).
     let mut keys = Vec::new();
     let mut groups = Vec::new();
     let mut lookup_groups = Vec::new();
+    let mut row_side: Option<(usize, String)> = None;
     for (e, name) in group.expr() {
         let i = e
             .downcast_ref::<Column>()
             .map(|c| c.index())
             .ok_or_else(|| format!("group key {name} is not a plain column"))?;
         let from_source = origin.get(i).copied().flatten();
-        let joined = join.as_ref().and_then(|(lookup, key)| match from_source {
-            Some(c) if *key == Ir::Column(c) => Some(Arc::clone(&lookup.key)),
-            _ => None,
+        let joined = from_source.and_then(|c| {
+            let s = joins.iter().position(|(_, key)| *key == Ir::Column(c))?;
+            Some((s, Arc::clone(&joins[s].0.key)))
         });
-        if let Some(h) = joined.or_else(|| host.get(i).cloned().flatten()) {
-            if join.as_ref().is_some_and(|(l, _)| l.outer) {
+        if let Some((s, h)) = joined.or_else(|| host.get(i).cloned().flatten()) {
+            if joins[s].0.outer {
                 // Rows without a match have no lookup row to index their group by.
                 return Err(format!(
                     "group key {name} comes from an outer join's lookup side"
                 ));
+            }
+            match &row_side {
+                Some((r, other)) if *r != s => {
+                    return Err(format!(
+                        "group keys {other} and {name} come from two joins' lookup sides; the GPU indexes groups by one side's rows"
+                    ))
+                }
+                Some(_) => {}
+                None => row_side = Some((s, name.clone())),
             }
             lookup_groups.push(h);
             groups.push(GroupKey::Lookup(lookup_groups.len() - 1));
@@ -422,19 +473,31 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             coded.len()
         ));
     }
-    let lookup_row = join
-        .as_ref()
-        .filter(|_| !lookup_groups.is_empty())
-        .map(|(_, key)| key.clone());
-    let lookup = join.map(|(mut plan, _)| {
-        let mut exprs: Vec<&mut Ir> = predicates
-            .iter_mut()
-            .chain(aggregates.iter_mut().map(|a| &mut a.arg))
-            .collect();
-        plan.columns = used_lookups(lookup_columns.into_inner(), &mut exprs);
-        plan.groups = lookup_groups;
-        plan
-    });
+    let mut lookup_row = row_side.map(|(s, _)| (s, joins[s].1.clone()));
+    let mut exprs: Vec<&mut Ir> = predicates
+        .iter_mut()
+        .chain(aggregates.iter_mut().map(|a| &mut a.arg))
+        .chain(lookup_row.as_mut().map(|(_, key)| key))
+        .collect();
+    let used = used_lookups(
+        lookup_columns
+            .into_iter()
+            .map(RefCell::into_inner)
+            .collect(),
+        &mut exprs,
+    );
+    let lookups = joins
+        .into_iter()
+        .zip(used)
+        .enumerate()
+        .map(|(s, ((mut plan, _), columns))| {
+            plan.columns = columns;
+            if lookup_row.as_ref().is_some_and(|(r, _)| *r == s) {
+                plan.groups = std::mem::take(&mut lookup_groups);
+            }
+            plan
+        })
+        .collect();
     Ok(GpuPlan {
         source,
         predicates,
@@ -443,45 +506,72 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         aggregates,
         values,
         schema: agg.schema(),
-        lookup,
+        lookups,
         groups,
         lookup_row,
     })
 }
 
-/// The lookup columns `exprs` read, renumbered in `columns`' order: translating a level
-/// derives a lookup column for each of its lookup-side columns, used or not (Q3's group keys
-/// are taken by lookup row, not gathered), and an unused one would cost a column of the
-/// lookup buffer and could refuse the plan (a null in it).
+/// `expr` (over the right input of a join) with its columns moved past the left input's
+/// `left_width`, so that it reads the join's columns.
+fn shifted(expr: &Arc<dyn PhysicalExpr>, left_width: usize) -> Arc<dyn PhysicalExpr> {
+    Arc::clone(expr)
+        .transform(|e| {
+            Ok(match e.downcast_ref::<Column>() {
+                Some(c) => {
+                    Transformed::yes(Arc::new(Column::new(c.name(), c.index() + left_width))
+                        as Arc<dyn PhysicalExpr>)
+                }
+                None => Transformed::no(e),
+            })
+        })
+        .map_or_else(|_| Arc::clone(expr), |t| t.data)
+}
+
+/// Each lookup side's columns that `exprs` read, renumbered in `columns`' order: translating
+/// a level derives a lookup column for each of its lookup-side columns, used or not (Q3's
+/// group keys are taken by lookup row, not gathered), and an unused one would cost a column
+/// of the lookup buffer and could refuse the plan (a null in it).
 fn used_lookups(
-    columns: Vec<Arc<dyn PhysicalExpr>>,
+    columns: Vec<Vec<Arc<dyn PhysicalExpr>>>,
     exprs: &mut [&mut Ir],
-) -> Vec<Arc<dyn PhysicalExpr>> {
-    let mut used = vec![false; columns.len()];
+) -> Vec<Vec<Arc<dyn PhysicalExpr>>> {
+    let mut used: Vec<Vec<bool>> = columns.iter().map(|c| vec![false; c.len()]).collect();
     for e in exprs.iter_mut() {
         e.walk_mut(&mut |n| {
-            if let Ir::Lookup { column, .. } = n {
-                used[*column] = true;
+            if let Ir::Lookup { side, column, .. } = n {
+                used[*side][*column] = true;
             }
         });
     }
-    let mut number = Vec::with_capacity(columns.len());
-    let mut next = 0;
-    for &u in &used {
-        number.push(next);
-        next += usize::from(u);
-    }
+    let number: Vec<Vec<usize>> = used
+        .iter()
+        .map(|u| {
+            u.iter()
+                .scan(0, |next, &u| {
+                    let at = *next;
+                    *next += usize::from(u);
+                    Some(at)
+                })
+                .collect()
+        })
+        .collect();
     for e in exprs.iter_mut() {
         e.walk_mut(&mut |n| {
-            if let Ir::Lookup { column, .. } = n {
-                *column = number[*column];
+            if let Ir::Lookup { side, column, .. } = n {
+                *column = number[*side][*column];
             }
         });
     }
     columns
         .into_iter()
         .zip(used)
-        .filter_map(|(c, u)| u.then_some(c))
+        .map(|(c, u)| {
+            c.into_iter()
+                .zip(u)
+                .filter_map(|(c, u)| u.then_some(c))
+                .collect()
+        })
         .collect()
 }
 
@@ -490,7 +580,7 @@ fn project(
     projection: Option<&[usize]>,
     level: &mut Level,
     origin: &mut Vec<Option<usize>>,
-    host: &mut Vec<Option<Arc<dyn PhysicalExpr>>>,
+    host: &mut Vec<Host>,
 ) {
     if let Some(projection) = projection {
         *level = projection.iter().map(|&i| level[i].clone()).collect();
@@ -499,20 +589,28 @@ fn project(
     }
 }
 
-/// The scope of expressions over a join's lookup side, once the chain has one.
-fn lookup_scope<'a>(
-    join: &'a Option<(LookupPlan, Ir)>,
-    schema: &'a Option<SchemaRef>,
-    columns: &'a RefCell<Vec<Arc<dyn PhysicalExpr>>>,
-) -> Option<LookupScope<'a>> {
-    join.as_ref()
-        .zip(schema.as_ref())
-        .map(|((lookup, key), schema)| LookupScope {
+/// Each lookup side's input schema.
+fn lookup_schemas(joins: &[(LookupPlan, Ir)]) -> Vec<SchemaRef> {
+    joins.iter().map(|(l, _)| l.input.schema()).collect()
+}
+
+/// The scopes of expressions over the joins' lookup sides, by index.
+fn lookup_scopes<'a>(
+    joins: &'a [(LookupPlan, Ir)],
+    schemas: &'a [SchemaRef],
+    columns: &'a [RefCell<Vec<Arc<dyn PhysicalExpr>>>],
+) -> Vec<LookupScope<'a>> {
+    joins
+        .iter()
+        .zip(schemas)
+        .zip(columns)
+        .map(|(((lookup, key), schema), columns)| LookupScope {
             key,
             schema,
             columns,
             outer: lookup.outer,
         })
+        .collect()
 }
 
 impl GpuPlan {
@@ -528,15 +626,16 @@ impl GpuPlan {
 
     /// Checks that every value the program computes fits i64 (min/max arguments i32), given
     /// the source columns' bounds.
-    /// `lookup` is the join's built lookup side.
+    /// `lookups` are the joins' built lookup sides.
     pub fn check_bounds(
         &self,
         source: &dyn Fn(usize) -> Bounds,
-        lookup: Option<&LookupTable>,
+        lookups: &[LookupTable],
     ) -> Result<(), String> {
         let column = |leaf: Leaf| match leaf {
             Leaf::Column(c) => source(c),
-            Leaf::Lookup(j) => lookup
+            Leaf::Lookup(s, j) => lookups
+                .get(s)
                 .and_then(|l| l.bounds.get(j))
                 .copied()
                 .unwrap_or((0, 0)),
@@ -564,13 +663,13 @@ impl GpuPlan {
     /// count of an argument that cannot be null is the row count, and equal arguments share
     /// their sum (TPC-H Q1's `sum(l_quantity)` and `avg(l_quantity)`), so the kernel does each
     /// accumulation once.
-    /// `lookup` is the layout of the join's lookup buffer, `code(k, s)` the code of string
-    /// `s` (`None`: NULL) in coded column `k` ([`Self::coded`]), if any row has it.
+    /// `lookup` is each lookup side's layout in the lookup buffer, `code(k, s)` the code of
+    /// string `s` (`None`: NULL) in coded column `k` ([`Self::coded`]), if any row has it.
     pub fn program(
         &self,
         cards: &[u32],
         nullable: u32,
-        lookup: Option<&LookupShape>,
+        lookup: &[LookupShape],
         code: &dyn Fn(usize, Option<&str>) -> Option<u32>,
     ) -> (Program, Vec<AggWords>) {
         let slot = |c: usize| self.slot(c);
@@ -586,7 +685,7 @@ impl GpuPlan {
         // Lookup columns hold no nulls (`lookup.rs`), and the join's match filter runs first.
         let column_nullable = |leaf: Leaf| match leaf {
             Leaf::Column(c) => nullable >> self.slot(c) & 1 == 1,
-            Leaf::Lookup(_) => self.lookup.as_ref().is_some_and(|l| l.outer),
+            Leaf::Lookup(s, _) => self.lookups.get(s).is_some_and(|l| l.outer),
         };
         let mut ops = Vec::new();
         for p in &self.predicates {
@@ -604,8 +703,8 @@ impl GpuPlan {
             ops.push(Op::Add);
             stride *= *card as i64;
         }
-        if let Some(key) = &self.lookup_row {
-            crate::ir::probe(key, &slot, &mut ops);
+        if let Some((side, key)) = &self.lookup_row {
+            crate::ir::probe(*side, key, &slot, &mut ops);
             ops.push(Op::Const(stride));
             ops.push(Op::Mul);
             ops.push(Op::Add);

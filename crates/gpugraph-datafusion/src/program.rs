@@ -55,9 +55,10 @@ pub enum Op {
     /// Pops condition, then, else (pushed in the order else, then, condition): then when the
     /// condition is true and not null, else otherwise.
     Select,
-    /// Pops the key count n and a key's offset d from the first key; pushes the lookup row
-    /// of that key (word d of the lookup buffer), null where d is null, outside [0, n), or
-    /// no row has the key.
+    /// Pops the key map's first word b, its key count n and a key's offset d from the first
+    /// key; pushes the lookup row of that key (word b + d of the lookup buffer), null where d
+    /// is null, outside [0, n), or no row has the key. One buffer holds every lookup side's
+    /// map, each from its own first word.
     Probe,
     /// Pops a lookup column's first word o and a lookup row r; pushes word o + r of the
     /// lookup buffer (i32, sign-extended), null where r is.
@@ -79,16 +80,19 @@ pub enum Op {
 /// Word of the lookup buffer's key map where no row has the key.
 pub const NO_ROW: u32 = u32::MAX;
 
-/// The layout of the lookup buffer of a many-to-one join (`lookup.rs` builds it): `keys`
-/// words mapping key `first_key + i` to its lookup row (or [`NO_ROW`]), then each lookup
-/// column's values, one i32 word per row, from its first word on.
+/// The layout of one many-to-one join's part of the lookup buffer (`lookup.rs` builds it):
+/// from word `base`, `keys` words mapping key `first_key + i` to its lookup row (or
+/// [`NO_ROW`]), then each lookup column's values, one i32 word per row, from its first word
+/// on. A plan with several lookup sides places them one after the other.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LookupShape {
+    /// First word of the key map.
+    pub base: u32,
     /// The smallest key.
     pub first_key: i64,
     /// Keys the map covers (largest − smallest + 1).
     pub keys: u32,
-    /// First word of each lookup column.
+    /// First word of each lookup column, in the whole buffer.
     pub columns: Vec<u32>,
 }
 
@@ -161,7 +165,7 @@ impl Op {
         match self {
             Op::Load(_) | Op::Const(_) | Op::Null => (0, 1),
             Op::Neg | Op::Not | Op::IsNull | Op::IsNotNull => (1, 1),
-            Op::Select => (3, 1),
+            Op::Select | Op::Probe => (3, 1),
             Op::Filter | Op::Group | Op::Sum(_) | Op::Count(_) | Op::Min(_) | Op::Max(_) => (1, 0),
             _ => (2, 1),
         }
@@ -314,10 +318,11 @@ pub fn run_cpu(
                     }
                 }
                 Op::Probe => {
+                    let base = stack.pop().expect("checked");
                     let n = stack.pop().expect("checked");
                     let d = stack.last_mut().expect("checked");
                     let row = match u32::try_from(d.0) {
-                        Ok(i) if !d.1 && (i as i64) < n.0 => lookup[i as usize],
+                        Ok(i) if !d.1 && (i as i64) < n.0 => lookup[(base.0 + i as i64) as usize],
                         _ => NO_ROW,
                     };
                     *d = (row as i64, d.1 || row == NO_ROW);

@@ -49,3 +49,14 @@ pub const Q10: &str =
     and l_returnflag = 'R' and c_nationkey = n_nationkey \
     group by c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment \
     order by revenue desc limit 20";
+
+/// TPC-H Q5: two lookup sides, orders ⋈ customer probed by `l_orderkey` and supplier ⋈
+/// nation ⋈ region probed by `l_suppkey`, whose second key (`s_nationkey = c_nationkey`)
+/// the GPU compares across the two; grouped by the supplier side's `n_name`.
+pub const Q5: &str = "select n_name, sum(l_extendedprice * (1 - l_discount)) as revenue \
+    from customer, orders, lineitem, supplier, nation, region \
+    where c_custkey = o_custkey and l_orderkey = o_orderkey and l_suppkey = s_suppkey \
+    and c_nationkey = s_nationkey and s_nationkey = n_nationkey and n_regionkey = r_regionkey \
+    and r_name = 'ASIA' and o_orderdate >= date '1994-01-01' \
+    and o_orderdate < date '1994-01-01' + interval '1' year \
+    group by n_name order by revenue desc";

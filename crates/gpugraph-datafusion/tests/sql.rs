@@ -191,6 +191,36 @@ async fn values_past_i32_fall_back_to_the_cpu_and_say_why() {
     );
 }
 
+/// A lone COUNT(DISTINCT) becomes a grouping by the counted column (DataFusion's
+/// single-distinct rewrite), which the GPU aggregates; distinct aggregates the rewrite
+/// leaves alone keep DataFusion's distinct accumulators on the CPU, which the plan names.
+#[tokio::test]
+async fn count_distinct_runs_on_the_gpu_once_rewritten() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    register([&g, &c], "t", table(8000, 11, (-50, 50)));
+    for q in [
+        "SELECT k1, count(DISTINCT k2) FROM t GROUP BY k1 ORDER BY k1",
+        "SELECT count(DISTINCT c) FROM t WHERE a > 0",
+    ] {
+        let placement = same(&g, &c, q).await;
+        assert!(placement.gpu >= 1, "{q}: {placement:?}");
+        assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
+        let text = explain(&g, q).await;
+        assert!(text.contains("GpuPartialAggregateExec: on=GPU"), "{text}");
+    }
+    for q in [
+        "SELECT k2, count(DISTINCT a), sum(DISTINCT a) FROM t GROUP BY k2 ORDER BY k2",
+        "SELECT k1, count(DISTINCT k2), count(DISTINCT a) FROM t GROUP BY k1 ORDER BY k1",
+    ] {
+        let placement = same(&g, &c, q).await;
+        assert!(
+            placement.cpu.iter().any(|why| why.contains("DISTINCT")),
+            "{q}: {placement:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn unsupported_expressions_stay_on_the_cpu_and_explain_says_why() {
     let gpu = gpu();

@@ -1,5 +1,6 @@
 //! `bench tpch`: TPC-H Q1 and Q6 over lineitem, Q12 over lineitem and orders, Q14 over
-//! lineitem and part, Q3 and Q10 over lineitem, orders, customer (and nation) (tpchgen-arrow at
+//! lineitem and part, Q3 and Q10 over lineitem, orders, customer (and nation), Q5 over those,
+//! supplier and region (tpchgen-arrow at
 //! `--scale`) through
 //! `gpugraph-datafusion`, GPU plans against DataFusion's CPU operators in the same process.
 //!
@@ -24,7 +25,7 @@ use gpugraph_datafusion::datafusion::datasource::MemTable;
 use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
 use gpugraph_datafusion::datafusion::physical_plan::collect;
 use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
-pub use gpugraph_datafusion::tpch::{Q1, Q10, Q12, Q14, Q3, Q6};
+pub use gpugraph_datafusion::tpch::{Q1, Q10, Q12, Q14, Q3, Q5, Q6};
 use gpugraph_datafusion::{query, session_context_on, Engine, SessionOptions};
 use serde::Serialize;
 
@@ -34,13 +35,18 @@ use super::report::{self, BenchJson, Summary, Table};
 use super::BenchOptions;
 
 /// The queries `bench tpch` knows: name, text, the tables besides lineitem it joins.
-const QUERIES: [(&str, &str, &[&str]); 6] = [
+const QUERIES: [(&str, &str, &[&str]); 7] = [
     ("q1", Q1, &[]),
     ("q6", Q6, &[]),
     ("q12", Q12, &["orders"]),
     ("q14", Q14, &["part"]),
     ("q3", Q3, &["orders", "customer"]),
     ("q10", Q10, &["orders", "customer", "nation"]),
+    (
+        "q5",
+        Q5,
+        &["orders", "customer", "supplier", "nation", "region"],
+    ),
 ];
 
 /// Arguments of `bench tpch`.
@@ -49,8 +55,8 @@ pub struct TpchBenchArgs {
     /// TPC-H scale factor of lineitem (1 = 6M rows).
     #[arg(long, default_value_t = 0.01)]
     pub scale: f64,
-    /// Queries, comma-separated: q1, q6, q12, q14, q3, q10.
-    #[arg(long, value_delimiter = ',', default_value = "q1,q6,q12,q14,q3,q10")]
+    /// Queries, comma-separated: q1, q6, q12, q14, q3, q10, q5.
+    #[arg(long, value_delimiter = ',', default_value = "q1,q6,q12,q14,q3,q10,q5")]
     pub query: Vec<String>,
     /// Read lineitem from this Parquet file instead of writing one from the generated table.
     #[arg(long, value_name = "FILE")]
@@ -282,7 +288,9 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         (TpchTable::Part, "part", &args.part_parquet),
         (TpchTable::Orders, "orders", &args.orders_parquet),
         (TpchTable::Customer, "customer", &args.customer_parquet),
+        (TpchTable::Supplier, "supplier", &None),
         (TpchTable::Nation, "nation", &None),
+        (TpchTable::Region, "region", &None),
     ];
     let mut others = Vec::new();
     for (which, name, _) in &dimensions {

@@ -65,9 +65,9 @@ const KIND_CONTINUED: u32 = 3u;
 const NO_ROW: u32 = 0xffffffffu;
 
 // The lookup row of the key at offset d (an i64) from the first of n keys, or NO_ROW.
-fn probe(d: vec2<u32>, n: vec2<u32>) -> u32 {
+fn probe(d: vec2<u32>, n: vec2<u32>, base: vec2<u32>) -> u32 {
     if (d.y != 0u || d.x >= n.x) { return NO_ROW; }
-    return lookup[d.x];
+    return lookup[base.x + d.x];
 }
 
 // Word `at.x + row.x` of the lookup buffer; 0 for a missing row (its null flag says so).

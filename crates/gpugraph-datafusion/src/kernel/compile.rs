@@ -307,9 +307,13 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
                 stack.push(Entry { value, null });
             }
             Op::Probe => {
+                let base = pop(&mut stack);
                 let n = pop(&mut stack);
                 let d = pop(&mut stack);
-                let row = e.bind("u32", format!("probe({}, {})", d.value, n.value));
+                let row = e.bind(
+                    "u32",
+                    format!("probe({}, {}, {})", d.value, n.value, base.value),
+                );
                 let value = e.value(format!("vec2<u32>({row}, 0u)"));
                 let missing = e.flag(format!("{row} == NO_ROW"));
                 let null = e.or(&d.null, &missing);

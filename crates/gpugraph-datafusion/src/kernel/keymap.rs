@@ -26,7 +26,7 @@ struct Params {
     rows: u32,
     keys: u32,
     stride: u32,
-    pad: u32,
+    base: u32,
 }
 
 /// Workgroups for `n` items and the threads' stride over them.
@@ -65,27 +65,55 @@ fn stage<'a>(
     Ok(())
 }
 
-/// The lookup buffer of `table` ([`crate::program::LookupShape`]'s layout), or why the
-/// join is not many-to-one (a key the lookup side holds twice, named by value). Waits for
-/// the device: the answer decides between the GPU plan and the CPU's.
+/// The lookup buffer of `tables`, placed one after the other
+/// ([`crate::lookup::place`], [`crate::program::LookupShape`]'s layout), or why a join is
+/// not many-to-one (a key a lookup side holds twice, named by value). Waits for the device:
+/// the answer decides between the GPU plan and the CPU's.
 pub fn lookup_buffer(
     ctx: &GpuContext,
-    table: &LookupTable,
+    tables: &[LookupTable],
 ) -> Result<Result<wgpu::Buffer, String>, KernelError> {
     let device = &ctx.device;
-    let keys = table.shape.keys as usize;
+    let words = tables
+        .iter()
+        .map(|t| t.shape.base as usize + t.buffer_words())
+        .max()
+        .unwrap_or(0);
     let buffer = storage(
         device,
         "gpugraph-datafusion-lookup",
-        table.buffer_words() as u64 * 4,
+        words as u64 * 4,
         // COPY_SRC: the tests read it back against the host's build.
         wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
     );
+    for table in tables {
+        let done = side(ctx, &buffer, table);
+        if !matches!(done, Ok(Ok(()))) {
+            buffer.destroy();
+        }
+        match done {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => return Ok(Err(why)),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Ok(buffer))
+}
+
+/// Writes `table`'s part of the lookup buffer `buffer` at its shape's words: stages its
+/// columns and its rows' key-map words, then clears and scatters its map on the device.
+fn side(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    table: &LookupTable,
+) -> Result<Result<(), String>, KernelError> {
+    let keys = table.shape.keys as usize;
+    let base = table.shape.base;
     for j in 0..table.shape.columns.len() {
         let at = table.shape.columns[j] as usize;
         stage(
             ctx,
-            &buffer,
+            buffer,
             at,
             table.rows,
             table.column(j),
@@ -95,16 +123,26 @@ pub fn lookup_buffer(
     if table.rows == 0 || keys == 0 {
         // No key maps to a row: the map stays cleared.
         let (workgroups, stride) = grid(keys as u32);
-        dispatch(ctx, &buffer, None, (0, keys as u32), workgroups, stride)?;
-        return Ok(Ok(buffer));
+        dispatch(
+            ctx,
+            buffer,
+            None,
+            (0, keys as u32, base),
+            workgroups,
+            stride,
+        )?;
+        return Ok(Ok(()));
     }
+    let parts = match table.offsets() {
+        Ok(parts) => parts,
+        Err(why) => return Ok(Err(why)),
+    };
     let offsets = storage(
-        device,
+        &ctx.device,
         "gpugraph-datafusion-lookup-offsets",
         table.rows as u64 * 4,
         wgpu::BufferUsages::COPY_DST,
     );
-    let parts = table.offsets();
     stage(
         ctx,
         &offsets,
@@ -116,29 +154,26 @@ pub fn lookup_buffer(
     let (workgroups, stride) = grid(keys.max(table.rows) as u32);
     let repeats = dispatch(
         ctx,
-        &buffer,
+        buffer,
         Some(&offsets),
-        (table.rows as u32, keys as u32),
+        (table.rows as u32, keys as u32, base),
         workgroups,
         stride,
-    )?;
+    );
     offsets.destroy();
-    Ok(match repeats {
-        [0, _] => Ok(buffer),
-        [_, d] => {
-            buffer.destroy();
-            Err(table.repeated(table.shape.first_key + d as i64))
-        }
+    Ok(match repeats? {
+        [0, _] => Ok(()),
+        [_, d] => Err(table.repeated(table.shape.first_key + d as i64)),
     })
 }
 
-/// Clears the `keys` words of `map` and scatters the `rows` words of `offsets` into it;
-/// returns the repeat count and smallest repeated word.
+/// Clears the `keys` words of `map` from word `base` and scatters the `rows` words of
+/// `offsets` into them; returns the repeat count and smallest repeated word.
 fn dispatch(
     ctx: &GpuContext,
     map: &wgpu::Buffer,
     offsets: Option<&wgpu::Buffer>,
-    (rows, keys): (u32, u32),
+    (rows, keys, base): (u32, u32, u32),
     workgroups: u32,
     stride: u32,
 ) -> Result<[u32; 2], KernelError> {
@@ -156,7 +191,7 @@ fn dispatch(
             rows,
             keys,
             stride,
-            pad: 0,
+            base,
         }),
     );
     let repeats = device.create_buffer(&wgpu::BufferDescriptor {
@@ -301,7 +336,9 @@ mod tests {
             }
             let t = table(&keys);
             let expected = t.words().expect("many-to-one");
-            let buffer = lookup_buffer(&ctx, &t).expect("runs").expect("many-to-one");
+            let buffer = lookup_buffer(&ctx, std::slice::from_ref(&t))
+                .expect("runs")
+                .expect("many-to-one");
             assert_eq!(
                 read_back(&ctx, &buffer, expected.len()),
                 expected,
@@ -313,7 +350,9 @@ mod tests {
         keys[77] = Some(1_234);
         keys[999] = Some(17);
         let t = table(&keys);
-        let why = lookup_buffer(&ctx, &t).expect("runs").unwrap_err();
+        let why = lookup_buffer(&ctx, std::slice::from_ref(&t))
+            .expect("runs")
+            .unwrap_err();
         assert_eq!(why, t.words().unwrap_err());
         assert!(why.contains("k@0 repeats the value 17"), "{why}");
     }

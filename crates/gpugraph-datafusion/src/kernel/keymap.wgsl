@@ -1,5 +1,5 @@
-// The join's direct-addressed key map (`keymap.rs`): word d of `map` holds the lookup row
-// whose key is first_key + d, or NO_ROW. `clear` fills the map, `scatter` writes each row
+// A join's direct-addressed key map (`keymap.rs`): word base + d of `map` holds the lookup
+// row whose key is first_key + d, or NO_ROW. `clear` fills the map, `scatter` writes each row
 // into its word and counts the words it found taken (a repeated key: not many-to-one).
 
 const NO_ROW: u32 = 0xffffffffu;
@@ -8,7 +8,8 @@ struct Params {
     rows: u32,
     keys: u32,
     stride: u32,
-    pad: u32,
+    // First word of this side's map in the buffer every lookup side shares.
+    base: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -20,7 +21,7 @@ struct Params {
 @compute @workgroup_size(256)
 fn clear(@builtin(global_invocation_id) id: vec3<u32>) {
     for (var d = id.x; d < params.keys; d += params.stride) {
-        atomicStore(&map[d], NO_ROW);
+        atomicStore(&map[params.base + d], NO_ROW);
     }
 }
 
@@ -31,7 +32,7 @@ fn scatter(@builtin(global_invocation_id) id: vec3<u32>) {
         if d == NO_ROW {
             continue;
         }
-        if atomicExchange(&map[d], r) != NO_ROW {
+        if atomicExchange(&map[params.base + d], r) != NO_ROW {
             atomicAdd(&repeats[0], 1u);
             atomicMin(&repeats[1], d);
         }

@@ -225,12 +225,16 @@ fn sixty_four_and_ninety_six_bit_arithmetic_is_exact() {
     check(&ctx, &p, 5, 20_000, true, 10, false, None);
 }
 
-/// A lookup buffer (`LookupShape`) for keys -200..400: about a third without a row, two
-/// columns over 300 rows (the second with i32 extremes).
+/// A lookup buffer (`LookupShape`) for keys -200..400 from word 37 (another side's words
+/// before it, valid rows, so a probe that ignored the base would read wrong ones): about a
+/// third without a row, two columns over 300 rows (the second with i32 extremes).
 fn lookup(rng: &mut impl Rng) -> (Vec<u32>, LookupShape) {
-    let (keys, rows) = (600u32, 300u32);
-    let mut words: Vec<u32> = (0..keys)
-        .map(|_| {
+    let (base, keys, rows) = (37u32, 600u32, 300u32);
+    let mut words: Vec<u32> = (0..base + keys)
+        .map(|w| {
+            if w < base {
+                return rng.random_range(0..rows);
+            }
             if rng.random_range(0..3) == 0 {
                 NO_ROW
             } else {
@@ -238,10 +242,11 @@ fn lookup(rng: &mut impl Rng) -> (Vec<u32>, LookupShape) {
             }
         })
         .collect();
-    let columns = vec![keys, keys + rows];
+    let columns = vec![base + keys, base + keys + rows];
     words.extend((0..rows).map(|_| rng.random_range(-50..50i32) as u32));
     words.extend((0..rows).map(|r| [i32::MIN, i32::MAX, -7, 9][r as usize % 4] as u32));
     let shape = LookupShape {
+        base,
         first_key: -200,
         keys,
         columns,
@@ -266,6 +271,7 @@ fn join_program(shape: &LookupShape, inner: bool) -> Program {
             Op::Const(shape.first_key),
             Op::Sub,
             Op::Const(shape.keys as i64),
+            Op::Const(shape.base as i64),
             Op::Probe,
         ])
     };

@@ -1,12 +1,12 @@
 //! The joins of a GPU plan's chain: which side the GPU streams, which columns each side
 //! contributes, and how a join keyed by the lookup side moves into it.
 //!
-//! One join under the aggregate streams the large input (the probe side) through the GPU
-//! and looks its rows up in the small one. A join above it whose probe key reads only the
-//! lookup side's columns (TPC-H Q10's `c_nationkey = n_nationkey` over `lineitem ⋈ (orders ⋈
+//! A join keyed by the streamed rows streams the large input (the probe side) through the
+//! GPU and looks its rows up in the small one, a lookup side of its own. A join above it
+//! whose probe key reads only one lookup side's columns (TPC-H Q10's `c_nationkey = n_nationkey` over `lineitem ⋈ (orders ⋈
 //! customer)`) is re-associated onto that lookup side: inner joins associate, so
 //! `(L ⋈ O) ⋈ N = L ⋈ (O ⋈ N)`, and DataFusion runs the dimension join on the CPU while the
-//! GPU still makes one lookup per row.
+//! GPU still makes one lookup per row and side.
 
 use std::sync::Arc;
 
@@ -18,23 +18,15 @@ use datafusion::physical_plan::joins::{HashJoinExec, PartitionMode};
 use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::{ExecutionPlan, StatisticsArgs, StatisticsContext};
 
-use crate::expr::Level;
+use crate::expr::{Host, Level};
 
 /// Per column of a plan level: its expression over the source, the source column it is
-/// (group keys must be such), and its expression over the lookup side when it comes from
-/// there.
-pub(super) type Columns = (
-    Level,
-    Vec<Option<usize>>,
-    Vec<Option<Arc<dyn PhysicalExpr>>>,
-);
+/// (group keys must be such), and its lookup side and expression over it when it comes
+/// from one.
+pub(super) type Columns = (Level, Vec<Option<usize>>, Vec<Host>);
 
 /// [`Columns`], borrowed.
-pub(super) type ColumnsRef<'a> = (
-    &'a Level,
-    &'a [Option<usize>],
-    &'a [Option<Arc<dyn PhysicalExpr>>],
-);
+pub(super) type ColumnsRef<'a> = (&'a Level, &'a [Option<usize>], &'a [Host]);
 
 /// `plan` without the repartitions and coalesces at its top: the lookup side is collected
 /// whole, so hash-partitioning it for a partitioned join (15M TPC-H orders rows at SF 10,
@@ -57,13 +49,13 @@ pub(super) fn collected(plan: &Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan>
 }
 
 /// A join's level from its columns, each (whether it comes from the probe side, its index
-/// there): probe columns keep their expressions, lookup columns become host expressions,
-/// column `offset + at` of the lookup input named as in `lookup`.
+/// there): probe columns keep their expressions, lookup columns become host expressions of
+/// lookup side `side`, column `offset + at` of its input named as in `lookup`.
 pub(super) fn join_level(
     columns: impl Iterator<Item = (bool, usize)>,
     (level, origin, host): ColumnsRef<'_>,
     lookup: &datafusion::arrow::datatypes::Schema,
-    offset: usize,
+    (side, offset): (usize, usize),
 ) -> Columns {
     let mut next = (Vec::new(), Vec::new(), Vec::new());
     for (probe, at) in columns {
@@ -79,9 +71,10 @@ pub(super) fn join_level(
                 f.data_type()
             )));
             next.1.push(None);
-            next.2.push(Some(
-                Arc::new(Column::new(f.name(), offset + at)) as Arc<dyn PhysicalExpr>
-            ));
+            next.2.push(Some((
+                side,
+                Arc::new(Column::new(f.name(), offset + at)) as Arc<dyn PhysicalExpr>,
+            )));
         }
     }
     next
@@ -101,9 +94,13 @@ pub(super) fn join_sides(join: &HashJoinExec) -> Result<(Arc<dyn ExecutionPlan>,
             join.join_type()
         ));
     }
-    if join.on().len() != 1 {
+    // An inner join's first key probes the lookup side and the row compares the others
+    // (TPC-H Q5's `s_suppkey = l_suppkey AND s_nationkey = c_nationkey`); an outer join's
+    // row keeps its lookup columns NULL on a mismatch, which a compared key cannot express.
+    if join.on().len() != 1 && *join.join_type() != JoinType::Inner {
         return Err(format!(
-            "a join on {} keys; the GPU joins on one",
+            "a {} join on {} keys; the GPU joins outer joins on one",
+            join.join_type(),
             join.on().len()
         ));
     }
@@ -113,16 +110,6 @@ pub(super) fn join_sides(join: &HashJoinExec) -> Result<(Arc<dyn ExecutionPlan>,
     // The lookup side is the one whose base table is smaller: a fact table's rows each find
     // one dimension row (TPC-H's lineitem → part, lineitem → orders), whatever the filters
     // do to DataFusion's estimates. Unknown sizes keep DataFusion's build side (left).
-    let base_rows = |plan: &Arc<dyn ExecutionPlan>| {
-        let mut node = Arc::clone(plan);
-        while node.children().len() == 1 {
-            node = Arc::clone(node.children()[0]);
-        }
-        StatisticsContext::new()
-            .compute(node.as_ref(), &StatisticsArgs::new())
-            .ok()
-            .and_then(|s| s.num_rows.get_value().copied())
-    };
     let probe_left = match (base_rows(join.left()), base_rows(join.right())) {
         (Some(l), Some(r)) => l > r,
         _ => false,
@@ -139,6 +126,21 @@ pub(super) fn join_sides(join: &HashJoinExec) -> Result<(Arc<dyn ExecutionPlan>,
         ));
     }
     Ok((Arc::clone(probe), probe_left))
+}
+
+/// Rows of the largest base table under `plan`: through single-input operators to a leaf,
+/// and the larger of a join's inputs (a join chain's fact table), `None` where unknown.
+fn base_rows(plan: &Arc<dyn ExecutionPlan>) -> Option<usize> {
+    match plan.children()[..] {
+        [child] => base_rows(child),
+        [left, right] if plan.downcast_ref::<HashJoinExec>().is_some() => {
+            Some(base_rows(left)?.max(base_rows(right)?))
+        }
+        _ => StatisticsContext::new()
+            .compute(plan.as_ref(), &StatisticsArgs::new())
+            .ok()
+            .and_then(|s| s.num_rows.get_value().copied()),
+    }
 }
 
 /// The lookup input `lookup` inner-joined on the CPU with `dimension` where `key` (over

@@ -17,16 +17,17 @@ use crate::program::sum96;
 
 impl GpuPlan {
     /// Group indices of the coded keys' combinations `cards` (`S`), and all groups: `S`
-    /// times the lookup rows when a group key comes from the lookup side. Both saturate at
-    /// `usize::MAX`: a product that wrapped would index too few groups.
-    pub fn group_count(&self, cards: &[u32], lookup: Option<&LookupTable>) -> (usize, usize) {
+    /// times the lookup rows of [`Self::lookup_row`]'s side when group keys come from
+    /// there (`lookups` are the built sides). Both saturate at `usize::MAX`: a product that
+    /// wrapped would index too few groups.
+    pub fn group_count(&self, cards: &[u32], lookups: &[LookupTable]) -> (usize, usize) {
         let source = cards
             .iter()
             .fold(1usize, |p, &c| p.saturating_mul(c as usize))
             .max(1);
-        let rows = match (&self.lookup_row, lookup) {
-            (Some(_), Some(l)) => l.rows.max(1),
-            _ => 1,
+        let rows = match &self.lookup_row {
+            Some((s, _)) => lookups.get(*s).map_or(1, |l| l.rows.max(1)),
+            None => 1,
         };
         (source, source.saturating_mul(rows))
     }
@@ -34,14 +35,14 @@ impl GpuPlan {
     /// The partial-state batch from the accumulators `acc` of the groups of
     /// [`Self::group_count`]: the groups with rows (or the one group without GROUP BY,
     /// always), `key_values(k, indices)` giving coded key k's values for mixed-radix indices
-    /// of the coded keys, `lookup` the lookup-side keys' values.
+    /// of the coded keys, `lookups` the built lookup sides (their group keys' values).
     pub fn output(
         &self,
         acc: &[u32],
         words: &[AggWords],
         wpg: usize,
         (source, groups): (usize, usize),
-        lookup: Option<&LookupTable>,
+        lookups: &[LookupTable],
         key_values: &dyn Fn(usize, &[usize]) -> datafusion::common::Result<ArrayRef>,
     ) -> datafusion::common::Result<RecordBatch> {
         let emitted: Vec<usize> = (0..groups)
@@ -57,7 +58,8 @@ impl GpuPlan {
                     key_values(k, &indices)?
                 }
                 GroupKey::Lookup(j) => {
-                    let values = lookup.and_then(|l| l.groups.get(j)).ok_or_else(|| {
+                    let side = self.lookup_row.as_ref().and_then(|(s, _)| lookups.get(*s));
+                    let values = side.and_then(|l| l.groups.get(j)).ok_or_else(|| {
                         datafusion::error::DataFusionError::Internal(format!(
                             "lookup group key {j} was not collected"
                         ))
@@ -148,14 +150,14 @@ mod tests {
             aggregates: Vec::new(),
             values: Vec::new(),
             schema,
-            lookup: None,
+            lookups: Vec::new(),
             groups: Vec::new(),
             lookup_row: None,
         };
-        assert_eq!(plan.group_count(&[3, 5], None), (15, 15));
-        assert_eq!(plan.group_count(&[], None), (1, 1));
+        assert_eq!(plan.group_count(&[3, 5], &[]), (15, 15));
+        assert_eq!(plan.group_count(&[], &[]), (1, 1));
         // 2^64 combinations would wrap to 0, which `max(1)` made one group.
-        let wide = plan.group_count(&[1 << 16; 4], None);
+        let wide = plan.group_count(&[1 << 16; 4], &[]);
         assert_eq!(wide, (usize::MAX, usize::MAX));
     }
 }
