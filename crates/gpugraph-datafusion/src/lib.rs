@@ -24,7 +24,11 @@
 //! rows and the columns the query reads from it become gathered words (`lookup.rs`). Each
 //! such join is one lookup side, all of them in one GPU buffer (Q5 probes orders ⋈ customer
 //! by `l_orderkey` and supplier by `l_suppkey`); a join's further keys become equalities the
-//! row checks, over either side's columns (Q5's `s_nationkey = c_nationkey`). Subexpressions over lookup
+//! row checks, over either side's columns (Q5's `s_nationkey = c_nationkey`). A lookup input
+//! that is itself an inner join with an unfiltered dimension (Q5's and Q10's `orders ⋈
+//! customer`) becomes two sides instead, the dimension probed by a key gathered from the
+//! other (`o_custkey`): such a join drops no rows, and the GPU probes a second map per row
+//! faster than DataFusion builds the dimension's hash table. Subexpressions over lookup
 //! columns alone (`p_type LIKE 'PROMO%'`) are evaluated on the host once per lookup row, so
 //! strings never reach the GPU. A repeated or sparse key refuses at run time and the exec
 //! runs DataFusion's plan. A left join that preserves the streamed side keeps its unmatched

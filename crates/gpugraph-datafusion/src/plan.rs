@@ -8,10 +8,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
-use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{JoinSide, JoinType};
-use datafusion::logical_expr::Operator;
-use datafusion::physical_expr::expressions::{BinaryExpr, Column, Literal};
+use datafusion::physical_expr::expressions::{Column, Literal};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
@@ -24,11 +21,9 @@ use datafusion::physical_plan::ExecutionPlan;
 mod join;
 mod output;
 
-use join::{associate, collected, join_level, join_sides};
+use join::{join, join_sides, Columns, Sides};
 
-use crate::expr::{
-    column_type, leaf_level, on_lookup, translate, Host, Level, LookupScope, Scope, Ty,
-};
+use crate::expr::{column_type, leaf_level, on_lookup, translate, Host, Level, Scope, Ty};
 use crate::ir::{Bounds, Ir, Leaf, Lowering};
 use crate::lookup::{LookupPlan, LookupTable};
 use crate::program::{Layout, LookupShape, Op, Program};
@@ -162,12 +157,13 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     let mut origin: Vec<Option<usize>> = (0..source.schema().fields().len()).map(Some).collect();
     let mut host: Vec<Host> = vec![None; origin.len()];
     let mut predicates = Vec::new();
-    // Each lookup side's plan and probe key, and its lookup columns so far.
-    let mut lookup_columns: Vec<RefCell<Vec<Arc<dyn PhysicalExpr>>>> = Vec::new();
-    let mut joins: Vec<(LookupPlan, Ir)> = Vec::new();
+    let mut sides = Sides {
+        joins: Vec::new(),
+        columns: Vec::new(),
+    };
     for node in chain.iter().rev() {
-        let schemas = lookup_schemas(&joins);
-        let lookups = lookup_scopes(&joins, &schemas, &lookup_columns);
+        let schemas = sides.schemas();
+        let lookups = sides.scopes(&schemas);
         let scope = |schema| Scope {
             schema,
             level: &level,
@@ -198,150 +194,18 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                 return Err("a filter predicate that is not boolean".into());
             }
             predicates.push(t.ir);
-            project(
-                f.projection().as_deref(),
-                &mut level,
-                &mut origin,
-                &mut host,
-            );
+            let mut columns = (level, origin, host);
+            project(f.projection().as_deref(), &mut columns);
+            (level, origin, host) = columns;
         } else if let Some(j) = node.downcast_ref::<HashJoinExec>() {
-            let (probe, probe_left) = join_sides(j)?;
-            let lookup_input = if probe_left { j.right() } else { j.left() };
-            // Each key pair as (over the probe side, over the lookup side).
-            let on: Vec<_> = j
-                .on()
-                .iter()
-                .map(|(l, r)| if probe_left { (l, r) } else { (r, l) })
-                .collect();
-            // The join's columns: left then right, then its projection.
-            let left_width = j.left().schema().fields().len();
-            let side = |left: bool, at: usize| (left == probe_left, at);
-            let columns: Vec<(bool, usize)> = (0..j.join_schema().fields().len())
-                .map(|i| {
-                    if i < left_width {
-                        side(true, i)
-                    } else {
-                        side(false, i - left_width)
-                    }
-                })
-                .collect();
-            let outer = *j.join_type() != JoinType::Inner;
-            // An outer join's NULL rows neither associate nor combine with another lookup.
-            if (outer && !joins.is_empty()) || joins.iter().any(|(l, _)| l.outer) {
-                return Err(
-                    "an outer join with another join above or below it stays on the CPU".into(),
-                );
-            }
-            if let Some((s, key)) = on_lookup(on[0].0, &host) {
-                // Keyed by one lookup side's columns: the join moves into that side
-                // (`plan/join.rs`).
-                if on.len() != 1 || j.filter().is_some() {
-                    return Err(format!(
-                        "a join on {} keyed by a lookup side, with {} keys or a residual filter, is not supported on the GPU",
-                        on[0].0,
-                        on.len()
-                    ));
-                }
-                let lookup = &mut joins[s].0;
-                let offset = lookup.input.schema().fields().len();
-                lookup.input = associate(&lookup.input, lookup_input, key, on[0].1)?;
-                (level, origin, host) = join_level(
-                    columns.into_iter(),
-                    (&level, &origin, &host),
-                    &lookup_input.schema(),
-                    (s, offset),
-                );
-                project(j.projection.as_deref(), &mut level, &mut origin, &mut host);
-                continue;
-            }
-            // A new lookup side, probed by the streamed row's key.
-            let key = translate(on[0].0, &scope(&probe.schema()))
-                .map_err(|why| format!("join key {}: {why}", on[0].0))?;
-            if !matches!(key.ty, Ty::Num(_)) {
-                return Err(format!("the join key {} is not a number", on[0].0));
-            }
-            let new_side = joins.len();
-            let lookup_schema = lookup_input.schema();
-            let next = join_level(
-                columns.into_iter(),
-                (&level, &origin, &host),
-                &lookup_schema,
-                (new_side, 0),
-            );
-            // An outer join keeps the probe rows without a match, their lookup columns NULL.
-            if !outer {
-                predicates.push(Ir::Matched(new_side, Box::new(key.ir.clone())));
-            } else if j.filter().is_some() {
-                return Err(
-                    "an outer join with a residual filter is not supported on the GPU".into(),
-                );
-            }
-            joins.push((
-                LookupPlan {
-                    input: collected(lookup_input),
-                    key: Arc::clone(on[0].1),
-                    columns: Vec::new(),
-                    groups: Vec::new(),
-                    outer,
-                },
-                key.ir,
-            ));
-            lookup_columns.push(RefCell::new(Vec::new()));
-            let schemas = lookup_schemas(&joins);
-            let lookups = lookup_scopes(&joins, &schemas, &lookup_columns);
-            // The other key pairs are equalities over the join's columns (SQL's: a NULL on
-            // either side drops the row, as the hash join does).
-            let join_schema = j.join_schema();
-            for (p, l) in &on[1..] {
-                let (left, right) = if probe_left { (*p, *l) } else { (*l, *p) };
-                let eq: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
-                    Arc::clone(left),
-                    Operator::Eq,
-                    shifted(right, left_width),
-                ));
-                let scope = Scope {
-                    schema: join_schema,
-                    level: &next.0,
-                    host: &next.2,
-                    lookup: &lookups,
-                };
-                let t =
-                    translate(&eq, &scope).map_err(|why| format!("join key {p} = {l}: {why}"))?;
-                predicates.push(t.ir);
-            }
-            // A residual filter (DataFusion moves an OR across both sides there), over its
-            // own columns drawn from both inputs.
-            if let Some(filter) = j.filter() {
-                let columns = filter
-                    .column_indices()
-                    .iter()
-                    .map(|c| side(c.side == JoinSide::Left, c.index));
-                let (f_level, _, f_host) = join_level(
-                    columns,
-                    (&level, &origin, &host),
-                    &lookup_schema,
-                    (new_side, 0),
-                );
-                let scope = Scope {
-                    schema: filter.schema(),
-                    level: &f_level,
-                    host: &f_host,
-                    lookup: &lookups,
-                };
-                let t = translate(filter.expression(), &scope)
-                    .map_err(|why| format!("join filter: {why}"))?;
-                if t.ty != Ty::Bool {
-                    return Err("a join filter that is not boolean".into());
-                }
-                predicates.push(t.ir);
-            }
-            (level, origin, host) = next;
-            project(j.projection.as_deref(), &mut level, &mut origin, &mut host);
+            let mut columns = (level, origin, host);
+            join(j, &mut columns, &mut sides, &mut predicates)?;
+            (level, origin, host) = columns;
         }
     }
     let input_schema = agg.input().schema();
-    let schemas = lookup_schemas(&joins);
-    let lookups = lookup_scopes(&joins, &schemas, &lookup_columns);
+    let schemas = sides.schemas();
+    let lookups = sides.scopes(&schemas);
     let scope = Scope {
         schema: &input_schema,
         level: &level,
@@ -362,11 +226,14 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             .ok_or_else(|| format!("group key {name} is not a plain column"))?;
         let from_source = origin.get(i).copied().flatten();
         let joined = from_source.and_then(|c| {
-            let s = joins.iter().position(|(_, key)| *key == Ir::Column(c))?;
-            Some((s, Arc::clone(&joins[s].0.key)))
+            let s = sides
+                .joins
+                .iter()
+                .position(|(_, key)| *key == Ir::Column(c))?;
+            Some((s, Arc::clone(&sides.joins[s].0.key)))
         });
         if let Some((s, h)) = joined.or_else(|| host.get(i).cloned().flatten()) {
-            if joins[s].0.outer {
+            if sides.joins[s].0.outer {
                 // Rows without a match have no lookup row to index their group by.
                 return Err(format!(
                     "group key {name} comes from an outer join's lookup side"
@@ -473,20 +340,18 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             coded.len()
         ));
     }
-    let mut lookup_row = row_side.map(|(s, _)| (s, joins[s].1.clone()));
+    let mut lookup_row = row_side.map(|(s, _)| (s, sides.joins[s].1.clone()));
     let mut exprs: Vec<&mut Ir> = predicates
         .iter_mut()
         .chain(aggregates.iter_mut().map(|a| &mut a.arg))
         .chain(lookup_row.as_mut().map(|(_, key)| key))
         .collect();
     let used = used_lookups(
-        lookup_columns
-            .into_iter()
-            .map(RefCell::into_inner)
-            .collect(),
+        sides.columns.into_iter().map(RefCell::into_inner).collect(),
         &mut exprs,
     );
-    let lookups = joins
+    let lookups = sides
+        .joins
         .into_iter()
         .zip(used)
         .enumerate()
@@ -510,22 +375,6 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         groups,
         lookup_row,
     })
-}
-
-/// `expr` (over the right input of a join) with its columns moved past the left input's
-/// `left_width`, so that it reads the join's columns.
-fn shifted(expr: &Arc<dyn PhysicalExpr>, left_width: usize) -> Arc<dyn PhysicalExpr> {
-    Arc::clone(expr)
-        .transform(|e| {
-            Ok(match e.downcast_ref::<Column>() {
-                Some(c) => {
-                    Transformed::yes(Arc::new(Column::new(c.name(), c.index() + left_width))
-                        as Arc<dyn PhysicalExpr>)
-                }
-                None => Transformed::no(e),
-            })
-        })
-        .map_or_else(|_| Arc::clone(expr), |t| t.data)
 }
 
 /// Each lookup side's columns that `exprs` read, renumbered in `columns`' order: translating
@@ -576,41 +425,12 @@ fn used_lookups(
 }
 
 /// Keeps the columns `projection` names, in its order (all without one).
-fn project(
-    projection: Option<&[usize]>,
-    level: &mut Level,
-    origin: &mut Vec<Option<usize>>,
-    host: &mut Vec<Host>,
-) {
+fn project(projection: Option<&[usize]>, (level, origin, host): &mut Columns) {
     if let Some(projection) = projection {
         *level = projection.iter().map(|&i| level[i].clone()).collect();
         *origin = projection.iter().map(|&i| origin[i]).collect();
         *host = projection.iter().map(|&i| host[i].clone()).collect();
     }
-}
-
-/// Each lookup side's input schema.
-fn lookup_schemas(joins: &[(LookupPlan, Ir)]) -> Vec<SchemaRef> {
-    joins.iter().map(|(l, _)| l.input.schema()).collect()
-}
-
-/// The scopes of expressions over the joins' lookup sides, by index.
-fn lookup_scopes<'a>(
-    joins: &'a [(LookupPlan, Ir)],
-    schemas: &'a [SchemaRef],
-    columns: &'a [RefCell<Vec<Arc<dyn PhysicalExpr>>>],
-) -> Vec<LookupScope<'a>> {
-    joins
-        .iter()
-        .zip(schemas)
-        .zip(columns)
-        .map(|(((lookup, key), schema), columns)| LookupScope {
-            key,
-            schema,
-            columns,
-            outer: lookup.outer,
-        })
-        .collect()
 }
 
 impl GpuPlan {

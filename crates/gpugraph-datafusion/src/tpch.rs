@@ -40,7 +40,8 @@ pub const Q3: &str = "select l_orderkey, sum(l_extendedprice * (1 - l_discount))
     group by l_orderkey, o_orderdate, o_shippriority \
     order by revenue desc, o_orderdate limit 10";
 
-/// TPC-H Q10 (the nation join moves into the lookup side; customer and nation group keys).
+/// TPC-H Q10 (orders and customer ⋈ nation as two lookup sides, customer probed by the
+/// gathered `o_custkey`; customer and nation group keys, so one group per customer row).
 pub const Q10: &str =
     "select c_custkey, c_name, sum(l_extendedprice * (1 - l_discount)) as revenue, \
     c_acctbal, n_name, c_address, c_phone, c_comment from customer, orders, lineitem, nation \
@@ -50,9 +51,10 @@ pub const Q10: &str =
     group by c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment \
     order by revenue desc limit 20";
 
-/// TPC-H Q5: two lookup sides, orders ⋈ customer probed by `l_orderkey` and supplier ⋈
-/// nation ⋈ region probed by `l_suppkey`, whose second key (`s_nationkey = c_nationkey`)
-/// the GPU compares across the two; grouped by the supplier side's `n_name`.
+/// TPC-H Q5: three lookup sides, orders probed by `l_orderkey`, customer by the gathered
+/// `o_custkey` and supplier ⋈ nation ⋈ region by `l_suppkey`; the GPU compares the second
+/// key of the supplier join (`s_nationkey = c_nationkey`) across two of them and groups by
+/// the supplier side's `n_name`.
 pub const Q5: &str = "select n_name, sum(l_extendedprice * (1 - l_discount)) as revenue \
     from customer, orders, lineitem, supplier, nation, region \
     where c_custkey = o_custkey and l_orderkey = o_orderkey and l_suppkey = s_suppkey \
