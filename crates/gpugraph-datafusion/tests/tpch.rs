@@ -1,5 +1,6 @@
 //! TPC-H Q1 and Q6 over lineitem, Q14 and other lookup joins of lineitem with part, Q12 with
-//! orders, Q3 and Q10 grouped by the lookup side (SF 0.01, tpchgen-arrow), in memory and from
+//! orders, Q3 and Q10 grouped by the lookup side, Q5 over three lookup sides (SF 0.01,
+//! tpchgen-arrow), in memory and from
 //! Parquet: the GPU session's answer equals DataFusion's CPU answer exactly, and the plan
 //! runs on the GPU.
 
