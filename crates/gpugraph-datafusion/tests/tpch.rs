@@ -59,6 +59,21 @@ const TWO_SIDED_GROUPS: &str = "select n_name, o_orderpriority, count(*) as n \
     join supplier on l_suppkey = s_suppkey join nation on s_nationkey = n_nationkey \
     group by n_name, o_orderpriority order by n_name, o_orderpriority";
 
+/// A split lookup input (orders ⋈ an unfiltered customer projection) whose dimension key
+/// repeats (`c_custkey % 100`): the customer side is not many-to-one, so the exec runs
+/// DataFusion's plan and names the key.
+const SPLIT_REPEATED: &str = "select sum(l_quantity) as q, count(*) as n, max(c_acctbal) as best \
+    from lineitem join (select o_orderkey, c_acctbal from orders \
+    join (select c_custkey % 100 as ck, c_acctbal from customer) c on o_custkey = c.ck) oc \
+    on l_orderkey = oc.o_orderkey";
+
+/// A split lookup input whose link (the fact side's key into the dimension) has NULLs: the
+/// GPU's lookup columns carry none, so the exec runs DataFusion's plan and says so.
+const SPLIT_NULL_LINK: &str = "select sum(l_quantity) as q, count(*) as n, min(c_acctbal) as low \
+    from lineitem join (select o_orderkey, c_acctbal from \
+    (select o_orderkey, case when o_orderkey % 7 = 0 then null else o_custkey end as ck \
+    from orders) o join customer on o.ck = c_custkey) oc on l_orderkey = oc.o_orderkey";
+
 /// A lookup side whose key repeats: not many-to-one, so the exec runs DataFusion's plan.
 const REPEATED: &str = "select sum(l_quantity) as q, count(*) as n from lineitem \
     join (select p_partkey % 100 as k from part) p on l_partkey = p.k";
@@ -160,6 +175,20 @@ async fn check_joins(gpu_ctx: &SessionContext, cpu_ctx: &SessionContext) {
         placement.fallbacks.iter().any(|f| f.contains("spans")),
         "{placement:?}"
     );
+    // Split lookup inputs that break an assumption at run time fall back, naming why.
+    for (q, why) in [
+        (SPLIT_REPEATED, "repeats the value"),
+        (SPLIT_NULL_LINK, "nulls"),
+    ] {
+        let text = explain(gpu_ctx, q).await;
+        assert!(text.contains("lookup=[key=c"), "{q}: {text}");
+        let placement = same(gpu_ctx, cpu_ctx, q).await;
+        assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
+        assert!(
+            placement.fallbacks.iter().any(|f| f.contains(why)),
+            "{q}: {placement:?}"
+        );
+    }
     let placement = same(gpu_ctx, cpu_ctx, REPEATED).await;
     assert_eq!(placement.gpu, 1, "{placement:?}");
     assert!(
