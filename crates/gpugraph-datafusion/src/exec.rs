@@ -45,6 +45,21 @@ use crate::scan::{DirectScan, Scanned};
 /// ~16 MB per column.
 pub const CHUNK_ROWS: usize = 1 << 22;
 
+/// Most rows per chunk of a source the GPU column cache keeps (64M).
+pub const CACHED_CHUNK_ROWS: usize = 1 << 26;
+
+/// Rows per chunk of a cached source: every warm run pays a parameter buffer, a bind group,
+/// a compute pass and a flush of the private accumulators per chunk, so fewer, larger chunks
+/// make each of them cheaper, while only the one run that fills the cache uploads later. On
+/// the H200 (TPC-H SF 10, 2026-12-03, `bench/h200-q6-sweep.sh`) one 60M-row chunk instead of
+/// 15 took Q6 warm from 7.0 to 5.3 ms and its GPU time from 2.8 to 2.1 ms. At most
+/// [`CACHED_CHUNK_ROWS`], and half what one storage binding holds in 32-bit words (a slot's
+/// validity words share its buffer); never below [`CHUNK_ROWS`].
+fn cached_chunk_rows(gpu: &GpuContext) -> usize {
+    let binding = gpu.device.limits().max_storage_buffer_binding_size as usize;
+    (binding / 8).clamp(CHUNK_ROWS, CACHED_CHUNK_ROWS)
+}
+
 /// Decoding threads of the scan: every core but [`UPLOAD_CORES`] (at least one), or
 /// `GPUGRAPH_SCAN_THREADS`.
 fn scan_threads() -> usize {
@@ -317,7 +332,13 @@ impl Run {
                 // only the merge (copies and a remap of batch-local key codes) runs here.
                 let layout = converter.layout();
                 let threads = scan_threads();
-                let chunk_rows = kernel::tuning("GPUGRAPH_CHUNK_ROWS", CHUNK_ROWS as u32) as usize;
+                let default_rows = if cached.is_some() {
+                    cached_chunk_rows(&self.gpu)
+                } else {
+                    CHUNK_ROWS
+                };
+                let chunk_rows =
+                    kernel::tuning("GPUGRAPH_CHUNK_ROWS", default_rows as u32) as usize;
                 let direct = DirectScan::of(&self.plan.source, &self.plan.values, &self.plan.coded);
                 let paged = direct
                     .as_ref()

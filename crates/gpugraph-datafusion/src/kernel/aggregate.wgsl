@@ -1,5 +1,6 @@
 // Partial aggregation: the accumulation and flush code around a query's row program, which
-// kernel/compile.rs compiles to `fn run_rows` and appends to this file.
+// kernel/compile.rs compiles to `fn run_rows` (and `fn load_constants`, which reads the
+// program's constants into private variables once per invocation) and appends to this file.
 //
 // Every invocation walks rows with a grid stride, UNROLL rows per step (rows row, row +
 // stride, ...), and runs the row program on each: all the step's column loads are issued
@@ -81,6 +82,11 @@ var<workgroup> wacc: array<atomic<u32>, PRIVATE_WORDS>;
 // A column word as i64: i32 values sign-extended.
 fn widen(v: u32) -> vec2<u32> {
     return vec2<u32>(v, select(0u, 0xffffffffu, (v & 0x80000000u) != 0u));
+}
+
+// An i32 as i64 (kernel/compile.rs keeps values known to fit i32 as i32).
+fn widen_i(v: i32) -> vec2<u32> {
+    return vec2<u32>(bitcast<u32>(v), select(0u, 0xffffffffu, v < 0i));
 }
 
 fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
@@ -199,6 +205,7 @@ fn aggregate(
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
     let private_acc = params.private_words != 0u;
+    load_constants();
     let used = select(0u, params.copies * params.copy_stride, private_acc);
     for (var w = lid; w < used; w += 256u) {
         let inside = w % params.copy_stride;

@@ -47,11 +47,30 @@ impl Flag {
     }
 }
 
-/// One stack entry at compile time: the name of its value (a `vec2<u32>` holding an i64,
-/// x low word) and its null flag.
+/// The WGSL type a stack entry's value is kept in. Every entry stands for an i64; the
+/// narrower types are how the compiler avoids 64-bit emulation where the value is known to
+/// fit: a column word, a constant that fits i32 and a lookup column's word are [`Ty::Narrow`],
+/// a comparison or logical result is [`Ty::Bool`] (0 or 1). On the H200, whose SM clock
+/// stays near its 345 MHz floor through the short bursts a query gives it, the aggregate is
+/// bound by instructions per row, not by memory: comparing a column with a literal in one
+/// i32 instruction instead of a widened 64-bit compare, and combining filters as `bool`s
+/// instead of 0/1 pairs, is what makes it faster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ty {
+    /// `vec2<u32>`: an i64, x the low word.
+    Wide,
+    /// `i32`: an i64 that fits i32.
+    Narrow,
+    /// `bool`: 0 or 1.
+    Bool,
+}
+
+/// One stack entry at compile time: the name (or literal text) of its value, its type and
+/// its null flag.
 #[derive(Clone, Debug)]
 struct Entry {
     value: String,
+    ty: Ty,
     null: Flag,
 }
 
@@ -85,8 +104,50 @@ impl Emitter {
         name
     }
 
-    fn value(&mut self, expr: String) -> String {
-        self.bind("vec2<u32>", expr)
+    /// An entry of type `ty` holding `expr`.
+    fn entry(&mut self, ty: Ty, expr: String, null: Flag) -> Entry {
+        let wgsl = match ty {
+            Ty::Wide => "vec2<u32>",
+            Ty::Narrow => "i32",
+            Ty::Bool => "bool",
+        };
+        let value = self.bind(wgsl, expr);
+        Entry { value, ty, null }
+    }
+
+    /// `v` as an i64 (`vec2<u32>`).
+    fn wide(&mut self, v: &Entry) -> String {
+        match v.ty {
+            Ty::Wide => v.value.clone(),
+            Ty::Narrow => self.bind("vec2<u32>", format!("widen_i({})", v.value)),
+            Ty::Bool => self.bind("vec2<u32>", format!("boolean({})", v.value)),
+        }
+    }
+
+    /// `v` as an i32; only for [`Ty::Narrow`] and [`Ty::Bool`] entries.
+    fn narrow(&mut self, v: &Entry) -> String {
+        match v.ty {
+            Ty::Bool => self.bind("i32", format!("select(0i, 1i, {})", v.value)),
+            _ => v.value.clone(),
+        }
+    }
+
+    /// Whether `v` is not zero, as a `bool` expression.
+    fn truth(&mut self, v: &Entry) -> String {
+        match v.ty {
+            Ty::Bool => v.value.clone(),
+            Ty::Narrow => self.bind("bool", format!("{} != 0i", v.value)),
+            Ty::Wide => self.bind("bool", format!("truth({})", v.value)),
+        }
+    }
+
+    /// `v`'s low word, as a `u32` expression (group indices, minima and maxima).
+    fn low_word(&mut self, v: &Entry) -> String {
+        match v.ty {
+            Ty::Wide => format!("{}.x", v.value),
+            Ty::Narrow => format!("bitcast<u32>({})", v.value),
+            Ty::Bool => format!("select(0u, 1u, {})", v.value),
+        }
     }
 
     /// `a || b` with known flags folded.
@@ -124,6 +185,12 @@ fn pop(stack: &mut Vec<Entry>) -> Entry {
 /// Rows per step of an invocation (the template's `UNROLL`).
 pub const UNROLL: u32 = 4;
 
+/// Whether a constant is kept as an i32 (its shader text says so, so the pipeline cache
+/// tells the two apart; the value itself stays in the `program` buffer).
+fn fits_i32(v: i64) -> bool {
+    i32::try_from(v).is_ok()
+}
+
 /// The complete shader for `program`; `nullable` has bit s set when column slot s may hold
 /// nulls in some chunk (the others' null flags fold to `false`). Assumes
 /// [`Program::check`] passed.
@@ -138,6 +205,25 @@ pub fn shader(program: &Program, nullable: u32) -> String {
     let mut out = String::with_capacity(TEMPLATE.len() + 4096);
     out.push_str(TEMPLATE);
     out.push_str("\n// Generated from the query's row program (kernel/compile.rs).\n");
+    // The constants, read from the program buffer once per invocation rather than per row.
+    let constants = program
+        .ops
+        .iter()
+        .filter(|op| matches!(op, Op::Const(_)))
+        .count();
+    for at in 0..constants {
+        let _ = writeln!(out, "var<private> konst{at}: vec2<u32>;");
+    }
+    out.push_str("fn load_constants() {\n");
+    for at in 0..constants {
+        let _ = writeln!(
+            out,
+            "    konst{at} = vec2<u32>(program[params.constants + {}u], program[params.constants + {}u]);",
+            2 * at,
+            2 * at + 1
+        );
+    }
+    out.push_str("}\n");
     for c in 0..SLOTS {
         if slots_used >> c & 1 == 0 {
             continue;
@@ -196,105 +282,133 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
     for op in &program.ops {
         match *op {
             Op::Load(c) => {
-                let value = e.value(format!("widen(load{c}(row{k}))"));
                 let null = if nullable >> c & 1 == 1 {
                     e.flag(format!("!valid{c}(row{k})"))
                 } else {
                     Flag::False
                 };
-                stack.push(Entry { value, null });
+                let v = e.entry(Ty::Narrow, format!("bitcast<i32>(load{c}(row{k}))"), null);
+                stack.push(v);
             }
-            Op::Const(_) => {
+            Op::Const(v) => {
                 let at = constants;
                 constants += 1;
-                let value = e.value(format!(
-                    "vec2<u32>(program[params.constants + {}u], program[params.constants + {}u])",
-                    2 * at,
-                    2 * at + 1
-                ));
-                stack.push(Entry {
-                    value,
-                    null: Flag::False,
+                stack.push(if fits_i32(v) {
+                    e.entry(Ty::Narrow, format!("bitcast<i32>(konst{at}.x)"), Flag::False)
+                } else {
+                    Entry {
+                        value: format!("konst{at}"),
+                        ty: Ty::Wide,
+                        null: Flag::False,
+                    }
                 });
             }
             Op::Null => stack.push(Entry {
-                value: "vec2<u32>(0u, 0u)".into(),
+                value: "0i".into(),
+                ty: Ty::Narrow,
                 null: Flag::True,
             }),
-            Op::Add | Op::Sub | Op::Mul | Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+            Op::Add | Op::Sub | Op::Mul => {
                 let b = pop(&mut stack);
                 let a = pop(&mut stack);
-                let (x, y) = (&a.value, &b.value);
+                let (x, y) = (e.wide(&a), e.wide(&b));
                 let expr = match op {
                     Op::Add => format!("add64({x}, {y})"),
                     Op::Sub => format!("add64({x}, neg64({y}))"),
-                    Op::Mul => format!("mul64({x}, {y})"),
-                    Op::Eq => format!("boolean(eq64({x}, {y}))"),
-                    Op::Ne => format!("boolean(!eq64({x}, {y}))"),
-                    Op::Lt => format!("boolean(lt64({x}, {y}))"),
-                    Op::Le => format!("boolean(!lt64({y}, {x}))"),
-                    Op::Gt => format!("boolean(lt64({y}, {x}))"),
-                    _ => format!("boolean(!lt64({x}, {y}))"),
+                    _ => format!("mul64({x}, {y})"),
                 };
-                let value = e.value(expr);
                 let null = e.or(&a.null, &b.null);
-                stack.push(Entry { value, null });
+                let v = e.entry(Ty::Wide, expr, null);
+                stack.push(v);
+            }
+            Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+                let b = pop(&mut stack);
+                let a = pop(&mut stack);
+                let expr = if a.ty != Ty::Wide && b.ty != Ty::Wide {
+                    // Both fit i32: one signed compare.
+                    let (x, y) = (e.narrow(&a), e.narrow(&b));
+                    let sign = match op {
+                        Op::Eq => "==",
+                        Op::Ne => "!=",
+                        Op::Lt => "<",
+                        Op::Le => "<=",
+                        Op::Gt => ">",
+                        _ => ">=",
+                    };
+                    format!("{x} {sign} {y}")
+                } else {
+                    let (x, y) = (e.wide(&a), e.wide(&b));
+                    match op {
+                        Op::Eq => format!("eq64({x}, {y})"),
+                        Op::Ne => format!("!eq64({x}, {y})"),
+                        Op::Lt => format!("lt64({x}, {y})"),
+                        Op::Le => format!("!lt64({y}, {x})"),
+                        Op::Gt => format!("lt64({y}, {x})"),
+                        _ => format!("!lt64({x}, {y})"),
+                    }
+                };
+                let null = e.or(&a.null, &b.null);
+                let v = e.entry(Ty::Bool, expr, null);
+                stack.push(v);
             }
             Op::Neg => {
                 let a = pop(&mut stack);
-                let value = e.value(format!("neg64({})", a.value));
-                stack.push(Entry {
-                    value,
-                    null: a.null,
-                });
+                let x = e.wide(&a);
+                let v = e.entry(Ty::Wide, format!("neg64({x})"), a.null);
+                stack.push(v);
             }
             Op::Not => {
                 let a = pop(&mut stack);
-                let value = e.value(format!("boolean(!truth({}))", a.value));
-                stack.push(Entry {
-                    value,
-                    null: a.null,
-                });
+                let t = e.truth(&a);
+                let v = e.entry(Ty::Bool, format!("!{t}"), a.null);
+                stack.push(v);
             }
             Op::IsNull | Op::IsNotNull => {
                 let a = pop(&mut stack);
                 let negate = if *op == Op::IsNull { "" } else { "!" };
-                let value = e.value(format!("boolean({negate}{})", a.null.text()));
-                stack.push(Entry {
-                    value,
-                    null: Flag::False,
-                });
+                let v = e.entry(
+                    Ty::Bool,
+                    format!("{negate}{}", a.null.text()),
+                    Flag::False,
+                );
+                stack.push(v);
             }
             Op::And | Op::Or => {
                 // SQL three-valued logic: a decisive operand (false for AND, true for OR)
                 // wins over null.
                 let b = pop(&mut stack);
                 let a = pop(&mut stack);
-                let truth_of = |v: &Entry| format!("truth({})", v.value);
                 let want = if *op == Op::And { "!" } else { "" };
-                let decides = |v: &Entry| match &v.null {
+                let mut decides = |v: &Entry| match &v.null {
                     Flag::True => "false".to_string(),
-                    Flag::False => format!("{want}{}", truth_of(v)),
-                    Flag::Var(n) => format!("(!{n} && {want}{})", truth_of(v)),
+                    Flag::False => format!("{want}{}", e.truth(v)),
+                    Flag::Var(n) => format!("(!{n} && {want}{})", e.truth(v)),
                 };
-                let decided = e.flag(format!("{} || {}", decides(&a), decides(&b)));
+                let (da, db) = (decides(&a), decides(&b));
+                let decided = e.flag(format!("{da} || {db}"));
                 let any_null = e.or(&a.null, &b.null);
                 let d = decided.text().to_string();
                 let value = if *op == Op::And {
-                    e.value(format!("boolean(!{d} && !{})", any_null.text()))
+                    format!("!{d} && !{}", any_null.text())
                 } else {
-                    e.value(format!("boolean({d})"))
+                    d.clone()
                 };
                 let null = e.flag(format!("!{d} && {}", any_null.text()));
-                stack.push(Entry { value, null });
+                let v = e.entry(Ty::Bool, value, null);
+                stack.push(v);
             }
             Op::Select => {
                 let cond = pop(&mut stack);
                 let then = pop(&mut stack);
                 let otherwise = pop(&mut stack);
-                let take = e.flag(format!("!{} && truth({})", cond.null.text(), cond.value));
+                let truth = e.truth(&cond);
+                let take = e.flag(format!("!{} && {truth}", cond.null.text()));
                 let t = take.text().to_string();
-                let value = e.value(format!("select({}, {}, {t})", otherwise.value, then.value));
+                let (ty, o, th) = match (otherwise.ty, then.ty) {
+                    (Ty::Bool, Ty::Bool) => (Ty::Bool, otherwise.value.clone(), then.value.clone()),
+                    (Ty::Wide, _) | (_, Ty::Wide) => (Ty::Wide, e.wide(&otherwise), e.wide(&then)),
+                    _ => (Ty::Narrow, e.narrow(&otherwise), e.narrow(&then)),
+                };
                 let null = if then.null == otherwise.null {
                     then.null
                 } else {
@@ -304,41 +418,40 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
                         then.null.text()
                     ))
                 };
-                stack.push(Entry { value, null });
+                let v = e.entry(ty, format!("select({o}, {th}, {t})"), null);
+                stack.push(v);
             }
             Op::Probe => {
                 let base = pop(&mut stack);
                 let n = pop(&mut stack);
                 let d = pop(&mut stack);
-                let row = e.bind(
-                    "u32",
-                    format!("probe({}, {}, {})", d.value, n.value, base.value),
-                );
-                let value = e.value(format!("vec2<u32>({row}, 0u)"));
+                let (dv, nv, bv) = (e.wide(&d), e.wide(&n), e.wide(&base));
+                let row = e.bind("u32", format!("probe({dv}, {nv}, {bv})"));
                 let missing = e.flag(format!("{row} == NO_ROW"));
                 let null = e.or(&d.null, &missing);
-                stack.push(Entry { value, null });
+                let v = e.entry(Ty::Wide, format!("vec2<u32>({row}, 0u)"), null);
+                stack.push(v);
             }
             Op::Gather => {
                 let at = pop(&mut stack);
                 let r = pop(&mut stack);
-                let value = e.value(format!("widen(gather({}, {}))", at.value, r.value));
-                stack.push(Entry {
-                    value,
-                    null: r.null,
-                });
+                let (av, rv) = (e.wide(&at), e.wide(&r));
+                let v = e.entry(
+                    Ty::Narrow,
+                    format!("bitcast<i32>(gather({av}, {rv}))"),
+                    r.null,
+                );
+                stack.push(v);
             }
             Op::Filter => {
                 let p = pop(&mut stack);
-                e.line(&format!(
-                    "if ({} || !truth({})) {{ break; }}",
-                    p.null.text(),
-                    p.value
-                ));
+                let t = e.truth(&p);
+                e.line(&format!("if ({} || !{t}) {{ break; }}", p.null.text()));
             }
             Op::Group => {
                 let g = pop(&mut stack);
-                e.line(&format!("let group = {}.x;", g.value));
+                let low = e.low_word(&g);
+                e.line(&format!("let group = {low};"));
                 e.line("if (group >= params.groups) { break; }");
                 e.line(&format!("let base = group * {wpg}u;"));
             }
@@ -350,20 +463,20 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
                     Flag::Var(n) => format!("if (!{n}) "),
                 };
                 let call = match op {
-                    Op::Sum(_) => format!(
-                        "accumulate_sum(private_acc, copy_base, base + {w}u, {});",
-                        v.value
-                    ),
+                    Op::Sum(_) => {
+                        let x = e.wide(&v);
+                        format!("accumulate_sum(private_acc, copy_base, base + {w}u, {x});")
+                    }
                     Op::Count(_) => {
                         format!("add96(private_acc, copy_base, base + {w}u, 1u, 0u, 0u);")
                     }
                     Op::Min(_) => format!(
-                        "accumulate_min(private_acc, copy_base, base + {w}u, {}.x);",
-                        v.value
+                        "accumulate_min(private_acc, copy_base, base + {w}u, {});",
+                        e.low_word(&v)
                     ),
                     _ => format!(
-                        "accumulate_max(private_acc, copy_base, base + {w}u, {}.x);",
-                        v.value
+                        "accumulate_max(private_acc, copy_base, base + {w}u, {});",
+                        e.low_word(&v)
                     ),
                 };
                 e.line(&format!("{guard}{{ {call} }}"));

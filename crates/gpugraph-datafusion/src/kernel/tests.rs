@@ -48,6 +48,9 @@ fn columns(rng: &mut impl Rng, rows: usize, extreme: bool) -> (Vec<Vec<u32>>, Ve
                     [i32::MIN, i32::MAX, -1, 0][r / 5 % 4] as u32
                 } else if c == 2 {
                     rng.random_range(0..5u32) // a group code
+                } else if c == 1 {
+                    // Few distinct values, so comparisons are often equal (< and <= differ).
+                    rng.random_range(-8..8i32) as u32
                 } else {
                     rng.random_range(-1000..1000i32) as u32
                 }
@@ -150,7 +153,7 @@ fn check(
             .collect();
         run_cpu(program, &views, lookup.unwrap_or(&[]), n, &mut expected);
         // Each slot's bounds, so the upload packs it as narrowly as it can: the codes in
-        // 8 bits, the ±1000 columns in 16, extreme columns in 32.
+        // 8 bits, column 1 in 8, column 0 (±1000) in 16, extreme columns in 32.
         let bounds = slices
             .iter()
             .map(|v| {
@@ -223,6 +226,120 @@ fn sixty_four_and_ninety_six_bit_arithmetic_is_exact() {
     check(&ctx, &p, 5, 100_000, true, 9, true, None);
     let p = program(-1);
     check(&ctx, &p, 5, 20_000, true, 10, false, None);
+}
+
+/// Pushes a random value expression over columns 0 and 1 (postfix): column words, constants
+/// that fit i32 and constants that do not, NULL, arithmetic, negation, CASE and predicates
+/// used as values, so the compiler's i32, bool and i64 forms meet in every combination.
+fn random_value(rng: &mut impl Rng, depth: u32, ops: &mut Vec<Op>) {
+    if depth == 0 || rng.random_bool(0.3) {
+        ops.push(match rng.random_range(0..6) {
+            0 | 1 => Op::Load(rng.random_range(0..2)),
+            2 => Op::Const([rng.random_range(-9..9), rng.random_range(-2000..2000)][rng.random_range(0..2)]),
+            3 => Op::Const(i32::MAX as i64 + rng.random_range(-2..3)),
+            4 => Op::Const(rng.random_range(1i64 << 33..1 << 40) * [1, -1][rng.random_range(0..2)]),
+            _ => Op::Null,
+        });
+        return;
+    }
+    match rng.random_range(0..6) {
+        0..=2 => {
+            random_value(rng, depth - 1, ops);
+            random_value(rng, depth - 1, ops);
+            ops.push([Op::Add, Op::Sub, Op::Mul][rng.random_range(0..3)]);
+        }
+        3 => {
+            random_value(rng, depth - 1, ops);
+            ops.push(Op::Neg);
+        }
+        4 => {
+            random_value(rng, depth - 1, ops);
+            random_value(rng, depth - 1, ops);
+            random_predicate(rng, depth - 1, ops);
+            ops.push(Op::Select);
+        }
+        _ => random_predicate(rng, depth - 1, ops),
+    }
+}
+
+/// Pushes a random predicate: comparisons of values, AND / OR / NOT, IS [NOT] NULL, and CASE
+/// between predicates.
+fn random_predicate(rng: &mut impl Rng, depth: u32, ops: &mut Vec<Op>) {
+    let compare = [Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge];
+    if depth == 0 || rng.random_bool(0.3) {
+        random_value(rng, depth.min(1), ops);
+        random_value(rng, depth.min(1), ops);
+        ops.push(compare[rng.random_range(0..compare.len())]);
+        return;
+    }
+    match rng.random_range(0..6) {
+        0 | 1 => {
+            random_predicate(rng, depth - 1, ops);
+            random_predicate(rng, depth - 1, ops);
+            ops.push([Op::And, Op::Or][rng.random_range(0..2)]);
+        }
+        2 => {
+            random_predicate(rng, depth - 1, ops);
+            ops.push(Op::Not);
+        }
+        3 => {
+            random_value(rng, depth - 1, ops);
+            ops.push([Op::IsNull, Op::IsNotNull][rng.random_range(0..2)]);
+        }
+        4 => {
+            random_predicate(rng, depth - 1, ops);
+            random_predicate(rng, depth - 1, ops);
+            random_predicate(rng, depth - 1, ops);
+            ops.push(Op::Select);
+        }
+        _ => {
+            random_value(rng, depth - 1, ops);
+            random_value(rng, depth - 1, ops);
+            ops.push(compare[rng.random_range(0..compare.len())]);
+        }
+    }
+}
+
+/// A random program: a random filter, group by column 2, sums of random values, a count and
+/// a sum of random predicates, and the min / max of column 0.
+fn random_program(rng: &mut impl Rng) -> Program {
+    let mut l = Layout::default();
+    let mut ops = Vec::new();
+    random_predicate(rng, 3, &mut ops);
+    ops.push(Op::Filter);
+    ops.push(Op::Load(2));
+    ops.push(Op::Group);
+    for _ in 0..3 {
+        let w = l.sum();
+        random_value(rng, 3, &mut ops);
+        ops.push(Op::Sum(w));
+    }
+    let w = l.sum();
+    random_predicate(rng, 2, &mut ops);
+    ops.push(Op::Count(w));
+    let w = l.sum();
+    random_predicate(rng, 2, &mut ops);
+    ops.push(Op::Sum(w));
+    let (min, max) = (l.extreme(false), l.extreme(true));
+    ops.extend([Op::Load(0), Op::Min(min), Op::Load(0), Op::Max(max)]);
+    Program {
+        ops,
+        kinds: l.into_kinds(),
+    }
+}
+
+#[test]
+fn random_programs_match_the_oracle() {
+    let ctx = gpu();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(19);
+    for case in 0..32u64 {
+        let p = random_program(&mut rng);
+        p.check().unwrap_or_else(|e| panic!("case {case}: {e}: {:?}", p.ops));
+        let rows = [1, 257, 5_003][case as usize % 3];
+        let nulls = case % 2 == 0;
+        let extreme = case % 4 == 1;
+        check(&ctx, &p, 5, rows, extreme, 100 + case, nulls, None);
+    }
 }
 
 /// A lookup buffer (`LookupShape`) for keys -200..400 from word 37 (another side's words
