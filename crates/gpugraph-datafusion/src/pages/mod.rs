@@ -161,6 +161,13 @@ pub struct RowGroupTask {
     pub row_group: usize,
 }
 
+impl RowGroupTask {
+    /// Rows of the row group.
+    pub fn rows(&self) -> usize {
+        self.metadata.row_group(self.row_group).num_rows() as usize
+    }
+}
+
 fn value_type_supported(dt: &DataType) -> bool {
     matches!(
         dt,
@@ -261,45 +268,52 @@ pub fn read_row_group(
     scan: &PageScan,
     task: &RowGroupTask,
 ) -> Result<Result<HostChunk, Misfit>, String> {
-    let file = std::fs::File::open(&task.path).map_err(|e| e.to_string())?;
-    let file = Arc::new(file);
-    let rg = task.metadata.row_group(task.row_group);
-    let rows = rg.num_rows() as usize;
-    let props = Arc::new(ReaderProperties::builder().build());
-    let descr = task.metadata.file_metadata().schema_descr();
     let mut columns = Vec::new();
-    for (leaf, name, kind) in &scan.slots {
-        let meta = rg.column(*leaf);
-        let mut reader = SerializedPageReader::new_with_properties(
-            Arc::clone(&file),
-            meta,
-            rows,
-            None,
-            Arc::clone(&props),
-        )
-        .map_err(|e| e.to_string())?;
-        let misfit = |what: String| Misfit {
-            column: name.clone(),
-            what,
-        };
-        let max_def = descr.column(*leaf).max_def_level();
-        let mut parser = ColumnParser::new(*kind);
-        loop {
-            let page = match reader.get_next_page() {
-                Ok(Some(p)) => p,
-                Ok(None) => break,
-                Err(e) => return Err(e.to_string()),
-            };
-            if let Err(what) = parser.page(page, max_def) {
-                return Ok(Err(misfit(what)));
-            }
-        }
-        match parser.finish(rows) {
+    for slot in 0..scan.slots() {
+        match read_column(scan, task, slot)? {
             Ok(c) => columns.push(c),
-            Err(what) => return Ok(Err(misfit(what))),
+            Err(misfit) => return Ok(Err(misfit)),
         }
     }
-    Ok(Ok(HostChunk { rows, columns }))
+    Ok(Ok(HostChunk {
+        rows: task.rows(),
+        columns,
+    }))
+}
+
+/// Reads and parses column slot `slot` of one row group: a read error is the outer error, a
+/// page the GPU cannot expand the inner one.
+pub fn read_column(
+    scan: &PageScan,
+    task: &RowGroupTask,
+    slot: usize,
+) -> Result<Result<HostColumn, Misfit>, String> {
+    let file = Arc::new(std::fs::File::open(&task.path).map_err(|e| e.to_string())?);
+    let rg = task.metadata.row_group(task.row_group);
+    let rows = task.rows();
+    let props = Arc::new(ReaderProperties::builder().build());
+    let descr = task.metadata.file_metadata().schema_descr();
+    let (leaf, name, kind) = &scan.slots[slot];
+    let mut reader =
+        SerializedPageReader::new_with_properties(file, rg.column(*leaf), rows, None, props)
+            .map_err(|e| e.to_string())?;
+    let misfit = |what: String| Misfit {
+        column: name.clone(),
+        what,
+    };
+    let max_def = descr.column(*leaf).max_def_level();
+    let mut parser = ColumnParser::new(*kind);
+    loop {
+        let page = match reader.get_next_page() {
+            Ok(Some(p)) => p,
+            Ok(None) => break,
+            Err(e) => return Err(e.to_string()),
+        };
+        if let Err(what) = parser.page(page, max_def) {
+            return Ok(Err(misfit(what)));
+        }
+    }
+    Ok(parser.finish(rows).map_err(misfit))
 }
 
 /// Parses one column chunk's pages into a [`HostColumn`].
