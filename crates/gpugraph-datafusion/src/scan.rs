@@ -227,7 +227,8 @@ impl DirectScan {
                         return false;
                     }
                     Ok(Err(misfit)) => {
-                        let _ = tx.blocking_send(Ok((Err(misfit), start.elapsed(), Duration::ZERO)));
+                        let _ =
+                            tx.blocking_send(Ok((Err(misfit), start.elapsed(), Duration::ZERO)));
                         return false;
                     }
                     Ok(Ok(c)) => c,

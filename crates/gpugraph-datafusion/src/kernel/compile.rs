@@ -294,7 +294,11 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
                 let at = constants;
                 constants += 1;
                 stack.push(if fits_i32(v) {
-                    e.entry(Ty::Narrow, format!("bitcast<i32>(konst{at}.x)"), Flag::False)
+                    e.entry(
+                        Ty::Narrow,
+                        format!("bitcast<i32>(konst{at}.x)"),
+                        Flag::False,
+                    )
                 } else {
                     Entry {
                         value: format!("konst{at}"),
@@ -366,11 +370,7 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
             Op::IsNull | Op::IsNotNull => {
                 let a = pop(&mut stack);
                 let negate = if *op == Op::IsNull { "" } else { "!" };
-                let v = e.entry(
-                    Ty::Bool,
-                    format!("{negate}{}", a.null.text()),
-                    Flag::False,
-                );
+                let v = e.entry(Ty::Bool, format!("{negate}{}", a.null.text()), Flag::False);
                 stack.push(v);
             }
             Op::And | Op::Or => {

@@ -1,5 +1,6 @@
-//! The aggregate kernel: uploads converted chunks and runs a [`Program`] over them into
-//! per-group accumulators.
+//! The aggregate kernel: uploads converted chunks and runs a
+//! [`Program`](crate::program::Program) over them into per-group accumulators
+//! (`accumulation.rs`).
 //!
 //! The program is compiled to WGSL (`compile.rs`) around the accumulation and flush code of
 //! `aggregate.wgsl`, one pipeline per program shape from the device's `DeviceCache`: a query
@@ -9,20 +10,20 @@
 //! (`gpugraph-program`) compute in f32/u32 without SQL nulls, which the exact decimal sums
 //! here need.
 
-use std::time::{Duration, Instant};
-
 use bytemuck::{Pod, Zeroable};
 use gpugraph_command::{wgpu, GpuContext};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
 use gpugraph_tables::upload::{FillFn, Source, Target};
 
 use crate::convert::{Chunk, Part};
 use crate::plan::MAX_SLOTS;
-use crate::program::{Program, ProgramError};
+use crate::program::ProgramError;
 
+mod accumulation;
 mod compile;
 pub mod keymap;
 mod pack;
+pub use accumulation::{run, Accumulation, RunTimes};
+use accumulation::submit_and_map;
 pub use compile::shader;
 pub use pack::SlotLayout;
 use pack::Stream;
@@ -82,6 +83,15 @@ pub enum KernelError {
         bytes: u64,
         /// Why.
         reason: String,
+    },
+    /// A chunk with nulls in slots the kernel was compiled without null flags for (a
+    /// planner bug).
+    #[error(
+        "a chunk carries nulls in column slots {slots:#b}, which the kernel was compiled without"
+    )]
+    NullsNotCompiled {
+        /// The slots.
+        slots: u32,
     },
     /// A chunk of more rows than a dispatch addresses.
     #[error("a chunk of {rows} rows; at most {max} per dispatch")]
@@ -306,275 +316,6 @@ pub fn upload(ctx: &GpuContext, chunk: &Chunk) -> Result<GpuChunk, KernelError> 
         has_valid: chunk.has_valid,
         layouts,
     })
-}
-
-/// Times of one [`run`].
-#[derive(Clone, Debug, Default)]
-pub struct RunTimes {
-    /// From submission until the accumulators are on the host (host clock; reading a few
-    /// accumulator words back is part of it).
-    pub kernel: Duration,
-    /// The dispatches' time on the GPU, from the first chunk's start to the last one's end
-    /// (timestamp queries; `None` where the device has none, or without rows).
-    pub gpu: Option<Duration>,
-    /// Each timed chunk's own GPU time (its compute pass), in order: every chunk up to 511,
-    /// then the last one. Empty without timestamp queries.
-    pub chunks: Vec<Duration>,
-}
-
-/// Runs `program` over `chunks` into `groups` groups, with `lookup` the lookup buffer of a
-/// join (`program::LookupShape`); returns the accumulator words (group-major,
-/// [`Program::words_per_group`] each).
-pub fn run(
-    ctx: &GpuContext,
-    program: &Program,
-    groups: usize,
-    chunks: &[GpuChunk],
-    lookup: Option<&wgpu::Buffer>,
-) -> Result<(Vec<u32>, RunTimes), KernelError> {
-    program.check()?;
-    let wpg = program.words_per_group();
-    let words = groups * wpg;
-    let most = max_groups(ctx, wpg);
-    if groups > most {
-        return Err(KernelError::TooManyGroups {
-            groups,
-            words: wpg,
-            max: most,
-        });
-    }
-    let device = &ctx.device;
-    let encoded = program.encode();
-    let nullable = chunks.iter().fold(0, |m, c| m | c.has_valid);
-    let wgsl = shader(program, nullable);
-    let kernel = Kernel::new(
-        device,
-        "gpugraph-datafusion-aggregate",
-        &wgsl,
-        "aggregate",
-        &[
-            Binding::Uniform,
-            Binding::StorageRead,
-            Binding::StorageReadWrite,
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageRead,
-        ],
-        &[],
-    );
-    let program_buffer = parameter_buffer(
-        device,
-        "gpugraph-datafusion-program",
-        bytemuck::cast_slice(&encoded.words),
-    );
-    // Written at creation: no staging ring and no submission before the dispatches.
-    let initial = program.initial_accumulators(groups);
-    let acc = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("gpugraph-datafusion-accumulators"),
-        size: (words as u64 * 4).max(16).div_ceil(16) * 16,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: true,
-    });
-    {
-        let mut view = acc
-            .slice(..)
-            .get_mapped_range_mut()
-            .map_err(|e| KernelError::Readback(format!("mapping the accumulators failed: {e}")))?;
-        view.slice(..words * 4)
-            .copy_from_slice(bytemuck::cast_slice(&initial));
-    }
-    acc.unmap();
-    let placeholder = storage(
-        device,
-        "gpugraph-datafusion-unused",
-        16,
-        wgpu::BufferUsages::empty(),
-    );
-    let private = (words | 1) <= PRIVATE_WORDS;
-    let (copies, copy_stride) = if private {
-        let (copies, stride) = private_copies(words);
-        (copies.min(tuning("GPUGRAPH_AGG_COPIES", copies)), stride)
-    } else {
-        (0, 0)
-    };
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-        label: Some("gpugraph-datafusion-aggregate"),
-    });
-    let mut keep = Vec::new();
-    // A compute pass per chunk, each timed at its start and end (the first 511 chunks and the
-    // last one; more would outgrow a query set), so a run reports its chunks' GPU times.
-    let live: Vec<&GpuChunk> = chunks.iter().filter(|c| c.rows > 0).collect();
-    let timed = live.len().clamp(1, 512);
-    let slot_of = |i: usize| {
-        if i + 1 == live.len() {
-            Some(timed - 1)
-        } else {
-            (i + 1 < timed).then_some(i)
-        }
-    };
-    let timer = ctx.capabilities().timestamp_query.then(|| {
-        let set = device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("gpugraph-datafusion-aggregate-time"),
-            ty: wgpu::QueryType::Timestamp,
-            count: 2 * timed as u32,
-        });
-        let resolved = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("gpugraph-datafusion-aggregate-time"),
-            size: 16 * timed as u64,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        (set, resolved)
-    });
-    {
-        for (i, chunk) in live.iter().enumerate() {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("gpugraph-datafusion-aggregate"),
-                timestamp_writes: timer.as_ref().zip(slot_of(i)).map(|((set, _), s)| {
-                    wgpu::ComputePassTimestampWrites {
-                        query_set: set,
-                        beginning_of_pass_write_index: Some(2 * s as u32),
-                        end_of_pass_write_index: Some(2 * s as u32 + 1),
-                    }
-                }),
-            });
-            // Private accumulators pay a flush per workgroup: fewer, longer-running groups.
-            let cap = if private {
-                tuning("GPUGRAPH_AGG_WORKGROUPS", 1024).clamp(1, 65_535)
-            } else {
-                65_535
-            };
-            let workgroups = chunk.rows.div_ceil(WORKGROUP).min(cap);
-            let params = Params {
-                rows: chunk.rows,
-                words_per_group: wpg as u32,
-                groups: groups as u32,
-                private_words: if private { words as u32 } else { 0 },
-                row_stride: workgroups * WORKGROUP,
-                has_valid: chunk.has_valid,
-                constants: encoded.constants,
-                kinds: encoded.kinds,
-                copies,
-                copy_stride,
-                pad: [0; 2],
-                slots: std::array::from_fn(|s| {
-                    chunk.layouts.get(s).copied().unwrap_or_default().words()
-                }),
-            };
-            let params = parameter_buffer(
-                device,
-                "gpugraph-datafusion-params",
-                bytemuck::bytes_of(&params),
-            );
-            let mut resources = vec![
-                params.as_entire_buffer_binding(),
-                program_buffer.as_entire_buffer_binding(),
-                acc.as_entire_buffer_binding(),
-            ];
-            for s in 0..MAX_SLOTS {
-                resources.push(
-                    chunk
-                        .buffers
-                        .get(s)
-                        .unwrap_or(&placeholder)
-                        .as_entire_buffer_binding(),
-                );
-            }
-            resources.push(lookup.unwrap_or(&placeholder).as_entire_buffer_binding());
-            let group = kernel.bind_group(device, &resources);
-            pass.set_pipeline(&kernel.pipeline);
-            pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups(workgroups, 1, 1);
-            keep.push(params);
-        }
-    }
-    // The accumulators and the timestamps are copied to one staging buffer in the same
-    // submission as the dispatches, so a run costs one submission and one wait.
-    let acc_bytes = words as u64 * 4;
-    let ticks_at = acc_bytes.div_ceil(8) * 8;
-    let ticks_bytes = 16 * timed as u64;
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("gpugraph-datafusion-readback"),
-        size: (ticks_at + ticks_bytes).div_ceil(16) * 16,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    if acc_bytes > 0 {
-        encoder.copy_buffer_to_buffer(&acc, 0, &staging, 0, acc_bytes);
-    }
-    if let Some((set, resolved)) = &timer {
-        encoder.resolve_query_set(set, 0..2 * timed as u32, resolved, 0);
-        encoder.copy_buffer_to_buffer(resolved, 0, &staging, ticks_at, ticks_bytes);
-    }
-    let start = Instant::now();
-    let mapped = submit_and_map(ctx, encoder, &staging);
-    let kernel_time = start.elapsed();
-    acc.destroy();
-    if let Err(reason) = mapped {
-        staging.destroy();
-        return Err(KernelError::Readback(reason));
-    }
-    let view = staging.slice(..).get_mapped_range();
-    let (out, gpu, chunk_times) = {
-        let Ok(view) = view else {
-            staging.destroy();
-            return Err(KernelError::Readback(
-                "the mapped readback buffer has no view".into(),
-            ));
-        };
-        let out: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..acc_bytes as usize]);
-        let mut chunk_times = Vec::new();
-        let gpu = timer.as_ref().filter(|_| !live.is_empty()).map(|_| {
-            let end = ticks_at as usize + ticks_bytes as usize;
-            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&view[ticks_at as usize..end]);
-            let period = ctx.queue.get_timestamp_period() as f64;
-            let span =
-                |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
-            chunk_times = ticks.chunks(2).map(|t| span(t[0], t[1])).collect();
-            span(ticks[0], ticks[2 * timed - 1])
-        });
-        (out, gpu, chunk_times)
-    };
-    staging.destroy();
-    Ok((
-        out,
-        RunTimes {
-            kernel: kernel_time,
-            gpu,
-            chunks: chunk_times,
-        },
-    ))
-}
-
-/// Submits `encoder` and maps `staging` (`MAP_READ`, written by the submission) once the
-/// device is done.
-fn submit_and_map(
-    ctx: &GpuContext,
-    encoder: wgpu::CommandEncoder,
-    staging: &wgpu::Buffer,
-) -> Result<(), String> {
-    let submission = ctx.queue.submit([encoder.finish()]);
-    let (tx, rx) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |result| {
-        let _ = tx.send(result);
-    });
-    let waited = ctx.device.poll(wgpu::PollType::Wait {
-        submission_index: Some(submission),
-        timeout: None,
-    });
-    // The callback runs inside a successful wait; never block on it otherwise.
-    match waited.map(|_| rx.try_recv()) {
-        Err(e) => Err(format!("waiting for the device failed: {e}")),
-        Ok(Ok(Ok(()))) => Ok(()),
-        Ok(Ok(Err(e))) => Err(format!("mapping the readback buffer failed: {e}")),
-        Ok(Err(_)) => Err("the map callback did not run during the wait".to_string()),
-    }
 }
 
 #[cfg(test)]

@@ -235,7 +235,9 @@ fn random_value(rng: &mut impl Rng, depth: u32, ops: &mut Vec<Op>) {
     if depth == 0 || rng.random_bool(0.3) {
         ops.push(match rng.random_range(0..6) {
             0 | 1 => Op::Load(rng.random_range(0..2)),
-            2 => Op::Const([rng.random_range(-9..9), rng.random_range(-2000..2000)][rng.random_range(0..2)]),
+            2 => Op::Const(
+                [rng.random_range(-9..9), rng.random_range(-2000..2000)][rng.random_range(0..2)],
+            ),
             3 => Op::Const(i32::MAX as i64 + rng.random_range(-2..3)),
             4 => Op::Const(rng.random_range(1i64 << 33..1 << 40) * [1, -1][rng.random_range(0..2)]),
             _ => Op::Null,
@@ -334,7 +336,8 @@ fn random_programs_match_the_oracle() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(19);
     for case in 0..32u64 {
         let p = random_program(&mut rng);
-        p.check().unwrap_or_else(|e| panic!("case {case}: {e}: {:?}", p.ops));
+        p.check()
+            .unwrap_or_else(|e| panic!("case {case}: {e}: {:?}", p.ops));
         let rows = [1, 257, 5_003][case as usize % 3];
         let nulls = case % 2 == 0;
         let extreme = case % 4 == 1;
