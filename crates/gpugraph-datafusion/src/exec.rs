@@ -405,13 +405,13 @@ impl Run {
                         upload_time.add_elapsed(start);
                         // Bounds so far must fit before a chunk is aggregated; when they stop
                         // fitting, the check after the scan decides (it fails the same way).
-                        let fits = self
-                            .plan
-                            .check_bounds(&source_bounds(&converter, &self.plan), &[]);
-                        if let Some(acc) = streaming.as_mut().filter(|_| fits.is_ok()) {
-                            acc.add(&self.gpu, &chunk, None).map_err(external)?;
-                        } else {
-                            streaming = None;
+                        if let Some(acc) = streaming.as_mut() {
+                            let bounds = source_bounds(&converter, &self.plan);
+                            if self.plan.check_bounds(&bounds, &[]).is_ok() {
+                                acc.add(&self.gpu, &chunk, None).map_err(external)?;
+                            } else {
+                                streaming = None;
+                            }
                         }
                         chunks.push(chunk);
                     }
