@@ -99,6 +99,13 @@ group by n_name
 order by revenue desc
 """
 
+# Not TPC-H: `gpugraph_datafusion::tpch::TOPK`, a top-k in a total order.
+TOPK = """
+select l_orderkey, l_linenumber, l_extendedprice, l_shipdate
+from lineitem where l_shipdate >= date '1995-01-01'
+order by l_extendedprice desc, l_orderkey, l_linenumber limit 10
+"""
+
 # Each query and the tables it reads.
 QUERIES = [
     ("q1", Q1, ["lineitem"]),
@@ -108,6 +115,7 @@ QUERIES = [
     ("q3", Q3, ["lineitem", "orders", "customer"]),
     ("q10", Q10, ["lineitem", "orders", "customer", "nation"]),
     ("q5", Q5, ["lineitem", "orders", "customer", "supplier", "nation", "region"]),
+    ("topk", TOPK, ["lineitem"]),
 ]
 
 

@@ -215,7 +215,7 @@ fn q14_joins_on_the_gpu_and_bench_tpch_checks_its_answers() {
         "--scale",
         "0.01",
         "--query",
-        "q14,q10",
+        "q14,q10,topk",
         "--repeat",
         "1",
         "--variants",
@@ -224,6 +224,8 @@ fn q14_joins_on_the_gpu_and_bench_tpch_checks_its_answers() {
     assert!(out.contains("q14") && out.contains("gpu-host"), "{out}");
     // Q10 joins four tables: the bench generates customer and nation for it.
     assert!(out.contains("q10"), "{out}");
+    // The GPU top-k's answer matched the CPU's too.
+    assert!(out.contains("topk"), "{out}");
 }
 
 #[test]

@@ -12,9 +12,17 @@
 //! exactly the partial-state schema DataFusion's final aggregate expects (sum → its sum type,
 //! avg → (count, sum), count → Int64, min/max → the value type), so DataFusion's CPU final
 //! aggregate finishes over one row per group and result types, avg rounding and order are
-//! DataFusion's own. Sort and limit of the few result rows stay on the CPU. A partial
-//! aggregate the rule cannot take is wrapped in a transparent [`CpuFallbackExec`] naming the
-//! reason, so `EXPLAIN` shows what runs where and why.
+//! DataFusion's own. A partial aggregate the rule cannot take is wrapped in a transparent
+//! [`CpuFallbackExec`] naming the reason, so `EXPLAIN` shows what runs where and why.
+//!
+//! # Sort + limit: top-k selection
+//!
+//! [`GpuTopKRule`] replaces each `SortExec` with a fetch (`ORDER BY … LIMIT k`, TPC-H Q3's
+//! and Q10's over their final aggregates) by a [`GpuTopKExec`]: the host encodes each
+//! batch's sort keys as order-preserving words where the batch arrives, the device selects
+//! the k smallest rows by radix selection, and the host orders those k and gathers them
+//! ([`topk`]). Ties come in input order. String keys, and sorts without a fetch, stay on the
+//! CPU (the former marked with the reason).
 //!
 //! # Joins: lookup sides gathered by key
 //!
@@ -91,6 +99,7 @@ pub mod plan;
 pub mod program;
 pub mod rule;
 pub mod scan;
+pub mod topk;
 pub mod tpch;
 
 use std::sync::Arc;
@@ -104,6 +113,7 @@ use gpugraph_command::GpuContext;
 pub use cache::GpuCache;
 pub use exec::{CpuFallbackExec, GpuPartialAggregateExec};
 pub use rule::GpuAggregateRule;
+pub use topk::{GpuTopKExec, GpuTopKRule};
 
 /// Which operators a session's physical plans use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,15 +195,17 @@ pub fn session_context_on(
     }
 }
 
-/// Our rule first (it must see the planner's partial aggregates before DataFusion's rules
+/// Our rules first (the aggregate rule must see the planner's partial aggregates before DataFusion's rules
 /// combine or repartition them), then DataFusion's own rules.
 fn gpu_session(
     builder: SessionStateBuilder,
     gpu: Arc<GpuContext>,
     cache: GpuCache,
 ) -> SessionContext {
-    let mut rules: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> =
-        vec![Arc::new(GpuAggregateRule::new(gpu, cache))];
+    let mut rules: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> = vec![
+        Arc::new(GpuAggregateRule::new(Arc::clone(&gpu), cache)),
+        Arc::new(GpuTopKRule::new(gpu)),
+    ];
     rules.extend(PhysicalOptimizer::new().rules);
     SessionContext::new_with_state(builder.with_physical_optimizer_rules(rules).build())
 }

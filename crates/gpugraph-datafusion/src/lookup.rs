@@ -274,6 +274,9 @@ fn by_values(
 struct Evaluated {
     /// Its keys, as i64.
     keys: Int64Array,
+    /// Its smallest and largest non-null key, if it has one (found here, on the batch's
+    /// own task, rather than over every batch after the last arrives).
+    key_bounds: Option<(i64, i64)>,
     /// Each lookup column's words.
     columns: Vec<Vec<u32>>,
     /// Each lookup column's smallest and largest value (i32), if the batch has rows.
@@ -354,8 +357,10 @@ impl LookupPlan {
                 })
             })
             .collect();
+        let key_bounds = min(&key).zip(max(&key));
         Ok(Evaluated {
             keys: key,
+            key_bounds,
             columns,
             bounds,
             groups,
@@ -451,7 +456,7 @@ impl LookupPlan {
         // Null keys never match (SQL equality); the others must fit i32 like probe keys.
         let (first, last) = evaluated
             .iter()
-            .filter_map(|e| Some((min(&e.keys)?, max(&e.keys)?)))
+            .filter_map(|e| e.key_bounds)
             .fold((i64::MAX, i64::MIN), |(lo, hi), (l, h)| {
                 (lo.min(l), hi.max(h))
             });

@@ -62,3 +62,10 @@ pub const Q5: &str = "select n_name, sum(l_extendedprice * (1 - l_discount)) as 
     and r_name = 'ASIA' and o_orderdate >= date '1994-01-01' \
     and o_orderdate < date '1994-01-01' + interval '1' year \
     group by n_name order by revenue desc";
+
+/// Not a TPC-H query: the ten costliest line items shipped from 1995 on, in a total order
+/// (the primary key breaks ties), so every engine returns the same rows. DataFusion filters
+/// and projects on the CPU; the GPU selects the ten rows (`GpuTopKExec`).
+pub const TOPK: &str = "select l_orderkey, l_linenumber, l_extendedprice, l_shipdate \
+    from lineitem where l_shipdate >= date '1995-01-01' \
+    order by l_extendedprice desc, l_orderkey, l_linenumber limit 10";

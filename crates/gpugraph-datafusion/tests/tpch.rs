@@ -135,6 +135,9 @@ async fn check_joins(gpu_ctx: &SessionContext, cpu_ctx: &SessionContext) {
         assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
         assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
         assert!(placement.cpu.is_empty(), "{q}: {placement:?}");
+        // ORDER BY … LIMIT: the top-k of the final aggregate's groups on the GPU too.
+        let limited = usize::from(q == Q3 || q == Q10);
+        assert_eq!(placement.topk, limited, "{q}: {placement:?}");
         let text = explain(gpu_ctx, q).await;
         assert!(text.contains(&format!("lookup=[key={key}")), "{text}");
         assert_eq!(text.matches("HashJoinExec").count(), cpu_joins, "{text}");
@@ -213,6 +216,9 @@ async fn check(gpu_ctx: &SessionContext, cpu_ctx: &SessionContext) {
         assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
         assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
         assert!(placement.cpu.is_empty(), "{q}: {placement:?}");
+        // ORDER BY … LIMIT: the top-k of the final aggregate's groups on the GPU too.
+        let limited = usize::from(q == Q3 || q == Q10);
+        assert_eq!(placement.topk, limited, "{q}: {placement:?}");
         let text = explain(gpu_ctx, q).await;
         assert!(text.contains("GpuPartialAggregateExec: on=GPU"), "{text}");
         assert!(!text.contains("CpuFallbackExec"), "{text}");

@@ -382,7 +382,7 @@ impl Accumulation {
 
 /// Submits `encoder` and maps `staging` (`MAP_READ`, written by the submission) once the
 /// device is done.
-pub(super) fn submit_and_map(
+pub(crate) fn submit_and_map(
     ctx: &GpuContext,
     encoder: wgpu::CommandEncoder,
     staging: &wgpu::Buffer,

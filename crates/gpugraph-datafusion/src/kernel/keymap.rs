@@ -7,6 +7,7 @@
 use bytemuck::{Pod, Zeroable};
 use gpugraph_command::{wgpu, GpuContext};
 use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
+use gpugraph_tables::upload::write_parts;
 
 use super::{storage, KernelError};
 use crate::lookup::LookupTable;
@@ -35,33 +36,26 @@ fn grid(n: u32) -> (u32, u32) {
     (workgroups, workgroups * WORKGROUP)
 }
 
-/// `words` staged into `buffer` from word `at` on, part after part.
+/// `words` staged into `buffer` from word `at` on, part after part, through the tables
+/// crate's reused staging ring: one host-visible allocation as large as a lookup side (180
+/// MB for TPC-H Q12's orders at SF 10) costs its allocation and page faults, and on the H200
+/// slows every later streaming kernel of the process (`gpugraph_tables::upload`).
 fn stage<'a>(
     ctx: &GpuContext,
     buffer: &wgpu::Buffer,
     at: usize,
     words: usize,
     parts: impl Iterator<Item = &'a [u32]>,
-    what: &'static str,
 ) -> Result<(), KernelError> {
-    let Some(size) = wgpu::BufferSize::new(words as u64 * 4) else {
-        return Ok(());
-    };
-    let failed = || KernelError::Stage {
-        what,
-        bytes: words as u64 * 4,
-        reason: "the queue refused the write".into(),
-    };
-    let mut view = ctx
-        .queue
-        .write_buffer_with(buffer, at as u64 * 4, size)
-        .ok_or_else(failed)?;
-    let mut from = 0;
+    let mut offset = at as u64 * 4;
+    let mut placed = Vec::new();
     for part in parts {
         let bytes: &[u8] = bytemuck::cast_slice(part);
-        view.slice(from..from + bytes.len()).copy_from_slice(bytes);
-        from += bytes.len();
+        placed.push((offset, bytes));
+        offset += bytes.len() as u64;
     }
+    debug_assert_eq!(offset, (at + words) as u64 * 4);
+    write_parts(&ctx.device, &ctx.queue, buffer, &placed)?;
     Ok(())
 }
 
@@ -111,14 +105,7 @@ fn side(
     let base = table.shape.base;
     for j in 0..table.shape.columns.len() {
         let at = table.shape.columns[j] as usize;
-        stage(
-            ctx,
-            buffer,
-            at,
-            table.rows,
-            table.column(j),
-            "a lookup column",
-        )?;
+        stage(ctx, buffer, at, table.rows, table.column(j))?;
     }
     if table.rows == 0 || keys == 0 {
         // No key maps to a row: the map stays cleared.
@@ -149,7 +136,6 @@ fn side(
         0,
         table.rows,
         parts.iter().map(Vec::as_slice),
-        "the lookup rows' key-map words",
     )?;
     let (workgroups, stride) = grid(keys.max(table.rows) as u32);
     let repeats = dispatch(

@@ -22,7 +22,7 @@ mod accumulation;
 mod compile;
 pub mod keymap;
 mod pack;
-use accumulation::submit_and_map;
+pub(crate) use accumulation::submit_and_map;
 pub use accumulation::{run, Accumulation, RunTimes};
 pub use compile::shader;
 pub use pack::SlotLayout;
@@ -181,7 +181,7 @@ impl GpuChunk {
     }
 }
 
-fn storage(
+pub(crate) fn storage(
     device: &wgpu::Device,
     label: &str,
     bytes: u64,

@@ -8,7 +8,8 @@ use gpugraph_datafusion::datafusion::arrow::util::pretty::pretty_format_batches;
 use gpugraph_datafusion::datafusion::physical_plan::{collect, ExecutionPlan};
 use gpugraph_datafusion::datafusion::prelude::SessionContext;
 use gpugraph_datafusion::{
-    session_context_on, CpuFallbackExec, Engine, GpuPartialAggregateExec, SessionOptions,
+    session_context_on, CpuFallbackExec, Engine, GpuPartialAggregateExec, GpuTopKExec,
+    SessionOptions,
 };
 
 pub fn gpu() -> Arc<GpuContext> {
@@ -29,11 +30,13 @@ pub fn sessions(gpu: &Arc<GpuContext>) -> (SessionContext, SessionContext) {
     )
 }
 
-/// What the GPU execs of a plan said after running: (GPU execs, their fallback reasons,
-/// the planning-time CPU reasons).
+/// What the GPU execs of a plan said after running: (GPU aggregates, GPU top-k execs, their
+/// fallback reasons, the planning-time CPU reasons).
 #[derive(Debug, Default)]
 pub struct Placement {
     pub gpu: usize,
+    #[allow(dead_code)] // Read by the top-k tests only.
+    pub topk: usize,
     pub fallbacks: Vec<String>,
     pub cpu: Vec<String>,
 }
@@ -42,6 +45,10 @@ fn walk(plan: &Arc<dyn ExecutionPlan>, out: &mut Placement) {
     if let Some(g) = plan.downcast_ref::<GpuPartialAggregateExec>() {
         out.gpu += 1;
         out.fallbacks.extend(g.fallback());
+    }
+    if let Some(t) = plan.downcast_ref::<GpuTopKExec>() {
+        out.topk += 1;
+        out.fallbacks.extend(t.fallback_reason());
     }
     if let Some(c) = plan.downcast_ref::<CpuFallbackExec>() {
         out.cpu.push(c.reason().to_string());
