@@ -119,6 +119,12 @@ impl GpuPartialAggregateExec {
         self.fallback.lock().ok().and_then(|f| f.clone())
     }
 
+    /// Whether a GPU run's output never repeats a group ([`GpuPlan::unique_groups`]); a run
+    /// that fell back to the CPU ([`Self::fallback`]) may.
+    pub fn unique_groups(&self) -> bool {
+        self.plan.unique_groups()
+    }
+
     /// Why the last execution's Parquet scan decoded pages on the host rather than on the
     /// GPU (`pages.rs`), if it read Parquet itself and did.
     pub fn pages_on_host(&self) -> Option<String> {
@@ -186,6 +192,22 @@ impl DisplayAs for GpuPartialAggregateExec {
 }
 
 /// Batches of every partition of `plan`, each partition on its own task.
+/// The stream of the batches `run` resolves to (or its error): how the GPU execs, which
+/// produce their output at once after reading their whole input, answer `execute`.
+pub(crate) fn batches_of(
+    schema: datafusion::arrow::datatypes::SchemaRef,
+    run: impl std::future::Future<Output = Result<Vec<RecordBatch>>> + Send + 'static,
+) -> SendableRecordBatchStream {
+    let batches = futures::stream::once(run).flat_map(|r| {
+        let items: Vec<Result<RecordBatch>> = match r {
+            Ok(batches) => batches.into_iter().map(Ok).collect(),
+            Err(e) => vec![Err(e)],
+        };
+        futures::stream::iter(items)
+    });
+    Box::pin(RecordBatchStreamAdapter::new(schema, batches))
+}
+
 pub(crate) fn all_partitions(
     plan: &Arc<dyn ExecutionPlan>,
     context: &Arc<TaskContext>,
@@ -744,17 +766,7 @@ impl ExecutionPlan for GpuPartialAggregateExec {
             pages: Arc::clone(&self.pages),
             context,
         };
-        let batches = futures::stream::once(run.run()).flat_map(|r| {
-            let items: Vec<Result<RecordBatch>> = match r {
-                Ok(batches) => batches.into_iter().map(Ok).collect(),
-                Err(e) => vec![Err(e)],
-            };
-            futures::stream::iter(items)
-        });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
-            Arc::clone(&self.plan.schema),
-            batches,
-        )))
+        Ok(batches_of(Arc::clone(&self.plan.schema), run.run()))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {

@@ -15,6 +15,12 @@
 //! DataFusion's own. A partial aggregate the rule cannot take is wrapped in a transparent
 //! [`CpuFallbackExec`] naming the reason, so `EXPLAIN` shows what runs where and why.
 //!
+//! When the GPU's partial output cannot repeat a group ([`plan::GpuPlan::unique_groups`]:
+//! coded keys only, or the lookup side's own join key among the keys, as in TPC-H Q3 and
+//! Q10), the final aggregate above it becomes a [`GpuFinalizeExec`], which finishes each
+//! state row as its own group with DataFusion's accumulators instead of repartitioning and
+//! hashing the keys (`finalize.rs`).
+//!
 //! # Sort + limit: top-k selection
 //!
 //! [`GpuTopKRule`] replaces each `SortExec` with a fetch (`ORDER BY … LIMIT k`, TPC-H Q3's
@@ -91,6 +97,7 @@ pub mod cache;
 pub mod convert;
 pub mod exec;
 pub mod expr;
+pub mod finalize;
 pub mod ir;
 pub mod kernel;
 pub mod lookup;
@@ -112,6 +119,7 @@ use gpugraph_command::GpuContext;
 
 pub use cache::GpuCache;
 pub use exec::{CpuFallbackExec, GpuPartialAggregateExec};
+pub use finalize::GpuFinalizeExec;
 pub use rule::GpuAggregateRule;
 pub use topk::{GpuTopKExec, GpuTopKRule};
 

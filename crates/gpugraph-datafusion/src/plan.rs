@@ -434,6 +434,23 @@ fn project(projection: Option<&[usize]>, (level, origin, host): &mut Columns) {
 }
 
 impl GpuPlan {
+    /// Whether no two rows of a GPU run's output share their group values, so the final
+    /// aggregate above has nothing to merge: every group key is a coded source column (one
+    /// row per key combination; codes are one per value, NULL included), or the keys include
+    /// the join key of the lookup side whose rows index the groups (one row per lookup row,
+    /// and a run refuses a side that repeats a key). TPC-H Q1 and Q12 are the first kind, Q3
+    /// (`l_orderkey`) and Q10 (`c_custkey`) the second; Q5 groups by `n_name` of many
+    /// suppliers and is neither.
+    pub fn unique_groups(&self) -> bool {
+        match &self.lookup_row {
+            None => true,
+            Some((s, _)) => {
+                let side = &self.lookups[*s];
+                side.groups.iter().any(|g| g.as_ref() == side.key.as_ref())
+            }
+        }
+    }
+
     /// The kernel slot of source column `c` read as a number.
     /// The kernel slot of source column `c`: a number slot, else a code slot after them.
     fn slot(&self, c: usize) -> u32 {

@@ -19,6 +19,7 @@ use gpugraph_command::GpuContext;
 
 use crate::cache::GpuCache;
 use crate::exec::{CpuFallbackExec, GpuPartialAggregateExec};
+use crate::finalize::GpuFinalizeExec;
 use crate::kernel::STORAGE_BUFFERS;
 use crate::plan::plan as gpu_plan_of;
 
@@ -83,6 +84,18 @@ impl PhysicalOptimizerRule for GpuAggregateRule {
                             self.cache.clone(),
                         )),
                     })
+                }
+                // A final aggregate over a GPU partial aggregate whose groups are unique
+                // merges nothing (`finalize.rs`); otherwise it stays DataFusion's.
+                Some(agg)
+                    if matches!(
+                        agg.mode(),
+                        AggregateMode::Final | AggregateMode::FinalPartitioned
+                    ) =>
+                {
+                    GpuFinalizeExec::try_new(agg)
+                        .ok()
+                        .map(|f| Arc::new(f) as Arc<dyn ExecutionPlan>)
                 }
                 _ => None,
             };

@@ -129,6 +129,12 @@ async fn random_tables_match_the_cpu() {
         let placement = same(&g, &c, q).await;
         assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
         assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
+        // Coded keys only: one row per group, finished without a merge.
+        assert_eq!(
+            (placement.finalize, placement.merged),
+            (1, 0),
+            "{q}: {placement:?}"
+        );
     }
 }
 
@@ -187,6 +193,12 @@ async fn values_past_i32_fall_back_to_the_cpu_and_say_why() {
     assert!(placement.fallbacks[0].contains("column c"), "{placement:?}");
     assert!(
         placement.fallbacks[0].contains("does not fit"),
+        "{placement:?}"
+    );
+    // DataFusion's partial states repeat groups across partitions: the final step merges.
+    assert_eq!(
+        (placement.finalize, placement.merged),
+        (1, 1),
         "{placement:?}"
     );
 }

@@ -34,7 +34,6 @@ use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::sorts::sort::SortExec;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
     PlanProperties, SendableRecordBatchStream,
@@ -43,7 +42,7 @@ use futures::StreamExt;
 use gpugraph_command::GpuContext;
 use tokio::task::JoinSet;
 
-use crate::exec::CpuFallbackExec;
+use crate::exec::{batches_of, CpuFallbackExec};
 use encode::{encode, key_words, order_by, Encoded, KeyLayout, MAX_KEY_WORDS};
 
 /// Most rows a GPU top-k returns: past it a `LIMIT` is a sort, which DataFusion's CPU
@@ -342,17 +341,7 @@ impl ExecutionPlan for GpuTopKExec {
             fallback: Arc::clone(&self.fallback),
             context,
         };
-        let batches = futures::stream::once(run.run()).flat_map(|r| {
-            let items: Vec<Result<RecordBatch>> = match r {
-                Ok(batches) => batches.into_iter().map(Ok).collect(),
-                Err(e) => vec![Err(e)],
-            };
-            futures::stream::iter(items)
-        });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
-            self.input.schema(),
-            batches,
-        )))
+        Ok(batches_of(self.input.schema(), run.run()))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {

@@ -8,8 +8,8 @@ use gpugraph_datafusion::datafusion::arrow::util::pretty::pretty_format_batches;
 use gpugraph_datafusion::datafusion::physical_plan::{collect, ExecutionPlan};
 use gpugraph_datafusion::datafusion::prelude::SessionContext;
 use gpugraph_datafusion::{
-    session_context_on, CpuFallbackExec, Engine, GpuPartialAggregateExec, GpuTopKExec,
-    SessionOptions,
+    session_context_on, CpuFallbackExec, Engine, GpuFinalizeExec, GpuPartialAggregateExec,
+    GpuTopKExec, SessionOptions,
 };
 
 pub fn gpu() -> Arc<GpuContext> {
@@ -37,6 +37,10 @@ pub struct Placement {
     pub gpu: usize,
     #[allow(dead_code)] // Read by the top-k tests only.
     pub topk: usize,
+    /// Final aggregates finished without a merge, and those of them that merged on the CPU
+    /// after all (their partial aggregate fell back).
+    pub finalize: usize,
+    pub merged: usize,
     pub fallbacks: Vec<String>,
     pub cpu: Vec<String>,
 }
@@ -45,6 +49,14 @@ fn walk(plan: &Arc<dyn ExecutionPlan>, out: &mut Placement) {
     if let Some(g) = plan.downcast_ref::<GpuPartialAggregateExec>() {
         out.gpu += 1;
         out.fallbacks.extend(g.fallback());
+    }
+    if plan.downcast_ref::<GpuFinalizeExec>().is_some() {
+        out.finalize += 1;
+        let merged = plan
+            .metrics()
+            .and_then(|m| m.sum_by_name("merged_on_cpu"))
+            .map_or(0, |v| v.as_usize());
+        out.merged += usize::from(merged > 0);
     }
     if let Some(t) = plan.downcast_ref::<GpuTopKExec>() {
         out.topk += 1;
