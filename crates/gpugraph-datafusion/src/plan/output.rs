@@ -4,10 +4,9 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    new_empty_array, ArrayRef, Decimal128Array, Float64Array, Int32Array, Int64Array, UInt32Array,
-    UInt64Array,
+    new_empty_array, ArrayRef, Decimal128Array, Float64Array, Int32Array, Int64Array, UInt64Array,
 };
-use datafusion::arrow::compute::{cast, take};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::record_batch::RecordBatch;
 
@@ -59,14 +58,14 @@ impl GpuPlan {
                 }
                 GroupKey::Lookup(j) => {
                     let side = self.lookup_row.as_ref().and_then(|(s, _)| lookups.get(*s));
-                    let values = side.and_then(|l| l.groups.get(j)).ok_or_else(|| {
+                    let side = side.ok_or_else(|| {
                         datafusion::error::DataFusionError::Internal(format!(
                             "lookup group key {j} was not collected"
                         ))
                     })?;
-                    let rows =
-                        UInt32Array::from_iter_values(emitted.iter().map(|g| (g / source) as u32));
-                    take(values.as_ref(), &rows, None)?
+                    let rows: Vec<u32> = emitted.iter().map(|g| (g / source) as u32).collect();
+                    side.group_values(j, &rows)
+                        .map_err(datafusion::error::DataFusionError::Internal)?
                 }
             };
             // A scan may deliver a key in another encoding than DataFusion's (the direct
