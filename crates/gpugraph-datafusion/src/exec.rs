@@ -39,7 +39,7 @@ use crate::convert::{Chunk, Converter};
 use crate::kernel::{self, GpuChunk};
 use crate::lookup::LookupTable;
 use crate::pages::{DecodeStatus, PageChunk, Table};
-use crate::plan::{GpuPlan, GroupKey};
+use crate::plan::{AggKind, GpuPlan, GroupKey};
 use crate::scan::{DirectScan, Scanned};
 
 /// Rows per uploaded chunk (one dispatch each). 4M rows: a run pays a parameter buffer, a
@@ -541,6 +541,10 @@ impl Run {
         let plan = &self.plan;
         if !plan.keys.is_empty()
             || !plan.coded.is_empty()
+            || plan
+                .aggregates
+                .iter()
+                .any(|a| a.kind == AggKind::CountDistinct)
             || !plan.lookups.is_empty()
             || plan.lookup_row.is_some()
         {
@@ -549,7 +553,7 @@ impl Run {
         let (_, groups) = plan.group_count(&[], &[]);
         // Page chunks carry no nulls: the program compiles without null flags, as `finish`
         // compiles it for them.
-        let (program, _) = plan.program(&[], 0, &[], &|_, _| None);
+        let (program, _) = plan.program(&[], 0, &[], &|_, _| None, &[]);
         kernel::Accumulation::new(&self.gpu, &program, groups, 0).ok()
     }
 
@@ -584,12 +588,13 @@ impl Run {
         let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
         let converter = &prepared.converter;
         let chunks = &prepared.chunks;
-        if let Err(why) = self
+        let spans = match self
             .plan
             .check_bounds(&source_bounds(converter, &self.plan), &tables)
         {
-            return self.cpu(why).await;
-        }
+            Ok(spans) => spans,
+            Err(why) => return self.cpu(why).await,
+        };
         // Coded string columns past the group keys only filter.
         let mut cards = converter.cardinalities();
         cards.truncate(self.plan.keys.len());
@@ -612,7 +617,7 @@ impl Run {
         let nullable = chunks.iter().fold(0, |m, c| m | c.has_valid);
         let shapes: Vec<_> = tables.iter().map(|l| l.shape.clone()).collect();
         let code = |k: usize, v: Option<&str>| converter.code_of(k, v);
-        let (program, words) = self.plan.program(&cards, nullable, &shapes, &code);
+        let (program, words) = self.plan.program(&cards, nullable, &shapes, &code, &spans);
         let most = kernel::max_groups(&self.gpu, program.words_per_group());
         if groups > most {
             return self

@@ -41,7 +41,25 @@ pub enum AggKind {
     Min,
     /// `max`: state [max].
     Max,
+    /// `count(DISTINCT x)` over numbers: state [list of the group's distinct values], from a
+    /// presence bitmap per group over x's bounds ([`Span`]).
+    CountDistinct,
 }
+
+/// The values a COUNT(DISTINCT) argument may take in one run: `words` bitmap words from
+/// value `lo` on (bit d stands for `lo + d`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// The smallest value.
+    pub lo: i64,
+    /// Bitmap words per group (32 values each).
+    pub words: u32,
+}
+
+/// Most bitmap words one COUNT(DISTINCT) keeps per group (2^21 words: 64M values, 8 MiB);
+/// a wider argument range leaves the query to DataFusion, whose hash sets grow with the
+/// values seen instead of the values possible.
+pub const MAX_SPAN_WORDS: u64 = 1 << 21;
 
 /// One aggregate of the plan.
 #[derive(Clone, Debug)]
@@ -105,6 +123,8 @@ pub struct AggWords {
     pub sum: Option<u32>,
     /// Minimum or maximum.
     pub extreme: Option<u32>,
+    /// The presence bitmap of a COUNT(DISTINCT): its first word and its span.
+    pub bits: Option<(u32, Span)>,
 }
 
 /// Kernel column slots: the value columns then one code column per key; at most this many.
@@ -266,11 +286,15 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     for a in agg.aggr_expr() {
         let name = a.fun().name().to_ascii_lowercase();
         let what = || format!("aggregate {}", a.name());
-        if a.is_distinct() {
-            return Err(format!("{}: DISTINCT is not supported on the GPU", what()));
+        if a.is_distinct() && name != "count" {
+            return Err(format!(
+                "{}: DISTINCT is supported on the GPU for count only",
+                what()
+            ));
         }
         let args = a.expressions();
         let kind = match name.as_str() {
+            "count" if a.is_distinct() => AggKind::CountDistinct,
             "sum" => AggKind::Sum,
             "avg" => AggKind::Avg,
             "count" => AggKind::Count,
@@ -292,6 +316,19 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                 if t.ty == Ty::Str && kind != AggKind::Count {
                     return Err(format!("{}: a string argument", what()));
                 }
+                if kind == AggKind::CountDistinct {
+                    let item = a.state_fields().ok().and_then(|f| match f[0].data_type() {
+                        DataType::List(item) => column_type(item.data_type()),
+                        _ => None,
+                    });
+                    if item != Some(t.ty) {
+                        return Err(format!(
+                            "{}: DISTINCT over a {:?} argument (numbers, dates and decimals are counted on the GPU)",
+                            what(),
+                            t.ty
+                        ));
+                    }
+                }
                 t.ir
             }
         };
@@ -308,6 +345,9 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             }
             (AggKind::Count, [DataType::Int64]) => true,
             (AggKind::Min | AggKind::Max, [t]) => column_type(t).is_some(),
+            (AggKind::CountDistinct, [DataType::List(item)]) => {
+                column_type(item.data_type()).is_some()
+            }
             _ => false,
         };
         if !supported {
@@ -462,13 +502,14 @@ impl GpuPlan {
     }
 
     /// Checks that every value the program computes fits i64 (min/max arguments i32), given
-    /// the source columns' bounds.
+    /// the source columns' bounds, and returns each aggregate's [`Span`] (COUNT(DISTINCT)s
+    /// only; an argument range past [`MAX_SPAN_WORDS`] is refused).
     /// `lookups` are the joins' built lookup sides.
     pub fn check_bounds(
         &self,
         source: &dyn Fn(usize) -> Bounds,
         lookups: &[LookupTable],
-    ) -> Result<(), String> {
+    ) -> Result<Vec<Option<Span>>, String> {
         let column = |leaf: Leaf| match leaf {
             Leaf::Column(c) => source(c),
             Leaf::Lookup(s, j) => lookups
@@ -481,6 +522,7 @@ impl GpuPlan {
         for p in &self.predicates {
             p.bounds(column).map_err(|e| e.to_string())?;
         }
+        let mut spans = Vec::with_capacity(self.aggregates.len());
         for a in &self.aggregates {
             let (lo, hi) = a.arg.bounds(column).map_err(|e| e.to_string())?;
             if matches!(a.kind, AggKind::Min | AggKind::Max)
@@ -490,8 +532,24 @@ impl GpuPlan {
                     "a min/max argument may reach [{lo}, {hi}], past the 32-bit range the GPU keeps extremes in"
                 ));
             }
+            spans.push(if a.kind == AggKind::CountDistinct {
+                let words = (hi.max(lo) - lo + 32) / 32;
+                if words > MAX_SPAN_WORDS as i128 {
+                    return Err(format!(
+                        "a COUNT(DISTINCT) argument may take the {} values of [{lo}, {hi}], more than the {} a GPU presence bitmap covers",
+                        hi - lo + 1,
+                        MAX_SPAN_WORDS * 32
+                    ));
+                }
+                Some(Span {
+                    lo: lo as i64,
+                    words: words as u32,
+                })
+            } else {
+                None
+            });
         }
-        Ok(())
+        Ok(spans)
     }
 
     /// The program for key cardinalities `cards` (codes per key), with the word layout of
@@ -501,13 +559,16 @@ impl GpuPlan {
     /// their sum (TPC-H Q1's `sum(l_quantity)` and `avg(l_quantity)`), so the kernel does each
     /// accumulation once.
     /// `lookup` is each lookup side's layout in the lookup buffer, `code(k, s)` the code of
-    /// string `s` (`None`: NULL) in coded column `k` ([`Self::coded`]), if any row has it.
+    /// string `s` (`None`: NULL) in coded column `k` ([`Self::coded`]), if any row has it;
+    /// `spans` are [`Self::check_bounds`]'s (a COUNT(DISTINCT) without one gets an empty
+    /// bitmap: only a plan without them may pass none).
     pub fn program(
         &self,
         cards: &[u32],
         nullable: u32,
         lookup: &[LookupShape],
         code: &dyn Fn(usize, Option<&str>) -> Option<u32>,
+        spans: &[Option<Span>],
     ) -> (Program, Vec<AggWords>) {
         let slot = |c: usize| self.slot(c);
         let source_code = |c: usize, s: Option<&str>| {
@@ -553,7 +614,7 @@ impl GpuPlan {
         ops.push(Op::Count(rows));
         // (kind, argument) → word, where kind 0 is a count, 1 a sum, 2 a min, 3 a max.
         let mut shared: Vec<(u8, Ir, u32)> = Vec::new();
-        let mut word = |kind: u8, arg: &Ir, ops: &mut Vec<Op>| -> u32 {
+        let mut word = |kind: u8, arg: &Ir, ops: &mut Vec<Op>, layout: &mut Layout| -> u32 {
             if kind == 0 && !arg.nullable(&column_nullable) {
                 return rows;
             }
@@ -575,18 +636,41 @@ impl GpuPlan {
             w
         };
         let mut words = Vec::new();
-        for a in &self.aggregates {
-            let count = word(0, &a.arg, &mut ops);
+        for (i, a) in self.aggregates.iter().enumerate() {
+            if a.kind == AggKind::CountDistinct {
+                let span = spans
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(Span { lo: 0, words: 0 });
+                let at = layout.bits(span.words);
+                a.arg.lower(&slot, &mut ops);
+                ops.push(Op::Const(span.lo));
+                ops.push(Op::Sub);
+                ops.push(Op::Bits {
+                    word: at,
+                    words: span.words,
+                });
+                words.push(AggWords {
+                    count: rows,
+                    sum: None,
+                    extreme: None,
+                    bits: Some((at, span)),
+                });
+                continue;
+            }
+            let count = word(0, &a.arg, &mut ops, &mut layout);
             let mut w = AggWords {
                 count,
                 sum: None,
                 extreme: None,
+                bits: None,
             };
             match a.kind {
-                AggKind::Sum | AggKind::Avg => w.sum = Some(word(1, &a.arg, &mut ops)),
-                AggKind::Min => w.extreme = Some(word(2, &a.arg, &mut ops)),
-                AggKind::Max => w.extreme = Some(word(3, &a.arg, &mut ops)),
-                AggKind::Count => {}
+                AggKind::Sum | AggKind::Avg => w.sum = Some(word(1, &a.arg, &mut ops, &mut layout)),
+                AggKind::Min => w.extreme = Some(word(2, &a.arg, &mut ops, &mut layout)),
+                AggKind::Max => w.extreme = Some(word(3, &a.arg, &mut ops, &mut layout)),
+                AggKind::Count | AggKind::CountDistinct => {}
             }
             words.push(w);
         }

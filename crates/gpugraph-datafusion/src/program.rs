@@ -4,8 +4,8 @@
 //! A program is a postfix list of [`Op`]s run once per row over a stack of 64-bit
 //! two's-complement integers with SQL null flags: filters first ([`Op::Filter`] drops the
 //! row unless its value is true and not null), then the group index ([`Op::Group`]), then
-//! the accumulations ([`Op::Sum`], [`Op::Count`], [`Op::Min`], [`Op::Max`]) into the group's
-//! accumulator words. The host guarantees (`ir.rs` bounds) that every intermediate value fits
+//! the accumulations ([`Op::Sum`], [`Op::Count`], [`Op::Min`], [`Op::Max`], [`Op::Bits`])
+//! into the group's accumulator words. The host guarantees (`ir.rs` bounds) that every intermediate value fits
 //! i64, so the kernel's wrapping arithmetic is exact.
 
 /// Most stack entries a program may use (the kernel's `STACK`).
@@ -75,6 +75,15 @@ pub enum Op {
     Min(u32),
     /// Pops a value fitting i32; unless null, keeps the maximum at word `w`.
     Max(u32),
+    /// Pops an offset d; unless null or outside [0, 32 × `words`), sets bit d of the presence
+    /// bitmap at words `word` .. `word + words` (COUNT(DISTINCT): d is the value less the
+    /// smallest value it may have, so the set bits are the distinct values).
+    Bits {
+        /// First word of the bitmap.
+        word: u32,
+        /// Its words.
+        words: u32,
+    },
 }
 
 /// Word of the lookup buffer's key map where no row has the key.
@@ -107,6 +116,8 @@ pub enum WordKind {
     Max,
     /// The middle or top word of a sum.
     Continued,
+    /// 32 bits of a presence bitmap ([`Op::Bits`]; 0 when unset).
+    Bits,
 }
 
 /// A complete program: instructions and the accumulator layout of one group.
@@ -166,7 +177,13 @@ impl Op {
             Op::Load(_) | Op::Const(_) | Op::Null => (0, 1),
             Op::Neg | Op::Not | Op::IsNull | Op::IsNotNull => (1, 1),
             Op::Select | Op::Probe => (3, 1),
-            Op::Filter | Op::Group | Op::Sum(_) | Op::Count(_) | Op::Min(_) | Op::Max(_) => (1, 0),
+            Op::Filter
+            | Op::Group
+            | Op::Sum(_)
+            | Op::Count(_)
+            | Op::Min(_)
+            | Op::Max(_)
+            | Op::Bits { .. } => (1, 0),
             _ => (2, 1),
         }
     }
@@ -193,6 +210,7 @@ impl Program {
             let word = match op {
                 Op::Sum(w) | Op::Count(w) => Some((*w, 3)),
                 Op::Min(w) | Op::Max(w) => Some((*w, 1)),
+                Op::Bits { word, words } => Some((*word, *words as usize)),
                 _ => None,
             };
             if let Some((w, n)) = word {
@@ -223,6 +241,7 @@ impl Program {
             WordKind::Min => 1,
             WordKind::Max => 2,
             WordKind::Continued => 3,
+            WordKind::Bits => 4,
         }));
         Encoded {
             words,
@@ -232,7 +251,7 @@ impl Program {
     }
 
     /// The accumulator words of `groups` groups before any row: sums 0, minima `u32::MAX`,
-    /// maxima 0 (what the kernel's "unset" tests expect).
+    /// maxima and bitmaps 0 (what the kernel's "unset" tests expect).
     pub fn initial_accumulators(&self, groups: usize) -> Vec<u32> {
         let group: Vec<u32> = self
             .kinds
@@ -369,6 +388,13 @@ pub fn run_cpu(
                         _ => acc[at] = acc[at].max(v as u32 ^ 0x8000_0000),
                     }
                 }
+                Op::Bits { word, words } => {
+                    let (d, null) = stack.pop().expect("checked");
+                    if null || d < 0 || d >= 32 * words as i64 {
+                        continue;
+                    }
+                    acc[group * wpg + word as usize + d as usize / 32] |= 1 << (d % 32);
+                }
                 binary => {
                     let b = stack.pop().expect("checked");
                     let a = stack.pop().expect("checked");
@@ -410,6 +436,14 @@ impl Layout {
         let at = self.kinds.len() as u32;
         self.kinds
             .push(if max { WordKind::Max } else { WordKind::Min });
+        at
+    }
+
+    /// Reserves a presence bitmap of `words` words ([`Op::Bits`]); returns its first word.
+    pub fn bits(&mut self, words: u32) -> u32 {
+        let at = self.kinds.len() as u32;
+        self.kinds
+            .extend(std::iter::repeat_n(WordKind::Bits, words as usize));
         at
     }
 

@@ -204,33 +204,51 @@ async fn values_past_i32_fall_back_to_the_cpu_and_say_why() {
 }
 
 /// A lone COUNT(DISTINCT) becomes a grouping by the counted column (DataFusion's
-/// single-distinct rewrite), which the GPU aggregates; distinct aggregates the rewrite
-/// leaves alone keep DataFusion's distinct accumulators on the CPU, which the plan names.
+/// single-distinct rewrite), which the GPU aggregates. Several over different columns keep
+/// DataFusion's distinct accumulators, whose partial states (each group's distinct values)
+/// the GPU builds from presence bitmaps over the arguments' bounds: integers with NULLs,
+/// dates, decimals, derived values, beside other aggregates, with and without GROUP BY,
+/// and every row filtered out. SUM(DISTINCT) stays on the CPU and says why; an argument
+/// range wider than a bitmap covers falls back at run time and says why.
 #[tokio::test]
-async fn count_distinct_runs_on_the_gpu_once_rewritten() {
+async fn count_distinct_runs_on_the_gpu() {
     let gpu = gpu();
     let (g, c) = sessions(&gpu);
     register([&g, &c], "t", table(8000, 11, (-50, 50)));
     for q in [
         "SELECT k1, count(DISTINCT k2) FROM t GROUP BY k1 ORDER BY k1",
         "SELECT count(DISTINCT c) FROM t WHERE a > 0",
+        "SELECT k1, count(DISTINCT k2), count(DISTINCT a) FROM t GROUP BY k1 ORDER BY k1",
+        "SELECT count(DISTINCT a), count(DISTINCT d), count(DISTINCT b), count(*), sum(a) \
+         FROM t WHERE c > 0",
+        "SELECT k2, count(DISTINCT a + c), count(DISTINCT d), max(b) FROM t \
+         WHERE k1 <> 'red' GROUP BY k2 ORDER BY k2",
+        "SELECT k1, count(DISTINCT a), count(DISTINCT c) FROM t WHERE a > 100000 \
+         GROUP BY k1 ORDER BY k1",
+        "SELECT count(DISTINCT a), count(DISTINCT c) FROM t WHERE a > 100000",
     ] {
         let placement = same(&g, &c, q).await;
         assert!(placement.gpu >= 1, "{q}: {placement:?}");
         assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
+        assert!(placement.cpu.is_empty(), "{q}: {placement:?}");
         let text = explain(&g, q).await;
         assert!(text.contains("GpuPartialAggregateExec: on=GPU"), "{text}");
     }
-    for q in [
-        "SELECT k2, count(DISTINCT a), sum(DISTINCT a) FROM t GROUP BY k2 ORDER BY k2",
-        "SELECT k1, count(DISTINCT k2), count(DISTINCT a) FROM t GROUP BY k1 ORDER BY k1",
-    ] {
-        let placement = same(&g, &c, q).await;
-        assert!(
-            placement.cpu.iter().any(|why| why.contains("DISTINCT")),
-            "{q}: {placement:?}"
-        );
-    }
+    let q = "SELECT k2, count(DISTINCT a), sum(DISTINCT a) FROM t GROUP BY k2 ORDER BY k2";
+    let placement = same(&g, &c, q).await;
+    assert!(
+        placement.cpu.iter().any(|why| why.contains("count only")),
+        "{q}: {placement:?}"
+    );
+    // c × 10^6 spans 10^8 values: more than a bitmap covers.
+    let q = "SELECT k1, count(DISTINCT c * 1000000), count(DISTINCT a) FROM t \
+             GROUP BY k1 ORDER BY k1";
+    let placement = same(&g, &c, q).await;
+    assert_eq!(placement.fallbacks.len(), 1, "{q}: {placement:?}");
+    assert!(
+        placement.fallbacks[0].contains("presence bitmap"),
+        "{q}: {placement:?}"
+    );
 }
 
 #[tokio::test]

@@ -47,6 +47,7 @@ const KIND_SUM: u32 = 0u;
 const KIND_MIN: u32 = 1u;
 const KIND_MAX: u32 = 2u;
 const KIND_CONTINUED: u32 = 3u;
+const KIND_BITS: u32 = 4u;
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> program: array<u32>;
@@ -198,6 +199,18 @@ fn accumulate_max(private_acc: bool, copy_base: u32, at: u32, v: u32) {
     }
 }
 
+// Sets `bit` of bitmap word `at` (COUNT(DISTINCT)). Most rows find their value already seen,
+// so a load first keeps them from serializing on the word's atomic.
+fn mark(private_acc: bool, copy_base: u32, at: u32, bit: u32) {
+    if (private_acc) {
+        if ((atomicLoad(&wacc[copy_base + at]) & bit) == 0u) {
+            atomicOr(&wacc[copy_base + at], bit);
+        }
+    } else if ((atomicLoad(&acc[at]) & bit) == 0u) {
+        atomicOr(&acc[at], bit);
+    }
+}
+
 @compute @workgroup_size(256)
 fn aggregate(
     @builtin(local_invocation_index) lid: u32,
@@ -256,6 +269,14 @@ fn aggregate(
             }
             if (m != 0u) {
                 atomicMax(&acc[w], m);
+            }
+        } else if (kind == KIND_BITS) {
+            var m = 0u;
+            for (var c = 0u; c < params.copies; c++) {
+                m |= atomicLoad(&wacc[c * params.copy_stride + w]);
+            }
+            if (m != 0u) {
+                atomicOr(&acc[w], m);
             }
         }
     }

@@ -481,6 +481,21 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
                 };
                 e.line(&format!("{guard}{{ {call} }}"));
             }
+            Op::Bits { word, words } => {
+                let v = pop(&mut stack);
+                let guard = match &v.null {
+                    Flag::True => continue,
+                    Flag::False => String::new(),
+                    Flag::Var(n) => format!("if (!{n}) "),
+                };
+                let d = e.wide(&v);
+                let bits = words as u64 * 32;
+                // The host bounds every offset into the bitmap; the test keeps a wrong bound
+                // from writing another group's words.
+                e.line(&format!(
+                    "{guard}{{ let d = {d}; if (d.y == 0u && d.x < {bits}u) {{ mark(private_acc, copy_base, base + {word}u + d.x / 32u, 1u << (d.x % 32u)); }} }}"
+                ));
+            }
         }
     }
     e

@@ -216,6 +216,65 @@ fn kernel_matches_the_oracle_without_nulls() {
     }
 }
 
+/// Group by c2, then COUNT(DISTINCT c1) (16 values, nulls included) and COUNT(DISTINCT c0)
+/// over a bitmap one value narrower than c0's range, so value 999 would fall past it (the
+/// kernel must skip it as the oracle does), and over an offset that a wrong bound makes
+/// negative (c0 - (-990)).
+fn distinct_program() -> Program {
+    let mut l = Layout::default();
+    let rows = l.sum();
+    let small = l.bits(1);
+    let wide = l.bits(2000 / 32 - 1);
+    let low = l.bits(2);
+    let ops = vec![
+        Op::Load(2),
+        Op::Group,
+        Op::Const(1),
+        Op::Count(rows),
+        Op::Load(1),
+        Op::Const(-8),
+        Op::Sub,
+        Op::Bits {
+            word: small,
+            words: 1,
+        },
+        Op::Load(0),
+        Op::Const(-1000),
+        Op::Sub,
+        Op::Bits {
+            word: wide,
+            words: 2000 / 32 - 1,
+        },
+        Op::Load(0),
+        Op::Const(-990),
+        Op::Sub,
+        Op::Bits {
+            word: low,
+            words: 2,
+        },
+    ];
+    Program {
+        ops,
+        kinds: l.into_kinds(),
+    }
+}
+
+#[test]
+fn distinct_bitmaps_match_the_oracle_in_private_and_global_accumulators() {
+    let ctx = gpu();
+    let p = distinct_program();
+    assert!(p.check().is_ok());
+    for (rows, seed) in [(1, 21), (33, 22), (70_001, 23)] {
+        // 5 groups of 66 words fit workgroup memory (with copies); 200 groups do not.
+        check(&ctx, &p, 5, rows, false, seed, true, None);
+        check(&ctx, &p, 200, rows, false, seed, false, None);
+    }
+    // A bitmap past the group's words is refused before it reaches the kernel.
+    let mut bad = distinct_program();
+    bad.kinds.truncate(bad.kinds.len() - 1);
+    assert!(bad.check().is_err());
+}
+
 #[test]
 fn sixty_four_and_ninety_six_bit_arithmetic_is_exact() {
     let ctx = gpu();

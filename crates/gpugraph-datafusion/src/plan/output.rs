@@ -4,13 +4,15 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    new_empty_array, ArrayRef, Decimal128Array, Float64Array, Int32Array, Int64Array, UInt64Array,
+    new_empty_array, ArrayRef, Decimal128Array, Float64Array, Int32Array, Int64Array, ListArray,
+    UInt64Array,
 };
+use datafusion::arrow::buffer::OffsetBuffer;
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::record_batch::RecordBatch;
 
-use super::{AggKind, AggWords, GpuPlan, GroupKey};
+use super::{AggKind, AggWords, GpuPlan, GroupKey, Span};
 use crate::lookup::LookupTable;
 use crate::program::sum96;
 
@@ -118,6 +120,38 @@ impl GpuPlan {
                             _ => cast(&Int32Array::from_iter(v), dt)?,
                         }
                     }
+                    (AggKind::CountDistinct, DataType::List(item)) => {
+                        let (at, span) = w.bits.ok_or_else(|| {
+                            datafusion::error::DataFusionError::Internal(
+                                "a COUNT(DISTINCT) without its bitmap".into(),
+                            )
+                        })?;
+                        let bitmaps = emitted.iter().map(|&g| {
+                            let first = g * wpg + at as usize;
+                            &acc[first..first + span.words as usize]
+                        });
+                        let (lengths, values) = distinct_values(bitmaps, span);
+                        let values: ArrayRef = match item.data_type() {
+                            DataType::Decimal128(p, s) => Arc::new(
+                                Decimal128Array::from_iter_values(
+                                    values.into_iter().map(i128::from),
+                                )
+                                .with_precision_and_scale(*p, *s)?,
+                            ),
+                            // Arrow casts dates from 32-bit integers only.
+                            DataType::Date32 => cast(
+                                &cast(&Int64Array::from(values), &DataType::Int32)?,
+                                &DataType::Date32,
+                            )?,
+                            t => cast(&Int64Array::from(values), t)?,
+                        };
+                        Arc::new(ListArray::try_new(
+                            Arc::clone(item),
+                            OffsetBuffer::from_lengths(lengths),
+                            values,
+                            None,
+                        )?)
+                    }
                     (_, dt) => {
                         return Err(datafusion::error::DataFusionError::Internal(format!(
                             "GPU state type {dt} of {:?}",
@@ -130,6 +164,29 @@ impl GpuPlan {
         }
         Ok(RecordBatch::try_new(Arc::clone(&self.schema), columns)?)
     }
+}
+
+/// Each bitmap's distinct values (bit d of word i: `span.lo + 32 i + d`), in ascending order:
+/// how many per bitmap, and all of them one bitmap after the other.
+fn distinct_values<'a>(
+    bitmaps: impl Iterator<Item = &'a [u32]>,
+    span: Span,
+) -> (Vec<usize>, Vec<i64>) {
+    let mut lengths = Vec::new();
+    let mut values = Vec::new();
+    for words in bitmaps {
+        let before = values.len();
+        for (i, &word) in words.iter().enumerate() {
+            let mut rest = word;
+            while rest != 0 {
+                let d = rest.trailing_zeros();
+                values.push(span.lo + 32 * i as i64 + d as i64);
+                rest &= rest - 1;
+            }
+        }
+        lengths.push(values.len() - before);
+    }
+    (lengths, values)
 }
 
 #[cfg(test)]
@@ -158,5 +215,14 @@ mod tests {
         // 2^64 combinations would wrap to 0, which `max(1)` made one group.
         let wide = plan.group_count(&[1 << 16; 4], &[]);
         assert_eq!(wide, (usize::MAX, usize::MAX));
+    }
+
+    #[test]
+    fn bitmaps_list_their_values_in_order() {
+        let span = Span { lo: -40, words: 2 };
+        let maps: [&[u32]; 3] = [&[0b101, 1 << 31], &[0, 0], &[0, 1]];
+        let (lengths, values) = distinct_values(maps.into_iter(), span);
+        assert_eq!(lengths, [3, 0, 1]);
+        assert_eq!(values, [-40, -38, 23, -8]);
     }
 }
