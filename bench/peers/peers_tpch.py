@@ -106,6 +106,15 @@ from lineitem where l_shipdate >= date '1995-01-01'
 order by l_extendedprice desc, l_orderkey, l_linenumber limit 10
 """
 
+# Not TPC-H: `gpugraph_datafusion::tpch::DISTINCT`, three COUNT(DISTINCT)s over Q1's groups.
+DISTINCT = """
+select l_returnflag, l_linestatus,
+  count(distinct l_orderkey) as orders, count(distinct l_partkey) as parts,
+  count(distinct l_suppkey) as suppliers, count(*) as lines
+from lineitem where l_shipdate <= date '1998-09-02'
+group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus
+"""
+
 # Each query and the tables it reads.
 QUERIES = [
     ("q1", Q1, ["lineitem"]),
@@ -116,6 +125,7 @@ QUERIES = [
     ("q10", Q10, ["lineitem", "orders", "customer", "nation"]),
     ("q5", Q5, ["lineitem", "orders", "customer", "supplier", "nation", "region"]),
     ("topk", TOPK, ["lineitem"]),
+    ("distinct", DISTINCT, ["lineitem"]),
 ]
 
 

@@ -69,3 +69,13 @@ pub const Q5: &str = "select n_name, sum(l_extendedprice * (1 - l_discount)) as 
 pub const TOPK: &str = "select l_orderkey, l_linenumber, l_extendedprice, l_shipdate \
     from lineitem where l_shipdate >= date '1995-01-01' \
     order by l_extendedprice desc, l_orderkey, l_linenumber limit 10";
+
+/// Not a TPC-H query: Q1's groups with three COUNT(DISTINCT)s over lineitem's foreign keys
+/// (orders, parts, suppliers each group touches). DataFusion keeps a hash set per group and
+/// argument; the GPU keeps a presence bitmap per group over each key's range (SF 10's 60M
+/// order keys: 1.9M words a group).
+pub const DISTINCT: &str = "select l_returnflag, l_linestatus, \
+    count(distinct l_orderkey) as orders, count(distinct l_partkey) as parts, \
+    count(distinct l_suppkey) as suppliers, count(*) as lines \
+    from lineitem where l_shipdate <= date '1998-09-02' \
+    group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus";

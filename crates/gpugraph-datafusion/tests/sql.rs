@@ -231,6 +231,11 @@ async fn count_distinct_runs_on_the_gpu() {
         assert!(placement.gpu >= 1, "{q}: {placement:?}");
         assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
         assert!(placement.cpu.is_empty(), "{q}: {placement:?}");
+        // Coded keys: each state row is its group's, its lists counted without a merge.
+        assert!(
+            placement.finalize >= 1 && placement.merged == 0,
+            "{q}: {placement:?}"
+        );
         let text = explain(&g, q).await;
         assert!(text.contains("GpuPartialAggregateExec: on=GPU"), "{text}");
     }

@@ -1,6 +1,6 @@
-//! TPC-H Q1 and Q6 over lineitem, Q14 and other lookup joins of lineitem with part, Q12 with
-//! orders, Q3 and Q10 grouped by the lookup side, Q5 over three lookup sides (SF 0.01,
-//! tpchgen-arrow), in memory and from
+//! TPC-H Q1 and Q6 (and three COUNT(DISTINCT)s over Q1's groups) over lineitem, Q14 and
+//! other lookup joins of lineitem with part, Q12 with orders, Q3 and Q10 grouped by the
+//! lookup side, Q5 over three lookup sides (SF 0.01, tpchgen-arrow), in memory and from
 //! Parquet: the GPU session's answer equals DataFusion's CPU answer exactly, and the plan
 //! runs on the GPU.
 
@@ -13,7 +13,7 @@ use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
 use gpugraph_datafusion::datafusion::datasource::MemTable;
 use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
 use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
-use gpugraph_datafusion::tpch::{Q1, Q10, Q12, Q14, Q3, Q5, Q6};
+use gpugraph_datafusion::tpch::{DISTINCT, Q1, Q10, Q12, Q14, Q3, Q5, Q6};
 use tpchgen::generators::{
     CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator,
     RegionGenerator, SupplierGenerator,
@@ -222,7 +222,7 @@ fn lineitem() -> Vec<RecordBatch> {
 }
 
 async fn check(gpu_ctx: &SessionContext, cpu_ctx: &SessionContext) {
-    for q in [Q1, Q6] {
+    for q in [Q1, Q6, DISTINCT] {
         let placement = same(gpu_ctx, cpu_ctx, q).await;
         assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
         assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");

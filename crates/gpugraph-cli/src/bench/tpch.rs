@@ -1,7 +1,8 @@
 //! `bench tpch`: TPC-H Q1 and Q6 over lineitem, Q12 over lineitem and orders, Q14 over
 //! lineitem and part, Q3 and Q10 over lineitem, orders, customer (and nation), Q5 over those,
-//! supplier and region, and `topk` (not TPC-H: an `ORDER BY … LIMIT 10` over lineitem, the
-//! GPU top-k) (tpchgen-arrow at `--scale`) through
+//! supplier and region, `topk` (not TPC-H: an `ORDER BY … LIMIT 10` over lineitem, the
+//! GPU top-k) and `distinct` (not TPC-H: three COUNT(DISTINCT)s over Q1's groups)
+//! (tpchgen-arrow at `--scale`) through
 //! `gpugraph-datafusion`, GPU plans against DataFusion's CPU operators in the same process.
 //!
 //! Rows per query: `gpu-warm` (in-memory table, GPU column cache on: after one warm-up run the
@@ -25,7 +26,7 @@ use gpugraph_datafusion::datafusion::datasource::MemTable;
 use gpugraph_datafusion::datafusion::parquet::arrow::ArrowWriter;
 use gpugraph_datafusion::datafusion::physical_plan::collect;
 use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
-pub use gpugraph_datafusion::tpch::{Q1, Q10, Q12, Q14, Q3, Q5, Q6, TOPK};
+pub use gpugraph_datafusion::tpch::{DISTINCT, Q1, Q10, Q12, Q14, Q3, Q5, Q6, TOPK};
 use gpugraph_datafusion::{query, session_context_on, Engine, SessionOptions};
 use serde::Serialize;
 
@@ -35,7 +36,7 @@ use super::report::{self, BenchJson, Summary, Table};
 use super::BenchOptions;
 
 /// The queries `bench tpch` knows: name, text, the tables besides lineitem it joins.
-const QUERIES: [(&str, &str, &[&str]); 8] = [
+const QUERIES: [(&str, &str, &[&str]); 9] = [
     ("q1", Q1, &[]),
     ("q6", Q6, &[]),
     ("q12", Q12, &["orders"]),
@@ -48,6 +49,7 @@ const QUERIES: [(&str, &str, &[&str]); 8] = [
         &["orders", "customer", "supplier", "nation", "region"],
     ),
     ("topk", TOPK, &[]),
+    ("distinct", DISTINCT, &[]),
 ];
 
 /// Arguments of `bench tpch`.
@@ -56,12 +58,13 @@ pub struct TpchBenchArgs {
     /// TPC-H scale factor of lineitem (1 = 6M rows).
     #[arg(long, default_value_t = 0.01)]
     pub scale: f64,
-    /// Queries, comma-separated: q1, q6, q12, q14, q3, q10, q5, and topk (not TPC-H: the
-    /// ten costliest line items from 1995 on, a GPU top-k).
+    /// Queries, comma-separated: q1, q6, q12, q14, q3, q10, q5, topk (not TPC-H: the ten
+    /// costliest line items from 1995 on, a GPU top-k) and distinct (not TPC-H: Q1's groups
+    /// with three COUNT(DISTINCT)s).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "q1,q6,q12,q14,q3,q10,q5,topk"
+        default_value = "q1,q6,q12,q14,q3,q10,q5,topk,distinct"
     )]
     pub query: Vec<String>,
     /// Read lineitem from this Parquet file instead of writing one from the generated table.
