@@ -21,10 +21,17 @@
 //! state row as its own group with DataFusion's accumulators instead of repartitioning and
 //! hashing the keys (`finalize.rs`).
 //!
+//! COUNT(DISTINCT x) over numbers, dates and decimals, several per query (a lone one
+//! DataFusion rewrites into a grouping by x), keeps a presence bitmap per group over x's
+//! run-time bounds: the row sets bit `x − min` ([`program::Op::Bits`]), and the state row
+//! lists the set bits' values, the list state DataFusion's distinct accumulator merges. A
+//! range past [`plan::MAX_SPAN_WORDS`] words falls back at run time with the reason.
+//!
 //! # Sort + limit: top-k selection
 //!
 //! [`GpuTopKRule`] replaces each `SortExec` with a fetch (`ORDER BY … LIMIT k`, TPC-H Q3's
-//! and Q10's over their final aggregates) by a [`GpuTopKExec`]: the host encodes each
+//! and Q10's over their final aggregates) over a GPU aggregate by a [`GpuTopKExec`] (a sort
+//! fed from the host stays DataFusion's heap unless [`SessionOptions::topk_host_inputs`]): the host encodes each
 //! batch's sort keys as order-preserving words where the batch arrives, the device selects
 //! the k smallest rows by radix selection, and the host orders those k and gathers them
 //! ([`topk`]). Ties come in input order. String keys, and sorts without a fetch, stay on the
@@ -140,6 +147,10 @@ pub struct SessionOptions {
     /// DataFusion's `target_partitions` (CPU threads of scans and CPU operators); `None` keeps
     /// DataFusion's default (the number of cores).
     pub target_partitions: Option<usize>,
+    /// Whether `ORDER BY … LIMIT k` over host-fed input (a scan and filters) runs as a GPU
+    /// top-k too; off by default, since DataFusion's heap with its dynamic scan filter is
+    /// faster there ([`GpuTopKRule`]). Sorts over a GPU aggregate's groups always may.
+    pub topk_host_inputs: bool,
 }
 
 impl Default for SessionOptions {
@@ -147,6 +158,7 @@ impl Default for SessionOptions {
         Self {
             engine: Engine::Gpu,
             target_partitions: None,
+            topk_host_inputs: false,
         }
     }
 }
@@ -172,6 +184,7 @@ pub fn session_context(options: &SessionOptions) -> Result<SessionContext, Sessi
                 state_builder(options),
                 Arc::new(gpu),
                 GpuCache::new(true),
+                options.topk_host_inputs,
             ))
         }
     }
@@ -199,7 +212,7 @@ pub fn session_context_on(
     let builder = state_builder(options);
     match options.engine {
         Engine::Cpu => SessionContext::new_with_state(builder.build()),
-        Engine::Gpu => gpu_session(builder, gpu, GpuCache::new(cache)),
+        Engine::Gpu => gpu_session(builder, gpu, GpuCache::new(cache), options.topk_host_inputs),
     }
 }
 
@@ -209,10 +222,11 @@ fn gpu_session(
     builder: SessionStateBuilder,
     gpu: Arc<GpuContext>,
     cache: GpuCache,
+    topk_host_inputs: bool,
 ) -> SessionContext {
     let mut rules: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> = vec![
         Arc::new(GpuAggregateRule::new(Arc::clone(&gpu), cache)),
-        Arc::new(GpuTopKRule::new(gpu)),
+        Arc::new(GpuTopKRule::new(gpu).with_host_inputs(topk_host_inputs)),
     ];
     rules.extend(PhysicalOptimizer::new().rules);
     SessionContext::new_with_state(builder.with_physical_optimizer_rules(rules).build())

@@ -16,6 +16,7 @@ use gpugraph_datafusion::datafusion::arrow::datatypes::{DataType, Field, Schema}
 use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
 use gpugraph_datafusion::datafusion::datasource::MemTable;
 use gpugraph_datafusion::datafusion::prelude::SessionContext;
+use gpugraph_datafusion::{session_context_on, Engine, SessionOptions};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
@@ -118,6 +119,35 @@ async fn ties_keep_some_rows_with_the_same_keys() {
         assert_eq!(placement.topk, 1, "{q}: {placement:?}");
     }
     // The top-k of a GPU aggregate's groups.
+    let q =
+        "SELECT g, count(*) AS n, sum(b) AS total FROM t GROUP BY g ORDER BY total DESC LIMIT 2";
+    let placement = same(&g, &c, q).await;
+    assert_eq!((placement.gpu, placement.topk), (1, 1), "{placement:?}");
+}
+
+/// By default a sort fed from the host stays DataFusion's (its heap and dynamic scan filter),
+/// unmarked, and a sort over a GPU aggregate's groups runs on the GPU.
+#[tokio::test]
+async fn host_fed_sorts_stay_datafusions_by_default() {
+    let gpu = gpu();
+    let (_, c) = sessions(&gpu);
+    let g = session_context_on(
+        &SessionOptions {
+            engine: Engine::Gpu,
+            target_partitions: Some(2),
+            ..SessionOptions::default()
+        },
+        Arc::clone(&gpu),
+        true,
+    );
+    register([&g, &c], 2000);
+    let q = EXACT[0];
+    let placement = same(&g, &c, q).await;
+    assert_eq!(
+        (placement.topk, placement.cpu.len()),
+        (0, 0),
+        "{placement:?}"
+    );
     let q =
         "SELECT g, count(*) AS n, sum(b) AS total FROM t GROUP BY g ORDER BY total DESC LIMIT 2";
     let placement = same(&g, &c, q).await;

@@ -338,6 +338,7 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
     let options = |engine| SessionOptions {
         engine,
         target_partitions: args.partitions,
+        ..SessionOptions::default()
     };
     let memory_session = |engine, cache| -> Result<SessionContext> {
         let ctx = session_context_on(&options(engine), Arc::clone(&gpu), cache);

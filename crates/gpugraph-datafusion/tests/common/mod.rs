@@ -19,10 +19,13 @@ pub fn gpu() -> Arc<GpuContext> {
 }
 
 /// A GPU and a CPU session with two partitions each.
+/// The GPU session takes every `ORDER BY … LIMIT` ([`SessionOptions::topk_host_inputs`]),
+/// so the top-k tests reach the selection over every key type.
 pub fn sessions(gpu: &Arc<GpuContext>) -> (SessionContext, SessionContext) {
     let options = |engine| SessionOptions {
         engine,
         target_partitions: Some(2),
+        topk_host_inputs: true,
     };
     (
         session_context_on(&options(Engine::Gpu), Arc::clone(gpu), true),
