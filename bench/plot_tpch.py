@@ -38,9 +38,12 @@ def svg(rows, title):
     bar, gap, left, top, width = 18, 10, 330, 50, 520
     lo, hi = 1.0, 10 ** math.ceil(math.log10(max(r[3] for r in rows)))
     x = lambda ms: left + width * (math.log10(max(ms, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
-    height = top + len(rows) * (bar + 4) + gap * 4 + 60
+    # Each query after the first adds a gap of 2 * gap above its bars.
+    queries = len({r[0] for r in rows})
+    height = top + len(rows) * (bar + 4) + gap * 2 * max(queries - 1, 0) + gap + 50
     s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 90}" height="{height}" '
          'font-family="sans-serif" font-size="13">',
+         '<rect width="100%" height="100%" fill="white"/>',
          f'<text x="10" y="24" font-size="16" font-weight="bold">{title}</text>']
     y = top
     last_q = None
