@@ -692,6 +692,10 @@ impl Run {
                 .subset_time("gpu_chunks_time", 0)
                 .add_duration(times.chunks.iter().sum());
         }
+        // The state batch from the accumulators (group keys, and each COUNT(DISTINCT)'s
+        // values listed from its bitmaps).
+        let output_time = MetricBuilder::new(&self.metrics).subset_time("output_time", 0);
+        let start = Instant::now();
         let batch = self.plan.output(
             &acc,
             &words,
@@ -700,6 +704,7 @@ impl Run {
             &tables,
             &|k, g| converter.key_values(k, g),
         )?;
+        output_time.add_elapsed(start);
         Ok(vec![batch])
     }
 }

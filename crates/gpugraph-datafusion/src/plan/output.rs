@@ -172,8 +172,14 @@ fn distinct_values<'a>(
     bitmaps: impl Iterator<Item = &'a [u32]>,
     span: Span,
 ) -> (Vec<usize>, Vec<i64>) {
-    let mut lengths = Vec::new();
-    let mut values = Vec::new();
+    let bitmaps: Vec<&[u32]> = bitmaps.collect();
+    let total: usize = bitmaps
+        .iter()
+        .flat_map(|w| w.iter())
+        .map(|w| w.count_ones() as usize)
+        .sum();
+    let mut lengths = Vec::with_capacity(bitmaps.len());
+    let mut values = Vec::with_capacity(total);
     for words in bitmaps {
         let before = values.len();
         for (i, &word) in words.iter().enumerate() {
