@@ -20,8 +20,8 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::UInt32Array;
-use datafusion::arrow::array::{new_empty_array, Array, ArrayRef, AsArray, Int64Array};
-use datafusion::arrow::compute::{cast, interleave, max, min, take_record_batch};
+use datafusion::arrow::array::{make_array, new_empty_array, Array, ArrayRef, AsArray, Int64Array};
+use datafusion::arrow::compute::{cast, concat, interleave, max, min, take, take_record_batch};
 use datafusion::arrow::datatypes::{DataType, Decimal128Type, Int64Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::DataFusionError;
@@ -138,6 +138,33 @@ impl LookupTable {
         if arrays.is_empty() || rows.is_empty() {
             return Ok(new_empty_array(dt));
         }
+        let fail = |e: datafusion::arrow::error::ArrowError| {
+            format!("taking the lookup side's group keys: {e}")
+        };
+        // Groups come in lookup-row order (the row is the group index's top digit), so each
+        // batch's rows are one run: a `take` per batch copies values in bulk where
+        // `interleave` picks them one by one (TPC-H Q10 at SF 10: 108 ms for seven keys of
+        // 380k groups on the H200).
+        if rows.is_sorted() {
+            let mut parts = Vec::new();
+            let mut from = 0;
+            for (b, array) in batches.iter().enumerate() {
+                let end = self.starts.get(b + 1).copied().unwrap_or(usize::MAX);
+                let to = from + rows[from..].partition_point(|&r| (r as usize) < end);
+                if to > from {
+                    let local = UInt32Array::from_iter_values(
+                        rows[from..to].iter().map(|&r| r - self.starts[b] as u32),
+                    );
+                    parts.push(take(array.as_ref(), &local, None).map_err(fail)?);
+                }
+                from = to;
+            }
+            let parts: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+            return match parts[..] {
+                [one] => Ok(make_array(one.to_data())),
+                _ => concat(&parts).map_err(fail),
+            };
+        }
         let at: Vec<(usize, usize)> = rows
             .iter()
             .map(|&r| {
@@ -145,7 +172,7 @@ impl LookupTable {
                 (b, r as usize - self.starts[b])
             })
             .collect();
-        interleave(&arrays, &at).map_err(|e| format!("taking the lookup side's group keys: {e}"))
+        interleave(&arrays, &at).map_err(fail)
     }
 
     /// Lookup column `j`'s words, batch by batch in lookup-row order.
@@ -630,10 +657,18 @@ mod tests {
         let t = p.build(&[b.slice(0, 2), b.slice(2, 1)]).expect("builds");
         // Row r's key maps to r and its group value is row r's, whichever batch held it.
         assert_eq!(&t.words().expect("many-to-one")[..3], &[1, 2, 0]);
-        let names = t.group_values(0, &[2, 0, 1, 2]).expect("takes");
-        let names = names.as_string::<i32>();
-        let names: Vec<&str> = (0..names.len()).map(|i| names.value(i)).collect();
-        assert_eq!(names, ["two", "three", "one", "two"]);
+        let strings = |rows: &[u32]| -> Vec<String> {
+            let names = t.group_values(0, rows).expect("takes");
+            let names = names.as_string::<i32>();
+            (0..names.len())
+                .map(|i| names.value(i).to_string())
+                .collect()
+        };
+        // Rows in any order (interleaved), in order across both batches (a take per batch),
+        // and within one batch.
+        assert_eq!(strings(&[2, 0, 1, 2]), ["two", "three", "one", "two"]);
+        assert_eq!(strings(&[0, 0, 1, 2]), ["three", "three", "one", "two"]);
+        assert_eq!(strings(&[2]), ["two"]);
         // No batches: empty key values of the key's type, no rows.
         let t = p.build(&[]).expect("builds");
         let none = t.group_values(0, &[]).expect("takes");
