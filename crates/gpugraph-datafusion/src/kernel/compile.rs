@@ -38,6 +38,18 @@ enum Flag {
 }
 
 impl Flag {
+    /// The WGSL prefix that runs a statement only for a non-null value (empty when it never
+    /// is null); `None` when the value is always null.
+    fn unless_null(&self) -> Option<String> {
+        match self {
+            Flag::True => None,
+            Flag::False => Some(String::new()),
+            Flag::Var(n) => Some(format!("if (!{n}) ")),
+        }
+    }
+}
+
+impl Flag {
     fn text(&self) -> &str {
         match self {
             Flag::False => "false",
@@ -457,10 +469,9 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
             }
             Op::Sum(w) | Op::Count(w) | Op::Min(w) | Op::Max(w) => {
                 let v = pop(&mut stack);
-                let guard = match &v.null {
-                    Flag::True => continue,
-                    Flag::False => String::new(),
-                    Flag::Var(n) => format!("if (!{n}) "),
+                // An always-null value accumulates nothing.
+                let Some(guard) = v.null.unless_null() else {
+                    continue;
                 };
                 let call = match op {
                     Op::Sum(_) => {
@@ -483,10 +494,9 @@ fn row(program: &Program, nullable: u32, k: u32) -> Emitter {
             }
             Op::Bits { word, words } => {
                 let v = pop(&mut stack);
-                let guard = match &v.null {
-                    Flag::True => continue,
-                    Flag::False => String::new(),
-                    Flag::Var(n) => format!("if (!{n}) "),
+                // An always-null value accumulates nothing.
+                let Some(guard) = v.null.unless_null() else {
+                    continue;
                 };
                 let d = e.wide(&v);
                 let bits = words as u64 * 32;
