@@ -22,7 +22,7 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::arrow::record_batch::RecordBatch;
 
-pub(crate) use keys::local_codes;
+pub(crate) use keys::{local_codes, KeyValue, LocalValues};
 use keys::{KeyDictionary, LocalKey};
 
 /// A value that does not fit the GPU's 32-bit columns (or a column it cannot convert).
