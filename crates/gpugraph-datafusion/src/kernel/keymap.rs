@@ -1,16 +1,17 @@
-//! The lookup buffer of a many-to-one join on the device: the host stages each lookup row's
-//! key-map word and the lookup columns, and the device clears the key map and scatters the
-//! rows into it (`keymap.wgsl`). At SF 10 the map of TPC-H's orders is 60M words for 1.5M
+//! The lookup buffer of a many-to-one join on the device: the host stages one packed record
+//! per lookup row (its key-map word and lookup column values, [`crate::lookup::Records`]),
+//! and the device clears the key map, scatters the rows into it and unpacks the columns
+//! (`keymap.wgsl`). At SF 10 the map of TPC-H's orders is 60M words for 1.5M
 //! (Q3) to 15M (Q12) rows: filling it on the host and sending it over PCIe cost more than the
 //! query's GPU pass. [`LookupTable::words`] is the oracle.
 
 use bytemuck::{Pod, Zeroable};
 use gpugraph_command::{wgpu, GpuContext};
 use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
-use gpugraph_tables::upload::write_parts;
+use gpugraph_tables::upload::{write_targets, Outcome, Source, Target};
 
 use super::{storage, KernelError};
-use crate::lookup::LookupTable;
+use crate::lookup::{Field, LookupTable};
 
 const WGSL: &str = include_str!("keymap.wgsl");
 
@@ -28,35 +29,16 @@ struct Params {
     keys: u32,
     stride: u32,
     base: u32,
+    record: u32,
+    key_bits: u32,
+    none: u32,
+    columns: u32,
 }
 
 /// Workgroups for `n` items and the threads' stride over them.
 fn grid(n: u32) -> (u32, u32) {
     let workgroups = n.div_ceil(WORKGROUP).clamp(1, MAX_WORKGROUPS);
     (workgroups, workgroups * WORKGROUP)
-}
-
-/// `words` staged into `buffer` from word `at` on, part after part, through the tables
-/// crate's reused staging ring: one host-visible allocation as large as a lookup side (180
-/// MB for TPC-H Q12's orders at SF 10) costs its allocation and page faults, and on the H200
-/// slows every later streaming kernel of the process (`gpugraph_tables::upload`).
-fn stage<'a>(
-    ctx: &GpuContext,
-    buffer: &wgpu::Buffer,
-    at: usize,
-    words: usize,
-    parts: impl Iterator<Item = &'a [u32]>,
-) -> Result<(), KernelError> {
-    let mut offset = at as u64 * 4;
-    let mut placed = Vec::new();
-    for part in parts {
-        let bytes: &[u8] = bytemuck::cast_slice(part);
-        placed.push((offset, bytes));
-        offset += bytes.len() as u64;
-    }
-    debug_assert_eq!(offset, (at + words) as u64 * 4);
-    write_parts(&ctx.device, &ctx.queue, buffer, &placed)?;
-    Ok(())
 }
 
 /// The lookup buffer of `tables`, placed one after the other
@@ -94,74 +76,71 @@ pub fn lookup_buffer(
     Ok(Ok(buffer))
 }
 
-/// Writes `table`'s part of the lookup buffer `buffer` at its shape's words: stages its
-/// columns and its rows' key-map words, then clears and scatters its map on the device.
+/// Writes `table`'s part of the lookup buffer `buffer`: stages its rows' records
+/// ([`LookupTable::records`]) through the tables crate's reused staging ring, filled on
+/// several threads straight from the lookup batches (one host-visible allocation as large
+/// as a lookup side costs its page faults, and on the H200 slows every later streaming
+/// kernel of the process), then clears its map and unpacks the records on the device.
 fn side(
     ctx: &GpuContext,
     buffer: &wgpu::Buffer,
     table: &LookupTable,
 ) -> Result<Result<(), String>, KernelError> {
-    let keys = table.shape.keys as usize;
-    let base = table.shape.base;
-    for j in 0..table.shape.columns.len() {
-        let at = table.shape.columns[j] as usize;
-        stage(ctx, buffer, at, table.rows, table.column(j))?;
-    }
-    if table.rows == 0 || keys == 0 {
-        // No key maps to a row: the map stays cleared.
-        let (workgroups, stride) = grid(keys as u32);
-        dispatch(
-            ctx,
-            buffer,
-            None,
-            (0, keys as u32, base),
-            workgroups,
-            stride,
-        )?;
-        return Ok(Ok(()));
-    }
-    let parts = match table.offsets() {
-        Ok(parts) => parts,
-        Err(why) => return Ok(Err(why)),
-    };
-    let offsets = storage(
+    let layout = table.records();
+    let record = layout.words as usize;
+    let records = storage(
         &ctx.device,
-        "gpugraph-datafusion-lookup-offsets",
-        table.rows as u64 * 4,
+        "gpugraph-datafusion-lookup-records",
+        (table.rows * record) as u64 * 4,
         wgpu::BufferUsages::COPY_DST,
     );
-    stage(
-        ctx,
-        &offsets,
-        0,
-        table.rows,
-        parts.iter().map(Vec::as_slice),
-    )?;
-    let (workgroups, stride) = grid(keys.max(table.rows) as u32);
-    let repeats = dispatch(
-        ctx,
-        buffer,
-        Some(&offsets),
-        (table.rows as u32, keys as u32, base),
-        workgroups,
+    let fill = |at: u64, out: &mut [u8]| {
+        let first = at as usize / (4 * record);
+        table.fill_records(&layout, first, bytemuck::cast_slice_mut(out));
+        Ok(())
+    };
+    let target = Target {
+        buffer: &records,
+        offset: 0,
+        source: Source::Fill {
+            len: (table.rows * record) as u64 * 4,
+            row: record as u64 * 4,
+            fill: &fill,
+        },
+    };
+    match write_targets(&ctx.device, &ctx.queue, &[target])? {
+        Outcome::Written => {}
+        Outcome::Stopped => unreachable!("the records' fill never stops"),
+    }
+    let keys = table.shape.keys;
+    let (workgroups, stride) = grid(keys.max(table.rows as u32));
+    let params = Params {
+        rows: table.rows as u32,
+        keys,
         stride,
-    );
-    offsets.destroy();
+        base: table.shape.base,
+        record: layout.words,
+        key_bits: layout.key_bits,
+        none: layout.none,
+        columns: layout.fields.len() as u32,
+    };
+    let repeats = dispatch(ctx, buffer, &records, &params, &layout.fields, workgroups);
+    records.destroy();
     Ok(match repeats? {
         [0, _] => Ok(()),
         [_, d] => Err(table.repeated(table.shape.first_key + d as i64)),
     })
 }
 
-/// Clears the `keys` words of `map` from word `base` and scatters the `rows` words of
-/// `offsets` into them; returns the repeat count and smallest repeated word.
+/// Clears the map and scatters the records (`params`, `fields`) into `map`; returns the
+/// repeat count and smallest repeated word.
 fn dispatch(
     ctx: &GpuContext,
     map: &wgpu::Buffer,
-    offsets: Option<&wgpu::Buffer>,
-    (rows, keys, base): (u32, u32, u32),
+    records: &wgpu::Buffer,
+    params: &Params,
+    fields: &[Field],
     workgroups: u32,
-    stride: u32,
 ) -> Result<[u32; 2], KernelError> {
     let device = &ctx.device;
     let bindings = [
@@ -169,16 +148,12 @@ fn dispatch(
         Binding::StorageRead,
         Binding::StorageReadWrite,
         Binding::StorageReadWrite,
+        Binding::StorageRead,
     ];
-    let params = parameter_buffer(
+    let uniform = parameter_buffer(
         device,
         "gpugraph-datafusion-keymap-params",
-        bytemuck::bytes_of(&Params {
-            rows,
-            keys,
-            stride,
-            base,
-        }),
+        bytemuck::bytes_of(params),
     );
     let repeats = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("gpugraph-datafusion-keymap-repeats"),
@@ -193,28 +168,32 @@ fn dispatch(
         .slice(..8)
         .copy_from_slice(bytemuck::cast_slice(&[0u32, u32::MAX]));
     repeats.unmap();
-    let placeholder = storage(
-        device,
-        "gpugraph-datafusion-unused",
-        16,
-        wgpu::BufferUsages::empty(),
-    );
+    // A binding is never empty: a side without columns binds one unread field.
+    let fields_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("gpugraph-datafusion-keymap-fields"),
+        size: (fields.len().max(1) * std::mem::size_of::<Field>()) as u64,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: true,
+    });
+    fields_buffer
+        .slice(..)
+        .get_mapped_range_mut()
+        .map_err(|e| KernelError::Readback(format!("mapping the lookup fields failed: {e}")))?
+        .slice(..std::mem::size_of_val(fields))
+        .copy_from_slice(bytemuck::cast_slice(fields));
+    fields_buffer.unmap();
     let resources = [
-        params.as_entire_buffer_binding(),
-        offsets.unwrap_or(&placeholder).as_entire_buffer_binding(),
+        uniform.as_entire_buffer_binding(),
+        records.as_entire_buffer_binding(),
         map.as_entire_buffer_binding(),
         repeats.as_entire_buffer_binding(),
+        fields_buffer.as_entire_buffer_binding(),
     ];
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("gpugraph-datafusion-keymap"),
     });
-    let entries: &[&str] = if offsets.is_some() {
-        &["clear", "scatter"]
-    } else {
-        &["clear"]
-    };
     // A pass per entry: the scatter must see the whole map cleared.
-    for entry in entries {
+    for entry in ["clear", "scatter"] {
         let kernel = Kernel::new(
             device,
             "gpugraph-datafusion-keymap",
@@ -246,7 +225,7 @@ fn dispatch(
         })?;
         bytemuck::pod_collect_to_vec(&view[..8])
     };
-    for b in [&staging, &repeats, &placeholder, &params] {
+    for b in [&staging, &repeats, &fields_buffer, &uniform] {
         b.destroy();
     }
     Ok([read[0], read[1]])
@@ -256,7 +235,7 @@ fn dispatch(
 mod tests {
     use std::sync::Arc;
 
-    use datafusion::arrow::array::{Int32Array, Int64Array};
+    use datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
     use datafusion::arrow::record_batch::RecordBatch;
     use datafusion::physical_expr::expressions::col;
@@ -268,20 +247,31 @@ mod tests {
     use crate::lookup::LookupPlan;
     use crate::pages::tests::{gpu, read_back};
 
-    /// Lookup batches of `keys` (None: null) with a value column `v = key × 3`, split
-    /// unevenly.
+    /// Lookup batches of `keys` (None: null) with value columns of every record width: `v =
+    /// key × 3`, a constant, a 0/1 flag and one spanning all of i32 (so fields cross
+    /// words), split unevenly.
     fn table(keys: &[Option<i64>]) -> LookupTable {
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("k", DataType::Int64, true),
-            Field::new("v", DataType::Int32, false),
-        ]));
+        let names = ["v", "c", "f", "w"];
+        let mut fields = vec![Field::new("k", DataType::Int64, true)];
+        fields.extend(names.iter().map(|n| Field::new(*n, DataType::Int32, false)));
+        let schema = Arc::new(Schema::new(fields));
+        let key = |k: &Option<i64>| k.unwrap_or(-1) as i32;
+        let column = |f: &dyn Fn(i32) -> i32| -> ArrayRef {
+            Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| f(key(k)))))
+        };
+        let wide = |k: i32| match k.rem_euclid(3) {
+            0 => i32::MIN,
+            1 => i32::MAX,
+            _ => k,
+        };
         let batch = RecordBatch::try_new(
             Arc::clone(&schema),
             vec![
                 Arc::new(Int64Array::from(keys.to_vec())),
-                Arc::new(Int32Array::from_iter_values(
-                    keys.iter().map(|k| k.unwrap_or(-1) as i32 * 3),
-                )),
+                column(&|k| k * 3),
+                column(&|_| 7),
+                column(&|k| k & 1),
+                column(&wide),
             ],
         )
         .expect("batch");
@@ -298,7 +288,10 @@ mod tests {
         LookupPlan {
             input: Arc::new(EmptyExec::new(Arc::clone(&schema))),
             key: col("k", &schema).expect("k"),
-            columns: vec![col("v", &schema).expect("v")],
+            columns: names
+                .iter()
+                .map(|n| col(n, &schema).expect("column"))
+                .collect(),
             groups: Vec::new(),
             outer: false,
         }
@@ -307,7 +300,8 @@ mod tests {
     }
 
     /// The device's buffer equals the host's build, word for word, for shuffled sparse keys
-    /// with nulls, one row, and none; a repeated key is named by value.
+    /// with nulls, one row, and none (records of several words whose fields cross words); a
+    /// repeated key is named by value.
     #[test]
     fn device_key_map_matches_the_host_build() {
         let ctx = gpu();
@@ -321,6 +315,10 @@ mod tests {
                 }
             }
             let t = table(&keys);
+            if rows == 70_001 {
+                // 18 key bits, then 20, 0, 1 and 32 column bits.
+                assert_eq!(t.records().words, 3);
+            }
             let expected = t.words().expect("many-to-one");
             let buffer = lookup_buffer(&ctx, std::slice::from_ref(&t))
                 .expect("runs")

@@ -1,6 +1,8 @@
 // A join's direct-addressed key map (`keymap.rs`): word base + d of `map` holds the lookup
-// row whose key is first_key + d, or NO_ROW. `clear` fills the map, `scatter` writes each row
-// into its word and counts the words it found taken (a repeated key: not many-to-one).
+// row whose key is first_key + d, or NO_ROW. `clear` fills the map; `scatter` unpacks each
+// lookup row's record (`lookup/records.rs`): it writes the row into its key's word, counting
+// the words it found taken (a repeated key: not many-to-one), and each column's value into
+// the column's words, which share the buffer with the map.
 
 const NO_ROW: u32 = 0xffffffffu;
 
@@ -10,13 +12,23 @@ struct Params {
     stride: u32,
     // First word of this side's map in the buffer every lookup side shares.
     base: u32,
+    // Words per record.
+    record: u32,
+    // Bits of a record's key-map word, and the word of a null key.
+    key_bits: u32,
+    none: u32,
+    // Lookup columns (entries of `fields`).
+    columns: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> offsets: array<u32>;
+@group(0) @binding(1) var<storage, read> records: array<u32>;
 @group(0) @binding(2) var<storage, read_write> map: array<atomic<u32>>;
 // [0]: rows whose word was taken; [1]: the smallest such word.
 @group(0) @binding(3) var<storage, read_write> repeats: array<atomic<u32>, 2>;
+// Per column: its first word in `map`, its first bit in a record, its bits, its smallest
+// value (the record holds the value less it).
+@group(0) @binding(4) var<storage, read> fields: array<vec4<u32>>;
 
 @compute @workgroup_size(256)
 fn clear(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -25,11 +37,32 @@ fn clear(@builtin(global_invocation_id) id: vec3<u32>) {
     }
 }
 
+// Bits bit .. bit + bits of row r's record (bits <= 32; a field may cross a word).
+fn field(r: u32, bit: u32, bits: u32) -> u32 {
+    if bits == 0u {
+        return 0u;
+    }
+    let w = r * params.record + bit / 32u;
+    let s = bit % 32u;
+    var v = records[w] >> s;
+    if s + bits > 32u {
+        v |= records[w + 1u] << (32u - s);
+    }
+    if bits < 32u {
+        v &= (1u << bits) - 1u;
+    }
+    return v;
+}
+
 @compute @workgroup_size(256)
 fn scatter(@builtin(global_invocation_id) id: vec3<u32>) {
     for (var r = id.x; r < params.rows; r += params.stride) {
-        let d = offsets[r];
-        if d == NO_ROW {
+        for (var j = 0u; j < params.columns; j++) {
+            let f = fields[j];
+            atomicStore(&map[f.x + r], field(r, f.y, f.z) + f.w);
+        }
+        let d = field(r, 0u, params.key_bits);
+        if d == params.none {
             continue;
         }
         if atomicExchange(&map[params.base + d], r) != NO_ROW {

@@ -1,6 +1,6 @@
 //! The lookup side of a many-to-one inner hash join under a GPU aggregate: the smaller input
 //! (TPC-H's `part` under Q14's `lineitem`), run by DataFusion on the CPU with each batch
-//! evaluated on its partition's task as it arrives, then laid out as one GPU buffer that the
+//! evaluated by the next free worker as it arrives, then laid out as one GPU buffer that the
 //! row program probes ([`crate::program::Op::Probe`]) and gathers from
 //! ([`crate::program::Op::Gather`]).
 //!
@@ -38,6 +38,9 @@ use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder}
 use futures::StreamExt;
 
 mod evaluate;
+mod records;
+
+pub use records::{Field, Records};
 
 use evaluate::{on_cores, Evaluated, ValueWords};
 

@@ -246,3 +246,64 @@ fn few_valued_string_expressions_evaluate_once_per_value() {
         None
     );
 }
+
+/// Records decode to each row's key-map word (or `none`) and column values, from any first
+/// row on, across uneven batches; widths follow the bounds.
+#[test]
+fn records_pack_each_row_in_the_fewest_bits() {
+    use super::records::get;
+    use datafusion::arrow::array::Int32Array;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, true),
+        Field::new("a", DataType::Int32, false),
+        Field::new("b", DataType::Int32, false),
+    ]));
+    let rows = 1000;
+    let keys: Vec<Option<i64>> = (0..rows as i64)
+        .map(|r| (r % 7 != 3).then_some(100 + 2 * r))
+        .collect();
+    let a: Vec<i32> = (0..rows as i32).map(|r| -40 + r % 50).collect();
+    let b: Vec<i32> = (0..rows as i32)
+        .map(|r| if r % 2 == 0 { i32::MIN } else { r })
+        .collect();
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from(keys.clone())),
+            Arc::new(Int32Array::from(a.clone())),
+            Arc::new(Int32Array::from(b.clone())),
+        ],
+    )
+    .expect("batch");
+    let p = plan(
+        &schema,
+        vec![col("a", &schema).unwrap(), col("b", &schema).unwrap()],
+    );
+    let batches = [
+        batch.slice(0, 1),
+        batch.slice(1, 0),
+        batch.slice(1, 998),
+        batch.slice(999, 1),
+    ];
+    let t = p.build(&batches).expect("builds");
+    let layout = t.records();
+    // Keys 100..=2098: 1999 words and `none` in 11 bits; a spans 49 (6 bits), b all of i32.
+    assert_eq!((layout.key_bits, layout.none), (11, 2047));
+    let widths: Vec<u32> = layout.fields.iter().map(|f| f.bits).collect();
+    assert_eq!(widths, [6, 32]);
+    assert_eq!(layout.words, 2);
+    for first in [0, 1, 2, 500, 999] {
+        let mut out = vec![u32::MAX; (rows - first) * 2];
+        t.fill_records(&layout, first, &mut out);
+        for (i, record) in out.chunks_exact(2).enumerate() {
+            let r = first + i;
+            let key = get(record, 0, layout.key_bits);
+            let expected = keys[r].map_or(layout.none, |k| (k - 100) as u32);
+            assert_eq!(key, expected, "row {r}");
+            for (f, column) in layout.fields.iter().zip([&a, &b]) {
+                let v = get(record, f.bit, f.bits).wrapping_add(f.lo) as i32;
+                assert_eq!(v, column[r], "row {r} field {f:?}");
+            }
+        }
+    }
+}
