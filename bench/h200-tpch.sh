@@ -9,7 +9,8 @@
 # machine carries [".gl", ".wheels"] with them and runs `PEERS_ONLY=1 ENGINES=polars bash
 # bench/h200-tpch.sh "$OUT"` against the lineitem file the first call left in .tpch/ (ignored
 # paths survive between calls while the machine is held).
-# SF (default 10), REPEAT (default 5), ENGINES (default duckdb), SORT26=1 also runs the sort
+# SF (default 10), REPEAT (default 5), ENGINES (default duckdb), QUERIES and VARIANTS (bench
+# tpch's --query and --variants; default all), SORT26=1 also runs the sort
 # bench at 2^26 with its peers first (issue 9's comparison). Writes DEST/tpch.tar.xz.
 set -uo pipefail
 export GPUGRAPH=${GPUGRAPH:-./.devbin/gpugraph}
@@ -60,6 +61,7 @@ if [ "${PEERS_ONLY:-0}" != 1 ]; then
   fi
   "$GPUGRAPH" bench tpch --scale "$sf" --parquet "$pq" --part-parquet "$ppq" --orders-parquet "$opq" \
     --customer-parquet "$cpq" \
+    ${QUERIES:+--query "$QUERIES"} ${VARIANTS:+--variants "$VARIANTS"} \
     --repeat "$repeat" \
     --json "$out/tpch-gpu.json" > "$out/tpch-gpu.txt" 2> "$out/tpch-gpu.err"
   echo "bench tpch: rc $?"
