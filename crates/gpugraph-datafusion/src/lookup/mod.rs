@@ -32,7 +32,7 @@ use std::sync::Mutex;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
@@ -43,7 +43,7 @@ mod records;
 
 pub use records::{Field, Records};
 
-use evaluate::{on_cores, Evaluated, ValueWords};
+use evaluate::{on_cores, Column, Evaluated, ValueWords};
 
 use crate::ir::Bounds;
 use crate::program::{LookupShape, NO_ROW};
@@ -102,7 +102,7 @@ pub struct LookupTable {
 #[derive(Clone, Debug)]
 struct LookupPart {
     keys: Int64Array,
-    columns: Vec<Vec<u32>>,
+    columns: Vec<Column>,
 }
 
 impl LookupTable {
@@ -179,11 +179,6 @@ impl LookupTable {
         interleave(&arrays, &at).map_err(fail)
     }
 
-    /// Lookup column `j`'s words, batch by batch in lookup-row order.
-    pub fn column(&self, j: usize) -> impl Iterator<Item = &[u32]> {
-        self.parts.iter().map(move |p| p.columns[j].as_slice())
-    }
-
     /// This side's part of the lookup buffer built on the host (from its key map on), or
     /// why the join is not many-to-one (the smallest repeated key): the oracle of the
     /// device's build.
@@ -204,7 +199,9 @@ impl LookupTable {
             return Err(self.repeated(self.shape.first_key + d as i64));
         }
         for j in 0..self.shape.columns.len() {
-            self.column(j).for_each(|c| words.extend_from_slice(c));
+            for p in &self.parts {
+                words.extend(p.columns[j].to_words());
+            }
         }
         Ok(words)
     }
@@ -235,7 +232,8 @@ pub fn place(tables: &mut [LookupTable]) {
 impl LookupPlan {
     /// Runs the input on DataFusion's CPU operators (every partition) and builds its table:
     /// the outer error is the input's, the inner one why the GPU cannot join with it.
-    /// Records `lookup_rows`, `lookup_time` and (its part after the input is collected)
+    /// Records `lookup_rows`, `lookup_time`, `lookup_eval_time` (the batches' evaluation,
+    /// summed over the workers) and (its part after the input is collected)
     /// `lookup_build_time` in `metrics`.
     pub async fn collect(
         &self,
@@ -243,6 +241,7 @@ impl LookupPlan {
         metrics: &ExecutionPlanMetricsSet,
     ) -> datafusion::common::Result<Result<LookupTable, String>> {
         let time = MetricBuilder::new(metrics).subset_time("lookup_time", 0);
+        let eval_time = MetricBuilder::new(metrics).subset_time("lookup_eval_time", 0);
         let started = Instant::now();
         // A fresh copy of the input: its joins' build sides and dynamic filters are state
         // that DataFusion cannot run twice, and the exec's CPU fallback runs the original
@@ -286,12 +285,16 @@ impl LookupPlan {
                 let queue = || receiver.lock().unwrap_or_else(|e| e.into_inner());
                 let mut known = ValueWords::default();
                 let mut evaluated = Vec::new();
+                let mut busy = Duration::ZERO;
                 loop {
                     let next = queue().blocking_recv();
                     let Some((at, batch)) = next else {
-                        return Ok(evaluated);
+                        return Ok((evaluated, busy));
                     };
-                    match plan.evaluate(&batch, &mut known) {
+                    let start = Instant::now();
+                    let done = plan.evaluate(&batch, &mut known);
+                    busy += start.elapsed();
+                    match done {
                         Ok(e) => evaluated.push((at, e)),
                         Err(why) => {
                             queue().close();
@@ -305,7 +308,10 @@ impl LookupPlan {
         let mut refused = None;
         while let Some(done) = workers.join_next().await {
             match done.map_err(|e| DataFusionError::External(Box::new(e)))? {
-                Ok(part) => parts.extend(part),
+                Ok((part, busy)) => {
+                    parts.extend(part);
+                    eval_time.add_duration(busy);
+                }
                 Err(why) => refused = Some(why),
             }
         }

@@ -105,7 +105,7 @@ impl LookupTable {
             };
             put(record, 0, layout.key_bits, key);
             for (f, column) in layout.fields.iter().zip(&part.columns) {
-                put(record, f.bit, f.bits, column[i].wrapping_sub(f.lo));
+                put(record, f.bit, f.bits, column.get(i).wrapping_sub(f.lo));
             }
             row += 1;
         }
