@@ -1,7 +1,7 @@
 //! One lookup batch evaluated on the host: its keys, each lookup column's i32 words (a
 //! few-valued string column's expressions once per value, [`by_values`]) and their bounds.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, UInt32Array};
 use datafusion::arrow::compute::{cast, max, min, take_record_batch};
@@ -107,10 +107,11 @@ impl Column {
     }
 }
 
-/// What one evaluating task keeps across its batches: each lookup column's word for each
+/// What a lookup's evaluation keeps across its batches: each lookup column's word for each
 /// string value it has evaluated ([`by_values`]). A few-valued column has the same values in
 /// every batch (Q12's five priorities over 1,800 batches of orders at SF 10), and evaluating
-/// the expression over them costs DataFusion's per-call overhead each time.
+/// the expression over them costs DataFusion's per-call overhead each time. Batches on
+/// every thread share it: they read it once each and write it only for new values.
 #[derive(Default)]
 pub(super) struct ValueWords {
     pub(super) words: HashMap<(usize, KeyValue), u32>,
@@ -121,13 +122,13 @@ pub(super) struct ValueWords {
 /// `o_orderpriority`: five values over 15M rows at SF 10, where evaluating per row cost most
 /// of the query), and `None` otherwise. Deterministic expressions of one column agree on
 /// equal values, so each row takes the words of its value, evaluated at its first row or
-/// remembered in `known` from an earlier batch. `coded` keeps each column's codes for the
-/// batch's other expressions.
+/// remembered in `known` from an earlier batch (any thread's). `coded` keeps each column's
+/// codes for the batch's other expressions.
 pub(super) fn by_values(
     (j, e): (usize, &Arc<dyn PhysicalExpr>),
     batch: &RecordBatch,
     coded: &mut HashMap<usize, Coded>,
-    known: &mut ValueWords,
+    known: &RwLock<ValueWords>,
 ) -> Result<Option<Column>, String> {
     let read = collect_columns(e);
     let [column] = read.iter().collect::<Vec<_>>()[..] else {
@@ -154,10 +155,13 @@ pub(super) fn by_values(
     }) else {
         return Ok(None);
     };
-    let remembered: Option<Vec<u32>> = values
-        .iter()
-        .map(|(v, _)| known.words.get(&(j, v.clone())).copied())
-        .collect();
+    let remembered: Option<Vec<u32>> = {
+        let known = known.read().unwrap_or_else(|e| e.into_inner());
+        values
+            .iter()
+            .map(|(v, _)| known.words.get(&(j, v.clone())).copied())
+            .collect()
+    };
     let words = match remembered {
         Some(words) => words,
         None => {
@@ -173,6 +177,7 @@ pub(super) fn by_values(
                 return Ok(None);
             }
             let words = words(&evaluated, &e.to_string())?;
+            let mut known = known.write().unwrap_or_else(|e| e.into_inner());
             for ((v, _), &w) in values.iter().zip(&words) {
                 known.words.insert((j, v.clone()), w);
             }
@@ -248,7 +253,7 @@ impl LookupPlan {
     pub(super) fn evaluate(
         &self,
         batch: &RecordBatch,
-        known: &mut ValueWords,
+        known: &RwLock<ValueWords>,
     ) -> Result<Evaluated, String> {
         let eval = |e: &Arc<dyn PhysicalExpr>| -> Result<ArrayRef, String> {
             e.evaluate(batch)

@@ -28,7 +28,8 @@ use datafusion::common::DataFusionError;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::execution_plan::reset_plan_states;
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::RwLock;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
@@ -47,6 +48,13 @@ use evaluate::{on_cores, Column, Evaluated, ValueWords};
 
 use crate::ir::Bounds;
 use crate::program::{LookupShape, NO_ROW};
+
+/// One batch's evaluation from the pool ([`LookupPlan::collect`]): its place (partition,
+/// batch), and its result and time, or nothing when it was skipped after a refusal.
+type Evaluation = (
+    (usize, usize),
+    Option<(Result<Evaluated, String>, Duration)>,
+);
 
 /// Most key-map words per lookup row before the map is refused as too sparse.
 pub const MAX_SPREAD: usize = 8;
@@ -247,72 +255,66 @@ impl LookupPlan {
         // that DataFusion cannot run twice, and the exec's CPU fallback runs the original
         // (an empty Q10 answer from Parquet before this copy).
         let input = reset_plan_states(Arc::clone(&self.input))?;
-        // Each partition's task only pulls its batches; a worker per core takes the next
-        // batch from any of them as it finishes the last, so the evaluation runs beside the
-        // scan and no core idles while another holds a queue (an in-memory table is one
-        // partition, which a round-robin repartition dealt 132 and 52 of 184 batches over two
-        // tasks). Each batch keeps its place (partition, then batch), so the lookup rows'
-        // numbering is the same from run to run.
-        let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
-        let (sender, receiver) = mpsc::channel::<((usize, usize), RecordBatch)>(2 * cores);
+        // Each partition's task only pulls its batches and hands each to Rayon's pool, whose
+        // threads take the next batch as they finish the last, so the evaluation runs beside
+        // the scan and every core works whatever the partitions (an in-memory table is one).
+        // Tried first, on the H200 at SF 10 (Q12: 15M orders rows, 1,831 batches): async
+        // workers evaluated one batch at a time (309 ms: a task woken from a runtime worker
+        // waits in that worker's unstealable LIFO slot while the waker evaluates), and
+        // blocking threads sharing one receiver behind a mutex handed batches over one thread
+        // wake-up at a time (72 ms for 415 ms of evaluation). Each batch keeps its place
+        // (partition, then batch), so the lookup rows' numbering is the same from run to run.
+        let stop = Arc::new(AtomicBool::new(false));
+        let known = Arc::new(RwLock::new(ValueWords::default()));
+        let (sender, mut results) = mpsc::unbounded_channel::<Evaluation>();
         let mut producers = JoinSet::new();
         for p in 0..input.output_partitioning().partition_count() {
-            let (input, context, sender) =
-                (Arc::clone(&input), Arc::clone(&context), sender.clone());
+            let (input, context, plan) = (Arc::clone(&input), Arc::clone(&context), self.clone());
+            let (stop, known, sender) = (Arc::clone(&stop), Arc::clone(&known), sender.clone());
             producers.spawn(async move {
                 let mut stream = input.execute(p, context)?;
                 let mut at = 0;
                 while let Some(batch) = stream.next().await {
-                    // A closed queue: a worker refused the GPU plan, so the rest is unread.
-                    if sender.send(((p, at), batch?)).await.is_err() {
+                    // A refusal: the GPU plan is off, so the rest is not read.
+                    if stop.load(Ordering::Relaxed) {
                         break;
                     }
+                    let batch = batch?;
+                    let (plan, stop, known, sender) = (
+                        plan.clone(),
+                        Arc::clone(&stop),
+                        Arc::clone(&known),
+                        sender.clone(),
+                    );
+                    rayon::spawn(move || {
+                        let done = (!stop.load(Ordering::Relaxed)).then(|| {
+                            let start = Instant::now();
+                            let done = plan.evaluate(&batch, &known);
+                            (done, start.elapsed())
+                        });
+                        // A closed receiver: the query was dropped.
+                        let _ = sender.send(((p, at), done));
+                    });
                     at += 1;
                 }
                 Ok::<_, DataFusionError>(())
             });
         }
+        // Every sender is a producer's or a pending batch's: the results end with the last.
         drop(sender);
-        // The workers are blocking-pool threads, not async tasks: a task woken from a
-        // runtime worker waits in that worker's unstealable LIFO slot until the waker's task
-        // yields, so async workers that each evaluate for 170 µs after taking a batch ran
-        // one at a time (TPC-H Q12 at SF 10: 309 ms for orders on 16 cores).
-        let receiver = Arc::new(Mutex::new(receiver));
-        let mut workers = JoinSet::new();
-        for _ in 0..cores {
-            let (receiver, plan) = (Arc::clone(&receiver), self.clone());
-            workers.spawn_blocking(move || {
-                let queue = || receiver.lock().unwrap_or_else(|e| e.into_inner());
-                let mut known = ValueWords::default();
-                let mut evaluated = Vec::new();
-                let mut busy = Duration::ZERO;
-                loop {
-                    let next = queue().blocking_recv();
-                    let Some((at, batch)) = next else {
-                        return Ok((evaluated, busy));
-                    };
-                    let start = Instant::now();
-                    let done = plan.evaluate(&batch, &mut known);
-                    busy += start.elapsed();
-                    match done {
-                        Ok(e) => evaluated.push((at, e)),
-                        Err(why) => {
-                            queue().close();
-                            return Err(why);
-                        }
-                    }
-                }
-            });
-        }
         let mut parts = Vec::new();
         let mut refused = None;
-        while let Some(done) = workers.join_next().await {
-            match done.map_err(|e| DataFusionError::External(Box::new(e)))? {
-                Ok((part, busy)) => {
-                    parts.extend(part);
+        while let Some((at, done)) = results.recv().await {
+            match done {
+                Some((Ok(e), busy)) => {
+                    parts.push((at, e));
                     eval_time.add_duration(busy);
                 }
-                Err(why) => refused = Some(why),
+                Some((Err(why), _)) => {
+                    stop.store(true, Ordering::Relaxed);
+                    refused = refused.or(Some(why));
+                }
+                None => {}
             }
         }
         while let Some(done) = producers.join_next().await {
@@ -343,9 +345,8 @@ impl LookupPlan {
     pub fn build(&self, batches: &[RecordBatch]) -> Result<LookupTable, String> {
         // Every batch evaluates its key and lookup columns on its own (15M TPC-H orders
         // rows' string CASEs are most of a lookup's cost), with its bounds.
-        let evaluated = on_cores(batches.iter().collect(), |_, b| {
-            self.evaluate(b, &mut ValueWords::default())
-        })?;
+        let known = RwLock::new(ValueWords::default());
+        let evaluated = on_cores(batches.iter().collect(), |_, b| self.evaluate(b, &known))?;
         self.assemble(evaluated)
     }
 

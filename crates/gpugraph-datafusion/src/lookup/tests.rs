@@ -7,6 +7,7 @@ use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::common::HashMap;
 use datafusion::physical_expr::expressions::{col, like, lit};
 use datafusion::physical_plan::empty::EmptyExec;
+use std::sync::RwLock;
 
 fn plan(schema: &SchemaRef, columns: Vec<Arc<dyn PhysicalExpr>>) -> LookupPlan {
     LookupPlan {
@@ -156,26 +157,25 @@ fn few_valued_string_expressions_evaluate_once_per_value() {
         .expect("like");
         let row_wise = words(&promo.evaluate(&b).unwrap().into_array(1000).unwrap(), "p").unwrap();
         let mut coded = HashMap::new();
-        let mut known = ValueWords::default();
-        let got = by_values((0, &promo), &b, &mut coded, &mut known).expect("evaluates");
+        let known = RwLock::new(ValueWords::default());
+        let got = by_values((0, &promo), &b, &mut coded, &known).expect("evaluates");
         let got = got.expect("few values");
         assert!(matches!(got, Column::Coded { .. }));
         assert_eq!(got.to_words(), row_wise, "{}", schema.field(0).data_type());
         assert_eq!(row_wise.iter().filter(|&&w| w == 1).count(), 600);
         // A later batch of the same values takes the remembered words (shifted here, so
         // a fresh evaluation would not match).
-        for w in known.words.values_mut() {
+        for w in known.write().unwrap().words.values_mut() {
             *w += 10;
         }
         let later = b.slice(1, 999);
-        let again = by_values((0, &promo), &later, &mut HashMap::new(), &mut known)
+        let again = by_values((0, &promo), &later, &mut HashMap::new(), &known)
             .expect("evaluates")
             .expect("few values");
         let shifted: Vec<u32> = row_wise[1..].iter().map(|w| w + 10).collect();
         assert_eq!(again.to_words(), shifted);
         // Another column index remembers its own words.
-        let fresh =
-            by_values((1, &promo), &later, &mut HashMap::new(), &mut known).expect("evaluates");
+        let fresh = by_values((1, &promo), &later, &mut HashMap::new(), &known).expect("evaluates");
         assert_eq!(fresh.map(|c| c.to_words()).as_deref(), Some(&row_wise[1..]));
         // Two columns: row by row.
         let two = datafusion::physical_expr::expressions::binary(
@@ -185,10 +185,7 @@ fn few_valued_string_expressions_evaluate_once_per_value() {
             &schema,
         )
         .unwrap();
-        assert_eq!(
-            by_values((2, &two), &b, &mut coded, &mut known).unwrap(),
-            None
-        );
+        assert_eq!(by_values((2, &two), &b, &mut coded, &known).unwrap(), None);
     }
     // Nulls in the result, or mostly distinct values: row by row.
     let (schema, b) = batch(
@@ -213,18 +210,12 @@ fn few_valued_string_expressions_evaluate_once_per_value() {
     )
     .unwrap();
     assert!(
-        by_values((0, &e), &b, &mut HashMap::new(), &mut ValueWords::default())
+        by_values((0, &e), &b, &mut HashMap::new(), &RwLock::default())
             .unwrap()
             .is_some()
     );
     assert_eq!(
-        by_values(
-            (0, &e),
-            &b2,
-            &mut HashMap::new(),
-            &mut ValueWords::default()
-        )
-        .unwrap(),
+        by_values((0, &e), &b2, &mut HashMap::new(), &RwLock::default()).unwrap(),
         None
     );
     let distinct: Vec<String> = (0..100).map(|i| format!("v{i}")).collect();
@@ -233,13 +224,7 @@ fn few_valued_string_expressions_evaluate_once_per_value() {
         distinct.iter().map(String::as_str).collect(),
     );
     assert_eq!(
-        by_values(
-            (0, &e),
-            &b3,
-            &mut HashMap::new(),
-            &mut ValueWords::default()
-        )
-        .unwrap(),
+        by_values((0, &e), &b3, &mut HashMap::new(), &RwLock::default()).unwrap(),
         None
     );
 }
