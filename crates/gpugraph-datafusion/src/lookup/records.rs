@@ -91,8 +91,7 @@ impl LookupTable {
         let first_key = self.shape.first_key;
         // The batch of row `first`, then batch by batch.
         let mut b = self.starts.partition_point(|&s| s <= first) - 1;
-        let mut row = first;
-        for record in out.chunks_exact_mut(words) {
+        for (row, record) in (first..).zip(out.chunks_exact_mut(words)) {
             while row >= self.starts[b] + self.parts[b].keys.len() {
                 b += 1;
             }
@@ -107,7 +106,6 @@ impl LookupTable {
             for (f, column) in layout.fields.iter().zip(&part.columns) {
                 put(record, f.bit, f.bits, column.get(i).wrapping_sub(f.lo));
             }
-            row += 1;
         }
     }
 }
