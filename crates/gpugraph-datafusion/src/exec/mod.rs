@@ -32,12 +32,16 @@ use datafusion::physical_plan::{
     PlanProperties, SendableRecordBatchStream,
 };
 use futures::{Stream, StreamExt};
-use gpugraph_command::{wgpu, GpuContext};
+use gpugraph_command::GpuContext;
+
+mod fallback;
+mod finish;
+
+pub use fallback::CpuFallbackExec;
 
 use crate::cache::{GpuCache, Prepared};
 use crate::convert::{Chunk, Converter};
 use crate::kernel::{self, GpuChunk};
-use crate::lookup::LookupTable;
 use crate::pages::{DecodeStatus, PageChunk, Table};
 use crate::plan::{AggKind, GpuPlan, GroupKey};
 use crate::scan::{DirectScan, Scanned};
@@ -556,157 +560,6 @@ impl Run {
         let (program, _) = plan.program(&[], 0, &[], &|_, _| None, &[]);
         kernel::Accumulation::new(&self.gpu, &program, groups, 0).ok()
     }
-
-    /// Checks the bounds, runs the program over `prepared` and emits the partial states (or
-    /// the CPU plan's when the data does not fit); `pages` is the page scan's decode status
-    /// and the accumulation its chunks were streamed into, `lookup` the tasks building the
-    /// joins' lookup sides, `started` the run's start (for the `kernel_done_at` milestone).
-    async fn finish(
-        &self,
-        prepared: &Prepared,
-        pages: Option<Pages<'_>>,
-        lookup: Vec<tokio::task::JoinHandle<Result<Result<LookupTable, String>>>>,
-        started: Instant,
-    ) -> Result<Vec<RecordBatch>> {
-        let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
-        let mut tables = Vec::with_capacity(lookup.len());
-        let mut refused = None;
-        for task in lookup {
-            // Every task is awaited, so none outlives the query.
-            match task
-                .await
-                .map_err(|e| DataFusionError::External(Box::new(e)))??
-            {
-                Ok(table) => tables.push(table),
-                Err(why) => refused = refused.or(Some(why)),
-            }
-        }
-        if let Some(why) = refused {
-            return self.cpu(why).await;
-        }
-        crate::lookup::place(&mut tables);
-        let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
-        let converter = &prepared.converter;
-        let chunks = &prepared.chunks;
-        let spans = match self
-            .plan
-            .check_bounds(&source_bounds(converter, &self.plan), &tables)
-        {
-            Ok(spans) => spans,
-            Err(why) => return self.cpu(why).await,
-        };
-        // Coded string columns past the group keys only filter.
-        let mut cards = converter.cardinalities();
-        cards.truncate(self.plan.keys.len());
-        let (source_groups, groups) = self.plan.group_count(&cards, &tables);
-        let what = if self.plan.lookup_row.is_some() {
-            "key combinations and lookup rows"
-        } else {
-            "key combinations"
-        };
-        // Checked before the program is built: its group-index strides are products of the
-        // cardinalities.
-        if groups > kernel::MAX_GROUPS {
-            return self
-                .cpu(format!(
-                    "{groups} {what}, more than the {} groups the GPU aggregates",
-                    kernel::MAX_GROUPS
-                ))
-                .await;
-        }
-        let nullable = chunks.iter().fold(0, |m, c| m | c.has_valid);
-        let shapes: Vec<_> = tables.iter().map(|l| l.shape.clone()).collect();
-        let code = |k: usize, v: Option<&str>| converter.code_of(k, v);
-        let (program, words) = self.plan.program(&cards, nullable, &shapes, &code, &spans);
-        let most = kernel::max_groups(&self.gpu, program.words_per_group());
-        if groups > most {
-            return self
-                .cpu(format!(
-                    "{groups} {what} of {} accumulator words each, more than the {most} groups the GPU aggregates",
-                    program.words_per_group()
-                ))
-                .await;
-        }
-        let binding = self.gpu.device.limits().max_storage_buffer_binding_size as usize;
-        let bytes: usize = tables.iter().map(|l| l.buffer_words() * 4).sum();
-        if bytes > binding {
-            return self
-                .cpu(format!(
-                    "the lookup buffer takes {bytes} bytes, past the {binding} bytes a GPU binding holds"
-                ))
-                .await;
-        }
-        let buffer = if tables.is_empty() {
-            None
-        } else {
-            let staged = Instant::now();
-            let built = kernel::keymap::lookup_buffer(&self.gpu, &tables).map_err(external)?;
-            MetricBuilder::new(&self.metrics)
-                .subset_time("lookup_upload_time", 0)
-                .add_duration(staged.elapsed());
-            match built {
-                Ok(buffer) => Some(buffer),
-                Err(why) => return self.cpu(why).await,
-            }
-        };
-        let live = chunks.iter().filter(|c| c.rows > 0).count();
-        let (status, streamed) = match pages {
-            Some(p) => (Some(p.status), p.streamed.filter(|a| a.passes() == live)),
-            None => (None, None),
-        };
-        let (acc, times) = match streamed {
-            Some(acc) => {
-                MetricBuilder::new(&self.metrics)
-                    .global_counter("streamed_chunks")
-                    .add(live);
-                let encoder =
-                    self.gpu
-                        .device
-                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                            label: Some("gpugraph-datafusion-aggregate"),
-                        });
-                acc.finish(&self.gpu, encoder)
-            }
-            None => kernel::run(&self.gpu, &program, groups, chunks, buffer.as_ref()),
-        }
-        .map_err(external)?;
-        kernel_time.add_duration(times.kernel);
-        if let Some(status) = status {
-            status.check(&self.gpu).map_err(external)?;
-        }
-        MetricBuilder::new(&self.metrics)
-            .subset_time("kernel_done_at", 0)
-            .add_duration(started.elapsed());
-        if let Some(gpu) = times.gpu {
-            MetricBuilder::new(&self.metrics)
-                .subset_time("gpu_time", 0)
-                .add_duration(gpu);
-        }
-        // The chunks' passes alone (gpu_time less the gaps between passes), and the first
-        // chunk's, which shows a device still waking up.
-        if let Some(first) = times.chunks.first() {
-            MetricBuilder::new(&self.metrics)
-                .subset_time("gpu_first_chunk_time", 0)
-                .add_duration(*first);
-            MetricBuilder::new(&self.metrics)
-                .subset_time("gpu_chunks_time", 0)
-                .add_duration(times.chunks.iter().sum());
-        }
-        // The state batch from the accumulators (group keys, and each COUNT(DISTINCT)'s
-        // values listed from its bitmaps).
-        let output_time = MetricBuilder::new(&self.metrics).subset_time("output_time", 0);
-        let start = Instant::now();
-        let batch = self.plan.output(
-            &acc,
-            &words,
-            program.words_per_group(),
-            (source_groups, groups),
-            &tables,
-            &|k, g| converter.key_values(k, g),
-        )?;
-        output_time.add_elapsed(start);
-        Ok(vec![batch])
-    }
 }
 
 impl ExecutionPlan for GpuPartialAggregateExec {
@@ -781,79 +634,5 @@ impl ExecutionPlan for GpuPartialAggregateExec {
 
     fn metrics(&self) -> Option<MetricsSet> {
         Some(self.metrics.clone_inner())
-    }
-}
-
-/// A partial aggregate left on DataFusion's CPU operators, with the reason (shown by
-/// `EXPLAIN`). Executes its input unchanged.
-#[derive(Debug)]
-pub struct CpuFallbackExec {
-    input: Arc<dyn ExecutionPlan>,
-    reason: String,
-}
-
-impl CpuFallbackExec {
-    /// Marks `input` as staying on the CPU because of `reason`.
-    pub fn new(input: Arc<dyn ExecutionPlan>, reason: String) -> Self {
-        Self { input, reason }
-    }
-
-    /// Why the input stays on the CPU.
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-}
-
-impl DisplayAs for CpuFallbackExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "CpuFallbackExec: on=CPU, reason={}", self.reason)
-    }
-}
-
-impl ExecutionPlan for CpuFallbackExec {
-    fn name(&self) -> &str {
-        "CpuFallbackExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        self.input.properties()
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
-    }
-
-    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![false]
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    #[allow(deprecated)]
-    fn with_new_children(
-        self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(Self::new(
-            children.swap_remove(0),
-            self.reason.clone(),
-        )))
-    }
-
-    fn execute(
-        &self,
-        partition: usize,
-        context: Arc<TaskContext>,
-    ) -> Result<SendableRecordBatchStream> {
-        self.input.execute(partition, context)
     }
 }
