@@ -37,7 +37,7 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
-use crate::exec::{all_partitions, batches_of, GpuPartialAggregateExec};
+use crate::exec::{all_partitions, batches_of, one_partition, GpuPartialAggregateExec};
 
 /// A final `AggregateExec` over a [`GpuPartialAggregateExec`], finishing each state row as
 /// its own group.
@@ -275,11 +275,7 @@ impl ExecutionPlan for GpuFinalizeExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        if partition != 0 {
-            return Err(DataFusionError::Internal(format!(
-                "GpuFinalizeExec has one partition, asked for {partition}"
-            )));
-        }
+        one_partition("GpuFinalizeExec", partition)?;
         let run = Run {
             input: Arc::clone(&self.input),
             aggregate: Arc::clone(&self.aggregate),

@@ -195,6 +195,17 @@ impl DisplayAs for GpuPartialAggregateExec {
     }
 }
 
+/// `Ok` for partition 0, the only one the GPU execs (`name`) produce: each emits its whole
+/// output at once.
+pub(crate) fn one_partition(name: &str, partition: usize) -> Result<()> {
+    if partition == 0 {
+        return Ok(());
+    }
+    Err(DataFusionError::Internal(format!(
+        "{name} has one partition, asked for {partition}"
+    )))
+}
+
 /// Batches of every partition of `plan`, each partition on its own task.
 /// The stream of the batches `run` resolves to (or its error): how the GPU execs, which
 /// produce their output at once after reading their whole input, answer `execute`.
@@ -614,11 +625,7 @@ impl ExecutionPlan for GpuPartialAggregateExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        if partition != 0 {
-            return Err(DataFusionError::Internal(format!(
-                "GpuPartialAggregateExec has one partition, asked for {partition}"
-            )));
-        }
+        one_partition("GpuPartialAggregateExec", partition)?;
         let run = Run {
             plan: self.plan.clone(),
             cpu: Arc::clone(&self.cpu),

@@ -49,7 +49,7 @@ use futures::StreamExt;
 use gpugraph_command::GpuContext;
 use tokio::task::JoinSet;
 
-use crate::exec::{batches_of, CpuFallbackExec};
+use crate::exec::{batches_of, one_partition, CpuFallbackExec};
 use encode::{encode, key_words, order_by, Encoded, KeyLayout, MAX_KEY_WORDS};
 
 /// Most rows a GPU top-k returns: past it a `LIMIT` is a sort, which DataFusion's CPU
@@ -333,11 +333,7 @@ impl ExecutionPlan for GpuTopKExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        if partition != 0 {
-            return Err(DataFusionError::Internal(format!(
-                "GpuTopKExec has one partition, asked for {partition}"
-            )));
-        }
+        one_partition("GpuTopKExec", partition)?;
         let run = Run {
             input: Arc::clone(&self.input),
             exprs: self.order.iter().map(|s| Arc::clone(&s.expr)).collect(),
