@@ -32,10 +32,8 @@ use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::ExecutionPlan;
 use futures::Stream;
 
-use gpugraph_command::GpuContext;
-
 use crate::convert::{BatchLayout, ConvertedBatch, Misfit};
-use crate::pages::{self, read_column, HostChunk, HostColumn, PageChunk, PageScan, RowGroupTask};
+use crate::pages::{read_column, HostChunk, HostColumn, PageScan, RowGroupTask};
 
 /// Rows per batch the reader hands out. 64K rows keep a decoded column (512 KiB of i64) in
 /// the worker's cache until it is converted; at 1M rows (the H200 host, 2026-12-02) decoding
@@ -45,9 +43,9 @@ const BATCH_ROWS: usize = 1 << 16;
 /// One converted batch and the time its worker spent decoding and converting it.
 pub type Scanned = Result<(Result<ConvertedBatch, Misfit>, Duration, Duration)>;
 
-/// One staged row group (`pages.rs`) and the time its worker spent reading and parsing it,
-/// and staging it.
-pub type PageScanned = Result<(Result<PageChunk, Misfit>, Duration, Duration)>;
+/// One row group as the page scan's `prepare` made it (`pages.rs`), and the time its workers
+/// spent reading and parsing it, and preparing it.
+pub type PageScanned<T> = Result<(Result<T, Misfit>, Duration, Duration)>;
 
 /// A row group's columns as the page scan's workers parse them.
 struct Assembly {
@@ -187,20 +185,28 @@ impl DirectScan {
         Ok((scan, tasks))
     }
 
-    /// Reads, parses and stages `tasks` on `threads` blocking workers (see `pages.rs`);
-    /// chunks arrive in no particular order.
+    /// Reads and parses `tasks` on `threads` blocking workers (see `pages.rs`); the worker
+    /// that parses a row group's last column hands the row group to `prepare` (staging and
+    /// recording its expansion: a read error is the outer error, a misfit the inner one) and
+    /// sends what it returns. Chunks arrive in no particular order.
     ///
-    /// The workers take (row group, column slot) pairs, row groups in the given order, and
-    /// the worker that parses a row group's last column stages the whole row group. Why not
+    /// The workers take (row group, column slot) pairs, row groups in the given order. Why not
     /// whole row groups: TPC-H SF 10's lineitem has 58 for the H200 host's 16 cores, so the
     /// last round of row groups left 6 of them idle (58 / 16 = 3.6 rounds of ~25 ms), and one
     /// column chunk is a quarter of such a task for Q6.
-    pub fn page_stream(
+    pub fn page_stream<T, P>(
         scan: PageScan,
         tasks: Vec<RowGroupTask>,
         threads: usize,
-        gpu: Arc<GpuContext>,
-    ) -> impl Stream<Item = PageScanned> + Send {
+        prepare: P,
+    ) -> impl Stream<Item = PageScanned<T>> + Send
+    where
+        T: Send + 'static,
+        P: Fn(HostChunk) -> std::result::Result<std::result::Result<T, Misfit>, String>
+            + Send
+            + Sync
+            + 'static,
+    {
         let slots = scan.slots();
         let parts: Vec<(usize, usize)> = (0..tasks.len())
             .flat_map(|t| (0..slots).map(move |s| (t, s)))
@@ -218,7 +224,7 @@ impl DirectScan {
         pool(
             move || Ok(parts),
             threads,
-            move |&(t, s): &(usize, usize), tx: &tokio::sync::mpsc::Sender<PageScanned>| {
+            move |&(t, s): &(usize, usize), tx: &tokio::sync::mpsc::Sender<PageScanned<T>>| {
                 let task = &tasks[t];
                 let start = Instant::now();
                 let column = match read_column(&scan, task, s) {
@@ -249,8 +255,8 @@ impl DirectScan {
                     columns: columns.into_iter().flatten().collect(),
                 };
                 let start = Instant::now();
-                let item = match pages::stage(&gpu, host) {
-                    Ok(chunk) => Ok((Ok(chunk), read, start.elapsed())),
+                let item = match prepare(host) {
+                    Ok(prepared) => Ok((prepared, read, start.elapsed())),
                     Err(e) => Err(external(&task.path, e)),
                 };
                 let go_on = item.is_ok();

@@ -42,7 +42,7 @@ pub use fallback::CpuFallbackExec;
 use crate::cache::{GpuCache, Prepared};
 use crate::convert::{Chunk, Converter};
 use crate::kernel::{self, GpuChunk};
-use crate::pages::{DecodeStatus, PageChunk, Table};
+use crate::pages::{self, DecodeStatus, HostChunk, Table};
 use crate::plan::{AggKind, GpuPlan, GroupKey};
 use crate::scan::{DirectScan, Scanned};
 
@@ -252,19 +252,20 @@ pub(crate) fn all_partitions(
     builder.build()
 }
 
-/// Per slot of a staged row group, the words its expansion looks indices up in: value
-/// dictionaries as they are, key dictionaries as the query's codes (coded here, so codes
-/// stay one numbering across row groups); the value slots' bounds join the converter's.
+/// Per slot of a parsed row group, the words its expansion looks indices up in: value
+/// dictionaries as they are, key dictionaries as the query's codes (coded in the one
+/// converter, so codes stay one numbering across row groups); the value slots' bounds join
+/// the converter's.
 fn page_tables(
     converter: &mut Converter,
-    staged: &PageChunk,
+    host: &HostChunk,
 ) -> Result<Vec<Vec<u32>>, crate::convert::Misfit> {
     let mut tables = Vec::new();
     let mut key = 0;
-    for (s, table) in staged.tables.iter().enumerate() {
-        tables.push(match table {
+    for (s, column) in host.columns.iter().enumerate() {
+        tables.push(match &column.table {
             Table::Words(words) => {
-                converter.note_stats(s, staged.stats[s]);
+                converter.note_stats(s, column.stats);
                 words.clone()
             }
             Table::Strings(strings) => {
@@ -413,44 +414,86 @@ impl Run {
                 }
                 if let Some(Ok((pages, tasks))) = paged {
                     let status = DecodeStatus::new(&self.gpu);
-                    let stream =
-                        DirectScan::page_stream(pages, tasks, threads, Arc::clone(&self.gpu));
+                    // The workers code key dictionaries and note bounds as they stage.
+                    let shared = Arc::new(Mutex::new(Converter::new(
+                        &self.plan.values,
+                        &self.plan.coded,
+                        names.clone(),
+                    )));
+                    let prepare = {
+                        let (shared, gpu, status) =
+                            (Arc::clone(&shared), Arc::clone(&self.gpu), status.clone());
+                        move |host: HostChunk| {
+                            let tables = {
+                                let mut c = shared.lock().unwrap_or_else(|e| e.into_inner());
+                                match page_tables(&mut c, &host) {
+                                    Ok(t) => t,
+                                    Err(misfit) => return Ok(Err(misfit)),
+                                }
+                            };
+                            let staged = pages::stage(&gpu, host, &tables);
+                            let staged = staged.map_err(|e| e.to_string())?;
+                            let bytes = staged.bytes;
+                            let (chunk, commands) =
+                                staged.encode(&gpu, &status).map_err(|e| e.to_string())?;
+                            Ok(Ok((chunk, commands, bytes)))
+                        }
+                    };
+                    let stream = DirectScan::page_stream(pages, tasks, threads, prepare);
                     // Boxed so the drop below really ends the workers before the re-read.
                     let mut stream = Box::pin(stream);
                     let mut rows = 0;
                     let mut refused = None;
                     let mut streaming = self.streamed_program();
+                    // Whether the decoders or this loop (a submission per row group) bound
+                    // the scan.
+                    let wait_time =
+                        MetricBuilder::new(&self.metrics).subset_time("page_wait_time", 0);
+                    let add_time =
+                        MetricBuilder::new(&self.metrics).subset_time("page_aggregate_time", 0);
+                    let mut waited = Instant::now();
                     while let Some(scanned) = stream.next().await {
-                        let (staged, read, staging) = scanned?;
+                        wait_time.add_elapsed(waited);
+                        if rows == 0 {
+                            milestone("first_page_at");
+                        }
+                        let (prepared, read, preparing) = scanned?;
                         decode_time.add_duration(read);
-                        convert_time.add_duration(staging);
-                        let staged = match staged
-                            .and_then(|s| page_tables(&mut converter, &s).map(|t| (s, t)))
-                        {
-                            Ok(s) => s,
+                        convert_time.add_duration(preparing);
+                        let (chunk, commands, bytes) = match prepared {
+                            Ok(p) => p,
                             Err(misfit) => {
                                 refused = Some(misfit);
                                 break;
                             }
                         };
-                        let (staged, tables) = staged;
-                        rows += staged.rows;
-                        upload_bytes.add(staged.bytes as usize);
+                        rows += chunk.rows as usize;
+                        upload_bytes.add(bytes as usize);
                         let start = Instant::now();
-                        let chunk = staged.expand(&self.gpu, &tables, &status);
-                        let chunk = chunk.map_err(external)?;
-                        upload_time.add_elapsed(start);
-                        // Bounds so far must fit before a chunk is aggregated; when they stop
+                        let mut commands = Some(commands);
+                        // Bounds so far (the staged row groups', a superset of the received
+                        // ones') must fit before a chunk is aggregated; when they stop
                         // fitting, the check after the scan decides (it fails the same way).
                         if let Some(acc) = streaming.as_mut() {
-                            let bounds = source_bounds(&converter, &self.plan);
-                            if self.plan.check_bounds(&bounds, &[]).is_ok() {
-                                acc.add(&self.gpu, &chunk, None).map_err(external)?;
+                            let fits = {
+                                let c = shared.lock().unwrap_or_else(|e| e.into_inner());
+                                let bounds = source_bounds(&c, &self.plan);
+                                self.plan.check_bounds(&bounds, &[]).is_ok()
+                            };
+                            if fits {
+                                acc.add_after(&self.gpu, commands.take(), &chunk, None)
+                                    .map_err(external)?;
+                                add_time.add_elapsed(start);
                             } else {
                                 streaming = None;
                             }
                         }
+                        if let Some(commands) = commands {
+                            self.gpu.queue.submit([commands]);
+                        }
+                        upload_time.add_elapsed(start);
                         chunks.push(chunk);
+                        waited = Instant::now();
                     }
                     if refused.is_none() {
                         MetricBuilder::new(&self.metrics)
@@ -459,6 +502,11 @@ impl Run {
                         rows_in.add(rows);
                         milestone("scan_done_at");
                         milestone("upload_done_at");
+                        // Every worker is done with it (the stream ended).
+                        let converter = std::mem::replace(
+                            &mut *shared.lock().unwrap_or_else(|e| e.into_inner()),
+                            Converter::new(&self.plan.values, &self.plan.coded, names.clone()),
+                        );
                         let prepared = Prepared { converter, chunks };
                         let pages = Pages {
                             status: &status,

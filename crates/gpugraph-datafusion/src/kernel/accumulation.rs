@@ -287,13 +287,26 @@ impl Accumulation {
         chunk: &GpuChunk,
         lookup: Option<&wgpu::Buffer>,
     ) -> Result<(), KernelError> {
+        self.add_after(ctx, None, chunk, lookup)
+    }
+
+    /// [`Accumulation::add`] in one submission after `first` (the commands that produce
+    /// `chunk`'s columns): one submission a chunk instead of two.
+    pub fn add_after(
+        &mut self,
+        ctx: &GpuContext,
+        first: Option<wgpu::CommandBuffer>,
+        chunk: &GpuChunk,
+        lookup: Option<&wgpu::Buffer>,
+    ) -> Result<(), KernelError> {
         let mut encoder = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("gpugraph-datafusion-aggregate"),
             });
         self.encode(ctx, &mut encoder, chunk, lookup)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.queue
+            .submit(first.into_iter().chain([encoder.finish()]));
         self.streamed = true;
         Ok(())
     }

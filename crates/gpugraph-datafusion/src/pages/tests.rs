@@ -426,9 +426,9 @@ fn gpu_expansion_matches_the_oracle() {
                 .zip(&tables)
                 .map(|(c, t)| expand_cpu(&c.pieces, &c.region(), t, rows).expect("expands"))
                 .collect();
-            let chunk = stage(&ctx, host)
+            let chunk = stage(&ctx, host, &tables)
                 .expect("stages")
-                .expand(&ctx, &tables, &status)
+                .expand(&ctx, &status)
                 .expect("expands");
             assert_eq!(chunk.rows as usize, rows);
             for (s, w) in want.iter().enumerate() {
@@ -474,9 +474,9 @@ fn gpu_flags_an_index_past_the_dictionary() {
         }],
     };
     let status = DecodeStatus::new(&ctx);
-    let chunk = stage(&ctx, host)
+    let chunk = stage(&ctx, host, &[vec![5, 6]])
         .expect("stages")
-        .expand(&ctx, &[vec![5, 6]], &status)
+        .expand(&ctx, &status)
         .expect("expands");
     assert_eq!(read_back(&ctx, &chunk.buffers[0], 256), vec![6; 256]);
     let err = status
