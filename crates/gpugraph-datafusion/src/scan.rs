@@ -33,7 +33,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::Stream;
 
 use crate::convert::{BatchLayout, ConvertedBatch, Misfit};
-use crate::pages::{read_column, HostChunk, HostColumn, PageScan, RowGroupTask};
+use crate::pages::{PageScan, RowGroupTask};
 
 /// Rows per batch the reader hands out. 64K rows keep a decoded column (512 KiB of i64) in
 /// the worker's cache until it is converted; at 1M rows (the H200 host, 2026-12-02) decoding
@@ -44,12 +44,15 @@ const BATCH_ROWS: usize = 1 << 16;
 pub type Scanned = Result<(Result<ConvertedBatch, Misfit>, Duration, Duration)>;
 
 /// One row group as the page scan's `prepare` made it (`pages.rs`), and the time its workers
-/// spent reading and parsing it, and preparing it.
+/// spent reading, parsing and staging it, and preparing it.
 pub type PageScanned<T> = Result<(Result<T, Misfit>, Duration, Duration)>;
 
+/// What a page scan's callbacks return: a read error outside, a misfit inside.
+pub type Outcome<T> = std::result::Result<std::result::Result<T, Misfit>, String>;
+
 /// A row group's columns as the page scan's workers parse them.
-struct Assembly {
-    columns: Vec<Option<HostColumn>>,
+struct Assembly<C> {
+    columns: Vec<Option<C>>,
     /// Columns still to parse.
     left: usize,
     /// Reading and parsing time so far, summed over the columns.
@@ -185,33 +188,34 @@ impl DirectScan {
         Ok((scan, tasks))
     }
 
-    /// Reads and parses `tasks` on `threads` blocking workers (see `pages.rs`); the worker
-    /// that parses a row group's last column hands the row group to `prepare` (staging and
-    /// recording its expansion: a read error is the outer error, a misfit the inner one) and
-    /// sends what it returns. Chunks arrive in no particular order.
+    /// Reads `tasks` on `threads` blocking workers (see `pages.rs`): `column` reads and
+    /// stages one column slot of one row group, and the worker that finishes a row group's
+    /// last slot hands the slots to `prepare` (recording the row group's expansion) and
+    /// sends what it returns. Both return a read error as the outer error and a misfit as
+    /// the inner one. Chunks arrive in no particular order.
     ///
     /// The workers take (row group, column slot) pairs, row groups in the given order. Why not
     /// whole row groups: TPC-H SF 10's lineitem has 58 for the H200 host's 16 cores, so the
     /// last round of row groups left 6 of them idle (58 / 16 = 3.6 rounds of ~25 ms), and one
     /// column chunk is a quarter of such a task for Q6.
-    pub fn page_stream<T, P>(
+    pub fn page_stream<C, T, R, P>(
         scan: PageScan,
         tasks: Vec<RowGroupTask>,
         threads: usize,
+        column: R,
         prepare: P,
     ) -> impl Stream<Item = PageScanned<T>> + Send
     where
+        C: Send + 'static,
         T: Send + 'static,
-        P: Fn(HostChunk) -> std::result::Result<std::result::Result<T, Misfit>, String>
-            + Send
-            + Sync
-            + 'static,
+        R: Fn(&PageScan, &RowGroupTask, usize) -> Outcome<C> + Send + Sync + 'static,
+        P: Fn(usize, Vec<C>) -> Outcome<T> + Send + Sync + 'static,
     {
         let slots = scan.slots();
         let parts: Vec<(usize, usize)> = (0..tasks.len())
             .flat_map(|t| (0..slots).map(move |s| (t, s)))
             .collect();
-        let assembly: Vec<Mutex<Assembly>> = tasks
+        let assembly: Vec<Mutex<Assembly<C>>> = tasks
             .iter()
             .map(|_| {
                 Mutex::new(Assembly {
@@ -227,7 +231,7 @@ impl DirectScan {
             move |&(t, s): &(usize, usize), tx: &tokio::sync::mpsc::Sender<PageScanned<T>>| {
                 let task = &tasks[t];
                 let start = Instant::now();
-                let column = match read_column(&scan, task, s) {
+                let staged = match column(&scan, task, s) {
                     Err(e) => {
                         let _ = tx.blocking_send(Err(external(&task.path, e)));
                         return false;
@@ -242,7 +246,7 @@ impl DirectScan {
                 let read = start.elapsed();
                 let complete = {
                     let mut a = assembly[t].lock().unwrap_or_else(|e| e.into_inner());
-                    a.columns[s] = Some(column);
+                    a.columns[s] = Some(staged);
                     a.read += read;
                     a.left -= 1;
                     (a.left == 0).then(|| (std::mem::take(&mut a.columns), a.read))
@@ -250,12 +254,9 @@ impl DirectScan {
                 let Some((columns, read)) = complete else {
                     return true;
                 };
-                let host = HostChunk {
-                    rows: task.rows(),
-                    columns: columns.into_iter().flatten().collect(),
-                };
                 let start = Instant::now();
-                let item = match prepare(host) {
+                let columns = columns.into_iter().flatten().collect();
+                let item = match prepare(task.rows(), columns) {
                     Ok(prepared) => Ok((prepared, read, start.elapsed())),
                     Err(e) => Err(external(&task.path, e)),
                 };

@@ -42,7 +42,7 @@ pub use fallback::CpuFallbackExec;
 use crate::cache::{GpuCache, Prepared};
 use crate::convert::{Chunk, Converter};
 use crate::kernel::{self, GpuChunk};
-use crate::pages::{self, DecodeStatus, HostChunk, Table};
+use crate::pages::{self, DecodeStatus, HostColumn, Table};
 use crate::plan::{AggKind, GpuPlan, GroupKey};
 use crate::scan::{DirectScan, Scanned};
 
@@ -252,30 +252,28 @@ pub(crate) fn all_partitions(
     builder.build()
 }
 
-/// Per slot of a parsed row group, the words its expansion looks indices up in: value
-/// dictionaries as they are, key dictionaries as the query's codes (coded in the one
-/// converter, so codes stay one numbering across row groups); the value slots' bounds join
-/// the converter's.
-fn page_tables(
-    converter: &mut Converter,
-    host: &HostChunk,
-) -> Result<Vec<Vec<u32>>, crate::convert::Misfit> {
-    let mut tables = Vec::new();
-    let mut key = 0;
-    for (s, column) in host.columns.iter().enumerate() {
-        tables.push(match &column.table {
-            Table::Words(words) => {
-                converter.note_stats(s, column.stats);
-                words.clone()
-            }
-            Table::Strings(strings) => {
-                let codes = converter.code_entries(key, Arc::clone(strings))?;
-                key += 1;
-                codes
-            }
-        });
+/// The words a parsed column slot's expansion looks its indices up in: a value
+/// dictionary as it is, a key dictionary (`key`: the slot's place among the keys) as the
+/// query's codes (coded in the one converter, so codes stay one numbering across row
+/// groups); a value slot's bounds join the converter's.
+fn page_table(
+    converter: &Mutex<Converter>,
+    slot: usize,
+    key: Option<usize>,
+    column: &HostColumn,
+) -> Result<Vec<u32>, crate::convert::Misfit> {
+    let mut converter = converter.lock().unwrap_or_else(|e| e.into_inner());
+    match (&column.table, key) {
+        (Table::Strings(strings), Some(k)) => converter.code_entries(k, Arc::clone(strings)),
+        (Table::Words(words), _) => {
+            converter.note_stats(slot, column.stats);
+            Ok(words.clone())
+        }
+        (Table::Strings(_), None) => Err(crate::convert::Misfit {
+            column: format!("slot {slot}"),
+            what: "strings in a value slot".into(),
+        }),
     }
-    Ok(tables)
 }
 
 /// What a page scan hands to [`Run::finish`]: its decode status and the accumulation it
@@ -420,26 +418,27 @@ impl Run {
                         &self.plan.coded,
                         names.clone(),
                     )));
+                    let values = self.plan.values.len();
+                    let column = {
+                        let (shared, gpu) = (Arc::clone(&shared), Arc::clone(&self.gpu));
+                        move |scan: &pages::PageScan, task: &pages::RowGroupTask, s: usize| {
+                            let key = s.checked_sub(values);
+                            pages::read_staged(&gpu, scan, task, s, |c| {
+                                page_table(&shared, s, key, c)
+                            })
+                        }
+                    };
                     let prepare = {
-                        let (shared, gpu, status) =
-                            (Arc::clone(&shared), Arc::clone(&self.gpu), status.clone());
-                        move |host: HostChunk| {
-                            let tables = {
-                                let mut c = shared.lock().unwrap_or_else(|e| e.into_inner());
-                                match page_tables(&mut c, &host) {
-                                    Ok(t) => t,
-                                    Err(misfit) => return Ok(Err(misfit)),
-                                }
-                            };
-                            let staged = pages::stage(&gpu, host, &tables);
-                            let staged = staged.map_err(|e| e.to_string())?;
-                            let bytes = staged.bytes;
+                        let (gpu, status) = (Arc::clone(&self.gpu), status.clone());
+                        move |rows: usize, columns: Vec<pages::StagedColumn>| {
+                            let staged = pages::PageChunk::new(rows, columns);
+                            let bytes = staged.bytes();
                             let (chunk, commands) =
                                 staged.encode(&gpu, &status).map_err(|e| e.to_string())?;
                             Ok(Ok((chunk, commands, bytes)))
                         }
                     };
-                    let stream = DirectScan::page_stream(pages, tasks, threads, prepare);
+                    let stream = DirectScan::page_stream(pages, tasks, threads, column, prepare);
                     // Boxed so the drop below really ends the workers before the re-read.
                     let mut stream = Box::pin(stream);
                     let mut rows = 0;

@@ -62,11 +62,8 @@ fn expand(
             }
             v = lookup(x & mask, piece.table_len);
         }
-        case 2u: {
-            v = region[piece.src / 4u + t];
-        }
         default: {
-            v = region[piece.src / 4u + 2u * t];
+            v = region[piece.src / 4u + t];
         }
     }
     out[piece.row + t] = v;

@@ -1,28 +1,35 @@
-//! A parsed row group on the GPU: [`stage`] writes its payloads, pieces and lookup tables
-//! into the queue's staging memory for one device buffer on the worker that parsed it, and
-//! [`PageChunk::encode`] records the expansion of each slot into a 32-bit column the
-//! aggregate kernel binds, on the same worker.
+//! A parsed row group on the GPU: [`read_staged`] parses one column chunk straight into the
+//! queue's staging memory for a device buffer of its own, page by page on the worker that
+//! decompressed it, and [`PageChunk::encode`] records the expansion of each slot into a
+//! 32-bit column the aggregate kernel binds, on the worker that completes the row group.
 //!
-//! Why on the workers: on the H200 host (TPC-H SF 10 Q6 from Parquet, 2026-12-04) one thread
-//! creating each row group's buffers, bind groups and submission took 1.46 ms a row group
-//! while 16 decoders fed it: 84 ms of the scan's 103 ms after its first row group, with the
-//! decoders waiting on it. The thread that receives a chunk now only submits it.
+//! Why straight into staging: holding a row group's decompressed pages until its last
+//! column was parsed cost a second pass over cold memory, and fresh allocations for each
+//! page (TPC-H SF 10 Q6 from Parquet on the H200 host, 2026-12-04: 1.23 s of reading and
+//! 0.46 s of staging summed over 16 threads for 58 row groups). Why the expansion on the
+//! workers: one thread creating each row group's buffers, bind groups and submission took
+//! 1.46 ms a row group while 16 decoders fed it, 84 ms of the scan's 103 ms after its first
+//! row group. The thread that receives a chunk now only submits it.
 
 use std::ops::Range;
 
 use gpugraph_command::{wgpu, GpuContext};
 use gpugraph_gpgpu::kernel::{grid_for, Binding, Kernel};
 
-use super::HostChunk;
+use super::{read_column, region_bound, HostChunk, HostColumn, PageScan, RegionSink, RowGroupTask};
+use crate::convert::Misfit;
 use crate::kernel::{GpuChunk, KernelError, SlotLayout};
 
-/// One slot's place in the staging buffer.
-#[derive(Clone, Debug)]
-struct Staged {
-    region: Range<u64>,
+/// One column slot of a row group queued for the GPU: its byte region in one device
+/// buffer, its pieces and lookup table in another.
+#[derive(Debug)]
+pub struct StagedColumn {
+    region: wgpu::Buffer,
+    meta: wgpu::Buffer,
     pieces: Range<u64>,
-    /// The words the slot's indices are looked up in.
     table: Range<u64>,
+    /// Bytes staged.
+    pub bytes: u64,
 }
 
 /// A row group staged for the GPU (see the module docs).
@@ -30,84 +37,127 @@ struct Staged {
 pub struct PageChunk {
     /// Rows.
     pub rows: usize,
-    /// The device buffer the payloads and pieces are queued for.
-    input: wgpu::Buffer,
-    slots: Vec<Staged>,
-    /// Bytes staged.
-    pub bytes: u64,
+    /// Per slot (values, then keys).
+    columns: Vec<StagedColumn>,
 }
 
-/// Stages `chunk` into the queue's staging memory for one new device buffer (see the module
-/// docs), with `tables`: per slot, the words its indices look up (the dictionary's for
-/// value slots, the query's codes for keys).
+/// The queue's staging memory for `buffer`, written by the caller and copied at the next
+/// submission: unlike a buffer mapped at creation, wgpu does not zero it first.
+fn staging<'a>(
+    ctx: &'a GpuContext,
+    buffer: &'a wgpu::Buffer,
+    what: &'static str,
+) -> Result<wgpu::QueueWriteBufferView, KernelError> {
+    std::num::NonZeroU64::new(buffer.size())
+        .and_then(|n| ctx.queue.write_buffer_with(buffer, 0, n))
+        .ok_or_else(|| KernelError::Stage {
+            what,
+            bytes: buffer.size(),
+            reason: "the queue gave no staging memory".into(),
+        })
+}
+
+fn storage(ctx: &GpuContext, label: &str, bytes: u64) -> wgpu::Buffer {
+    ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.max(16).div_ceil(16) * 16,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+/// A [`RegionSink`] over staging memory.
+struct Staging(wgpu::QueueWriteBufferView);
+
+impl RegionSink for Staging {
+    fn put(&mut self, at: usize, bytes: &[u8]) {
+        self.0.slice(at..at + bytes.len()).copy_from_slice(bytes);
+    }
+}
+
+/// Reads and parses column `slot` of `task`'s row group into the queue's staging memory
+/// (see the module docs); `table` gives the words the parsed column's indices look up (its
+/// dictionary's, or the query's codes for it), or a misfit. A read error is the outer
+/// error; a page the GPU cannot expand, or a table's misfit, the inner one.
+pub fn read_staged(
+    ctx: &GpuContext,
+    scan: &PageScan,
+    task: &RowGroupTask,
+    slot: usize,
+    table: impl FnOnce(&HostColumn) -> Result<Vec<u32>, Misfit>,
+) -> Result<Result<StagedColumn, Misfit>, String> {
+    let region = storage(
+        ctx,
+        "gpugraph-datafusion-pages-region",
+        region_bound(scan, task, slot) as u64,
+    );
+    let mut sink =
+        Staging(staging(ctx, &region, "a column chunk's pages").map_err(|e| e.to_string())?);
+    let column = match read_column(scan, task, slot, &mut sink)? {
+        Ok(c) => c,
+        Err(misfit) => return Ok(Err(misfit)),
+    };
+    drop(sink);
+    let words = match table(&column) {
+        Ok(w) => w,
+        Err(misfit) => return Ok(Err(misfit)),
+    };
+    let staged = StagedColumn::with_meta(ctx, region, &column, &words);
+    staged.map(Ok).map_err(|e| e.to_string())
+}
+
+impl StagedColumn {
+    /// `column`'s pieces and `words` staged beside its `region` buffer.
+    fn with_meta(
+        ctx: &GpuContext,
+        region: wgpu::Buffer,
+        column: &HostColumn,
+        words: &[u32],
+    ) -> Result<Self, KernelError> {
+        let align = ctx
+            .device
+            .limits()
+            .min_storage_buffer_offset_alignment
+            .max(16) as u64;
+        let pieces = 0..std::mem::size_of_val(column.pieces.as_slice()) as u64;
+        let start = pieces.end.div_ceil(align) * align;
+        // A binding is never empty: a slot without a table still gets a word.
+        let table = start..start + 4 * words.len().max(1) as u64;
+        let meta = storage(ctx, "gpugraph-datafusion-pages-meta", table.end);
+        let mut view = staging(ctx, &meta, "a column chunk's pieces")?;
+        view.slice(..pieces.end as usize)
+            .copy_from_slice(bytemuck::cast_slice(&column.pieces));
+        let words = if words.is_empty() { &[0u32][..] } else { words };
+        view.slice(table.start as usize..table.end as usize)
+            .copy_from_slice(bytemuck::cast_slice(words));
+        drop(view);
+        Ok(Self {
+            bytes: region.size() + meta.size(),
+            region,
+            meta,
+            pieces,
+            table,
+        })
+    }
+}
+
+/// Stages a row group parsed into memory (tests and tools): each slot's region, pieces and
+/// `tables` entry, as [`read_staged`] does while it parses.
 pub fn stage(
     ctx: &GpuContext,
     chunk: HostChunk,
     tables: &[Vec<u32>],
 ) -> Result<PageChunk, KernelError> {
-    let align = ctx
-        .device
-        .limits()
-        .min_storage_buffer_offset_alignment
-        .max(16) as u64;
-    let up = |x: u64| x.div_ceil(align) * align;
-    let mut at = 0u64;
-    let mut slots = Vec::new();
-    for (s, c) in chunk.columns.iter().enumerate() {
-        let region = at..at + c.region_len as u64;
-        at = up(region.end);
-        let pieces = at..at + (c.pieces.len() * std::mem::size_of::<super::Piece>()) as u64;
-        at = up(pieces.end);
-        // A binding is never empty: a slot without a table still gets a word.
-        let words = tables.get(s).map_or(0, |t| t.len()).max(1);
-        let table = at..at + 4 * words as u64;
-        at = up(table.end);
-        slots.push(Staged {
-            region,
-            pieces,
-            table,
-        });
+    let mut columns = Vec::new();
+    for (s, (column, bytes)) in chunk.columns.iter().zip(&chunk.regions).enumerate() {
+        let region = storage(ctx, "gpugraph-datafusion-pages-region", bytes.len() as u64);
+        let mut view = staging(ctx, &region, "a column chunk's pages")?;
+        view.slice(..bytes.len()).copy_from_slice(bytes);
+        drop(view);
+        let words = tables.get(s).map_or(&[][..], |t| t.as_slice());
+        columns.push(StagedColumn::with_meta(ctx, region, column, words)?);
     }
-    let size = at.max(align);
-    let input = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("gpugraph-datafusion-pages"),
-        size,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    // The queue's own staging memory, written here and copied at the next submission (the
-    // exec's expansion of this chunk): unlike a buffer mapped at creation, wgpu does not
-    // zero it first, so every byte is written once. Bytes between slots stay unwritten;
-    // no binding covers them.
-    let mut view = std::num::NonZeroU64::new(size)
-        .and_then(|n| ctx.queue.write_buffer_with(&input, 0, n))
-        .ok_or_else(|| KernelError::Stage {
-            what: "a row group's pages",
-            bytes: size,
-            reason: "the queue gave no staging memory".into(),
-        })?;
-    for (c, s) in chunk.columns.iter().zip(&slots) {
-        let base = s.region.start as usize;
-        c.write_region(|at, bytes| {
-            view.slice(base + at..base + at + bytes.len())
-                .copy_from_slice(bytes)
-        });
-        view.slice(s.pieces.start as usize..s.pieces.end as usize)
-            .copy_from_slice(bytemuck::cast_slice(&c.pieces));
-    }
-    for (s, staged) in slots.iter().enumerate() {
-        let words = tables.get(s).map_or(&[0u32][..], |t| t.as_slice());
-        let words = if words.is_empty() { &[0u32][..] } else { words };
-        view.slice(staged.table.start as usize..staged.table.end as usize)
-            .copy_from_slice(bytemuck::cast_slice(words));
-    }
-    drop(view);
-    Ok(PageChunk {
-        rows: chunk.rows,
-        input,
-        slots,
-        bytes: size,
-    })
+    Ok(PageChunk::new(chunk.rows, columns))
 }
 
 /// The expand kernels' shared error word (see `decode.wgsl`), read once after the query
@@ -200,6 +250,16 @@ fn kernel(device: &wgpu::Device) -> Kernel {
 }
 
 impl PageChunk {
+    /// Row group of `rows` rows from its staged columns (values, then keys).
+    pub fn new(rows: usize, columns: Vec<StagedColumn>) -> Self {
+        Self { rows, columns }
+    }
+
+    /// Bytes staged.
+    pub fn bytes(&self) -> u64 {
+        self.columns.iter().map(|c| c.bytes).sum()
+    }
+
     /// [`Self::encode`], submitted: the returned chunk's columns are ready for any later
     /// submission.
     pub fn expand(self, ctx: &GpuContext, status: &DecodeStatus) -> Result<GpuChunk, KernelError> {
@@ -210,7 +270,7 @@ impl PageChunk {
 
     /// Records the expansion of every slot through its staged table; the columns are ready
     /// once the returned commands are submitted (the staged bytes travel with the first
-    /// submission after [`stage`], which this one or an earlier one is).
+    /// submission after their staging, which this one or an earlier one is).
     pub fn encode(
         self,
         ctx: &GpuContext,
@@ -218,7 +278,6 @@ impl PageChunk {
     ) -> Result<(GpuChunk, wgpu::CommandBuffer), KernelError> {
         let device = &ctx.device;
         let kernel = kernel(device);
-        let input = &self.input;
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("gpugraph-datafusion-pages-expand"),
         });
@@ -229,7 +288,7 @@ impl PageChunk {
                 label: Some("gpugraph-datafusion-pages-expand"),
                 timestamp_writes: None,
             });
-            for staged in &self.slots {
+            for staged in &self.columns {
                 let out = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("gpugraph-datafusion-column"),
                     size: (self.rows as u64 * 4).max(16).div_ceil(16) * 16,
@@ -240,7 +299,7 @@ impl PageChunk {
                 let pieces = (staged.pieces.end - staged.pieces.start) / 32;
                 if pieces > 0 {
                     let range = |r: &Range<u64>| wgpu::BufferBinding {
-                        buffer: input,
+                        buffer: &staged.meta,
                         offset: r.start,
                         size: std::num::NonZeroU64::new(r.end - r.start),
                     };
@@ -249,7 +308,7 @@ impl PageChunk {
                         layout: &kernel.layout,
                         entries: &[
                             entry(0, range(&staged.pieces)),
-                            entry(1, range(&staged.region)),
+                            entry(1, staged.region.as_entire_buffer_binding()),
                             entry(2, range(&staged.table)),
                             entry(3, out.as_entire_buffer_binding()),
                             entry(4, status.buffer.as_entire_buffer_binding()),

@@ -13,13 +13,15 @@
 //! Contract. [`PageScan::of`] accepts a scan when every column it reads is flat, of a type
 //! whose words equal the file's integers (Int8–Int64, Date32, decimals stored as INT32 or
 //! INT64) or a string group key, and every row group's statistics say it has no nulls.
-//! [`read_row_group`] then turns one row group into a [`HostChunk`]: per column slot, its
-//! pages' payloads and the [`Piece`]s of at most [`PIECE_VALUES`] values that cover its rows
-//! in order (a run of one dictionary index, a bit-packed stretch of indices, or plain 32- or
-//! 64-bit integers), and its dictionary (value columns: as words, with their bounds; keys: as
+//! [`read_column`] then parses one column chunk: it writes its pages' payloads into a
+//! [`RegionSink`] as each page is decompressed (64-bit plain values narrowed to their low
+//! words) and returns the [`Piece`]s of at most [`PIECE_VALUES`] values that cover its rows
+//! in order (a run of one dictionary index, a bit-packed stretch of indices, or plain 32-bit
+//! integers), and its dictionary (value columns: as words, with their bounds; keys: as
 //! strings the exec codes). Pages it cannot expand (another encoding, a null after all,
 //! values past i32) make the row group a [`Misfit`], and the caller runs the CPU plan.
-//! `gpu.rs` stages, uploads and expands a chunk; [`expand_cpu`] is the kernel's oracle.
+//! `gpu.rs` stages each column straight into upload memory and expands a row group;
+//! [`read_row_group`] parses one into memory and [`expand_cpu`] is the kernel's oracle.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -39,7 +41,7 @@ mod gpu;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use gpu::{stage, DecodeStatus, PageChunk};
+pub use gpu::{read_staged, stage, DecodeStatus, PageChunk, StagedColumn};
 
 /// Most values one piece covers: one workgroup of the expand kernel.
 pub const PIECE_VALUES: u32 = 256;
@@ -48,11 +50,9 @@ pub const PIECE_VALUES: u32 = 256;
 pub const KIND_RUN: u32 = 0;
 /// The piece's values are `width`-bit dictionary indices, packed from bit 0 of byte `src`.
 pub const KIND_PACKED: u32 = 1;
-/// The piece's values are little-endian 32-bit integers from byte `src` (4-aligned).
+/// The piece's values are little-endian 32-bit integers from byte `src` (4-aligned); the
+/// host narrows 64-bit plain pages to them (after checking that they fit i32).
 pub const KIND_PLAIN32: u32 = 2;
-/// The piece's values are little-endian 64-bit integers from byte `src` (4-aligned), whose
-/// low words are the values (the host checked that they fit i32).
-pub const KIND_PLAIN64: u32 = 3;
 
 /// One stretch of a column's rows for one workgroup of the expand kernel (`decode.wgsl`'s
 /// `Piece`).
@@ -87,11 +87,10 @@ pub enum Table {
     Strings(ArrayRef),
 }
 
-/// One column slot of a row group, parsed on the host.
+/// One column slot of a row group, parsed on the host; its byte region went to a
+/// [`RegionSink`] page by page.
 #[derive(Clone, Debug)]
 pub struct HostColumn {
-    /// Page payloads and where each starts in the byte region (4-aligned).
-    pub payloads: Vec<(bytes::Bytes, usize)>,
     /// Bytes of the region: the payloads, each 4-aligned, and a zero word after the last so
     /// the kernel may read one word past any packed index.
     pub region_len: usize,
@@ -104,36 +103,31 @@ pub struct HostColumn {
     pub stats: ColumnStats,
 }
 
-impl HostColumn {
-    /// The byte region as the kernel reads it.
-    pub fn region(&self) -> Vec<u8> {
-        let mut out = vec![0u8; self.region_len];
-        self.write_region(|at, bytes| out[at..at + bytes.len()].copy_from_slice(bytes));
-        out
-    }
+/// Where a column's byte region goes while its pages are parsed: each byte once, in
+/// order, as each page is decompressed (so the bytes are still in the core's cache, and
+/// upload memory that is write-combined sees each byte once).
+pub trait RegionSink {
+    /// Writes `bytes` at byte `at` of the region (`at` is where the last write ended).
+    fn put(&mut self, at: usize, bytes: &[u8]);
+}
 
-    /// Writes every byte of the region once, in order, through `put(offset, bytes)`: the
-    /// payloads and the zeros between and after them (mapped upload memory may be
-    /// write-combined, where writing each byte once matters).
-    pub fn write_region(&self, mut put: impl FnMut(usize, &[u8])) {
-        const ZEROS: [u8; 16] = [0; 16];
-        let mut end = 0;
-        for (payload, at) in &self.payloads {
-            put(end, &ZEROS[..at - end]);
-            put(*at, payload);
-            end = at + payload.len();
-        }
-        put(end, &ZEROS[..self.region_len - end]);
+impl RegionSink for Vec<u8> {
+    fn put(&mut self, at: usize, bytes: &[u8]) {
+        self.truncate(at);
+        self.extend_from_slice(bytes);
     }
 }
 
-/// One row group, parsed on the host: per column slot (values, then keys).
+/// One row group parsed on the host into memory (the oracle's and tests' form; the scan
+/// stages each column as it parses it instead).
 #[derive(Clone, Debug)]
 pub struct HostChunk {
     /// Rows.
     pub rows: usize,
     /// Column slots.
     pub columns: Vec<HostColumn>,
+    /// Each slot's byte region.
+    pub regions: Vec<Vec<u8>>,
 }
 
 /// How a slot's column is read.
@@ -269,24 +263,39 @@ pub fn read_row_group(
     task: &RowGroupTask,
 ) -> Result<Result<HostChunk, Misfit>, String> {
     let mut columns = Vec::new();
+    let mut regions = Vec::new();
     for slot in 0..scan.slots() {
-        match read_column(scan, task, slot)? {
+        let mut region = Vec::new();
+        match read_column(scan, task, slot, &mut region)? {
             Ok(c) => columns.push(c),
             Err(misfit) => return Ok(Err(misfit)),
         }
+        regions.push(region);
     }
     Ok(Ok(HostChunk {
         rows: task.rows(),
         columns,
+        regions,
     }))
 }
 
-/// Reads and parses column slot `slot` of one row group: a read error is the outer error, a
-/// page the GPU cannot expand the inner one.
+/// Most bytes column slot `slot`'s region in `task`'s row group can take: the column
+/// chunk's uncompressed bytes (its page headers outweigh the payloads' alignment) and the
+/// trailing zero word. Pages that would pass it make the row group a misfit.
+pub fn region_bound(scan: &PageScan, task: &RowGroupTask, slot: usize) -> usize {
+    let leaf = scan.slots[slot].0;
+    let chunk = task.metadata.row_group(task.row_group).column(leaf);
+    (chunk.uncompressed_size().max(0) as usize).div_ceil(4) * 4 + 8
+}
+
+/// Reads and parses column slot `slot` of one row group, writing its region into `sink` (at
+/// most [`region_bound`] bytes): a read error is the outer error, a page the GPU cannot
+/// expand the inner one.
 pub fn read_column(
     scan: &PageScan,
     task: &RowGroupTask,
     slot: usize,
+    sink: &mut dyn RegionSink,
 ) -> Result<Result<HostColumn, Misfit>, String> {
     let file = Arc::new(std::fs::File::open(&task.path).map_err(|e| e.to_string())?);
     let rg = task.metadata.row_group(task.row_group);
@@ -302,7 +311,7 @@ pub fn read_column(
         what,
     };
     let max_def = descr.column(*leaf).max_def_level();
-    let mut parser = ColumnParser::new(*kind);
+    let mut parser = ColumnParser::new(*kind, region_bound(scan, task, slot), sink);
     loop {
         let page = match reader.get_next_page() {
             Ok(Some(p)) => p,
@@ -316,20 +325,24 @@ pub fn read_column(
     Ok(parser.finish(rows).map_err(misfit))
 }
 
-/// Parses one column chunk's pages into a [`HostColumn`].
-struct ColumnParser {
+/// Parses one column chunk's pages into a [`HostColumn`] and its region.
+struct ColumnParser<'a> {
     kind: SlotKind,
     column: HostColumn,
     table_len: u32,
     rows: u32,
+    /// Most bytes the region may take.
+    bound: usize,
+    sink: &'a mut dyn RegionSink,
 }
 
-impl ColumnParser {
-    fn new(kind: SlotKind) -> Self {
+impl<'a> ColumnParser<'a> {
+    fn new(kind: SlotKind, bound: usize, sink: &'a mut dyn RegionSink) -> Self {
         Self {
             kind,
+            bound,
+            sink,
             column: HostColumn {
-                payloads: Vec::new(),
                 region_len: 0,
                 pieces: Vec::new(),
                 table: match kind {
@@ -343,12 +356,44 @@ impl ColumnParser {
         }
     }
 
+    /// Reserves `len` bytes at the next 4-aligned offset of the region, zeroing the gap
+    /// before them; returns the offset.
+    fn reserve(&mut self, len: usize) -> Result<usize, String> {
+        const ZEROS: [u8; 4] = [0; 4];
+        let end = self.column.region_len;
+        let at = end.div_ceil(4) * 4;
+        if at + len > self.bound {
+            return Err(format!(
+                "pages hold more than the {} bytes the column chunk's metadata states",
+                self.bound - 8
+            ));
+        }
+        self.sink.put(end, &ZEROS[..at - end]);
+        self.column.region_len = at + len;
+        Ok(at)
+    }
+
     /// Places `payload` in the region; returns its byte offset.
-    fn place(&mut self, payload: bytes::Bytes) -> usize {
-        let at = self.column.region_len.div_ceil(4) * 4;
-        self.column.region_len = at + payload.len();
-        self.column.payloads.push((payload, at));
-        at
+    fn place(&mut self, payload: &[u8]) -> Result<usize, String> {
+        let at = self.reserve(payload.len())?;
+        self.sink.put(at, payload);
+        Ok(at)
+    }
+
+    /// Places little-endian 64-bit integers (each fits i32: `plain_stats` checked) as their
+    /// low 32-bit words; returns the byte offset. Half the bytes cross PCIe.
+    fn place_narrowed(&mut self, wide: &[u8]) -> Result<usize, String> {
+        const BLOCK: usize = 1024;
+        let at = self.reserve(wide.len() / 2)?;
+        let mut words = [0u8; 4 * BLOCK];
+        for (b, block) in wide.chunks(8 * BLOCK).enumerate() {
+            let n = block.len() / 8;
+            for (w, v) in words.chunks_exact_mut(4).zip(block.chunks_exact(8)) {
+                w.copy_from_slice(&v[..4]);
+            }
+            self.sink.put(at + 4 * BLOCK * b, &words[..4 * n]);
+        }
+        Ok(at)
     }
 
     fn page(&mut self, page: Page, max_def: i16) -> Result<(), String> {
@@ -418,7 +463,7 @@ impl ColumnParser {
                 if width > 32 {
                     return Err(format!("{width}-bit dictionary indices"));
                 }
-                let at = self.place(payload.slice(1..));
+                let at = self.place(&payload[1..])?;
                 let table_len = self.table_len;
                 let mut pieces = std::mem::take(&mut self.column.pieces);
                 let parsed = parse_runs(runs, width as u32, n, |mut p| {
@@ -431,24 +476,29 @@ impl ColumnParser {
                 parsed?;
             }
             (Encoding::PLAIN, SlotKind::Value(physical)) => {
-                let (size, kind) = match physical {
-                    PhysicalType::INT32 => (4, KIND_PLAIN32),
-                    _ => (8, KIND_PLAIN64),
+                let size = if physical == PhysicalType::INT32 {
+                    4
+                } else {
+                    8
                 };
                 let bytes = payload
                     .get(..n as usize * size)
                     .ok_or("a truncated plain page")?;
                 let stats = plain_stats(bytes, size)?;
                 self.column.stats = self.column.stats.merge(stats);
-                let at = self.place(payload.slice(..n as usize * size));
+                let at = if size == 4 {
+                    self.place(bytes)?
+                } else {
+                    self.place_narrowed(bytes)?
+                };
                 let mut done = 0;
                 while done < n {
                     let count = (n - done).min(PIECE_VALUES);
                     self.column.pieces.push(Piece {
                         row: self.rows + done,
                         count,
-                        src: (at + done as usize * size) as u32,
-                        kind,
+                        src: (at + done as usize * 4) as u32,
+                        kind: KIND_PLAIN32,
                         ..Piece::default()
                     });
                     done += count;
@@ -511,7 +561,8 @@ impl ColumnParser {
             return Err("strings without a dictionary".into());
         }
         // A zero word after the last payload: the kernel reads the word after a packed index.
-        self.column.region_len = self.column.region_len.div_ceil(4) * 4 + 8;
+        let at = self.reserve(8)?;
+        self.sink.put(at, &[0; 8]);
         Ok(self.column)
     }
 }
@@ -700,8 +751,7 @@ pub fn expand_cpu(
                     };
                     lookup(((wide >> s) & mask) as u32)?
                 }
-                KIND_PLAIN32 => word(p.src as usize / 4 + t),
-                _ => word(p.src as usize / 4 + 2 * t),
+                _ => word(p.src as usize / 4 + t),
             };
             out[p.row as usize + t] = v;
         }

@@ -230,12 +230,12 @@ fn check_file(path: &std::path::Path, batch: &RecordBatch, key: bool) -> Vec<Hos
             .expect("expandable");
         let rows = host.rows;
         for (s, column) in host.columns.iter().enumerate() {
-            let region = column.region();
+            let region = &host.regions[s];
             if s < VALUES.len() {
                 let Table::Words(table) = &column.table else {
                     panic!("a value slot with strings");
                 };
-                let got = expand_cpu(&column.pieces, &region, table, rows).expect("expands");
+                let got = expand_cpu(&column.pieces, region, table, rows).expect("expands");
                 let want = words(
                     batch
                         .column_by_name(VALUES[s])
@@ -257,7 +257,7 @@ fn check_file(path: &std::path::Path, batch: &RecordBatch, key: bool) -> Vec<Hos
                     panic!("a key slot with words");
                 };
                 let identity: Vec<u32> = (0..strings.len() as u32).collect();
-                let got = expand_cpu(&column.pieces, &region, &identity, rows).expect("expands");
+                let got = expand_cpu(&column.pieces, region, &identity, rows).expect("expands");
                 let strings = strings.as_string::<i32>();
                 let want = batch.column_by_name("key").expect("key").slice(start, rows);
                 let want = want.as_string::<i32>();
@@ -423,8 +423,9 @@ fn gpu_expansion_matches_the_oracle() {
             let want: Vec<Vec<u32>> = host
                 .columns
                 .iter()
+                .zip(&host.regions)
                 .zip(&tables)
-                .map(|(c, t)| expand_cpu(&c.pieces, &c.region(), t, rows).expect("expands"))
+                .map(|((c, r), t)| expand_cpu(&c.pieces, r, t, rows).expect("expands"))
                 .collect();
             let chunk = stage(&ctx, host, &tables)
                 .expect("stages")
@@ -448,8 +449,8 @@ fn gpu_flags_an_index_past_the_dictionary() {
     let ctx = gpu();
     let host = HostChunk {
         rows: 300,
+        regions: vec![vec![0xff; 40]],
         columns: vec![HostColumn {
-            payloads: vec![(bytes::Bytes::from_static(&[0xff; 40]), 0)],
             region_len: 48,
             pieces: vec![
                 Piece {
