@@ -82,7 +82,7 @@ for e in ${engines//,/ }; do
   [ -s "$spq" ] && part_arg+=(--supplier "$spq")
   [ -s "$rpq" ] && part_arg+=(--region "$rpq")
   PYTHONPATH="$py" python3 bench/peers/peers_tpch.py --lineitem "$pq" "${part_arg[@]}" --engines "$e" \
-    --repeat "$repeat" --json "$out/tpch-$e.json" 2>&1 | tail -6
+    ${QUERIES:+--queries "$QUERIES"} --repeat "$repeat" --json "$out/tpch-$e.json" 2>&1 | tail -6
 done
 nproc; free -g | head -2
 pack

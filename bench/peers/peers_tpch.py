@@ -220,7 +220,11 @@ def main():
     ap.add_argument("--engines", default="duckdb,polars")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", required=True)
+    ap.add_argument("--queries", help="comma-separated query names to run (default: all)")
     a = ap.parse_args()
+    if a.queries:
+        wanted = set(a.queries.split(","))
+        QUERIES[:] = [q for q in QUERIES if q[0] in wanted]
     rows = []
     for engine in a.engines.split(","):
         try:
