@@ -280,33 +280,16 @@ impl Accumulation {
         Ok(())
     }
 
-    /// Submits `chunk`'s pass on its own (see [`Accumulation::encode`]), without waiting.
-    pub fn add(
+    /// [`Accumulation::encode`] for a chunk streamed in while the scan still runs (the
+    /// caller submits `encoder`, without waiting).
+    pub fn encode_streamed(
         &mut self,
         ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
         chunk: &GpuChunk,
         lookup: Option<&wgpu::Buffer>,
     ) -> Result<(), KernelError> {
-        self.add_after(ctx, None, chunk, lookup)
-    }
-
-    /// [`Accumulation::add`] in one submission after `first` (the commands that produce
-    /// `chunk`'s columns): one submission a chunk instead of two.
-    pub fn add_after(
-        &mut self,
-        ctx: &GpuContext,
-        first: Option<wgpu::CommandBuffer>,
-        chunk: &GpuChunk,
-        lookup: Option<&wgpu::Buffer>,
-    ) -> Result<(), KernelError> {
-        let mut encoder = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("gpugraph-datafusion-aggregate"),
-            });
-        self.encode(ctx, &mut encoder, chunk, lookup)?;
-        ctx.queue
-            .submit(first.into_iter().chain([encoder.finish()]));
+        self.encode(ctx, encoder, chunk, lookup)?;
         self.streamed = true;
         Ok(())
     }
