@@ -529,7 +529,9 @@ async fn parquet_pages_expanded_on_the_gpu_match_the_cpu() {
             // the H200 host's 16).
             let named = |why: &str| text.contains(&format!("pages decoded on the host: {why}"));
             let delta = |c: &str| {
-                named(&format!("column {c}: a data page encoded DELTA_BINARY_PACKED"))
+                named(&format!(
+                    "column {c}: a data page encoded DELTA_BINARY_PACKED"
+                ))
             };
             assert!(
                 named("column k1") || ["a", "b", "c", "d"].into_iter().any(delta),

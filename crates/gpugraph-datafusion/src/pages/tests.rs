@@ -107,6 +107,46 @@ fn truncated_and_corrupt_runs_are_refused() {
     assert!(err.contains("index 9"), "{err}");
 }
 
+/// A plain page's payload in order, 64-bit values narrowed to their low words, and pages
+/// past the region the column chunk's metadata allows refused rather than written past it.
+#[test]
+fn plain_pages_are_narrowed_and_bounded_by_the_metadata() {
+    let values: Vec<i64> = (0..600).map(|i| i * 7 - 2_000).collect();
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let page = || Page::DataPage {
+        buf: bytes::Bytes::from(bytes.clone()),
+        num_values: values.len() as u32,
+        encoding: Encoding::PLAIN,
+        def_level_encoding: Encoding::RLE,
+        rep_level_encoding: Encoding::RLE,
+        statistics: None,
+    };
+    let mut region = Vec::new();
+    let mut parser = ColumnParser::new(SlotKind::Value(PhysicalType::INT64), 4096, &mut region);
+    parser.page(page(), 0).expect("parses");
+    let column = parser.finish(values.len()).expect("finishes");
+    assert_eq!(column.region_len, 4 * values.len() + 8);
+    assert_eq!(
+        region.len(),
+        column.region_len,
+        "every region byte written once"
+    );
+    assert!(column.pieces.iter().all(|p| p.kind == KIND_PLAIN32));
+    let got = expand_cpu(&column.pieces, &region, &[], values.len()).expect("expands");
+    let want: Vec<u32> = values.iter().map(|&v| v as i32 as u32).collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        (column.stats.min, column.stats.max),
+        (-2_000, 599 * 7 - 2_000)
+    );
+
+    let mut region = Vec::new();
+    let mut parser = ColumnParser::new(SlotKind::Value(PhysicalType::INT64), 1_000, &mut region);
+    let err = parser.page(page(), 0).expect_err("past the bound");
+    assert!(err.contains("metadata states"), "{err}");
+    assert!(region.is_empty(), "nothing written past the bound");
+}
+
 /// A batch of every value type the page scan takes, a string key, and a nullable column
 /// without nulls.
 fn batch(rows: usize, seed: u64) -> RecordBatch {
