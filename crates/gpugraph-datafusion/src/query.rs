@@ -251,7 +251,11 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// summed over partitions (`elapsed_compute` is DataFusion's CPU time; the GPU aggregate adds
 /// `gpu_time` from GPU timestamps, `gpu_kernel_time` (submission to accumulators on the
 /// host), `upload_time`, `merge_time` (batches into chunks, one thread) and `convert_time`,
-/// the last summed over the threads that converted batches).
+/// the last summed over the threads that converted batches). Its Parquet page scan adds
+/// `decode_time` (reading, decompressing and staging column chunks, summed over the
+/// workers), `page_wait_time` (the submitting thread waiting for row groups; `upload_time`
+/// is its submissions) and wall-clock milestones from the run's start: `first_page_at`,
+/// `scan_done_at`, `kernel_done_at`.
 #[derive(Clone, Debug)]
 pub struct OperatorTimes {
     /// The operator (`ExecutionPlan::name`).
