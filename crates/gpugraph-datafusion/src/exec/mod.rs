@@ -432,10 +432,10 @@ impl Run {
                         let (gpu, status) = (Arc::clone(&self.gpu), status.clone());
                         move |rows: usize, columns: Vec<pages::StagedColumn>| {
                             let staged = pages::PageChunk::new(rows, columns);
-                            let bytes = staged.bytes();
+                            let (bytes, written) = (staged.bytes(), staged.write_time());
                             let (chunk, commands) =
                                 staged.encode(&gpu, &status).map_err(|e| e.to_string())?;
-                            Ok(Ok((chunk, commands, bytes)))
+                            Ok(Ok((chunk, commands, bytes, written)))
                         }
                     };
                     let stream = DirectScan::page_stream(pages, tasks, threads, column, prepare);
@@ -450,6 +450,9 @@ impl Run {
                         MetricBuilder::new(&self.metrics).subset_time("page_wait_time", 0);
                     let submissions =
                         MetricBuilder::new(&self.metrics).counter("page_submissions", 0);
+                    // The part of decode_time spent writing into staging memory.
+                    let write_time =
+                        MetricBuilder::new(&self.metrics).subset_time("stage_write_time", 0);
                     let mut waited = Instant::now();
                     'scan: while let Some(first) = stream.next().await {
                         wait_time.add_elapsed(waited);
@@ -474,7 +477,7 @@ impl Run {
                             let (prepared, read, preparing) = scanned?;
                             decode_time.add_duration(read);
                             convert_time.add_duration(preparing);
-                            let (chunk, expansion, bytes) = match prepared {
+                            let (chunk, expansion, bytes, written) = match prepared {
                                 Ok(p) => p,
                                 Err(misfit) => {
                                     refused = Some(misfit);
@@ -483,6 +486,7 @@ impl Run {
                             };
                             rows += chunk.rows as usize;
                             upload_bytes.add(bytes as usize);
+                            write_time.add_duration(written);
                             commands.push(expansion);
                             // Bounds so far (the staged row groups', a superset of the
                             // received ones') must fit before a chunk is aggregated; when they

@@ -30,6 +30,9 @@ pub struct StagedColumn {
     table: Range<u64>,
     /// Bytes staged.
     pub bytes: u64,
+    /// Time spent writing the region into staging memory (which on a discrete card may be
+    /// device memory written across PCIe).
+    pub write_time: std::time::Duration,
 }
 
 /// A row group staged for the GPU (see the module docs).
@@ -66,12 +69,14 @@ fn storage(ctx: &GpuContext, label: &str, bytes: u64) -> wgpu::Buffer {
     })
 }
 
-/// A [`RegionSink`] over staging memory.
-struct Staging(wgpu::QueueWriteBufferView);
+/// A [`RegionSink`] over staging memory, timing its writes.
+struct Staging(wgpu::QueueWriteBufferView, std::time::Duration);
 
 impl RegionSink for Staging {
     fn put(&mut self, at: usize, bytes: &[u8]) {
+        let start = std::time::Instant::now();
         self.0.slice(at..at + bytes.len()).copy_from_slice(bytes);
+        self.1 += start.elapsed();
     }
 }
 
@@ -91,19 +96,22 @@ pub fn read_staged(
         "gpugraph-datafusion-pages-region",
         region_bound(scan, task, slot) as u64,
     );
-    let mut sink =
-        Staging(staging(ctx, &region, "a column chunk's pages").map_err(|e| e.to_string())?);
+    let view = staging(ctx, &region, "a column chunk's pages").map_err(|e| e.to_string())?;
+    let mut sink = Staging(view, std::time::Duration::ZERO);
     let column = match read_column(scan, task, slot, &mut sink)? {
         Ok(c) => c,
         Err(misfit) => return Ok(Err(misfit)),
     };
+    let write_time = sink.1;
     drop(sink);
     let words = match table(&column) {
         Ok(w) => w,
         Err(misfit) => return Ok(Err(misfit)),
     };
     let staged = StagedColumn::with_meta(ctx, region, &column, &words);
-    staged.map(Ok).map_err(|e| e.to_string())
+    staged
+        .map(|s| Ok(StagedColumn { write_time, ..s }))
+        .map_err(|e| e.to_string())
 }
 
 impl StagedColumn {
@@ -132,6 +140,7 @@ impl StagedColumn {
             .copy_from_slice(bytemuck::cast_slice(words));
         drop(view);
         Ok(Self {
+            write_time: std::time::Duration::ZERO,
             bytes: region.size() + meta.size(),
             region,
             meta,
@@ -258,6 +267,11 @@ impl PageChunk {
     /// Bytes staged.
     pub fn bytes(&self) -> u64 {
         self.columns.iter().map(|c| c.bytes).sum()
+    }
+
+    /// Time its columns spent writing their regions into staging memory.
+    pub fn write_time(&self) -> std::time::Duration {
+        self.columns.iter().map(|c| c.write_time).sum()
     }
 
     /// [`Self::encode`], submitted: the returned chunk's columns are ready for any later
