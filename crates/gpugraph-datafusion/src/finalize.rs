@@ -248,15 +248,9 @@ impl ExecutionPlan for GpuFinalizeExec {
     #[allow(deprecated)]
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        if children.len() != 1 {
-            return Err(DataFusionError::Internal(format!(
-                "GpuFinalizeExec has one child, given {}",
-                children.len()
-            )));
-        }
-        let input = children.swap_remove(0);
+        let input = crate::exec::one_child("GpuFinalizeExec", children)?;
         let aggregate = Arc::clone(&self.aggregate).with_new_children(vec![Arc::clone(&input)])?;
         let aggregate = aggregate
             .downcast_ref::<AggregateExec>()

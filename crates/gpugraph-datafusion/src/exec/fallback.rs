@@ -69,12 +69,10 @@ impl ExecutionPlan for CpuFallbackExec {
     #[allow(deprecated)]
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(Self::new(
-            children.swap_remove(0),
-            self.reason.clone(),
-        )))
+        let input = super::one_child("CpuFallbackExec", children)?;
+        Ok(Arc::new(Self::new(input, self.reason.clone())))
     }
 
     fn execute(
@@ -83,5 +81,28 @@ impl ExecutionPlan for CpuFallbackExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         self.input.execute(partition, context)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::Schema;
+    use datafusion::physical_plan::empty::EmptyExec;
+
+    // The method the exec implements (DataFusion still calls it under `replace_children`).
+    #[allow(deprecated)]
+    #[test]
+    fn a_wrong_number_of_children_is_an_error_not_a_panic() {
+        let input: Arc<dyn ExecutionPlan> = Arc::new(EmptyExec::new(Arc::new(Schema::empty())));
+        let exec = Arc::new(CpuFallbackExec::new(Arc::clone(&input), "why".into()));
+        for given in [0, 2] {
+            let children = vec![Arc::clone(&input); given];
+            let err = Arc::clone(&exec)
+                .with_new_children(children)
+                .expect_err("one child only");
+            assert!(err.to_string().contains(&format!("given {given}")), "{err}");
+        }
+        assert!(exec.with_new_children(vec![input]).is_ok());
     }
 }

@@ -206,6 +206,20 @@ pub(crate) fn one_partition(name: &str, partition: usize) -> Result<()> {
     )))
 }
 
+/// The one child of an exec (`name`) that takes one, or an error naming how many it was
+/// given.
+pub(crate) fn one_child(
+    name: &str,
+    mut children: Vec<Arc<dyn ExecutionPlan>>,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    match children.len() {
+        1 => Ok(children.swap_remove(0)),
+        n => Err(DataFusionError::Internal(format!(
+            "{name} has one child, given {n}"
+        ))),
+    }
+}
+
 /// Batches of every partition of `plan`, each partition on its own task.
 /// The stream of the batches `run` resolves to (or its error): how the GPU execs, which
 /// produce their output at once after reading their whole input, answer `execute`.

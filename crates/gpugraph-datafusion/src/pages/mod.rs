@@ -113,7 +113,7 @@ pub trait RegionSink {
 
 impl RegionSink for Vec<u8> {
     fn put(&mut self, at: usize, bytes: &[u8]) {
-        self.truncate(at);
+        self.resize(at, 0);
         self.extend_from_slice(bytes);
     }
 }

@@ -310,16 +310,10 @@ impl ExecutionPlan for GpuTopKExec {
     #[allow(deprecated)]
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        if children.len() != 1 {
-            return Err(DataFusionError::Internal(format!(
-                "GpuTopKExec has one child, given {}",
-                children.len()
-            )));
-        }
         let exec = Self::new(
-            children.swap_remove(0),
+            crate::exec::one_child("GpuTopKExec", children)?,
             self.order.clone(),
             self.fetch,
             Arc::clone(&self.gpu),
