@@ -9,7 +9,7 @@ struct Piece {
     width: u32,
     value: u32,
     table_len: u32,
-    bound: u32,
+    pad: u32,
 }
 
 @group(0) @binding(0) var<storage, read> pieces: array<Piece>;
@@ -18,20 +18,8 @@ struct Piece {
 // Dictionary entries as words (value columns) or the query's key codes.
 @group(0) @binding(2) var<storage, read> table: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
-// Word 0: bit 0 set when an index falls past the dictionary, bit 1 by the inflate kernel,
-// bit 2 when an inflated value falls outside its column chunk's statistics (a corrupt file).
+// Word 0: set when an index falls past the dictionary (a corrupt page).
 @group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>>;
-
-// A checked piece's value: flagged when outside value ..= bound (i32), or, when `wide`,
-// when its high word is not its low word's sign.
-fn checked(lo: u32, hi: u32, wide: bool, piece: Piece) -> u32 {
-    let v = bitcast<i32>(lo);
-    let fits = !wide || hi == select(0u, 0xffffffffu, v < 0i);
-    if (!fits || v < bitcast<i32>(piece.value) || v > bitcast<i32>(piece.bound)) {
-        atomicOr(&status[0], 4u);
-    }
-    return lo;
-}
 
 fn lookup(index: u32, len: u32) -> u32 {
     if (index >= len) {
@@ -73,13 +61,6 @@ fn expand(
                 mask = (1u << piece.width) - 1u;
             }
             v = lookup(x & mask, piece.table_len);
-        }
-        case 3u: {
-            let w = piece.src / 4u + 2u * t;
-            v = checked(region[w], region[w + 1u], true, piece);
-        }
-        case 4u: {
-            v = checked(region[piece.src / 4u + t], 0u, false, piece);
         }
         default: {
             v = region[piece.src / 4u + t];

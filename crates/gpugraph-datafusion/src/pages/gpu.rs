@@ -16,7 +16,6 @@ use std::ops::Range;
 use gpugraph_command::{wgpu, GpuContext};
 use gpugraph_gpgpu::kernel::{grid_for, Binding, Kernel};
 
-use super::inflate::{self, Inflate};
 use super::{read_column, region_bound, HostChunk, HostColumn, PageScan, RegionSink, RowGroupTask};
 use crate::convert::Misfit;
 use crate::kernel::{GpuChunk, KernelError, SlotLayout};
@@ -29,9 +28,6 @@ pub struct StagedColumn {
     meta: wgpu::Buffer,
     pieces: Range<u64>,
     table: Range<u64>,
-    /// Compressed pages the GPU inflates into `region` first, and their tasks in `meta`.
-    packed: Option<wgpu::Buffer>,
-    inflates: Range<u64>,
     /// Bytes staged.
     pub bytes: u64,
     /// Time spent writing the region into staging memory (which on a discrete card may be
@@ -73,43 +69,14 @@ fn storage(ctx: &GpuContext, label: &str, bytes: u64) -> wgpu::Buffer {
     })
 }
 
-/// A [`RegionSink`] over staging memory, timing its writes; the packed bytes' buffer is
-/// created at their first write (most columns have none).
-struct Staging<'a> {
-    ctx: &'a GpuContext,
-    region: wgpu::QueueWriteBufferView,
-    packed: Option<(wgpu::Buffer, wgpu::QueueWriteBufferView)>,
-    /// Staging memory that could not be had for the packed bytes.
-    failed: Option<String>,
-    time: std::time::Duration,
-}
+/// A [`RegionSink`] over staging memory, timing its writes.
+struct Staging(wgpu::QueueWriteBufferView, std::time::Duration);
 
-impl RegionSink for Staging<'_> {
+impl RegionSink for Staging {
     fn put(&mut self, at: usize, bytes: &[u8]) {
         let start = std::time::Instant::now();
-        self.region
-            .slice(at..at + bytes.len())
-            .copy_from_slice(bytes);
-        self.time += start.elapsed();
-    }
-
-    fn put_packed(&mut self, at: usize, bytes: &[u8], capacity: usize) {
-        if self.packed.is_none() && self.failed.is_none() {
-            let buffer = storage(
-                self.ctx,
-                "gpugraph-datafusion-pages-packed",
-                capacity as u64,
-            );
-            match staging(self.ctx, &buffer, "a column chunk's compressed pages") {
-                Ok(view) => self.packed = Some((buffer, view)),
-                Err(e) => self.failed = Some(e.to_string()),
-            }
-        }
-        if let Some((_, view)) = self.packed.as_mut() {
-            let start = std::time::Instant::now();
-            view.slice(at..at + bytes.len()).copy_from_slice(bytes);
-            self.time += start.elapsed();
-        }
+        self.0.slice(at..at + bytes.len()).copy_from_slice(bytes);
+        self.1 += start.elapsed();
     }
 }
 
@@ -130,27 +97,18 @@ pub fn read_staged(
         region_bound(scan, task, slot) as u64,
     );
     let view = staging(ctx, &region, "a column chunk's pages").map_err(|e| e.to_string())?;
-    let mut sink = Staging {
-        ctx,
-        region: view,
-        packed: None,
-        failed: None,
-        time: std::time::Duration::ZERO,
-    };
+    let mut sink = Staging(view, std::time::Duration::ZERO);
     let column = match read_column(scan, task, slot, &mut sink)? {
         Ok(c) => c,
         Err(misfit) => return Ok(Err(misfit)),
     };
-    if let Some(failed) = sink.failed {
-        return Err(failed);
-    }
-    let write_time = sink.time;
-    let packed = sink.packed.map(|(buffer, _)| buffer);
+    let write_time = sink.1;
+    drop(sink);
     let words = match table(&column) {
         Ok(w) => w,
         Err(misfit) => return Ok(Err(misfit)),
     };
-    let staged = StagedColumn::with_meta(ctx, region, packed, &column, &words);
+    let staged = StagedColumn::with_meta(ctx, region, &column, &words);
     staged
         .map(|s| Ok(StagedColumn { write_time, ..s }))
         .map_err(|e| e.to_string())
@@ -161,7 +119,6 @@ impl StagedColumn {
     fn with_meta(
         ctx: &GpuContext,
         region: wgpu::Buffer,
-        packed: Option<wgpu::Buffer>,
         column: &HostColumn,
         words: &[u32],
     ) -> Result<Self, KernelError> {
@@ -174,27 +131,21 @@ impl StagedColumn {
         let start = pieces.end.div_ceil(align) * align;
         // A binding is never empty: a slot without a table still gets a word.
         let table = start..start + 4 * words.len().max(1) as u64;
-        let start = table.end.div_ceil(align) * align;
-        let inflates = start..start + std::mem::size_of_val(column.inflates.as_slice()) as u64;
-        let meta = storage(ctx, "gpugraph-datafusion-pages-meta", inflates.end);
+        let meta = storage(ctx, "gpugraph-datafusion-pages-meta", table.end);
         let mut view = staging(ctx, &meta, "a column chunk's pieces")?;
         view.slice(..pieces.end as usize)
             .copy_from_slice(bytemuck::cast_slice(&column.pieces));
         let words = if words.is_empty() { &[0u32][..] } else { words };
         view.slice(table.start as usize..table.end as usize)
             .copy_from_slice(bytemuck::cast_slice(words));
-        view.slice(inflates.start as usize..inflates.end as usize)
-            .copy_from_slice(bytemuck::cast_slice(&column.inflates));
         drop(view);
         Ok(Self {
             write_time: std::time::Duration::ZERO,
-            bytes: region.size() + meta.size() + packed.as_ref().map_or(0, wgpu::Buffer::size),
+            bytes: region.size() + meta.size(),
             region,
             meta,
             pieces,
             table,
-            packed: packed.filter(|_| !inflates.is_empty()),
-            inflates,
         })
     }
 }
@@ -208,19 +159,12 @@ pub fn stage(
 ) -> Result<PageChunk, KernelError> {
     let mut columns = Vec::new();
     for (s, (column, bytes)) in chunk.columns.iter().zip(&chunk.regions).enumerate() {
-        let upload = |what, bytes: &[u8]| -> Result<wgpu::Buffer, KernelError> {
-            let buffer = storage(ctx, "gpugraph-datafusion-pages-region", bytes.len() as u64);
-            let mut view = staging(ctx, &buffer, what)?;
-            view.slice(..bytes.len()).copy_from_slice(bytes);
-            Ok(buffer)
-        };
-        let region = upload("a column chunk's pages", &bytes.region)?;
-        let packed = match bytes.packed.is_empty() {
-            true => None,
-            false => Some(upload("a column chunk's compressed pages", &bytes.packed)?),
-        };
+        let region = storage(ctx, "gpugraph-datafusion-pages-region", bytes.len() as u64);
+        let mut view = staging(ctx, &region, "a column chunk's pages")?;
+        view.slice(..bytes.len()).copy_from_slice(bytes);
+        drop(view);
         let words = tables.get(s).map_or(&[][..], |t| t.as_slice());
-        columns.push(StagedColumn::with_meta(ctx, region, packed, column, words)?);
+        columns.push(StagedColumn::with_meta(ctx, region, column, words)?);
     }
     Ok(PageChunk::new(chunk.rows, columns))
 }
@@ -245,9 +189,8 @@ impl DecodeStatus {
         Self { buffer }
     }
 
-    /// Whether every expansion so far found its indices within their dictionaries, its
-    /// compressed pages valid and its inflated values within their statistics (waits for the
-    /// device).
+    /// Whether every expansion so far found its indices within their dictionaries (waits
+    /// for the device).
     pub fn check(&self, ctx: &GpuContext) -> Result<(), KernelError> {
         let readback = ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("gpugraph-datafusion-pages-status-readback"),
@@ -288,20 +231,13 @@ impl DecodeStatus {
             u32::from_le_bytes([view[0], view[1], view[2], view[3]])
         };
         readback.destroy();
-        let found = [
-            (1, "a dictionary index past its dictionary"),
-            (
-                2,
-                "a compressed page that is not valid Snappy of its stated length",
-            ),
-            (4, "a value outside its column chunk's statistics"),
-        ];
-        match found.iter().find(|(bit, _)| word & bit != 0) {
-            Some((_, what)) => Err(KernelError::Readback(format!(
-                "a Parquet page holds {what} (a corrupt file)"
-            ))),
-            None => Ok(()),
+        if word != 0 {
+            return Err(KernelError::Readback(
+                "a Parquet page holds a dictionary index past its dictionary (a corrupt file)"
+                    .into(),
+            ));
         }
+        Ok(())
     }
 }
 
@@ -366,32 +302,6 @@ impl PageChunk {
                 label: Some("gpugraph-datafusion-pages-expand"),
                 timestamp_writes: None,
             });
-            // Compressed pages first: the expansions below read what they write.
-            let inflater = inflate::kernel(device);
-            for staged in &self.columns {
-                let Some(packed) = &staged.packed else {
-                    continue;
-                };
-                let tasks = (staged.inflates.end - staged.inflates.start)
-                    / std::mem::size_of::<Inflate>() as u64;
-                let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("gpugraph-datafusion-pages-inflate"),
-                    layout: &inflater.layout,
-                    entries: &[
-                        entry(0, meta_range(&staged.meta, &staged.inflates)),
-                        entry(1, packed.as_entire_buffer_binding()),
-                        entry(2, staged.region.as_entire_buffer_binding()),
-                        entry(3, status.buffer.as_entire_buffer_binding()),
-                    ],
-                });
-                let grid = grid_for(tasks.div_ceil(inflate::WORKGROUP as u64), max).ok_or(
-                    KernelError::ChunkTooLarge {
-                        rows: self.rows,
-                        max: max as usize * max as usize * 256,
-                    },
-                )?;
-                inflater.dispatch(&mut pass, &group, grid);
-            }
             for staged in &self.columns {
                 let out = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("gpugraph-datafusion-column"),
@@ -402,7 +312,11 @@ impl PageChunk {
                 });
                 let pieces = (staged.pieces.end - staged.pieces.start) / 32;
                 if pieces > 0 {
-                    let range = |r: &Range<u64>| meta_range(&staged.meta, r);
+                    let range = |r: &Range<u64>| wgpu::BufferBinding {
+                        buffer: &staged.meta,
+                        offset: r.start,
+                        size: std::num::NonZeroU64::new(r.end - r.start),
+                    };
                     let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                         label: Some("gpugraph-datafusion-pages-expand"),
                         layout: &kernel.layout,
@@ -430,15 +344,6 @@ impl PageChunk {
             has_valid: 0,
         };
         Ok((chunk, encoder.finish()))
-    }
-}
-
-/// Bytes `r` of a column's meta buffer.
-fn meta_range<'a>(meta: &'a wgpu::Buffer, r: &Range<u64>) -> wgpu::BufferBinding<'a> {
-    wgpu::BufferBinding {
-        buffer: meta,
-        offset: r.start,
-        size: std::num::NonZeroU64::new(r.end - r.start),
     }
 }
 

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use datafusion::arrow::array::{ArrayRef, StringBuilder};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::parquet::basic::{Compression, Encoding, Type as PhysicalType};
+use datafusion::parquet::basic::{Encoding, Type as PhysicalType};
 use datafusion::parquet::column::page::{Page, PageReader};
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::parquet::file::properties::ReaderProperties;
@@ -37,13 +37,10 @@ use datafusion::parquet::file::serialized_reader::SerializedPageReader;
 
 use crate::convert::{ColumnStats, Misfit};
 use chunk::ChunkBytes;
-use inflate::Snappy;
-pub use inflate::{inflate_cpu, Inflate};
 use runs::{all_set, parse_runs, plain_stats};
 
 mod chunk;
 mod gpu;
-mod inflate;
 mod runs;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -60,12 +57,6 @@ pub const KIND_PACKED: u32 = 1;
 /// The piece's values are little-endian 32-bit integers from byte `src` (4-aligned); the
 /// host narrows 64-bit plain pages to them (after checking that they fit i32).
 pub const KIND_PLAIN32: u32 = 2;
-/// The piece's values are little-endian 64-bit integers from byte `src` (4-aligned) that the
-/// GPU inflated (`inflate.rs`): the kernel keeps their low words and flags a value outside
-/// `value ..= bound` (i32 bits: the column chunk's statistics) as a corrupt file.
-pub const KIND_CHECKED64: u32 = 3;
-/// As [`KIND_CHECKED64`] for 32-bit integers.
-pub const KIND_CHECKED32: u32 = 4;
 
 /// One stretch of a column's rows for one workgroup of the expand kernel (`decode.wgsl`'s
 /// `Piece`).
@@ -82,12 +73,12 @@ pub struct Piece {
     pub kind: u32,
     /// Bits per packed index.
     pub width: u32,
-    /// The index of a run; the lowest value a checked piece may hold.
+    /// The index of a run.
     pub value: u32,
     /// Entries of the column's table; an index past it is a corrupt page.
     pub table_len: u32,
-    /// The highest value a checked piece may hold.
-    pub bound: u32,
+    /// Padding.
+    pub pad: u32,
 }
 
 /// What a column slot's table holds.
@@ -112,11 +103,8 @@ pub struct HostColumn {
     /// The dictionary.
     pub table: Table,
     /// Bounds of the column's values (value columns; dictionary entries count whether used
-    /// or not, and inflated pages count as the column chunk's statistics, so this may be
-    /// wider than the values).
+    /// or not, so this may be wider than the values).
     pub stats: ColumnStats,
-    /// Compressed pages the GPU inflates into the region before the expansion reads it.
-    pub inflates: Vec<Inflate>,
 }
 
 /// Where a column's byte region goes while its pages are parsed: each byte once, in
@@ -125,41 +113,12 @@ pub struct HostColumn {
 pub trait RegionSink {
     /// Writes `bytes` at byte `at` of the region (`at` is where the last write ended).
     fn put(&mut self, at: usize, bytes: &[u8]);
-
-    /// Writes `bytes` at byte `at` of the column's packed bytes, the compressed pages the GPU
-    /// inflates (`at` is where the last write ended); at the first write, at most `capacity`
-    /// bytes follow `at`.
-    fn put_packed(&mut self, at: usize, bytes: &[u8], capacity: usize);
 }
 
-/// A column's region and packed bytes in memory.
-#[derive(Clone, Debug, Default)]
-pub struct HostBytes {
-    /// The region.
-    pub region: Vec<u8>,
-    /// Compressed pages for the GPU to inflate.
-    pub packed: Vec<u8>,
-}
-
-impl HostBytes {
-    /// The region with `column`'s compressed pages inflated on the host (the oracle of the
-    /// GPU's inflation, before [`expand_cpu`]).
-    pub fn inflated(&self, column: &HostColumn) -> Result<Vec<u8>, String> {
-        let mut region = self.region.clone();
-        inflate_cpu(&column.inflates, &self.packed, &mut region)?;
-        Ok(region)
-    }
-}
-
-impl RegionSink for HostBytes {
+impl RegionSink for Vec<u8> {
     fn put(&mut self, at: usize, bytes: &[u8]) {
-        self.region.resize(at, 0);
-        self.region.extend_from_slice(bytes);
-    }
-
-    fn put_packed(&mut self, at: usize, bytes: &[u8], _capacity: usize) {
-        self.packed.resize(at, 0);
-        self.packed.extend_from_slice(bytes);
+        self.resize(at, 0);
+        self.extend_from_slice(bytes);
     }
 }
 
@@ -171,8 +130,8 @@ pub struct HostChunk {
     pub rows: usize,
     /// Column slots.
     pub columns: Vec<HostColumn>,
-    /// Each slot's byte region and packed bytes.
-    pub regions: Vec<HostBytes>,
+    /// Each slot's byte region.
+    pub regions: Vec<Vec<u8>>,
 }
 
 /// How a slot's column is read.
@@ -187,8 +146,6 @@ enum SlotKind {
 pub struct PageScan {
     /// Per slot: its leaf column in the files, its name and how it is read.
     slots: Vec<(usize, String, SlotKind)>,
-    /// Whether Snappy plain pages go to the GPU compressed (`inflate.rs`).
-    inflate: bool,
 }
 
 /// One row group of one file for [`read_row_group`].
@@ -294,17 +251,7 @@ impl PageScan {
             let (i, kind) = found.ok_or("no files")?;
             slots.push((i, name.clone(), kind));
         }
-        Ok(Self {
-            slots,
-            inflate: inflate::enabled(),
-        })
-    }
-
-    /// This scan with the GPU's inflation of Snappy plain pages on or off (`inflate.rs`;
-    /// on unless `GPUGRAPH_PAGE_INFLATE=0`).
-    pub fn with_inflate(mut self, on: bool) -> Self {
-        self.inflate = on;
-        self
+        Ok(Self { slots })
     }
 
     /// Column slots.
@@ -322,7 +269,7 @@ pub fn read_row_group(
     let mut columns = Vec::new();
     let mut regions = Vec::new();
     for slot in 0..scan.slots() {
-        let mut region = HostBytes::default();
+        let mut region = Vec::new();
         match read_column(scan, task, slot, &mut region)? {
             Ok(c) => columns.push(c),
             Err(misfit) => return Ok(Err(misfit)),
@@ -362,30 +309,16 @@ pub fn read_column(
     let props = Arc::new(ReaderProperties::builder().build());
     let descr = task.metadata.file_metadata().schema_descr();
     let (leaf, name, kind) = &scan.slots[slot];
-    let chunk = rg.column(*leaf);
-    let bytes = Arc::new(ChunkBytes::read(&mut file, file_len, chunk)?);
-    // Snappy pages the parser decompresses itself, so that plain ones can go to the GPU
-    // still compressed: the page reader is told the chunk is uncompressed.
-    let snappy = (chunk.compression() == Compression::SNAPPY && scan.inflate)
-        .then(|| Snappy::new(chunk, *kind));
-    let chunk = match snappy {
-        Some(_) => &chunk
-            .clone()
-            .into_builder()
-            .set_compression(Compression::UNCOMPRESSED)
-            .build()
-            .map_err(|e| e.to_string())?,
-        None => chunk,
-    };
-    let mut reader = SerializedPageReader::new_with_properties(bytes, chunk, rows, None, props)
-        .map_err(|e| e.to_string())?;
+    let bytes = Arc::new(ChunkBytes::read(&mut file, file_len, rg.column(*leaf))?);
+    let mut reader =
+        SerializedPageReader::new_with_properties(bytes, rg.column(*leaf), rows, None, props)
+            .map_err(|e| e.to_string())?;
     let misfit = |what: String| Misfit {
         column: name.clone(),
         what,
     };
     let max_def = descr.column(*leaf).max_def_level();
     let mut parser = ColumnParser::new(*kind, region_bound(scan, task, slot), sink);
-    parser.snappy = snappy;
     loop {
         let page = match reader.get_next_page() {
             Ok(Some(p)) => p,
@@ -408,8 +341,6 @@ struct ColumnParser<'a> {
     /// Most bytes the region may take.
     bound: usize,
     sink: &'a mut dyn RegionSink,
-    /// Set when the page reader hands over Snappy pages still compressed.
-    snappy: Option<Snappy>,
 }
 
 impl<'a> ColumnParser<'a> {
@@ -426,11 +357,9 @@ impl<'a> ColumnParser<'a> {
                     SlotKind::Value(_) => Table::Words(Vec::new()),
                 },
                 stats: ColumnStats::default(),
-                inflates: Vec::new(),
             },
             table_len: 0,
             rows: 0,
-            snappy: None,
         }
     }
 
@@ -475,14 +404,6 @@ impl<'a> ColumnParser<'a> {
     }
 
     fn page(&mut self, page: Page, max_def: i16) -> Result<(), String> {
-        let page = match self.snappy.is_some() {
-            true => match self.unpack(page, max_def)? {
-                Some(page) => page,
-                // Inflated on the GPU.
-                None => return Ok(()),
-            },
-            false => page,
-        };
         let (buf, values, encoding, levels) = match page {
             Page::DictionaryPage {
                 buf,
@@ -686,19 +607,6 @@ pub fn expand_cpu(
                         (1u64 << p.width) - 1
                     };
                     lookup(((wide >> s) & mask) as u32)?
-                }
-                KIND_CHECKED64 | KIND_CHECKED32 => {
-                    let wide = p.kind == KIND_CHECKED64;
-                    let at = p.src as usize / 4 + t * if wide { 2 } else { 1 };
-                    let v = word(at) as i32;
-                    let fits = !wide || word(at + 1) == (v >> 31) as u32;
-                    if !fits || v < p.value as i32 || v > p.bound as i32 {
-                        return Err(format!(
-                            "a value outside the column chunk's statistics {}..={}",
-                            p.value as i32, p.bound as i32
-                        ));
-                    }
-                    v as u32
                 }
                 _ => word(p.src as usize / 4 + t),
             };

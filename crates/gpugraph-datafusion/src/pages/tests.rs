@@ -9,7 +9,6 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::parquet::basic::Compression;
 use datafusion::parquet::file::properties::{WriterProperties, WriterVersion};
 use gpugraph_command::{wgpu, GpuContext};
 use rand::{Rng, SeedableRng};
@@ -122,11 +121,10 @@ fn plain_pages_are_narrowed_and_bounded_by_the_metadata() {
         rep_level_encoding: Encoding::RLE,
         statistics: None,
     };
-    let mut bytes = HostBytes::default();
-    let mut parser = ColumnParser::new(SlotKind::Value(PhysicalType::INT64), 4096, &mut bytes);
+    let mut region = Vec::new();
+    let mut parser = ColumnParser::new(SlotKind::Value(PhysicalType::INT64), 4096, &mut region);
     parser.page(page(), 0).expect("parses");
     let column = parser.finish(values.len()).expect("finishes");
-    let region = bytes.region;
     assert_eq!(column.region_len, 4 * values.len() + 8);
     assert_eq!(
         region.len(),
@@ -142,11 +140,11 @@ fn plain_pages_are_narrowed_and_bounded_by_the_metadata() {
         (-2_000, 599 * 7 - 2_000)
     );
 
-    let mut bytes = HostBytes::default();
-    let mut parser = ColumnParser::new(SlotKind::Value(PhysicalType::INT64), 1_000, &mut bytes);
+    let mut region = Vec::new();
+    let mut parser = ColumnParser::new(SlotKind::Value(PhysicalType::INT64), 1_000, &mut region);
     let err = parser.page(page(), 0).expect_err("past the bound");
     assert!(err.contains("metadata states"), "{err}");
-    assert!(bytes.region.is_empty(), "nothing written past the bound");
+    assert!(region.is_empty(), "nothing written past the bound");
 }
 
 /// A batch of every value type the page scan takes, a string key, and a nullable column
@@ -252,8 +250,7 @@ fn scan_of(
         &[(Arc::clone(loaded.metadata()), Arc::clone(loaded.schema()))],
         &slots,
         usize::from(key),
-    )?
-    .with_inflate(true);
+    )?;
     Ok((scan, Arc::clone(loaded.metadata())))
 }
 
@@ -273,7 +270,7 @@ fn check_file(path: &std::path::Path, batch: &RecordBatch, key: bool) -> Vec<Hos
             .expect("expandable");
         let rows = host.rows;
         for (s, column) in host.columns.iter().enumerate() {
-            let region = &host.regions[s].inflated(column).expect("inflates");
+            let region = &host.regions[s];
             if s < VALUES.len() {
                 let Table::Words(table) = &column.table else {
                     panic!("a value slot with strings");
@@ -349,35 +346,6 @@ fn configurations() -> Vec<(&'static str, WriterProperties, bool)> {
                 .build(),
             true,
         ),
-        (
-            "snappy plain pages",
-            base()
-                .set_dictionary_enabled(false)
-                .set_compression(Compression::SNAPPY)
-                .build(),
-            false,
-        ),
-        (
-            "snappy v2 plain pages",
-            base()
-                .set_writer_version(WriterVersion::PARQUET_2_0)
-                .set_dictionary_enabled(false)
-                .set_encoding(Encoding::PLAIN)
-                .set_compression(Compression::SNAPPY)
-                // Keep pages compressed even where Snappy barely shrinks them.
-                .set_data_page_v2_compression_ratio_threshold(100.0)
-                .build(),
-            false,
-        ),
-        (
-            "snappy dictionaries that overflow into plain pages",
-            base()
-                .set_compression(Compression::SNAPPY)
-                .set_dictionary_page_size_limit(256)
-                .set_column_dictionary_enabled("key".into(), true)
-                .build(),
-            true,
-        ),
     ]
 }
 
@@ -391,14 +359,6 @@ fn pages_of_written_files_expand_to_the_arrow_values() {
             write(&path, &batch, props);
             let chunks = check_file(&path, &batch, key);
             assert_eq!(chunks.len(), rows.div_ceil(4_096), "{name}");
-            // Snappy's plain pages of value columns without nulls go to the GPU compressed.
-            let inflated = chunks
-                .iter()
-                .flat_map(|c| &c.columns)
-                .any(|c| !c.inflates.is_empty());
-            // (One row fills no dictionary, so nothing overflows into plain pages.)
-            let plain = !name.contains("dictionaries") || rows > 1;
-            assert_eq!(inflated, name.starts_with("snappy") && plain, "{name}");
             if !key {
                 let refused =
                     scan_of(&path, &batch, true).expect_err("strings without a dictionary");
@@ -505,10 +465,7 @@ fn gpu_expansion_matches_the_oracle() {
                 .iter()
                 .zip(&host.regions)
                 .zip(&tables)
-                .map(|((c, r), t)| {
-                    let region = r.inflated(c).expect("inflates");
-                    expand_cpu(&c.pieces, &region, t, rows).expect("expands")
-                })
+                .map(|((c, r), t)| expand_cpu(&c.pieces, r, t, rows).expect("expands"))
                 .collect();
             let chunk = stage(&ctx, host, &tables)
                 .expect("stages")
@@ -532,10 +489,7 @@ fn gpu_flags_an_index_past_the_dictionary() {
     let ctx = gpu();
     let host = HostChunk {
         rows: 300,
-        regions: vec![HostBytes {
-            region: vec![0xff; 40],
-            packed: Vec::new(),
-        }],
+        regions: vec![vec![0xff; 40]],
         columns: vec![HostColumn {
             region_len: 48,
             pieces: vec![
@@ -558,7 +512,6 @@ fn gpu_flags_an_index_past_the_dictionary() {
             ],
             table: Table::Words(vec![5, 6]),
             stats: ColumnStats::default(),
-            inflates: Vec::new(),
         }],
     };
     let status = DecodeStatus::new(&ctx);
@@ -571,184 +524,4 @@ fn gpu_flags_an_index_past_the_dictionary() {
         .check(&ctx)
         .expect_err("index 7 past a dictionary of 2");
     assert!(err.to_string().contains("corrupt"), "{err}");
-}
-
-/// A Snappy stream by hand, with every element kind: a literal, a copy with a one-byte
-/// offset, one with a four-byte offset, a literal past 60 bytes (its length in an extra
-/// byte) and an overlapping copy (offset 3, length 12).
-fn every_element() -> (Vec<u8>, Vec<u8>) {
-    let mut want = b"abcdefgh".to_vec();
-    let mut stream = vec![0x90, 0x01, 7 << 2];
-    stream.extend(b"abcdefgh");
-    stream.extend([(4 << 2) | 1, 8]);
-    want.extend_from_within(0..8);
-    stream.extend([(15 << 2) | 3, 16, 0, 0, 0]);
-    want.extend_from_within(0..16);
-    let long: Vec<u8> = (0..100u8).map(|i| i.wrapping_mul(37)).collect();
-    stream.extend([60 << 2, 99]);
-    stream.extend(&long);
-    want.extend(&long);
-    stream.extend([(11 << 2) | 2, 3, 0]);
-    for _ in 0..12 {
-        want.push(want[want.len() - 3]);
-    }
-    assert_eq!(want.len(), 144);
-    (stream, want)
-}
-
-/// A column of `streams` (compressed, uncompressed) laid out as the parser lays out inflated
-/// pages, read back as 32-bit words through checked pieces of the widest bounds.
-fn inflated_column(streams: &[(Vec<u8>, Vec<u8>)]) -> (HostChunk, Vec<u32>) {
-    let (mut bytes, mut inflates, mut pieces, mut want) =
-        (HostBytes::default(), vec![], vec![], vec![]);
-    for (stream, plain) in streams {
-        let dst = bytes.region.len();
-        inflates.push(Inflate {
-            src: bytes.packed.len() as u32,
-            src_len: stream.len() as u32,
-            dst: dst as u32,
-            dst_len: plain.len() as u32,
-        });
-        bytes.packed.extend(stream);
-        // Poison: what the GPU does not write stays wrong.
-        bytes.region.extend(std::iter::repeat_n(0xa5, plain.len()));
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(plain);
-        let mut done = 0;
-        while done < words.len() {
-            let count = (words.len() - done).min(PIECE_VALUES as usize);
-            pieces.push(Piece {
-                row: (want.len() + done) as u32,
-                count: count as u32,
-                src: (dst + 4 * done) as u32,
-                kind: KIND_CHECKED32,
-                value: i32::MIN as u32,
-                bound: i32::MAX as u32,
-                ..Piece::default()
-            });
-            done += count;
-        }
-        want.extend(words);
-    }
-    bytes.region.extend([0; 8]);
-    let column = HostColumn {
-        region_len: bytes.region.len(),
-        pieces,
-        table: Table::Words(Vec::new()),
-        stats: ColumnStats::default(),
-        inflates,
-    };
-    let chunk = HostChunk {
-        rows: want.len(),
-        columns: vec![column],
-        regions: vec![bytes],
-    };
-    (chunk, want)
-}
-
-#[test]
-fn gpu_inflates_snappy_streams_like_the_oracle() {
-    let ctx = gpu();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(19);
-    let mut streams = vec![every_element()];
-    // 64-bit prices as TPC-H stores them (a page of 20,000), text-like bytes with long
-    // matches and incompressible bytes, pages past Snappy's 64 KiB blocks and past lavapipe's
-    // 65,535 loop iterations; lengths a multiple of 4 from 4 bytes up.
-    for (k, len) in [4usize, 8, 1_024, 160_000, 70_000, 131_076]
-        .into_iter()
-        .enumerate()
-    {
-        let plain: Vec<u8> = match k % 3 {
-            0 => (0..len / 8)
-                .flat_map(|_| (rng.random_range(90_000i64..10_000_000)).to_le_bytes())
-                .chain(std::iter::repeat_n(7, len % 8))
-                .collect(),
-            1 => (0..len)
-                .map(|i| b"the quick brown fox "[(i * 7 / 5) % 20] ^ (i % 97 == 0) as u8)
-                .collect(),
-            _ => (0..len).map(|_| rng.random()).collect(),
-        };
-        let stream = snap::raw::Encoder::new()
-            .compress_vec(&plain)
-            .expect("compresses");
-        streams.push((stream, plain));
-    }
-    for (stream, plain) in &streams {
-        let oracle = snap::raw::Decoder::new()
-            .decompress_vec(stream)
-            .expect("valid");
-        assert_eq!(&oracle, plain, "the stream decodes to its bytes");
-    }
-    let (host, want) = inflated_column(&streams);
-    let column = &host.columns[0];
-    let oracle = host.regions[0].inflated(column).expect("inflates");
-    assert_eq!(
-        expand_cpu(&column.pieces, &oracle, &[], host.rows).expect("expands"),
-        want
-    );
-    let status = DecodeStatus::new(&ctx);
-    let rows = host.rows;
-    let chunk = stage(&ctx, host, &[Vec::new()])
-        .expect("stages")
-        .expand(&ctx, &status)
-        .expect("expands");
-    let got = read_back(&ctx, &chunk.buffers[0], rows);
-    let wrong = got.iter().zip(&want).position(|(g, w)| g != w);
-    assert_eq!(wrong, None, "first wrong word (of {rows})");
-    status.check(&ctx).expect("valid streams");
-}
-
-#[test]
-fn gpu_flags_corrupt_streams_and_values_outside_the_statistics() {
-    let ctx = gpu();
-    // A copy from before the first byte.
-    let corrupt = (vec![8, (7 << 2) | 2, 5, 0], vec![0u8; 8]);
-    // A stream that says 144 bytes where the page says 148.
-    let (stream, mut want) = every_element();
-    want.extend([0; 4]);
-    for (case, what) in [(corrupt, "Snappy"), ((stream, want), "Snappy")] {
-        let (host, _) = inflated_column(&[case]);
-        let err = host.regions[0]
-            .inflated(&host.columns[0])
-            .expect_err("corrupt");
-        assert!(err.contains("compressed page 0"), "{err}");
-        let status = DecodeStatus::new(&ctx);
-        stage(&ctx, host, &[Vec::new()])
-            .expect("stages")
-            .expand(&ctx, &status)
-            .expect("expands");
-        let err = status.check(&ctx).expect_err("flagged");
-        assert!(err.to_string().contains(what), "{err}");
-    }
-    // An inflated 64-bit value past its statistics, and one past i32.
-    for value in [9i64, 1 << 32] {
-        let plain: Vec<u8> = [3i64, value, -2]
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
-        let stream = snap::raw::Encoder::new()
-            .compress_vec(&plain)
-            .expect("compresses");
-        let (mut host, _) = inflated_column(&[(stream, plain)]);
-        host.rows = 3;
-        host.columns[0].pieces = vec![Piece {
-            row: 0,
-            count: 3,
-            src: 0,
-            kind: KIND_CHECKED64,
-            value: -2i32 as u32,
-            bound: 8,
-            ..Piece::default()
-        }];
-        let column = &host.columns[0];
-        let region = host.regions[0].inflated(column).expect("inflates");
-        let err = expand_cpu(&column.pieces, &region, &[], 3).expect_err("outside");
-        assert!(err.contains("statistics"), "{err}");
-        let status = DecodeStatus::new(&ctx);
-        stage(&ctx, host, &[Vec::new()])
-            .expect("stages")
-            .expand(&ctx, &status)
-            .expect("expands");
-        let err = status.check(&ctx).expect_err("flagged");
-        assert!(err.to_string().contains("statistics"), "{err}");
-    }
 }
