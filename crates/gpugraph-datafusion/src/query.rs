@@ -253,8 +253,10 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// host), `upload_time`, `merge_time` (batches into chunks, one thread) and `convert_time`,
 /// the last summed over the threads that converted batches). Its Parquet page scan adds
 /// `decode_time` (reading, decompressing and staging column chunks, summed over the
-/// workers; `stage_write_time` is its writing into upload memory), `page_wait_time` (the submitting thread waiting for row groups; `upload_time`
-/// is its submissions) and wall-clock milestones from the run's start: `first_page_at`,
+/// workers; of it, `chunk_read_time` reads column chunks from their files,
+/// `stage_alloc_time` creates device buffers and asks for their upload memory and
+/// `stage_write_time` writes into that memory), `page_wait_time` (the submitting thread
+/// waiting for row groups; `upload_time` is its submissions) and wall-clock milestones from the run's start: `first_page_at`,
 /// `scan_done_at`, `kernel_done_at`.
 #[derive(Clone, Debug)]
 pub struct OperatorTimes {

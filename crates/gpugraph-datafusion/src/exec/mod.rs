@@ -446,7 +446,7 @@ impl Run {
                         let (gpu, status) = (Arc::clone(&self.gpu), status.clone());
                         move |rows: usize, columns: Vec<pages::StagedColumn>| {
                             let staged = pages::PageChunk::new(rows, columns);
-                            let (bytes, written) = (staged.bytes(), staged.write_time());
+                            let (bytes, written) = (staged.bytes(), staged.times());
                             let (chunk, commands) =
                                 staged.encode(&gpu, &status).map_err(|e| e.to_string())?;
                             Ok(Ok((chunk, commands, bytes, written)))
@@ -467,6 +467,12 @@ impl Run {
                     // The part of decode_time spent writing into staging memory.
                     let write_time =
                         MetricBuilder::new(&self.metrics).subset_time("stage_write_time", 0);
+                    // The parts of decode_time spent creating buffers and staging memory,
+                    // and reading column chunks from their files.
+                    let alloc_time =
+                        MetricBuilder::new(&self.metrics).subset_time("stage_alloc_time", 0);
+                    let read_time =
+                        MetricBuilder::new(&self.metrics).subset_time("chunk_read_time", 0);
                     let mut waited = Instant::now();
                     'scan: while let Some(first) = stream.next().await {
                         wait_time.add_elapsed(waited);
@@ -500,7 +506,9 @@ impl Run {
                             };
                             rows += chunk.rows as usize;
                             upload_bytes.add(bytes as usize);
-                            write_time.add_duration(written);
+                            write_time.add_duration(written.write);
+                            alloc_time.add_duration(written.alloc);
+                            read_time.add_duration(written.read);
                             commands.push(expansion);
                             // Bounds so far (the staged row groups', a superset of the
                             // received ones') must fit before a chunk is aggregated; when they

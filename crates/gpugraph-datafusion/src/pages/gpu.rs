@@ -30,9 +30,31 @@ pub struct StagedColumn {
     table: Range<u64>,
     /// Bytes staged.
     pub bytes: u64,
-    /// Time spent writing the region into staging memory (which on a discrete card may be
-    /// device memory written across PCIe).
-    pub write_time: std::time::Duration,
+    /// Where its staging time went.
+    pub times: StageTimes,
+}
+
+/// Where a column chunk's staging time went, beside decompressing and parsing its pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageTimes {
+    /// Writing the region into staging memory (which on a discrete card may be device
+    /// memory written across PCIe).
+    pub write: std::time::Duration,
+    /// Creating its device buffers and asking the queue for their staging memory.
+    pub alloc: std::time::Duration,
+    /// Reading the column chunk from its file.
+    pub read: std::time::Duration,
+}
+
+impl std::ops::Add for StageTimes {
+    type Output = Self;
+    fn add(self, o: Self) -> Self {
+        Self {
+            write: self.write + o.write,
+            alloc: self.alloc + o.alloc,
+            read: self.read + o.read,
+        }
+    }
 }
 
 /// A row group staged for the GPU (see the module docs).
@@ -91,26 +113,35 @@ pub fn read_staged(
     slot: usize,
     table: impl FnOnce(&HostColumn) -> Result<Vec<u32>, Misfit>,
 ) -> Result<Result<StagedColumn, Misfit>, String> {
+    let started = std::time::Instant::now();
     let region = storage(
         ctx,
         "gpugraph-datafusion-pages-region",
         region_bound(scan, task, slot) as u64,
     );
     let view = staging(ctx, &region, "a column chunk's pages").map_err(|e| e.to_string())?;
+    let mut alloc = started.elapsed();
     let mut sink = Staging(view, std::time::Duration::ZERO);
     let column = match read_column(scan, task, slot, &mut sink)? {
         Ok(c) => c,
         Err(misfit) => return Ok(Err(misfit)),
     };
-    let write_time = sink.1;
+    let write = sink.1;
     drop(sink);
     let words = match table(&column) {
         Ok(w) => w,
         Err(misfit) => return Ok(Err(misfit)),
     };
+    let started = std::time::Instant::now();
     let staged = StagedColumn::with_meta(ctx, region, &column, &words);
+    alloc += started.elapsed();
+    let times = StageTimes {
+        write,
+        alloc,
+        read: column.read_time,
+    };
     staged
-        .map(|s| Ok(StagedColumn { write_time, ..s }))
+        .map(|s| Ok(StagedColumn { times, ..s }))
         .map_err(|e| e.to_string())
 }
 
@@ -140,7 +171,7 @@ impl StagedColumn {
             .copy_from_slice(bytemuck::cast_slice(words));
         drop(view);
         Ok(Self {
-            write_time: std::time::Duration::ZERO,
+            times: StageTimes::default(),
             bytes: region.size() + meta.size(),
             region,
             meta,
@@ -269,9 +300,11 @@ impl PageChunk {
         self.columns.iter().map(|c| c.bytes).sum()
     }
 
-    /// Time its columns spent writing their regions into staging memory.
-    pub fn write_time(&self) -> std::time::Duration {
-        self.columns.iter().map(|c| c.write_time).sum()
+    /// Where its columns' staging time went.
+    pub fn times(&self) -> StageTimes {
+        self.columns
+            .iter()
+            .fold(StageTimes::default(), |t, c| t + c.times)
     }
 
     /// [`Self::encode`], submitted: the returned chunk's columns are ready for any later

@@ -45,7 +45,7 @@ mod runs;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use gpu::{read_staged, stage, DecodeStatus, PageChunk, StagedColumn};
+pub use gpu::{read_staged, stage, DecodeStatus, PageChunk, StageTimes, StagedColumn};
 
 /// Most values one piece covers: one workgroup of the expand kernel.
 pub const PIECE_VALUES: u32 = 256;
@@ -105,6 +105,8 @@ pub struct HostColumn {
     /// Bounds of the column's values (value columns; dictionary entries count whether used
     /// or not, so this may be wider than the values).
     pub stats: ColumnStats,
+    /// Time spent reading the column chunk's bytes from its file.
+    pub read_time: std::time::Duration,
 }
 
 /// Where a column's byte region goes while its pages are parsed: each byte once, in
@@ -309,7 +311,9 @@ pub fn read_column(
     let props = Arc::new(ReaderProperties::builder().build());
     let descr = task.metadata.file_metadata().schema_descr();
     let (leaf, name, kind) = &scan.slots[slot];
+    let started = std::time::Instant::now();
     let bytes = Arc::new(ChunkBytes::read(&mut file, file_len, rg.column(*leaf))?);
+    let read_time = started.elapsed();
     let mut reader =
         SerializedPageReader::new_with_properties(bytes, rg.column(*leaf), rows, None, props)
             .map_err(|e| e.to_string())?;
@@ -329,7 +333,10 @@ pub fn read_column(
             return Ok(Err(misfit(what)));
         }
     }
-    Ok(parser.finish(rows).map_err(misfit))
+    Ok(parser
+        .finish(rows)
+        .map(|c| HostColumn { read_time, ..c })
+        .map_err(misfit))
 }
 
 /// Parses one column chunk's pages into a [`HostColumn`] and its region.
@@ -357,6 +364,7 @@ impl<'a> ColumnParser<'a> {
                     SlotKind::Value(_) => Table::Words(Vec::new()),
                 },
                 stats: ColumnStats::default(),
+                read_time: std::time::Duration::ZERO,
             },
             table_len: 0,
             rows: 0,

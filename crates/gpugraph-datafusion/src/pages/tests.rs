@@ -512,6 +512,7 @@ fn gpu_flags_an_index_past_the_dictionary() {
             ],
             table: Table::Words(vec![5, 6]),
             stats: ColumnStats::default(),
+            read_time: std::time::Duration::ZERO,
         }],
     };
     let status = DecodeStatus::new(&ctx);
