@@ -526,3 +526,44 @@ fn gpu_flags_an_index_past_the_dictionary() {
         .expect_err("index 7 past a dictionary of 2");
     assert!(err.to_string().contains("corrupt"), "{err}");
 }
+
+/// A file cut short after its metadata was read (or metadata that places a column chunk past
+/// the file's end) is a read error naming the column, not a panic, a huge allocation or a
+/// short column.
+#[test]
+fn column_chunks_past_the_files_end_are_named_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("full.parquet");
+    let batch = batch(4_096, 9);
+    write(&path, &batch, WriterProperties::builder().build());
+    let (scan, metadata) = scan_of(&path, &batch, true).expect("plans");
+    let cut = dir.path().join("cut.parquet");
+    let bytes = std::fs::read(&path).expect("reads");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).expect("writes");
+    let task = RowGroupTask {
+        path: cut,
+        metadata,
+        row_group: 0,
+    };
+    let err = read_row_group(&scan, &task).expect_err("a read error");
+    assert!(
+        err.contains("claims bytes") && err.contains("of a"),
+        "{err}"
+    );
+
+    let file = std::fs::File::open(&path).expect("opens");
+    let loaded = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).expect("metadata");
+    let chunk = loaded.metadata().row_group(0).column(0).clone();
+    let huge = chunk
+        .into_builder()
+        .set_total_compressed_size(i64::MAX / 2)
+        .build()
+        .expect("builds");
+    let mut file = std::fs::File::open(&path).expect("opens");
+    let err =
+        chunk::ChunkBytes::read(&mut file, bytes.len() as u64, &huge).expect_err("past the end");
+    assert!(
+        err.contains("small") || err.contains("claims bytes"),
+        "{err}"
+    );
+}
