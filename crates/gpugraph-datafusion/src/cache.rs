@@ -22,6 +22,7 @@ use datafusion::physical_plan::{displayable, ExecutionPlan};
 
 use crate::convert::Converter;
 use crate::kernel::GpuChunk;
+use crate::pages::UploadPool;
 
 /// Converted, uploaded data of one source and column set.
 #[derive(Debug)]
@@ -56,6 +57,8 @@ struct Entry {
 pub struct GpuCache {
     enabled: bool,
     entries: Arc<Mutex<HashMap<SourceKey, Entry>>>,
+    /// The session's upload slabs, which page scans reuse whether or not columns are cached.
+    uploads: UploadPool,
 }
 
 impl GpuCache {
@@ -64,7 +67,13 @@ impl GpuCache {
         Self {
             enabled,
             entries: Arc::default(),
+            uploads: UploadPool::new(),
         }
+    }
+
+    /// The session's upload slabs (see [`UploadPool`]).
+    pub fn uploads(&self) -> &UploadPool {
+        &self.uploads
     }
 
     /// The key of `source` read at `values` and `keys`, when it is an in-memory table.

@@ -254,9 +254,10 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// the last summed over the threads that converted batches). Its Parquet page scan adds
 /// `decode_time` (reading, decompressing and staging column chunks, summed over the
 /// workers; of it, `chunk_read_time` reads column chunks from their files,
-/// `stage_alloc_time` creates device buffers and asks for their upload memory and
-/// `stage_write_time` writes into that memory), `page_wait_time` (the submitting thread
-/// waiting for row groups; `upload_time` is its submissions) and wall-clock milestones from the run's start: `first_page_at`,
+/// `stage_alloc_time` takes upload slabs from the session's pool, creating them when none is
+/// idle, and `stage_write_time` writes into them), `page_wait_time` (the submitting thread
+/// waiting for row groups; `upload_time` is its submissions) and wall-clock milestones from
+/// the run's start: `first_page_at`,
 /// `scan_done_at`, `kernel_done_at`.
 #[derive(Clone, Debug)]
 pub struct OperatorTimes {

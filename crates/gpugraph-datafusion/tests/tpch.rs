@@ -310,4 +310,8 @@ async fn q1_q6_from_parquet_match_the_cpu() {
         // Q6 has no group keys: its row groups are aggregated as the scan hands them over.
         assert_eq!(text.contains("streamed_chunks="), q == Q6, "{text}");
     }
+    // The queries above left the session's upload slabs idle: a scan of the same row
+    // groups takes them all from the pool.
+    let again = explain(&g, &format!("ANALYZE {Q6}")).await;
+    assert!(again.contains("upload_slabs_created=0"), "{again}");
 }

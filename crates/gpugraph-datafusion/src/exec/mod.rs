@@ -433,11 +433,14 @@ impl Run {
                         names.clone(),
                     )));
                     let values = self.plan.values.len();
+                    let pool = self.cache.uploads().clone();
+                    let slabs_before = pool.created();
                     let column = {
                         let (shared, gpu) = (Arc::clone(&shared), Arc::clone(&self.gpu));
+                        let pool = pool.clone();
                         move |scan: &pages::PageScan, task: &pages::RowGroupTask, s: usize| {
                             let key = s.checked_sub(values);
-                            pages::read_staged(&gpu, scan, task, s, |c| {
+                            pages::read_staged(&gpu, &pool, scan, task, s, |c| {
                                 page_table(&shared, s, key, c)
                             })
                         }
@@ -535,6 +538,10 @@ impl Run {
                         submissions.add(1);
                         waited = Instant::now();
                     }
+                    // Slabs this scan had to create: later scans of the session reuse them.
+                    MetricBuilder::new(&self.metrics)
+                        .global_counter("upload_slabs_created")
+                        .add((pool.created() - slabs_before) as usize);
                     if refused.is_none() {
                         MetricBuilder::new(&self.metrics)
                             .global_counter("page_decode")

@@ -1,6 +1,5 @@
-//! A parsed row group on the GPU: [`read_staged`] parses one column chunk straight into the
-//! queue's staging memory for a device buffer of its own, page by page on the worker that
-//! decompressed it, and [`PageChunk::encode`] records the expansion of each slot into a
+//! A parsed row group on the GPU: [`read_staged`] parses one column chunk straight into an
+//! upload slab (`upload.rs`), page by page on the worker that decompressed it, and [`PageChunk::encode`] records the expansion of each slot into a
 //! 32-bit column the aggregate kernel binds, on the worker that completes the row group.
 //!
 //! Why straight into staging: holding a row group's decompressed pages until its last
@@ -16,16 +15,21 @@ use std::ops::Range;
 use gpugraph_command::{wgpu, GpuContext};
 use gpugraph_gpgpu::kernel::{grid_for, Binding, Kernel};
 
+use super::upload::{Slab, UploadPool};
 use super::{read_column, region_bound, HostChunk, HostColumn, PageScan, RegionSink, RowGroupTask};
 use crate::convert::Misfit;
 use crate::kernel::{GpuChunk, KernelError, SlotLayout};
 
-/// One column slot of a row group queued for the GPU: its byte region in one device
-/// buffer, its pieces and lookup table in another.
+/// One column slot of a row group queued for the GPU: its byte region in one upload slab,
+/// its pieces and lookup table in another; the slabs go back to `pool` once the row group's
+/// expansion has run.
 #[derive(Debug)]
 pub struct StagedColumn {
-    region: wgpu::Buffer,
-    meta: wgpu::Buffer,
+    region: Slab,
+    /// Bytes of `region` written (4-aligned).
+    region_len: u64,
+    meta: Slab,
+    pool: UploadPool,
     pieces: Range<u64>,
     table: Range<u64>,
     /// Bytes staged.
@@ -37,10 +41,9 @@ pub struct StagedColumn {
 /// Where a column chunk's staging time went, beside decompressing and parsing its pages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StageTimes {
-    /// Writing the region into staging memory (which on a discrete card may be device
-    /// memory written across PCIe).
+    /// Writing the region into upload memory.
     pub write: std::time::Duration,
-    /// Creating its device buffers and asking the queue for their staging memory.
+    /// Taking its slabs from the pool (creating them when none is idle).
     pub alloc: std::time::Duration,
     /// Reading the column chunk from its file.
     pub read: std::time::Duration,
@@ -66,33 +69,8 @@ pub struct PageChunk {
     columns: Vec<StagedColumn>,
 }
 
-/// The queue's staging memory for `buffer`, written by the caller and copied at the next
-/// submission: unlike a buffer mapped at creation, wgpu does not zero it first.
-fn staging<'a>(
-    ctx: &'a GpuContext,
-    buffer: &'a wgpu::Buffer,
-    what: &'static str,
-) -> Result<wgpu::QueueWriteBufferView, KernelError> {
-    std::num::NonZeroU64::new(buffer.size())
-        .and_then(|n| ctx.queue.write_buffer_with(buffer, 0, n))
-        .ok_or_else(|| KernelError::Stage {
-            what,
-            bytes: buffer.size(),
-            reason: "the queue gave no staging memory".into(),
-        })
-}
-
-fn storage(ctx: &GpuContext, label: &str, bytes: u64) -> wgpu::Buffer {
-    ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: bytes.max(16).div_ceil(16) * 16,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    })
-}
-
-/// A [`RegionSink`] over staging memory, timing its writes.
-struct Staging(wgpu::QueueWriteBufferView, std::time::Duration);
+/// A [`RegionSink`] over a slab's upload memory, timing its writes.
+struct Staging(wgpu::BufferViewMut, std::time::Duration);
 
 impl RegionSink for Staging {
     fn put(&mut self, at: usize, bytes: &[u8]) {
@@ -102,24 +80,21 @@ impl RegionSink for Staging {
     }
 }
 
-/// Reads and parses column `slot` of `task`'s row group into the queue's staging memory
-/// (see the module docs); `table` gives the words the parsed column's indices look up (its
+/// Reads and parses column `slot` of `task`'s row group into slabs of `pool` (see the
+/// module docs); `table` gives the words the parsed column's indices look up (its
 /// dictionary's, or the query's codes for it), or a misfit. A read error is the outer
 /// error; a page the GPU cannot expand, or a table's misfit, the inner one.
 pub fn read_staged(
     ctx: &GpuContext,
+    pool: &UploadPool,
     scan: &PageScan,
     task: &RowGroupTask,
     slot: usize,
     table: impl FnOnce(&HostColumn) -> Result<Vec<u32>, Misfit>,
 ) -> Result<Result<StagedColumn, Misfit>, String> {
     let started = std::time::Instant::now();
-    let region = storage(
-        ctx,
-        "gpugraph-datafusion-pages-region",
-        region_bound(scan, task, slot) as u64,
-    );
-    let view = staging(ctx, &region, "a column chunk's pages").map_err(|e| e.to_string())?;
+    let region = pool.acquire(ctx, region_bound(scan, task, slot) as u64);
+    let view = region.view()?;
     let mut alloc = started.elapsed();
     let mut sink = Staging(view, std::time::Duration::ZERO);
     let column = match read_column(scan, task, slot, &mut sink)? {
@@ -133,26 +108,25 @@ pub fn read_staged(
         Err(misfit) => return Ok(Err(misfit)),
     };
     let started = std::time::Instant::now();
-    let staged = StagedColumn::with_meta(ctx, region, &column, &words);
+    let staged = StagedColumn::with_meta(ctx, pool, region, &column, &words)?;
     alloc += started.elapsed();
     let times = StageTimes {
         write,
         alloc,
         read: column.read_time,
     };
-    staged
-        .map(|s| Ok(StagedColumn { times, ..s }))
-        .map_err(|e| e.to_string())
+    Ok(Ok(StagedColumn { times, ..staged }))
 }
 
 impl StagedColumn {
-    /// `column`'s pieces and `words` staged beside its `region` buffer.
+    /// `column`'s pieces and `words` staged beside its `region` slab.
     fn with_meta(
         ctx: &GpuContext,
-        region: wgpu::Buffer,
+        pool: &UploadPool,
+        region: Slab,
         column: &HostColumn,
         words: &[u32],
-    ) -> Result<Self, KernelError> {
+    ) -> Result<Self, String> {
         let align = ctx
             .device
             .limits()
@@ -162,40 +136,44 @@ impl StagedColumn {
         let start = pieces.end.div_ceil(align) * align;
         // A binding is never empty: a slot without a table still gets a word.
         let table = start..start + 4 * words.len().max(1) as u64;
-        let meta = storage(ctx, "gpugraph-datafusion-pages-meta", table.end);
-        let mut view = staging(ctx, &meta, "a column chunk's pieces")?;
+        let meta = pool.acquire(ctx, table.end);
+        let mut view = meta.view()?;
         view.slice(..pieces.end as usize)
             .copy_from_slice(bytemuck::cast_slice(&column.pieces));
         let words = if words.is_empty() { &[0u32][..] } else { words };
         view.slice(table.start as usize..table.end as usize)
             .copy_from_slice(bytemuck::cast_slice(words));
         drop(view);
+        let region_len = (column.region_len as u64).div_ceil(4) * 4;
         Ok(Self {
             times: StageTimes::default(),
-            bytes: region.size() + meta.size(),
+            bytes: region_len + table.end,
             region,
+            region_len,
             meta,
+            pool: pool.clone(),
             pieces,
             table,
         })
     }
 }
 
-/// Stages a row group parsed into memory (tests and tools): each slot's region, pieces and
-/// `tables` entry, as [`read_staged`] does while it parses.
+/// Stages a row group parsed into memory (tests and tools) in slabs of `pool`: each slot's
+/// region, pieces and `tables` entry, as [`read_staged`] does while it parses.
 pub fn stage(
     ctx: &GpuContext,
+    pool: &UploadPool,
     chunk: HostChunk,
     tables: &[Vec<u32>],
-) -> Result<PageChunk, KernelError> {
+) -> Result<PageChunk, String> {
     let mut columns = Vec::new();
     for (s, (column, bytes)) in chunk.columns.iter().zip(&chunk.regions).enumerate() {
-        let region = storage(ctx, "gpugraph-datafusion-pages-region", bytes.len() as u64);
-        let mut view = staging(ctx, &region, "a column chunk's pages")?;
+        let region = pool.acquire(ctx, bytes.len() as u64);
+        let mut view = region.view()?;
         view.slice(..bytes.len()).copy_from_slice(bytes);
         drop(view);
         let words = tables.get(s).map_or(&[][..], |t| t.as_slice());
-        columns.push(StagedColumn::with_meta(ctx, region, column, words)?);
+        columns.push(StagedColumn::with_meta(ctx, pool, region, column, words)?);
     }
     Ok(PageChunk::new(chunk.rows, columns))
 }
@@ -330,12 +308,25 @@ impl PageChunk {
         });
         let max = device.limits().max_compute_workgroups_per_dimension;
         let mut buffers = Vec::new();
+        // The copies out of the slabs come before the pass that reads them; the slabs go back
+        // to their pool when this command buffer's submission completes.
+        let mut bound = Vec::new();
+        for staged in self.columns {
+            let (region, meta) = (staged.region.device().clone(), staged.meta.device().clone());
+            staged
+                .pool
+                .copy(&mut encoder, staged.region, staged.region_len);
+            staged
+                .pool
+                .copy(&mut encoder, staged.meta, staged.table.end);
+            bound.push((region, staged.region_len, meta, staged.pieces, staged.table));
+        }
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("gpugraph-datafusion-pages-expand"),
                 timestamp_writes: None,
             });
-            for staged in &self.columns {
+            for (region, region_len, meta, pieces, table) in &bound {
                 let out = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("gpugraph-datafusion-column"),
                     size: (self.rows as u64 * 4).max(16).div_ceil(16) * 16,
@@ -343,10 +334,10 @@ impl PageChunk {
                     usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                     mapped_at_creation: false,
                 });
-                let pieces = (staged.pieces.end - staged.pieces.start) / 32;
-                if pieces > 0 {
-                    let range = |r: &Range<u64>| wgpu::BufferBinding {
-                        buffer: &staged.meta,
+                let count = (pieces.end - pieces.start) / 32;
+                if count > 0 {
+                    let range = |buffer, r: &Range<u64>| wgpu::BufferBinding {
+                        buffer,
                         offset: r.start,
                         size: std::num::NonZeroU64::new(r.end - r.start),
                     };
@@ -354,14 +345,14 @@ impl PageChunk {
                         label: Some("gpugraph-datafusion-pages-expand"),
                         layout: &kernel.layout,
                         entries: &[
-                            entry(0, range(&staged.pieces)),
-                            entry(1, staged.region.as_entire_buffer_binding()),
-                            entry(2, range(&staged.table)),
+                            entry(0, range(meta, pieces)),
+                            entry(1, range(region, &(0..*region_len))),
+                            entry(2, range(meta, table)),
                             entry(3, out.as_entire_buffer_binding()),
                             entry(4, status.buffer.as_entire_buffer_binding()),
                         ],
                     });
-                    let grid = grid_for(pieces, max).ok_or(KernelError::ChunkTooLarge {
+                    let grid = grid_for(count, max).ok_or(KernelError::ChunkTooLarge {
                         rows: self.rows,
                         max: max as usize * max as usize * 256,
                     })?;

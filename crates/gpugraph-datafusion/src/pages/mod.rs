@@ -20,7 +20,8 @@
 //! integers), and its dictionary (value columns: as words, with their bounds; keys: as
 //! strings the exec codes). Pages it cannot expand (another encoding, a null after all,
 //! values past i32) make the row group a [`Misfit`], and the caller runs the CPU plan.
-//! `gpu.rs` stages each column straight into upload memory and expands a row group;
+//! `gpu.rs` stages each column straight into upload slabs (`upload.rs`, reused across row
+//! groups and queries) and expands a row group;
 //! [`read_row_group`] parses one into memory and [`expand_cpu`] is the kernel's oracle.
 
 use std::path::PathBuf;
@@ -44,8 +45,10 @@ mod gpu;
 mod runs;
 #[cfg(test)]
 pub(crate) mod tests;
+mod upload;
 
 pub use gpu::{read_staged, stage, DecodeStatus, PageChunk, StageTimes, StagedColumn};
+pub use upload::{Slab, UploadPool};
 
 /// Most values one piece covers: one workgroup of the expand kernel.
 pub const PIECE_VALUES: u32 = 256;

@@ -446,11 +446,15 @@ fn gpu_expansion_matches_the_oracle() {
     let ctx = gpu();
     let dir = tempfile::tempdir().expect("tempdir");
     let batch = batch(10_007, 5);
+    // One pool for every row group: later ones expand from slabs holding earlier ones' bytes.
+    let pool = UploadPool::new();
+    let mut acquired = 0;
     for (name, props, key) in configurations() {
         let path = dir.path().join("g.parquet");
         write(&path, &batch, props);
         let status = DecodeStatus::new(&ctx);
         for host in check_file(&path, &batch, key) {
+            acquired += 2 * host.columns.len() as u64;
             let rows = host.rows;
             let tables: Vec<Vec<u32>> = host
                 .columns
@@ -467,7 +471,7 @@ fn gpu_expansion_matches_the_oracle() {
                 .zip(&tables)
                 .map(|((c, r), t)| expand_cpu(&c.pieces, r, t, rows).expect("expands"))
                 .collect();
-            let chunk = stage(&ctx, host, &tables)
+            let chunk = stage(&ctx, &pool, host, &tables)
                 .expect("stages")
                 .expand(&ctx, &status)
                 .expect("expands");
@@ -482,6 +486,11 @@ fn gpu_expansion_matches_the_oracle() {
         }
         status.check(&ctx).expect("no index past a dictionary");
     }
+    assert!(
+        pool.created() < acquired / 2,
+        "{} slabs created for {acquired} acquired: completed row groups' slabs are reused",
+        pool.created()
+    );
 }
 
 #[test]
@@ -516,7 +525,7 @@ fn gpu_flags_an_index_past_the_dictionary() {
         }],
     };
     let status = DecodeStatus::new(&ctx);
-    let chunk = stage(&ctx, host, &[vec![5, 6]])
+    let chunk = stage(&ctx, &UploadPool::new(), host, &[vec![5, 6]])
         .expect("stages")
         .expand(&ctx, &status)
         .expect("expands");

@@ -1,0 +1,164 @@
+//! Upload slabs reused across the row groups and queries of a session: a mapped upload
+//! buffer the page parser writes into, and the device buffer it is copied to for the expand
+//! kernel.
+//!
+//! Why: staging each column chunk through `Queue::write_buffer_with` and a fresh device
+//! buffer made every column chunk allocate twice from the device's memory allocator (one
+//! lock for all 16 decoders), and its upload memory came and went in blocks of 64–128 MiB of
+//! pinned host memory as submissions completed. On the H200 host that allocation was 16–32%
+//! of the page scan's decoding time (TPC-H SF 10 from Parquet, 2026-12-04, `stage_alloc_time`).
+//! A slab goes back to its pool when the submission that copies and expands it completes
+//! (`map_buffer_on_submit` maps its upload buffer again then), so a scan reaches a steady
+//! set of slabs after its first few row groups and later queries start from it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use gpugraph_command::{wgpu, GpuContext};
+
+/// Smallest slab: column chunks below it share its size class.
+const MIN_SLAB: u64 = 64 << 10;
+/// Above this, size classes step by it instead of doubling (a 40 MiB chunk takes 48 MiB,
+/// not 64).
+const STEP_SLAB: u64 = 16 << 20;
+/// Most bytes of idle slabs a pool keeps; a slab returning past it is freed.
+const MAX_IDLE_BYTES: u64 = 2 << 30;
+
+/// A mapped upload buffer (`MAP_WRITE | COPY_SRC`) and a device buffer (`STORAGE |
+/// COPY_DST`) of the same size. Owned by one column chunk from [`UploadPool::acquire`] until
+/// the submission of [`Slab::copy`]'s commands completes.
+#[derive(Debug)]
+pub struct Slab {
+    upload: wgpu::Buffer,
+    device: wgpu::Buffer,
+}
+
+impl Slab {
+    /// Bytes either buffer holds.
+    pub fn size(&self) -> u64 {
+        self.upload.size()
+    }
+
+    /// The device buffer the kernels bind (its bytes past the copied length are stale).
+    pub fn device(&self) -> &wgpu::Buffer {
+        &self.device
+    }
+
+    /// A writable view of the whole upload buffer (drop it before [`UploadPool::copy`]).
+    pub fn view(&self) -> Result<wgpu::BufferViewMut, String> {
+        self.upload
+            .get_mapped_range_mut(..)
+            .map_err(|e| format!("an upload slab of {} bytes: {e}", self.size()))
+    }
+}
+
+/// A session's idle [`Slab`]s by size class (cheap to clone: clones share them).
+#[derive(Clone, Debug, Default)]
+pub struct UploadPool {
+    idle: Arc<Mutex<Idle>>,
+    created: Arc<AtomicU64>,
+}
+
+#[derive(Debug, Default)]
+struct Idle {
+    slabs: HashMap<u64, Vec<Slab>>,
+    bytes: u64,
+}
+
+/// The size class of a slab holding `bytes`.
+fn class_of(bytes: u64) -> u64 {
+    let bytes = bytes.max(MIN_SLAB);
+    if bytes <= STEP_SLAB {
+        bytes.next_power_of_two()
+    } else {
+        bytes.div_ceil(STEP_SLAB) * STEP_SLAB
+    }
+}
+
+impl UploadPool {
+    /// An empty pool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Slabs this pool has created (a scan that reuses them stops adding to it).
+    pub fn created(&self) -> u64 {
+        self.created.load(Ordering::Relaxed)
+    }
+
+    /// A mapped slab of at least `bytes` bytes: an idle one of its size class, or a new one.
+    pub fn acquire(&self, ctx: &GpuContext, bytes: u64) -> Slab {
+        let class = class_of(bytes);
+        if let Ok(mut idle) = self.idle.lock() {
+            if let Some(slab) = idle.slabs.get_mut(&class).and_then(Vec::pop) {
+                idle.bytes -= class;
+                return slab;
+            }
+        }
+        self.created.fetch_add(1, Ordering::Relaxed);
+        let buffer = |label: &str, usage, mapped_at_creation| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: class,
+                usage,
+                mapped_at_creation,
+            })
+        };
+        Slab {
+            upload: buffer(
+                "gpugraph-datafusion-upload-slab",
+                wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                true,
+            ),
+            device: buffer(
+                "gpugraph-datafusion-device-slab",
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                false,
+            ),
+        }
+    }
+
+    /// Records the copy of `slab`'s first `bytes` (4-aligned) bytes to its device buffer into
+    /// `encoder`, and hands the slab back to this pool once that command buffer's submission
+    /// completes (a command buffer dropped unsubmitted frees it instead). The caller keeps a
+    /// clone of [`Slab::device`] for the kernels it records after the copy.
+    pub fn copy(&self, encoder: &mut wgpu::CommandEncoder, slab: Slab, bytes: u64) {
+        slab.upload.unmap();
+        if bytes > 0 {
+            encoder.copy_buffer_to_buffer(&slab.upload, 0, &slab.device, 0, bytes);
+        }
+        let upload = slab.upload.clone();
+        let pool = self.clone();
+        encoder.map_buffer_on_submit(&upload, wgpu::MapMode::Write, .., move |mapped| {
+            if mapped.is_ok() {
+                pool.put_back(slab);
+            }
+        });
+    }
+
+    fn put_back(&self, slab: Slab) {
+        let class = slab.size();
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.bytes + class <= MAX_IDLE_BYTES {
+                idle.bytes += class;
+                idle.slabs.entry(class).or_default().push(slab);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_classes_double_then_step() {
+        assert_eq!(class_of(0), MIN_SLAB);
+        assert_eq!(class_of(MIN_SLAB + 1), 2 * MIN_SLAB);
+        assert_eq!(class_of(5 << 20), 8 << 20);
+        assert_eq!(class_of(STEP_SLAB), STEP_SLAB);
+        assert_eq!(class_of(STEP_SLAB + 1), 2 * STEP_SLAB);
+        assert_eq!(class_of(40 << 20), 48 << 20);
+    }
+}
