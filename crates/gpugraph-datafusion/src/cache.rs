@@ -136,10 +136,12 @@ impl GpuCache {
         }
     }
 
-    /// Drops every entry (frees their GPU buffers once no query uses them).
+    /// Drops every entry (frees their GPU buffers once no query uses them) and the idle
+    /// upload slabs.
     pub fn clear(&self) {
         if let Ok(mut entries) = self.entries.lock() {
             entries.clear();
         }
+        self.uploads.clear();
     }
 }

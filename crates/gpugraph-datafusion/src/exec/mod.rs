@@ -31,18 +31,20 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
     PlanProperties, SendableRecordBatchStream,
 };
-use futures::{FutureExt, Stream, StreamExt};
+use futures::{Stream, StreamExt};
 use gpugraph_command::GpuContext;
 
 mod fallback;
 mod finish;
+mod paged;
 
 pub use fallback::CpuFallbackExec;
+use paged::{PageScanned, ScanMetrics};
 
 use crate::cache::{GpuCache, Prepared};
 use crate::convert::{Chunk, Converter};
 use crate::kernel::{self, GpuChunk};
-use crate::pages::{self, DecodeStatus, HostColumn, Table};
+use crate::pages::DecodeStatus;
 use crate::plan::{AggKind, GpuPlan, GroupKey};
 use crate::scan::{DirectScan, Scanned};
 
@@ -266,30 +268,6 @@ pub(crate) fn all_partitions(
     builder.build()
 }
 
-/// The words a parsed column slot's expansion looks its indices up in: a value
-/// dictionary as it is, a key dictionary (`key`: the slot's place among the keys) as the
-/// query's codes (coded in the one converter, so codes stay one numbering across row
-/// groups); a value slot's bounds join the converter's.
-fn page_table(
-    converter: &Mutex<Converter>,
-    slot: usize,
-    key: Option<usize>,
-    column: &HostColumn,
-) -> Result<Vec<u32>, crate::convert::Misfit> {
-    let mut converter = converter.lock().unwrap_or_else(|e| e.into_inner());
-    match (&column.table, key) {
-        (Table::Strings(strings), Some(k)) => converter.code_entries(k, Arc::clone(strings)),
-        (Table::Words(words), _) => {
-            converter.note_stats(slot, column.stats);
-            Ok(words.clone())
-        }
-        (Table::Strings(_), None) => Err(crate::convert::Misfit {
-            column: format!("slot {slot}"),
-            what: "strings in a value slot".into(),
-        }),
-    }
-}
-
 /// What a page scan hands to [`Run::finish`]: its decode status and the accumulation it
 /// streamed its chunks into, if any.
 struct Pages<'a> {
@@ -426,141 +404,26 @@ impl Run {
                 }
                 if let Some(Ok((pages, tasks))) = paged {
                     let status = DecodeStatus::new(&self.gpu);
-                    // The workers code key dictionaries and note bounds as they stage.
-                    let shared = Arc::new(Mutex::new(Converter::new(
-                        &self.plan.values,
-                        &self.plan.coded,
-                        names.clone(),
-                    )));
-                    let values = self.plan.values.len();
-                    let pool = self.cache.uploads().clone();
-                    let slabs_before = pool.created();
-                    let column = {
-                        let (shared, gpu) = (Arc::clone(&shared), Arc::clone(&self.gpu));
-                        let pool = pool.clone();
-                        move |scan: &pages::PageScan, task: &pages::RowGroupTask, s: usize| {
-                            let key = s.checked_sub(values);
-                            pages::read_staged(&gpu, &pool, scan, task, s, |c| {
-                                page_table(&shared, s, key, c)
-                            })
-                        }
+                    let scan = ScanMetrics {
+                        decode_time: decode_time.clone(),
+                        convert_time: convert_time.clone(),
+                        upload_time: upload_time.clone(),
+                        rows_in: rows_in.clone(),
+                        upload_bytes: upload_bytes.clone(),
                     };
-                    let prepare = {
-                        let (gpu, status) = (Arc::clone(&self.gpu), status.clone());
-                        move |rows: usize, columns: Vec<pages::StagedColumn>| {
-                            let staged = pages::PageChunk::new(rows, columns);
-                            let (bytes, written) = (staged.bytes(), staged.times());
-                            let (chunk, commands) =
-                                staged.encode(&gpu, &status).map_err(|e| e.to_string())?;
-                            Ok(Ok((chunk, commands, bytes, written)))
-                        }
-                    };
-                    let stream = DirectScan::page_stream(pages, tasks, threads, column, prepare);
-                    // Boxed so the drop below really ends the workers before the re-read.
-                    // Fused: the drain below may see the end before the loop does.
-                    let mut stream = Box::pin(stream.fuse());
-                    let mut rows = 0;
-                    let mut refused = None;
-                    let mut streaming = self.streamed_program();
-                    // Whether the decoders or this loop (the submissions) bound the scan.
-                    let wait_time =
-                        MetricBuilder::new(&self.metrics).subset_time("page_wait_time", 0);
-                    let submissions =
-                        MetricBuilder::new(&self.metrics).counter("page_submissions", 0);
-                    // The part of decode_time spent writing into staging memory.
-                    let write_time =
-                        MetricBuilder::new(&self.metrics).subset_time("stage_write_time", 0);
-                    // The parts of decode_time spent creating buffers and staging memory,
-                    // and reading column chunks from their files.
-                    let alloc_time =
-                        MetricBuilder::new(&self.metrics).subset_time("stage_alloc_time", 0);
-                    let read_time =
-                        MetricBuilder::new(&self.metrics).subset_time("chunk_read_time", 0);
-                    let mut waited = Instant::now();
-                    'scan: while let Some(first) = stream.next().await {
-                        wait_time.add_elapsed(waited);
-                        if rows == 0 {
-                            milestone("first_page_at");
-                        }
-                        // Every row group already waiting goes in one submission: a
-                        // submission cost this thread 0.68 ms on the H200 host (TPC-H SF 10
-                        // Q6), more than a decoder takes to stage a row group.
-                        let mut ready = vec![first];
-                        while let Some(Some(more)) = stream.next().now_or_never() {
-                            ready.push(more);
-                        }
-                        let start = Instant::now();
-                        let mut commands = Vec::new();
-                        let mut encoder = self.gpu.device.create_command_encoder(
-                            &wgpu::CommandEncoderDescriptor {
-                                label: Some("gpugraph-datafusion-aggregate"),
-                            },
-                        );
-                        for scanned in ready {
-                            let (prepared, read, preparing) = scanned?;
-                            decode_time.add_duration(read);
-                            convert_time.add_duration(preparing);
-                            let (chunk, expansion, bytes, written) = match prepared {
-                                Ok(p) => p,
-                                Err(misfit) => {
-                                    refused = Some(misfit);
-                                    break 'scan;
-                                }
+                    let scanned = self
+                        .page_scan((pages, tasks), &names, threads, &status, &scan, started)
+                        .await?;
+                    let refused = match scanned {
+                        PageScanned::Done { prepared, streamed } => {
+                            let pages = Pages {
+                                status: &status,
+                                streamed: streamed.map(|s| *s),
                             };
-                            rows += chunk.rows as usize;
-                            upload_bytes.add(bytes as usize);
-                            write_time.add_duration(written.write);
-                            alloc_time.add_duration(written.alloc);
-                            read_time.add_duration(written.read);
-                            commands.push(expansion);
-                            // Bounds so far (the staged row groups', a superset of the
-                            // received ones') must fit before a chunk is aggregated; when they
-                            // stop fitting, the check after the scan decides (it fails the
-                            // same way).
-                            if let Some(acc) = streaming.as_mut() {
-                                let fits = {
-                                    let c = shared.lock().unwrap_or_else(|e| e.into_inner());
-                                    let bounds = source_bounds(&c, &self.plan);
-                                    self.plan.check_bounds(&bounds, &[]).is_ok()
-                                };
-                                if fits {
-                                    acc.encode_streamed(&self.gpu, &mut encoder, &chunk, None)
-                                        .map_err(external)?;
-                                } else {
-                                    streaming = None;
-                                }
-                            }
-                            chunks.push(chunk);
+                            return self.finish(&prepared, Some(pages), lookup, started).await;
                         }
-                        commands.push(encoder.finish());
-                        self.gpu.queue.submit(commands);
-                        upload_time.add_elapsed(start);
-                        submissions.add(1);
-                        waited = Instant::now();
-                    }
-                    // Slabs this scan had to create: later scans of the session reuse them.
-                    MetricBuilder::new(&self.metrics)
-                        .global_counter("upload_slabs_created")
-                        .add((pool.created() - slabs_before) as usize);
-                    if refused.is_none() {
-                        MetricBuilder::new(&self.metrics)
-                            .global_counter("page_decode")
-                            .add(1);
-                        rows_in.add(rows);
-                        milestone("scan_done_at");
-                        milestone("upload_done_at");
-                        // Every worker is done with it (the stream ended).
-                        let converter = std::mem::replace(
-                            &mut *shared.lock().unwrap_or_else(|e| e.into_inner()),
-                            Converter::new(&self.plan.values, &self.plan.coded, names.clone()),
-                        );
-                        let prepared = Prepared { converter, chunks };
-                        let pages = Pages {
-                            status: &status,
-                            streamed: streaming,
-                        };
-                        return self.finish(&prepared, Some(pages), lookup, started).await;
-                    }
+                        PageScanned::Refused(misfit) => misfit,
+                    };
                     // A page the GPU cannot expand (another encoding, a null, a value past
                     // i32): the Arrow reader's path below reads the scan again and decides.
                     MetricBuilder::new(&self.metrics)
@@ -569,7 +432,6 @@ impl Run {
                     if let Some(misfit) = refused {
                         note_pages(misfit.to_string());
                     }
-                    drop(stream);
                     converter = Converter::new(&self.plan.values, &self.plan.coded, names.clone());
                     chunks.clear();
                 }
