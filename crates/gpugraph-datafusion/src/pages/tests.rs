@@ -576,3 +576,44 @@ fn column_chunks_past_the_files_end_are_named_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn plain_bounds_match_a_plain_fold_at_every_remainder() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(19);
+    for n in (0..80).chain([1000, 4099]) {
+        let narrow: Vec<i32> = (0..n).map(|_| rng.random_range(-1000..1000)).collect();
+        let bytes: Vec<u8> = narrow.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let got = runs::plain_stats(&bytes, 4).expect("fits");
+        let want = (
+            narrow.iter().min().map_or(0, |&v| v as i64),
+            narrow.iter().max().map_or(0, |&v| v as i64),
+        );
+        assert_eq!(
+            (got.min, got.max, got.any),
+            (want.0, want.1, n > 0),
+            "i32 x {n}"
+        );
+        let wide: Vec<i64> = (0..n)
+            .map(|_| rng.random_range(i32::MIN as i64..=i32::MAX as i64))
+            .collect();
+        let bytes: Vec<u8> = wide.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let got = runs::plain_stats(&bytes, 8).expect("fits");
+        let want = (
+            wide.iter().min().copied().unwrap_or(0),
+            wide.iter().max().copied().unwrap_or(0),
+        );
+        assert_eq!(
+            (got.min, got.max, got.any),
+            (want.0, want.1, n > 0),
+            "i64 x {n}"
+        );
+        // One value past i32 anywhere (here in the remainder or a full block) is refused.
+        if n > 0 {
+            let mut past = wide.clone();
+            past[n as usize - 1] = i32::MAX as i64 + 1;
+            let bytes: Vec<u8> = past.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let err = runs::plain_stats(&bytes, 8).expect_err("past i32");
+            assert!(err.contains("2147483648"), "{err}");
+        }
+    }
+}
