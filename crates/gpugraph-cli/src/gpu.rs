@@ -307,6 +307,27 @@ pub fn import_as(
     Ok(graph.create_packed_view(h, format, len)?)
 }
 
+/// An error and its causes on one line, each cause once: DataFusion's errors print their
+/// sources themselves, so `{e:#}` repeated a planning error three times ("table … not
+/// found: table … not found: table … not found"). A cause is left out when the text so far
+/// already holds it, or holds it past its own prefix ("sql parser error: Expected …" after
+/// `ParserError("Expected …")`).
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let cause = cause.to_string();
+        let core = cause.split_once(": ").map_or(cause.as_str(), |(_, c)| c);
+        if text.contains(cause.as_str()) || (core.len() > 16 && text.contains(core)) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    one_line(&text)
+}
+
 /// Collapses a possibly multi-line message into one line (`"; "` between lines).
 pub fn one_line(text: &str) -> String {
     text.lines()
@@ -314,4 +335,53 @@ pub fn one_line(text: &str) -> String {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Repeats(&'static str, Option<Box<Repeats>>);
+
+    impl std::fmt::Display for Repeats {
+        fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Repeats {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|r| r as _)
+        }
+    }
+
+    #[test]
+    fn error_text_names_each_cause_once() {
+        // DataFusion's shape: the outer message already holds its source's text.
+        let planning = Repeats(
+            "Error during planning: table 't' not found",
+            Some(Box::new(Repeats("table 't' not found", None))),
+        );
+        let e = anyhow::Error::new(planning).context("running the query");
+        assert_eq!(
+            error_text(&e),
+            "running the query: Error during planning: table 't' not found"
+        );
+        // A cause that repeats the outer text past its own prefix.
+        let parser = Repeats(
+            "SQL error: ParserError(\"Expected: an SQL statement, found: SELEC\")",
+            Some(Box::new(Repeats(
+                "sql parser error: Expected: an SQL statement, found: SELEC",
+                None,
+            ))),
+        );
+        assert_eq!(
+            error_text(&anyhow::Error::new(parser)),
+            "SQL error: ParserError(\"Expected: an SQL statement, found: SELEC\")"
+        );
+        // Distinct causes all stay, on one line.
+        let e = anyhow::anyhow!("reading x.npy:\nbad header").context("sort");
+        assert_eq!(error_text(&e), "sort: reading x.npy:; bad header");
+    }
 }

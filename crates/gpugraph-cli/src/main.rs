@@ -121,7 +121,7 @@ fn main() -> ExitCode {
     gpu::quiet_loader_environment();
     let cli = Cli::parse();
     if let Err(e) = output::install_signal_cleanup() {
-        eprintln!("error: {}", gpu::one_line(&format!("{e:#}")));
+        eprintln!("error: {}", gpu::error_text(&e));
         return ExitCode::FAILURE;
     }
     let result = match cli.command {
@@ -156,7 +156,7 @@ fn main() -> ExitCode {
                 eprintln!("{c}");
                 return ExitCode::from(2);
             }
-            eprintln!("error: {}", gpu::one_line(&format!("{e:#}")));
+            eprintln!("error: {}", gpu::error_text(&e));
             ExitCode::FAILURE
         }
     }

@@ -367,7 +367,7 @@ fn bad_sql_missing_files_and_unknown_extensions_fail_naming_the_problem() {
         ),
         (
             vec!["SELECT * FROM 'nowhere.parquet'".into()],
-            "nowhere.parquet",
+            "nowhere.parquet: no such table file",
         ),
         (
             vec![
@@ -403,6 +403,12 @@ fn bad_sql_missing_files_and_unknown_extensions_fail_naming_the_problem() {
         assert!(
             err.to_lowercase().contains(&needle.to_lowercase()),
             "{full:?}: stderr does not name '{needle}':\n{err}"
+        );
+        // Each cause once: DataFusion's errors print their sources themselves.
+        assert_eq!(
+            err.matches(needle).count(),
+            1,
+            "{full:?}: '{needle}' repeated:\n{err}"
         );
     }
     assert!(!std::path::Path::new(&t.path("copied.csv")).exists());

@@ -191,9 +191,31 @@ pub async fn plan(
         .with_allow_ddl(false)
         .with_allow_dml(false)
         .with_allow_statements(false);
-    let frame = ctx.sql_with_options(sql, options).await?;
+    let frame = match ctx.sql_with_options(sql, options).await {
+        Ok(frame) => frame,
+        Err(e) => return Err(missing_file(ctx, sql).unwrap_or(QueryError::Query(e))),
+    };
     let plan = frame.create_physical_plan().await?;
     Ok((plan, started.elapsed()))
+}
+
+/// The first table `sql` names as a quoted file path (`FROM 'lineitem.parquet'`) that is
+/// neither a registered table nor a file: DataFusion's own error for it is "table
+/// 'datafusion.public.lineitem.parquet' not found", which does not say a file is missing.
+fn missing_file(ctx: &SessionContext, sql: &str) -> Option<QueryError> {
+    let state = ctx.state();
+    let dialect = state.config().options().sql_parser.dialect;
+    let statement = state.sql_to_statement(sql, &dialect).ok()?;
+    let tables = state.resolve_table_references(&statement).ok()?;
+    tables.into_iter().find_map(|t| {
+        let path = Path::new(t.table());
+        let registered = ctx.table_exist(t.clone()).unwrap_or(false);
+        (!registered && TableFormat::of(path).is_ok() && !path.is_file()).then(|| {
+            QueryError::MissingFile {
+                path: path.to_path_buf(),
+            }
+        })
+    })
 }
 
 /// The indented text of a physical plan, one operator a line (what `EXPLAIN` prints for
