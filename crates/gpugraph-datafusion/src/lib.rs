@@ -209,10 +209,21 @@ pub fn session_context_on(
     gpu: Arc<GpuContext>,
     cache: bool,
 ) -> SessionContext {
+    session_context_sharing(options, gpu, GpuCache::new(cache))
+}
+
+/// A session like [`session_context_on`]'s that shares `cache` (its GPU columns, if enabled,
+/// and its upload slabs) with the other sessions given it: a process that runs one query a
+/// session (the Python package) keeps its device and upload memory from query to query.
+pub fn session_context_sharing(
+    options: &SessionOptions,
+    gpu: Arc<GpuContext>,
+    cache: GpuCache,
+) -> SessionContext {
     let builder = state_builder(options);
     match options.engine {
         Engine::Cpu => SessionContext::new_with_state(builder.build()),
-        Engine::Gpu => gpu_session(builder, gpu, GpuCache::new(cache), options.topk_host_inputs),
+        Engine::Gpu => gpu_session(builder, gpu, cache, options.topk_host_inputs),
     }
 }
 

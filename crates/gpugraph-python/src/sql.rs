@@ -1,14 +1,17 @@
 //! `gpugraph.sql`: a read-only query through DataFusion on the GPU or CPU engine, over
 //! tables given as files or as Arrow streams (pyarrow tables), answered as an Arrow stream.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow_pyarrow::{FromPyArrow, PyArrowType};
 use arrow_schema::SchemaRef;
+use gpugraph_datafusion::cache::GpuCache;
 use gpugraph_datafusion::query::{self, QueryError};
-use gpugraph_datafusion::{session_context, Engine, SessionError, SessionOptions};
+use gpugraph_datafusion::{
+    session_context, session_context_sharing, Engine, SessionError, SessionOptions,
+};
 use pyo3::exceptions::{PyFileNotFoundError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -98,11 +101,26 @@ pub fn sql(
         engine,
         ..SessionOptions::default()
     };
+    // One device and one set of upload slabs for every query of the process (a device a
+    // query cost each call its creation and its pipelines' compilation). No GPU column cache:
+    // tables arrive as new Arrow arrays each call, so its entries would never be hit again
+    // and would only hold their GPU memory.
+    static CACHE: OnceLock<GpuCache> = OnceLock::new();
+    let gpu = match engine {
+        Engine::Gpu => Some(Arc::clone(crate::shared_context()?)),
+        Engine::Cpu => None,
+    };
     let output = py.detach(move || -> PyResult<query::QueryOutput> {
         runtime.block_on(async move {
-            let ctx = session_context(&options)
-                .map_err(session_error)?
-                .enable_url_table();
+            let ctx = match gpu {
+                Some(gpu) => session_context_sharing(
+                    &options,
+                    gpu,
+                    CACHE.get_or_init(|| GpuCache::new(false)).clone(),
+                ),
+                None => session_context(&options).map_err(session_error)?,
+            }
+            .enable_url_table();
             for (name, s) in sources {
                 match s {
                     Source::File(path) => query::register_file(&ctx, &name, &path).await,
