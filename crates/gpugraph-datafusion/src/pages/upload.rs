@@ -4,10 +4,12 @@
 //!
 //! Why: staging each column chunk through `Queue::write_buffer_with` and a fresh device
 //! buffer made every column chunk allocate twice from the device's memory allocator (one
-//! lock for all 16 decoders), and its upload memory came and went in blocks of 64–128 MiB of
-//! pinned host memory as submissions completed. On the H200 host that allocation was 16–32%
-//! of the page scan's decoding time (TPC-H SF 10 from Parquet, 2026-12-04, `stage_alloc_time`).
-//! A slab goes back to its pool when the submission that copies and expands it completes
+//! lock for all 16 decoders), its upload memory came and went in blocks of 64–128 MiB of
+//! pinned host memory as submissions completed, and handing the staging back to the queue
+//! took the lock the submitting thread holds while it submits. On the H200 host the
+//! allocation alone was 16–32% of the page scan's decoding (TPC-H SF 10 from Parquet,
+//! 2026-12-04, `stage_alloc_time`); on lavapipe the decoders' time fell 6–24x with slabs
+//! (`bench/results/lavapipe/2026-12-04-upload-pool/`). A slab goes back to its pool when the submission that copies and expands it completes
 //! (`map_buffer_on_submit` maps its upload buffer again then), so a scan reaches a steady
 //! set of slabs after its first few row groups and later queries start from it.
 
@@ -24,12 +26,12 @@ const MIN_SLAB: u64 = 64 << 10;
 const STEP_SLAB: u64 = 16 << 20;
 /// Most bytes of idle slabs a pool keeps (each byte once in upload memory and once in
 /// device memory); a slab returning past it is freed. TPC-H SF 10 Q1's scan keeps some
-/// 450 MiB of column chunks in flight (16 decoders, 7 columns of up to 8 MiB).
+/// 16 decoders × 7 columns of up to 8 MiB in flight, some 450 MiB at most.
 const MAX_IDLE_BYTES: u64 = 1 << 30;
 
 /// A mapped upload buffer (`MAP_WRITE | COPY_SRC`) and a device buffer (`STORAGE |
-/// COPY_DST | COPY_SRC`) of the same size. Owned by one column chunk from [`UploadPool::acquire`] until
-/// the submission of [`Slab::copy`]'s commands completes.
+/// COPY_DST | COPY_SRC`) of the same size. Owned by one column chunk from
+/// [`UploadPool::acquire`] until the submission of [`UploadPool::copy`]'s commands completes.
 #[derive(Debug)]
 pub struct Slab {
     upload: wgpu::Buffer,
