@@ -25,8 +25,8 @@ const MIN_SLAB: u64 = 64 << 10;
 /// not 64).
 const STEP_SLAB: u64 = 16 << 20;
 /// Most bytes of idle slabs a pool keeps (each byte once in upload memory and once in
-/// device memory); a slab returning past it is freed. TPC-H SF 10 Q1's scan keeps some
-/// 16 decoders × 7 columns of up to 8 MiB in flight, some 450 MiB at most.
+/// device memory); a slab returning past it is freed. A TPC-H SF 10 Q1 scan holds one row
+/// group per decoder in flight: 16 × 7 columns, the largest in an 8 MiB class.
 const MAX_IDLE_BYTES: u64 = 1 << 30;
 
 /// A mapped upload buffer (`MAP_WRITE | COPY_SRC`) and a device buffer (`STORAGE |
