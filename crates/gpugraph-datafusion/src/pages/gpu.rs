@@ -1,6 +1,8 @@
 //! A parsed row group on the GPU: [`read_staged`] parses one column chunk straight into an
-//! upload slab (`upload.rs`), page by page on the worker that decompressed it, and [`PageChunk::encode`] records the expansion of each slot into a
-//! 32-bit column the aggregate kernel binds, on the worker that completes the row group.
+//! upload slab (`upload.rs`), page by page on the worker that decompressed it, and
+//! [`PageChunk::encode`] records the copies out of the slabs and the expansion of each slot
+//! into a 32-bit column the aggregate kernel binds, on the worker that completes the row
+//! group.
 //!
 //! Why straight into staging: holding a row group's decompressed pages until its last
 //! column was parsed cost a second pass over cold memory, and fresh allocations for each
