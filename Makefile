@@ -98,6 +98,9 @@ test: vulkan python build
 	$(EXAMPLES)/visible_instances 300000
 	$(EXAMPLES)/particles 100000
 	$(EXAMPLES)/live_count_chain
+	$(GPUGRAPH) generate-table --tpch lineitem --scale 0.01 --out $(TARGET_DIR)/page-decode-lineitem.parquet
+	$(EXAMPLES)/page_decode $(TARGET_DIR)/page-decode-lineitem.parquet \
+	  l_shipdate l_discount l_quantity l_extendedprice --key l_returnflag --repeat 1
 	@sed -n '/^\/\/ README:begin$$/,/^\/\/ README:end$$/p' crates/gpugraph-gpgpu/examples/readme.rs \
 	  | sed '1d;$$d' > $(TARGET_DIR)/readme-example.rs
 	@awk '/^```rust$$/ {f = 1; next} /^```$$/ {f = 0} f' README.md \
