@@ -91,6 +91,10 @@ def test_errors_are_python_exceptions_naming_the_problem(lineitem, tmp_path):
         gpugraph.sql("SELECT nope FROM lineitem", tables, "cpu")
     with pytest.raises(FileNotFoundError, match="missing.parquet"):
         gpugraph.sql("SELECT 1", {"t": tmp_path / "missing.parquet"}, "cpu")
+    # A quoted path in FROM that is no file names the file, on either engine.
+    for engine in ("cpu", "gpu"):
+        with pytest.raises(FileNotFoundError, match="no such table file"):
+            gpugraph.sql(f"SELECT * FROM '{tmp_path / 'absent.parquet'}'", None, engine)
     (tmp_path / "data.txt").write_text("x\n1\n")
     with pytest.raises(ValueError, match=r"unsupported table file extension \.txt"):
         gpugraph.sql("SELECT 1", {"t": tmp_path / "data.txt"}, "cpu")
