@@ -36,6 +36,8 @@ const MAX_IDLE_BYTES: u64 = 1 << 30;
 pub struct Slab {
     upload: wgpu::Buffer,
     device: wgpu::Buffer,
+    /// The device both live on.
+    owner: wgpu::Device,
 }
 
 impl Slab {
@@ -57,7 +59,9 @@ impl Slab {
     }
 }
 
-/// A session's idle [`Slab`]s by size class (cheap to clone: clones share them).
+/// A session's idle [`Slab`]s by size class (cheap to clone: clones share them). A pool
+/// keeps the slabs of the first device it serves; slabs for another device are made and
+/// freed as needed, never mixed in.
 #[derive(Clone, Debug, Default)]
 pub struct UploadPool {
     idle: Arc<Mutex<Idle>>,
@@ -66,6 +70,8 @@ pub struct UploadPool {
 
 #[derive(Debug, Default)]
 struct Idle {
+    /// The device the slabs live on (the first one served).
+    device: Option<wgpu::Device>,
     slabs: HashMap<u64, Vec<Slab>>,
     bytes: u64,
 }
@@ -95,9 +101,12 @@ impl UploadPool {
     pub fn acquire(&self, ctx: &GpuContext, bytes: u64) -> Slab {
         let class = class_of(bytes);
         if let Ok(mut idle) = self.idle.lock() {
-            if let Some(slab) = idle.slabs.get_mut(&class).and_then(Vec::pop) {
-                idle.bytes -= class;
-                return slab;
+            let device = idle.device.get_or_insert_with(|| ctx.device.clone());
+            if *device == ctx.device {
+                if let Some(slab) = idle.slabs.get_mut(&class).and_then(Vec::pop) {
+                    idle.bytes -= class;
+                    return slab;
+                }
             }
         }
         self.created.fetch_add(1, Ordering::Relaxed);
@@ -123,6 +132,7 @@ impl UploadPool {
                     | wgpu::BufferUsages::COPY_SRC,
                 false,
             ),
+            owner: ctx.device.clone(),
         }
     }
 
@@ -147,14 +157,15 @@ impl UploadPool {
     /// Frees every idle slab (slabs in flight still come back).
     pub fn clear(&self) {
         if let Ok(mut idle) = self.idle.lock() {
-            *idle = Idle::default();
+            idle.slabs.clear();
+            idle.bytes = 0;
         }
     }
 
     fn put_back(&self, slab: Slab) {
         let class = slab.size();
         if let Ok(mut idle) = self.idle.lock() {
-            if idle.bytes + class <= MAX_IDLE_BYTES {
+            if idle.device.as_ref() == Some(&slab.owner) && idle.bytes + class <= MAX_IDLE_BYTES {
                 idle.bytes += class;
                 idle.slabs.entry(class).or_default().push(slab);
             }
@@ -201,6 +212,21 @@ mod tests {
         assert_eq!(pool.created(), 2);
         pool.clear();
         assert_eq!(round_trip(&ctx, &pool, &first), first);
+        assert_eq!(pool.created(), 3);
+    }
+
+    #[test]
+    fn a_pool_shared_by_two_devices_keeps_only_the_first_ones_slabs() {
+        let (first, second) = (gpu(), gpu());
+        let pool = UploadPool::new();
+        let words: Vec<u32> = (0..1000).collect();
+        assert_eq!(round_trip(&first, &pool, &words), words);
+        // The second device gets a slab of its own each time, and the first's idle one is
+        // never handed to it.
+        assert_eq!(round_trip(&second, &pool, &words), words);
+        assert_eq!(round_trip(&second, &pool, &words), words);
+        assert_eq!(pool.created(), 3);
+        assert_eq!(round_trip(&first, &pool, &words), words);
         assert_eq!(pool.created(), 3);
     }
 
