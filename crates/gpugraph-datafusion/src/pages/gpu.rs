@@ -170,7 +170,8 @@ pub fn stage(
 ) -> Result<PageChunk, String> {
     let mut columns = Vec::new();
     for (s, (column, bytes)) in chunk.columns.iter().zip(&chunk.regions).enumerate() {
-        let region = pool.acquire(ctx, bytes.len() as u64);
+        // The copy takes the column's stated region, which may run past the bytes given.
+        let region = pool.acquire(ctx, bytes.len().max(column.region_len) as u64);
         let mut view = region.view()?;
         view.slice(..bytes.len()).copy_from_slice(bytes);
         drop(view);
