@@ -311,13 +311,15 @@ pub fn import_as(
 /// sources themselves, so `{e:#}` repeated a planning error three times ("table … not
 /// found: table … not found: table … not found"). A cause is left out when the text so far
 /// already holds it, or holds it past its own prefix ("sql parser error: Expected …" after
-/// `ParserError("Expected …")`).
+/// `ParserError("Expected …")`); a short remainder ("x: 1") is kept, since it may match
+/// by chance.
 pub fn error_text(e: &anyhow::Error) -> String {
+    const MIN_REPEAT: usize = 16;
     let mut text = String::new();
     for cause in e.chain() {
         let cause = cause.to_string();
         let core = cause.split_once(": ").map_or(cause.as_str(), |(_, c)| c);
-        if text.contains(cause.as_str()) || (core.len() > 16 && text.contains(core)) {
+        if text.contains(cause.as_str()) || (core.len() > MIN_REPEAT && text.contains(core)) {
             continue;
         }
         if !text.is_empty() {

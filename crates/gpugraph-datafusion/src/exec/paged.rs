@@ -96,8 +96,8 @@ impl Run {
             }
         };
         let stream = DirectScan::page_stream(pages, tasks, threads, column, prepare);
-        // Boxed so the drop below really ends the workers before the re-read.
-        // Fused: the drain below may see the end before the loop does.
+        // Boxed so the drop at a refusal really ends the workers before the caller reads
+        // again. Fused: the drain of waiting row groups may see the end before the loop does.
         let mut stream = Box::pin(stream.fuse());
         let mut rows = 0;
         let mut refused = None;
@@ -105,10 +105,10 @@ impl Run {
         // Whether the decoders or this loop (the submissions) bound the scan.
         let wait_time = MetricBuilder::new(&self.metrics).subset_time("page_wait_time", 0);
         let submissions = MetricBuilder::new(&self.metrics).counter("page_submissions", 0);
-        // The part of decode_time spent writing into staging memory.
+        // The part of decode_time spent writing into upload slabs.
         let write_time = MetricBuilder::new(&self.metrics).subset_time("stage_write_time", 0);
-        // The parts of decode_time spent creating buffers and staging memory,
-        // and reading column chunks from their files.
+        // The parts of decode_time spent taking upload slabs from the pool (creating them
+        // when none is idle) and reading column chunks from their files.
         let alloc_time = MetricBuilder::new(&self.metrics).subset_time("stage_alloc_time", 0);
         let read_time = MetricBuilder::new(&self.metrics).subset_time("chunk_read_time", 0);
         let mut waited = Instant::now();

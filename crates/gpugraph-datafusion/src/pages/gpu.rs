@@ -296,9 +296,10 @@ impl PageChunk {
         Ok(chunk)
     }
 
-    /// Records the expansion of every slot through its staged table; the columns are ready
-    /// once the returned commands are submitted (the staged bytes travel with the first
-    /// submission after their staging, which this one or an earlier one is).
+    /// Records the copies out of every slot's slabs and its expansion through its staged
+    /// table; the columns are ready once the returned commands are submitted, and the slabs
+    /// go back to their pool when that submission completes (or are freed if the commands
+    /// are dropped unsubmitted).
     pub fn encode(
         self,
         ctx: &GpuContext,
