@@ -218,6 +218,29 @@ pub enum RenderError {
         /// History label.
         label: String,
     },
+    /// The device lacks a feature the workflow needs.
+    #[error("{workflow} {id}: the device lacks {feature}; request it when creating the device")]
+    MissingFeature {
+        /// Workflow name.
+        workflow: &'static str,
+        /// Instance id.
+        id: String,
+        /// The wgpu feature.
+        feature: &'static str,
+    },
+    /// A resource-group descriptor that cannot be classified against.
+    #[error("scene resource groups {id}: group {group:?}: {reason}")]
+    InvalidGroup {
+        /// Instance id.
+        id: String,
+        /// The group's scene ID (`None`: the descriptor list as a whole).
+        group: Option<u32>,
+        /// What is wrong, with the numbers.
+        reason: String,
+    },
+    /// A scene storage, mutation or adapter call failed.
+    #[error(transparent)]
+    Scene(#[from] crate::gpu_scene::GpuSceneError),
     /// A graph declaration failed.
     #[error(transparent)]
     Graph(#[from] GraphError),

@@ -20,6 +20,10 @@
 //!   mapped buffer, never submit and wait only when asked.
 //! * [`TextureHistory`]: the last N frames of a texture with frame IDs, supplied to graphs as
 //!   frame textures.
+//! * [`GpuScene`] ([`gpu_scene`], spec Phase 6): a flat GPU draw database of 128-byte records
+//!   with stable object IDs, transactional mutation with exact upload costs, CPU-hierarchy and
+//!   table-partition adapters, [`GpuSceneDrawGeneration`] into indirect-command slots and
+//!   [`GpuSceneResourceGroups`] over renderer-owned command windows.
 //! * [`camera`]: the few matrix helpers the workflow and the CLI need.
 //!
 //! Nothing here submits: everything records into the caller's graph or encoder.
@@ -29,6 +33,7 @@
 pub mod camera;
 mod draw;
 mod error;
+pub mod gpu_scene;
 mod history;
 mod mesh;
 pub mod picking;
@@ -38,6 +43,11 @@ pub mod visibility;
 
 pub use draw::{DrawCommandBuffer, DrawLayout};
 pub use error::RenderError;
+pub use gpu_scene::{
+    GpuScene, GpuSceneDrawGeneration, GpuSceneError, GpuSceneField, GpuSceneFieldValue,
+    GpuSceneGroup, GpuSceneMutation, GpuSceneMutationReport, GpuScenePatch, GpuSceneRecord,
+    GpuSceneResourceGroups, GpuSceneViews,
+};
 pub use history::TextureHistory;
 pub use mesh::{CubeCamera, InstancedCubes};
 pub use picking::{IndexPickingTarget, PickRegion, PixelPick, RegionPick, NO_OBJECT};

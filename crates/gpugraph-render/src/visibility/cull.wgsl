@@ -3,7 +3,8 @@
 // writes each row's generated stable ID (its global row index).
 //
 // Optional inputs are selected by override constants; an absent input's binding holds the
-// bounds view again (read-only) and is never read.
+// bounds view again (read-only) and is never read. Inputs may be strided (a field of
+// interleaved records, e.g. a GPUScene's sphere): each has its own row stride in words.
 
 override BOX_BOUNDS: bool = false;
 override USE_TIME: bool = false;
@@ -28,9 +29,13 @@ struct Chunk {
     selection_offset: u32,
     flags_offset: u32,
     ids_offset: u32,
+    bounds_stride: u32,
+    bounds_max_stride: u32,
+    time_stride: u32,
+    lod_stride: u32,
+    selection_stride: u32,
     pad0: u32,
     pad1: u32,
-    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> view: View;
@@ -53,12 +58,17 @@ fn finite3(v: vec3<f32>) -> bool {
 }
 
 fn load4(a: u32, row: u32) -> vec4<f32> {
-    let i = a + row * 4u;
+    let i = a + row * chunk.bounds_stride;
     return vec4<f32>(bounds[i], bounds[i + 1u], bounds[i + 2u], bounds[i + 3u]);
 }
 
+fn load3(a: u32, row: u32) -> vec3<f32> {
+    let i = a + row * chunk.bounds_stride;
+    return vec3<f32>(bounds[i], bounds[i + 1u], bounds[i + 2u]);
+}
+
 fn load_max(row: u32) -> vec3<f32> {
-    let i = chunk.bounds_max_offset + row * 4u;
+    let i = chunk.bounds_max_offset + row * chunk.bounds_max_stride;
     return vec3<f32>(bounds_max[i], bounds_max[i + 1u], bounds_max[i + 2u]);
 }
 
@@ -69,10 +79,10 @@ fn plane_distance(plane: vec4<f32>, p: vec3<f32>) -> f32 {
 }
 
 fn visible(row: u32) -> bool {
-    let b = load4(chunk.bounds_offset, row);
     var center: vec3<f32>;
     if BOX_BOUNDS {
-        let lo = b.xyz;
+        // Three words: a box corner may be a float32x3 field followed by another field.
+        let lo = load3(chunk.bounds_offset, row);
         let hi = load_max(row);
         if !(finite3(lo) && finite3(hi)) || any(hi < lo) {
             return false;
@@ -87,6 +97,7 @@ fn visible(row: u32) -> bool {
             }
         }
     } else {
+        let b = load4(chunk.bounds_offset, row);
         center = b.xyz;
         let radius = b.w;
         if !(finite3(center) && finite(radius)) || radius < 0.0 {
@@ -100,7 +111,7 @@ fn visible(row: u32) -> bool {
         }
     }
     if USE_TIME {
-        let i = chunk.time_offset + row * 2u;
+        let i = chunk.time_offset + row * chunk.time_stride;
         let start = time_range[i];
         let end = time_range[i + 1u];
         if !(start <= view.time.y && end >= view.time.x) {
@@ -109,7 +120,7 @@ fn visible(row: u32) -> bool {
     }
     if USE_LOD {
         // Squared distances: no square root, whose precision devices do not share.
-        let i = chunk.lod_offset + row * 2u;
+        let i = chunk.lod_offset + row * chunk.lod_stride;
         let near = lod[i];
         let far = lod[i + 1u];
         let e = center - view.eye.xyz;
@@ -119,7 +130,7 @@ fn visible(row: u32) -> bool {
         }
     }
     if USE_SELECTION {
-        if selection[chunk.selection_offset + row] == 0u {
+        if selection[chunk.selection_offset + row * chunk.selection_stride] == 0u {
             return false;
         }
     }

@@ -99,16 +99,28 @@ pub struct ChunkParams {
     pub flags_offset: u32,
     /// The generated IDs written.
     pub ids_offset: u32,
+    /// Row strides in 4-byte components of the bounds (4 when packed).
+    pub bounds_stride: u32,
+    /// Box maxima.
+    pub bounds_max_stride: u32,
+    /// Time ranges.
+    pub time_stride: u32,
+    /// LOD bands.
+    pub lod_stride: u32,
+    /// Selection flags.
+    pub selection_stride: u32,
     /// Padding to 16-byte multiples.
-    pub pad: [u32; 3],
+    pub pad: [u32; 2],
 }
 
-/// Per-instance bounds, one row per instance.
+/// Per-instance bounds, one row per instance. Rows may be strided (a field of interleaved
+/// records, such as a [`crate::GpuSceneViews`] field); the stride is a multiple of 4 bytes.
 #[derive(Clone, Debug)]
 pub enum Bounds {
-    /// Packed float32x4 rows: center xyz, radius w.
+    /// float32x4 rows: center xyz, radius w.
     Spheres(VectorView),
-    /// Packed float32x4 rows of box minima (w ignored) and maxima, with equal chunk lengths.
+    /// float32x3 or float32x4 rows of box minima (w ignored) and maxima, with equal chunk
+    /// lengths.
     Boxes {
         /// Minimum corners.
         min: VectorView,
@@ -183,17 +195,24 @@ impl VisibilityWorkflow {
         }
     }
 
-    /// Every chunk of `v` packed `format` without a live count, with the bounds' chunks.
+    /// Every chunk of `v` of one of `formats` without a live count, packed unless `strided`
+    /// (inputs may be strided by whole 4-byte words), with the bounds' chunks.
     fn check(
         &self,
         what: &'static str,
         v: &VectorView,
-        format: VectorFormat,
+        formats: &[VectorFormat],
+        strided: bool,
         expected: &'static str,
         reference: &[u64],
     ) -> Result<(), RenderError> {
         for c in v.chunks() {
-            if c.format() != format || !c.is_packed() || c.live_count().is_some() {
+            let layout_ok = if strided {
+                c.byte_stride().is_multiple_of(4)
+            } else {
+                c.is_packed()
+            };
+            if !formats.contains(&c.format()) || !layout_ok || c.live_count().is_some() {
                 return Err(self.unsupported(
                     what,
                     expected,
@@ -226,29 +245,30 @@ impl VisibilityWorkflow {
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), RenderError> {
         let reference = lengths(self.bounds.primary());
         let total: u64 = reference.iter().sum();
-        let f4 = "packed float32x4 rows without a live count";
-        let f2 = "packed float32x2 rows without a live count";
+        let f4 = "float32x4 rows (stride a multiple of 4 bytes) without a live count";
+        let f34 = "float32x3 or float32x4 rows (stride a multiple of 4 bytes) without a live count";
+        let f2 = "float32x2 rows (stride a multiple of 4 bytes) without a live count";
+        let u1s = "uint32 rows (stride a multiple of 4 bytes) without a live count";
         let u1 = "packed uint32 rows without a live count";
-        self.check(
-            "bounds",
-            self.bounds.primary(),
-            VectorFormat::Float32x4,
-            f4,
-            &reference,
-        )?;
-        if let Bounds::Boxes { max, .. } = &self.bounds {
-            self.check("box maxima", max, VectorFormat::Float32x4, f4, &reference)?;
+        use VectorFormat::{Float32x2, Float32x3, Float32x4, Uint32};
+        match &self.bounds {
+            Bounds::Spheres(v) => self.check("bounds", v, &[Float32x4], true, f4, &reference)?,
+            Bounds::Boxes { min, max } => {
+                let f = &[Float32x3, Float32x4];
+                self.check("bounds", min, f, true, f34, &reference)?;
+                self.check("box maxima", max, f, true, f34, &reference)?;
+            }
         }
         let optional = [
-            ("time range", &self.time_range, VectorFormat::Float32x2, f2),
-            ("lod band", &self.lod, VectorFormat::Float32x2, f2),
-            ("selection", &self.selection, VectorFormat::Uint32, u1),
-            ("ids", &self.ids, VectorFormat::Uint32, u1),
-            ("mask", &self.mask, VectorFormat::Uint32, u1),
+            ("time range", &self.time_range, Float32x2, true, f2),
+            ("lod band", &self.lod, Float32x2, true, f2),
+            ("selection", &self.selection, Uint32, true, u1s),
+            ("ids", &self.ids, Uint32, false, u1),
+            ("mask", &self.mask, Uint32, false, u1),
         ];
-        for (what, v, format, expected) in optional {
+        for (what, v, format, strided, expected) in optional {
             if let Some(v) = v {
-                self.check(what, v, format, expected, &reference)?;
+                self.check(what, v, &[format], strided, expected, &reference)?;
             }
         }
         if total > u64::from(u32::MAX) {
@@ -292,6 +312,7 @@ impl VisibilityWorkflow {
         };
         let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
         let offset = |v: &DataView| v.aligned_range(align).element_offset as u32;
+        let stride = |v: &DataView| (v.byte_stride() / 4) as u32;
         let constants = vec![
             (
                 "BOX_BOUNDS".to_string(),
@@ -342,7 +363,12 @@ impl VisibilityWorkflow {
                 selection_offset: selection.as_ref().map_or(0, offset),
                 flags_offset: offset(&flag_view),
                 ids_offset: offset(&id_view),
-                pad: [0; 3],
+                bounds_stride: stride(&bounds),
+                bounds_max_stride: max.as_ref().map_or(0, stride),
+                time_stride: time.as_ref().map_or(0, stride),
+                lod_stride: lod.as_ref().map_or(0, stride),
+                selection_stride: selection.as_ref().map_or(0, stride),
+                pad: [0; 2],
             };
             let mut bindings = vec![
                 Binding::handle(0, self.view, Access::Uniform),
@@ -398,7 +424,14 @@ impl VisibilityWorkflow {
         let u1 = "packed uint32 rows without a live count";
         let one = "one packed uint32 row without a live count";
         let capacity = lengths(&self.output);
-        self.check("output", &self.output, VectorFormat::Uint32, u1, &capacity)?;
+        self.check(
+            "output",
+            &self.output,
+            &[VectorFormat::Uint32],
+            false,
+            u1,
+            &capacity,
+        )?;
         for (what, v) in [("count", Some(self.count)), ("overflow", self.overflow)] {
             if let Some(v) = v {
                 if v.format() != VectorFormat::Uint32 || v.len() != 1 || v.live_count().is_some() {
@@ -494,6 +527,6 @@ mod tests {
         );
         let (chunk, size) = offsets("Chunk");
         assert_eq!(size as usize, std::mem::size_of::<ChunkParams>());
-        assert_eq!(chunk, (0..12).map(|i| i * 4).collect::<Vec<u32>>());
+        assert_eq!(chunk, (0..16).map(|i| i * 4).collect::<Vec<u32>>());
     }
 }

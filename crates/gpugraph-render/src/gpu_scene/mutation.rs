@@ -1,0 +1,432 @@
+//! Transactional CPU-authored mutation of a [`GpuScene`] (spec 6.1b).
+//!
+//! One [`GpuSceneMutation`] is validated whole before anything changes; then removals run,
+//! then patches, then insertions, then (optionally) a stable compaction. Every change is made
+//! to the scene's CPU copy first and recorded as a dirty byte range; the ranges are merged
+//! (sorted, overlapping or touching ranges joined) and each merged range is one
+//! `queue.write_buffer` from the CPU copy. So the report's ranges are exactly the bytes
+//! written, and its byte count is their sum: nothing is uploaded that did not change or was
+//! not asked for.
+//!
+//! Costs by operation: a removal writes the slot's 4-byte `flags` word (to 0; the rest of the
+//! hole keeps its old bytes, which no consumer reads without the active flag); a patch writes
+//! its fields' bytes; an insertion writes one 128-byte record; a compaction writes every
+//! moved record at its new slot plus the cleared suffix `active..count` (zeroed records),
+//! and nothing when the scene is already dense. The 16-byte state block is written once when
+//! `count`, `active_count` or `overflow` changed.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::record::{aabb_problem, sphere_problem, transform_problem};
+use super::{
+    GpuScene, GpuSceneError, GpuSceneField, GpuSceneOperation, GpuSceneRecord, GpuSceneState,
+    GPU_SCENE_ACTIVE_FLAG, GPU_SCENE_RECORD_BYTES, GPU_SCENE_STATE_BYTES,
+};
+
+/// One field's new value in a [`GpuScenePatch`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum GpuSceneFieldValue {
+    /// New flags; must keep [`GPU_SCENE_ACTIVE_FLAG`] (remove a record to deactivate it).
+    Flags(u32),
+    /// New resource group.
+    GroupId(u32),
+    /// New geometry.
+    GeometryId(u32),
+    /// New command slot.
+    CommandSlot(u32),
+    /// New bounding sphere (finite, radius ≥ 0).
+    Sphere([f32; 4]),
+    /// New box (finite, `min ≤ max`); the sphere is left as it is.
+    Aabb {
+        /// Minimum.
+        min: [f32; 3],
+        /// Maximum.
+        max: [f32; 3],
+    },
+    /// New transform (finite).
+    Transform([[f32; 4]; 4]),
+    /// Raw words at a record byte offset in `8..128`, 4-byte aligned (object ID and flags are
+    /// not raw-patchable). Not checked for finiteness: the caller owns the bits.
+    Words {
+        /// Record byte offset of the first word.
+        byte_offset: u64,
+        /// The words.
+        words: Vec<u32>,
+    },
+}
+
+impl GpuSceneFieldValue {
+    /// Record byte range written.
+    pub fn byte_range(&self) -> Range<u64> {
+        let field = |f: GpuSceneField| f.byte_offset()..f.byte_offset() + f.byte_length();
+        match self {
+            GpuSceneFieldValue::Flags(_) => field(GpuSceneField::Flags),
+            GpuSceneFieldValue::GroupId(_) => field(GpuSceneField::GroupId),
+            GpuSceneFieldValue::GeometryId(_) => field(GpuSceneField::GeometryId),
+            GpuSceneFieldValue::CommandSlot(_) => field(GpuSceneField::CommandSlot),
+            GpuSceneFieldValue::Sphere(_) => field(GpuSceneField::Sphere),
+            GpuSceneFieldValue::Aabb { .. } => {
+                GpuSceneField::AabbMin.byte_offset()
+                    ..GpuSceneField::AabbMax.byte_offset() + GpuSceneField::AabbMax.byte_length()
+            }
+            GpuSceneFieldValue::Transform(_) => field(GpuSceneField::Transform),
+            GpuSceneFieldValue::Words { byte_offset, words } => {
+                *byte_offset..byte_offset + 4 * words.len() as u64
+            }
+        }
+    }
+
+    fn apply(&self, r: &mut GpuSceneRecord) {
+        match self {
+            GpuSceneFieldValue::Flags(f) => r.flags = *f,
+            GpuSceneFieldValue::GroupId(g) => r.group_id = *g,
+            GpuSceneFieldValue::GeometryId(g) => r.geometry_id = *g,
+            GpuSceneFieldValue::CommandSlot(s) => r.command_slot = *s,
+            GpuSceneFieldValue::Sphere(s) => r.sphere = *s,
+            GpuSceneFieldValue::Aabb { min, max } => {
+                r.aabb_min = *min;
+                r.aabb_max = *max;
+            }
+            GpuSceneFieldValue::Transform(t) => r.transform = *t,
+            GpuSceneFieldValue::Words { byte_offset, words } => {
+                let all: &mut [u32; 32] = bytemuck::cast_mut(r);
+                let at = (*byte_offset / 4) as usize;
+                all[at..at + words.len()].copy_from_slice(words);
+            }
+        }
+    }
+}
+
+/// New values for some fields of one live record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuScenePatch {
+    /// The object ID (its slot does not change).
+    pub id: u32,
+    /// Values, applied in order.
+    pub values: Vec<GpuSceneFieldValue>,
+}
+
+/// One transaction. An ID may appear in only one of `remove`, `patch`, `insert` (and once).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GpuSceneMutation {
+    /// Live IDs to remove (their slots become holes).
+    pub remove: Vec<u32>,
+    /// Field patches of live IDs.
+    pub patch: Vec<GpuScenePatch>,
+    /// New records (IDs not live), placed in the lowest free slots in input order and made
+    /// active; those that find no slot are reported in
+    /// [`GpuSceneMutationReport::uninserted`].
+    pub insert: Vec<GpuSceneRecord>,
+    /// Stable-compact afterwards: live records keep their relative order in slots
+    /// `0..active_count`.
+    pub compact: bool,
+}
+
+/// A record moved by compaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuSceneMove {
+    /// The object ID.
+    pub id: u32,
+    /// Old slot.
+    pub from: u32,
+    /// New slot.
+    pub to: u32,
+}
+
+/// What one transaction did and exactly what it uploaded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GpuSceneMutationReport {
+    /// `(id, slot)` removed.
+    pub removed: Vec<(u32, u32)>,
+    /// `(id, slot)` patched.
+    pub patched: Vec<(u32, u32)>,
+    /// `(id, slot)` inserted.
+    pub inserted: Vec<(u32, u32)>,
+    /// IDs not inserted for lack of a free slot (the input's suffix); the GPU state's
+    /// `overflow` is 1 when this is not empty.
+    pub uninserted: Vec<u32>,
+    /// Records moved by compaction.
+    pub moves: Vec<GpuSceneMove>,
+    /// Record-buffer byte ranges written (relative to slot 0), sorted and disjoint, one
+    /// queue write each.
+    pub record_writes: Vec<Range<u64>>,
+    /// Sum of the record ranges' lengths.
+    pub record_bytes: u64,
+    /// Bytes written to the state block (0 or 16).
+    pub state_bytes: u64,
+}
+
+impl GpuSceneMutationReport {
+    /// Total bytes uploaded.
+    pub fn uploaded_bytes(&self) -> u64 {
+        self.record_bytes + self.state_bytes
+    }
+    /// Queue writes issued.
+    pub fn write_count(&self) -> usize {
+        self.record_writes.len() + usize::from(self.state_bytes > 0)
+    }
+    /// `Err(CapacityExceeded)` when some insertions found no slot, for callers that treat a
+    /// full scene as an error rather than a result.
+    pub fn into_complete(self, scene: &GpuScene) -> Result<Self, GpuSceneError> {
+        if self.uninserted.is_empty() {
+            return Ok(self);
+        }
+        Err(GpuSceneError::CapacityExceeded {
+            scene: scene.label().into(),
+            capacity: scene.capacity(),
+            required: u64::from(scene.state().active_count) + self.uninserted.len() as u64,
+        })
+    }
+}
+
+impl GpuScene {
+    /// Applies `mutation` as one transaction (see the module doc): validated whole, then
+    /// applied to the CPU copy and uploaded as merged dirty ranges through `queue` (in place
+    /// for the next submission; nothing is submitted or read back). Fails, changing nothing,
+    /// on an unknown or repeated ID, an insert of a live ID or of the invalid ID, a value that
+    /// cannot be stored, a bad raw range, an opaque or destroyed scene.
+    pub fn mutate(
+        &mut self,
+        queue: &wgpu::Queue,
+        mutation: &GpuSceneMutation,
+    ) -> Result<GpuSceneMutationReport, GpuSceneError> {
+        self.validate(mutation)?;
+        let label = self.label.clone();
+        let Some(cpu) = self.cpu.as_mut() else {
+            return Err(GpuSceneError::Immutable { scene: label });
+        };
+        let mut report = GpuSceneMutationReport::default();
+        let mut dirty: Vec<Range<u64>> = Vec::new();
+        let rec = |slot: u32, r: Range<u64>| {
+            let base = u64::from(slot) * GPU_SCENE_RECORD_BYTES;
+            base + r.start..base + r.end
+        };
+        let mut state = self.gpu_state;
+        for &id in &mutation.remove {
+            let slot = cpu.slot_of.remove(&id).unwrap_or_default();
+            cpu.records[slot as usize].flags = 0;
+            cpu.holes.insert(slot);
+            dirty.push(rec(slot, 4..8));
+            report.removed.push((id, slot));
+            state.active_count -= 1;
+        }
+        for p in &mutation.patch {
+            let slot = cpu.slot_of[&p.id];
+            for v in &p.values {
+                v.apply(&mut cpu.records[slot as usize]);
+                dirty.push(rec(slot, v.byte_range()));
+            }
+            report.patched.push((p.id, slot));
+        }
+        for (k, r) in mutation.insert.iter().enumerate() {
+            let slot = match cpu.holes.pop_first() {
+                Some(s) => s,
+                None if state.count < self.capacity => {
+                    state.count += 1;
+                    state.count - 1
+                }
+                None => {
+                    report.uninserted = mutation.insert[k..].iter().map(|r| r.object_id).collect();
+                    state.overflow = 1;
+                    break;
+                }
+            };
+            let mut r = *r;
+            r.flags |= GPU_SCENE_ACTIVE_FLAG;
+            r.reserved = 0;
+            cpu.records[slot as usize] = r;
+            cpu.slot_of.insert(r.object_id, slot);
+            dirty.push(rec(slot, 0..GPU_SCENE_RECORD_BYTES));
+            report.inserted.push((r.object_id, slot));
+            state.active_count += 1;
+        }
+        if mutation.compact {
+            let mut to = 0u32;
+            for from in 0..state.count {
+                let r = cpu.records[from as usize];
+                if !r.is_active() {
+                    continue;
+                }
+                if from != to {
+                    cpu.records[to as usize] = r;
+                    cpu.slot_of.insert(r.object_id, to);
+                    dirty.push(rec(to, 0..GPU_SCENE_RECORD_BYTES));
+                    report.moves.push(GpuSceneMove {
+                        id: r.object_id,
+                        from,
+                        to,
+                    });
+                }
+                to += 1;
+            }
+            for s in to..state.count {
+                cpu.records[s as usize] = bytemuck::Zeroable::zeroed();
+            }
+            if to < state.count {
+                dirty.push(
+                    u64::from(to) * GPU_SCENE_RECORD_BYTES
+                        ..u64::from(state.count) * GPU_SCENE_RECORD_BYTES,
+                );
+            }
+            cpu.holes.clear();
+            state.count = to;
+        }
+        report.record_writes = merge(dirty);
+        let bytes: &[u8] = bytemuck::cast_slice(&cpu.records);
+        for r in &report.record_writes {
+            queue.write_buffer(
+                &self.records,
+                self.record_offset + r.start,
+                &bytes[r.start as usize..r.end as usize],
+            );
+        }
+        report.record_bytes = report.record_writes.iter().map(|r| r.end - r.start).sum();
+        if state != self.gpu_state {
+            queue.write_buffer(&self.state, 0, bytemuck::bytes_of(&state));
+            report.state_bytes = GPU_SCENE_STATE_BYTES;
+            self.gpu_state = state;
+        }
+        Ok(report)
+    }
+
+    /// Stable compaction alone: `mutate` of an empty transaction with `compact`.
+    pub fn compact(
+        &mut self,
+        queue: &wgpu::Queue,
+    ) -> Result<GpuSceneMutationReport, GpuSceneError> {
+        self.mutate(
+            queue,
+            &GpuSceneMutation {
+                compact: true,
+                ..Default::default()
+            },
+        )
+    }
+
+    fn validate(&self, m: &GpuSceneMutation) -> Result<(), GpuSceneError> {
+        let scene = self.label.clone();
+        if self.is_destroyed() {
+            return Err(GpuSceneError::Destroyed { scene });
+        }
+        let Some(cpu) = &self.cpu else {
+            return Err(GpuSceneError::Immutable { scene });
+        };
+        let mut seen: HashMap<u32, GpuSceneOperation> = HashMap::new();
+        let mut note = |id: u32, op: GpuSceneOperation| match seen.insert(id, op) {
+            Some(first) => Err(GpuSceneError::DuplicateId {
+                scene: scene.clone(),
+                id,
+                first,
+                second: op,
+            }),
+            None => Ok(()),
+        };
+        let unknown = |id: u32, operation| GpuSceneError::UnknownId {
+            scene: scene.clone(),
+            id,
+            operation,
+            active: self.gpu_state.active_count,
+        };
+        for &id in &m.remove {
+            note(id, GpuSceneOperation::Remove)?;
+            if !cpu.slot_of.contains_key(&id) {
+                return Err(unknown(id, GpuSceneOperation::Remove));
+            }
+        }
+        for p in &m.patch {
+            note(p.id, GpuSceneOperation::Patch)?;
+            if !cpu.slot_of.contains_key(&p.id) {
+                return Err(unknown(p.id, GpuSceneOperation::Patch));
+            }
+            for v in &p.values {
+                self.check_value(p.id, v)?;
+            }
+        }
+        for r in &m.insert {
+            note(r.object_id, GpuSceneOperation::Insert)?;
+            if cpu.slot_of.contains_key(&r.object_id) {
+                return Err(GpuSceneError::DuplicateId {
+                    scene: scene.clone(),
+                    id: r.object_id,
+                    first: GpuSceneOperation::Initial,
+                    second: GpuSceneOperation::Insert,
+                });
+            }
+            if let Some((field, reason)) = r.problem() {
+                return Err(GpuSceneError::InvalidField {
+                    scene: scene.clone(),
+                    id: r.object_id,
+                    field,
+                    reason,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn check_value(&self, id: u32, v: &GpuSceneFieldValue) -> Result<(), GpuSceneError> {
+        let invalid = |field, reason: String| GpuSceneError::InvalidField {
+            scene: self.label.clone(),
+            id,
+            field,
+            reason,
+        };
+        match v {
+            GpuSceneFieldValue::Flags(f) if f & GPU_SCENE_ACTIVE_FLAG == 0 => Err(invalid(
+                GpuSceneField::Flags,
+                format!("flags {f:#x} clear the active bit; remove the record instead"),
+            )),
+            GpuSceneFieldValue::Sphere(s) => match sphere_problem(s) {
+                Some(r) => Err(invalid(GpuSceneField::Sphere, r)),
+                None => Ok(()),
+            },
+            GpuSceneFieldValue::Aabb { min, max } => match aabb_problem(min, max) {
+                Some(r) => Err(invalid(GpuSceneField::AabbMin, r)),
+                None => Ok(()),
+            },
+            GpuSceneFieldValue::Transform(t) => match transform_problem(t) {
+                Some(r) => Err(invalid(GpuSceneField::Transform, r)),
+                None => Ok(()),
+            },
+            GpuSceneFieldValue::Words { byte_offset, words } => {
+                let end = byte_offset + 4 * words.len() as u64;
+                if *byte_offset < 8 || end > GPU_SCENE_RECORD_BYTES || byte_offset % 4 != 0 {
+                    return Err(GpuSceneError::BadFieldRange {
+                        scene: self.label.clone(),
+                        id,
+                        byte_offset: *byte_offset,
+                        bytes: 4 * words.len() as u64,
+                    });
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Sorted, disjoint ranges covering exactly the union of `ranges` (empty ones dropped);
+/// touching ranges join, so each result is one queue write.
+pub fn merge(mut ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
+    ranges.retain(|r| r.start < r.end);
+    ranges.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// The state a CPU model expects (for oracles and tests): counts from the live slots.
+pub fn expected_state(count: u32, active_count: u32, overflow: bool) -> GpuSceneState {
+    GpuSceneState {
+        count,
+        active_count,
+        overflow: u32::from(overflow),
+        reserved: 0,
+    }
+}

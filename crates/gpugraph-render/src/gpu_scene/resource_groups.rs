@@ -1,0 +1,335 @@
+//! [`GpuSceneResourceGroups`] (spec 6.2b): generated indirect commands classified into
+//! renderer-owned resource groups.
+//!
+//! WebGPU cannot choose a pipeline or bind group inside an indirect draw, so the renderer
+//! keeps the order: for each group (in descriptor order) it binds that group's resources and
+//! issues the draws of the group's fixed command window. The GPU decides which of those
+//! commands are live ([`crate::GpuSceneDrawGeneration`]) and, here, checks that each live
+//! command is one its window's bindings can draw, with counts and diagnostics left on the GPU
+//! for whoever wants them; they never drive CPU draw selection.
+//!
+//! Design. Two dispatch nodes (`resource_groups.wgsl`): `clear` (per group) and `classify`
+//! (per command). Descriptors are immutable and uploaded once into a node-side storage buffer
+//! imported as `{id}/groups`, followed by `(id, index)` pairs sorted by id, which `classify`
+//! binary-searches (O(log groups) per live command). Re-encoding after a scene mutation or a
+//! visibility change reclassifies with the same compiled nodes.
+
+use gpugraph_command::{
+    Binding, BufferDescriptor, CommandGraph, DataView, DataViewDescriptor, DispatchNode, Grid,
+    ShaderSource, VectorFormat,
+};
+use wgpu::util::DeviceExt;
+
+use super::{GpuSceneViews, GPU_SCENE_INVALID_REFERENCE};
+use crate::{DrawCommandBuffer, RenderError};
+
+const WORKFLOW: &str = "scene resource groups";
+const WGSL: &str = concat!(
+    include_str!("record.wgsl"),
+    include_str!("resource_groups.wgsl")
+);
+const WORKGROUP_SIZE: u32 = 256;
+
+/// Per-group flag: a live command of the group lies outside its window (every live command of
+/// an empty group does).
+pub const GROUP_MISPLACED: u32 = 1;
+/// Per-group flag: a live command's record has a geometry other than the group's fixed one.
+pub const GROUP_GEOMETRY_MISMATCH: u32 = 2;
+/// Global flag: a live command's `firstInstance` is past the scene or names an inactive slot.
+pub const SCENE_INVALID_ROW: u32 = 1;
+/// Global flag: a live command's record names a group no descriptor has.
+pub const SCENE_UNKNOWN_GROUP: u32 = 2;
+
+/// One renderer-owned group: the scene `group_id` it draws, its command window and, for
+/// groups whose vertex/index bindings are fixed, the one geometry it can draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuSceneGroup {
+    /// Scene `group_id` (unique; not [`GPU_SCENE_INVALID_REFERENCE`]).
+    pub id: u32,
+    /// First command of the window.
+    pub first_command: u32,
+    /// Commands in the window (0: an explicit empty group).
+    pub command_count: u32,
+    /// Required `geometry_id`, or `None` for any.
+    pub geometry_id: Option<u32>,
+}
+
+/// Constants of one classification (WGSL `Params`), element offsets in words.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+struct GroupParams {
+    scene_capacity: u32,
+    command_capacity: u32,
+    group_count: u32,
+    record_base: u32,
+    command_base: u32,
+    command_words: u32,
+    first_instance_word: u32,
+    counts_base: u32,
+    flags_base: u32,
+    overflow_base: u32,
+    pad: [u32; 2],
+}
+
+/// Classification of generated commands into groups (see the module doc).
+///
+/// Contract, per encode: `counts`, `group_flags` and `overflow` are first zeroed. For each
+/// command `c` with `instanceCount != 0`: row `r = firstInstance`; if `r ≥` the scene capacity
+/// or slot `r` is not active, `overflow |= SCENE_INVALID_ROW`; else if no descriptor has the
+/// record's `group_id`, `overflow |= SCENE_UNKNOWN_GROUP`; else, with `g` that descriptor, if
+/// `c` is outside `first_command .. first_command + command_count`,
+/// `group_flags[g] |= GROUP_MISPLACED`; else if `g` fixes a geometry and the record's differs,
+/// `group_flags[g] |= GROUP_GEOMETRY_MISMATCH`; else `counts[g] += 1`.
+#[derive(Clone, Debug)]
+pub struct GpuSceneResourceGroups {
+    /// Node id prefix.
+    pub id: String,
+    /// The scene's views in this graph.
+    pub scene: GpuSceneViews,
+    /// The command records (as given to the draw generation).
+    pub commands: DrawCommandBuffer,
+    /// `commands`' buffer in the graph.
+    pub command_handle: gpugraph_command::BufferHandle,
+    /// Descriptors in renderer order (at least one; unique IDs; nonempty windows inside the
+    /// command capacity and disjoint).
+    pub groups: Vec<GpuSceneGroup>,
+    /// Packed uint32, one per group: compatible live commands.
+    pub counts: DataView,
+    /// Packed uint32, one per group: [`GROUP_MISPLACED`] | [`GROUP_GEOMETRY_MISMATCH`].
+    pub group_flags: DataView,
+    /// One packed uint32: [`SCENE_INVALID_ROW`] | [`SCENE_UNKNOWN_GROUP`].
+    pub overflow: DataView,
+}
+
+impl GpuSceneResourceGroups {
+    fn invalid(&self, group: Option<u32>, reason: String) -> RenderError {
+        RenderError::InvalidGroup {
+            id: self.id.clone(),
+            group,
+            reason,
+        }
+    }
+
+    /// Checks the descriptors against the command capacity.
+    fn check_groups(&self) -> Result<(), RenderError> {
+        if self.groups.is_empty() {
+            return Err(self.invalid(None, "at least one group is required".into()));
+        }
+        let capacity = u64::from(self.commands.records());
+        let mut ids = std::collections::HashSet::new();
+        let mut windows: Vec<(u64, u64, u32)> = Vec::new();
+        for g in &self.groups {
+            if g.id == GPU_SCENE_INVALID_REFERENCE {
+                return Err(self.invalid(Some(g.id), "0xffffffff is the invalid reference".into()));
+            }
+            if !ids.insert(g.id) {
+                return Err(self.invalid(Some(g.id), "group id appears twice".into()));
+            }
+            let end = u64::from(g.first_command) + u64::from(g.command_count);
+            if g.command_count > 0 && end > capacity {
+                return Err(self.invalid(
+                    Some(g.id),
+                    format!(
+                        "window {}..{end} exceeds the {capacity} command records",
+                        g.first_command
+                    ),
+                ));
+            }
+            if g.command_count > 0 {
+                windows.push((u64::from(g.first_command), end, g.id));
+            }
+        }
+        windows.sort_unstable();
+        if let Some(w) = windows.windows(2).find(|w| w[1].0 < w[0].1) {
+            return Err(self.invalid(
+                Some(w[1].2),
+                format!(
+                    "window {}..{} overlaps group {}'s {}..{}",
+                    w[1].0, w[1].1, w[0].2, w[0].0, w[0].1
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The descriptor table the kernel binary-searches: descriptors, then sorted pairs.
+    fn table(&self) -> Vec<[u32; 4]> {
+        let mut table: Vec<[u32; 4]> = self
+            .groups
+            .iter()
+            .map(|g| {
+                [
+                    g.id,
+                    g.first_command,
+                    g.command_count,
+                    g.geometry_id.unwrap_or(GPU_SCENE_INVALID_REFERENCE),
+                ]
+            })
+            .collect();
+        let mut pairs: Vec<[u32; 2]> = self
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| [g.id, i as u32])
+            .collect();
+        pairs.sort_unstable();
+        for two in pairs.chunks(2) {
+            let second = two.get(1).copied().unwrap_or([u32::MAX, u32::MAX]);
+            table.push([two[0][0], two[0][1], second[0], second[1]]);
+        }
+        table
+    }
+
+    /// Adds `{id}/clear` and `{id}/classify` (and imports the descriptor table as
+    /// `{id}/groups`) after checking descriptors and views. Compiles and submits nothing.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), RenderError> {
+        self.check_groups()?;
+        let n = self.groups.len() as u64;
+        let unsupported = |what: &'static str, expected: &'static str, v: &DataView| {
+            RenderError::UnsupportedView {
+                workflow: WORKFLOW,
+                id: self.id.clone(),
+                what,
+                expected,
+                actual: format!(
+                    "{} rows of {} (packed {})",
+                    v.len(),
+                    v.format(),
+                    v.is_packed()
+                ),
+            }
+        };
+        for (what, v, rows) in [
+            ("counts", &self.counts, n),
+            ("group flags", &self.group_flags, n),
+            ("overflow", &self.overflow, 1),
+        ] {
+            if v.format() != VectorFormat::Uint32
+                || !v.is_packed()
+                || v.live_count().is_some()
+                || v.len() != rows
+            {
+                return Err(unsupported(
+                    what,
+                    "packed uint32 rows without a live count: one per group (one for overflow)",
+                    v,
+                ));
+            }
+        }
+        let written = [
+            ("counts", self.counts),
+            ("group flags", self.group_flags),
+            ("overflow", self.overflow),
+        ];
+        for (i, (what, v)) in written.iter().enumerate() {
+            if [self.scene.records, self.command_handle].contains(&v.buffer()) {
+                return Err(RenderError::WritesAlone {
+                    workflow: WORKFLOW,
+                    id: self.id.clone(),
+                    what,
+                    buffer: graph.buffer_id(v.buffer())?.to_string(),
+                });
+            }
+            for (other, w) in &written[..i] {
+                let a = v.byte_offset()..v.byte_offset() + v.byte_span();
+                let b = w.byte_offset()..w.byte_offset() + w.byte_span();
+                if v.buffer() == w.buffer() && a.start < b.end && b.start < a.end {
+                    return Err(RenderError::UnsupportedView {
+                        workflow: WORKFLOW,
+                        id: self.id.clone(),
+                        what,
+                        expected: "a range overlapping no other output",
+                        actual: format!("bytes {a:?} overlap {other} bytes {b:?}"),
+                    });
+                }
+            }
+        }
+        let table = self.table();
+        let table_buffer = graph
+            .device()
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(&format!("{}/groups", self.id)),
+                contents: bytemuck::cast_slice(&table),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+        let table_handle = graph.import_buffer(
+            BufferDescriptor::new(
+                format!("{}/groups", self.id),
+                table_buffer.size(),
+                wgpu::BufferUsages::STORAGE,
+            ),
+            &table_buffer,
+        )?;
+        let table_view =
+            graph.create_packed_view(table_handle, VectorFormat::Uint32x4, table.len() as u64)?;
+        let command_capacity = self.commands.records();
+        let command_words = (self.commands.layout().record_bytes() / 4) as u32;
+        let commands = graph.create_data_view(
+            self.command_handle,
+            DataViewDescriptor::packed(
+                VectorFormat::Uint32,
+                u64::from(command_capacity * command_words).max(1),
+            )
+            .at_offset(self.commands.byte_offset()),
+        )?;
+        let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
+        let base = |v: &DataView| v.aligned_range(align).element_offset as u32;
+        let params = GroupParams {
+            scene_capacity: self.scene.capacity,
+            command_capacity,
+            group_count: n as u32,
+            record_base: base(&self.scene.record_words),
+            command_base: base(&commands),
+            command_words,
+            first_instance_word: command_words - 1,
+            counts_base: base(&self.counts),
+            flags_base: base(&self.group_flags),
+            overflow_base: base(&self.overflow),
+            pad: [0; 2],
+        };
+        let bindings = vec![
+            Binding::params(0, &params),
+            Binding::read(1, self.scene.record_words),
+            Binding::read(2, commands),
+            Binding::read(3, table_view),
+            Binding::read_write(4, self.counts),
+            Binding::read_write(5, self.group_flags),
+            Binding::read_write(6, self.overflow),
+        ];
+        let shader = ShaderSource::new("render/gpu_scene/resource_groups", WGSL);
+        for (entry, rows) in [("clear", n), ("classify", u64::from(command_capacity))] {
+            graph.add_dispatch_node(DispatchNode::new(
+                format!("{}/{entry}", self.id),
+                shader.clone(),
+                entry,
+                bindings.clone(),
+                Grid::Rows {
+                    rows,
+                    rows_per_workgroup: WORKGROUP_SIZE,
+                },
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_match_the_shader() {
+        let module = naga::front::wgsl::parse_str(WGSL).expect("resource_groups.wgsl parses");
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).expect("layout");
+        let (h, _) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some("Params"))
+            .expect("Params");
+        assert_eq!(
+            layouter[h].size as usize,
+            std::mem::size_of::<GroupParams>()
+        );
+    }
+}

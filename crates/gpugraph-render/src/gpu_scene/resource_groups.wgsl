@@ -1,0 +1,116 @@
+// GPUSceneResourceGroups (`resource_groups.rs`; oracle `cpu::resource_groups`). Included after
+// `record.wgsl`. Two passes over one binding layout:
+//   clear:    counts, per-group flags and the global flags to 0;
+//   classify: per command with instanceCount != 0, its scene row (firstInstance) must be a
+//             live slot (else global SCENE_INVALID_ROW) whose group has a descriptor (else
+//             global SCENE_UNKNOWN_GROUP); a command outside the group's window sets the
+//             group's MISPLACED bit, a geometry other than the group's fixed one its
+//             GEOMETRY_MISMATCH bit; otherwise the group's count goes up by one.
+// Descriptor lookup: `groups` holds the descriptors in renderer order (id, first, count,
+// geometry) followed by (id, index) pairs sorted by id, binary-searched.
+
+const WORKGROUP_SIZE: u32 = 256u;
+const GROUP_MISPLACED: u32 = 1u;
+const GROUP_GEOMETRY_MISMATCH: u32 = 2u;
+const SCENE_INVALID_ROW: u32 = 1u;
+const SCENE_UNKNOWN_GROUP: u32 = 2u;
+
+struct Params {
+    scene_capacity: u32,
+    command_capacity: u32,
+    group_count: u32,
+    record_base: u32,
+    command_base: u32,
+    command_words: u32,
+    first_instance_word: u32,
+    counts_base: u32,
+    flags_base: u32,
+    overflow_base: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> records: array<u32>;
+@group(0) @binding(2) var<storage, read> commands: array<u32>;
+@group(0) @binding(3) var<storage, read> groups: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> group_flags: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> overflow: array<atomic<u32>>;
+
+// Index of the descriptor with `id`, or INVALID_REFERENCE.
+fn find_group(id: u32) -> u32 {
+    var lo = 0u;
+    var hi = params.group_count;
+    while lo < hi {
+        let mid = (lo + hi) / 2u;
+        // Sorted pairs follow the descriptors; two pairs per vec4.
+        let pair = params.group_count + mid / 2u;
+        let v = groups[pair];
+        let key = select(v.x, v.z, (mid & 1u) == 1u);
+        if key == id {
+            return select(v.y, v.w, (mid & 1u) == 1u);
+        }
+        if key < id {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    return INVALID_REFERENCE;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn clear(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let g = linear_row(wid, nwg, lid, WORKGROUP_SIZE);
+    if g == 0u {
+        atomicStore(&overflow[params.overflow_base], 0u);
+    }
+    if g >= params.group_count {
+        return;
+    }
+    atomicStore(&counts[params.counts_base + g], 0u);
+    atomicStore(&group_flags[params.flags_base + g], 0u);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn classify(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let c = linear_row(wid, nwg, lid, WORKGROUP_SIZE);
+    if c >= params.command_capacity {
+        return;
+    }
+    let at = params.command_base + c * params.command_words;
+    if commands[at + 1u] == 0u {
+        return;
+    }
+    let row = commands[at + params.first_instance_word];
+    if row >= params.scene_capacity
+        || (records[record_word(params.record_base, row, FLAGS_WORD)] & ACTIVE_FLAG) == 0u {
+        atomicOr(&overflow[params.overflow_base], SCENE_INVALID_ROW);
+        return;
+    }
+    let g = find_group(records[record_word(params.record_base, row, GROUP_WORD)]);
+    if g == INVALID_REFERENCE {
+        atomicOr(&overflow[params.overflow_base], SCENE_UNKNOWN_GROUP);
+        return;
+    }
+    let d = groups[g];
+    if c < d.y || c - d.y >= d.z {
+        atomicOr(&group_flags[params.flags_base + g], GROUP_MISPLACED);
+        return;
+    }
+    if d.w != INVALID_REFERENCE
+        && d.w != records[record_word(params.record_base, row, GEOMETRY_WORD)] {
+        atomicOr(&group_flags[params.flags_base + g], GROUP_GEOMETRY_MISMATCH);
+        return;
+    }
+    atomicAdd(&counts[params.counts_base + g], 1u);
+}

@@ -1,0 +1,127 @@
+//! Test support of the GPUScene tests: a device with `INDIRECT_FIRST_INSTANCE` (draw
+//! generation's `firstInstance` contract needs it; `GpuContext` does not request it), explicit
+//! readback, and random records. No adapter is a failure, never a skip.
+#![allow(dead_code)]
+
+use std::sync::{mpsc, Mutex};
+
+use gpugraph_command::wgpu::{self, BufferUsages as U};
+use gpugraph_command::{CompiledGraph, DeviceCache, EncodeOptions, GpuContext};
+use gpugraph_render::gpu_scene::GpuSceneRecord;
+use rand::{Rng, SeedableRng};
+
+/// Serializes device creation and teardown (see `GpuContext`'s `Teardown`: concurrent
+/// creation or destruction of devices crashed drivers).
+static LIFECYCLE: Mutex<()> = Mutex::new(());
+
+/// A device and queue with the wanted features plus `INDIRECT_FIRST_INSTANCE`.
+pub struct SceneDevice {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    _ctx: GpuContext,
+}
+
+impl Drop for SceneDevice {
+    fn drop(&mut self) {
+        let _guard = LIFECYCLE.lock().unwrap_or_else(|e| e.into_inner());
+        DeviceCache::release(&self.device);
+        self.device.destroy();
+    }
+}
+
+pub fn scene_device() -> SceneDevice {
+    let ctx = GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required");
+    let features = ctx.device.features() | wgpu::Features::INDIRECT_FIRST_INSTANCE;
+    assert!(
+        ctx.adapter.features().contains(features),
+        "the adapter lacks INDIRECT_FIRST_INSTANCE"
+    );
+    let _guard = LIFECYCLE.lock().unwrap_or_else(|e| e.into_inner());
+    let (device, queue) = pollster::block_on(ctx.adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("scene-test"),
+        required_features: features,
+        required_limits: ctx.adapter.limits(),
+        ..Default::default()
+    }))
+    .expect("device");
+    SceneDevice {
+        device,
+        queue,
+        _ctx: ctx,
+    }
+}
+
+pub fn rng(seed: u64) -> rand::rngs::StdRng {
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+/// Reads a whole buffer back as bytes.
+pub fn read_bytes(d: &SceneDevice, buffer: &wgpu::Buffer) -> Vec<u8> {
+    let staging = d.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("staging"),
+        size: buffer.size(),
+        usage: U::MAP_READ | U::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = d.device.create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
+    d.queue.submit([enc.finish()]);
+    let slice = staging.slice(..);
+    let (tx, rx) = mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
+    d.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    rx.recv().unwrap().unwrap();
+    let out: Vec<u8> = slice.get_mapped_range().unwrap().iter().copied().collect();
+    staging.unmap();
+    out
+}
+
+pub fn read_words(d: &SceneDevice, buffer: &wgpu::Buffer) -> Vec<u32> {
+    bytemuck::cast_slice(&read_bytes(d, buffer)).to_vec()
+}
+
+/// A STORAGE | COPY_SRC | COPY_DST (| `extra`) buffer of `words`.
+pub fn upload_words(d: &SceneDevice, words: &[u32], extra: U) -> wgpu::Buffer {
+    let buf = d.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test-data"),
+        size: (words.len() as u64 * 4).max(16),
+        usage: U::STORAGE | U::COPY_SRC | U::COPY_DST | extra,
+        mapped_at_creation: false,
+    });
+    if !words.is_empty() {
+        d.queue.write_buffer(&buf, 0, bytemuck::cast_slice(words));
+    }
+    buf
+}
+
+/// Encodes `compiled` once, submits and waits.
+pub fn encode_wait(d: &SceneDevice, compiled: &mut CompiledGraph) {
+    let mut enc = d.device.create_command_encoder(&Default::default());
+    compiled
+        .encode(&mut enc, &EncodeOptions::default())
+        .unwrap();
+    d.queue.submit([enc.finish()]);
+    d.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+}
+
+/// A random valid record for `id`: random box in `[-extent, extent]³`, group/geometry/slot
+/// drawn from small ranges (so collisions happen), invalid references sometimes.
+pub fn random_record(rng: &mut impl Rng, id: u32, extent: f32, slots: u32) -> GpuSceneRecord {
+    let c: [f32; 3] = std::array::from_fn(|_| rng.random_range(-extent..extent));
+    let h: [f32; 3] = std::array::from_fn(|_| rng.random_range(0.0..2.0f32));
+    let mut r = GpuSceneRecord::new(id)
+        .with_aabb(
+            std::array::from_fn(|i| c[i] - h[i]),
+            std::array::from_fn(|i| c[i] + h[i]),
+        )
+        .with_group(rng.random_range(0..4))
+        .with_geometry(rng.random_range(0..3));
+    r.command_slot = if rng.random_bool(0.1) {
+        u32::MAX
+    } else {
+        rng.random_range(0..slots.max(1) + 2)
+    };
+    r.flags |= rng.random_range(0..4u32) << 1;
+    r.transform[3] = [c[0], c[1], c[2], 1.0];
+    r
+}
