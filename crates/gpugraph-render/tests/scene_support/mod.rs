@@ -6,8 +6,13 @@
 use std::sync::{mpsc, Mutex};
 
 use gpugraph_command::wgpu::{self, BufferUsages as U};
-use gpugraph_command::{CompiledGraph, DeviceCache, EncodeOptions, GpuContext};
+use gpugraph_command::{
+    BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph, DataView, DataViewDescriptor,
+    DeviceCache, EncodeOptions, GpuContext, VectorFormat,
+};
+use gpugraph_render::gpu_scene::GpuSceneMutation;
 use gpugraph_render::gpu_scene::GpuSceneRecord;
+use gpugraph_render::{DrawCommandBuffer, DrawLayout, GpuScene};
 use rand::{Rng, SeedableRng};
 
 /// Serializes device creation and teardown (see `GpuContext`'s `Teardown`: concurrent
@@ -124,4 +129,123 @@ pub fn random_record(rng: &mut impl Rng, id: u32, extent: f32, slots: u32) -> Gp
     r.flags |= rng.random_range(0..4u32) << 1;
     r.transform[3] = [c[0], c[1], c[2], 1.0];
     r
+}
+
+pub const POISON: u32 = 0xDEAD_BEEF;
+
+/// Diagnostics: `n` words between guard words, all poisoned.
+pub struct Words {
+    pub buffer: wgpu::Buffer,
+    pub handle: BufferHandle,
+    pub n: u64,
+}
+
+impl Words {
+    pub fn new(d: &SceneDevice, g: &mut CommandGraph, id: &str, n: u64) -> Self {
+        let buffer = upload_words(d, &vec![POISON; n as usize + 2], U::empty());
+        let handle = g
+            .import_buffer(
+                BufferDescriptor::new(id, buffer.size(), U::STORAGE | U::COPY_DST),
+                &buffer,
+            )
+            .unwrap();
+        Self { buffer, handle, n }
+    }
+    /// Rows `at..at+len` (row 0 is the leading guard).
+    pub fn view(&self, g: &CommandGraph, at: u64, len: u64) -> DataView {
+        g.create_data_view(
+            self.handle,
+            DataViewDescriptor::packed(VectorFormat::Uint32, len).at_offset(4 * (1 + at)),
+        )
+        .unwrap()
+    }
+    pub fn read(&self, d: &SceneDevice) -> Vec<u32> {
+        let w = read_words(d, &self.buffer);
+        assert_eq!((w[0], w[self.n as usize + 1]), (POISON, POISON), "guards");
+        w[1..=self.n as usize].to_vec()
+    }
+    pub fn poison(&self, d: &SceneDevice) {
+        d.queue.write_buffer(
+            &self.buffer,
+            0,
+            bytemuck::cast_slice(&vec![POISON; self.n as usize + 2]),
+        );
+    }
+}
+
+/// A command buffer of `n` records whose renderer words are distinct and whose
+/// instanceCount/firstInstance are poisoned.
+pub fn commands(d: &SceneDevice, layout: DrawLayout, n: u32) -> (DrawCommandBuffer, Vec<u32>) {
+    let draw = DrawCommandBuffer::create(&d.device, "commands", layout, n);
+    let words = (layout.record_bytes() / 4) as usize;
+    let init: Vec<u32> = (0..n as usize * words)
+        .map(|i| {
+            let w = i % words;
+            if w == 1 || w == words - 1 {
+                POISON
+            } else {
+                0x1000_0000 + i as u32
+            }
+        })
+        .collect();
+    if !init.is_empty() {
+        d.queue
+            .write_buffer(draw.buffer(), 0, bytemuck::cast_slice(&init));
+    }
+    (draw, init)
+}
+
+/// Checks the command words: generated fields as the oracle says, renderer words untouched.
+pub fn check_commands(
+    got: &[u32],
+    init: &[u32],
+    layout: DrawLayout,
+    want: &[(u32, u32)],
+    ctx: &str,
+) {
+    let words = (layout.record_bytes() / 4) as usize;
+    for (c, &(ic, fi)) in want.iter().enumerate() {
+        let r = &got[c * words..(c + 1) * words];
+        assert_eq!((r[1], r[words - 1]), (ic, fi), "{ctx}: command {c}");
+        for w in [0, 2, 3].into_iter().filter(|&w| w != words - 1) {
+            assert_eq!(
+                r[w],
+                init[c * words + w],
+                "{ctx}: command {c} renderer word {w}"
+            );
+        }
+    }
+}
+
+/// A scene with holes: `n` random records, every third removed again.
+pub fn scene_with_holes(
+    d: &SceneDevice,
+    rng: &mut rand::rngs::StdRng,
+    n: u32,
+    slots: u32,
+) -> GpuScene {
+    let records: Vec<GpuSceneRecord> = (0..n)
+        .map(|i| random_record(rng, 5000 + i * 7, 20.0, slots))
+        .collect();
+    let mut scene = GpuScene::new(&d.device, &d.queue, "scene", n, &records).unwrap();
+    let remove = (0..n)
+        .filter(|i| i % 3 == 1)
+        .map(|i| 5000 + i * 7)
+        .collect();
+    scene
+        .mutate(
+            &d.queue,
+            &GpuSceneMutation {
+                remove,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    scene
+}
+
+pub fn slots_records(scene: &GpuScene) -> Vec<GpuSceneRecord> {
+    (0..scene.capacity())
+        .map(|s| *scene.record(s).unwrap())
+        .collect()
 }

@@ -1,0 +1,513 @@
+//! GPUScene draw generation and resource groups (spec 6.2) on the GPU against their oracles:
+//! slot claiming with collisions and out-of-range slots over boundary sizes, preserved
+//! renderer arguments, poisoned diagnostics, group classification (empty, misplaced,
+//! mismatched, unknown, stale rows), reclassification after mutation and after a visibility
+//! change with no recompilation. The camera-driven frame: `gpu_scene_frame.rs`.
+
+mod scene_support;
+
+use gpugraph_command::wgpu::{self, BufferUsages as U};
+use gpugraph_command::{
+    BufferDescriptor, CommandGraph, CompiledGraph, DataViewDescriptor, GpuContext, VectorFormat,
+};
+use gpugraph_render::gpu_scene::cpu;
+use gpugraph_render::gpu_scene::{
+    GpuSceneFieldValue, GpuSceneMutation, GpuScenePatch, GpuSceneRecord, GROUP_GEOMETRY_MISMATCH,
+    GROUP_MISPLACED, SCENE_INVALID_ROW, SCENE_UNKNOWN_GROUP,
+};
+use gpugraph_render::{
+    DrawCommandBuffer, DrawLayout, GpuScene, GpuSceneDrawGeneration, GpuSceneGroup,
+    GpuSceneResourceGroups, GpuSceneViews, RenderError,
+};
+use rand::Rng;
+use scene_support::*;
+
+struct Generation {
+    compiled: CompiledGraph,
+    diag: Words,
+    visibility: Option<wgpu::Buffer>,
+}
+
+fn build_generation(
+    d: &SceneDevice,
+    scene: &GpuScene,
+    draw: &DrawCommandBuffer,
+    visibility: Option<&[u32]>,
+) -> Generation {
+    let mut g = CommandGraph::new("gen", &d.device);
+    let views = scene.import_to_graph(&mut g, "scene").unwrap();
+    let handle = draw.import(&mut g, "commands").unwrap();
+    let diag = Words::new(d, &mut g, "diag", 3);
+    let vis_buffer = visibility.map(|v| upload_words(d, v, U::empty()));
+    let vis_view = vis_buffer.as_ref().map(|b| {
+        let h = g
+            .import_buffer(BufferDescriptor::new("vis", b.size(), U::STORAGE), b)
+            .unwrap();
+        g.create_packed_view(h, VectorFormat::Uint32, u64::from(scene.capacity()))
+            .unwrap()
+    });
+    GpuSceneDrawGeneration {
+        id: "gen".into(),
+        scene: views,
+        visibility: vis_view,
+        commands: draw.clone(),
+        command_handle: handle,
+        required_count: diag.view(&g, 0, 1),
+        published_count: diag.view(&g, 1, 1),
+        overflow: diag.view(&g, 2, 1),
+    }
+    .add_to_graph(&mut g)
+    .unwrap();
+    Generation {
+        compiled: g.compile().unwrap(),
+        diag,
+        visibility: vis_buffer,
+    }
+}
+
+#[test]
+fn draw_generation_matches_the_oracle_across_sizes() {
+    let d = scene_device();
+    let mut rng = rng(11);
+    let cases = [
+        (0u32, 4u32),
+        (1, 1),
+        (1, 0),
+        (255, 64),
+        (256, 7),
+        (257, 300),
+        (1000, 256),
+    ];
+    for (k, (n, slots)) in cases.into_iter().enumerate() {
+        for layout in [DrawLayout::Draw, DrawLayout::DrawIndexed] {
+            let scene = scene_with_holes(&d, &mut rng, n, slots);
+            let records = slots_records(&scene);
+            let visibility: Option<Vec<u32>> =
+                (k % 2 == 0).then(|| (0..n).map(|_| u32::from(rng.random_bool(0.7))).collect());
+            let (draw, init) = commands(&d, layout, slots);
+            let mut gen = build_generation(&d, &scene, &draw, visibility.as_deref());
+            encode_wait(&d, &mut gen.compiled);
+            let want = cpu::draw_generation(&records, visibility.as_deref(), slots);
+            let ctx = format!("{n} rows, {slots} {layout:?} slots");
+            check_commands(
+                &read_words(&d, draw.buffer()),
+                &init,
+                layout,
+                &want.commands,
+                &ctx,
+            );
+            assert_eq!(
+                gen.diag.read(&d),
+                vec![want.required_count, want.published_count, want.overflow],
+                "{ctx}: required, published, overflow"
+            );
+            // Visibility is a buffer write away: re-encode the same graph, nothing compiles.
+            if let (Some(vis), Some(_)) = (&gen.visibility, &visibility) {
+                let flipped: Vec<u32> = (0..n).map(|_| u32::from(rng.random_bool(0.5))).collect();
+                if n > 0 {
+                    d.queue.write_buffer(vis, 0, bytemuck::cast_slice(&flipped));
+                }
+                gen.diag.poison(&d);
+                let before = gen.compiled.cache().stats().pipelines_created;
+                encode_wait(&d, &mut gen.compiled);
+                assert_eq!(gen.compiled.cache().stats().pipelines_created, before);
+                let want = cpu::draw_generation(&records, Some(&flipped), slots);
+                check_commands(
+                    &read_words(&d, draw.buffer()),
+                    &init,
+                    layout,
+                    &want.commands,
+                    &ctx,
+                );
+                assert_eq!(
+                    gen.diag.read(&d),
+                    vec![want.required_count, want.published_count, want.overflow],
+                    "{ctx}: after the visibility change"
+                );
+            }
+        }
+    }
+}
+
+/// Collisions at the exact capacity boundary: slot `capacity - 1` claimed by three rows
+/// (lowest wins), slot `capacity` by one (out of range), with nothing else eligible.
+#[test]
+fn collisions_and_the_capacity_boundary() {
+    let d = scene_device();
+    let slots = 5u32;
+    let mut records: Vec<GpuSceneRecord> = (0..8)
+        .map(|i| GpuSceneRecord::new(i + 1).with_command_slot(i % 4))
+        .collect();
+    records[5].command_slot = slots - 1;
+    records[6].command_slot = slots - 1;
+    records[7].command_slot = slots - 1;
+    records[4].command_slot = slots;
+    let scene = GpuScene::new(&d.device, &d.queue, "s", 8, &records).unwrap();
+    let (draw, init) = commands(&d, DrawLayout::DrawIndexed, slots);
+    let mut gen = build_generation(&d, &scene, &draw, None);
+    encode_wait(&d, &mut gen.compiled);
+    let got = read_words(&d, draw.buffer());
+    let want = vec![(1, 0), (1, 1), (1, 2), (1, 3), (1, 5)];
+    check_commands(&got, &init, DrawLayout::DrawIndexed, &want, "boundary");
+    assert_eq!(cpu::draw_generation(&records, None, slots).commands, want);
+    assert_eq!(gen.diag.read(&d), vec![8, 5, 1]);
+    // Exactly at capacity, no collision: complete.
+    let records: Vec<GpuSceneRecord> = (0..5)
+        .map(|i| GpuSceneRecord::new(i + 1).with_command_slot(4 - i))
+        .collect();
+    let scene = GpuScene::new(&d.device, &d.queue, "s", 5, &records).unwrap();
+    let mut gen = build_generation(&d, &scene, &draw, None);
+    encode_wait(&d, &mut gen.compiled);
+    assert_eq!(gen.diag.read(&d), vec![5, 5, 0]);
+}
+
+struct Classified {
+    compiled: CompiledGraph,
+    gen_diag: Words,
+    group_diag: Words,
+}
+
+fn build_groups(
+    d: &SceneDevice,
+    scene: &GpuScene,
+    draw: &DrawCommandBuffer,
+    groups: &[GpuSceneGroup],
+    generate: bool,
+) -> Classified {
+    let mut g = CommandGraph::new("groups", &d.device);
+    let views: GpuSceneViews = scene.import_to_graph(&mut g, "scene").unwrap();
+    let handle = draw.import(&mut g, "commands").unwrap();
+    let gen_diag = Words::new(d, &mut g, "gen-diag", 3);
+    let n = groups.len() as u64;
+    let group_diag = Words::new(d, &mut g, "group-diag", 2 * n + 1);
+    if generate {
+        GpuSceneDrawGeneration {
+            id: "gen".into(),
+            scene: views,
+            visibility: None,
+            commands: draw.clone(),
+            command_handle: handle,
+            required_count: gen_diag.view(&g, 0, 1),
+            published_count: gen_diag.view(&g, 1, 1),
+            overflow: gen_diag.view(&g, 2, 1),
+        }
+        .add_to_graph(&mut g)
+        .unwrap();
+    }
+    GpuSceneResourceGroups {
+        id: "groups".into(),
+        scene: views,
+        commands: draw.clone(),
+        command_handle: handle,
+        groups: groups.to_vec(),
+        counts: group_diag.view(&g, 0, n),
+        group_flags: group_diag.view(&g, n, n),
+        overflow: group_diag.view(&g, 2 * n, 1),
+    }
+    .add_to_graph(&mut g)
+    .unwrap();
+    Classified {
+        compiled: g.compile().unwrap(),
+        gen_diag,
+        group_diag,
+    }
+}
+
+fn check_groups(d: &SceneDevice, c: &Classified, want: &cpu::ResourceGroupResult, ctx: &str) {
+    let n = want.counts.len();
+    let got = c.group_diag.read(d);
+    assert_eq!(&got[..n], &want.counts[..], "{ctx}: counts");
+    assert_eq!(&got[n..2 * n], &want.group_flags[..], "{ctx}: group flags");
+    assert_eq!(got[2 * n], want.overflow, "{ctx}: overflow");
+}
+
+/// Generation then classification in one graph; a scene mutation and re-encode reclassify
+/// with the same compiled graph.
+#[test]
+fn resource_groups_match_the_oracle_and_reclassify_after_mutation() {
+    let d = scene_device();
+    let mut rng = rng(12);
+    // Records use groups 0..4; group 3 has no descriptor; group 2 is empty.
+    let groups = [
+        GpuSceneGroup {
+            id: 1,
+            first_command: 0,
+            command_count: 20,
+            geometry_id: None,
+        },
+        GpuSceneGroup {
+            id: 0,
+            first_command: 20,
+            command_count: 30,
+            geometry_id: Some(1),
+        },
+        GpuSceneGroup {
+            id: 2,
+            first_command: 50,
+            command_count: 0,
+            geometry_id: None,
+        },
+    ];
+    for n in [0u32, 1, 257, 600] {
+        let slots = 64;
+        let mut scene = scene_with_holes(&d, &mut rng, n, slots);
+        let (draw, _) = commands(&d, DrawLayout::DrawIndexed, slots);
+        let mut c = build_groups(&d, &scene, &draw, &groups, true);
+        let compiles = c.compiled.cache().stats().pipelines_created;
+        for round in 0..3 {
+            encode_wait(&d, &mut c.compiled);
+            let records = slots_records(&scene);
+            let gen = cpu::draw_generation(&records, None, slots);
+            let ctx = format!("{n} rows, round {round}");
+            assert_eq!(
+                c.gen_diag.read(&d),
+                vec![gen.required_count, gen.published_count, gen.overflow],
+                "{ctx}"
+            );
+            check_groups(
+                &d,
+                &c,
+                &cpu::resource_groups(&records, &gen.commands, &groups),
+                &ctx,
+            );
+            // Regroup some live records and drop others: the next encode must follow.
+            let live: Vec<u32> = scene
+                .active_records()
+                .iter()
+                .map(|(_, r)| r.object_id)
+                .collect();
+            let mut m = GpuSceneMutation::default();
+            for (i, id) in live.into_iter().enumerate() {
+                match (i + round) % 5 {
+                    0 => m.patch.push(GpuScenePatch {
+                        id,
+                        values: vec![
+                            GpuSceneFieldValue::GroupId(rng.random_range(0..4)),
+                            GpuSceneFieldValue::CommandSlot(rng.random_range(0..slots + 1)),
+                        ],
+                    }),
+                    1 => m.remove.push(id),
+                    _ => {}
+                }
+            }
+            scene.mutate(&d.queue, &m).unwrap();
+            c.group_diag.poison(&d);
+            c.gen_diag.poison(&d);
+        }
+        assert_eq!(
+            c.compiled.cache().stats().pipelines_created,
+            compiles,
+            "no recompilation"
+        );
+    }
+}
+
+/// Commands a renderer left live for rows that are gone or past the scene: the global
+/// invalid-row flag; every per-group case on hand-placed commands.
+#[test]
+fn resource_groups_flag_stale_and_misplaced_commands() {
+    let d = scene_device();
+    let records = vec![
+        GpuSceneRecord::new(1).with_group(10).with_geometry(3),
+        GpuSceneRecord::new(2).with_group(10).with_geometry(4),
+        GpuSceneRecord::new(3).with_group(20),
+        GpuSceneRecord::new(4).with_group(30),
+        GpuSceneRecord::new(5).with_group(99),
+    ];
+    let mut scene = GpuScene::new(&d.device, &d.queue, "s", 6, &records).unwrap();
+    scene
+        .mutate(
+            &d.queue,
+            &GpuSceneMutation {
+                remove: vec![4],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let groups = [
+        GpuSceneGroup {
+            id: 10,
+            first_command: 0,
+            command_count: 3,
+            geometry_id: Some(3),
+        },
+        GpuSceneGroup {
+            id: 20,
+            first_command: 3,
+            command_count: 0,
+            geometry_id: None,
+        },
+        GpuSceneGroup {
+            id: 30,
+            first_command: 3,
+            command_count: 2,
+            geometry_id: None,
+        },
+    ];
+    // (instanceCount, firstInstance) per command, hand-placed.
+    let placed = [
+        (1, 0),
+        (1, 1),
+        (0, 2),
+        (1, 2),
+        (1, 4),
+        (1, 3),
+        (1, 9),
+        (1, 5),
+    ];
+    let draw = DrawCommandBuffer::create(&d.device, "c", DrawLayout::Draw, placed.len() as u32);
+    let words: Vec<u32> = placed
+        .iter()
+        .flat_map(|&(ic, fi)| [36, ic, 0, fi])
+        .collect();
+    d.queue
+        .write_buffer(draw.buffer(), 0, bytemuck::cast_slice(&words));
+    let mut c = build_groups(&d, &scene, &draw, &groups, false);
+    encode_wait(&d, &mut c.compiled);
+    let want = cpu::resource_groups(&slots_records(&scene), &placed, &groups);
+    assert_eq!(want.counts, vec![1, 0, 0]);
+    assert_eq!(
+        want.group_flags,
+        vec![GROUP_GEOMETRY_MISMATCH, GROUP_MISPLACED, 0]
+    );
+    assert_eq!(want.overflow, SCENE_INVALID_ROW | SCENE_UNKNOWN_GROUP);
+    check_groups(&d, &c, &want, "hand-placed");
+}
+
+#[test]
+fn bad_declarations_are_named_errors() {
+    let d = scene_device();
+    let scene = GpuScene::new(&d.device, &d.queue, "s", 4, &[GpuSceneRecord::new(1)]).unwrap();
+    let draw = DrawCommandBuffer::create(&d.device, "c", DrawLayout::Draw, 8);
+    let group = |id, first, count| GpuSceneGroup {
+        id,
+        first_command: first,
+        command_count: count,
+        geometry_id: None,
+    };
+    let cases: Vec<(Vec<GpuSceneGroup>, &str)> = vec![
+        (vec![], "empty"),
+        (vec![group(1, 0, 4), group(1, 4, 4)], "duplicate"),
+        (vec![group(1, 0, 4), group(2, 3, 2)], "overlap"),
+        (vec![group(1, 6, 3)], "capacity"),
+        (vec![group(u32::MAX, 0, 1)], "invalid"),
+    ];
+    for (groups, what) in cases {
+        let mut g = CommandGraph::new("g", &d.device);
+        let views = scene.import_to_graph(&mut g, "scene").unwrap();
+        let handle = draw.import(&mut g, "commands").unwrap();
+        let diag = Words::new(&d, &mut g, "diag", 2 * groups.len() as u64 + 1);
+        let n = groups.len() as u64;
+        let e = GpuSceneResourceGroups {
+            id: "groups".into(),
+            scene: views,
+            commands: draw.clone(),
+            command_handle: handle,
+            groups,
+            counts: diag.view(&g, 0, n),
+            group_flags: diag.view(&g, n, n),
+            overflow: diag.view(&g, 2 * n, 1),
+        }
+        .add_to_graph(&mut g)
+        .unwrap_err();
+        assert!(matches!(e, RenderError::InvalidGroup { .. }), "{what}: {e}");
+    }
+    // Outputs inside the scene's record buffer would be read and written at once.
+    let mut g = CommandGraph::new("g", &d.device);
+    let views = scene.import_to_graph(&mut g, "scene").unwrap();
+    let handle = draw.import(&mut g, "commands").unwrap();
+    let inside = g
+        .create_data_view(
+            views.records,
+            DataViewDescriptor::packed(VectorFormat::Uint32, 1),
+        )
+        .unwrap();
+    let diag = Words::new(&d, &mut g, "diag", 3);
+    let e = GpuSceneDrawGeneration {
+        id: "gen".into(),
+        scene: views,
+        visibility: None,
+        commands: draw.clone(),
+        command_handle: handle,
+        required_count: inside,
+        published_count: diag.view(&g, 1, 1),
+        overflow: diag.view(&g, 2, 1),
+    }
+    .add_to_graph(&mut g)
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RenderError::WritesAlone {
+                what: "required count",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = GpuSceneDrawGeneration {
+        id: "gen2".into(),
+        scene: views,
+        visibility: None,
+        commands: draw.clone(),
+        command_handle: handle,
+        required_count: diag.view(&g, 1, 1),
+        published_count: diag.view(&g, 1, 1),
+        overflow: diag.view(&g, 2, 1),
+    }
+    .add_to_graph(&mut g)
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RenderError::UnsupportedView {
+                what: "published count",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // A device without INDIRECT_FIRST_INSTANCE cannot honor firstInstance.
+    let plain = GpuContext::new().unwrap();
+    if !plain
+        .device
+        .features()
+        .contains(wgpu::Features::INDIRECT_FIRST_INSTANCE)
+    {
+        let scene = GpuScene::new(
+            &plain.device,
+            &plain.queue,
+            "p",
+            1,
+            &[GpuSceneRecord::new(1)],
+        )
+        .unwrap();
+        let draw = DrawCommandBuffer::create(&plain.device, "c", DrawLayout::Draw, 1);
+        let mut g = CommandGraph::new("g", &plain.device);
+        let views = scene.import_to_graph(&mut g, "scene").unwrap();
+        let handle = draw.import(&mut g, "commands").unwrap();
+        let word = g
+            .create_buffer(BufferDescriptor::new("w", 16, U::STORAGE))
+            .unwrap();
+        let v = |at| {
+            g.create_data_view(
+                word,
+                DataViewDescriptor::packed(VectorFormat::Uint32, 1).at_offset(at),
+            )
+            .unwrap()
+        };
+        let e = GpuSceneDrawGeneration {
+            id: "gen".into(),
+            scene: views,
+            visibility: None,
+            commands: draw,
+            command_handle: handle,
+            required_count: v(0),
+            published_count: v(4),
+            overflow: v(8),
+        }
+        .add_to_graph(&mut g)
+        .unwrap_err();
+        assert!(matches!(e, RenderError::MissingFeature { .. }), "{e}");
+    }
+}
