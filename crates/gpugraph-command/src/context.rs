@@ -230,9 +230,14 @@ impl Drop for GpuContext {
     }
 }
 
-/// Optional features gpugraph uses when the adapter has them.
+/// Optional features gpugraph uses when the adapter has them. `INDIRECT_FIRST_INSTANCE`:
+/// GPUScene's draw generation writes each drawn row's index into an indirect command's
+/// `first_instance`, which wgpu otherwise zeroes.
 pub fn wanted_features() -> wgpu::Features {
-    wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP | wgpu::Features::SHADER_F16
+    wgpu::Features::TIMESTAMP_QUERY
+        | wgpu::Features::SUBGROUP
+        | wgpu::Features::SHADER_F16
+        | wgpu::Features::INDIRECT_FIRST_INSTANCE
 }
 
 fn rank(t: wgpu::DeviceType) -> u8 {
