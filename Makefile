@@ -131,7 +131,7 @@ bench: vulkan build
 # panic, an abort or a failed invariant) so the short run covers more inputs. New corpus
 # entries stay in fuzz/corpus (not committed); crashes land in fuzz/artifacts.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= npy expr table
+FUZZ_TARGETS ?= npy expr table sql
 fuzz: export RUSTC_BOOTSTRAP = 1
 fuzz: export WGPU_BACKEND ?= vulkan
 fuzz: vulkan

@@ -11,6 +11,8 @@
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
+# CARGO_TARGET_DIR is honored (e.g. target-o3 for the level-3 build beside the CI profile's).
+target=${CARGO_TARGET_DIR:-target}
 mkdir -p .git/info && touch .git/info/exclude
 for d in /.gl/ /.devbin/; do grep -qxF "$d" .git/info/exclude || echo "$d" >> .git/info/exclude; done
 if [ "${PACK_CLI:-}" = 1 ]; then
@@ -18,9 +20,9 @@ if [ "${PACK_CLI:-}" = 1 ]; then
   # It packs the binary the last full build made (a `cargo build -p`/`--bins` here would
   # resolve features differently and rebuild DataFusion and wgpu).
   grep -qxF /.devcli/ .git/info/exclude || echo /.devcli/ >> .git/info/exclude
-  [ -x target/release/gpugraph ] || { echo "build first: cargo build --release --workspace --all-targets" >&2; exit 1; }
+  [ -x "$target/release/gpugraph" ] || { echo "build first: cargo build --release --workspace --all-targets" >&2; exit 1; }
   rm -rf .devcli && mkdir -p .devcli
-  strip -o .devcli/gpugraph target/release/gpugraph
+  strip -o .devcli/gpugraph "$target/release/gpugraph"
   xz -T0 -6 .devcli/gpugraph
   printf '%s\n' 'd=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd); xz -dkf "$d/gpugraph.xz" && chmod +x "$d/gpugraph"' > .devcli/unpack.sh
   du -sh .devcli
@@ -67,8 +69,8 @@ for line in sys.stdin:
         name = m["target"]["name"]
         shutil.copy(m["executable"], os.path.join(".devbin/stage", f"{pkg}--{name}-test"))
 '
-cp target/release/gpugraph .devbin/stage/
-[ "${PACK_TESTS:-}" = none ] || [ -n "${PACK_PACKAGES:-}" ] || for e in target/release/examples/*; do
+cp "$target/release/gpugraph" .devbin/stage/
+[ "${PACK_TESTS:-}" = none ] || [ -n "${PACK_PACKAGES:-}" ] || for e in "$target"/release/examples/*; do
   case "$e" in *-*|*.d) ;; *) [ -x "$e" ] && cp "$e" ".devbin/stage/example-$(basename "$e")" ;; esac
 done
 # PACK_TESTS=REGEX keeps only the test binaries whose names match (the carry is limited to 64 MiB

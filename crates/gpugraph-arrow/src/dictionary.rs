@@ -113,6 +113,7 @@ impl DictionaryEncoder {
         };
         let dict = array.as_any_dictionary_opt().ok_or_else(not_strings)?;
         let values = Strings::of(dict.values().as_ref()).ok_or_else(not_strings)?;
+        check_keys(column, dict.keys(), values.len())?;
         Ok((0..values.len())
             .map(|i| values.get(i).map(|s| self.code_of(s)))
             .collect())
@@ -137,6 +138,42 @@ impl DictionaryEncoder {
             codes,
             nulls: array.nulls().filter(|n| n.null_count() > 0).cloned(),
         })
+    }
+}
+
+/// Refuses a valid key outside `0..len`: Arrow's `normalized_keys` would clamp it into the
+/// dictionary and code a corrupt row as some other string without a word.
+fn check_keys(column: &str, keys: &dyn Array, len: usize) -> Result<(), ArrowAdapterError> {
+    use arrow_array::types::*;
+    macro_rules! first_bad {
+        ($t:ty) => {{
+            let k = keys.as_primitive::<$t>();
+            k.values()
+                .iter()
+                .enumerate()
+                .find(|&(i, &v)| k.is_valid(i) && !(0..len as i128).contains(&(v as i128)))
+                .map(|(i, &v)| (i, v as i128))
+        }};
+    }
+    let bad = match keys.data_type() {
+        DataType::Int8 => first_bad!(Int8Type),
+        DataType::Int16 => first_bad!(Int16Type),
+        DataType::Int32 => first_bad!(Int32Type),
+        DataType::Int64 => first_bad!(Int64Type),
+        DataType::UInt8 => first_bad!(UInt8Type),
+        DataType::UInt16 => first_bad!(UInt16Type),
+        DataType::UInt32 => first_bad!(UInt32Type),
+        DataType::UInt64 => first_bad!(UInt64Type),
+        _ => None,
+    };
+    match bad {
+        None => Ok(()),
+        Some((row, key)) => Err(ArrowAdapterError::CorruptDictionary {
+            column: column.to_string(),
+            row,
+            key,
+            len,
+        }),
     }
 }
 
@@ -310,6 +347,22 @@ mod tests {
         assert_eq!(out.codes, vec![2, 0, 0, 2]);
         assert_eq!(out.nulls.unwrap().null_count(), 1);
         assert_eq!(e.dictionary(), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_key_past_the_dictionary_names_the_column_and_row() {
+        // As a corrupt file decodes: Arrow's checked constructor would refuse these keys.
+        let keys = Int8Array::from(vec![Some(1), None, Some(5), Some(-1)]);
+        let values = Arc::new(StringArray::from(vec!["a", "b", "c"]));
+        // SAFETY: the keys are only read through `check_keys` and never index `values`.
+        let d = unsafe { DictionaryArray::<Int8Type>::new_unchecked(keys, values) };
+        let err = DictionaryEncoder::new()
+            .encode_dictionary("carrier", &d)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "column 'carrier' row 2: dictionary index 5 is past its 3-entry dictionary (the data is corrupt)"
+        );
     }
 
     #[test]

@@ -41,6 +41,19 @@ pub enum ArrowAdapterError {
         /// The type it had to fit (`sint32`, `float32`, `Int8`, ...).
         target: String,
     },
+    /// A dictionary column's row points past its dictionary (a corrupt file): refused
+    /// rather than clamped into the dictionary.
+    #[error("column '{column}' row {row}: dictionary index {key} is past its {len}-entry dictionary (the data is corrupt)")]
+    CorruptDictionary {
+        /// Column name.
+        column: String,
+        /// Row of the first offending key.
+        row: usize,
+        /// The key.
+        key: i128,
+        /// Dictionary entries.
+        len: usize,
+    },
     /// The column has a null but the options reject nulls (`ValidityPolicy::RejectNulls`).
     #[error("column '{column}' row {row} is null and the upload options reject nulls")]
     NullsRejected {

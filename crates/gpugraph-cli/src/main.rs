@@ -153,7 +153,8 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             if let Some(c) = e.downcast_ref::<expr::CompileError>() {
-                eprintln!("{c}");
+                // The one `error:` line, then the expression and a caret under the span.
+                eprintln!("error: {c}");
                 return ExitCode::from(2);
             }
             eprintln!("error: {}", gpu::error_text(&e));

@@ -130,6 +130,13 @@ pub fn read(path: &Path) -> Result<NpyArray, NpyError> {
     load(path, Target::Natural)
 }
 
+/// The element type a `.npy` file declares in its header (the body is not read).
+pub fn file_dtype(path: &Path) -> Result<FileDtype, NpyError> {
+    let file = File::open(path).map_err(|e| err(path, format!("cannot read: {e}")))?;
+    let (header, _) = read_header(&mut BufReader::new(file)).map_err(|e| err(path, e))?;
+    Ok(header.dtype)
+}
+
 /// Reads a 1-D `.npy` array of any integer or bool dtype whose values are all uint32
 /// (`what` names the argument in errors). Floats are refused rather than truncated.
 pub fn read_u32_vector(path: &Path, what: &str) -> Result<Vec<u32>, NpyError> {

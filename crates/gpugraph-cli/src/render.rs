@@ -135,8 +135,22 @@ fn cull(args: &CullArgs) -> Result<()> {
     }
     // The output's temporary exists before any GPU work: an unwritable path fails first.
     let out = PendingFile::new(&args.out, "PNG image")?;
-    let (spheres, lod, extent) = random_scene(args.instances, args.seed);
     let gpu = Gpu::open()?;
+    // The spheres (16 bytes an instance) are the largest binding: check it against the
+    // device before generating gigabytes of scene on the host.
+    let limits = gpu.ctx.device.limits();
+    let max_binding = u64::from(limits.max_storage_buffer_binding_size).min(limits.max_buffer_size);
+    let sphere_bytes = u64::from(args.instances) * 16;
+    if sphere_bytes > max_binding {
+        bail!(
+            "--instances {}: their bounding spheres take {sphere_bytes} bytes, past the {} bytes of the largest storage binding of {} (at most {} instances)",
+            args.instances,
+            max_binding,
+            gpu.ctx.adapter.get_info().name,
+            max_binding / 16
+        );
+    }
+    let (spheres, lod, extent) = random_scene(args.instances, args.seed);
     let options = CullSceneOptions {
         width: args.width,
         height: args.height,

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use gpugraph_gpgpu::sparse::{read_matrix_market, CsrMatrix, SpmvRealization};
+use gpugraph_gpgpu::sparse::{read_matrix_market_within, CsrMatrix, SpmvRealization};
 use gpugraph_program::lowering::BackendCapabilities;
 use gpugraph_program::program::pcg::{PcgOptions, PcgSolver};
 
@@ -80,14 +80,19 @@ pub enum OnOff {
     Off,
 }
 
-/// The matrix named by `spec` (see [`SolveArgs::matrix`]).
-pub fn load_matrix(spec: &str) -> Result<CsrMatrix> {
+/// The matrix named by `spec` (see [`SolveArgs::matrix`]), at most `max_dimension` rows
+/// and columns (the device's largest vector of 32-bit values).
+pub fn load_matrix(spec: &str, max_dimension: u64) -> Result<CsrMatrix> {
     if let Some(n) = spec.strip_prefix("poisson2d:") {
         let n: u32 = n
             .parse()
             .ok()
             .filter(|&n| n > 0)
             .with_context(|| format!("--matrix {spec}: N must be a positive integer"))?;
+        let rows = u64::from(n) * u64::from(n);
+        if rows > max_dimension {
+            bail!("--matrix {spec}: {rows} rows; at most {max_dimension} fit the device's largest storage binding");
+        }
         return CsrMatrix::poisson2d(n).with_context(|| format!("--matrix {spec}"));
     }
     let path = Path::new(spec);
@@ -95,7 +100,12 @@ pub fn load_matrix(spec: &str) -> Result<CsrMatrix> {
         bail!("--matrix {spec}: expected poisson2d:N or a Matrix Market .mtx file");
     }
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    read_matrix_market(BufReader::new(file)).with_context(|| format!("{}", path.display()))
+    read_matrix_market_within(
+        BufReader::new(file),
+        max_dimension,
+        "the device's largest storage binding of 32-bit values",
+    )
+    .with_context(|| format!("{}", path.display()))
 }
 
 /// The forced SpMV realization for `choice` on this adapter, if any.
@@ -153,8 +163,14 @@ pub fn run(args: &SolveArgs) -> Result<()> {
         .as_ref()
         .map(|p| PendingFile::new(p, "--report"))
         .transpose()?;
+    // The device first: its largest binding bounds the matrix a file may declare, checked
+    // on the size line before anything of that size is allocated.
+    let gpu = Gpu::open_with(args.indirect_validation == OnOff::Off)?;
+    let limits = gpu.ctx.device.limits();
+    let max_vector =
+        u64::from(limits.max_storage_buffer_binding_size).min(limits.max_buffer_size) / 4;
     let t0 = Instant::now();
-    let a = load_matrix(&args.matrix)?;
+    let a = load_matrix(&args.matrix, max_vector.saturating_sub(1))?;
     if a.rows() != a.columns() {
         bail!(
             "--matrix {}: the matrix is {}×{}; CG needs a square (SPD) matrix",
@@ -165,7 +181,6 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     }
     let load = t0.elapsed();
     let b = vec![1.0f32; a.rows() as usize];
-    let gpu = Gpu::open_with(args.indirect_validation == OnOff::Off)?;
     let caps = BackendCapabilities::of(&gpu.ctx);
     let options = PcgOptions {
         tol: args.tol,

@@ -220,6 +220,18 @@ impl SortKeys {
 
 /// Values for `keys_path`'s keys: 1-D, 32-bit, `rows` long.
 fn read_values(path: &Path, keys_path: &Path, rows: usize) -> Result<NpyArray> {
+    // Values travel as opaque 32-bit words: a wider file would be narrowed (and written
+    // back narrower) without a word, so it is refused by its dtype before it is read.
+    let declared = npy::file_dtype(path)?;
+    if declared.size() != 4 || declared.is_complex() {
+        bail!(
+            "{}: values must be 32-bit (int32, uint32 or float32); the file holds {} ({} bytes each): \
+             convert it first, e.g. numpy's a.astype('float32')",
+            path.display(),
+            declared.name(),
+            declared.size()
+        );
+    }
     let v = npy::read(path)?;
     if v.shape.len() != 1 || v.dtype.size() != 4 {
         bail!(

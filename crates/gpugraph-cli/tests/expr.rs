@@ -225,7 +225,7 @@ fn compile_errors_exit_2_with_the_diagnostic() {
         // The diagnostic, the expression, a caret under the offending span.
         assert_eq!(
             our_stderr(&run),
-            format!("{want}\n  {expr}\n  {caret}\n"),
+            format!("error: {want}\n  {expr}\n  {caret}\n"),
             "{args:?}"
         );
         assert!(!Path::new(&out).exists(), "{args:?} wrote an output");

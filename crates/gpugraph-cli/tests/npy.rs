@@ -6,8 +6,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
@@ -201,29 +200,6 @@ fn big_endian_arrays_read_as_their_values() {
     run_ok(&["expr", "-e", "x * 2", "--input", &x_in, "--out", &y]);
     let got: Vec<f32> = words(&y).1.into_iter().map(f32::from_bits).collect();
     assert_eq!(got, vec![1.0, -6.0]);
-}
-
-/// Runs gpugraph with `args`, killing it after `limit`; returns stderr and the time taken.
-fn run_within(args: &[&str], limit: Duration) -> (Option<i32>, String, Duration) {
-    let start = Instant::now();
-    let mut child = Command::new(binary())
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            return (status.code(), our_stderr(&out), start.elapsed());
-        }
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("gpugraph {args:?} still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

@@ -108,8 +108,9 @@ pub enum Ir {
         /// The literal.
         value: String,
     },
-    /// `inner`, which DataFusion would reject (a cast's precision overflow) past `±max_abs`:
-    /// the bounds check falls back to the CPU unless it provably stays within.
+    /// `inner`, which DataFusion would reject or wrap past `±max_abs` (a cast's precision
+    /// overflow, an `Int32` product past 32 bits): the bounds check falls back to the CPU
+    /// unless it provably stays within.
     Limited {
         /// The value.
         inner: Box<Ir>,
@@ -129,8 +130,9 @@ pub enum BoundsError {
         /// The bound that does not fit.
         bound: i128,
     },
-    /// A cast may exceed its target precision.
-    #[error("a value of {expr} may reach {bound}, past the cast's limit {max_abs}")]
+    /// A cast or arithmetic result may exceed its SQL type's range, where DataFusion's CPU
+    /// operators would wrap or fail: the CPU plan decides, so both paths give one answer.
+    #[error("a value of {expr} may reach {bound}, past its SQL type's limit {max_abs}")]
     Precision {
         /// The expression.
         expr: String,

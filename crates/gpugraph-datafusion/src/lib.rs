@@ -105,12 +105,14 @@ pub mod convert;
 pub mod exec;
 pub mod expr;
 pub mod finalize;
+pub mod guard;
 pub mod ir;
 pub mod kernel;
 pub mod lookup;
 pub mod pages;
 pub mod plan;
 pub mod program;
+pub mod recursion;
 pub mod rule;
 pub mod scan;
 pub mod topk;
@@ -151,6 +153,13 @@ pub struct SessionOptions {
     /// top-k too; off by default, since DataFusion's heap with its dynamic scan filter is
     /// faster there ([`GpuTopKRule`]). Sorts over a GPU aggregate's groups always may.
     pub topk_host_inputs: bool,
+    /// Bytes DataFusion's operators may hold at once (its memory pool: sorts, joins,
+    /// aggregations, recursive queries); past it a query fails with DataFusion's "Resources
+    /// exhausted" error naming the operator. `None`: unbounded.
+    pub memory_limit: Option<usize>,
+    /// Iterations a `WITH RECURSIVE` query may run before it fails by name
+    /// ([`recursion::RecursionLimitRule`]).
+    pub max_recursion: usize,
 }
 
 impl Default for SessionOptions {
@@ -159,6 +168,8 @@ impl Default for SessionOptions {
             engine: Engine::Gpu,
             target_partitions: None,
             topk_host_inputs: false,
+            memory_limit: None,
+            max_recursion: recursion::DEFAULT_MAX_ITERATIONS,
         }
     }
 }
@@ -184,7 +195,7 @@ pub fn session_context(options: &SessionOptions) -> Result<SessionContext, Sessi
                 state_builder(options),
                 Arc::new(gpu),
                 GpuCache::new(true),
-                options.topk_host_inputs,
+                options,
             ))
         }
     }
@@ -196,9 +207,34 @@ fn state_builder(options: &SessionOptions) -> SessionStateBuilder {
     if let Some(partitions) = options.target_partitions {
         config = config.with_target_partitions(partitions.max(1));
     }
-    SessionStateBuilder::new()
+    let builder = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
+        .with_physical_optimizer_rules(physical_rules(options, Vec::new()));
+    match options.memory_limit {
+        Some(bytes) => {
+            // The default environment (what DataFusion builds itself) with a bounded pool:
+            // a fair spill pool shares the limit between the operators that can spill.
+            let mut env = datafusion::execution::runtime_env::RuntimeEnv::default();
+            env.memory_pool = Arc::new(datafusion::execution::memory_pool::FairSpillPool::new(
+                bytes,
+            ));
+            builder.with_runtime_env(Arc::new(env))
+        }
+        None => builder,
+    }
+}
+
+/// `first`, then DataFusion's own physical optimizer rules, then the recursion bound.
+fn physical_rules(
+    options: &SessionOptions,
+    mut first: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>>,
+) -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
+    first.extend(PhysicalOptimizer::new().rules);
+    first.push(Arc::new(recursion::RecursionLimitRule {
+        max_iterations: options.max_recursion,
+    }));
+    first
 }
 
 /// A session like [`session_context`]'s on an existing GPU context (tests and benchmarks
@@ -223,7 +259,7 @@ pub fn session_context_sharing(
     let builder = state_builder(options);
     match options.engine {
         Engine::Cpu => SessionContext::new_with_state(builder.build()),
-        Engine::Gpu => gpu_session(builder, gpu, cache, options.topk_host_inputs),
+        Engine::Gpu => gpu_session(builder, gpu, cache, options),
     }
 }
 
@@ -233,12 +269,12 @@ fn gpu_session(
     builder: SessionStateBuilder,
     gpu: Arc<GpuContext>,
     cache: GpuCache,
-    topk_host_inputs: bool,
+    options: &SessionOptions,
 ) -> SessionContext {
-    let mut rules: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> = vec![
+    let ours: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> = vec![
         Arc::new(GpuAggregateRule::new(Arc::clone(&gpu), cache)),
-        Arc::new(GpuTopKRule::new(gpu).with_host_inputs(topk_host_inputs)),
+        Arc::new(GpuTopKRule::new(gpu).with_host_inputs(options.topk_host_inputs)),
     ];
-    rules.extend(PhysicalOptimizer::new().rules);
+    let rules = physical_rules(options, ours);
     SessionContext::new_with_state(builder.with_physical_optimizer_rules(rules).build())
 }

@@ -15,8 +15,9 @@ use datafusion::datasource::MemTable;
 use datafusion::error::DataFusionError;
 use datafusion::execution::options::ArrowReadOptions;
 use datafusion::physical_plan::metrics::MetricValue;
-use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
+use datafusion::physical_plan::{collect, displayable, execute_stream, ExecutionPlan};
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SQLOptions, SessionContext};
+use futures::StreamExt;
 
 /// The file formats a table can be registered from, chosen by the path's extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,11 +63,29 @@ pub enum QueryError {
         /// Its extension with the dot, or `(none)`.
         extension: String,
     },
-    /// A table file does not exist (or is not a regular file).
+    /// A table file does not exist.
     #[error("{}: no such table file", path.display())]
     MissingFile {
         /// The file.
         path: PathBuf,
+    },
+    /// A table path names something other than a regular file (a directory, a FIFO, a
+    /// device): tables are read from regular files only.
+    #[error("{}: not a regular file ({kind}); a table must be a .parquet, .csv or .arrow file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// A Parquet table file is not valid Parquet (a bad magic, a truncated or garbled
+    /// footer), found before any query reads it.
+    #[error("{}: not a valid Parquet file: {problem}", path.display())]
+    CorruptFile {
+        /// The file.
+        path: PathBuf,
+        /// What the footer check found.
+        problem: String,
     },
     /// A table path is not valid UTF-8 (DataFusion takes table locations as URLs).
     #[error("{}: table paths must be valid UTF-8", path.display())]
@@ -90,6 +109,12 @@ pub enum QueryError {
         /// DataFusion's error.
         source: DataFusionError,
     },
+    /// The statement is not a read-only query.
+    #[error("{statement} statements are not supported: only read-only queries run (SELECT, WITH, VALUES, EXPLAIN)")]
+    NotAQuery {
+        /// The statement's leading keywords (`CREATE FUNCTION`).
+        statement: String,
+    },
     /// Planning or executing the query failed (SQL syntax, unknown column or table,
     /// unreadable data, a refused DDL/DML statement).
     #[error("{0}")]
@@ -105,11 +130,7 @@ pub async fn register_file(
 ) -> Result<(), QueryError> {
     check_name(ctx, name)?;
     let format = TableFormat::of(path)?;
-    if !path.is_file() {
-        return Err(QueryError::MissingFile {
-            path: path.to_path_buf(),
-        });
-    }
+    check_table_file(path, format)?;
     let location = path.to_str().ok_or_else(|| QueryError::NonUtf8Path {
         path: path.to_path_buf(),
     })?;
@@ -191,31 +212,147 @@ pub async fn plan(
         .with_allow_ddl(false)
         .with_allow_dml(false)
         .with_allow_statements(false);
-    let frame = match ctx.sql_with_options(sql, options).await {
-        Ok(frame) => frame,
-        Err(e) => return Err(missing_file(ctx, sql).unwrap_or(QueryError::Query(e))),
-    };
+    check_read_only(ctx, sql)?;
+    check_quoted_files(ctx, sql)?;
+    let frame = ctx.sql_with_options(sql, options).await?;
     let plan = frame.create_physical_plan().await?;
     Ok((plan, started.elapsed()))
 }
 
-/// The first table `sql` names as a quoted file path (`FROM 'lineitem.parquet'`) that is
-/// neither a registered table nor a file: DataFusion's own error for it is "table
-/// 'datafusion.public.lineitem.parquet' not found", which does not say a file is missing.
-fn missing_file(ctx: &SessionContext, sql: &str) -> Option<QueryError> {
+/// Refuses every statement but a query (`SELECT`, `WITH`, `VALUES`) or its `EXPLAIN`, by
+/// its kind: DataFusion's options refuse DDL and DML, but some statements (`CREATE
+/// FUNCTION`) reach its planner's "not supported" errors instead.
+fn check_read_only(ctx: &SessionContext, sql: &str) -> Result<(), QueryError> {
+    use datafusion::sql::parser::Statement as Parsed;
+    use datafusion::sql::sqlparser::ast::Statement;
     let state = ctx.state();
     let dialect = state.config().options().sql_parser.dialect;
-    let statement = state.sql_to_statement(sql, &dialect).ok()?;
-    let tables = state.resolve_table_references(&statement).ok()?;
-    tables.into_iter().find_map(|t| {
-        let path = Path::new(t.table());
-        let registered = ctx.table_exist(t.clone()).unwrap_or(false);
-        (!registered && TableFormat::of(path).is_ok() && !path.is_file()).then(|| {
-            QueryError::MissingFile {
-                path: path.to_path_buf(),
+    // Syntax errors are DataFusion's to report, with its positions.
+    let Ok(statement) = state.sql_to_statement(sql, &dialect) else {
+        return Ok(());
+    };
+    let refused = match &statement {
+        Parsed::Statement(s) => match s.as_ref() {
+            Statement::Query(_) | Statement::Explain { .. } | Statement::ExplainTable { .. } => {
+                return Ok(())
             }
-        })
+            other => other.to_string(),
+        },
+        Parsed::Explain(_) => return Ok(()),
+        other => other.to_string(),
+    };
+    let kind: String = refused
+        .split_whitespace()
+        .take_while(|w| w.chars().all(|c| c.is_ascii_alphabetic()))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    Err(QueryError::NotAQuery {
+        statement: if kind.is_empty() {
+            "this".to_string()
+        } else {
+            kind
+        },
     })
+}
+
+/// Checks every table `sql` names as a quoted file path (`FROM 'lineitem.parquet'`,
+/// `'file:///data/t.csv'`) that is not a registered table, as [`register_file`] checks a
+/// `--table` file. DataFusion's own errors for these say "table 'datafusion.public.x.parquet'
+/// not found" for a missing file, and its Parquet footer reader can panic on a corrupt one.
+/// Glob patterns are left to DataFusion's listing.
+fn check_quoted_files(ctx: &SessionContext, sql: &str) -> Result<(), QueryError> {
+    let state = ctx.state();
+    let dialect = state.config().options().sql_parser.dialect;
+    // Syntax errors are DataFusion's to report, with its positions.
+    let Ok(statement) = state.sql_to_statement(sql, &dialect) else {
+        return Ok(());
+    };
+    let Ok(tables) = state.resolve_table_references(&statement) else {
+        return Ok(());
+    };
+    for table in tables {
+        let name = table.table();
+        let path = Path::new(name.strip_prefix("file://").unwrap_or(name));
+        let Ok(format) = TableFormat::of(path) else {
+            continue;
+        };
+        let glob = name.contains(['*', '?', '[']);
+        if glob || ctx.table_exist(table.clone()).unwrap_or(false) {
+            continue;
+        }
+        check_table_file(path, format)?;
+    }
+    Ok(())
+}
+
+/// Checks that `path` is a regular file and, for Parquet, that its footer parses: a
+/// missing, special or corrupt file fails here, naming it, before DataFusion reads it.
+pub fn check_table_file(path: &Path, format: TableFormat) -> Result<(), QueryError> {
+    check_regular_file(path)?;
+    if format != TableFormat::Parquet {
+        return Ok(());
+    }
+    let corrupt = |problem: String| QueryError::CorruptFile {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let file = std::fs::File::open(path).map_err(|e| corrupt(format!("cannot be opened: {e}")))?;
+    let parsed = crate::guard::no_panic(|| {
+        datafusion::parquet::file::metadata::ParquetMetaDataReader::new().parse_and_finish(&file)
+    });
+    match parsed {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(corrupt(parquet_problem(&e.to_string()))),
+        Err(panic) => Err(corrupt(format!("the footer reader gave up: {panic}"))),
+    }
+}
+
+/// Checks that `path` exists and is a regular file (after symlinks): a directory, FIFO or
+/// device (a CSV symlinked to `/dev/zero`) is refused by what it is, before it is read.
+pub fn check_regular_file(path: &Path) -> Result<(), QueryError> {
+    let owned = || path.to_path_buf();
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(QueryError::MissingFile { path: owned() })
+        }
+        Err(e) => {
+            return Err(QueryError::CorruptFile {
+                path: owned(),
+                problem: format!("cannot be read: {e}"),
+            })
+        }
+    };
+    if !meta.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        let kind = if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a file"
+        };
+        return Err(QueryError::NotAFile {
+            path: owned(),
+            kind,
+        });
+    }
+    Ok(())
+}
+
+/// A Parquet error's text without the crate's repeated "Parquet error: " prefixes.
+fn parquet_problem(text: &str) -> String {
+    let mut t = text;
+    while let Some(rest) = t.strip_prefix("Parquet error: ") {
+        t = rest;
+    }
+    t.to_string()
 }
 
 /// The indented text of a physical plan, one operator a line (what `EXPLAIN` prints for
@@ -235,6 +372,9 @@ pub struct QueryOutput {
     pub plan_time: Duration,
     /// Execution time (all partitions, until the last batch arrived).
     pub execute_time: Duration,
+    /// Whether the query had more rows than [`run_limited`] was asked to keep (the rest
+    /// were never computed or were dropped).
+    pub truncated: bool,
 }
 
 impl QueryOutput {
@@ -255,7 +395,59 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<QueryOutput, QueryEr
         batches,
         plan_time,
         execute_time: started.elapsed(),
+        truncated: false,
     })
+}
+
+/// Like [`run`], but keeps at most `max_rows` rows (all with `None`): the result streams in
+/// and the query stops once it has produced them, so printing the first rows of a huge
+/// result neither computes nor collects the rest. [`QueryOutput::truncated`] tells whether
+/// there were more.
+pub async fn run_limited(
+    ctx: &SessionContext,
+    sql: &str,
+    max_rows: Option<usize>,
+) -> Result<QueryOutput, QueryError> {
+    let Some(max_rows) = max_rows else {
+        return run(ctx, sql).await;
+    };
+    let (plan, plan_time) = plan(ctx, sql).await?;
+    let schema = plan.schema();
+    let started = Instant::now();
+    let mut stream = execute_stream(plan, ctx.task_ctx())?;
+    let (mut batches, mut rows, mut truncated) = (Vec::new(), 0usize, false);
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        if rows == max_rows {
+            truncated = batch.num_rows() > 0;
+            if truncated {
+                break;
+            }
+            continue;
+        }
+        let keep = batch.num_rows().min(max_rows - rows);
+        truncated = keep < batch.num_rows();
+        rows += keep;
+        batches.push(batch.slice(0, keep));
+        if truncated {
+            break;
+        }
+    }
+    // Dropping the stream here stops every partition still running.
+    drop(stream);
+    Ok(QueryOutput {
+        schema,
+        batches,
+        plan_time,
+        execute_time: started.elapsed(),
+        truncated,
+    })
+}
+
+/// Runs `work`, or gives `None` once `limit` has passed; the future is dropped then, which
+/// stops a query's streams and its workers.
+pub async fn within<F: std::future::Future>(limit: Duration, work: F) -> Option<F::Output> {
+    tokio::time::timeout(limit, work).await.ok()
 }
 
 /// A Tokio runtime for blocking callers (the CLI, Python) to drive DataFusion's async API on.
@@ -266,6 +458,10 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<QueryOutput, QueryEr
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // DataFusion evaluates and plans expressions recursively: a query with thousands
+        // of AND-ed predicates needs more than the 2 MiB default (only touched pages are
+        // committed).
+        .thread_stack_size(64 << 20)
         .build()
 }
 

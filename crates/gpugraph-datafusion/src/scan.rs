@@ -212,15 +212,18 @@ impl DirectScan {
         P: Fn(usize, Vec<C>) -> Outcome<T> + Send + Sync + 'static,
     {
         let slots = scan.slots();
+        // A scan that reads no column (`count(*)`) still has one part per row group, or no
+        // row group would ever reach `prepare` and the scan would count no rows.
+        let parts_per_task = slots.max(1);
         let parts: Vec<(usize, usize)> = (0..tasks.len())
-            .flat_map(|t| (0..slots).map(move |s| (t, s)))
+            .flat_map(|t| (0..parts_per_task).map(move |s| (t, s)))
             .collect();
         let assembly: Vec<Mutex<Assembly<C>>> = tasks
             .iter()
             .map(|_| {
                 Mutex::new(Assembly {
                     columns: (0..slots).map(|_| None).collect(),
-                    left: slots,
+                    left: parts_per_task,
                     read: Duration::ZERO,
                 })
             })
@@ -231,22 +234,25 @@ impl DirectScan {
             move |&(t, s): &(usize, usize), tx: &tokio::sync::mpsc::Sender<PageScanned<T>>| {
                 let task = &tasks[t];
                 let start = Instant::now();
-                let staged = match column(&scan, task, s) {
-                    Err(e) => {
+                let staged = match (slots > 0).then(|| column(&scan, task, s)) {
+                    None => None,
+                    Some(Err(e)) => {
                         let _ = tx.blocking_send(Err(external(&task.path, e)));
                         return false;
                     }
-                    Ok(Err(misfit)) => {
+                    Some(Ok(Err(misfit))) => {
                         let _ =
                             tx.blocking_send(Ok((Err(misfit), start.elapsed(), Duration::ZERO)));
                         return false;
                     }
-                    Ok(Ok(c)) => c,
+                    Some(Ok(Ok(c))) => Some(c),
                 };
                 let read = start.elapsed();
                 let complete = {
                     let mut a = assembly[t].lock().unwrap_or_else(|e| e.into_inner());
-                    a.columns[s] = Some(staged);
+                    if staged.is_some() {
+                        a.columns[s] = staged;
+                    }
                     a.read += read;
                     a.left -= 1;
                     (a.left == 0).then(|| (std::mem::take(&mut a.columns), a.read))
@@ -441,7 +447,19 @@ where
                     let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) else {
                         return;
                     };
-                    if !work(task, &tx) {
+                    // A worker that panicked would otherwise just stop sending: the stream
+                    // would end early and the query answer from the rows it got (a wrong
+                    // answer with exit status 0). The panic becomes the stream's error.
+                    let worked =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(task, &tx)));
+                    let go_on = worked.unwrap_or_else(|panic| {
+                        let _ = tx.blocking_send(Err(DataFusionError::Internal(format!(
+                            "a scan worker failed: {}",
+                            crate::guard::panic_text(panic.as_ref())
+                        ))));
+                        false
+                    });
+                    if !go_on {
                         next.store(tasks.len(), Ordering::Relaxed);
                         return;
                     }

@@ -273,12 +273,38 @@ pub fn load(path: &Path, request: &Request, progress: &mut dyn FnMut(String)) ->
     }
 }
 
+/// Refuses a directory or a device (a CSV symlinked to `/dev/zero` would be read without
+/// end) by what it is, before anything is read. FIFOs stay allowed: reading one blocks
+/// until its writer comes, as `cat` would.
+fn check_not_device(path: &Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        // Missing or unreadable: opening it names the problem.
+        return Ok(());
+    };
+    let t = meta.file_type();
+    let what = if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        return Ok(());
+    };
+    bail!(
+        "{}: not a regular file ({what}); a table must be a file",
+        path.display()
+    )
+}
+
 fn load_unguarded(
     path: &Path,
     request: &Request,
     progress: &mut dyn FnMut(String),
 ) -> Result<Loaded> {
     let kind = FileKind::of(path)?;
+    check_not_device(path)?;
     let open = || File::open(path).with_context(|| format!("opening {}", path.display()));
     let names = request.columns();
     let mut sink = BatchSink::new(path, progress);
@@ -381,6 +407,7 @@ fn load_unguarded(
 /// does), for commands that choose their columns by name first (`join`).
 pub fn read_schema(path: &Path) -> Result<SchemaRef> {
     let kind = FileKind::of(path)?;
+    check_not_device(path)?;
     let open = || File::open(path).with_context(|| format!("opening {}", path.display()));
     Ok(match kind {
         FileKind::Csv => {

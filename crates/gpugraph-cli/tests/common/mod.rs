@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The binary under test: `GPUGRAPH_BIN` when set (carried binaries on a machine without
 /// cargo, where the build path does not exist), else the one cargo built for this test.
@@ -195,4 +196,27 @@ pub fn fails_without_output(args: &[&str], out: &str) -> String {
         assert!(!name.ends_with(".partial"), "temporary {name} left behind");
     }
     our_stderr(&o)
+}
+
+/// Runs gpugraph with `args`, killing it after `limit`; returns stderr and the time taken.
+pub fn run_within(args: &[&str], limit: Duration) -> (Option<i32>, String, Duration) {
+    let start = Instant::now();
+    let mut child = Command::new(binary())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            return (status.code(), our_stderr(&out), start.elapsed());
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("gpugraph {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

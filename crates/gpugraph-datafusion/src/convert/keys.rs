@@ -214,8 +214,24 @@ pub(super) fn dictionary_codes(
 ) -> Result<(Vec<u32>, LocalValues), Misfit> {
     let dict = view.as_any_dictionary();
     let (entry_codes, entries) = local_codes(dict.values().as_ref(), column)?;
-    let keys = dict.normalized_keys();
     let nulls = view.logical_nulls().filter(|n| n.null_count() > 0);
+    // An all-NULL column comes as an empty dictionary, which `normalized_keys` refuses with
+    // a panic; every row is then null (a valid key into nothing would be corrupt data).
+    if entry_codes.is_empty() {
+        if nulls.as_ref().is_none_or(|n| n.null_count() < view.len()) && !view.is_empty() {
+            return Err(Misfit {
+                column: column.to_string(),
+                what: "a dictionary key into an empty dictionary (corrupt data)".to_string(),
+            });
+        }
+        let values = if view.is_empty() {
+            Vec::new()
+        } else {
+            vec![(KeyValue::Null, 0)]
+        };
+        return Ok((vec![0; view.len()], values));
+    }
+    let keys = dict.normalized_keys();
     let mut remap = vec![u32::MAX; entries.len()];
     let mut values: LocalValues = Vec::new();
     let mut null = None;

@@ -97,13 +97,30 @@ impl GpuPlan {
                     (AggKind::Count, _) => Arc::new(Int64Array::from_iter_values(
                         emitted.iter().map(|&g| count(g) as i64),
                     )),
-                    (AggKind::Sum | AggKind::Avg, DataType::Decimal128(p, s)) => Arc::new(
-                        Decimal128Array::from_iter(emitted.iter().map(|&g| sum(g)))
-                            .with_precision_and_scale(*p, *s)?,
-                    ),
-                    (AggKind::Sum | AggKind::Avg, DataType::Int64) => Arc::new(
-                        Int64Array::from_iter(emitted.iter().map(|&g| sum(g).map(|s| s as i64))),
-                    ),
+                    (AggKind::Sum | AggKind::Avg, DataType::Decimal128(p, s)) => {
+                        let limit = 10i128.checked_pow(u32::from(*p)).unwrap_or(i128::MAX);
+                        let sums = emitted
+                            .iter()
+                            .map(|&g| match sum(g) {
+                                Some(v) if v.abs() >= limit => Err(sum_overflow(v, dt)),
+                                v => Ok(v),
+                            })
+                            .collect::<datafusion::common::Result<Vec<_>>>()?;
+                        Arc::new(Decimal128Array::from_iter(sums).with_precision_and_scale(*p, *s)?)
+                    }
+                    (AggKind::Sum | AggKind::Avg, DataType::Int64) => {
+                        // The GPU keeps 96-bit sums: a sum past Int64 is an error here, where
+                        // a plain `as i64` would wrap it into a wrong number without a word.
+                        let sums = emitted
+                            .iter()
+                            .map(|&g| {
+                                sum(g)
+                                    .map(|v| i64::try_from(v).map_err(|_| sum_overflow(v, dt)))
+                                    .transpose()
+                            })
+                            .collect::<datafusion::common::Result<Vec<_>>>()?;
+                        Arc::new(Int64Array::from(sums))
+                    }
                     (AggKind::Sum | AggKind::Avg, DataType::Float64) => Arc::new(
                         Float64Array::from_iter(emitted.iter().map(|&g| sum(g).map(|s| s as f64))),
                     ),
@@ -231,4 +248,13 @@ mod tests {
         assert_eq!(lengths, [3, 0, 1]);
         assert_eq!(values, [-40, -38, 23, -8]);
     }
+}
+
+/// The error of a sum whose exact value `v` does not fit its result type `dt`: DuckDB
+/// raises "Out of Range" here; DataFusion's CPU sum wraps (docs/sql.md).
+fn sum_overflow(v: i128, dt: &DataType) -> datafusion::error::DataFusionError {
+    datafusion::error::DataFusionError::Execution(format!(
+        "integer overflow: a sum's exact value {v} does not fit its result type {dt}; \
+         cast the argument to a wider DECIMAL to sum it exactly"
+    ))
 }

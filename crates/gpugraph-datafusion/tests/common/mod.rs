@@ -26,6 +26,7 @@ pub fn sessions(gpu: &Arc<GpuContext>) -> (SessionContext, SessionContext) {
         engine,
         target_partitions: Some(2),
         topk_host_inputs: true,
+        ..SessionOptions::default()
     };
     (
         session_context_on(&options(Engine::Gpu), Arc::clone(gpu), true),
@@ -97,6 +98,7 @@ pub async fn same(gpu: &SessionContext, cpu: &SessionContext, sql: &str) -> Plac
 }
 
 /// The EXPLAIN text of `sql`.
+#[allow(dead_code)] // Not every test file explains.
 pub async fn explain(ctx: &SessionContext, sql: &str) -> String {
     let batches = ctx
         .sql(&format!("EXPLAIN {sql}"))

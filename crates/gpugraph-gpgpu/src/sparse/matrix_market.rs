@@ -80,13 +80,49 @@ pub enum MatrixMarketError {
         /// Found (counted up to the first extra one).
         found: u64,
     },
+    /// The size line declares more rows or columns than the caller's limit (the device's
+    /// largest vector, for a solver): refused before anything of that size is allocated.
+    #[error("line {line}: the size line declares {count} {what}; at most {limit} fit ({why})")]
+    TooLarge {
+        /// The size line.
+        line: u64,
+        /// `rows` or `columns`.
+        what: &'static str,
+        /// Declared.
+        count: u64,
+        /// The limit.
+        limit: u64,
+        /// Where the limit comes from.
+        why: &'static str,
+    },
     /// The entries do not form a valid matrix (e.g. a non-finite value).
     #[error(transparent)]
     Matrix(#[from] CsrError),
 }
 
+/// Longest excerpt of a line an error quotes: a 2 MB line is not echoed whole.
+const EXCERPT: usize = 80;
+
+/// `line`, or its first [`EXCERPT`] characters and how long it was.
+fn excerpt(line: &str) -> String {
+    match line.char_indices().nth(EXCERPT) {
+        None => line.to_string(),
+        Some((end, _)) => format!("{}… ({} bytes)", &line[..end], line.len()),
+    }
+}
+
 /// Reads a coordinate real (or integer) general/symmetric Matrix Market matrix.
 pub fn read_matrix_market(reader: impl BufRead) -> Result<CsrMatrix, MatrixMarketError> {
+    read_matrix_market_within(reader, u64::from(u32::MAX - 1), "32-bit indices")
+}
+
+/// [`read_matrix_market`], refusing a size line that declares more than `max_dimension`
+/// rows or columns (`why` says where the limit comes from) before allocating for them.
+pub fn read_matrix_market_within(
+    reader: impl BufRead,
+    max_dimension: u64,
+    why: &'static str,
+) -> Result<CsrMatrix, MatrixMarketError> {
     let mut lines = reader.lines();
     let mut line_no = 0u64;
     let mut next = |line_no: &mut u64| -> Result<Option<String>, MatrixMarketError> {
@@ -108,7 +144,7 @@ pub fn read_matrix_market(reader: impl BufRead) -> Result<CsrMatrix, MatrixMarke
     if fields.len() != 5 || fields[0] != "%%matrixmarket" || fields[1] != "matrix" {
         return Err(MatrixMarketError::Banner {
             line: 1,
-            found: banner,
+            found: excerpt(&banner),
         });
     }
     let unsupported = |field, found: &str, supported| MatrixMarketError::Unsupported {
@@ -151,12 +187,21 @@ pub fn read_matrix_market(reader: impl BufRead) -> Result<CsrMatrix, MatrixMarke
         .ok_or_else(|| MatrixMarketError::Syntax {
             line: size_line,
             what: "expected a size line of three non-negative integers 'rows columns entries'",
-            found: size.clone(),
+            found: excerpt(&size),
         })?;
     let (rows, columns, declared) = (dims[0], dims[1], dims[2]);
     for (what, n) in [("rows", rows), ("columns", columns)] {
         if n > u64::from(u32::MAX - 1) {
             return Err(CsrError::TooLarge { what, count: n }.into());
+        }
+        if n > max_dimension {
+            return Err(MatrixMarketError::TooLarge {
+                line: size_line,
+                what,
+                count: n,
+                limit: max_dimension,
+                why,
+            });
         }
     }
     let mut entries: Vec<(u32, u32, f32)> = Vec::new();
@@ -173,7 +218,7 @@ pub fn read_matrix_market(reader: impl BufRead) -> Result<CsrMatrix, MatrixMarke
         let syntax = || MatrixMarketError::Syntax {
             line: line_no,
             what: "expected an entry 'row column value' (1-based indices, a real value)",
-            found: l.clone(),
+            found: excerpt(&l),
         };
         let mut it = t.split_whitespace();
         let (Some(r), Some(c), Some(v), None) = (it.next(), it.next(), it.next(), it.next()) else {
@@ -196,7 +241,7 @@ pub fn read_matrix_market(reader: impl BufRead) -> Result<CsrMatrix, MatrixMarke
             return Err(MatrixMarketError::Syntax {
                 line: line_no,
                 what: "the value is not finite in float32",
-                found: l.clone(),
+                found: excerpt(&l),
             });
         }
         if symmetric && c > r {

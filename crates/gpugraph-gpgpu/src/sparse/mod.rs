@@ -26,7 +26,7 @@ use crate::error::AlgorithmError;
 use crate::kernel::{ShaderSource, ViewCheck};
 
 pub use csr::{CsrError, CsrMatrix};
-pub use matrix_market::{read_matrix_market, MatrixMarketError};
+pub use matrix_market::{read_matrix_market, read_matrix_market_within, MatrixMarketError};
 pub use pcg::{
     PcgShape, PcgVectors, FOLD_PARTIALS, MAX_ROWS_PER_WG, PCG_SCALARS, S_PRED, S_RR, S_RZ_NEW,
     S_TOL2,
