@@ -21,12 +21,17 @@ const LIMITS: ScriptLimits = ScriptLimits {
 const EXAMPLE_ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/graph/assets");
 
 thread_local! {
-    // One device for the whole run: making one per input would dominate the time.
-    static CTX: GpuContext = GpuContext::new().expect("a Vulkan adapter (lavapipe) to fuzz on");
+    // One device for the whole run: making one per input would dominate the time. Leaked, so
+    // it is never dropped while thread-locals are torn down at exit (wgpu-core's lock tracing
+    // reads a thread-local of its own when a buffer drops, which panics then).
+    static CTX: &'static GpuContext = Box::leak(Box::new(
+        GpuContext::new().expect("a Vulkan adapter (lavapipe) to fuzz on"),
+    ));
 }
 
 fuzz_target!(|data: &[u8]| {
     CTX.with(|ctx| {
+        let ctx: &GpuContext = ctx;
         let lib = AssetLibrary::new().with_root(EXAMPLE_ASSETS);
         let host = Host::with_limits(&ctx.device, &ctx.queue, lib, LIMITS)
             .expect("a host is made for any script");
