@@ -305,6 +305,97 @@ pub enum ProcgenError {
         /// CPU time used when it was stopped.
         used_ms: u64,
     },
+    /// Script text that is not Luau source: Luau bytecode (first byte below 0x09), which
+    /// the VM trusts and so is never loaded from a script.
+    #[error("script `{script}` is not Luau source text: it starts with byte {first_byte:#04x}, as Luau bytecode does, and only source text is loaded")]
+    Bytecode {
+        /// The script's name.
+        script: String,
+        /// Its first byte.
+        first_byte: u8,
+    },
+    /// A script ran past its CPU-time ceiling (CPU time of the host thread, ops included,
+    /// plus the time it slept in task.wait/task.delay), or asked to sleep past it.
+    #[error("script exceeded its {} s CPU-time ceiling (--script-timeout) in {during}: {used_ms} ms used", seconds(*limit_ms))]
+    ScriptTimeout {
+        /// What was running: `load`, `inputs(frame 3)`, `cook(frame 3)`, ...
+        during: String,
+        /// The ceiling.
+        limit_ms: u64,
+        /// CPU time plus sleep when it was stopped (with a sleep it refused, what it asked).
+        used_ms: u64,
+    },
+    /// A script's allocations reached its memory limit.
+    #[error("script exceeded its {} memory limit (--script-memory) in {during}", size(*limit_bytes))]
+    ScriptMemory {
+        /// What was running.
+        during: String,
+        /// The limit.
+        limit_bytes: usize,
+    },
+    /// A Luau value the host could not convert (a cycle, or nesting too deep).
+    #[error(transparent)]
+    Value(#[from] ValueError),
+    /// An asset root that is no directory.
+    #[error("asset root `{}` {problem}", path.display())]
+    AssetRoot {
+        /// The path given.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// device.bound given a value or capacity that is not a whole number of elements.
+    #[error(
+        "device.bound `{bound}`: `{field}` = {value} is not a whole number of elements (0 to 2^53)"
+    )]
+    BoundValue {
+        /// The bound's name.
+        bound: String,
+        /// `value` or `capacity`.
+        field: &'static str,
+        /// The number given.
+        value: f64,
+    },
+}
+
+/// A Luau value the host cannot convert: a table that holds itself, or tables nested past the
+/// depth the conversion walks (each would otherwise recurse until the stack overflows).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// A table reached again while converting it (`t.self = t`).
+    #[error("{what} `{path}`: the table contains itself (it is `{back}` again)")]
+    Cycle {
+        /// What was converted (`upload`, `readback`, `digest`, ...).
+        what: &'static str,
+        /// The key path where the table came back.
+        path: String,
+        /// The key path of that table's first appearance.
+        back: String,
+    },
+    /// Tables nested deeper than the conversion walks.
+    #[error("{what} `{path}`: tables nest deeper than {limit} levels")]
+    TooDeep {
+        /// What was converted.
+        what: &'static str,
+        /// The key path at the limit.
+        path: String,
+        /// The most levels converted.
+        limit: usize,
+    },
+}
+
+/// Seconds as a short text (`10`, `0.25`).
+fn seconds(ms: u64) -> String {
+    format!("{}", ms as f64 / 1000.0)
+}
+
+/// Bytes as a short text (`1024 MiB`, or bytes when not whole MiB).
+fn size(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// Result of a procgen op.

@@ -43,6 +43,7 @@
 //! | transfer.readback (columns, live counts, plain values, tables; a Field with no column refused) | [`Recording::readback`], [`ReadSource`] |
 //! | cpu.call: returns checked, ceilingMs over coroutines and tasks but not waits, BufferRef, pure | [`luau::cpu`], `luau/prelude.luau` (task.spawn/defer/delay/wait), `tests/luau.rs` |
 //! | cpu.read: digest folds into a live digest, re-cook when it moves | `luau::Host::play` (`digest_recooks`) |
+//! | untrusted scripts: source text only, sandbox, a CPU-time ceiling per entry (sleeps charged) and a memory limit, cycles and deep nesting refused | [`luau::Host`], [`luau::limits`], [`luau::values::Walk`], `tests/sandbox.rs`, `tests/limits.rs`, `fuzz/` |
 //!
 //! # What this host models, and what it does not
 //!
@@ -83,7 +84,7 @@ pub use bound::{Bounded, Counts, GuardFlag, Player};
 pub use column::{Column, ColumnType, LiveCount, Word};
 pub use cook::{Cook, Recording, Run};
 pub use count::{CountExpr, CountValue};
-pub use error::{ProcgenError, Result};
+pub use error::{ProcgenError, Result, ValueError};
 pub use kernel::{BindValue, Domain, KernelCall, KernelOutputs, KernelRef, Uniform};
 pub use mlua;
 pub use transfer::{ReadSource, ReadValue, UploadValue, Uploaded};

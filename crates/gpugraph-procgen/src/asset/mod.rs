@@ -445,10 +445,32 @@ impl AssetLibrary {
         Self::default()
     }
 
-    /// Also resolves identities under `root`.
+    /// Also resolves identities under `root`, whether or not it exists (a script's optional
+    /// `assets/` folder). For a root someone named, use [`AssetLibrary::with_existing_root`].
     pub fn with_root(mut self, root: impl AsRef<Path>) -> Self {
         self.roots.push(root.as_ref().to_path_buf());
         self
+    }
+
+    /// Also resolves identities under `root`, which must be a directory that can be read: a
+    /// root that is missing, not a directory or unreadable is refused with
+    /// [`ProcgenError::AssetRoot`] naming it (instead of resolving nothing from it).
+    pub fn with_existing_root(self, root: impl AsRef<Path>) -> Result<Self> {
+        let path = root.as_ref();
+        let refuse = |problem: String| ProcgenError::AssetRoot {
+            path: path.to_path_buf(),
+            problem,
+        };
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(refuse("is not a directory".into())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(refuse("does not exist".into()))
+            }
+            Err(e) => return Err(refuse(format!("cannot be read: {e}"))),
+        }
+        std::fs::read_dir(path).map_err(|e| refuse(format!("cannot be read: {e}")))?;
+        Ok(self.with_root(path))
     }
 
     /// `asset.resolve(identity, kind)`: the compute shader of a literal identity. A name that

@@ -3,60 +3,19 @@
 //! until it returns — the function, every coroutine it resumes and every task the host's task
 //! library runs meanwhile all run on this thread — and not the time it sleeps waiting for a
 //! task or a frame, nor the time the thread waits for a core. Luau's interrupt callback, called
-//! at loop back-edges and calls, stops a call that ran past it.
+//! at loop back-edges and calls, stops a call that ran past it ([`super::limits`], which also
+//! holds the script-wide ceiling that counts the waits).
 
-use std::cell::Cell;
-use std::rc::Rc;
+use mlua::{Function, Lua, MultiValue, Table, Value};
 
-use mlua::{Function, Lua, MultiValue, Table, Value, VmState};
-
+use super::limits::{out_of_memory, SharedMeter};
 use super::values::{key_of, known, type_of, BufferRef, LuaColumn};
 use crate::error::ProcgenError;
 
 /// The default ceiling (a ceilingMs of 0 or none).
 pub const DEFAULT_CEILING_MS: u64 = 5000;
 
-/// The calling thread's CPU time in nanoseconds.
-pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec it is given; the clock id is a constant.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// The ceiling in force, shared with the interrupt callback.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Ceiling {
-    start_ns: u64,
-    limit_ns: u64,
-    /// Set once the interrupt stopped the call.
-    pub tripped: bool,
-    ticks: u32,
-}
-
-/// Installs the interrupt that enforces `state`'s ceiling.
-pub fn install(lua: &Lua, state: Rc<Cell<Option<Ceiling>>>) {
-    lua.set_interrupt(move |_| {
-        let Some(mut c) = state.get() else {
-            return Ok(VmState::Continue);
-        };
-        // Reading the clock is a system call: look every 64 safepoints.
-        c.ticks = c.ticks.wrapping_add(1);
-        if c.ticks.is_multiple_of(64) && thread_cpu_ns().saturating_sub(c.start_ns) > c.limit_ns {
-            c.tripped = true;
-            state.set(Some(c));
-            return Err(mlua::Error::runtime("procgen: cpu.call ceiling"));
-        }
-        state.set(Some(c));
-        Ok(VmState::Continue)
-    });
-}
+pub use super::limits::{thread_cpu_ns, Ceiling};
 
 /// What one cpu.call asks.
 pub struct CallSpec {
@@ -139,13 +98,19 @@ fn buffer_id(b: &gpugraph_command::wgpu::Buffer) -> String {
 }
 
 /// Calls `spec` under its ceiling and checks its results.
-pub fn call(
-    lua: &Lua,
-    ceiling: &Rc<Cell<Option<Ceiling>>>,
-    spec: &CallSpec,
-) -> Result<Vec<Value>, ProcgenError> {
-    let luau = |e: mlua::Error| ProcgenError::Luau {
-        message: e.to_string(),
+pub fn call(lua: &Lua, meter: &SharedMeter, spec: &CallSpec) -> Result<Vec<Value>, ProcgenError> {
+    let name = name_of(&spec.f);
+    let luau = |e: mlua::Error| {
+        if out_of_memory(&e) {
+            ProcgenError::ScriptMemory {
+                during: format!("cpu.call `{name}`"),
+                limit_bytes: meter.get().memory,
+            }
+        } else {
+            ProcgenError::Luau {
+                message: e.to_string(),
+            }
+        }
     };
     let run: Function = lua.globals().get("__procgen_run").map_err(luau)?;
     let mut args = MultiValue::new();
@@ -153,19 +118,21 @@ pub fn call(
     for a in &spec.args {
         args.push_back(hand_over(lua, a.clone()).map_err(luau)?);
     }
-    let outer = ceiling.get();
+    let mut m = meter.get();
+    let outer = m.call;
     let start = thread_cpu_ns();
-    ceiling.set(Some(Ceiling {
+    m.call = Some(Ceiling {
         start_ns: start,
-        limit_ns: spec.ceiling_ms * 1_000_000,
+        limit_ns: spec.ceiling_ms.saturating_mul(1_000_000),
         tripped: false,
-        ticks: 0,
-    }));
+    });
+    meter.set(m);
     let result = run.call::<MultiValue>(args);
-    let state = ceiling.get();
-    ceiling.set(outer);
+    let mut m = meter.get();
+    let state = m.call;
+    m.call = outer;
+    meter.set(m);
     let used_ms = thread_cpu_ns().saturating_sub(start) / 1_000_000;
-    let name = name_of(&spec.f);
     if state.is_some_and(|s| s.tripped) {
         return Err(ProcgenError::Ceiling {
             call: name,
@@ -215,6 +182,11 @@ pub fn fold_key(spec: &CallSpec) -> Option<String> {
     if !spec.pure || !spec.args.iter().all(known) {
         return None;
     }
-    let args: Vec<String> = spec.args.iter().map(key_of).collect();
+    // known() refused cycles and deep nesting already: every key is made.
+    let args: Vec<String> = spec
+        .args
+        .iter()
+        .map(|a| key_of("cpu.call argument", a).ok())
+        .collect::<Option<_>>()?;
     Some(format!("{:p}({})", spec.f.to_pointer(), args.join(",")))
 }

@@ -9,6 +9,7 @@
 //! inputs change shape, or when a cpu.read digest moves.
 
 pub mod cpu;
+pub mod limits;
 mod ops;
 pub mod values;
 
@@ -17,7 +18,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use gpugraph_command::wgpu;
-use mlua::{Function, Lua, Table, Value};
+use limits::{Meter, SharedMeter};
+pub use limits::{ScriptLimits, DEFAULT_SCRIPT_CPU_TIME, DEFAULT_SCRIPT_MEMORY};
+use mlua::{ChunkMode, Function, Lua, Table, Value};
 
 use crate::bound::{Counts, Player};
 use crate::column::Column;
@@ -39,6 +42,10 @@ pub(crate) struct State {
     pub(crate) folded_hits: u64,
     /// The typed error an op refused with (Luau carries only its text).
     pub(crate) error: Option<ProcgenError>,
+    /// What the host is running (`cook(frame 3)`), for the limit errors.
+    pub(crate) during: String,
+    /// The state's memory limit, for the error that names it.
+    pub(crate) memory: usize,
 }
 
 /// One frame of the play report.
@@ -69,24 +76,48 @@ pub struct PlayReport {
     pub rooms: Vec<(u64, String, u64)>,
 }
 
-/// A Luau state with the procgen ops.
+/// A Luau state with the procgen ops, sandboxed: scripts load as source text only, the
+/// globals and built-in libraries are read-only, and `loadstring`, `getfenv`/`setfenv`,
+/// `require` (and `load`, `loadfile`, `dofile`, absent from Luau) are not there;
+/// `collectgarbage` answers only `"count"`. Every entry into the script runs under its
+/// [`ScriptLimits`].
 pub struct Host {
     lua: Lua,
     state: Rc<RefCell<State>>,
-    ceiling: Rc<Cell<Option<cpu::Ceiling>>>,
+    meter: SharedMeter,
+    limits: ScriptLimits,
     device: wgpu::Device,
     queue: wgpu::Queue,
 }
 
-/// The text of a Luau error, or the typed error an op refused with.
+/// The globals a script does not get: loaders of other code (text or bytecode, from a string
+/// or a file) and the environment functions that would reach past the sandbox.
+pub const CLOSED_GLOBALS: [&str; 7] = [
+    "load",
+    "loadstring",
+    "loadfile",
+    "dofile",
+    "require",
+    "getfenv",
+    "setfenv",
+];
+
+/// The typed error a Luau error stands for: running out of memory, a value the host could not
+/// convert, the typed error an op refused with, else Luau's text.
 fn refused(state: &Rc<RefCell<State>>, e: mlua::Error) -> ProcgenError {
-    state
-        .borrow_mut()
-        .error
-        .take()
-        .unwrap_or(ProcgenError::Luau {
-            message: e.to_string(),
-        })
+    let mut s = state.borrow_mut();
+    if limits::out_of_memory(&e) {
+        return ProcgenError::ScriptMemory {
+            during: s.during.clone(),
+            limit_bytes: s.memory,
+        };
+    }
+    if let Some(v) = values::value_error(&e) {
+        return v.into();
+    }
+    s.error.take().unwrap_or(ProcgenError::Luau {
+        message: e.to_string(),
+    })
 }
 
 struct FrameOut {
@@ -113,8 +144,18 @@ fn flatten_values(prefix: &str, v: &UploadValue, out: &mut Vec<(String, UploadVa
 }
 
 impl Host {
-    /// A host on `device` resolving assets from `lib`.
+    /// A host on `device` resolving assets from `lib`, with the default [`ScriptLimits`].
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, lib: AssetLibrary) -> Result<Self> {
+        Self::with_limits(device, queue, lib, ScriptLimits::default())
+    }
+
+    /// A host on `device` resolving assets from `lib` whose scripts run under `limits`.
+    pub fn with_limits(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        lib: AssetLibrary,
+        limits: ScriptLimits,
+    ) -> Result<Self> {
         let lua = Lua::new();
         let state = Rc::new(RefCell::new(State {
             cook: None,
@@ -124,21 +165,33 @@ impl Host {
             folded: HashMap::new(),
             folded_hits: 0,
             error: None,
+            during: String::new(),
+            memory: limits.memory,
         }));
-        let ceiling = Rc::new(Cell::new(None));
+        let meter = Rc::new(Cell::new(Meter::with_memory(limits.memory)));
         let luau = |e: mlua::Error| ProcgenError::Luau {
             message: e.to_string(),
         };
-        cpu::install(&lua, ceiling.clone());
-        ops::register(&lua, &state, &ceiling).map_err(luau)?;
+        limits::install(&lua, meter.clone());
+        ops::register(&lua, &state, &meter).map_err(luau)?;
         lua.load(PRELUDE)
             .set_name("=procgen-prelude")
+            .set_mode(ChunkMode::Text)
             .exec()
             .map_err(luau)?;
+        // The prelude's tables (task) become read-only with the rest: a script cannot replace
+        // task.wait to dodge the ceiling.
+        let g = lua.globals();
+        for name in CLOSED_GLOBALS {
+            g.raw_set(name, Value::Nil).map_err(luau)?;
+        }
+        lua.sandbox(true).map_err(luau)?;
+        lua.set_memory_limit(limits.memory).map_err(luau)?;
         Ok(Self {
             lua,
             state,
-            ceiling,
+            meter,
+            limits,
             device: device.clone(),
             queue: queue.clone(),
         })
@@ -149,13 +202,55 @@ impl Host {
         &self.lua
     }
 
+    /// The limits the host's scripts run under.
+    pub fn limits(&self) -> ScriptLimits {
+        self.limits
+    }
+
+    /// Runs `f`, an entry into the script (`during` names it in errors), under the script's
+    /// CPU-time ceiling; an entry inside another shares the outer one's.
+    fn entry<R>(&self, during: impl Into<String>, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let during = during.into();
+        let armed = limits::arm(&self.meter, self.limits.cpu_time);
+        if armed {
+            let mut s = self.state.borrow_mut();
+            s.error = None;
+            s.during = during.clone();
+        }
+        let r = f();
+        if !armed {
+            return r;
+        }
+        let budget = limits::disarm(&self.meter).expect("armed above");
+        if budget.tripped {
+            return Err(ProcgenError::ScriptTimeout {
+                during,
+                limit_ms: self.limits.cpu_time.as_millis().min(u64::MAX as u128) as u64,
+                used_ms: budget.used_ns / 1_000_000,
+            });
+        }
+        r
+    }
+
     /// Runs `source` (named `name` in errors): it defines `cook` and optionally `inputs`.
-    pub fn load(&self, name: &str, source: &str) -> Result<()> {
-        self.lua
-            .load(source)
-            .set_name(format!("@{name}"))
-            .exec()
-            .map_err(|e| refused(&self.state, e))
+    /// Only source text loads: bytes that start as Luau bytecode does (below 0x09) are
+    /// refused with [`ProcgenError::Bytecode`] (the VM trusts bytecode it is given).
+    pub fn load(&self, name: &str, source: impl AsRef<[u8]>) -> Result<()> {
+        let source = source.as_ref();
+        if let Some(&first_byte) = source.first().filter(|b| **b < b'\t') {
+            return Err(ProcgenError::Bytecode {
+                script: name.into(),
+                first_byte,
+            });
+        }
+        self.entry(format!("loading `{name}`"), || {
+            self.lua
+                .load(source)
+                .set_name(format!("@{name}"))
+                .set_mode(ChunkMode::Text)
+                .exec()
+                .map_err(|e| refused(&self.state, e))
+        })
     }
 
     /// cpu.call from Rust: `fn` is a global function of the script.
@@ -163,7 +258,7 @@ impl Host {
         let s = cpu::spec(spec, true).map_err(|e| ProcgenError::Luau {
             message: e.to_string(),
         })?;
-        cpu::call(&self.lua, &self.ceiling, &s)
+        self.entry("cpu.call", || cpu::call(&self.lua, &self.meter, &s))
     }
 
     fn frame_inputs(&self, frame: u64) -> Result<Vec<(String, UploadValue)>> {
@@ -173,25 +268,30 @@ impl Host {
             .get("inputs")
             .map_err(|e| refused(&self.state, e))?;
         let Some(f) = f else { return Ok(Vec::new()) };
-        let t: Table = f.call(frame).map_err(|e| refused(&self.state, e))?;
-        let mut out = Vec::new();
-        for pair in t.pairs::<String, Value>() {
-            let (k, v) = pair.map_err(|e| refused(&self.state, e))?;
-            let u = values::upload_value(&k, &v).map_err(|e| refused(&self.state, e))?;
-            flatten_values(&k, &u, &mut out);
-        }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(out)
+        self.entry(format!("inputs(frame {frame})"), || {
+            let t: Table = f.call(frame).map_err(|e| refused(&self.state, e))?;
+            let mut out = Vec::new();
+            for pair in t.pairs::<String, Value>() {
+                let (k, v) = pair.map_err(|e| refused(&self.state, e))?;
+                let u = values::upload_value(&k, &v).map_err(|e| refused(&self.state, e))?;
+                flatten_values(&k, &u, &mut out);
+            }
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+            Ok(out)
+        })
     }
 
     /// Whether a cpu.read digest moved since the recording (each digest is called once).
-    fn digest_moved(&self) -> Result<bool> {
+    fn digest_moved(&self, frame: u64) -> Result<bool> {
         let digests = self.state.borrow().digests.clone();
         for (f, args, before) in digests {
-            let v: Value = f
-                .call(mlua::MultiValue::from_iter(args))
-                .map_err(|e| refused(&self.state, e))?;
-            if values::key_of(&v) != before {
+            let moved = self.entry(format!("a cpu.read digest (frame {frame})"), || {
+                let v: Value = f
+                    .call(mlua::MultiValue::from_iter(args))
+                    .map_err(|e| refused(&self.state, e))?;
+                Ok(values::key_of("cpu.read digest", &v)? != before)
+            })?;
+            if moved {
                 return Ok(true);
             }
         }
@@ -218,7 +318,7 @@ impl Host {
         };
         for frame in 0..frames {
             let inputs = self.frame_inputs(frame)?;
-            if player.outputs().is_some() && self.digest_moved()? {
+            if player.outputs().is_some() && self.digest_moved(frame)? {
                 player.invalidate();
                 report.digest_recooks += 1;
             }
@@ -306,7 +406,11 @@ impl Host {
             s.digests.clear();
             s.error = None;
         }
-        let result: mlua::Result<Value> = cook_fn.call((frame, table));
+        let result = self.entry(format!("cook(frame {frame})"), || {
+            cook_fn
+                .call::<Value>((frame, table))
+                .map_err(|e| refused(&self.state, e))
+        });
         let back = self
             .state
             .borrow_mut()
@@ -314,7 +418,7 @@ impl Host {
             .take()
             .expect("the cook stays with the host during cook()");
         *cook = back;
-        let v = result.map_err(|e| refused(&self.state, e))?;
+        let v = result?;
         let readback = match &v {
             Value::UserData(ud) => ud.borrow::<LuaReadback>().ok().map(|r| r.0.clone()),
             _ => None,

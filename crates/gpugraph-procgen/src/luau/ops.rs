@@ -1,13 +1,14 @@
 //! The ops as Luau globals: `asset.resolve`, `device.*`, `transfer.*`, `cpu.*`, `count.*`.
 //! A refusal keeps its typed [`ProcgenError`] in the host state and raises its text in Luau.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use mlua::{Lua, Table, Value};
 
-use super::cpu::{self, Ceiling};
+use super::cpu;
+use super::limits::{self, SharedMeter};
 use super::values::{self, column, number, to_count, LuaColumn, LuaCount, LuaKernel, LuaReadback};
 use super::State;
 use crate::bound::{Bounded, GuardFlag};
@@ -172,6 +173,25 @@ fn kernel_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Table> {
     Ok(res)
 }
 
+/// The most a number of elements may be: above 2^53 an f64 no longer holds every whole number.
+const MAX_ELEMENTS: f64 = 9_007_199_254_740_992.0;
+
+/// A bound's number of elements; anything but a whole number in 0..=2^53 is refused by name
+/// (a plain cast would make -5 and NaN 0 and 1.5 one).
+fn elements(state: &S, bound: &str, field: &'static str, n: f64) -> mlua::Result<u64> {
+    if (0.0..=MAX_ELEMENTS).contains(&n) && n.fract() == 0.0 {
+        return Ok(n as u64);
+    }
+    Err(raise(
+        state,
+        ProcgenError::BoundValue {
+            bound: bound.into(),
+            field,
+            value: n,
+        },
+    ))
+}
+
 fn bound_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Value> {
     let name = match t.get::<Option<String>>("name")? {
         Some(n) => n,
@@ -184,12 +204,16 @@ fn bound_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Value> {
     let value = t.get::<Value>("value")?;
     let expr = match &value {
         Value::UserData(ud) => to_count(ud)?,
-        v => CountExpr::Number(
-            number(v).ok_or_else(|| mlua::Error::runtime("device.bound: `value` is no count"))?
-                as u64,
-        ),
+        v => {
+            let n = number(v)
+                .ok_or_else(|| mlua::Error::runtime("device.bound: `value` is no count"))?;
+            CountExpr::Number(elements(state, &name, "value", n)?)
+        }
     };
-    let capacity = t.get::<Option<f64>>("capacity")?.map(|c| c as u64);
+    let capacity = match t.get::<Option<f64>>("capacity")? {
+        Some(c) => Some(elements(state, &name, "capacity", c)?),
+        None => None,
+    };
     let live = t.get::<Option<bool>>("live")?.unwrap_or(false);
     Ok(
         match with_cook(state, |c| c.bound(&name, &expr, capacity, live))? {
@@ -201,13 +225,7 @@ fn bound_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Value> {
     )
 }
 
-fn cpu_op(
-    lua: &Lua,
-    state: &S,
-    ceiling: &Rc<Cell<Option<Ceiling>>>,
-    t: Table,
-    read: bool,
-) -> mlua::Result<Table> {
+fn cpu_op(lua: &Lua, state: &S, meter: &SharedMeter, t: Table, read: bool) -> mlua::Result<Table> {
     let spec = cpu::spec(&t, !read)?;
     let key = cpu::fold_key(&spec);
     if let Some(k) = &key {
@@ -217,7 +235,7 @@ fn cpu_op(
             return lua.create_sequence_from(values);
         }
     }
-    let values = cpu::call(lua, ceiling, &spec).map_err(|e| raise(state, e))?;
+    let values = cpu::call(lua, meter, &spec).map_err(|e| raise(state, e))?;
     if let Some(k) = key {
         state.borrow_mut().folded.insert(k, values.clone());
     }
@@ -226,10 +244,11 @@ fn cpu_op(
             .get::<Option<mlua::Function>>("digest")?
             .ok_or_else(|| mlua::Error::runtime("cpu.read: `digest` must be a function"))?;
         let d: Value = digest.call(mlua::MultiValue::from_iter(spec.args.clone()))?;
+        let key = values::key_of("cpu.read digest", &d).map_err(|e| raise(state, e.into()))?;
         state
             .borrow_mut()
             .digests
-            .push((digest, spec.args.clone(), values::key_of(&d)));
+            .push((digest, spec.args.clone(), key));
     }
     lua.create_sequence_from(values)
 }
@@ -248,11 +267,7 @@ fn uploaded(lua: &Lua, u: Uploaded) -> mlua::Result<Value> {
 }
 
 /// Registers the op tables as globals.
-pub(crate) fn register(
-    lua: &Lua,
-    state: &S,
-    ceiling: &Rc<Cell<Option<Ceiling>>>,
-) -> mlua::Result<()> {
+pub(crate) fn register(lua: &Lua, state: &S, meter: &SharedMeter) -> mlua::Result<()> {
     let g = lua.globals();
 
     let asset = lua.create_table()?;
@@ -381,12 +396,12 @@ pub(crate) fn register(
     g.set("transfer", transfer)?;
 
     let cpu_t = lua.create_table()?;
-    let (s, c) = (state.clone(), ceiling.clone());
+    let (s, c) = (state.clone(), meter.clone());
     cpu_t.set(
         "call",
         lua.create_function(move |lua, t: Table| cpu_op(lua, &s, &c, t, false))?,
     )?;
-    let (s, c) = (state.clone(), ceiling.clone());
+    let (s, c) = (state.clone(), meter.clone());
     cpu_t.set(
         "read",
         lua.create_function(move |lua, t: Table| cpu_op(lua, &s, &c, t, true))?,
@@ -424,12 +439,11 @@ pub(crate) fn register(
         "__procgen_now",
         lua.create_function(move |_, ()| Ok(now0.elapsed().as_secs_f64()))?,
     )?;
+    // The task library's waits, charged to the script's ceiling.
+    let m = meter.clone();
     g.set(
         "__procgen_sleep",
-        lua.create_function(|_, s: f64| {
-            std::thread::sleep(std::time::Duration::from_secs_f64(s.clamp(0.0, 60.0)));
-            Ok(())
-        })?,
+        lua.create_function(move |_, s: f64| limits::sleep(&m, s))?,
     )?;
     Ok(())
 }

@@ -4,10 +4,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use std::ffi::c_void;
+
 use mlua::{AnyUserData, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, Value};
 
 use crate::column::{Column, ColumnType, LiveCount};
 use crate::count::CountExpr;
+use crate::error::ValueError;
 use crate::kernel::Uniform;
 use crate::transfer::{ReadSource, UploadValue};
 use crate::KernelAsset;
@@ -141,6 +144,70 @@ impl UserData for BufferRef {
     }
 }
 
+/// The most levels of nested tables a conversion walks (deeper is refused by name: each level
+/// is a Rust stack frame).
+pub const MAX_DEPTH: usize = 64;
+
+/// The tables on the path a conversion is walking, outermost first, with their key paths:
+/// a table met again on its own path is a cycle, and the path is at most [`MAX_DEPTH`] long.
+#[derive(Default)]
+pub struct Walk {
+    what: &'static str,
+    path: Vec<(*const c_void, String)>,
+}
+
+impl Walk {
+    /// A walk for errors naming `what` (`upload`, `readback`, `digest`, ...).
+    pub fn new(what: &'static str) -> Self {
+        Self {
+            what,
+            path: Vec::new(),
+        }
+    }
+
+    /// Enters `t` at key path `key`; refuses a table already on the path and a path too deep.
+    pub fn enter(&mut self, t: &Table, key: &str) -> Result<(), ValueError> {
+        let p = t.to_pointer();
+        if let Some((_, back)) = self.path.iter().find(|(q, _)| *q == p) {
+            return Err(ValueError::Cycle {
+                what: self.what,
+                path: key.into(),
+                back: back.clone(),
+            });
+        }
+        if self.path.len() >= MAX_DEPTH {
+            return Err(ValueError::TooDeep {
+                what: self.what,
+                path: key.into(),
+                limit: MAX_DEPTH,
+            });
+        }
+        self.path.push((p, key.into()));
+        Ok(())
+    }
+
+    /// Leaves the table entered last.
+    pub fn leave(&mut self) {
+        self.path.pop();
+    }
+}
+
+/// A [`ValueError`] carried through Luau (the host answers it typed).
+fn refuse(e: ValueError) -> mlua::Error {
+    mlua::Error::external(e)
+}
+
+/// The [`ValueError`] an error carries, if any (through callbacks and contexts).
+pub fn value_error(e: &mlua::Error) -> Option<ValueError> {
+    match e {
+        mlua::Error::ExternalError(x) => x.downcast_ref::<ValueError>().cloned(),
+        mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => {
+            value_error(cause)
+        }
+        _ => None,
+    }
+}
+
 /// A number, if `v` is one.
 pub fn number(v: &Value) -> Option<f64> {
     match v {
@@ -189,8 +256,13 @@ pub fn uniform(name: &str, v: &Value) -> mlua::Result<Uniform> {
     }
 }
 
-/// transfer.upload's value for `key`.
+/// transfer.upload's value for `key`; a table holding itself, or nested past [`MAX_DEPTH`],
+/// is refused with a [`ValueError`] naming its key path.
 pub fn upload_value(key: &str, v: &Value) -> mlua::Result<UploadValue> {
+    upload_at(key, v, &mut Walk::new("upload"))
+}
+
+fn upload_at(key: &str, v: &Value, walk: &mut Walk) -> mlua::Result<UploadValue> {
     if let Some(n) = number(v) {
         return Ok(UploadValue::Number(n));
     }
@@ -265,19 +337,32 @@ pub fn upload_value(key: &str, v: &Value) -> mlua::Result<UploadValue> {
             first.type_name()
         )));
     }
+    walk.enter(t, key).map_err(refuse)?;
     let mut table = BTreeMap::new();
     for pair in t.pairs::<String, Value>() {
         let (k, v) = pair?;
-        table.insert(k.clone(), upload_value(&format!("{key}.{k}"), &v)?);
+        table.insert(k.clone(), upload_at(&format!("{key}.{k}"), &v, walk)?);
     }
+    walk.leave();
     Ok(UploadValue::Table(table))
 }
 
-/// transfer.readback's source for `key` (counts stay expressions until the cook plans them).
+/// transfer.readback's source for `key` (counts stay expressions until the cook plans them);
+/// a table holding itself, or nested past [`MAX_DEPTH`], is refused with a [`ValueError`]
+/// naming its key path.
 pub fn read_source(
     key: &str,
     v: &Value,
     counts: &mut dyn FnMut(CountExpr) -> mlua::Result<ReadSource>,
+) -> mlua::Result<ReadSource> {
+    read_at(key, v, counts, &mut Walk::new("readback"))
+}
+
+fn read_at(
+    key: &str,
+    v: &Value,
+    counts: &mut dyn FnMut(CountExpr) -> mlua::Result<ReadSource>,
+    walk: &mut Walk,
 ) -> mlua::Result<ReadSource> {
     if let Some(n) = number(v) {
         return Ok(ReadSource::Number(n));
@@ -292,11 +377,13 @@ pub fn read_source(
             counts(to_count(ud)?)
         }
         Value::Table(t) => {
+            walk.enter(t, key).map_err(refuse)?;
             let mut out = BTreeMap::new();
             for pair in t.pairs::<String, Value>() {
                 let (k, v) = pair?;
-                out.insert(k.clone(), read_source(&format!("{key}.{k}"), &v, counts)?);
+                out.insert(k.clone(), read_at(&format!("{key}.{k}"), &v, counts, walk)?);
             }
+            walk.leave();
             Ok(ReadSource::Table(out))
         }
         other => Err(mlua::Error::runtime(format!(
@@ -322,41 +409,71 @@ pub fn type_of(v: &Value) -> &'static str {
     }
 }
 
-/// Whether `v` is plain data the plan knows (no device value, no function).
+/// Whether `v` is plain data the plan knows (no device value, no function; a table holding
+/// itself or nested past [`MAX_DEPTH`] is not).
 pub fn known(v: &Value) -> bool {
+    known_at(v, &mut Walk::new("known"))
+}
+
+fn known_at(v: &Value, walk: &mut Walk) -> bool {
     match v {
         Value::Nil
         | Value::Boolean(_)
         | Value::Integer(_)
         | Value::Number(_)
         | Value::String(_) => true,
-        Value::Table(t) => t
-            .pairs::<Value, Value>()
-            .all(|p| p.map(|(k, v)| known(&k) && known(&v)).unwrap_or(false)),
+        Value::Table(t) => {
+            if walk.enter(t, "").is_err() {
+                return false;
+            }
+            let all = t.pairs::<Value, Value>().all(|p| {
+                p.map(|(k, v)| known_at(&k, walk) && known_at(&v, walk))
+                    .unwrap_or(false)
+            });
+            walk.leave();
+            all
+        }
         _ => false,
     }
 }
 
-/// A stable text of known data (the key of a folded pure call and of a digest).
-pub fn key_of(v: &Value) -> String {
+/// A stable text of known data (the key of a folded pure call and of a digest); `what` names
+/// the value in the [`ValueError`] a table holding itself, or nested past [`MAX_DEPTH`], gets.
+pub fn key_of(what: &'static str, v: &Value) -> Result<String, ValueError> {
+    key_at(v, "", &mut Walk::new(what))
+}
+
+fn key_at(v: &Value, path: &str, walk: &mut Walk) -> Result<String, ValueError> {
     match v {
         Value::Table(t) => {
-            let mut items: Vec<(String, String)> = t
-                .pairs::<Value, Value>()
-                .filter_map(Result::ok)
-                .map(|(k, v)| (key_of(&k), key_of(&v)))
-                .collect();
+            walk.enter(t, if path.is_empty() { "(value)" } else { path })?;
+            let mut items = Vec::new();
+            for (k, v) in t.pairs::<Value, Value>().filter_map(Result::ok) {
+                let label = match &k {
+                    Value::String(s) => s.to_string_lossy(),
+                    other => number(other).map_or_else(|| "[key]".into(), |n| format!("[{n}]")),
+                };
+                let at = if path.is_empty() {
+                    label
+                } else {
+                    format!("{path}.{label}")
+                };
+                let k = key_at(&k, &format!("{at} (a key)"), walk)?;
+                let v = key_at(&v, &at, walk)?;
+                items.push((k, v));
+            }
+            walk.leave();
             items.sort();
-            format!(
+            Ok(format!(
                 "{{{}}}",
                 items
                     .iter()
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect::<Vec<_>>()
                     .join(",")
-            )
+            ))
         }
-        Value::String(s) => format!("{:?}", s.to_string_lossy()),
-        other => number(other).map_or_else(|| format!("{other:?}"), |n| format!("{n}")),
+        Value::String(s) => Ok(format!("{:?}", s.to_string_lossy())),
+        other => Ok(number(other).map_or_else(|| format!("{other:?}"), |n| format!("{n}"))),
     }
 }
