@@ -125,7 +125,7 @@ fn write_gltf(dir: &TempDir) -> String {
         bytemuck::cast_slice::<_, u8>(&quad_p).to_vec(),
         bytemuck::cast_slice::<_, u8>(&quad_i).to_vec(),
     ] {
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         views.push(format!(
