@@ -24,6 +24,7 @@ mod npy;
 mod output;
 mod procgen;
 mod render;
+mod scene;
 mod solve;
 mod sort;
 mod spatial;
@@ -78,6 +79,9 @@ enum Command {
     Join(join::JoinArgs),
     /// Evaluate an expression over .npy columns on the GPU (parse/type errors exit with 2).
     Expr(expr::ExprArgs),
+    /// GPUScene consumers: a glTF 2.0 scene, a generated city or a Parquet point/box table
+    /// drawn through GPU visibility, draw generation and resource groups into a PNG.
+    Scene(scene::SceneArgs),
     /// Rendering consumers: `render cull` (GPU frustum culling into a PNG, headless).
     #[command(subcommand)]
     Render(render::RenderCommand),
@@ -137,6 +141,7 @@ fn main() -> ExitCode {
         Command::GenerateTable(args) => analyze::generate::run(&args),
         Command::Expr(args) => expr::run(&args),
         Command::Render(cmd) => render::run(cmd),
+        Command::Scene(args) => scene::run(&args),
         Command::Join(args) => join::run(&args),
         Command::Spatial(args) => spatial::run(&args),
         Command::Fft2d(args) => fft::run(&args),

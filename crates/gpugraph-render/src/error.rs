@@ -238,6 +238,29 @@ pub enum RenderError {
         /// What is wrong, with the numbers.
         reason: String,
     },
+    /// An application scene ([`crate::gpu_scene::source::SceneSource`]) that cannot be
+    /// flattened: a node naming a missing geometry or material, an index past its vertices.
+    #[error("scene source: {reason}")]
+    SceneSource {
+        /// What is wrong, naming the node, geometry or index and the numbers.
+        reason: String,
+    },
+    /// A glTF 2.0 file that cannot be loaded ([`crate::gpu_scene::source::SceneSource::from_gltf`]).
+    #[error("glTF {path}: {reason}")]
+    Gltf {
+        /// The file (or `<memory>`).
+        path: String,
+        /// What is wrong, naming the mesh, primitive, buffer or node.
+        reason: String,
+    },
+    /// A table that cannot be drawn as a table scene ([`crate::gpu_scene::table::GpuTableScene`]).
+    #[error("table scene: column '{column}': {reason}")]
+    TableScene {
+        /// The column (or option) at fault.
+        column: String,
+        /// What is wrong, with the numbers.
+        reason: String,
+    },
     /// A scene storage, mutation or adapter call failed.
     #[error(transparent)]
     Scene(#[from] crate::gpu_scene::GpuSceneError),

@@ -467,13 +467,23 @@ fn bad_declarations_are_named_errors() {
         ),
         "{e}"
     );
-    // A device without INDIRECT_FIRST_INSTANCE cannot honor firstInstance.
-    let plain = GpuContext::new().unwrap();
-    if !plain
-        .device
-        .features()
-        .contains(wgpu::Features::INDIRECT_FIRST_INSTANCE)
+    // A device without INDIRECT_FIRST_INSTANCE cannot honor firstInstance: the one device
+    // these tests create themselves, asking for the context's features minus that one.
     {
+        let ctx = GpuContext::new().unwrap();
+        let (device, queue) =
+            pollster::block_on(ctx.adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("without-first-instance"),
+                required_features: ctx.device.features() - wgpu::Features::INDIRECT_FIRST_INSTANCE,
+                required_limits: ctx.adapter.limits(),
+                ..Default::default()
+            }))
+            .unwrap();
+        struct Plain {
+            device: wgpu::Device,
+            queue: wgpu::Queue,
+        }
+        let plain = Plain { device, queue };
         let scene = GpuScene::new(
             &plain.device,
             &plain.queue,
@@ -509,5 +519,9 @@ fn bad_declarations_are_named_errors() {
         .add_to_graph(&mut g)
         .unwrap_err();
         assert!(matches!(e, RenderError::MissingFeature { .. }), "{e}");
+        drop(g);
+        // Retire the device's pipeline cache entry before it goes (as GpuContext's drop does).
+        gpugraph_command::DeviceCache::release(&plain.device);
+        plain.device.destroy();
     }
 }

@@ -14,6 +14,7 @@ pub mod plot;
 pub mod primitives;
 pub mod render;
 pub mod report;
+pub mod scene;
 pub mod solve;
 pub mod spatial;
 pub mod throughput;
@@ -55,6 +56,10 @@ pub enum BenchCommand {
     /// `cull` (visibility workflow and compaction into an indirect count), `draw` (the bundled
     /// MSAA draw of the visible IDs alone) and `cull-draw` (both; 32 B per instance counted).
     Render(primitives::PrimitiveArgs),
+    /// GPUScene per frame at 1M and 16M records (`--sizes`): visibility, draw generation and
+    /// resource groups (GPU and encode time), a 1,000-record patch's upload bytes and CPU
+    /// time, and `render cull`'s culling as the peer in the same run.
+    Scene(scene::SceneBenchArgs),
     /// Hash index build and probe of n unique u32 keys at load factor 0.5, linear and
     /// triangular probing (12 B per key built, 16 B per key probed, 16 B per key of clear;
     /// the check prints probes per key).
@@ -140,6 +145,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Render(args) => {
             primitives::run_cases_with_nodes("render", &args, render::cases, &render::node_bytes)
         }
+        BenchCommand::Scene(args) => scene::run(&args),
         BenchCommand::Hash(args) => primitives::run_cases("hash", &args, hash::hash_cases),
         BenchCommand::Join(args) => primitives::run_cases("join", &args, hash::join_cases),
         BenchCommand::Memory(args) => memory::run(&args),

@@ -114,3 +114,28 @@ pub fn sphere_visibility(records: &[GpuSceneRecord], view: &ViewParams) -> Vec<u
         })
         .collect()
 }
+
+/// What one layer of a [`crate::gpu_scene::GpuSceneFrame`] leaves in its diagnostics after an
+/// encode with `view`: sphere visibility with the flags as the selection, draw generation
+/// over that mask into `command_capacity` commands, classification into `groups`. `records`
+/// holds every slot of the layer's scene.
+pub fn frame_diagnostics(
+    records: &[GpuSceneRecord],
+    view: &ViewParams,
+    command_capacity: u32,
+    groups: &[GpuSceneGroup],
+) -> crate::gpu_scene::GpuSceneLayerDiagnostics {
+    let mask = sphere_visibility(records, view);
+    let generated = draw_generation(records, Some(&mask), command_capacity);
+    let classified = resource_groups(records, &generated.commands, groups);
+    crate::gpu_scene::GpuSceneLayerDiagnostics {
+        visible: mask.iter().sum(),
+        visibility_overflow: 0,
+        required: generated.required_count,
+        published: generated.published_count,
+        draw_overflow: generated.overflow,
+        group_counts: classified.counts,
+        group_flags: classified.group_flags,
+        group_overflow: classified.overflow,
+    }
+}

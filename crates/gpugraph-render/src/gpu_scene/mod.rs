@@ -11,6 +11,11 @@
 //! * [`GpuSceneResourceGroups`] (6.2b): generated commands classified into renderer-owned
 //!   group windows with per-group counts and diagnostics on the GPU.
 //! * [`cpu`]: the oracles of the GPU steps.
+//! * The two consumers (6.3): [`source::SceneSource`] (an application scene graph, from a glTF
+//!   2.0 file through [`gltf`] or generated) flattened into one scene, and
+//!   [`table::GpuTableScene`] (a GPU table of points or boxes as ordered partitions), both
+//!   drawn by one [`GpuSceneFrame`]: visibility, draw generation, groups, one render bundle,
+//!   picking.
 //!
 //! The scene is storage, not a scene graph: no hierarchy, pipeline, material or table type
 //! enters the record, and nothing here submits or reads back.
@@ -19,9 +24,14 @@ pub mod adapters;
 pub mod cpu;
 mod draw_generation;
 mod error;
+pub mod frame;
+mod frame_draw;
+pub mod gltf;
 pub mod mutation;
 mod record;
 mod resource_groups;
+pub mod source;
+pub mod table;
 
 use gpugraph_command::{
     BufferDescriptor, BufferHandle, CommandGraph, DataView, DataViewDescriptor, VectorFormat,
@@ -30,6 +40,9 @@ use wgpu::BufferUsages;
 
 pub use draw_generation::{DrawGenerationParams, GpuSceneDrawGeneration};
 pub use error::{GpuSceneError, GpuSceneOperation};
+pub use frame::{
+    orbit_camera, GpuSceneFrame, GpuSceneFrameOptions, GpuSceneLayer, GpuSceneLayerDiagnostics,
+};
 pub use mutation::{
     GpuSceneFieldValue, GpuSceneMove, GpuSceneMutation, GpuSceneMutationReport, GpuScenePatch,
 };

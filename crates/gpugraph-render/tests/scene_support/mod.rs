@@ -1,58 +1,41 @@
-//! Test support of the GPUScene tests: a device with `INDIRECT_FIRST_INSTANCE` (draw
-//! generation's `firstInstance` contract needs it; `GpuContext` does not request it), explicit
-//! readback, and random records. No adapter is a failure, never a skip.
+//! Test support of the GPUScene tests: a device (`GpuContext` requests
+//! `INDIRECT_FIRST_INSTANCE`, which draw generation's `firstInstance` contract needs, where the
+//! adapter has it; lavapipe does), explicit readback, and random records. No adapter is a
+//! failure, never a skip.
 #![allow(dead_code)]
 
-use std::sync::{mpsc, Mutex};
+use std::sync::mpsc;
 
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
     BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph, DataView, DataViewDescriptor,
-    DeviceCache, EncodeOptions, GpuContext, VectorFormat,
+    EncodeOptions, GpuContext, VectorFormat,
 };
 use gpugraph_render::gpu_scene::GpuSceneMutation;
 use gpugraph_render::gpu_scene::GpuSceneRecord;
 use gpugraph_render::{DrawCommandBuffer, DrawLayout, GpuScene};
 use rand::{Rng, SeedableRng};
 
-/// Serializes device creation and teardown (see `GpuContext`'s `Teardown`: concurrent
-/// creation or destruction of devices crashed drivers).
-static LIFECYCLE: Mutex<()> = Mutex::new(());
-
-/// A device and queue with the wanted features plus `INDIRECT_FIRST_INSTANCE`.
+/// The context's device and queue (fields kept so tests read `d.device`, `d.queue`).
 pub struct SceneDevice {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
-    _ctx: GpuContext,
-}
-
-impl Drop for SceneDevice {
-    fn drop(&mut self) {
-        let _guard = LIFECYCLE.lock().unwrap_or_else(|e| e.into_inner());
-        DeviceCache::release(&self.device);
-        self.device.destroy();
-    }
+    pub ctx: GpuContext,
 }
 
 pub fn scene_device() -> SceneDevice {
     let ctx = GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required");
-    let features = ctx.device.features() | wgpu::Features::INDIRECT_FIRST_INSTANCE;
     assert!(
-        ctx.adapter.features().contains(features),
-        "the adapter lacks INDIRECT_FIRST_INSTANCE"
+        ctx.device
+            .features()
+            .contains(wgpu::Features::INDIRECT_FIRST_INSTANCE),
+        "GpuContext's device lacks INDIRECT_FIRST_INSTANCE (the adapter has: {:?})",
+        ctx.adapter.features()
     );
-    let _guard = LIFECYCLE.lock().unwrap_or_else(|e| e.into_inner());
-    let (device, queue) = pollster::block_on(ctx.adapter.request_device(&wgpu::DeviceDescriptor {
-        label: Some("scene-test"),
-        required_features: features,
-        required_limits: ctx.adapter.limits(),
-        ..Default::default()
-    }))
-    .expect("device");
     SceneDevice {
-        device,
-        queue,
-        _ctx: ctx,
+        device: ctx.device.clone(),
+        queue: ctx.queue.clone(),
+        ctx,
     }
 }
 
@@ -79,6 +62,18 @@ pub fn read_bytes(d: &SceneDevice, buffer: &wgpu::Buffer) -> Vec<u8> {
     let out: Vec<u8> = slice.get_mapped_range().unwrap().iter().copied().collect();
     staging.unmap();
     out
+}
+
+/// Maps a `MAP_READ` buffer once the queue has finished with it.
+pub fn read_mapped(d: &SceneDevice, buffer: &wgpu::Buffer) -> Vec<u32> {
+    let slice = buffer.slice(..);
+    let (tx, rx) = mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
+    d.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    rx.recv().unwrap().unwrap();
+    let words = bytemuck::cast_slice(&slice.get_mapped_range().unwrap()).to_vec();
+    buffer.unmap();
+    words
 }
 
 pub fn read_words(d: &SceneDevice, buffer: &wgpu::Buffer) -> Vec<u32> {

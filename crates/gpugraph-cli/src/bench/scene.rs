@@ -1,0 +1,409 @@
+//! `bench scene`: the GPUScene frame's selection work per frame, against the culling consumer
+//! in the same run.
+//!
+//! Per size n (default 1M and 16M records; a size whose records do not fit one buffer or
+//! storage binding, or the host's memory, is skipped with the reason):
+//! * `scene-frame`: a GpuScene of n random records (spheres as `render cull`'s scene, four
+//!   resource groups of contiguous command windows, one command slot per record) and a
+//!   `GpuSceneFrame` without drawing: bounds visibility + stable compaction, draw generation
+//!   (clear, claim, publish) and group classification. Rows: GPU time per frame (sum of the
+//!   nodes' timestamps; wall clock of submit-and-wait without timestamp queries), encode time
+//!   (CPU, the compiled graph into a command encoder), and the frame's diagnostics checked
+//!   once against the CPU oracle (`cpu::frame_diagnostics`);
+//! * `patch-1000`: a transaction patching 1,000 live records' transform, box and sphere:
+//!   bytes uploaded (exact, from the report) and CPU time of `GpuScene::mutate`;
+//! * `cull` (peer): `render cull`'s `CullScene::cull_only` over the same spheres and camera:
+//!   the visibility workflow and its compaction into an indirect count, GPU and encode time.
+
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use gpugraph_command::wgpu;
+use gpugraph_render::gpu_scene::cpu;
+use gpugraph_render::gpu_scene::{
+    GpuSceneFieldValue, GpuSceneFrame, GpuSceneFrameOptions, GpuSceneLayer, GpuSceneMutation,
+    GpuScenePatch,
+};
+use gpugraph_render::{
+    CullScene, CullSceneOptions, DrawCommandBuffer, DrawLayout, GpuScene, GpuSceneGroup,
+    GpuSceneRecord, InstancedCubes, ViewParams,
+};
+use serde::Serialize;
+
+use super::report::{self, BenchJson, Summary};
+use super::throughput;
+use super::BenchOptions;
+use crate::gpu::Gpu;
+use crate::output::Table;
+use crate::render::random_scene;
+
+/// `gpugraph bench scene`.
+#[derive(Args, Debug)]
+pub struct SceneBenchArgs {
+    /// Scene records per case (counts or powers like 2^24), comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = throughput::parse_size, default_value = "2^20,2^24")]
+    pub sizes: Vec<u64>,
+    /// Records patched by the `patch` case.
+    #[arg(long, default_value_t = 1000)]
+    pub patch: u32,
+    #[command(flatten)]
+    pub options: BenchOptions,
+}
+
+/// One measured case.
+#[derive(Clone, Debug, Serialize)]
+pub struct SceneRow {
+    /// `scene-frame`, `patch-1000` or `cull`.
+    pub op: String,
+    /// Scene records.
+    pub records: u64,
+    /// GPU milliseconds per frame (timestamps, or wall clock: see `timing`).
+    pub gpu_ms: Option<Summary>,
+    /// CPU microseconds to encode one frame.
+    pub encode_us: Option<Summary>,
+    /// Bytes one patch uploads.
+    pub upload_bytes: Option<u64>,
+    /// CPU microseconds of one patch.
+    pub patch_us: Option<Summary>,
+    /// `gpu-timestamps` or `wall-clock`.
+    pub timing: &'static str,
+    /// Visible records at the bench camera.
+    pub visible: Option<u32>,
+    /// Why a size was skipped.
+    pub skipped: Option<String>,
+}
+
+impl SceneRow {
+    fn new(op: &str, records: u64, timing: &'static str) -> Self {
+        Self {
+            op: op.into(),
+            records,
+            gpu_ms: None,
+            encode_us: None,
+            upload_bytes: None,
+            patch_us: None,
+            timing,
+            visible: None,
+            skipped: None,
+        }
+    }
+}
+
+/// Runs `bench scene`.
+pub fn run(args: &SceneBenchArgs) -> Result<()> {
+    if let Some(path) = &args.options.json {
+        report::check_writable(path)?;
+    }
+    let gpu = Gpu::open()?;
+    let profile = gpu
+        .device()
+        .features()
+        .contains(wgpu::Features::TIMESTAMP_QUERY);
+    let timing = if profile {
+        "gpu-timestamps"
+    } else {
+        "wall-clock"
+    };
+    let mut rows = Vec::new();
+    for &n in &args.sizes {
+        if let Some(reason) = too_large(&gpu, n) {
+            report::progress(format_args!("bench scene: n = {n}: skipped: {reason}"));
+            let mut row = SceneRow::new("scene-frame", n, timing);
+            row.skipped = Some(reason);
+            rows.push(row);
+            continue;
+        }
+        report::progress(format_args!("bench scene: n = {n}: building"));
+        rows.extend(cases(&gpu, n as u32, args, profile, timing)?);
+    }
+    let mut table = Table::new([
+        "op",
+        "records",
+        "GPU ms/frame",
+        "encode µs",
+        "upload B",
+        "patch µs",
+        "visible",
+    ]);
+    let show = |s: &Option<Summary>, d: usize| s.as_ref().map_or("-".into(), |s| s.show(d));
+    for r in &rows {
+        table.row([
+            r.op.clone(),
+            r.records.to_string(),
+            r.skipped
+                .as_ref()
+                .map_or_else(|| show(&r.gpu_ms, 3), |s| format!("skipped: {s}")),
+            show(&r.encode_us, 1),
+            r.upload_bytes.map_or("-".into(), |b| b.to_string()),
+            show(&r.patch_us, 1),
+            r.visible.map_or("-".into(), |v| v.to_string()),
+        ]);
+    }
+    print!("{table}");
+    println!("timing: {timing}");
+    if let Some(path) = &args.options.json {
+        let caps = gpu.ctx.capabilities().clone();
+        report::write_json(
+            path,
+            &BenchJson::new("scene", &caps, args.options.repeat, &rows),
+        )?;
+    }
+    Ok(())
+}
+
+/// Why `n` records cannot be benched here (`None`: they can): the record buffer against the
+/// device's buffer and binding limits, the host copies against available memory.
+fn too_large(gpu: &Gpu, n: u64) -> Option<String> {
+    let limits = gpu.device().limits();
+    let bytes = n.saturating_mul(128);
+    if n >= u64::from(u32::MAX) {
+        return Some(format!("{n} records exceed the uint32 object IDs"));
+    }
+    if bytes > limits.max_buffer_size || bytes > limits.max_storage_buffer_binding_size {
+        return Some(format!(
+            "{bytes} bytes of records exceed max_buffer_size {} or max_storage_buffer_binding_size {}",
+            limits.max_buffer_size, limits.max_storage_buffer_binding_size
+        ));
+    }
+    // Records three times (input, the scene's CPU copy, the oracle's slots), spheres and LOD.
+    let host = n.saturating_mul(3 * 128 + 64);
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        let line = t.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    });
+    match available {
+        Some(kib) if host > kib * 1024 => Some(format!(
+            "about {} MiB of host memory needed, {} MiB available",
+            host >> 20,
+            kib >> 10
+        )),
+        _ => None,
+    }
+}
+
+/// Times `encode` + submit `repeat` times: (GPU ms per frame, encode µs).
+fn time_frames(
+    gpu: &Gpu,
+    repeat: u32,
+    profile: bool,
+    mut encode: impl FnMut(&mut wgpu::CommandEncoder, bool) -> Result<()>,
+    mut timings: impl FnMut() -> Result<f64>,
+) -> Result<(Summary, Summary)> {
+    let (mut gpu_ms, mut encode_us) = (Vec::new(), Vec::new());
+    for _ in 0..repeat {
+        // Encode time without profiling (the frame as an application records it).
+        let mut enc = gpu.device().create_command_encoder(&Default::default());
+        let t0 = Instant::now();
+        encode(&mut enc, false)?;
+        encode_us.push(t0.elapsed().as_secs_f64() * 1e6);
+        let t0 = Instant::now();
+        gpu.submit_and_wait(enc.finish())?;
+        let wall = t0.elapsed().as_secs_f64() * 1e3;
+        if profile {
+            let mut enc = gpu.device().create_command_encoder(&Default::default());
+            encode(&mut enc, true)?;
+            gpu.submit_and_wait(enc.finish())?;
+            gpu_ms.push(timings()?);
+        } else {
+            gpu_ms.push(wall);
+        }
+    }
+    Ok((Summary::of(&gpu_ms), Summary::of(&encode_us)))
+}
+
+fn cases(
+    gpu: &Gpu,
+    n: u32,
+    args: &SceneBenchArgs,
+    profile: bool,
+    timing: &'static str,
+) -> Result<Vec<SceneRow>> {
+    let (spheres, lod, extent) = random_scene(n, 7);
+    let groups: Vec<GpuSceneGroup> = (0..4u32)
+        .map(|g| {
+            let first = (u64::from(n) * u64::from(g) / 4) as u32;
+            let end = (u64::from(n) * u64::from(g + 1) / 4) as u32;
+            GpuSceneGroup {
+                id: g,
+                first_command: first,
+                command_count: end - first,
+                geometry_id: None,
+            }
+        })
+        .collect();
+    let records: Vec<GpuSceneRecord> = spheres
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let g = (u64::from(i as u32) * 4 / u64::from(n)) as u32;
+            let mut r = GpuSceneRecord::new(i as u32)
+                .with_sphere(*s)
+                .with_group(g)
+                .with_geometry(0)
+                .with_command_slot(i as u32);
+            r.aabb_min = [s[0] - s[3], s[1] - s[3], s[2] - s[3]];
+            r.aabb_max = [s[0] + s[3], s[1] + s[3], s[2] + s[3]];
+            r
+        })
+        .collect();
+    let mut scene = GpuScene::new(gpu.device(), gpu.queue(), "bench-scene", n, &records)?;
+    drop(records);
+    let commands =
+        DrawCommandBuffer::create(gpu.device(), "bench-commands", DrawLayout::DrawIndexed, n);
+    let mut frame = GpuSceneFrame::new(
+        gpu.device(),
+        &[GpuSceneLayer {
+            scene: &scene,
+            commands: &commands,
+            groups: &groups,
+            colors: &[],
+        }],
+        &[],
+        &[],
+        GpuSceneFrameOptions {
+            width: 1280,
+            height: 720,
+            draw: false,
+            picking: false,
+            readback: false,
+        },
+    )?;
+    let options = CullSceneOptions {
+        width: 1280,
+        height: 720,
+        msaa: 4,
+        picking: false,
+        readback: false,
+        cubes_per_instance: InstancedCubes::CUBES_PER_INSTANCE,
+    };
+    let mut cull = CullScene::cull_only(gpu.device(), gpu.queue(), &spheres, Some(&lod), options)?;
+    let eye = [extent * 0.8, extent * 0.3, extent * 0.8];
+    let vp = cull.view_projection(eye, [0.0; 3]);
+    cull.set_camera(gpu.queue(), eye, [0.0; 3]);
+    frame.set_camera(gpu.queue(), &vp, eye);
+    gpu.check("building the scene bench")?;
+
+    // Check once against the oracle.
+    let mut enc = gpu.device().create_command_encoder(&Default::default());
+    frame.encode(&mut enc, false)?;
+    gpu.submit_and_wait(enc.finish())?;
+    let words = frame.diagnostics_buffer().size() / 4;
+    let got = frame
+        .decode_diagnostics(&gpu.read_back(frame.diagnostics_buffer(), words)?)
+        .context("decoding the diagnostics")?;
+    let slots: Vec<GpuSceneRecord> = (0..n)
+        .map(|s| {
+            scene
+                .record(s)
+                .copied()
+                .unwrap_or(bytemuck::Zeroable::zeroed())
+        })
+        .collect();
+    let want = cpu::frame_diagnostics(&slots, &ViewParams::new(&vp, eye), n, &groups);
+    drop(slots);
+    // A device fusing multiply-adds may decide rows on a plane either way: allow those.
+    let sure_tolerance = (f64::from(want.visible) * 1e-4).ceil() as i64 + 2;
+    let visible = got[0].visible;
+    if (i64::from(visible) - i64::from(want.visible)).abs() > sure_tolerance
+        || got[0].published != got[0].visible
+        || got[0].group_counts.iter().sum::<u32>() != got[0].published
+        || got[0].draw_overflow != 0
+        || got[0].group_overflow != 0
+    {
+        bail!(
+            "bench scene at n = {n}: GPU {:?}, the CPU oracle says {want:?}",
+            got[0]
+        );
+    }
+
+    let repeat = args.options.repeat;
+    report::progress(format_args!("bench scene: n = {n}: timing the frame"));
+    let (frame_gpu, frame_encode) = {
+        let frame = std::cell::RefCell::new(&mut frame);
+        time_frames(
+            gpu,
+            repeat,
+            profile,
+            |enc, p| Ok(frame.borrow_mut().encode(enc, p).map(|_| ())?),
+            || {
+                let t = frame
+                    .borrow_mut()
+                    .compiled_mut()
+                    .read_timings(gpu.queue())?;
+                Ok(t.iter().filter_map(|t| t.gpu_ns).sum::<f64>() / 1e6)
+            },
+        )?
+    };
+    let mut row = SceneRow::new("scene-frame", u64::from(n), timing);
+    row.gpu_ms = Some(frame_gpu);
+    row.encode_us = Some(frame_encode);
+    row.visible = Some(visible);
+    let mut out = vec![row];
+
+    // Patch: the first `patch` live records lifted (transform, box, sphere).
+    let mut patch_us = Vec::new();
+    let mut bytes = 0;
+    for k in 0..repeat {
+        let lift = 0.25 * (k + 1) as f32;
+        let patch: Vec<GpuScenePatch> = scene
+            .active_records()
+            .iter()
+            .take(args.patch as usize)
+            .map(|(_, r)| {
+                let mut t = r.transform;
+                t[3][1] += lift;
+                let mut s = r.sphere;
+                s[1] += lift;
+                GpuScenePatch {
+                    id: r.object_id,
+                    values: vec![
+                        GpuSceneFieldValue::Transform(t),
+                        GpuSceneFieldValue::Aabb {
+                            min: r.aabb_min,
+                            max: [r.aabb_max[0], r.aabb_max[1] + lift, r.aabb_max[2]],
+                        },
+                        GpuSceneFieldValue::Sphere(s),
+                    ],
+                }
+            })
+            .collect();
+        let tx = GpuSceneMutation {
+            patch,
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        let report = scene.mutate(gpu.queue(), &tx)?;
+        patch_us.push(t0.elapsed().as_secs_f64() * 1e6);
+        bytes = report.uploaded_bytes();
+    }
+    gpu.check("patching")?;
+    let mut row = SceneRow::new(&format!("patch-{}", args.patch), u64::from(n), timing);
+    row.upload_bytes = Some(bytes);
+    row.patch_us = Some(Summary::of(&patch_us));
+    out.push(row);
+
+    report::progress(format_args!(
+        "bench scene: n = {n}: timing the culling peer"
+    ));
+    let (cull_gpu, cull_encode) = {
+        let cull = std::cell::RefCell::new(&mut cull);
+        time_frames(
+            gpu,
+            repeat,
+            profile,
+            |enc, p| Ok(cull.borrow_mut().encode(enc, p).map(|_| ())?),
+            || {
+                let t = cull.borrow_mut().compiled_mut().read_timings(gpu.queue())?;
+                Ok(t.iter().filter_map(|t| t.gpu_ns).sum::<f64>() / 1e6)
+            },
+        )?
+    };
+    let mut row = SceneRow::new("cull (peer)", u64::from(n), timing);
+    row.gpu_ms = Some(cull_gpu);
+    row.encode_us = Some(cull_encode);
+    out.push(row);
+    scene.destroy();
+    commands.destroy();
+    Ok(out)
+}
