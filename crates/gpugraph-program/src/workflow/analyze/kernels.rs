@@ -17,7 +17,9 @@ use gpugraph_command::{
     view_binding, BindGroupCache, CommandGraph, ComputeNode, DataView, ResourceUse, VectorFormat,
     VectorView,
 };
-use gpugraph_gpgpu::kernel::{self, grid_for, parameter_buffer, Binding, Grid, Kernel, ViewCheck};
+use gpugraph_gpgpu::kernel::{
+    self, grid_for, parameter_buffer, Access, Kernel, ViewCheck, WorkgroupSplit,
+};
 use gpugraph_gpgpu::AlgorithmError;
 
 /// Tunables of the analysis's own kernels, in one place.
@@ -102,7 +104,7 @@ pub fn positions(
                         .min((u32::MAX / 2) as u64 / rows_per_group),
                 })
         })
-        .collect::<Result<Vec<Grid>, _>>()?;
+        .collect::<Result<Vec<WorkgroupSplit>, _>>()?;
     let mut uses: Vec<ResourceUse> = Vec::new();
     for v in &inputs {
         uses.extend(v.buffers().into_iter().map(ResourceUse::storage_read));
@@ -117,13 +119,13 @@ pub fn positions(
     graph.add_compute_node(ComputeNode::new(id, uses, move |cc| {
         let device = cc.device().clone();
         let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
-        bindings.extend(std::iter::repeat_n(Binding::StorageRead, 4));
+        let mut bindings = vec![Access::Read, Access::ReadWrite];
+        bindings.extend(std::iter::repeat_n(Access::Read, 4));
         let kernel = Kernel::new(&device, cc.node_id(), &source, "rows_main", &bindings, &[]);
         struct Chunk {
             params: wgpu::Buffer,
             cache: BindGroupCache,
-            grid: Grid,
+            grid: WorkgroupSplit,
         }
         let extent_offsets: Vec<u32> = extents
             .iter()
@@ -218,11 +220,7 @@ pub fn uniform_edges(
             cc.node_id(),
             &source,
             "edges_main",
-            &[
-                Binding::StorageRead,
-                Binding::StorageReadWrite,
-                Binding::StorageRead,
-            ],
+            &[Access::Read, Access::ReadWrite, Access::Read],
             &[],
         );
         let p = [
@@ -244,7 +242,7 @@ pub fn uniform_edges(
                     ],
                 )
             });
-            kernel.dispatch(pass, group, Grid { x: 1, y: 1 });
+            kernel.dispatch(pass, group, WorkgroupSplit { x: 1, y: 1 });
         }))
     }))?;
     Ok(())
