@@ -356,7 +356,7 @@ pub(crate) fn add_radix_nodes(
     add_histogram_node(
         graph,
         format!("{id}.histogram"),
-        (domain.keys, inputs),
+        inputs,
         scratch.status,
         plan,
         policy,
@@ -470,7 +470,7 @@ fn window_grid(
 fn add_histogram_node(
     graph: &mut CommandGraph,
     node_id: String,
-    (_keys, inputs): (DataView, Vec<WindowInputs>),
+    inputs: Vec<WindowInputs>,
     status: BufferHandle,
     plan: RadixPlan,
     policy: SortPolicy,
