@@ -20,7 +20,7 @@ use gpugraph_command::{
     compute_fn, view_binding, BufferDescriptor, CommandGraph, CompiledGraph, ComputeNode, DataView,
     EncodeOptions, ResourceUse, VectorFormat,
 };
-use gpugraph_gpgpu::kernel::{Binding, Grid, Kernel};
+use gpugraph_gpgpu::kernel::{Access, Kernel, WorkgroupSplit};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 use crate::gpu::{import, Gpu};
@@ -119,8 +119,8 @@ fn kernel_node(
     uses.push(ResourceUse::storage_write(output));
     ComputeNode::new(id, uses, move |cc| {
         let device = cc.device();
-        let mut bindings = vec![Binding::StorageRead; inputs.len()];
-        bindings.push(Binding::StorageReadWrite);
+        let mut bindings = vec![Access::Read; inputs.len()];
+        bindings.push(Access::ReadWrite);
         let kernel = Kernel::new(device, cc.node_id(), wgsl, "main", &bindings, &[]);
         let align = u64::from(cc.limits().min_storage_buffer_offset_alignment);
         let views: Vec<DataView> = inputs.iter().copied().chain([output]).collect();
@@ -143,7 +143,7 @@ fn kernel_node(
             )
             .into());
         }
-        let grid = Grid {
+        let grid = WorkgroupSplit {
             x: groups as u32,
             y: 1,
         };

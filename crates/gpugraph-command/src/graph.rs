@@ -457,7 +457,7 @@ impl CommandGraph {
             id,
             uses,
             depends_on,
-            compile: crate::dispatch::compile(node),
+            compile: node.compile(),
         })
     }
 

@@ -6,6 +6,11 @@
 //! stable topological order, and whole-buffer reuse of transients with disjoint lifetimes.
 //! [`CompiledGraph::encode`] records into the caller's `wgpu::CommandEncoder` and never
 //! submits. This crate knows nothing of tables or algorithms.
+//!
+//! It owns the one way to write a kernel: a [`ShaderSource`] recipe (registry files or text,
+//! `#include` / `#ifdef` / `#unroll`, a constant header; [`shader`]) run by a
+//! [`DispatchNode`], whose declared bindings are its uses and are checked against the WGSL
+//! naga reflects when the node compiles ([`BindingError`]).
 
 #![warn(missing_docs)]
 
@@ -23,6 +28,7 @@ pub mod pipeline_cache;
 pub mod plan;
 mod profile;
 mod resource;
+pub mod shader;
 mod view;
 
 pub use attachment::{
@@ -34,7 +40,9 @@ pub use compiled::{
     GraphStats,
 };
 pub use context::{Capabilities, ContextError, ContextOptions, GpuContext};
-pub use dispatch::{Access, Binding, DispatchNode, Grid, Resource, ShaderSource};
+pub use dispatch::{
+    grid_for, Access, Binding, BindingError, DispatchNode, Grid, Resource, WorkgroupSplit,
+};
 pub use error::GraphError;
 pub use format::{ParseFormatError, ScalarKind, VectorFormat};
 pub use graph::CommandGraph;
@@ -49,5 +57,6 @@ pub use resource::{
     BufferAccess, BufferDescriptor, BufferHandle, Lifetime, ResourceUse, TextureAccess,
     TextureDescriptor, TextureHandle,
 };
+pub use shader::{ShaderRegistry, ShaderSource};
 pub use view::{AlignedRange, DataView, DataViewDescriptor, VectorView};
 pub use wgpu;

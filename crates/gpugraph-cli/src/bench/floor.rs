@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use anyhow::{bail, Result};
 use bytemuck::{Pod, Zeroable};
 use gpugraph_command::wgpu::{self, BufferUsages as U};
-use gpugraph_gpgpu::kernel::{Binding, Kernel};
+use gpugraph_gpgpu::kernel::{Access, Kernel};
 
 use super::report::Summary;
 use super::throughput::time_encoded;
@@ -392,11 +392,7 @@ pub fn floor_kernel(gpu: &Gpu, entry: &str) -> Kernel {
         &format!("floor-{entry}"),
         WGSL,
         entry,
-        &[
-            Binding::StorageRead,
-            Binding::StorageReadWrite,
-            Binding::Uniform,
-        ],
+        &[Access::Read, Access::ReadWrite, Access::Uniform],
         &[("WORKGROUP", WORKGROUP as f64)],
     )
 }

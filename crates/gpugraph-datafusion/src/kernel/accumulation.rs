@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use gpugraph_command::{wgpu, GpuContext};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
+use gpugraph_gpgpu::kernel::{parameter_buffer, Access, Kernel};
 
 use super::{
     max_groups, private_copies, shader, storage, tuning, GpuChunk, KernelError, Params, MAX_SLOTS,
@@ -111,18 +111,18 @@ impl Accumulation {
             &wgsl,
             "aggregate",
             &[
-                Binding::Uniform,
-                Binding::StorageRead,
-                Binding::StorageReadWrite,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageRead,
+                Access::Uniform,
+                Access::Read,
+                Access::ReadWrite,
+                Access::Read,
+                Access::Read,
+                Access::Read,
+                Access::Read,
+                Access::Read,
+                Access::Read,
+                Access::Read,
+                Access::Read,
+                Access::Read,
             ],
             &[],
         );

@@ -7,7 +7,7 @@
 
 use bytemuck::{Pod, Zeroable};
 use gpugraph_command::{wgpu, GpuContext};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
+use gpugraph_gpgpu::kernel::{parameter_buffer, Access, Kernel};
 use gpugraph_tables::upload::{write_targets, Outcome, Source, Target};
 
 use super::{storage, KernelError};
@@ -144,11 +144,11 @@ fn dispatch(
 ) -> Result<[u32; 2], KernelError> {
     let device = &ctx.device;
     let bindings = [
-        Binding::Uniform,
-        Binding::StorageRead,
-        Binding::StorageReadWrite,
-        Binding::StorageReadWrite,
-        Binding::StorageRead,
+        Access::Uniform,
+        Access::Read,
+        Access::ReadWrite,
+        Access::ReadWrite,
+        Access::Read,
     ];
     let uniform = parameter_buffer(
         device,

@@ -15,7 +15,7 @@
 use std::ops::Range;
 
 use gpugraph_command::{wgpu, GpuContext};
-use gpugraph_gpgpu::kernel::{grid_for, Binding, Kernel};
+use gpugraph_gpgpu::kernel::{grid_for, Access, Kernel};
 
 use super::upload::{Slab, UploadPool};
 use super::{read_column, region_bound, HostChunk, HostColumn, PageScan, RegionSink, RowGroupTask};
@@ -260,11 +260,11 @@ fn kernel(device: &wgpu::Device) -> Kernel {
         include_str!("decode.wgsl"),
         "expand",
         &[
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageReadWrite,
-            Binding::StorageReadWrite,
+            Access::Read,
+            Access::Read,
+            Access::Read,
+            Access::ReadWrite,
+            Access::ReadWrite,
         ],
         &[],
     )

@@ -16,7 +16,7 @@
 
 use bytemuck::{Pod, Zeroable};
 use gpugraph_command::{wgpu, GpuContext};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Kernel};
+use gpugraph_gpgpu::kernel::{parameter_buffer, Access, Kernel};
 use gpugraph_tables::upload::write_parts;
 
 use super::encode::{Encoded, MAX_KEY_WORDS};
@@ -205,12 +205,12 @@ pub fn select(
     ctx.queue
         .write_buffer(&gathered, 0, bytemuck::cast_slice(&initial));
     let bindings = [
-        Binding::Uniform,
-        Binding::StorageRead,
-        Binding::StorageRead,
-        Binding::StorageReadWrite,
-        Binding::StorageReadWrite,
-        Binding::StorageReadWrite,
+        Access::Uniform,
+        Access::Read,
+        Access::Read,
+        Access::ReadWrite,
+        Access::ReadWrite,
+        Access::ReadWrite,
     ];
     let resources = [
         params.as_entire_buffer_binding(),

@@ -163,18 +163,7 @@ pub fn partitioned_compact(
     out
 }
 
-/// The global id of each partition's first row when partitions are consecutive: the prefix
-/// sums of the partition row counts.
-pub fn consecutive_bases(rows: &[usize]) -> Vec<u32> {
-    let mut at = 0u32;
-    rows.iter()
-        .map(|&r| {
-            let base = at;
-            at = at.wrapping_add(r as u32);
-            base
-        })
-        .collect()
-}
+pub use super::partitioned::consecutive_bases;
 
 #[cfg(test)]
 mod tests {

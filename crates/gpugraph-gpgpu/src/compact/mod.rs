@@ -48,8 +48,8 @@ use crate::error::AlgorithmError;
 use crate::kernel::{check_kernel, import_u32, plan_scan, rows_u32, Binder, Handles};
 use crate::kernel::{
     check_same_topology, check_writes_alone, grid_for, parameter_buffer, require_output,
-    require_packed, require_packed_live, Binding, BufferKeyed, Grid, Kernel, ShaderSource,
-    ViewCheck,
+    require_packed, require_packed_live, shader, Access, BufferKeyed, Kernel, ViewCheck,
+    WorkgroupSplit,
 };
 use crate::scan::{ChunkLayout, ScanKernelOptions, ScanMode};
 use helper::{HelperDispatch, HelperKernel, HelperNode, Res};
@@ -152,7 +152,7 @@ pub(crate) fn helper_grid(
     c: ViewCheck<'_>,
     device: &wgpu::Device,
     rows: u64,
-) -> Result<Grid, AlgorithmError> {
+) -> Result<WorkgroupSplit, AlgorithmError> {
     let max_dim = device.limits().max_compute_workgroups_per_dimension;
     let workgroups = rows.div_ceil(policy::ROWS_PER_WORKGROUP);
     grid_for(workgroups, max_dim).ok_or_else(|| {
@@ -167,7 +167,7 @@ pub(crate) fn helper_grid(
 /// The WGSL of a helper kernel: the policy header, the shared dispatch helpers, then the
 /// registry `files` in order.
 pub(crate) fn helper_source(files: &[&'static str]) -> String {
-    let mut source = ShaderSource::new("shared/dispatch.wgsl")
+    let mut source = shader("shared/dispatch.wgsl")
         .u32("WORKGROUP_SIZE", policy::WORKGROUP_SIZE)
         .u32("ROWS_PER_THREAD", policy::ROWS_PER_THREAD);
     for file in files {
@@ -184,35 +184,30 @@ pub(crate) fn add_zero_words(
     words: Vec<DataView>,
 ) -> Result<(), AlgorithmError> {
     let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
-    let mut uses = Vec::new();
-    let mut handles = Handles::default();
     let mut resources = vec![Res::Params(0)];
     let mut params = vec![words.len().min(3) as u32];
     for w in words.into_iter().take(3) {
-        push_use(&mut uses, ResourceUse::storage_write(w.buffer()));
-        resources.push(Res::View((w, handles.index(w.buffer()))));
+        resources.push(Res::View(w));
         params.push(w.aligned_range(align).element_offset as u32);
     }
     resources.resize(4, Res::Placeholder);
     HelperNode {
         id,
-        uses,
-        handles,
         kernels: vec![HelperKernel {
-            wgsl: ShaderSource::new("compact/zero.wgsl").build(),
+            wgsl: shader("compact/zero.wgsl").build(),
             entry: "zero_words",
             bindings: vec![
-                Binding::StorageRead,
-                Binding::StorageReadWrite,
-                Binding::StorageReadWrite,
-                Binding::StorageReadWrite,
+                Access::Read,
+                Access::ReadWrite,
+                Access::ReadWrite,
+                Access::ReadWrite,
             ],
         }],
         params: vec![params],
         dispatches: vec![HelperDispatch {
             kernel: 0,
             resources,
-            grid: Grid { x: 1, y: 1 },
+            grid: WorkgroupSplit { x: 1, y: 1 },
         }],
     }
     .add(graph)
@@ -224,7 +219,7 @@ struct DistributeChunk {
     view: DataView,
     at: usize,
     params: wgpu::Buffer,
-    grid: Grid,
+    grid: WorkgroupSplit,
 }
 
 /// The distribution pass of the staged path.
@@ -495,12 +490,7 @@ impl Compaction {
                     cc.node_id(),
                     &helper_source(&["compact/distribute.wgsl"]),
                     "distribute",
-                    &[
-                        Binding::StorageRead,
-                        Binding::StorageReadWrite,
-                        Binding::StorageRead,
-                        Binding::StorageRead,
-                    ],
+                    &[Access::Read, Access::ReadWrite, Access::Read, Access::Read],
                     &[],
                 );
                 let chunks = distribute

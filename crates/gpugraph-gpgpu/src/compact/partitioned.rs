@@ -15,14 +15,14 @@ use gpugraph_command::{
     VectorFormat, VectorView,
 };
 
-use super::cpu::consecutive_bases;
 use super::helper::{HelperDispatch, HelperKernel, HelperNode, Res};
 use super::kernel::{CompactKernel, CompactParams};
 use super::node::{FusedChunk, FusedNode};
 use super::{add_zero_words, check_compaction_device, helper_source, push_use};
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_writes_alone, require_output, require_packed, Binding, BufferKeyed, Grid, ViewCheck,
+    check_writes_alone, require_output, require_packed, Access, BufferKeyed, ViewCheck,
+    WorkgroupSplit,
 };
 use crate::kernel::{plan_scan, rows_u32, Binder, Handles};
 use crate::scan::{ChunkLayout, ScanKernelOptions, ScanMode};
@@ -286,12 +286,7 @@ impl PartitionedIndexedRangeCompaction {
         }
 
         // {id}/totals
-        let mut handles = Handles::default();
-        let mut uses = vec![ResourceUse::storage_read(self.ranges.buffer())];
-        let mut resources = vec![
-            Res::Params(0),
-            Res::View((self.ranges, handles.index(self.ranges.buffer()))),
-        ];
+        let mut resources = vec![Res::Params(0), Res::View(self.ranges)];
         for v in [
             Some(self.partition_counts),
             self.overflow,
@@ -300,8 +295,7 @@ impl PartitionedIndexedRangeCompaction {
         ] {
             match v {
                 Some(v) => {
-                    push_use(&mut uses, ResourceUse::storage_read_write(v.buffer()));
-                    resources.push(Res::View((v, handles.index(v.buffer()))));
+                    resources.push(Res::View(v));
                 }
                 None => resources.push(Res::Placeholder),
             }
@@ -322,27 +316,38 @@ impl PartitionedIndexedRangeCompaction {
         }
         HelperNode {
             id: format!("{id}/totals"),
-            uses,
-            handles,
             kernels: vec![HelperKernel {
                 wgsl: helper_source(&["compact/partition_totals.wgsl"]),
                 entry: "partition_totals",
                 bindings: vec![
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                    Binding::StorageReadWrite,
-                    Binding::StorageReadWrite,
-                    Binding::StorageReadWrite,
-                    Binding::StorageReadWrite,
+                    Access::Read,
+                    Access::Read,
+                    Access::ReadWrite,
+                    Access::ReadWrite,
+                    Access::ReadWrite,
+                    Access::ReadWrite,
                 ],
             }],
             params: vec![params],
             dispatches: vec![HelperDispatch {
                 kernel: 0,
                 resources,
-                grid: Grid { x: 1, y: 1 },
+                grid: WorkgroupSplit { x: 1, y: 1 },
             }],
         }
         .add(graph)
     }
+}
+
+/// The global id of each partition's first row when partitions are consecutive: the prefix
+/// sums of the partition row counts.
+pub fn consecutive_bases(rows: &[usize]) -> Vec<u32> {
+    let mut at = 0u32;
+    rows.iter()
+        .map(|&r| {
+            let base = at;
+            at = at.wrapping_add(r as u32);
+            base
+        })
+        .collect()
 }

@@ -9,17 +9,15 @@
 //! candidate-bound bit. Traffic per candidate row: flag gather 4 bytes, id + selection
 //! written and read again 16 bytes, survivors 4 bytes; per range 8 + 12 bytes.
 
-use gpugraph_command::{
-    BufferDescriptor, CommandGraph, DataView, ResourceUse, VectorFormat, VectorView,
-};
+use gpugraph_command::{BufferDescriptor, CommandGraph, DataView, VectorFormat, VectorView};
 
 use super::helper::{HelperDispatch, HelperKernel, HelperNode, Res};
-use super::{
-    add_zero_words, check_compaction_device, helper_grid, helper_source, push_use, Compaction,
-};
+use super::{add_zero_words, check_compaction_device, helper_grid, helper_source, Compaction};
 use crate::error::AlgorithmError;
-use crate::kernel::{check_writes_alone, require_output, require_packed, Binding, Grid, ViewCheck};
-use crate::kernel::{rows_u32, Binder, Handles};
+use crate::kernel::{
+    check_writes_alone, require_output, require_packed, Access, ViewCheck, WorkgroupSplit,
+};
+use crate::kernel::{rows_u32, Binder};
 use crate::scan::{Scan, ScanKernelOptions};
 
 const ALGORITHM: &str = "indexed range compaction";
@@ -149,31 +147,21 @@ impl IndexedRangeCompaction {
         let scalars = transient(graph, "range-scalars", 4)?;
 
         // {id}/lengths
-        let mut handles = Handles::default();
-        let ranges_b = (self.ranges, handles.index(self.ranges.buffer()));
-        let lengths_b = (lengths, handles.index(lengths.buffer()));
-        let scalars_b = (scalars, handles.index(scalars.buffer()));
         let bindings = vec![
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageReadWrite,
-            Binding::StorageReadWrite,
+            Access::Read,
+            Access::Read,
+            Access::ReadWrite,
+            Access::ReadWrite,
         ];
         let wgsl = helper_source(&["compact/range.wgsl", "compact/range_lengths.wgsl"]);
         let resources = vec![
             Res::Params(0),
-            Res::View(ranges_b),
-            Res::View(lengths_b),
-            Res::View(scalars_b),
+            Res::View(self.ranges),
+            Res::View(lengths),
+            Res::View(scalars),
         ];
         HelperNode {
             id: format!("{id}/lengths"),
-            uses: vec![
-                ResourceUse::storage_read(self.ranges.buffer()),
-                ResourceUse::storage_write(lengths.buffer()),
-                ResourceUse::storage_read_write(scalars.buffer()),
-            ],
-            handles,
             kernels: vec![
                 HelperKernel {
                     wgsl: wgsl.clone(),
@@ -191,7 +179,7 @@ impl IndexedRangeCompaction {
                 HelperDispatch {
                     kernel: 0,
                     resources: resources.clone(),
-                    grid: Grid { x: 1, y: 1 },
+                    grid: WorkgroupSplit { x: 1, y: 1 },
                 },
                 HelperDispatch {
                     kernel: 1,
@@ -220,35 +208,26 @@ impl IndexedRangeCompaction {
         } else {
             let ids = transient(graph, "candidate-ids", candidates)?;
             let selected = transient(graph, "candidate-flags", candidates)?;
-            let mut handles = Handles::default();
             let resources = vec![
                 Res::Params(0),
-                Res::View((self.ranges, handles.index(self.ranges.buffer()))),
-                Res::View((ends, handles.index(ends.buffer()))),
-                Res::View((self.flags, handles.index(self.flags.buffer()))),
-                Res::View((ids, handles.index(ids.buffer()))),
-                Res::View((selected, handles.index(selected.buffer()))),
+                Res::View(self.ranges),
+                Res::View(ends),
+                Res::View(self.flags),
+                Res::View(ids),
+                Res::View(selected),
             ];
             HelperNode {
                 id: format!("{id}/expand"),
-                uses: vec![
-                    ResourceUse::storage_read(self.ranges.buffer()),
-                    ResourceUse::storage_read(ends.buffer()),
-                    ResourceUse::storage_read(self.flags.buffer()),
-                    ResourceUse::storage_write(ids.buffer()),
-                    ResourceUse::storage_write(selected.buffer()),
-                ],
-                handles,
                 kernels: vec![HelperKernel {
                     wgsl: helper_source(&["compact/range.wgsl", "compact/expand.wgsl"]),
                     entry: "expand_candidates",
                     bindings: vec![
-                        Binding::StorageRead,
-                        Binding::StorageRead,
-                        Binding::StorageRead,
-                        Binding::StorageRead,
-                        Binding::StorageReadWrite,
-                        Binding::StorageReadWrite,
+                        Access::Read,
+                        Access::Read,
+                        Access::Read,
+                        Access::Read,
+                        Access::ReadWrite,
+                        Access::ReadWrite,
                     ],
                 }],
                 params: vec![vec![
@@ -278,21 +257,11 @@ impl IndexedRangeCompaction {
 
         // {id}/finish
         if self.overflow.is_some() || self.invalid_ranges.is_some() {
-            let mut handles = Handles::default();
-            let mut uses = vec![
-                ResourceUse::storage_read(scalars.buffer()),
-                ResourceUse::storage_read(ends.buffer()),
-            ];
-            let mut resources = vec![
-                Res::Params(0),
-                Res::View((scalars, handles.index(scalars.buffer()))),
-                Res::View((ends, handles.index(ends.buffer()))),
-            ];
+            let mut resources = vec![Res::Params(0), Res::View(scalars), Res::View(ends)];
             for v in [self.invalid_ranges, self.overflow] {
                 match v {
                     Some(v) => {
-                        push_use(&mut uses, ResourceUse::storage_read_write(v.buffer()));
-                        resources.push(Res::View((v, handles.index(v.buffer()))));
+                        resources.push(Res::View(v));
                     }
                     None => resources.push(Res::Placeholder),
                 }
@@ -307,24 +276,22 @@ impl IndexedRangeCompaction {
             ];
             HelperNode {
                 id: format!("{id}/finish"),
-                uses,
-                handles,
                 kernels: vec![HelperKernel {
                     wgsl: helper_source(&["compact/range_finish.wgsl"]),
                     entry: "finish_ranges",
                     bindings: vec![
-                        Binding::StorageRead,
-                        Binding::StorageRead,
-                        Binding::StorageRead,
-                        Binding::StorageReadWrite,
-                        Binding::StorageReadWrite,
+                        Access::Read,
+                        Access::Read,
+                        Access::Read,
+                        Access::ReadWrite,
+                        Access::ReadWrite,
                     ],
                 }],
                 params: vec![params],
                 dispatches: vec![HelperDispatch {
                     kernel: 0,
                     resources,
-                    grid: Grid { x: 1, y: 1 },
+                    grid: WorkgroupSplit { x: 1, y: 1 },
                 }],
             }
             .add(graph)?;

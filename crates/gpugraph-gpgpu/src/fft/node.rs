@@ -8,7 +8,7 @@ use gpugraph_command::{
 use super::plan::{self, FftLimits, FftPass, FftPlan, PassBuffer, PlanError};
 use super::{FftDirection, FftPolicy};
 use crate::error::AlgorithmError;
-use crate::kernel::{check_writes_alone, require_packed, Binder, ShaderSource, ViewCheck};
+use crate::kernel::{check_writes_alone, require_packed, shader, Binder, ShaderSource, ViewCheck};
 
 /// Batched 1-D transforms: `batch` contiguous rows of `length` complex values each,
 /// `input` → `output` (see the module doc for conventions).
@@ -267,7 +267,7 @@ fn add_passes(
             out_group: pass.output.group,
             pad0: 0,
         };
-        let shader = gpugraph_command::ShaderSource::new("fft/fft", source(pass));
+        let shader = source(pass).keyed("fft/fft");
         let node = DispatchNode::new(
             format!("{id}/pass{i}"),
             shader,
@@ -287,14 +287,14 @@ fn add_passes(
     Ok(())
 }
 
-/// The WGSL of one pass: `fft/fft.wgsl` with its shape as the header.
-fn source(pass: &FftPass) -> String {
+/// The recipe of one pass: `fft/fft.wgsl` with its shape as the header.
+fn source(pass: &FftPass) -> ShaderSource {
     let s = pass.shape;
     let last_radix = if s.stages8 == 0 { s.first_radix } else { 8 };
     let fast_in = pass.input.sequence_fast();
     let fast_out = pass.output.sequence_fast();
     let fast_last = if s.stages8 == 0 { fast_in } else { fast_out };
-    ShaderSource::new("fft/fft.wgsl")
+    shader("fft/fft.wgsl")
         .comment(format!(
             "gpugraph-gpgpu fft: length {}, {} sequences × {} invocations",
             s.length, s.seqs_per_workgroup, s.threads
@@ -318,7 +318,6 @@ fn source(pass: &FftPass) -> String {
         .define_if(s.swizzle, "SWIZZLE")
         .define_if(s.interleaved, "INTERLEAVE")
         .define_if(pass.twiddle.is_some(), "TWIDDLE")
-        .build()
 }
 
 #[cfg(test)]
@@ -357,7 +356,7 @@ mod tests {
         }
         for plan in plans {
             for pass in &plan.passes {
-                let s = source(pass);
+                let s = source(pass).build();
                 kernel::validate_wgsl(&s).unwrap_or_else(|e| panic!("{pass:?}: {e}"));
                 let members = kernel::field_offsets!(FftParams; in_off, out_off, seqs, inner,
                     in_inner, in_outer, in_elem, tw_n, out_inner, out_outer, out_elem, tw_outer,

@@ -5,7 +5,7 @@ use gpugraph_command::{
     Binding, CommandGraph, DataView, DispatchNode, Grid, VectorFormat, VectorView,
 };
 
-use super::source::{gather_source, shader, GatherParams};
+use super::source::{gather_source, keyed, GatherParams};
 use crate::error::AlgorithmError;
 use crate::kernel::{check_writes_alone, require_packed, Binder, ViewCheck, IN_PLACE};
 
@@ -151,7 +151,7 @@ impl RowGather {
         const WG: u32 = 256;
         graph.add_dispatch_node(DispatchNode::new(
             self.id,
-            shader(
+            keyed(
                 "hash/gather",
                 &gather_source(
                     WG,

@@ -7,7 +7,7 @@ use gpugraph_command::{
 };
 
 use super::policy::HashPolicy;
-use super::source::{build_source, shader, BuildParams};
+use super::source::{build_source, keyed, BuildParams};
 use super::table::{HashTable, STATS_WORDS};
 use crate::error::AlgorithmError;
 use crate::kernel::{
@@ -167,7 +167,7 @@ pub(crate) fn add_build(
     let insert_rows_per_workgroup = policy.rows_per_workgroup();
     graph.add_dispatch_node(DispatchNode::new(
         format!("{}/clear", c.id),
-        shader(
+        keyed(
             "hash/clear",
             &build_source(policy, table.probing, true, false, false),
         ),
@@ -219,7 +219,7 @@ pub(crate) fn add_build(
         };
         graph.add_dispatch_node(DispatchNode::new(
             id,
-            shader(
+            keyed(
                 "hash/insert",
                 &build_source(
                     policy,

@@ -8,7 +8,7 @@ use gpugraph_command::{
 
 use super::index::key_format;
 use super::policy::HashPolicy;
-use super::source::{query_source, shader, QueryParams};
+use super::source::{keyed, query_source, QueryParams};
 use super::table::{HashTable, STATS_WORDS};
 use crate::error::AlgorithmError;
 use crate::kernel::{
@@ -157,7 +157,7 @@ pub(crate) fn add_lookup(
     let probing = l.table.probing;
     graph.add_dispatch_node(DispatchNode::new(
         format!("{}/clear", c.id),
-        shader(
+        keyed(
             "hash/query-clear",
             &query_source(policy, probing, true, false, false, false),
         ),
@@ -204,7 +204,7 @@ pub(crate) fn add_lookup(
     }
     graph.add_dispatch_node(DispatchNode::new(
         format!("{}/lookup", c.id),
-        shader(
+        keyed(
             "hash/lookup",
             &query_source(
                 policy,

@@ -4,7 +4,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::policy::{HashPolicy, Probing};
-use crate::kernel::ShaderSource;
+use crate::kernel::{shader, ShaderSource};
 
 /// Parameters of `hash/build.wgsl` (`clear` and `insert_rows`).
 #[repr(C)]
@@ -57,7 +57,7 @@ pub(crate) struct GatherParams {
 }
 
 fn base(file: &'static str, policy: &HashPolicy, probing: Probing) -> ShaderSource {
-    ShaderSource::new(file)
+    shader(file)
         .comment(format!("hash {policy:?}"))
         .u32("WG_SIZE", policy.workgroup_size)
         .u32("ROWS_PER_THREAD", policy.rows_per_thread)
@@ -104,7 +104,7 @@ pub(crate) fn gather_source(
     valid_out: bool,
     source_valid: bool,
 ) -> ShaderSource {
-    ShaderSource::new("hash/gather.wgsl")
+    shader("hash/gather.wgsl")
         .u32("WG_SIZE", workgroup_size)
         .u32("WIDTH", width)
         .define_if(count, "COUNT")
@@ -112,9 +112,9 @@ pub(crate) fn gather_source(
         .define_if(source_valid, "SOURCE_VALID")
 }
 
-/// A gpugraph-command shader of `recipe`, labelled `key`.
-pub(crate) fn shader(key: &str, recipe: &ShaderSource) -> gpugraph_command::ShaderSource {
-    gpugraph_command::ShaderSource::new(key, recipe.build())
+/// `recipe` labelled `key` (assembled when its node compiles).
+pub(crate) fn keyed(key: &str, recipe: &ShaderSource) -> ShaderSource {
+    recipe.clone().keyed(key)
 }
 
 #[cfg(test)]

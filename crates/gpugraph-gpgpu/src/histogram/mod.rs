@@ -52,15 +52,12 @@
 pub mod cpu;
 
 use gpugraph_command::{
-    view_binding, BindGroupCache, CommandGraph, ComputeNode, DataView, DataViewDescriptor,
-    ResourceUse, VectorFormat, VectorView,
+    Binding, CommandGraph, DataView, DataViewDescriptor, DispatchNode, Grid, VectorFormat,
+    VectorView,
 };
 
 use crate::error::AlgorithmError;
-use crate::kernel::{
-    self, parameter_buffer, require_output, Binding, Grid, Kernel, ShaderSource, ViewCheck,
-};
-use crate::kernel::{binding_alignment, row_offset};
+use crate::kernel::{self, require_output, row_offset, shader, Access, ShaderSource, ViewCheck};
 use crate::keyed::{Edges, Keyed, KeyedOutputs, KeyedPolicy, KeyedSpec};
 use crate::scan::Scan;
 
@@ -284,10 +281,8 @@ struct EdgeParams {
     edges_off: u32,
 }
 
-fn validate_source() -> String {
-    ShaderSource::new("histogram/validate_edges.wgsl")
-        .u32("WG", VALIDATE_WORKGROUP_SIZE)
-        .build()
+fn validate_source() -> ShaderSource {
+    shader("histogram/validate_edges.wgsl").u32("WG", VALIDATE_WORKGROUP_SIZE)
 }
 
 /// `{id}/edges`: one workgroup writes the gate word from the edges' validity.
@@ -297,49 +292,27 @@ fn add_edge_validation(
     edges: DataView,
     keyed: &Keyed,
 ) -> Result<(), AlgorithmError> {
-    let acc = keyed.accumulators();
-    let uses = vec![
-        ResourceUse::storage_read(edges.buffer()),
-        ResourceUse::storage_read_write(acc),
-    ];
-    let source = validate_source();
-    graph.add_compute_node(ComputeNode::new(format!("{id}/edges"), uses, move |cc| {
-        let device = cc.device().clone();
-        let align = binding_alignment(cc);
-        let kernel = Kernel::new(
-            &device,
-            cc.node_id(),
-            &source,
+    // The node binds the edges' aligned range at the device's storage alignment; the kernel
+    // adds the row offset inside it.
+    let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
+    let params = EdgeParams {
+        edge_count: edges.len() as u32,
+        edges_off: row_offset(&edges, align),
+    };
+    kernel::add_node(
+        graph,
+        DispatchNode::new(
+            format!("{id}/edges"),
+            validate_source(),
             "validate_edges",
-            &[
-                Binding::Uniform,
-                Binding::StorageRead,
-                Binding::StorageReadWrite,
+            vec![
+                Binding::params(0, &params),
+                Binding::read(1, edges),
+                Binding::handle(2, keyed.accumulators(), Access::ReadWrite),
             ],
-            &[],
-        );
-        let p = EdgeParams {
-            edge_count: edges.len() as u32,
-            edges_off: row_offset(&edges, align),
-        };
-        let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&p));
-        let mut cache = BindGroupCache::default();
-        Ok(gpugraph_command::compute_fn(move |pass, ec| {
-            let (eb, ab) = (ec.buffer(edges.buffer()), ec.buffer(acc));
-            let group = cache.get_or_create(&[eb, ab], || {
-                kernel.bind_group(
-                    &device,
-                    &[
-                        params.as_entire_buffer_binding(),
-                        view_binding(eb, &edges, align).0,
-                        ec.binding(acc),
-                    ],
-                )
-            });
-            kernel.dispatch(pass, group, Grid { x: 1, y: 1 });
-        }))
-    }))?;
-    Ok(())
+            Grid::Workgroups([1, 1, 1]),
+        ),
+    )
 }
 
 /// `{id}/cumulative`: an inclusive [`Scan`] of the bin counts, read in place from the
@@ -380,7 +353,7 @@ mod tests {
 
     #[test]
     fn edge_validation_validates_and_its_params_match_the_shader() {
-        let source = validate_source();
+        let source = validate_source().build();
         kernel::validate_wgsl(&source).unwrap_or_else(|e| panic!("{e}"));
         let members = kernel::field_offsets!(EdgeParams; edge_count, edges_off);
         let size = Some(std::mem::size_of::<EdgeParams>());

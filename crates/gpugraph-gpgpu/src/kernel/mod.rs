@@ -11,7 +11,6 @@ mod dispatch;
 mod outputs;
 mod placeholder;
 mod policy;
-mod preprocess;
 mod source;
 mod views;
 
@@ -20,18 +19,16 @@ pub(crate) use binder::{import_u32, rows_u32, Binder, Handles};
 pub use bindings::{bind_or, binding_alignment, row_offset};
 pub use cache::BufferKeyed;
 pub(crate) use chained::{check_kernel, plan_scan};
-pub(crate) use dispatch::add_dispatch;
-pub use dispatch::{grid_for, Grid};
+pub(crate) use dispatch::{add_dispatch, add_node};
+pub use gpugraph_command::{grid_for, Access, ShaderSource, WorkgroupSplit};
 pub use outputs::require_output;
 pub use placeholder::placeholder_buffer;
 pub(crate) use policy::policy_from_str;
 pub(crate) use policy::{power_of_two_in, within};
 pub use policy::{spec_u32, PolicyError, PolicyParseError, PolicySpec, PolicySpecError};
 #[cfg(test)]
-pub(crate) use preprocess::validate_wgsl;
-#[cfg(test)]
-pub(crate) use source::{assert_struct_layout, field_offsets};
-pub use source::{registry_file, ShaderSource};
+pub(crate) use source::{assert_struct_layout, field_offsets, validate_wgsl};
+pub use source::{registry_file, shader, WGSL};
 pub use views::{
     check_same_topology, require_format, require_packed, require_packed_live,
     require_packed_live_all, ViewCheck,
@@ -40,17 +37,6 @@ pub use views::{
 use std::num::NonZeroU64;
 
 use gpugraph_command::{wgpu, DeviceCache};
-
-/// How a kernel binds one buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Binding {
-    /// `var<storage, read>`.
-    StorageRead,
-    /// `var<storage, read_write>`.
-    StorageReadWrite,
-    /// `var<uniform>`.
-    Uniform,
-}
 
 /// One compiled compute shader entry point with an explicit bind-group layout (group 0,
 /// bindings numbered in order). Cheap to clone (wgpu objects are reference counted).
@@ -64,10 +50,9 @@ pub struct Kernel {
     pub layout: wgpu::BindGroupLayout,
 }
 
-/// The dispatch helpers (`shared/dispatch.wgsl`), for WGSL assembled outside this crate's
-/// registry (the program crate's kernels); the crate's own kernels
-/// `#include "shared/dispatch.wgsl"` through [`ShaderSource`].
-pub const SHARED_DISPATCH_WGSL: &str = include_str!("../shared/dispatch.wgsl");
+/// The dispatch helpers (`shared/dispatch.wgsl`, owned by `gpugraph-command`), for WGSL
+/// assembled outside a [`ShaderSource`]; recipes `#include "shared/dispatch.wgsl"`.
+pub const SHARED_DISPATCH_WGSL: &str = gpugraph_command::shader::DISPATCH_WGSL;
 
 /// The fixed-order workgroup tree reduction (`shared/tree_reduce.wgsl`: `tree_reduce(lid,
 /// width)` over the includer's `tree_combine(slot, other)` hook), for WGSL assembled outside
@@ -84,17 +69,6 @@ pub fn with_shared(shared: &[&str], source: &str) -> String {
     }
     out.push_str(source);
     out
-}
-
-impl Binding {
-    /// The wgpu buffer binding type.
-    pub fn buffer_type(self) -> wgpu::BufferBindingType {
-        match self {
-            Binding::StorageRead => wgpu::BufferBindingType::Storage { read_only: true },
-            Binding::StorageReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
-            Binding::Uniform => wgpu::BufferBindingType::Uniform,
-        }
-    }
 }
 
 /// A compute-visible buffer entry at `binding` of type `ty`, without a dynamic offset, that
@@ -174,13 +148,13 @@ impl Kernel {
         label: &str,
         wgsl: &str,
         entry: &str,
-        bindings: &[Binding],
+        bindings: &[Access],
         constants: &[(&str, f64)],
     ) -> Self {
         let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
             .iter()
             .enumerate()
-            .map(|(i, b)| buffer_entry(i as u32, b.buffer_type(), 0))
+            .map(|(i, b)| buffer_entry(i as u32, b.binding_type(), 0))
             .collect();
         Self::with_entries(device, label, wgsl, entry, &entries, constants)
     }
@@ -238,7 +212,12 @@ impl Kernel {
     }
 
     /// Sets pipeline and bind group and dispatches `grid`.
-    pub fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, group: &wgpu::BindGroup, grid: Grid) {
+    pub fn dispatch(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        group: &wgpu::BindGroup,
+        grid: WorkgroupSplit,
+    ) {
         if grid.is_empty() {
             return;
         }

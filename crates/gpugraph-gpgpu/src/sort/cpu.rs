@@ -1,87 +1,10 @@
 //! CPU oracle of the sort family: the plain loops the kernels parallelize. Tests compare GPU
 //! results with these.
 
-use super::keys::{KeyType, SortOptions, SortOrder};
+use super::keys::{KeyType, SortOptions};
 use super::policy::{PASSES, RADIX, RADIX_BITS, SEGMENT_WIDTHS};
 
-/// The code of every NaN float key: the largest code, so NaNs sort last in both directions.
-pub const NAN_CODE: u32 = 0xffff_ffff;
-/// The bits a NaN float key has in sorted output (its payload and sign are not kept).
-pub const CANONICAL_NAN: u32 = 0x7fc0_0000;
-
-/// Constants of the integer key codes (`keys.wgsl`'s `bias` and `flip`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KeyCode {
-    /// Key type.
-    pub key_type: KeyType,
-    /// Direction.
-    pub order: SortOrder,
-    /// Added (wrapping) to int32 keys: `2^(key_bits-1)`, so the promised range starts at 0.
-    pub bias: u32,
-    /// XORed into the code for descending order: `2^key_bits - 1` (0 ascending).
-    pub flip: u32,
-}
-
-impl KeyCode {
-    /// The code of `key_type` under `options` (assumed checked: key_bits in 1..=32).
-    pub fn new(key_type: KeyType, options: SortOptions) -> Self {
-        let bits = options.key_bits.clamp(1, 32);
-        let mask = u32::MAX >> (32 - bits);
-        Self {
-            key_type,
-            order: options.order,
-            bias: if key_type == KeyType::Int32 {
-                1 << (bits - 1)
-            } else {
-                0
-            },
-            flip: if options.order == SortOrder::Descending {
-                mask
-            } else {
-                0
-            },
-        }
-    }
-
-    /// The uint32 code of the key with bits `bits`: ascending codes are the requested order.
-    pub fn encode(&self, bits: u32) -> u32 {
-        if self.key_type != KeyType::Float32 {
-            return bits.wrapping_add(self.bias) ^ self.flip;
-        }
-        if bits & 0x7fff_ffff > 0x7f80_0000 {
-            return NAN_CODE;
-        }
-        let code = if bits & 0x8000_0000 != 0 {
-            !bits
-        } else {
-            bits | 0x8000_0000
-        };
-        match self.order {
-            SortOrder::Ascending => code,
-            SortOrder::Descending => !code,
-        }
-    }
-
-    /// The key bits of `code`: the inverse of [`KeyCode::encode`], except that every NaN comes
-    /// back as [`CANONICAL_NAN`].
-    pub fn decode(&self, code: u32) -> u32 {
-        if self.key_type != KeyType::Float32 {
-            return (code ^ self.flip).wrapping_sub(self.bias);
-        }
-        if code == NAN_CODE {
-            return CANONICAL_NAN;
-        }
-        let c = match self.order {
-            SortOrder::Ascending => code,
-            SortOrder::Descending => !code,
-        };
-        if c & 0x8000_0000 != 0 {
-            c & 0x7fff_ffff
-        } else {
-            !c
-        }
-    }
-}
+pub use super::code::{KeyCode, CANONICAL_NAN, NAN_CODE};
 
 /// Oracle of [`super::Sort`] with options: the stable order (source rows) of `keys` (their
 /// bits) as `key_type` under `options`, and the sorted keys as the GPU writes them (NaNs
@@ -257,6 +180,7 @@ pub fn sort_segments(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sort::keys::SortOrder;
 
     #[test]
     fn four_radix_passes_equal_the_stable_sort() {

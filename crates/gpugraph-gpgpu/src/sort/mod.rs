@@ -92,6 +92,7 @@
 //! [`add_sort_of_buffers`] adds a sort of whole caller buffers to a graph in one call.
 
 pub mod batch;
+mod code;
 pub mod cpu;
 mod kernels;
 pub mod keys;

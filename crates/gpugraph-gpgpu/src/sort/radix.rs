@@ -7,13 +7,13 @@
 //! pass count, the output for an odd one, so the last pass always writes the output
 //! (four passes: input → scratch → output → scratch → output).
 
-use gpugraph_command::wgpu::{self, BufferUsages};
+use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{
-    compute_fn, view_binding, BindGroupCache, BufferDescriptor, BufferHandle, CommandGraph,
-    ComputeNode, DataView, DataViewDescriptor, ResourceUse, VectorFormat,
+    Binding, BufferDescriptor, BufferHandle, CommandGraph, DataView, DataViewDescriptor,
+    DispatchNode, Grid, VectorFormat,
 };
 
-use super::kernels::{self, resolve, vec4_binding};
+use super::kernels::vec4_view;
 use super::keys::KeyParams;
 use super::plan::RadixPlan;
 #[cfg(doc)]
@@ -22,14 +22,7 @@ use super::policy::{SortPolicy, PASSES, RADIX_BITS};
 use super::source::{self, ValueMode};
 use super::Domain;
 use crate::error::AlgorithmError;
-use crate::kernel::{grid_for, parameter_buffer, Binding, Grid, ViewCheck};
-
-const HISTOGRAM_BINDINGS: [Binding; 4] = [
-    Binding::Uniform,
-    Binding::StorageRead,
-    Binding::StorageRead,
-    Binding::StorageReadWrite,
-];
+use crate::kernel::{grid_for, Access, ViewCheck, WorkgroupSplit};
 
 /// `RadixParams` of `radix_common.wgsl`.
 #[repr(C)]
@@ -300,8 +293,6 @@ struct PassViews {
     inputs: Vec<WindowInputs>,
     dst_keys: SplitOutput,
     dst_values: Option<SplitOutput>,
-    /// The whole views, for the declared uses.
-    uses: Vec<ResourceUse>,
     mode: ValueMode,
 }
 
@@ -311,7 +302,7 @@ pub(crate) fn grids(
     id: &str,
     algorithm: &'static str,
     plan: &RadixPlan,
-) -> Result<(Grid, Grid), AlgorithmError> {
+) -> Result<(WorkgroupSplit, WorkgroupSplit), AlgorithmError> {
     let max_dim = graph.device().limits().max_compute_workgroups_per_dimension;
     let grid = |n: u32| {
         grid_for(n as u64, max_dim).ok_or_else(|| {
@@ -365,7 +356,7 @@ pub(crate) fn add_radix_nodes(
     add_histogram_node(
         graph,
         format!("{id}.histogram"),
-        (domain.keys, inputs),
+        inputs,
         scratch.status,
         plan,
         policy,
@@ -403,19 +394,12 @@ pub(crate) fn add_radix_nodes(
         } else {
             None
         };
-        let mut uses = vec![
-            ResourceUse::storage_read(src_keys),
-            ResourceUse::storage_write(dst_keys),
-        ];
-        uses.extend(dst_values.map(ResourceUse::storage_write));
-        uses.extend(src_values.map(ResourceUse::storage_read));
         let views = PassViews {
             inputs: window_inputs(graph, &plan, &windows, src_keys, load)?,
             dst_keys: split_output(graph, &plan, &windows, dst_keys)?,
             dst_values: dst_values
                 .map(|v| split_output(graph, &plan, &windows, v))
                 .transpose()?,
-            uses,
             mode,
         };
         add_pass_node(
@@ -466,97 +450,84 @@ fn key_windows(
 /// The grid of one window's dispatch: `tiles` tiles at `per_group` tiles per workgroup (the
 /// checked whole-domain `grid` when there is one window; a window has fewer workgroups than
 /// the whole domain, so its grid fits too).
-fn window_grid(whole: Grid, windows: usize, tiles: u32, per_group: u32, max_dim: u32) -> Grid {
+fn window_grid(
+    whole: WorkgroupSplit,
+    windows: usize,
+    tiles: u32,
+    per_group: u32,
+    max_dim: u32,
+) -> WorkgroupSplit {
     if windows == 1 {
         return whole;
     }
     grid_for(u64::from(tiles.div_ceil(per_group)), max_dim).unwrap_or(whole)
 }
 
+/// `node_id`: clears the histograms, counts every window's digits and scans the counts
+/// (one node per key window, `{node_id}/window{k}` when there are several; the clear runs
+/// with the first window, the scan with the last).
 #[allow(clippy::too_many_arguments)]
 fn add_histogram_node(
     graph: &mut CommandGraph,
     node_id: String,
-    (keys, inputs): (DataView, Vec<WindowInputs>),
+    inputs: Vec<WindowInputs>,
     status: BufferHandle,
     plan: RadixPlan,
     policy: SortPolicy,
-    grid: Grid,
+    grid: WorkgroupSplit,
     code: Option<KeyParams>,
 ) -> Result<(), AlgorithmError> {
-    let uses = vec![
-        ResourceUse::storage_read(keys),
-        ResourceUse::storage_read_write(status),
-    ];
-    graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
-        let device = cc.device().clone();
-        let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        let max_dim = cc.limits().max_compute_workgroups_per_dimension;
-        let kernel = |entry: &str| {
-            kernels::get(
-                &device,
-                &format!("sort.{entry}.{policy:?}.code{}", code.is_some()),
-                &source::radix_histogram(&policy, code.is_some()),
-                entry,
-                &HISTOGRAM_BINDINGS,
-            )
+    let limits = graph.device().limits();
+    let align = u64::from(limits.min_storage_buffer_offset_alignment);
+    let max_dim = limits.max_compute_workgroups_per_dimension;
+    let shader = source::radix_histogram(&policy, code.is_some())
+        .keyed(format!("sort.histogram.{policy:?}.code{}", code.is_some()));
+    let per_group = policy.histogram_tiles_per_workgroup;
+    let windows = inputs.len();
+    for (i, w) in inputs.iter().enumerate() {
+        let params = RadixParams {
+            rows: plan.rows,
+            tiles: plan.tiles,
+            histogram_word: RadixPlan::histogram_word(0),
+            status_word: plan.status_word(0) as u32,
+            src_keys: offset_from(&w.keys, align, w.first_row),
+            tiles_per_group: per_group,
+            tile_base: w.tiles.0,
+            tile_end: w.tiles.1,
+            ..Default::default()
+        }
+        .with_code(code, true, false);
+        let count = Grid::Workgroups(
+            window_grid(grid, windows, w.tiles.1 - w.tiles.0, per_group, max_dim).dims(),
+        );
+        let bindings = vec![
+            Binding::params(0, &params),
+            Binding::read(1, w.keys),
+            Binding::read(2, vec4_view(graph, &w.keys, align)?),
+            Binding::handle(3, status, Access::ReadWrite),
+        ];
+        let id = if windows == 1 {
+            node_id.clone()
+        } else {
+            format!("{node_id}/window{i}")
         };
-        let clear = kernel("clear_histograms");
-        let count = kernel("count_digits");
-        let scan = kernel("scan_histograms");
-        let per_group = policy.histogram_tiles_per_workgroup;
-        let windows: Vec<_> = inputs
-            .iter()
-            .map(|w| {
-                let params = RadixParams {
-                    rows: plan.rows,
-                    tiles: plan.tiles,
-                    histogram_word: RadixPlan::histogram_word(0),
-                    status_word: plan.status_word(0) as u32,
-                    src_keys: offset_from(&w.keys, align, w.first_row),
-                    tiles_per_group: per_group,
-                    tile_base: w.tiles.0,
-                    tile_end: w.tiles.1,
-                    ..Default::default()
-                }
-                .with_code(code, true, false);
-                let grid = window_grid(
-                    grid,
-                    inputs.len(),
-                    w.tiles.1 - w.tiles.0,
-                    per_group,
-                    max_dim,
-                );
-                let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&params));
-                (w.keys, params, grid)
-            })
-            .collect();
-        let mut groups: Vec<BindGroupCache> = windows.iter().map(|_| Default::default()).collect();
-        Ok(compute_fn(move |pass, ec| {
-            let bufs = resolve(ec, &[keys.buffer(), status]);
-            for (i, ((view, params, grid), cache)) in windows.iter().zip(&mut groups).enumerate() {
-                let group = cache.get_or_create(&bufs, || {
-                    let (k, _) = view_binding(bufs[0], view, align);
-                    let k4 = vec4_binding(&k);
-                    clear.bind_group(
-                        &device,
-                        &[params.as_entire_buffer_binding(), k, k4, ec.binding(status)],
-                    )
-                });
-                let one = Grid { x: 1, y: 1 };
-                if i == 0 {
-                    clear.dispatch(pass, group, one);
-                }
-                count.dispatch(pass, group, *grid);
-                if i + 1 == windows.len() {
-                    scan.dispatch(pass, group, one);
-                }
-            }
-        }))
-    }))?;
+        let one = Grid::Workgroups([1, 1, 1]);
+        let mut node = if i == 0 {
+            DispatchNode::new(id, shader.clone(), "clear_histograms", bindings, one)
+                .then("count_digits", count)
+        } else {
+            DispatchNode::new(id, shader.clone(), "count_digits", bindings, count)
+        };
+        if i + 1 == windows {
+            node = node.then("scan_histograms", one);
+        }
+        crate::kernel::add_node(graph, node)?;
+    }
     Ok(())
 }
 
+/// `node_id`: one radix pass, one dispatch node per key window (`{node_id}/window{k}` when
+/// there are several).
 #[allow(clippy::too_many_arguments)]
 fn add_pass_node(
     graph: &mut CommandGraph,
@@ -566,137 +537,88 @@ fn add_pass_node(
     status: BufferHandle,
     (plan, split): (RadixPlan, u32),
     policy: SortPolicy,
-    grid: Grid,
+    grid: WorkgroupSplit,
     code: Option<(KeyParams, bool, bool)>,
 ) -> Result<(), AlgorithmError> {
-    let mut uses = v.uses.clone();
-    uses.push(ResourceUse::storage_read_write(status));
+    let limits = graph.device().limits();
+    let align = u64::from(limits.min_storage_buffer_offset_alignment);
+    let max_dim = limits.max_compute_workgroups_per_dimension;
+    let subgroups = graph
+        .device()
+        .features()
+        .contains(gpugraph_command::wgpu::Features::SUBGROUP);
     let split_dst = v.dst_keys.hi.is_some();
     let write_values = matches!(v.mode, ValueMode::Load | ValueMode::SourceRows);
-    let load_values = v.mode == ValueMode::Load;
-    // Binding numbers: params 0, src keys 1 (words) and 2 (vec4), status 3, dst keys 4,
-    // dst values 5, src values 6 and 7, the second output window's keys 8 and values 9.
-    let mut layout = vec![
-        (0, Binding::Uniform),
-        (1, Binding::StorageRead),
-        (2, Binding::StorageRead),
-        (3, Binding::StorageReadWrite),
-        (4, Binding::StorageReadWrite),
-    ];
-    if write_values {
-        layout.push((5, Binding::StorageReadWrite));
-    }
-    if load_values {
-        layout.extend([(6, Binding::StorageRead), (7, Binding::StorageRead)]);
-    }
-    if split_dst {
-        layout.push((8, Binding::StorageReadWrite));
-        if write_values {
-            layout.push((9, Binding::StorageReadWrite));
+    let shader = source::radix_pass_with(&policy, v.mode, subgroups, code.is_some(), split_dst)
+        .keyed(format!(
+            "sort.radix_pass.{:?}.{policy:?}.{subgroups}.code{}.split{split_dst}",
+            v.mode,
+            code.is_some()
+        ));
+    let lo_offset =
+        |view: Option<DataView>| view.map_or(0, |x| x.aligned_range(align).element_offset as u32);
+    let hi_offset = |out: Option<SplitOutput>| {
+        out.and_then(|o| o.hi)
+            .map_or(0, |h| offset_from(&h, align, split))
+    };
+    let windows = v.inputs.len();
+    for (i, w) in v.inputs.iter().enumerate() {
+        let params = RadixParams {
+            rows: plan.rows,
+            tiles: plan.tiles,
+            shift: pass_index * RADIX_BITS,
+            ticket_word: RadixPlan::ticket_word(pass_index),
+            histogram_word: RadixPlan::histogram_word(pass_index),
+            status_word: plan.status_word(pass_index) as u32,
+            src_keys: offset_from(&w.keys, align, w.first_row),
+            dst_keys: lo_offset(Some(v.dst_keys.lo)),
+            src_values: w.values.map_or(0, |x| offset_from(&x, align, w.first_row)),
+            dst_values: lo_offset(v.dst_values.map(|d| d.lo)),
+            tile_base: w.tiles.0,
+            tile_end: w.tiles.1,
+            split,
+            dst_keys_hi: hi_offset(Some(v.dst_keys)),
+            dst_values_hi: hi_offset(v.dst_values),
+            ..Default::default()
+        };
+        let params = match code {
+            Some((c, encode, decode)) => params.with_code(Some(c), encode, decode),
+            None => params,
+        };
+        // Binding numbers: params 0, src keys 1 (words) and 2 (vec4), status 3, dst keys 4,
+        // dst values 5, src values 6 and 7, the second output window's keys 8 and values 9.
+        let mut bindings = vec![
+            Binding::params(0, &params),
+            Binding::read(1, w.keys),
+            Binding::read(2, vec4_view(graph, &w.keys, align)?),
+            Binding::handle(3, status, Access::ReadWrite),
+            Binding::read_write(4, v.dst_keys.lo),
+        ];
+        if let (true, Some(dst)) = (write_values, v.dst_values) {
+            bindings.push(Binding::read_write(5, dst.lo));
+            bindings.extend(dst.hi.map(|hi| Binding::read_write(9, hi)));
         }
-    }
-    let first = &v.inputs[0];
-    // Buffers: src keys, status, dst keys, dst values, src values (the bind-group cache key).
-    let mut handles = vec![first.keys.buffer(), status, v.dst_keys.lo.buffer()];
-    handles.extend(v.dst_values.map(|d| d.lo.buffer()));
-    handles.extend(first.values.map(|s| s.buffer()));
-    graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
-        let device = cc.device().clone();
-        let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        let max_dim = cc.limits().max_compute_workgroups_per_dimension;
-        let subgroups = device
-            .features()
-            .contains(gpugraph_command::wgpu::Features::SUBGROUP);
-        let entries: Vec<_> = layout
-            .iter()
-            .map(|&(i, b)| crate::kernel::buffer_entry(i, b.buffer_type(), 0))
-            .collect();
-        let kernel = crate::kernel::Kernel::with_entries(
-            &device,
-            &format!(
-                "sort.radix_pass.{:?}.{policy:?}.{subgroups}.code{}.split{split_dst}",
-                v.mode,
-                code.is_some()
+        if let (ValueMode::Load, Some(src)) = (v.mode, w.values) {
+            bindings.push(Binding::read(6, src));
+            bindings.push(Binding::read(7, vec4_view(graph, &src, align)?));
+        }
+        bindings.extend(v.dst_keys.hi.map(|hi| Binding::read_write(8, hi)));
+        let count = window_grid(grid, windows, w.tiles.1 - w.tiles.0, 1, max_dim);
+        let id = if windows == 1 {
+            node_id.clone()
+        } else {
+            format!("{node_id}/window{i}")
+        };
+        crate::kernel::add_node(
+            graph,
+            DispatchNode::new(
+                id,
+                shader.clone(),
+                "radix_pass",
+                bindings,
+                Grid::Workgroups(count.dims()),
             ),
-            &source::radix_pass_with(&policy, v.mode, subgroups, code.is_some(), split_dst),
-            "radix_pass",
-            &entries,
-            &[],
-        );
-        let lo_offset = |view: Option<DataView>| {
-            view.map_or(0, |x| x.aligned_range(align).element_offset as u32)
-        };
-        let hi_offset = |out: Option<SplitOutput>| {
-            out.and_then(|o| o.hi)
-                .map_or(0, |h| offset_from(&h, align, split))
-        };
-        let windows: Vec<_> = v
-            .inputs
-            .iter()
-            .map(|w| {
-                let params = RadixParams {
-                    rows: plan.rows,
-                    tiles: plan.tiles,
-                    shift: pass_index * RADIX_BITS,
-                    ticket_word: RadixPlan::ticket_word(pass_index),
-                    histogram_word: RadixPlan::histogram_word(pass_index),
-                    status_word: plan.status_word(pass_index) as u32,
-                    src_keys: offset_from(&w.keys, align, w.first_row),
-                    dst_keys: lo_offset(Some(v.dst_keys.lo)),
-                    src_values: w.values.map_or(0, |x| offset_from(&x, align, w.first_row)),
-                    dst_values: lo_offset(v.dst_values.map(|d| d.lo)),
-                    tile_base: w.tiles.0,
-                    tile_end: w.tiles.1,
-                    split,
-                    dst_keys_hi: hi_offset(Some(v.dst_keys)),
-                    dst_values_hi: hi_offset(v.dst_values),
-                    ..Default::default()
-                };
-                let params = match code {
-                    Some((c, encode, decode)) => params.with_code(Some(c), encode, decode),
-                    None => params,
-                };
-                let grid = window_grid(grid, v.inputs.len(), w.tiles.1 - w.tiles.0, 1, max_dim);
-                let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&params));
-                (*w, params, grid)
-            })
-            .collect();
-        let (dst_keys, dst_values, mode) = (v.dst_keys, v.dst_values, v.mode);
-        let mut groups: Vec<BindGroupCache> = windows.iter().map(|_| Default::default()).collect();
-        Ok(compute_fn(move |pass, ec| {
-            let bufs = resolve(ec, &handles);
-            for ((w, params, grid), cache) in windows.iter().zip(&mut groups) {
-                let group = cache.get_or_create(&bufs, || {
-                    let bind = |i: usize, view: &DataView| view_binding(bufs[i], view, align).0;
-                    let src = bind(0, &w.keys);
-                    let mut res: Vec<(u32, wgpu::BufferBinding<'_>)> = vec![
-                        (0, params.as_entire_buffer_binding()),
-                        (1, src.clone()),
-                        (2, vec4_binding(&src)),
-                        (3, ec.binding(handles[1])),
-                        (4, bind(2, &dst_keys.lo)),
-                    ];
-                    let mut next = 3;
-                    if let (true, Some(dst)) = (write_values, dst_values) {
-                        res.push((5, bind(next, &dst.lo)));
-                        if let Some(hi) = dst.hi {
-                            res.push((9, bind(next, &hi)));
-                        }
-                        next += 1;
-                    }
-                    if let (ValueMode::Load, Some(src)) = (mode, w.values) {
-                        let b = bind(next, &src);
-                        res.push((6, b.clone()));
-                        res.push((7, vec4_binding(&b)));
-                    }
-                    if let Some(hi) = dst_keys.hi {
-                        res.push((8, bind(2, &hi)));
-                    }
-                    kernel.bind_group_at(&device, &res)
-                });
-                kernel.dispatch(pass, group, *grid);
-            }
-        }))
-    }))?;
+        )?;
+    }
     Ok(())
 }

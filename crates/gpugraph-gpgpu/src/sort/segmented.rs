@@ -11,15 +11,14 @@
 
 use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{
-    compute_fn, view_binding, BindGroupCache, BufferDescriptor, BufferHandle, CommandGraph,
-    ComputeNode, DataView, ResourceUse, VectorFormat, VectorView,
+    Binding, BufferDescriptor, BufferHandle, CommandGraph, DataView, DataViewDescriptor,
+    DispatchNode, Grid, VectorFormat, VectorView,
 };
 
-use super::kernels::{self, resolve};
 use super::policy::{CLASSIFY_WORKGROUP, LOCAL_SORT_MAX, SEGMENT_WIDTHS};
 use super::source::{self, LIST_HEADER_WORDS};
 use crate::error::AlgorithmError;
-use crate::kernel::{grid_for, parameter_buffer, require_packed, Binding, Grid, ViewCheck};
+use crate::kernel::{grid_for, require_packed, Access, ViewCheck, WorkgroupSplit};
 
 /// Sorts, stably and in place, each segment `s` = rows `offsets[s] .. offsets[s] + lengths[s]`
 /// of `keys` (values move with their keys). Rows outside accepted segments are untouched.
@@ -223,6 +222,8 @@ impl SegmentedSort {
         Ok(())
     }
 
+    /// `{id}.classify`: clears the class lists, then classifies every segment (one node, two
+    /// dispatches over the same bindings).
     #[allow(clippy::too_many_arguments)]
     fn add_classify_node(
         &self,
@@ -231,98 +232,42 @@ impl SegmentedSort {
         lists: BufferHandle,
         args: BufferHandle,
         rejected: DataView,
-        grid: Grid,
+        grid: WorkgroupSplit,
         max_dim: u32,
     ) -> Result<(), AlgorithmError> {
-        let uses = vec![
-            ResourceUse::storage_read(self.offsets),
-            ResourceUse::storage_read(self.lengths),
-            ResourceUse::storage_read_write(lists),
-            ResourceUse::storage_read_write(args),
-            ResourceUse::storage_read_write(rejected),
-        ];
-        let (offsets, lengths) = (self.offsets, self.lengths);
-        let p = (
-            self.offsets.len() as u32,
-            self.keys.len() as u32,
-            self.max_width,
-        );
-        let classes = classes.to_vec();
-        graph.add_compute_node(ComputeNode::new(
+        let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
+        let off = |v: DataView| v.aligned_range(align).element_offset as u32;
+        let params = ClassifyParams {
+            segments: self.offsets.len() as u32,
+            rows: self.keys.len() as u32,
+            max_width: self.max_width,
+            offsets: off(self.offsets),
+            lengths: off(self.lengths),
+            rejected: off(rejected),
+            max_dim,
+            pad: 0,
+        };
+        let shader = source::classify(classes).keyed(format!("sort.classify.{classes:?}"));
+        let node = DispatchNode::new(
             format!("{}.classify", self.id),
-            uses,
-            move |cc| {
-                let device = cc.device().clone();
-                let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-                let bindings = [
-                    Binding::Uniform,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                    Binding::StorageReadWrite,
-                    Binding::StorageReadWrite,
-                    Binding::StorageReadWrite,
-                ];
-                let wgsl = source::classify(&classes);
-                let key = format!("sort.classify.{classes:?}");
-                let clear = kernels::get(
-                    &device,
-                    &format!("{key}.clear"),
-                    &wgsl,
-                    "clear_classes",
-                    &bindings,
-                );
-                let classify = kernels::get(
-                    &device,
-                    &format!("{key}.classify"),
-                    &wgsl,
-                    "classify",
-                    &bindings,
-                );
-                let off = |v: DataView| v.aligned_range(align).element_offset as u32;
-                let params = ClassifyParams {
-                    segments: p.0,
-                    rows: p.1,
-                    max_width: p.2,
-                    offsets: off(offsets),
-                    lengths: off(lengths),
-                    rejected: off(rejected),
-                    max_dim,
-                    pad: 0,
-                };
-                let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&params));
-                let mut groups = BindGroupCache::default();
-                Ok(compute_fn(move |pass, ec| {
-                    let bufs = resolve(
-                        ec,
-                        &[
-                            offsets.buffer(),
-                            lengths.buffer(),
-                            lists,
-                            args,
-                            rejected.buffer(),
-                        ],
-                    );
-                    let group = groups.get_or_create(&bufs, || {
-                        clear.bind_group(
-                            &device,
-                            &[
-                                params.as_entire_buffer_binding(),
-                                view_binding(bufs[0], &offsets, align).0,
-                                view_binding(bufs[1], &lengths, align).0,
-                                ec.binding(lists),
-                                ec.binding(args),
-                                view_binding(bufs[4], &rejected, align).0,
-                            ],
-                        )
-                    });
-                    clear.dispatch(pass, group, Grid { x: 1, y: 1 });
-                    classify.dispatch(pass, group, grid);
-                }))
-            },
-        ))?;
-        Ok(())
+            shader,
+            "clear_classes",
+            vec![
+                Binding::params(0, &params),
+                Binding::read(1, self.offsets),
+                Binding::read(2, self.lengths),
+                Binding::handle(3, lists, Access::ReadWrite),
+                Binding::handle(4, args, Access::ReadWrite),
+                Binding::read_write(5, rejected),
+            ],
+            Grid::Workgroups([1, 1, 1]),
+        )
+        .then("classify", Grid::Workgroups(grid.dims()));
+        crate::kernel::add_node(graph, node)
     }
 
+    /// `{id}.width{width}`: sorts the segments of one width class in place, its workgroup
+    /// count read from the class's indirect arguments (`args` at `class × 12` bytes).
     fn add_width_node(
         &self,
         graph: &mut CommandGraph,
@@ -331,75 +276,47 @@ impl SegmentedSort {
         lists: BufferHandle,
         args: BufferHandle,
     ) -> Result<(), AlgorithmError> {
-        let mut uses = vec![
-            ResourceUse::storage_read_write(self.keys),
-            ResourceUse::storage_read(lists),
-            ResourceUse::storage_read(self.offsets),
-            ResourceUse::storage_read(self.lengths),
-            ResourceUse::indirect(args),
-        ];
-        uses.extend(self.values.map(ResourceUse::storage_read_write));
-        let (keys, values, offsets, lengths) = (self.keys, self.values, self.offsets, self.lengths);
+        let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
+        let off = |v: DataView| v.aligned_range(align).element_offset as u32;
         let segments = self.offsets.len() as u32;
-        graph.add_compute_node(ComputeNode::new(
-            format!("{}.width{width}", self.id),
-            uses,
-            move |cc| {
-                let device = cc.device().clone();
-                let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-                let mut bindings = vec![
-                    Binding::Uniform,
-                    Binding::StorageReadWrite,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                    Binding::StorageRead,
-                ];
-                if values.is_some() {
-                    bindings.push(Binding::StorageReadWrite);
-                }
-                let kernel = kernels::get(
-                    &device,
-                    &format!("sort.sort_segments.{width}.{}", values.is_some()),
-                    &source::local_segments(width, values.is_some()),
-                    "sort_segments",
-                    &bindings,
-                );
-                let off = |v: DataView| v.aligned_range(align).element_offset as u32;
-                let params = SegmentParams {
-                    keys: off(keys),
-                    values: values.map_or(0, off),
-                    offsets: off(offsets),
-                    lengths: off(lengths),
-                    count_word: class,
-                    list_word: LIST_HEADER_WORDS + class * segments,
-                    pad: [0; 2],
-                };
-                let params = parameter_buffer(&device, cc.node_id(), bytemuck::bytes_of(&params));
-                let mut groups = BindGroupCache::default();
-                Ok(compute_fn(move |pass, ec| {
-                    let mut handles =
-                        vec![keys.buffer(), lists, offsets.buffer(), lengths.buffer()];
-                    handles.extend(values.map(|v| v.buffer()));
-                    let bufs = resolve(ec, &handles);
-                    let group = groups.get_or_create(&bufs, || {
-                        let mut res = vec![
-                            params.as_entire_buffer_binding(),
-                            view_binding(bufs[0], &keys, align).0,
-                            ec.binding(lists),
-                            view_binding(bufs[2], &offsets, align).0,
-                            view_binding(bufs[3], &lengths, align).0,
-                        ];
-                        if let Some(v) = &values {
-                            res.push(view_binding(bufs[4], v, align).0);
-                        }
-                        kernel.bind_group(&device, &res)
-                    });
-                    pass.set_pipeline(&kernel.pipeline);
-                    pass.set_bind_group(0, group, &[]);
-                    pass.dispatch_workgroups_indirect(ec.buffer(args), class as u64 * 12);
-                }))
+        let params = SegmentParams {
+            keys: off(self.keys),
+            values: self.values.map_or(0, off),
+            offsets: off(self.offsets),
+            lengths: off(self.lengths),
+            count_word: class,
+            list_word: LIST_HEADER_WORDS + class * segments,
+            pad: [0; 2],
+        };
+        let indirect = graph.create_data_view(
+            args,
+            DataViewDescriptor {
+                format: VectorFormat::Uint32,
+                length: 3,
+                byte_offset: u64::from(class) * 12,
+                byte_stride: None,
             },
-        ))?;
-        Ok(())
+        )?;
+        let mut bindings = vec![
+            Binding::params(0, &params),
+            Binding::read_write(1, self.keys),
+            Binding::handle(2, lists, Access::Read),
+            Binding::read(3, self.offsets),
+            Binding::read(4, self.lengths),
+        ];
+        bindings.extend(self.values.map(|v| Binding::read_write(5, v)));
+        let values = self.values.is_some();
+        let shader = source::local_segments(width, values)
+            .keyed(format!("sort.sort_segments.{width}.{values}"));
+        crate::kernel::add_node(
+            graph,
+            DispatchNode::new(
+                format!("{}.width{width}", self.id),
+                shader,
+                "sort_segments",
+                bindings,
+                Grid::Indirect(indirect),
+            ),
+        )
     }
 }

@@ -23,7 +23,7 @@ use gpugraph_command::{
 };
 
 use crate::error::AlgorithmError;
-use crate::kernel::{ShaderSource, ViewCheck};
+use crate::kernel::{shader, ViewCheck};
 
 pub use csr::{CsrError, CsrMatrix};
 pub use matrix_market::{read_matrix_market, read_matrix_market_within, MatrixMarketError};
@@ -422,7 +422,7 @@ pub fn spmv_node_tiled(
             lanes
         }
     };
-    let wgsl = ShaderSource::new("sparse/spmv.wgsl")
+    let wgsl = shader("sparse/spmv.wgsl")
         .comment(format!(
             "gpugraph-gpgpu sparse/mod.rs: SpMV {}",
             realization.name()
@@ -467,7 +467,7 @@ pub fn rows_grid_of(n: u64, rows_per_wg: u32) -> Grid {
 }
 
 fn dot_source(dot: bool) -> String {
-    ShaderSource::new("sparse/dot.wgsl")
+    shader("sparse/dot.wgsl")
         .comment("gpugraph-gpgpu sparse/mod.rs: dot products")
         .u32("WG", WG)
         .u32("ROWS_PER_WG", ROWS_PER_WG)
@@ -598,7 +598,7 @@ mod tests {
 
     #[test]
     fn parameter_structs_match_the_wgsl() {
-        let spmv = ShaderSource::new("sparse/spmv.wgsl")
+        let spmv = shader("sparse/spmv.wgsl")
             .u32("WG", WG)
             .u32("ROWS_PER_WG", ROWS_PER_WG)
             .u32("LANES", 1)

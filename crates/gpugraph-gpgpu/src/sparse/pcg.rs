@@ -15,7 +15,7 @@ use gpugraph_command::{
 
 use super::{distinct, require, rows_grid_of, tiles_of, ROWS_PER_WG, WG};
 use crate::error::AlgorithmError;
-use crate::kernel::{ShaderSource, ViewCheck};
+use crate::kernel::{shader, ViewCheck};
 
 /// uint32 words of the scalars buffer.
 pub const PCG_SCALARS: u64 = 8;
@@ -305,7 +305,7 @@ const READ: bool = false;
 const WRITE: bool = true;
 
 fn source(stage: &'static str, rows_per_wg: u32) -> String {
-    ShaderSource::new("sparse/pcg.wgsl")
+    shader("sparse/pcg.wgsl")
         .comment(format!("gpugraph-gpgpu sparse/pcg.rs: {stage}"))
         .u32("WG", WG)
         .u32("ROWS_PER_WG", rows_per_wg)

@@ -10,7 +10,7 @@ use super::nodes::{self, WG};
 use super::query::QUERY_WORDS;
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_writes_alone, require_output, require_packed, Binder, ShaderSource, ViewCheck,
+    check_writes_alone, require_output, require_packed, shader, Binder, ViewCheck,
 };
 
 const ALGORITHM: &str = "batch grid index query";
@@ -76,7 +76,7 @@ struct BatchParams {
 }
 
 fn wgsl(dims: u32, status: bool) -> String {
-    let mut s = ShaderSource::new("spatial/common.wgsl")
+    let mut s = shader("spatial/common.wgsl")
         .file("spatial/batch_query.wgsl")
         .comment(format!(
             "gpugraph-gpgpu spatial: batch grid query, {dims}-D"

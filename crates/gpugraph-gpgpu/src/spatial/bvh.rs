@@ -8,7 +8,7 @@ use super::nodes::{self, transient_u32};
 use super::UpdatePolicy;
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_writes_alone, require_output, require_packed, Binder, ShaderSource, ViewCheck,
+    check_writes_alone, require_output, require_packed, shader, Binder, ViewCheck,
 };
 use crate::sort::{Sort, SortOptions};
 
@@ -136,7 +136,7 @@ pub fn morton_scale(dims: u32, min: [f32; 3], max: [f32; 3]) -> [f32; 3] {
 }
 
 pub(crate) fn build_source(dims: u32, defines: &[&'static str], segmented: bool) -> String {
-    let mut s = ShaderSource::new("spatial/common.wgsl").file("spatial/bvh_build.wgsl");
+    let mut s = shader("spatial/common.wgsl").file("spatial/bvh_build.wgsl");
     if segmented {
         s = s.file("spatial/segmented_bvh.wgsl");
     }
@@ -146,7 +146,7 @@ pub(crate) fn build_source(dims: u32, defines: &[&'static str], segmented: bool)
         .u32("WG", nodes::WG)
         .u32("SUB_MAX", BVH_SUBTREE_LEAVES);
     for d in defines {
-        s = s.define(d);
+        s = s.define(*d);
     }
     s.build()
 }

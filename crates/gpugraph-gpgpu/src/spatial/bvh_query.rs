@@ -9,7 +9,7 @@ use super::nodes::{self};
 use super::query::QUERY_WORDS;
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_writes_alone, require_output, require_packed, Binder, ShaderSource, ViewCheck,
+    check_writes_alone, require_output, require_packed, shader, Binder, ViewCheck,
 };
 
 const ALGORITHM: &str = "bvh query";
@@ -72,7 +72,7 @@ struct BvhQueryParams {
 }
 
 fn query_source(dims: u32, mask: bool) -> String {
-    ShaderSource::new("spatial/common.wgsl")
+    shader("spatial/common.wgsl")
         .file("spatial/bvh_query.wgsl")
         .comment(format!("gpugraph-gpgpu spatial: bvh query, {dims}-D"))
         .u32("DIMS", dims)

@@ -5,20 +5,20 @@ use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{Binding, BufferDescriptor, CommandGraph, DataView, Grid, VectorFormat};
 
 use crate::error::AlgorithmError;
-use crate::kernel::{Binder, ShaderSource, ViewCheck};
+use crate::kernel::{shader, Binder, ViewCheck};
 
 /// Invocations per workgroup of every spatial kernel.
 pub(crate) const WG: u32 = 256;
 
 /// The WGSL of `file` after `spatial/common.wgsl` for `dims` dimensions, with `defines`.
 pub(crate) fn source(file: &'static str, dims: u32, defines: &[&'static str]) -> String {
-    let mut s = ShaderSource::new("spatial/common.wgsl")
+    let mut s = shader("spatial/common.wgsl")
         .file(file)
         .comment(format!("gpugraph-gpgpu spatial: {file}, {dims}-D"))
         .u32("DIMS", dims)
         .u32("WG", WG);
     for d in defines {
-        s = s.define(d);
+        s = s.define(*d);
     }
     s.build()
 }
@@ -57,9 +57,7 @@ pub(crate) fn clear(
         pad0: 0,
         pad1: 0,
     };
-    let wgsl = ShaderSource::new("spatial/clear.wgsl")
-        .u32("WG", WG)
-        .build();
+    let wgsl = shader("spatial/clear.wgsl").u32("WG", WG).build();
     dispatch(
         graph,
         id,
@@ -92,9 +90,7 @@ mod tests {
 
     #[test]
     fn the_clear_kernel_validates_and_its_params_match() {
-        let s = ShaderSource::new("spatial/clear.wgsl")
-            .u32("WG", WG)
-            .build();
+        let s = shader("spatial/clear.wgsl").u32("WG", WG).build();
         kernel::validate_wgsl(&s).unwrap_or_else(|e| panic!("{e}"));
         let members = kernel::field_offsets!(ClearParams; off, rows, pad0, pad1);
         kernel::assert_struct_layout(

@@ -5,7 +5,7 @@ use gpugraph_command::{Binding, CommandGraph, DataView, VectorFormat, VectorView
 
 use super::nodes::{self, bound, WG};
 use crate::error::AlgorithmError;
-use crate::kernel::{check_writes_alone, require_packed, Binder, ShaderSource, ViewCheck};
+use crate::kernel::{check_writes_alone, require_packed, shader, Binder, ViewCheck};
 
 const ALGORITHM: &str = "ancestor projection";
 
@@ -58,7 +58,7 @@ struct AncestorParams {
 }
 
 fn source() -> String {
-    ShaderSource::new("topology/ancestor.wgsl")
+    shader("topology/ancestor.wgsl")
         .comment("gpugraph-gpgpu topology: ancestor projection")
         .u32("WG", WG)
         .build()

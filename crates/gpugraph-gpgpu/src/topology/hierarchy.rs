@@ -7,7 +7,7 @@ use gpugraph_command::{Binding, CommandGraph, VectorFormat, VectorView};
 use super::nodes::{self, bound, WG};
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_same_topology, check_writes_alone, require_packed, Binder, ShaderSource, ViewCheck,
+    check_same_topology, check_writes_alone, require_packed, shader, Binder, ViewCheck,
 };
 use crate::scan::Scan;
 
@@ -75,7 +75,7 @@ struct HeightParams {
 }
 
 fn source() -> String {
-    ShaderSource::new("topology/hierarchy.wgsl")
+    shader("topology/hierarchy.wgsl")
         .comment("gpugraph-gpgpu topology: hierarchy layout heights")
         .u32("WG", WG)
         .build()

@@ -8,7 +8,7 @@ use super::nodes::{self, bound, WG};
 use crate::error::AlgorithmError;
 use crate::kernel::{
     check_same_topology, check_writes_alone, require_output, require_packed, require_packed_live,
-    Binder, ShaderSource, ViewCheck,
+    shader, Binder, ViewCheck,
 };
 
 const ALGORITHM: &str = "graph traversal";
@@ -148,7 +148,7 @@ struct TraversalParams {
 
 /// The traversal shader with its variant defines.
 fn source(both: bool, levels: bool, seed_count: bool, depth_view: bool) -> String {
-    ShaderSource::new("topology/traversal.wgsl")
+    shader("topology/traversal.wgsl")
         .comment("gpugraph-gpgpu topology: graph traversal")
         .u32("WG", WG)
         .u32("BIG_DEGREE", BIG_DEGREE)

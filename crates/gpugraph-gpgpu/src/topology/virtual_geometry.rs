@@ -10,7 +10,7 @@ use super::nodes::{self, bound, WG};
 use crate::compact::Compaction;
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_writes_alone, require_output, require_packed, Binder, ShaderSource, ViewCheck,
+    check_writes_alone, require_output, require_packed, shader, Binder, ViewCheck,
 };
 
 const ALGORITHM: &str = "virtual geometry selection";
@@ -135,7 +135,7 @@ struct SelectParams {
 }
 
 fn source(total: bool, overflow: bool) -> String {
-    ShaderSource::new("topology/virtual_geometry.wgsl")
+    shader("topology/virtual_geometry.wgsl")
         .comment("gpugraph-gpgpu topology: virtual geometry selection")
         .u32("WG", WG)
         .define_if(total, "TOTAL")

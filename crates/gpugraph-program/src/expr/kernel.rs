@@ -12,7 +12,9 @@ use gpugraph_command::{
     view_binding, wgpu, BindGroupCache, BufferHandle, CommandGraph, ComputeNode, DataView,
     ResourceUse, VectorView,
 };
-use gpugraph_gpgpu::kernel::{self, grid_for, require_format, Binding, Grid, Kernel, ViewCheck};
+use gpugraph_gpgpu::kernel::{
+    self, grid_for, require_format, Access, Kernel, ViewCheck, WorkgroupSplit,
+};
 use gpugraph_gpgpu::AlgorithmError;
 
 use crate::expr::eval::ScalarValue;
@@ -328,7 +330,7 @@ impl ExpressionKernel {
             }
         }
         let max_dim = limits.max_compute_workgroups_per_dimension;
-        let mut grids: Vec<Grid> = Vec::new();
+        let mut grids: Vec<WorkgroupSplit> = Vec::new();
         for c in output.chunks() {
             let workgroups = c.len().div_ceil(ROWS_PER_WORKGROUP);
             let grid = grid_for(workgroups, max_dim)
@@ -363,7 +365,7 @@ impl ExpressionKernel {
                 index: usize,
                 params: wgpu::Buffer,
                 cache: BindGroupCache,
-                grid: Grid,
+                grid: WorkgroupSplit,
             }
             let mut chunks: Vec<Chunk> = Vec::new();
             for (ci, out) in output.chunks().iter().enumerate() {
@@ -453,13 +455,10 @@ impl ExpressionKernel {
 impl Shared {
     fn pipeline(&self, device: &wgpu::Device) -> Kernel {
         let layout = &self.source.layout;
-        let mut bindings = vec![Binding::StorageRead];
+        let mut bindings = vec![Access::Read];
+        bindings.extend(std::iter::repeat_n(Access::ReadWrite, layout.outputs));
         bindings.extend(std::iter::repeat_n(
-            Binding::StorageReadWrite,
-            layout.outputs,
-        ));
-        bindings.extend(std::iter::repeat_n(
-            Binding::StorageRead,
+            Access::Read,
             layout.inputs.len() + layout.scalars.len(),
         ));
         Kernel::new(

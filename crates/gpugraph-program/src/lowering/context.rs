@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use gpugraph_command::{
     wgpu, BufferDescriptor, BufferHandle, CommandGraph, ComputeNode, CopyNode, DataView,
-    GraphError, VectorFormat, VectorView,
+    DispatchNode, GraphError, VectorFormat, VectorView,
 };
 
 use crate::expr::{ScalarBinding, ScalarType};
@@ -189,6 +189,15 @@ impl<'a> LowerContext<'a> {
     pub fn add_compute_node(&mut self, node: ComputeNode) -> Result<(), GraphError> {
         let id = node.id.clone();
         self.graph.add_compute_node(node)?;
+        self.nodes.push(id);
+        Ok(())
+    }
+
+    /// Adds a declared dispatch node (uses derived from its bindings, checked against its WGSL
+    /// when the graph compiles) and records its id.
+    pub fn add_dispatch_node(&mut self, node: DispatchNode) -> Result<(), GraphError> {
+        let id = node.id.clone();
+        self.graph.add_dispatch_node(node)?;
         self.nodes.push(id);
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! Tunables of the built-in operation kernels, in one place. The WGSL reads them through the
-//! header [`wgsl_header`] prepends; the host dispatch math reads the same constants.
+//! constant header [`operation_source`] generates; the host dispatch math reads the same
+//! constants.
 
 /// Invocations per workgroup of every built-in vector kernel.
 pub const WORKGROUP_SIZE: u32 = 256;
@@ -15,11 +16,14 @@ pub const MADD_TILE: u64 = WORKGROUP_SIZE as u64 * MADD_ITEMS_PER_THREAD as u64;
 /// Components one dot-product workgroup reduces to one partial.
 pub const DOT_TILE: u64 = WORKGROUP_SIZE as u64 * DOT_ITEMS_PER_THREAD as u64;
 
-/// WGSL constants for a kernel with `items_per_thread`, followed by the shared dispatch
-/// helpers (`linear_workgroup`).
-pub fn wgsl_header(items_per_thread: u32) -> String {
-    format!(
-        "const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\nconst ITEMS_PER_THREAD: u32 = {items_per_thread}u;\n{}\n",
-        gpugraph_gpgpu::kernel::SHARED_DISPATCH_WGSL
-    )
+/// The recipe of operation kernel `wgsl` (labelled `key`): its tunables as a constant header
+/// (`WORKGROUP_SIZE`, `ITEMS_PER_THREAD`); the kernel `#include`s `shared/dispatch.wgsl`.
+pub fn operation_source(
+    key: impl Into<String>,
+    wgsl: &str,
+    items_per_thread: u32,
+) -> gpugraph_command::ShaderSource {
+    gpugraph_command::ShaderSource::new(key, wgsl)
+        .u32("WORKGROUP_SIZE", WORKGROUP_SIZE)
+        .u32("ITEMS_PER_THREAD", items_per_thread)
 }

@@ -2,10 +2,8 @@
 //! topology, no read/write buffer sharing inside one node), dispatch grids, binding-size
 //! limits, and scalar operands that come from host values or one-row GPU views.
 
-use gpugraph_command::{
-    wgpu, BufferHandle, DataView, EncodeContext, ResourceUse, VectorFormat, VectorView,
-};
-use gpugraph_gpgpu::kernel::{grid_for, Binding, Grid, Kernel, ViewCheck};
+use gpugraph_command::{wgpu, BufferHandle, DataView, VectorFormat, VectorView};
+use gpugraph_gpgpu::kernel::{grid_for, ViewCheck, WorkgroupSplit};
 use gpugraph_gpgpu::AlgorithmError;
 
 use crate::expr::ScalarBinding;
@@ -121,7 +119,7 @@ impl<'a> Check<'a> {
         what: &str,
         workgroups: u64,
         limits: &wgpu::Limits,
-    ) -> Result<Grid, AlgorithmError> {
+    ) -> Result<WorkgroupSplit, AlgorithmError> {
         let max = limits.max_compute_workgroups_per_dimension;
         grid_for(workgroups, max).ok_or_else(|| AlgorithmError::DeviceLimit {
             algorithm: self.algorithm,
@@ -245,47 +243,6 @@ impl Operand {
             Operand::View(_) => 0,
         }
     }
-
-    /// The buffer bound for this operand at encode time: its view's buffer (import overrides
-    /// applied), or the node's parameter buffer holding the host value.
-    pub(crate) fn buffer_in<'b>(
-        &self,
-        ec: &'b EncodeContext<'_>,
-        params: &'b wgpu::Buffer,
-    ) -> &'b wgpu::Buffer {
-        match self {
-            Operand::View(v) => ec.buffer(*v),
-            Operand::Host(_) => params,
-        }
-    }
-
-    /// The binding of this operand: its view's aligned range, or the whole parameter buffer.
-    pub(crate) fn binding<'b>(
-        &self,
-        buffer: &'b wgpu::Buffer,
-        alignment: u64,
-    ) -> wgpu::BufferBinding<'b> {
-        match self {
-            Operand::View(v) => gpugraph_command::view_binding(buffer, v, alignment).0,
-            Operand::Host(_) => buffer.as_entire_buffer_binding(),
-        }
-    }
-}
-
-/// The pipeline of `source` from the device's one [`gpugraph_command::DeviceCache`] (created
-/// on the first request, by any graph or run), with the layout every built-in kernel shares:
-/// binding 0 the parameter words (read), binding 1 the one written buffer (read-write), then
-/// `reads` read-only storage bindings. `key` labels it.
-pub(crate) fn cached_kernel(
-    device: &wgpu::Device,
-    key: &str,
-    source: &str,
-    entry: &str,
-    reads: usize,
-) -> Kernel {
-    let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
-    bindings.extend(std::iter::repeat_n(Binding::StorageRead, reads));
-    Kernel::new(device, key, source, entry, &bindings, &[])
 }
 
 /// A `COPY_SRC` buffer created (at node compile time) holding `bytes`, at least 4 bytes long
@@ -309,14 +266,4 @@ pub(crate) fn copy_source(
     }
     buffer.unmap();
     Ok(buffer)
-}
-
-/// Storage-read uses of `reads` followed by a storage-write use of `write`.
-pub(crate) fn read_then_write(
-    reads: impl IntoIterator<Item = BufferHandle>,
-    write: impl Into<BufferHandle>,
-) -> Vec<ResourceUse> {
-    let mut uses: Vec<ResourceUse> = reads.into_iter().map(ResourceUse::storage_read).collect();
-    uses.push(ResourceUse::storage_write(write));
-    uses
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use gpugraph_command::{
     view_binding, wgpu, BindGroupCache, ComputeNode, GpuContext, ResourceUse, VectorFormat,
 };
-use gpugraph_gpgpu::kernel::{parameter_buffer, Binding, Grid, Kernel};
+use gpugraph_gpgpu::kernel::{parameter_buffer, Access, Kernel, WorkgroupSplit};
 use gpugraph_program::graph::{BoxError, ValueSpec};
 use gpugraph_program::lowering::{LowerContext, Lowering};
 use gpugraph_program::operation::{Operation, OperationContract, Scope, Shape};
@@ -145,7 +145,7 @@ pub fn fill_lowering() -> Lowering {
                         "test-fill",
                         FILL_WGSL,
                         "fill",
-                        &[Binding::StorageRead, Binding::StorageReadWrite],
+                        &[Access::Read, Access::ReadWrite],
                         &[],
                     );
                     let align = cc.limits().min_storage_buffer_offset_alignment as u64;
@@ -167,7 +167,7 @@ pub fn fill_lowering() -> Lowering {
                         kernel.dispatch(
                             pass,
                             group,
-                            Grid {
+                            WorkgroupSplit {
                                 x: (c.len() as u32).div_ceil(64),
                                 y: 1,
                             },

@@ -5,6 +5,9 @@
 // chunk, params[4] = tiles of this chunk (extra 2-D grid workgroups exit early; the exit is
 // workgroup-uniform, so the barriers below stay in uniform control flow).
 
+#include "shared/dispatch.wgsl"
+#include "operation/dot/reduce.wgsl"
+
 @group(0) @binding(0) var<storage, read> params: array<u32>;
 @group(0) @binding(1) var<storage, read_write> partials: array<f32>;
 @group(0) @binding(2) var<storage, read> a: array<f32>;

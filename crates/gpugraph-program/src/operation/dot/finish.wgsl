@@ -2,6 +2,8 @@
 // workgroup tree, in a fixed order so every run gives the same bits) into out[params[1]].
 // Zero partials (an empty input) write 0.
 
+#include "operation/dot/reduce.wgsl"
+
 @group(0) @binding(0) var<storage, read> params: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 @group(0) @binding(2) var<storage, read> partials: array<f32>;

@@ -2,23 +2,23 @@
 //! chunk lengths) into a float32 scalar that stays on the GPU, where later operations
 //! (expressions included) read it without a host binding.
 //!
-//! Two passes: per chunk, one workgroup per tile of `DOT_TILE` components writes a partial sum
+//! Two passes (dispatch nodes): per chunk, one workgroup per tile of `DOT_TILE` components writes a partial sum
 //! into graph-owned scratch; then one workgroup reduces the partials in a fixed order.
 //! Bytes per component: 8 read; plus 4 bytes per tile written and read back by pass 2.
 
 pub mod cpu;
 
-use gpugraph_command::{view_binding, wgpu, BindGroupCache, BufferDescriptor, ComputeNode};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Grid, SHARED_TREE_REDUCE_WGSL};
+use gpugraph_command::{
+    wgpu, Binding, BufferDescriptor, DispatchNode, Grid, ShaderRegistry, VectorFormat,
+};
+use gpugraph_gpgpu::kernel::WorkgroupSplit;
 
 use crate::expr::ScalarType;
 use crate::graph::declaration::{ValueRef, ValueSpec};
 use crate::graph::error::BoxError;
 use crate::lowering::{LowerContext, Lowering};
-use crate::operation::policy::{wgsl_header, DOT_ITEMS_PER_THREAD, DOT_TILE};
-use crate::operation::support::{
-    buffers_of, cached_kernel, is_float32, labeled, read_then_write, word_offset, words, Check,
-};
+use crate::operation::policy::{operation_source, DOT_ITEMS_PER_THREAD, DOT_TILE};
+use crate::operation::support::{buffers_of, is_float32, labeled, word_offset, words, Check};
 use crate::operation::{Operation, OperationContract, Scope};
 
 /// Type name of [`DotProduct`].
@@ -26,7 +26,12 @@ pub const TYPE: &str = "dot-product";
 
 const PARTIALS_WGSL: &str = include_str!("dot.wgsl");
 const FINISH_WGSL: &str = include_str!("finish.wgsl");
-const REDUCE_WGSL: &str = include_str!("reduce.wgsl");
+
+/// The shared tree sum both passes include (`#include "operation/dot/reduce.wgsl"`).
+static WGSL: ShaderRegistry = ShaderRegistry::new(
+    "gpugraph-program dot",
+    &[("operation/dot/reduce.wgsl", include_str!("reduce.wgsl"))],
+);
 
 /// `output = Σ a[i]·b[i]`: reads both vectors once, writes the float32 scalar result `output`
 /// (an empty input gives 0). `a` and `b` have one float32 format and equal chunk lengths.
@@ -111,89 +116,74 @@ fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     let grids = tiles
         .iter()
         .map(|&t| check.grid("one chunk", t, &limits))
-        .collect::<Result<Vec<Grid>, _>>()?;
+        .collect::<Result<Vec<WorkgroupSplit>, _>>()?;
     let partials = cx.create_transient(BufferDescriptor::new(
         cx.node_id("partials"),
         (total * 4).max(4),
         wgpu::BufferUsages::STORAGE,
     ))?;
 
-    let uses = read_then_write(buffers_of([&a.view, &b.view]), partials);
+    // The logical partials range (the physical transient may be larger when it is shared).
+    let partials = cx
+        .graph()
+        .create_packed_view(partials, VectorFormat::Float32, total.max(1))?;
+    // Bindings are the views' aligned ranges at the device's storage alignment.
+    let align = u64::from(limits.min_storage_buffer_offset_alignment);
     let (av, bv) = (a.view.clone(), b.view.clone());
-    let key = format!("{TYPE}/partials");
-    let source = format!(
-        "{}{SHARED_TREE_REDUCE_WGSL}\n{REDUCE_WGSL}{PARTIALS_WGSL}",
-        wgsl_header(DOT_ITEMS_PER_THREAD)
-    );
-    let node = ComputeNode::new(cx.node_id("partials"), uses, move |cc| {
-        let device = cc.device().clone();
-        let kernel = cached_kernel(&device, &key, &source, "dot_partials", 2);
-        let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        let mut chunks = Vec::new();
-        for (k, grid) in grids.iter().enumerate() {
-            if grid.is_empty() {
-                continue;
-            }
-            let p = [
-                words(&av.chunks()[k]) as u32,
-                word_offset(&av.chunks()[k], align),
-                word_offset(&bv.chunks()[k], align),
-                first[k] as u32,
-                tiles[k] as u32,
-            ];
-            let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
-            chunks.push((k, params, BindGroupCache::default(), *grid));
+    let source = operation_source(
+        format!("{TYPE}/partials"),
+        PARTIALS_WGSL,
+        DOT_ITEMS_PER_THREAD,
+    )
+    .registry(&WGSL)
+    .registry(&gpugraph_gpgpu::kernel::WGSL);
+    let dispatched = grids.iter().filter(|g| !g.is_empty()).count();
+    for (k, grid) in grids.iter().enumerate() {
+        if grid.is_empty() {
+            continue;
         }
-        Ok(gpugraph_command::compute_fn(move |pass, ec| {
-            for (k, params, cache, grid) in chunks.iter_mut() {
-                let (ac, bc) = (&av.chunks()[*k], &bv.chunks()[*k]);
-                let (pb, ab, bb) = (ec.buffer(partials), ec.buffer(*ac), ec.buffer(*bc));
-                let group = cache.get_or_create(&[pb, ab, bb], || {
-                    kernel.bind_group(
-                        &device,
-                        &[
-                            params.as_entire_buffer_binding(),
-                            partials_binding(pb, total),
-                            view_binding(ab, ac, align).0,
-                            view_binding(bb, bc, align).0,
-                        ],
-                    )
-                });
-                kernel.dispatch(pass, group, *grid);
-            }
-        }))
-    });
-    cx.add_compute_node(node)?;
+        let (ac, bc) = (av.chunks()[k], bv.chunks()[k]);
+        let p = [
+            words(&ac) as u32,
+            word_offset(&ac, align),
+            word_offset(&bc, align),
+            first[k] as u32,
+            tiles[k] as u32,
+        ];
+        let id = if dispatched == 1 {
+            cx.node_id("partials")
+        } else {
+            cx.node_id(&format!("partials/{k}"))
+        };
+        cx.add_dispatch_node(DispatchNode::new(
+            id,
+            source.clone(),
+            "dot_partials",
+            vec![
+                Binding::storage_params(0, &p),
+                Binding::read_write(1, partials),
+                Binding::read(2, ac),
+                Binding::read(3, bc),
+            ],
+            Grid::Workgroups(grid.dims()),
+        ))?;
+    }
 
-    let key = format!("{TYPE}/finish");
-    let source = format!(
-        "{}{SHARED_TREE_REDUCE_WGSL}\n{REDUCE_WGSL}{FINISH_WGSL}",
-        wgsl_header(1)
-    );
-    let uses = read_then_write([partials], row);
-    let node = ComputeNode::new(cx.node_id("finish"), uses, move |cc| {
-        let device = cc.device().clone();
-        let kernel = cached_kernel(&device, &key, &source, "dot_finish", 1);
-        let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        let p = [total as u32, word_offset(&row, align)];
-        let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
-        let mut cache = BindGroupCache::default();
-        Ok(gpugraph_command::compute_fn(move |pass, ec| {
-            let (ob, pb) = (ec.buffer(row), ec.buffer(partials));
-            let group = cache.get_or_create(&[ob, pb], || {
-                kernel.bind_group(
-                    &device,
-                    &[
-                        params.as_entire_buffer_binding(),
-                        view_binding(ob, &row, align).0,
-                        partials_binding(pb, total),
-                    ],
-                )
-            });
-            kernel.dispatch(pass, group, Grid { x: 1, y: 1 });
-        }))
-    });
-    cx.add_compute_node(node)?;
+    let source = operation_source(format!("{TYPE}/finish"), FINISH_WGSL, 1)
+        .registry(&WGSL)
+        .registry(&gpugraph_gpgpu::kernel::WGSL);
+    let p = [total as u32, word_offset(&row, align)];
+    cx.add_dispatch_node(DispatchNode::new(
+        cx.node_id("finish"),
+        source,
+        "dot_finish",
+        vec![
+            Binding::storage_params(0, &p),
+            Binding::read_write(1, row),
+            Binding::read(2, partials),
+        ],
+        Grid::Workgroups([1, 1, 1]),
+    ))?;
     cx.explain(
         "two-pass workgroup reduction",
         format!(
@@ -203,15 +193,6 @@ fn lower(op: &DotProduct, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
         ),
     );
     Ok(())
-}
-
-/// The logical partials range (the physical transient may be larger when it is shared).
-fn partials_binding(buffer: &wgpu::Buffer, total: u64) -> wgpu::BufferBinding<'_> {
-    wgpu::BufferBinding {
-        buffer,
-        offset: 0,
-        size: wgpu::BufferSize::new((total * 4).max(4)),
-    }
 }
 
 fn words_total(v: &crate::lowering::ResolvedVector) -> u64 {

@@ -1,6 +1,7 @@
 // Workgroup tree sum shared by both dot-product passes, on gpgpu's fixed-order tree
-// (shared/tree_reduce.wgsl, prepended by mod.rs). The order is fixed, so every run gives the
+// (shared/tree_reduce.wgsl, from gpgpu's registry). The order is fixed, so every run gives the
 // same bits. It has barriers: call it from workgroup-uniform control flow.
+#include "shared/tree_reduce.wgsl"
 
 var<workgroup> sums: array<f32, WORKGROUP_SIZE>;
 

@@ -2,22 +2,19 @@
 //! per row), with a scalar scale from a host binding or a GPU result. The in-place form
 //! (`addend` is state, updated read-write) is AXPY: `state = input * scale + state`.
 //!
-//! One pass, one dispatch per non-empty chunk; the output inherits the input's chunk
+//! One pass, one dispatch node per non-empty chunk; the output inherits the input's chunk
 //! topology. Bytes per component: 8 read + 4 written (the scale is one word per invocation).
 
 pub mod cpu;
 
-use gpugraph_command::{view_binding, BindGroupCache, ComputeNode, ResourceUse};
-use gpugraph_gpgpu::kernel::parameter_buffer;
+use gpugraph_command::{Binding, DispatchNode, Grid};
 
 use crate::expr::ScalarType;
 use crate::graph::declaration::{ValueRef, ValueSpec};
 use crate::graph::error::BoxError;
 use crate::lowering::{LowerContext, Lowering};
-use crate::operation::policy::{wgsl_header, MADD_ITEMS_PER_THREAD, MADD_TILE};
-use crate::operation::support::{
-    buffers_of, cached_kernel, is_float32, word_offset, words, Check, Operand,
-};
+use crate::operation::policy::{operation_source, MADD_ITEMS_PER_THREAD, MADD_TILE};
+use crate::operation::support::{is_float32, word_offset, words, Check, Operand};
 use crate::operation::{Operation, OperationContract, Scope, Shape};
 
 /// Type name of [`VectorMadd`].
@@ -171,107 +168,56 @@ fn lower(op: &VectorMadd, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
         grids.push(check.grid("one chunk", words(c).div_ceil(MADD_TILE), &limits)?);
     }
 
-    let mut uses: Vec<ResourceUse> = Vec::new();
-    let mut read_buffers = if in_place {
-        buffers_of([&x.view])
-    } else {
-        buffers_of([&x.view, &addend.view])
-    };
-    if let Some(b) = scale.buffer().filter(|b| !read_buffers.contains(b)) {
-        read_buffers.push(b);
-    }
-    uses.extend(read_buffers.into_iter().map(ResourceUse::storage_read));
-    uses.extend(writes.iter().map(|b| {
-        if in_place {
-            ResourceUse::storage_read_write(*b)
-        } else {
-            ResourceUse::storage_write(*b)
-        }
-    }));
-
     let key = format!(
         "{TYPE}/{}",
         if in_place { "in-place" } else { "out-of-place" }
     );
-    let source = format!(
-        "{}{}",
-        wgsl_header(MADD_ITEMS_PER_THREAD),
-        WGSL.replace(
-            "ADDEND_BINDING",
-            if in_place {
-                ""
-            } else {
-                "@group(0) @binding(4) var<storage, read> addend: array<f32>;"
-            }
-        )
-        .replace(
-            "ADDEND_VALUE",
-            if in_place {
-                "out[params[1] + i]"
-            } else {
-                "addend[params[3] + i]"
-            }
-        )
-    );
+    let source = operation_source(key, WGSL, MADD_ITEMS_PER_THREAD).define_if(in_place, "IN_PLACE");
+    // Bindings are the views' aligned ranges at the device's storage alignment.
+    let align = u64::from(cx.device().limits().min_storage_buffer_offset_alignment);
     let (xv, av, ov) = (x.view.clone(), addend.view.clone(), out.view.clone());
     let chunk_count = ov.chunks().len();
-    let node = ComputeNode::new(cx.node_id("madd"), uses, move |cc| {
-        let device = cc.device().clone();
-        // Input and scale, plus the addend when it is not the output itself.
-        let reads = if in_place { 2 } else { 3 };
-        let kernel = cached_kernel(&device, &key, &source, "vector_madd", reads);
-        let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        struct Chunk {
-            index: usize,
-            params: gpugraph_command::wgpu::Buffer,
-            cache: BindGroupCache,
-            grid: gpugraph_gpgpu::kernel::Grid,
+    let dispatched = grids.iter().filter(|g| !g.is_empty()).count();
+    for (k, grid) in grids.iter().enumerate() {
+        if grid.is_empty() {
+            continue;
         }
-        let mut chunks = Vec::new();
-        for (k, grid) in grids.iter().enumerate() {
-            if grid.is_empty() {
-                continue;
-            }
-            let o = &ov.chunks()[k];
-            let p = [
-                words(o) as u32,
-                word_offset(o, align),
-                word_offset(&xv.chunks()[k], align),
-                word_offset(&av.chunks()[k], align),
-                scale.word(align, 5),
-                scale.host_bits(),
-            ];
-            chunks.push(Chunk {
-                index: k,
-                params: parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p)),
-                cache: BindGroupCache::default(),
-                grid: *grid,
-            });
+        let (o, xc, ac) = (ov.chunks()[k], xv.chunks()[k], av.chunks()[k]);
+        let p = [
+            words(&o) as u32,
+            word_offset(&o, align),
+            word_offset(&xc, align),
+            word_offset(&ac, align),
+            scale.word(align, 5),
+            scale.host_bits(),
+        ];
+        // A host scale is read from a node-owned copy of the parameter words (word 5).
+        let scale_binding = match scale {
+            Operand::View(v) => Binding::read(3, v),
+            Operand::Host(_) => Binding::storage_params(3, &p),
+        };
+        let mut bindings = vec![
+            Binding::storage_params(0, &p),
+            Binding::read_write(1, o),
+            Binding::read(2, xc),
+            scale_binding,
+        ];
+        if !in_place {
+            bindings.push(Binding::read(4, ac));
         }
-        Ok(gpugraph_command::compute_fn(move |pass, ec| {
-            for chunk in chunks.iter_mut() {
-                let k = chunk.index;
-                let (o, xc, ac) = (&ov.chunks()[k], &xv.chunks()[k], &av.chunks()[k]);
-                let params = &chunk.params;
-                let scale_buffer = scale.buffer_in(ec, params);
-                let (ob, xb, ab) = (ec.buffer(*o), ec.buffer(*xc), ec.buffer(*ac));
-                let group = chunk.cache.get_or_create(&[ob, xb, scale_buffer, ab], || {
-                    let mut res = vec![
-                        params.as_entire_buffer_binding(),
-                        view_binding(ob, o, align).0,
-                        view_binding(xb, xc, align).0,
-                        scale.binding(scale_buffer, align),
-                    ];
-                    if !in_place {
-                        res.push(view_binding(ab, ac, align).0);
-                    }
-                    kernel.bind_group(&device, &res)
-                });
-                kernel.dispatch(pass, group, chunk.grid);
-            }
-        }))
-    });
-    cx.add_compute_node(node)?;
+        let id = if dispatched == 1 {
+            cx.node_id("madd")
+        } else {
+            cx.node_id(&format!("madd/{k}"))
+        };
+        cx.add_dispatch_node(DispatchNode::new(
+            id,
+            source.clone(),
+            "vector_madd",
+            bindings,
+            Grid::Workgroups(grid.dims()),
+        ))?;
+    }
     cx.explain(
         if in_place {
             "in-place elementwise kernel"

@@ -6,16 +6,13 @@
 
 pub mod cpu;
 
-use gpugraph_command::{copy_fn, view_binding, BindGroupCache, ComputeNode, CopyNode, ResourceUse};
-use gpugraph_gpgpu::kernel::parameter_buffer;
+use gpugraph_command::{copy_fn, Binding, CopyNode, DispatchNode, Grid, ResourceUse, ShaderSource};
 
 use crate::expr::ScalarValue;
 use crate::graph::declaration::{scalar_format, ValueRef, ValueSpec};
 use crate::graph::error::BoxError;
 use crate::lowering::{LowerContext, Lowering};
-use crate::operation::support::{
-    cached_kernel, copy_source, read_then_write, word_offset, Check, Operand,
-};
+use crate::operation::support::{copy_source, word_offset, Check, Operand};
 use crate::operation::{Operation, OperationContract, Scope};
 
 /// Type name of [`ScalarLiteral`].
@@ -186,45 +183,41 @@ fn lower_operation(op: &ScalarOperation, cx: &mut LowerContext<'_>) -> Result<()
         .filter_map(|(r, o)| o.buffer().map(|h| (format!("operand {r}"), h)))
         .collect();
     check.disjoint(cx.graph(), &[row.buffer()], &reads)?;
-    let uses = read_then_write(reads.iter().map(|(_, h)| *h), row);
     let key = format!("{OPERATION_TYPE}/{}/{:?}", ty.name(), op.op);
     let source = format!(
         "alias T = {};\nfn apply(a: T, b: T) -> T {{ return {}; }}\n{WGSL}",
         ty.wgsl(),
         op.op.wgsl()
     );
-    let node = ComputeNode::new(cx.node_id("apply"), uses, move |cc| {
-        let device = cc.device().clone();
-        let kernel = cached_kernel(&device, &key, &source, "scalar_operation", 2);
-        let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        // [a word, b word, out word, a host value, b host value]
-        let p = [
-            a.word(align, 3),
-            b.word(align, 4),
-            word_offset(&row, align),
-            a.host_bits(),
-            b.host_bits(),
-        ];
-        let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
-        let mut cache = BindGroupCache::default();
-        Ok(gpugraph_command::compute_fn(move |pass, ec| {
-            let out_buffer = ec.buffer(row);
-            let (ab, bb) = (a.buffer_in(ec, &params), b.buffer_in(ec, &params));
-            let group = cache.get_or_create(&[out_buffer, ab, bb], || {
-                kernel.bind_group(
-                    &device,
-                    &[
-                        params.as_entire_buffer_binding(),
-                        view_binding(out_buffer, &row, align).0,
-                        a.binding(ab, align),
-                        b.binding(bb, align),
-                    ],
-                )
-            });
-            kernel.dispatch(pass, group, gpugraph_gpgpu::kernel::Grid { x: 1, y: 1 });
-        }))
-    });
-    cx.add_compute_node(node)?;
+    // Bindings are the views' aligned ranges at the device's storage alignment.
+    let align = u64::from(cx.device().limits().min_storage_buffer_offset_alignment);
+    // [a word, b word, out word, a host value, b host value]
+    let p = [
+        a.word(align, 3),
+        b.word(align, 4),
+        word_offset(&row, align),
+        a.host_bits(),
+        b.host_bits(),
+    ];
+    // A host operand reads its value from a node-owned copy of the parameter words (at the
+    // host slot it names), so host and GPU operands take the same path in the kernel.
+    let operand = |slot: u32, o: &Operand| match o {
+        Operand::View(v) => Binding::read(slot, *v),
+        Operand::Host(_) => Binding::storage_params(slot, &p),
+    };
+    let node = DispatchNode::new(
+        cx.node_id("apply"),
+        ShaderSource::new(key, source),
+        "scalar_operation",
+        vec![
+            Binding::storage_params(0, &p),
+            Binding::read_write(1, row),
+            operand(2, &a),
+            operand(3, &b),
+        ],
+        Grid::Workgroups([1, 1, 1]),
+    );
+    cx.add_dispatch_node(node)?;
     cx.explain(
         "single-invocation kernel",
         format!(

@@ -7,16 +7,13 @@
 
 pub mod cpu;
 
-use gpugraph_command::{view_binding, wgpu, BindGroupCache, ComputeNode, DataView, VectorFormat};
-use gpugraph_gpgpu::kernel::{parameter_buffer, placeholder_buffer};
+use gpugraph_command::{Access, Binding, DataView, DispatchNode, Grid, VectorFormat};
 
 use crate::graph::declaration::{ValueRef, ValueSpec};
 use crate::graph::error::BoxError;
 use crate::lowering::{LowerContext, Lowering, ResolvedVector};
-use crate::operation::policy::{wgsl_header, SPMV_ROWS_PER_WORKGROUP};
-use crate::operation::support::{
-    buffers_of, cached_kernel, labeled, read_then_write, word_offset, Check,
-};
+use crate::operation::policy::{operation_source, SPMV_ROWS_PER_WORKGROUP};
+use crate::operation::support::{buffers_of, labeled, word_offset, Check};
 use crate::operation::{Operation, OperationContract, Scope, Shape};
 
 /// Type name of [`SpMV`].
@@ -191,51 +188,41 @@ fn lower(op: &SpMV, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
     check.fits_u32("nonzeros", vals.len())?;
     let grid = check.grid("rows", op.rows.div_ceil(SPMV_ROWS_PER_WORKGROUP), &limits)?;
 
-    let uses = read_then_write(reads.iter().map(|(_, h)| *h), yc);
-    let key = format!("{TYPE}/csr-row");
-    let source = format!("{}{WGSL}", wgsl_header(1));
+    let source = operation_source(format!("{TYPE}/csr-row"), WGSL, 1);
     let (nnz, x_len, rows) = (vals.len() as u32, x.len() as u32, op.rows as u32);
-    let node = ComputeNode::new(cx.node_id("csr"), uses, move |ccx| {
-        let device = ccx.device().clone();
-        let kernel = cached_kernel(&device, &key, &source, "spmv_csr", 4);
-        let align = ccx.limits().min_storage_buffer_offset_alignment as u64;
-        let word = |c: &Option<DataView>| c.as_ref().map_or(0, |c| word_offset(c, align));
-        let p = [
-            rows,
-            word_offset(&oc, align),
-            word(&cc),
-            word(&vc),
-            word(&xc),
-            word_offset(&yc, align),
-            x_len,
-            nnz,
-        ];
-        let params = parameter_buffer(&device, ccx.node_id(), bytemuck::cast_slice(&p));
-        let placeholder = placeholder_buffer(&device, ccx.node_id());
-        let mut cache = BindGroupCache::default();
-        Ok(gpugraph_command::compute_fn(move |pass, ec| {
-            let buffer = |c: &Option<DataView>| -> wgpu::Buffer {
-                c.map_or_else(|| placeholder.clone(), |c| ec.buffer(c).clone())
-            };
-            let (cb, vb, xb) = (buffer(&cc), buffer(&vc), buffer(&xc));
-            let (yb, ob) = (ec.buffer(yc), ec.buffer(oc));
-            let group = cache.get_or_create(&[yb, ob, &cb, &vb, &xb], || {
-                kernel.bind_group(
-                    &device,
-                    &[
-                        params.as_entire_buffer_binding(),
-                        view_binding(yb, &yc, align).0,
-                        view_binding(ob, &oc, align).0,
-                        optional_binding(&cc, &cb, align),
-                        optional_binding(&vc, &vb, align),
-                        optional_binding(&xc, &xb, align),
-                    ],
-                )
-            });
-            kernel.dispatch(pass, group, grid);
-        }))
-    });
-    cx.add_compute_node(node)?;
+    // Bindings are the views' aligned ranges at the device's storage alignment.
+    let align = u64::from(limits.min_storage_buffer_offset_alignment);
+    let word = |c: &Option<DataView>| c.as_ref().map_or(0, |c| word_offset(c, align));
+    let p = [
+        rows,
+        word_offset(&oc, align),
+        word(&cc),
+        word(&vc),
+        word(&xc),
+        word_offset(&yc, align),
+        x_len,
+        nnz,
+    ];
+    // An empty matrix part has no view: a placeholder stands in (no row reads it).
+    let optional = |slot: u32, c: Option<DataView>| {
+        c.map_or(Binding::placeholder(slot, Access::Read), |c| {
+            Binding::read(slot, c)
+        })
+    };
+    cx.add_dispatch_node(DispatchNode::new(
+        cx.node_id("csr"),
+        source,
+        "spmv_csr",
+        vec![
+            Binding::storage_params(0, &p),
+            Binding::read_write(1, yc),
+            Binding::read(2, oc),
+            optional(3, cc),
+            optional(4, vc),
+            optional(5, xc),
+        ],
+        Grid::Workgroups(grid.dims()),
+    ))?;
     cx.explain(
         "thread-per-row CSR",
         format!(
@@ -246,16 +233,4 @@ fn lower(op: &SpMV, cx: &mut LowerContext<'_>) -> Result<(), BoxError> {
         ),
     );
     Ok(())
-}
-
-/// An optional view's binding, or the whole placeholder buffer bound in its place.
-fn optional_binding<'b>(
-    c: &Option<DataView>,
-    buffer: &'b wgpu::Buffer,
-    alignment: u64,
-) -> wgpu::BufferBinding<'b> {
-    match c {
-        Some(c) => view_binding(buffer, c, alignment).0,
-        None => buffer.as_entire_buffer_binding(),
-    }
 }

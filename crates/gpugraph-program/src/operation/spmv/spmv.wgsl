@@ -3,6 +3,7 @@
 // outside x are skipped, so malformed matrices never read out of bounds (their rows are then
 // partial sums; nothing is read back to validate them).
 // params: [rows, row_offsets, cols, values, x, y element offsets..., x length, nnz]
+#include "shared/dispatch.wgsl"
 
 @group(0) @binding(0) var<storage, read> params: array<u32>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;

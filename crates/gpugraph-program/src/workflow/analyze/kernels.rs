@@ -8,16 +8,15 @@
 //! * [`uniform_edges`]: bins + 1 equal-width histogram edges from a GPU extent (one
 //!   workgroup): not a row-wise map at all.
 //!
-//! Both declare each buffer they touch; outputs are graph transients; parameters and
-//! pipelines (through the device's pipeline cache) are created at compile and bind groups
+//! Both are declared dispatch nodes (one per non-empty chunk for [`positions`]): their uses
+//! derive from their bindings, checked against the WGSL when the graph compiles; parameters
+//! and pipelines (through the device's pipeline cache) are created at compile and bind groups
 //! cached per buffer set, so encoding allocates nothing. CPU twins: [`super::cpu`].
 
-use gpugraph_command::wgpu;
 use gpugraph_command::{
-    view_binding, BindGroupCache, CommandGraph, ComputeNode, DataView, ResourceUse, VectorFormat,
-    VectorView,
+    Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource, VectorFormat, VectorView,
 };
-use gpugraph_gpgpu::kernel::{self, grid_for, parameter_buffer, Binding, Grid, Kernel, ViewCheck};
+use gpugraph_gpgpu::kernel::{self, grid_for, ViewCheck, WorkgroupSplit};
 use gpugraph_gpgpu::AlgorithmError;
 
 /// Tunables of the analysis's own kernels, in one place.
@@ -102,77 +101,44 @@ pub fn positions(
                         .min((u32::MAX / 2) as u64 / rows_per_group),
                 })
         })
-        .collect::<Result<Vec<Grid>, _>>()?;
-    let mut uses: Vec<ResourceUse> = Vec::new();
-    for v in &inputs {
-        uses.extend(v.buffers().into_iter().map(ResourceUse::storage_read));
+        .collect::<Result<Vec<WorkgroupSplit>, _>>()?;
+    // Bindings are the views' aligned ranges at the device's storage alignment.
+    let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
+    let offset = |v: &DataView| v.aligned_range(align).element_offset as u32;
+    let shader = ShaderSource::new(format!("{ALGORITHM}/positions"), source);
+    let dispatched = grids.iter().filter(|g| !g.is_empty()).count();
+    for (ci, out) in output.chunks().iter().enumerate() {
+        if grids[ci].is_empty() {
+            continue;
+        }
+        // [rows, output offset, x offset, y offset, x extent offset, y extent offset]
+        let mut p = vec![out.len() as u32, offset(out)];
+        p.extend(inputs.iter().map(|v| offset(&v.chunks()[ci])));
+        p.extend(extents.iter().map(offset));
+        let mut bindings = vec![Binding::storage_params(0, &p), Binding::read_write(1, *out)];
+        bindings.extend(
+            (2u32..)
+                .zip(&inputs)
+                .map(|(slot, v)| Binding::read(slot, v.chunks()[ci])),
+        );
+        bindings.extend(
+            (4u32..)
+                .zip(extents)
+                .map(|(slot, e)| Binding::read(slot, e)),
+        );
+        let node_id = if dispatched == 1 {
+            id.to_string()
+        } else {
+            format!("{id}/chunk{ci}")
+        };
+        graph.add_dispatch_node(DispatchNode::new(
+            node_id,
+            shader.clone(),
+            "rows_main",
+            bindings,
+            Grid::Workgroups(grids[ci].dims()),
+        ))?;
     }
-    uses.extend(
-        extents
-            .iter()
-            .map(|e| ResourceUse::storage_read(e.buffer())),
-    );
-    uses.extend(output.buffers().into_iter().map(ResourceUse::storage_write));
-    let output = output.clone();
-    graph.add_compute_node(ComputeNode::new(id, uses, move |cc| {
-        let device = cc.device().clone();
-        let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        let mut bindings = vec![Binding::StorageRead, Binding::StorageReadWrite];
-        bindings.extend(std::iter::repeat_n(Binding::StorageRead, 4));
-        let kernel = Kernel::new(&device, cc.node_id(), &source, "rows_main", &bindings, &[]);
-        struct Chunk {
-            params: wgpu::Buffer,
-            cache: BindGroupCache,
-            grid: Grid,
-        }
-        let extent_offsets: Vec<u32> = extents
-            .iter()
-            .map(|e| e.aligned_range(align).element_offset as u32)
-            .collect();
-        let mut chunks = Vec::new();
-        for (ci, out) in output.chunks().iter().enumerate() {
-            // [rows, output offset, x offset, y offset, x extent offset, y extent offset]
-            let mut p = vec![
-                out.len() as u32,
-                out.aligned_range(align).element_offset as u32,
-            ];
-            p.extend(
-                inputs
-                    .iter()
-                    .map(|v| v.chunks()[ci].aligned_range(align).element_offset as u32),
-            );
-            p.extend(&extent_offsets);
-            chunks.push(Chunk {
-                params: parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p)),
-                cache: BindGroupCache::default(),
-                grid: grids[ci],
-            });
-        }
-        Ok(gpugraph_command::compute_fn(move |pass, ec| {
-            for (ci, chunk) in chunks.iter_mut().enumerate() {
-                if chunk.grid.is_empty() {
-                    continue;
-                }
-                let mut views = vec![output.chunks()[ci]];
-                views.extend(inputs.iter().map(|v| v.chunks()[ci]));
-                views.extend(extents.iter().copied());
-                let buffers: Vec<&wgpu::Buffer> =
-                    views.iter().map(|v| ec.buffer(v.buffer())).collect();
-                let params = &chunk.params;
-                let group = chunk.cache.get_or_create(&buffers, || {
-                    let mut res = vec![params.as_entire_buffer_binding()];
-                    res.extend(
-                        views
-                            .iter()
-                            .zip(&buffers)
-                            .map(|(v, b)| view_binding(b, v, align).0),
-                    );
-                    kernel.bind_group(&device, &res)
-                });
-                kernel.dispatch(pass, group, chunk.grid);
-            }
-        }))
-    }))?;
     Ok(())
 }
 
@@ -205,48 +171,23 @@ pub fn uniform_edges(
             "a packed float32 view of at least 2 rows",
         ));
     }
-    let uses = vec![
-        ResourceUse::storage_read(extent.buffer()),
-        ResourceUse::storage_write(output.buffer()),
+    let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
+    let p = [
+        output.len() as u32,
+        output.aligned_range(align).element_offset as u32,
+        extent.aligned_range(align).element_offset as u32,
     ];
-    let source = edges_source();
-    graph.add_compute_node(ComputeNode::new(id, uses, move |cc| {
-        let device = cc.device().clone();
-        let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-        let kernel = Kernel::new(
-            &device,
-            cc.node_id(),
-            &source,
-            "edges_main",
-            &[
-                Binding::StorageRead,
-                Binding::StorageReadWrite,
-                Binding::StorageRead,
-            ],
-            &[],
-        );
-        let p = [
-            output.len() as u32,
-            output.aligned_range(align).element_offset as u32,
-            extent.aligned_range(align).element_offset as u32,
-        ];
-        let params = parameter_buffer(&device, cc.node_id(), bytemuck::cast_slice(&p));
-        let mut cache = BindGroupCache::default();
-        Ok(gpugraph_command::compute_fn(move |pass, ec| {
-            let (ob, eb) = (ec.buffer(output.buffer()), ec.buffer(extent.buffer()));
-            let group = cache.get_or_create(&[ob, eb], || {
-                kernel.bind_group(
-                    &device,
-                    &[
-                        params.as_entire_buffer_binding(),
-                        view_binding(ob, &output, align).0,
-                        view_binding(eb, &extent, align).0,
-                    ],
-                )
-            });
-            kernel.dispatch(pass, group, Grid { x: 1, y: 1 });
-        }))
-    }))?;
+    graph.add_dispatch_node(DispatchNode::new(
+        id,
+        ShaderSource::new(format!("{ALGORITHM}/edges"), edges_source()),
+        "edges_main",
+        vec![
+            Binding::storage_params(0, &p),
+            Binding::read_write(1, output),
+            Binding::read(2, extent),
+        ],
+        Grid::Workgroups([1, 1, 1]),
+    ))?;
     Ok(())
 }
 

@@ -116,20 +116,6 @@ fn loop_header(line: &str, constants: &[(&str, u32)]) -> Option<(String, u32)> {
     Some((var, count))
 }
 
-/// Testing: parses and validates `source` with naga (all capabilities), the compile check every
-/// generated variant gets without a device. The error is naga's annotated report.
-#[cfg(test)]
-pub(crate) fn validate_wgsl(source: &str) -> Result<(), String> {
-    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
-    naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::all(),
-    )
-    .validate(&module)
-    .map(drop)
-    .map_err(|e| e.emit_to_string(source))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

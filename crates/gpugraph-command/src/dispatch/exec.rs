@@ -1,0 +1,198 @@
+//! A compiled dispatch node: its pipelines (one per dispatch, one layout), its node-owned
+//! buffers, and the bind group, rebuilt only when an import override changes a buffer.
+
+use super::{check, split_rows, Access, DispatchNode, Grid, Resource};
+use crate::resource::BufferHandle;
+use crate::view::DataView;
+
+/// A slot's resource once compiled: a graph buffer (view range or whole) or a node-owned
+/// buffer (parameters, placeholder).
+enum Slot {
+    View(DataView, u64),
+    Handle(BufferHandle),
+    Owned(wgpu::Buffer),
+}
+
+/// One dispatch: its pipeline and grid (workgroups resolved for direct grids).
+struct Step {
+    pipeline: crate::cache::CachedPipeline,
+    grid: Grid,
+    workgroups: [u32; 3],
+}
+
+struct DispatchExec {
+    label: String,
+    cache: std::sync::Arc<crate::cache::DeviceCache>,
+    slots: Vec<(u32, Slot)>,
+    steps: Vec<Step>,
+    memo: crate::node::BindGroupCache,
+}
+
+impl DispatchExec {
+    fn group(&mut self, ctx: &crate::node::EncodeContext<'_>) -> &wgpu::BindGroup {
+        let Self {
+            label,
+            cache,
+            slots,
+            steps,
+            memo,
+        } = self;
+        let buffers: Vec<&wgpu::Buffer> = slots
+            .iter()
+            .map(|(_, s)| match s {
+                Slot::View(v, _) => ctx.buffer(v.buffer()),
+                Slot::Handle(h) => ctx.buffer(*h),
+                Slot::Owned(b) => b,
+            })
+            .collect();
+        memo.get_or_create(&buffers, || {
+            let entries: Vec<(u32, wgpu::BufferBinding<'_>)> = slots
+                .iter()
+                .zip(&buffers)
+                .map(|((slot, s), buffer)| {
+                    let binding = match s {
+                        Slot::View(v, align) => crate::node::view_binding(buffer, v, *align).0,
+                        Slot::Handle(h) => ctx.binding(*h),
+                        Slot::Owned(b) => b.as_entire_buffer_binding(),
+                    };
+                    (*slot, binding)
+                })
+                .collect();
+            // Every step's pipeline shares the node's one layout.
+            cache.bind_group(label, &steps[0].pipeline.layout, &entries)
+        })
+    }
+}
+
+impl crate::node::ComputeExecutable for DispatchExec {
+    fn encode(
+        &mut self,
+        pass: &mut wgpu::ComputePass<'_>,
+        ctx: &crate::node::EncodeContext<'_>,
+    ) -> Result<(), crate::node::NodeError> {
+        let runs = |s: &Step| matches!(s.grid, Grid::Indirect(_)) || !s.workgroups.contains(&0);
+        if !self.steps.iter().any(runs) {
+            return Ok(());
+        }
+        let group = self.group(ctx).clone();
+        for step in self.steps.iter().filter(|s| runs(s)) {
+            pass.set_pipeline(&step.pipeline.pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            match step.grid {
+                Grid::Indirect(v) => {
+                    pass.dispatch_workgroups_indirect(ctx.buffer(v.buffer()), v.byte_offset())
+                }
+                _ => {
+                    let [x, y, z] = step.workgroups;
+                    pass.dispatch_workgroups(x, y, z);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The compile callback of a dispatch node: assembles the shader, checks the declared
+/// bindings against its reflection for every entry point ([`super::BindingError`]), then takes
+/// the pipelines from the device cache.
+pub(super) fn compile(node: DispatchNode) -> crate::node::ComputeCompile {
+    Box::new(move |cc: &crate::node::CompileContext<'_>| {
+        let limits = cc.limits();
+        let storage_align = u64::from(limits.min_storage_buffer_offset_alignment);
+        let uniform_align = u64::from(limits.min_uniform_buffer_offset_alignment);
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = node
+            .bindings
+            .iter()
+            .map(|b| wgpu::BindGroupLayoutEntry {
+                binding: b.slot,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: b.access.binding_type(),
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        let constants: Vec<(&str, f64)> = node
+            .constants
+            .iter()
+            .map(|(n, v)| (n.as_str(), *v))
+            .collect();
+        let label = format!("{} ({})", node.id, node.shader.key());
+        let wgsl = node.shader.build();
+        for (entry_point, _) in node.dispatches() {
+            check::check_bindings(&node, entry_point, &wgsl)?;
+        }
+        let cache = cc.cache_arc();
+        let steps = node
+            .dispatches()
+            .map(|(entry_point, grid)| Step {
+                pipeline: cache.compute_pipeline(&crate::cache::PipelineDescriptor {
+                    label: &label,
+                    wgsl: &wgsl,
+                    entry_point,
+                    entries: &entries,
+                    constants: &constants,
+                }),
+                grid,
+                workgroups: match grid {
+                    Grid::Workgroups(w) => w,
+                    Grid::Rows {
+                        rows,
+                        rows_per_workgroup,
+                    } => split_rows(
+                        rows.div_ceil(u64::from(rows_per_workgroup)),
+                        limits.max_compute_workgroups_per_dimension,
+                    )
+                    .unwrap_or([0, 0, 0]),
+                    Grid::Indirect(_) => [1, 1, 1],
+                },
+            })
+            .collect();
+        let slots = node
+            .bindings
+            .iter()
+            .map(|b| {
+                let slot = match &b.resource {
+                    Resource::View(v) => {
+                        let align = if b.access == Access::Uniform {
+                            uniform_align
+                        } else {
+                            storage_align
+                        };
+                        Slot::View(*v, align)
+                    }
+                    Resource::Handle(h) => Slot::Handle(*h),
+                    Resource::Params(bytes) => {
+                        Slot::Owned(owned_buffer(cc.device(), &label, bytes))
+                    }
+                    Resource::Placeholder => {
+                        Slot::Owned(owned_buffer(cc.device(), &label, &[0; 16]))
+                    }
+                };
+                (b.slot, slot)
+            })
+            .collect();
+        Ok(Box::new(DispatchExec {
+            label,
+            cache,
+            slots,
+            steps,
+            memo: crate::node::BindGroupCache::default(),
+        }) as Box<dyn crate::node::ComputeExecutable>)
+    })
+}
+
+/// A uniform / storage buffer holding `bytes`, padded to 16 bytes (WGSL uniform structs round
+/// up).
+fn owned_buffer(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt;
+    let mut padded = bytes.to_vec();
+    padded.resize(bytes.len().max(16).div_ceil(16) * 16, 0);
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: &padded,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE,
+    })
+}
