@@ -92,7 +92,7 @@ fn parse_size(text: &str) -> std::result::Result<usize, String> {
         "tib" => 1024f64.powi(4),
         other => {
             return Err(format!(
-                "unknown size unit '{other}' (use B, KB, MB, GB, KiB, MiB, GiB)"
+                "'{text}' is not a size: unknown unit '{other}' (use B, KB, MB, GB, KiB, MiB, GiB)"
             ))
         }
     };
