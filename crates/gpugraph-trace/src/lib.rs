@@ -1,0 +1,36 @@
+//! gpugraph-trace: the trace domain (spec T.1–T.2).
+//!
+//! * [`span`]: the 32-byte canonical span ([`TraceSpan`]) and the 16-byte dependency record
+//!   ([`TraceDependency`]), exactly as they lie in GPU memory; times are integer ticks
+//!   relative to the trace start, in split 32-bit words.
+//! * [`chrome`]: streaming ingestion of Chrome Trace Event Format JSON (`.json`, `.json.gz`;
+//!   the object and the bare array forms), parsed in parallel on native targets.
+//! * [`model`]: the canonical [`TraceModel`] (spans in canonical order, parents, lanes,
+//!   dependencies, processes and threads, the preserved per-process source partitions, and
+//!   the [`IngestReport`]).
+//! * [`cache`]: a versioned, checksummed columnar binary cache of the model.
+//! * [`cpu`]: the plain-Rust oracles of every GPU step.
+//!
+//! Nothing here submits GPU work or blocks; the GPU workflows add declared dispatch nodes to
+//! a caller's [`gpugraph_command::CommandGraph`].
+
+#![warn(missing_docs)]
+
+pub mod cache;
+pub mod chrome;
+pub mod cpu;
+mod error;
+pub mod model;
+pub mod span;
+pub mod view;
+
+pub use chrome::event::TraceKey;
+pub use chrome::{parse_chrome_trace, IngestOptions};
+pub use error::{TraceError, TraceGpuError};
+pub use model::{IngestReport, SkipCount, TraceModel, TraceProcess, TraceThread};
+pub use span::{
+    DependencyKind, SpanFlags, SpanParts, TraceDependency, TraceSpan, DRAW_GROUPS, MAX_LANE,
+    MAX_PROCESSES, MAX_SPAN_DURATION, NO_SPAN, TRACE_DEPENDENCY_BYTES, TRACE_SPAN_BYTES,
+    TRACE_SPAN_WORDS,
+};
+pub use view::{Focus, FocusDirection, Pick, TraceView};
