@@ -19,9 +19,12 @@
 pub mod cache;
 pub mod chrome;
 pub mod cpu;
+pub mod csr;
 mod error;
+pub mod frame;
 pub mod model;
 pub mod span;
+pub mod stats;
 pub mod view;
 
 pub use chrome::event::TraceKey;
@@ -34,3 +37,23 @@ pub use span::{
     TRACE_SPAN_WORDS,
 };
 pub use view::{Focus, FocusDirection, Pick, TraceView};
+
+/// Checks that the `#[repr(C)]` parameter struct `T` has the size of WGSL struct `name` in
+/// `wgsl` and that its `words` members sit at consecutive 4-byte offsets.
+#[cfg(test)]
+pub(crate) fn assert_params_layout<T>(wgsl: &str, name: &str, words: u32) {
+    let module = naga::front::wgsl::parse_str(wgsl).expect("the WGSL parses");
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layout");
+    let (h, t) = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some(name))
+        .expect("the params struct");
+    let naga::TypeInner::Struct { members, .. } = &t.inner else {
+        panic!("{name} is a struct")
+    };
+    assert_eq!(layouter[h].size as usize, std::mem::size_of::<T>());
+    let offsets: Vec<u32> = members.iter().map(|m| m.offset).collect();
+    assert_eq!(offsets, (0..words).map(|i| i * 4).collect::<Vec<u32>>());
+}
