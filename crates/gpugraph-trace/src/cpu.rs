@@ -263,3 +263,27 @@ pub fn name_stats(model: &TraceModel) -> Vec<NameStats> {
     }
     out
 }
+
+/// The GPUScene record [`crate::scene::TraceSceneProjection`] writes for span `i` of `spans`
+/// at layout row `row` ([`NO_SPAN`]: hidden), x scaled by `units_per_tick` (float32 as the
+/// shader computes it; a device may fuse the multiply-add, so compare boxes with a relative
+/// tolerance).
+pub fn scene_record(
+    spans: &[crate::TraceSpan],
+    i: u32,
+    row: u32,
+    units_per_tick: f32,
+) -> gpugraph_render::GpuSceneRecord {
+    let s = spans[i as usize];
+    let f = |t: u64| ((t >> 32) as u32 as f32 * 4_294_967_296.0 + t as u32 as f32) * units_per_tick;
+    let (x0, x1) = (f(s.start()), f(s.end()));
+    let y0 = if row == NO_SPAN { -1.0 } else { row as f32 };
+    let hx = (x1 - x0) * 0.5;
+    let mut r = gpugraph_render::GpuSceneRecord::new(i)
+        .with_group(s.flags().draw_group())
+        .with_geometry(s.group)
+        .with_aabb([x0, y0, 0.0], [x1, y0 + 1.0, 0.0]);
+    r.flags = gpugraph_render::gpu_scene::GPU_SCENE_ACTIVE_FLAG | (u32::from(s.flags().0) << 16);
+    r.sphere = [x0 + hx, y0 + 0.5, 0.0, (hx * hx + 0.25).sqrt()];
+    r
+}

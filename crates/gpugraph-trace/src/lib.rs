@@ -23,6 +23,7 @@ pub mod csr;
 mod error;
 pub mod frame;
 pub mod model;
+pub mod scene;
 pub mod span;
 pub mod stats;
 pub mod view;

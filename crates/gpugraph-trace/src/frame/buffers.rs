@@ -73,6 +73,9 @@ pub struct FrameBuffers {
     pub counts: wgpu::Buffer,
     /// Output: `[deepest lane + 1 under the pointer (0: none), picked span or NO_SPAN]`.
     pub pick: wgpu::Buffer,
+    /// Output with [`TraceFrameConfig::scene_records`]: one 128-byte GPUScene record per
+    /// span slot ([`crate::scene::TraceSceneProjection`]).
+    pub scene_records: Option<wgpu::Buffer>,
 }
 
 fn buffer(device: &wgpu::Device, label: &str, words: u64, usage: U) -> wgpu::Buffer {
@@ -127,6 +130,14 @@ impl FrameBuffers {
             visible_edges: b("trace/visible-edges", m),
             counts: b("trace/counts", 2),
             pick: b("trace/pick", 2),
+            scene_records: c.scene_records.then(|| {
+                buffer(
+                    device,
+                    "trace/scene-records",
+                    s * gpugraph_render::gpu_scene::GPU_SCENE_RECORD_WORDS,
+                    gpugraph_render::gpu_scene::GPU_SCENE_BUFFER_USAGE,
+                )
+            }),
         }
     }
 

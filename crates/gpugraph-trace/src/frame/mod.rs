@@ -32,8 +32,10 @@ pub use buffers::FrameBuffers;
 use crate::csr::{CsrViews, DependencyCsr};
 use crate::error::TraceGpuError;
 use crate::model::TraceModel;
+use crate::scene::TraceSceneProjection;
 use crate::span::NO_SPAN;
 use crate::view::{FocusDirection, Pick, TraceView};
+use gpugraph_render::GpuScene;
 
 const WORKFLOW: &str = "trace frame";
 const WG: u32 = 256;
@@ -87,6 +89,9 @@ pub struct TraceFrameConfig {
     pub max_seeds: u32,
     /// Hidden parent links ancestor projection follows.
     pub max_ancestor_depth: u32,
+    /// Also project the spans into GPUScene records every frame (128 bytes per span slot;
+    /// x in microseconds since the origin, y the layout row): [`TraceFrame::scene`].
+    pub scene_records: bool,
 }
 
 impl TraceFrameConfig {
@@ -100,6 +105,7 @@ impl TraceFrameConfig {
             max_hops,
             max_seeds: 64,
             max_ancestor_depth: 64,
+            scene_records: false,
         }
     }
     /// `tier`'s spans, with dependencies, threads and processes sized for `model` and room
@@ -158,6 +164,7 @@ fn split(v: u64) -> [u32; 2] {
 pub struct TraceFrame {
     config: TraceFrameConfig,
     buffers: FrameBuffers,
+    scene: Option<GpuScene>,
     build: CompiledGraph,
     frame: CompiledGraph,
     counts: (u32, u32, u32, u32),
@@ -196,18 +203,58 @@ impl TraceFrame {
             buffers,
             build,
             frame,
+            scene: None,
             counts: (0, 0, 0, 0),
         };
-        f.load(queue, model)?;
+        f.load_with(device, queue, model)?;
         f.write_view(queue, &TraceView::default())?;
         Ok(f)
     }
 
     /// Replaces the loaded trace within the compiled capacities (queue writes only); encode
-    /// [`Self::encode_build`] once before the next frame.
+    /// [`Self::encode_build`] once before the next frame. With scene records, the scene of
+    /// [`Self::scene`] is re-borrowed with the new span count (a new 16-byte state block).
+    pub fn load_with(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        model: &TraceModel,
+    ) -> Result<(), TraceGpuError> {
+        self.counts = self.buffers.upload(queue, model, &self.config)?;
+        if let Some(records) = &self.buffers.scene_records {
+            if let Some(old) = &mut self.scene {
+                old.destroy();
+            }
+            let n = self.counts.0;
+            self.scene = Some(
+                GpuScene::borrow_records(device, queue, "trace-scene", records, 0, n, n)
+                    .map_err(gpugraph_render::RenderError::from)?,
+            );
+        }
+        Ok(())
+    }
+
+    /// [`Self::load_with`] for frames without scene records (fails with
+    /// [`TraceGpuError::View`] for a frame that has them, which need the device).
     pub fn load(&mut self, queue: &wgpu::Queue, model: &TraceModel) -> Result<(), TraceGpuError> {
+        if self.buffers.scene_records.is_some() {
+            return Err(TraceGpuError::View {
+                workflow: WORKFLOW,
+                id: "trace".into(),
+                what: "load",
+                expected: "load_with (the frame has scene records)",
+                actual: "load".into(),
+            });
+        }
         self.counts = self.buffers.upload(queue, model, &self.config)?;
         Ok(())
+    }
+
+    /// The spans as an opaque, read-only GPUScene over the frame's record buffer (with
+    /// [`TraceFrameConfig::scene_records`]): `count = active_count =` loaded spans. Records
+    /// are rewritten by every [`Self::encode`].
+    pub fn scene(&self) -> Option<&GpuScene> {
+        self.scene.as_ref()
     }
 
     /// The compiled sizes.
@@ -558,6 +605,17 @@ impl TraceFrame {
         )?;
         node(&mut g, "pick_lane", pick_bindings(), rows_of(s))?;
         node(&mut g, "pick_span", pick_bindings(), rows_of(s))?;
+        if let Some(records) = &b.scene_records {
+            TraceSceneProjection {
+                id: "frame/scene".into(),
+                frame_params: params,
+                spans,
+                rows,
+                records: v(&mut g, "scene-records", records, 32 * s)?,
+                units_per_tick: 1e-3,
+            }
+            .add_to_graph(&mut g)?;
+        }
         Ok(g.compile()?)
     }
 }
