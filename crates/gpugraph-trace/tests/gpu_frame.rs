@@ -23,7 +23,12 @@ fn check_frame(ctx: &GpuContext, f: &mut TraceFrame, m: &TraceModel, view: &Trac
     let (n, d) = (m.spans.len(), m.dependencies.len());
     let visible = read(ctx, &b.visible, n);
     let rows = read(ctx, &b.rows, n);
-    let counts = read(ctx, &b.counts, 2);
+    let args = read(ctx, &b.draw_args, 8);
+    assert_eq!(
+        [args[0], args[2], args[3], args[4], args[6], args[7]],
+        [6, 0, 0, 2, 0, 0]
+    );
+    let counts = [args[1], args[5]];
     let ids = read(ctx, &b.visible_ids, counts[0].min(c.span_capacity) as usize);
     let ends = read(ctx, &b.edge_ends, 2 * d);
     let edges = read(
@@ -36,6 +41,11 @@ fn check_frame(ctx: &GpuContext, f: &mut TraceFrame, m: &TraceModel, view: &Trac
     assert_eq!(got_visible, want.visible, "{what}: visible {view:?}");
     assert_eq!(rows, want.rows, "{what}: rows");
     assert_eq!(counts[0] as usize, want.visible_ids.len(), "{what}: count");
+    assert_eq!(
+        counts[1] as usize,
+        want.visible_edges.len(),
+        "{what}: edge count"
+    );
     assert_eq!(ids, want.visible_ids, "{what}: visible IDs");
     let got_ends: Vec<(u32, u32)> = ends.chunks(2).map(|e| (e[0], e[1])).collect();
     assert_eq!(got_ends, want.edge_ends, "{what}: edge ends");

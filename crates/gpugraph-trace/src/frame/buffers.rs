@@ -69,8 +69,11 @@ pub struct FrameBuffers {
     pub visible_ids: wgpu::Buffer,
     /// Output: drawn dependency IDs.
     pub visible_edges: wgpu::Buffer,
-    /// Output: `[visible spans, drawn edges]`.
-    pub counts: wgpu::Buffer,
+    /// Two indirect draw records (`vertexCount, instanceCount, firstVertex, firstInstance`):
+    /// `[6, visible spans, 0, 0]` (one quad per span) and `[2, drawn edges, 0, 0]` (one line
+    /// per edge). The compactions write the instance counts in place (words 1 and 5), so a
+    /// renderer's `draw_indirect` at byte 0 / 16 draws them without a readback.
+    pub draw_args: wgpu::Buffer,
     /// Output: `[deepest lane + 1 under the pointer (0: none), picked span or NO_SPAN]`.
     pub pick: wgpu::Buffer,
     /// Output with [`TraceFrameConfig::scene_records`]: one 128-byte GPUScene record per
@@ -128,7 +131,7 @@ impl FrameBuffers {
             edge_ids: b("trace/edge-ids", m),
             visible_ids: b("trace/visible-ids", s),
             visible_edges: b("trace/visible-edges", m),
-            counts: b("trace/counts", 2),
+            draw_args: buffer(device, "trace/draw-args", 8, io | U::INDIRECT),
             pick: b("trace/pick", 2),
             scene_records: c.scene_records.then(|| {
                 buffer(
@@ -211,6 +214,7 @@ impl FrameBuffers {
         write(&self.thread_process, &tp);
         write(&self.thread_lanes, &tl);
         write(&self.process_first, &pf);
+        write(&self.draw_args, &[6, 0, 0, 0, 2, 0, 0, 0]);
         write(&self.span_ids, &(0..s as u32).collect::<Vec<_>>());
         write(&self.edge_ids, &(0..m as u32).collect::<Vec<_>>());
         Ok((

@@ -8,7 +8,8 @@
 //! GraphTraversal forward ─┐                             ├─ span_visibility ─ visible, rows
 //! GraphTraversal reverse ─┴─ focus masks ───────────────┘        │
 //!   AncestorProjection(parents, visible) ─ edge_projection ─ Compaction(edges) ─ edge IDs + count
-//!   Compaction(spans) ─ visible span IDs + count (the instanceCount an indirect draw reads)
+//!   Compaction(spans) ─ visible span IDs + count, written into the instanceCount word of
+//!   an indirect draw record ([`FrameBuffers::draw_args`])
 //!   pick_clear ─ pick_lane ─ pick_span ─ picked span ID
 //! ```
 //!
@@ -455,7 +456,7 @@ impl TraceFrame {
         let edge_ids = v(&mut g, "edge-ids", &b.edge_ids, m)?;
         let visible_ids = v(&mut g, "visible-ids", &b.visible_ids, s)?;
         let visible_edges = v(&mut g, "visible-edges", &b.visible_edges, m)?;
-        let (counts_h, _) = import(&mut g, "counts", &b.counts, 2)?;
+        let (counts_h, _) = import(&mut g, "draw-args", &b.draw_args, 8)?;
         let count = |g: &mut CommandGraph, k: u64| {
             g.create_data_view(
                 counts_h,
@@ -463,7 +464,8 @@ impl TraceFrame {
                     .at_offset(4 * k),
             )
         };
-        let (visible_count, edge_count) = (count(&mut g, 0)?, count(&mut g, 1)?);
+        // The instanceCount words of the two indirect draw records.
+        let (visible_count, edge_count) = (count(&mut g, 1)?, count(&mut g, 5)?);
         let pick = v(&mut g, "pick", &b.pick, 2)?;
 
         let shader = ShaderSource::new("trace/frame", WGSL);
