@@ -75,6 +75,8 @@ pub struct TraceView {
     pub focus: Option<Focus>,
     /// Picking.
     pub pick: Option<Pick>,
+    /// Layout rows in the picture: `(first, count)`; `None`: every row.
+    pub rows: Option<(u32, u32)>,
 }
 
 impl Default for TraceView {
@@ -89,6 +91,7 @@ impl Default for TraceView {
             collapsed_threads: BTreeSet::new(),
             focus: None,
             pick: None,
+            rows: None,
         }
     }
 }

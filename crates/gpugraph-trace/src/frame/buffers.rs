@@ -79,6 +79,9 @@ pub struct FrameBuffers {
     /// Output with [`TraceFrameConfig::scene_records`]: one 128-byte GPUScene record per
     /// span slot ([`crate::scene::TraceSceneProjection`]).
     pub scene_records: Option<wgpu::Buffer>,
+    /// Output with [`TraceFrameConfig::picture`]: the frame's picture
+    /// ([`super::TRACE_COLOR_FORMAT`], `RENDER_ATTACHMENT | COPY_SRC`).
+    pub color: Option<wgpu::Texture>,
 }
 
 fn buffer(device: &wgpu::Device, label: &str, words: u64, usage: U) -> wgpu::Buffer {
@@ -133,6 +136,22 @@ impl FrameBuffers {
             visible_edges: b("trace/visible-edges", m),
             draw_args: buffer(device, "trace/draw-args", 8, io | U::INDIRECT),
             pick: b("trace/pick", 2),
+            color: c.picture.map(|(w, h)| {
+                device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some("trace/color"),
+                    size: wgpu::Extent3d {
+                        width: w.max(1),
+                        height: h.max(1),
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format: super::TRACE_COLOR_FORMAT,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                    view_formats: &[],
+                })
+            }),
             scene_records: c.scene_records.then(|| {
                 buffer(
                     device,

@@ -30,8 +30,8 @@ struct FrameParams {
     pick_target: u32,
     pick_time_lo: u32,
     pick_time_hi: u32,
-    pad0: u32,
-    pad1: u32,
+    row_first: u32,
+    row_count: u32,
 }
 
 @group(0) @binding(0) var<uniform> fp: FrameParams;

@@ -20,6 +20,7 @@
 //! the caller builds a new frame (an explicit rebuild).
 
 mod buffers;
+mod draw;
 
 use gpugraph_command::{
     Access, Binding, BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph, DataView,
@@ -29,6 +30,7 @@ use gpugraph_gpgpu::topology::{CsrAdjacency, TraversalDirection};
 use gpugraph_gpgpu::{AncestorProjection, Compaction, GraphTraversal, Scan};
 
 pub use buffers::FrameBuffers;
+pub use draw::TRACE_COLOR_FORMAT;
 
 use crate::csr::{CsrViews, DependencyCsr};
 use crate::error::TraceGpuError;
@@ -93,6 +95,9 @@ pub struct TraceFrameConfig {
     /// Also project the spans into GPUScene records every frame (128 bytes per span slot;
     /// x in microseconds since the origin, y the layout row): [`TraceFrame::scene`].
     pub scene_records: bool,
+    /// Also draw the frame into a `(width, height)` RGBA8 texture
+    /// ([`FrameBuffers::color`]): spans as quads, edges as lines, by indirect draws.
+    pub picture: Option<(u32, u32)>,
 }
 
 impl TraceFrameConfig {
@@ -107,6 +112,7 @@ impl TraceFrameConfig {
             max_seeds: 64,
             max_ancestor_depth: 64,
             scene_records: false,
+            picture: None,
         }
     }
     /// `tier`'s spans, with dependencies, threads and processes sized for `model` and room
@@ -153,8 +159,10 @@ pub struct FrameParams {
     pub pick_target: u32,
     /// Pointer time (lo, hi).
     pub pick_time: [u32; 2],
-    /// Zero.
-    pub pad: [u32; 2],
+    /// First layout row drawn.
+    pub row_first: u32,
+    /// Layout rows drawn (the picture's height).
+    pub row_count: u32,
 }
 
 fn split(v: u64) -> [u32; 2] {
@@ -166,6 +174,7 @@ pub struct TraceFrame {
     config: TraceFrameConfig,
     buffers: FrameBuffers,
     scene: Option<GpuScene>,
+    layout: Vec<(u32, u32, bool)>,
     build: CompiledGraph,
     frame: CompiledGraph,
     counts: (u32, u32, u32, u32),
@@ -205,6 +214,7 @@ impl TraceFrame {
             build,
             frame,
             scene: None,
+            layout: Vec::new(),
             counts: (0, 0, 0, 0),
         };
         f.load_with(device, queue, model)?;
@@ -222,6 +232,7 @@ impl TraceFrame {
         model: &TraceModel,
     ) -> Result<(), TraceGpuError> {
         self.counts = self.buffers.upload(queue, model, &self.config)?;
+        self.layout = crate::cpu::thread_layout(model);
         if let Some(records) = &self.buffers.scene_records {
             if let Some(old) = &mut self.scene {
                 old.destroy();
@@ -248,6 +259,7 @@ impl TraceFrame {
             });
         }
         self.counts = self.buffers.upload(queue, model, &self.config)?;
+        self.layout = crate::cpu::thread_layout(model);
         Ok(())
     }
 
@@ -333,7 +345,15 @@ impl TraceFrame {
             pick_mode,
             pick_target,
             pick_time: split(pick_time),
-            pad: [0; 2],
+            row_first: view.rows.map_or(0, |r| r.0),
+            row_count: view.rows.map_or_else(
+                || {
+                    crate::cpu::thread_rows_of(&self.layout, view)
+                        .last()
+                        .map_or(0, |&(h, r)| r + h)
+                },
+                |r| r.1,
+            ),
         };
         let b = &self.buffers;
         queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&params));
@@ -607,6 +627,21 @@ impl TraceFrame {
         )?;
         node(&mut g, "pick_lane", pick_bindings(), rows_of(s))?;
         node(&mut g, "pick_span", pick_bindings(), rows_of(s))?;
+        if let Some(texture) = &b.color {
+            draw::add_draw(
+                &mut g,
+                texture,
+                draw::DrawInputs {
+                    params,
+                    spans,
+                    rows,
+                    visible_ids,
+                    visible_edges,
+                    edge_ends,
+                    draw_args: counts_h,
+                },
+            )?;
+        }
         if let Some(records) = &b.scene_records {
             TraceSceneProjection {
                 id: "frame/scene".into(),
