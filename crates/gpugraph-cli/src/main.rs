@@ -29,6 +29,7 @@ mod solve;
 mod sort;
 mod spatial;
 mod sql;
+mod trace;
 mod traverse;
 
 use std::process::ExitCode;
@@ -102,6 +103,10 @@ enum Command {
     /// Run a SQL query over Parquet/CSV/Arrow files through DataFusion on the GPU (--cpu:
     /// DataFusion's CPU plan); prints the result or writes it to .parquet/.csv/.arrow.
     Sql(sql::SqlArgs),
+    /// Chrome Trace Event Format files (torch.profiler, Chromium, Perfetto JSON; .json or
+    /// .json.gz): `trace info`, `trace stats --by name`, `trace pick --at T --thread PID:TID`.
+    #[command(subcommand)]
+    Trace(trace::TraceCommand),
 }
 
 /// The environment variables every GPU command honours (shown under `--help`).
@@ -149,6 +154,7 @@ fn main() -> ExitCode {
         Command::Solve(args) => solve::run(&args),
         Command::Procgen(cmd) => procgen::run(cmd),
         Command::Sql(args) => sql::run(&args),
+        Command::Trace(cmd) => trace::run(cmd),
     };
     match result {
         Ok(()) => {

@@ -1,0 +1,229 @@
+//! `gpugraph trace info|stats|pick` end to end on the committed torch.profiler-shaped trace
+//! (`crates/gpugraph-trace/tests/data/torch_small.json`), checked against the Python
+//! reference committed beside it (`torch_small.expected.json`, exact Decimal sums); the
+//! columnar cache (a second open reads it), gzip input, and bad input as a one-line error
+//! with the byte offset. Runs on the real GPU path (lavapipe on CI).
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::*;
+use serde_json::Value;
+
+fn fixture(name: &str) -> String {
+    crate_file(&format!("../gpugraph-trace/tests/data/{name}"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Runs gpugraph with `XDG_CACHE_HOME` pointing into `cache` (never the user's cache).
+fn run(cache: &TempDir, args: &[&str]) -> Output {
+    Command::new(binary())
+        .args(args)
+        .env("XDG_CACHE_HOME", cache.dir())
+        .output()
+        .unwrap_or_else(|e| panic!("could not start gpugraph {args:?}: {e}"))
+}
+
+fn json(cache: &TempDir, args: &[&str]) -> Value {
+    let out = run(cache, args);
+    assert_success(args, &out);
+    serde_json::from_slice(&out.stdout).expect("--json prints JSON")
+}
+
+#[test]
+fn info_counts_and_the_cache() {
+    let cache = TempDir::new("trace-info-cache");
+    let file = fixture("torch_small.json");
+    let first = json(&cache, &["trace", "info", &file, "--json"]);
+    assert_eq!(first["loaded_from_cache"], false);
+    assert_eq!(first["spans"], 51);
+    assert_eq!(first["flow_links"], 9);
+    assert_eq!(first["processes"], 4);
+    assert_eq!(first["by_kind"]["X"], 46);
+    assert_eq!(first["by_category"]["kernel"], 9);
+    assert_eq!(first["flow_missing_end"], 1);
+    // Absolute times are exact decimals (f64 cannot hold epoch µs with their fraction).
+    assert_eq!(first["start"], "1700000000001000.000");
+    assert_eq!(first["end"], "1700000000016200.000");
+    let second = json(&cache, &["trace", "info", &file, "--json"]);
+    assert_eq!(
+        second["loaded_from_cache"], true,
+        "the second open reads the cache"
+    );
+    for k in [
+        "spans",
+        "flow_links",
+        "by_kind",
+        "by_category",
+        "thread_list",
+        "start",
+    ] {
+        assert_eq!(first[k], second[k], "{k}");
+    }
+    let text = run(&cache, &["trace", "info", &file]);
+    assert_success(&["trace", "info"], &text);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("51 spans"));
+}
+
+#[test]
+fn stats_match_the_python_reference() {
+    let cache = TempDir::new("trace-stats-cache");
+    let file = fixture("torch_small.json");
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("torch_small.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let got = json(
+        &cache,
+        &[
+            "trace",
+            "stats",
+            &file,
+            "--by",
+            "name",
+            "--top",
+            "0",
+            "--json",
+            "--no-cache",
+        ],
+    );
+    let rows = got["rows"].as_array().unwrap();
+    let exp = expected["stats"].as_object().unwrap();
+    assert_eq!(rows.len(), exp.len());
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.abs().max(1e-9);
+    for r in rows {
+        let e = &exp[r["name"].as_str().unwrap()];
+        assert_eq!(r["count"], e["count"]);
+        let total: f64 = e["total_us"].as_str().unwrap().parse().unwrap();
+        let own: f64 = e["self_us"].as_str().unwrap().parse().unwrap();
+        assert!(close(r["total"].as_f64().unwrap(), total), "{r} vs {e}");
+        assert!(close(r["self"].as_f64().unwrap(), own), "{r} vs {e}");
+    }
+    // Top first.
+    let totals: Vec<f64> = rows.iter().map(|r| r["total"].as_f64().unwrap()).collect();
+    assert!(totals.windows(2).all(|w| w[0] >= w[1]));
+}
+
+#[test]
+fn pick_finds_the_innermost_span_with_its_args() {
+    let cache = TempDir::new("trace-pick-cache");
+    let file = fixture("torch_small.json");
+    // Inside the first step's first addmm and its cudaLaunchKernel (absolute µs).
+    let got = json(
+        &cache,
+        &[
+            "trace",
+            "pick",
+            &file,
+            "--at",
+            "1700000000001215",
+            "--thread",
+            "4242:4242",
+            "--json",
+        ],
+    );
+    assert_eq!(got["name"], "cudaLaunchKernel");
+    assert_eq!(got["lane"], 3);
+    assert_eq!(got["ts"], "1700000000001210.500");
+    assert_eq!(got["dur"].as_f64().unwrap(), 12.333);
+    assert_eq!(got["args"]["correlation"], 100);
+    // Relative time on a GPU stream.
+    let got = json(
+        &cache,
+        &[
+            "trace", "pick", &file, "--at", "1550", "--thread", "0:7", "--json",
+        ],
+    );
+    assert_eq!(got["name"], "ampere_sgemm_32x32_sliced1x4_tn");
+    let none = json(
+        &cache,
+        &[
+            "trace", "pick", &file, "--at", "99999", "--thread", "0:7", "--json",
+        ],
+    );
+    assert_eq!(none["picked"], Value::Null);
+}
+
+#[test]
+fn gzip_input_and_bad_input() {
+    let cache = TempDir::new("trace-bad-cache");
+    let dir = TempDir::new("trace-bad");
+    let gz = dir.path("t.json.gz");
+    let plain = std::fs::read(fixture("torch_small.json")).unwrap();
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut e, &plain).unwrap();
+    std::fs::write(&gz, e.finish().unwrap()).unwrap();
+    let got = json(&cache, &["trace", "info", &gz, "--json", "--no-cache"]);
+    assert_eq!(got["spans"], 51);
+    let bad = dir.path("bad.json");
+    std::fs::write(&bad, br#"[{"ph":"X","ts":12x}]"#).unwrap();
+    let out = run(&cache, &["trace", "info", &bad, "--no-cache"]);
+    assert!(!out.status.success());
+    let err = our_stderr(&out);
+    assert!(err.contains("byte 18"), "{err}");
+}
+
+#[test]
+fn render_writes_a_picture_of_the_frame() {
+    let cache = TempDir::new("trace-render-cache");
+    let dir = TempDir::new("trace-render");
+    let file = fixture("torch_small.json");
+    let png = dir.path("frame.png");
+    let all = json(
+        &cache,
+        &[
+            "trace", "render", &file, "--out", &png, "--size", "320x120", "--json",
+        ],
+    );
+    assert_eq!(all["visible_spans"], 51);
+    assert_eq!(all["edges"], 9);
+    let (w, h, rgb) = read_png(std::path::Path::new(&png));
+    assert_eq!((w, h), (320, 120));
+    assert!(
+        rgb.chunks(3).any(|p| p != [255, 255, 255]),
+        "something is drawn"
+    );
+    let long = json(
+        &cache,
+        &[
+            "trace", "render", &file, "--out", &png, "--filter", "dur>1ms", "--json",
+        ],
+    );
+    assert_eq!(
+        long["visible_spans"], 6,
+        "three steps and three synchronizations"
+    );
+    let collapsed = json(
+        &cache,
+        &[
+            "trace",
+            "render",
+            &file,
+            "--out",
+            &png,
+            "--collapse",
+            "4242",
+            "--json",
+        ],
+    );
+    assert!(collapsed["visible_spans"].as_u64().unwrap() < 51);
+    let focus = json(
+        &cache,
+        &[
+            "trace", "render", &file, "--out", &png, "--focus", "0", "--hops", "2", "--json",
+        ],
+    );
+    assert_eq!(
+        focus["visible_spans"], 1,
+        "span 0 (an instant) has no dependencies"
+    );
+    let out = run(
+        &cache,
+        &[
+            "trace", "render", &file, "--out", &png, "--filter", "size>3",
+        ],
+    );
+    assert!(!out.status.success());
+}

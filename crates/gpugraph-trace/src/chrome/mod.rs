@@ -1,0 +1,189 @@
+//! Chrome Trace Event Format ingestion (the JSON that torch.profiler's
+//! `export_chrome_trace`, Chromium's `--trace-startup`, Perfetto's JSON export and many tools
+//! write), plain or gzip-compressed.
+//!
+//! Pipeline: gzip is detected by its magic bytes and inflated; [`scan::scan`] finds every
+//! event element's byte range in one pass without building values; the elements are parsed
+//! independently (on native targets in parallel over the available cores, in contiguous
+//! blocks so results keep file order) into small typed events ([`event::parse_event`],
+//! borrowed fields, exact integer timestamps); [`crate::model`] turns those into canonical
+//! spans, lanes, parents and dependencies. No step builds a document tree of the file.
+//!
+//! Errors: malformed JSON is a [`TraceError::Syntax`] with the byte offset (inside the
+//! decompressed input); an element that is valid JSON but not a usable event (a field of the
+//! wrong type, no timestamp, an unknown `ph`) is counted in [`IngestReport::skipped`] with the
+//! first offset, never fatal.
+
+pub mod event;
+pub mod scan;
+
+use std::ops::Range;
+
+use crate::error::TraceError;
+use crate::model::{build, IngestReport, TraceModel};
+use event::{parse_event, ParsedEvent};
+
+/// Whether `bytes` start with the gzip magic.
+pub fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0x1f, 0x8b])
+}
+
+/// Inflates a (multi-member) gzip stream.
+pub fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, TraceError> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(bytes.len() * 4);
+    let mut d = flate2::read::MultiGzDecoder::new(bytes);
+    d.read_to_end(&mut out).map_err(|e| TraceError::Gzip {
+        decompressed: out.len() as u64,
+        message: e.to_string(),
+    })?;
+    Ok(out)
+}
+
+/// Options of [`parse_chrome_trace`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IngestOptions {
+    /// Parser threads (native targets; 0 = the available parallelism). wasm32 always uses 1.
+    pub threads: usize,
+}
+
+/// The byte offset inside `bytes` of serde's `(line, column)` (both 1-based).
+fn offset_of(bytes: &[u8], line: usize, column: usize) -> usize {
+    let mut at = 0;
+    for _ in 1..line {
+        match memchr::memchr(b'\n', &bytes[at..]) {
+            Some(k) => at += k + 1,
+            None => break,
+        }
+    }
+    (at + column.saturating_sub(1)).min(bytes.len())
+}
+
+type Block = Result<Vec<(ParsedEvent, u64)>, TraceError>;
+
+fn parse_block(bytes: &[u8], ranges: &[Range<usize>]) -> Block {
+    let mut out = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let el = &bytes[r.clone()];
+        match parse_event(el) {
+            Ok(e) => out.push((e, r.start as u64)),
+            Err(e) if e.is_data() => out.push((
+                ParsedEvent {
+                    event: event::Parsed::Skipped {
+                        reason: "malformed field",
+                    },
+                    ph: "?".into(),
+                },
+                r.start as u64,
+            )),
+            Err(e) => {
+                return Err(TraceError::Syntax {
+                    offset: (r.start + offset_of(el, e.line(), e.column())) as u64,
+                    what: e.to_string(),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn parse_all(bytes: &[u8], ranges: &[Range<usize>], threads: usize) -> Block {
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    // Below a few thousand events a thread costs more than it saves.
+    let blocks = threads.min(ranges.len() / 4096).max(1);
+    if blocks == 1 {
+        return parse_block(bytes, ranges);
+    }
+    let per = ranges.len().div_ceil(blocks);
+    let results: Vec<Block> = std::thread::scope(|s| {
+        let handles: Vec<_> = ranges
+            .chunks(per)
+            .map(|c| s.spawn(move || parse_block(bytes, c)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("parser thread panicked"))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(ranges.len());
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn parse_all(bytes: &[u8], ranges: &[Range<usize>], _threads: usize) -> Block {
+    parse_block(bytes, ranges)
+}
+
+/// Parses a whole Chrome trace (JSON text, or gzip of it) into the canonical model.
+pub fn parse_chrome_trace(bytes: &[u8], options: IngestOptions) -> Result<TraceModel, TraceError> {
+    let inflated;
+    let bytes = if is_gzip(bytes) {
+        inflated = gunzip(bytes)?;
+        &inflated[..]
+    } else {
+        bytes
+    };
+    let layout = scan::scan(bytes)?;
+    let events = parse_all(bytes, &layout.events, options.threads)?;
+    let report = IngestReport {
+        bare_array: layout.bare_array,
+        display_time_unit: layout.display_time_unit,
+        ..Default::default()
+    };
+    build(events, report)
+}
+
+/// Reads and parses the trace file at `path` (see [`parse_chrome_trace`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn open_chrome_trace(
+    path: &std::path::Path,
+    options: IngestOptions,
+) -> Result<TraceModel, TraceError> {
+    let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    parse_chrome_trace(&bytes, options)
+}
+
+/// The `args` of the event at `offset` of the (decompressed) input `bytes`, as JSON text.
+pub fn args_at(bytes: &[u8], offset: u64) -> Option<String> {
+    let start = offset as usize;
+    let end = scan_one(bytes, start)?;
+    event::event_args(&bytes[start..end])
+}
+
+fn scan_one(bytes: &[u8], start: usize) -> Option<usize> {
+    // Reuse the structural scan on the single element: wrap it as a one-element array.
+    let el = bytes.get(start..)?;
+    let mut depth = 0i64;
+    let mut i = 0;
+    while i < el.len() {
+        match el[i] {
+            b'"' => {
+                i += 1;
+                while i < el.len() && el[i] != b'"' {
+                    i += if el[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(start + i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}

@@ -1,0 +1,186 @@
+// TraceFrame (frame/mod.rs; oracle cpu::frame). The per-frame passes between the gpgpu
+// primitives, each over its own binding set:
+//   heights:   per thread, its rows under the collapse state (lanes; 1 for a collapsed
+//              thread; for a collapsed process 1 on its first thread, 0 on the others);
+//              the gpgpu Scan turns them into first rows;
+//   visible:   per span, the view predicate (window, durations, groups, name, shown lane,
+//              focus) and its layout row;
+//   edges:     per dependency, the projected endpoints and whether the edge is drawn;
+//   pick_*:    clear, then the deepest lane among visible spans under the pointer, then the
+//              lowest span ID on that lane (two atomic passes: deterministic).
+
+const WG: u32 = 256u;
+
+struct FrameParams {
+    span_count: u32,
+    dependency_count: u32,
+    thread_count: u32,
+    focus: u32,
+    window_start_lo: u32,
+    window_start_hi: u32,
+    window_end_lo: u32,
+    window_end_hi: u32,
+    min_duration_lo: u32,
+    min_duration_hi: u32,
+    max_duration_lo: u32,
+    max_duration_hi: u32,
+    groups: u32,
+    name: u32,
+    pick_mode: u32,
+    pick_target: u32,
+    pick_time_lo: u32,
+    pick_time_hi: u32,
+    row_first: u32,
+    row_count: u32,
+}
+
+@group(0) @binding(0) var<uniform> fp: FrameParams;
+@group(0) @binding(1) var<storage, read> thread_process: array<u32>;
+@group(0) @binding(2) var<storage, read> thread_lanes: array<u32>;
+@group(0) @binding(3) var<storage, read> process_first: array<u32>;
+@group(0) @binding(4) var<storage, read> process_collapsed: array<u32>;
+@group(0) @binding(5) var<storage, read> thread_collapsed: array<u32>;
+@group(0) @binding(6) var<storage, read_write> heights: array<u32>;
+@group(0) @binding(7) var<storage, read> spans: array<u32>;
+@group(0) @binding(8) var<storage, read> thread_offsets: array<u32>;
+@group(0) @binding(9) var<storage, read> focus_forward: array<u32>;
+@group(0) @binding(10) var<storage, read> focus_reverse: array<u32>;
+@group(0) @binding(11) var<storage, read_write> visible: array<u32>;
+@group(0) @binding(12) var<storage, read_write> rows: array<u32>;
+@group(0) @binding(13) var<storage, read> deps: array<u32>;
+@group(0) @binding(14) var<storage, read> projected: array<u32>;
+@group(0) @binding(15) var<storage, read_write> edge_flags: array<u32>;
+@group(0) @binding(16) var<storage, read_write> edge_ends: array<u32>;
+@group(0) @binding(17) var<storage, read> visible_in: array<u32>;
+@group(0) @binding(18) var<storage, read> rows_in: array<u32>;
+@group(0) @binding(19) var<storage, read_write> pick: array<atomic<u32>>;
+
+fn load_span(i: u32) -> Span {
+    var w: array<u32, 8>;
+    for (var k = 0u; k < 8u; k++) {
+        w[k] = spans[i * SPAN_WORDS + k];
+    }
+    return unpack_span(w);
+}
+
+@compute @workgroup_size(WG)
+fn thread_heights(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) lid: u32) {
+    let t = linear_row(wid, nwg, lid, WG);
+    if t >= arrayLength(&heights) {
+        return;
+    }
+    var h = 0u;
+    if t < fp.thread_count {
+        let p = thread_process[t];
+        if process_collapsed[p] != 0u {
+            h = select(0u, 1u, process_first[p] == t);
+        } else if thread_collapsed[t] != 0u {
+            h = min(thread_lanes[t], 1u);
+        } else {
+            h = thread_lanes[t];
+        }
+    }
+    heights[t] = h;
+}
+
+@compute @workgroup_size(WG)
+fn span_visibility(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                   @builtin(local_invocation_index) lid: u32) {
+    let i = linear_row(wid, nwg, lid, WG);
+    if i >= arrayLength(&visible) {
+        return;
+    }
+    var shown = false;
+    var row = NO_SPAN;
+    if i < fp.span_count {
+        let s = load_span(i);
+        let end = span_end(s);
+        let p_collapsed = process_collapsed[s.process] != 0u;
+        let lane_shown = s.lane == 0u || !(p_collapsed || thread_collapsed[s.thread] != 0u);
+        let focus_ok = fp.focus == 0u || focus_forward[i] != 0u || focus_reverse[i] != 0u;
+        shown = le64(s.start, vec2<u32>(fp.window_end_lo, fp.window_end_hi))
+            && le64(vec2<u32>(fp.window_start_lo, fp.window_start_hi), end)
+            && le64(vec2<u32>(fp.min_duration_lo, fp.min_duration_hi), s.duration)
+            && le64(s.duration, vec2<u32>(fp.max_duration_lo, fp.max_duration_hi))
+            && ((fp.groups >> draw_group(s.flags)) & 1u) == 1u
+            && (fp.name == NO_SPAN || fp.name == s.group)
+            && lane_shown
+            && focus_ok;
+        if shown {
+            if p_collapsed {
+                row = thread_offsets[process_first[s.process]];
+            } else {
+                row = thread_offsets[s.thread] + s.lane;
+            }
+        }
+    }
+    visible[i] = select(0u, 1u, shown);
+    rows[i] = row;
+}
+
+@compute @workgroup_size(WG)
+fn edge_projection(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                   @builtin(local_invocation_index) lid: u32) {
+    let e = linear_row(wid, nwg, lid, WG);
+    if e >= arrayLength(&edge_flags) {
+        return;
+    }
+    var a = NO_SPAN;
+    var b = NO_SPAN;
+    let n = arrayLength(&projected);
+    if e < fp.dependency_count {
+        let src = deps[4u * e];
+        let dst = deps[4u * e + 1u];
+        if src < n {
+            a = projected[src];
+        }
+        if dst < n {
+            b = projected[dst];
+        }
+    }
+    edge_ends[2u * e] = a;
+    edge_ends[2u * e + 1u] = b;
+    edge_flags[e] = select(0u, 1u, a != NO_SPAN && b != NO_SPAN && a != b);
+}
+
+// Whether span `i` is under the pointer (pick mode 1: layout row, 2: thread).
+fn pick_candidate(i: u32) -> bool {
+    if fp.pick_mode == 0u || i >= fp.span_count || visible_in[i] == 0u {
+        return false;
+    }
+    let s = load_span(i);
+    let t = vec2<u32>(fp.pick_time_lo, fp.pick_time_hi);
+    if !(le64(s.start, t) && le64(t, span_end(s))) {
+        return false;
+    }
+    if fp.pick_mode == 1u {
+        return rows_in[i] == fp.pick_target;
+    }
+    return s.thread == fp.pick_target;
+}
+
+@compute @workgroup_size(1)
+fn pick_clear() {
+    atomicStore(&pick[0], 0u);
+    atomicStore(&pick[1], NO_SPAN);
+}
+
+@compute @workgroup_size(WG)
+fn pick_lane(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let i = linear_row(wid, nwg, lid, WG);
+    if i < arrayLength(&visible_in) && pick_candidate(i) {
+        atomicMax(&pick[0], load_span(i).lane + 1u);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn pick_span(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let i = linear_row(wid, nwg, lid, WG);
+    if i < arrayLength(&visible_in) && pick_candidate(i)
+        && load_span(i).lane + 1u == atomicLoad(&pick[0]) {
+        atomicMin(&pick[1], i);
+    }
+}

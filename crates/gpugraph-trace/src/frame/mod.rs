@@ -1,0 +1,676 @@
+//! [`TraceFrame`] (spec T.2): the trace's interactions as buffer writes on one compiled graph.
+//!
+//! Two graphs over buffers the frame owns: `build` (the [`DependencyCsr`], encoded once per
+//! load) and `frame`, encoded every frame:
+//!
+//! ```text
+//! heights (collapse state) ─ Scan ─ thread first rows ─┐
+//! GraphTraversal forward ─┐                             ├─ span_visibility ─ visible, rows
+//! GraphTraversal reverse ─┴─ focus masks ───────────────┘        │
+//!   AncestorProjection(parents, visible) ─ edge_projection ─ Compaction(edges) ─ edge IDs + count
+//!   Compaction(spans) ─ visible span IDs + count, written into the instanceCount word of
+//!   an indirect draw record ([`FrameBuffers::draw_args`])
+//!   pick_clear ─ pick_lane ─ pick_span ─ picked span ID
+//! ```
+//!
+//! Everything an interaction changes ([`TraceView`]: window, collapse, filters, focus seeds
+//! and hops, the pointer) is a queue write into the frame's state buffers
+//! ([`TraceFrame::write_view`]); nothing recompiles and nothing is read back. Capacities are
+//! structural (a [`CapacityTier`] or exact sizes): a trace that exceeds them is an error, and
+//! the caller builds a new frame (an explicit rebuild).
+
+mod buffers;
+mod draw;
+
+use gpugraph_command::{
+    Access, Binding, BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph, DataView,
+    DispatchNode, EncodeOptions, Grid, ShaderSource, VectorFormat,
+};
+use gpugraph_gpgpu::topology::{CsrAdjacency, TraversalDirection};
+use gpugraph_gpgpu::{AncestorProjection, Compaction, GraphTraversal, Scan};
+
+pub use buffers::FrameBuffers;
+pub use draw::TRACE_COLOR_FORMAT;
+
+use crate::csr::{CsrViews, DependencyCsr};
+use crate::error::TraceGpuError;
+use crate::model::TraceModel;
+use crate::scene::TraceSceneProjection;
+use crate::span::NO_SPAN;
+use crate::view::{FocusDirection, Pick, TraceView};
+use gpugraph_render::GpuScene;
+
+const WORKFLOW: &str = "trace frame";
+const WG: u32 = 256;
+const WGSL: &str = concat!(include_str!("../common.wgsl"), include_str!("frame.wgsl"));
+
+/// The span capacity tiers of the spec (250K / 1M / 4M / 16M spans).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapacityTier {
+    /// 250,000 spans.
+    K250,
+    /// 1,048,576 spans.
+    M1,
+    /// 4,194,304 spans.
+    M4,
+    /// 16,777,216 spans.
+    M16,
+}
+
+impl CapacityTier {
+    /// Spans of the tier.
+    pub fn spans(self) -> u32 {
+        match self {
+            Self::K250 => 250_000,
+            Self::M1 => 1 << 20,
+            Self::M4 => 1 << 22,
+            Self::M16 => 1 << 24,
+        }
+    }
+    /// The smallest tier holding `spans`, if any.
+    pub fn for_spans(spans: usize) -> Option<Self> {
+        [Self::K250, Self::M1, Self::M4, Self::M16]
+            .into_iter()
+            .find(|t| t.spans() as usize >= spans)
+    }
+}
+
+/// Sizes a frame is compiled for (all at least 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceFrameConfig {
+    /// Spans.
+    pub span_capacity: u32,
+    /// Dependency records.
+    pub dependency_capacity: u32,
+    /// Threads.
+    pub thread_capacity: u32,
+    /// Processes.
+    pub process_capacity: u32,
+    /// Focus hops compiled (a view may ask for fewer without recompiling).
+    pub max_hops: u32,
+    /// Focus seeds.
+    pub max_seeds: u32,
+    /// Hidden parent links ancestor projection follows.
+    pub max_ancestor_depth: u32,
+    /// Also project the spans into GPUScene records every frame (128 bytes per span slot;
+    /// x in microseconds since the origin, y the layout row): [`TraceFrame::scene`].
+    pub scene_records: bool,
+    /// Also draw the frame into a `(width, height)` RGBA8 texture
+    /// ([`FrameBuffers::color`]): spans as quads, edges as lines, by indirect draws.
+    pub picture: Option<(u32, u32)>,
+}
+
+impl TraceFrameConfig {
+    /// Exactly `model`'s sizes (at least 1 each), with `max_hops` focus hops.
+    pub fn exact(model: &TraceModel, max_hops: u32) -> Self {
+        Self {
+            span_capacity: model.spans.len().max(1) as u32,
+            dependency_capacity: model.dependencies.len().max(1) as u32,
+            thread_capacity: model.threads.len().max(1) as u32,
+            process_capacity: model.processes.len().max(1) as u32,
+            max_hops,
+            max_seeds: 64,
+            max_ancestor_depth: 64,
+            scene_records: false,
+            picture: None,
+        }
+    }
+    /// `tier`'s spans, with dependencies, threads and processes sized for `model` and room
+    /// to grow (dependencies: a tenth of the spans or the model's, whichever is more).
+    pub fn tier(model: &TraceModel, tier: CapacityTier, max_hops: u32) -> Self {
+        let spans = tier.spans();
+        Self {
+            span_capacity: spans,
+            dependency_capacity: (spans / 10).max(model.dependencies.len() as u32).max(1),
+            thread_capacity: (model.threads.len() as u32).next_power_of_two().max(64),
+            process_capacity: (model.processes.len() as u32).next_power_of_two().max(16),
+            ..Self::exact(model, max_hops)
+        }
+    }
+}
+
+/// `FrameParams` in frame.wgsl: the per-frame uniform [`TraceFrame::write_view`] writes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct FrameParams {
+    /// Loaded spans.
+    pub span_count: u32,
+    /// Loaded dependency records.
+    pub dependency_count: u32,
+    /// Loaded threads.
+    pub thread_count: u32,
+    /// 1 when dependency focus applies.
+    pub focus: u32,
+    /// Window start (lo, hi).
+    pub window_start: [u32; 2],
+    /// Window end (lo, hi).
+    pub window_end: [u32; 2],
+    /// Shortest duration (lo, hi).
+    pub min_duration: [u32; 2],
+    /// Longest duration (lo, hi).
+    pub max_duration: [u32; 2],
+    /// Draw-group bits.
+    pub groups: u32,
+    /// Name filter or [`NO_SPAN`].
+    pub name: u32,
+    /// 0 none, 1 by layout row, 2 by thread.
+    pub pick_mode: u32,
+    /// The row or thread.
+    pub pick_target: u32,
+    /// Pointer time (lo, hi).
+    pub pick_time: [u32; 2],
+    /// First layout row drawn.
+    pub row_first: u32,
+    /// Layout rows drawn (the picture's height).
+    pub row_count: u32,
+}
+
+fn split(v: u64) -> [u32; 2] {
+    [v as u32, (v >> 32) as u32]
+}
+
+/// The interaction frame over one loaded trace (see the module doc).
+pub struct TraceFrame {
+    config: TraceFrameConfig,
+    buffers: FrameBuffers,
+    scene: Option<GpuScene>,
+    layout: Vec<(u32, u32, bool)>,
+    build: CompiledGraph,
+    frame: CompiledGraph,
+    counts: (u32, u32, u32, u32),
+}
+
+/// Packed uint32 view of the first `rows` rows of an imported buffer.
+fn import(
+    g: &mut CommandGraph,
+    name: &str,
+    b: &wgpu::Buffer,
+    rows: u64,
+) -> Result<(BufferHandle, DataView), TraceGpuError> {
+    let h = match g.imported_handle(b) {
+        Some(h) => h,
+        None => g.import_buffer(BufferDescriptor::new(name, b.size(), b.usage()), b)?,
+    };
+    let v = g.create_packed_view(h, VectorFormat::Uint32, rows)?;
+    Ok((h, v))
+}
+
+impl TraceFrame {
+    /// Allocates the frame's buffers for `config`, uploads `model` through `queue` writes
+    /// (visible to the next submission), and compiles both graphs. Fails with
+    /// [`TraceGpuError::Capacity`] when the model exceeds the config; submits nothing.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        model: &TraceModel,
+        config: TraceFrameConfig,
+    ) -> Result<Self, TraceGpuError> {
+        let buffers = FrameBuffers::new(device, &config);
+        let build = Self::build_graph(device, &buffers, &config)?;
+        let frame = Self::frame_graph(device, &buffers, &config)?;
+        let mut f = Self {
+            config,
+            buffers,
+            build,
+            frame,
+            scene: None,
+            layout: Vec::new(),
+            counts: (0, 0, 0, 0),
+        };
+        f.load_with(device, queue, model)?;
+        f.write_view(queue, &TraceView::default())?;
+        Ok(f)
+    }
+
+    /// Replaces the loaded trace within the compiled capacities (queue writes only); encode
+    /// [`Self::encode_build`] once before the next frame. With scene records, the scene of
+    /// [`Self::scene`] is re-borrowed with the new span count (a new 16-byte state block).
+    pub fn load_with(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        model: &TraceModel,
+    ) -> Result<(), TraceGpuError> {
+        self.counts = self.buffers.upload(queue, model, &self.config)?;
+        self.layout = crate::cpu::thread_layout(model);
+        if let Some(records) = &self.buffers.scene_records {
+            if let Some(old) = &mut self.scene {
+                old.destroy();
+            }
+            let n = self.counts.0;
+            self.scene = Some(
+                GpuScene::borrow_records(device, queue, "trace-scene", records, 0, n, n)
+                    .map_err(gpugraph_render::RenderError::from)?,
+            );
+        }
+        Ok(())
+    }
+
+    /// [`Self::load_with`] for frames without scene records (fails with
+    /// [`TraceGpuError::View`] for a frame that has them, which need the device).
+    pub fn load(&mut self, queue: &wgpu::Queue, model: &TraceModel) -> Result<(), TraceGpuError> {
+        if self.buffers.scene_records.is_some() {
+            return Err(TraceGpuError::View {
+                workflow: WORKFLOW,
+                id: "trace".into(),
+                what: "load",
+                expected: "load_with (the frame has scene records)",
+                actual: "load".into(),
+            });
+        }
+        self.counts = self.buffers.upload(queue, model, &self.config)?;
+        self.layout = crate::cpu::thread_layout(model);
+        Ok(())
+    }
+
+    /// The spans as an opaque, read-only GPUScene over the frame's record buffer (with
+    /// [`TraceFrameConfig::scene_records`]): `count = active_count =` loaded spans. Records
+    /// are rewritten by every [`Self::encode`].
+    pub fn scene(&self) -> Option<&GpuScene> {
+        self.scene.as_ref()
+    }
+
+    /// The compiled sizes.
+    pub fn config(&self) -> TraceFrameConfig {
+        self.config
+    }
+    /// The frame's buffers (outputs are `COPY_SRC`).
+    pub fn buffers(&self) -> &FrameBuffers {
+        &self.buffers
+    }
+    /// The frame graph (statistics, node order, its device cache).
+    pub fn frame_graph_compiled(&self) -> &CompiledGraph {
+        &self.frame
+    }
+    /// Pipelines the device cache has created so far (compile count: it does not move when
+    /// only the view changes).
+    pub fn pipelines_created(&self) -> u64 {
+        self.frame.cache().stats().pipelines_created
+    }
+
+    /// Records the CSR build into `encoder` (after a load).
+    pub fn encode_build(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Result<(), TraceGpuError> {
+        self.build.encode(encoder, &EncodeOptions::default())?;
+        Ok(())
+    }
+
+    /// Records one frame into `encoder`.
+    pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<(), TraceGpuError> {
+        self.frame.encode(encoder, &EncodeOptions::default())?;
+        Ok(())
+    }
+
+    /// Writes `view` into the state buffers (queue writes of a few hundred bytes plus one
+    /// word per process and thread). Fails when the focus asks for more seeds or hops than
+    /// compiled; nothing is written then.
+    pub fn write_view(&self, queue: &wgpu::Queue, view: &TraceView) -> Result<(), TraceGpuError> {
+        let c = &self.config;
+        let (spans, deps, threads, processes) = self.counts;
+        let cap = |what, needed: u64, capacity: u32| {
+            if needed > u64::from(capacity) {
+                Err(TraceGpuError::Capacity {
+                    workflow: WORKFLOW,
+                    id: "trace".into(),
+                    what,
+                    needed,
+                    capacity: u64::from(capacity),
+                })
+            } else {
+                Ok(())
+            }
+        };
+        if let Some(f) = &view.focus {
+            cap("focus seeds", f.seeds.len() as u64, c.max_seeds)?;
+            cap("focus hops", u64::from(f.hops), c.max_hops)?;
+        }
+        let (pick_mode, pick_target, pick_time) = match view.pick {
+            None => (0, 0, 0),
+            Some(Pick::Row { time, row }) => (1, row, time),
+            Some(Pick::Thread { time, thread }) => (2, thread, time),
+        };
+        let params = FrameParams {
+            span_count: spans,
+            dependency_count: deps,
+            thread_count: threads,
+            focus: u32::from(view.focus.is_some()),
+            window_start: split(view.window.0),
+            window_end: split(view.window.1),
+            min_duration: split(view.min_duration),
+            max_duration: split(view.max_duration),
+            groups: view.groups,
+            name: view.name_word(),
+            pick_mode,
+            pick_target,
+            pick_time: split(pick_time),
+            row_first: view.rows.map_or(0, |r| r.0),
+            row_count: view.rows.map_or_else(
+                || {
+                    crate::cpu::thread_rows_of(&self.layout, view)
+                        .last()
+                        .map_or(0, |&(h, r)| r + h)
+                },
+                |r| r.1,
+            ),
+        };
+        let b = &self.buffers;
+        queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&params));
+        let flags = |n: u32, set: &std::collections::BTreeSet<u32>| -> Vec<u32> {
+            (0..n.max(1)).map(|i| u32::from(set.contains(&i))).collect()
+        };
+        queue.write_buffer(
+            &b.process_collapsed,
+            0,
+            bytemuck::cast_slice(&flags(processes, &view.collapsed_processes)),
+        );
+        queue.write_buffer(
+            &b.thread_collapsed,
+            0,
+            bytemuck::cast_slice(&flags(threads, &view.collapsed_threads)),
+        );
+        let (seeds, fwd, rev) = match &view.focus {
+            None => (Vec::new(), 0, 0),
+            Some(f) => {
+                let (a, r) = match f.direction {
+                    FocusDirection::Forward => (f.hops, 0),
+                    FocusDirection::Backward => (0, f.hops),
+                    FocusDirection::Both => (f.hops, f.hops),
+                };
+                (f.seeds.clone(), a, r)
+            }
+        };
+        // [seed count, forward depth, reverse depth], then the seeds.
+        queue.write_buffer(
+            &b.focus_state,
+            0,
+            bytemuck::cast_slice(&[seeds.len() as u32, fwd, rev]),
+        );
+        if !seeds.is_empty() {
+            queue.write_buffer(&b.seeds, 0, bytemuck::cast_slice(&seeds));
+        }
+        Ok(())
+    }
+
+    fn build_graph(
+        device: &wgpu::Device,
+        b: &FrameBuffers,
+        c: &TraceFrameConfig,
+    ) -> Result<CompiledGraph, TraceGpuError> {
+        let mut g = CommandGraph::new("trace-build", device);
+        let (s, m) = (u64::from(c.span_capacity), u64::from(c.dependency_capacity));
+        let deps = import(&mut g, "deps", &b.dependencies, 4 * m)?.1;
+        let views = |g: &mut CommandGraph, o: &wgpu::Buffer, nb: &wgpu::Buffer, dir: &str| {
+            Ok::<_, TraceGpuError>(CsrViews {
+                offsets: import(g, &format!("{dir}-offsets"), o, s + 1)?.1,
+                neighbors: import(g, &format!("{dir}-neighbors"), nb, m)?.1,
+            })
+        };
+        let forward = views(&mut g, &b.forward_offsets, &b.forward_neighbors, "forward")?;
+        let reverse = views(&mut g, &b.reverse_offsets, &b.reverse_neighbors, "reverse")?;
+        DependencyCsr {
+            id: "csr".into(),
+            dependencies: deps,
+            spans: c.span_capacity,
+            forward,
+            reverse,
+        }
+        .add_to_graph(&mut g)?;
+        Ok(g.compile()?)
+    }
+
+    fn frame_graph(
+        device: &wgpu::Device,
+        b: &FrameBuffers,
+        c: &TraceFrameConfig,
+    ) -> Result<CompiledGraph, TraceGpuError> {
+        let mut g = CommandGraph::new("trace-frame", device);
+        let (s, m) = (u64::from(c.span_capacity), u64::from(c.dependency_capacity));
+        let (t, p) = (u64::from(c.thread_capacity), u64::from(c.process_capacity));
+        let params = g.import_buffer(
+            BufferDescriptor::new("params", b.params.size(), b.params.usage()),
+            &b.params,
+        )?;
+        let v = |g: &mut CommandGraph, name: &str, buf: &wgpu::Buffer, rows: u64| {
+            import(g, name, buf, rows).map(|x| x.1)
+        };
+        let thread_process = v(&mut g, "thread-process", &b.thread_process, t)?;
+        let thread_lanes = v(&mut g, "thread-lanes", &b.thread_lanes, t)?;
+        let process_first = v(&mut g, "process-first", &b.process_first, p)?;
+        let process_collapsed = v(&mut g, "process-collapsed", &b.process_collapsed, p)?;
+        let thread_collapsed = v(&mut g, "thread-collapsed", &b.thread_collapsed, t)?;
+        let heights = v(&mut g, "heights", &b.heights, t)?;
+        let thread_offsets = v(&mut g, "thread-offsets", &b.thread_offsets, t)?;
+        let spans = v(&mut g, "spans", &b.spans, 8 * s)?;
+        let parents = v(&mut g, "parents", &b.parents, s)?;
+        let deps = v(&mut g, "deps", &b.dependencies, 4 * m)?;
+        let csr = |g: &mut CommandGraph, o: &wgpu::Buffer, nb: &wgpu::Buffer, dir: &str| {
+            Ok::<_, TraceGpuError>(CsrAdjacency {
+                offsets: v(g, &format!("{dir}-offsets"), o, s + 1)?.into(),
+                neighbors: v(g, &format!("{dir}-neighbors"), nb, m)?.into(),
+            })
+        };
+        let forward = csr(&mut g, &b.forward_offsets, &b.forward_neighbors, "forward")?;
+        let reverse = csr(&mut g, &b.reverse_offsets, &b.reverse_neighbors, "reverse")?;
+        let (state_h, _) = import(&mut g, "focus-state", &b.focus_state, 3)?;
+        let word = |g: &mut CommandGraph, k: u64| {
+            g.create_data_view(
+                state_h,
+                gpugraph_command::DataViewDescriptor::packed(VectorFormat::Uint32, 1)
+                    .at_offset(4 * k),
+            )
+        };
+        let (seed_count, depth_fwd, depth_rev) =
+            (word(&mut g, 0)?, word(&mut g, 1)?, word(&mut g, 2)?);
+        let seeds = v(&mut g, "seeds", &b.seeds, u64::from(c.max_seeds))?;
+        let seeds = g.with_live_count(seeds, seed_count)?;
+        let focus_forward = v(&mut g, "focus-forward", &b.focus_forward, s)?;
+        let focus_reverse = v(&mut g, "focus-reverse", &b.focus_reverse, s)?;
+        let visible = v(&mut g, "visible", &b.visible, s)?;
+        let rows = v(&mut g, "rows", &b.rows, s)?;
+        let projected = v(&mut g, "projected", &b.projected, s)?;
+        let edge_flags = v(&mut g, "edge-flags", &b.edge_flags, m)?;
+        let edge_ends = v(&mut g, "edge-ends", &b.edge_ends, 2 * m)?;
+        let span_ids = v(&mut g, "span-ids", &b.span_ids, s)?;
+        let edge_ids = v(&mut g, "edge-ids", &b.edge_ids, m)?;
+        let visible_ids = v(&mut g, "visible-ids", &b.visible_ids, s)?;
+        let visible_edges = v(&mut g, "visible-edges", &b.visible_edges, m)?;
+        let (counts_h, _) = import(&mut g, "draw-args", &b.draw_args, 8)?;
+        let count = |g: &mut CommandGraph, k: u64| {
+            g.create_data_view(
+                counts_h,
+                gpugraph_command::DataViewDescriptor::packed(VectorFormat::Uint32, 1)
+                    .at_offset(4 * k),
+            )
+        };
+        // The instanceCount words of the two indirect draw records.
+        let (visible_count, edge_count) = (count(&mut g, 1)?, count(&mut g, 5)?);
+        let pick = v(&mut g, "pick", &b.pick, 2)?;
+
+        let shader = ShaderSource::new("trace/frame", WGSL);
+        let fp = || Binding::handle(0, params, Access::Uniform);
+        let rows_of = |rows: u64| Grid::Rows {
+            rows,
+            rows_per_workgroup: WG,
+        };
+        let node = |g: &mut CommandGraph, entry: &str, bindings: Vec<Binding>, grid: Grid| {
+            g.add_dispatch_node(DispatchNode::new(
+                format!("frame/{entry}"),
+                shader.clone(),
+                entry,
+                bindings,
+                grid,
+            ))
+            .map_err(TraceGpuError::from)
+        };
+        // Layout: heights, then first rows by the gpgpu scan.
+        node(
+            &mut g,
+            "thread_heights",
+            vec![
+                fp(),
+                Binding::read(1, thread_process),
+                Binding::read(2, thread_lanes),
+                Binding::read(3, process_first),
+                Binding::read(4, process_collapsed),
+                Binding::read(5, thread_collapsed),
+                Binding::read_write(6, heights),
+            ],
+            rows_of(t),
+        )?;
+        Scan {
+            id: "frame/lane-offsets".into(),
+            input: heights.into(),
+            output: thread_offsets.into(),
+            inclusive: false,
+            segment_starts: None,
+        }
+        .add_to_graph(&mut g)?;
+        // Focus: N hops each way from the seeds; the depth words pick the direction.
+        for (dir, depth, mask) in [
+            (TraversalDirection::Forward, depth_fwd, focus_forward),
+            (TraversalDirection::Reverse, depth_rev, focus_reverse),
+        ] {
+            GraphTraversal {
+                id: format!("frame/focus-{dir:?}").to_lowercase(),
+                forward: forward.clone(),
+                reverse: Some(reverse.clone()),
+                direction: dir,
+                seeds,
+                max_depth: c.max_hops,
+                active_depth: Some(depth),
+                mask: mask.into(),
+                levels: None,
+                status: None,
+            }
+            .add_to_graph(&mut g)?;
+        }
+        node(
+            &mut g,
+            "span_visibility",
+            vec![
+                fp(),
+                Binding::read(3, process_first),
+                Binding::read(4, process_collapsed),
+                Binding::read(5, thread_collapsed),
+                Binding::read(7, spans),
+                Binding::read(8, thread_offsets),
+                Binding::read(9, focus_forward),
+                Binding::read(10, focus_reverse),
+                Binding::read_write(11, visible),
+                Binding::read_write(12, rows),
+            ],
+            rows_of(s),
+        )?;
+        AncestorProjection {
+            id: "frame/ancestors".into(),
+            parents,
+            visible,
+            output: projected,
+            max_depth: c.max_ancestor_depth,
+            invalid: NO_SPAN,
+        }
+        .add_to_graph(&mut g)?;
+        node(
+            &mut g,
+            "edge_projection",
+            vec![
+                fp(),
+                Binding::read(13, deps),
+                Binding::read(14, projected),
+                Binding::read_write(15, edge_flags),
+                Binding::read_write(16, edge_ends),
+            ],
+            rows_of(m),
+        )?;
+        for (id, values, flags, output, count) in [
+            (
+                "frame/visible-spans",
+                span_ids,
+                visible,
+                visible_ids,
+                visible_count,
+            ),
+            (
+                "frame/visible-edges",
+                edge_ids,
+                edge_flags,
+                visible_edges,
+                edge_count,
+            ),
+        ] {
+            Compaction {
+                id: id.into(),
+                values: values.into(),
+                flags: flags.into(),
+                output: output.into(),
+                count,
+                overflow: None,
+            }
+            .add_to_graph(&mut g)?;
+        }
+        let pick_bindings = || {
+            vec![
+                fp(),
+                Binding::read(7, spans),
+                Binding::read(17, visible),
+                Binding::read(18, rows),
+                Binding::read_write(19, pick),
+            ]
+        };
+        node(
+            &mut g,
+            "pick_clear",
+            pick_bindings(),
+            Grid::Workgroups([1, 1, 1]),
+        )?;
+        node(&mut g, "pick_lane", pick_bindings(), rows_of(s))?;
+        node(&mut g, "pick_span", pick_bindings(), rows_of(s))?;
+        if let Some(texture) = &b.color {
+            draw::add_draw(
+                &mut g,
+                texture,
+                draw::DrawInputs {
+                    params,
+                    spans,
+                    rows,
+                    visible_ids,
+                    visible_edges,
+                    edge_ends,
+                    draw_args: counts_h,
+                },
+            )?;
+        }
+        if let Some(records) = &b.scene_records {
+            TraceSceneProjection {
+                id: "frame/scene".into(),
+                frame_params: params,
+                spans,
+                rows,
+                records: v(&mut g, "scene-records", records, 32 * s)?,
+                units_per_tick: 1e-3,
+            }
+            .add_to_graph(&mut g)?;
+        }
+        Ok(g.compile()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_match_the_shader() {
+        crate::assert_params_layout::<FrameParams>(WGSL, "FrameParams", 20);
+    }
+
+    #[test]
+    fn tiers() {
+        assert_eq!(CapacityTier::for_spans(0), Some(CapacityTier::K250));
+        assert_eq!(CapacityTier::for_spans(250_001), Some(CapacityTier::M1));
+        assert_eq!(CapacityTier::for_spans(1 << 24), Some(CapacityTier::M16));
+        assert_eq!(CapacityTier::for_spans((1 << 24) + 1), None);
+    }
+}

@@ -1,0 +1,331 @@
+//! The trace frame on the GPU (lavapipe in CI) against the CPU oracles: the dependency CSR,
+//! whole frames (visible spans, rows, projected edges, picks) over random traces with random
+//! views, corner-case traces, padded capacities, exact name statistics, and a view-only
+//! change that never compiles a pipeline.
+
+mod common;
+
+use common::*;
+use gpugraph_command::{CommandGraph, GpuContext, VectorFormat};
+use gpugraph_trace::cpu;
+use gpugraph_trace::frame::{TraceFrame, TraceFrameConfig};
+use gpugraph_trace::stats::NameStatistics;
+use gpugraph_trace::*;
+use rand::SeedableRng;
+
+/// Runs one frame of `view` and checks it against the oracle.
+fn check_frame(ctx: &GpuContext, f: &mut TraceFrame, m: &TraceModel, view: &TraceView, what: &str) {
+    f.write_view(&ctx.queue, view).unwrap();
+    submit(ctx, |e| f.encode(e).unwrap());
+    let c = f.config();
+    let want = cpu::frame(m, view, c.max_ancestor_depth);
+    let b = f.buffers();
+    let (n, d) = (m.spans.len(), m.dependencies.len());
+    let visible = read(ctx, &b.visible, n);
+    let rows = read(ctx, &b.rows, n);
+    let args = read(ctx, &b.draw_args, 8);
+    assert_eq!(
+        [args[0], args[2], args[3], args[4], args[6], args[7]],
+        [6, 0, 0, 2, 0, 0]
+    );
+    let counts = [args[1], args[5]];
+    let ids = read(ctx, &b.visible_ids, counts[0].min(c.span_capacity) as usize);
+    let ends = read(ctx, &b.edge_ends, 2 * d);
+    let edges = read(
+        ctx,
+        &b.visible_edges,
+        counts[1].min(c.dependency_capacity) as usize,
+    );
+    let pick = read(ctx, &b.pick, 2);
+    let got_visible: Vec<bool> = visible.iter().map(|&v| v != 0).collect();
+    assert_eq!(got_visible, want.visible, "{what}: visible {view:?}");
+    assert_eq!(rows, want.rows, "{what}: rows");
+    assert_eq!(counts[0] as usize, want.visible_ids.len(), "{what}: count");
+    assert_eq!(
+        counts[1] as usize,
+        want.visible_edges.len(),
+        "{what}: edge count"
+    );
+    assert_eq!(ids, want.visible_ids, "{what}: visible IDs");
+    let got_ends: Vec<(u32, u32)> = ends.chunks(2).map(|e| (e[0], e[1])).collect();
+    assert_eq!(got_ends, want.edge_ends, "{what}: edge ends");
+    assert_eq!(edges, want.visible_edges, "{what}: drawn edges");
+    let picked = (pick[1] != NO_SPAN).then_some(pick[1]);
+    assert_eq!(picked, want.picked, "{what}: pick {:?}", view.pick);
+}
+
+#[test]
+fn csr_matches_the_oracle() {
+    let ctx = ctx();
+    for (seed, n) in [(1, 0), (2, 1), (3, 255), (4, 257), (5, 1500)] {
+        let m = random_trace(seed, n);
+        let mut f =
+            TraceFrame::new(&ctx.device, &ctx.queue, &m, TraceFrameConfig::exact(&m, 3)).unwrap();
+        submit(&ctx, |e| f.encode_build(e).unwrap());
+        let c = f.config();
+        let want = cpu::csr(c.span_capacity as usize, &m.dependencies);
+        let b = f.buffers();
+        let s = c.span_capacity as usize + 1;
+        let d = m.dependencies.len();
+        assert_eq!(
+            read(&ctx, &b.forward_offsets, s),
+            want.forward_offsets,
+            "n={n}"
+        );
+        assert_eq!(
+            read(&ctx, &b.reverse_offsets, s),
+            want.reverse_offsets,
+            "n={n}"
+        );
+        assert_eq!(
+            read(&ctx, &b.forward_neighbors, d),
+            want.forward_neighbors,
+            "n={n}"
+        );
+        assert_eq!(
+            read(&ctx, &b.reverse_neighbors, d),
+            want.reverse_neighbors,
+            "n={n}"
+        );
+    }
+}
+
+#[test]
+fn random_frames_match_the_oracle_without_recompiling() {
+    let ctx = ctx();
+    let mut r = rand::rngs::StdRng::seed_from_u64(99);
+    for (seed, n) in [
+        (10, 0),
+        (11, 1),
+        (12, 2),
+        (13, 255),
+        (14, 256),
+        (15, 257),
+        (16, 2000),
+    ] {
+        let m = random_trace(seed, n);
+        let config = TraceFrameConfig::exact(&m, 3);
+        let mut f = TraceFrame::new(&ctx.device, &ctx.queue, &m, config).unwrap();
+        submit(&ctx, |e| f.encode_build(e).unwrap());
+        check_frame(&ctx, &mut f, &m, &TraceView::default(), "default view");
+        let compiled = f.pipelines_created();
+        for k in 0..12 {
+            let view = random_view(&mut r, &m, config.max_hops);
+            check_frame(&ctx, &mut f, &m, &view, &format!("n={n} view {k}"));
+        }
+        assert_eq!(
+            f.pipelines_created(),
+            compiled,
+            "a view change compiled a pipeline"
+        );
+    }
+}
+
+#[test]
+fn padded_capacity_and_reload_give_the_same_frames() {
+    let ctx = ctx();
+    let m = random_trace(21, 600);
+    let small = random_trace(22, 100);
+    let mut config = TraceFrameConfig::exact(&m, 4);
+    config.span_capacity += 300;
+    config.dependency_capacity += 77;
+    config.thread_capacity += 5;
+    config.process_capacity += 3;
+    let mut f = TraceFrame::new(&ctx.device, &ctx.queue, &m, config).unwrap();
+    submit(&ctx, |e| f.encode_build(e).unwrap());
+    let mut r = rand::rngs::StdRng::seed_from_u64(5);
+    for k in 0..6 {
+        let view = random_view(&mut r, &m, 4);
+        check_frame(&ctx, &mut f, &m, &view, &format!("padded view {k}"));
+    }
+    // A smaller trace loaded into the same frame: an explicit reload, no recompilation.
+    let compiled = f.pipelines_created();
+    f.load(&ctx.queue, &small).unwrap();
+    submit(&ctx, |e| f.encode_build(e).unwrap());
+    for k in 0..6 {
+        let view = random_view(&mut r, &small, 4);
+        check_frame(&ctx, &mut f, &small, &view, &format!("reloaded view {k}"));
+    }
+    assert_eq!(f.pipelines_created(), compiled);
+    // Beyond the capacity: a named error, never a silent reallocation.
+    let big = random_trace(23, 1000);
+    assert!(matches!(
+        f.load(&ctx.queue, &big),
+        Err(TraceGpuError::Capacity { what: "spans", .. })
+    ));
+    let too_many_hops = TraceView {
+        focus: Some(Focus {
+            seeds: vec![0],
+            hops: 5,
+            direction: FocusDirection::Both,
+        }),
+        ..Default::default()
+    };
+    assert!(matches!(
+        f.write_view(&ctx.queue, &too_many_hops),
+        Err(TraceGpuError::Capacity {
+            what: "focus hops",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn corner_cases_window_edges_collapse_focus_and_pick() {
+    let ctx = ctx();
+    // Two processes (one metadata-only), nested spans, a zero-duration span, an overlap,
+    // an unfinished B, a flow cycle and a flow to a nested span.
+    let m = parse_chrome_trace(
+        br#"[
+        {"ph":"X","name":"root","pid":1,"tid":1,"ts":0,"dur":100},
+        {"ph":"X","name":"child","pid":1,"tid":1,"ts":10,"dur":20},
+        {"ph":"X","name":"leaf","pid":1,"tid":1,"ts":12,"dur":5},
+        {"ph":"X","name":"zero","pid":1,"tid":2,"ts":50,"dur":0},
+        {"ph":"X","name":"a","pid":1,"tid":2,"ts":60,"dur":10},
+        {"ph":"X","name":"b","pid":1,"tid":2,"ts":65,"dur":10},
+        {"ph":"B","name":"open","pid":2,"tid":1,"ts":80},
+        {"ph":"M","name":"process_name","pid":3,"args":{"name":"empty"}},
+        {"ph":"s","id":1,"pid":1,"tid":1,"ts":13},
+        {"ph":"f","bp":"e","id":1,"pid":1,"tid":2,"ts":60},
+        {"ph":"s","id":2,"pid":1,"tid":2,"ts":61},
+        {"ph":"f","bp":"e","id":2,"pid":1,"tid":1,"ts":14},
+        {"ph":"s","id":3,"pid":1,"tid":2,"ts":50},
+        {"ph":"f","bp":"e","id":3,"pid":2,"tid":1,"ts":90}
+        ]"#,
+        IngestOptions::default(),
+    )
+    .unwrap();
+    let id = |n: &str| {
+        let g = m.names.iter().position(|x| x == n).unwrap() as u32;
+        m.spans.iter().position(|s| s.group == g).unwrap() as u32
+    };
+    let mut f =
+        TraceFrame::new(&ctx.device, &ctx.queue, &m, TraceFrameConfig::exact(&m, 2)).unwrap();
+    submit(&ctx, |e| f.encode_build(e).unwrap());
+    let compiled = f.pipelines_created();
+    let us = 1000u64;
+    let views = [
+        // Spans exactly on the window edges are in: root ends at 100, "open" starts at 80.
+        TraceView {
+            window: (100 * us, 100 * us),
+            ..Default::default()
+        },
+        TraceView {
+            window: (17 * us, 50 * us),
+            ..Default::default()
+        },
+        // Collapsed thread: only lane 0; the leaf's edge routes to the root.
+        TraceView {
+            collapsed_threads: [0].into(),
+            ..Default::default()
+        },
+        // Collapsed process: one activity row of lane-0 spans.
+        TraceView {
+            collapsed_processes: [0].into(),
+            pick: Some(Pick::Row {
+                time: 66 * us,
+                row: 0,
+            }),
+            ..Default::default()
+        },
+        // Focus one hop forward from the leaf, then both ways.
+        TraceView {
+            focus: Some(Focus {
+                seeds: vec![id("leaf")],
+                hops: 1,
+                direction: FocusDirection::Forward,
+            }),
+            ..Default::default()
+        },
+        TraceView {
+            focus: Some(Focus {
+                seeds: vec![id("a"), 999],
+                hops: 2,
+                direction: FocusDirection::Both,
+            }),
+            pick: Some(Pick::Thread {
+                time: 13 * us,
+                thread: 0,
+            }),
+            ..Default::default()
+        },
+        TraceView {
+            groups: 0b101,
+            min_duration: 5 * us,
+            pick: Some(Pick::Thread {
+                time: 12 * us,
+                thread: 0,
+            }),
+            ..Default::default()
+        },
+    ];
+    for (k, v) in views.iter().enumerate() {
+        check_frame(&ctx, &mut f, &m, v, &format!("corner view {k}"));
+    }
+    // The innermost span under the pointer is the leaf.
+    let want = cpu::frame(&m, &views[6], 64);
+    assert_eq!(want.picked, Some(id("leaf")));
+    assert_eq!(f.pipelines_created(), compiled);
+}
+
+#[test]
+fn name_statistics_are_exact() {
+    let ctx = ctx();
+    let torch = parse_chrome_trace(
+        include_bytes!("data/torch_small.json"),
+        IngestOptions::default(),
+    )
+    .unwrap();
+    for m in [torch, random_trace(31, 0), random_trace(32, 3000)] {
+        let f =
+            TraceFrame::new(&ctx.device, &ctx.queue, &m, TraceFrameConfig::exact(&m, 1)).unwrap();
+        let names = m.names.len().max(1) as u64;
+        let out = |label: &str, words: u64| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: words * 4,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        };
+        let (cb, tb, sb) = (out("c", names), out("t", 2 * names), out("s", 2 * names));
+        let mut g = CommandGraph::new("stats", &ctx.device);
+        let n = m.spans.len() as u64;
+        let mut view = |name: &str, b: &wgpu::Buffer, rows: u64| {
+            let h = g
+                .import_buffer(
+                    gpugraph_command::BufferDescriptor::new(name, b.size(), b.usage()),
+                    b,
+                )
+                .unwrap();
+            g.create_packed_view(h, VectorFormat::Uint32, rows).unwrap()
+        };
+        let stats = NameStatistics {
+            id: "stats".into(),
+            spans: view("spans", &f.buffers().spans, 8 * n),
+            parents: view("parents", &f.buffers().parents, n),
+            span_count: n as u32,
+            names: m.names.len() as u32,
+            counts: view("counts", &cb, names),
+            totals: view("totals", &tb, 2 * names),
+            self_times: view("self", &sb, 2 * names),
+        };
+        stats.add_to_graph(&mut g).unwrap();
+        let mut compiled = g.compile().unwrap();
+        submit(&ctx, |e| {
+            compiled.encode(e, &Default::default()).unwrap();
+        });
+        let want = cpu::name_stats(&m);
+        let (c, t, s) = (
+            read(&ctx, &cb, m.names.len()),
+            read(&ctx, &tb, 2 * m.names.len()),
+            read(&ctx, &sb, 2 * m.names.len()),
+        );
+        for (g, w) in want.iter().enumerate() {
+            let wide = |v: &[u32]| u64::from(v[2 * g]) | (u64::from(v[2 * g + 1]) << 32);
+            assert_eq!(c[g], w.count, "{}", m.names[g]);
+            assert_eq!(wide(&t), w.total, "{}", m.names[g]);
+            assert_eq!(wide(&s) as i64, w.self_time, "{}", m.names[g]);
+        }
+    }
+}
