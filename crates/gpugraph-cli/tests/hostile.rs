@@ -323,3 +323,16 @@ fn negative_zero_sorts_before_positive_zero_by_total_order() {
     assert_eq!(sorted, bits);
     assert_eq!(moved, vec![5, 1, 3, 0, 4, 2]);
 }
+
+#[test]
+fn a_call_without_a_signature_is_one_short_line() {
+    let t = TempDir::new("hostile-signature");
+    let csv = t.path("s.csv");
+    std::fs::write(&csv, "s\na\nb\n").unwrap();
+    let q = format!("SELECT sum(s) FROM '{csv}'");
+    let (code, err, _) = run_within(&["sql", &q], Duration::from_secs(60));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("sum(Utf8): no such signature"), "{err}");
+    assert!(err.contains("sum(Int64)"), "{err}");
+    assert!(err.len() < 300, "{} characters: {err}", err.len());
+}

@@ -109,6 +109,14 @@ pub enum QueryError {
         /// DataFusion's error.
         source: DataFusionError,
     },
+    /// A function was called with argument types none of its signatures takes.
+    #[error("{call}: no such signature; the function takes {candidates} (cast the argument to one of these)")]
+    Signature {
+        /// The call with its argument types, as DataFusion prints it (`sum(Utf8)`).
+        call: String,
+        /// The signatures that exist.
+        candidates: String,
+    },
     /// The statement is not a read-only query.
     #[error("{statement} statements are not supported: only read-only queries run (SELECT, WITH, VALUES, EXPLAIN)")]
     NotAQuery {
@@ -214,9 +222,36 @@ pub async fn plan(
         .with_allow_statements(false);
     check_read_only(ctx, sql)?;
     check_quoted_files(ctx, sql)?;
-    let frame = ctx.sql_with_options(sql, options).await?;
+    let frame = ctx
+        .sql_with_options(sql, options)
+        .await
+        .map_err(|e| signature_error(&e).unwrap_or(QueryError::Query(e)))?;
     let plan = frame.create_physical_plan().await?;
     Ok((plan, started.elapsed()))
+}
+
+/// DataFusion's error for a function called with argument types it has no signature for
+/// runs to a thousand characters (every signature's own failure, then a request to file a
+/// bug): this is the one line that says which call and which signatures exist.
+fn signature_error(e: &DataFusionError) -> Option<QueryError> {
+    let text = e.to_string();
+    let call = text
+        .split_once("No function matches the given name and argument types '")?
+        .1
+        .split_once('\'')?
+        .0
+        .to_string();
+    let candidates: Vec<&str> = text
+        .split_once("Candidate functions:")?
+        .1
+        .split(['\n', ';'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    Some(QueryError::Signature {
+        call,
+        candidates: candidates.join(", "),
+    })
 }
 
 /// Refuses every statement but a query (`SELECT`, `WITH`, `VALUES`) or its `EXPLAIN`, by
