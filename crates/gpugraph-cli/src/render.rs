@@ -139,7 +139,9 @@ fn cull(args: &CullArgs) -> Result<()> {
     // The spheres (16 bytes an instance) are the largest binding: check it against the
     // device before generating gigabytes of scene on the host.
     let limits = gpu.ctx.device.limits();
-    let max_binding = u64::from(limits.max_storage_buffer_binding_size).min(limits.max_buffer_size);
+    let max_binding = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
     let sphere_bytes = u64::from(args.instances) * 16;
     if sphere_bytes > max_binding {
         bail!(

@@ -167,8 +167,10 @@ pub fn run(args: &SolveArgs) -> Result<()> {
     // on the size line before anything of that size is allocated.
     let gpu = Gpu::open_with(args.indirect_validation == OnOff::Off)?;
     let limits = gpu.ctx.device.limits();
-    let max_vector =
-        u64::from(limits.max_storage_buffer_binding_size).min(limits.max_buffer_size) / 4;
+    let max_vector = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size)
+        / 4;
     let t0 = Instant::now();
     let a = load_matrix(&args.matrix, max_vector.saturating_sub(1))?;
     if a.rows() != a.columns() {

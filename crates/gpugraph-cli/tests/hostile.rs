@@ -213,7 +213,7 @@ fn wide_values_for_sort_are_refused_by_their_dtype() {
         .flat_map(|v| v.to_le_bytes())
         .collect();
     let mut header = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }".to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');

@@ -215,10 +215,12 @@ fn state_builder(options: &SessionOptions) -> SessionStateBuilder {
         Some(bytes) => {
             // The default environment (what DataFusion builds itself) with a bounded pool:
             // a fair spill pool shares the limit between the operators that can spill.
-            let mut env = datafusion::execution::runtime_env::RuntimeEnv::default();
-            env.memory_pool = Arc::new(datafusion::execution::memory_pool::FairSpillPool::new(
-                bytes,
-            ));
+            let env = datafusion::execution::runtime_env::RuntimeEnv {
+                memory_pool: Arc::new(datafusion::execution::memory_pool::FairSpillPool::new(
+                    bytes,
+                )),
+                ..Default::default()
+            };
             builder.with_runtime_env(Arc::new(env))
         }
         None => builder,

@@ -212,6 +212,15 @@ fn distinct_values<'a>(
     (lengths, values)
 }
 
+/// The error of a sum whose exact value `v` does not fit its result type `dt`: DuckDB
+/// raises "Out of Range" here; DataFusion's CPU sum wraps (docs/sql.md).
+fn sum_overflow(v: i128, dt: &DataType) -> datafusion::error::DataFusionError {
+    datafusion::error::DataFusionError::Execution(format!(
+        "integer overflow: a sum's exact value {v} does not fit its result type {dt}; \
+         cast the argument to a wider DECIMAL to sum it exactly"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,13 +257,4 @@ mod tests {
         assert_eq!(lengths, [3, 0, 1]);
         assert_eq!(values, [-40, -38, 23, -8]);
     }
-}
-
-/// The error of a sum whose exact value `v` does not fit its result type `dt`: DuckDB
-/// raises "Out of Range" here; DataFusion's CPU sum wraps (docs/sql.md).
-fn sum_overflow(v: i128, dt: &DataType) -> datafusion::error::DataFusionError {
-    datafusion::error::DataFusionError::Execution(format!(
-        "integer overflow: a sum's exact value {v} does not fit its result type {dt}; \
-         cast the argument to a wider DECIMAL to sum it exactly"
-    ))
 }
