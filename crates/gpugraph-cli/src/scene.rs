@@ -307,6 +307,7 @@ fn graph_scene(
             commands: &flat.commands,
             groups: &flat.groups,
             colors: &flat.colors,
+            upload: None,
         }],
         &source.vertices,
         &source.indices,

@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{gpu, run, same, sessions};
+use common::{explain, gpu, run, same, sessions};
 use gpugraph_datafusion::datafusion::arrow::array::{
     ArrayRef, Int32Array, Int64Array, Int8Array, StringArray,
 };
@@ -48,6 +48,17 @@ fn write_parquet(path: &std::path::Path, batch: &RecordBatch, group_rows: usize)
     writer.close().expect("closes");
 }
 
+/// Makes `ctx` split even small files into byte ranges, so its scans reach the GPU's direct
+/// Parquet scan (which a round-robin repartition above the file scan would hide).
+async fn split_files(ctx: &SessionContext) {
+    ctx.sql("SET datafusion.optimizer.repartition_file_min_size = 1")
+        .await
+        .expect("sets")
+        .collect()
+        .await
+        .expect("set");
+}
+
 async fn register_both(g: &SessionContext, c: &SessionContext, name: &str, path: &str) {
     for ctx in [g, c] {
         ctx.register_parquet(name, path, ParquetReadOptions::default())
@@ -83,6 +94,12 @@ async fn count_star_over_parquet_counts_every_row() {
     }
     let (text, placement) = run(&g, "SELECT count(*) FROM t").await;
     assert!(text.contains("12007"), "{text}\n{placement:?}");
+    // The case the fix is for: the GPU's own page scan with no column slot at all. It reads
+    // files DataFusion splits into byte ranges (as it does past 10 MB, like the issue's
+    // lineitem); a small file would come through a round-robin repartition instead.
+    split_files(&g).await;
+    let analyzed = explain(&g, "ANALYZE SELECT count(*) FROM t").await;
+    assert!(analyzed.contains("page_decode=1"), "{analyzed}");
 }
 
 #[tokio::test]
@@ -323,4 +340,104 @@ async fn corrupt_empty_and_special_table_files_are_named_errors() {
         query::register_file(&g, "unused", &garbage).await,
         Err(QueryError::CorruptFile { .. })
     ));
+}
+
+/// `rows` rows of (k Int32, v Int64 null every 5th row) in row groups of `group_rows`, then
+/// the footer rewritten so that every row group's `v` statistics say no nulls and a maximum
+/// of 10: the bytes before the footer are the writer's.
+fn write_lying_parquet(path: &std::path::Path, rows: usize, group_rows: usize) {
+    use gpugraph_datafusion::datafusion::parquet::file::metadata::{
+        ParquetMetaDataReader, ParquetMetaDataWriter,
+    };
+    use gpugraph_datafusion::datafusion::parquet::file::statistics::Statistics;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int32, false),
+        Field::new("v", DataType::Int64, true),
+    ]));
+    let k: ArrayRef = Arc::new(Int32Array::from_iter_values(
+        (0..rows as i32).map(|i| i % 7),
+    ));
+    let v: ArrayRef = Arc::new(Int64Array::from_iter(
+        (0..rows as i64).map(|i| (i % 5 != 0).then_some(i * 1_000)),
+    ));
+    let batch = RecordBatch::try_new(schema, vec![k, v]).expect("batch");
+    write_parquet(path, &batch, group_rows);
+    let bytes = std::fs::read(path).expect("reads back");
+    let footer = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap());
+    let body = bytes.len() - 8 - footer as usize;
+    let mut metadata = ParquetMetaDataReader::new()
+        .parse_and_finish(&bytes::Bytes::from(bytes.clone()))
+        .expect("the writer's footer")
+        .into_builder();
+    let groups = metadata
+        .take_row_groups()
+        .into_iter()
+        .map(|rg| {
+            let columns = rg
+                .columns()
+                .iter()
+                .map(|c| match c.column_descr().name() {
+                    "v" => c
+                        .clone()
+                        .into_builder()
+                        .set_statistics(Statistics::int64(Some(0), Some(10), None, Some(0), false))
+                        .build()
+                        .expect("column metadata"),
+                    _ => c.clone(),
+                })
+                .collect();
+            rg.into_builder()
+                .set_column_metadata(columns)
+                .build()
+                .expect("row group")
+        })
+        .collect();
+    let metadata = metadata.set_row_groups(groups).build();
+    let mut out = bytes[..body].to_vec();
+    ParquetMetaDataWriter::new(&mut out, &metadata)
+        .finish()
+        .expect("writes the footer");
+    std::fs::write(path, out).expect("rewrites");
+}
+
+#[tokio::test]
+async fn lying_statistics_do_not_skip_the_gpu_checks() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("lies.parquet");
+    let n = 10_007usize;
+    write_lying_parquet(&path, n, 4_000);
+    register_both(&g, &c, "t", path.to_str().unwrap()).await;
+    // The truth, from the rows themselves (the statistics say 0 nulls and a maximum of 10).
+    let kept: Vec<i64> = (0..n as i64)
+        .filter(|i| i % 5 != 0)
+        .map(|i| i * 1_000)
+        .collect();
+    let truth = (
+        kept.len() as i64,
+        kept.iter().sum::<i64>(),
+        *kept.iter().max().unwrap(),
+    );
+    let sql = "SELECT count(v) AS n, sum(v) AS s, max(v) AS m FROM t WHERE k >= 0";
+    let answer = |batches: &[RecordBatch]| {
+        let col = |i: usize| {
+            batches[0]
+                .column(i)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .expect("Int64")
+                .value(0)
+        };
+        (col(0), col(1), col(2))
+    };
+    for ctx in [&g, &c] {
+        let out = query::run(ctx, sql).await.expect("runs");
+        assert_eq!(answer(&out.batches), truth, "{sql}");
+    }
+    split_files(&g).await;
+    // The GPU's page scan trusted the statistics enough to try, and the pages' own
+    // definition levels made it hand the scan back.
+    let analyzed = explain(&g, &format!("ANALYZE {sql}")).await;
+    assert!(analyzed.contains("page_decode_refused=1"), "{analyzed}");
 }

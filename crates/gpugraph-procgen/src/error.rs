@@ -84,7 +84,7 @@ pub enum ProcgenError {
         /// The name given.
         name: String,
     },
-    /// The WGSL of a variant does not parse.
+    /// The WGSL of a variant does not parse or validate, or lacks the declared entry point.
     #[error("kernel `{kernel}` variant [{variant}]: WGSL: {message}")]
     Wgsl {
         /// The kernel identity.

@@ -265,6 +265,26 @@ fn schema_and_wgsl_disagreements_are_refused_by_name() {
         .variant(&spec(&[]))
         .unwrap_err();
     assert!(matches!(e, ProcgenError::Wgsl { .. }), "{e}");
+    // A module without the declared entry point is one line naming it and what is there
+    // (issue 52: it was wgpu's validation dump at the first dispatch).
+    for (wgsl, has) in [
+        (ONE.replace("fn main(", "fn run("), "the WGSL has `run`"),
+        (
+            ONE.split("@compute").next().unwrap().to_string()
+                + "fn helper(i: u32) { b[i] = a[i] * f32(params.n); }",
+            "the WGSL has none",
+        ),
+    ] {
+        let e = KernelAsset::new("t/one", &wgsl, ONE_YAML)
+            .unwrap()
+            .variant(&spec(&[]))
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, ProcgenError::Wgsl { .. }), "{text}");
+        assert!(text.contains("no compute entry point `main`"), "{text}");
+        assert!(text.contains(has), "{text}");
+        assert!(!text.contains('\n'), "{text}");
+    }
 }
 
 #[test]

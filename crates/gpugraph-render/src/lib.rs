@@ -46,7 +46,7 @@ pub use error::RenderError;
 pub use gpu_scene::{
     GpuScene, GpuSceneDrawGeneration, GpuSceneError, GpuSceneField, GpuSceneFieldValue,
     GpuSceneGroup, GpuSceneMutation, GpuSceneMutationReport, GpuScenePatch, GpuSceneRecord,
-    GpuSceneResourceGroups, GpuSceneViews,
+    GpuSceneResourceGroups, GpuSceneUpload, GpuSceneViews,
 };
 pub use history::TextureHistory;
 pub use mesh::{CubeCamera, InstancedCubes};

@@ -328,6 +328,7 @@ fn gltf_file_round_trips_into_a_picked_frame() {
             commands: &flat.commands,
             groups: &flat.groups,
             colors: &flat.colors,
+            upload: None,
         }],
         &source.vertices,
         &source.indices,

@@ -11,7 +11,12 @@
 //!   (CPU, the compiled graph into a command encoder), and the frame's diagnostics checked
 //!   once against the CPU oracle (`cpu::frame_diagnostics`);
 //! * `patch-1000`: a transaction patching 1,000 live records' transform, box and sphere:
-//!   bytes uploaded (exact, from the report) and CPU time of `GpuScene::mutate`;
+//!   bytes uploaded (exact, from the report) and CPU time of `GpuScene::mutate` (one queue
+//!   write per merged range);
+//! * `patch-staged-1000`: the same transactions through `GpuScene::mutate_staged` (four queue
+//!   writes into the frame's `GpuSceneUpload`, scattered by the frame's first node); the
+//!   scatter's GPU time is part of the next frame's; the patched records are read back once
+//!   and compared with the CPU copy;
 //! * `cull` (peer): `render cull`'s `CullScene::cull_only` over the same spheres and camera:
 //!   the visibility workflow and its compaction into an indirect count, GPU and encode time.
 
@@ -23,7 +28,7 @@ use gpugraph_command::wgpu;
 use gpugraph_render::gpu_scene::cpu;
 use gpugraph_render::gpu_scene::{
     GpuSceneFieldValue, GpuSceneFrame, GpuSceneFrameOptions, GpuSceneLayer, GpuSceneMutation,
-    GpuScenePatch,
+    GpuScenePatch, GpuSceneUpload,
 };
 use gpugraph_render::{
     CullScene, CullSceneOptions, DrawCommandBuffer, DrawLayout, GpuScene, GpuSceneGroup,
@@ -251,6 +256,14 @@ fn cases(
     drop(records);
     let commands =
         DrawCommandBuffer::create(gpu.device(), "bench-commands", DrawLayout::DrawIndexed, n);
+    // Room for every patched record whole (a patch writes its transform, box and sphere).
+    let patched = args.patch.min(n).max(1);
+    let mut upload = GpuSceneUpload::new(
+        gpu.device(),
+        &scene,
+        gpugraph_render::gpu_scene::upload::record_words(patched),
+        4 * patched,
+    )?;
     let mut frame = GpuSceneFrame::new(
         gpu.device(),
         &[GpuSceneLayer {
@@ -258,6 +271,7 @@ fn cases(
             commands: &commands,
             groups: &groups,
             colors: &[],
+            upload: Some(&upload),
         }],
         &[],
         &[],
@@ -341,10 +355,14 @@ fn cases(
     row.visible = Some(visible);
     let mut out = vec![row];
 
-    // Patch: the first `patch` live records lifted (transform, box, sphere).
+    // Patch: the first `patch` live records lifted (transform, box, sphere), alternately
+    // written range by range (`mutate`) and staged for the frame's scatter (`mutate_staged`,
+    // then a frame submitted so the next staging starts over).
     let mut patch_us = Vec::new();
+    let mut staged_us = Vec::new();
     let mut bytes = 0;
-    for k in 0..repeat {
+    let mut staged_bytes = 0;
+    for k in 0..2 * repeat {
         let lift = 0.25 * (k + 1) as f32;
         let patch: Vec<GpuScenePatch> = scene
             .active_records()
@@ -372,15 +390,46 @@ fn cases(
             patch,
             ..Default::default()
         };
-        let t0 = Instant::now();
-        let report = scene.mutate(gpu.queue(), &tx)?;
-        patch_us.push(t0.elapsed().as_secs_f64() * 1e6);
-        bytes = report.uploaded_bytes();
+        if k % 2 == 0 {
+            let t0 = Instant::now();
+            let report = scene.mutate(gpu.queue(), &tx)?;
+            patch_us.push(t0.elapsed().as_secs_f64() * 1e6);
+            bytes = report.uploaded_bytes();
+        } else {
+            let t0 = Instant::now();
+            let report = scene.mutate_staged(gpu.queue(), &mut upload, &tx)?;
+            staged_us.push(t0.elapsed().as_secs_f64() * 1e6);
+            staged_bytes = report.uploaded_bytes();
+            let mut enc = gpu.device().create_command_encoder(&Default::default());
+            frame.encode(&mut enc, false)?;
+            gpu.submit_and_wait(enc.finish())?;
+        }
     }
     gpu.check("patching")?;
+    // The staged patches landed: the patched records on the GPU equal the CPU copy.
+    let words = u64::from(gpugraph_render::gpu_scene::upload::record_words(patched));
+    let on_gpu = gpu.read_back(scene.record_buffer(), words)?;
+    let on_cpu: Vec<u32> = (0..patched)
+        .flat_map(|s| {
+            bytemuck::cast::<GpuSceneRecord, [u32; 32]>(*scene.record(s).expect("a slot"))
+        })
+        .collect();
+    if on_gpu != on_cpu {
+        bail!(
+            "bench scene at n = {n}: the staged patch left records that differ from the CPU copy"
+        );
+    }
     let mut row = SceneRow::new(&format!("patch-{}", args.patch), u64::from(n), timing);
     row.upload_bytes = Some(bytes);
     row.patch_us = Some(Summary::of(&patch_us));
+    out.push(row);
+    let mut row = SceneRow::new(
+        &format!("patch-staged-{}", args.patch),
+        u64::from(n),
+        timing,
+    );
+    row.upload_bytes = Some(staged_bytes);
+    row.patch_us = Some(Summary::of(&staged_us));
     out.push(row);
 
     report::progress(format_args!(

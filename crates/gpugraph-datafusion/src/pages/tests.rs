@@ -617,3 +617,55 @@ fn plain_bounds_match_a_plain_fold_at_every_remainder() {
         }
     }
 }
+
+/// A scan that reads no column (`count(*)`) still hands every row group to `prepare`, once
+/// (issue 52: with no column slot no part was scheduled, no row group completed, and the GPU
+/// aggregate counted 0 rows).
+#[tokio::test]
+async fn a_scan_of_no_column_prepares_every_row_group_once() {
+    use futures::StreamExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.parquet");
+    let rows = 1_050;
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(100))
+        .build();
+    write(&path, &batch(rows, 5), props);
+    let file = std::fs::File::open(&path).expect("opens");
+    let loaded = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).expect("metadata");
+    let metadata = Arc::clone(loaded.metadata());
+    let groups = metadata.num_row_groups();
+    assert_eq!(groups, 11);
+    let scan = PageScan::of(
+        &[(Arc::clone(&metadata), Arc::clone(loaded.schema()))],
+        &[],
+        0,
+    )
+    .expect("a scan of no column");
+    let tasks: Vec<RowGroupTask> = (0..groups)
+        .map(|row_group| RowGroupTask {
+            path: path.clone(),
+            metadata: Arc::clone(&metadata),
+            row_group,
+        })
+        .collect();
+    let stream = crate::scan::DirectScan::page_stream(
+        scan,
+        tasks,
+        2,
+        |_: &PageScan, _: &RowGroupTask, s: usize| -> crate::scan::Outcome<()> {
+            Err(format!("slot {s} read, but the scan has no column"))
+        },
+        |rows: usize, columns: Vec<()>| -> crate::scan::Outcome<(usize, usize)> {
+            Ok(Ok((rows, columns.len())))
+        },
+    );
+    let mut got: Vec<(usize, usize)> = stream
+        .map(|r| r.expect("no read error").0.expect("no misfit"))
+        .collect()
+        .await;
+    got.sort_unstable();
+    let mut want = vec![(100, 0); 10];
+    want.insert(0, (50, 0));
+    assert_eq!(got, want);
+}

@@ -257,6 +257,28 @@ impl KernelAsset {
             variant: label.clone(),
             message,
         })?;
+        // Without this, a missing entry point surfaces as wgpu's validation dump at the
+        // first dispatch instead of one line naming the kernel.
+        if !iface.compute_entries.contains(&self.schema.entry) {
+            return Err(ProcgenError::Wgsl {
+                kernel: kernel.clone(),
+                variant: label.clone(),
+                message: format!(
+                    "no compute entry point `{}` (bindings.yaml `entry`); the WGSL has {}",
+                    self.schema.entry,
+                    if iface.compute_entries.is_empty() {
+                        "none".to_string()
+                    } else {
+                        iface
+                            .compute_entries
+                            .iter()
+                            .map(|e| format!("`{e}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+            });
+        }
         let holds = |w: &Option<String>| {
             w.as_ref()
                 .is_none_or(|w| When::parse(w).map(|w| w.holds(&spec)).unwrap_or(false))

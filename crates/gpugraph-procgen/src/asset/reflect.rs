@@ -31,6 +31,8 @@ pub struct Interface {
     pub bindings: BTreeMap<String, Reflected>,
     /// `params` struct members in order: name and word (`None`: not a 32-bit scalar).
     pub params: Vec<(String, Option<Word>)>,
+    /// The module's compute entry points, by name.
+    pub compute_entries: Vec<String>,
 }
 
 fn word(kind: ScalarKind, width: u8) -> Option<Word> {
@@ -51,7 +53,15 @@ pub fn interface(wgsl: &str) -> Result<Interface, String> {
     )
     .validate(&module)
     .map_err(|e| e.emit_to_string(wgsl))?;
-    let mut out = Interface::default();
+    let mut out = Interface {
+        compute_entries: module
+            .entry_points
+            .iter()
+            .filter(|e| e.stage == naga::ShaderStage::Compute)
+            .map(|e| e.name.clone())
+            .collect(),
+        ..Interface::default()
+    };
     for (_, var) in module.global_variables.iter() {
         let (Some(name), Some(binding)) = (&var.name, &var.binding) else {
             continue;

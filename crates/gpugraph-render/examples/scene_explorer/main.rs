@@ -52,6 +52,7 @@ fn main() -> Result<(), Error> {
             commands: &flat.commands,
             groups: &flat.groups,
             colors: &flat.colors,
+            upload: None,
         }],
         &source.vertices,
         &source.indices,

@@ -31,6 +31,26 @@ impl std::fmt::Display for GpuSceneOperation {
 /// returned.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuSceneError {
+    /// A staged upload's capacities are out of range.
+    #[error("scene {scene}: an upload of {words} words and {runs} runs; words must be 1..={max_words} and runs at least 1")]
+    UploadCapacity {
+        /// Scene label.
+        scene: String,
+        /// Words asked for.
+        words: u32,
+        /// Runs asked for.
+        runs: u32,
+        /// The most words one scatter covers.
+        max_words: u32,
+    },
+    /// A staged mutation was given another scene's upload.
+    #[error("scene {scene}: the upload {upload} was made for another scene")]
+    ForeignUpload {
+        /// Scene label.
+        scene: String,
+        /// The upload's label.
+        upload: String,
+    },
     /// More initial records than the capacity (mutations report overflow instead, see
     /// [`crate::GpuSceneMutationReport::uninserted`]).
     #[error("scene {scene}: {required} records need more than the capacity of {capacity}")]

@@ -23,7 +23,9 @@ use wgpu::{BufferUsages as U, TextureFormat as F, TextureUsages as T};
 
 use super::frame_draw::{add_scene_pass, DrawLayer};
 use super::source::SceneVertex;
-use super::{GpuScene, GpuSceneDrawGeneration, GpuSceneGroup, GpuSceneResourceGroups};
+use super::{
+    GpuScene, GpuSceneDrawGeneration, GpuSceneGroup, GpuSceneResourceGroups, GpuSceneUpload,
+};
 use crate::camera::{look_at, mul, perspective, Mat4};
 use crate::scene::padded_bytes_per_row;
 use crate::{
@@ -42,6 +44,10 @@ pub struct GpuSceneLayer<'a> {
     pub groups: &'a [GpuSceneGroup],
     /// RGBA per group, in group order (missing entries draw white).
     pub colors: &'a [[f32; 4]],
+    /// The scene's staged-mutation upload, scattered at the start of every encode
+    /// ([`GpuScene::mutate_staged`]); `None` when the scene is mutated with
+    /// [`GpuScene::mutate`] or not at all.
+    pub upload: Option<&'a GpuSceneUpload>,
 }
 
 /// Options of a [`GpuSceneFrame`].
@@ -89,6 +95,8 @@ fn layer_words(groups: usize) -> u64 {
 /// The compiled frame (see the module doc).
 pub struct GpuSceneFrame {
     compiled: CompiledGraph,
+    /// The layers' uploads' "taken by an encode" flags.
+    uploads: Vec<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     view: wgpu::Buffer,
     camera: wgpu::Buffer,
     diagnostics: wgpu::Buffer,
@@ -162,6 +170,9 @@ impl GpuSceneFrame {
             let views = layer
                 .scene
                 .import_to_graph(&mut g, &format!("{id}/scene"))?;
+            if let Some(upload) = layer.upload {
+                upload.add_to_graph(&mut g, &views, &format!("{id}/upload"))?;
+            }
             let command_h = match g.imported_handle(layer.commands.buffer()) {
                 Some(h) => h,
                 None => layer.commands.import(&mut g, &format!("{id}/commands"))?,
@@ -298,6 +309,10 @@ impl GpuSceneFrame {
         }
         Ok(Self {
             compiled: g.compile()?,
+            uploads: layers
+                .iter()
+                .filter_map(|l| l.upload.map(GpuSceneUpload::encoded_flag))
+                .collect(),
             view,
             camera,
             diagnostics,
@@ -332,19 +347,24 @@ impl GpuSceneFrame {
         }
     }
 
-    /// Records one frame into `encoder` (optionally with per-node timestamps).
+    /// Records one frame into `encoder` (optionally with per-node timestamps); the layers'
+    /// staged uploads count as taken (submit this encoder before staging again).
     pub fn encode(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         profile: bool,
     ) -> Result<EncodeReport, RenderError> {
-        Ok(self.compiled.encode(
+        let report = self.compiled.encode(
             encoder,
             &EncodeOptions {
                 profile,
                 ..Default::default()
             },
-        )?)
+        )?;
+        for taken in &self.uploads {
+            taken.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(report)
     }
 
     /// The compiled graph (pipeline statistics, timings after a profiled encode).

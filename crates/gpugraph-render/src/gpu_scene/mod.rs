@@ -3,7 +3,8 @@
 //! * [`GpuScene`] (6.1a, 6.1b): fixed-capacity storage of 128-byte [`GpuSceneRecord`]s with
 //!   stable object IDs separate from physical slots, a 16-byte GPU state block, typed strided
 //!   graph views per field ([`GpuScene::import_to_graph`]), and transactional CPU-authored
-//!   mutation with exact upload costs ([`GpuScene::mutate`], [`mutation`]).
+//!   mutation with exact upload costs ([`GpuScene::mutate`], [`mutation`]), or staged in one
+//!   upload and scattered on the GPU ([`GpuScene::mutate_staged`], [`upload`]).
 //! * [`adapters`] (6.1c): a CPU hierarchy flattened by stable preorder callbacks, and
 //!   `GpuTable` batches borrowed as ordered partitions without readback or packing.
 //! * [`GpuSceneDrawGeneration`] (6.2a): active, optionally visible rows claim indirect-command
@@ -32,6 +33,7 @@ mod record;
 mod resource_groups;
 pub mod source;
 pub mod table;
+pub mod upload;
 
 use gpugraph_command::{
     BufferDescriptor, BufferHandle, CommandGraph, DataView, DataViewDescriptor, VectorFormat,
@@ -55,6 +57,7 @@ pub use resource_groups::{
     GpuSceneGroup, GpuSceneResourceGroups, GROUP_GEOMETRY_MISMATCH, GROUP_MISPLACED,
     SCENE_INVALID_ROW, SCENE_UNKNOWN_GROUP,
 };
+pub use upload::{GpuSceneUpload, GPU_SCENE_UPLOAD_MAX_WORDS};
 
 #[cfg(test)]
 pub(crate) const RECORD_WGSL: &str = include_str!("record.wgsl");

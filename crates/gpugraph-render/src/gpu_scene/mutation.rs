@@ -148,23 +148,32 @@ pub struct GpuSceneMutationReport {
     pub uninserted: Vec<u32>,
     /// Records moved by compaction.
     pub moves: Vec<GpuSceneMove>,
-    /// Record-buffer byte ranges written (relative to slot 0), sorted and disjoint, one
-    /// queue write each.
+    /// Record-buffer byte ranges written (relative to slot 0), sorted and disjoint: one
+    /// queue write each ([`GpuScene::mutate`]) or one run of a staged scatter
+    /// ([`GpuScene::mutate_staged`]).
     pub record_writes: Vec<Range<u64>>,
     /// Sum of the record ranges' lengths.
     pub record_bytes: u64,
     /// Bytes written to the state block (0 or 16).
     pub state_bytes: u64,
+    /// Bytes a staged mutation wrote to its [`crate::GpuSceneUpload`] besides the record
+    /// bytes: 8 per run, 16 of counts and 12 of dispatch arguments (0 for [`GpuScene::mutate`]).
+    pub staging_bytes: u64,
 }
 
 impl GpuSceneMutationReport {
     /// Total bytes uploaded.
     pub fn uploaded_bytes(&self) -> u64 {
-        self.record_bytes + self.state_bytes
+        self.record_bytes + self.state_bytes + self.staging_bytes
     }
-    /// Queue writes issued.
+    /// Queue writes issued: one per range, or four for a staged upload, plus the state's.
     pub fn write_count(&self) -> usize {
-        self.record_writes.len() + usize::from(self.state_bytes > 0)
+        let records = if self.staging_bytes > 0 {
+            4
+        } else {
+            self.record_writes.len()
+        };
+        records + usize::from(self.state_bytes > 0)
     }
     /// `Err(CapacityExceeded)` when some insertions found no slot, for callers that treat a
     /// full scene as an error rather than a result.
@@ -191,6 +200,39 @@ impl GpuScene {
         queue: &wgpu::Queue,
         mutation: &GpuSceneMutation,
     ) -> Result<GpuSceneMutationReport, GpuSceneError> {
+        let (mut report, state) = self.apply_to_copy(mutation)?;
+        let bytes: &[u8] = bytemuck::cast_slice(&self.cpu.as_ref().expect("checked").records);
+        for r in &report.record_writes {
+            queue.write_buffer(
+                &self.records,
+                self.record_offset + r.start,
+                &bytes[r.start as usize..r.end as usize],
+            );
+        }
+        self.write_state(queue, state, &mut report);
+        Ok(report)
+    }
+
+    /// Writes `state` when it changed, counting its bytes into `report`.
+    pub(super) fn write_state(
+        &mut self,
+        queue: &wgpu::Queue,
+        state: GpuSceneState,
+        report: &mut GpuSceneMutationReport,
+    ) {
+        if state != self.gpu_state {
+            queue.write_buffer(&self.state, 0, bytemuck::bytes_of(&state));
+            report.state_bytes = GPU_SCENE_STATE_BYTES;
+            self.gpu_state = state;
+        }
+    }
+
+    /// Validates `mutation` and applies it to the CPU copy: the report with the merged dirty
+    /// ranges (`record_bytes` their sum) and the new state, nothing written to the GPU yet.
+    pub(super) fn apply_to_copy(
+        &mut self,
+        mutation: &GpuSceneMutation,
+    ) -> Result<(GpuSceneMutationReport, GpuSceneState), GpuSceneError> {
         self.validate(mutation)?;
         let label = self.label.clone();
         let Some(cpu) = self.cpu.as_mut() else {
@@ -273,21 +315,8 @@ impl GpuScene {
             state.count = to;
         }
         report.record_writes = merge(dirty);
-        let bytes: &[u8] = bytemuck::cast_slice(&cpu.records);
-        for r in &report.record_writes {
-            queue.write_buffer(
-                &self.records,
-                self.record_offset + r.start,
-                &bytes[r.start as usize..r.end as usize],
-            );
-        }
         report.record_bytes = report.record_writes.iter().map(|r| r.end - r.start).sum();
-        if state != self.gpu_state {
-            queue.write_buffer(&self.state, 0, bytemuck::bytes_of(&state));
-            report.state_bytes = GPU_SCENE_STATE_BYTES;
-            self.gpu_state = state;
-        }
-        Ok(report)
+        Ok((report, state))
     }
 
     /// Stable compaction alone: `mutate` of an empty transaction with `compact`.

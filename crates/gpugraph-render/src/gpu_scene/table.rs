@@ -450,6 +450,7 @@ impl GpuTableScene {
                 commands: &l.commands,
                 groups: &l.groups,
                 colors: &l.colors,
+                upload: None,
             })
             .collect()
     }
