@@ -98,6 +98,10 @@ async fn count_star_over_parquet_counts_every_row() {
     // files DataFusion splits into byte ranges (as it does past 10 MB, like the issue's
     // lineitem); a small file would come through a round-robin repartition instead.
     split_files(&g).await;
+    for q in ["SELECT count(*) FROM t", "SELECT count(1) FROM t"] {
+        let (text, placement) = run(&g, q).await;
+        assert!(text.contains("12007"), "{q}: {text}\n{placement:?}");
+    }
     let analyzed = explain(&g, "ANALYZE SELECT count(*) FROM t").await;
     assert!(analyzed.contains("page_decode=1"), "{analyzed}");
 }
