@@ -1,11 +1,14 @@
-//! One Trace Event Format element → a [`Parsed`] event: borrowed serde fields, timestamps
+//! One Trace Event Format element's fields as serde reads them (the reference the fast
+//! parser, [`super::fast`], must agree with), and the conversions of field text: timestamps
 //! kept as their exact text and converted to integer nanosecond ticks (no f64 round trip),
-//! `pid`/`tid` as numbers or strings.
+//! `pid`/`tid` as numbers or strings, flow and bind IDs.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
+
+use super::fast::Fields;
 
 /// A process or thread key as the file spells it (numbers and strings both occur:
 /// torch.profiler writes `"tid": "stream 7"` for CUDA streams).
@@ -64,21 +67,6 @@ struct MetaArgs {
     sort_index: Option<i64>,
 }
 
-/// What a span-producing event shares.
-#[derive(Clone, Debug)]
-pub struct EventCore {
-    /// Absolute start, ns ticks.
-    pub ts: i64,
-    /// Process key.
-    pub pid: TraceKey,
-    /// Thread key.
-    pub tid: TraceKey,
-    /// Name.
-    pub name: String,
-    /// Category.
-    pub cat: String,
-}
-
 /// Metadata kinds the model uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MetaKind {
@@ -94,68 +82,13 @@ pub enum MetaKind {
     Other,
 }
 
-/// One parsed event.
-#[derive(Clone, Debug)]
-pub enum Parsed {
-    /// `X`.
-    Complete {
-        /// Shared fields.
-        core: EventCore,
-        /// Duration ticks (`None`: absent).
-        dur: Option<i64>,
-        /// `bind_id` with `flow_out` / `flow_in`.
-        bind: Option<(String, bool, bool)>,
-    },
-    /// `B`.
-    Begin(EventCore),
-    /// `E` (name and category unused).
-    End(EventCore),
-    /// `i` / `I`.
-    Instant(EventCore),
-    /// `M`.
-    Meta {
-        /// Which.
-        kind: MetaKind,
-        /// Process key.
-        pid: TraceKey,
-        /// Thread key.
-        tid: TraceKey,
-        /// `args.name`.
-        name: Option<String>,
-        /// `args.sort_index`.
-        sort_index: Option<i64>,
-    },
-    /// `s` / `t` / `f`.
-    Flow {
-        /// `b's'`, `b't'` or `b'f'`.
-        phase: u8,
-        /// Shared fields (name unused).
-        core: EventCore,
-        /// Category and id: the chain's key.
-        key: String,
-        /// `bp: "e"`: binds to the enclosing slice.
-        enclosing: bool,
-    },
-    /// Not used for spans: counted under its `ph`, with why.
-    Skipped {
-        /// Why it was not used.
-        reason: &'static str,
-    },
-}
-
-/// A parsed element: the event, its `ph` as written (for counts) and its `args` text.
-#[derive(Debug)]
-pub struct ParsedEvent {
-    /// The event.
-    pub event: Parsed,
-    /// `ph`, as written (`"?"` when missing).
-    pub ph: String,
-}
-
 /// Integer nanosecond ticks of a decimal number of microseconds written as `text` (JSON
 /// number or a string holding one). Exact for up to three decimals; finer digits round to
 /// the nearest tick. `None` when not a number or out of range.
 pub fn micros_to_ticks(text: &str) -> Option<i64> {
+    if let Some(v) = plain_micros_to_ticks(text.as_bytes()) {
+        return Some(v);
+    }
     let t = text.trim().trim_matches('"');
     let (neg, t) = match t.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -205,13 +138,59 @@ pub fn micros_to_ticks(text: &str) -> Option<i64> {
     i64::try_from(v).ok()
 }
 
-fn key(raw: Option<&RawValue>) -> TraceKey {
+/// [`micros_to_ticks`] of the common spelling `-?[0-9]{1,16}(\.[0-9]{0,3})?`, without
+/// allocating (`None`: another spelling, for the general path).
+#[inline]
+fn plain_micros_to_ticks(b: &[u8]) -> Option<i64> {
+    let (neg, b) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    let dot = b.iter().position(|&c| c == b'.').unwrap_or(b.len());
+    let (int, frac) = (&b[..dot], b.get(dot + 1..).unwrap_or(&[]));
+    if int.is_empty() || int.len() > 16 || frac.len() > 3 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &c in int {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + u64::from(c - b'0');
+    }
+    let mut f = 0u64;
+    for &c in frac {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        f = f * 10 + u64::from(c - b'0');
+    }
+    f *= [1000, 100, 10, 1][frac.len()];
+    // < 10^16 × 1000: no overflow in u64.
+    let v = i64::try_from(v * 1000 + f).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+/// The process or thread key written as `raw` (JSON text; `None`: absent, which is 0).
+pub fn key(raw: Option<&str>) -> TraceKey {
     let Some(r) = raw else {
         return TraceKey::Num(0);
     };
-    let t = r.get().trim();
+    let t = r.trim();
+    let b = t.as_bytes();
+    // Fast paths: a plain integer, or a string without escapes.
+    if b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"' {
+        let inner = &t[1..t.len() - 1];
+        if !inner.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
+            return TraceKey::Str(inner.to_string());
+        }
+    }
     if let Ok(n) = t.parse::<i64>() {
         return TraceKey::Num(n);
+    }
+    if !t.starts_with('"') {
+        // Not a string: serde would refuse it as one.
+        return TraceKey::Str(t.to_string());
     }
     if let Ok(s) = serde_json::from_str::<String>(t) {
         return TraceKey::Str(s);
@@ -219,98 +198,65 @@ fn key(raw: Option<&RawValue>) -> TraceKey {
     TraceKey::Str(t.to_string())
 }
 
-fn id_text(raw: &RawValue) -> String {
-    serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| raw.get().trim().to_string())
+/// A flow or bind ID written as `raw` (JSON text): a string's content, else the text.
+pub fn id_text(raw: &str) -> Cow<'_, str> {
+    let t = raw.trim();
+    let b = t.as_bytes();
+    if b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"' {
+        let inner = &t[1..t.len() - 1];
+        if !inner.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
+            return Cow::Borrowed(inner);
+        }
+    }
+    if !t.starts_with('"') {
+        // Not a string: serde would refuse it as one.
+        return Cow::Borrowed(t);
+    }
+    match serde_json::from_str::<String>(raw) {
+        Ok(s) => Cow::Owned(s),
+        Err(_) => Cow::Borrowed(t),
+    }
 }
 
-/// Parses one element. `Err` is serde's error (a syntax error inside the element, or a field
-/// of the wrong type); the caller turns it into an offset.
-pub fn parse_event(bytes: &[u8]) -> Result<ParsedEvent, serde_json::Error> {
+/// `args.name` and `args.sort_index` of a metadata event (`args` as JSON text); both `None`
+/// when `args` is absent or not an object of the right types.
+pub fn meta_args(args: Option<&str>) -> (Option<String>, Option<i64>) {
+    let a: MetaArgs = args
+        .and_then(|a| serde_json::from_str(a).ok())
+        .unwrap_or_default();
+    (a.name, a.sort_index)
+}
+
+/// The metadata kind named `name`.
+pub fn meta_kind(name: Option<&str>) -> MetaKind {
+    match name {
+        Some("process_name") => MetaKind::ProcessName,
+        Some("thread_name") => MetaKind::ThreadName,
+        Some("process_sort_index") => MetaKind::ProcessSort,
+        Some("thread_sort_index") => MetaKind::ThreadSort,
+        _ => MetaKind::Other,
+    }
+}
+
+/// Reads one element's [`Fields`] with serde: the reference. `Err` is serde's error (a
+/// syntax error inside the element, or a field of the wrong type); the caller turns it into
+/// an offset.
+pub fn serde_fields(bytes: &[u8]) -> Result<Fields<'_>, serde_json::Error> {
     let raw: RawEvent<'_> = serde_json::from_slice(bytes)?;
-    let ph = raw.ph.as_deref().unwrap_or("?").to_string();
-    let skipped = |reason| ParsedEvent {
-        event: Parsed::Skipped { reason },
-        ph: ph.clone(),
-    };
-    let ts = raw.ts.map(|t| micros_to_ticks(t.get()));
-    let core = |ts: i64| EventCore {
-        ts,
-        pid: key(raw.pid),
-        tid: key(raw.tid),
-        name: raw.name.as_deref().unwrap_or("").to_string(),
-        cat: raw.cat.as_deref().unwrap_or("").to_string(),
-    };
-    let timed = |f: &dyn Fn(i64) -> Parsed| match ts {
-        Some(Some(t)) => ParsedEvent {
-            event: f(t),
-            ph: ph.clone(),
-        },
-        Some(None) => skipped("timestamp is not a number"),
-        None => skipped("no timestamp"),
-    };
-    Ok(match ph.as_str() {
-        "X" => {
-            let dur = match raw.dur.map(|d| micros_to_ticks(d.get())) {
-                Some(None) => return Ok(skipped("duration is not a number")),
-                Some(Some(d)) if d < 0 => return Ok(skipped("negative duration")),
-                Some(Some(d)) => Some(d),
-                None => None,
-            };
-            let bind = raw.bind_id.map(|b| {
-                (
-                    id_text(b),
-                    raw.flow_out.unwrap_or(false),
-                    raw.flow_in.unwrap_or(false),
-                )
-            });
-            timed(&|t| Parsed::Complete {
-                core: core(t),
-                dur,
-                bind: bind.clone(),
-            })
-        }
-        "B" => timed(&|t| Parsed::Begin(core(t))),
-        "E" => timed(&|t| Parsed::End(core(t))),
-        "i" | "I" => timed(&|t| Parsed::Instant(core(t))),
-        "s" | "t" | "f" => {
-            let Some(id) = raw.id else {
-                return Ok(skipped("flow event without id"));
-            };
-            let key = format!("{}\u{1}{}", raw.cat.as_deref().unwrap_or(""), id_text(id));
-            let enclosing = raw.bp.as_deref() == Some("e");
-            let phase = ph.as_bytes()[0];
-            timed(&|t| Parsed::Flow {
-                phase,
-                core: core(t),
-                key: key.clone(),
-                enclosing,
-            })
-        }
-        "M" => {
-            let kind = match raw.name.as_deref() {
-                Some("process_name") => MetaKind::ProcessName,
-                Some("thread_name") => MetaKind::ThreadName,
-                Some("process_sort_index") => MetaKind::ProcessSort,
-                Some("thread_sort_index") => MetaKind::ThreadSort,
-                _ => MetaKind::Other,
-            };
-            let args: MetaArgs = raw
-                .args
-                .and_then(|a| serde_json::from_str(a.get()).ok())
-                .unwrap_or_default();
-            ParsedEvent {
-                event: Parsed::Meta {
-                    kind,
-                    pid: key(raw.pid),
-                    tid: key(raw.tid),
-                    name: args.name,
-                    sort_index: args.sort_index,
-                },
-                ph: ph.clone(),
-            }
-        }
-        "?" => skipped("no ph"),
-        _ => skipped("event kind not used for spans"),
+    Ok(Fields {
+        ph: raw.ph,
+        name: raw.name,
+        cat: raw.cat,
+        bp: raw.bp,
+        ts: raw.ts.map(RawValue::get),
+        dur: raw.dur.map(RawValue::get),
+        pid: raw.pid.map(RawValue::get),
+        tid: raw.tid.map(RawValue::get),
+        id: raw.id.map(RawValue::get),
+        bind_id: raw.bind_id.map(RawValue::get),
+        args: raw.args.map(RawValue::get),
+        flow_in: raw.flow_in,
+        flow_out: raw.flow_out,
     })
 }
 

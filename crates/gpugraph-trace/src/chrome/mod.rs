@@ -14,14 +14,17 @@
 //! wrong type, no timestamp, an unknown `ph`) is counted in [`IngestReport::skipped`] with the
 //! first offset, never fatal.
 
+pub mod block;
 pub mod event;
+pub mod fast;
+pub mod parallel;
 pub mod scan;
 
 use std::ops::Range;
 
 use crate::error::TraceError;
 use crate::model::{build, IngestReport, TraceModel};
-use event::{parse_event, ParsedEvent};
+use block::{merge, parse_block, Events, ParsedBlock};
 
 /// Whether `bytes` start with the gzip magic.
 pub fn is_gzip(bytes: &[u8]) -> bool {
@@ -47,60 +50,26 @@ pub struct IngestOptions {
     pub threads: usize,
 }
 
-/// The byte offset inside `bytes` of serde's `(line, column)` (both 1-based).
-fn offset_of(bytes: &[u8], line: usize, column: usize) -> usize {
-    let mut at = 0;
-    for _ in 1..line {
-        match memchr::memchr(b'\n', &bytes[at..]) {
-            Some(k) => at += k + 1,
-            None => break,
-        }
+/// The parser threads for `options` (always 1 on wasm32).
+fn thread_count(options: IngestOptions) -> usize {
+    if cfg!(target_arch = "wasm32") {
+        1
+    } else if options.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        options.threads
     }
-    (at + column.saturating_sub(1)).min(bytes.len())
-}
-
-type Block = Result<Vec<(ParsedEvent, u64)>, TraceError>;
-
-fn parse_block(bytes: &[u8], ranges: &[Range<usize>]) -> Block {
-    let mut out = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        let el = &bytes[r.clone()];
-        match parse_event(el) {
-            Ok(e) => out.push((e, r.start as u64)),
-            Err(e) if e.is_data() => out.push((
-                ParsedEvent {
-                    event: event::Parsed::Skipped {
-                        reason: "malformed field",
-                    },
-                    ph: "?".into(),
-                },
-                r.start as u64,
-            )),
-            Err(e) => {
-                return Err(TraceError::Syntax {
-                    offset: (r.start + offset_of(el, e.line(), e.column())) as u64,
-                    what: e.to_string(),
-                })
-            }
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn parse_all(bytes: &[u8], ranges: &[Range<usize>], threads: usize) -> Block {
-    let threads = if threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        threads
-    };
+fn parse_all(bytes: &[u8], ranges: &[Range<usize>], threads: usize) -> Result<Events, TraceError> {
     // Below a few thousand events a thread costs more than it saves.
     let blocks = threads.min(ranges.len() / 4096).max(1);
     if blocks == 1 {
-        return parse_block(bytes, ranges);
+        return Ok(merge(vec![parse_block(bytes, ranges)?]));
     }
     let per = ranges.len().div_ceil(blocks);
-    let results: Vec<Block> = std::thread::scope(|s| {
+    let results: Vec<Result<ParsedBlock<'_>, TraceError>> = std::thread::scope(|s| {
         let handles: Vec<_> = ranges
             .chunks(per)
             .map(|c| s.spawn(move || parse_block(bytes, c)))
@@ -110,16 +79,48 @@ fn parse_all(bytes: &[u8], ranges: &[Range<usize>], threads: usize) -> Block {
             .map(|h| h.join().expect("parser thread panicked"))
             .collect()
     });
-    let mut out = Vec::with_capacity(ranges.len());
-    for r in results {
-        out.extend(r?);
-    }
-    Ok(out)
+    Ok(merge(results.into_iter().collect::<Result<_, _>>()?))
 }
 
 #[cfg(target_arch = "wasm32")]
-fn parse_all(bytes: &[u8], ranges: &[Range<usize>], _threads: usize) -> Block {
-    parse_block(bytes, ranges)
+fn parse_all(bytes: &[u8], ranges: &[Range<usize>], _threads: usize) -> Result<Events, TraceError> {
+    Ok(merge(vec![parse_block(bytes, ranges)?]))
+}
+
+/// The fast path over decompressed `bytes`: `None` where it is unsure.
+fn parse_fast(bytes: &[u8], threads: usize) -> Option<(scan::Layout, Events)> {
+    let mut events = None;
+    let layout = scan::scan_with(bytes, &mut |b, i, open_end| {
+        let (e, end) =
+            parallel::parse_array(b, i, open_end, threads).ok_or_else(|| TraceError::Syntax {
+                offset: i as u64,
+                what: "the fast path is unsure".into(),
+            })?;
+        events = Some(e);
+        Ok((Vec::new(), end))
+    })
+    .ok()?;
+    Some((layout, events?))
+}
+
+/// Parses decompressed `bytes` into events in file order with their string and key tables.
+/// `fast`: the fast path ([`fast`], [`parallel`]) where it is sure, else (and with `fast`
+/// false) the reference path: the structural [`scan`], then serde per element. Both give the
+/// same events and the same errors.
+pub fn parse_events(
+    bytes: &[u8],
+    options: IngestOptions,
+    fast: bool,
+) -> Result<(scan::Layout, Events), TraceError> {
+    let threads = thread_count(options);
+    if fast {
+        if let Some(done) = parse_fast(bytes, threads) {
+            return Ok(done);
+        }
+    }
+    let layout = scan::scan(bytes)?;
+    let events = parse_all(bytes, &layout.events, threads)?;
+    Ok((layout, events))
 }
 
 /// Parses a whole Chrome trace (JSON text, or gzip of it) into the canonical model.
@@ -131,8 +132,7 @@ pub fn parse_chrome_trace(bytes: &[u8], options: IngestOptions) -> Result<TraceM
     } else {
         bytes
     };
-    let layout = scan::scan(bytes)?;
-    let events = parse_all(bytes, &layout.events, options.threads)?;
+    let (layout, events) = parse_events(bytes, options, true)?;
     let report = IngestReport {
         bare_array: layout.bare_array,
         display_time_unit: layout.display_time_unit,
