@@ -9,8 +9,12 @@
 //! written one event per few lines with two-space indentation as torch does.
 //!
 //! ```text
-//! cargo run --release -p gpugraph-trace --example ingest_speed -- [EVENTS | --file PATH] [--repeat R]
+//! cargo run --release -p gpugraph-trace --example ingest_speed -- \
+//!     [EVENTS | --file PATH] [--repeat R] [--threads 1,2,...]
 //! ```
+//!
+//! `INGEST_SPEED_WRITE=PATH` also writes the generated trace to `PATH`. Timings are the best
+//! of `R` runs (default 3) of the whole `parse_chrome_trace` (parse and model build).
 
 use std::time::Instant;
 
@@ -162,11 +166,20 @@ fn main() {
     let mut events = 1_000_000usize;
     let mut file = None;
     let mut repeat = 3usize;
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut thread_counts = vec![1, all];
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
             "--file" => {
                 file = args.get(i + 1).cloned();
+                i += 1;
+            }
+            "--threads" => {
+                thread_counts = args
+                    .get(i + 1)
+                    .map(|t| t.split(',').filter_map(|n| n.parse().ok()).collect())
+                    .unwrap_or_default();
                 i += 1;
             }
             "--repeat" => {
@@ -194,8 +207,7 @@ fn main() {
         std::fs::write(&out, &bytes).expect("writable output");
     }
     let mb = bytes.len() as f64 / 1e6;
-    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for threads in [1, all] {
+    for threads in thread_counts {
         let mut best = f64::INFINITY;
         let mut summary = String::new();
         for _ in 0..repeat.max(1) {

@@ -182,6 +182,8 @@ struct RawSpan {
 
 /// `(pid, tid)` key IDs.
 type ThreadKey = (KeyId, KeyId);
+/// The spans with `flow_out` and those with `flow_in` of one bind ID.
+type BindEnds = (Vec<u32>, Vec<u32>);
 /// A `B` (with its span) or an `E`: `(ts, ordinal, is_begin, span)`.
 type BeginEnd = (i64, u32, bool, Option<RawSpan>);
 
@@ -467,7 +469,7 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
     let mut parents = Vec::with_capacity(total);
     let mut span_categories = Vec::with_capacity(total);
     let mut source_offsets = Vec::with_capacity(total);
-    let mut binds: FxHashMap<Sym, (Vec<u32>, Vec<u32>)> = FxHashMap::default();
+    let mut binds: FxHashMap<Sym, BindEnds> = FxHashMap::default();
     for (t, list) in by_thread.iter_mut().enumerate() {
         list.sort_by_key(|s| (s.core.ts, std::cmp::Reverse(s.dur), s.ordinal));
         let first = spans.len() as u32;
@@ -631,7 +633,7 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
             report.flow_missing_end += 1;
         }
     }
-    let mut binds: Vec<(Sym, (Vec<u32>, Vec<u32>))> = binds.into_iter().collect();
+    let mut binds: Vec<(Sym, BindEnds)> = binds.into_iter().collect();
     binds.sort_unstable_by(|a, b| strings[a.0 as usize].cmp(&strings[b.0 as usize]));
     for (b, (outs, ins)) in binds {
         let b = &strings[b as usize];

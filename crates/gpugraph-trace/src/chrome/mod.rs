@@ -24,7 +24,9 @@ use std::ops::Range;
 
 use crate::error::TraceError;
 use crate::model::{build, IngestReport, TraceModel};
-use block::{merge, parse_block, Events, ParsedBlock};
+#[cfg(not(target_arch = "wasm32"))]
+use block::ParsedBlock;
+use block::{merge, parse_block, Events};
 
 /// Whether `bytes` start with the gzip magic.
 pub fn is_gzip(bytes: &[u8]) -> bool {

@@ -11,8 +11,6 @@
 //! true, and so on. A wrong guess (or any doubt in a later chunk) reparses the array on one
 //! thread; any doubt there gives `None`, and the caller takes the reference path.
 
-use std::ops::Range;
-
 use super::block::{merge, Events, ParsedBlock};
 use super::fast;
 
@@ -149,7 +147,7 @@ pub fn parse_array(b: &[u8], i: usize, open_end: bool, threads: usize) -> Option
 
 #[cfg(not(target_arch = "wasm32"))]
 fn chunked(b: &[u8], starts: &[usize], open_end: bool) -> Option<(Events, usize)> {
-    let bounds: Vec<Range<usize>> = starts
+    let bounds: Vec<std::ops::Range<usize>> = starts
         .iter()
         .enumerate()
         .map(|(k, &s)| s..starts.get(k + 1).copied().unwrap_or(usize::MAX))
