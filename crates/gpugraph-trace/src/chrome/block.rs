@@ -141,6 +141,12 @@ struct Block<'a> {
     key_text: FxHashMap<Option<&'a str>, KeyId>,
     keys: Vec<TraceKey>,
     flow_key: String,
+    /// IDs of one-byte ASCII strings (`ph`s), `u32::MAX` until seen.
+    short: [Sym; 128],
+    /// The last borrowed name and category seen, with their IDs (runs repeat them).
+    last_str: [Option<(&'a str, Sym)>; 2],
+    /// The last `pid` and `tid` texts seen, with their IDs.
+    last_key: [Option<(Option<&'a str>, KeyId)>; 2],
 }
 
 impl<'a> Block<'a> {
@@ -151,30 +157,77 @@ impl<'a> Block<'a> {
             key_text: FxHashMap::default(),
             keys: Vec::new(),
             flow_key: String::new(),
+            short: [u32::MAX; 128],
+            last_str: [None; 2],
+            last_key: [None; 2],
         }
     }
 
-    fn key(&mut self, raw: Option<&'a str>) -> KeyId {
-        if let Some(&k) = self.key_text.get(&raw) {
-            return k;
+    /// The key ID of `raw`; `slot`: 0 for `pid`, 1 for `tid` (its one-entry cache).
+    fn key(&mut self, raw: Option<&'a str>, slot: usize) -> KeyId {
+        if let Some((text, k)) = self.last_key[slot] {
+            if text == raw {
+                return k;
+            }
         }
-        let k = self.keys.len() as KeyId;
-        self.keys.push(key(raw));
-        self.key_text.insert(raw, k);
+        let k = match self.key_text.get(&raw) {
+            Some(&k) => k,
+            None => {
+                let k = self.keys.len() as KeyId;
+                self.keys.push(key(raw));
+                self.key_text.insert(raw, k);
+                k
+            }
+        };
+        self.last_key[slot] = Some((raw, k));
         k
     }
 
-    fn str(&mut self, s: Option<Cow<'a, str>>) -> Sym {
-        self.strings.id(s.unwrap_or(Cow::Borrowed("")))
+    /// The ID of `s` (`""` when absent); `slot`: 0 for names, 1 for categories (its
+    /// one-entry cache).
+    fn str(&mut self, s: Option<&Cow<'a, str>>, slot: usize) -> Sym {
+        let Some(s) = s else {
+            return self.short_id("");
+        };
+        if let Cow::Borrowed(b) = s {
+            if let Some((last, id)) = self.last_str[slot] {
+                if last == *b {
+                    return id;
+                }
+            }
+            let id = self.short_id(b);
+            self.last_str[slot] = Some((*b, id));
+            return id;
+        }
+        self.strings.id(s.clone())
+    }
+
+    /// The ID of a borrowed `s`, through the one-byte table where it fits.
+    fn short_id(&mut self, s: &'a str) -> Sym {
+        match s.as_bytes() {
+            &[c] if c < 128 => {
+                let id = self.short[c as usize];
+                if id != u32::MAX {
+                    return id;
+                }
+                let id = self.strings.id(Cow::Borrowed(s));
+                self.short[c as usize] = id;
+                id
+            }
+            _ => self.strings.id(Cow::Borrowed(s)),
+        }
     }
 
     /// Appends the event of `f`: the rules of the reference (`ph` decides; an `X` checks
     /// its duration, a flow its `id`, then the timestamp is needed; `M` needs none).
     fn push(&mut self, f: Fields<'a>, offset: u64) {
         let ph_text = f.ph.clone().unwrap_or(Cow::Borrowed("?"));
-        let ph = match self.strings.ids.get(ph_text.as_ref()) {
-            Some(&s) => s,
-            None => self.strings.id(ph_text.clone()),
+        let ph = match &ph_text {
+            Cow::Borrowed(b) => self.short_id(b),
+            Cow::Owned(o) => match self.strings.ids.get(o.as_str()) {
+                Some(&s) => s,
+                None => self.strings.id(Cow::Owned(o.clone())),
+            },
         };
         let ts = match f.ts.map(micros_to_ticks) {
             Some(Some(t)) => Ok(t),
@@ -182,10 +235,9 @@ impl<'a> Block<'a> {
             None => Err("no timestamp"),
         };
         let event = match ph_text.as_ref() {
-            "X" => match (bad_duration(f.dur), ts) {
-                (Some(reason), _) | (None, Err(reason)) => Parsed::Skipped { reason },
-                (None, Ok(ts)) => {
-                    let dur = f.dur.and_then(micros_to_ticks);
+            "X" => match (duration(f.dur), ts) {
+                (Err(reason), _) | (Ok(_), Err(reason)) => Parsed::Skipped { reason },
+                (Ok(dur), Ok(ts)) => {
                     let bind = f.bind_id.map(|b| {
                         (
                             self.strings.id(id_text(b)),
@@ -239,8 +291,8 @@ impl<'a> Block<'a> {
                 let (name, sort_index) = meta_args(f.args);
                 Parsed::Meta(Box::new(Meta {
                     kind: meta_kind(f.name.as_deref()),
-                    pid: self.key(f.pid),
-                    tid: self.key(f.tid),
+                    pid: self.key(f.pid, 0),
+                    tid: self.key(f.tid, 1),
                     name,
                     sort_index,
                 }))
@@ -256,20 +308,20 @@ impl<'a> Block<'a> {
     fn core(&mut self, f: &Fields<'a>, ts: i64) -> EventCore {
         EventCore {
             ts,
-            pid: self.key(f.pid),
-            tid: self.key(f.tid),
-            name: self.str(f.name.clone()),
-            cat: self.str(f.cat.clone()),
+            pid: self.key(f.pid, 0),
+            tid: self.key(f.tid, 1),
+            name: self.str(f.name.as_ref(), 0),
+            cat: self.str(f.cat.as_ref(), 1),
         }
     }
 }
 
-/// Why an `X` event's `dur` makes it unusable, if it does.
-fn bad_duration(dur: Option<&str>) -> Option<&'static str> {
+/// An `X` event's duration ticks (`None`: absent), or why it makes the event unusable.
+fn duration(dur: Option<&str>) -> Result<Option<i64>, &'static str> {
     match dur.map(micros_to_ticks) {
-        Some(None) => Some("duration is not a number"),
-        Some(Some(d)) if d < 0 => Some("negative duration"),
-        _ => None,
+        Some(None) => Err("duration is not a number"),
+        Some(Some(d)) if d < 0 => Err("negative duration"),
+        d => Ok(d.flatten()),
     }
 }
 

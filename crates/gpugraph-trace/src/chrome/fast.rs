@@ -72,10 +72,13 @@ fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Index of the first byte at or after `i` that is not ordinary string content.
+/// Index of the first byte at or after `i` that is not ordinary string content (a quote, a
+/// backslash or a control character), or `b.len()`.
 #[inline(always)]
 fn string_run(b: &[u8], mut i: usize) -> usize {
-    // Eight bytes at a time while none is a quote, a backslash or below 0x20.
+    // Eight bytes at a time. Each mask flags the bytes equal to `"`, equal to `\` or below
+    // 0x20; the lowest flag is always exact (no borrow reaches it), so its position is the
+    // answer.
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     while let Some(chunk) = b.get(i..i + 8) {
@@ -84,8 +87,9 @@ fn string_run(b: &[u8], mut i: usize) -> usize {
         let slash = x ^ (LO * u64::from(b'\\'));
         let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
         let control = x.wrapping_sub(LO * 0x20) & !x & HI;
-        if zero(quote) | zero(slash) | control != 0 {
-            break;
+        let m = zero(quote) | zero(slash) | control;
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
@@ -292,14 +296,17 @@ fn array(b: &[u8], i: usize, depth: u32) -> Option<usize> {
 /// `end` at its closing quote.
 type Span = (usize, usize);
 
+/// A string field: where its content lies and whether it has escapes.
+type StrSpan = (usize, usize, bool);
+
 /// A string field's value (`None`: `null`), decoded from the element text `s` (`at`: the
 /// element's offset in the buffer the span counts in).
-fn decode<'a>(s: &'a str, at: usize, v: Option<Span>) -> Option<Option<Cow<'a, str>>> {
-    let Some((a, e)) = v else {
+fn decode<'a>(s: &'a str, at: usize, v: Option<StrSpan>) -> Option<Option<Cow<'a, str>>> {
+    let Some((a, e, escaped)) = v else {
         return Some(None);
     };
     let (a, e) = (a - at, e - at);
-    if !s.as_bytes()[a..e].contains(&b'\\') {
+    if !escaped {
         return Some(Some(Cow::Borrowed(s.get(a..e)?)));
     }
     let (end, v) = string(s, a)?;
@@ -313,7 +320,7 @@ pub fn fields(b: &[u8], start: usize) -> Option<(Fields<'_>, usize)> {
         return None;
     }
     // Pass 1: structure, validation and where the fields are.
-    let mut strs: [Option<Span>; 4] = [None; 4];
+    let mut strs: [Option<StrSpan>; 4] = [None; 4];
     let mut raws: [Option<Span>; 7] = [None; 7];
     let mut flags: [Option<bool>; 2] = [None; 2];
     let mut seen = 0u32;
@@ -364,8 +371,13 @@ pub fn fields(b: &[u8], start: usize) -> Option<(Fields<'_>, usize)> {
             let end = match slot {
                 0..=3 => match c {
                     b'"' => {
-                        let e = skip_string(b, i + 1)?;
-                        strs[slot] = Some((i + 1, e - 1));
+                        let plain = string_run(b, i + 1);
+                        let e = if b.get(plain) == Some(&b'"') {
+                            plain + 1
+                        } else {
+                            skip_string(b, i + 1)?
+                        };
+                        strs[slot] = Some((i + 1, e - 1, e != plain + 1));
                         e
                     }
                     b'n' => literal(b, i, b"null")?,
