@@ -239,7 +239,8 @@ impl<'a> Renumber<'a> {
     }
 }
 
-/// Builds the model from parsed events in file order.
+/// Builds the model from parsed events in file order. Time arithmetic wraps (as release
+/// builds always did) so that extreme timestamps never panic in debug builds.
 pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceModel, TraceError> {
     let Events {
         events,
@@ -346,7 +347,7 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
             if is_begin {
                 stack.extend(s);
             } else if let Some(mut b) = stack.pop() {
-                b.dur = ts - b.core.ts;
+                b.dur = ts.wrapping_sub(b.core.ts);
                 raw.push(b);
             } else {
                 report.unmatched_ends += 1;
@@ -370,7 +371,7 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
         .max()
         .unwrap_or(origin);
     for mut s in unfinished {
-        s.dur = end_abs - s.core.ts;
+        s.dur = end_abs.wrapping_sub(s.core.ts);
         s.flags |= SpanFlags::UNFINISHED;
         raw.push(s);
     }
@@ -524,7 +525,7 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
                 }
             }
             spans.push(TraceSpan::pack(SpanParts {
-                start: (s.core.ts - origin) as u64,
+                start: s.core.ts.wrapping_sub(origin) as u64,
                 duration,
                 thread: t as u32,
                 process: threads[t].process,
@@ -568,7 +569,7 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
     let bind_span = |f: &FlowEvent| -> Option<u32> {
         let t = *thread_index.get(&f.thread)?;
         let r = threads[t as usize].spans.clone();
-        let ts = (f.ts - origin) as u64;
+        let ts = f.ts.wrapping_sub(origin) as u64;
         let local = &spans[r.start as usize..r.end as usize];
         let k = local.partition_point(|s| s.start() <= ts);
         let enclosing_first = f.enclosing || f.phase == b's';

@@ -652,3 +652,13 @@ fn fallbacks_inside_a_big_trace_keep_file_order() {
     assert!(m.names.iter().any(|n| n == "pair 😀 é"));
     assert!(m.names.iter().any(|n| n == "escaped key"));
 }
+
+#[test]
+fn extreme_timestamps_do_not_panic() {
+    let s = r#"[{"ph":"X","ts":-9223372036854775.808,"dur":9223372036854775.807,"name":"a"},
+        {"ph":"B","ts":9223372036854775.807,"name":"b"},{"ph":"E","ts":-9223372036854775.808},
+        {"ph":"B","ts":9223372036854775.807,"name":"open"},
+        {"ph":"s","id":1,"ts":9223372036854775.807},{"ph":"f","id":1,"ts":-9223372036854775.808}]"#;
+    let m = parse_chrome_trace(s.as_bytes(), opts(1)).unwrap();
+    assert_eq!(m.report.events, 6);
+}

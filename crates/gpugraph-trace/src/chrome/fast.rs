@@ -476,3 +476,59 @@ pub fn object_end(b: &[u8], i: usize) -> Option<usize> {
         j += 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_runs_stop_at_the_first_special_byte() {
+        for len in 0..40 {
+            for special in [b'"', b'\\', b'\n', 0u8, 0x1f] {
+                let mut s = vec![b'a'; len];
+                s.extend_from_slice("é€😀".as_bytes());
+                let at = s.len();
+                s.push(special);
+                s.extend_from_slice(b"\"\\\x01tail");
+                assert_eq!(string_run(&s, 0), at, "{len} {special}");
+            }
+            assert_eq!(string_run(&vec![b'x'; len], 0), len);
+        }
+    }
+
+    #[test]
+    fn fields_or_doubt() {
+        let f = |s: &str| fields(s.as_bytes(), 0).map(|(f, e)| (format!("{f:?}"), e));
+        let s = r#"{ "ph" : "X", "ts":1.5e3,"name":"a\"b\u00e9\ud83d\ude00","args":{"x":[1,{}]} } tail"#;
+        let (d, e) = f(s).unwrap();
+        assert_eq!(e, s.find(" tail").unwrap());
+        assert!(d.contains(r#"name: Some("a\"bé😀")"#), "{d}");
+        assert!(d.contains(r#"ts: Some("1.5e3")"#), "{d}");
+        assert!(d.contains(r#"args: Some("{\"x\":[1,{}]}")"#), "{d}");
+        assert!(f(r#"{"ph":null,"ts":null,"flow_in":null}"#).is_some());
+        // Serde decides: duplicates, escaped keys, wrong types, lone surrogates, bad JSON.
+        for s in [
+            r#"{"ph":"X","ph":"X"}"#,
+            r#"{"p\u0068":"X"}"#,
+            r#"{"ph":5}"#,
+            r#"{"flow_in":1}"#,
+            r#"{"name":"\ud800"}"#,
+            r#"{"name":"\udc00"}"#,
+            r#"{"ts":01}"#,
+            r#"{"ts":1.}"#,
+            r#"{"ts":-}"#,
+            r#"{"args":{"a":1,}}"#,
+            r#"{"args":[1 2]}"#,
+            r#"{"x":tru}"#,
+            "{\"name\":\"tab\there\"}",
+            r#"{"a":"\x"}"#,
+            r#"{"ph":"X""#,
+            "[]",
+        ] {
+            assert!(f(s).is_none(), "{s}");
+        }
+        let deep = format!("{{\"args\":{}{}}}", "[".repeat(120), "]".repeat(120));
+        assert!(f(&deep).is_none(), "deep nesting goes to serde");
+        assert!(fields(b"{\"name\":\"\xff\"}", 0).is_none(), "invalid UTF-8");
+    }
+}

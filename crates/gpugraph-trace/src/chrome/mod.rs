@@ -2,17 +2,42 @@
 //! `export_chrome_trace`, Chromium's `--trace-startup`, Perfetto's JSON export and many tools
 //! write), plain or gzip-compressed.
 //!
-//! Pipeline: gzip is detected by its magic bytes and inflated; [`scan::scan`] finds every
-//! event element's byte range in one pass without building values; the elements are parsed
-//! independently (on native targets in parallel over the available cores, in contiguous
-//! blocks so results keep file order) into small typed events ([`event::parse_event`],
-//! borrowed fields, exact integer timestamps); [`crate::model`] turns those into canonical
-//! spans, lanes, parents and dependencies. No step builds a document tree of the file.
+//! Pipeline: gzip is detected by its magic bytes and inflated. The fast path then parses
+//! the event array in one pass, without a separate structural scan and without building
+//! values: [`parallel::parse_array`] cuts the array into contiguous chunks at guessed event
+//! starts (on native targets one per thread; the guesses are verified, see [`parallel`]);
+//! each chunk's events are read by [`fast::fields`], a hand-written byte parser that checks
+//! the whole JSON grammar, decodes the few fields ingestion needs (`ph`, `name`, `cat`, `bp`;
+//! `ts`, `dur`, `pid`, `tid`, `id`, `bind_id` and `args` as their exact text; `flow_in`,
+//! `flow_out`) and skips everything else by offset; [`block`] turns the fields into compact
+//! events with exact integer timestamps ([`event::micros_to_ticks`]) and names, categories,
+//! `ph`s, flow keys and process/thread keys interned per chunk (FxHash), and merges the
+//! chunks in file order. [`crate::model`] turns the events into canonical spans, lanes,
+//! parents and dependencies.
+//!
+//! The reference path is the structural [`scan::scan`] (every element's byte range) and
+//! serde per element ([`event::serde_fields`]). The fast parser hands every element it is
+//! not sure of to serde (an escaped key, a duplicate field, a field of the wrong type, a
+//! lone surrogate, invalid UTF-8, deep nesting), and on malformed JSON or an unusual shape
+//! (an element that is not an object) the whole input goes down the reference path, so
+//! events, skips and errors (with their offsets) are the reference's exactly;
+//! `tests/ingest_fast.rs` checks both paths against each other and against
+//! `serde_json::Value` on random, mutated and truncated traces.
 //!
 //! Errors: malformed JSON is a [`TraceError::Syntax`] with the byte offset (inside the
 //! decompressed input); an element that is valid JSON but not a usable event (a field of the
 //! wrong type, no timestamp, an unknown `ph`) is counted in [`IngestReport::skipped`] with the
 //! first offset, never fatal.
+//!
+//! Speed (issue 46), `parse_chrome_trace` whole (parse and model build) on a generated
+//! torch.profiler-like trace, opt-level 3, best of 3 runs:
+//!
+//! ```text
+//! cargo build --release -p gpugraph-trace --example ingest_speed
+//! target/release/examples/ingest_speed 200000 --threads 1,2   # 57.8 MB, 200,025 events
+//! ```
+//!
+//! SPEED_TABLE
 
 pub mod block;
 pub mod event;
