@@ -209,12 +209,17 @@ fn main() {
     let mb = bytes.len() as f64 / 1e6;
     for threads in thread_counts {
         let mut best = f64::INFINITY;
+        let mut best_cpu = f64::INFINITY;
         let mut summary = String::new();
         for _ in 0..repeat.max(1) {
+            let cpu0 = cpu_seconds();
             let t = Instant::now();
             let m =
                 parse_chrome_trace(&bytes, IngestOptions { threads }).expect("the trace parses");
             best = best.min(t.elapsed().as_secs_f64());
+            if let (Some(a), Some(b)) = (cpu0, cpu_seconds()) {
+                best_cpu = best_cpu.min(b - a);
+            }
             summary = format!(
                 "{} events, {} spans, {} dependencies, {} names",
                 m.report.events,
@@ -222,11 +227,26 @@ fn main() {
                 m.dependencies.len(),
                 m.names.len()
             );
+            drop(m);
         }
+        let cpu = if best_cpu.is_finite() {
+            format!("; {:.1} MB per CPU-second", mb / best_cpu.max(0.01))
+        } else {
+            String::new()
+        };
         println!(
-            "threads {threads}: {mb:.1} MB in {best:.3} s = {:.1} MB/s ({:.1} MB/s per thread); {summary}",
+            "threads {threads}: {mb:.1} MB in {best:.3} s = {:.1} MB/s ({:.1} MB/s per thread{cpu}); {summary}",
             mb / best,
             mb / best / threads as f64
         );
     }
+}
+
+/// This process's user + system CPU time (Linux `/proc`, 100 Hz ticks), if known.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
 }
