@@ -434,49 +434,6 @@ pub fn fields(b: &[u8], start: usize) -> Option<(Fields<'_>, usize)> {
     Some((f, end))
 }
 
-/// Byte classes for [`object_end`]: 1 for `"`, `{` and `}`.
-const STRUCT_CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    t[b'"' as usize] = 1;
-    t[b'{' as usize] = 1;
-    t[b'}' as usize] = 1;
-    t
-};
-
-/// The index past the `}` that closes the object opened at `b[i] == '{'`, counting braces
-/// outside strings only (brackets are checked later by [`fields`]); `None` when the input
-/// ends first.
-pub fn object_end(b: &[u8], i: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut j = i;
-    loop {
-        while STRUCT_CLASS[*b.get(j)? as usize] == 0 {
-            j += 1;
-        }
-        match b[j] {
-            b'"' => {
-                j += 1;
-                loop {
-                    j = string_run(b, j);
-                    match *b.get(j)? {
-                        b'"' => break,
-                        b'\\' => j += 2,
-                        _ => j += 1,
-                    }
-                }
-            }
-            b'{' => depth += 1,
-            _ => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(j + 1);
-                }
-            }
-        }
-        j += 1;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@
 
 use super::block::{merge, Events, ParsedBlock};
 use super::fast;
+use super::scan::skip_value;
 
 /// Chunks smaller than this are not worth a thread.
 const MIN_CHUNK_BYTES: usize = 1 << 20;
@@ -59,11 +60,10 @@ fn run<'a>(
                 end
             }
             None => {
-                // Serde decides this element (escaped keys, duplicates, wrong types, ...).
-                if b.get(i) != Some(&b'{') {
-                    return None;
-                }
-                let end = fast::object_end(b, i)?;
+                // Serde decides this element (escaped keys, duplicates, wrong types, ...),
+                // over the range the reference scan gives it (whose bracket check comes
+                // first there: serde may stop at a wrong type before malformed JSON).
+                let end = skip_value(b, i).ok()?;
                 block.push_serde(b, i..end).ok()?;
                 end
             }

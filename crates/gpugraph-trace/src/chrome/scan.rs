@@ -58,8 +58,9 @@ fn skip_string(b: &[u8], i: usize) -> Result<usize, TraceError> {
     }
 }
 
-/// The index just past the value starting at `i` (after whitespace).
-fn skip_value(b: &[u8], i: usize) -> Result<usize, TraceError> {
+/// The index just past the value starting at `i` (after whitespace): strings and bracket
+/// nesting are checked, scalars are not (the per-event parser checks them).
+pub fn skip_value(b: &[u8], i: usize) -> Result<usize, TraceError> {
     match b.get(i) {
         None => Err(syntax(i, "value expected, found the end of the input")),
         Some(b'"') => skip_string(b, i),
