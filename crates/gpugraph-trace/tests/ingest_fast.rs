@@ -570,7 +570,9 @@ fn empty_and_single_event_traces() {
     // would stop at the type ("malformed field"); the reference scan's bracket error wins.
     let mismatched = r#"[{"ph":"X","ts":1},{"name" : ["a","pid":1}]"#;
     match agree(mismatched.as_bytes(), 1) {
-        Err(TraceError::Syntax { offset, .. }) => assert_eq!(offset, 41, "the `}` closing `[`"),
+        Err(TraceError::Syntax { offset, .. }) => {
+            assert_eq!(offset, 41, "the brace closing the bracket")
+        }
         other => panic!("{other:?}"),
     }
     // Elements that are not objects: serde's type error, skipped, on both paths.
