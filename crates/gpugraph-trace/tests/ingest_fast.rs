@@ -2,13 +2,15 @@
 //! (`serde_json::Value`, a small oracle of the event rules) on random traces with random
 //! nesting, escapes, whitespace and number spellings; against the reference path (the
 //! structural scan and serde per element) on the same traces, on mutated and truncated
-//! copies (same events or the same error, never a panic), and at parallel chunk boundaries
-//! with 2, 3 and 7 threads.
+//! copies (same events or the same error, never a panic), and on empty, one-event and
+//! non-object inputs. `ingest_chunks.rs` covers the parallel chunks.
 
+mod common;
+
+use common::{agree, opts, rounds, seed};
 use gpugraph_trace::chrome::block::{Events, Parsed};
 use gpugraph_trace::chrome::event::MetaKind;
-use gpugraph_trace::chrome::parse_events;
-use gpugraph_trace::{parse_chrome_trace, IngestOptions, TraceError, TraceKey};
+use gpugraph_trace::{parse_chrome_trace, TraceError, TraceKey};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
@@ -403,60 +405,6 @@ fn oracle(v: &Value, ts: Option<i64>, dur: Option<i64>) -> Plain {
     }
 }
 
-/// Rounds of the random tests: `base` × `INGEST_FAST_SCALE` (default 1; raise it for a
-/// longer search).
-fn rounds(base: usize) -> usize {
-    let scale = std::env::var("INGEST_FAST_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
-    base * scale
-}
-
-/// A seed: `base`, varied by `INGEST_FAST_SEED` when set.
-fn seed(base: u64) -> u64 {
-    let extra: u64 = std::env::var("INGEST_FAST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    base ^ extra.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-fn opts(threads: usize) -> IngestOptions {
-    IngestOptions { threads }
-}
-
-/// Fast and reference paths agree: the same events, or the same error.
-fn agree(bytes: &[u8], threads: usize) -> Result<Events, TraceError> {
-    let fast = parse_events(bytes, opts(threads), true);
-    let reference = parse_events(bytes, opts(threads), false);
-    match (fast, reference) {
-        (Ok((fl, fe)), Ok((rl, re))) => {
-            assert_eq!(fe, re, "{}", String::from_utf8_lossy(bytes));
-            assert_eq!(
-                (fl.bare_array, fl.display_time_unit),
-                (rl.bare_array, rl.display_time_unit)
-            );
-            Ok(fe)
-        }
-        (Err(f), Err(r)) => {
-            assert_eq!(
-                format!("{f:?}"),
-                format!("{r:?}"),
-                "{}",
-                String::from_utf8_lossy(bytes)
-            );
-            Err(f)
-        }
-        (f, r) => panic!(
-            "fast {:?} vs reference {:?} on {}",
-            f.map(|x| x.1.events.len()),
-            r.map(|x| x.1.events.len()),
-            String::from_utf8_lossy(bytes)
-        ),
-    }
-}
-
 #[test]
 fn random_traces_match_serde_values_and_the_reference_path() {
     let mut g = Gen {
@@ -584,112 +532,4 @@ fn empty_and_single_event_traces() {
         agree(lone.as_bytes(), 1),
         Err(TraceError::Syntax { .. })
     ));
-}
-
-/// A trace of `n` events of about 400 bytes whose args hold arrays of objects and strings
-/// that look like event boundaries (`}, {`), so some chunk-start guesses fall inside events.
-fn boundary_trace(n: usize, tricky: bool) -> String {
-    let mut s = String::from("{\"traceEvents\": [\n");
-    for i in 0..n {
-        let args = if tricky && i % 3 == 0 {
-            format!(
-                r#"{{"objs": [{{"a": {i}}}, {{"b": "}}, {{\"c\": 1}}"}}, {{"d": [{{}}, {{}}]}}], "pad": "{}"}}"#,
-                "x".repeat(i % 200)
-            )
-        } else {
-            format!(
-                r#"{{"External id": {i}, "pad": "{}"}}"#,
-                "y".repeat(i % 150)
-            )
-        };
-        let name = if i % 11 == 0 {
-            "esc\\u00e9\\\""
-        } else {
-            "aten::op"
-        };
-        s.push_str(&format!(
-            "  {{\"ph\": \"X\", \"name\": \"{name}{}\", \"pid\": 1, \"tid\": {}, \"ts\": {}.{:03}, \"dur\": 1.5, \"args\": {args}}},\n",
-            i % 17,
-            i % 5,
-            1_700_000_000_000u64 + i as u64,
-            i % 1000
-        ));
-        if i % 7 == 0 {
-            s.push_str(&format!(
-                "  {{\"ph\": \"s\", \"id\": {i}, \"pid\": 1, \"tid\": 0, \"ts\": {}, \"cat\": \"ac2g\"}},\n",
-                1_700_000_000_000u64 + i as u64
-            ));
-        }
-    }
-    s.push_str("  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"args\": {\"name\": \"p\"}}\n]}");
-    s
-}
-
-#[test]
-fn chunk_boundaries_with_2_3_and_7_threads() {
-    for tricky in [false, true] {
-        // ~7.5 MB: more than one chunk per thread at 7 threads.
-        let text = boundary_trace(22_000, tricky);
-        let one = parse_chrome_trace(text.as_bytes(), opts(1)).unwrap();
-        let reference = agree(text.as_bytes(), 1).unwrap();
-        for threads in [2, 3, 7] {
-            let e = agree(text.as_bytes(), threads).unwrap();
-            assert_eq!(e, reference, "threads {threads}");
-            let m = parse_chrome_trace(text.as_bytes(), opts(threads)).unwrap();
-            assert_eq!(m, one, "threads {threads}");
-        }
-        assert!(one.report.skipped.is_empty(), "{:?}", one.report.skipped);
-        // A syntax error near the end is the reference's error whatever the thread count.
-        let mut bad = text.clone().into_bytes();
-        let at = text.rfind("\"dur\": 1.5").unwrap() + 9;
-        bad[at] = b'#';
-        let e1 = agree(&bad, 1).unwrap_err();
-        for threads in [2, 3, 7] {
-            let e = agree(&bad, threads).unwrap_err();
-            assert_eq!(format!("{e:?}"), format!("{e1:?}"));
-        }
-    }
-}
-
-#[test]
-fn fallbacks_inside_a_big_trace_keep_file_order() {
-    // Elements the fast parser leaves to serde (escaped keys, duplicates, wrong types) in
-    // every chunk of a parallel parse.
-    let mut text = String::from("[");
-    for i in 0..30_000u32 {
-        let e = match i % 1000 {
-            0 => format!(r#"{{"p\u0068":"X","ts":{i},"dur":1,"name":"escaped key"}}"#),
-            1 => format!(r#"{{"ph":"X","ph":"X","ts":{i}}}"#),
-            2 => format!(r#"{{"ph":"X","ts":{i},"name":5}}"#),
-            3 => format!(r#"{{"ph":"X","ts":{i},"flow_in":1}}"#),
-            4 => format!(r#"{{"ph":"X","ts":{i},"name":"pair \ud83d\ude00 \u00e9"}}"#),
-            _ => format!(
-                r#"{{"ph":"X","ts":{i},"dur":1,"name":"n{}","pid":1,"tid":{},"args":{{"pad":"{}"}}}}"#,
-                i % 13,
-                i % 3,
-                "z".repeat(200)
-            ),
-        };
-        text.push_str(&e);
-        text.push_str(",\n");
-    }
-    text.push(']');
-    let reference = agree(text.as_bytes(), 1).unwrap();
-    for threads in [2, 3, 7] {
-        assert_eq!(agree(text.as_bytes(), threads).unwrap(), reference);
-    }
-    let m = parse_chrome_trace(text.as_bytes(), opts(3)).unwrap();
-    assert_eq!(m.report.skipped["malformed field"].count, 90);
-    assert!(m.names.iter().any(|n| n == "pair 😀 é"));
-    assert!(m.names.iter().any(|n| n == "escaped key"));
-}
-
-#[test]
-fn extreme_timestamps_do_not_panic() {
-    let s = r#"[{"ph":"X","ts":-9223372036854775.808,"dur":9223372036854775.807,"name":"a"},
-        {"ph":"B","ts":9223372036854775.807,"name":"b"},{"ph":"E","ts":-9223372036854775.808},
-        {"ph":"B","ts":9223372036854775.807,"name":"open"},
-        {"ph":"s","id":1,"ts":9223372036854775.807},{"ph":"f","id":1,"ts":-9223372036854775.808}]"#;
-    let m = parse_chrome_trace(s.as_bytes(), opts(1)).unwrap();
-    assert_eq!(m.report.events, 6);
 }
