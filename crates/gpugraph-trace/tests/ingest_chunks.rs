@@ -2,10 +2,10 @@
 //! chunk-start guesses), serde fallbacks in every chunk, mutations of a chunked trace, and
 //! extreme timestamps.
 
-mod common;
+mod ingest_common;
 
-use common::{agree, opts, rounds, seed};
 use gpugraph_trace::parse_chrome_trace;
+use ingest_common::{agree, opts, rounds, seed};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

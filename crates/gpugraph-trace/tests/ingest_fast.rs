@@ -5,12 +5,12 @@
 //! copies (same events or the same error, never a panic), and on empty, one-event and
 //! non-object inputs. `ingest_chunks.rs` covers the parallel chunks.
 
-mod common;
+mod ingest_common;
 
-use common::{agree, opts, rounds, seed};
 use gpugraph_trace::chrome::block::{Events, Parsed};
 use gpugraph_trace::chrome::event::MetaKind;
 use gpugraph_trace::{parse_chrome_trace, TraceError, TraceKey};
+use ingest_common::{agree, opts, rounds, seed};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::Value;

@@ -1,63 +1,145 @@
-//! Helpers shared by the ingestion tests: both paths of `parse_events` compared, options,
-//! seeds and round counts.
-
+//! Shared by the GPU tests: a device (no adapter is a failure, never a skip), explicit
+//! readback through the tables crate's helper, and random traces and views.
 #![allow(dead_code)]
 
-use gpugraph_trace::chrome::block::Events;
-use gpugraph_trace::chrome::parse_events;
-use gpugraph_trace::{IngestOptions, TraceError};
+use std::collections::BTreeSet;
 
-/// Rounds of the random tests: `base` × `INGEST_FAST_SCALE` (default 1; raise it for a
-/// longer search).
-pub fn rounds(base: usize) -> usize {
-    let scale = std::env::var("INGEST_FAST_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
-    base * scale
+use gpugraph_command::GpuContext;
+use gpugraph_trace::*;
+use rand::{Rng, SeedableRng};
+
+pub fn ctx() -> GpuContext {
+    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
 }
 
-/// A seed: `base`, varied by `INGEST_FAST_SEED` when set.
-pub fn seed(base: u64) -> u64 {
-    let extra: u64 = std::env::var("INGEST_FAST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    base ^ extra.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+pub fn read(ctx: &GpuContext, b: &wgpu::Buffer, words: usize) -> Vec<u32> {
+    let bytes =
+        gpugraph_tables::readback::read_bytes(&ctx.device, &ctx.queue, b, 0, words as u64 * 4)
+            .unwrap();
+    bytemuck::pod_collect_to_vec(&bytes)
 }
 
-/// Options with `threads` parser threads.
-pub fn opts(threads: usize) -> IngestOptions {
-    IngestOptions { threads }
+pub fn submit(ctx: &GpuContext, f: impl FnOnce(&mut wgpu::CommandEncoder)) {
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    f(&mut enc);
+    ctx.queue.submit([enc.finish()]);
 }
 
-/// Fast and reference paths agree: the same events, or the same error.
-pub fn agree(bytes: &[u8], threads: usize) -> Result<Events, TraceError> {
-    let fast = parse_events(bytes, opts(threads), true);
-    let reference = parse_events(bytes, opts(threads), false);
-    match (fast, reference) {
-        (Ok((fl, fe)), Ok((rl, re))) => {
-            assert_eq!(fe, re, "{}", String::from_utf8_lossy(bytes));
-            assert_eq!(
-                (fl.bare_array, fl.display_time_unit),
-                (rl.bare_array, rl.display_time_unit)
-            );
-            Ok(fe)
-        }
-        (Err(f), Err(r)) => {
-            assert_eq!(
-                format!("{f:?}"),
-                format!("{r:?}"),
-                "{}",
-                String::from_utf8_lossy(bytes)
-            );
-            Err(f)
-        }
-        (f, r) => panic!(
-            "fast {:?} vs reference {:?} on {}",
-            f.map(|x| x.1.events.len()),
-            r.map(|x| x.1.events.len()),
-            String::from_utf8_lossy(bytes)
-        ),
+/// A random Chrome trace: processes (some with metadata only), threads, nested `X` spans,
+/// `B`/`E` pairs (some unbalanced), instants, zero durations, overlaps, and flows (cycles,
+/// missing ends) — parsed by the real ingestion.
+pub fn random_trace(seed: u64, spans: usize) -> TraceModel {
+    let mut r = rand::rngs::StdRng::seed_from_u64(seed);
+    let procs = r.random_range(1..5u32);
+    let mut ev = Vec::new();
+    let base = 1_700_000_000_000_000u64;
+    for p in 0..procs + 1 {
+        ev.push(format!(
+            r#"{{"ph":"M","name":"process_sort_index","pid":{p},"args":{{"sort_index":{}}}}}"#,
+            r.random_range(0..3)
+        ));
     }
+    let mut placed = Vec::new();
+    for i in 0..spans {
+        let (p, t) = (r.random_range(0..procs), r.random_range(0..3u32));
+        let ts = base + r.random_range(0..2_000u64);
+        let dur = match r.random_range(0..10) {
+            0 => 0,
+            1..=3 => r.random_range(1..20),
+            _ => r.random_range(1..400),
+        };
+        let kind = r.random_range(0..12);
+        let name = format!("n{}", r.random_range(0..9));
+        let ev_ = match kind {
+            0 => format!(r#"{{"ph":"i","name":"{name}","pid":{p},"tid":{t},"ts":{ts}}}"#),
+            1 => format!(
+                r#"{{"ph":"B","name":"{name}","pid":{p},"tid":{t},"ts":{ts}}},{{"ph":"E","pid":{p},"tid":{t},"ts":{}}}"#,
+                ts + dur
+            ),
+            2 if i % 5 == 0 => {
+                format!(r#"{{"ph":"B","name":"{name}","pid":{p},"tid":{t},"ts":{ts}}}"#)
+            }
+            _ => format!(
+                r#"{{"ph":"X","name":"{name}","pid":{p},"tid":{t},"ts":{ts}.{:03},"dur":{dur}}}"#,
+                r.random_range(0..1000)
+            ),
+        };
+        ev.push(ev_);
+        placed.push((p, t, ts));
+    }
+    for k in 0..spans / 3 {
+        let (a, b) = (
+            placed[r.random_range(0..placed.len())],
+            placed[r.random_range(0..placed.len())],
+        );
+        ev.push(format!(
+            r#"{{"ph":"s","id":{k},"pid":{},"tid":{},"ts":{}}}"#,
+            a.0, a.1, a.2
+        ));
+        if r.random_range(0..6) > 0 {
+            ev.push(format!(
+                r#"{{"ph":"f","bp":"e","id":{k},"pid":{},"tid":{},"ts":{}}}"#,
+                b.0, b.1, b.2
+            ));
+        }
+    }
+    let text = format!("[{}]", ev.join(","));
+    parse_chrome_trace(text.as_bytes(), IngestOptions::default()).unwrap()
+}
+
+pub fn random_view(r: &mut impl Rng, m: &TraceModel, max_hops: u32) -> TraceView {
+    let n = m.spans.len() as u32;
+    let mut v = TraceView::default();
+    if r.random_bool(0.7) {
+        let a = r.random_range(0..=m.end.max(1));
+        let b = r.random_range(a..=m.end.max(1) + 5);
+        v.window = (a, b);
+    }
+    if r.random_bool(0.3) {
+        v.min_duration = r.random_range(0..50_000);
+    }
+    if r.random_bool(0.2) {
+        v.max_duration = r.random_range(0..300_000);
+    }
+    if r.random_bool(0.3) {
+        v.groups = r.random_range(0..8);
+    }
+    if r.random_bool(0.15) && !m.names.is_empty() {
+        v.name = Some(r.random_range(0..m.names.len() as u32));
+    }
+    v.collapsed_processes = (0..m.processes.len() as u32)
+        .filter(|_| r.random_bool(0.25))
+        .collect::<BTreeSet<_>>();
+    v.collapsed_threads = (0..m.threads.len() as u32)
+        .filter(|_| r.random_bool(0.25))
+        .collect();
+    if r.random_bool(0.5) && n > 0 {
+        v.focus = Some(Focus {
+            seeds: (0..r.random_range(0..4))
+                .map(|_| r.random_range(0..n + 2))
+                .collect(),
+            hops: r.random_range(0..=max_hops),
+            direction: [
+                FocusDirection::Forward,
+                FocusDirection::Backward,
+                FocusDirection::Both,
+            ][r.random_range(0..3)],
+        });
+    }
+    if n > 0 {
+        let s = m.spans[r.random_range(0..n as usize)];
+        let time = s.start() + r.random_range(0..=s.duration());
+        v.pick = Some(if r.random_bool(0.5) {
+            Pick::Thread {
+                time,
+                thread: s.thread,
+            }
+        } else {
+            Pick::Row {
+                time,
+                row: r.random_range(0..8),
+            }
+        });
+    }
+    v
 }
