@@ -188,6 +188,8 @@ type BindEnds = (Vec<u32>, Vec<u32>);
 type BeginEnd = (i64, u32, bool, Option<RawSpan>);
 
 struct FlowEvent {
+    /// The chain's key (`cat` U+0001 `id`).
+    key: Sym,
     phase: u8,
     ts: i64,
     thread: ThreadKey,
@@ -195,19 +197,20 @@ struct FlowEvent {
     ordinal: u32,
 }
 
+/// First-seen interning of text borrowed from the event tables.
 #[derive(Default)]
-struct Interner {
-    ids: FxHashMap<String, u32>,
+struct Interner<'s> {
+    ids: FxHashMap<&'s str, u32>,
     names: Vec<String>,
 }
 
-impl Interner {
-    fn id(&mut self, s: &str) -> u32 {
+impl<'s> Interner<'s> {
+    fn id(&mut self, s: &'s str) -> u32 {
         if let Some(&i) = self.ids.get(s) {
             return i;
         }
         let i = self.names.len() as u32;
-        self.ids.insert(s.to_string(), i);
+        self.ids.insert(s, i);
         self.names.push(s.to_string());
         i
     }
@@ -258,7 +261,7 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
     let mut by_kind = vec![0u64; strings.len()];
     let mut raw: Vec<RawSpan> = Vec::new();
     let mut begin_end: BTreeMap<ThreadKey, Vec<BeginEnd>> = BTreeMap::new();
-    let mut flows: FxHashMap<Sym, Vec<FlowEvent>> = FxHashMap::default();
+    let mut flows: Vec<FlowEvent> = Vec::new();
     let mut proc_meta: BTreeMap<KeyId, (Option<String>, i64)> = BTreeMap::new();
     let mut thread_meta: BTreeMap<ThreadKey, (Option<String>, i64)> = BTreeMap::new();
     for (ordinal, pe) in events.into_iter().enumerate() {
@@ -301,7 +304,8 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
                 enclosing,
             } => {
                 report.flow_events += 1;
-                flows.entry(key).or_default().push(FlowEvent {
+                flows.push(FlowEvent {
+                    key,
                     phase,
                     ts: core.ts,
                     thread: (core.pid, core.tid),
@@ -361,7 +365,7 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
         .iter()
         .chain(&unfinished)
         .map(|s| s.core.ts)
-        .chain(flows.values().flatten().map(|f| f.ts))
+        .chain(flows.iter().map(|f| f.ts))
         .min()
         .unwrap_or(0);
     let end_abs = raw
@@ -591,14 +595,21 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
         }
         (c != NO_SPAN).then_some(c)
     };
-    let mut flows: Vec<(Sym, Vec<FlowEvent>)> = flows.into_iter().collect();
-    flows.sort_unstable_by(|a, b| strings[a.0 as usize].cmp(&strings[b.0 as usize]));
-    for (key, mut list) in flows {
-        list.sort_by_key(|f| (f.ts, f.ordinal));
-        let key = &strings[key as usize];
+    // Chains in the order of their keys' text, each in time order (file order breaks ties).
+    let mut chain_keys: Vec<Sym> = flows.iter().map(|f| f.key).collect();
+    chain_keys.sort_unstable();
+    chain_keys.dedup();
+    chain_keys.sort_unstable_by(|&a, &b| strings[a as usize].cmp(&strings[b as usize]));
+    let mut rank = vec![0u32; strings.len()];
+    for (r, &k) in chain_keys.iter().enumerate() {
+        rank[k as usize] = r as u32;
+    }
+    flows.sort_unstable_by_key(|f| (rank[f.key as usize], f.ts, f.ordinal));
+    for list in flows.chunk_by(|a, b| a.key == b.key) {
+        let key = &strings[list[0].key as usize];
         let flow = flow_ids.id(key.split('\u{1}').nth(1).unwrap_or(key));
         let mut prev: Option<Option<u32>> = None;
-        for f in &list {
+        for f in list {
             let bound = bind_span(f);
             if bound.is_none() {
                 report.flow_unbound += 1;

@@ -109,27 +109,27 @@ pub struct Events {
     pub keys: Vec<TraceKey>,
 }
 
-/// First-seen interning of `T` into IDs.
+/// First-seen interning of `T` into IDs (each value stored once, in the map; the list in
+/// ID order is made at the end).
 struct Table<T> {
     ids: FxHashMap<T, u32>,
-    list: Vec<T>,
 }
 
-impl<T: Hash + Eq + Clone> Table<T> {
+impl<T: Hash + Eq> Table<T> {
     fn new() -> Self {
         Table {
             ids: FxHashMap::default(),
-            list: Vec::new(),
         }
     }
     fn id(&mut self, v: T) -> u32 {
-        if let Some(&i) = self.ids.get(&v) {
-            return i;
-        }
-        let i = self.list.len() as u32;
-        self.ids.insert(v.clone(), i);
-        self.list.push(v);
-        i
+        let next = self.ids.len() as u32;
+        *self.ids.entry(v).or_insert(next)
+    }
+    /// The values in ID order.
+    fn into_list(self) -> Vec<T> {
+        let mut list: Vec<(u32, T)> = self.ids.into_iter().map(|(v, i)| (i, v)).collect();
+        list.sort_unstable_by_key(|e| e.0);
+        list.into_iter().map(|e| e.1).collect()
     }
 }
 
@@ -402,7 +402,12 @@ pub fn merge(blocks: Vec<ParsedBlock<'_>>) -> Events {
     let mut keys: Table<TraceKey> = Table::new();
     let mut events = Vec::with_capacity(blocks.iter().map(|b| b.0.events.len()).sum());
     for ParsedBlock(b) in blocks {
-        let s: Vec<Sym> = b.strings.list.into_iter().map(|s| strings.id(s)).collect();
+        let s: Vec<Sym> = b
+            .strings
+            .into_list()
+            .into_iter()
+            .map(|s| strings.id(s))
+            .collect();
         let k: Vec<KeyId> = b.keys.into_iter().map(|k| keys.id(k)).collect();
         let core = |c: &mut EventCore| {
             c.pid = k[c.pid as usize];
@@ -435,7 +440,11 @@ pub fn merge(blocks: Vec<ParsedBlock<'_>>) -> Events {
     }
     Events {
         events,
-        strings: strings.list.into_iter().map(Cow::into_owned).collect(),
-        keys: keys.list,
+        strings: strings
+            .into_list()
+            .into_iter()
+            .map(Cow::into_owned)
+            .collect(),
+        keys: keys.into_list(),
     }
 }
