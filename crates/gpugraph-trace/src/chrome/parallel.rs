@@ -17,6 +17,8 @@ use super::scan::skip_value;
 
 /// Chunks smaller than this are not worth a thread.
 const MIN_CHUNK_BYTES: usize = 1 << 20;
+/// Chunks per parser thread (see [`parse_array`]).
+const CHUNKS_PER_THREAD: usize = 4;
 
 /// How a run over part of the event array ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -127,7 +129,14 @@ pub fn parse_array(b: &[u8], i: usize, open_end: bool, threads: usize) -> Option
     if first >= b.len() && open_end {
         return Some((Events::default(), first));
     }
-    let chunks = threads.min((b.len() - first) / MIN_CHUNK_BYTES).max(1);
+    if threads <= 1 {
+        return serial(b, first, open_end);
+    }
+    // A few chunks per thread, taken from a shared queue: a thread that the system slows
+    // (another process on its core) holds up less of the array.
+    let chunks = (threads * CHUNKS_PER_THREAD)
+        .min((b.len() - first) / MIN_CHUNK_BYTES)
+        .max(1);
     let mut starts = vec![first];
     for k in 1..chunks {
         let at = first + (b.len() - first) / chunks * k;
@@ -139,41 +148,49 @@ pub fn parse_array(b: &[u8], i: usize, open_end: bool, threads: usize) -> Option
     if starts.len() == 1 {
         return serial(b, first, open_end);
     }
-    match chunked(b, &starts, open_end) {
+    match chunked(b, &starts, open_end, threads) {
         Some(done) => Some(done),
         None => serial(b, first, open_end),
     }
 }
 
+/// A parsed chunk and how its run ended.
 #[cfg(not(target_arch = "wasm32"))]
-fn chunked(b: &[u8], starts: &[usize], open_end: bool) -> Option<(Events, usize)> {
+type Chunk<'a> = (ParsedBlock<'a>, Option<RunEnd>);
+
+#[cfg(not(target_arch = "wasm32"))]
+fn chunked(b: &[u8], starts: &[usize], open_end: bool, threads: usize) -> Option<(Events, usize)> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
     let bounds: Vec<std::ops::Range<usize>> = starts
         .iter()
         .enumerate()
         .map(|(k, &s)| s..starts.get(k + 1).copied().unwrap_or(usize::MAX))
         .collect();
     let per = (b.len() / 300 / bounds.len()).min(1 << 24);
-    let results: Vec<(ParsedBlock<'_>, Option<RunEnd>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = bounds
-            .iter()
-            .map(|r| {
-                let r = r.clone();
-                s.spawn(move || {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Chunk<'_>>>> = bounds.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(bounds.len()) {
+            s.spawn(|| {
+                let (bounds, slots, next) = (&bounds, &slots, &next);
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(r) = bounds.get(k) else { break };
                     let mut block = ParsedBlock::new(per);
                     let end = run(b, r.start, r.end, open_end, &mut block);
-                    (block, end)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("parser thread panicked"))
-            .collect()
+                    if let Ok(mut slot) = slots[k].lock() {
+                        *slot = Some((block, end));
+                    }
+                }
+            });
+        }
     });
-    let last = results.len() - 1;
+    let last = bounds.len() - 1;
     let mut end = 0;
-    let mut blocks = Vec::with_capacity(results.len());
-    for (k, (block, e)) in results.into_iter().enumerate() {
+    let mut blocks = Vec::with_capacity(bounds.len());
+    for (k, slot) in slots.into_iter().enumerate() {
+        let (block, e) = slot.into_inner().ok()??;
         match e? {
             RunEnd::At(at) if k < last && at == bounds[k].end => {}
             RunEnd::End(e) if k == last => end = e,
@@ -185,7 +202,12 @@ fn chunked(b: &[u8], starts: &[usize], open_end: bool) -> Option<(Events, usize)
 }
 
 #[cfg(target_arch = "wasm32")]
-fn chunked(_b: &[u8], _starts: &[usize], _open_end: bool) -> Option<(Events, usize)> {
+fn chunked(
+    _b: &[u8],
+    _starts: &[usize],
+    _open_end: bool,
+    _threads: usize,
+) -> Option<(Events, usize)> {
     None
 }
 
@@ -212,7 +234,7 @@ mod tests {
         );
         let b = s.as_bytes();
         let mid = guess(b, b.len() / 2).unwrap();
-        let (e, end) = chunked(b, &[1, mid], false).expect("a true start is confirmed");
+        let (e, end) = chunked(b, &[1, mid], false, 2).expect("a true start is confirmed");
         assert_eq!((e.events.len(), end), (40_001, b.len()));
         assert_eq!(e, serial(b, 1, false).unwrap().0);
         // A guess inside an event (an array of objects in args) is refused.
@@ -220,7 +242,7 @@ mod tests {
         let b = s.as_bytes();
         let inside = guess(b, 0).unwrap();
         assert_eq!(&b[inside..inside + 4], b"{\"b\"");
-        assert!(chunked(b, &[1, inside], false).is_none());
+        assert!(chunked(b, &[1, inside], false, 2).is_none());
         assert_eq!(parse_array(b, 0, false, 4).unwrap().0.events.len(), 11);
     }
 }
