@@ -45,11 +45,13 @@
 //!            after         351 MB/s       357 MB/s       380
 //! ```
 //!
-//! Measured 2026-12-07 on a 2-vCPU AMD EPYC VM shared with other builds (load average 3.5
-//! to 6 throughout, so the second thread rarely found a free core: the 2-thread column
-//! measures contention more than scaling; the parallel path does the same work, 138.7 vs
-//! 138.3 million instructions for 1 and 2 threads under cachegrind). The issue's target, 1 GB
-//! in about 3 s on 16 cores (about 150 MB/s per core), is met by one core here.
+//! Measured 2026-12-07 on a 2-vCPU AMD EPYC VM shared with other builds: the best of
+//! repeated runs in the quietest minutes (load average 3.5 to 7 throughout; under load 7 the
+//! same binaries gave 66 vs 239 MB/s on the larger input). The second thread rarely found a
+//! free core, so the 2-thread column measures contention more than scaling; the parallel
+//! path does no extra work (138.7 vs 138.3 million instructions for 2 and 1 threads under
+//! cachegrind). MB per CPU-second is user + system time, 10 ms resolution. The issue's
+//! target, 1 GB in about 3 s on 16 cores (about 150 MB/s per core), is met by one core here.
 
 pub mod block;
 pub mod event;
