@@ -86,9 +86,11 @@ pub enum MetaKind {
 /// number or a string holding one). Exact for up to three decimals; finer digits round to
 /// the nearest tick. `None` when not a number or out of range.
 pub fn micros_to_ticks(text: &str) -> Option<i64> {
-    if let Some(v) = plain_micros_to_ticks(text.as_bytes()) {
-        return Some(v);
-    }
+    plain_micros_to_ticks(text.as_bytes()).or_else(|| general_micros_to_ticks(text))
+}
+
+/// [`micros_to_ticks`] of any spelling.
+fn general_micros_to_ticks(text: &str) -> Option<i64> {
     let t = text.trim().trim_matches('"');
     let (neg, t) = match t.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -146,29 +148,62 @@ fn plain_micros_to_ticks(b: &[u8]) -> Option<i64> {
         Some((b'-', rest)) => (true, rest),
         _ => (false, b),
     };
-    let dot = b.iter().position(|&c| c == b'.').unwrap_or(b.len());
-    let (int, frac) = (&b[..dot], b.get(dot + 1..).unwrap_or(&[]));
-    if int.is_empty() || int.len() > 16 || frac.len() > 3 {
-        return None;
-    }
+    // One pass: up to 16 integer digits (eight at a time where they are), then optionally
+    // `.` and up to 3 digits.
     let mut v = 0u64;
-    for &c in int {
-        if !c.is_ascii_digit() {
-            return None;
+    let mut i = 0;
+    while i + 8 <= 16 {
+        let Some(d) = b.get(i..i + 8).and_then(eight_digits) else {
+            break;
+        };
+        v = v * 100_000_000 + d;
+        i += 8;
+    }
+    while let Some(&c) = b.get(i) {
+        if !c.is_ascii_digit() || i == 16 {
+            break;
         }
         v = v * 10 + u64::from(c - b'0');
+        i += 1;
     }
-    let mut f = 0u64;
-    for &c in frac {
-        if !c.is_ascii_digit() {
-            return None;
+    if i == 0 {
+        return None;
+    }
+    let mut scale = 1000;
+    match b.get(i) {
+        None => {}
+        Some(b'.') => {
+            for &c in &b[i + 1..] {
+                if !c.is_ascii_digit() || scale == 1 {
+                    return None;
+                }
+                scale /= 10;
+                v = v * 10 + u64::from(c - b'0');
+            }
         }
-        f = f * 10 + u64::from(c - b'0');
+        Some(_) => return None,
     }
-    f *= [1000, 100, 10, 1][frac.len()];
-    // < 10^16 × 1000: no overflow in u64.
-    let v = i64::try_from(v * 1000 + f).ok()?;
+    // < 10^19: no overflow in u64.
+    let v = i64::try_from(v * scale).ok()?;
     Some(if neg { -v } else { v })
+}
+
+/// The value of eight ASCII digits (`None`: not all digits).
+#[inline]
+fn eight_digits(b: &[u8]) -> Option<u64> {
+    let x = u64::from_le_bytes(b.try_into().ok()?);
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    // Every byte in 0x30..=0x39: high nibble 3, and still 3 after adding 6 (no carries
+    // cross bytes, every byte being at most 0x3F + 6).
+    if x & HIGH != ZEROS || x.wrapping_add(0x0606_0606_0606_0606) & HIGH != ZEROS {
+        return None;
+    }
+    // Pairs, then quads, then all eight (the first digit is the lowest byte).
+    let x = x & 0x0F0F_0F0F_0F0F_0F0F;
+    let x = (x.wrapping_mul(10) + (x >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let x = (x.wrapping_mul(100) + (x >> 16)) & 0x0000_FFFF_0000_FFFF;
+    Some((x.wrapping_mul(10_000) + (x >> 32)) & 0xFFFF_FFFF)
 }
 
 /// The process or thread key written as `raw` (JSON text; `None`: absent, which is 0).
@@ -300,5 +335,61 @@ mod tests {
         assert_eq!(micros_to_ticks("abc"), None);
         assert_eq!(micros_to_ticks(""), None);
         assert_eq!(micros_to_ticks("1e400"), None);
+    }
+
+    #[test]
+    fn the_plain_spelling_agrees_with_the_general_path() {
+        let mut cases: Vec<String> = [
+            "0",
+            "-0",
+            "7",
+            "1.",
+            "-1.",
+            "12.5",
+            "12.05",
+            "12.005",
+            "12.0005",
+            "0.000",
+            "9223372036854775",
+            "9223372036854775.807",
+            "9223372036854775.808",
+            "-9223372036854775.808",
+            "9999999999999999.999",
+            "99999999999999999",
+            "1.2.3",
+            "1-2",
+            "--1",
+            "-",
+            ".",
+            ".5",
+            "+1",
+            "1e3",
+            " 1",
+            "00012.340",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let int = x % 10u64.pow((x >> 40) as u32 % 18);
+            let frac = (x >> 8) % 10_000;
+            cases.push(match x % 5 {
+                0 => format!("{int}"),
+                1 => format!("-{int}.{}", frac % 1000),
+                2 => format!("{int}.{frac:04}"),
+                3 => format!("{int}.{:03}", frac % 1000),
+                _ => format!("{int}.{}", frac % 10),
+            });
+        }
+        for c in &cases {
+            if let Some(v) = plain_micros_to_ticks(c.as_bytes()) {
+                assert_eq!(Some(v), general_micros_to_ticks(c), "{c}");
+            }
+            assert_eq!(micros_to_ticks(c), general_micros_to_ticks(c), "{c}");
+        }
     }
 }
