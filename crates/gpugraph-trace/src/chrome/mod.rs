@@ -39,17 +39,17 @@
 //! target/release/examples/ingest_speed 1000000 --threads 1,2   # 290.2 MB, 1,000,048 events
 //!
 //!                          1 thread       2 threads      MB per CPU-second
-//! 57.8 MB    before        102-112 MB/s   106-115 MB/s   110-125
-//!            after         540-572 MB/s   545-555 MB/s   480-580
-//! 290.2 MB   before         93 MB/s        89 MB/s       113
-//!            after         351 MB/s       357 MB/s       380
+//! 57.8 MB    before        105-122 MB/s   108-118 MB/s   120-126
+//!            after         512-574 MB/s   504-556 MB/s   525-640
+//! 290.2 MB   before        105-109 MB/s    99-101 MB/s   103-114
+//!            after         323-348 MB/s   337-348 MB/s   354-367
 //! ```
 //!
-//! Measured 2026-12-07 on a 2-vCPU AMD EPYC VM shared with other builds: the best of
-//! repeated runs in the quietest minutes (load average 3.5 to 7 throughout; under load 7 the
-//! same binaries gave 66 vs 239 MB/s on the larger input). The second thread rarely found a
-//! free core, so the 2-thread column measures contention more than scaling; the parallel
-//! path does no extra work (138.7 vs 138.3 million instructions for 2 and 1 threads under
+//! Measured 2026-12-07 on a 2-vCPU AMD EPYC VM shared with other builds (load average about
+//! 7 during these runs; in noisier minutes the same binaries gave as little as a third of
+//! these speeds, in the same before/after ratio). The second thread rarely found a free
+//! core, so the 2-thread column measures contention more than scaling; the parallel path
+//! does no extra work (138.7 vs 138.3 million instructions for 2 and 1 threads under
 //! cachegrind). MB per CPU-second is user + system time, 10 ms resolution. The issue's
 //! target, 1 GB in about 3 s on 16 cores (about 150 MB/s per core), is met by one core here.
 
