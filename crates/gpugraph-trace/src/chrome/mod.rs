@@ -30,8 +30,9 @@
 //! first offset, never fatal.
 //!
 //! Speed (issue 46): `parse_chrome_trace` whole (parse and model build) on a generated
-//! torch.profiler-like trace, opt-level 3, best of 3 runs, before (serde per element after a
-//! structural scan; commit b9ae16b) and after this pipeline, same binary source otherwise:
+//! torch.profiler-like trace, opt-level 3, best of 2 to 5 runs (ranges: over repeated
+//! invocations), before (serde per element after a structural scan; commit b9ae16b) and
+//! after this pipeline, both with this example:
 //!
 //! ```text
 //! cargo build --release -p gpugraph-trace --example ingest_speed
