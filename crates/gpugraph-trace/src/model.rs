@@ -447,15 +447,25 @@ pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceMod
     }
 
     // Spans grouped by thread, sorted, placed on lanes.
-    let mut by_thread: Vec<Vec<RawSpan>> = (0..threads.len()).map(|_| Vec::new()).collect();
     let mut last: Option<(ThreadKey, u32)> = None;
-    for s in raw {
-        let k = (s.core.pid, s.core.tid);
-        let t = match last {
-            Some((lk, t)) if lk == k => t,
-            _ => thread_index[&k],
-        };
-        last = Some((k, t));
+    let thread_of: Vec<u32> = raw
+        .iter()
+        .map(|s| {
+            let k = (s.core.pid, s.core.tid);
+            let t = match last {
+                Some((lk, t)) if lk == k => t,
+                _ => thread_index[&k],
+            };
+            last = Some((k, t));
+            t
+        })
+        .collect();
+    let mut counts = vec![0usize; threads.len()];
+    for &t in &thread_of {
+        counts[t as usize] += 1;
+    }
+    let mut by_thread: Vec<Vec<RawSpan>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
+    for (s, t) in raw.into_iter().zip(thread_of) {
         by_thread[t as usize].push(s);
     }
     let total: usize = by_thread.iter().map(Vec::len).sum();

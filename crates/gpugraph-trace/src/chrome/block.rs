@@ -400,7 +400,8 @@ pub fn parse_block<'a>(
 pub fn merge(blocks: Vec<ParsedBlock<'_>>) -> Events {
     let mut strings: Table<Cow<'_, str>> = Table::new();
     let mut keys: Table<TraceKey> = Table::new();
-    let mut events = Vec::with_capacity(blocks.iter().map(|b| b.0.events.len()).sum());
+    let total: usize = blocks.iter().map(|b| b.0.events.len()).sum();
+    let mut events: Vec<ParsedEvent> = Vec::new();
     for ParsedBlock(b) in blocks {
         let s: Vec<Sym> = b
             .strings
@@ -409,34 +410,18 @@ pub fn merge(blocks: Vec<ParsedBlock<'_>>) -> Events {
             .map(|s| strings.id(s))
             .collect();
         let k: Vec<KeyId> = b.keys.into_iter().map(|k| keys.id(k)).collect();
-        let core = |c: &mut EventCore| {
-            c.pid = k[c.pid as usize];
-            c.tid = k[c.tid as usize];
-            c.name = s[c.name as usize];
-            c.cat = s[c.cat as usize];
-        };
-        events.extend(b.events.into_iter().map(|mut e| {
-            e.ph = s[e.ph as usize];
-            match &mut e.event {
-                Parsed::Complete { core: c, bind, .. } => {
-                    core(c);
-                    if let Some(b) = bind {
-                        b.0 = s[b.0 as usize];
-                    }
-                }
-                Parsed::Begin(c) | Parsed::End(c) | Parsed::Instant(c) => core(c),
-                Parsed::Flow { core: c, key, .. } => {
-                    core(c);
-                    *key = s[*key as usize];
-                }
-                Parsed::Meta(m) => {
-                    m.pid = k[m.pid as usize];
-                    m.tid = k[m.tid as usize];
-                }
-                Parsed::Skipped { .. } => {}
-            }
-            e
-        }));
+        let remap = |e: &mut ParsedEvent| remap(e, &s, &k);
+        if events.is_empty() {
+            // The first block's list is the output (a large one is not copied again).
+            events = b.events;
+            events.iter_mut().for_each(remap);
+            events.reserve(total - events.len());
+        } else {
+            events.extend(b.events.into_iter().map(|mut e| {
+                remap(&mut e);
+                e
+            }));
+        }
     }
     Events {
         events,
@@ -446,5 +431,34 @@ pub fn merge(blocks: Vec<ParsedBlock<'_>>) -> Events {
             .map(Cow::into_owned)
             .collect(),
         keys: keys.into_list(),
+    }
+}
+
+/// Rewrites the block-local IDs of `e` with the global ones (`s`: strings, `k`: keys).
+fn remap(e: &mut ParsedEvent, s: &[Sym], k: &[KeyId]) {
+    let core = |c: &mut EventCore| {
+        c.pid = k[c.pid as usize];
+        c.tid = k[c.tid as usize];
+        c.name = s[c.name as usize];
+        c.cat = s[c.cat as usize];
+    };
+    e.ph = s[e.ph as usize];
+    match &mut e.event {
+        Parsed::Complete { core: c, bind, .. } => {
+            core(c);
+            if let Some(b) = bind {
+                b.0 = s[b.0 as usize];
+            }
+        }
+        Parsed::Begin(c) | Parsed::End(c) | Parsed::Instant(c) => core(c),
+        Parsed::Flow { core: c, key, .. } => {
+            core(c);
+            *key = s[*key as usize];
+        }
+        Parsed::Meta(m) => {
+            m.pid = k[m.pid as usize];
+            m.tid = k[m.tid as usize];
+        }
+        Parsed::Skipped { .. } => {}
     }
 }
