@@ -13,10 +13,13 @@
 //! by the innermost open span that contains it, if any. Spans on one `(thread, lane)` never
 //! overlap (they may touch).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 use std::ops::Range;
 
-use crate::chrome::event::{EventCore, MetaKind, Parsed, TraceKey};
+use crate::chrome::block::{EventCore, Events, KeyId, Meta, Parsed, Sym};
+use crate::chrome::event::{MetaKind, TraceKey};
 use crate::error::TraceError;
 use crate::span::*;
 
@@ -167,51 +170,86 @@ impl TraceModel {
 }
 
 /// A span before canonical placement.
+#[derive(Clone, Copy)]
 struct RawSpan {
     core: EventCore,
     dur: i64,
     flags: u16,
     ordinal: u32,
     offset: u64,
-    bind: Option<(String, bool, bool)>,
+    bind: Option<(Sym, bool, bool)>,
 }
 
-/// `(pid, tid)`.
-type ThreadKey = (TraceKey, TraceKey);
+/// `(pid, tid)` key IDs.
+type ThreadKey = (KeyId, KeyId);
+/// The spans with `flow_out` and those with `flow_in` of one bind ID.
+type BindEnds = (Vec<u32>, Vec<u32>);
 /// A `B` (with its span) or an `E`: `(ts, ordinal, is_begin, span)`.
 type BeginEnd = (i64, u32, bool, Option<RawSpan>);
 
 struct FlowEvent {
+    /// The chain's key (`cat` U+0001 `id`).
+    key: Sym,
     phase: u8,
     ts: i64,
-    thread: (TraceKey, TraceKey),
+    thread: ThreadKey,
     enclosing: bool,
     ordinal: u32,
 }
 
+/// First-seen interning of text borrowed from the event tables.
 #[derive(Default)]
-struct Interner {
-    ids: HashMap<String, u32>,
+struct Interner<'s> {
+    ids: FxHashMap<&'s str, u32>,
     names: Vec<String>,
 }
 
-impl Interner {
-    fn id(&mut self, s: &str) -> u32 {
+impl<'s> Interner<'s> {
+    fn id(&mut self, s: &'s str) -> u32 {
         if let Some(&i) = self.ids.get(s) {
             return i;
         }
         let i = self.names.len() as u32;
-        self.ids.insert(s.to_string(), i);
+        self.ids.insert(s, i);
         self.names.push(s.to_string());
         i
     }
 }
 
-/// Builds the model from parsed events `(event, ordinal, byte offset)` in file order.
-pub(crate) fn build(
-    events: Vec<(crate::chrome::event::ParsedEvent, u64)>,
-    mut report: IngestReport,
-) -> Result<TraceModel, TraceError> {
+/// First-use numbering of string IDs: `strings[sym]` gets the next ID the first time it is
+/// asked for (so IDs follow canonical order, as an interner over the text would).
+struct Renumber<'a> {
+    strings: &'a [String],
+    ids: Vec<u32>,
+    names: Vec<String>,
+}
+
+impl<'a> Renumber<'a> {
+    fn new(strings: &'a [String]) -> Self {
+        Renumber {
+            strings,
+            ids: vec![u32::MAX; strings.len()],
+            names: Vec::new(),
+        }
+    }
+    fn id(&mut self, sym: Sym) -> u32 {
+        let slot = &mut self.ids[sym as usize];
+        if *slot == u32::MAX {
+            *slot = self.names.len() as u32;
+            self.names.push(self.strings[sym as usize].clone());
+        }
+        *slot
+    }
+}
+
+/// Builds the model from parsed events in file order. Time arithmetic wraps (as release
+/// builds always did) so that extreme timestamps never panic in debug builds.
+pub(crate) fn build(events: Events, mut report: IngestReport) -> Result<TraceModel, TraceError> {
+    let Events {
+        events,
+        strings,
+        keys,
+    } = events;
     if events.len() as u64 >= u64::from(u32::MAX) {
         return Err(TraceError::TooMany {
             what: "events",
@@ -220,14 +258,16 @@ pub(crate) fn build(
         });
     }
     report.events = events.len() as u64;
+    let mut by_kind = vec![0u64; strings.len()];
     let mut raw: Vec<RawSpan> = Vec::new();
     let mut begin_end: BTreeMap<ThreadKey, Vec<BeginEnd>> = BTreeMap::new();
-    let mut flows: BTreeMap<String, Vec<FlowEvent>> = BTreeMap::new();
-    let mut proc_meta: BTreeMap<TraceKey, (Option<String>, i64)> = BTreeMap::new();
-    let mut thread_meta: BTreeMap<(TraceKey, TraceKey), (Option<String>, i64)> = BTreeMap::new();
-    for (ordinal, (pe, offset)) in events.into_iter().enumerate() {
+    let mut flows: Vec<FlowEvent> = Vec::new();
+    let mut proc_meta: BTreeMap<KeyId, (Option<String>, i64)> = BTreeMap::new();
+    let mut thread_meta: BTreeMap<ThreadKey, (Option<String>, i64)> = BTreeMap::new();
+    for (ordinal, pe) in events.into_iter().enumerate() {
         let ordinal = ordinal as u32;
-        *report.by_kind.entry(pe.ph).or_default() += 1;
+        let offset = pe.offset;
+        by_kind[pe.ph as usize] += 1;
         let span = |core: EventCore, dur: i64, flags: u16, bind| RawSpan {
             core,
             dur,
@@ -243,18 +283,17 @@ pub(crate) fn build(
             }
             Parsed::Instant(core) => raw.push(span(core, 0, SpanFlags::INSTANT, None)),
             Parsed::Begin(core) => {
-                let key = (core.pid.clone(), core.tid.clone());
-                let ts = core.ts;
                 let s = span(core, 0, SpanFlags::BEGIN_END, None);
-                begin_end
-                    .entry(key)
-                    .or_default()
-                    .push((ts, ordinal, true, Some(s)));
+                begin_end.entry((core.pid, core.tid)).or_default().push((
+                    core.ts,
+                    ordinal,
+                    true,
+                    Some(s),
+                ));
             }
             Parsed::End(core) => {
-                let key = (core.pid.clone(), core.tid.clone());
                 begin_end
-                    .entry(key)
+                    .entry((core.pid, core.tid))
                     .or_default()
                     .push((core.ts, ordinal, false, None));
             }
@@ -265,7 +304,8 @@ pub(crate) fn build(
                 enclosing,
             } => {
                 report.flow_events += 1;
-                flows.entry(key).or_default().push(FlowEvent {
+                flows.push(FlowEvent {
+                    key,
                     phase,
                     ts: core.ts,
                     thread: (core.pid, core.tid),
@@ -273,24 +313,32 @@ pub(crate) fn build(
                     ordinal,
                 });
             }
-            Parsed::Meta {
-                kind,
-                pid,
-                tid,
-                name,
-                sort_index,
-            } => match kind {
-                MetaKind::ProcessName => proc_meta.entry(pid).or_default().0 = name,
-                MetaKind::ProcessSort => {
-                    proc_meta.entry(pid).or_default().1 = sort_index.unwrap_or(0)
+            Parsed::Meta(m) => {
+                let Meta {
+                    kind,
+                    pid,
+                    tid,
+                    name,
+                    sort_index,
+                } = *m;
+                match kind {
+                    MetaKind::ProcessName => proc_meta.entry(pid).or_default().0 = name,
+                    MetaKind::ProcessSort => {
+                        proc_meta.entry(pid).or_default().1 = sort_index.unwrap_or(0)
+                    }
+                    MetaKind::ThreadName => thread_meta.entry((pid, tid)).or_default().0 = name,
+                    MetaKind::ThreadSort => {
+                        thread_meta.entry((pid, tid)).or_default().1 = sort_index.unwrap_or(0)
+                    }
+                    MetaKind::Other => {}
                 }
-                MetaKind::ThreadName => thread_meta.entry((pid, tid)).or_default().0 = name,
-                MetaKind::ThreadSort => {
-                    thread_meta.entry((pid, tid)).or_default().1 = sort_index.unwrap_or(0)
-                }
-                MetaKind::Other => {}
-            },
+            }
             Parsed::Skipped { reason } => report.skip(reason, offset),
+        }
+    }
+    for (sym, &n) in by_kind.iter().enumerate() {
+        if n > 0 {
+            *report.by_kind.entry(strings[sym].clone()).or_default() += n;
         }
     }
 
@@ -303,7 +351,7 @@ pub(crate) fn build(
             if is_begin {
                 stack.extend(s);
             } else if let Some(mut b) = stack.pop() {
-                b.dur = ts - b.core.ts;
+                b.dur = ts.wrapping_sub(b.core.ts);
                 raw.push(b);
             } else {
                 report.unmatched_ends += 1;
@@ -317,7 +365,7 @@ pub(crate) fn build(
         .iter()
         .chain(&unfinished)
         .map(|s| s.core.ts)
-        .chain(flows.values().flatten().map(|f| f.ts))
+        .chain(flows.iter().map(|f| f.ts))
         .min()
         .unwrap_or(0);
     let end_abs = raw
@@ -327,22 +375,34 @@ pub(crate) fn build(
         .max()
         .unwrap_or(origin);
     for mut s in unfinished {
-        s.dur = end_abs - s.core.ts;
+        s.dur = end_abs.wrapping_sub(s.core.ts);
         s.flags |= SpanFlags::UNFINISHED;
         raw.push(s);
     }
 
     // Processes and threads (including metadata-only ones), in canonical order.
-    let mut thread_keys: BTreeMap<(TraceKey, TraceKey), ()> = BTreeMap::new();
-    for s in &raw {
-        thread_keys.insert((s.core.pid.clone(), s.core.tid.clone()), ());
+    let mut thread_keys: Vec<ThreadKey> = Vec::new();
+    {
+        let mut seen: FxHashMap<ThreadKey, ()> = FxHashMap::default();
+        let mut last = None;
+        for s in &raw {
+            let k = (s.core.pid, s.core.tid);
+            if last != Some(k) && seen.insert(k, ()).is_none() {
+                thread_keys.push(k);
+            }
+            last = Some(k);
+        }
+        for &k in thread_meta.keys() {
+            if seen.insert(k, ()).is_none() {
+                thread_keys.push(k);
+            }
+        }
     }
-    for k in thread_meta.keys() {
-        thread_keys.insert(k.clone(), ());
-    }
-    let mut pids: Vec<TraceKey> = proc_meta.keys().cloned().collect();
-    pids.extend(thread_keys.keys().map(|(p, _)| p.clone()));
-    pids.sort();
+    let key = |k: KeyId| &keys[k as usize];
+    thread_keys.sort_by(|a, b| (key(a.0), key(a.1)).cmp(&(key(b.0), key(b.1))));
+    let mut pids: Vec<KeyId> = proc_meta.keys().copied().collect();
+    pids.extend(thread_keys.iter().map(|&(p, _)| p));
+    pids.sort_by(|a, b| key(*a).cmp(key(*b)));
     pids.dedup();
     if pids.len() > MAX_PROCESSES {
         return Err(TraceError::TooManyProcesses {
@@ -350,31 +410,26 @@ pub(crate) fn build(
             limit: MAX_PROCESSES,
         });
     }
-    let pmeta = |p: &TraceKey| proc_meta.get(p).cloned().unwrap_or((None, 0));
-    pids.sort_by(|a, b| (pmeta(a).1, a).cmp(&(pmeta(b).1, b)));
+    let pmeta = |p: KeyId| proc_meta.get(&p).cloned().unwrap_or((None, 0));
+    pids.sort_by(|&a, &b| (pmeta(a).1, key(a)).cmp(&(pmeta(b).1, key(b))));
+    let mut tids_of: FxHashMap<KeyId, Vec<KeyId>> = FxHashMap::default();
+    for &(p, t) in &thread_keys {
+        tids_of.entry(p).or_default().push(t);
+    }
     let mut processes = Vec::with_capacity(pids.len());
     let mut threads: Vec<TraceThread> = Vec::new();
-    let mut thread_index: HashMap<(TraceKey, TraceKey), u32> = HashMap::new();
-    for (pi, pid) in pids.iter().enumerate() {
-        let tmeta = |t: &TraceKey| {
-            thread_meta
-                .get(&(pid.clone(), t.clone()))
-                .cloned()
-                .unwrap_or((None, 0))
-        };
-        let mut tids: Vec<TraceKey> = thread_keys
-            .keys()
-            .filter(|(p, _)| p == pid)
-            .map(|(_, t)| t.clone())
-            .collect();
-        tids.sort_by(|a, b| (tmeta(a).1, a).cmp(&(tmeta(b).1, b)));
+    let mut thread_index: FxHashMap<ThreadKey, u32> = FxHashMap::default();
+    for (pi, &pid) in pids.iter().enumerate() {
+        let tmeta = |t: KeyId| thread_meta.get(&(pid, t)).cloned().unwrap_or((None, 0));
+        let mut tids: Vec<KeyId> = tids_of.remove(&pid).unwrap_or_default();
+        tids.sort_by(|&a, &b| (tmeta(a).1, key(a)).cmp(&(tmeta(b).1, key(b))));
         let first = threads.len() as u32;
         for tid in tids {
-            thread_index.insert((pid.clone(), tid.clone()), threads.len() as u32);
-            let (name, sort_index) = tmeta(&tid);
+            thread_index.insert((pid, tid), threads.len() as u32);
+            let (name, sort_index) = tmeta(tid);
             threads.push(TraceThread {
                 process: pi as u32,
-                tid,
+                tid: key(tid).clone(),
                 name,
                 sort_index,
                 lanes: 0,
@@ -383,7 +438,7 @@ pub(crate) fn build(
         }
         let (name, sort_index) = pmeta(pid);
         processes.push(TraceProcess {
-            pid: pid.clone(),
+            pid: key(pid).clone(),
             name,
             sort_index,
             threads: first..threads.len() as u32,
@@ -392,9 +447,25 @@ pub(crate) fn build(
     }
 
     // Spans grouped by thread, sorted, placed on lanes.
-    let mut by_thread: Vec<Vec<RawSpan>> = (0..threads.len()).map(|_| Vec::new()).collect();
-    for s in raw {
-        let t = thread_index[&(s.core.pid.clone(), s.core.tid.clone())];
+    let mut last: Option<(ThreadKey, u32)> = None;
+    let thread_of: Vec<u32> = raw
+        .iter()
+        .map(|s| {
+            let k = (s.core.pid, s.core.tid);
+            let t = match last {
+                Some((lk, t)) if lk == k => t,
+                _ => thread_index[&k],
+            };
+            last = Some((k, t));
+            t
+        })
+        .collect();
+    let mut counts = vec![0usize; threads.len()];
+    for &t in &thread_of {
+        counts[t as usize] += 1;
+    }
+    let mut by_thread: Vec<Vec<RawSpan>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
+    for (s, t) in raw.into_iter().zip(thread_of) {
         by_thread[t as usize].push(s);
     }
     let total: usize = by_thread.iter().map(Vec::len).sum();
@@ -405,14 +476,15 @@ pub(crate) fn build(
             limit: u64::from(u32::MAX) - 1,
         });
     }
-    let mut names = Interner::default();
-    let mut cats = Interner::default();
+    let mut names = Renumber::new(&strings);
+    let mut cats = Renumber::new(&strings);
+    let mut by_category = vec![0u64; strings.len()];
     let mut flow_ids = Interner::default();
     let mut spans = Vec::with_capacity(total);
     let mut parents = Vec::with_capacity(total);
     let mut span_categories = Vec::with_capacity(total);
     let mut source_offsets = Vec::with_capacity(total);
-    let mut binds: BTreeMap<String, (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+    let mut binds: FxHashMap<Sym, BindEnds> = FxHashMap::default();
     for (t, list) in by_thread.iter_mut().enumerate() {
         list.sort_by_key(|s| (s.core.ts, std::cmp::Reverse(s.dur), s.ordinal));
         let first = spans.len() as u32;
@@ -456,9 +528,9 @@ pub(crate) fn build(
             if duration > MAX_SPAN_DURATION {
                 report.clamped += 1;
             }
-            *report.by_category.entry(s.core.cat.clone()).or_default() += 1;
+            by_category[s.core.cat as usize] += 1;
             if let Some((b, out, inn)) = &s.bind {
-                let e = binds.entry(b.clone()).or_default();
+                let e = binds.entry(*b).or_default();
                 if *out {
                     e.0.push(id);
                 }
@@ -467,17 +539,17 @@ pub(crate) fn build(
                 }
             }
             spans.push(TraceSpan::pack(SpanParts {
-                start: (s.core.ts - origin) as u64,
+                start: s.core.ts.wrapping_sub(origin) as u64,
                 duration,
                 thread: t as u32,
                 process: threads[t].process,
                 lane,
-                group: names.id(&s.core.name),
+                group: names.id(s.core.name),
                 source_id: s.ordinal,
                 flags: SpanFlags(flags),
             }));
             parents.push(parent);
-            span_categories.push(cats.id(&s.core.cat));
+            span_categories.push(cats.id(s.core.cat));
             source_offsets.push(s.offset);
         }
         threads[t].lanes = lanes;
@@ -491,6 +563,11 @@ pub(crate) fn build(
             .last()
             .map_or(lo, |t| t.spans.end);
         p.spans = lo..hi;
+    }
+    for (cat, &n) in by_category.iter().enumerate() {
+        if n > 0 {
+            report.by_category.insert(strings[cat].clone(), n);
+        }
     }
     // Empty processes keep their place in the order: point them at the next span.
     let mut next = spans.len() as u32;
@@ -506,7 +583,7 @@ pub(crate) fn build(
     let bind_span = |f: &FlowEvent| -> Option<u32> {
         let t = *thread_index.get(&f.thread)?;
         let r = threads[t as usize].spans.clone();
-        let ts = (f.ts - origin) as u64;
+        let ts = f.ts.wrapping_sub(origin) as u64;
         let local = &spans[r.start as usize..r.end as usize];
         let k = local.partition_point(|s| s.start() <= ts);
         let enclosing_first = f.enclosing || f.phase == b's';
@@ -528,11 +605,21 @@ pub(crate) fn build(
         }
         (c != NO_SPAN).then_some(c)
     };
-    for (key, mut list) in flows {
-        list.sort_by_key(|f| (f.ts, f.ordinal));
-        let flow = flow_ids.id(key.split('\u{1}').nth(1).unwrap_or(&key));
+    // Chains in the order of their keys' text, each in time order (file order breaks ties).
+    let mut chain_keys: Vec<Sym> = flows.iter().map(|f| f.key).collect();
+    chain_keys.sort_unstable();
+    chain_keys.dedup();
+    chain_keys.sort_unstable_by(|&a, &b| strings[a as usize].cmp(&strings[b as usize]));
+    let mut rank = vec![0u32; strings.len()];
+    for (r, &k) in chain_keys.iter().enumerate() {
+        rank[k as usize] = r as u32;
+    }
+    flows.sort_unstable_by_key(|f| (rank[f.key as usize], f.ts, f.ordinal));
+    for list in flows.chunk_by(|a, b| a.key == b.key) {
+        let key = &strings[list[0].key as usize];
+        let flow = flow_ids.id(key.split('\u{1}').nth(1).unwrap_or(key));
         let mut prev: Option<Option<u32>> = None;
-        for f in &list {
+        for f in list {
             let bound = bind_span(f);
             if bound.is_none() {
                 report.flow_unbound += 1;
@@ -568,12 +655,15 @@ pub(crate) fn build(
             report.flow_missing_end += 1;
         }
     }
+    let mut binds: Vec<(Sym, BindEnds)> = binds.into_iter().collect();
+    binds.sort_unstable_by(|a, b| strings[a.0 as usize].cmp(&strings[b.0 as usize]));
     for (b, (outs, ins)) in binds {
+        let b = &strings[b as usize];
         if outs.is_empty() || ins.is_empty() {
             report.bind_unmatched += 1;
             continue;
         }
-        let flow = flow_ids.id(&b);
+        let flow = flow_ids.id(b);
         for &a in &outs {
             for &c in &ins {
                 if a != c {

@@ -1,11 +1,14 @@
-//! One Trace Event Format element → a [`Parsed`] event: borrowed serde fields, timestamps
+//! One Trace Event Format element's fields as serde reads them (the reference the fast
+//! parser, [`super::fast`], must agree with), and the conversions of field text: timestamps
 //! kept as their exact text and converted to integer nanosecond ticks (no f64 round trip),
-//! `pid`/`tid` as numbers or strings.
+//! `pid`/`tid` as numbers or strings, flow and bind IDs.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
+
+use super::fast::Fields;
 
 /// A process or thread key as the file spells it (numbers and strings both occur:
 /// torch.profiler writes `"tid": "stream 7"` for CUDA streams).
@@ -64,21 +67,6 @@ struct MetaArgs {
     sort_index: Option<i64>,
 }
 
-/// What a span-producing event shares.
-#[derive(Clone, Debug)]
-pub struct EventCore {
-    /// Absolute start, ns ticks.
-    pub ts: i64,
-    /// Process key.
-    pub pid: TraceKey,
-    /// Thread key.
-    pub tid: TraceKey,
-    /// Name.
-    pub name: String,
-    /// Category.
-    pub cat: String,
-}
-
 /// Metadata kinds the model uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MetaKind {
@@ -94,68 +82,15 @@ pub enum MetaKind {
     Other,
 }
 
-/// One parsed event.
-#[derive(Clone, Debug)]
-pub enum Parsed {
-    /// `X`.
-    Complete {
-        /// Shared fields.
-        core: EventCore,
-        /// Duration ticks (`None`: absent).
-        dur: Option<i64>,
-        /// `bind_id` with `flow_out` / `flow_in`.
-        bind: Option<(String, bool, bool)>,
-    },
-    /// `B`.
-    Begin(EventCore),
-    /// `E` (name and category unused).
-    End(EventCore),
-    /// `i` / `I`.
-    Instant(EventCore),
-    /// `M`.
-    Meta {
-        /// Which.
-        kind: MetaKind,
-        /// Process key.
-        pid: TraceKey,
-        /// Thread key.
-        tid: TraceKey,
-        /// `args.name`.
-        name: Option<String>,
-        /// `args.sort_index`.
-        sort_index: Option<i64>,
-    },
-    /// `s` / `t` / `f`.
-    Flow {
-        /// `b's'`, `b't'` or `b'f'`.
-        phase: u8,
-        /// Shared fields (name unused).
-        core: EventCore,
-        /// Category and id: the chain's key.
-        key: String,
-        /// `bp: "e"`: binds to the enclosing slice.
-        enclosing: bool,
-    },
-    /// Not used for spans: counted under its `ph`, with why.
-    Skipped {
-        /// Why it was not used.
-        reason: &'static str,
-    },
-}
-
-/// A parsed element: the event, its `ph` as written (for counts) and its `args` text.
-#[derive(Debug)]
-pub struct ParsedEvent {
-    /// The event.
-    pub event: Parsed,
-    /// `ph`, as written (`"?"` when missing).
-    pub ph: String,
-}
-
 /// Integer nanosecond ticks of a decimal number of microseconds written as `text` (JSON
 /// number or a string holding one). Exact for up to three decimals; finer digits round to
 /// the nearest tick. `None` when not a number or out of range.
 pub fn micros_to_ticks(text: &str) -> Option<i64> {
+    plain_micros_to_ticks(text.as_bytes()).or_else(|| general_micros_to_ticks(text))
+}
+
+/// [`micros_to_ticks`] of any spelling.
+fn general_micros_to_ticks(text: &str) -> Option<i64> {
     let t = text.trim().trim_matches('"');
     let (neg, t) = match t.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -205,13 +140,92 @@ pub fn micros_to_ticks(text: &str) -> Option<i64> {
     i64::try_from(v).ok()
 }
 
-fn key(raw: Option<&RawValue>) -> TraceKey {
+/// [`micros_to_ticks`] of the common spelling `-?[0-9]{1,16}(\.[0-9]{0,3})?`, without
+/// allocating (`None`: another spelling, for the general path).
+#[inline]
+fn plain_micros_to_ticks(b: &[u8]) -> Option<i64> {
+    let (neg, b) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    // One pass: up to 16 integer digits (eight at a time where they are), then optionally
+    // `.` and up to 3 digits.
+    let mut v = 0u64;
+    let mut i = 0;
+    while i + 8 <= 16 {
+        let Some(d) = b.get(i..i + 8).and_then(eight_digits) else {
+            break;
+        };
+        v = v * 100_000_000 + d;
+        i += 8;
+    }
+    while let Some(&c) = b.get(i) {
+        if !c.is_ascii_digit() || i == 16 {
+            break;
+        }
+        v = v * 10 + u64::from(c - b'0');
+        i += 1;
+    }
+    if i == 0 {
+        return None;
+    }
+    let mut scale = 1000;
+    match b.get(i) {
+        None => {}
+        Some(b'.') => {
+            for &c in &b[i + 1..] {
+                if !c.is_ascii_digit() || scale == 1 {
+                    return None;
+                }
+                scale /= 10;
+                v = v * 10 + u64::from(c - b'0');
+            }
+        }
+        Some(_) => return None,
+    }
+    // < 10^19: no overflow in u64.
+    let v = i64::try_from(v * scale).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+/// The value of eight ASCII digits (`None`: not all digits).
+#[inline]
+fn eight_digits(b: &[u8]) -> Option<u64> {
+    let x = u64::from_le_bytes(b.try_into().ok()?);
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    // Every byte in 0x30..=0x39: high nibble 3, and still 3 after adding 6 (no carries
+    // cross bytes, every byte being at most 0x3F + 6).
+    if x & HIGH != ZEROS || x.wrapping_add(0x0606_0606_0606_0606) & HIGH != ZEROS {
+        return None;
+    }
+    // Pairs, then quads, then all eight (the first digit is the lowest byte).
+    let x = x & 0x0F0F_0F0F_0F0F_0F0F;
+    let x = (x.wrapping_mul(10) + (x >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let x = (x.wrapping_mul(100) + (x >> 16)) & 0x0000_FFFF_0000_FFFF;
+    Some((x.wrapping_mul(10_000) + (x >> 32)) & 0xFFFF_FFFF)
+}
+
+/// The process or thread key written as `raw` (JSON text; `None`: absent, which is 0).
+pub fn key(raw: Option<&str>) -> TraceKey {
     let Some(r) = raw else {
         return TraceKey::Num(0);
     };
-    let t = r.get().trim();
+    let t = r.trim();
+    let b = t.as_bytes();
+    // Fast paths: a plain integer, or a string without escapes.
+    if b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"' {
+        let inner = &t[1..t.len() - 1];
+        if !inner.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
+            return TraceKey::Str(inner.to_string());
+        }
+    }
     if let Ok(n) = t.parse::<i64>() {
         return TraceKey::Num(n);
+    }
+    if !t.starts_with('"') {
+        // Not a string: serde would refuse it as one.
+        return TraceKey::Str(t.to_string());
     }
     if let Ok(s) = serde_json::from_str::<String>(t) {
         return TraceKey::Str(s);
@@ -219,98 +233,65 @@ fn key(raw: Option<&RawValue>) -> TraceKey {
     TraceKey::Str(t.to_string())
 }
 
-fn id_text(raw: &RawValue) -> String {
-    serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| raw.get().trim().to_string())
+/// A flow or bind ID written as `raw` (JSON text): a string's content, else the text.
+pub fn id_text(raw: &str) -> Cow<'_, str> {
+    let t = raw.trim();
+    let b = t.as_bytes();
+    if b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"' {
+        let inner = &t[1..t.len() - 1];
+        if !inner.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
+            return Cow::Borrowed(inner);
+        }
+    }
+    if !t.starts_with('"') {
+        // Not a string: serde would refuse it as one.
+        return Cow::Borrowed(t);
+    }
+    match serde_json::from_str::<String>(raw) {
+        Ok(s) => Cow::Owned(s),
+        Err(_) => Cow::Borrowed(t),
+    }
 }
 
-/// Parses one element. `Err` is serde's error (a syntax error inside the element, or a field
-/// of the wrong type); the caller turns it into an offset.
-pub fn parse_event(bytes: &[u8]) -> Result<ParsedEvent, serde_json::Error> {
+/// `args.name` and `args.sort_index` of a metadata event (`args` as JSON text); both `None`
+/// when `args` is absent or not an object of the right types.
+pub fn meta_args(args: Option<&str>) -> (Option<String>, Option<i64>) {
+    let a: MetaArgs = args
+        .and_then(|a| serde_json::from_str(a).ok())
+        .unwrap_or_default();
+    (a.name, a.sort_index)
+}
+
+/// The metadata kind named `name`.
+pub fn meta_kind(name: Option<&str>) -> MetaKind {
+    match name {
+        Some("process_name") => MetaKind::ProcessName,
+        Some("thread_name") => MetaKind::ThreadName,
+        Some("process_sort_index") => MetaKind::ProcessSort,
+        Some("thread_sort_index") => MetaKind::ThreadSort,
+        _ => MetaKind::Other,
+    }
+}
+
+/// Reads one element's [`Fields`] with serde: the reference. `Err` is serde's error (a
+/// syntax error inside the element, or a field of the wrong type); the caller turns it into
+/// an offset.
+pub fn serde_fields(bytes: &[u8]) -> Result<Fields<'_>, serde_json::Error> {
     let raw: RawEvent<'_> = serde_json::from_slice(bytes)?;
-    let ph = raw.ph.as_deref().unwrap_or("?").to_string();
-    let skipped = |reason| ParsedEvent {
-        event: Parsed::Skipped { reason },
-        ph: ph.clone(),
-    };
-    let ts = raw.ts.map(|t| micros_to_ticks(t.get()));
-    let core = |ts: i64| EventCore {
-        ts,
-        pid: key(raw.pid),
-        tid: key(raw.tid),
-        name: raw.name.as_deref().unwrap_or("").to_string(),
-        cat: raw.cat.as_deref().unwrap_or("").to_string(),
-    };
-    let timed = |f: &dyn Fn(i64) -> Parsed| match ts {
-        Some(Some(t)) => ParsedEvent {
-            event: f(t),
-            ph: ph.clone(),
-        },
-        Some(None) => skipped("timestamp is not a number"),
-        None => skipped("no timestamp"),
-    };
-    Ok(match ph.as_str() {
-        "X" => {
-            let dur = match raw.dur.map(|d| micros_to_ticks(d.get())) {
-                Some(None) => return Ok(skipped("duration is not a number")),
-                Some(Some(d)) if d < 0 => return Ok(skipped("negative duration")),
-                Some(Some(d)) => Some(d),
-                None => None,
-            };
-            let bind = raw.bind_id.map(|b| {
-                (
-                    id_text(b),
-                    raw.flow_out.unwrap_or(false),
-                    raw.flow_in.unwrap_or(false),
-                )
-            });
-            timed(&|t| Parsed::Complete {
-                core: core(t),
-                dur,
-                bind: bind.clone(),
-            })
-        }
-        "B" => timed(&|t| Parsed::Begin(core(t))),
-        "E" => timed(&|t| Parsed::End(core(t))),
-        "i" | "I" => timed(&|t| Parsed::Instant(core(t))),
-        "s" | "t" | "f" => {
-            let Some(id) = raw.id else {
-                return Ok(skipped("flow event without id"));
-            };
-            let key = format!("{}\u{1}{}", raw.cat.as_deref().unwrap_or(""), id_text(id));
-            let enclosing = raw.bp.as_deref() == Some("e");
-            let phase = ph.as_bytes()[0];
-            timed(&|t| Parsed::Flow {
-                phase,
-                core: core(t),
-                key: key.clone(),
-                enclosing,
-            })
-        }
-        "M" => {
-            let kind = match raw.name.as_deref() {
-                Some("process_name") => MetaKind::ProcessName,
-                Some("thread_name") => MetaKind::ThreadName,
-                Some("process_sort_index") => MetaKind::ProcessSort,
-                Some("thread_sort_index") => MetaKind::ThreadSort,
-                _ => MetaKind::Other,
-            };
-            let args: MetaArgs = raw
-                .args
-                .and_then(|a| serde_json::from_str(a.get()).ok())
-                .unwrap_or_default();
-            ParsedEvent {
-                event: Parsed::Meta {
-                    kind,
-                    pid: key(raw.pid),
-                    tid: key(raw.tid),
-                    name: args.name,
-                    sort_index: args.sort_index,
-                },
-                ph: ph.clone(),
-            }
-        }
-        "?" => skipped("no ph"),
-        _ => skipped("event kind not used for spans"),
+    Ok(Fields {
+        ph: raw.ph,
+        name: raw.name,
+        cat: raw.cat,
+        bp: raw.bp,
+        ts: raw.ts.map(RawValue::get),
+        dur: raw.dur.map(RawValue::get),
+        pid: raw.pid.map(RawValue::get),
+        tid: raw.tid.map(RawValue::get),
+        id: raw.id.map(RawValue::get),
+        bind_id: raw.bind_id.map(RawValue::get),
+        args: raw.args.map(RawValue::get),
+        flow_in: raw.flow_in,
+        flow_out: raw.flow_out,
     })
 }
 
@@ -354,5 +335,61 @@ mod tests {
         assert_eq!(micros_to_ticks("abc"), None);
         assert_eq!(micros_to_ticks(""), None);
         assert_eq!(micros_to_ticks("1e400"), None);
+    }
+
+    #[test]
+    fn the_plain_spelling_agrees_with_the_general_path() {
+        let mut cases: Vec<String> = [
+            "0",
+            "-0",
+            "7",
+            "1.",
+            "-1.",
+            "12.5",
+            "12.05",
+            "12.005",
+            "12.0005",
+            "0.000",
+            "9223372036854775",
+            "9223372036854775.807",
+            "9223372036854775.808",
+            "-9223372036854775.808",
+            "9999999999999999.999",
+            "99999999999999999",
+            "1.2.3",
+            "1-2",
+            "--1",
+            "-",
+            ".",
+            ".5",
+            "+1",
+            "1e3",
+            " 1",
+            "00012.340",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let int = x % 10u64.pow((x >> 40) as u32 % 18);
+            let frac = (x >> 8) % 10_000;
+            cases.push(match x % 5 {
+                0 => format!("{int}"),
+                1 => format!("-{int}.{}", frac % 1000),
+                2 => format!("{int}.{frac:04}"),
+                3 => format!("{int}.{:03}", frac % 1000),
+                _ => format!("{int}.{}", frac % 10),
+            });
+        }
+        for c in &cases {
+            if let Some(v) = plain_micros_to_ticks(c.as_bytes()) {
+                assert_eq!(Some(v), general_micros_to_ticks(c), "{c}");
+            }
+            assert_eq!(micros_to_ticks(c), general_micros_to_ticks(c), "{c}");
+        }
     }
 }

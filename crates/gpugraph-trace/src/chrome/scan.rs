@@ -58,8 +58,9 @@ fn skip_string(b: &[u8], i: usize) -> Result<usize, TraceError> {
     }
 }
 
-/// The index just past the value starting at `i` (after whitespace).
-fn skip_value(b: &[u8], i: usize) -> Result<usize, TraceError> {
+/// The index just past the value starting at `i` (after whitespace): strings and bracket
+/// nesting are checked, scalars are not (the per-event parser checks them).
+pub fn skip_value(b: &[u8], i: usize) -> Result<usize, TraceError> {
     match b.get(i) {
         None => Err(syntax(i, "value expected, found the end of the input")),
         Some(b'"') => skip_string(b, i),
@@ -156,6 +157,16 @@ fn split_array(
 
 /// Scans `b` (see the module doc).
 pub fn scan(b: &[u8]) -> Result<Layout, TraceError> {
+    scan_with(b, &mut split_array)
+}
+
+/// Splits (or parses) the event array whose `[` is at `i`: the element ranges and the index
+/// past its end; `open_end`: the bare form (see [`split_array`]).
+pub type ArrayFn<'f> =
+    dyn FnMut(&[u8], usize, bool) -> Result<(Vec<Range<usize>>, usize), TraceError> + 'f;
+
+/// [`scan`] with the event array handled by `array` (the fast path parses it in place).
+pub fn scan_with(b: &[u8], array: &mut ArrayFn<'_>) -> Result<Layout, TraceError> {
     let mut i = 0;
     if b.starts_with(&[0xEF, 0xBB, 0xBF]) {
         i = 3;
@@ -163,7 +174,7 @@ pub fn scan(b: &[u8]) -> Result<Layout, TraceError> {
     i = skip_ws(b, i);
     match b.get(i) {
         Some(b'[') => {
-            let (events, end) = split_array(b, i, true)?;
+            let (events, end) = array(b, i, true)?;
             let end = skip_ws(b, end);
             if end < b.len() {
                 return Err(syntax(end, "trailing data after the event array"));
@@ -202,7 +213,7 @@ pub fn scan(b: &[u8]) -> Result<Layout, TraceError> {
                             what: "traceEvents is not an array".into(),
                         });
                     }
-                    let (events, end) = split_array(b, j, false)?;
+                    let (events, end) = array(b, j, false)?;
                     layout.events = events;
                     found = true;
                     j = end;
