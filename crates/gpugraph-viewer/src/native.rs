@@ -196,7 +196,9 @@ impl ApplicationHandler for App {
             }
             WindowEvent::RedrawRequested => {
                 if let Err(e) = g.redraw() {
-                    self.fail(el, e);
+                    self.error = Some(e);
+                    el.exit();
+                    return;
                 }
                 None
             }

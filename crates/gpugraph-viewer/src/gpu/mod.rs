@@ -226,6 +226,9 @@ impl Viewer {
             if r.serial < self.stats.completed {
                 continue;
             }
+            // Redraw only when something shown changed (else every readback would draw a
+            // frame that reads back again, forever).
+            self.dirty |= self.stats.visible != Some(r.visible) || self.stats.edges != Some(r.edges);
             self.stats.completed = r.serial;
             self.stats.visible = Some(r.visible);
             self.stats.edges = Some(r.edges);
@@ -240,9 +243,9 @@ impl Viewer {
                         self.state.selected = r.picked;
                     }
                     self.pending = None;
+                    self.dirty = true;
                 }
             }
-            self.dirty = true;
         }
         any
     }
@@ -372,7 +375,9 @@ impl Viewer {
         }
         self.stats.frames = serial;
         self.stats.encode_ms = t0.elapsed().as_secs_f64() * 1e3;
-        self.dirty = false;
+        // A frame without a readback slot is drawn again later, so the latest view's counts
+        // and pick always come back.
+        self.dirty = slot.is_none();
         Ok(())
     }
 

@@ -105,7 +105,7 @@ pub fn paint(
             continue;
         }
         let (font, color) = match l.kind {
-            LabelKind::Process(_) => (FontId::proportional(12.0), Color32::from_rgb(20, 40, 110)),
+            LabelKind::Process(_) => (FontId::monospace(12.0), Color32::from_rgb(20, 40, 110)),
             LabelKind::Thread(_) => (small.clone(), text),
         };
         let cell = painter.with_clip_rect(r(lr).intersect(r(gutter)));
