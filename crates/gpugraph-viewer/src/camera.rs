@@ -331,7 +331,8 @@ mod tests {
         assert_eq!(step, 500_000);
         assert_eq!(t.len(), 7);
         assert_eq!(ticks(5, 5, 10).0, 1);
-        assert_eq!(format_time(1_500_000, 500_000), "1.5 ms");
+        assert_eq!(format_time(1_500_000, 500_000), "1500 µs");
+        assert_eq!(format_time(3_000_000, 1_000_000), "3 ms");
         assert_eq!(format_time(250_000, 50_000), "250 µs");
         assert_eq!(format_time(12_000_000_000, 2_000_000_000), "12 s");
         assert_eq!(format_time(7, 1), "7 ns");

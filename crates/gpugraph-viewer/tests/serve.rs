@@ -40,7 +40,11 @@ fn serves_the_bundle_and_the_trace_and_nothing_else() {
     #[cfg(unix)]
     std::os::unix::fs::symlink(dir.join("secret.js"), web.join("link.js")).unwrap();
     let trace = dir.join("my trace.json");
-    std::fs::write(&trace, r#"[{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1}]"#).unwrap();
+    std::fs::write(
+        &trace,
+        r#"[{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1}]"#,
+    )
+    .unwrap();
 
     let mut cfg = ServeConfig::new(&web, &trace);
     cfg.port = 0;

@@ -34,8 +34,11 @@ fn model() -> TraceModel {
     }
     ev.push(r#"{"ph":"s","id":1,"pid":1,"tid":1,"ts":20}"#.into());
     ev.push(r#"{"ph":"f","bp":"e","id":1,"pid":2,"tid":1,"ts":130}"#.into());
-    parse_chrome_trace(format!("[{}]", ev.join(",")).as_bytes(), IngestOptions::default())
-        .unwrap()
+    parse_chrome_trace(
+        format!("[{}]", ev.join(",")).as_bytes(),
+        IngestOptions::default(),
+    )
+    .unwrap()
 }
 
 struct Rig {
@@ -171,7 +174,9 @@ fn frames_picks_and_collapse_match_the_cpu_oracles() {
 
     // Click an inner span: the GPU pick is the oracle's, and it is drawn selected.
     let id = (0..rig.viewer.model().spans.len() as u32)
-        .find(|&i| rig.viewer.model().spans[i as usize].lane() == 1 && rig.viewer.span_point(i).is_some())
+        .find(|&i| {
+            rig.viewer.model().spans[i as usize].lane() == 1 && rig.viewer.span_point(i).is_some()
+        })
         .expect("an inner span on screen");
     let (x, y) = rig.viewer.span_point(id).unwrap();
     let want = rig.viewer.oracle_pick(x, y);

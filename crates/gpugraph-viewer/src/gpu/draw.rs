@@ -1,6 +1,8 @@
 //! The span draw in the surface's format: two render pipelines (`vs_span` quads, `vs_edge`
-//! lines) over the trace frame's buffers, drawn by `draw_indirect` from the frame's two
-//! indirect records, so the CPU never learns how many spans it draws.
+//! lines) over the trace frame's buffers, drawn by `draw_indirect`. A one-thread compute
+//! pass (`args.wgsl`) turns the frame's instanced indirect records into non-instanced ones
+//! (six vertices per span, two per edge): the CPU never learns how many spans it draws, and
+//! software rasterizers (SwiftShader in headless Chromium) avoid their per-instance cost.
 
 use gpugraph_trace::frame::FrameBuffers;
 use gpugraph_trace::NO_SPAN;
@@ -8,6 +10,7 @@ use gpugraph_trace::NO_SPAN;
 use crate::camera::{Camera, Rect};
 
 const WGSL: &str = include_str!("spans.wgsl");
+const ARGS_WGSL: &str = include_str!("args.wgsl");
 
 /// `Params` in spans.wgsl.
 #[repr(C)]
@@ -51,6 +54,8 @@ pub struct SpanDraw {
     edges: wgpu::RenderPipeline,
     params: wgpu::Buffer,
     group: wgpu::BindGroup,
+    args: wgpu::ComputePipeline,
+    args_group: wgpu::BindGroup,
     draw_args: wgpu::Buffer,
 }
 
@@ -138,13 +143,59 @@ impl SpanDraw {
             layout: &layout,
             entries: &entries,
         });
+        let draw_args = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("viewer/draw-args"),
+            size: 32,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+            mapped_at_creation: false,
+        });
+        let args_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("viewer/args"),
+            source: wgpu::ShaderSource::Wgsl(ARGS_WGSL.into()),
+        });
+        let args = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("viewer/args"),
+            layout: None,
+            module: &args_module,
+            entry_point: Some("expand_args"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let args_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("viewer/args"),
+            layout: &args.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: b.draw_args.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: draw_args.as_entire_binding(),
+                },
+            ],
+        });
         Self {
             spans: pipeline("vs_span", wgpu::PrimitiveTopology::TriangleList),
             edges: pipeline("vs_edge", wgpu::PrimitiveTopology::LineList),
             params,
             group,
-            draw_args: b.draw_args.clone(),
+            args,
+            args_group,
+            draw_args,
         }
+    }
+
+    /// Records the pass that derives this frame's draw records from the trace frame's
+    /// (after the frame graph, before [`Self::draw`]).
+    pub fn encode_args(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("viewer/args"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&self.args);
+        pass.set_bind_group(0, &self.args_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
     }
 
     /// Writes this frame's parameters (visible to the next submission).
@@ -183,8 +234,11 @@ mod tests {
             .find(|(_, t)| t.name.as_deref() == Some("Params"))
             .expect("Params");
         assert_eq!(layouter[h].size as usize, std::mem::size_of::<SpanParams>());
-        naga::valid::Validator::new(Default::default(), naga::valid::Capabilities::all())
-            .validate(&module)
-            .expect("the WGSL validates");
+        for src in [WGSL, ARGS_WGSL] {
+            let module = naga::front::wgsl::parse_str(src).expect("the WGSL parses");
+            naga::valid::Validator::new(Default::default(), naga::valid::Capabilities::all())
+                .validate(&module)
+                .expect("the WGSL validates");
+        }
     }
 }

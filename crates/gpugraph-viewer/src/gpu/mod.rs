@@ -228,7 +228,8 @@ impl Viewer {
             }
             // Redraw only when something shown changed (else every readback would draw a
             // frame that reads back again, forever).
-            self.dirty |= self.stats.visible != Some(r.visible) || self.stats.edges != Some(r.edges);
+            self.dirty |=
+                self.stats.visible != Some(r.visible) || self.stats.edges != Some(r.edges);
             self.stats.completed = r.serial;
             self.stats.visible = Some(r.visible);
             self.stats.edges = Some(r.edges);
@@ -289,6 +290,7 @@ impl Viewer {
                 label: Some("viewer/frame"),
             });
         self.frame.encode(&mut enc)?;
+        self.spans.encode_args(&mut enc);
         let slot = self.ring.record(&mut enc, self.frame.buffers(), serial);
 
         let info = InspectorInfo {

@@ -1,6 +1,8 @@
-// The viewer's span draw (gpu/draw.rs): one instanced quad per visible span (IDs and the
-// instance count from the trace frame's span compaction, through its indirect record) and
-// one line per drawn dependency, in a viewport that is the plot rectangle. x maps the closed
+// The viewer's span draw (gpu/draw.rs): one quad (six vertices) per visible span and one
+// line (two vertices) per drawn dependency, as plain non-instanced draws whose vertex counts
+// args.wgsl derives on the GPU from the trace frame's compaction counts (SwiftShader and
+// other software rasterizers pay a fixed cost per instance, so a million instances of one
+// quad are far slower than one draw of six million vertices), in a viewport that is the plot rectangle. x maps the closed
 // window [start, start + width] onto [-1, 1]; y maps row `row_scroll` to the top and
 // `row_scroll + rows_in_view` to the bottom. Times become float32 only after the 64-bit
 // difference to the window start, so pixels stay exact far from the trace origin.
@@ -87,7 +89,9 @@ fn palette(name: u32, group: u32) -> vec3<f32> {
 }
 
 @vertex
-fn vs_span(@builtin(vertex_index) v: u32, @builtin(instance_index) k: u32) -> VOut {
+fn vs_span(@builtin(vertex_index) vi: u32) -> VOut {
+    let k = vi / 6u;
+    let v = vi % 6u;
     let i = ids[k];
     let x0 = x_of(span_start(i));
     let x1 = max(x_of(span_end(i)), x0 + p.px_w);
@@ -111,7 +115,9 @@ fn vs_span(@builtin(vertex_index) v: u32, @builtin(instance_index) k: u32) -> VO
 }
 
 @vertex
-fn vs_edge(@builtin(vertex_index) v: u32, @builtin(instance_index) k: u32) -> VOut {
+fn vs_edge(@builtin(vertex_index) vi: u32) -> VOut {
+    let k = vi / 2u;
+    let v = vi % 2u;
     let e = edge_ids[k];
     let a = edge_ends[2u * e];
     let b = edge_ends[2u * e + 1u];
