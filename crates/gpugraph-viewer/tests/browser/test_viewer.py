@@ -190,8 +190,11 @@ def main():
         c.check(target is not None, "a span is on screen to click")
         sid, (x, y) = target
         want = page.evaluate(f"() => {hooks}.oraclePick({x}, {y})")
+        f0 = state(page)["frames"]
         page.mouse.click(ox + x, oy + y)
-        page.wait_for_function("() => window.gpugraphViewer.selected !== null || !window.gpugraphViewer.pickPending")
+        # The click's pick is answered by a later frame's readback.
+        page.wait_for_function(
+            f"() => window.gpugraphViewer.frames > {f0} && !window.gpugraphViewer.pickPending")
         s = settle(page)
         c.check(want >= 0 and s["selected"] == want,
                 f"click at ({x:.0f},{y:.0f}) selected {s['selected']} == oracle pick {want}")
