@@ -164,6 +164,10 @@ impl Viewer {
     pub fn frame(&self) -> &TraceFrame {
         &self.frame
     }
+    /// The trace frame, mutably (to encode it alone, e.g. for timings).
+    pub fn frame_mut(&mut self) -> &mut TraceFrame {
+        &mut self.frame
+    }
     /// Counters and timings.
     pub fn stats(&self) -> &FrameStats {
         &self.stats
