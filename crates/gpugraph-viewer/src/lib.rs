@@ -38,10 +38,10 @@ pub use state::ViewState;
 pub enum ViewerError {
     /// The trace could not be read or parsed.
     #[error("the trace could not be loaded: {0}")]
-    Trace(#[from] gpugraph_trace::TraceError),
+    Trace(Box<gpugraph_trace::TraceError>),
     /// The trace frame could not be built or encoded (capacity, graph compile).
     #[error("the trace frame failed: {0}")]
-    Gpu(#[from] gpugraph_trace::TraceGpuError),
+    Gpu(Box<gpugraph_trace::TraceGpuError>),
     /// No GPU adapter or device.
     #[error("no GPU: {0}")]
     NoGpu(String),
@@ -67,4 +67,16 @@ pub enum ViewerError {
         /// The OS error.
         source: std::io::Error,
     },
+}
+
+impl From<gpugraph_trace::TraceError> for ViewerError {
+    fn from(e: gpugraph_trace::TraceError) -> Self {
+        Self::Trace(Box::new(e))
+    }
+}
+
+impl From<gpugraph_trace::TraceGpuError> for ViewerError {
+    fn from(e: gpugraph_trace::TraceGpuError) -> Self {
+        Self::Gpu(Box::new(e))
+    }
 }
