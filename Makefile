@@ -19,7 +19,7 @@ BENCH_OUT ?= bench-out
 export XDG_RUNTIME_DIR ?= $(CURDIR)/target/xdg-runtime
 $(shell mkdir -p -m 700 $(XDG_RUNTIME_DIR) 2>/dev/null)
 
-.PHONY: all vulkan python build demo test pytest bench fuzz fmt lint
+.PHONY: all vulkan python build demo test pytest bench fuzz fmt lint web web-test
 
 all: test
 
@@ -149,3 +149,37 @@ fmt:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+
+# The trace viewer's web build (crates/gpugraph-viewer): the wasm32 library in the release
+# profile, wasm-bindgen's JS glue, and the static page, assembled in $(WEB_OUT). The
+# wasm-bindgen CLI must be the version of the `wasm-bindgen` crate in Cargo.lock; it is
+# installed once into TOOLS_DIR and reused (pass WASM_BINDGEN=path to use another one).
+WASM_BINDGEN_VERSION := $(shell sed -n '/^name = "wasm-bindgen"$$/{n;s/^version = "\(.*\)"$$/\1/p;}' Cargo.lock)
+TOOLS_DIR ?= $(HOME)/.cache/gpugraph-tools/wasm-bindgen-$(WASM_BINDGEN_VERSION)
+WASM_BINDGEN ?= $(TOOLS_DIR)/bin/wasm-bindgen
+WEB_OUT ?= $(TARGET_DIR)/web
+WEB_SRC = crates/gpugraph-viewer/web
+web:
+	@if ! "$(WASM_BINDGEN)" --version 2>/dev/null | grep -qx "wasm-bindgen $(WASM_BINDGEN_VERSION)"; then \
+	  echo "web: installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION) into $(TOOLS_DIR)"; \
+	  CARGO_TARGET_DIR=$(TOOLS_DIR)/build $(CARGO) install wasm-bindgen-cli \
+	    --version $(WASM_BINDGEN_VERSION) --root $(TOOLS_DIR) && rm -rf $(TOOLS_DIR)/build; \
+	fi
+	$(CARGO) build --release --target wasm32-unknown-unknown -p gpugraph-viewer --lib
+	rm -rf $(WEB_OUT) && mkdir -p $(WEB_OUT)
+	"$(WASM_BINDGEN)" --target web --no-typescript --out-dir $(WEB_OUT) \
+	  $(TARGET_DIR)/wasm32-unknown-unknown/release/gpugraph_viewer.wasm
+	cp $(WEB_SRC)/index.html $(WEB_SRC)/viewer.js $(WEB_OUT)/
+	@ls -l $(WEB_OUT)
+
+# The viewer in headless Chromium (WebGPU on SwiftShader): crates/gpugraph-viewer/tests/
+# browser/test_viewer.py drives the page over Playwright (pip `playwright`, with the system
+# Chromium at CHROMIUM; no `playwright install`), checks picks and collapse against the CPU
+# oracles, writes docs/viewer-web.png and the measured numbers (WEB_TEST_OUT).
+CHROMIUM ?= /usr/lib/chromium/chromium
+WEB_TEST_SPANS ?= 1000000
+WEB_TEST_OUT ?= $(TARGET_DIR)/web-test
+web-test: web
+	python3 crates/gpugraph-viewer/tests/browser/test_viewer.py --web $(WEB_OUT) \
+	  --chromium $(CHROMIUM) --out $(WEB_TEST_OUT) --screenshot docs/viewer-web.png \
+	  --big-spans $(WEB_TEST_SPANS)

@@ -123,7 +123,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 fn scoped<T>(device: &wgpu::Device, create: impl FnOnce() -> T) -> (T, bool) {
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let value = create();
-    let failed = pollster::block_on(scope.pop()).is_some();
+    let failed = crate::device_check::scope_error(scope).is_some();
     (value, failed)
 }
 

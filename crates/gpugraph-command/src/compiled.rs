@@ -2,7 +2,12 @@
 //! records into a caller's encoder (never submits), and reports stats and optional timings.
 
 use std::collections::{HashMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(not(target_arch = "wasm32"))]
+use std::time::Instant;
+// `std::time::Instant::now` panics on wasm32-unknown-unknown; web-time reads performance.now().
+#[cfg(target_arch = "wasm32")]
+use web_time::Instant;
 
 use crate::attachment::{subresource_view, DepthStencilAttachment, PassLayout};
 use crate::error::GraphError;

@@ -69,5 +69,26 @@ pub(crate) fn same_device_buffer(device: &wgpu::Device, buffer: &wgpu::Buffer) -
         drop(encoder.finish());
         scratch.destroy();
     }
-    pollster::block_on(scope.pop()).is_none()
+    scope_error(scope).is_none()
+}
+
+/// The error `scope` caught. Native backends answer at once (`block_on` returns without
+/// waiting). On wasm32 (WebGPU) the answer is a JS promise that only the browser's event loop
+/// can settle, so blocking would hang the page: the scope is polled once and an unsettled
+/// answer counts as no error (a real error then surfaces only in the browser console).
+pub(crate) fn scope_error(scope: wgpu::ErrorScopeGuard) -> Option<wgpu::Error> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        pollster::block_on(scope.pop())
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        use std::future::Future as _;
+        let mut fut = std::pin::pin!(scope.pop());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match fut.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(e) => e,
+            std::task::Poll::Pending => None,
+        }
+    }
 }

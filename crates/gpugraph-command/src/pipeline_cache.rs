@@ -98,7 +98,7 @@ impl PersistentPipelineCache {
         };
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let cache = create(data.as_deref());
-        let (cache, status) = match (pollster::block_on(scope.pop()), &data) {
+        let (cache, status) = match (crate::device_check::scope_error(scope), &data) {
             // Even with `fallback`, wgpu refuses data of another adapter with an error (and
             // an unusable cache object): start over empty.
             (Some(e), _) => (

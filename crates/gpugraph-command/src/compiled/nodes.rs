@@ -117,7 +117,7 @@ impl<'a> NodeCompiler<'a> {
                 Executable::Render(e, Box::new(views))
             }),
         };
-        let wgpu_error = pollster::block_on(scope.pop());
+        let wgpu_error = crate::device_check::scope_error(scope);
         if let Some(e) = ctx.resolver.violation(self.id, &node.id) {
             return Err(e);
         }

@@ -1,0 +1,447 @@
+//! [`Viewer`]: the one wgpu code path both shells share. It owns the trace's
+//! [`TraceFrame`] (compiled once per loaded trace), the span draw in the surface's format,
+//! the egui renderer and the readback ring; every frame it writes the [`TraceView`] of the
+//! current [`ViewState`] (queue writes only), encodes the frame graph, the span draw and the
+//! UI into one command buffer, and submits. Visible counts and picks come back through the
+//! ring, asynchronously.
+
+pub mod draw;
+pub mod readback;
+pub mod setup;
+pub mod ui;
+
+use gpugraph_trace::frame::{TraceFrame, TraceFrameConfig};
+use gpugraph_trace::{cpu, TraceModel, TraceView};
+use web_time::Instant;
+
+use crate::camera::Regions;
+use crate::input::{Controller, InputEvent, PickRequest};
+use crate::labels;
+use crate::state::{ViewState, MAX_HOPS};
+use crate::ViewerError;
+
+use draw::{SpanDraw, SpanParams};
+use readback::ReadbackRing;
+use ui::InspectorInfo;
+
+/// Readback slots (frames whose results may be in flight at once).
+pub const READBACK_SLOTS: usize = 4;
+
+/// Counters and timings of the frames so far (what the page exposes for tests).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameStats {
+    /// Frames encoded and submitted.
+    pub frames: u64,
+    /// Serial of the last frame whose readback arrived (`frames` counts from 1).
+    pub completed: u64,
+    /// Visible spans in that frame.
+    pub visible: Option<u32>,
+    /// Drawn dependency edges in that frame.
+    pub edges: Option<u32>,
+    /// Mean wall time between frames (exponential average), ms.
+    pub frame_ms: f64,
+    /// CPU time of the last frame's encode and submit, ms.
+    pub encode_ms: f64,
+    /// Submission → readback of the last result, ms.
+    pub gpu_ms: f64,
+}
+
+struct PendingPick {
+    request: PickRequest,
+    from_serial: u64,
+}
+
+/// The viewer (see the module doc).
+pub struct Viewer {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    format: wgpu::TextureFormat,
+    model: TraceModel,
+    frame: TraceFrame,
+    spans: SpanDraw,
+    egui: egui::Context,
+    egui_renderer: egui_wgpu::Renderer,
+    ring: ReadbackRing,
+    state: ViewState,
+    controller: Controller,
+    physical: (u32, u32),
+    pending: Option<PendingPick>,
+    stats: FrameStats,
+    compiles: u32,
+    dirty: bool,
+    last_frame: Option<Instant>,
+    started: Instant,
+}
+
+impl Viewer {
+    /// A viewer of `model` drawing into `format` targets of `physical` px at `scale`
+    /// physical px per logical px. Builds and compiles the trace frame (sized exactly for the
+    /// model) and records its CSR build into the first frame.
+    pub fn new(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        format: wgpu::TextureFormat,
+        model: TraceModel,
+        physical: (u32, u32),
+        scale: f32,
+    ) -> Result<Self, ViewerError> {
+        let mut frame = Self::build_frame(&device, &queue, &model)?;
+        let mut enc = device.create_command_encoder(&Default::default());
+        frame.encode_build(&mut enc)?;
+        queue.submit([enc.finish()]);
+        let spans = SpanDraw::new(&device, format, frame.buffers());
+        let egui_renderer = egui_wgpu::Renderer::new(&device, format, Default::default());
+        let scale = scale.max(0.1);
+        let state = ViewState::new(&model);
+        Ok(Self {
+            ring: ReadbackRing::new(&device, READBACK_SLOTS),
+            controller: Controller::new(
+                physical.0 as f32 / scale,
+                physical.1 as f32 / scale,
+                scale,
+            ),
+            physical,
+            device,
+            queue,
+            format,
+            model,
+            frame,
+            spans,
+            egui: egui::Context::default(),
+            egui_renderer,
+            state,
+            pending: None,
+            stats: FrameStats::default(),
+            compiles: 1,
+            dirty: true,
+            last_frame: None,
+            started: Instant::now(),
+        })
+    }
+
+    fn build_frame(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        model: &TraceModel,
+    ) -> Result<TraceFrame, ViewerError> {
+        let config = TraceFrameConfig::exact(model, MAX_HOPS);
+        Ok(TraceFrame::new(device, queue, model, config)?)
+    }
+
+    /// Replaces the trace: a new frame compiled for `model`, the view reset.
+    pub fn load(&mut self, model: TraceModel) -> Result<(), ViewerError> {
+        let mut frame = Self::build_frame(&self.device, &self.queue, &model)?;
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        frame.encode_build(&mut enc)?;
+        self.queue.submit([enc.finish()]);
+        self.spans = SpanDraw::new(&self.device, self.format, frame.buffers());
+        self.frame = frame;
+        self.state = ViewState::new(&model);
+        self.model = model;
+        self.ring = ReadbackRing::new(&self.device, READBACK_SLOTS);
+        self.pending = None;
+        self.stats.visible = None;
+        self.stats.edges = None;
+        self.compiles += 1;
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// The loaded trace.
+    pub fn model(&self) -> &TraceModel {
+        &self.model
+    }
+    /// The interaction state.
+    pub fn state(&self) -> &ViewState {
+        &self.state
+    }
+    /// The interaction state, to change it directly (marks a redraw due).
+    pub fn state_mut(&mut self) -> &mut ViewState {
+        self.dirty = true;
+        &mut self.state
+    }
+    /// The trace frame.
+    pub fn frame(&self) -> &TraceFrame {
+        &self.frame
+    }
+    /// The trace frame, mutably (to encode it alone, e.g. for timings).
+    pub fn frame_mut(&mut self) -> &mut TraceFrame {
+        &mut self.frame
+    }
+    /// Counters and timings.
+    pub fn stats(&self) -> &FrameStats {
+        &self.stats
+    }
+    /// Frame graph compilations (one per loaded trace; never per frame).
+    pub fn compiles(&self) -> u32 {
+        self.compiles
+    }
+    /// The screen regions now.
+    pub fn regions(&self) -> Regions {
+        self.controller.regions(&self.state)
+    }
+    /// Whether a pick is waiting for its readback.
+    pub fn pick_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+    /// Whether something changed since the last frame (input, a readback, a load).
+    pub fn needs_frame(&self) -> bool {
+        self.dirty || self.pending.is_some()
+    }
+
+    /// The surface is now `physical` px at `scale` physical px per logical px.
+    pub fn resize(&mut self, physical: (u32, u32), scale: f32) {
+        self.physical = (physical.0.max(1), physical.1.max(1));
+        let scale = scale.max(0.1);
+        self.handle(InputEvent::Resize {
+            width: self.physical.0 as f32 / scale,
+            height: self.physical.1 as f32 / scale,
+            scale,
+        });
+    }
+
+    /// Applies an input event (see [`crate::input`]).
+    pub fn handle(&mut self, event: InputEvent) {
+        let (pick, changed) = self.controller.handle(event, &mut self.state, &self.model);
+        if let Some(request) = pick {
+            self.pending = Some(PendingPick {
+                request,
+                from_serial: self.stats.frames + 1,
+            });
+        }
+        self.dirty |= changed;
+    }
+
+    /// Sets the search filter (see [`ViewState::set_search`]); returns whether a name
+    /// matched.
+    pub fn set_search(&mut self, text: &str) -> bool {
+        self.dirty = true;
+        self.state.set_search(&self.model, text)
+    }
+
+    /// Takes the readbacks that have arrived (never waits; on native targets it also lets
+    /// wgpu run callbacks of finished work). Returns whether anything arrived.
+    pub fn poll(&mut self) -> bool {
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        let results = self.ring.collect();
+        let any = !results.is_empty();
+        for r in results {
+            if r.serial < self.stats.completed {
+                continue;
+            }
+            // Redraw only when something shown changed (else every readback would draw a
+            // frame that reads back again, forever).
+            self.dirty |=
+                self.stats.visible != Some(r.visible) || self.stats.edges != Some(r.edges);
+            self.stats.completed = r.serial;
+            self.stats.visible = Some(r.visible);
+            self.stats.edges = Some(r.edges);
+            self.stats.gpu_ms = r.latency_ms;
+            if let Some(p) = &self.pending {
+                if r.serial >= p.from_serial {
+                    if p.request.toggle_seed {
+                        if let Some(s) = r.picked {
+                            self.state.toggle_seed(s);
+                        }
+                    } else {
+                        self.state.selected = r.picked;
+                    }
+                    self.pending = None;
+                    self.dirty = true;
+                }
+            }
+        }
+        any
+    }
+
+    /// The view the next frame writes.
+    pub fn trace_view(&self) -> TraceView {
+        self.state
+            .trace_view(self.pending.as_ref().map(|p| p.request.pick))
+    }
+
+    /// Encodes and submits one frame into `target` (a view of a `physical`-sized texture of
+    /// the viewer's format): the frame graph, the readback copies (when a slot is free), the
+    /// span draw and the UI. Never waits for the GPU.
+    pub fn render(&mut self, target: &wgpu::TextureView) -> Result<(), ViewerError> {
+        self.poll();
+        let t0 = Instant::now();
+        if let Some(last) = self.last_frame {
+            let dt = t0.duration_since(last).as_secs_f64() * 1e3;
+            self.stats.frame_ms = if self.stats.frames <= 1 {
+                dt
+            } else {
+                0.8 * self.stats.frame_ms + 0.2 * dt
+            };
+        }
+        self.last_frame = Some(t0);
+        let serial = self.stats.frames + 1;
+        let regions = self.regions();
+        let total = labels::total_rows(&self.model, &self.state.trace_view(None));
+        self.state.camera.clamp_rows(total);
+        let view = self.trace_view();
+        self.frame.write_view(&self.queue, &view)?;
+        let scale = self.controller.scale;
+        self.spans.write(
+            &self.queue,
+            &SpanParams::of(&self.state.camera, regions.plot, scale, self.state.selected),
+        );
+
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("viewer/frame"),
+            });
+        self.frame.encode(&mut enc)?;
+        self.spans.encode_args(&mut enc);
+        let slot = self.ring.record(&mut enc, self.frame.buffers(), serial);
+
+        let info = InspectorInfo {
+            nodes: self.frame.frame_graph_compiled().node_order().to_vec(),
+            compiles: self.compiles,
+            pipelines_created: self.frame.pipelines_created(),
+            visible: self.stats.visible,
+            edges: self.stats.edges,
+            frames: serial,
+            frame_ms: self.stats.frame_ms,
+            encode_ms: self.stats.encode_ms,
+            gpu_ms: self.stats.gpu_ms,
+        };
+        let (w, h) = self.controller.size;
+        let mut input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(
+                egui::Pos2::ZERO,
+                egui::vec2(w, h),
+            )),
+            time: Some(self.started.elapsed().as_secs_f64()),
+            ..Default::default()
+        };
+        input
+            .viewports
+            .entry(egui::ViewportId::ROOT)
+            .or_default()
+            .native_pixels_per_point = Some(scale);
+        let (model, state) = (&self.model, &self.state);
+        let output = self.egui.run_pass(input, |ctx| {
+            ui::paint(ctx, model, state, &regions, &info);
+        });
+        let ppp = output.pixels_per_point;
+        let prims = self.egui.tessellate(output.shapes, ppp);
+        for (id, deltas) in &output.textures_delta.set {
+            for delta in deltas {
+                self.egui_renderer
+                    .update_texture(&self.device, &self.queue, *id, delta);
+            }
+        }
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [self.physical.0, self.physical.1],
+            pixels_per_point: ppp,
+        };
+        let extra =
+            self.egui_renderer
+                .update_buffers(&self.device, &self.queue, &mut enc, &prims, &screen);
+        {
+            let pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("viewer/draw"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: target,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            let mut pass = pass.forget_lifetime();
+            self.spans.draw(&mut pass, self.plot_viewport(&regions));
+            pass.set_viewport(
+                0.0,
+                0.0,
+                self.physical.0 as f32,
+                self.physical.1 as f32,
+                0.0,
+                1.0,
+            );
+            pass.set_scissor_rect(0, 0, self.physical.0, self.physical.1);
+            self.egui_renderer.render(&mut pass, &prims, &screen);
+        }
+        self.queue
+            .submit(extra.into_iter().chain(std::iter::once(enc.finish())));
+        if let Some(k) = slot {
+            self.ring.map(k);
+        }
+        for id in &output.textures_delta.free {
+            self.egui_renderer.free_texture(id);
+        }
+        self.stats.frames = serial;
+        self.stats.encode_ms = t0.elapsed().as_secs_f64() * 1e3;
+        // A frame without a readback slot is drawn again later, so the latest view's counts
+        // and pick always come back.
+        self.dirty = slot.is_none();
+        Ok(())
+    }
+
+    /// The plot rectangle in physical px, clamped to the target.
+    fn plot_viewport(&self, regions: &Regions) -> [u32; 4] {
+        let s = self.controller.scale;
+        let (pw, ph) = self.physical;
+        let p = regions.plot;
+        let x = ((p.x * s).round() as u32).min(pw);
+        let y = ((p.y * s).round() as u32).min(ph);
+        let w = ((p.w * s).round() as u32).min(pw - x);
+        let h = ((p.h * s).round() as u32).min(ph - y);
+        [x, y, w, h]
+    }
+
+    /// The CPU oracle's pick for a click at `(x, y)` (logical px) under the current view:
+    /// what the GPU pick of that click must return.
+    pub fn oracle_pick(&self, x: f32, y: f32) -> Option<u32> {
+        let r = self.regions();
+        let cam = &self.state.camera;
+        let (time, row) = (cam.tick_at(r.plot, x)?, cam.row_at(r.plot, y)?);
+        let view = self
+            .state
+            .trace_view(Some(gpugraph_trace::Pick::Row { time, row }));
+        cpu::frame(&self.model, &view, self.frame.config().max_ancestor_depth).picked
+    }
+
+    /// The CPU oracle's visible span count under the current view.
+    pub fn oracle_visible(&self) -> usize {
+        let view = self.state.trace_view(None);
+        cpu::frame(&self.model, &view, self.frame.config().max_ancestor_depth)
+            .visible_ids
+            .len()
+    }
+
+    /// The centre of the label of `kind` (logical px), when it is on screen.
+    pub fn label_center(&self, kind: labels::LabelKind) -> Option<(f32, f32)> {
+        let r = self.regions();
+        let ls = labels::labels(&self.model, &self.state.trace_view(None));
+        let l = ls.iter().find(|l| l.kind == kind)?;
+        let rect = labels::label_rect(l, &self.state.camera, r.labels, r.plot);
+        let (x, y) = (rect.x + rect.w * 0.5, rect.y + rect.h * 0.5);
+        r.labels.contains(x, y).then_some((x, y))
+    }
+
+    /// A point (logical px) in the middle of the on-screen part of span `id`'s box, when it
+    /// is shown and on screen.
+    pub fn span_point(&self, id: u32) -> Option<(f32, f32)> {
+        let r = self.regions();
+        let cam = &self.state.camera;
+        let row = ui::span_row(&self.model, &self.state.trace_view(None), id)?;
+        let s = self.model.spans.get(id as usize)?;
+        let x0 = cam.x_of(r.plot, s.start()).max(r.plot.x);
+        let x1 = cam.x_of(r.plot, s.end()).min(r.plot.right() - 1.0);
+        let (x, y) = (
+            (x0 + x1) * 0.5,
+            cam.y_of_row(r.plot, row) + cam.row_height * 0.5,
+        );
+        (x1 >= x0 && r.plot.contains(x, y)).then_some((x, y))
+    }
+}
