@@ -30,6 +30,7 @@ mod sort;
 mod spatial;
 mod sql;
 mod trace;
+mod trace_view;
 mod traverse;
 
 use std::process::ExitCode;
@@ -104,7 +105,8 @@ enum Command {
     /// DataFusion's CPU plan); prints the result or writes it to .parquet/.csv/.arrow.
     Sql(sql::SqlArgs),
     /// Chrome Trace Event Format files (torch.profiler, Chromium, Perfetto JSON; .json or
-    /// .json.gz): `trace info`, `trace stats --by name`, `trace pick --at T --thread PID:TID`.
+    /// .json.gz): `trace info`, `trace stats --by name`, `trace pick --at T --thread PID:TID`,
+    /// `trace render`, and the interactive viewer: `trace serve` (browser), `trace view` (window).
     #[command(subcommand)]
     Trace(trace::TraceCommand),
 }

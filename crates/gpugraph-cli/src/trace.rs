@@ -36,6 +36,11 @@ pub enum TraceCommand {
     /// Draw one frame on the GPU into a PNG: spans per thread lane, dependency edges; with a
     /// window, collapsed processes, dependency focus and a duration filter.
     Render(RenderArgs),
+    /// Serve the interactive viewer (the web build, `make web`) and this trace on
+    /// http://127.0.0.1:PORT/ (only the viewer's files and the trace are reachable).
+    Serve(crate::trace_view::ServeArgs),
+    /// Open the interactive viewer in a window.
+    View(crate::trace_view::ViewArgs),
 }
 
 /// `trace render`.
@@ -70,7 +75,7 @@ pub struct RenderArgs {
 #[derive(Args)]
 pub struct Common {
     /// The trace (.json or .json.gz).
-    file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -172,6 +177,8 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
         TraceCommand::Stats(a) => stats(&a),
         TraceCommand::Pick(a) => pick(&a),
         TraceCommand::Render(a) => render(&a),
+        TraceCommand::Serve(a) => crate::trace_view::serve(&a),
+        TraceCommand::View(a) => crate::trace_view::view(&a),
     }
 }
 
@@ -205,13 +212,14 @@ fn stamp(file: &Path) -> Result<[u64; 2]> {
 }
 
 /// How the model was obtained.
-struct Loaded {
-    model: TraceModel,
-    from_cache: bool,
-    seconds: f64,
+pub(crate) struct Loaded {
+    pub(crate) model: TraceModel,
+    pub(crate) from_cache: bool,
+    pub(crate) seconds: f64,
 }
 
-fn load(c: &Common) -> Result<Loaded> {
+/// The trace's model, from the fresh columnar cache or parsed (then cached).
+pub(crate) fn load(c: &Common) -> Result<Loaded> {
     let t0 = Instant::now();
     let stamp = stamp(&c.file)?;
     let cache = if c.no_cache {

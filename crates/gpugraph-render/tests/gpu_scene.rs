@@ -480,19 +480,8 @@ fn random_transaction_streams_match_the_model() {
         let mut model = Model::new(capacity, &initial);
         for step in 0..12 {
             let mut ids: Vec<u32> = model.live.keys().copied().collect();
-            let mut take = |rng: &mut rand::rngs::StdRng, p: f64| -> Vec<u32> {
-                let mut out = Vec::new();
-                ids.retain(|&id| {
-                    let t = rng.random_bool(p);
-                    if t {
-                        out.push(id);
-                    }
-                    !t
-                });
-                out
-            };
-            let remove = take(&mut rng, 0.15);
-            let patched = take(&mut rng, 0.2);
+            let remove = take_some(&mut rng, &mut ids, 0.15);
+            let patched = take_some(&mut rng, &mut ids, 0.2);
             let patch = patched
                 .into_iter()
                 .map(|id| {

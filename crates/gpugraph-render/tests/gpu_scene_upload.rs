@@ -47,19 +47,8 @@ fn transaction(
         .iter()
         .map(|(_, r)| r.object_id)
         .collect();
-    let mut take = |rng: &mut rand::rngs::StdRng, p: f64| -> Vec<u32> {
-        let mut out = Vec::new();
-        ids.retain(|&id| {
-            let t = rng.random_bool(p);
-            if t {
-                out.push(id);
-            }
-            !t
-        });
-        out
-    };
-    let remove = take(rng, 0.1);
-    let patch = take(rng, 0.3)
+    let remove = take_some(rng, &mut ids, 0.1);
+    let patch = take_some(rng, &mut ids, 0.3)
         .into_iter()
         .map(|id| {
             let r = random_record(rng, id, 10.0, capacity);

@@ -244,3 +244,16 @@ pub fn slots_records(scene: &GpuScene) -> Vec<GpuSceneRecord> {
         .map(|s| *scene.record(s).unwrap())
         .collect()
 }
+
+/// Moves each of `ids` out with probability `p` (in order) and returns those taken.
+pub fn take_some(rng: &mut impl Rng, ids: &mut Vec<u32>, p: f64) -> Vec<u32> {
+    let mut out = Vec::new();
+    ids.retain(|&id| {
+        let t = rng.random_bool(p);
+        if t {
+            out.push(id);
+        }
+        !t
+    });
+    out
+}
