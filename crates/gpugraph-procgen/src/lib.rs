@@ -16,7 +16,7 @@
 //! | `specialize` gives each parameter one of its options | [`asset::KernelAsset::complete`] (`SpecializeOption`, `UnknownSpecialize`) |
 //! | `bind`, `domain`, `uniforms` (undeclared refused), `step` (undeclared left out), `columns` | [`KernelCall`], `kernel.rs` `param_values` (`UnknownUniform`, `MissingParam`, `ParamValue`) |
 //! | a written binding bound to a Column writes a copy under its name | `kernel.rs` `dispatch` (copy node, cast when the words differ) |
-//! | columns binding packed in `order` or sorted-name order | `kernel.rs` `pack_columns` (`ColumnsOrder`, `ColumnLength`); `<name>_stride` param |
+//! | columns binding packed in `order` or sorted-name order; read by `NAME_col_<column>` | `kernel.rs` `pack_columns` (`ColumnsOrder`, `ColumnLength`); `<name>_stride` param, and a `<name>_col_<column>` param holding each column's word offset |
 //! | a Vec spreads over `_x … _w`; `count`, `time`, `frame` left out when undeclared | `kernel.rs` `param_values` |
 //! | domain = Number, Column, live count; `domain_count`; plain number into `domain_count` | [`Domain`]; `dispatch` binds the live word or a one-word column of the number |
 //! | outputs with count/capacity allocated before the dispatch; appended → Column + `<name>_count` | `dispatch`: `count`/`capacity` size expressions, counters, [`KernelOutputs`] |
@@ -58,17 +58,16 @@
 //! modelled: Geometry, Part, Texture bindings, Fields (a [`ReadSource::Field`] reads the column it
 //! is over; one over no column is refused), the field compiler (`fieldc.*`), `traffic()` beyond
 //! `deferredReads` ([`Counts`]), `curves` and component hooks. Specified and not built yet:
-//! `Handle` release with its result, `NAME_col_<column>` accessors and `abi.directLimit`; nothing
-//! checks that no op calls another (the rows marked `not built yet` in
-//! `docs/procgen-conformance.md`). Of the kernel table, gather, compact, scan (plain and
-//! segmented), jump (rank, min), expand (incl. ELEMENTS=device), hash_gather / hash_hook, reduce
-//! (segmented) and scatter's fold pass are built in. Not built: loops, loops_cut, loops_place,
-//! edges_runs and intersect_pairs / intersect_cuts / intersect_unify / intersect_retri — the spec
-//! (all of `shared/spec`) states only their inert values and binding counts, not what they compute.
-//! The designs this crate chose where the spec fixes only the inert values: segments are ascending
-//! `starts` (an exclusive scan of lengths), segment `s` spanning `[starts[s], starts[s+1])` clamped
-//! to the live count; reduce folds f32 in slot order; scan states per-segment `totals`; scatter
-//! folds i32 atomically (add, min, max).
+//! `Handle` release with its result and `abi.directLimit`; nothing checks that no op calls another
+//! (the rows marked `not built yet` in `docs/procgen-conformance.md`). Of the kernel table, gather,
+//! compact, scan (plain and segmented), jump (rank, min), expand (incl. ELEMENTS=device),
+//! hash_gather / hash_hook, reduce (segmented) and scatter's fold pass are built in. Not built:
+//! loops, loops_cut, loops_place, edges_runs and intersect_pairs / intersect_cuts / intersect_unify
+//! / intersect_retri — the spec (all of `shared/spec`) states only their inert values and binding
+//! counts, not what they compute. The designs this crate chose where the spec fixes only the inert
+//! values: segments are ascending `starts` (an exclusive scan of lengths), segment `s` spanning
+//! `[starts[s], starts[s+1])` clamped to the live count; reduce folds f32 in slot order; scan
+//! states per-segment `totals`; scatter folds i32 atomically (add, min, max).
 
 #![warn(missing_docs)]
 

@@ -1,46 +1,20 @@
 //! Rules of `shared/spec/procgen-abi.txt` that `docs/procgen-conformance.md` names this file
-//! for: the ops table, Vec params and `step`, `domain_count` over a plain number, a Column as
-//! the domain, device.live, every transfer.upload / transfer.readback form (text included) and
-//! the storage-buffer table against the reflected WGSL of every built-in variant.
+//! for, on a real device: Vec params and `step`, `domain_count` over a plain number, a Column
+//! as the domain, device.live, every transfer.upload / transfer.readback form (text included),
+//! append after append, columns read by `NAME_col_<column>`, cpu.read's and device.guard's
+//! Luau forms.
 
 mod common;
 
 use std::collections::BTreeMap;
 
 use common::*;
-use gpugraph_procgen::asset::{AssetLibrary, BUILTIN, STORAGE_LIMIT};
+use gpugraph_procgen::asset::AssetLibrary;
 use gpugraph_procgen::luau::Host;
-use gpugraph_procgen::op::{Op, Runs};
 use gpugraph_procgen::{
     BindValue, ColumnType, Domain, KernelAsset, KernelCall, KernelRef, ProcgenError, ReadSource,
     ReadValue, Uniform, UploadValue, Uploaded,
 };
-
-#[test]
-fn ops_state_where_they_run() {
-    let table: Vec<(&str, &str)> = Op::ALL
-        .iter()
-        .map(|o| (o.name(), o.runs().name()))
-        .collect();
-    assert_eq!(
-        table,
-        [
-            ("device.kernel", "gpu"),
-            ("transfer.upload", "cpu_to_gpu"),
-            ("transfer.readback", "gpu_to_cpu"),
-            ("cpu.call", "cpu"),
-            ("cpu.read", "cpu"),
-            ("device.bound", "gpu"),
-            ("device.live", "gpu"),
-            ("device.guard", "gpu"),
-        ]
-    );
-    for o in Op::ALL {
-        assert_eq!(Op::from_name(o.name()), Some(o));
-    }
-    assert_eq!(Op::from_name("device.dispatch"), None);
-    assert_eq!(Op::DeviceKernel.runs(), Runs::Gpu);
-}
 
 const SPREAD_WGSL: &str = "
 struct Params { n: u32, p_x: f32, p_y: f32, p_z: f32, p_w: f32, dt: f32 }
@@ -449,85 +423,6 @@ end
     );
 }
 
-/// The spec's storage-buffer table for the kernels it names that are built, against this
-/// crate's: (kernel, spec plain, spec device, plain, device). The counts are of the variant
-/// whose other specialize keys take their first option (scan SEGMENTS=none, jump OP=rank,
-/// expand COUNTS=column ELEMENTS=plain). gather, compact and expand bind what the table states;
-/// scan (no group-totals buffer), jump (no scratch buffers), hash_gather's device variant and
-/// hash_hook (hook only: no MATCH or find stage) bind fewer, which the table's limit allows.
-const TABLE: &[(&str, usize, usize, usize, usize)] = &[
-    ("procgen/gather", 3, 4, 3, 4),
-    ("procgen/compact", 4, 5, 4, 5),
-    ("procgen/scan", 4, 5, 3, 4),
-    ("procgen/jump", 7, 8, 4, 5),
-    ("procgen/expand", 5, 6, 5, 6),
-    ("procgen/hash_gather", 6, 8, 6, 7),
-    ("procgen/hash_hook", 6, 7, 3, 4),
-];
-
-/// Storage buffers a variant's WGSL declares, reflected by naga.
-fn reflected_storage(wgsl: &str) -> usize {
-    let module = naga::front::wgsl::parse_str(wgsl).unwrap();
-    module
-        .global_variables
-        .iter()
-        .filter(|(_, g)| {
-            g.binding.is_some() && matches!(g.space, naga::AddressSpace::Storage { .. })
-        })
-        .count()
-}
-
-/// Every built-in variant's storage buffers, counted from its reflected WGSL: the count the
-/// asset states, at most 8; for the kernels the spec's table names, exactly this crate's
-/// column of [`TABLE`] (COUNT=device one more than plain) and never more than the spec's.
-#[test]
-fn the_storage_table_matches_the_reflected_wgsl() {
-    let lib = AssetLibrary::new();
-    let mut problems = Vec::new();
-    for (id, _, _) in BUILTIN {
-        let asset = lib.resolve(id, "computeShader").unwrap();
-        let row = TABLE.iter().find(|t| t.0 == *id);
-        for s in asset.all_specializations() {
-            let v = asset.variant(&s).unwrap();
-            let n = reflected_storage(&v.wgsl);
-            if n != v.storage_buffers || n > STORAGE_LIMIT {
-                problems.push(format!(
-                    "{id} [{}]: WGSL {n}, asset {}",
-                    v.label, v.storage_buffers
-                ));
-            }
-            let Some(&(_, spec_plain, spec_device, plain, device)) = row else {
-                continue;
-            };
-            // The SEGMENTS=device and ELEMENTS=device variants are this crate's, not the table's.
-            if ["SEGMENTS", "ELEMENTS"]
-                .iter()
-                .any(|k| s.get(*k).map(String::as_str) == Some("device"))
-            {
-                continue;
-            }
-            let dev = s.get("COUNT").map(String::as_str) == Some("device");
-            let (spec_n, ours) = if dev {
-                (spec_device, device)
-            } else {
-                (spec_plain, plain)
-            };
-            if n > spec_n {
-                problems.push(format!("{id} [{}]: {n} > the table's {spec_n}", v.label));
-            }
-            let first = asset
-                .schema
-                .specialize
-                .iter()
-                .all(|p| p.name == "COUNT" || s.get(&p.name) == p.options.first());
-            if first && n != ours {
-                problems.push(format!("{id} [{}]: {n}, expected {ours}", v.label));
-            }
-        }
-    }
-    assert!(problems.is_empty(), "{problems:#?}");
-}
-
 fn play_one(source: &str) -> Result<gpugraph_procgen::luau::PlayReport, ProcgenError> {
     let ctx = ctx();
     let h = Host::new(&ctx.device, &ctx.queue, AssetLibrary::new())?;
@@ -622,4 +517,74 @@ fn an_appended_output_bound_to_an_appended_column_appends_after_it() {
     tail.sort_unstable();
     assert_eq!(tail, [1, 4]);
     assert_eq!(got[4], -1);
+}
+
+const BY_NAME_WGSL: &str = "
+struct Params { n: u32, cols_col_c: u32, cols_col_a: u32 }
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> cols: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if i >= params.n { return; }
+    out[i] = cols[params.cols_col_c + i] * 10.0 + cols[params.cols_col_a + i];
+}
+";
+
+fn by_name_asset(order: Option<&str>) -> KernelRef {
+    let order = order.map_or(String::new(), |o| format!(", order: \"{o}\""));
+    let yaml = format!(
+        "params:\n  - {{ name: n, type: u32 }}\n  - {{ name: cols_col_c, type: u32 }}\n  - {{ name: cols_col_a, type: u32 }}\nbindings:\n  - {{ name: cols, kind: columns, access: read, element: f32{order} }}\n  - {{ name: out, access: write, element: f32, count: domain }}\n"
+    );
+    KernelRef::Asset(
+        KernelAsset::new("t/by_name", BY_NAME_WGSL, &yaml)
+            .unwrap()
+            .into(),
+    )
+}
+
+/// A kernel that reads a columns binding by `NAME_col_<column>` needs no `order`: it finds
+/// each column wherever the packing put it (sorted names, or a stated order); a column the
+/// table lacks leaves its param unset, refused by name.
+#[test]
+fn a_columns_binding_read_by_name_needs_no_order() {
+    let ctx = ctx();
+    let mut c = cook(&ctx);
+    let a = upload_f32(&mut c, &[1.0, 2.0]);
+    let b = upload_f32(&mut c, &[7.0, 7.0]);
+    let col_c = upload_f32(&mut c, &[3.0, 4.0]);
+    let table: BTreeMap<String, _> = [
+        ("a".to_string(), a.clone()),
+        ("b".to_string(), b),
+        ("c".to_string(), col_c),
+    ]
+    .into();
+    let call = KernelCall {
+        bind: bind(vec![("cols", BindValue::Columns(table))]),
+        ..Default::default()
+    };
+    let sorted = c
+        .kernel(&by_name_asset(None), Domain::Number(2), &call)
+        .unwrap();
+    let ordered = c
+        .kernel(&by_name_asset(Some("c b a")), Domain::Number(2), &call)
+        .unwrap();
+    let lacking = KernelCall {
+        bind: bind(vec![(
+            "cols",
+            BindValue::Columns([("a".to_string(), a)].into()),
+        )]),
+        ..Default::default()
+    };
+    let e = c
+        .kernel(&by_name_asset(None), Domain::Number(2), &lacking)
+        .unwrap_err();
+    assert!(
+        matches!(e, ProcgenError::MissingParam { ref name, .. } if name == "cols_col_c"),
+        "{e}"
+    );
+    let rec = run(c);
+    assert_eq!(floats(&rec, &sorted.columns["out"]), [31.0, 42.0]);
+    assert_eq!(floats(&rec, &ordered.columns["out"]), [31.0, 42.0]);
 }
