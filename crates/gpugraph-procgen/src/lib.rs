@@ -58,16 +58,18 @@
 //! modelled: Geometry, Part, Texture bindings, Fields (a [`ReadSource::Field`] reads the column it
 //! is over; one over no column is refused), the field compiler (`fieldc.*`), `traffic()` beyond
 //! `deferredReads` ([`Counts`]), `curves` and component hooks. Specified and not built yet:
-//! `Handle` release with its result and `abi.directLimit`; nothing checks that no op calls another
-//! (the rows marked `not built yet` in `docs/procgen-conformance.md`). Of the kernel table, gather,
-//! compact, scan (plain and segmented), jump (rank, min), expand (incl. ELEMENTS=device),
-//! hash_gather / hash_hook, reduce (segmented) and scatter's fold pass are built in. Not built:
-//! loops, loops_cut, loops_place, edges_runs and intersect_pairs / intersect_cuts / intersect_unify
-//! / intersect_retri — the spec (all of `shared/spec`) states only their inert values and binding
-//! counts, not what they compute. The designs this crate chose where the spec fixes only the inert
-//! values: segments are ascending `starts` (an exclusive scan of lengths), segment `s` spanning
-//! `[starts[s], starts[s+1])` clamped to the live count; reduce folds f32 in slot order; scan
-//! states per-segment `totals`; scatter folds i32 atomically (add, min, max).
+//! `Handle` release with its result, `abi.directLimit`, and a recording over a live number
+//! (`device.bound { live = true }`) running again for a new number inside its room (a replay does
+//! not run the script); nothing checks that no op calls another (the rows marked `not built yet` in
+//! `docs/procgen-conformance.md`). Of the kernel table, gather, compact, scan (plain and
+//! segmented), jump (rank, min), expand (incl. ELEMENTS=device), hash_gather / hash_hook, reduce
+//! (segmented) and scatter's fold pass are built in. Not built: loops, loops_cut, loops_place,
+//! edges_runs and intersect_pairs / intersect_cuts / intersect_unify / intersect_retri — the spec
+//! (all of `shared/spec`) states only their inert values and binding counts, not what they compute.
+//! The designs this crate chose where the spec fixes only the inert values: segments are ascending
+//! `starts` (an exclusive scan of lengths), segment `s` spanning `[starts[s], starts[s+1])` clamped
+//! to the live count; reduce folds f32 in slot order; scan states per-segment `totals`; scatter
+//! folds i32 atomically (add, min, max).
 
 #![warn(missing_docs)]
 

@@ -12,8 +12,8 @@ use common::*;
 use gpugraph_procgen::asset::AssetLibrary;
 use gpugraph_procgen::luau::Host;
 use gpugraph_procgen::{
-    BindValue, ColumnType, Domain, KernelAsset, KernelCall, KernelRef, ProcgenError, ReadSource,
-    ReadValue, Uniform, UploadValue, Uploaded,
+    BindValue, Bounded, ColumnType, CountExpr, Domain, KernelAsset, KernelCall, KernelRef,
+    LiveCount, ProcgenError, ReadSource, ReadValue, Uniform, UploadValue, Uploaded,
 };
 
 const SPREAD_WGSL: &str = "
@@ -587,4 +587,82 @@ fn a_columns_binding_read_by_name_needs_no_order() {
     let rec = run(c);
     assert_eq!(floats(&rec, &sorted.columns["out"]), [31.0, 42.0]);
     assert_eq!(floats(&rec, &ordered.columns["out"]), [31.0, 42.0]);
+}
+
+/// An i32 scan's total is a count (`{ count = scanned.total, capacity = ... }`): a kernel runs
+/// over it; device.bound takes arithmetic over it and answers a live count with the most it can
+/// reach; a kernel's i32 / u32 / f32 outputs are Int / UInt / Float columns.
+#[test]
+fn a_scan_total_is_a_count_and_bound_takes_arithmetic_over_it() {
+    let ctx = ctx();
+    let mut c = cook(&ctx);
+    let flags = upload_i32(&mut c, &[1, 0, 1, 1]);
+    let scanned = c
+        .kernel(
+            &kernel("procgen/scan"),
+            Domain::Number(4),
+            &KernelCall {
+                bind: bind(vec![("src", BindValue::Column(flags))]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let total = scanned.columns["total"].clone();
+    assert_eq!(
+        (scanned.columns["dst"].ty, total.ty),
+        (ColumnType::Int, ColumnType::Int)
+    );
+    let lc = LiveCount {
+        word: total.buffer.clone(),
+        capacity: 4,
+    };
+    let src = upload_f32(&mut c, &[10.0, 20.0, 30.0, 40.0]);
+    let index = upload_i32(&mut c, &[3, 2, 1, 0]);
+    let g = c
+        .kernel(
+            &kernel("procgen/gather"),
+            Domain::Live(lc.clone()),
+            &KernelCall {
+                bind: bind(vec![
+                    ("src", BindValue::Column(src)),
+                    ("index", BindValue::Column(index)),
+                ]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(g.columns["dst"].ty, ColumnType::Float);
+    let twice = CountExpr::Mul(
+        Box::new(CountExpr::Count(lc)),
+        Box::new(CountExpr::Number(2)),
+    );
+    let Bounded::Live(b) = c.bound("twice", &twice, None, false).unwrap() else {
+        panic!("arithmetic over a device count stays live");
+    };
+    assert_eq!(b.capacity, 8, "the most the arithmetic can reach");
+    let point = upload_vec3(&mut c, &[[0.0; 3]]);
+    let hook = c
+        .kernel(
+            &kernel("procgen/hash_hook"),
+            Domain::Number(1),
+            &KernelCall {
+                bind: bind(vec![("points", BindValue::Column(point))]),
+                uniforms: [
+                    ("cell".to_string(), Uniform::Number(1.0)),
+                    ("table_size".to_string(), Uniform::Number(4.0)),
+                ]
+                .into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(hook.columns["next"].ty, ColumnType::UInt);
+    let rec = run(c);
+    assert_eq!(ints(&rec, &total), [3]);
+    assert_eq!(
+        rec.readback("dst", &ReadSource::Column(g.columns["dst"].clone()))
+            .unwrap(),
+        ReadValue::Numbers(vec![40.0, 30.0, 20.0])
+    );
+    assert_eq!(count(&rec, &b), 6);
 }
