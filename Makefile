@@ -92,6 +92,7 @@ demo: vulkan build
 # from the target directory so no `cargo run` resolves a different feature set.
 test: export WGPU_BACKEND ?= vulkan
 test: vulkan python build
+	python3 scripts/check_procgen_conformance.py
 	$(CARGO) test --workspace --release --no-fail-fast
 	$(MAKE) --no-print-directory pytest
 	$(EXAMPLES)/readme

@@ -157,6 +157,10 @@ pub struct Counts {
     pub replans: u64,
     /// Planning waits made by runs of recordings (each run reads every wait it holds).
     pub plan_waits: u64,
+    /// `traffic().deferredReads`: guard words a cook read from the replay before it, which
+    /// has completed, so no frame was waited for.
+    #[serde(rename = "deferredReads")]
+    pub deferred_reads: u64,
 }
 
 /// The record/replay cook loop over a graph builder.
@@ -228,6 +232,7 @@ impl<T> Player<T> {
                     &g.buffer,
                     if g.room > 0 { 2 } else { 1 },
                 )?;
+                self.counts.deferred_reads += 1;
                 if words[0] == 0 {
                     continue;
                 }

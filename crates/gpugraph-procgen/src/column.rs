@@ -21,6 +21,9 @@ pub enum ColumnType {
     Vec4,
     /// Four f32 lanes (r, g, b, a).
     Color,
+    /// Text: one u32 per element, the index of its value in the column's [`Column::text`]
+    /// (a list of text, or `{ type = "String", values = ... }`, uploads as one).
+    String,
 }
 
 /// The word type of a column or binding element.
@@ -72,7 +75,7 @@ impl ColumnType {
     /// Words per element.
     pub fn lanes(self) -> u32 {
         match self {
-            ColumnType::Float | ColumnType::Int | ColumnType::UInt => 1,
+            ColumnType::Float | ColumnType::Int | ColumnType::UInt | ColumnType::String => 1,
             ColumnType::Vec2 => 2,
             ColumnType::Vec3 => 3,
             ColumnType::Vec4 | ColumnType::Color => 4,
@@ -83,7 +86,7 @@ impl ColumnType {
     pub fn word(self) -> Word {
         match self {
             ColumnType::Int => Word::I32,
-            ColumnType::UInt => Word::U32,
+            ColumnType::UInt | ColumnType::String => Word::U32,
             _ => Word::F32,
         }
     }
@@ -111,6 +114,7 @@ impl ColumnType {
             ColumnType::Vec3 => "Vec3",
             ColumnType::Vec4 => "Vec4",
             ColumnType::Color => "Color",
+            ColumnType::String => "String",
         }
     }
 
@@ -124,6 +128,7 @@ impl ColumnType {
             ColumnType::Vec3,
             ColumnType::Vec4,
             ColumnType::Color,
+            ColumnType::String,
         ]
         .into_iter()
         .find(|t| t.name() == name)
@@ -161,6 +166,9 @@ pub struct Column {
     pub capacity: u64,
     /// The live count (`_liveCount`), when the column carries one.
     pub live: Option<LiveCount>,
+    /// A String column's values: element `i` is `text[words[i]]`. `None` for every other type
+    /// (a kernel's copy of a String column is the UInt column of its indices).
+    pub text: Option<std::sync::Arc<Vec<String>>>,
 }
 
 impl Column {

@@ -129,6 +129,7 @@ impl Cook {
             lanes,
             capacity,
             live: None,
+            text: None,
         }
     }
 
@@ -150,6 +151,7 @@ impl Cook {
             lanes,
             capacity: words.len() as u64 / u64::from(lanes),
             live: None,
+            text: None,
         }
     }
 

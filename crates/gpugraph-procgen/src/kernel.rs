@@ -270,6 +270,14 @@ impl Cook {
                 bindings.push((sb.slot, packed.0, GAccess::Read));
                 ctx.values
                     .insert(format!("{}_stride", d.name), packed.1 as f64);
+                // `NAME_col_<column>`: the word offset of each column in the packing, so a
+                // kernel that reads its columns by name needs no `order`.
+                for (slot, column) in packed.2.iter().enumerate() {
+                    ctx.values.insert(
+                        format!("{}_col_{column}", d.name),
+                        (slot as u64 * packed.1) as f64,
+                    );
+                }
                 continue;
             }
             // A count (or a number) binds its one-word column where the shader reads a count
@@ -434,13 +442,14 @@ impl Cook {
     }
 
     /// Packs a columns binding's table into one buffer: slot `s` holds the `s`-th column of the
-    /// stated order (sorted names without one), each `stride` words.
+    /// stated order (sorted names without one), each `stride` words. Returns the buffer, the
+    /// stride and the column names in slot order.
     fn pack_columns(
         &mut self,
         id: &str,
         d: &crate::asset::BindingDecl,
         call: &KernelCall,
-    ) -> Result<(Buffer, u64)> {
+    ) -> Result<(Buffer, u64, Vec<String>)> {
         let table: BTreeMap<String, Column> = match call.bind.get(&d.name) {
             Some(BindValue::Columns(t)) => t.clone(),
             Some(_) => {
@@ -510,7 +519,7 @@ impl Cook {
             let node = self.node_id("procgen/pack");
             self.graph.add_view_copy(node, sv, dv)?;
         }
-        Ok((packed.buffer, stride))
+        Ok((packed.buffer, stride, names))
     }
 }
 

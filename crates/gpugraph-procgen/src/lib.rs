@@ -11,12 +11,12 @@
 //!
 //! | spec | code |
 //! |---|---|
-//! | Ops table (runs: gpu / cpu_to_gpu / gpu_to_cpu / cpu) | `Cook::kernel`, `Cook::upload` / `Recording::readback`, `luau::cpu::call`, `Cook::bound` / `Cook::live` / `Cook::guard` |
+//! | Ops table (runs: gpu / cpu_to_gpu / gpu_to_cpu / cpu) | [`Op`] / [`Runs`]: `Cook::kernel`, `Cook::upload` / `Recording::readback`, `luau::cpu::call`, `Cook::bound` / `Cook::live` / `Cook::guard` |
 //! | device.kernel: `kernel` resolved from a literal, a name refused | [`asset::AssetLibrary::resolve`], [`KernelRef::Name`] → `BareKernelName`, `NotAnIdentity` |
 //! | `specialize` gives each parameter one of its options | [`asset::KernelAsset::complete`] (`SpecializeOption`, `UnknownSpecialize`) |
 //! | `bind`, `domain`, `uniforms` (undeclared refused), `step` (undeclared left out), `columns` | [`KernelCall`], `kernel.rs` `param_values` (`UnknownUniform`, `MissingParam`, `ParamValue`) |
 //! | a written binding bound to a Column writes a copy under its name | `kernel.rs` `dispatch` (copy node, cast when the words differ) |
-//! | columns binding packed in `order` or sorted-name order | `kernel.rs` `pack_columns` (`ColumnsOrder`, `ColumnLength`); `<name>_stride` param |
+//! | columns binding packed in `order` or sorted-name order; read by `NAME_col_<column>` | `kernel.rs` `pack_columns` (`ColumnsOrder`, `ColumnLength`); `<name>_stride` param, and a `<name>_col_<column>` param holding each column's word offset |
 //! | a Vec spreads over `_x … _w`; `count`, `time`, `frame` left out when undeclared | `kernel.rs` `param_values` |
 //! | domain = Number, Column, live count; `domain_count`; plain number into `domain_count` | [`Domain`]; `dispatch` binds the live word or a one-word column of the number |
 //! | outputs with count/capacity allocated before the dispatch; appended → Column + `<name>_count` | `dispatch`: `count`/`capacity` size expressions, counters, [`KernelOutputs`] |
@@ -38,32 +38,38 @@
 //! | a binding that exists only in some variants (`when`), the `edges_runs` stage trick | `when` alternatives (`;`) in bindings.yaml and in `// @when` lines; a name may be declared again under a disjoint `when` (expand's ELEMENTS=device outputs) |
 //! | device.bound (number, live number, stated capacity, measured room) | [`Cook::bound`], [`bound::room_for`] |
 //! | device.live | [`Cook::live`], `device.live` in Luau |
-//! | device.guard and record/replay, re-record at 4×, `counts().guarded` | [`Cook::guard`], [`Player`], [`Counts`], `clamp_guard.wgsl`, `tests/replay.rs` |
-//! | transfer.upload (numbers, lists, `{x,y,z}`, typed tables, tables, Columns) | [`transfer`], [`UploadValue`] |
-//! | transfer.readback (columns, live counts, plain values, tables; a Field with no column refused) | [`Recording::readback`], [`ReadSource`] |
+//! | device.guard and record/replay, re-record at 4×, `counts().guarded`, `traffic().deferredReads` | [`Cook::guard`], [`Player`], [`Counts`], `clamp_guard.wgsl`, `tests/replay.rs` |
+//! | transfer.upload (numbers, lists, `{x,y,z}`, text, typed tables, tables, Columns) | [`transfer`], [`UploadValue`]; text is a [`ColumnType::String`] column whose words index [`Column::text`] |
+//! | transfer.readback (columns, text columns, live counts, plain values, tables; a Field with no column refused) | [`Recording::readback`], [`ReadSource`] |
 //! | cpu.call: returns checked, ceilingMs over coroutines and tasks but not waits, BufferRef, pure | [`luau::cpu`], `luau/prelude.luau` (task.spawn/defer/delay/wait), `tests/luau.rs` |
 //! | cpu.read: digest folds into a live digest, re-cook when it moves | `luau::Host::play` (`digest_recooks`) |
 //! | untrusted scripts: source text only, sandbox, a CPU-time ceiling per entry (sleeps charged) and a memory limit, cycles and deep nesting refused | [`luau::Host`], [`luau::limits`], [`luau::values::Walk`], `tests/sandbox.rs`, `tests/limits.rs`, `fuzz/` |
+//!
+//! Sentence by sentence, with the test that checks each rule: `docs/procgen-conformance.md`
+//! (checked by `scripts/check_procgen_conformance.py`).
 //!
 //! # What this host models, and what it does not
 //!
 //! The spec names its host system's things; this crate implements the minimal host they need:
 //! `asset.resolve` is [`AssetLibrary`] (built-ins under `assets/procgen`, plus directories);
-//! `cookrun.counts()` is [`Counts`]; the "frame" is one [`Player::cook`]; a readback answers
-//! after the submission completes (the play report names each readback as the point the plan
-//! waited), and guard words are read from the previous replay, already complete, so no frame is
-//! waited for. Not modelled: Geometry, Part, Texture bindings, Fields (a
-//! [`ReadSource::Field`] reads the column it is over; one over no column is refused), the
-//! field compiler (`fieldc.*`), `traffic()`, text columns, `curves`, component hooks and
-//! `Handle` release. Of the kernel table, gather, compact, scan (plain and segmented), jump
-//! (rank, min), expand (incl. ELEMENTS=device), hash_gather / hash_hook, reduce (segmented)
-//! and scatter's fold pass are built in. Not built: loops, loops_cut, loops_place, edges_runs
-//! and intersect_pairs / intersect_cuts / intersect_unify / intersect_retri — the spec (all of
-//! `shared/spec`) states only their inert values and binding counts, not what they compute.
-//! The designs this crate chose where the spec fixes only the inert values: segments are
-//! ascending `starts` (an exclusive scan of lengths), segment `s` spanning
-//! `[starts[s], starts[s+1])` clamped to the live count; reduce folds f32 in slot order; scan
-//! states per-segment `totals`; scatter folds i32 atomically (add, min, max).
+//! `cookrun.counts()` is [`Counts`]; the "frame" is one [`Player::cook`]; a readback answers after
+//! the submission completes (the play report names each readback as the point the plan waited), and
+//! guard words are read from the previous replay, already complete, so no frame is waited for. Not
+//! modelled: Geometry, Part, Texture bindings, Fields (a [`ReadSource::Field`] reads the column it
+//! is over; one over no column is refused), the field compiler (`fieldc.*`), `traffic()` beyond
+//! `deferredReads` ([`Counts`]), `curves` and component hooks. Specified and not built yet:
+//! `Handle` release with its result, `abi.directLimit`, and a recording over a live number
+//! (`device.bound { live = true }`) running again for a new number inside its room (a replay does
+//! not run the script); nothing checks that no op calls another (the rows marked `not built yet` in
+//! `docs/procgen-conformance.md`). Of the kernel table, gather, compact, scan (plain and
+//! segmented), jump (rank, min), expand (incl. ELEMENTS=device), hash_gather / hash_hook, reduce
+//! (segmented) and scatter's fold pass are built in. Not built: loops, loops_cut, loops_place,
+//! edges_runs and intersect_pairs / intersect_cuts / intersect_unify / intersect_retri — the spec
+//! (all of `shared/spec`) states only their inert values and binding counts, not what they compute.
+//! The designs this crate chose where the spec fixes only the inert values: segments are ascending
+//! `starts` (an exclusive scan of lengths), segment `s` spanning `[starts[s], starts[s+1])` clamped
+//! to the live count; reduce folds f32 in slot order; scan states per-segment `totals`; scatter
+//! folds i32 atomically (add, min, max).
 
 #![warn(missing_docs)]
 
@@ -76,6 +82,7 @@ pub mod cpu;
 pub mod error;
 pub mod kernel;
 pub mod luau;
+pub mod op;
 pub mod transfer;
 pub mod wait;
 
@@ -87,5 +94,6 @@ pub use count::{CountExpr, CountValue};
 pub use error::{ProcgenError, Result, ValueError};
 pub use kernel::{BindValue, Domain, KernelCall, KernelOutputs, KernelRef, Uniform};
 pub use mlua;
+pub use op::{Op, Runs};
 pub use transfer::{ReadSource, ReadValue, UploadValue, Uploaded};
 pub use wait::PlanWait;

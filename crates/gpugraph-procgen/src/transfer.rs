@@ -19,6 +19,9 @@ pub enum UploadValue {
     /// `{ type = "Int", values = {...} }`: a typed column; vector types take `lanes` numbers per
     /// element, flat.
     Typed(ColumnType, Vec<f64>),
+    /// A list of text, or `{ type = "String", values = {...} }`: a String column of the values
+    /// (its words index the distinct values in the order they first appear).
+    Texts(Vec<String>),
     /// A table of those: a table of columns.
     Table(BTreeMap<String, UploadValue>),
     /// A column already on the device, held as the run it is.
@@ -75,6 +78,9 @@ impl Cook {
                 }
                 return Ok(Uploaded::Table(out));
             }
+            UploadValue::Texts(values) => {
+                return Ok(Uploaded::Column(self.upload_text(key, values)))
+            }
             UploadValue::Number(v) => (ColumnType::Float, vec![*v]),
             UploadValue::Numbers(v) => (ColumnType::Float, v.clone()),
             UploadValue::Vectors(items) => {
@@ -103,9 +109,41 @@ impl Cook {
             }
             UploadValue::Typed(ty, v) => (*ty, v.clone()),
         };
+        if ty == ColumnType::String {
+            return Err(ProcgenError::Upload {
+                key: key.into(),
+                problem: "a String column takes text values, not numbers".into(),
+            });
+        }
         let words = encode(key, ty, &values)?;
         Ok(Uploaded::Column(self.upload_words(key, ty, &words)))
     }
+
+    /// A String column of `values`: each word the index of its value among the distinct values,
+    /// in the order they first appear.
+    pub fn upload_text(&mut self, key: &str, values: &[String]) -> Column {
+        let (dict, words) = text_words(values);
+        Column {
+            text: Some(std::sync::Arc::new(dict)),
+            ..self.upload_words(key, ColumnType::String, &words)
+        }
+    }
+}
+
+/// The distinct values of `values` in first-seen order, and each value's index among them.
+pub fn text_words(values: &[String]) -> (Vec<String>, Vec<u32>) {
+    let mut dict: Vec<String> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let words = values
+        .iter()
+        .map(|v| {
+            *index.entry(v.as_str()).or_insert_with(|| {
+                dict.push(v.clone());
+                dict.len() as u32 - 1
+            })
+        })
+        .collect();
+    (dict, words)
 }
 
 /// What transfer.readback reads for one key.
@@ -138,6 +176,8 @@ pub enum ReadValue {
     Numbers(Vec<f64>),
     /// A vector column: `{x,y,z,w}` lanes per element.
     Vectors(Vec<Vec<f64>>),
+    /// A String column: its values.
+    Texts(Vec<String>),
     /// A boolean.
     Bool(bool),
     /// Text.
@@ -180,6 +220,22 @@ fn read(rec: &Recording, key: &str, source: &ReadSource) -> Result<ReadValue> {
             };
             let words = rec.read_words(&c.buffer, n * u64::from(c.lanes))?;
             let w = c.element();
+            if let Some(text) = &c.text {
+                return words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &ix)| {
+                        text.get(ix as usize).cloned().ok_or_else(|| ProcgenError::Readback {
+                            key: key.into(),
+                            problem: format!(
+                                "element {i} of a String column indexes value {ix} of {}",
+                                text.len()
+                            ),
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()
+                    .map(ReadValue::Texts);
+            }
             if c.lanes == 1 {
                 ReadValue::Numbers(words.iter().map(|&b| w.value_of(b)).collect())
             } else {

@@ -277,14 +277,25 @@ end
         matches!(e, ProcgenError::UnknownUniform { ref name, .. } if name == "speed"),
         "{e}"
     );
-    let text = r#"
+    let flags = r#"
 function cook(frame)
-    transfer.upload({ values = { names = { "a", "b" } } })
+    transfer.upload({ values = { names = { true, false } } })
     return transfer.readback({ columns = {} })
 end
 "#;
-    let e = play(text, 1).unwrap_err();
+    let e = play(flags, 1).unwrap_err();
     assert!(e.to_string().contains("names"), "{e}");
+    let mixed = r#"
+function cook(frame)
+    transfer.upload({ values = { names = { type = "String", values = { "a", 2 } } } })
+    return transfer.readback({ columns = {} })
+end
+"#;
+    let e = play(mixed, 1).unwrap_err();
+    assert!(
+        e.to_string().contains("names") && e.to_string().contains("item 2"),
+        "{e}"
+    );
     let e = play("x = 1", 1).unwrap_err();
     assert!(e.to_string().contains("cook"), "{e}");
 }

@@ -93,6 +93,9 @@ fn a_growing_count_trips_the_guard_and_records_again_at_four_times_the_room() {
     );
     assert_eq!(player.counts.replays, 6);
     assert_eq!(player.counts.measured, 1);
+    // traffic().deferredReads: cooks 1..6 each read the guard word of the replay before it,
+    // without a planning wait (the one wait is the first measure, below).
+    assert_eq!(player.counts.deferred_reads, 5);
     assert_eq!(
         player.waits.len(),
         1,

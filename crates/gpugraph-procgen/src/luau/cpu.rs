@@ -59,6 +59,14 @@ pub fn spec(t: &Table, pure_allowed: bool) -> mlua::Result<CallSpec> {
     if pure && !pure_allowed {
         return Err(mlua::Error::runtime("cpu.read takes no `pure`"));
     }
+    if !pure_allowed
+        && !matches!(
+            t.get::<Value>("curves")?,
+            Value::Nil | Value::Boolean(false)
+        )
+    {
+        return Err(mlua::Error::runtime("cpu.read takes no `curves`"));
+    }
     Ok(CallSpec {
         f,
         args,

@@ -332,6 +332,18 @@ impl Host {
                     return Ok(false);
                 }
                 for ((key, col), (k2, value)) in out.inputs.iter().zip(&inputs) {
+                    if let UploadValue::Texts(v) = value {
+                        // Same key and values list: the words move, the dictionary may not.
+                        let (dict, words) = crate::transfer::text_words(v);
+                        if key != k2
+                            || col.text.as_deref() != Some(&dict)
+                            || words.len() as u64 != col.words()
+                        {
+                            return Ok(false);
+                        }
+                        crate::transfer::rewrite(queue, col, &words);
+                        continue;
+                    }
                     let (ty, vals) = match value {
                         UploadValue::Number(n) => (crate::ColumnType::Float, vec![*n]),
                         UploadValue::Numbers(v) => (crate::ColumnType::Float, v.clone()),

@@ -256,6 +256,21 @@ pub fn uniform(name: &str, v: &Value) -> mlua::Result<Uniform> {
     }
 }
 
+/// The text values of a list, refusing an item that is no text by key and position.
+fn texts(key: &str, items: impl Iterator<Item = mlua::Result<Value>>) -> mlua::Result<Vec<String>> {
+    items
+        .enumerate()
+        .map(|(i, item)| match item? {
+            Value::String(s) => Ok(s.to_str()?.to_string()),
+            other => Err(mlua::Error::runtime(format!(
+                "upload `{key}`: item {} of a text list is a {}",
+                i + 1,
+                other.type_name()
+            ))),
+        })
+        .collect()
+}
+
 /// transfer.upload's value for `key`; a table holding itself, or nested past [`MAX_DEPTH`],
 /// is refused with a [`ValueError`] naming its key path.
 pub fn upload_value(key: &str, v: &Value) -> mlua::Result<UploadValue> {
@@ -277,9 +292,13 @@ fn upload_at(key: &str, v: &Value, walk: &mut Walk) -> mlua::Result<UploadValue>
     };
     if let Value::String(ty) = t.get::<Value>("type")? {
         let ty = ty.to_str()?.to_string();
+        if ty == "String" {
+            let values: Table = t.get("values")?;
+            return texts(key, values.sequence_values::<Value>()).map(UploadValue::Texts);
+        }
         let Some(ct) = ColumnType::from_name(&ty) else {
             return Err(mlua::Error::runtime(format!(
-                "upload `{key}`: type `{ty}` is none of Float, Int, UInt, Vec2, Vec3, Vec4, Color (text columns are not modelled)"
+                "upload `{key}`: type `{ty}` is none of Float, Int, UInt, Vec2, Vec3, Vec4, Color, String"
             )));
         };
         let values: Table = t.get("values")?;
@@ -332,8 +351,11 @@ fn upload_at(key: &str, v: &Value, walk: &mut Walk) -> mlua::Result<UploadValue>
             }
             return Ok(UploadValue::Vectors(out));
         }
+        if let Value::String(_) = first {
+            return texts(key, t.sequence_values::<Value>()).map(UploadValue::Texts);
+        }
         return Err(mlua::Error::runtime(format!(
-            "upload `{key}`: a list of {} (text columns are not modelled by this host)",
+            "upload `{key}`: a list of {} (take numbers, {{x,y,z}} vectors or text)",
             first.type_name()
         )));
     }

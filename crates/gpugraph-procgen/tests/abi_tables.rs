@@ -1,0 +1,111 @@
+//! Rules of `shared/spec/procgen-abi.txt` about tables, checked without a device: the ops
+//! table (where each op runs) and the storage-buffer table against the reflected WGSL of every
+//! built-in kernel variant.
+
+use gpugraph_procgen::asset::{AssetLibrary, BUILTIN, STORAGE_LIMIT};
+use gpugraph_procgen::op::{Op, Runs};
+
+#[test]
+fn ops_state_where_they_run() {
+    let table: Vec<(&str, &str)> = Op::ALL
+        .iter()
+        .map(|o| (o.name(), o.runs().name()))
+        .collect();
+    assert_eq!(
+        table,
+        [
+            ("device.kernel", "gpu"),
+            ("transfer.upload", "cpu_to_gpu"),
+            ("transfer.readback", "gpu_to_cpu"),
+            ("cpu.call", "cpu"),
+            ("cpu.read", "cpu"),
+            ("device.bound", "gpu"),
+            ("device.live", "gpu"),
+            ("device.guard", "gpu"),
+        ]
+    );
+    for o in Op::ALL {
+        assert_eq!(Op::from_name(o.name()), Some(o));
+    }
+    assert_eq!(Op::from_name("device.dispatch"), None);
+    assert_eq!(Op::DeviceKernel.runs(), Runs::Gpu);
+}
+
+/// The spec's storage-buffer table for the kernels it names that are built, against this
+/// crate's: (kernel, spec plain, spec device, plain, device). The counts are of the variant
+/// whose other specialize keys take their first option (scan SEGMENTS=none, jump OP=rank,
+/// expand COUNTS=column ELEMENTS=plain). gather, compact and expand bind what the table states;
+/// scan (no group-totals buffer), jump (no scratch buffers), hash_gather's device variant and
+/// hash_hook (hook only: no MATCH or find stage) bind fewer, which the table's limit allows.
+const TABLE: &[(&str, usize, usize, usize, usize)] = &[
+    ("procgen/gather", 3, 4, 3, 4),
+    ("procgen/compact", 4, 5, 4, 5),
+    ("procgen/scan", 4, 5, 3, 4),
+    ("procgen/jump", 7, 8, 4, 5),
+    ("procgen/expand", 5, 6, 5, 6),
+    ("procgen/hash_gather", 6, 8, 6, 7),
+    ("procgen/hash_hook", 6, 7, 3, 4),
+];
+
+/// Storage buffers a variant's WGSL declares, reflected by naga.
+fn reflected_storage(wgsl: &str) -> usize {
+    let module = naga::front::wgsl::parse_str(wgsl).unwrap();
+    module
+        .global_variables
+        .iter()
+        .filter(|(_, g)| {
+            g.binding.is_some() && matches!(g.space, naga::AddressSpace::Storage { .. })
+        })
+        .count()
+}
+
+/// Every built-in variant's storage buffers, counted from its reflected WGSL: the count the
+/// asset states, at most 8; for the kernels the spec's table names, exactly this crate's
+/// column of [`TABLE`] (COUNT=device one more than plain) and never more than the spec's.
+#[test]
+fn the_storage_table_matches_the_reflected_wgsl() {
+    let lib = AssetLibrary::new();
+    let mut problems = Vec::new();
+    for (id, _, _) in BUILTIN {
+        let asset = lib.resolve(id, "computeShader").unwrap();
+        let row = TABLE.iter().find(|t| t.0 == *id);
+        for s in asset.all_specializations() {
+            let v = asset.variant(&s).unwrap();
+            let n = reflected_storage(&v.wgsl);
+            if n != v.storage_buffers || n > STORAGE_LIMIT {
+                problems.push(format!(
+                    "{id} [{}]: WGSL {n}, asset {}",
+                    v.label, v.storage_buffers
+                ));
+            }
+            let Some(&(_, spec_plain, spec_device, plain, device)) = row else {
+                continue;
+            };
+            // The SEGMENTS=device and ELEMENTS=device variants are this crate's, not the table's.
+            if ["SEGMENTS", "ELEMENTS"]
+                .iter()
+                .any(|k| s.get(*k).map(String::as_str) == Some("device"))
+            {
+                continue;
+            }
+            let dev = s.get("COUNT").map(String::as_str) == Some("device");
+            let (spec_n, ours) = if dev {
+                (spec_device, device)
+            } else {
+                (spec_plain, plain)
+            };
+            if n > spec_n {
+                problems.push(format!("{id} [{}]: {n} > the table's {spec_n}", v.label));
+            }
+            let first = asset
+                .schema
+                .specialize
+                .iter()
+                .all(|p| p.name == "COUNT" || s.get(&p.name) == p.options.first());
+            if first && n != ours {
+                problems.push(format!("{id} [{}]: {n}, expected {ours}", v.label));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
