@@ -337,6 +337,14 @@ async fn corrupt_empty_and_special_table_files_are_named_errors() {
     let missing = dir.path().join("missing.parquet");
     refused(&missing, "no such table file").await;
 
+    // A valid footer whose embedded Arrow schema (ARROW:schema) has a field of type NONE:
+    // schema inference panicked inside arrow-ipc (found by the sql fuzz target).
+    let none = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/arrow-schema-type-none.parquet");
+    let copy = dir.path().join("arrow-schema.parquet");
+    std::fs::copy(&none, &copy).expect("the committed file");
+    refused(&copy, "embedded Arrow schema (ARROW:schema) is corrupt").await;
+
     // A registered corrupt table fails registration even if no query reads it.
     let gpu = gpu();
     let (g, _) = sessions(&gpu);
