@@ -19,7 +19,7 @@ BENCH_OUT ?= bench-out
 export XDG_RUNTIME_DIR ?= $(CURDIR)/target/xdg-runtime
 $(shell mkdir -p -m 700 $(XDG_RUNTIME_DIR) 2>/dev/null)
 
-.PHONY: all vulkan python build demo test pytest bench fuzz fmt lint web web-test
+.PHONY: all vulkan python build demo test pytest bench fuzz fmt lint web web-test browser
 
 all: test
 
@@ -107,6 +107,8 @@ test: vulkan python build
 	@awk '/^```rust$$/ {f = 1; next} /^```$$/ {f = 0} f' README.md \
 	  | diff -u - $(TARGET_DIR)/readme-example.rs \
 	  && echo "README's library example is examples/readme.rs verbatim"
+	$(MAKE) --no-print-directory web-test WEB_TEST_SPANS=100000 \
+	  WEB_SCREENSHOT=$(TARGET_DIR)/web-test/viewer-web.png
 
 # The Python package's suite against the extension module the workspace build made (the
 # cdylib of crates/gpugraph-python, built once with the workspace's features: `maturin
@@ -166,6 +168,8 @@ web:
 	  CARGO_TARGET_DIR=$(TOOLS_DIR)/build $(CARGO) install wasm-bindgen-cli \
 	    --version $(WASM_BINDGEN_VERSION) --root $(TOOLS_DIR) && rm -rf $(TOOLS_DIR)/build; \
 	fi
+	@rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
+	  || rustup target add wasm32-unknown-unknown
 	$(CARGO) build --release --target wasm32-unknown-unknown -p gpugraph-viewer --lib
 	rm -rf $(WEB_OUT) && mkdir -p $(WEB_OUT)
 	"$(WASM_BINDGEN)" --target web --no-typescript --out-dir $(WEB_OUT) \
@@ -177,10 +181,24 @@ web:
 # browser/test_viewer.py drives the page over Playwright (pip `playwright`, with the system
 # Chromium at CHROMIUM; no `playwright install`), checks picks and collapse against the CPU
 # oracles, writes docs/viewer-web.png and the measured numbers (WEB_TEST_OUT).
+# `browser` installs what it needs once: Debian's chromium (apt, when CHROMIUM is missing)
+# and Playwright's Python package into the test venv. `make test` runs it with a 100K-span
+# measurement and the screenshot under WEB_TEST_OUT; `make web-test` alone measures 1M spans
+# and refreshes docs/viewer-web.png.
 CHROMIUM ?= /usr/lib/chromium/chromium
 WEB_TEST_SPANS ?= 1000000
 WEB_TEST_OUT ?= $(TARGET_DIR)/web-test
-web-test: web
-	python3 crates/gpugraph-viewer/tests/browser/test_viewer.py --web $(WEB_OUT) \
-	  --chromium $(CHROMIUM) --out $(WEB_TEST_OUT) --screenshot docs/viewer-web.png \
+WEB_SCREENSHOT ?= docs/viewer-web.png
+browser: python
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  echo "browser: no Chromium at $(CHROMIUM); installing Debian's chromium"; \
+	  if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  $$sudo apt-get update -q && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
+	fi
+	@$(PY_VENV)/bin/python -c 'import playwright' 2>/dev/null || \
+	  $(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check playwright
+web-test: web browser
+	$(PY_VENV)/bin/python crates/gpugraph-viewer/tests/browser/test_viewer.py --web $(WEB_OUT) \
+	  --chromium $(CHROMIUM) --out $(WEB_TEST_OUT) --screenshot $(WEB_SCREENSHOT) \
 	  --big-spans $(WEB_TEST_SPANS)

@@ -82,8 +82,8 @@ fn web_dir(explicit: Option<&Path>) -> Result<PathBuf> {
 
 /// Serves until the process is stopped.
 pub fn serve(a: &ServeArgs) -> Result<()> {
-    let meta = std::fs::metadata(&a.file)
-        .with_context(|| format!("the trace {}", a.file.display()))?;
+    let meta =
+        std::fs::metadata(&a.file).with_context(|| format!("the trace {}", a.file.display()))?;
     if !meta.is_file() {
         bail!("the trace {} is not a regular file", a.file.display());
     }
@@ -96,9 +96,16 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         IpAddr::V6(ip) => format!("[{ip}]"),
         ip => ip.to_string(),
     };
-    println!("serving {} at http://{host}:{}/", a.file.display(), serving.addr.port());
+    println!(
+        "serving {} at http://{host}:{}/",
+        a.file.display(),
+        serving.addr.port()
+    );
     if !a.bind.is_loopback() {
-        eprintln!("note: bound to {}: anyone who can reach this address can read the trace", a.bind);
+        eprintln!(
+            "note: bound to {}: anyone who can reach this address can read the trace",
+            a.bind
+        );
     }
     eprintln!("(the web bundle: {}; stop with Ctrl-C)", web.display());
     serving.join();
@@ -112,7 +119,11 @@ pub fn view(a: &ViewArgs) -> Result<()> {
     eprintln!(
         "{file}: {} spans ({}, {:.2} s)",
         loaded.model.spans.len(),
-        if loaded.from_cache { "from the cache" } else { "parsed" },
+        if loaded.from_cache {
+            "from the cache"
+        } else {
+            "parsed"
+        },
         loaded.seconds
     );
     let title = format!("gpugraph trace — {file}");

@@ -46,7 +46,11 @@ fn serve_answers_the_viewer_and_the_trace_only() {
     let web = t.path("web");
     let dir = std::path::Path::new(&web);
     std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join("index.html"), "<!doctype html><title>viewer</title>").unwrap();
+    std::fs::write(
+        dir.join("index.html"),
+        "<!doctype html><title>viewer</title>",
+    )
+    .unwrap();
     std::fs::write(dir.join("viewer.js"), "export {};").unwrap();
     std::fs::write(dir.join("gpugraph_viewer_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
     std::fs::write(t.path("secret.txt"), "not for the browser").unwrap();
@@ -57,7 +61,15 @@ fn serve_answers_the_viewer_and_the_trace_only() {
     )
     .unwrap();
     let mut child = Command::new(binary())
-        .args(["trace", "serve", trace.as_str(), "--port", "0", "--web", web.as_str()])
+        .args([
+            "trace",
+            "serve",
+            trace.as_str(),
+            "--port",
+            "0",
+            "--web",
+            web.as_str(),
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -70,7 +82,10 @@ fn serve_answers_the_viewer_and_the_trace_only() {
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
         .unwrap_or_else(|| panic!("no URL in {line:?}"));
-    assert!(url.starts_with("http://127.0.0.1:"), "binds loopback: {line}");
+    assert!(
+        url.starts_with("http://127.0.0.1:"),
+        "binds loopback: {line}"
+    );
     let port: u16 = url
         .trim_start_matches("http://127.0.0.1:")
         .trim_end_matches('/')
@@ -106,11 +121,30 @@ fn serve_names_what_is_missing() {
     std::fs::write(&trace, r#"{"traceEvents":[]}"#).unwrap();
     let empty = t.path("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let out = gpugraph(&["trace", "serve", trace.as_str(), "--port", "0", "--web", empty.as_str()]);
+    let out = gpugraph(&[
+        "trace",
+        "serve",
+        trace.as_str(),
+        "--port",
+        "0",
+        "--web",
+        empty.as_str(),
+    ]);
     let err = text(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("no web bundle") && err.contains("make web"), "{err}");
-    let out = gpugraph(&["trace", "serve", empty.as_str(), "--port", "0", "--web", empty.as_str()]);
+    assert!(
+        err.contains("no web bundle") && err.contains("make web"),
+        "{err}"
+    );
+    let out = gpugraph(&[
+        "trace",
+        "serve",
+        empty.as_str(),
+        "--port",
+        "0",
+        "--web",
+        empty.as_str(),
+    ]);
     let err = text(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("not a regular file"), "{err}");
