@@ -217,3 +217,53 @@ fn frames_picks_and_collapse_match_the_cpu_oracles() {
     assert_eq!(rig.viewer.frame().pipelines_created(), pipelines);
     assert_eq!(rig.viewer.compiles(), 1);
 }
+
+#[test]
+fn an_empty_trace_draws_without_spans() {
+    let ctx = GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required");
+    let model = parse_chrome_trace(b"[]", IngestOptions::default()).unwrap();
+    let mut v = Viewer::new(
+        ctx.device.clone(),
+        ctx.queue.clone(),
+        FORMAT,
+        model,
+        (W, H),
+        1.0,
+    )
+    .unwrap();
+    let target = ctx.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("target"),
+        size: wgpu::Extent3d {
+            width: W,
+            height: H,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+        view_formats: &[],
+    });
+    let view = target.create_view(&Default::default());
+    v.handle(InputEvent::PointerDown {
+        x: 500.0,
+        y: 100.0,
+        primary: true,
+    });
+    v.handle(InputEvent::PointerUp {
+        x: 500.0,
+        y: 100.0,
+        shift: false,
+    });
+    for _ in 0..3 {
+        v.render(&view).unwrap();
+        ctx.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .unwrap();
+        v.poll();
+    }
+    assert_eq!(v.stats().visible, Some(0));
+    assert_eq!(v.state().selected, None);
+    assert!(!v.pick_pending());
+}

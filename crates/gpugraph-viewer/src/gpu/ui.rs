@@ -34,6 +34,42 @@ pub struct InspectorInfo {
     pub gpu_ms: f64,
 }
 
+/// The node list as the inspector prints it: nodes in execution order, where a run of more
+/// than three consecutive nodes of one workflow (`frame/focus-forward/…`) becomes one line
+/// naming the run's length and its first and last node.
+pub fn node_lines(nodes: &[String]) -> Vec<String> {
+    let group = |n: &str| -> String {
+        let mut parts = n.splitn(3, '/');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(a), Some(b), Some(_)) => format!("{a}/{b}"),
+            _ => n.to_string(),
+        }
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < nodes.len() {
+        let g = group(&nodes[i]);
+        let mut j = i + 1;
+        while j < nodes.len() && group(&nodes[j]) == g && g != nodes[j] {
+            j += 1;
+        }
+        if j - i > 3 {
+            let tail = |n: &str| n[g.len()..].trim_start_matches('/').to_string();
+            out.push(format!(
+                "{i:>2}-{} {g}/ ×{} ({}…{})",
+                j - 1,
+                j - i,
+                tail(&nodes[i]),
+                tail(&nodes[j - 1])
+            ));
+        } else {
+            out.extend((i..j).map(|k| format!("{k:>2} {}", nodes[k])));
+        }
+        i = j;
+    }
+    out
+}
+
 fn r(x: Rect) -> egui::Rect {
     egui::Rect::from_min_size(Pos2::new(x.x, x.y), egui::vec2(x.w, x.h))
 }
@@ -279,7 +315,34 @@ fn inspector(
         head,
         Color32::WHITE,
     );
-    for (k, n) in info.nodes.iter().enumerate() {
-        line2(&format!("{k:>2} {n}"), mono.clone(), dim);
+    for l in node_lines(&info.nodes) {
+        line2(&l, mono.clone(), dim);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_runs_of_one_workflow_fold_into_a_line() {
+        let mut nodes = vec![
+            "frame/thread_heights".to_string(),
+            "frame/lane-offsets".into(),
+        ];
+        nodes.extend((1..=5).map(|k| format!("frame/focus-forward/expand/{k}")));
+        nodes.push("frame/span_visibility".into());
+        nodes.extend(["frame/ancestors/a", "frame/ancestors/b"].map(String::from));
+        assert_eq!(
+            node_lines(&nodes),
+            vec![
+                " 0 frame/thread_heights",
+                " 1 frame/lane-offsets",
+                " 2-6 frame/focus-forward/ ×5 (expand/1…expand/5)",
+                " 7 frame/span_visibility",
+                " 8 frame/ancestors/a",
+                " 9 frame/ancestors/b",
+            ]
+        );
     }
 }
