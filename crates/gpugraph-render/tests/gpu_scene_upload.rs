@@ -96,6 +96,9 @@ fn staged_transactions_land_like_direct_ones() {
         let mut graph = upload_graph(&d, &staged, &upload);
         let mut next_id = capacity * 2;
         let mut overflowed = 0;
+        let mut restaged = 0;
+        // The byte ranges staged since the last encode (the test's own account).
+        let mut pending: Vec<std::ops::Range<u64>> = Vec::new();
         for step in 0..24 {
             // 0, 1 or 2 transactions staged before one encode.
             for _ in 0..step % 3 {
@@ -106,20 +109,33 @@ fn staged_transactions_land_like_direct_ones() {
                 assert_eq!(got.record_writes, want.record_writes, "step {step}");
                 assert_eq!(got.record_bytes, want.record_bytes, "step {step}");
                 assert_eq!(got.uninserted, want.uninserted, "step {step}");
+                let runs = got.record_writes.len() as u64;
+                let after = u64::from(upload.staged_words());
+                let overlap = got
+                    .record_writes
+                    .iter()
+                    .any(|r| pending.iter().any(|p| p.start < r.end && r.start < p.end));
                 if got.staging_bytes == 0 && got.record_bytes > 0 {
                     overflowed += 1;
-                    assert_eq!(
-                        upload.staged_words(),
-                        0,
-                        "an overflow drops what was staged"
+                    pending.clear();
+                    assert_eq!(after, 0, "an overflow drops what was staged");
+                    continue;
+                }
+                pending.extend(got.record_writes.iter().cloned());
+                if overlap {
+                    // Restaged together with what it overlapped (merged: never more).
+                    restaged += 1;
+                    assert!(
+                        after <= u64::from(before) + got.record_bytes / 4,
+                        "step {step}"
                     );
                 } else {
+                    // Appended: exactly this transaction's bytes, its runs and the counts.
                     assert_eq!(
-                        u64::from(upload.staged_words()),
+                        after,
                         u64::from(before) + got.record_bytes / 4,
                         "step {step}"
                     );
-                    let runs = got.record_writes.len() as u64;
                     if runs > 0 {
                         assert_eq!(got.staging_bytes, 8 * runs + 28, "step {step}");
                     }
@@ -127,6 +143,7 @@ fn staged_transactions_land_like_direct_ones() {
             }
             encode_wait(&d, &mut graph);
             upload.mark_encoded();
+            pending.clear();
             assert_eq!(upload.staged_words(), 0);
             let ctx = format!("capacity {capacity} step {step}");
             assert_eq!(records(&d, &staged), records(&d, &direct), "{ctx}: records");
@@ -134,6 +151,8 @@ fn staged_transactions_land_like_direct_ones() {
         }
         if words < 1000 {
             assert!(overflowed > 0, "the small upload never overflowed");
+        } else {
+            assert!(restaged > 0, "no two staged transactions overlapped");
         }
         // An encode with nothing staged dispatches nothing and changes nothing.
         let before = records(&d, &staged);

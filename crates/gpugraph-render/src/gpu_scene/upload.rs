@@ -11,8 +11,9 @@
 //! is one queue write, as in `mutate`), and the records when the next encode of a graph that
 //! holds the upload's nodes ([`GpuSceneUpload::add_to_graph`]) is submitted; the scatter runs
 //! before anything in that graph reads the records (declared uses order it). Transactions
-//! staged before that encode accumulate (later runs overwrite earlier ones word for word, in
-//! staging order). The encode that takes them must be submitted before the next staged
+//! staged before that encode accumulate; one that touches bytes still staged is staged again
+//! together with them from the CPU copy, because the scatter writes all runs at once and a
+//! word staged twice could land either way. The encode that takes them must be submitted before the next staged
 //! transaction: [`GpuSceneUpload::mark_encoded`] (called by [`crate::GpuSceneFrame::encode`])
 //! tells the upload to start over at word 0. A transaction that does not fit what is left
 //! of the upload is written the way `mutate` writes, together with the ranges still staged
@@ -236,8 +237,21 @@ impl GpuScene {
             upload.staged_runs = 0;
             upload.staged.clear();
         }
-        let words: u64 = report.record_bytes / 4;
-        let runs = report.record_writes.len() as u64;
+        // One scatter writes all staged runs at once, in no order: a word staged twice
+        // would land either way. A transaction touching what is still staged is therefore
+        // staged afresh together with it, from the CPU copy (which holds the newest bytes).
+        let restage = intersects(&upload.staged, &report.record_writes);
+        let ranges: Vec<Range<u64>> = if restage {
+            upload.staged_words = 0;
+            upload.staged_runs = 0;
+            let mut all = std::mem::take(&mut upload.staged);
+            all.extend(report.record_writes.iter().cloned());
+            merge(all)
+        } else {
+            report.record_writes.clone()
+        };
+        let words: u64 = ranges.iter().map(|r| (r.end - r.start) / 4).sum();
+        let runs = ranges.len() as u64;
         let fits = u64::from(upload.staged_words) + words <= u64::from(upload.word_capacity)
             && u64::from(upload.staged_runs) + runs <= u64::from(upload.run_capacity);
         let records: &[u8] = bytemuck::cast_slice(&self.cpu.as_ref().expect("checked").records);
@@ -245,7 +259,7 @@ impl GpuScene {
             // Written directly, with what is still staged: the CPU copy holds the newest bytes
             // of both, and the staged scatter is cancelled so it cannot overwrite them.
             let mut all = std::mem::take(&mut upload.staged);
-            all.extend(report.record_writes.iter().cloned());
+            all.extend(ranges.iter().cloned());
             for r in merge(all) {
                 queue.write_buffer(
                     &self.records,
@@ -264,7 +278,7 @@ impl GpuScene {
             let mut payload: Vec<u8> = Vec::with_capacity(report.record_bytes as usize);
             let mut table: Vec<u32> = Vec::with_capacity(2 * runs as usize);
             let mut src = upload.staged_words;
-            for r in &report.record_writes {
+            for r in &ranges {
                 // Word of the scene's record view (which starts at `record_offset`).
                 table.push((r.start / 4) as u32);
                 table.push(src);
@@ -283,16 +297,34 @@ impl GpuScene {
             );
             upload.staged_words = src;
             upload.staged_runs += runs as u32;
-            upload.staged.extend(report.record_writes.iter().cloned());
+            let mut staged = std::mem::take(&mut upload.staged);
+            staged.extend(ranges.iter().cloned());
+            upload.staged = merge(staged);
             let counts = [upload.staged_words, upload.staged_runs, 0, 0];
             queue.write_buffer(&upload.counts, 0, bytemuck::cast_slice(&counts));
             let args = [upload.staged_words.div_ceil(WORKGROUP), 1, 1];
             queue.write_buffer(&upload.args, 0, bytemuck::cast_slice(&args));
-            report.staging_bytes = 8 * runs + 16 + 12;
+            // Restaged bytes of earlier transactions count here too: the total is exact.
+            report.staging_bytes = 8 * runs + 16 + 12 + 4 * words - report.record_bytes;
         }
         self.write_state(queue, state, &mut report);
         Ok(report)
     }
+}
+
+/// Whether two sorted, disjoint range lists share a byte.
+fn intersects(a: &[Range<u64>], b: &[Range<u64>]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].end <= b[j].start {
+            i += 1;
+        } else if b[j].end <= a[i].start {
+            j += 1;
+        } else {
+            return true;
+        }
+    }
+    false
 }
 
 /// Payload words of `records` whole records: for sizing an upload for whole-record
