@@ -1,5 +1,6 @@
-//! `gpugraph trace info|stats|pick FILE`: Chrome Trace Event Format files (`.json`,
-//! `.json.gz`; torch.profiler, Chromium, Perfetto JSON) through `gpugraph-trace`.
+//! `gpugraph trace info|stats|pick|render FILE`: Chrome Trace Event Format files (`.json`,
+//! `.json.gz`; torch.profiler, Chromium, Perfetto JSON) through `gpugraph-trace`; `serve` and
+//! `view` (the interactive viewer) are in `trace_view.rs`.
 //!
 //! Opening: the columnar cache in `$XDG_CACHE_HOME/gpugraph/traces` (else `~/.cache/...`),
 //! keyed by the file's absolute path and stamped with its length and mtime, is read when it is
