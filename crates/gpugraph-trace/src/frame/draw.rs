@@ -67,30 +67,7 @@ pub(super) fn add_draw(
                 ("PX_W", 2.0 / f64::from(size.0.max(1))),
                 ("PX_H", 2.0 / f64::from(size.1.max(1))),
             ];
-            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("trace/draw"),
-                entries: &(0..6)
-                    .map(|b| wgpu::BindGroupLayoutEntry {
-                        binding: b,
-                        visibility: wgpu::ShaderStages::VERTEX,
-                        ty: wgpu::BindingType::Buffer {
-                            ty: if b == 0 {
-                                wgpu::BufferBindingType::Uniform
-                            } else {
-                                wgpu::BufferBindingType::Storage { read_only: true }
-                            },
-                            has_dynamic_offset: false,
-                            min_binding_size: None,
-                        },
-                        count: None,
-                    })
-                    .collect::<Vec<_>>(),
-            });
-            let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("trace/draw"),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
+            let (layout, pl) = span_draw_layouts(device, "trace/draw");
             let pipeline = |entry: &str, topology| {
                 device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                     label: Some(entry),
@@ -156,4 +133,38 @@ pub(super) fn add_draw(
         }),
     })?;
     Ok(target)
+}
+
+/// The bind-group and pipeline layouts of a span draw: binding 0 a uniform, bindings 1–5
+/// read-only storage buffers, all read by the vertex stage (the layout `draw.wgsl` and the
+/// viewer's span shader share).
+pub fn span_draw_layouts(
+    device: &wgpu::Device,
+    label: &str,
+) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &(0..6)
+            .map(|binding| wgpu::BindGroupLayoutEntry {
+                binding,
+                visibility: wgpu::ShaderStages::VERTEX,
+                ty: wgpu::BindingType::Buffer {
+                    ty: if binding == 0 {
+                        wgpu::BufferBindingType::Uniform
+                    } else {
+                        wgpu::BufferBindingType::Storage { read_only: true }
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect::<Vec<_>>(),
+    });
+    let pipeline = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    (layout, pipeline)
 }

@@ -30,7 +30,7 @@ use gpugraph_gpgpu::topology::{CsrAdjacency, TraversalDirection};
 use gpugraph_gpgpu::{AncestorProjection, Compaction, GraphTraversal, Scan};
 
 pub use buffers::FrameBuffers;
-pub use draw::TRACE_COLOR_FORMAT;
+pub use draw::{span_draw_layouts, TRACE_COLOR_FORMAT};
 
 use crate::csr::{CsrViews, DependencyCsr};
 use crate::error::TraceGpuError;

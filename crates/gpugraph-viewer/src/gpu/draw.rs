@@ -4,7 +4,7 @@
 //! (six vertices per span, two per edge): the CPU never learns how many spans it draws, and
 //! software rasterizers (SwiftShader in headless Chromium) avoid their per-instance cost.
 
-use gpugraph_trace::frame::FrameBuffers;
+use gpugraph_trace::frame::{span_draw_layouts, FrameBuffers};
 use gpugraph_trace::NO_SPAN;
 
 use crate::camera::{Camera, Rect};
@@ -66,30 +66,7 @@ impl SpanDraw {
             label: Some("viewer/spans"),
             source: wgpu::ShaderSource::Wgsl(WGSL.into()),
         });
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("viewer/spans"),
-            entries: &(0..6)
-                .map(|binding| wgpu::BindGroupLayoutEntry {
-                    binding,
-                    visibility: wgpu::ShaderStages::VERTEX,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: if binding == 0 {
-                            wgpu::BufferBindingType::Uniform
-                        } else {
-                            wgpu::BufferBindingType::Storage { read_only: true }
-                        },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                })
-                .collect::<Vec<_>>(),
-        });
-        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("viewer/spans"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
+        let (layout, pl) = span_draw_layouts(device, "viewer/spans");
         let pipeline = |entry: &str, topology| {
             device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                 label: Some(entry),
