@@ -4,6 +4,7 @@
 # bench run alternately (before, after, before, after) so drift hits both; then GPUScene's
 # bench on the after binary. Everything printed goes to OUT/log.txt, the JSON to OUT/json.tar.
 #   carry [".gl", ".devcmp"]; . .gl/setup.sh; bash bench/h200-before-after.sh $OUT
+# Then: python3 bench/before_after.py OUT/json.tar RESULT_DIR (a table and an SVG of the ratios).
 set -uo pipefail
 out=${1:?OUT}
 mkdir -p "$out/json"
