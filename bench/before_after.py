@@ -32,7 +32,10 @@ def main(tar_path, out_dir):
             if not m.name.endswith(".json"):
                 continue
             name = m.name.rsplit("/", 1)[-1][:-5]
-            bench, build, _round = name.rsplit("-", 2)
+            parts = name.rsplit("-", 2)
+            if len(parts) != 3 or parts[1] not in ("before", "after"):
+                continue  # e.g. scene.json, the after build alone
+            bench, build, _round = parts
             doc = json.load(io.TextIOWrapper(tar.extractfile(m), encoding="utf-8"))
             device = doc.get("device", device)
             for row in doc.get("rows", []):
