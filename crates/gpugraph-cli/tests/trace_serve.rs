@@ -121,31 +121,16 @@ fn serve_names_what_is_missing() {
     std::fs::write(&trace, r#"{"traceEvents":[]}"#).unwrap();
     let empty = t.path("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let out = gpugraph(&[
-        "trace",
-        "serve",
-        trace.as_str(),
-        "--port",
-        "0",
-        "--web",
-        empty.as_str(),
-    ]);
-    let err = text(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains("no web bundle") && err.contains("make web"),
-        "{err}"
-    );
-    let out = gpugraph(&[
-        "trace",
-        "serve",
-        empty.as_str(),
-        "--port",
-        "0",
-        "--web",
-        empty.as_str(),
-    ]);
-    let err = text(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("not a regular file"), "{err}");
+    // (the trace, the bundle directory, what the one-line error must say)
+    let cases = [
+        (&trace, &empty, ["no web bundle", "make web"]),
+        (&empty, &empty, ["not a regular file", "trace"]),
+    ];
+    for (file, web, says) in cases {
+        let args = ["trace", "serve", file, "--port", "0", "--web", web];
+        let out = gpugraph(&args);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(says.iter().all(|s| err.contains(s)), "{args:?}: {err}");
+    }
 }
