@@ -11,8 +11,11 @@
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
-# CARGO_TARGET_DIR is honored (e.g. target-o3 for the level-3 build beside the CI profile's).
+# CARGO_TARGET_DIR is honored (e.g. target-o3 for the level-3 build beside the CI profile's),
+# and CARGO (e.g. "cargo --config .ci/profile.toml" to pack the CI profile's build in target/
+# without rebuilding it at level 3).
 target=${CARGO_TARGET_DIR:-target}
+cargo=${CARGO:-cargo}
 mkdir -p .git/info && touch .git/info/exclude
 for d in /.gl/ /.devbin/; do grep -qxF "$d" .git/info/exclude || echo "$d" >> .git/info/exclude; done
 if [ "${PACK_CLI:-}" = 1 ]; then
@@ -46,18 +49,18 @@ exclude=""
 for p in ${PACK_EXCLUDE:-}; do exclude="$exclude --exclude $p"; done
 if [ "${PACK_TESTS:-}" = none ]; then
   # Only the CLI: no test binary or example to build (a bench-only call).
-  cargo build --release -p gpugraph-cli --bins 2>&1 | tail -2
+  $cargo build --release -p gpugraph-cli --bins 2>&1 | tail -2
 elif [ -n "${PACK_PACKAGES:-}" ]; then
   # PACK_PACKAGES="gpugraph-render gpugraph-arrow": the CLI and only these crates' tests.
-  cargo build --release -p gpugraph-cli --bins 2>&1 | tail -2
+  $cargo build --release -p gpugraph-cli --bins 2>&1 | tail -2
 else
   # shellcheck disable=SC2086
-  cargo build --release --workspace --all-targets $exclude 2>&1 | tail -2
+  $cargo build --release --workspace --all-targets $exclude 2>&1 | tail -2
 fi
 scope="--workspace $exclude"
 [ -n "${PACK_PACKAGES:-}" ] && scope=$(printf -- '-p %s ' $PACK_PACKAGES)
 # shellcheck disable=SC2086
-[ "${PACK_TESTS:-}" = none ] || cargo test --release $scope --no-run --message-format=json 2>/dev/null | python3 -c '
+[ "${PACK_TESTS:-}" = none ] || $cargo test --release $scope --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, shutil, os, sys
 for line in sys.stdin:
     try:

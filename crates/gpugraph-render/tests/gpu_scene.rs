@@ -593,3 +593,34 @@ fn typed_field_views() {
     let again = scene.import_to_graph(&mut g, "scene-2").unwrap();
     assert_eq!(again.records, v.records);
 }
+
+#[test]
+fn capacity_past_the_binding_limit_is_a_named_error() {
+    let d = scene_device();
+    let limits = d.device.limits();
+    let binding = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    // The largest capacity the limit holds, then one more slot.
+    let fits = binding / R;
+    let over = u32::try_from(fits + 1).unwrap_or(u32::MAX);
+    let err = GpuScene::new(&d.device, &d.queue, "huge", over, &[]).unwrap_err();
+    match err {
+        GpuSceneError::DeviceLimit {
+            ref scene,
+            capacity,
+            bytes,
+            limit,
+            ..
+        } => {
+            assert_eq!((scene.as_str(), capacity), ("huge", over));
+            assert_eq!(bytes, u64::from(over) * R);
+            assert_eq!(limit, binding);
+        }
+        other => panic!("expected DeviceLimit, got {other}"),
+    }
+    assert!(
+        err.to_string().contains(&format!("at most {fits} slots")),
+        "{err}"
+    );
+}

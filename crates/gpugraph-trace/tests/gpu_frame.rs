@@ -17,6 +17,18 @@ use rand::SeedableRng;
 fn check_frame(ctx: &GpuContext, f: &mut TraceFrame, m: &TraceModel, view: &TraceView, what: &str) {
     f.write_view(&ctx.queue, view).unwrap();
     submit(ctx, |e| f.encode(e).unwrap());
+    // Only a view with focus encodes the focus traversals.
+    let traversals = f
+        .frame_graph_compiled()
+        .node_order()
+        .iter()
+        .filter(|n| n.contains("focus"))
+        .count();
+    assert_eq!(
+        traversals > 0,
+        view.focus.is_some(),
+        "{what}: traversal nodes"
+    );
     let c = f.config();
     let want = cpu::frame(m, view, c.max_ancestor_depth);
     let b = f.buffers();

@@ -2,8 +2,10 @@
 //! about SPANS spans (4 processes × 8 threads of nested spans, as tests/browser/gen_trace.py
 //! does), then draws FRAMES frames of a scripted zoom offscreen (1280 × 760) through
 //! `Viewer::render`, each waited for, and prints the median full frame (frame graph + span
-//! draw + UI) and the median of the frame graph alone. Uses the adapter `GpuContext::new`
-//! picks (`WGPU_BACKEND`, `GPUGRAPH_ADAPTER`).
+//! draw + UI) and the median of the frame graph alone. Where the adapter has timestamp
+//! queries, one more frame graph is profiled and the JSON's `nodes` holds the ten slowest
+//! nodes' GPU milliseconds and `graph_gpu_ms` their sum over all nodes. Uses the adapter
+//! `GpuContext::new` picks (`WGPU_BACKEND`, `GPUGRAPH_ADAPTER`).
 
 use std::time::Instant;
 
@@ -127,8 +129,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         wait(&mut v);
         graph.push(t.elapsed().as_secs_f64() * 1e3);
     }
+    let mut nodes = String::new();
+    if ctx
+        .device
+        .features()
+        .contains(wgpu::Features::TIMESTAMP_QUERY)
+    {
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        v.frame_mut().encode_profiled(&mut enc)?;
+        ctx.queue.submit([enc.finish()]);
+        let mut t: Vec<(String, f64)> = v
+            .frame_mut()
+            .read_timings(&ctx.queue)?
+            .into_iter()
+            .filter_map(|n| Some((n.node, n.gpu_ns? / 1e6)))
+            .collect();
+        let total: f64 = t.iter().map(|n| n.1).sum();
+        t.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let top: Vec<String> = t
+            .iter()
+            .take(10)
+            .map(|(k, ms)| format!("{k:?}:{ms:.4}"))
+            .collect();
+        nodes = format!(
+            ",\"graph_gpu_ms\":{total:.4},\"nodes\":{{{}}}",
+            top.join(",")
+        );
+    }
     println!(
-        "{{\"adapter\":{:?},\"spans\":{n},\"parse_ms\":{parse_ms:.1},\"new_and_first_frame_ms\":{first_ms:.1},\"frame_median_ms\":{:.2},\"frame_max_ms\":{:.2},\"graph_only_median_ms\":{:.2},\"visible\":{visible:?}}}",
+        "{{\"adapter\":{:?},\"spans\":{n},\"parse_ms\":{parse_ms:.1},\"new_and_first_frame_ms\":{first_ms:.1},\"frame_median_ms\":{:.2},\"frame_max_ms\":{:.2},\"graph_only_median_ms\":{:.2},\"visible\":{visible:?}{nodes}}}",
         ctx.adapter.get_info().name,
         median(full.clone()),
         full.iter().copied().fold(0.0, f64::max),

@@ -1,8 +1,9 @@
 //! `bench scene`: the GPUScene frame's selection work per frame, against the culling consumer
 //! in the same run.
 //!
-//! Per size n (default 1M and 16M records; a size whose records do not fit one buffer or
-//! storage binding, or the host's memory, is skipped with the reason):
+//! Per size n (default 2^20 and 16,000,000 records: 2^24 records are 2 GiB, one byte more
+//! than the 2 GiB − 1 storage binding wgpu allows on Vulkan; a size whose records do not
+//! fit one buffer or storage binding, or the host's memory, is skipped with the reason):
 //! * `scene-frame`: a GpuScene of n random records (spheres as `render cull`'s scene, four
 //!   resource groups of contiguous command windows, one command slot per record) and a
 //!   `GpuSceneFrame` without drawing: bounds visibility + stable compaction, draw generation
@@ -47,7 +48,7 @@ use crate::render::random_scene;
 #[derive(Args, Debug)]
 pub struct SceneBenchArgs {
     /// Scene records per case (counts or powers like 2^24), comma-separated.
-    #[arg(long, value_delimiter = ',', value_parser = throughput::parse_size, default_value = "2^20,2^24")]
+    #[arg(long, value_delimiter = ',', value_parser = throughput::parse_size, default_value = "2^20,16000000")]
     pub sizes: Vec<u64>,
     /// Records patched by the `patch` case.
     #[arg(long, default_value_t = 1000)]

@@ -62,6 +62,21 @@ pub enum GpuSceneError {
         /// Records that needed a slot (active plus requested insertions).
         required: u64,
     },
+    /// A capacity whose record buffer the device cannot hold or bind whole (every frame node
+    /// binds the records as one storage buffer): at most `limit / 128` slots.
+    #[error("scene {scene}: {capacity} slots need {bytes} bytes of records, over the device's {limit_name} of {limit} (at most {} slots)", limit / 128)]
+    DeviceLimit {
+        /// Scene label.
+        scene: String,
+        /// Slots asked for.
+        capacity: u32,
+        /// Record bytes they need.
+        bytes: u64,
+        /// `max_buffer_size` or `max_storage_buffer_binding_size`.
+        limit_name: &'static str,
+        /// The device's value of that limit.
+        limit: u64,
+    },
     /// An ID named twice in one transaction (or twice among initial records), or inserted
     /// while present.
     #[error("scene {scene}: object {id} appears in {first} and again in {second}")]

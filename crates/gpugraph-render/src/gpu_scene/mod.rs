@@ -102,11 +102,41 @@ pub struct GpuScene {
     destroyed: bool,
 }
 
+/// Fails when `capacity` records exceed what `device` can allocate or bind as one storage
+/// buffer (a 2 GiB binding holds 16,777,215 records).
+fn check_device_limits(
+    device: &wgpu::Device,
+    label: &str,
+    capacity: u32,
+) -> Result<(), GpuSceneError> {
+    let limits = device.limits();
+    let bytes = u64::from(capacity) * GPU_SCENE_RECORD_BYTES;
+    for (limit_name, limit) in [
+        ("max_buffer_size", limits.max_buffer_size),
+        (
+            "max_storage_buffer_binding_size",
+            limits.max_storage_buffer_binding_size,
+        ),
+    ] {
+        if bytes > limit {
+            return Err(GpuSceneError::DeviceLimit {
+                scene: label.into(),
+                capacity,
+                bytes,
+                limit_name,
+                limit,
+            });
+        }
+    }
+    Ok(())
+}
+
 impl GpuScene {
     /// A scene of `capacity` slots owning both buffers, holding `records` in slots
     /// `0..records.len()` (all made active), uploaded through `queue` (in place for the next
-    /// submission). Fails before allocating when the records exceed the capacity, repeat an
-    /// ID or hold a value that cannot be stored.
+    /// submission). Fails before allocating when the records exceed the capacity, the
+    /// capacity exceeds the device's buffer or binding limits, the records repeat an ID or
+    /// hold a value that cannot be stored.
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -121,6 +151,7 @@ impl GpuScene {
                 required: records.len() as u64,
             });
         }
+        check_device_limits(device, label, capacity)?;
         let mut slot_of = std::collections::HashMap::with_capacity(records.len());
         let mut stored = Vec::with_capacity(capacity as usize);
         for r in records {

@@ -15,7 +15,11 @@
 //!
 //! Everything an interaction changes ([`TraceView`]: window, collapse, filters, focus seeds
 //! and hops, the pointer) is a queue write into the frame's state buffers
-//! ([`TraceFrame::write_view`]); nothing recompiles and nothing is read back. Capacities are
+//! ([`TraceFrame::write_view`]); nothing recompiles and nothing is read back. The frame graph
+//! is compiled twice, with and without the two focus traversals: a view without focus (the
+//! common case while panning and zooming) encodes the second, whose span visibility ignores
+//! the focus masks anyway, and so skips the traversals' `2 × (4 × max_hops + 4)` dispatches.
+//! Both share the device's pipeline cache, so the second compile creates no pipeline. Capacities are
 //! structural (a [`CapacityTier`] or exact sizes): a trace that exceeds them is an error, and
 //! the caller builds a new frame (an explicit rebuild).
 
@@ -177,6 +181,10 @@ pub struct TraceFrame {
     layout: Vec<(u32, u32, bool)>,
     build: CompiledGraph,
     frame: CompiledGraph,
+    /// The frame graph without the focus traversals (views without focus).
+    unfocused: CompiledGraph,
+    /// Whether the last written view has focus (which graph [`TraceFrame::encode`] runs).
+    focused: std::sync::atomic::AtomicBool,
     counts: (u32, u32, u32, u32),
 }
 
@@ -207,12 +215,15 @@ impl TraceFrame {
     ) -> Result<Self, TraceGpuError> {
         let buffers = FrameBuffers::new(device, &config);
         let build = Self::build_graph(device, &buffers, &config)?;
-        let frame = Self::frame_graph(device, &buffers, &config)?;
+        let frame = Self::frame_graph(device, &buffers, &config, true)?;
+        let unfocused = Self::frame_graph(device, &buffers, &config, false)?;
         let mut f = Self {
             config,
             buffers,
             build,
             frame,
+            unfocused,
+            focused: std::sync::atomic::AtomicBool::new(false),
             scene: None,
             layout: Vec::new(),
             counts: (0, 0, 0, 0),
@@ -278,9 +289,14 @@ impl TraceFrame {
     pub fn buffers(&self) -> &FrameBuffers {
         &self.buffers
     }
-    /// The frame graph (statistics, node order, its device cache).
+    /// The frame graph the last written view encodes (statistics, node order, its device
+    /// cache): with the focus traversals when the view has focus, without them otherwise.
     pub fn frame_graph_compiled(&self) -> &CompiledGraph {
-        &self.frame
+        if self.focused.load(std::sync::atomic::Ordering::Relaxed) {
+            &self.frame
+        } else {
+            &self.unfocused
+        }
     }
     /// Pipelines the device cache has created so far (compile count: it does not move when
     /// only the view changes).
@@ -297,10 +313,42 @@ impl TraceFrame {
         Ok(())
     }
 
-    /// Records one frame into `encoder`.
+    /// Records one frame of the last written view into `encoder`.
     pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<(), TraceGpuError> {
-        self.frame.encode(encoder, &EncodeOptions::default())?;
+        self.active_graph()
+            .encode(encoder, &EncodeOptions::default())?;
         Ok(())
+    }
+
+    /// [`Self::encode`] with a timestamp pass around every node (needs `TIMESTAMP_QUERY`);
+    /// after submitting, [`Self::read_timings`] gives each node's GPU time.
+    pub fn encode_profiled(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Result<(), TraceGpuError> {
+        let options = EncodeOptions {
+            profile: true,
+            ..Default::default()
+        };
+        self.active_graph().encode(encoder, &options)?;
+        Ok(())
+    }
+
+    /// The node timings of the last [`Self::encode_profiled`], in execution order. A
+    /// readback: blocks until the GPU finished (native only in practice).
+    pub fn read_timings(
+        &mut self,
+        queue: &wgpu::Queue,
+    ) -> Result<Vec<gpugraph_command::NodeTiming>, TraceGpuError> {
+        Ok(self.active_graph().read_timings(queue)?)
+    }
+
+    fn active_graph(&mut self) -> &mut CompiledGraph {
+        if *self.focused.get_mut() {
+            &mut self.frame
+        } else {
+            &mut self.unfocused
+        }
     }
 
     /// Writes `view` into the state buffers (queue writes of a few hundred bytes plus one
@@ -390,6 +438,8 @@ impl TraceFrame {
         if !seeds.is_empty() {
             queue.write_buffer(&b.seeds, 0, bytemuck::cast_slice(&seeds));
         }
+        self.focused
+            .store(view.focus.is_some(), std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 
@@ -424,8 +474,14 @@ impl TraceFrame {
         device: &wgpu::Device,
         b: &FrameBuffers,
         c: &TraceFrameConfig,
+        focus: bool,
     ) -> Result<CompiledGraph, TraceGpuError> {
-        let mut g = CommandGraph::new("trace-frame", device);
+        let id = if focus {
+            "trace-frame"
+        } else {
+            "trace-frame-unfocused"
+        };
+        let mut g = CommandGraph::new(id, device);
         let (s, m) = (u64::from(c.span_capacity), u64::from(c.dependency_capacity));
         let (t, p) = (u64::from(c.thread_capacity), u64::from(c.process_capacity));
         let params = g.import_buffer(
@@ -528,10 +584,11 @@ impl TraceFrame {
         }
         .add_to_graph(&mut g)?;
         // Focus: N hops each way from the seeds; the depth words pick the direction.
-        for (dir, depth, mask) in [
+        let directions = [
             (TraversalDirection::Forward, depth_fwd, focus_forward),
             (TraversalDirection::Reverse, depth_rev, focus_reverse),
-        ] {
+        ];
+        for (dir, depth, mask) in directions.into_iter().filter(|_| focus) {
             GraphTraversal {
                 id: format!("frame/focus-{dir:?}").to_lowercase(),
                 forward: forward.clone(),
