@@ -1,16 +1,30 @@
-//! The span draw in the surface's format: two render pipelines (`vs_span` quads, `vs_edge`
-//! lines) over the trace frame's buffers, drawn by `draw_indirect`. A one-thread compute
-//! pass (`args.wgsl`) turns the frame's instanced indirect records into non-instanced ones
-//! (six vertices per span, two per edge): the CPU never learns how many spans it draws, and
-//! software rasterizers (SwiftShader in headless Chromium) avoid their per-instance cost.
+//! The span draw in the surface's format: the trace's [`SpanLod`] graph splits the frame's
+//! visible spans into quads (wide enough to see, or selected) and a row × pixel-column bitmap
+//! of the narrower ones; three render pipelines draw the bitmap (`vs_dense`, one quad), the
+//! quads (`vs_span`) and the dependency lines (`vs_edge`), the last two by `draw_indirect`
+//! from the non-instanced records the LOD graph writes (six vertices per span, two per edge):
+//! the CPU never learns how many spans it draws, and software rasterizers (SwiftShader in
+//! headless Chromium) avoid their per-instance cost. Zoomed out over a million spans, the
+//! quads drop from every visible span to the few that are wider than a pixel and a half.
 
 use gpugraph_trace::frame::{span_draw_layouts, FrameBuffers};
-use gpugraph_trace::NO_SPAN;
+use gpugraph_trace::lod::{LodConfig, LodParams, SpanLod};
+use gpugraph_trace::{TraceGpuError, NO_SPAN};
 
 use crate::camera::{Camera, Rect};
 
 const WGSL: &str = include_str!("spans.wgsl");
-const ARGS_WGSL: &str = include_str!("args.wgsl");
+const DENSE_WGSL: &str = include_str!("dense.wgsl");
+
+/// `View` in dense.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+struct DenseView {
+    row_scroll: f32,
+    rows_in_view: f32,
+    plot_h_px: f32,
+    pad: f32,
+}
 
 /// `Params` in spans.wgsl.
 #[repr(C)]
@@ -48,31 +62,64 @@ impl SpanParams {
     }
 }
 
-/// Pipelines, uniform and bind group of the span draw.
+/// The LOD parameters of `camera` over `plot` (logical px) at `scale` physical px per
+/// logical px.
+pub fn lod_params(
+    config: &LodConfig,
+    camera: &Camera,
+    plot: Rect,
+    scale: f32,
+    selected: Option<u32>,
+) -> LodParams {
+    LodParams::new(
+        config,
+        camera.start,
+        camera.width().round().max(1.0) as u64,
+        (plot.w * scale).round().max(0.0) as u32,
+        camera.row_scroll,
+        plot.h / camera.row_height,
+        selected,
+    )
+}
+
+/// Pipelines, uniforms, bind groups and the LOD graph of the span draw.
 pub struct SpanDraw {
     spans: wgpu::RenderPipeline,
     edges: wgpu::RenderPipeline,
+    dense: wgpu::RenderPipeline,
     params: wgpu::Buffer,
+    dense_view: wgpu::Buffer,
     group: wgpu::BindGroup,
-    args: wgpu::ComputePipeline,
-    args_group: wgpu::BindGroup,
-    draw_args: wgpu::Buffer,
+    dense_group: wgpu::BindGroup,
+    lod: SpanLod,
 }
 
 impl SpanDraw {
-    /// Builds the pipelines for `format` and binds `b`'s buffers.
-    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat, b: &FrameBuffers) -> Self {
+    /// Builds the LOD graph over `b` and the pipelines for `format`.
+    pub fn new(
+        device: &wgpu::Device,
+        format: wgpu::TextureFormat,
+        b: &FrameBuffers,
+    ) -> Result<Self, TraceGpuError> {
+        let lod = SpanLod::new(device, b, LodConfig::default())?;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("viewer/spans"),
             source: wgpu::ShaderSource::Wgsl(WGSL.into()),
         });
         let (layout, pl) = span_draw_layouts(device, "viewer/spans");
-        let pipeline = |entry: &str, topology| {
+        let dense_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("viewer/dense"),
+            source: wgpu::ShaderSource::Wgsl(DENSE_WGSL.into()),
+        });
+        let pipeline = |module: &wgpu::ShaderModule,
+                        layout: Option<&wgpu::PipelineLayout>,
+                        (entry, fs): (&str, &str),
+                        topology| {
             device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                 label: Some(entry),
-                layout: Some(&pl),
+                layout,
                 vertex: wgpu::VertexState {
-                    module: &module,
+                    module,
                     entry_point: Some(entry),
                     compilation_options: Default::default(),
                     buffers: &[],
@@ -84,8 +131,8 @@ impl SpanDraw {
                 depth_stencil: None,
                 multisample: Default::default(),
                 fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("fs"),
+                    module,
+                    entry_point: Some(fs),
                     compilation_options: Default::default(),
                     targets: &[Some(format.into())],
                 }),
@@ -103,7 +150,7 @@ impl SpanDraw {
             &params,
             &b.spans,
             &b.rows,
-            &b.visible_ids,
+            lod.wide_ids(),
             &b.visible_edges,
             &b.edge_ends,
         ];
@@ -120,64 +167,86 @@ impl SpanDraw {
             layout: &layout,
             entries: &entries,
         });
-        let draw_args = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("viewer/draw-args"),
-            size: 32,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+        let dense = pipeline(
+            &dense_module,
+            None,
+            ("vs_dense", "fs_dense"),
+            wgpu::PrimitiveTopology::TriangleList,
+        );
+        let dense_view = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("viewer/dense-view"),
+            size: std::mem::size_of::<DenseView>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let args_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("viewer/args"),
-            source: wgpu::ShaderSource::Wgsl(ARGS_WGSL.into()),
-        });
-        let args = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("viewer/args"),
-            layout: None,
-            module: &args_module,
-            entry_point: Some("expand_args"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let args_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("viewer/args"),
-            layout: &args.get_bind_group_layout(0),
+        let dense_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("viewer/dense"),
+            layout: &dense.get_bind_group_layout(0),
             entries: &[
                 wgpu::BindGroupEntry {
                     binding: 0,
-                    resource: b.draw_args.as_entire_binding(),
+                    resource: lod.params().as_entire_binding(),
                 },
                 wgpu::BindGroupEntry {
                     binding: 1,
-                    resource: draw_args.as_entire_binding(),
+                    resource: dense_view.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: lod.occupancy().as_entire_binding(),
                 },
             ],
         });
-        Self {
-            spans: pipeline("vs_span", wgpu::PrimitiveTopology::TriangleList),
-            edges: pipeline("vs_edge", wgpu::PrimitiveTopology::LineList),
+        Ok(Self {
+            spans: pipeline(
+                &module,
+                Some(&pl),
+                ("vs_span", "fs"),
+                wgpu::PrimitiveTopology::TriangleList,
+            ),
+            edges: pipeline(
+                &module,
+                Some(&pl),
+                ("vs_edge", "fs"),
+                wgpu::PrimitiveTopology::LineList,
+            ),
+            dense,
             params,
+            dense_view,
             group,
-            args,
-            args_group,
-            draw_args,
-        }
+            dense_group,
+            lod,
+        })
     }
 
-    /// Records the pass that derives this frame's draw records from the trace frame's
-    /// (after the frame graph, before [`Self::draw`]).
-    pub fn encode_args(&self, encoder: &mut wgpu::CommandEncoder) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("viewer/args"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&self.args);
-        pass.set_bind_group(0, &self.args_group, &[]);
-        pass.dispatch_workgroups(1, 1, 1);
+    /// The LOD's compiled sizes (for [`lod_params`]).
+    pub fn lod_config(&self) -> LodConfig {
+        self.lod.config()
     }
 
-    /// Writes this frame's parameters (visible to the next submission).
-    pub fn write(&self, queue: &wgpu::Queue, params: &SpanParams) {
+    /// The LOD graph (its node order for the inspector).
+    pub fn lod(&self) -> &SpanLod {
+        &self.lod
+    }
+
+    /// Records the LOD graph, which derives this frame's quads, bitmap and draw records
+    /// from the trace frame's (after the frame graph, before [`Self::draw`]).
+    pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<(), TraceGpuError> {
+        self.lod.encode(encoder)
+    }
+
+    /// Writes this frame's parameters (visible to the next submission); `plot_h_px` is the
+    /// plot's height in physical px.
+    pub fn write(&self, queue: &wgpu::Queue, params: &SpanParams, lod: &LodParams, plot_h_px: f32) {
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
+        self.lod.write(queue, lod);
+        let view = DenseView {
+            row_scroll: params.row_scroll,
+            rows_in_view: params.rows_in_view,
+            plot_h_px,
+            pad: 0.0,
+        };
+        queue.write_buffer(&self.dense_view, 0, bytemuck::bytes_of(&view));
     }
 
     /// Draws into `pass` inside `viewport` (physical px: x, y, width, height).
@@ -188,11 +257,14 @@ impl SpanDraw {
         }
         pass.set_viewport(x as f32, y as f32, w as f32, h as f32, 0.0, 1.0);
         pass.set_scissor_rect(x, y, w, h);
+        pass.set_pipeline(&self.dense);
+        pass.set_bind_group(0, &self.dense_group, &[]);
+        pass.draw(0..6, 0..1);
         pass.set_bind_group(0, &self.group, &[]);
         pass.set_pipeline(&self.spans);
-        pass.draw_indirect(&self.draw_args, 0);
+        pass.draw_indirect(self.lod.draw_args(), 0);
         pass.set_pipeline(&self.edges);
-        pass.draw_indirect(&self.draw_args, 16);
+        pass.draw_indirect(self.lod.draw_args(), 16);
     }
 }
 
@@ -211,7 +283,21 @@ mod tests {
             .find(|(_, t)| t.name.as_deref() == Some("Params"))
             .expect("Params");
         assert_eq!(layouter[h].size as usize, std::mem::size_of::<SpanParams>());
-        for src in [WGSL, ARGS_WGSL] {
+        let dense = naga::front::wgsl::parse_str(DENSE_WGSL).expect("the WGSL parses");
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(dense.to_ctx()).expect("layout");
+        for (name, size) in [
+            ("View", std::mem::size_of::<DenseView>()),
+            ("LodParams", std::mem::size_of::<LodParams>()),
+        ] {
+            let (h, _) = dense
+                .types
+                .iter()
+                .find(|(_, t)| t.name.as_deref() == Some(name))
+                .expect(name);
+            assert_eq!(layouter[h].size as usize, size, "{name}");
+        }
+        for src in [WGSL, DENSE_WGSL] {
             let module = naga::front::wgsl::parse_str(src).expect("the WGSL parses");
             naga::valid::Validator::new(Default::default(), naga::valid::Capabilities::all())
                 .validate(&module)

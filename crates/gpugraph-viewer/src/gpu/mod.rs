@@ -89,7 +89,7 @@ impl Viewer {
         let mut enc = device.create_command_encoder(&Default::default());
         frame.encode_build(&mut enc)?;
         queue.submit([enc.finish()]);
-        let spans = SpanDraw::new(&device, format, frame.buffers());
+        let spans = SpanDraw::new(&device, format, frame.buffers())?;
         let egui_renderer = egui_wgpu::Renderer::new(&device, format, Default::default());
         let scale = scale.max(0.1);
         let state = ViewState::new(&model);
@@ -134,7 +134,7 @@ impl Viewer {
         let mut enc = self.device.create_command_encoder(&Default::default());
         frame.encode_build(&mut enc)?;
         self.queue.submit([enc.finish()]);
-        self.spans = SpanDraw::new(&self.device, self.format, frame.buffers());
+        self.spans = SpanDraw::new(&self.device, self.format, frame.buffers())?;
         self.frame = frame;
         self.state = ViewState::new(&model);
         self.model = model;
@@ -283,9 +283,19 @@ impl Viewer {
         let view = self.trace_view();
         self.frame.write_view(&self.queue, &view)?;
         let scale = self.controller.scale;
+        let camera = &self.state.camera;
+        let lod = draw::lod_params(
+            &self.spans.lod_config(),
+            camera,
+            regions.plot,
+            scale,
+            self.state.selected,
+        );
         self.spans.write(
             &self.queue,
-            &SpanParams::of(&self.state.camera, regions.plot, scale, self.state.selected),
+            &SpanParams::of(camera, regions.plot, scale, self.state.selected),
+            &lod,
+            regions.plot.h * scale,
         );
 
         let mut enc = self
@@ -294,11 +304,18 @@ impl Viewer {
                 label: Some("viewer/frame"),
             });
         self.frame.encode(&mut enc)?;
-        self.spans.encode_args(&mut enc);
+        self.spans.encode(&mut enc)?;
         let slot = self.ring.record(&mut enc, self.frame.buffers(), serial);
 
         let info = InspectorInfo {
-            nodes: self.frame.frame_graph_compiled().node_order().to_vec(),
+            nodes: self
+                .frame
+                .frame_graph_compiled()
+                .node_order()
+                .iter()
+                .chain(self.spans.lod().graph().node_order())
+                .cloned()
+                .collect(),
             compiles: self.compiles,
             pipelines_created: self.frame.pipelines_created(),
             visible: self.stats.visible,

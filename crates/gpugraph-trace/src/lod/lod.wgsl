@@ -1,0 +1,113 @@
+// SpanLod (lod/mod.rs; oracle lod::cpu::span_lod): splits a frame's visible spans into the
+// ones drawn as quads (at least `min_px` wide, or selected) and the narrower ones, which set
+// bits of a row × pixel-column occupancy bitmap drawn as one quad. Columns come from one f32
+// multiply of an exactly computed f32 tick distance, so no compiler contraction can move a
+// span across a column or the width threshold (the oracle repeats the same operations).
+//   clear:    zero the bitmap and the counters;
+//   classify: per visible span (the frame's compaction count), append to `wide_ids` or set
+//             its one or two column bits in its row slot;
+//   args:     the non-instanced draw records: [6 × wide, 1, 0, 0], [2 × edges, 1, 0, 0].
+
+const WG: u32 = 256u;
+
+struct LodParams {
+    window_start_lo: u32,
+    window_start_hi: u32,
+    px_per_tick: f32,
+    min_px: f32,
+    columns: u32,
+    first_row: u32,
+    rows: u32,
+    words_per_row: u32,
+    selected: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> lp: LodParams;
+@group(0) @binding(1) var<storage, read> spans: array<u32>;
+@group(0) @binding(2) var<storage, read> rows: array<u32>;
+@group(0) @binding(3) var<storage, read> visible_ids: array<u32>;
+@group(0) @binding(4) var<storage, read> frame_args: array<u32>;
+@group(0) @binding(5) var<storage, read_write> wide_ids: array<u32>;
+@group(0) @binding(6) var<storage, read_write> occupancy: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(8) var<storage, read_write> draw_args: array<u32>;
+
+// f32 of a 64-bit tick count: the product by 2^32 is exact, the sum rounds once.
+fn f_of(t: vec2<u32>) -> f32 {
+    return f32(t.y) * 4294967296.0 + f32(t.x);
+}
+
+// Pixel x of tick t relative to the window start (negative before it).
+fn px_of(t: vec2<u32>) -> f32 {
+    let ws = vec2<u32>(lp.window_start_lo, lp.window_start_hi);
+    if lt64(t, ws) {
+        return -(f_of(add64(ws, neg64(t))) * lp.px_per_tick);
+    }
+    return f_of(add64(t, neg64(ws))) * lp.px_per_tick;
+}
+
+@compute @workgroup_size(WG)
+fn clear(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) lid: u32) {
+    let i = linear_row(wid, nwg, lid, WG);
+    if i < arrayLength(&occupancy) {
+        atomicStore(&occupancy[i], 0u);
+    }
+    if i < arrayLength(&counters) {
+        atomicStore(&counters[i], 0u);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn classify(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) lid: u32) {
+    let k = linear_row(wid, nwg, lid, WG);
+    if k >= frame_args[1] || k >= arrayLength(&visible_ids) {
+        return;
+    }
+    let id = visible_ids[k];
+    if id >= arrayLength(&rows) {
+        return;
+    }
+    var wide = lp.columns == 0u || id == lp.selected;
+    let r = rows[id];
+    if !wide && (r < lp.first_row || r - lp.first_row >= lp.rows) {
+        // Above or below the plot: neither drawn nor marked.
+        return;
+    }
+    let start = vec2<u32>(spans[id * SPAN_WORDS], spans[id * SPAN_WORDS + 1u]);
+    let duration = vec2<u32>(spans[id * SPAN_WORDS + 2u], spans[id * SPAN_WORDS + 3u] & 0xffffu);
+    wide = wide || f_of(duration) * lp.px_per_tick >= lp.min_px;
+    if wide {
+        wide_ids[atomicAdd(&counters[0], 1u)] = id;
+        return;
+    }
+    let x0 = px_of(start);
+    let x1 = px_of(add64(start, duration));
+    let last = f32(lp.columns);
+    if x1 < 0.0 || x0 >= last {
+        return;
+    }
+    let c0 = u32(max(floor(x0), 0.0));
+    let c1 = min(u32(max(floor(x1), 0.0)), lp.columns - 1u);
+    let base = (r - lp.first_row) * lp.words_per_row;
+    for (var c = c0; c <= c1; c++) {
+        atomicOr(&occupancy[base + (c >> 5u)], 1u << (c & 31u));
+    }
+    atomicAdd(&counters[1], 1u);
+}
+
+@compute @workgroup_size(1)
+fn args() {
+    draw_args[0] = 6u * atomicLoad(&counters[0]);
+    draw_args[1] = 1u;
+    draw_args[2] = 0u;
+    draw_args[3] = 0u;
+    draw_args[4] = frame_args[4] * frame_args[5];
+    draw_args[5] = 1u;
+    draw_args[6] = 0u;
+    draw_args[7] = 0u;
+}

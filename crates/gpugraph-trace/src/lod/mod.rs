@@ -1,0 +1,280 @@
+//! [`SpanLod`]: the level of detail of a frame's span draw. Zoomed out, most visible spans are
+//! narrower than a pixel: drawing each as a quad costs six vertices for a sliver nobody can
+//! see apart from its neighbours (a million of them take half a second a frame on a software
+//! rasterizer, and tens of millions of vertices on a GPU). The LOD graph keeps quads for spans
+//! at least [`LodParams::min_px`] wide (and the selected span) and folds the narrower ones
+//! into a row × pixel-column occupancy bitmap, which the draw shows as one quad.
+//!
+//! ```text
+//! lod/clear ─ lod/classify (per visible span of the frame's compaction) ─ lod/args
+//!                 ├─ wide_ids (atomic append; order is not part of the contract)
+//!                 └─ occupancy bits (row slot × column), dense count
+//! ```
+//!
+//! What a span counts as (visible, picked, its row) is the trace frame's business and does not
+//! change here: only how the visible ones are drawn. Spans whose row lies outside the plot's
+//! row slots are neither drawn nor marked (the draw would clip them anyway).
+
+pub mod cpu;
+
+use gpugraph_command::{
+    Access, Binding, BufferDescriptor, CommandGraph, CompiledGraph, DispatchNode, EncodeOptions,
+    Grid, ShaderSource, VectorFormat,
+};
+use wgpu::BufferUsages as U;
+
+use crate::error::TraceGpuError;
+use crate::frame::FrameBuffers;
+
+const WG: u32 = 256;
+const WGSL: &str = concat!(include_str!("../common.wgsl"), include_str!("lod.wgsl"));
+
+/// Words of [`SpanLod::counters`]: `[wide spans, spans folded into the bitmap]`.
+pub const LOD_COUNTER_WORDS: u64 = 2;
+
+/// `LodParams` in lod.wgsl: the per-frame uniform ([`SpanLod::write`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct LodParams {
+    /// Window start ticks (lo, hi).
+    pub window_start: [u32; 2],
+    /// Physical pixels per tick (columns / window width).
+    pub px_per_tick: f32,
+    /// Spans at least this many pixels wide are drawn as quads.
+    pub min_px: f32,
+    /// Pixel columns of the plot; 0 turns the LOD off (every visible span is a quad).
+    pub columns: u32,
+    /// Layout row of the first row slot (the plot's top row).
+    pub first_row: u32,
+    /// Row slots (rows at least partly in the plot).
+    pub rows: u32,
+    /// Bitmap words per row slot (fixed by the config).
+    pub words_per_row: u32,
+    /// The selected span (always a quad) or [`crate::NO_SPAN`].
+    pub selected: u32,
+    /// Zero.
+    pub pad: [u32; 3],
+}
+
+impl LodParams {
+    /// The parameters of a plot `columns` physical px wide showing `window_width` ticks from
+    /// `window_start`, rows from `row_scroll` (fractional) over `rows_in_view` rows, under
+    /// `config`. The LOD turns itself off (`columns = 0`) when the plot exceeds the config's
+    /// bitmap, so nothing is ever dropped.
+    pub fn new(
+        config: &LodConfig,
+        window_start: u64,
+        window_width: u64,
+        columns: u32,
+        row_scroll: f32,
+        rows_in_view: f32,
+        selected: Option<u32>,
+    ) -> Self {
+        let first_row = row_scroll.max(0.0).floor() as u32;
+        let rows = (row_scroll.max(0.0) + rows_in_view.max(0.0)).ceil() as u32 - first_row;
+        let fits = columns <= config.max_columns && rows <= config.max_rows;
+        Self {
+            window_start: [window_start as u32, (window_start >> 32) as u32],
+            px_per_tick: columns as f32 / window_width.max(1) as f32,
+            min_px: config.min_px,
+            columns: if fits { columns } else { 0 },
+            first_row,
+            rows: if fits { rows } else { 0 },
+            words_per_row: config.words_per_row(),
+            selected: selected.unwrap_or(crate::NO_SPAN),
+            pad: [0; 3],
+        }
+    }
+}
+
+/// Sizes the LOD graph is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LodConfig {
+    /// Widest plot in physical px the bitmap covers (a wider one draws every span).
+    pub max_columns: u32,
+    /// Most row slots the bitmap covers.
+    pub max_rows: u32,
+    /// The quad threshold in physical px.
+    pub min_px: f32,
+}
+
+impl Default for LodConfig {
+    /// An 8K-wide plot of up to 2,048 row slots (2 MiB of bitmap), quads from 1.5 px.
+    fn default() -> Self {
+        Self {
+            max_columns: 8192,
+            max_rows: 2048,
+            min_px: 1.5,
+        }
+    }
+}
+
+impl LodConfig {
+    /// Bitmap words per row slot.
+    pub fn words_per_row(&self) -> u32 {
+        self.max_columns.div_ceil(32).max(1)
+    }
+    /// Bitmap words in all.
+    pub fn words(&self) -> u64 {
+        u64::from(self.words_per_row()) * u64::from(self.max_rows.max(1))
+    }
+}
+
+/// The LOD graph over one [`crate::frame::TraceFrame`]'s buffers (see the module doc).
+pub struct SpanLod {
+    config: LodConfig,
+    params: wgpu::Buffer,
+    wide_ids: wgpu::Buffer,
+    occupancy: wgpu::Buffer,
+    counters: wgpu::Buffer,
+    draw_args: wgpu::Buffer,
+    graph: CompiledGraph,
+}
+
+impl SpanLod {
+    /// Allocates the LOD's buffers (wide IDs for every span slot of `frame`, the bitmap of
+    /// `config`) and compiles its graph over `frame`'s spans, rows, visible IDs and draw
+    /// records. Submits nothing.
+    pub fn new(
+        device: &wgpu::Device,
+        frame: &FrameBuffers,
+        config: LodConfig,
+    ) -> Result<Self, TraceGpuError> {
+        let spans = frame.rows.size() / 4;
+        let buffer = |label: &str, words: u64, usage: U| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: words.max(1) * 4,
+                usage: usage | U::STORAGE | U::COPY_SRC | U::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let params = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("trace-lod/params"),
+            size: std::mem::size_of::<LodParams>() as u64,
+            usage: U::UNIFORM | U::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let wide_ids = buffer("trace-lod/wide-ids", spans, U::empty());
+        let occupancy = buffer("trace-lod/occupancy", config.words(), U::empty());
+        let counters = buffer("trace-lod/counters", LOD_COUNTER_WORDS, U::empty());
+        let draw_args = buffer("trace-lod/draw-args", 8, U::INDIRECT);
+
+        let mut g = CommandGraph::new("trace-lod", device);
+        let mut view = |name: &str, b: &wgpu::Buffer| -> Result<_, TraceGpuError> {
+            let h = g.import_buffer(BufferDescriptor::new(name, b.size(), b.usage()), b)?;
+            Ok(g.create_packed_view(h, VectorFormat::Uint32, b.size() / 4)?)
+        };
+        let bindings = vec![
+            Binding::read(1, view("spans", &frame.spans)?),
+            Binding::read(2, view("rows", &frame.rows)?),
+            Binding::read(3, view("visible-ids", &frame.visible_ids)?),
+            Binding::read(4, view("frame-args", &frame.draw_args)?),
+            Binding::read_write(5, view("wide-ids", &wide_ids)?),
+            Binding::read_write(6, view("occupancy", &occupancy)?),
+            Binding::read_write(7, view("counters", &counters)?),
+            Binding::read_write(8, view("draw-args", &draw_args)?),
+        ];
+        let params_h = g.import_buffer(
+            BufferDescriptor::new("params", params.size(), params.usage()),
+            &params,
+        )?;
+        let mut all = vec![Binding::handle(0, params_h, Access::Uniform)];
+        all.extend(bindings);
+        let shader = ShaderSource::new("trace/lod", WGSL);
+        let rows = |rows: u64| Grid::Rows {
+            rows,
+            rows_per_workgroup: WG,
+        };
+        for (entry, grid) in [
+            ("clear", rows(config.words().max(LOD_COUNTER_WORDS))),
+            ("classify", rows(spans)),
+            ("args", Grid::Workgroups([1, 1, 1])),
+        ] {
+            g.add_dispatch_node(DispatchNode::new(
+                format!("lod/{entry}"),
+                shader.clone(),
+                entry,
+                all.clone(),
+                grid,
+            ))?;
+        }
+        let graph = g.compile()?;
+        Ok(Self {
+            config,
+            params,
+            wide_ids,
+            occupancy,
+            counters,
+            draw_args,
+            graph,
+        })
+    }
+
+    /// The compiled sizes.
+    pub fn config(&self) -> LodConfig {
+        self.config
+    }
+
+    /// Writes this frame's parameters (visible to the next submission).
+    pub fn write(&self, queue: &wgpu::Queue, params: &LodParams) {
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
+    }
+
+    /// Records the LOD graph (after the trace frame's graph, before the draw).
+    pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<(), TraceGpuError> {
+        self.graph.encode(encoder, &EncodeOptions::default())?;
+        Ok(())
+    }
+
+    /// The [`LodParams`] uniform (for the draw's bitmap quad).
+    pub fn params(&self) -> &wgpu::Buffer {
+        &self.params
+    }
+    /// Span IDs drawn as quads: the first `counters[0]` rows.
+    pub fn wide_ids(&self) -> &wgpu::Buffer {
+        &self.wide_ids
+    }
+    /// The bitmap: row slot `s`, column `c` is bit `c % 32` of word
+    /// `s × words_per_row + c / 32`.
+    pub fn occupancy(&self) -> &wgpu::Buffer {
+        &self.occupancy
+    }
+    /// `[wide spans, spans folded into the bitmap]`.
+    pub fn counters(&self) -> &wgpu::Buffer {
+        &self.counters
+    }
+    /// Non-instanced indirect draw records (`STORAGE | INDIRECT`): spans at byte 0
+    /// (`6 × wide` vertices), edges at byte 16 (`2 ×` the frame's drawn edges).
+    pub fn draw_args(&self) -> &wgpu::Buffer {
+        &self.draw_args
+    }
+    /// The compiled graph (node order, its device cache).
+    pub fn graph(&self) -> &CompiledGraph {
+        &self.graph
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_match_the_shader() {
+        crate::assert_params_layout::<LodParams>(WGSL, "LodParams", 12);
+    }
+
+    #[test]
+    fn a_plot_past_the_bitmap_turns_the_lod_off() {
+        let c = LodConfig::default();
+        let p = LodParams::new(&c, 5, 1000, 8193, 0.0, 10.0, None);
+        assert_eq!((p.columns, p.rows), (0, 0));
+        let p = LodParams::new(&c, 5, 1000, 1200, 2.5, 10.0, Some(3));
+        assert_eq!(
+            (p.columns, p.first_row, p.rows, p.selected),
+            (1200, 2, 11, 3)
+        );
+        let p = LodParams::new(&c, 5, 1000, 1200, 0.0, 4096.0, None);
+        assert_eq!(p.columns, 0);
+    }
+}
