@@ -41,9 +41,41 @@ fn out_of(world: vec3<f32>, normal: vec3<f32>, albedo: vec3<f32>) -> Out {
     return o;
 }
 
+// The block's four sides: from the surface (the lake's level over water) down to a base below
+// the lowest ground, quads × 6 vertices a side, after the surface's quads² × 6.
+fn side(k: u32, quads: u32, spacing: f32) -> Out {
+    let edge = k / (quads * 6u);
+    var along = array<u32, 6>(0u, 1u, 1u, 0u, 1u, 0u);
+    var up = array<u32, 6>(1u, 1u, 0u, 1u, 0u, 0u);
+    let t = i32((k / 6u) % quads + along[k % 6u]);
+    let last = i32(quads);
+    var x = t;
+    var z = 0;
+    var normal = vec3<f32>(0.0, 0.0, -1.0);
+    if edge == 1u {
+        z = last;
+        normal = vec3<f32>(0.0, 0.0, 1.0);
+    } else if edge == 2u {
+        x = 0;
+        z = t;
+        normal = vec3<f32>(-1.0, 0.0, 0.0);
+    } else if edge == 3u {
+        x = last;
+        z = t;
+        normal = vec3<f32>(1.0, 0.0, 0.0);
+    }
+    let top = up[k % 6u] == 1u;
+    let y = select(-0.5 * view.relief, max(height_at(x, z), view.water), top);
+    let albedo = select(vec3<f32>(0.20, 0.15, 0.11), vec3<f32>(0.40, 0.30, 0.21), top);
+    return out_of(vec3<f32>(f32(x) * spacing, y, f32(z) * spacing), normal, albedo);
+}
+
 @vertex
 fn vs_terrain(@builtin(vertex_index) vi: u32) -> Out {
     let quads = view.cells - 1u;
+    if vi >= quads * quads * 6u {
+        return side(vi - quads * quads * 6u, quads, view.size / f32(quads));
+    }
     let quad = vi / 6u;
     var corner_x = array<u32, 6>(0u, 1u, 1u, 0u, 1u, 0u);
     var corner_z = array<u32, 6>(0u, 0u, 1u, 0u, 1u, 1u);

@@ -174,11 +174,11 @@ pub fn render(gpu: &Gpu, scene: &Scene, width: u32, height: u32) -> Result<Image
         g.import_buffer(BufferDescriptor::new(id, b.size(), b.usage()), b)
     };
     let s = scene.size;
-    // From beyond the south edge, above it: the whole square in view at 16:9 (42° tall).
+    // From beyond the south edge, above it: the whole block in view at 16:9 (40° tall).
     let eye = [0.5 * s, 0.5 * s, -0.62 * s];
-    let target = [0.5 * s, 0.0, 0.45 * s];
+    let target = [0.5 * s, -0.05 * s, 0.5 * s];
     let projection = perspective(
-        42f32.to_radians(),
+        40f32.to_radians(),
         width as f32 / height as f32,
         0.01 * s,
         4.0 * s,
@@ -268,7 +268,8 @@ pub fn render(gpu: &Gpu, scene: &Scene, width: u32, height: u32) -> Result<Image
     });
     let mut color = ColorAttachment::new(msaa, sky).resolve_into(resolved);
     color.store = false;
-    let terrain_vertices = (scene.cells - 1) * (scene.cells - 1) * 6;
+    // The surface's quads, then the block's four sides (`forest.wgsl`).
+    let terrain_vertices = (scene.cells - 1) * (scene.cells - 1) * 6 + 4 * (scene.cells - 1) * 6;
     g.add_render_pass_node(RenderPassNode {
         id: "forest".into(),
         color: vec![color],
