@@ -394,7 +394,8 @@ fn the_forest_counts_match_the_cpu_oracle_and_its_picture_draws_the_live_trees()
     );
     let (tree_px, ground_px) = tree_and_ground_pixels(&f.rgb);
     let px = f.rgb.len() / 3;
-    assert!(ground_px > px / 2, "ground {ground_px} of {px} pixels");
+    // The block fills about 40% of the frame.
+    assert!(ground_px > px / 4, "ground {ground_px} of {px} pixels");
     assert!(ground_px < px, "the sky shows above the hills");
     assert!(tree_px > px / 200, "tree pixels {tree_px} of {px}");
 }
@@ -418,7 +419,7 @@ fn a_forest_with_no_groves_draws_no_trees() {
     assert_eq!(f.drawn, 0);
     let (tree_px, ground_px) = tree_and_ground_pixels(&f.rgb);
     assert_eq!(tree_px, 0, "no tree greens without trees");
-    assert!(ground_px > f.rgb.len() / 6);
+    assert!(ground_px > f.rgb.len() / 3 / 4, "ground {ground_px}");
 }
 
 #[test]

@@ -42,7 +42,7 @@ fn out_of(world: vec3<f32>, normal: vec3<f32>, albedo: vec3<f32>) -> Out {
 }
 
 // The block's four sides: from the surface (the lake's level over water) down to a base below
-// the lowest ground, quads × 6 vertices a side, after the surface's quads² × 6.
+// the water, quads × 6 vertices a side, after the surface's quads² × 6.
 fn side(k: u32, quads: u32, spacing: f32) -> Out {
     let edge = k / (quads * 6u);
     var along = array<u32, 6>(0u, 1u, 1u, 0u, 1u, 0u);
@@ -65,8 +65,9 @@ fn side(k: u32, quads: u32, spacing: f32) -> Out {
         normal = vec3<f32>(1.0, 0.0, 0.0);
     }
     let top = up[k % 6u] == 1u;
-    let y = select(-0.5 * view.relief, max(height_at(x, z), view.water), top);
-    let albedo = select(vec3<f32>(0.20, 0.15, 0.11), vec3<f32>(0.40, 0.30, 0.21), top);
+    let surface = max(height_at(x, z), view.water);
+    let y = select(min(view.water, surface) - 0.18 * view.relief, surface, top);
+    let albedo = select(vec3<f32>(0.36, 0.27, 0.19), vec3<f32>(0.62, 0.48, 0.34), top);
     return out_of(vec3<f32>(f32(x) * spacing, y, f32(z) * spacing), normal, albedo);
 }
 
@@ -153,7 +154,7 @@ fn vs_tree(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> 
 @fragment
 fn fs(in: Out) -> @location(0) vec4<f32> {
     let n = normalize(in.normal);
-    let light = 0.30 + 0.85 * max(dot(n, normalize(SUN)), 0.0);
+    let light = 0.38 + 0.78 * max(dot(n, normalize(SUN)), 0.0);
     let lit = in.albedo * light;
     let dist = length(in.world - view.eye.xyz);
     let fog = 1.0 - exp(-dist * 0.0022);

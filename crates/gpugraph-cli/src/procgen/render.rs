@@ -175,8 +175,8 @@ pub fn render(gpu: &Gpu, scene: &Scene, width: u32, height: u32) -> Result<Image
     };
     let s = scene.size;
     // From beyond the south edge, above it: the whole block in view at 16:9 (40° tall).
-    let eye = [0.5 * s, 0.5 * s, -0.62 * s];
-    let target = [0.5 * s, -0.05 * s, 0.5 * s];
+    let eye = [0.5 * s, 0.55 * s, -0.72 * s];
+    let target = [0.5 * s, -0.04 * s, 0.5 * s];
     let projection = perspective(
         40f32.to_radians(),
         width as f32 / height as f32,
