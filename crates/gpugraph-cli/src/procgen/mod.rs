@@ -59,7 +59,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "OUT.png")]
     pub render: Option<PathBuf>,
     /// The `--render` image's size in pixels.
-    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = render::parse_size)]
+    #[arg(long, value_name = "WxH", default_value = "1280x720", requires = "render",
+          value_parser = render::parse_size)]
     pub size: (u32, u32),
 }
 
