@@ -328,6 +328,7 @@ fn tree_and_ground_pixels(rgb: &[u8]) -> (usize, usize) {
 
 struct Forest {
     counts: serde_json::Value,
+    report: serde_json::Value,
     drawn: u64,
     stdout: String,
     rgb: Vec<u8>,
@@ -339,6 +340,7 @@ fn run_forest(dir: &TempDir, script: &str, extra: &[&str]) -> Forest {
     let report = dir.path("forest.json");
     let mut args = vec![
         "procgen", "run", script, "--render", &png, "--size", "240x135", "--report", &report,
+        "--frames", "2",
     ];
     args.extend_from_slice(extra);
     let out = gpugraph(&args);
@@ -347,8 +349,11 @@ fn run_forest(dir: &TempDir, script: &str, extra: &[&str]) -> Forest {
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let (w, h, rgb) = read_png(std::path::Path::new(&png));
     assert_eq!((w, h), (240, 135));
+    // The second frame replays the first frame's recording and answers the same.
+    assert_eq!(json["frames"][0]["values"], json["frames"][1]["values"]);
     Forest {
         counts: json["frames"][0]["values"].clone(),
+        report: json["counts"].clone(),
         drawn: json["render"]["trees_drawn"].as_u64().expect("trees_drawn"),
         stdout: text(&out.stdout),
         rgb,
@@ -387,6 +392,20 @@ fn the_forest_counts_match_the_cpu_oracle_and_its_picture_draws_the_live_trees()
         n("trees"),
         "the draw's instanceCount is the live count"
     );
+    // Frame 0 measures the candidate count and records; frame 1 replays, and the cook reads
+    // the guard word of the replay before it without waiting (one deferred read).
+    let r = &f.report;
+    let got: Vec<u64> = [
+        "recordings",
+        "replays",
+        "measured",
+        "deferredReads",
+        "guarded",
+    ]
+    .iter()
+    .map(|k| r[*k].as_u64().unwrap_or(u64::MAX))
+    .collect();
+    assert_eq!(got, [1, 2, 1, 1, 0], "{r}");
     assert!(
         f.stdout.contains(&format!("{} trees drawn", n("trees"))),
         "{}",
