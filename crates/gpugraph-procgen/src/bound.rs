@@ -11,7 +11,7 @@ use bytemuck::Pod;
 use gpugraph_command::{wgpu, Access, Grid};
 
 use crate::column::{Column, ColumnType, LiveCount};
-use crate::cook::{read_words, u32_count, Cook, GuardWord, Measure, Recording};
+use crate::cook::{read_words, u32_count, Cook, GuardWord, LiveNumber, Measure, Recording};
 use crate::count::{CountExpr, CountValue};
 use crate::error::{ProcgenError, Result};
 
@@ -60,9 +60,16 @@ impl Cook {
             CountValue::Known(n) if !live => Ok(Bounded::Known(n)),
             CountValue::Known(n) => {
                 let word = self.upload_count(name, u32_count(name, n)?).buffer;
+                let room = n.max(1).next_power_of_two();
+                self.live_numbers.push(LiveNumber {
+                    name: name.into(),
+                    word: word.clone(),
+                    room,
+                    value: n,
+                });
                 Ok(Bounded::Live(LiveCount {
                     word,
-                    capacity: n.max(1).next_power_of_two(),
+                    capacity: room,
                 }))
             }
             CountValue::Live(l) => {
@@ -157,6 +164,9 @@ pub struct Counts {
     pub replans: u64,
     /// Planning waits made by runs of recordings (each run reads every wait it holds).
     pub plan_waits: u64,
+    /// Replays that took a new live number (device.bound with `live`) inside its room, written
+    /// into the recorded count word instead of recording again.
+    pub renumbered: u64,
     /// `traffic().deferredReads`: guard words a cook read from the replay before it, which
     /// has completed, so no frame was waited for.
     #[serde(rename = "deferredReads")]
@@ -168,6 +178,7 @@ pub struct Player<T> {
     device: wgpu::Device,
     queue: wgpu::Queue,
     rooms: std::collections::BTreeMap<String, u64>,
+    numbers: std::collections::BTreeMap<String, u64>,
     current: Option<(Recording, T)>,
     /// What the player did so far.
     pub counts: Counts,
@@ -184,6 +195,7 @@ impl<T> Player<T> {
             device: device.clone(),
             queue: queue.clone(),
             rooms: Default::default(),
+            numbers: Default::default(),
             current: None,
             counts: Counts::default(),
             waits: Vec::new(),
@@ -204,6 +216,15 @@ impl<T> Player<T> {
     /// Lets the recording go: the next cook records again (a digest moved).
     pub fn invalidate(&mut self) {
         self.current = None;
+    }
+
+    /// Sets the number the live device.bound `name` (`live`, over a number) takes from the next
+    /// cook on; the caller's build must bound the same number when it records. A recording
+    /// over it runs again for every number inside the room it allocated (the next power of two
+    /// at or above the recorded number), with the number written into its count word
+    /// ([`Counts::renumbered`]), and is recorded again for a number outside it.
+    pub fn set_number(&mut self, name: &str, n: u64) {
+        self.numbers.insert(name.into(), n);
     }
 
     /// The room in force for bound `name`.
@@ -250,6 +271,34 @@ impl<T> Player<T> {
             if rerecord {
                 self.counts.guarded += 1;
                 self.current = None;
+            }
+        }
+        // A live number inside its room is written into the recording's word; one outside it
+        // records again.
+        if let Some((rec, _)) = &mut self.current {
+            let mut renumbered = false;
+            let mut outside = false;
+            for l in &mut rec.live_numbers {
+                let Some(&n) = self.numbers.get(&l.name) else {
+                    continue;
+                };
+                if n == l.value {
+                    continue;
+                }
+                if n > l.room {
+                    outside = true;
+                    break;
+                }
+                let word = u32_count(&l.name, n)?;
+                self.queue
+                    .write_buffer(&l.word, 0, bytemuck::bytes_of(&word));
+                l.value = n;
+                renumbered = true;
+            }
+            if outside {
+                self.current = None;
+            } else if renumbered {
+                self.counts.renumbered += 1;
             }
         }
         // This frame's inputs go into the recorded columns; inputs of another shape record again.

@@ -53,6 +53,20 @@ pub struct Measure {
     pub word: wgpu::Buffer,
 }
 
+/// A number a recording holds on the device as a live count (device.bound with `live`): a
+/// replay takes a new number inside its room by writing the word.
+#[derive(Clone, Debug)]
+pub struct LiveNumber {
+    /// The bound's name.
+    pub name: String,
+    /// The one-word count column.
+    pub word: wgpu::Buffer,
+    /// The room allocated for it: the next power of two at or above the recorded number.
+    pub room: u64,
+    /// The number the word holds now.
+    pub value: u64,
+}
+
 /// The device ops of one cook, added to one command graph.
 pub struct Cook {
     pub(crate) device: wgpu::Device,
@@ -63,6 +77,7 @@ pub struct Cook {
     pub(crate) rooms: std::collections::BTreeMap<String, u64>,
     pub(crate) guards: Vec<GuardWord>,
     pub(crate) measure: Option<Measure>,
+    pub(crate) live_numbers: Vec<LiveNumber>,
     /// Where the plan waited on the device (count arithmetic read back, measured rooms).
     pub waits: Vec<String>,
     /// The recording so far that ends in planning waits (see [`crate::wait`]).
@@ -86,6 +101,7 @@ impl Cook {
             rooms: Default::default(),
             guards: Vec::new(),
             measure: None,
+            live_numbers: Vec::new(),
             waits: Vec::new(),
             segments: Vec::new(),
         }
@@ -286,6 +302,7 @@ impl Cook {
             device: self.device,
             queue: self.queue,
             guards: self.guards,
+            live_numbers: self.live_numbers,
             waits: self.waits,
             replays: 0,
         })
@@ -346,6 +363,8 @@ pub struct Recording {
     queue: wgpu::Queue,
     /// Guard words the recording holds.
     pub guards: Vec<GuardWord>,
+    /// Live numbers the recording runs over.
+    pub live_numbers: Vec<LiveNumber>,
     /// Where the recording's plan waited.
     pub waits: Vec<String>,
     /// Runs so far.

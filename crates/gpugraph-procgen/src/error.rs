@@ -281,6 +281,21 @@ pub enum ProcgenError {
         /// Luau's message, with its traceback.
         message: String,
     },
+    /// An op was called while another op ran a function of the script (cpu.call's `fn`, a
+    /// cpu.read digest, a guard's `detail`): no op calls another op.
+    #[error("{op} was called inside {inside}: no op calls another op (call it from cook)")]
+    OpInOp {
+        /// The op called.
+        op: &'static str,
+        /// The op whose function called it.
+        inside: &'static str,
+    },
+    /// A Handle's release function failed when the result holding it was released.
+    #[error("releasing a Handle returned by cpu.call failed: {message}")]
+    Release {
+        /// Luau's message.
+        message: String,
+    },
     /// cpu.call returned something other than its declared types.
     #[error("cpu.call `{call}`: result {index} is {got}, declared {expected}")]
     ReturnType {

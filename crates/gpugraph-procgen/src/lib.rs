@@ -42,6 +42,10 @@
 //! | transfer.upload (numbers, lists, `{x,y,z}`, text, typed tables, tables, Columns) | [`transfer`], [`UploadValue`]; text is a [`ColumnType::String`] column whose words index [`Column::text`] |
 //! | transfer.readback (columns, text columns, live counts, plain values, tables; a Field with no column refused) | [`Recording::readback`], [`ReadSource`] |
 //! | cpu.call: returns checked, ceilingMs over coroutines and tasks but not waits, BufferRef, pure | [`luau::cpu`], `luau/prelude.luau` (task.spawn/defer/delay/wait), `tests/luau.rs` |
+//! | a Handle in the results is released when the result is | `luau::values::LuaHandle`, `luau::Host::play` (released when the recording goes) |
+//! | no op calls another op | `luau/ops.rs` `op_entry` ([`ProcgenError::OpInOp`]) |
+//! | `abi.directLimit` counts every buffer binding, `domain_count` included | `asset::Variant::direct_limit`, Luau `abi.directLimit` |
+//! | a list recorded over a live number runs again inside its room, records again outside | [`Player::set_number`], [`Counts`] `renumbered` |
 //! | cpu.read: digest folds into a live digest, re-cook when it moves | `luau::Host::play` (`digest_recooks`) |
 //! | untrusted scripts: source text only, sandbox, a CPU-time ceiling per entry (sleeps charged) and a memory limit, cycles and deep nesting refused | [`luau::Host`], [`luau::limits`], [`luau::values::Walk`], `tests/sandbox.rs`, `tests/limits.rs`, `fuzz/` |
 //!
@@ -57,11 +61,12 @@
 //! guard words are read from the previous replay, already complete, so no frame is waited for. Not
 //! modelled: Geometry, Part, Texture bindings, Fields (a [`ReadSource::Field`] reads the column it
 //! is over; one over no column is refused), the field compiler (`fieldc.*`), `traffic()` beyond
-//! `deferredReads` ([`Counts`]), `curves` and component hooks. Specified and not built yet:
-//! `Handle` release with its result, `abi.directLimit`, and a recording over a live number
-//! (`device.bound { live = true }`) running again for a new number inside its room (a replay does
-//! not run the script); nothing checks that no op calls another (the rows marked `not built yet` in
-//! `docs/procgen-conformance.md`). Of the kernel table, gather, compact, scan (plain and
+//! `deferredReads` ([`Counts`]), `curves` and component hooks. A recording over a live number
+//! (`device.bound { live = true }`) takes a new number inside its room through
+//! [`Player::set_number`]; the Luau host runs `cook` only when it records, so its live numbers
+//! are the recorded ones. Beyond the ABI the Luau host offers `view.show{...}` (device columns
+//! handed to a renderer, [`luau::view`]) and `handle.new(release)` (a Handle a cpu.call result
+//! holds, released with the result). Of the kernel table, gather, compact, scan (plain and
 //! segmented), jump (rank, min), expand (incl. ELEMENTS=device), hash_gather / hash_hook, reduce
 //! (segmented) and scatter's fold pass are built in. Not built: loops, loops_cut, loops_place,
 //! edges_runs and intersect_pairs / intersect_cuts / intersect_unify / intersect_retri — the spec

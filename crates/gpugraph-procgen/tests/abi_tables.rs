@@ -109,3 +109,69 @@ fn the_storage_table_matches_the_reflected_wgsl() {
     }
     assert!(problems.is_empty(), "{problems:#?}");
 }
+
+/// A kernel with a columns binding, in a plain and a COUNT=device variant.
+const COLUMNS_WGSL: &str = "
+struct Params { n: u32 }
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> cols: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+// @when COUNT device
+@group(0) @binding(3) var<storage, read> domain_count: array<u32>;
+// @end
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if g.x >= params.n { return; }
+    out[g.x] = cols[g.x];
+}
+";
+
+const COLUMNS_YAML: &str = "specialize:
+  - { name: COUNT, options: [plain, device] }
+params:
+  - { name: n, type: u32 }
+bindings:
+  - { name: cols, kind: columns, access: read, element: f32 }
+  - { name: out, access: write, element: f32, count: domain }
+  - { name: domain_count, access: read, element: u32, when: \"COUNT=device\" }
+";
+
+/// `abi.directLimit` counts every buffer binding the schema declares, `domain_count` included:
+/// for every built-in variant it is the stage's 8 less the storage buffers its reflected WGSL
+/// binds, a COUNT=device variant has one direct column fewer than its plain one, and so does a
+/// kernel with a columns binding that adopts the live-count form.
+#[test]
+fn direct_limit_counts_every_buffer_binding_domain_count_included() {
+    let lib = AssetLibrary::new();
+    let mut checked = 0;
+    for (id, _, _) in BUILTIN {
+        let asset = lib.resolve(id, "computeShader").unwrap();
+        for s in asset.all_specializations() {
+            let v = asset.variant(&s).unwrap();
+            assert_eq!(
+                v.direct_limit(),
+                STORAGE_LIMIT - reflected_storage(&v.wgsl),
+                "{id} [{}]",
+                v.label
+            );
+            if s.get("COUNT").map(String::as_str) == Some("device") {
+                let mut plain = s.clone();
+                plain.insert("COUNT".into(), "plain".into());
+                let p = asset.variant(&plain).unwrap();
+                assert_eq!(p.direct_limit(), v.direct_limit() + 1, "{id} [{}]", v.label);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "{checked} device variants checked");
+    let asset =
+        gpugraph_procgen::KernelAsset::new("t/columns", COLUMNS_WGSL, COLUMNS_YAML).unwrap();
+    let variant = |count: &str| {
+        asset
+            .variant(&[("COUNT".to_string(), count.to_string())].into())
+            .unwrap()
+    };
+    // cols (one packed buffer) and out: 8 - 2; domain_count takes one more.
+    assert_eq!(variant("plain").direct_limit(), 6);
+    assert_eq!(variant("device").direct_limit(), 5);
+}

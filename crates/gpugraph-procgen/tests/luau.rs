@@ -389,3 +389,164 @@ fn the_sprout_tail_example_reads_its_shrinking_count_back_every_cook() {
         "{c:?}"
     );
 }
+
+/// No op calls another op: an op called from a function an op runs (cpu.call's fn, a cpu.read
+/// digest, a guard's detail) is refused naming both, and the ops work again after the call.
+#[test]
+fn an_op_called_inside_another_op_is_refused_naming_both() {
+    let cases = [
+        (
+            "cpu.call(fn → device.kernel)",
+            "local function f() device.kernel({ kernel = asset.resolve(\"procgen/gather\", \"computeShader\"), domain = 1 }) end
+             cpu.call({ fn = f })",
+            ("device.kernel", "cpu.call"),
+        ),
+        (
+            "cpu.call(fn → transfer.upload)",
+            "cpu.call({ fn = function() transfer.upload({ values = { a = 1 } }) end })",
+            ("transfer.upload", "cpu.call"),
+        ),
+        (
+            "cpu.call(fn → cpu.call)",
+            "cpu.call({ fn = function() cpu.call({ fn = function() end }) end })",
+            ("cpu.call", "cpu.call"),
+        ),
+        (
+            "cpu.read(digest → device.bound)",
+            "cpu.read({ fn = function() return 1 end, returns = { \"Number\" },
+                        digest = function() device.bound({ value = 3 }) return 1 end })",
+            ("device.bound", "cpu.read"),
+        ),
+        (
+            "device.guard(detail → transfer.readback)",
+            "device.guard({ value = 1, flag = 1, why = \"x\",
+                            detail = function() transfer.readback({ columns = {} }) return \"d\" end })",
+            ("transfer.readback", "device.guard"),
+        ),
+    ];
+    for (what, body, (op, inside)) in cases {
+        let source = format!(
+            "function cook(frame)\n{body}\nreturn transfer.readback({{ columns = {{ one = 1 }} }})\nend\n"
+        );
+        match play(&source, 1) {
+            Err(ProcgenError::OpInOp { op: o, inside: i }) => {
+                assert_eq!((o, i), (op, inside), "{what}")
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    // A call that calls no op leaves the ops usable after it.
+    let ok = play(
+        "function cook(frame)
+           local v = cpu.call({ fn = function() return 2 end, returns = { \"Number\" } })
+           local up = transfer.upload({ values = { a = v[1] } })
+           return transfer.readback({ columns = { a = up.a } })
+         end",
+        1,
+    )
+    .unwrap();
+    assert_eq!(ok.frames[0].values["a"], ReadValue::Numbers(vec![2.0]));
+}
+
+/// A Handle in cpu.call's results is released when the result is: the result stands as long as
+/// the recording that made the call, so its Handle is released when that recording is let go
+/// (here a re-record when the inputs change shape, then the end of play), never before, once.
+#[test]
+fn a_handle_result_is_released_with_its_result() {
+    let source = "
+        released = {}
+        seen = {}
+        local made = 0
+        local function open()
+            made += 1
+            local id = made
+            return handle.new(function() table.insert(released, id) end)
+        end
+        local SIZES = { 1, 1, 2, 2 }
+        function inputs(frame)
+            seen[frame + 1] = #released
+            local v = {}
+            for i = 1, SIZES[frame + 1] do v[i] = i end
+            return { a = v }
+        end
+        function cook(frame, input)
+            local h = cpu.call({ fn = open, returns = { \"Handle\" } })[1]
+            assert(not h.released)
+            return transfer.readback({ columns = { a = input.a } })
+        end";
+    let (_ctx, h) = host();
+    h.load("handles.luau", source).unwrap();
+    let report = h.play(4).unwrap();
+    assert_eq!(report.counts.recordings, 2);
+    let lua = h.lua();
+    let seen: Vec<i64> = lua
+        .globals()
+        .get::<mlua::Table>("seen")
+        .unwrap()
+        .sequence_values()
+        .map(|v| v.unwrap())
+        .collect();
+    // Before frames 0 and 1 nothing was released; the frame-2 inputs change shape, so the
+    // first recording (and its Handle) goes during frame 2's cook.
+    assert_eq!(seen, [0, 0, 0, 1]);
+    let released: Vec<i64> = lua
+        .globals()
+        .get::<mlua::Table>("released")
+        .unwrap()
+        .sequence_values()
+        .map(|v| v.unwrap())
+        .collect();
+    assert_eq!(
+        released,
+        [1, 2],
+        "each once, in order; the last at the end of play"
+    );
+    // A Handle is released once, however often release is asked.
+    h.load(
+        "again.luau",
+        "count = 0
+         local x = handle.new(function() count += 1 end)
+         x:release() x:release()
+         assert(x.released)",
+    )
+    .unwrap();
+    assert_eq!(lua.globals().get::<i64>("count").unwrap(), 1);
+    // A release that fails is a typed error naming it.
+    let (_ctx, h) = host();
+    h.load(
+        "fails.luau",
+        "function cook(frame)
+           cpu.call({ fn = function() return handle.new(function() error(\"stuck\") end) end,
+                      returns = { \"Handle\" } })
+           return transfer.readback({ columns = { one = 1 } })
+         end",
+    )
+    .unwrap();
+    match h.play(1) {
+        Err(ProcgenError::Release { message }) => assert!(message.contains("stuck"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `abi.directLimit(kernel, specialize)` in Luau answers the variant's direct-column room:
+/// gather binds 3 storage buffers plain (room 5) and 4 with COUNT=device (room 4).
+#[test]
+fn abi_direct_limit_answers_the_variants_room() {
+    let source = "
+        local k = asset.resolve(\"procgen/gather\", \"computeShader\")
+        plain = abi.directLimit(k, { COUNT = \"plain\" })
+        device = abi.directLimit(k, { COUNT = \"device\" })
+        default = abi.directLimit(k)";
+    let (_ctx, h) = host();
+    h.load("abi.luau", source).unwrap();
+    let g = h.lua().globals();
+    let get = |k: &str| g.get::<i64>(k).unwrap();
+    assert_eq!((get("plain"), get("device"), get("default")), (5, 4, 5));
+    let err = h
+        .load("bad.luau", "abi.directLimit(asset.resolve(\"procgen/gather\", \"computeShader\"), { COUNT = \"gpu\" })")
+        .unwrap_err();
+    assert!(
+        matches!(err, ProcgenError::SpecializeOption { .. }),
+        "{err:?}"
+    );
+}

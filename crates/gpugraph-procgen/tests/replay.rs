@@ -175,3 +175,75 @@ fn a_device_guard_flag_refuses_the_next_cook() {
         "{e}"
     );
 }
+
+/// A recording over a live number (device.bound { value = n, live = true }) runs again for
+/// every number inside its room — the number written into its count word, the kernel over it
+/// covering exactly that many — and is recorded again for a number outside the room.
+#[test]
+fn a_recording_over_a_live_number_replays_inside_its_room_and_records_again_outside() {
+    let ctx = ctx();
+    let mut player: Player<(LiveCount, Column)> = Player::new(&ctx.device, &ctx.queue);
+    let numbers = [100u64, 128, 3, 128, 129, 256, 200, 0];
+    let n = std::cell::Cell::new(numbers[0]);
+    let mut build = |cook: &mut Cook, _frame: u64| -> gpugraph_procgen::Result<_> {
+        let Bounded::Live(l) = cook.bound("n", &CountExpr::Number(n.get()), None, true)? else {
+            panic!("a live number is a live count");
+        };
+        let call = KernelCall {
+            uniforms: [
+                ("seed".to_string(), Uniform::Number(3.0)),
+                ("extent".to_string(), Uniform::Number(1.0)),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let out = cook.kernel(
+            &kernel("procgen/scatter_points"),
+            Domain::Live(l.clone()),
+            &call,
+        )?;
+        Ok((l, out.columns["points"].clone()))
+    };
+    let mut update = |_: &gpugraph_command::wgpu::Queue,
+                      _: &(LiveCount, Column),
+                      _: u64|
+     -> gpugraph_procgen::Result<bool> { Ok(true) };
+    let mut log = Vec::new();
+    for (frame, &v) in numbers.iter().enumerate() {
+        n.set(v);
+        player.set_number("n", v);
+        let recordings = player.counts.recordings;
+        player.cook(frame as u64, &mut build, &mut update).unwrap();
+        let (l, points) = player.outputs().unwrap().clone();
+        let rec = player.recording().unwrap();
+        assert_eq!(
+            u64::from(count(rec, &l)),
+            v,
+            "frame {frame}: the word holds the number"
+        );
+        let pts = floats(rec, &points);
+        let live = v as usize * 3;
+        assert!(pts[..live].iter().any(|&x| x != 0.0) || v == 0);
+        assert!(
+            pts[live..].iter().all(|&x| x == 0.0),
+            "frame {frame}: past {v}"
+        );
+        log.push((player.counts.recordings > recordings, l.capacity));
+    }
+    // 100 → room 128: 128, 3 and 128 replay; 129 records (room 256); 256, 200 and 0 replay.
+    assert_eq!(
+        log,
+        [
+            (true, 128),
+            (false, 128),
+            (false, 128),
+            (false, 128),
+            (true, 256),
+            (false, 256),
+            (false, 256),
+            (false, 256),
+        ]
+    );
+    assert_eq!(player.counts.recordings, 2);
+    assert_eq!(player.counts.renumbered, 6, "{:?}", player.counts);
+}

@@ -65,6 +65,15 @@ pub struct Variant {
 }
 
 impl Variant {
+    /// `abi.directLimit`: how many more direct (buffer) columns the variant could take within
+    /// the [`STORAGE_LIMIT`] storage buffers a stage binds. It counts every buffer binding the
+    /// schema declares in the variant — `domain_count`, counters of appended outputs and the
+    /// packed buffer of a columns binding included — so a `COUNT=device` variant has one direct
+    /// column fewer than its plain one.
+    pub fn direct_limit(&self) -> usize {
+        STORAGE_LIMIT.saturating_sub(self.storage_buffers)
+    }
+
     /// The binding named `name`.
     pub fn binding(&self, name: &str) -> Option<&SlotBinding> {
         self.bindings.iter().find(|b| b.decl.name == name)

@@ -3,7 +3,11 @@
 //! A script defines `cook(frame, inputs)`, which calls the ops (`asset.resolve`,
 //! `device.kernel`, `device.bound`, `device.live`, `device.guard`, `transfer.upload`,
 //! `transfer.readback`, `cpu.call`, `cpu.read`) and returns a `transfer.readback{...}`; and
-//! optionally `inputs(frame)`, a record of this frame's values (transfer.upload's forms). The
+//! optionally `inputs(frame)`, a record of this frame's values (transfer.upload's forms). No
+//! op may be called from a function an op runs (cpu.call's `fn`, a digest, a guard's detail).
+//! Beside the ops: `count.min/max`, `abi.directLimit(kernel, specialize)`,
+//! `handle.new(release)` (a Handle, released with the cpu.call result that holds it) and
+//! `view.show{...}` (device columns for the host's renderer, [`view`]). The
 //! host records `cook` once into a [`Player`] recording and replays it, writing each frame's
 //! inputs into the recorded columns; it records again when a guard was run past, when the
 //! inputs change shape, or when a cpu.read digest moves.
@@ -12,6 +16,7 @@ pub mod cpu;
 pub mod limits;
 mod ops;
 pub mod values;
+pub mod view;
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -28,7 +33,7 @@ use crate::cook::Cook;
 use crate::error::{ProcgenError, Result};
 use crate::transfer::{encode, ReadSource, ReadValue, UploadValue, Uploaded};
 use crate::AssetLibrary;
-use values::{LuaColumn, LuaReadback};
+use values::{LuaColumn, LuaHandle, LuaReadback};
 
 const PRELUDE: &str = include_str!("prelude.luau");
 
@@ -46,6 +51,12 @@ pub(crate) struct State {
     pub(crate) during: String,
     /// The state's memory limit, for the error that names it.
     pub(crate) memory: usize,
+    /// What the cook in force showed (`view.show`).
+    pub(crate) shown: Option<view::Shown>,
+    /// The op running a function of the script now (no op calls another op).
+    pub(crate) inside: Option<&'static str>,
+    /// Handles cpu.call results of the cook being built hold (released with their results).
+    pub(crate) handles: Vec<values::LuaHandle>,
 }
 
 /// One frame of the play report.
@@ -167,6 +178,9 @@ impl Host {
             error: None,
             during: String::new(),
             memory: limits.memory,
+            shown: None,
+            inside: None,
+            handles: Vec::new(),
         }));
         let meter = Rc::new(Cell::new(Meter::with_memory(limits.memory)));
         let luau = |e: mlua::Error| ProcgenError::Luau {
@@ -174,6 +188,7 @@ impl Host {
         };
         limits::install(&lua, meter.clone());
         ops::register(&lua, &state, &meter).map_err(luau)?;
+        view::register(&lua, &state).map_err(luau)?;
         lua.load(PRELUDE)
             .set_name("=procgen-prelude")
             .set_mode(ChunkMode::Text)
@@ -200,6 +215,12 @@ impl Host {
     /// The Luau state (tests define functions in it).
     pub fn lua(&self) -> &Lua {
         &self.lua
+    }
+
+    /// What the cook in force showed through `view.show` (the last call of its recording):
+    /// device columns a renderer draws after [`Host::play`], as the last frame left them.
+    pub fn shown(&self) -> Option<view::Shown> {
+        self.state.borrow().shown.clone()
     }
 
     /// The limits the host's scripts run under.
@@ -258,7 +279,26 @@ impl Host {
         let s = cpu::spec(spec, true).map_err(|e| ProcgenError::Luau {
             message: e.to_string(),
         })?;
+        let _inside = ops::Inside::enter(&self.state, "cpu.call");
         self.entry("cpu.call", || cpu::call(&self.lua, &self.meter, &s))
+    }
+
+    /// Releases `handles` (each once) under the script's ceiling; the first failure is named.
+    fn release(&self, handles: Vec<LuaHandle>) -> Result<()> {
+        if handles.is_empty() {
+            return Ok(());
+        }
+        self.entry("releasing cpu.call results", || {
+            let mut first = None;
+            for h in handles {
+                if let Err(e) = h.release() {
+                    first.get_or_insert(ProcgenError::Release {
+                        message: e.to_string(),
+                    });
+                }
+            }
+            first.map_or(Ok(()), Err)
+        })
     }
 
     fn frame_inputs(&self, frame: u64) -> Result<Vec<(String, UploadValue)>> {
@@ -298,8 +338,19 @@ impl Host {
         Ok(false)
     }
 
-    /// Cooks the script's graph for `frames` frames and reports.
+    /// Cooks the script's graph for `frames` frames and reports. A Handle a cpu.call returned
+    /// is released when its result is: when the recording that made the call is let go (a
+    /// re-record, or the end of play), and at once for a build that was not kept.
     pub fn play(&self, frames: u64) -> Result<PlayReport> {
+        let mut held = Vec::new();
+        let r = self.play_holding(frames, &mut held);
+        let released = self.release(held);
+        let report = r?;
+        released?;
+        Ok(report)
+    }
+
+    fn play_holding(&self, frames: u64, held: &mut Vec<LuaHandle>) -> Result<PlayReport> {
         let cook_fn: Function = self
             .lua
             .globals()
@@ -324,8 +375,14 @@ impl Host {
             }
             let recordings = player.counts.recordings;
             let waits_before = player.waits.len();
+            // The handles of each build this cook makes, in order: the last one's recording is
+            // the one in force when this cook recorded.
+            let made: RefCell<Vec<Vec<LuaHandle>>> = RefCell::new(Vec::new());
             let mut build = |cook: &mut Cook, frame: u64| -> Result<FrameOut> {
-                self.build(cook, frame, &cook_fn, &inputs)
+                let out = self.build(cook, frame, &cook_fn, &inputs);
+                let handles = std::mem::take(&mut self.state.borrow_mut().handles);
+                made.borrow_mut().push(handles);
+                out
             };
             let mut update = |queue: &wgpu::Queue, out: &FrameOut, _frame: u64| -> Result<bool> {
                 if out.inputs.len() != inputs.len() {
@@ -359,8 +416,15 @@ impl Host {
                 }
                 Ok(true)
             };
-            player.cook(frame, &mut build, &mut update)?;
+            let cooked = player.cook(frame, &mut build, &mut update).map(|_| ());
             let recorded = player.counts.recordings > recordings;
+            let mut made = made.take();
+            if cooked.is_ok() && recorded {
+                let current = made.pop().unwrap_or_default();
+                made.push(std::mem::replace(held, current));
+            }
+            self.release(made.into_iter().flatten().collect())?;
+            cooked?;
             let prefix = format!("frame {frame}: ");
             let mut waited: Vec<String> = player.waits[waits_before..]
                 .iter()
@@ -417,6 +481,9 @@ impl Host {
             s.bounds = 0;
             s.digests.clear();
             s.error = None;
+            s.shown = None;
+            s.inside = None;
+            s.handles.clear();
         }
         let result = self.entry(format!("cook(frame {frame})"), || {
             cook_fn

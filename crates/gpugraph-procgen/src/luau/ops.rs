@@ -9,7 +9,9 @@ use mlua::{Lua, Table, Value};
 
 use super::cpu;
 use super::limits::{self, SharedMeter};
-use super::values::{self, column, number, to_count, LuaColumn, LuaCount, LuaKernel, LuaReadback};
+use super::values::{
+    self, column, number, to_count, LuaColumn, LuaCount, LuaHandle, LuaKernel, LuaReadback,
+};
 use super::State;
 use crate::bound::{Bounded, GuardFlag};
 use crate::count::{CountExpr, CountValue};
@@ -24,6 +26,34 @@ fn raise(state: &S, e: ProcgenError) -> mlua::Error {
     let msg = e.to_string();
     state.borrow_mut().error = Some(e);
     mlua::Error::runtime(msg)
+}
+
+/// Refuses `op` while another op runs a function of the script: no op calls another op.
+fn op_entry(state: &S, op: &'static str) -> mlua::Result<()> {
+    let inside = state.borrow().inside;
+    match inside {
+        Some(inside) => Err(raise(state, ProcgenError::OpInOp { op, inside })),
+        None => Ok(()),
+    }
+}
+
+/// While alive, the ops are inside `op` (which is running a function of the script).
+pub(crate) struct Inside<'a> {
+    state: &'a S,
+    before: Option<&'static str>,
+}
+
+impl<'a> Inside<'a> {
+    pub(crate) fn enter(state: &'a S, op: &'static str) -> Self {
+        let before = state.borrow_mut().inside.replace(op);
+        Self { state, before }
+    }
+}
+
+impl Drop for Inside<'_> {
+    fn drop(&mut self) {
+        self.state.borrow_mut().inside = self.before;
+    }
 }
 
 /// Runs `f` on the cook in progress.
@@ -119,6 +149,7 @@ fn string_map(t: &Option<Table>) -> mlua::Result<BTreeMap<String, Value>> {
 }
 
 fn kernel_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Table> {
+    op_entry(state, "device.kernel")?;
     let kernel = match t.get::<Value>("kernel")? {
         Value::UserData(ud) if ud.is::<LuaKernel>() => {
             KernelRef::Asset(ud.borrow::<LuaKernel>()?.0.clone())
@@ -193,6 +224,7 @@ fn elements(state: &S, bound: &str, field: &'static str, n: f64) -> mlua::Result
 }
 
 fn bound_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Value> {
+    op_entry(state, "device.bound")?;
     let name = match t.get::<Option<String>>("name")? {
         Some(n) => n,
         None => {
@@ -226,6 +258,8 @@ fn bound_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Value> {
 }
 
 fn cpu_op(lua: &Lua, state: &S, meter: &SharedMeter, t: Table, read: bool) -> mlua::Result<Table> {
+    let op = if read { "cpu.read" } else { "cpu.call" };
+    op_entry(state, op)?;
     let spec = cpu::spec(&t, !read)?;
     let key = cpu::fold_key(&spec);
     if let Some(k) = &key {
@@ -235,15 +269,37 @@ fn cpu_op(lua: &Lua, state: &S, meter: &SharedMeter, t: Table, read: bool) -> ml
             return lua.create_sequence_from(values);
         }
     }
-    let values = cpu::call(lua, meter, &spec).map_err(|e| raise(state, e))?;
-    if let Some(k) = key {
+    let values = {
+        let _inside = Inside::enter(state, op);
+        cpu::call(lua, meter, &spec).map_err(|e| match e {
+            // An op inside the function refused with a typed error: keep it for the host.
+            ProcgenError::Luau { message } if state.borrow().error.is_some() => {
+                mlua::Error::runtime(message)
+            }
+            other => raise(state, other),
+        })?
+    };
+    // A Handle in the results is released when the result is: the cook holds it until its
+    // recording is let go, and a result holding one is never folded into later cooks.
+    let handles: Vec<LuaHandle> = values
+        .iter()
+        .filter_map(|v| match v {
+            Value::UserData(ud) => ud.borrow::<LuaHandle>().ok().map(|h| h.clone()),
+            _ => None,
+        })
+        .collect();
+    if let Some(k) = key.filter(|_| handles.is_empty()) {
         state.borrow_mut().folded.insert(k, values.clone());
     }
+    state.borrow_mut().handles.extend(handles);
     if read {
         let digest: mlua::Function = t
             .get::<Option<mlua::Function>>("digest")?
             .ok_or_else(|| mlua::Error::runtime("cpu.read: `digest` must be a function"))?;
-        let d: Value = digest.call(mlua::MultiValue::from_iter(spec.args.clone()))?;
+        let d: Value = {
+            let _inside = Inside::enter(state, op);
+            digest.call(mlua::MultiValue::from_iter(spec.args.clone()))?
+        };
         let key = values::key_of("cpu.read digest", &d).map_err(|e| raise(state, e.into()))?;
         state
             .borrow_mut()
@@ -296,6 +352,7 @@ pub(crate) fn register(lua: &Lua, state: &S, meter: &SharedMeter) -> mlua::Resul
     device.set(
         "live",
         lua.create_function(move |_, t: Table| {
+            op_entry(&s, "device.live")?;
             let values = column(&t.get("values")?)
                 .ok_or_else(|| mlua::Error::runtime("device.live: `values` is no Column"))?;
             let count = match t.get::<Value>("count")? {
@@ -328,6 +385,7 @@ pub(crate) fn register(lua: &Lua, state: &S, meter: &SharedMeter) -> mlua::Resul
     device.set(
         "guard",
         lua.create_function(move |_, t: Table| {
+            op_entry(&s, "device.guard")?;
             let value: Value = t.get("value")?;
             let why: String = t
                 .get::<Option<String>>("why")?
@@ -348,7 +406,10 @@ pub(crate) fn register(lua: &Lua, state: &S, meter: &SharedMeter) -> mlua::Resul
                 (&flag, t.get::<Option<mlua::Function>>("detail")?)
             {
                 if *f != 0 {
-                    let msg: String = detail.call(())?;
+                    let msg: String = {
+                        let _inside = Inside::enter(&s, "device.guard");
+                        detail.call(())?
+                    };
                     return Err(raise(&s, ProcgenError::Guard { why: msg, flag: *f }));
                 }
             }
@@ -362,6 +423,7 @@ pub(crate) fn register(lua: &Lua, state: &S, meter: &SharedMeter) -> mlua::Resul
     transfer.set(
         "upload",
         lua.create_function(move |lua, t: Table| {
+            op_entry(&s, "transfer.upload")?;
             let vals: Table = t.get("values")?;
             let out = lua.create_table()?;
             for pair in vals.pairs::<String, Value>() {
@@ -377,6 +439,7 @@ pub(crate) fn register(lua: &Lua, state: &S, meter: &SharedMeter) -> mlua::Resul
     transfer.set(
         "readback",
         lua.create_function(move |_, t: Table| {
+            op_entry(&s, "transfer.readback")?;
             let cols: Table = t.get("columns")?;
             let mut out = BTreeMap::new();
             for pair in cols.pairs::<String, Value>() {
@@ -428,6 +491,36 @@ pub(crate) fn register(lua: &Lua, state: &S, meter: &SharedMeter) -> mlua::Resul
         })?,
     )?;
     g.set("count", count)?;
+
+    // abi.directLimit(kernel, specialize?): the direct columns a variant could still take.
+    let abi = lua.create_table()?;
+    let s = state.clone();
+    abi.set(
+        "directLimit",
+        lua.create_function(move |_, (k, spec): (mlua::AnyUserData, Option<Table>)| {
+            let asset = k.borrow::<LuaKernel>()?.0.clone();
+            let mut sp = crate::asset::variant::Specialization::new();
+            for (name, v) in string_map(&spec)? {
+                let v = match v {
+                    Value::String(v) => v.to_str()?.to_string(),
+                    other => {
+                        number(&other).map_or_else(|| format!("{other:?}"), |n| format!("{n}"))
+                    }
+                };
+                sp.insert(name, v);
+            }
+            let variant = asset.variant(&sp).map_err(|e| raise(&s, e))?;
+            Ok(variant.direct_limit())
+        })?,
+    )?;
+    g.set("abi", abi)?;
+
+    let handle = lua.create_table()?;
+    handle.set(
+        "new",
+        lua.create_function(|_, release: mlua::Function| Ok(LuaHandle::new(release)))?,
+    )?;
+    g.set("handle", handle)?;
 
     // The thread's CPU seconds (what a ceiling counts), for scripts that pace their own work.
     g.set(

@@ -40,6 +40,50 @@ pub struct BufferRef {
     pub lanes: u32,
 }
 
+/// A Handle (`handle.new(release)`): something a cpu.call result holds that must be let go.
+/// `h:release()` calls `release` once (later calls do nothing); `h.released` says whether it
+/// was. A cpu.call that returns one hands it to the cook, which releases it when the result is
+/// released: when the recording that made the call is let go.
+#[derive(Clone)]
+pub struct LuaHandle(pub std::rc::Rc<HandleState>);
+
+/// A Handle's release function and whether it ran.
+pub struct HandleState {
+    release: std::cell::RefCell<Option<mlua::Function>>,
+}
+
+impl LuaHandle {
+    /// A handle whose release calls `release`.
+    pub fn new(release: mlua::Function) -> Self {
+        Self(std::rc::Rc::new(HandleState {
+            release: std::cell::RefCell::new(Some(release)),
+        }))
+    }
+
+    /// Calls the release function, the first time only.
+    pub fn release(&self) -> mlua::Result<()> {
+        let f = self.0.release.borrow_mut().take();
+        match f {
+            Some(f) => f.call(()),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether it was released.
+    pub fn released(&self) -> bool {
+        self.0.release.borrow().is_none()
+    }
+}
+
+impl UserData for LuaHandle {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("released", |_, this| Ok(this.released()));
+    }
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("release", |_, this, ()| this.release());
+    }
+}
+
 /// A capacity a raw count column states nothing about: the most a u32 word holds.
 pub const UNSTATED: u64 = u32::MAX as u64;
 
