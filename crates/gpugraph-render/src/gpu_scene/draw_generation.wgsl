@@ -6,7 +6,10 @@
 //            out-of-range slot sets overflow, an in-range one takes atomicMin(owner, row);
 //   publish: the owning row writes instanceCount = 1 and firstInstance = row and counts as
 //            published; a row that lost its slot sets overflow.
-// Renderer-authored words of each command (counts, offsets) are never written.
+// Renderer-authored words of each command (counts, offsets) are never written. The required
+// and published counts are summed per workgroup first and added once per workgroup: every
+// row adding to one global word would serialize hundreds of thousands of atomics on one
+// address (a third of the frame at 1M records on an H100).
 
 const WORKGROUP_SIZE: u32 = 256u;
 
@@ -33,6 +36,22 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> required: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> published: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> overflow: array<atomic<u32>>;
+
+var<workgroup> tally: atomic<u32>;
+
+// Adds `count` of every invocation of the workgroup to `total` with one atomic. Every
+// invocation must reach it (a workgroup barrier inside).
+fn add_per_workgroup(count: u32, lid: u32) -> u32 {
+    if lid == 0u {
+        atomicStore(&tally, 0u);
+    }
+    workgroupBarrier();
+    if count != 0u {
+        atomicAdd(&tally, count);
+    }
+    workgroupBarrier();
+    return atomicLoad(&tally);
+}
 
 // The slot row `row` requests, or INVALID_REFERENCE when it takes no part.
 fn requested_slot(row: u32) -> u32 {
@@ -74,19 +93,21 @@ fn claim(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let row = linear_row(wid, nwg, lid, WORKGROUP_SIZE);
-    if row >= params.scene_capacity {
-        return;
+    var slot = INVALID_REFERENCE;
+    if row < params.scene_capacity {
+        slot = requested_slot(row);
     }
-    let slot = requested_slot(row);
-    if slot == INVALID_REFERENCE {
-        return;
+    if slot != INVALID_REFERENCE {
+        if slot >= params.command_capacity {
+            atomicStore(&overflow[params.overflow_base], 1u);
+        } else {
+            atomicMin(&owners[params.owner_base + slot], row);
+        }
     }
-    atomicAdd(&required[params.required_base], 1u);
-    if slot >= params.command_capacity {
-        atomicStore(&overflow[params.overflow_base], 1u);
-        return;
+    let n = add_per_workgroup(select(0u, 1u, slot != INVALID_REFERENCE), lid);
+    if lid == 0u && n != 0u {
+        atomicAdd(&required[params.required_base], n);
     }
-    atomicMin(&owners[params.owner_base + slot], row);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -96,19 +117,23 @@ fn publish(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let row = linear_row(wid, nwg, lid, WORKGROUP_SIZE);
-    if row >= params.scene_capacity {
-        return;
+    var slot = INVALID_REFERENCE;
+    if row < params.scene_capacity {
+        slot = requested_slot(row);
     }
-    let slot = requested_slot(row);
-    if slot == INVALID_REFERENCE || slot >= params.command_capacity {
-        return;
+    var won = false;
+    if slot != INVALID_REFERENCE && slot < params.command_capacity {
+        if atomicLoad(&owners[params.owner_base + slot]) != row {
+            atomicStore(&overflow[params.overflow_base], 1u);
+        } else {
+            let at = params.command_base + slot * params.command_words;
+            commands[at + 1u] = 1u;
+            commands[at + params.first_instance_word] = row;
+            won = true;
+        }
     }
-    if atomicLoad(&owners[params.owner_base + slot]) != row {
-        atomicStore(&overflow[params.overflow_base], 1u);
-        return;
+    let n = add_per_workgroup(select(0u, 1u, won), lid);
+    if lid == 0u && n != 0u {
+        atomicAdd(&published[params.published_base], n);
     }
-    let at = params.command_base + slot * params.command_words;
-    commands[at + 1u] = 1u;
-    commands[at + params.first_instance_word] = row;
-    atomicAdd(&published[params.published_base], 1u);
 }

@@ -7,7 +7,11 @@
 //             group's MISPLACED bit, a geometry other than the group's fixed one its
 //             GEOMETRY_MISMATCH bit; otherwise the group's count goes up by one.
 // Descriptor lookup: `groups` holds the descriptors in renderer order (id, first, count,
-// geometry) followed by (id, index) pairs sorted by id, binary-searched.
+// geometry) followed by (id, index) pairs sorted by id, binary-searched. Counts go through
+// the workgroup: the lowest group among its commands (groups are contiguous command windows,
+// so nearly always the only one) is tallied in workgroup memory and added once; any other
+// group adds directly. One global word per group taking an atomic per command would
+// serialize them.
 
 const WORKGROUP_SIZE: u32 = 256u;
 const GROUP_MISPLACED: u32 = 1u;
@@ -37,6 +41,9 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> counts: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> group_flags: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> overflow: array<atomic<u32>>;
+
+var<workgroup> lead: atomic<u32>;
+var<workgroup> tally: atomic<u32>;
 
 // Index of the descriptor with `id`, or INVALID_REFERENCE.
 fn find_group(id: u32) -> u32 {
@@ -77,40 +84,66 @@ fn clear(
     atomicStore(&group_flags[params.flags_base + g], 0u);
 }
 
+// The group command `c` counts towards, or INVALID_REFERENCE (flags and overflow set here).
+fn classify_command(c: u32) -> u32 {
+    if c >= params.command_capacity {
+        return INVALID_REFERENCE;
+    }
+    let at = params.command_base + c * params.command_words;
+    if commands[at + 1u] == 0u {
+        return INVALID_REFERENCE;
+    }
+    let row = commands[at + params.first_instance_word];
+    if row >= params.scene_capacity
+        || (records[record_word(params.record_base, row, FLAGS_WORD)] & ACTIVE_FLAG) == 0u {
+        atomicOr(&overflow[params.overflow_base], SCENE_INVALID_ROW);
+        return INVALID_REFERENCE;
+    }
+    let g = find_group(records[record_word(params.record_base, row, GROUP_WORD)]);
+    if g == INVALID_REFERENCE {
+        atomicOr(&overflow[params.overflow_base], SCENE_UNKNOWN_GROUP);
+        return INVALID_REFERENCE;
+    }
+    let d = groups[g];
+    if c < d.y || c - d.y >= d.z {
+        atomicOr(&group_flags[params.flags_base + g], GROUP_MISPLACED);
+        return INVALID_REFERENCE;
+    }
+    if d.w != INVALID_REFERENCE
+        && d.w != records[record_word(params.record_base, row, GEOMETRY_WORD)] {
+        atomicOr(&group_flags[params.flags_base + g], GROUP_GEOMETRY_MISMATCH);
+        return INVALID_REFERENCE;
+    }
+    return g;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn classify(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let c = linear_row(wid, nwg, lid, WORKGROUP_SIZE);
-    if c >= params.command_capacity {
-        return;
+    if lid == 0u {
+        atomicStore(&lead, INVALID_REFERENCE);
+        atomicStore(&tally, 0u);
     }
-    let at = params.command_base + c * params.command_words;
-    if commands[at + 1u] == 0u {
-        return;
+    workgroupBarrier();
+    let g = classify_command(linear_row(wid, nwg, lid, WORKGROUP_SIZE));
+    if g != INVALID_REFERENCE {
+        atomicMin(&lead, g);
     }
-    let row = commands[at + params.first_instance_word];
-    if row >= params.scene_capacity
-        || (records[record_word(params.record_base, row, FLAGS_WORD)] & ACTIVE_FLAG) == 0u {
-        atomicOr(&overflow[params.overflow_base], SCENE_INVALID_ROW);
-        return;
+    workgroupBarrier();
+    let l = atomicLoad(&lead);
+    if g != INVALID_REFERENCE {
+        if g == l {
+            atomicAdd(&tally, 1u);
+        } else {
+            atomicAdd(&counts[params.counts_base + g], 1u);
+        }
     }
-    let g = find_group(records[record_word(params.record_base, row, GROUP_WORD)]);
-    if g == INVALID_REFERENCE {
-        atomicOr(&overflow[params.overflow_base], SCENE_UNKNOWN_GROUP);
-        return;
+    workgroupBarrier();
+    let n = atomicLoad(&tally);
+    if lid == 0u && n != 0u {
+        atomicAdd(&counts[params.counts_base + l], n);
     }
-    let d = groups[g];
-    if c < d.y || c - d.y >= d.z {
-        atomicOr(&group_flags[params.flags_base + g], GROUP_MISPLACED);
-        return;
-    }
-    if d.w != INVALID_REFERENCE
-        && d.w != records[record_word(params.record_base, row, GEOMETRY_WORD)] {
-        atomicOr(&group_flags[params.flags_base + g], GROUP_GEOMETRY_MISMATCH);
-        return;
-    }
-    atomicAdd(&counts[params.counts_base + g], 1u);
 }
