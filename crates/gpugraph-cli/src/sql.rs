@@ -189,6 +189,14 @@ pub fn run(args: &SqlArgs) -> Result<()> {
             .with_context(|| format!("--file {}: cannot read the query", path.display()))?,
         (None, None) => bail!("give a query, or --file FILE.sql"),
     };
+    // The query argument takes text that begins with `-` (a `--` comment), so a mistyped
+    // option lands here as SQL that is only a comment: say what it looks like.
+    if args.file.is_none() && query.starts_with("--") && !query.trim_end().contains('\n') {
+        bail!(
+            "'{}' is no option of gpugraph sql, and as SQL only a comment (see gpugraph sql --help)",
+            query.trim_end()
+        );
+    }
     check_operators(&query)?;
     std::thread::scope(|scope| {
         std::thread::Builder::new()

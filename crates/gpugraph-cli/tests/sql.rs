@@ -501,8 +501,12 @@ fn query_files_scripts_and_leading_comments_answer_like_the_cpu_plan() {
             "CREATE EXTERNAL TABLE statements are not supported",
         ),
         (
-            "-- nothing but a comment\n".to_string(),
+            "-- nothing but\n-- comments\n".to_string(),
             "no SQL statement to run",
+        ),
+        (
+            "--bogus-option".to_string(),
+            "'--bogus-option' is no option of gpugraph sql",
         ),
     ] {
         let mut args = vec!["sql", "--cpu", "--out", &out, "--table", &tables[0], "--"];

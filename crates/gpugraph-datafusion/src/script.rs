@@ -129,8 +129,15 @@ fn kind(statement: &Parsed) -> Option<Kind> {
             Some(Kind::Query)
         }
         Statement::CreateView(_) => Some(Kind::Define),
-        // In memory: a LOCATION or EXTERNAL would name files.
-        Statement::CreateTable(t) if !t.external && t.location.is_none() => Some(Kind::Define),
+        // In memory: EXTERNAL, a LOCATION or a storage format would name files.
+        Statement::CreateTable(t) => {
+            let files = t.hive_formats.as_ref().is_some_and(|h| {
+                h.location.is_some() || h.storage.is_some() || h.row_format.is_some()
+            });
+            let in_memory =
+                !t.external && t.location.is_none() && t.file_format.is_none() && !files;
+            in_memory.then_some(Kind::Define)
+        }
         Statement::Drop {
             object_type: ObjectType::View | ObjectType::Table,
             ..
