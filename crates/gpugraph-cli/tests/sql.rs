@@ -515,6 +515,20 @@ fn query_files_scripts_and_leading_comments_answer_like_the_cpu_plan() {
         assert!(err.contains(named), "{script}: {err}");
         assert!(!std::path::Path::new(&copied).exists(), "{script}");
     }
+    // `-f -` reads the script from standard input.
+    let mut child = std::process::Command::new(binary())
+        .args(with_tables(vec!["sql".into(), "-f".into(), "-".into()]))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts gpugraph");
+    let q22 = std::fs::read_to_string(tpch_file(22)).unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), q22.as_bytes()).unwrap();
+    let piped = child.wait_with_output().unwrap();
+    assert!(piped.status.success(), "{}", text(&piped.stderr));
+    let from_file = run(&with_tables(vec!["sql".into(), "-f".into(), tpch_file(22)]));
+    assert_eq!(text(&piped.stdout), from_file);
     let missing = t.path("missing.sql");
     let err = fails_without_output(&["sql", "-f", &missing, "--out", &out], &out);
     assert!(err.contains("missing.sql: cannot read the query"), "{err}");

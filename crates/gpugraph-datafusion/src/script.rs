@@ -100,7 +100,7 @@ pub fn parse(ctx: &SessionContext, sql: &str) -> Result<Vec<Step>, QueryError> {
                 }),
                 None => Err(QueryError::NotAQuery {
                     at,
-                    statement: leading_keywords(&statement.to_string()),
+                    statement: refused_name(&statement),
                 }),
             }
         })
@@ -161,6 +161,17 @@ fn untemporary(statement: Parsed) -> Parsed {
     }
 }
 
+/// What a refused statement is called in its error: a `CREATE TABLE` by what made it one
+/// (the in-memory form is allowed), others by their leading keywords.
+fn refused_name(statement: &Parsed) -> String {
+    match statement {
+        Parsed::Statement(s) if matches!(s.as_ref(), Statement::CreateTable(_)) => {
+            "CREATE TABLE with a location or file format (files)".to_string()
+        }
+        other => leading_keywords(&other.to_string()),
+    }
+}
+
 /// The statement's leading keywords (`COPY`, `INSERT INTO`, `CREATE EXTERNAL TABLE`): its
 /// printed form's first upper-case words (the printer writes keywords in upper case).
 fn leading_keywords(printed: &str) -> String {
@@ -216,7 +227,10 @@ mod tests {
                 "create external table t stored as csv location '/tmp/x.csv'",
                 "CREATE EXTERNAL TABLE",
             ),
-            ("create table t (a int) location '/tmp/x'", "CREATE"),
+            (
+                "create table t (a int) location '/tmp/x'",
+                "CREATE TABLE with a location",
+            ),
             ("set datafusion.execution.batch_size = 1", "SET"),
             (
                 "select 1; delete from t; select 2",
