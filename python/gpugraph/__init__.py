@@ -38,7 +38,7 @@ def sql(
     tables: Optional[Mapping[str, Any]] = None,
     engine: str = "gpu",
 ) -> "pyarrow.Table":  # noqa: F821 (pyarrow is imported lazily)
-    """Run one read-only SQL query and return its result as a ``pyarrow.Table``.
+    """Run a read-only SQL query (or script) and return its result as a ``pyarrow.Table``.
 
     ``tables`` maps table names to a ``pyarrow.Table`` (or any object with
     ``__arrow_c_stream__``: pyarrow record batch readers, polars/pandas frames that export
@@ -48,8 +48,13 @@ def sql(
     Arrow C stream interface, without copies.
 
     ``engine="gpu"`` runs supported operators on the GPU and the rest on DataFusion's CPU
-    operators; ``engine="cpu"`` runs DataFusion's CPU plan only (the reference). DDL, DML
-    (``COPY ... TO``) and ``SET`` are refused. Raises ``ValueError`` for bad SQL, unknown
+    operators; ``engine="cpu"`` runs DataFusion's CPU plan only (the reference).
+    ``query`` may be a script of statements separated by semicolons that also defines views
+    and in-memory tables for the session (``CREATE [TEMP] VIEW``, ``CREATE [TEMP] TABLE ...
+    AS``, ``DROP VIEW``/``DROP TABLE``): they run in order and the last query's rows are the
+    result (TPC-H Q15 as written). Anything that writes files or changes settings (``COPY ...
+    TO``, ``INSERT``, ``CREATE EXTERNAL TABLE``, ``SET``) is refused, naming the statement,
+    before any statement runs. Raises ``ValueError`` for bad SQL, unknown
     tables or columns and unsupported file extensions, ``FileNotFoundError`` for missing
     table files, ``TypeError`` for a table value of another type, ``RuntimeError`` when the
     GPU engine cannot run.

@@ -22,8 +22,9 @@ def sql(
     tables: Optional[Mapping[str, Any]] = ...,
     engine: str = ...,
 ) -> pyarrow.Table:
-    """Run one read-only SQL query (engine "gpu" or "cpu"); tables are pyarrow tables
-    (anything with __arrow_c_stream__) or .parquet/.csv/.arrow paths."""
+    """Run a read-only SQL query or script (engine "gpu" or "cpu"); tables are pyarrow
+    tables (anything with __arrow_c_stream__) or .parquet/.csv/.arrow paths. A script may
+    define views and in-memory tables; the last query's rows are the result."""
 
 def sort(a: npt.ArrayLike, descending: bool = ...) -> npt.NDArray[Any]:
     """Stable GPU sort of a 1-D uint32, int32 or float32 array."""

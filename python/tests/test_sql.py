@@ -106,3 +106,25 @@ def test_errors_are_python_exceptions_naming_the_problem(lineitem, tmp_path):
     with pytest.raises(ValueError, match="not supported"):
         gpugraph.sql(f"COPY (SELECT 1) TO '{out}'", {}, "cpu")
     assert not out.exists()
+
+
+def test_scripts_define_views_and_tables_and_answer_the_last_query(lineitem, tmp_path):
+    """A script as TPC-H Q15 is written (a view, the query over it, the view dropped), on
+    both engines with the same answer; a write anywhere in a script refuses it whole."""
+    script = """-- revenue per supplier, the best ones
+    create view revenue (supplier, total) as
+        select l_suppkey, sum(l_extendedprice * (1 - l_discount)) from lineitem
+        where l_shipdate >= date '1996-01-01' and l_shipdate < date '1996-04-01'
+        group by l_suppkey;
+    create temp table best as select max(total) as top from revenue;
+    select supplier, total from revenue, best where total = top order by supplier;
+    drop view revenue;"""
+    tables = {"lineitem": lineitem}
+    cpu = gpugraph.sql(script, tables, "cpu")
+    gpu = gpugraph.sql(script, tables, "gpu")
+    assert cpu.num_rows >= 1 and cpu.schema.names == ["supplier", "total"]
+    assert gpu.equals(cpu), f"GPU:\n{gpu}\nCPU:\n{cpu}"
+    out = tmp_path / "copied.csv"
+    with pytest.raises(ValueError, match="statement 2 of 2: COPY statements are not supported"):
+        gpugraph.sql(f"select 1; copy (select 1) to '{out}'", {}, "cpu")
+    assert not out.exists()

@@ -1,4 +1,4 @@
-//! `gpugraph sql`: one read-only SQL query through DataFusion ([`gpugraph_datafusion`]),
+//! `gpugraph sql`: a read-only SQL query or script through DataFusion ([`gpugraph_datafusion`]),
 //! on the GPU engine (supported operators on gpugraph primitives, the rest on DataFusion's
 //! CPU operators) or, with `--cpu`, on DataFusion's CPU plan alone.
 //!
@@ -22,11 +22,19 @@ use crate::output::{ms, PendingFile};
 /// `gpugraph sql`.
 #[derive(Args, Debug)]
 pub struct SqlArgs {
-    /// The query (SELECT / WITH / EXPLAIN). Files are tables when quoted in FROM, e.g.
-    /// FROM 'lineitem.parquet'; DDL, DML and SET are refused.
-    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    /// The query (SELECT / WITH / VALUES / EXPLAIN), or a script of statements separated by
+    /// semicolons that also defines views and in-memory tables (CREATE [TEMP] VIEW, CREATE
+    /// [TEMP] TABLE ... AS, DROP VIEW/TABLE); the last query's rows are printed. Files are
+    /// tables when quoted in FROM, e.g. FROM 'lineitem.parquet'; COPY, INSERT, CREATE
+    /// EXTERNAL TABLE and SET are refused. Text that begins with a `--` comment goes after
+    /// `--`: gpugraph sql --table t=t.parquet -- "$(cat q1.sql)".
+    #[arg(
+        required_unless_present = "file",
+        conflicts_with = "file",
+        allow_hyphen_values = true
+    )]
     pub query: Option<String>,
-    /// Read the query from this file instead (a query too long for the command line).
+    /// Read the query or script from this file instead (`-` reads standard input).
     #[arg(short = 'f', long, value_name = "FILE.sql")]
     pub file: Option<PathBuf>,
     /// Run DataFusion's CPU plan only (the reference the GPU plan is compared against).
@@ -171,10 +179,24 @@ fn table_spec(spec: &str) -> Result<(&str, &Path)> {
 pub fn run(args: &SqlArgs) -> Result<()> {
     let query = match (&args.query, &args.file) {
         (Some(q), _) => q.clone(),
+        (None, Some(path)) if path.as_os_str() == "-" => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .context("--file -: cannot read the query from standard input")?;
+            text
+        }
         (None, Some(path)) => std::fs::read_to_string(path)
             .with_context(|| format!("--file {}: cannot read the query", path.display()))?,
         (None, None) => bail!("give a query, or --file FILE.sql"),
     };
+    // The query argument takes text that begins with `-` (a `--` comment), so a mistyped
+    // option lands here as SQL that is only a comment: say what it looks like.
+    if args.file.is_none() && query.starts_with("--") && !query.trim_end().contains('\n') {
+        bail!(
+            "'{}' is no option of gpugraph sql, and as SQL only a comment (see gpugraph sql --help)",
+            query.trim_end()
+        );
+    }
     check_operators(&query)?;
     std::thread::scope(|scope| {
         std::thread::Builder::new()

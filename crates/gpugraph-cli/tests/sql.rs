@@ -416,3 +416,120 @@ fn bad_sql_missing_files_and_unknown_extensions_fail_naming_the_problem() {
     let err = fails_without_output(&["sql", "SELECT 1", "--cpu", "--out", &bad_out], &bad_out);
     assert!(err.contains("'.txt'"), "{err}");
 }
+
+/// A committed TPC-H query file (`gpugraph-datafusion/src/tpch/qN.sql`).
+fn tpch_file(n: usize) -> String {
+    let path = crate_file(&format!("../gpugraph-datafusion/src/tpch/q{n}.sql"));
+    path.to_str().expect("utf-8").to_string()
+}
+
+#[test]
+fn query_files_scripts_and_leading_comments_answer_like_the_cpu_plan() {
+    let (t, path) = lineitem("sql-scripts");
+    let mut tables = vec![format!("lineitem={path}")];
+    for name in ["orders", "customer", "nation", "supplier"] {
+        let out = t.path(&format!("{name}.parquet"));
+        let args = [
+            "generate-table",
+            "--tpch",
+            name,
+            "--scale",
+            "0.01",
+            "--out",
+            &out,
+        ];
+        assert_success(&args, &gpugraph(&args));
+        tables.push(format!("{name}={out}"));
+    }
+    let with_tables = |mut args: Vec<String>| -> Vec<String> {
+        for t in &tables {
+            args.extend(["--table".to_string(), t.clone()]);
+        }
+        args
+    };
+    let run = |args: &[String]| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_ok(&args)
+    };
+    // Q15 is a script (create view, the query, drop view); Q7 needs extract(year from …),
+    // Q22 substring(… from … for …). Each file opens with a `--` comment.
+    for (n, expect) in [(15, "total_revenue"), (7, "supp_nation"), (22, "cntrycode")] {
+        let file = tpch_file(n);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.starts_with("-- TPC-H"), "{file}");
+        let gpu = run(&with_tables(vec!["sql".into(), "-f".into(), file.clone()]));
+        let cpu = run(&with_tables(vec![
+            "sql".into(),
+            "--cpu".into(),
+            "--file".into(),
+            file.clone(),
+        ]));
+        assert_eq!(gpu, cpu, "Q{n}: GPU and CPU results differ");
+        assert!(gpu.contains(expect), "Q{n}: {gpu}");
+        // A table of at least one row: header, rule, a row, rule.
+        assert!(gpu.lines().count() >= 5, "Q{n} has no rows:\n{gpu}");
+        // The same text on the command line: after `--`, and as the first argument.
+        let mut after = with_tables(vec!["sql".into()]);
+        after.extend(["--".to_string(), text.clone()]);
+        assert_eq!(run(&after), gpu, "Q{n} after --");
+        let first = with_tables(vec!["sql".into(), text.clone()]);
+        assert_eq!(run(&first), gpu, "Q{n} as the first argument");
+    }
+    // The plan of a script is its last query's; the view it defined is gone afterwards.
+    let plan = run(&with_tables(vec![
+        "sql".into(),
+        "--explain".into(),
+        "-f".into(),
+        tpch_file(15),
+    ]));
+    assert!(plan.contains("supplier.parquet"), "{plan}");
+    // A write anywhere in a script refuses the whole script, naming the statement, before
+    // anything runs.
+    let copied = t.path("copied.csv");
+    let out = t.path("never.csv");
+    for (script, named) in [
+        (
+            format!("create view v as select 1 as a; copy v to '{copied}'"),
+            "statement 2 of 2: COPY statements are not supported",
+        ),
+        (
+            "-- a comment\ninsert into lineitem select * from lineitem; select 1".to_string(),
+            "statement 1 of 2: INSERT INTO statements are not supported",
+        ),
+        (
+            format!("create external table x stored as csv location '{copied}'; select 1"),
+            "CREATE EXTERNAL TABLE statements are not supported",
+        ),
+        (
+            "-- nothing but\n-- comments\n".to_string(),
+            "no SQL statement to run",
+        ),
+        (
+            "--bogus-option".to_string(),
+            "'--bogus-option' is no option of gpugraph sql",
+        ),
+    ] {
+        let mut args = vec!["sql", "--cpu", "--out", &out, "--table", &tables[0], "--"];
+        args.push(&script);
+        let err = fails_without_output(&args, &out);
+        assert!(err.contains(named), "{script}: {err}");
+        assert!(!std::path::Path::new(&copied).exists(), "{script}");
+    }
+    // `-f -` reads the script from standard input.
+    let mut child = std::process::Command::new(binary())
+        .args(with_tables(vec!["sql".into(), "-f".into(), "-".into()]))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts gpugraph");
+    let q22 = std::fs::read_to_string(tpch_file(22)).unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), q22.as_bytes()).unwrap();
+    let piped = child.wait_with_output().unwrap();
+    assert!(piped.status.success(), "{}", text(&piped.stderr));
+    let from_file = run(&with_tables(vec!["sql".into(), "-f".into(), tpch_file(22)]));
+    assert_eq!(text(&piped.stdout), from_file);
+    let missing = t.path("missing.sql");
+    let err = fails_without_output(&["sql", "-f", &missing, "--out", &out], &out);
+    assert!(err.contains("missing.sql: cannot read the query"), "{err}");
+}

@@ -115,6 +115,7 @@ pub mod program;
 pub mod recursion;
 pub mod rule;
 pub mod scan;
+pub mod script;
 pub mod topk;
 pub mod tpch;
 

@@ -1,9 +1,12 @@
 //! Tables registered by file path and read-only SQL run to completion: the front end that
 //! `gpugraph sql` and the Python package share on top of [`crate::session_context`].
 //!
-//! Only queries run: DDL (`CREATE TABLE ... LOCATION`), DML (`INSERT`, `COPY ... TO`) and
-//! statements (`SET`) are refused by DataFusion's SQL options, so a query can never write a
-//! file or change the session behind the caller's back.
+//! The SQL text may be a script of several statements ([`crate::script`]): queries, and
+//! views and in-memory tables that live only in the session. Everything that would write a
+//! file or change a setting (`COPY ... TO`, `INSERT`, `CREATE EXTERNAL TABLE`, `SET`) is
+//! refused by kind before any statement runs, and each statement's plan passes DataFusion's
+//! SQL options (no DML, no statements; DDL only for the definitions), so a script can never
+//! write a file or change the session's settings behind the caller's back.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,8 +19,11 @@ use datafusion::error::DataFusionError;
 use datafusion::execution::options::ArrowReadOptions;
 use datafusion::physical_plan::metrics::MetricValue;
 use datafusion::physical_plan::{collect, displayable, execute_stream, ExecutionPlan};
-use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SQLOptions, SessionContext};
+use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionContext};
+use datafusion::sql::parser::Statement as Parsed;
 use futures::StreamExt;
+
+use crate::script;
 
 /// The file formats a table can be registered from, chosen by the path's extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,12 +123,20 @@ pub enum QueryError {
         /// The signatures that exist.
         candidates: String,
     },
-    /// The statement is not a read-only query.
-    #[error("{statement} statements are not supported: only read-only queries run (SELECT, WITH, VALUES, EXPLAIN)")]
+    /// A statement is neither a read-only query nor a session-only definition (see
+    /// [`crate::script`]): nothing in a script writes files or changes settings.
+    #[error("{at}{statement} statements are not supported: queries run (SELECT, WITH, VALUES, EXPLAIN), \
+        with views and in-memory tables (CREATE [TEMP] VIEW, CREATE [TEMP] TABLE ... AS, DROP VIEW, DROP TABLE); \
+        nothing writes files or changes settings")]
     NotAQuery {
-        /// The statement's leading keywords (`CREATE FUNCTION`).
+        /// Where in a script of several statements (`statement 2 of 3: `), or empty.
+        at: String,
+        /// The statement's leading keywords (`CREATE FUNCTION`, `COPY`).
         statement: String,
     },
+    /// The SQL text holds no statement (nothing, or only comments and semicolons).
+    #[error("no SQL statement to run: the text is empty or only comments")]
+    Empty,
     /// Planning or executing the query failed (SQL syntax, unknown column or table,
     /// unreadable data, a refused DDL/DML statement).
     #[error("{0}")]
@@ -209,24 +223,55 @@ fn check_name(ctx: &SessionContext, name: &str) -> Result<(), QueryError> {
     })
 }
 
-/// A query's physical plan (read-only SQL only; see the module docs) and how long planning
-/// took (parse, logical optimization, physical planning and optimizer rules).
+/// The physical plan of a query, or of a script's last query, and how long it took (parse,
+/// logical optimization, physical planning and optimizer rules; for a script also its
+/// definitions, which run here, in order: a `CREATE TABLE … AS` runs its query now).
+///
+/// Every statement is checked before any runs ([`crate::script::parse`]): only queries and
+/// session-only definitions pass. A query before the script's last query is planned, so its
+/// errors surface, but not run (it changes nothing); definitions after the last query (Q15's
+/// `DROP VIEW`) run too, since the plan already holds what it reads. A script without a
+/// query plans to zero rows of no columns.
 pub async fn plan(
     ctx: &SessionContext,
     sql: &str,
 ) -> Result<(Arc<dyn ExecutionPlan>, Duration), QueryError> {
     let started = Instant::now();
-    let options = SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false);
-    check_read_only(ctx, sql)?;
-    check_quoted_files(ctx, sql)?;
-    let frame = ctx
-        .sql_with_options(sql, options)
-        .await
-        .map_err(|e| signature_error(&e).unwrap_or(QueryError::Query(e)))?;
-    let plan = frame.create_physical_plan().await?;
+    let steps = script::parse(ctx, sql)?;
+    let count = steps.len();
+    for step in &steps {
+        check_quoted_files(ctx, &step.statement)?;
+    }
+    let last_query = steps.iter().rposition(|s| s.kind == script::Kind::Query);
+    let mut result = None;
+    for (i, step) in steps.into_iter().enumerate() {
+        let at = script::position(i, count);
+        let options = step.options();
+        let state = ctx.state();
+        let logical = state
+            .statement_to_plan(step.statement.clone())
+            .await
+            .map_err(|e| signature_error(&e).unwrap_or(QueryError::Query(e)))?;
+        step.check_plan(&logical, &at)?;
+        options.verify_plan(&logical)?;
+        match step.kind {
+            script::Kind::Define => {
+                ctx.execute_logical_plan(logical).await?;
+            }
+            script::Kind::Query => {
+                let frame = ctx.execute_logical_plan(logical).await?;
+                let physical = frame.create_physical_plan().await?;
+                if Some(i) == last_query {
+                    result = Some(physical);
+                }
+            }
+        }
+    }
+    let plan = result.unwrap_or_else(|| {
+        Arc::new(datafusion::physical_plan::empty::EmptyExec::new(Arc::new(
+            datafusion::arrow::datatypes::Schema::empty(),
+        )))
+    });
     Ok((plan, started.elapsed()))
 }
 
@@ -254,56 +299,14 @@ fn signature_error(e: &DataFusionError) -> Option<QueryError> {
     })
 }
 
-/// Refuses every statement but a query (`SELECT`, `WITH`, `VALUES`) or its `EXPLAIN`, by
-/// its kind: DataFusion's options refuse DDL and DML, but some statements (`CREATE
-/// FUNCTION`) reach its planner's "not supported" errors instead.
-fn check_read_only(ctx: &SessionContext, sql: &str) -> Result<(), QueryError> {
-    use datafusion::sql::parser::Statement as Parsed;
-    use datafusion::sql::sqlparser::ast::Statement;
-    let state = ctx.state();
-    let dialect = state.config().options().sql_parser.dialect;
-    // Syntax errors are DataFusion's to report, with its positions.
-    let Ok(statement) = state.sql_to_statement(sql, &dialect) else {
-        return Ok(());
-    };
-    let refused = match &statement {
-        Parsed::Statement(s) => match s.as_ref() {
-            Statement::Query(_) | Statement::Explain { .. } | Statement::ExplainTable { .. } => {
-                return Ok(())
-            }
-            other => other.to_string(),
-        },
-        Parsed::Explain(_) => return Ok(()),
-        other => other.to_string(),
-    };
-    let kind: String = refused
-        .split_whitespace()
-        .take_while(|w| w.chars().all(|c| c.is_ascii_alphabetic()))
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ");
-    Err(QueryError::NotAQuery {
-        statement: if kind.is_empty() {
-            "this".to_string()
-        } else {
-            kind
-        },
-    })
-}
-
-/// Checks every table `sql` names as a quoted file path (`FROM 'lineitem.parquet'`,
+/// Checks every table `statement` names as a quoted file path (`FROM 'lineitem.parquet'`,
 /// `'file:///data/t.csv'`) that is not a registered table, as [`register_file`] checks a
 /// `--table` file. DataFusion's own errors for these say "table 'datafusion.public.x.parquet'
 /// not found" for a missing file, and its Parquet footer reader can panic on a corrupt one.
 /// Glob patterns are left to DataFusion's listing.
-fn check_quoted_files(ctx: &SessionContext, sql: &str) -> Result<(), QueryError> {
+fn check_quoted_files(ctx: &SessionContext, statement: &Parsed) -> Result<(), QueryError> {
     let state = ctx.state();
-    let dialect = state.config().options().sql_parser.dialect;
-    // Syntax errors are DataFusion's to report, with its positions.
-    let Ok(statement) = state.sql_to_statement(sql, &dialect) else {
-        return Ok(());
-    };
-    let Ok(tables) = state.resolve_table_references(&statement) else {
+    let Ok(tables) = state.resolve_table_references(statement) else {
         return Ok(());
     };
     for table in tables {

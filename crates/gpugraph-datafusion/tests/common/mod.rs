@@ -21,6 +21,7 @@ pub fn gpu() -> Arc<GpuContext> {
 /// A GPU and a CPU session with two partitions each.
 /// The GPU session takes every `ORDER BY … LIMIT` ([`SessionOptions::topk_host_inputs`]),
 /// so the top-k tests reach the selection over every key type.
+#[allow(dead_code)] // The TPC-H query suite runs scripts through `query::plan`.
 pub fn sessions(gpu: &Arc<GpuContext>) -> (SessionContext, SessionContext) {
     let options = |engine| SessionOptions {
         engine,
@@ -74,7 +75,16 @@ fn walk(plan: &Arc<dyn ExecutionPlan>, out: &mut Placement) {
     }
 }
 
+/// Where an executed `plan`'s operators ran (run-time fallbacks are known only after it ran).
+#[allow(dead_code)] // Read by the TPC-H query suite only.
+pub fn placement(plan: &Arc<dyn ExecutionPlan>) -> Placement {
+    let mut placement = Placement::default();
+    walk(plan, &mut placement);
+    placement
+}
+
 /// Runs `sql` on `ctx`: its result, printed, and where it ran.
+#[allow(dead_code)] // The TPC-H query suite runs scripts through `query::plan`.
 pub async fn run(ctx: &SessionContext, sql: &str) -> (String, Placement) {
     let df = ctx.sql(sql).await.expect("plans");
     let plan = df.create_physical_plan().await.expect("physical plan");
@@ -90,6 +100,7 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> (String, Placement) {
 }
 
 /// Runs `sql` on both sessions and asserts equal results; returns the GPU side's placement.
+#[allow(dead_code)] // The TPC-H query suite runs scripts through `query::plan`.
 pub async fn same(gpu: &SessionContext, cpu: &SessionContext, sql: &str) -> Placement {
     let (g, placement) = run(gpu, sql).await;
     let (c, _) = run(cpu, sql).await;
