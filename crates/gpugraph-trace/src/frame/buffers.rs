@@ -76,6 +76,9 @@ pub struct FrameBuffers {
     pub draw_args: wgpu::Buffer,
     /// Output: `[deepest lane + 1 under the pointer (0: none), picked span or NO_SPAN]`.
     pub pick: wgpu::Buffer,
+    /// The pick passes' indirect dispatch `(x, y, z)`, written by `pick_clear`: no
+    /// workgroups while the view asks for no pick, so an ordinary frame skips both passes.
+    pub pick_args: wgpu::Buffer,
     /// Output with [`TraceFrameConfig::scene_records`]: one 128-byte GPUScene record per
     /// span slot ([`crate::scene::TraceSceneProjection`]).
     pub scene_records: Option<wgpu::Buffer>,
@@ -136,6 +139,7 @@ impl FrameBuffers {
             visible_edges: b("trace/visible-edges", m),
             draw_args: buffer(device, "trace/draw-args", 8, io | U::INDIRECT),
             pick: b("trace/pick", 2),
+            pick_args: buffer(device, "trace/pick-args", 3, io | U::INDIRECT),
             color: c.picture.map(|(w, h)| {
                 device.create_texture(&wgpu::TextureDescriptor {
                     label: Some("trace/color"),

@@ -54,6 +54,7 @@ struct FrameParams {
 @group(0) @binding(17) var<storage, read> visible_in: array<u32>;
 @group(0) @binding(18) var<storage, read> rows_in: array<u32>;
 @group(0) @binding(19) var<storage, read_write> pick: array<atomic<u32>>;
+@group(0) @binding(20) var<storage, read_write> pick_args: array<u32>;
 
 fn load_span(i: u32) -> Span {
     var w: array<u32, 8>;
@@ -164,6 +165,16 @@ fn pick_candidate(i: u32) -> bool {
 fn pick_clear() {
     atomicStore(&pick[0], 0u);
     atomicStore(&pick[1], NO_SPAN);
+    // The two pick passes' grid: one row per span slot, none without a pick; split over y
+    // past the per-dimension limit as `Grid::Rows` does (linear_row reads it back).
+    var groups = 0u;
+    if fp.pick_mode != 0u {
+        groups = (arrayLength(&visible_in) + WG - 1u) / WG;
+    }
+    let x = min(groups, 65535u);
+    pick_args[0] = x;
+    pick_args[1] = select(1u, (groups + 65534u) / 65535u, groups > 65535u);
+    pick_args[2] = 1u;
 }
 
 @compute @workgroup_size(WG)

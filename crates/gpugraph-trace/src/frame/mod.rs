@@ -10,7 +10,8 @@
 //!   AncestorProjection(parents, visible) ─ edge_projection ─ Compaction(edges) ─ edge IDs + count
 //!   Compaction(spans) ─ visible span IDs + count, written into the instanceCount word of
 //!   an indirect draw record ([`FrameBuffers::draw_args`])
-//!   pick_clear ─ pick_lane ─ pick_span ─ picked span ID
+//!   pick_clear ─ pick_lane ─ pick_span ─ picked span ID (the last two dispatched
+//!   indirectly: no workgroups while the view asks for no pick)
 //! ```
 //!
 //! Everything an interaction changes ([`TraceView`]: window, collapse, filters, focus seeds
@@ -543,6 +544,7 @@ impl TraceFrame {
         // The instanceCount words of the two indirect draw records.
         let (visible_count, edge_count) = (count(&mut g, 1)?, count(&mut g, 5)?);
         let pick = v(&mut g, "pick", &b.pick, 2)?;
+        let pick_args = v(&mut g, "pick-args", &b.pick_args, 3)?;
 
         let shader = ShaderSource::new("trace/frame", WGSL);
         let fp = || Binding::handle(0, params, Access::Uniform);
@@ -676,14 +678,26 @@ impl TraceFrame {
                 Binding::read_write(19, pick),
             ]
         };
+        let mut clear_bindings = pick_bindings();
+        clear_bindings.push(Binding::read_write(20, pick_args));
         node(
             &mut g,
             "pick_clear",
-            pick_bindings(),
+            clear_bindings,
             Grid::Workgroups([1, 1, 1]),
         )?;
-        node(&mut g, "pick_lane", pick_bindings(), rows_of(s))?;
-        node(&mut g, "pick_span", pick_bindings(), rows_of(s))?;
+        node(
+            &mut g,
+            "pick_lane",
+            pick_bindings(),
+            Grid::Indirect(pick_args),
+        )?;
+        node(
+            &mut g,
+            "pick_span",
+            pick_bindings(),
+            Grid::Indirect(pick_args),
+        )?;
         if let Some(texture) = &b.color {
             draw::add_draw(
                 &mut g,
