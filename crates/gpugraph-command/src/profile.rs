@@ -9,6 +9,10 @@ pub struct NodeTiming {
     /// Nanoseconds between the pass's begin and end timestamps; `None` for copy nodes, which
     /// run outside passes.
     pub gpu_ns: Option<f64>,
+    /// The pass's begin timestamp in nanoseconds of the device's timestamp clock (its origin
+    /// is the device's: compare it only with other nodes of the same submission, e.g. for the
+    /// span from the first node's start to the last one's end); `None` for copy nodes.
+    pub start_ns: Option<f64>,
 }
 
 /// wgpu caps one query set at 4096 queries.
@@ -145,6 +149,12 @@ impl Profiler {
                     let (a, b) = (ticks[q as usize], ticks[q as usize + 1]);
                     b.saturating_sub(a) as f64 * period
                 }),
+                start_ns: self
+                    .base
+                    .get(n)
+                    .copied()
+                    .flatten()
+                    .map(|q| ticks[q as usize] as f64 * period),
             })
             .collect())
     }

@@ -561,6 +561,17 @@ fn profiled_encode_times_each_pass_or_reports_missing_feature() {
         let timings = chain.graph.read_timings(&ctx.queue).unwrap();
         assert_eq!(timings.len(), 4);
         assert!(timings.iter().all(|t| t.gpu_ns.is_some_and(|ns| ns >= 0.0)));
+        // The chain's passes depend on each other: their begin timestamps are in order.
+        let spans: Vec<(f64, f64)> = timings
+            .iter()
+            .map(|t| {
+                let start = t.start_ns.expect("a compute node has a start");
+                (start, start + t.gpu_ns.unwrap_or(0.0))
+            })
+            .collect();
+        for w in spans.windows(2) {
+            assert!(w[1].0 >= w[0].0, "{spans:?}");
+        }
     } else {
         assert!(matches!(
             result,
