@@ -132,14 +132,43 @@ impl Profiler {
         rx.recv()
             .map_err(|_| "map callback never ran".to_string())?
             .map_err(|e| format!("mapping the timestamp staging buffer failed: {e}"))?;
-        let period = queue.get_timestamp_period() as f64;
-        let ticks: Vec<u64> = {
+        let bytes = {
             let data = slice.get_mapped_range().map_err(|e| format!("{e}"))?;
-            data.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                .collect()
+            data[..self.ticks_bytes() as usize].to_vec()
         };
         self.staging.unmap();
+        self.timings(queue, ids, &bytes)
+    }
+
+    /// The resolve buffer and the bytes of it that hold this profiler's ticks, once an
+    /// encode resolved them.
+    pub(crate) fn ticks(&self) -> Option<(&wgpu::Buffer, u64)> {
+        self.resolved.then_some((&self.resolve, self.ticks_bytes()))
+    }
+
+    fn ticks_bytes(&self) -> u64 {
+        u64::from(self.query_count) * 8
+    }
+
+    /// The timings of nodes `ids` from `bytes`, the resolved ticks ([`Self::ticks`]).
+    pub(crate) fn timings(
+        &self,
+        queue: &wgpu::Queue,
+        ids: &[String],
+        bytes: &[u8],
+    ) -> Result<Vec<NodeTiming>, String> {
+        if (bytes.len() as u64) < self.ticks_bytes() {
+            return Err(format!(
+                "{} bytes of timestamps, the graph resolved {}",
+                bytes.len(),
+                self.ticks_bytes()
+            ));
+        }
+        let period = queue.get_timestamp_period() as f64;
+        let ticks: Vec<u64> = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect();
         Ok(ids
             .iter()
             .enumerate()
