@@ -61,6 +61,10 @@ pub enum KernelError {
     /// Uploading a chunk or reading the accumulators back failed.
     #[error("moving data to or from the GPU failed: {0}")]
     Transfer(#[from] gpugraph_tables::TableError),
+    /// A kernel's command graph was refused (a declaration the shader disagrees with, a
+    /// dispatch past the device's limits).
+    #[error("the kernel's command graph failed: {0}")]
+    Graph(#[from] gpugraph_command::GraphError),
     /// More groups than the kernel accumulates.
     #[error("{groups} groups ({words} accumulator words each); the GPU aggregates at most {max}")]
     TooManyGroups {
