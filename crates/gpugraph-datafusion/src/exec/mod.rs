@@ -8,7 +8,7 @@
 //! the last batch checks the bounds, runs the program and emits the partial-state batch
 //! DataFusion's final aggregate expects. A Parquet source whose pages the GPU expands itself
 //! (`pages/`) arrives as row groups instead, and a plan without group keys, coded strings or
-//! lookups aggregates each one as it arrives ([`kernel::Accumulation::add`]), so only the last
+//! lookups aggregates each one as it arrives ([`kernel::Accumulation::encode_streamed`]), so only the last
 //! row group's pass is left after the scan. Whenever the data does not fit the GPU's exact
 //! arithmetic (a value past i32, an intermediate past i64, too many groups) it runs the
 //! original CPU partial aggregate it keeps instead, and says why in its display

@@ -22,7 +22,6 @@ mod accumulation;
 mod compile;
 pub mod keymap;
 mod pack;
-pub(crate) use accumulation::submit_and_map;
 pub use accumulation::{run, Accumulation, RunTimes};
 pub use compile::shader;
 pub use pack::SlotLayout;
