@@ -4,13 +4,16 @@
 //! job's 50M-row table the two nullable columns' masks were 400 of the 1,000 MB uploaded. Here
 //! each chunk's bitmap is staged (1/32 of the bytes) into one temporary device buffer and
 //! `validity_expand.wgsl` writes the mask words on the GPU, where 400 MB take well under a
-//! millisecond. The masks are the same words the host path writes (tests compare both).
+//! millisecond: one dispatch node per chunk of one command graph, submitted once after the
+//! bitmaps' staging (an upload has no caller encoder to record into). The masks are the same words the host path writes (tests compare both).
 //!
 //! [`MaskTransfer::Bitmap`]: crate::MaskTransfer::Bitmap
 
 use arrow_buffer::NullBuffer;
-use gpugraph_command::cache::{DeviceCache, PipelineDescriptor};
-use gpugraph_command::{GpuContext, VectorFormat};
+use gpugraph_command::{
+    Binding, BufferDescriptor, CommandGraph, CompiledGraph, DataViewDescriptor, DispatchNode,
+    EncodeOptions, GpuContext, GraphError, Grid, ShaderSource, VectorFormat,
+};
 use gpugraph_tables::upload::{
     create_table_buffers, write_targets, FillFn, Outcome, Source, Target,
 };
@@ -90,7 +93,6 @@ pub(crate) fn stage_bitmaps(
     options: &UploadOptions,
 ) -> Result<Option<GpuVector>, ArrowAdapterError> {
     let (device, queue) = (&ctx.device, &ctx.queue);
-    let max_dim = u64::from(device.limits().max_compute_workgroups_per_dimension);
     let rows: Vec<u64> = chunks.iter().map(|c| c.rows() as u64).collect();
     if mask_transfer(device, &rows, MaskTransfer::Bitmap) != MaskTransfer::Bitmap {
         return Ok(None);
@@ -120,13 +122,6 @@ pub(crate) fn stage_bitmaps(
             Box::new(fill) as Box<FillFn<'_>>
         })
         .collect();
-    let pipeline = DeviceCache::for_device(device).compute_pipeline(&PipelineDescriptor {
-        label: "gpugraph-arrow validity expand",
-        wgsl: include_str!("validity_expand.wgsl"),
-        entry_point: "expand",
-        entries: &[storage_entry(0, true), storage_entry(1, false)],
-        constants: &[],
-    });
     let (buffers, outcome) =
         create_table_buffers(device, &masks.sizes, options.extra_usage, |b| {
             let bits = device.create_buffer(&wgpu::BufferDescriptor {
@@ -154,36 +149,23 @@ pub(crate) fn stage_bitmaps(
             if outcome == Outcome::Stopped {
                 return Ok(outcome);
             }
-            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("gpugraph-arrow validity expand"),
-            });
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            let chunks: Vec<(u64, u64, usize, u64)> = rows
+                .iter()
+                .zip(&bit_offsets)
+                .zip(&masks.places)
+                .map(|((&r, &bit_offset), &(i, offset))| (r, bit_offset, i, offset))
+                .collect();
+            let mut graph = expand_graph(device, &bits, b, &chunks)?;
+            if !graph.node_order().is_empty() {
+                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("gpugraph-arrow validity expand"),
-                    timestamp_writes: None,
                 });
-                pass.set_pipeline(&pipeline.pipeline);
-                for ((&r, &bit_offset), &(i, offset)) in
-                    rows.iter().zip(&bit_offsets).zip(&masks.places)
-                {
-                    if r == 0 {
-                        continue;
-                    }
-                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("gpugraph-arrow validity expand"),
-                        layout: &pipeline.layout,
-                        entries: &[
-                            binding(0, &bits, bit_offset, r.div_ceil(32) * 4),
-                            binding(1, &b[i], offset, r * 4),
-                        ],
-                    });
-                    pass.set_bind_group(0, &group, &[]);
-                    let groups = r.div_ceil(WORKGROUP);
-                    let x = groups.min(max_dim);
-                    pass.dispatch_workgroups(x as u32, groups.div_ceil(x) as u32, 1);
-                }
+                graph.encode(&mut encoder, &EncodeOptions::default())?;
+                queue.submit([encoder.finish()]);
             }
-            queue.submit([encoder.finish()]);
+            // Freed once the expansion ran (the graph's bind groups are its own).
+            drop(graph);
+            bits.destroy();
             Ok(outcome)
         })?;
     if outcome == Outcome::Stopped {
@@ -199,26 +181,56 @@ pub(crate) fn stage_bitmaps(
     .map(Some)
 }
 
-fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-fn binding(index: u32, buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding: index,
-        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+/// The graph that expands each nonempty chunk `(rows, bit offset in bits, mask buffer index
+/// in masks, byte offset in it)`: one dispatch node per chunk, `bits` read, the chunk's mask
+/// words written.
+fn expand_graph(
+    device: &wgpu::Device,
+    bits: &wgpu::Buffer,
+    masks: &[wgpu::Buffer],
+    chunks: &[(u64, u64, usize, u64)],
+) -> Result<CompiledGraph, GraphError> {
+    let mut graph = CommandGraph::new("gpugraph-arrow validity expand", device);
+    let import = |graph: &mut CommandGraph, id: String, buffer: &wgpu::Buffer| match graph
+        .imported_handle(buffer)
+    {
+        Some(h) => Ok(h),
+        None => graph.import_buffer(
+            BufferDescriptor::new(id, buffer.size(), wgpu::BufferUsages::STORAGE),
             buffer,
-            offset,
-            size: wgpu::BufferSize::new(size),
-        }),
+        ),
+    };
+    let bits_handle = import(&mut graph, "bits".into(), bits)?;
+    for (k, &(rows, bit_offset, i, offset)) in chunks.iter().enumerate() {
+        if rows == 0 {
+            continue;
+        }
+        let mask = import(&mut graph, format!("mask {i}"), &masks[i])?;
+        let words = DataViewDescriptor::packed(VectorFormat::Uint32, rows.div_ceil(32));
+        let bits_view = graph.create_data_view(bits_handle, words.at_offset(bit_offset))?;
+        let mask_view = graph.create_data_view(
+            mask,
+            DataViewDescriptor::packed(VectorFormat::Uint32, rows).at_offset(offset),
+        )?;
+        graph.add_dispatch_node(
+            DispatchNode::new(
+                format!("expand {k}"),
+                ShaderSource::new(
+                    "arrow/validity_expand",
+                    include_str!("validity_expand.wgsl"),
+                ),
+                "expand",
+                vec![
+                    Binding::read(0, bits_view),
+                    Binding::read_write(1, mask_view),
+                ],
+                Grid::Rows {
+                    rows,
+                    rows_per_workgroup: WORKGROUP as u32,
+                },
+            )
+            .private_bind_group(),
+        )?;
     }
+    graph.compile()
 }

@@ -568,6 +568,35 @@ impl CompiledGraph {
         self.profiler = None;
     }
 
+    /// Where the last profiled encode resolved its timestamps: a buffer (`COPY_SRC`) and the
+    /// byte count from its start. A caller that reads results back after the encode copies
+    /// this range into the same readback and turns the bytes into timings with
+    /// [`Self::timings_from`], instead of [`Self::read_timings`]' own map and wait. `None`
+    /// before a profiled encode.
+    pub fn timestamp_range(&self) -> Option<(&wgpu::Buffer, u64)> {
+        self.profiler.as_ref().and_then(Profiler::ticks)
+    }
+
+    /// The GPU timings of the last profiled encode from `bytes`, the contents of
+    /// [`Self::timestamp_range`] read back after the encode's submission completed.
+    pub fn timings_from(
+        &self,
+        queue: &wgpu::Queue,
+        bytes: &[u8],
+    ) -> Result<Vec<NodeTiming>, GraphError> {
+        let ids: Vec<String> = self.nodes.iter().map(|n| n.id.clone()).collect();
+        let unavailable = |reason: String| GraphError::TimingsUnavailable {
+            graph: self.id.clone(),
+            reason,
+        };
+        let Some(p) = self.profiler.as_ref().filter(|p| p.ticks().is_some()) else {
+            return Err(unavailable(
+                "no profiled encode was recorded (EncodeOptions::profile)".into(),
+            ));
+        };
+        p.timings(queue, &ids, bytes).map_err(unavailable)
+    }
+
     /// Reads the GPU timings of the last profiled encode. This is a READBACK: it maps a
     /// staging buffer and blocks until the GPU finished; call it after submitting.
     pub fn read_timings(&mut self, queue: &wgpu::Queue) -> Result<Vec<NodeTiming>, GraphError> {

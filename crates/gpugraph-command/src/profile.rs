@@ -9,6 +9,10 @@ pub struct NodeTiming {
     /// Nanoseconds between the pass's begin and end timestamps; `None` for copy nodes, which
     /// run outside passes.
     pub gpu_ns: Option<f64>,
+    /// The pass's begin timestamp in nanoseconds of the device's timestamp clock (its origin
+    /// is the device's: compare it only with other nodes of the same submission, e.g. for the
+    /// span from the first node's start to the last one's end); `None` for copy nodes.
+    pub start_ns: Option<f64>,
 }
 
 /// wgpu caps one query set at 4096 queries.
@@ -128,14 +132,43 @@ impl Profiler {
         rx.recv()
             .map_err(|_| "map callback never ran".to_string())?
             .map_err(|e| format!("mapping the timestamp staging buffer failed: {e}"))?;
-        let period = queue.get_timestamp_period() as f64;
-        let ticks: Vec<u64> = {
+        let bytes = {
             let data = slice.get_mapped_range().map_err(|e| format!("{e}"))?;
-            data.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                .collect()
+            data[..self.ticks_bytes() as usize].to_vec()
         };
         self.staging.unmap();
+        self.timings(queue, ids, &bytes)
+    }
+
+    /// The resolve buffer and the bytes of it that hold this profiler's ticks, once an
+    /// encode resolved them.
+    pub(crate) fn ticks(&self) -> Option<(&wgpu::Buffer, u64)> {
+        self.resolved.then_some((&self.resolve, self.ticks_bytes()))
+    }
+
+    fn ticks_bytes(&self) -> u64 {
+        u64::from(self.query_count) * 8
+    }
+
+    /// The timings of nodes `ids` from `bytes`, the resolved ticks ([`Self::ticks`]).
+    pub(crate) fn timings(
+        &self,
+        queue: &wgpu::Queue,
+        ids: &[String],
+        bytes: &[u8],
+    ) -> Result<Vec<NodeTiming>, String> {
+        if (bytes.len() as u64) < self.ticks_bytes() {
+            return Err(format!(
+                "{} bytes of timestamps, the graph resolved {}",
+                bytes.len(),
+                self.ticks_bytes()
+            ));
+        }
+        let period = queue.get_timestamp_period() as f64;
+        let ticks: Vec<u64> = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect();
         Ok(ids
             .iter()
             .enumerate()
@@ -145,6 +178,12 @@ impl Profiler {
                     let (a, b) = (ticks[q as usize], ticks[q as usize + 1]);
                     b.saturating_sub(a) as f64 * period
                 }),
+                start_ns: self
+                    .base
+                    .get(n)
+                    .copied()
+                    .flatten()
+                    .map(|q| ticks[q as usize] as f64 * period),
             })
             .collect())
     }

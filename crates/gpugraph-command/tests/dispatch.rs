@@ -78,6 +78,16 @@ fn affine_graph(
     dst: &wgpu::Buffer,
     rows: u64,
 ) -> (CommandGraph, DataView) {
+    affine_graph_with(ctx, src, dst, rows, true)
+}
+
+fn affine_graph_with(
+    ctx: &GpuContext,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+    rows: u64,
+    share_bind_group: bool,
+) -> (CommandGraph, DataView) {
     let mut g = CommandGraph::new("affine", &ctx.device);
     let s = g
         .import_buffer(BufferDescriptor::new("src", src.size(), src.usage()), src)
@@ -93,7 +103,7 @@ fn affine_graph(
         add: 7,
         _pad: 0,
     };
-    g.add_dispatch_node(DispatchNode::new(
+    let mut node = DispatchNode::new(
         "affine",
         ShaderSource::new("affine", AFFINE_WGSL),
         "main",
@@ -106,8 +116,11 @@ fn affine_graph(
             rows,
             rows_per_workgroup: 64,
         },
-    ))
-    .unwrap();
+    );
+    if !share_bind_group {
+        node = node.private_bind_group();
+    }
+    g.add_dispatch_node(node).unwrap();
     (g, dv)
 }
 
@@ -460,6 +473,35 @@ fn compiling_the_same_shape_twice_creates_no_pipeline() {
     );
     assert!(second.pipeline_hits > first.pipeline_hits, "{second:?}");
     assert_eq!(read(&ctx, &dst, 4), vec![10, 13, 16, 19]);
+}
+
+/// A node with a private bind group still takes its pipeline from the device cache, but its
+/// bind group never enters the cache (whose entries would keep per-query buffers alive).
+#[test]
+fn private_bind_groups_stay_out_of_the_device_cache() {
+    let ctx = ctx();
+    let src = upload(&ctx, &[1, 2, 3, 4], U::STORAGE);
+    let dst = upload(&ctx, &[POISON; 4], U::STORAGE);
+    let (g, _) = affine_graph_with(&ctx, &src, &dst, 4, false);
+    let cache = g.cache();
+    let before = cache.stats();
+    run(&ctx, g).unwrap();
+    assert_eq!(read(&ctx, &dst, 4), vec![10, 13, 16, 19]);
+    let dst2 = upload(&ctx, &[POISON; 4], U::STORAGE);
+    let (g, _) = affine_graph_with(&ctx, &src, &dst2, 4, false);
+    run(&ctx, g).unwrap();
+    assert_eq!(read(&ctx, &dst2, 4), vec![10, 13, 16, 19]);
+    let after = cache.stats();
+    assert_eq!(
+        (after.bind_groups_created, after.bind_group_hits),
+        (before.bind_groups_created, before.bind_group_hits),
+        "{after:?}"
+    );
+    assert!(after.pipeline_hits > before.pipeline_hits, "{after:?}");
+    // The shared default does enter it.
+    let (g, _) = affine_graph(&ctx, &src, &dst, 4);
+    run(&ctx, g).unwrap();
+    assert!(cache.stats().bind_groups_created > after.bind_groups_created);
 }
 
 #[test]

@@ -557,16 +557,52 @@ fn profiled_encode_times_each_pass_or_reports_missing_feature() {
             report.compute_passes, 4,
             "profiling gives every node its own pass"
         );
+        // The resolved ticks, copied in the caller's own readback after the encode.
+        let (ticks, bytes) = chain.graph.timestamp_range().expect("a profiled encode");
+        assert_eq!(bytes, 4 * 2 * 8, "two timestamps per node");
+        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("ticks"),
+            size: bytes,
+            usage: U::MAP_READ | U::COPY_DST,
+            mapped_at_creation: false,
+        });
+        enc.copy_buffer_to_buffer(ticks, 0, &staging, 0, bytes);
         ctx.queue.submit([enc.finish()]);
+        let words = read(&ctx, &staging);
+        let from_ticks = chain
+            .graph
+            .timings_from(&ctx.queue, bytemuck::cast_slice(&words))
+            .unwrap();
+        assert!(
+            chain.graph.timings_from(&ctx.queue, &[0; 8]).is_err(),
+            "too few bytes"
+        );
         let timings = chain.graph.read_timings(&ctx.queue).unwrap();
+        assert_eq!(
+            from_ticks, timings,
+            "one set of ticks, two ways of reading it"
+        );
         assert_eq!(timings.len(), 4);
         assert!(timings.iter().all(|t| t.gpu_ns.is_some_and(|ns| ns >= 0.0)));
+        // The chain's passes depend on each other: their begin timestamps are in order.
+        let spans: Vec<(f64, f64)> = timings
+            .iter()
+            .map(|t| {
+                let start = t.start_ns.expect("a compute node has a start");
+                (start, start + t.gpu_ns.unwrap_or(0.0))
+            })
+            .collect();
+        for w in spans.windows(2) {
+            assert!(w[1].0 >= w[0].0, "{spans:?}");
+        }
     } else {
         assert!(matches!(
             result,
             Err(GraphError::ProfilingUnsupported { .. })
         ));
         assert!(chain.graph.read_timings(&ctx.queue).is_err());
+        assert!(chain.graph.timestamp_range().is_none());
+        assert!(chain.graph.timings_from(&ctx.queue, &[0; 64]).is_err());
     }
 }
 

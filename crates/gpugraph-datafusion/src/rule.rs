@@ -18,7 +18,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use gpugraph_command::GpuContext;
 
 use crate::cache::GpuCache;
-use crate::exec::{CpuFallbackExec, GpuPartialAggregateExec};
+use crate::exec::{CpuFallbackExec, FallbackReason, GpuPartialAggregateExec};
 use crate::finalize::GpuFinalizeExec;
 use crate::kernel::STORAGE_BUFFERS;
 use crate::plan::plan as gpu_plan_of;
@@ -38,14 +38,15 @@ impl GpuAggregateRule {
     }
 
     /// Why this device cannot run the kernel at all, if so.
-    fn device_refusal(&self) -> Option<String> {
+    fn device_refusal(&self) -> Option<FallbackReason> {
         let have = self
             .gpu
             .device
             .limits()
             .max_storage_buffers_per_shader_stage;
-        (have < STORAGE_BUFFERS).then(|| {
-            format!("the device binds {have} storage buffers per shader stage; the GPU aggregate needs {STORAGE_BUFFERS}")
+        (have < STORAGE_BUFFERS).then_some(FallbackReason::StorageBuffers {
+            have,
+            need: STORAGE_BUFFERS,
         })
     }
 }
@@ -76,7 +77,10 @@ impl PhysicalOptimizerRule for GpuAggregateRule {
                         (Some(why), _) => {
                             Arc::new(CpuFallbackExec::new(Arc::clone(&node), why.clone()))
                         }
-                        (None, Err(why)) => Arc::new(CpuFallbackExec::new(Arc::clone(&node), why)),
+                        (None, Err(why)) => Arc::new(CpuFallbackExec::new(
+                            Arc::clone(&node),
+                            FallbackReason::Unsupported(why),
+                        )),
                         (None, Ok(gpu_plan)) => Arc::new(GpuPartialAggregateExec::new(
                             gpu_plan,
                             cpu_plan(Arc::clone(&node), config)?,

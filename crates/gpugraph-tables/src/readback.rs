@@ -1,7 +1,7 @@
 //! Explicit READBACK: the only place in this crate that copies GPU data to the CPU.
 //!
-//! Every function here records copies into a fresh staging buffer, SUBMITS them on the
-//! given queue and BLOCKS the calling thread until the device has finished and the staging
+//! Every function here records copies into a fresh staging buffer (after the caller's
+//! recorded work, for [`submit_and_read`]), SUBMITS them on the given queue and BLOCKS the calling thread until the device has finished and the staging
 //! buffer is mapped. Use them for tests, diagnostics and application decisions that
 //! genuinely belong on the CPU; never inside a per-frame dependency chain.
 
@@ -136,9 +136,35 @@ fn read_ranges(
     queue: &wgpu::Queue,
     ranges: &[(&wgpu::Buffer, u64, u64)],
 ) -> Result<Vec<Vec<u8>>, TableError> {
+    let (_, total) = plan(ranges)?;
+    if total == 0 {
+        return Ok(vec![Vec::new(); ranges.len()]);
+    }
+    let encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("gpugraph-tables-readback"),
+    });
+    submit_and_read(device, queue, encoder, ranges)
+}
+
+/// READBACK (submits and blocks): the bytes of `ranges` (buffer, byte offset, size) as they
+/// are after the work already recorded in `encoder` (a compiled graph's encode), copied in
+/// the same submission, so a computation and its readback cost one submission and one wait.
+///
+/// Reads the ranges' buffers (which need `COPY_SRC`); creates, maps and destroys one staging
+/// buffer; always submits `encoder` (also when every range is empty). Ranges are checked
+/// before anything is submitted: on a bad range `encoder` is dropped unsubmitted. A
+/// validation or out-of-memory error raised by the submission (the caller's work included)
+/// is [`TableError::Readback`].
+pub fn submit_and_read(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    mut encoder: wgpu::CommandEncoder,
+    ranges: &[(&wgpu::Buffer, u64, u64)],
+) -> Result<Vec<Vec<u8>>, TableError> {
     let mut out = vec![Vec::new(); ranges.len()];
     let (planned, total) = plan(ranges)?;
     if total == 0 {
+        queue.submit([encoder.finish()]);
         return Ok(out);
     }
     let max = device.limits().max_buffer_size;
@@ -153,9 +179,6 @@ fn read_ranges(
         size: total,
         usage: BufferUsages::MAP_READ | BufferUsages::COPY_DST,
         mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-        label: Some("gpugraph-tables-readback"),
     });
     for p in &planned {
         encoder.copy_buffer_to_buffer(

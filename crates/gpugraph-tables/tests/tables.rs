@@ -407,6 +407,71 @@ fn imported_views_drive_a_compiled_copy_graph() {
     assert_eq!(src.read_back::<u32>(ctx).unwrap(), src_values);
 }
 
+/// `submit_and_read` reads what the caller's recorded work wrote, in that one submission
+/// (the copy and the readback share it), widens unaligned ranges like `read_bytes`, still
+/// submits the work when every range is empty, and rejects a bad range before submitting.
+#[test]
+fn submit_and_read_reads_after_the_recorded_work_in_one_submission() {
+    // A device of its own: the other tests' submissions would take numbers meanwhile.
+    let ctx = &GpuContext::new().expect("a GPU adapter (install mesa-vulkan-drivers)");
+    let values = seq(64, 3);
+    let src = GpuData::upload(ctx, &values, VectorFormat::Uint32, NONE).unwrap();
+    let dst = GpuData::upload(ctx, &[0xDEAD_BEEFu32; 64], VectorFormat::Uint32, NONE).unwrap();
+    let record = || {
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(src.buffer(), 0, dst.buffer(), 0, 256);
+        encoder
+    };
+    let index = |i: wgpu::SubmissionIndex| -> u64 {
+        format!("{i:?}")
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap()
+    };
+    let empty = || {
+        ctx.queue.submit([ctx
+            .device
+            .create_command_encoder(&Default::default())
+            .finish()])
+    };
+    let before = index(empty());
+    let read = readback::submit_and_read(
+        &ctx.device,
+        &ctx.queue,
+        record(),
+        &[(dst.buffer(), 4, 8), (dst.buffer(), 250, 6)],
+    )
+    .unwrap();
+    // wgpu numbers map requests like submissions: one submission, one map, this empty one.
+    assert_eq!(
+        index(empty()) - before,
+        3,
+        "one submission for the work and its readback"
+    );
+    let bytes: Vec<u8> = bytemuck::cast_slice(&values).to_vec();
+    assert_eq!(read, vec![bytes[4..12].to_vec(), bytes[250..256].to_vec()]);
+
+    // No range to read: the work still runs.
+    let dst2 = GpuData::upload(ctx, &[0u32; 64], VectorFormat::Uint32, NONE).unwrap();
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(src.buffer(), 0, dst2.buffer(), 0, 256);
+    let none =
+        readback::submit_and_read(&ctx.device, &ctx.queue, encoder, &[(dst2.buffer(), 0, 0)])
+            .unwrap();
+    assert_eq!(none, vec![Vec::<u8>::new()]);
+    assert_eq!(dst2.read_back::<u32>(ctx).unwrap(), values);
+
+    // A range past the buffer is an error, and nothing was submitted.
+    let before = index(empty());
+    assert!(matches!(
+        readback::submit_and_read(&ctx.device, &ctx.queue, record(), &[(dst.buffer(), 252, 8)]),
+        Err(TableError::RangeOutOfBounds { .. })
+    ));
+    assert_eq!(index(empty()) - before, 1);
+}
+
 #[test]
 fn record_batches_validate_columns_and_row_counts() {
     let ctx = ctx();

@@ -23,6 +23,8 @@ struct Step {
 struct DispatchExec {
     label: String,
     cache: std::sync::Arc<crate::cache::DeviceCache>,
+    /// [`DispatchNode::share_bind_group`].
+    shared: bool,
     slots: Vec<(u32, Slot)>,
     steps: Vec<Step>,
     memo: crate::node::BindGroupCache,
@@ -33,6 +35,7 @@ impl DispatchExec {
         let Self {
             label,
             cache,
+            shared,
             slots,
             steps,
             memo,
@@ -59,7 +62,24 @@ impl DispatchExec {
                 })
                 .collect();
             // Every step's pipeline shares the node's one layout.
-            cache.bind_group(label, &steps[0].pipeline.layout, &entries)
+            let layout = &steps[0].pipeline.layout;
+            if *shared {
+                return cache.bind_group(label, layout, &entries);
+            }
+            let entries: Vec<wgpu::BindGroupEntry<'_>> = entries
+                .into_iter()
+                .map(|(binding, b)| wgpu::BindGroupEntry {
+                    binding,
+                    resource: wgpu::BindingResource::Buffer(b),
+                })
+                .collect();
+            cache
+                .device()
+                .create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(label),
+                    layout,
+                    entries: &entries,
+                })
         })
     }
 }
@@ -177,6 +197,7 @@ pub(super) fn compile(node: DispatchNode) -> crate::node::ComputeCompile {
         Ok(Box::new(DispatchExec {
             label,
             cache,
+            shared: node.share_bind_group,
             slots,
             steps,
             memo: crate::node::BindGroupCache::default(),

@@ -191,6 +191,12 @@ pub struct DispatchNode {
     /// order after the first (a clear before a count, a scan of what it counted): one node, so
     /// one set of declared uses. Each entry point is checked against the bindings.
     pub then: Vec<(String, Grid)>,
+    /// Whether the bind group is shared through the device cache (the default: a graph shape
+    /// compiled again over the same buffers creates none). The cache's entries keep their
+    /// buffers alive until evicted, so a node over buffers that live for one recording (a
+    /// query's chunks, an upload's staging) turns it off ([`DispatchNode::private_bind_group`]):
+    /// its bind group then belongs to the compiled graph and goes with it.
+    pub share_bind_group: bool,
 }
 
 impl DispatchNode {
@@ -211,7 +217,14 @@ impl DispatchNode {
             grid,
             depends_on: Vec::new(),
             then: Vec::new(),
+            share_bind_group: true,
         }
+    }
+
+    /// The node with a bind group of its own (see [`DispatchNode::share_bind_group`]).
+    pub fn private_bind_group(mut self) -> Self {
+        self.share_bind_group = false;
+        self
     }
 
     /// The node followed by a dispatch of `entry_point` over `grid` (see [`DispatchNode::then`]).

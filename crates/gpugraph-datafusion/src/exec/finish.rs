@@ -9,7 +9,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::metrics::MetricBuilder;
 use gpugraph_command::wgpu;
 
-use super::{source_bounds, Pages, Run};
+use super::{source_bounds, FallbackReason, Pages, Run};
 use crate::cache::Prepared;
 use crate::kernel;
 use crate::lookup::LookupTable;
@@ -40,7 +40,7 @@ impl Run {
             }
         }
         if let Some(why) = refused {
-            return self.cpu(why).await;
+            return self.cpu(FallbackReason::Lookup(why)).await;
         }
         crate::lookup::place(&mut tables);
         let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
@@ -51,26 +51,22 @@ impl Run {
             .check_bounds(&source_bounds(converter, &self.plan), &tables)
         {
             Ok(spans) => spans,
-            Err(why) => return self.cpu(why).await,
+            Err(why) => return self.cpu(FallbackReason::Bounds(why)).await,
         };
         // Coded string columns past the group keys only filter.
         let mut cards = converter.cardinalities();
         cards.truncate(self.plan.keys.len());
         let (source_groups, groups) = self.plan.group_count(&cards, &tables);
-        let what = if self.plan.lookup_row.is_some() {
-            "key combinations and lookup rows"
-        } else {
-            "key combinations"
+        let too_many = |words_per_group, max| FallbackReason::TooManyGroups {
+            groups,
+            lookup_rows: self.plan.lookup_row.is_some(),
+            words_per_group,
+            max,
         };
         // Checked before the program is built: its group-index strides are products of the
         // cardinalities.
         if groups > kernel::MAX_GROUPS {
-            return self
-                .cpu(format!(
-                    "{groups} {what}, more than the {} groups the GPU aggregates",
-                    kernel::MAX_GROUPS
-                ))
-                .await;
+            return self.cpu(too_many(None, kernel::MAX_GROUPS)).await;
         }
         let nullable = chunks.iter().fold(0, |m, c| m | c.has_valid);
         let shapes: Vec<_> = tables.iter().map(|l| l.shape.clone()).collect();
@@ -79,19 +75,14 @@ impl Run {
         let most = kernel::max_groups(&self.gpu, program.words_per_group());
         if groups > most {
             return self
-                .cpu(format!(
-                    "{groups} {what} of {} accumulator words each, more than the {most} groups the GPU aggregates",
-                    program.words_per_group()
-                ))
+                .cpu(too_many(Some(program.words_per_group()), most))
                 .await;
         }
         let binding = self.gpu.device.limits().max_storage_buffer_binding_size as usize;
         let bytes: usize = tables.iter().map(|l| l.buffer_words() * 4).sum();
         if bytes > binding {
             return self
-                .cpu(format!(
-                    "the lookup buffer takes {bytes} bytes, past the {binding} bytes a GPU binding holds"
-                ))
+                .cpu(FallbackReason::LookupBinding { bytes, binding })
                 .await;
         }
         let buffer = if tables.is_empty() {
@@ -104,7 +95,7 @@ impl Run {
                 .add_duration(staged.elapsed());
             match built {
                 Ok(buffer) => Some(buffer),
-                Err(why) => return self.cpu(why).await,
+                Err(why) => return self.cpu(FallbackReason::Lookup(why)).await,
             }
         };
         let live = chunks.iter().filter(|c| c.rows > 0).count();

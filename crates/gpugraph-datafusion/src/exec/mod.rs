@@ -8,7 +8,7 @@
 //! the last batch checks the bounds, runs the program and emits the partial-state batch
 //! DataFusion's final aggregate expects. A Parquet source whose pages the GPU expands itself
 //! (`pages/`) arrives as row groups instead, and a plan without group keys, coded strings or
-//! lookups aggregates each one as it arrives ([`kernel::Accumulation::add`]), so only the last
+//! lookups aggregates each one as it arrives ([`kernel::Accumulation::encode_streamed`]), so only the last
 //! row group's pass is left after the scan. Whenever the data does not fit the GPU's exact
 //! arithmetic (a value past i32, an intermediate past i64, too many groups) it runs the
 //! original CPU partial aggregate it keeps instead, and says why in its display
@@ -38,7 +38,7 @@ mod fallback;
 mod finish;
 mod paged;
 
-pub use fallback::CpuFallbackExec;
+pub use fallback::{CpuFallbackExec, FallbackReason};
 use paged::{PageScanned, ScanMetrics};
 
 use crate::cache::{GpuCache, Prepared};
@@ -90,7 +90,7 @@ pub struct GpuPartialAggregateExec {
     cache: GpuCache,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
-    fallback: Arc<Mutex<Option<String>>>,
+    fallback: Arc<Mutex<Option<FallbackReason>>>,
     pages: Arc<Mutex<Option<String>>>,
 }
 
@@ -120,8 +120,13 @@ impl GpuPartialAggregateExec {
         }
     }
 
-    /// Why the last execution ran the CPU plan instead, if it did.
+    /// Why the last execution ran the CPU plan instead, if it did (the sentence).
     pub fn fallback(&self) -> Option<String> {
+        self.fallback_reason().map(|r| r.to_string())
+    }
+
+    /// Why the last execution ran the CPU plan instead, if it did.
+    pub fn fallback_reason(&self) -> Option<FallbackReason> {
         self.fallback.lock().ok().and_then(|f| f.clone())
     }
 
@@ -293,13 +298,13 @@ struct Run {
     gpu: Arc<GpuContext>,
     cache: GpuCache,
     metrics: ExecutionPlanMetricsSet,
-    fallback: Arc<Mutex<Option<String>>>,
+    fallback: Arc<Mutex<Option<FallbackReason>>>,
     pages: Arc<Mutex<Option<String>>>,
     context: Arc<TaskContext>,
 }
 
 impl Run {
-    async fn cpu(&self, why: String) -> Result<Vec<RecordBatch>> {
+    async fn cpu(&self, why: FallbackReason) -> Result<Vec<RecordBatch>> {
         if let Ok(mut f) = self.fallback.lock() {
             *f = Some(why);
         }
@@ -344,10 +349,11 @@ impl Run {
                 .subset_time(name, 0)
                 .add_duration(started.elapsed());
         };
-        for note in [&self.fallback, &self.pages] {
-            if let Ok(mut f) = note.lock() {
-                *f = None;
-            }
+        if let Ok(mut f) = self.fallback.lock() {
+            *f = None;
+        }
+        if let Ok(mut f) = self.pages.lock() {
+            *f = None;
         }
         // The joins' lookup sides run on DataFusion's threads while the source streams in.
         let lookup: Vec<_> = self
@@ -468,7 +474,7 @@ impl Run {
                         Ok(c) => c,
                         Err(misfit) => {
                             drop(stream);
-                            return self.cpu(misfit.to_string()).await;
+                            return self.cpu(FallbackReason::Misfit(misfit)).await;
                         }
                     };
                     rows_in.add(converted.rows());

@@ -132,6 +132,8 @@ impl Run {
                     .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                         label: Some("gpugraph-datafusion-aggregate"),
                     });
+            // This submission's chunks: `chunks[batch..]`.
+            let batch = chunks.len();
             for scanned in ready {
                 let (prepared, read, preparing) = scanned?;
                 decode_time.add_duration(read);
@@ -153,20 +155,23 @@ impl Run {
                 // received ones') must fit before a chunk is aggregated; when they
                 // stop fitting, the check after the scan decides (it fails the
                 // same way).
-                if let Some(acc) = streaming.as_mut() {
+                if streaming.is_some() {
                     let fits = {
                         let c = shared.lock().unwrap_or_else(|e| e.into_inner());
                         let bounds = source_bounds(&c, &self.plan);
                         self.plan.check_bounds(&bounds, &[]).is_ok()
                     };
-                    if fits {
-                        acc.encode_streamed(&self.gpu, &mut encoder, &chunk, None)
-                            .map_err(external)?;
-                    } else {
+                    if !fits {
                         streaming = None;
                     }
                 }
                 chunks.push(chunk);
+            }
+            // One graph for the submission's chunks, after their expansions.
+            if let Some(acc) = streaming.as_mut() {
+                let batch: Vec<&kernel::GpuChunk> = chunks[batch..].iter().collect();
+                acc.encode_streamed(&self.gpu, &mut encoder, &batch, None)
+                    .map_err(external)?;
             }
             commands.push(encoder.finish());
             self.gpu.queue.submit(commands);

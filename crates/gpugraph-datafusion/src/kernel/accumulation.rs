@@ -1,14 +1,20 @@
-//! Running a [`Program`] over uploaded chunks: an [`Accumulation`] holds the compiled kernel
-//! and the accumulators; its passes are encoded into one submission ([`run`]) or submitted
-//! one by one as a scan hands over chunks ([`Accumulation::add`]), and it is read back once.
+//! Running a [`Program`] over uploaded chunks: an [`Accumulation`] holds the program's shader
+//! and the accumulators; its passes (dispatch nodes of command graphs) are encoded into one
+//! submission ([`run`]) or into the scan's submissions as it hands over chunks
+//! ([`Accumulation::encode_streamed`]), and it is read back once, through the tables crate's
+//! readback, in the submission of the last passes.
 
 use std::time::{Duration, Instant};
 
-use gpugraph_command::{wgpu, GpuContext};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Access, Kernel};
+use gpugraph_command::wgpu::util::DeviceExt;
+use gpugraph_command::{
+    wgpu, Access, Binding, BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph,
+    DispatchNode, EncodeOptions, GpuContext, GraphError, Grid, ShaderSource,
+};
+use gpugraph_tables::readback;
 
 use super::{
-    max_groups, private_copies, shader, storage, tuning, GpuChunk, KernelError, Params, MAX_SLOTS,
+    max_groups, private_copies, shader, tuning, GpuChunk, KernelError, Params, MAX_SLOTS,
     PRIVATE_WORDS, WORKGROUP,
 };
 use crate::program::Program;
@@ -21,10 +27,10 @@ pub struct RunTimes {
     pub kernel: Duration,
     /// The dispatches' time on the GPU, from the first chunk's start to the last one's end
     /// (timestamp queries; `None` where the device has none, or without rows); for passes
-    /// submitted one by one ([`Accumulation::add`]), the sum of the timed passes.
+    /// streamed in with a scan ([`Accumulation::encode_streamed`]), the sum of the passes.
     pub gpu: Option<Duration>,
-    /// Each timed chunk's own GPU time (its compute pass), in order: every chunk up to 511,
-    /// then the last one. Empty without timestamp queries.
+    /// Each chunk's own GPU time (its compute pass), in order. Empty without timestamp
+    /// queries.
     pub chunks: Vec<Duration>,
 }
 
@@ -45,24 +51,24 @@ pub fn run(
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("gpugraph-datafusion-aggregate"),
         });
-    for chunk in chunks {
-        acc.encode(ctx, &mut encoder, chunk, lookup)?;
-    }
+    let chunks: Vec<&GpuChunk> = chunks.iter().collect();
+    acc.encode(ctx, &mut encoder, &chunks, lookup)?;
     acc.finish(ctx, encoder)
 }
 
-/// Most chunks whose passes an [`Accumulation`] times one by one; later chunks reuse the last
-/// timestamp pair, so it always holds the last chunk's pass.
-const TIMED_CHUNKS: usize = 512;
-
-/// An aggregation in progress: the compiled kernel and the accumulators that the passes of
-/// [`Accumulation::encode`] (or [`Accumulation::add`], one submission per chunk, for chunks
-/// that arrive while a scan goes on) add into, and that [`Accumulation::finish`] reads back.
+/// An aggregation in progress: the program's shader and the accumulators that the passes of
+/// [`Accumulation::encode`] (or [`Accumulation::encode_streamed`], for chunks that arrive
+/// while a scan goes on) add into, and that [`Accumulation::finish`] reads back.
+///
+/// Each call records one command graph: a dispatch node per chunk (`aggregate {i}`, its
+/// parameters node-owned, the program and accumulators imported, unbound column slots
+/// placeholders), compiled (the pipeline from the device cache: one per program shape) and
+/// encoded into the caller's encoder, timed per node where the device has timestamp queries.
+/// The compiled graphs are kept until [`Accumulation::finish`] reads their timings.
 pub struct Accumulation {
-    kernel: Kernel,
+    shader: ShaderSource,
     program_buffer: wgpu::Buffer,
     acc: wgpu::Buffer,
-    placeholder: wgpu::Buffer,
     encoded: crate::program::Encoded,
     /// Slots that may hold nulls, as the shader was compiled for.
     nullable: u32,
@@ -72,13 +78,13 @@ pub struct Accumulation {
     private: bool,
     copies: u32,
     copy_stride: u32,
-    /// Timestamp queries (two per timed pass) and their resolve buffer.
-    timer: Option<(wgpu::QuerySet, wgpu::Buffer)>,
+    /// Whether passes are timed (the device has timestamp queries).
+    timed: bool,
     /// Chunks with rows encoded so far.
     passes: usize,
-    /// Parameter buffers and bind groups of submitted passes.
-    keep: Vec<(wgpu::Buffer, wgpu::BindGroup)>,
-    /// Whether [`Accumulation::add`] submitted passes on their own.
+    /// The graphs encoded so far (their parameter buffers and bind groups, and timings).
+    graphs: Vec<CompiledGraph>,
+    /// Whether [`Accumulation::encode_streamed`] recorded passes.
     streamed: bool,
 }
 
@@ -104,33 +110,14 @@ impl Accumulation {
         }
         let device = &ctx.device;
         let encoded = program.encode();
-        let wgsl = shader(program, nullable);
-        let kernel = Kernel::new(
-            device,
-            "gpugraph-datafusion-aggregate",
-            &wgsl,
-            "aggregate",
-            &[
-                Access::Uniform,
-                Access::Read,
-                Access::ReadWrite,
-                Access::Read,
-                Access::Read,
-                Access::Read,
-                Access::Read,
-                Access::Read,
-                Access::Read,
-                Access::Read,
-                Access::Read,
-                Access::Read,
-            ],
-            &[],
-        );
-        let program_buffer = parameter_buffer(
-            device,
-            "gpugraph-datafusion-program",
-            bytemuck::cast_slice(&encoded.words),
-        );
+        let shader = ShaderSource::new("datafusion/aggregate", shader(program, nullable));
+        let mut program_words = encoded.words.clone();
+        program_words.resize(program_words.len().max(4).div_ceil(4) * 4, 0);
+        let program_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("gpugraph-datafusion-program"),
+            contents: bytemuck::cast_slice(&program_words),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
         // Written at creation: no staging ring and no submission before the dispatches.
         let initial = program.initial_accumulators(groups);
         let acc = device.create_buffer(&wgpu::BufferDescriptor {
@@ -147,12 +134,6 @@ impl Accumulation {
                 .copy_from_slice(bytemuck::cast_slice(&initial));
         }
         acc.unmap();
-        let placeholder = storage(
-            device,
-            "gpugraph-datafusion-unused",
-            16,
-            wgpu::BufferUsages::empty(),
-        );
         let private = (words | 1) <= PRIVATE_WORDS;
         let (copies, copy_stride) = if private {
             let (copies, stride) = private_copies(words);
@@ -160,25 +141,10 @@ impl Accumulation {
         } else {
             (0, 0)
         };
-        let timer = ctx.capabilities().timestamp_query.then(|| {
-            let set = device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("gpugraph-datafusion-aggregate-time"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2 * TIMED_CHUNKS as u32,
-            });
-            let resolved = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("gpugraph-datafusion-aggregate-time"),
-                size: 16 * TIMED_CHUNKS as u64,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            (set, resolved)
-        });
         Ok(Self {
-            kernel,
+            shader,
             program_buffer,
             acc,
-            placeholder,
             encoded,
             nullable,
             groups,
@@ -187,43 +153,64 @@ impl Accumulation {
             private,
             copies,
             copy_stride,
-            timer,
+            timed: ctx.capabilities().timestamp_query,
             passes: 0,
-            keep: Vec::new(),
+            graphs: Vec::new(),
             streamed: false,
         })
     }
 
-    /// Encodes `chunk`'s pass (a compute pass of its own, timed) into `encoder`; `lookup` is
-    /// the lookup buffer of a join. Nothing runs until the encoder is submitted.
+    /// Encodes the passes of `chunks` (one dispatch node each, in order, each its own timed
+    /// compute pass where the device times passes) into `encoder`; `lookup` is the lookup
+    /// buffer of a join. Nothing runs until the encoder is submitted.
     pub fn encode(
         &mut self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        chunk: &GpuChunk,
+        chunks: &[&GpuChunk],
         lookup: Option<&wgpu::Buffer>,
     ) -> Result<(), KernelError> {
-        if chunk.rows == 0 {
+        let live: Vec<&GpuChunk> = chunks.iter().copied().filter(|c| c.rows > 0).collect();
+        if live.is_empty() {
             return Ok(());
         }
-        if chunk.has_valid & !self.nullable != 0 {
+        if let Some(c) = live.iter().find(|c| c.has_valid & !self.nullable != 0) {
             return Err(KernelError::NullsNotCompiled {
-                slots: chunk.has_valid & !self.nullable,
+                slots: c.has_valid & !self.nullable,
             });
         }
-        let device = &ctx.device;
-        let slot = self.passes.min(TIMED_CHUNKS - 1) as u32;
-        self.passes += 1;
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("gpugraph-datafusion-aggregate"),
-            timestamp_writes: self.timer.as_ref().map(|(set, _)| {
-                wgpu::ComputePassTimestampWrites {
-                    query_set: set,
-                    beginning_of_pass_write_index: Some(2 * slot),
-                    end_of_pass_write_index: Some(2 * slot + 1),
-                }
-            }),
-        });
+        let mut graph = CommandGraph::new("gpugraph-datafusion aggregate", &ctx.device);
+        let acc = import(&mut graph, "accumulators", &self.acc)?;
+        let program = import(&mut graph, "program", &self.program_buffer)?;
+        let lookup = lookup
+            .map(|l| import(&mut graph, "lookup", l))
+            .transpose()?;
+        for (i, chunk) in live.iter().enumerate() {
+            let node = self.node(&mut graph, self.passes + i, chunk, [acc, program], lookup)?;
+            graph.add_dispatch_node(node)?;
+        }
+        let mut compiled = graph.compile()?;
+        compiled.encode(
+            encoder,
+            &EncodeOptions {
+                overrides: &[],
+                profile: self.timed,
+            },
+        )?;
+        self.passes += live.len();
+        self.graphs.push(compiled);
+        Ok(())
+    }
+
+    /// The dispatch node of pass `pass` over `chunk`.
+    fn node(
+        &self,
+        graph: &mut CommandGraph,
+        pass: usize,
+        chunk: &GpuChunk,
+        [acc, program]: [BufferHandle; 2],
+        lookup: Option<BufferHandle>,
+    ) -> Result<DispatchNode, KernelError> {
         // Private accumulators pay a flush per workgroup: fewer, longer-running groups.
         let cap = if self.private {
             tuning("GPUGRAPH_AGG_WORKGROUPS", 1024).clamp(1, 65_535)
@@ -247,49 +234,46 @@ impl Accumulation {
                 chunk.layouts.get(s).copied().unwrap_or_default().words()
             }),
         };
-        let params = parameter_buffer(
-            device,
-            "gpugraph-datafusion-params",
-            bytemuck::bytes_of(&params),
-        );
-        let mut resources = vec![
-            params.as_entire_buffer_binding(),
-            self.program_buffer.as_entire_buffer_binding(),
-            self.acc.as_entire_buffer_binding(),
+        let mut bindings = vec![
+            Binding::params(0, &params),
+            Binding::handle(1, program, Access::Read),
+            Binding::handle(2, acc, Access::ReadWrite),
         ];
         for s in 0..MAX_SLOTS {
-            resources.push(
-                chunk
-                    .buffers
-                    .get(s)
-                    .unwrap_or(&self.placeholder)
-                    .as_entire_buffer_binding(),
-            );
+            let slot = 3 + s as u32;
+            bindings.push(match chunk.buffers.get(s) {
+                Some(b) => {
+                    let h = import(graph, &format!("pass {pass} slot {s}"), b)?;
+                    Binding::handle(slot, h, Access::Read)
+                }
+                None => Binding::placeholder(slot, Access::Read),
+            });
         }
-        resources.push(
-            lookup
-                .unwrap_or(&self.placeholder)
-                .as_entire_buffer_binding(),
-        );
-        let group = self.kernel.bind_group(device, &resources);
-        pass.set_pipeline(&self.kernel.pipeline);
-        pass.set_bind_group(0, &group, &[]);
-        pass.dispatch_workgroups(workgroups, 1, 1);
-        drop(pass);
-        self.keep.push((params, group));
-        Ok(())
+        let slot = 3 + MAX_SLOTS as u32;
+        bindings.push(match lookup {
+            Some(h) => Binding::handle(slot, h, Access::Read),
+            None => Binding::placeholder(slot, Access::Read),
+        });
+        Ok(DispatchNode::new(
+            format!("aggregate {pass}"),
+            self.shader.clone(),
+            "aggregate",
+            bindings,
+            Grid::Workgroups([workgroups, 1, 1]),
+        )
+        .private_bind_group())
     }
 
-    /// [`Accumulation::encode`] for a chunk streamed in while the scan still runs (the
+    /// [`Accumulation::encode`] for chunks streamed in while the scan still runs (the
     /// caller submits `encoder`, without waiting).
     pub fn encode_streamed(
         &mut self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        chunk: &GpuChunk,
+        chunks: &[&GpuChunk],
         lookup: Option<&wgpu::Buffer>,
     ) -> Result<(), KernelError> {
-        self.encode(ctx, encoder, chunk, lookup)?;
+        self.encode(ctx, encoder, chunks, lookup)?;
         self.streamed = true;
         Ok(())
     }
@@ -299,104 +283,74 @@ impl Accumulation {
         self.passes
     }
 
-    /// Appends the readback to `encoder`, submits it and waits; returns the accumulator
-    /// words (group-major) and the passes' GPU times.
+    /// Submits `encoder` with the accumulators' readback (one submission, one wait);
+    /// returns the accumulator words (group-major) and the passes' GPU times.
     pub fn finish(
         self,
         ctx: &GpuContext,
-        mut encoder: wgpu::CommandEncoder,
+        encoder: wgpu::CommandEncoder,
     ) -> Result<(Vec<u32>, RunTimes), KernelError> {
-        let device = &ctx.device;
-        let timed = self.passes.clamp(1, TIMED_CHUNKS);
-        // The accumulators and the timestamps are copied to one staging buffer in the same
-        // submission as the last dispatches, so a run costs one wait.
+        // The accumulators and the passes' timestamps come back in the submission of the last
+        // passes, so a run costs one wait.
         let acc_bytes = self.words as u64 * 4;
-        let ticks_at = acc_bytes.div_ceil(8) * 8;
-        let ticks_bytes = 16 * timed as u64;
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("gpugraph-datafusion-readback"),
-            size: (ticks_at + ticks_bytes).div_ceil(16) * 16,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        if acc_bytes > 0 {
-            encoder.copy_buffer_to_buffer(&self.acc, 0, &staging, 0, acc_bytes);
-        }
-        let timer = self.timer.as_ref().filter(|_| self.passes > 0);
-        if let Some((set, resolved)) = timer {
-            encoder.resolve_query_set(set, 0..2 * timed as u32, resolved, 0);
-            encoder.copy_buffer_to_buffer(resolved, 0, &staging, ticks_at, ticks_bytes);
-        }
+        let mut ranges = vec![(&self.acc, 0, acc_bytes)];
+        ranges.extend(
+            self.graphs
+                .iter()
+                .filter_map(CompiledGraph::timestamp_range)
+                .map(|(buffer, bytes)| (buffer, 0, bytes)),
+        );
         let start = Instant::now();
-        let mapped = submit_and_map(ctx, encoder, &staging);
+        let read = readback::submit_and_read(&ctx.device, &ctx.queue, encoder, &ranges);
         let kernel_time = start.elapsed();
+        drop(ranges);
         self.acc.destroy();
-        if let Err(reason) = mapped {
-            staging.destroy();
-            return Err(KernelError::Readback(reason));
+        let mut read = read?.into_iter();
+        let out: Vec<u32> = bytemuck::pod_collect_to_vec(&read.next().unwrap_or_default());
+        let mut spans = Vec::new();
+        for (graph, ticks) in self
+            .graphs
+            .iter()
+            .filter(|g| g.timestamp_range().is_some())
+            .zip(read)
+        {
+            for t in graph.timings_from(&ctx.queue, &ticks)? {
+                if let (Some(start), Some(ns)) = (t.start_ns, t.gpu_ns) {
+                    spans.push((start, ns));
+                }
+            }
         }
-        let view = staging.slice(..).get_mapped_range();
-        let (out, gpu, chunk_times) = {
-            let Ok(view) = view else {
-                staging.destroy();
-                return Err(KernelError::Readback(
-                    "the mapped readback buffer has no view".into(),
-                ));
-            };
-            let out: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..acc_bytes as usize]);
-            let mut chunk_times = Vec::new();
-            let gpu = timer.map(|_| {
-                let end = ticks_at as usize + ticks_bytes as usize;
-                let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&view[ticks_at as usize..end]);
-                let period = ctx.queue.get_timestamp_period() as f64;
-                let span = |a: u64, b: u64| {
-                    Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64)
-                };
-                chunk_times = ticks.chunks(2).map(|t| span(t[0], t[1])).collect();
-                span(ticks[0], ticks[2 * timed - 1])
-            });
-            // Passes submitted one by one while a scan went on have its work between them:
-            // their own times, summed, are the GPU time.
-            let gpu = if self.streamed {
-                gpu.map(|_| chunk_times.iter().sum())
-            } else {
-                gpu
-            };
-            (out, gpu, chunk_times)
+        let time = |ns: f64| Duration::from_nanos(ns.max(0.0) as u64);
+        let chunks: Vec<Duration> = spans.iter().map(|&(_, ns)| time(ns)).collect();
+        // Passes recorded as a scan handed them over have its work between them: their own
+        // times, summed, are the GPU time; otherwise the first pass's start to the last's end.
+        let gpu = match (spans.first(), spans.last()) {
+            (Some(_), _) if self.streamed => Some(chunks.iter().sum()),
+            (Some(&(first, _)), Some(&(last, ns))) => Some(time(last + ns - first)),
+            _ => None,
         };
-        staging.destroy();
         Ok((
             out,
             RunTimes {
                 kernel: kernel_time,
                 gpu,
-                chunks: chunk_times,
+                chunks,
             },
         ))
     }
 }
 
-/// Submits `encoder` and maps `staging` (`MAP_READ`, written by the submission) once the
-/// device is done.
-pub(crate) fn submit_and_map(
-    ctx: &GpuContext,
-    encoder: wgpu::CommandEncoder,
-    staging: &wgpu::Buffer,
-) -> Result<(), String> {
-    let submission = ctx.queue.submit([encoder.finish()]);
-    let (tx, rx) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |result| {
-        let _ = tx.send(result);
-    });
-    let waited = ctx.device.poll(wgpu::PollType::Wait {
-        submission_index: Some(submission),
-        timeout: None,
-    });
-    // The callback runs inside a successful wait; never block on it otherwise.
-    match waited.map(|_| rx.try_recv()) {
-        Err(e) => Err(format!("waiting for the device failed: {e}")),
-        Ok(Ok(Ok(()))) => Ok(()),
-        Ok(Ok(Err(e))) => Err(format!("mapping the readback buffer failed: {e}")),
-        Ok(Err(_)) => Err("the map callback did not run during the wait".to_string()),
+/// `buffer` under `id` in `graph` (the handle it already has there, if imported).
+fn import(
+    graph: &mut CommandGraph,
+    id: &str,
+    buffer: &wgpu::Buffer,
+) -> Result<BufferHandle, GraphError> {
+    if let Some(h) = graph.imported_handle(buffer) {
+        return Ok(h);
     }
+    graph.import_buffer(
+        BufferDescriptor::new(id, buffer.size(), wgpu::BufferUsages::STORAGE),
+        buffer,
+    )
 }

@@ -1,13 +1,17 @@
 //! The lookup buffer of a many-to-one join on the device: the host stages one packed record
 //! per lookup row (its key-map word and lookup column values, [`crate::lookup::Records`]),
 //! and the device clears the key map, scatters the rows into it and unpacks the columns
-//! (`keymap.wgsl`). At SF 10 the map of TPC-H's orders is 60M words for 1.5M
+//! (`keymap.wgsl`, one dispatch node of a command graph submitted with the readback of its
+//! repeat count). At SF 10 the map of TPC-H's orders is 60M words for 1.5M
 //! (Q3) to 15M (Q12) rows: filling it on the host and sending it over PCIe cost more than the
 //! query's GPU pass. [`LookupTable::words`] is the oracle.
 
 use bytemuck::{Pod, Zeroable};
-use gpugraph_command::{wgpu, GpuContext};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Access, Kernel};
+use gpugraph_command::{
+    wgpu, Access, Binding, BufferDescriptor, CommandGraph, DispatchNode, EncodeOptions, GpuContext,
+    Grid, ShaderSource,
+};
+use gpugraph_tables::readback;
 use gpugraph_tables::upload::{write_targets, Outcome, Source, Target};
 
 use super::{storage, KernelError};
@@ -132,8 +136,9 @@ fn side(
     })
 }
 
-/// Clears the map and scatters the records (`params`, `fields`) into `map`; returns the
-/// repeat count and smallest repeated word.
+/// Clears the map and scatters the records (`params`, `fields`) into `map`: one dispatch node
+/// (`clear`, then `scatter`, which must see the whole map cleared), submitted with the
+/// readback of the repeat count and smallest repeated word, which it returns.
 fn dispatch(
     ctx: &GpuContext,
     map: &wgpu::Buffer,
@@ -143,18 +148,6 @@ fn dispatch(
     workgroups: u32,
 ) -> Result<[u32; 2], KernelError> {
     let device = &ctx.device;
-    let bindings = [
-        Access::Uniform,
-        Access::Read,
-        Access::ReadWrite,
-        Access::ReadWrite,
-        Access::Read,
-    ];
-    let uniform = parameter_buffer(
-        device,
-        "gpugraph-datafusion-keymap-params",
-        bytemuck::bytes_of(params),
-    );
     let repeats = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("gpugraph-datafusion-keymap-repeats"),
         size: 16,
@@ -169,65 +162,45 @@ fn dispatch(
         .copy_from_slice(bytemuck::cast_slice(&[0u32, u32::MAX]));
     repeats.unmap();
     // A binding is never empty: a side without columns binds one unread field.
-    let fields_buffer = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("gpugraph-datafusion-keymap-fields"),
-        size: (fields.len().max(1) * std::mem::size_of::<Field>()) as u64,
-        usage: wgpu::BufferUsages::STORAGE,
-        mapped_at_creation: true,
-    });
-    fields_buffer
-        .slice(..)
-        .get_mapped_range_mut()
-        .map_err(|e| KernelError::Readback(format!("mapping the lookup fields failed: {e}")))?
-        .slice(..std::mem::size_of_val(fields))
-        .copy_from_slice(bytemuck::cast_slice(fields));
-    fields_buffer.unmap();
-    let resources = [
-        uniform.as_entire_buffer_binding(),
-        records.as_entire_buffer_binding(),
-        map.as_entire_buffer_binding(),
-        repeats.as_entire_buffer_binding(),
-        fields_buffer.as_entire_buffer_binding(),
-    ];
+    let mut field_words: Vec<u32> = bytemuck::cast_slice(fields).to_vec();
+    if field_words.is_empty() {
+        field_words = vec![0; std::mem::size_of::<Field>() / 4];
+    }
+    let mut graph = CommandGraph::new("gpugraph-datafusion keymap", device);
+    let storage = wgpu::BufferUsages::STORAGE;
+    let mut import = |id: &str, buffer: &wgpu::Buffer| {
+        graph.import_buffer(BufferDescriptor::new(id, buffer.size(), storage), buffer)
+    };
+    let records = import("records", records)?;
+    let map = import("map", map)?;
+    let repeat_handle = import("repeats", &repeats)?;
+    let grid = Grid::Workgroups([workgroups, 1, 1]);
+    graph.add_dispatch_node(
+        DispatchNode::new(
+            "keymap",
+            ShaderSource::new("datafusion/keymap", WGSL),
+            "clear",
+            vec![
+                Binding::params(0, params),
+                Binding::handle(1, records, Access::Read),
+                Binding::handle(2, map, Access::ReadWrite),
+                Binding::handle(3, repeat_handle, Access::ReadWrite),
+                Binding::storage_params(4, &field_words),
+            ],
+            grid,
+        )
+        .then("scatter", grid)
+        .private_bind_group(),
+    )?;
+    let mut compiled = graph.compile()?;
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("gpugraph-datafusion-keymap"),
     });
-    // A pass per entry: the scatter must see the whole map cleared.
-    for entry in ["clear", "scatter"] {
-        let kernel = Kernel::new(
-            device,
-            "gpugraph-datafusion-keymap",
-            WGSL,
-            entry,
-            &bindings,
-            &[],
-        );
-        let group = kernel.bind_group(device, &resources);
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("gpugraph-datafusion-keymap"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&kernel.pipeline);
-        pass.set_bind_group(0, &group, &[]);
-        pass.dispatch_workgroups(workgroups, 1, 1);
-    }
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("gpugraph-datafusion-keymap-readback"),
-        size: 16,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    encoder.copy_buffer_to_buffer(&repeats, 0, &staging, 0, 8);
-    super::submit_and_map(ctx, encoder, &staging).map_err(KernelError::Readback)?;
-    let read: Vec<u32> = {
-        let view = staging.slice(..).get_mapped_range().map_err(|e| {
-            KernelError::Readback(format!("the mapped repeat count has no view: {e}"))
-        })?;
-        bytemuck::pod_collect_to_vec(&view[..8])
-    };
-    for b in [&staging, &repeats, &fields_buffer, &uniform] {
-        b.destroy();
-    }
+    compiled.encode(&mut encoder, &EncodeOptions::default())?;
+    let read = readback::submit_and_read(device, &ctx.queue, encoder, &[(&repeats, 0, 8)]);
+    drop(compiled);
+    repeats.destroy();
+    let read: Vec<u32> = bytemuck::pod_collect_to_vec(&read?.concat());
     Ok([read[0], read[1]])
 }
 

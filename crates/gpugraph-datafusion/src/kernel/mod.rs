@@ -22,7 +22,6 @@ mod accumulation;
 mod compile;
 pub mod keymap;
 mod pack;
-pub(crate) use accumulation::submit_and_map;
 pub use accumulation::{run, Accumulation, RunTimes};
 pub use compile::shader;
 pub use pack::SlotLayout;
@@ -61,6 +60,10 @@ pub enum KernelError {
     /// Uploading a chunk or reading the accumulators back failed.
     #[error("moving data to or from the GPU failed: {0}")]
     Transfer(#[from] gpugraph_tables::TableError),
+    /// A kernel's command graph was refused (a declaration the shader disagrees with, a
+    /// dispatch past the device's limits).
+    #[error("the kernel's command graph failed: {0}")]
+    Graph(#[from] gpugraph_command::GraphError),
     /// More groups than the kernel accumulates.
     #[error("{groups} groups ({words} accumulator words each); the GPU aggregates at most {max}")]
     TooManyGroups {

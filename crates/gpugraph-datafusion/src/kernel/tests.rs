@@ -527,6 +527,60 @@ fn sums_carry_past_64_bits() {
     );
 }
 
+/// Passes streamed in over several submissions (a graph per submission) leave the same
+/// accumulators as one run over the same chunks, empty chunks dispatch nothing, and each
+/// pass is timed where the device has timestamp queries: a run's time spans its passes, a
+/// streamed run's is their sum.
+#[test]
+fn streamed_passes_equal_one_run_and_time_each_chunk() {
+    let ctx = gpu();
+    let mut l = Layout::default();
+    let s = l.sum();
+    let p = Program {
+        ops: vec![Op::Const(0), Op::Group, Op::Const(7), Op::Sum(s)],
+        kinds: l.into_kinds(),
+    };
+    let chunks: Vec<GpuChunk> = [1_000usize, 0, 40_000, 3]
+        .iter()
+        .map(|&rows| {
+            let chunk = Chunk {
+                rows,
+                columns: vec![],
+                has_valid: 0,
+                bounds: vec![],
+            };
+            upload(&ctx, &chunk).expect("upload")
+        })
+        .collect();
+    let (whole, times) = run(&ctx, &p, 1, &chunks, None).expect("run");
+    assert_eq!(crate::program::sum96(&whole, 0), 7 * 41_003);
+    let mut acc = Accumulation::new(&ctx, &p, 1, 0).expect("compiles");
+    for pair in chunks.chunks(2) {
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let batch: Vec<&GpuChunk> = pair.iter().collect();
+        acc.encode_streamed(&ctx, &mut encoder, &batch, None)
+            .expect("encodes");
+        ctx.queue.submit([encoder.finish()]);
+    }
+    assert_eq!(acc.passes(), 3, "the empty chunk dispatches nothing");
+    let encoder = ctx.device.create_command_encoder(&Default::default());
+    let (streamed, streamed_times) = acc.finish(&ctx, encoder).expect("finishes");
+    assert_eq!(streamed, whole);
+    if ctx.capabilities().timestamp_query {
+        assert_eq!(times.chunks.len(), 3);
+        let span = times.gpu.expect("timed");
+        assert!(times.chunks.iter().all(|c| *c <= span), "{times:?}");
+        assert_eq!(streamed_times.chunks.len(), 3);
+        assert_eq!(
+            streamed_times.gpu,
+            Some(streamed_times.chunks.iter().sum()),
+            "{streamed_times:?}"
+        );
+    } else {
+        assert!(times.chunks.is_empty() && times.gpu.is_none(), "{times:?}");
+    }
+}
+
 #[test]
 fn private_copies_fill_workgroup_memory_with_odd_strides() {
     assert_eq!(

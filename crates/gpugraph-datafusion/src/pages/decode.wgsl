@@ -1,6 +1,8 @@
 // Expands one column slot of a Parquet row group: one workgroup per piece (`mod.rs`'s
 // `Piece`), one invocation per value. The oracle is `expand_cpu`.
 
+#include "shared/dispatch.wgsl"
+
 struct Piece {
     row: u32,
     count: u32,
@@ -35,7 +37,7 @@ fn expand(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) t: u32,
 ) {
-    let p = wg.x + wg.y * groups.x;
+    let p = linear_workgroup(wg, groups);
     if (p >= arrayLength(&pieces)) {
         return;
     }

@@ -1,8 +1,8 @@
 //! A parsed row group on the GPU: [`read_staged`] parses one column chunk straight into an
 //! upload slab (`upload.rs`), page by page on the worker that decompressed it, and
 //! [`PageChunk::encode`] records the copies out of the slabs and the expansion of each slot
-//! into a 32-bit column the aggregate kernel binds, on the worker that completes the row
-//! group.
+//! into a 32-bit column the aggregate kernel binds (a dispatch node per slot of one command
+//! graph, encoded after the copies), on the worker that completes the row group.
 //!
 //! Why straight into staging: holding a row group's decompressed pages until its last
 //! column was parsed cost a second pass over cold memory, and fresh allocations for each
@@ -14,8 +14,12 @@
 
 use std::ops::Range;
 
-use gpugraph_command::{wgpu, GpuContext};
-use gpugraph_gpgpu::kernel::{grid_for, Access, Kernel};
+use gpugraph_command::{
+    grid_for, wgpu, Access, Binding, BufferDescriptor, CommandGraph, CompiledGraph,
+    DataViewDescriptor, DispatchNode, EncodeOptions, GpuContext, GraphError, Grid, ShaderSource,
+    VectorFormat,
+};
+use gpugraph_tables::readback;
 
 use super::upload::{Slab, UploadPool};
 use super::{read_column, region_bound, HostChunk, HostColumn, PageScan, RegionSink, RowGroupTask};
@@ -204,45 +208,8 @@ impl DecodeStatus {
     /// Whether every expansion so far found its indices within their dictionaries (waits
     /// for the device).
     pub fn check(&self, ctx: &GpuContext) -> Result<(), KernelError> {
-        let readback = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("gpugraph-datafusion-pages-status-readback"),
-            size: 16,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("gpugraph-datafusion-pages-status"),
-            });
-        encoder.copy_buffer_to_buffer(&self.buffer, 0, &readback, 0, 16);
-        let submission = ctx.queue.submit([encoder.finish()]);
-        let (tx, rx) = std::sync::mpsc::channel();
-        readback.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
-        ctx.device
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(submission),
-                timeout: None,
-            })
-            .map_err(|e| KernelError::Readback(format!("waiting for the device failed: {e}")))?;
-        match rx.try_recv() {
-            Ok(Ok(())) => {}
-            _ => {
-                return Err(KernelError::Readback(
-                    "mapping the page status failed".into(),
-                ))
-            }
-        }
-        let word = {
-            let view = readback
-                .slice(..)
-                .get_mapped_range()
-                .map_err(|e| KernelError::Readback(e.to_string()))?;
-            u32::from_le_bytes([view[0], view[1], view[2], view[3]])
-        };
-        readback.destroy();
+        let bytes = readback::read_bytes(&ctx.device, &ctx.queue, &self.buffer, 0, 4)?;
+        let word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         if word != 0 {
             return Err(KernelError::Readback(
                 "a Parquet page holds a dictionary index past its dictionary (a corrupt file)"
@@ -251,23 +218,6 @@ impl DecodeStatus {
         }
         Ok(())
     }
-}
-
-fn kernel(device: &wgpu::Device) -> Kernel {
-    Kernel::new(
-        device,
-        "gpugraph-datafusion-pages-expand",
-        include_str!("decode.wgsl"),
-        "expand",
-        &[
-            Access::Read,
-            Access::Read,
-            Access::Read,
-            Access::ReadWrite,
-            Access::ReadWrite,
-        ],
-        &[],
-    )
 }
 
 impl PageChunk {
@@ -306,14 +256,12 @@ impl PageChunk {
         status: &DecodeStatus,
     ) -> Result<(GpuChunk, wgpu::CommandBuffer), KernelError> {
         let device = &ctx.device;
-        let kernel = kernel(device);
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("gpugraph-datafusion-pages-expand"),
         });
         let max = device.limits().max_compute_workgroups_per_dimension;
-        let mut buffers = Vec::new();
-        // The copies out of the slabs come before the pass that reads them; the slabs go back
-        // to their pool when this command buffer's submission completes.
+        // The copies out of the slabs come before the graph's dispatches that read them; the
+        // slabs go back to their pool when this command buffer's submission completes.
         let mut bound = Vec::new();
         for staged in self.columns {
             let (region, meta) = (staged.region.device().clone(), staged.meta.device().clone());
@@ -323,48 +271,35 @@ impl PageChunk {
             staged
                 .pool
                 .copy(&mut encoder, staged.meta, staged.table.end);
-            bound.push((region, staged.region_len, meta, staged.pieces, staged.table));
-        }
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("gpugraph-datafusion-pages-expand"),
-                timestamp_writes: None,
+            bound.push(Bound {
+                region,
+                region_len: staged.region_len,
+                meta,
+                pieces: staged.pieces,
+                table: staged.table,
             });
-            for (region, region_len, meta, pieces, table) in &bound {
-                let out = device.create_buffer(&wgpu::BufferDescriptor {
+        }
+        let buffers: Vec<wgpu::Buffer> = bound
+            .iter()
+            .map(|_| {
+                device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("gpugraph-datafusion-column"),
                     size: (self.rows as u64 * 4).max(16).div_ceil(16) * 16,
                     // COPY_SRC: tests read the expanded columns back.
                     usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                     mapped_at_creation: false,
-                });
-                let count = (pieces.end - pieces.start) / 32;
-                if count > 0 {
-                    let range = |buffer, r: &Range<u64>| wgpu::BufferBinding {
-                        buffer,
-                        offset: r.start,
-                        size: std::num::NonZeroU64::new(r.end - r.start),
-                    };
-                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("gpugraph-datafusion-pages-expand"),
-                        layout: &kernel.layout,
-                        entries: &[
-                            entry(0, range(meta, pieces)),
-                            entry(1, range(region, &(0..*region_len))),
-                            entry(2, range(meta, table)),
-                            entry(3, out.as_entire_buffer_binding()),
-                            entry(4, status.buffer.as_entire_buffer_binding()),
-                        ],
-                    });
-                    let grid = grid_for(count, max).ok_or(KernelError::ChunkTooLarge {
-                        rows: self.rows,
-                        max: max as usize * max as usize * 256,
-                    })?;
-                    kernel.dispatch(&mut pass, &group, grid);
-                }
-                buffers.push(out);
-            }
+                })
+            })
+            .collect();
+        let too_large = KernelError::ChunkTooLarge {
+            rows: self.rows,
+            max: max as usize * max as usize * 256,
+        };
+        if bound.iter().any(|b| grid_for(b.pieces(), max).is_none()) {
+            return Err(too_large);
         }
+        let mut compiled = expand_graph(device, &bound, &buffers, &status.buffer)?;
+        compiled.encode(&mut encoder, &EncodeOptions::default())?;
         let chunk = GpuChunk {
             rows: self.rows as u32,
             layouts: vec![SlotLayout::new(self.rows, None); buffers.len()],
@@ -375,9 +310,76 @@ impl PageChunk {
     }
 }
 
-fn entry(binding: u32, buffer: wgpu::BufferBinding<'_>) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: wgpu::BindingResource::Buffer(buffer),
+/// One slot's staged buffers as the expansion binds them: the region (its first
+/// `region_len` bytes) and, in `meta`, the pieces and the table.
+struct Bound {
+    region: wgpu::Buffer,
+    region_len: u64,
+    meta: wgpu::Buffer,
+    pieces: Range<u64>,
+    table: Range<u64>,
+}
+
+impl Bound {
+    /// Pieces (32 bytes each): the expansion's workgroups.
+    fn pieces(&self) -> u64 {
+        (self.pieces.end - self.pieces.start) / 32
     }
+}
+
+/// The expansion of a row group: one dispatch node per slot with pieces (`decode.wgsl`, a
+/// workgroup per piece), reading the slot's staged buffers and writing its column in `out`
+/// and the shared `status` word.
+fn expand_graph(
+    device: &wgpu::Device,
+    bound: &[Bound],
+    out: &[wgpu::Buffer],
+    status: &wgpu::Buffer,
+) -> Result<CompiledGraph, GraphError> {
+    let mut graph = CommandGraph::new("gpugraph-datafusion pages expand", device);
+    let import = |graph: &mut CommandGraph, id: String, buffer: &wgpu::Buffer| match graph
+        .imported_handle(buffer)
+    {
+        Some(h) => Ok(h),
+        None => graph.import_buffer(
+            BufferDescriptor::new(id, buffer.size(), wgpu::BufferUsages::STORAGE),
+            buffer,
+        ),
+    };
+    let status = import(&mut graph, "status".into(), status)?;
+    let words = |r: &Range<u64>| {
+        DataViewDescriptor::packed(VectorFormat::Uint32, (r.end - r.start) / 4).at_offset(r.start)
+    };
+    for (s, (b, out)) in bound.iter().zip(out).enumerate() {
+        let count = b.pieces();
+        if count == 0 {
+            continue;
+        }
+        let region = import(&mut graph, format!("region {s}"), &b.region)?;
+        let meta = import(&mut graph, format!("meta {s}"), &b.meta)?;
+        let out = import(&mut graph, format!("column {s}"), out)?;
+        let pieces = graph.create_data_view(meta, words(&b.pieces))?;
+        let table = graph.create_data_view(meta, words(&b.table))?;
+        let region = graph.create_data_view(region, words(&(0..b.region_len)))?;
+        graph.add_dispatch_node(
+            DispatchNode::new(
+                format!("expand {s}"),
+                ShaderSource::new("datafusion/pages/decode", include_str!("decode.wgsl")),
+                "expand",
+                vec![
+                    Binding::read(0, pieces),
+                    Binding::read(1, region),
+                    Binding::read(2, table),
+                    Binding::handle(3, out, Access::ReadWrite),
+                    Binding::handle(4, status, Access::ReadWrite),
+                ],
+                Grid::Rows {
+                    rows: count,
+                    rows_per_workgroup: 1,
+                },
+            )
+            .private_bind_group(),
+        )?;
+    }
+    graph.compile()
 }

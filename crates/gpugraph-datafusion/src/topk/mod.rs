@@ -49,7 +49,7 @@ use futures::StreamExt;
 use gpugraph_command::GpuContext;
 use tokio::task::JoinSet;
 
-use crate::exec::{batches_of, one_partition, CpuFallbackExec};
+use crate::exec::{batches_of, one_partition, CpuFallbackExec, FallbackReason};
 use encode::{encode, key_words, order_by, Encoded, KeyLayout, MAX_KEY_WORDS};
 
 /// Most rows a GPU top-k returns: past it a `LIMIT` is a sort, which DataFusion's CPU
@@ -395,7 +395,10 @@ impl PhysicalOptimizerRule for GpuTopKRule {
             let decided: Arc<dyn ExecutionPlan> =
                 match GpuTopKExec::try_new(sort, Arc::clone(&self.gpu)) {
                     Ok(exec) => Arc::new(exec),
-                    Err(why) => Arc::new(CpuFallbackExec::new(Arc::clone(&node), why)),
+                    Err(why) => Arc::new(CpuFallbackExec::new(
+                        Arc::clone(&node),
+                        FallbackReason::Unsupported(why),
+                    )),
                 };
             Ok(Transformed::yes(decided))
         })?;

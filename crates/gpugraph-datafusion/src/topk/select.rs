@@ -8,19 +8,24 @@
 //!
 //! Why select instead of sorting: a `LIMIT k` wants k rows, and a radix sort moves every row
 //! through every digit pass. The host orders the k selected rows ([`super::encode::order_by`]),
-//! which the oracle [`super::encode::select_cpu`] defines.
+//! which the oracle [`super::encode::select_cpu`] defines. The steps are the dispatches of one
+//! dispatch node of a command graph, submitted with the readback of the gathered rows.
 //!
 //! Capacity: fewer than 2^32 rows, at most [`super::encode::MAX_KEY_WORDS`] key words per row
 //! in which rows differ, and those planes within one storage binding; [`select`] names a
 //! violated limit.
 
 use bytemuck::{Pod, Zeroable};
-use gpugraph_command::{wgpu, GpuContext};
-use gpugraph_gpgpu::kernel::{parameter_buffer, Access, Kernel};
+use gpugraph_command::wgpu::util::DeviceExt;
+use gpugraph_command::{
+    wgpu, Access, Binding, BufferDescriptor, CommandGraph, DispatchNode, EncodeOptions, GpuContext,
+    Grid, ShaderSource,
+};
+use gpugraph_tables::readback;
 use gpugraph_tables::upload::write_parts;
 
 use super::encode::{Encoded, MAX_KEY_WORDS};
-use crate::kernel::{storage, submit_and_map, KernelError};
+use crate::kernel::{storage, KernelError};
 
 const WGSL: &str = include_str!("select.wgsl");
 
@@ -165,23 +170,14 @@ pub fn select(
     }
     write_parts(device, &ctx.queue, &keys, &placed)?;
     let (workgroups, stride) = grid(rows as u32);
-    let params = parameter_buffer(
-        device,
-        "gpugraph-datafusion-topk-params",
-        bytemuck::bytes_of(&Params {
-            rows: rows as u32,
-            words: words as u32,
-            stride,
-            capacity: k as u32,
-        }),
-    );
-    let digit_buffer = parameter_buffer(
-        device,
-        "gpugraph-datafusion-topk-digits",
-        bytemuck::cast_slice(&digits),
-    );
-    let state_buffer = parameter_buffer(
-        device,
+    let params = Params {
+        rows: rows as u32,
+        words: words as u32,
+        stride,
+        capacity: k as u32,
+    };
+    let state_buffer = initialized(
+        ctx,
         "gpugraph-datafusion-topk-state",
         bytemuck::bytes_of(&state),
     );
@@ -192,92 +188,32 @@ pub fn select(
         wgpu::BufferUsages::empty(),
     );
     let gathered_bytes = (k as u64 + 1) * 4;
-    let gathered = storage(
-        device,
-        "gpugraph-datafusion-topk-gathered",
-        gathered_bytes,
-        wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-    );
     // The count starts at zero, every row slot poisoned: a slot the gather leaves unwritten
     // reads as a row that does not exist, never as row 0.
     let mut initial = vec![u32::MAX; k + 1];
     initial[0] = 0;
-    ctx.queue
-        .write_buffer(&gathered, 0, bytemuck::cast_slice(&initial));
-    let bindings = [
-        Access::Uniform,
-        Access::Read,
-        Access::Read,
-        Access::ReadWrite,
-        Access::ReadWrite,
-        Access::ReadWrite,
-    ];
-    let resources = [
-        params.as_entire_buffer_binding(),
-        keys.as_entire_buffer_binding(),
-        digit_buffer.as_entire_buffer_binding(),
-        state_buffer.as_entire_buffer_binding(),
-        hist.as_entire_buffer_binding(),
-        gathered.as_entire_buffer_binding(),
-    ];
-    let kernel = |entry: &str| {
-        let built = Kernel::new(
-            device,
-            "gpugraph-datafusion-topk",
-            WGSL,
-            entry,
-            &bindings,
-            &[],
-        );
-        let group = built.bind_group(device, &resources);
-        (built, group)
-    };
-    let (histogram, histogram_group) = kernel("histogram");
-    let (choose, choose_group) = kernel("choose");
-    let (gather, gather_group) = kernel("gather");
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-        label: Some("gpugraph-datafusion-topk"),
-    });
-    // A pass per dispatch: each step reads what the one before it wrote.
-    let mut pass = |kernel: &Kernel, group: &wgpu::BindGroup, workgroups: u32| {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("gpugraph-datafusion-topk"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&kernel.pipeline);
-        pass.set_bind_group(0, group, &[]);
-        pass.dispatch_workgroups(workgroups, 1, 1);
-    };
-    for _ in &digits {
-        pass(&histogram, &histogram_group, workgroups);
-        pass(&choose, &choose_group, 1);
-    }
-    pass(&gather, &gather_group, workgroups);
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("gpugraph-datafusion-topk-readback"),
-        size: gathered_bytes.div_ceil(4) * 4,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    encoder.copy_buffer_to_buffer(&gathered, 0, &staging, 0, gathered_bytes);
-    let mapped = submit_and_map(ctx, encoder, &staging).map_err(KernelError::Readback);
-    let read: Result<Vec<u32>, KernelError> = mapped.and_then(|()| {
-        let view = staging.slice(..).get_mapped_range().map_err(|e| {
-            KernelError::Readback(format!("the mapped top-k rows have no view: {e}"))
-        })?;
-        Ok(bytemuck::pod_collect_to_vec(
-            &view[..gathered_bytes as usize],
-        ))
-    });
-    for b in [
-        &keys,
+    let gathered = initialized(
+        ctx,
+        "gpugraph-datafusion-topk-gathered",
+        bytemuck::cast_slice(&initial),
+    );
+    let read = run_steps(
+        ctx,
         &params,
-        &digit_buffer,
-        &state_buffer,
-        &hist,
-        &gathered,
-        &staging,
-    ] {
+        &digits,
+        [&keys, &state_buffer, &hist, &gathered],
+        workgroups,
+    )
+    .and_then(|encoder| {
+        let read = readback::submit_and_read(
+            device,
+            &ctx.queue,
+            encoder,
+            &[(&gathered, 0, gathered_bytes)],
+        )?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&read.concat()))
+    });
+    for b in [&keys, &state_buffer, &hist, &gathered] {
         b.destroy();
     }
     let read = read?;
@@ -288,4 +224,66 @@ pub fn select(
         )));
     }
     Ok(Ok(read[1..].to_vec()))
+}
+
+/// A storage buffer (`COPY_SRC` for the readback) holding `bytes` from its creation: no
+/// submission before the steps.
+fn initialized(ctx: &GpuContext, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+    let mut contents = bytes.to_vec();
+    contents.resize(bytes.len().max(16).div_ceil(16) * 16, 0);
+    ctx.device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: &contents,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        })
+}
+
+/// Records the selection into a fresh encoder: one dispatch node over `keys`, `state`, `hist`
+/// and `gathered` whose dispatches are a `histogram` and a `choose` per digit, then the
+/// `gather`, each reading what the one before it wrote.
+fn run_steps(
+    ctx: &GpuContext,
+    params: &Params,
+    digits: &[u32],
+    [keys, state, hist, gathered]: [&wgpu::Buffer; 4],
+    workgroups: u32,
+) -> Result<wgpu::CommandEncoder, KernelError> {
+    let device = &ctx.device;
+    let mut graph = CommandGraph::new("gpugraph-datafusion topk", device);
+    let mut import = |id: &str, buffer: &wgpu::Buffer| {
+        let desc = BufferDescriptor::new(id, buffer.size(), wgpu::BufferUsages::STORAGE);
+        graph.import_buffer(desc, buffer)
+    };
+    let bindings = vec![
+        Binding::params(0, params),
+        Binding::handle(1, import("keys", keys)?, Access::Read),
+        // Never empty: rows differ at least in the row word.
+        Binding::storage_params(2, if digits.is_empty() { &[0] } else { digits }),
+        Binding::handle(3, import("state", state)?, Access::ReadWrite),
+        Binding::handle(4, import("histogram", hist)?, Access::ReadWrite),
+        Binding::handle(5, import("gathered", gathered)?, Access::ReadWrite),
+    ];
+    let rows = Grid::Workgroups([workgroups, 1, 1]);
+    let mut node = DispatchNode::new(
+        "topk",
+        ShaderSource::new("datafusion/topk/select", WGSL),
+        "histogram",
+        bindings,
+        rows,
+    )
+    .then("choose", Grid::Workgroups([1, 1, 1]))
+    .private_bind_group();
+    for _ in 1..digits.len() {
+        node = node
+            .then("histogram", rows)
+            .then("choose", Grid::Workgroups([1, 1, 1]));
+    }
+    graph.add_dispatch_node(node.then("gather", rows))?;
+    let mut compiled = graph.compile()?;
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("gpugraph-datafusion-topk"),
+    });
+    compiled.encode(&mut encoder, &EncodeOptions::default())?;
+    Ok(encoder)
 }
