@@ -26,6 +26,7 @@ for t in "$bin"/*-test "$bin"/example-*; do
   case "$name" in
     example-visible_instances) timeout "$limit" "$t" 300000 >"$log" 2>&1 ;;
     example-particles) timeout "$limit" "$t" 100000 >"$log" 2>&1 ;;
+    example-scene_explorer) timeout "$limit" "$t" --generate 20000 --out "$out/scene_explorer.png" >"$log" 2>&1 ;;
     # Interactive (a window, a server), benches with their own calls, and tools that need a
     # file: not suite members.
     example-open|example-serve|example-frame_bench|example-*_speed|example-page_decode) continue ;;

@@ -9,9 +9,10 @@
 
 use gpugraph_trace::frame::{span_draw_layouts, FrameBuffers};
 use gpugraph_trace::lod::{LodConfig, LodParams, SpanLod};
-use gpugraph_trace::{TraceGpuError, NO_SPAN};
+use gpugraph_trace::NO_SPAN;
 
 use crate::camera::{Camera, Rect};
+use crate::ViewerError;
 
 const WGSL: &str = include_str!("spans.wgsl");
 const DENSE_WGSL: &str = include_str!("dense.wgsl");
@@ -100,7 +101,7 @@ impl SpanDraw {
         device: &wgpu::Device,
         format: wgpu::TextureFormat,
         b: &FrameBuffers,
-    ) -> Result<Self, TraceGpuError> {
+    ) -> Result<Self, ViewerError> {
         let lod = SpanLod::new(device, b, LodConfig::default())?;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("viewer/spans"),
@@ -231,8 +232,8 @@ impl SpanDraw {
 
     /// Records the LOD graph, which derives this frame's quads, bitmap and draw records
     /// from the trace frame's (after the frame graph, before [`Self::draw`]).
-    pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<(), TraceGpuError> {
-        self.lod.encode(encoder)
+    pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<(), ViewerError> {
+        Ok(self.lod.encode(encoder)?)
     }
 
     /// Writes this frame's parameters (visible to the next submission); `plot_h_px` is the
