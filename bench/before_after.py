@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarizes a `bench/h200-before-after.sh` run: the JSON it tars (json/{bench}-{before|after}-{round}.json)
+"""Summarizes a `bench/h200-before-after.sh` (or `h200-tpch-before-after.sh`) run: the JSON it tars (json/{bench}-{before|after}-{round}.json)
 becomes a Markdown table (median GPU time per case and size, before and after, both rounds, and
 the after/before ratio of the medians of the rounds) and an SVG bar chart of the ratios.
 
@@ -41,6 +41,8 @@ def main(tar_path, out_dir):
             for row in doc.get("rows", []):
                 if "median_ms" in row:
                     runs[(bench, key_of(row))][build].append(row["median_ms"])
+                elif isinstance(row.get("ms"), dict):  # bench tpch: wall ms per query
+                    runs[(bench, key_of(row))][build].append(row["ms"]["median"])
     lines = [f"Device: {device}", "",
              "| bench | case | before (ms, rounds) | after (ms, rounds) | after / before |",
              "|---|---|---|---|---|"]
