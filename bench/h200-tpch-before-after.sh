@@ -10,7 +10,14 @@
 set -uo pipefail
 out=${1:?OUT}
 mkdir -p "$out/json" .tpch
-( cd .devcmp && for b in before after; do xz -dkf "gpugraph-$b.xz" && chmod +x "gpugraph-$b"; done )
+# Either gpugraph-{before,after}.xz or both in one solid both.tar.xz (they share most of
+# their bytes, so one big-dictionary stream is half the size of two).
+if [ -f .devcmp/both.tar.xz ]; then
+  tar -C .devcmp -xJf .devcmp/both.tar.xz
+else
+  ( cd .devcmp && for b in before after; do xz -dkf "gpugraph-$b.xz"; done )
+fi
+chmod +x .devcmp/gpugraph-before .devcmp/gpugraph-after
 export WGPU_BACKEND=vulkan
 sf=${SF:-10}
 repeat=${REPEAT:-5}
