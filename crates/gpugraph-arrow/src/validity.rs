@@ -11,8 +11,8 @@
 
 use arrow_buffer::NullBuffer;
 use gpugraph_command::{
-    Binding, BufferDescriptor, CommandGraph, CompiledGraph, DataViewDescriptor, DispatchNode,
-    EncodeOptions, GpuContext, GraphError, Grid, ShaderSource, VectorFormat,
+    Binding, CommandGraph, CompiledGraph, DataViewDescriptor, DispatchNode, EncodeOptions,
+    GpuContext, GraphError, Grid, ShaderSource, VectorFormat,
 };
 use gpugraph_tables::upload::{
     create_table_buffers, write_targets, FillFn, Outcome, Source, Target,
@@ -191,14 +191,8 @@ fn expand_graph(
     chunks: &[(u64, u64, usize, u64)],
 ) -> Result<CompiledGraph, GraphError> {
     let mut graph = CommandGraph::new("gpugraph-arrow validity expand", device);
-    let import = |graph: &mut CommandGraph, id: String, buffer: &wgpu::Buffer| match graph
-        .imported_handle(buffer)
-    {
-        Some(h) => Ok(h),
-        None => graph.import_buffer(
-            BufferDescriptor::new(id, buffer.size(), wgpu::BufferUsages::STORAGE),
-            buffer,
-        ),
+    let import = |graph: &mut CommandGraph, id: String, buffer: &wgpu::Buffer| {
+        graph.import_buffer_once(id, buffer, wgpu::BufferUsages::STORAGE)
     };
     let bits_handle = import(&mut graph, "bits".into(), bits)?;
     for (k, &(rows, bit_offset, i, offset)) in chunks.iter().enumerate() {

@@ -193,6 +193,21 @@ impl CommandGraph {
         })
     }
 
+    /// The handle of `buffer`: the one it was imported under, else a new import of the whole
+    /// buffer under `id` with `usage` (for builders that meet the same buffer several times,
+    /// e.g. one slab behind many views).
+    pub fn import_buffer_once(
+        &mut self,
+        id: impl Into<String>,
+        buffer: &wgpu::Buffer,
+        usage: wgpu::BufferUsages,
+    ) -> Result<BufferHandle, GraphError> {
+        match self.imported_handle(buffer) {
+            Some(h) => Ok(h),
+            None => self.import_buffer(BufferDescriptor::new(id, buffer.size(), usage), buffer),
+        }
+    }
+
     /// Declares a graph-owned transient buffer. Its physical allocation is created at compile
     /// time and may be shared with transients whose lifetimes do not overlap.
     pub fn create_buffer(&mut self, desc: BufferDescriptor) -> Result<BufferHandle, GraphError> {

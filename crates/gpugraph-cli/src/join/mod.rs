@@ -581,14 +581,8 @@ pub fn run(args: &JoinArgs) -> Result<()> {
 
 /// A packed u32 view of `len` words at word `offset` of `buffer` (imported on first use).
 fn view_at(g: &mut CommandGraph, buffer: &wgpu::Buffer, offset: u64, len: u64) -> Result<DataView> {
-    use gpugraph_command::{BufferDescriptor, DataViewDescriptor, VectorFormat};
-    let h = match g.imported_handle(buffer) {
-        Some(h) => h,
-        None => g.import_buffer(
-            BufferDescriptor::new("join/words", buffer.size(), buffer.usage()),
-            buffer,
-        )?,
-    };
+    use gpugraph_command::{DataViewDescriptor, VectorFormat};
+    let h = g.import_buffer_once("join/words", buffer, buffer.usage())?;
     Ok(g.create_data_view(
         h,
         DataViewDescriptor::packed(VectorFormat::Uint32, len).at_offset(offset * 4),

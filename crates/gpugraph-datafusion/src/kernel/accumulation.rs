@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use gpugraph_command::wgpu::util::DeviceExt;
 use gpugraph_command::{
-    wgpu, Access, Binding, BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph,
-    DispatchNode, EncodeOptions, GpuContext, GraphError, Grid, ShaderSource,
+    wgpu, Access, Binding, BufferHandle, CommandGraph, CompiledGraph, DispatchNode, EncodeOptions,
+    GpuContext, GraphError, Grid, ShaderSource,
 };
 use gpugraph_tables::readback;
 
@@ -346,11 +346,5 @@ fn import(
     id: &str,
     buffer: &wgpu::Buffer,
 ) -> Result<BufferHandle, GraphError> {
-    if let Some(h) = graph.imported_handle(buffer) {
-        return Ok(h);
-    }
-    graph.import_buffer(
-        BufferDescriptor::new(id, buffer.size(), wgpu::BufferUsages::STORAGE),
-        buffer,
-    )
+    graph.import_buffer_once(id, buffer, wgpu::BufferUsages::STORAGE)
 }

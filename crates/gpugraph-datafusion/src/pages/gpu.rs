@@ -15,9 +15,8 @@
 use std::ops::Range;
 
 use gpugraph_command::{
-    grid_for, wgpu, Access, Binding, BufferDescriptor, CommandGraph, CompiledGraph,
-    DataViewDescriptor, DispatchNode, EncodeOptions, GpuContext, GraphError, Grid, ShaderSource,
-    VectorFormat,
+    grid_for, wgpu, Access, Binding, CommandGraph, CompiledGraph, DataViewDescriptor, DispatchNode,
+    EncodeOptions, GpuContext, GraphError, Grid, ShaderSource, VectorFormat,
 };
 use gpugraph_tables::readback;
 
@@ -337,14 +336,8 @@ fn expand_graph(
     status: &wgpu::Buffer,
 ) -> Result<CompiledGraph, GraphError> {
     let mut graph = CommandGraph::new("gpugraph-datafusion pages expand", device);
-    let import = |graph: &mut CommandGraph, id: String, buffer: &wgpu::Buffer| match graph
-        .imported_handle(buffer)
-    {
-        Some(h) => Ok(h),
-        None => graph.import_buffer(
-            BufferDescriptor::new(id, buffer.size(), wgpu::BufferUsages::STORAGE),
-            buffer,
-        ),
+    let import = |graph: &mut CommandGraph, id: String, buffer: &wgpu::Buffer| {
+        graph.import_buffer_once(id, buffer, wgpu::BufferUsages::STORAGE)
     };
     let status = import(&mut graph, "status".into(), status)?;
     let words = |r: &Range<u64>| {

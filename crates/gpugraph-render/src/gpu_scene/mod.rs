@@ -35,9 +35,7 @@ pub mod source;
 pub mod table;
 pub mod upload;
 
-use gpugraph_command::{
-    BufferDescriptor, BufferHandle, CommandGraph, DataView, DataViewDescriptor, VectorFormat,
-};
+use gpugraph_command::{BufferHandle, CommandGraph, DataView, DataViewDescriptor, VectorFormat};
 use wgpu::BufferUsages;
 
 pub use draw_generation::{DrawGenerationParams, GpuSceneDrawGeneration};
@@ -357,14 +355,8 @@ impl GpuScene {
             }
             .into());
         }
-        let import = |graph: &mut CommandGraph, name: &str, b: &wgpu::Buffer| match graph
-            .imported_handle(b)
-        {
-            Some(h) => Ok(h),
-            None => graph.import_buffer(
-                BufferDescriptor::new(format!("{id}/{name}"), b.size(), GPU_SCENE_BUFFER_USAGE),
-                b,
-            ),
+        let import = |graph: &mut CommandGraph, name: &str, b: &wgpu::Buffer| {
+            graph.import_buffer_once(format!("{id}/{name}"), b, GPU_SCENE_BUFFER_USAGE)
         };
         let records = import(graph, "records", &self.records)?;
         let state = import(graph, "state", &self.state)?;

@@ -26,8 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use gpugraph_command::{
-    Binding, BufferDescriptor, CommandGraph, DataView, DispatchNode, Grid, ShaderSource,
-    VectorFormat,
+    Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource, VectorFormat,
 };
 use wgpu::BufferUsages as U;
 
@@ -159,13 +158,7 @@ impl GpuSceneUpload {
         id: &str,
     ) -> Result<(), RenderError> {
         let import = |graph: &mut CommandGraph, name: &str, b: &wgpu::Buffer, usage: U| {
-            let h = match graph.imported_handle(b) {
-                Some(h) => h,
-                None => graph.import_buffer(
-                    BufferDescriptor::new(format!("{id}/{name}"), b.size(), usage),
-                    b,
-                )?,
-            };
+            let h = graph.import_buffer_once(format!("{id}/{name}"), b, usage)?;
             graph.create_packed_view(h, VectorFormat::Uint32, b.size() / 4)
         };
         let payload = import(graph, "payload", &self.payload, U::STORAGE)?;

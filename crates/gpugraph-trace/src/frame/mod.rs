@@ -28,8 +28,8 @@ mod buffers;
 mod draw;
 
 use gpugraph_command::{
-    Access, Binding, BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph, DataView,
-    DispatchNode, EncodeOptions, Grid, ShaderSource, VectorFormat,
+    Access, Binding, BufferHandle, CommandGraph, CompiledGraph, DataView, DispatchNode,
+    EncodeOptions, Grid, ShaderSource, VectorFormat,
 };
 use gpugraph_gpgpu::topology::{CsrAdjacency, TraversalDirection};
 use gpugraph_gpgpu::{AncestorProjection, Compaction, GraphTraversal, Scan};
@@ -196,10 +196,7 @@ fn import(
     b: &wgpu::Buffer,
     rows: u64,
 ) -> Result<(BufferHandle, DataView), TraceGpuError> {
-    let h = match g.imported_handle(b) {
-        Some(h) => h,
-        None => g.import_buffer(BufferDescriptor::new(name, b.size(), b.usage()), b)?,
-    };
+    let h = g.import_buffer_once(name, b, b.usage())?;
     let v = g.create_packed_view(h, VectorFormat::Uint32, rows)?;
     Ok((h, v))
 }
@@ -485,10 +482,7 @@ impl TraceFrame {
         let mut g = CommandGraph::new(id, device);
         let (s, m) = (u64::from(c.span_capacity), u64::from(c.dependency_capacity));
         let (t, p) = (u64::from(c.thread_capacity), u64::from(c.process_capacity));
-        let params = g.import_buffer(
-            BufferDescriptor::new("params", b.params.size(), b.params.usage()),
-            &b.params,
-        )?;
+        let params = g.import_buffer_once("params", &b.params, b.params.usage())?;
         let v = |g: &mut CommandGraph, name: &str, buf: &wgpu::Buffer, rows: u64| {
             import(g, name, buf, rows).map(|x| x.1)
         };

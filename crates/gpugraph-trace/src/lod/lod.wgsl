@@ -10,21 +10,6 @@
 
 const WG: u32 = 256u;
 
-struct LodParams {
-    window_start_lo: u32,
-    window_start_hi: u32,
-    px_per_tick: f32,
-    min_px: f32,
-    columns: u32,
-    first_row: u32,
-    rows: u32,
-    words_per_row: u32,
-    selected: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
 @group(0) @binding(0) var<uniform> lp: LodParams;
 @group(0) @binding(1) var<storage, read> spans: array<u32>;
 @group(0) @binding(2) var<storage, read> rows: array<u32>;

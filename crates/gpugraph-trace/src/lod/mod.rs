@@ -27,7 +27,14 @@ use crate::error::TraceGpuError;
 use crate::frame::FrameBuffers;
 
 const WG: u32 = 256;
-const WGSL: &str = concat!(include_str!("../common.wgsl"), include_str!("lod.wgsl"));
+const WGSL: &str = concat!(
+    include_str!("../common.wgsl"),
+    include_str!("params.wgsl"),
+    include_str!("lod.wgsl")
+);
+
+/// The WGSL declaration of [`LodParams`], for draws that read the LOD's bitmap.
+pub const LOD_PARAMS_WGSL: &str = include_str!("params.wgsl");
 
 /// Words of [`SpanLod::counters`]: `[wide spans, spans folded into the bitmap]`.
 pub const LOD_COUNTER_WORDS: u64 = 2;

@@ -1,21 +1,7 @@
 // The spans the LOD folded into its bitmap (gpugraph_trace::lod): one quad over the plot
 // viewport; a fragment shows the bitmap bit of its pixel column and row slot. Columns are the
-// LOD's (plot px from the window start); rows follow spans.wgsl's y mapping.
-
-struct LodParams {
-    window_start_lo: u32,
-    window_start_hi: u32,
-    px_per_tick: f32,
-    min_px: f32,
-    columns: u32,
-    first_row: u32,
-    rows: u32,
-    words_per_row: u32,
-    selected: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// LOD's (plot px from the window start); rows follow spans.wgsl's y mapping. `LodParams` is
+// prepended from gpugraph_trace::lod::LOD_PARAMS_WGSL (gpu/draw.rs).
 
 struct View {
     row_scroll: f32,

@@ -8,7 +8,7 @@
 //! quads drop from every visible span to the few that are wider than a pixel and a half.
 
 use gpugraph_trace::frame::{span_draw_layouts, FrameBuffers};
-use gpugraph_trace::lod::{LodConfig, LodParams, SpanLod};
+use gpugraph_trace::lod::{LodConfig, LodParams, SpanLod, LOD_PARAMS_WGSL};
 use gpugraph_trace::NO_SPAN;
 
 use crate::camera::{Camera, Rect};
@@ -16,6 +16,11 @@ use crate::ViewerError;
 
 const WGSL: &str = include_str!("spans.wgsl");
 const DENSE_WGSL: &str = include_str!("dense.wgsl");
+
+/// The bitmap quad's shader: the LOD's parameter struct, then `dense.wgsl`.
+fn dense_wgsl() -> String {
+    format!("{LOD_PARAMS_WGSL}{DENSE_WGSL}")
+}
 
 /// `View` in dense.wgsl.
 #[repr(C)]
@@ -110,7 +115,7 @@ impl SpanDraw {
         let (layout, pl) = span_draw_layouts(device, "viewer/spans");
         let dense_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("viewer/dense"),
-            source: wgpu::ShaderSource::Wgsl(DENSE_WGSL.into()),
+            source: wgpu::ShaderSource::Wgsl(dense_wgsl().into()),
         });
         let pipeline = |module: &wgpu::ShaderModule,
                         layout: Option<&wgpu::PipelineLayout>,
@@ -284,7 +289,7 @@ mod tests {
             .find(|(_, t)| t.name.as_deref() == Some("Params"))
             .expect("Params");
         assert_eq!(layouter[h].size as usize, std::mem::size_of::<SpanParams>());
-        let dense = naga::front::wgsl::parse_str(DENSE_WGSL).expect("the WGSL parses");
+        let dense = naga::front::wgsl::parse_str(&dense_wgsl()).expect("the WGSL parses");
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(dense.to_ctx()).expect("layout");
         for (name, size) in [
@@ -298,8 +303,8 @@ mod tests {
                 .expect(name);
             assert_eq!(layouter[h].size as usize, size, "{name}");
         }
-        for src in [WGSL, DENSE_WGSL] {
-            let module = naga::front::wgsl::parse_str(src).expect("the WGSL parses");
+        for src in [WGSL.to_string(), dense_wgsl()] {
+            let module = naga::front::wgsl::parse_str(&src).expect("the WGSL parses");
             naga::valid::Validator::new(Default::default(), naga::valid::Capabilities::all())
                 .validate(&module)
                 .expect("the WGSL validates");
