@@ -213,6 +213,46 @@ impl CopyNode {
             compile: Box::new(compile),
         }
     }
+
+    /// Copies mip 0 of `texture` (`size` texels) into `buffer` from byte 0, rows
+    /// `bytes_per_row` apart (a multiple of `wgpu::COPY_BYTES_PER_ROW_ALIGNMENT`): the readback
+    /// of a rendered picture.
+    pub fn texture_to_buffer(
+        id: impl Into<String>,
+        texture: TextureHandle,
+        buffer: BufferHandle,
+        size: (u32, u32),
+        bytes_per_row: u32,
+    ) -> Self {
+        let (width, height) = size;
+        Self::new(
+            id,
+            vec![
+                ResourceUse::texture(texture, crate::resource::TextureAccess::CopySrc),
+                ResourceUse::copy_dst(buffer),
+            ],
+            move |_| {
+                Ok(copy_fn(move |enc, ec| {
+                    enc.copy_texture_to_buffer(
+                        ec.texture(texture).as_image_copy(),
+                        wgpu::TexelCopyBufferInfo {
+                            buffer: ec.buffer(buffer),
+                            layout: wgpu::TexelCopyBufferLayout {
+                                offset: 0,
+                                bytes_per_row: Some(bytes_per_row),
+                                rows_per_image: Some(height),
+                            },
+                        },
+                        wgpu::Extent3d {
+                            width,
+                            height,
+                            depth_or_array_layers: 1,
+                        },
+                    );
+                }))
+            },
+        )
+    }
 }
 
 /// The kind of a node.

@@ -10,9 +10,8 @@
 //! never submits; the caller maps [`CullScene::image_buffer`] after submitting.
 
 use gpugraph_command::{
-    copy_fn, BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph, CompiledGraph, CopyNode,
-    DepthStencilAttachment, EncodeOptions, EncodeReport, ResourceUse, TextureAccess,
-    TextureDescriptor, VectorFormat,
+    BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph, CompiledGraph, CopyNode,
+    DepthStencilAttachment, EncodeOptions, EncodeReport, TextureDescriptor, VectorFormat,
 };
 use wgpu::util::{DeviceExt, DrawIndexedIndirectArgs};
 use wgpu::{BufferUsages as U, TextureFormat as F, TextureUsages as T};
@@ -296,32 +295,12 @@ impl CullScene {
             });
             let image_h = import(&mut g, "image-readback", &image)?;
             let row = padded_bytes_per_row(w);
-            g.add_copy_node(CopyNode::new(
+            g.add_copy_node(CopyNode::texture_to_buffer(
                 "read-image",
-                vec![
-                    ResourceUse::texture(resolved, TextureAccess::CopySrc),
-                    ResourceUse::copy_dst(image_h),
-                ],
-                move |_| {
-                    Ok(copy_fn(move |enc, ec| {
-                        enc.copy_texture_to_buffer(
-                            ec.texture(resolved).as_image_copy(),
-                            wgpu::TexelCopyBufferInfo {
-                                buffer: ec.buffer(image_h),
-                                layout: wgpu::TexelCopyBufferLayout {
-                                    offset: 0,
-                                    bytes_per_row: Some(row),
-                                    rows_per_image: Some(h),
-                                },
-                            },
-                            wgpu::Extent3d {
-                                width: w,
-                                height: h,
-                                depth_or_array_layers: 1,
-                            },
-                        );
-                    }))
-                },
+                resolved,
+                image_h,
+                (w, h),
+                row,
             ))?;
             Some(image)
         } else {

@@ -9,9 +9,9 @@
 
 use anyhow::{bail, Context, Result};
 use gpugraph_command::{
-    copy_fn, wgpu, Access, Binding, BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph,
-    CopyNode, DepthStencilAttachment, DispatchNode, Grid, RenderPassNode, ResourceUse,
-    ShaderSource, TextureAccess, TextureDescriptor,
+    wgpu, Access, Binding, BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph, CopyNode,
+    DepthStencilAttachment, DispatchNode, Grid, RenderPassNode, ResourceUse, ShaderSource,
+    TextureDescriptor,
 };
 use gpugraph_procgen::luau::view::Shown;
 use gpugraph_procgen::{Column, ColumnType};
@@ -387,32 +387,12 @@ pub fn render(gpu: &Gpu, scene: &Scene, width: u32, height: u32) -> Result<Image
     let row = padded_bytes_per_row(width);
     let image = gpu.staging("procgen-render image", u64::from(row) * u64::from(height));
     let image_h = import(&mut g, "image-readback", &image)?;
-    g.add_copy_node(CopyNode::new(
+    g.add_copy_node(CopyNode::texture_to_buffer(
         "read-image",
-        vec![
-            ResourceUse::texture(resolved, TextureAccess::CopySrc),
-            ResourceUse::copy_dst(image_h),
-        ],
-        move |_| {
-            Ok(copy_fn(move |enc, ec| {
-                enc.copy_texture_to_buffer(
-                    ec.texture(resolved).as_image_copy(),
-                    wgpu::TexelCopyBufferInfo {
-                        buffer: ec.buffer(image_h),
-                        layout: wgpu::TexelCopyBufferLayout {
-                            offset: 0,
-                            bytes_per_row: Some(row),
-                            rows_per_image: Some(height),
-                        },
-                    },
-                    wgpu::Extent3d {
-                        width,
-                        height,
-                        depth_or_array_layers: 1,
-                    },
-                );
-            }))
-        },
+        resolved,
+        image_h,
+        (width, height),
+        row,
     ))?;
     let mut compiled = g.compile().context("compiling the render graph")?;
     gpu.run_graph(&mut compiled, "procgen render")?;

@@ -15,9 +15,9 @@
 //! [`GpuSceneFrame::pick_buffer`], and decodes with [`GpuSceneFrame::decode_diagnostics`].
 
 use gpugraph_command::{
-    copy_fn, BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph, CompiledGraph, CopyNode,
-    DataView, DataViewDescriptor, DepthStencilAttachment, EncodeOptions, EncodeReport, ResourceUse,
-    TextureAccess, TextureDescriptor, VectorFormat,
+    BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph, CompiledGraph, CopyNode, DataView,
+    DataViewDescriptor, DepthStencilAttachment, EncodeOptions, EncodeReport, TextureDescriptor,
+    VectorFormat,
 };
 use wgpu::{BufferUsages as U, TextureFormat as F, TextureUsages as T};
 
@@ -441,32 +441,12 @@ fn add_image_copy(
         BufferDescriptor::new("image-readback", buffer.size(), U::COPY_DST),
         &buffer,
     )?;
-    g.add_copy_node(CopyNode::new(
+    g.add_copy_node(CopyNode::texture_to_buffer(
         "read-image",
-        vec![
-            ResourceUse::texture(image, TextureAccess::CopySrc),
-            ResourceUse::copy_dst(handle),
-        ],
-        move |_| {
-            Ok(copy_fn(move |enc, ec| {
-                enc.copy_texture_to_buffer(
-                    ec.texture(image).as_image_copy(),
-                    wgpu::TexelCopyBufferInfo {
-                        buffer: ec.buffer(handle),
-                        layout: wgpu::TexelCopyBufferLayout {
-                            offset: 0,
-                            bytes_per_row: Some(row),
-                            rows_per_image: Some(h),
-                        },
-                    },
-                    wgpu::Extent3d {
-                        width: w,
-                        height: h,
-                        depth_or_array_layers: 1,
-                    },
-                );
-            }))
-        },
+        image,
+        handle,
+        (w, h),
+        row,
     ))?;
     Ok(buffer)
 }
