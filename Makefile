@@ -90,8 +90,12 @@ demo: vulkan build
 # The examples are part of the suite: each checks its GPU results against plain Rust and exits
 # nonzero on a mismatch. `cargo test` builds them (unit for unit what `build` made); they run
 # from the target directory so no `cargo run` resolves a different feature set.
+# The real-trace test records a Chromium startup trace: `browser` installs Chromium first and
+# GPUGRAPH_REQUIRE_CHROMIUM makes a missing browser a failure instead of a skipped check.
 test: export WGPU_BACKEND ?= vulkan
-test: vulkan python build
+test: export GPUGRAPH_CHROMIUM ?= $(CHROMIUM)
+test: export GPUGRAPH_REQUIRE_CHROMIUM = 1
+test: vulkan python build browser
 	python3 scripts/check_procgen_conformance.py
 	$(CARGO) test --workspace --release --no-fail-fast
 	$(MAKE) --no-print-directory pytest
