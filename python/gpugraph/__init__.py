@@ -1,5 +1,6 @@
-"""gpugraph from Python: SQL through DataFusion on the GPU, and numpy entry points on
-gpugraph's GPU primitives (sort, argsort, cumsum, compact, histogram, group_by_mean, fft2).
+"""gpugraph from Python: SQL through DataFusion on the GPU (the one-shot ``sql`` and a
+``SessionContext`` shaped like datafusion-python's), and numpy entry points on gpugraph's GPU
+primitives (sort, argsort, cumsum, compact, histogram, group_by_mean, fft2).
 
 Every call runs on one GPU device per process, opened on first use (``WGPU_BACKEND`` and
 ``GPUGRAPH_ADAPTER`` choose it, as for the ``gpugraph`` command). Inputs are copied to the
@@ -18,9 +19,12 @@ from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _native
+from .session import DataFrame, SessionContext
 
 __all__ = [
     "sql",
+    "SessionContext",
+    "DataFrame",
     "sort",
     "argsort",
     "cumsum",

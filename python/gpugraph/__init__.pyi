@@ -8,6 +8,8 @@ import pyarrow
 
 __all__ = [
     "sql",
+    "SessionContext",
+    "DataFrame",
     "sort",
     "argsort",
     "cumsum",
@@ -16,6 +18,8 @@ __all__ = [
     "group_by_mean",
     "fft2",
 ]
+
+from .session import DataFrame as DataFrame, SessionContext as SessionContext
 
 def sql(
     query: str,

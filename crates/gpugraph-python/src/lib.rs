@@ -8,6 +8,7 @@
 //! `FileNotFoundError` for missing table files, `RuntimeError` for GPU failures.
 
 mod arrays;
+mod session;
 mod sql;
 
 use std::sync::{Arc, Mutex};
@@ -53,5 +54,7 @@ fn host_error(e: HostError) -> PyErr {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sql::sql, m)?)?;
+    m.add_class::<session::Session>()?;
+    m.add_class::<session::Plan>()?;
     arrays::register(m)
 }

@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// The Tokio runtime every query runs on, started by the first query.
-fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     if let Some(r) = RUNTIME.get() {
         return Ok(r);
@@ -27,24 +27,24 @@ fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
     Ok(RUNTIME.get_or_init(|| r))
 }
 
-fn query_error(e: QueryError) -> PyErr {
+pub(crate) fn query_error(e: QueryError) -> PyErr {
     match e {
         QueryError::MissingFile { .. } => PyFileNotFoundError::new_err(e.to_string()),
         _ => PyValueError::new_err(e.to_string()),
     }
 }
 
-fn session_error(e: SessionError) -> PyErr {
+pub(crate) fn session_error(e: SessionError) -> PyErr {
     PyRuntimeError::new_err(e.to_string())
 }
 
 /// A table argument: a file, or record batches already in memory.
-enum Source {
+pub(crate) enum Source {
     File(std::path::PathBuf),
     Batches(SchemaRef, Vec<RecordBatch>),
 }
 
-fn source(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Source> {
+pub(crate) fn source(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Source> {
     let py = value.py();
     if value.hasattr("__arrow_c_stream__")? {
         // Read under the GIL: a stream produced by Python code calls back into Python.
@@ -79,15 +79,7 @@ pub fn sql(
     tables: &Bound<'_, PyDict>,
     engine: &str,
 ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
-    let engine = match engine {
-        "gpu" => Engine::Gpu,
-        "cpu" => Engine::Cpu,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "engine must be 'gpu' or 'cpu', got '{other}'"
-            )))
-        }
-    };
+    let engine = crate::session::engine(engine)?;
     let mut sources = Vec::new();
     for (name, value) in tables.iter() {
         let name: String = name
