@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""TPC-H chart: one SVG of median milliseconds per engine and variant, log scale.
+"""TPC-H chart: one SVG of median milliseconds per engine and variant, log scale, and a
+Markdown table of gpugraph against each peer per query with geometric means.
 
     python3 bench/plot_tpch.py DIR   (reads DIR/tpch-gpu.json and DIR/tpch-*.json peers,
-                                      writes DIR/tpch.svg)
+                                      writes DIR/tpch.svg and DIR/tpch.md)
 
 `gpugraph bench plot` draws throughput rows; TPC-H rows are latencies of whole queries over
 several engines, so they get this chart instead. Plain SVG: no plotting package needed where
@@ -34,6 +35,44 @@ def bars(folder):
     return out
 
 
+def order(q):
+    """q2 before q10; named queries (topk, distinct) after the numbered ones."""
+    return (0, int(q[1:]), q) if q[1:].isdigit() else (1, 0, q)
+
+
+def table(rows):
+    """Markdown: per query, gpugraph's median and each peer's, warm and from Parquet, and
+    peer / gpugraph (> 1: gpugraph is faster); geometric means of those ratios last."""
+    ms = {(q, e, src): v for q, e, src, v in rows}
+    peers = sorted({e for _, e, _, _ in rows if e != "gpugraph"})
+    sources = [("memory (GPU-resident)", "memory", "warm"), ("Parquet", "Parquet", "from Parquet")]
+    head = ["query"]
+    for _, _, label in sources:
+        head.append(f"gpugraph {label}")
+        for p in peers:
+            head += [f"{p} {label}", f"{p} / gpugraph"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    logs = {}
+    for q in sorted({r[0] for r in rows}, key=order):
+        cells = [q.upper()]
+        for ours, theirs, label in sources:
+            g = ms.get((q, "gpugraph", ours))
+            cells.append(f"{g:,.1f}" if g else "")
+            for p in peers:
+                v = ms.get((q, p, theirs)) or ms.get((q, p, ours))
+                cells.append(f"{v:,.1f}" if v else "")
+                if g and v:
+                    cells.append(f"{v / g:.2f}")
+                    logs.setdefault((label, p), []).append(math.log(v / g))
+                else:
+                    cells.append("")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for (label, p), ls in sorted(logs.items()):
+        lines.append(f"- {p} / gpugraph, {label}: geometric mean {math.exp(sum(ls) / len(ls)):.2f} over {len(ls)} queries")
+    return "\n".join(lines) + "\n"
+
+
 def svg(rows, title):
     bar, gap, left, top, width = 18, 10, 330, 50, 520
     lo, hi = 1.0, 10 ** math.ceil(math.log10(max(r[3] for r in rows)))
@@ -47,7 +86,7 @@ def svg(rows, title):
          f'<text x="10" y="24" font-size="16" font-weight="bold">{title}</text>']
     y = top
     last_q = None
-    for q, engine, source, ms in sorted(rows, key=lambda r: (r[0], r[2] == "Parquet", r[3])):
+    for q, engine, source, ms in sorted(rows, key=lambda r: (order(r[0]), r[2] == "Parquet", r[3])):
         if q != last_q and last_q is not None:
             y += gap * 2
         last_q = q
@@ -74,6 +113,8 @@ def main():
     title = f"TPC-H SF 10 lineitem ({gpu['rows'][0]['rows']:,} rows), {gpu['device']}"
     with open(os.path.join(folder, "tpch.svg"), "w") as f:
         f.write(svg(rows, title))
+    with open(os.path.join(folder, "tpch.md"), "w") as f:
+        f.write(table(rows))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# All 22 TPC-H queries as written, gpugraph (GPU-resident and from Parquet, every answer checked
+# against DataFusion's CPU plan first) against DuckDB on the same Parquet files, one device call
+# per half (issue 49's 22-query chart; the files stay in .tpch/ while the machine is held):
+#   PACK_CLI=1 bash bench/device-pack.sh; bash bench/wheels.sh
+#   device, carry [".gl", ".devcli", ".wheels"]:
+#     . .gl/setup.sh; bash .devcli/unpack.sh; QUERIES=q1,...,q11 bash bench/device-tpch22.sh $OUT
+# SF (default 10), REPEAT (default 3), QUERIES (default all 22), VARIANTS (bench tpch's; default
+# gpu-warm,gpu-parquet). Writes OUT/tpch-gpu.json, OUT/tpch-duckdb.json and OUT/log.txt;
+# python3 bench/plot_tpch.py DIR draws the chart and the table from them.
+set -uo pipefail
+out=${1:?OUT}
+g=${GPUGRAPH:-.devcli/gpugraph}
+sf=${SF:-10}
+repeat=${REPEAT:-3}
+queries=${QUERIES:-$(seq -s, -f 'q%g' 1 22)}
+variants=${VARIANTS:-gpu-warm,gpu-parquet}
+dir=.tpch/sf$sf
+mkdir -p "$dir" "$out"
+export WGPU_BACKEND=vulkan
+{
+  nvidia-smi -L
+  for t in part supplier partsupp customer orders lineitem nation region; do
+    [ -s "$dir/$t.parquet" ] && continue
+    start=$(date +%s.%N)
+    "$g" generate-table --tpch "$t" --scale "$sf" --out "$dir/$t.parquet" > /dev/null 2>&1 \
+      || { echo "generate-table $t failed"; exit 1; }
+    echo "generate-table $t SF $sf: $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s"
+  done
+  if ls .wheels/duckdb-*.whl > /dev/null 2>&1; then
+    py=/tmp/tpch22-peers
+    python3 -m pip install --no-index --no-deps --quiet --target "$py" .wheels/duckdb-*.whl > /dev/null 2>&1
+    PYTHONPATH="$py" timeout 200 python3 bench/peers/peers_tpch22.py --tables-dir "$dir" --repeat "$repeat" \
+      --queries "$queries" --json "$out/tpch-duckdb.json"
+  fi
+  timeout 380 "$g" bench tpch --scale "$sf" --query "$queries" --parquet-dir "$dir" \
+    --variants "$variants" --repeat "$repeat" --json "$out/tpch-gpu.json" 2>&1
+} 2>&1 | tee "$out/log.txt"
