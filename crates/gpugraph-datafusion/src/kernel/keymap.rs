@@ -37,6 +37,8 @@ struct Params {
     key_bits: u32,
     none: u32,
     columns: u32,
+    set: u32,
+    pad: [u32; 3],
 }
 
 /// Workgroups for `n` items and the threads' stride over them.
@@ -127,6 +129,8 @@ fn side(
         key_bits: layout.key_bits,
         none: layout.none,
         columns: layout.fields.len() as u32,
+        set: u32::from(table.set),
+        pad: [0; 3],
     };
     let repeats = dispatch(ctx, buffer, &records, &params, &layout.fields, workgroups);
     records.destroy();
@@ -267,6 +271,7 @@ mod tests {
                 .collect(),
             groups: Vec::new(),
             outer: false,
+            set: None,
         }
         .build(&batches)
         .expect("builds")
