@@ -116,6 +116,15 @@ const ON_GPU: &[(&str, &str)] = &[
          GROUP BY g ORDER BY g",
         "anti",
     ),
+    // No row kept, no row streamed.
+    (
+        "SELECT count(*), sum(v) FROM e WHERE k IN (SELECT k FROM s)",
+        "semi",
+    ),
+    (
+        "SELECT count(*), sum(v) FROM e WHERE k NOT IN (SELECT k FROM n)",
+        "anti",
+    ),
     // A set of one row; a set whose keys all match.
     (
         "SELECT count(*), sum(v) FROM f WHERE k IN (SELECT k FROM one)",
@@ -124,6 +133,18 @@ const ON_GPU: &[(&str, &str)] = &[
     (
         "SELECT g, count(*) FROM n WHERE k IN (SELECT k FROM n WHERE g < 3) GROUP BY g ORDER BY g",
         "semi",
+    ),
+    // The smaller input kept (DataFusion keeps it on the left, its build side), the larger
+    // one the set.
+    (
+        "SELECT g, count(*), sum(v) FROM s WHERE EXISTS (SELECT 1 FROM f WHERE f.k = s.k) \
+         GROUP BY g ORDER BY g",
+        "semi",
+    ),
+    (
+        "SELECT g, count(*), max(v) FROM s WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.k = s.k) \
+         GROUP BY g ORDER BY g",
+        "anti",
     ),
     // Two semi/anti joins over one stream, and one beside an inner join's filter.
     (
@@ -138,19 +159,33 @@ async fn semi_and_anti_joins_run_on_the_gpu_and_match_the_cpu() {
     let gpu = gpu();
     let (g, c) = sessions(&gpu);
     tables(&g, &c);
+    let mut seen = Vec::new();
     for (q, kind) in ON_GPU {
         let placement = same(&g, &c, q).await;
         assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
         assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
         assert!(placement.cpu.is_empty(), "{q}: {placement:?}");
         let text = explain(&g, q).await;
+        let cpu = explain(&c, q).await;
+        seen.extend(
+            TYPES
+                .iter()
+                .filter(|t| cpu.contains(&format!("join_type={t}"))),
+        );
         assert!(
             text.contains(&format!("{kind} join=[set key=")),
             "{q}\n{text}"
         );
         assert!(!text.contains("HashJoinExec"), "{q}\n{text}");
     }
+    // DataFusion's plans keep either input; the queries reach every kind.
+    for t in TYPES {
+        assert!(seen.contains(&t), "no {t} join among the queries: {seen:?}");
+    }
 }
+
+/// The join types the GPU takes as key sets.
+const TYPES: [&str; 4] = ["LeftSemi", "RightSemi", "LeftAnti", "RightAnti"];
 
 /// `NOT IN` is DataFusion's null-aware anti join: the plan says so, and the GPU keeps it.
 #[tokio::test]
