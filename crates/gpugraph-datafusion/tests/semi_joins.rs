@@ -223,3 +223,20 @@ async fn joins_the_key_set_does_not_take_stay_on_the_cpu() {
         assert!(placement.cpu.iter().any(|r| r.contains(why)), "{q}: {placement:?}");
     }
 }
+
+/// A set whose keys spread wider than its key map may: known when the set is collected, so
+/// the aggregate runs DataFusion's plan at run time and says why.
+#[tokio::test]
+async fn a_sparse_key_set_falls_back_at_run_time() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    tables(&g, &c);
+    let q = "SELECT g, count(*), sum(v) FROM f WHERE k IN (SELECT k * 1000000 FROM n) \
+             GROUP BY g ORDER BY g";
+    let placement = same(&g, &c, q).await;
+    assert_eq!(placement.gpu, 1, "{placement:?}");
+    assert!(
+        placement.fallbacks.iter().any(|r| r.contains("spans")),
+        "{placement:?}"
+    );
+}
