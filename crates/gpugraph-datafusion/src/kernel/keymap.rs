@@ -277,6 +277,26 @@ mod tests {
         .expect("builds")
     }
 
+    /// The shader's `Params` is the Rust struct, field for field (the key-set flag last).
+    #[test]
+    fn wgsl_params_match_the_struct() {
+        let module = naga::front::wgsl::parse_str(WGSL).expect("keymap.wgsl parses");
+        let (_, ty) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some("Params"))
+            .expect("struct Params");
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            panic!("Params is a struct");
+        };
+        assert_eq!(*span as usize, std::mem::size_of::<Params>());
+        let key_set = members
+            .iter()
+            .find(|m| m.name.as_deref() == Some("key_set"))
+            .expect("key_set");
+        assert_eq!(key_set.offset as usize, std::mem::offset_of!(Params, set));
+    }
+
     /// The device's buffer equals the host's build, word for word, for shuffled sparse keys
     /// with nulls, one row, and none (records of several words whose fields cross words); a
     /// repeated key is named by value.
