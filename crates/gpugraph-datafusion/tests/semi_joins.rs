@@ -125,6 +125,12 @@ const ON_GPU: &[(&str, &str)] = &[
         "SELECT count(*), sum(v) FROM e WHERE k NOT IN (SELECT k FROM n)",
         "anti",
     ),
+    // Int64 keys, and a key that is an expression.
+    (
+        "SELECT g, count(*), sum(v) FROM f WHERE CAST(k AS BIGINT) + 7 IN \
+         (SELECT CAST(k AS BIGINT) FROM s) GROUP BY g ORDER BY g",
+        "semi",
+    ),
     // A set of one row; a set whose keys all match.
     (
         "SELECT count(*), sum(v) FROM f WHERE k IN (SELECT k FROM one)",
@@ -224,19 +230,30 @@ async fn joins_the_key_set_does_not_take_stay_on_the_cpu() {
     }
 }
 
-/// A set whose keys spread wider than its key map may: known when the set is collected, so
-/// the aggregate runs DataFusion's plan at run time and says why.
+/// A set whose keys spread wider than its key map may, or pass i32: known when the set is
+/// collected, so the aggregate runs DataFusion's plan at run time and says why.
 #[tokio::test]
 async fn a_sparse_key_set_falls_back_at_run_time() {
     let gpu = gpu();
     let (g, c) = sessions(&gpu);
     tables(&g, &c);
-    let q = "SELECT g, count(*), sum(v) FROM f WHERE k IN (SELECT k * 1000000 FROM n) \
-             GROUP BY g ORDER BY g";
-    let placement = same(&g, &c, q).await;
-    assert_eq!(placement.gpu, 1, "{placement:?}");
-    assert!(
-        placement.fallbacks.iter().any(|r| r.contains("spans")),
-        "{placement:?}"
-    );
+    for (q, why) in [
+        (
+            "SELECT g, count(*), sum(v) FROM f WHERE k IN (SELECT k * 1000000 FROM n) \
+             GROUP BY g ORDER BY g",
+            "spans",
+        ),
+        // Int64 set keys past i32.
+        (
+            "SELECT count(*) FROM f WHERE v NOT IN (SELECT v * 100000 FROM n)",
+            "32 bits",
+        ),
+    ] {
+        let placement = same(&g, &c, q).await;
+        assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
+        assert!(
+            placement.fallbacks.iter().any(|r| r.contains(why)),
+            "{q}: {placement:?}"
+        );
+    }
 }
