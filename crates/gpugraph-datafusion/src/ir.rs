@@ -96,8 +96,15 @@ pub enum Ir {
         /// The lookup column.
         column: usize,
     },
-    /// Whether lookup side `.0` has a row with key `.1` (never null): an inner join's match.
+    /// Whether lookup side `.0` has a row with key `.1` (never null): an inner join's match,
+    /// a semi join's membership test, and negated, an anti join's (a null key is in no set).
     Matched(usize, Box<Ir>),
+    /// SQL's `.1 NOT IN (the keys of lookup side .0)`, as DataFusion's null-aware anti join
+    /// decides it: false for every row when the side has a null key, true for every row
+    /// (null keys included) when it has no rows, else whether `.1` is not null and not in the
+    /// side's keys. The side's nulls and rows are known at run time only, so the lowering
+    /// reads them from its [`LookupShape`].
+    NotIn(usize, Box<Ir>),
     /// A string column of the source, coded like a group key: 0, null where the string is.
     /// Only its nulls and its comparisons with literals ([`Ir::StrEq`]) reach the GPU.
     StrColumn(usize),
@@ -170,9 +177,12 @@ impl Ir {
                 a.walk_mut(f);
                 b.walk_mut(f);
             }
-            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(_, a) => {
-                a.walk_mut(f)
-            }
+            Ir::Neg(a)
+            | Ir::Not(a)
+            | Ir::IsNull(a)
+            | Ir::IsNotNull(a)
+            | Ir::Matched(_, a)
+            | Ir::NotIn(_, a) => a.walk_mut(f),
             Ir::Lookup { key, .. } => key.walk_mut(f),
             Ir::Select {
                 cond,
@@ -200,9 +210,12 @@ impl Ir {
                 a.columns(out);
                 b.columns(out);
             }
-            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(_, a) => {
-                a.columns(out)
-            }
+            Ir::Neg(a)
+            | Ir::Not(a)
+            | Ir::IsNull(a)
+            | Ir::IsNotNull(a)
+            | Ir::Matched(_, a)
+            | Ir::NotIn(_, a) => a.columns(out),
             Ir::Lookup { key, .. } => key.columns(out),
             Ir::Select {
                 cond,
@@ -231,9 +244,12 @@ impl Ir {
                 a.strings(out);
                 b.strings(out);
             }
-            Ir::Neg(a) | Ir::Not(a) | Ir::IsNull(a) | Ir::IsNotNull(a) | Ir::Matched(_, a) => {
-                a.strings(out)
-            }
+            Ir::Neg(a)
+            | Ir::Not(a)
+            | Ir::IsNull(a)
+            | Ir::IsNotNull(a)
+            | Ir::Matched(_, a)
+            | Ir::NotIn(_, a) => a.strings(out),
             Ir::Lookup { key, .. } => key.strings(out),
             Ir::Select {
                 cond,
@@ -258,7 +274,7 @@ impl Ir {
                 key,
                 column: j,
             } => key.nullable(column) || column(Leaf::Lookup(*side, *j)),
-            Ir::Matched(..) => false,
+            Ir::Matched(..) | Ir::NotIn(..) => false,
             Ir::StrColumn(_) | Ir::StrEq { .. } => true,
             Ir::Const(_) => false,
             Ir::Null => true,
@@ -285,7 +301,7 @@ impl Ir {
                 probe_bounds(key, column)?;
                 column(Leaf::Lookup(*side, *j))
             }
-            Ir::Matched(_, key) => {
+            Ir::Matched(_, key) | Ir::NotIn(_, key) => {
                 probe_bounds(key, column)?;
                 (0, 1)
             }
@@ -370,6 +386,17 @@ impl Ir {
                 probe(*side, key, to, ops);
                 ops.push(Op::IsNotNull);
             }
+            Ir::NotIn(side, key) => match to.lookup.get(*side) {
+                Some(s) if s.null_keys => ops.push(Op::Const(0)),
+                Some(s) if s.empty => ops.push(Op::Const(1)),
+                _ => {
+                    probe(*side, key, to, ops);
+                    ops.push(Op::IsNull);
+                    key.lower(to, ops);
+                    ops.push(Op::IsNotNull);
+                    ops.push(Op::And);
+                }
+            },
             Ir::Const(v) => ops.push(Op::Const(*v)),
             Ir::Null => ops.push(Op::Null),
             Ir::StrColumn(c) => coded(*c, &[Op::Const(0)], to, ops),

@@ -20,6 +20,7 @@ use datafusion::physical_plan::ExecutionPlan;
 
 mod join;
 mod output;
+mod semi;
 
 use join::{join, join_sides, Columns, Sides};
 
@@ -246,10 +247,11 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             .ok_or_else(|| format!("group key {name} is not a plain column"))?;
         let from_source = origin.get(i).copied().flatten();
         let joined = from_source.and_then(|c| {
+            // A key set's map names no rows to index groups by.
             let s = sides
                 .joins
                 .iter()
-                .position(|(_, key)| *key == Ir::Column(c))?;
+                .position(|(l, key)| l.set.is_none() && *key == Ir::Column(c))?;
             Some((s, Arc::clone(&sides.joins[s].0.key)))
         });
         if let Some((s, h)) = joined.or_else(|| host.get(i).cloned().flatten()) {

@@ -103,6 +103,11 @@ pub struct LookupShape {
     pub keys: u32,
     /// First word of each lookup column, in the whole buffer.
     pub columns: Vec<u32>,
+    /// Whether some lookup row's key is null (no map word: a null key matches nothing, but
+    /// a null-aware anti join keeps no row then, [`crate::ir::Ir::NotIn`]).
+    pub null_keys: bool,
+    /// Whether the side has no rows at all.
+    pub empty: bool,
 }
 
 /// What one accumulator word of a group holds.

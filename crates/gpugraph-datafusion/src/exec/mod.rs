@@ -184,6 +184,11 @@ impl DisplayAs for GpuPartialAggregateExec {
             write!(f, ", strings=[{}]", strings.join(", "))?;
         }
         for l in &self.plan.lookups {
+            if let Some(kind) = l.set {
+                // The other input's keys, which the streamed rows test their key against.
+                write!(f, ", {kind} join=[set key={}]", l.key)?;
+                continue;
+            }
             let columns: Vec<String> = l.columns.iter().map(ToString::to_string).collect();
             write!(
                 f,

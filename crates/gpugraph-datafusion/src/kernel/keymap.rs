@@ -37,6 +37,8 @@ struct Params {
     key_bits: u32,
     none: u32,
     columns: u32,
+    set: u32,
+    pad: [u32; 3],
 }
 
 /// Workgroups for `n` items and the threads' stride over them.
@@ -127,6 +129,8 @@ fn side(
         key_bits: layout.key_bits,
         none: layout.none,
         columns: layout.fields.len() as u32,
+        set: u32::from(table.set),
+        pad: [0; 3],
     };
     let repeats = dispatch(ctx, buffer, &records, &params, &layout.fields, workgroups);
     records.destroy();
@@ -267,9 +271,30 @@ mod tests {
                 .collect(),
             groups: Vec::new(),
             outer: false,
+            set: None,
         }
         .build(&batches)
         .expect("builds")
+    }
+
+    /// The shader's `Params` is the Rust struct, field for field (the key-set flag last).
+    #[test]
+    fn wgsl_params_match_the_struct() {
+        let module = naga::front::wgsl::parse_str(WGSL).expect("keymap.wgsl parses");
+        let (_, ty) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some("Params"))
+            .expect("struct Params");
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            panic!("Params is a struct");
+        };
+        assert_eq!(*span as usize, std::mem::size_of::<Params>());
+        let key_set = members
+            .iter()
+            .find(|m| m.name.as_deref() == Some("key_set"))
+            .expect("key_set");
+        assert_eq!(key_set.offset as usize, std::mem::offset_of!(Params, set));
     }
 
     /// The device's buffer equals the host's build, word for word, for shuffled sparse keys

@@ -2,7 +2,9 @@
 // row whose key is first_key + d, or NO_ROW. `clear` fills the map; `scatter` unpacks each
 // lookup row's record (`lookup/records.rs`): it writes the row into its key's word, counting
 // the words it found taken (a repeated key: not many-to-one), and each column's value into
-// the column's words, which share the buffer with the map.
+// the column's words, which share the buffer with the map. A semi or anti join's key set
+// (`key_set` = 1) writes 0 into its keys' words instead: a key may repeat there, and the map is
+// then the same whichever row writes last.
 
 const NO_ROW: u32 = 0xffffffffu;
 
@@ -19,6 +21,11 @@ struct Params {
     none: u32,
     // Lookup columns (entries of `fields`).
     columns: u32,
+    // 1: the side is a key set (no columns, repeated keys allowed).
+    key_set: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -63,6 +70,10 @@ fn scatter(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         let d = field(r, 0u, params.key_bits);
         if d == params.none {
+            continue;
+        }
+        if params.key_set == 1u {
+            atomicStore(&map[params.base + d], 0u);
             continue;
         }
         if atomicExchange(&map[params.base + d], r) != NO_ROW {

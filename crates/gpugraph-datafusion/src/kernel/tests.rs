@@ -429,6 +429,7 @@ fn lookup(rng: &mut impl Rng) -> (Vec<u32>, LookupShape) {
         first_key: -200,
         keys,
         columns,
+        ..LookupShape::default()
     };
     (words, shape)
 }

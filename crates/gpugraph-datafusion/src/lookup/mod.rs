@@ -12,6 +12,9 @@
 //! device counts them), a key past i32 or a null in a lookup column refuse the GPU plan at
 //! run time with the reason, and the exec runs DataFusion's plan instead.
 //!
+//! A semi or anti join's other input is a key set ([`LookupPlan::set`]): the same key map,
+//! whose words mark the keys present, so its keys may repeat; it has no columns.
+//!
 //! Lookup columns are expressions over the lookup side that the planner evaluates here, on
 //! the host, once per lookup row (`p_type LIKE 'PROMO%'` becomes a boolean column), or once
 //! per distinct value when they read one string column of few values: the GPU's
@@ -78,6 +81,52 @@ pub struct LookupPlan {
     pub groups: Vec<Arc<dyn PhysicalExpr>>,
     /// Whether the join is outer (probe rows without a match are kept, lookup columns NULL).
     pub outer: bool,
+    /// For a semi or anti join, how the streamed rows test their key against this side's
+    /// keys: the side is then a key set (no columns, no groups; a key may repeat, since a
+    /// row's membership does not depend on how often its key is there).
+    pub set: Option<Membership>,
+}
+
+/// How a semi or anti join keeps the streamed rows by their key's membership in a set
+/// side's keys (`plan/join.rs` plans them, [`crate::ir::Ir`] tests them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Membership {
+    /// Keeps a row whose key is in the set (`EXISTS`, `IN (subquery)`); a null key never is.
+    Semi,
+    /// Keeps a row whose key is not in the set (`NOT EXISTS`); a null key never is, so its
+    /// row is kept.
+    Anti,
+    /// `NOT IN (subquery)`, DataFusion's null-aware anti join ([`crate::ir::Ir::NotIn`]).
+    NotIn,
+}
+
+impl Membership {
+    /// The CPU oracle of a semi or anti join's row mask, from SQL's definitions and a hash
+    /// set (not the key map the GPU probes): whether the row of each `probe` key (`None`:
+    /// NULL) is kept when the set side's keys are `set`. Semi: its key equals a set key;
+    /// anti: it does not (a NULL equals nothing, so its row is kept); `NOT IN`: no row when a
+    /// set key is NULL, every row when the set is empty, else a non-NULL key not in the set.
+    pub fn mask(self, probe: &[Option<i64>], set: &[Option<i64>]) -> Vec<bool> {
+        let keys: std::collections::HashSet<i64> = set.iter().flatten().copied().collect();
+        let member = |k: &Option<i64>| k.is_some_and(|k| keys.contains(&k));
+        match self {
+            Membership::Semi => probe.iter().map(member).collect(),
+            Membership::Anti => probe.iter().map(|k| !member(k)).collect(),
+            Membership::NotIn if set.is_empty() => vec![true; probe.len()],
+            Membership::NotIn if set.iter().any(Option::is_none) => vec![false; probe.len()],
+            Membership::NotIn => probe.iter().map(|k| k.is_some() && !member(k)).collect(),
+        }
+    }
+}
+
+impl std::fmt::Display for Membership {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Membership::Semi => "semi",
+            Membership::Anti => "anti",
+            Membership::NotIn => "null-aware anti",
+        })
+    }
 }
 
 /// A built lookup: each batch's keys and column words, the buffer's layout and each column's
@@ -104,6 +153,10 @@ pub struct LookupTable {
     group_types: Vec<DataType>,
     /// The join key's expression, for errors.
     pub key: String,
+    /// Whether the side is a semi or anti join's key set ([`LookupPlan::set`]): its map words
+    /// mark the keys present (0) instead of naming a row, so a repeated key is no error and
+    /// the map is the same whichever thread writes last.
+    pub set: bool,
 }
 
 /// One lookup batch's keys (nulls never match) and each lookup column's words.
@@ -189,12 +242,16 @@ impl LookupTable {
 
     /// This side's part of the lookup buffer built on the host (from its key map on), or
     /// why the join is not many-to-one (the smallest repeated key): the oracle of the
-    /// device's build.
+    /// device's build. A key set's map holds 0 for each key present.
     pub fn words(&self) -> Result<Vec<u32>, String> {
         let mut words = vec![NO_ROW; self.shape.keys as usize];
         let mut repeated = None;
         for (row, &d) in self.offsets()?.iter().flatten().enumerate() {
             if d == NO_ROW {
+                continue;
+            }
+            if self.set {
+                words[d as usize] = 0;
                 continue;
             }
             if words[d as usize] != NO_ROW {
@@ -354,6 +411,7 @@ impl LookupPlan {
     /// GPU cannot join with it.
     fn assemble(&self, evaluated: Vec<Evaluated>) -> Result<LookupTable, String> {
         let rows: usize = evaluated.iter().map(|e| e.keys.len()).sum();
+        let null_keys = evaluated.iter().any(|e| e.keys.null_count() > 0);
         // Null keys never match (SQL equality); the others must fit i32 like probe keys.
         let (first, last) = evaluated
             .iter()
@@ -423,10 +481,13 @@ impl LookupPlan {
                 first_key: first,
                 keys: keys as u32,
                 columns,
+                null_keys,
+                empty: rows == 0,
             },
             bounds,
             rows,
             key: self.key.to_string(),
+            set: self.set.is_some(),
         })
     }
 }

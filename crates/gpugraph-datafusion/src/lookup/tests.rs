@@ -16,6 +16,7 @@ fn plan(schema: &SchemaRef, columns: Vec<Arc<dyn PhysicalExpr>>) -> LookupPlan {
         columns,
         groups: Vec::new(),
         outer: false,
+        set: None,
     }
 }
 

@@ -30,6 +30,8 @@ use crate::expr::{on_lookup, translate, Host, Level, LookupScope, Scope, Ty};
 use crate::ir::Ir;
 use crate::lookup::LookupPlan;
 
+use super::semi::{membership, semi};
+
 use super::project;
 
 /// Per column of a plan level: its expression over the source, the source column it is
@@ -114,6 +116,14 @@ pub(super) fn join_level(
 /// (a residual filter is one more predicate) or an outer join that preserves the probe side,
 /// whose lookup side is then checked to be many-to-one at run time (`lookup.rs`).
 pub(super) fn join_sides(join: &HashJoinExec) -> Result<(Arc<dyn ExecutionPlan>, bool), String> {
+    if let Some((_, keeps_left)) = membership(join)? {
+        let kept = if keeps_left {
+            join.left()
+        } else {
+            join.right()
+        };
+        return Ok((Arc::clone(kept), keeps_left));
+    }
     if !matches!(
         join.join_type(),
         JoinType::Inner | JoinType::Left | JoinType::Right
@@ -344,7 +354,7 @@ impl Sides {
 
     /// Adds a side reading `input`, keyed by `lookup_key` over it and probed by `key`, and
     /// returns its index.
-    fn push(
+    pub(super) fn push(
         &mut self,
         input: Arc<dyn ExecutionPlan>,
         lookup_key: Arc<dyn PhysicalExpr>,
@@ -358,6 +368,7 @@ impl Sides {
                 columns: Vec::new(),
                 groups: Vec::new(),
                 outer,
+                set: None,
             },
             key,
         ));
@@ -435,6 +446,9 @@ pub(super) fn join(
     sides: &mut Sides,
     predicates: &mut Vec<Ir>,
 ) -> Result<(), String> {
+    if let Some(m) = membership(j)? {
+        return semi(j, m, current, sides, predicates);
+    }
     let schemas = sides.schemas();
     let outer_scopes = sides.scopes(&schemas);
     let (probe, probe_left) = join_sides(j)?;

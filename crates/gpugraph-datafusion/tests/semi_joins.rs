@@ -1,0 +1,259 @@
+//! Semi and anti joins (`EXISTS`, `NOT EXISTS`, `IN (subquery)`, `NOT IN (subquery)`, as
+//! DataFusion decorrelates them) on the GPU against DataFusion's CPU plan: random keys that
+//! repeat on the set side, NULL keys on either side, empty sets, composed with filters and
+//! group keys; and the joins the GPU's key-set test does not take (several keys, a join
+//! filter) staying on the CPU with their reason.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{explain, gpu, same, sessions};
+use gpugraph_datafusion::datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array};
+use gpugraph_datafusion::datafusion::arrow::datatypes::{DataType, Field, Schema};
+use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
+use gpugraph_datafusion::datafusion::datasource::MemTable;
+use gpugraph_datafusion::datafusion::prelude::SessionContext;
+use rand::{Rng, SeedableRng};
+
+/// `rows` rows of (k, g, v) in batches of at most 1,000: k from `keys` (NULL with
+/// probability `nulls`; a non-nullable column when 0), g in 0..5, v in ±10^6.
+fn table(rows: usize, seed: u64, keys: (i32, i32), nulls: f64) -> (Arc<Schema>, Vec<RecordBatch>) {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int32, nulls > 0.0),
+        Field::new("g", DataType::Int32, false),
+        Field::new("v", DataType::Int64, false),
+    ]));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut batches = Vec::new();
+    let mut left = rows;
+    while left > 0 || batches.is_empty() {
+        let n = left.min(1000);
+        let k: Int32Array = (0..n)
+            .map(|_| (!rng.random_bool(nulls)).then(|| rng.random_range(keys.0..keys.1)))
+            .collect();
+        let g: Int32Array = (0..n).map(|_| Some(rng.random_range(0..5))).collect();
+        let v: Int64Array = (0..n)
+            .map(|_| Some(rng.random_range(-1_000_000..1_000_000)))
+            .collect();
+        let columns: Vec<ArrayRef> = vec![Arc::new(k), Arc::new(g), Arc::new(v)];
+        batches.push(RecordBatch::try_new(Arc::clone(&schema), columns).expect("batch"));
+        left -= n;
+    }
+    (schema, batches)
+}
+
+fn register(
+    ctxs: [&SessionContext; 2],
+    name: &str,
+    (schema, batches): (Arc<Schema>, Vec<RecordBatch>),
+) {
+    for ctx in ctxs {
+        let table = MemTable::try_new(Arc::clone(&schema), vec![batches.clone()]).expect("table");
+        ctx.register_table(name, Arc::new(table))
+            .expect("registers");
+    }
+}
+
+/// The fact table `f` (20,000 rows, keys −50..400 with NULLs), the set tables `s` (3,000
+/// rows of keys 0..300, so each repeats, with NULLs), `n` (the same without NULLs, a
+/// non-nullable column), `e` (empty) and `one` (one row).
+fn tables(g: &SessionContext, c: &SessionContext) {
+    register([g, c], "f", table(20_000, 1, (-50, 400), 0.05));
+    register([g, c], "s", table(3_000, 2, (0, 300), 0.01));
+    register([g, c], "n", table(3_000, 3, (0, 300), 0.0));
+    register([g, c], "e", table(0, 4, (0, 300), 0.01));
+    register([g, c], "one", table(1, 5, (7, 8), 0.0));
+}
+
+/// Queries whose semi or anti join runs on the GPU, and the kind `--explain` names.
+const ON_GPU: &[(&str, &str)] = &[
+    (
+        "SELECT g, count(*), sum(v) FROM f WHERE EXISTS (SELECT 1 FROM s WHERE s.k = f.k) \
+         GROUP BY g ORDER BY g",
+        "semi",
+    ),
+    (
+        "SELECT g, count(*), sum(v) FROM f WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.k = f.k) \
+         GROUP BY g ORDER BY g",
+        "anti",
+    ),
+    (
+        "SELECT g, count(*), min(v) FROM f WHERE k IN (SELECT k FROM s WHERE g > 2) AND v > 0 \
+         GROUP BY g ORDER BY g",
+        "semi",
+    ),
+    // The set holds NULL: no row.
+    (
+        "SELECT count(*), sum(v) FROM f WHERE k NOT IN (SELECT k FROM s)",
+        "anti",
+    ),
+    (
+        "SELECT g, count(*), sum(v) FROM f WHERE k NOT IN (SELECT k FROM s WHERE k IS NOT NULL) \
+         GROUP BY g ORDER BY g",
+        "anti",
+    ),
+    (
+        "SELECT g, count(*), sum(v) FROM f WHERE k NOT IN (SELECT k FROM n WHERE v > 0) \
+         AND g <> 3 GROUP BY g ORDER BY g",
+        "anti",
+    ),
+    // An empty set: NOT IN keeps every row, NULL keys too; EXISTS none; NOT EXISTS all.
+    (
+        "SELECT count(*), sum(v) FROM f WHERE k NOT IN (SELECT k FROM s WHERE v > 5000000)",
+        "anti",
+    ),
+    (
+        "SELECT count(*), sum(v) FROM f WHERE k NOT IN (SELECT k FROM e)",
+        "anti",
+    ),
+    (
+        "SELECT count(*), sum(v) FROM f WHERE EXISTS (SELECT 1 FROM e WHERE e.k = f.k)",
+        "semi",
+    ),
+    (
+        "SELECT g, count(*) FROM f WHERE NOT EXISTS (SELECT 1 FROM e WHERE e.k = f.k) \
+         GROUP BY g ORDER BY g",
+        "anti",
+    ),
+    // No row kept, no row streamed.
+    (
+        "SELECT count(*), sum(v) FROM e WHERE k IN (SELECT k FROM s)",
+        "semi",
+    ),
+    (
+        "SELECT count(*), sum(v) FROM e WHERE k NOT IN (SELECT k FROM n)",
+        "anti",
+    ),
+    // Int64 keys, and a key that is an expression.
+    (
+        "SELECT g, count(*), sum(v) FROM f WHERE CAST(k AS BIGINT) + 7 IN \
+         (SELECT CAST(k AS BIGINT) FROM s) GROUP BY g ORDER BY g",
+        "semi",
+    ),
+    // A set of one row; a set whose keys all match.
+    (
+        "SELECT count(*), sum(v) FROM f WHERE k IN (SELECT k FROM one)",
+        "semi",
+    ),
+    (
+        "SELECT g, count(*) FROM n WHERE k IN (SELECT k FROM n WHERE g < 3) GROUP BY g ORDER BY g",
+        "semi",
+    ),
+    // The smaller input kept (DataFusion keeps it on the left, its build side), the larger
+    // one the set.
+    (
+        "SELECT g, count(*), sum(v) FROM s WHERE EXISTS (SELECT 1 FROM f WHERE f.k = s.k) \
+         GROUP BY g ORDER BY g",
+        "semi",
+    ),
+    (
+        "SELECT g, count(*), max(v) FROM s WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.k = s.k) \
+         GROUP BY g ORDER BY g",
+        "anti",
+    ),
+    // Two semi/anti joins over one stream, and one beside an inner join's filter.
+    (
+        "SELECT g, count(*), sum(v) FROM f WHERE k IN (SELECT k FROM s WHERE g = 1) \
+         AND k NOT IN (SELECT k FROM n WHERE g = 2) GROUP BY g ORDER BY g",
+        "semi",
+    ),
+];
+
+#[tokio::test]
+async fn semi_and_anti_joins_run_on_the_gpu_and_match_the_cpu() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    tables(&g, &c);
+    let mut seen = Vec::new();
+    for (q, kind) in ON_GPU {
+        let placement = same(&g, &c, q).await;
+        assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
+        assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
+        assert!(placement.cpu.is_empty(), "{q}: {placement:?}");
+        let text = explain(&g, q).await;
+        let cpu = explain(&c, q).await;
+        seen.extend(
+            TYPES
+                .iter()
+                .filter(|t| cpu.contains(&format!("join_type={t}"))),
+        );
+        assert!(
+            text.contains(&format!("{kind} join=[set key=")),
+            "{q}\n{text}"
+        );
+        assert!(!text.contains("HashJoinExec"), "{q}\n{text}");
+    }
+    // DataFusion's plans keep either input; the queries reach every kind.
+    for t in TYPES {
+        assert!(seen.contains(&t), "no {t} join among the queries: {seen:?}");
+    }
+}
+
+/// The join types the GPU takes as key sets.
+const TYPES: [&str; 4] = ["LeftSemi", "RightSemi", "LeftAnti", "RightAnti"];
+
+/// `NOT IN` is DataFusion's null-aware anti join: the plan says so, and the GPU keeps it.
+#[tokio::test]
+async fn not_in_is_planned_null_aware() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    tables(&g, &c);
+    let q = "SELECT count(*) FROM f WHERE k NOT IN (SELECT k FROM s)";
+    let text = explain(&c, q).await;
+    assert!(text.contains("null_aware"), "{text}");
+    let text = explain(&g, q).await;
+    assert!(text.contains("null-aware anti join=[set key="), "{text}");
+}
+
+/// Several keys, a join filter: the join stays on the CPU, and the reason names it.
+#[tokio::test]
+async fn joins_the_key_set_does_not_take_stay_on_the_cpu() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    tables(&g, &c);
+    for (q, why) in [
+        (
+            "SELECT g, count(*) FROM f WHERE EXISTS (SELECT 1 FROM s WHERE s.k = f.k AND s.g = f.g) \
+             GROUP BY g ORDER BY g",
+            "2 keys",
+        ),
+        (
+            "SELECT g, count(*) FROM f WHERE NOT EXISTS \
+             (SELECT 1 FROM s WHERE s.k = f.k AND s.v > f.v) GROUP BY g ORDER BY g",
+            "join filter",
+        ),
+    ] {
+        let placement = same(&g, &c, q).await;
+        assert_eq!(placement.gpu, 0, "{q}: {placement:?}");
+        assert!(placement.cpu.iter().any(|r| r.contains(why)), "{q}: {placement:?}");
+    }
+}
+
+/// A set whose keys spread wider than its key map may, or pass i32: known when the set is
+/// collected, so the aggregate runs DataFusion's plan at run time and says why.
+#[tokio::test]
+async fn a_sparse_key_set_falls_back_at_run_time() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    tables(&g, &c);
+    for (q, why) in [
+        (
+            "SELECT g, count(*), sum(v) FROM f WHERE k IN (SELECT k * 1000000 FROM n) \
+             GROUP BY g ORDER BY g",
+            "spans",
+        ),
+        // Int64 set keys past i32.
+        (
+            "SELECT count(*) FROM f WHERE v NOT IN (SELECT v * 100000 FROM n)",
+            "32 bits",
+        ),
+    ] {
+        let placement = same(&g, &c, q).await;
+        assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
+        assert!(
+            placement.fallbacks.iter().any(|r| r.contains(why)),
+            "{q}: {placement:?}"
+        );
+    }
+}
