@@ -44,9 +44,10 @@ pub mod visibility;
 pub use draw::{DrawCommandBuffer, DrawLayout};
 pub use error::RenderError;
 pub use gpu_scene::{
-    GpuScene, GpuSceneDrawGeneration, GpuSceneError, GpuSceneField, GpuSceneFieldValue,
-    GpuSceneGroup, GpuSceneMutation, GpuSceneMutationReport, GpuScenePatch, GpuSceneRecord,
-    GpuSceneResourceGroups, GpuSceneUpload, GpuSceneViews,
+    GpuScene, GpuSceneCommandList, GpuSceneDrawGeneration, GpuSceneDrawOutput, GpuSceneError,
+    GpuSceneField, GpuSceneFieldValue, GpuSceneGroup, GpuSceneMutation, GpuSceneMutationReport,
+    GpuScenePatch, GpuSceneRecord, GpuSceneResourceGroups, GpuSceneUpload, GpuSceneViews,
+    GpuSceneVisibleRows,
 };
 pub use history::TextureHistory;
 pub use mesh::{CubeCamera, InstancedCubes};

@@ -2,7 +2,9 @@
 //! slot claiming with collisions and out-of-range slots over boundary sizes, preserved
 //! renderer arguments, poisoned diagnostics, group classification (empty, misplaced,
 //! mismatched, unknown, stale rows), reclassification after mutation and after a visibility
-//! change with no recompilation. The camera-driven frame: `gpu_scene_frame.rs`.
+//! change with no recompilation; the listed path (a compacted visible-row list with a GPU
+//! count, the published list classified) across re-encodes whose lists change. The
+//! camera-driven frame: `gpu_scene_frame.rs`.
 
 mod scene_support;
 
@@ -16,8 +18,8 @@ use gpugraph_render::gpu_scene::{
     GROUP_MISPLACED, SCENE_INVALID_ROW, SCENE_UNKNOWN_GROUP,
 };
 use gpugraph_render::{
-    DrawCommandBuffer, DrawLayout, GpuScene, GpuSceneDrawGeneration, GpuSceneGroup,
-    GpuSceneResourceGroups, GpuSceneViews, RenderError,
+    DrawCommandBuffer, DrawLayout, GpuScene, GpuSceneDrawGeneration, GpuSceneDrawOutput,
+    GpuSceneGroup, GpuSceneResourceGroups, GpuSceneViews, GpuSceneVisibleRows, RenderError,
 };
 use rand::Rng;
 use scene_support::*;
@@ -50,6 +52,7 @@ fn build_generation(
         id: "gen".into(),
         scene: views,
         visibility: vis_view,
+        visible_rows: None,
         commands: draw.clone(),
         command_handle: handle,
         required_count: diag.view(&g, 0, 1),
@@ -185,6 +188,7 @@ fn build_groups(
             id: "gen".into(),
             scene: views,
             visibility: None,
+            visible_rows: None,
             commands: draw.clone(),
             command_handle: handle,
             required_count: gen_diag.view(&g, 0, 1),
@@ -203,6 +207,7 @@ fn build_groups(
         counts: group_diag.view(&g, 0, n),
         group_flags: group_diag.view(&g, n, n),
         overflow: group_diag.view(&g, 2 * n, 1),
+        live_commands: None,
     }
     .add_to_graph(&mut g)
     .unwrap();
@@ -407,6 +412,7 @@ fn bad_declarations_are_named_errors() {
             counts: diag.view(&g, 0, n),
             group_flags: diag.view(&g, n, n),
             overflow: diag.view(&g, 2 * n, 1),
+            live_commands: None,
         }
         .add_to_graph(&mut g)
         .unwrap_err();
@@ -427,6 +433,7 @@ fn bad_declarations_are_named_errors() {
         id: "gen".into(),
         scene: views,
         visibility: None,
+        visible_rows: None,
         commands: draw.clone(),
         command_handle: handle,
         required_count: inside,
@@ -449,6 +456,7 @@ fn bad_declarations_are_named_errors() {
         id: "gen2".into(),
         scene: views,
         visibility: None,
+        visible_rows: None,
         commands: draw.clone(),
         command_handle: handle,
         required_count: diag.view(&g, 1, 1),
@@ -510,6 +518,7 @@ fn bad_declarations_are_named_errors() {
             id: "gen".into(),
             scene: views,
             visibility: None,
+            visible_rows: None,
             commands: draw,
             command_handle: handle,
             required_count: v(0),
@@ -524,4 +533,349 @@ fn bad_declarations_are_named_errors() {
         gpugraph_command::DeviceCache::release(&plain.device);
         plain.device.destroy();
     }
+}
+
+/// Draw generation over a visible-row list (capacity `list_capacity`, count in its own word)
+/// and classification of its published list, in one graph.
+struct Listed {
+    compiled: CompiledGraph,
+    rows: wgpu::Buffer,
+    count: Words,
+    gen_diag: Words,
+    group_diag: Words,
+    output: GpuSceneDrawOutput,
+}
+
+fn build_listed(
+    d: &SceneDevice,
+    scene: &GpuScene,
+    draw: &DrawCommandBuffer,
+    groups: &[GpuSceneGroup],
+    list_capacity: u32,
+) -> Listed {
+    let mut g = CommandGraph::new("listed", &d.device);
+    let views = scene.import_to_graph(&mut g, "scene").unwrap();
+    let handle = draw.import(&mut g, "commands").unwrap();
+    let rows = upload_words(d, &vec![POISON; list_capacity as usize], U::empty());
+    let rows_h = g
+        .import_buffer(
+            BufferDescriptor::new("rows", rows.size(), U::STORAGE),
+            &rows,
+        )
+        .unwrap();
+    let rows_view = g
+        .create_packed_view(rows_h, VectorFormat::Uint32, u64::from(list_capacity))
+        .unwrap();
+    let count = Words::new(d, &mut g, "count", 1);
+    let gen_diag = Words::new(d, &mut g, "gen-diag", 3);
+    let n = groups.len() as u64;
+    let group_diag = Words::new(d, &mut g, "group-diag", 2 * n + 1);
+    let output = GpuSceneDrawGeneration {
+        id: "gen".into(),
+        scene: views,
+        visibility: None,
+        visible_rows: Some(GpuSceneVisibleRows {
+            rows: rows_view,
+            count: count.view(&g, 0, 1),
+        }),
+        commands: draw.clone(),
+        command_handle: handle,
+        required_count: gen_diag.view(&g, 0, 1),
+        published_count: gen_diag.view(&g, 1, 1),
+        overflow: gen_diag.view(&g, 2, 1),
+    }
+    .add_to_graph(&mut g)
+    .unwrap();
+    GpuSceneResourceGroups {
+        id: "groups".into(),
+        scene: views,
+        commands: draw.clone(),
+        command_handle: handle,
+        groups: groups.to_vec(),
+        counts: group_diag.view(&g, 0, n),
+        group_flags: group_diag.view(&g, n, n),
+        overflow: group_diag.view(&g, 2 * n, 1),
+        live_commands: Some(output.published),
+    }
+    .add_to_graph(&mut g)
+    .unwrap();
+    Listed {
+        compiled: g.compile().unwrap(),
+        rows,
+        count,
+        gen_diag,
+        group_diag,
+        output,
+    }
+}
+
+/// Groups over `slots` commands: three windows (ids 0, 1, 2), an empty group (id 5); the
+/// records' group 3 has no descriptor.
+fn listed_groups(slots: u32) -> Vec<GpuSceneGroup> {
+    let a = slots / 3;
+    let b = 2 * slots / 3;
+    vec![
+        GpuSceneGroup {
+            id: 0,
+            first_command: 0,
+            command_count: a,
+            geometry_id: None,
+        },
+        GpuSceneGroup {
+            id: 1,
+            first_command: a,
+            command_count: b - a,
+            geometry_id: Some(1),
+        },
+        GpuSceneGroup {
+            id: 5,
+            first_command: 0,
+            command_count: 0,
+            geometry_id: None,
+        },
+        GpuSceneGroup {
+            id: 2,
+            first_command: b,
+            command_count: slots - b,
+            geometry_id: None,
+        },
+    ]
+}
+
+/// Writes `visible` (ascending rows, truncated to the list's capacity) and `count`, encodes,
+/// and checks every command, the draw diagnostics and the groups against the oracles run on
+/// the rows the list presents: the first `min(count, capacity)`.
+#[allow(clippy::too_many_arguments)]
+fn check_listed_round(
+    d: &SceneDevice,
+    l: &mut Listed,
+    records: &[GpuSceneRecord],
+    groups: &[GpuSceneGroup],
+    init: &[u32],
+    draw: &DrawCommandBuffer,
+    visible: &[u32],
+    count: u32,
+    list_capacity: u32,
+    ctx: &str,
+) -> cpu::DrawGenerationResult {
+    let stored = &visible[..visible.len().min(list_capacity as usize)];
+    if !stored.is_empty() {
+        d.queue
+            .write_buffer(&l.rows, 0, bytemuck::cast_slice(stored));
+    }
+    d.queue
+        .write_buffer(&l.count.buffer, 4, &count.to_ne_bytes());
+    l.gen_diag.poison(d);
+    l.group_diag.poison(d);
+    encode_wait(d, &mut l.compiled);
+    let presented = &visible[..(count.min(list_capacity) as usize).min(visible.len())];
+    let mut mask = vec![0u32; records.len()];
+    for &r in presented {
+        mask[r as usize] = 1;
+    }
+    let slots = draw.records();
+    let want = cpu::draw_generation(records, Some(&mask), slots);
+    check_commands(
+        &read_words(d, draw.buffer()),
+        init,
+        DrawLayout::DrawIndexed,
+        &want.commands,
+        ctx,
+    );
+    assert_eq!(
+        l.gen_diag.read(d),
+        vec![want.required_count, want.published_count, want.overflow],
+        "{ctx}: required, published, overflow"
+    );
+    let classified = cpu::resource_groups(records, &want.commands, groups);
+    let n = groups.len();
+    let got = l.group_diag.read(d);
+    assert_eq!(&got[..n], &classified.counts[..], "{ctx}: group counts");
+    assert_eq!(
+        &got[n..2 * n],
+        &classified.group_flags[..],
+        "{ctx}: group flags"
+    );
+    assert_eq!(got[2 * n], classified.overflow, "{ctx}: group overflow");
+    want
+}
+
+/// The listed path over random scenes with holes, collisions and out-of-range slots: rounds
+/// of one compiled graph with few visible rows, none, all, half, and a count past the list's
+/// capacity, so every encode must clear exactly what the one before published.
+#[test]
+fn listed_rows_match_the_oracle_across_re_encodes() {
+    let d = scene_device();
+    let mut rng = rng(21);
+    // (rows, command slots, list capacity: the scene's, or less for the boundary).
+    let cases = [
+        (0u32, 4u32, 0u32),
+        (1, 1, 1),
+        (257, 64, 257),
+        (1000, 256, 1000),
+        (1000, 1500, 1000),
+        (3000, 700, 3000),
+        (600, 200, 100),
+    ];
+    for (n, slots, capacity) in cases {
+        let scene = scene_with_holes(&d, &mut rng, n, slots);
+        let records = slots_records(&scene);
+        let groups = listed_groups(slots);
+        let (draw, init) = commands(&d, DrawLayout::DrawIndexed, slots);
+        let mut l = build_listed(&d, &scene, &draw, &groups, capacity);
+        let compiles = l.compiled.cache().stats().pipelines_created;
+        let mut published = Vec::new();
+        for (round, p) in [0.05, 0.0, 1.0, 0.5, 0.02, 1.0, 0.3]
+            .into_iter()
+            .enumerate()
+        {
+            let visible: Vec<u32> = (0..n).filter(|_| rng.random_bool(p)).collect();
+            // Round 3 announces more rows than the list holds when it is short (where the
+            // list is not full, rows past the count would be stale rows of earlier rounds).
+            let count = if round == 3 && visible.len() >= capacity as usize {
+                visible.len() as u32 + 7
+            } else {
+                visible.len() as u32
+            };
+            let ctx = format!("{n} rows, {slots} slots, list {capacity}, round {round} (p {p})");
+            let want = check_listed_round(
+                &d, &mut l, &records, &groups, &init, &draw, &visible, count, capacity, &ctx,
+            );
+            published.push(want.published_count);
+        }
+        assert_eq!(
+            l.compiled.cache().stats().pipelines_created,
+            compiles,
+            "no recompilation"
+        );
+        if n >= 257 {
+            assert!(published.iter().any(|&c| c > 0), "{published:?}");
+            assert!(published.contains(&0), "{published:?}");
+        }
+    }
+}
+
+/// All rows visible, every slot claimed by exactly one row (published = capacity), then a
+/// collision among visible rows at the last slot and a slot just past it, then nothing
+/// visible: the list's boundaries and the collision rule (lowest row wins).
+#[test]
+fn listed_rows_at_the_capacity_boundary() {
+    let d = scene_device();
+    let slots = 300u32;
+    let records: Vec<GpuSceneRecord> = (0..slots)
+        .map(|i| {
+            GpuSceneRecord::new(i)
+                .with_group(i * 3 / slots)
+                .with_geometry(1)
+                .with_command_slot(slots - 1 - i)
+        })
+        .collect();
+    let mut scene = GpuScene::new(&d.device, &d.queue, "s", slots, &records).unwrap();
+    let groups = listed_groups(slots);
+    let (draw, init) = commands(&d, DrawLayout::DrawIndexed, slots);
+    let mut l = build_listed(&d, &scene, &draw, &groups, slots);
+    let all: Vec<u32> = (0..slots).collect();
+    let want = check_listed_round(
+        &d,
+        &mut l,
+        &slots_records(&scene),
+        &groups,
+        &init,
+        &draw,
+        &all,
+        slots,
+        slots,
+        "all",
+    );
+    assert_eq!((want.published_count, want.overflow), (slots, 0));
+    // Rows 10, 20 and 30 collide at slot 5 (row 10 wins; slot 5's own row, 294, is not
+    // listed); row 40 asks just past the last slot, which row 0 keeps.
+    let m = GpuSceneMutation {
+        patch: [(10, 5), (20, 5), (30, 5), (40, slots)]
+            .into_iter()
+            .map(|(id, slot)| GpuScenePatch {
+                id,
+                values: vec![GpuSceneFieldValue::CommandSlot(slot)],
+            })
+            .collect(),
+        ..Default::default()
+    };
+    scene.mutate(&d.queue, &m).unwrap();
+    let records = slots_records(&scene);
+    let visible = [0u32, 10, 20, 30, 40, slots - 1];
+    let want = check_listed_round(
+        &d,
+        &mut l,
+        &records,
+        &groups,
+        &init,
+        &draw,
+        &visible,
+        6,
+        slots,
+        "collisions",
+    );
+    assert_eq!(want.commands[5], (1, 10));
+    assert_eq!(want.commands[(slots - 1) as usize], (1, 0));
+    assert_eq!(
+        (want.required_count, want.published_count, want.overflow),
+        (6, 3, 1)
+    );
+    let want = check_listed_round(
+        &d,
+        &mut l,
+        &records,
+        &groups,
+        &init,
+        &draw,
+        &[],
+        0,
+        slots,
+        "none",
+    );
+    assert_eq!((want.required_count, want.published_count), (0, 0));
+}
+
+/// A write of the commands' generated words from elsewhere is repaired by
+/// `clear_every_command`: the next encode clears every command again.
+#[test]
+fn listed_rows_clear_every_command_on_request() {
+    let d = scene_device();
+    let mut rng = rng(23);
+    let (n, slots) = (500u32, 200u32);
+    let scene = scene_with_holes(&d, &mut rng, n, slots);
+    let records = slots_records(&scene);
+    let groups = listed_groups(slots);
+    let (draw, init) = commands(&d, DrawLayout::DrawIndexed, slots);
+    let mut l = build_listed(&d, &scene, &draw, &groups, n);
+    let some: Vec<u32> = (0..n).filter(|r| r % 4 == 0).collect();
+    check_listed_round(
+        &d,
+        &mut l,
+        &records,
+        &groups,
+        &init,
+        &draw,
+        &some,
+        some.len() as u32,
+        n,
+        "first",
+    );
+    // Another writer poisons every command's generated words.
+    d.queue
+        .write_buffer(draw.buffer(), 0, bytemuck::cast_slice(&init));
+    l.output.clear_every_command(&d.queue);
+    let other: Vec<u32> = (0..n).filter(|r| r % 5 == 1).collect();
+    check_listed_round(
+        &d,
+        &mut l,
+        &records,
+        &groups,
+        &init,
+        &draw,
+        &other,
+        other.len() as u32,
+        n,
+        "repaired",
+    );
 }

@@ -7,15 +7,16 @@
 //! * `scene-frame`: a GpuScene of n random records (spheres as `render cull`'s scene, four
 //!   resource groups of contiguous command windows, one command slot per record) and a
 //!   `GpuSceneFrame` without drawing: bounds visibility + stable compaction, draw generation
-//!   (clear, claim, publish) and group classification. Rows: GPU time per frame (sum of the
-//!   nodes' timestamps; wall clock of submit-and-wait without timestamp queries), encode time
-//!   (CPU, the compiled graph into a command encoder), and the frame's diagnostics checked
-//!   once against the CPU oracle (`cpu::frame_diagnostics`);
+//!   over the visible-row list (prepare; clear, claim, publish) and group classification of the
+//!   published commands. Rows: GPU time per frame (sum of the nodes' timestamps; wall clock
+//!   of submit-and-wait without timestamp queries) and per node (`nodes`, with timestamps),
+//!   encode time (CPU, the compiled graph into a command encoder), and the frame's diagnostics
+//!   checked once against the CPU oracle (`cpu::frame_diagnostics`);
 //! * `patch-1000`: a transaction patching 1,000 live records' transform, box and sphere:
 //!   bytes uploaded (exact, from the report) and CPU time of `GpuScene::mutate` (one queue
 //!   write per merged range);
-//! * `patch-staged-1000`: the same transactions through `GpuScene::mutate_staged` (four queue
-//!   writes into the frame's `GpuSceneUpload`, scattered by the frame's first node); the
+//! * `patch-staged-1000`: the same transactions through `GpuScene::mutate_staged` (one queue
+//!   write into the frame's `GpuSceneUpload`, scattered by the frame's first node); the
 //!   scatter's GPU time is part of the next frame's; the patched records are read back once
 //!   and compared with the CPU copy;
 //! * `cull` (peer): `render cull`'s `CullScene::cull_only` over the same spheres and camera:
@@ -78,6 +79,17 @@ pub struct SceneRow {
     pub visible: Option<u32>,
     /// Why a size was skipped.
     pub skipped: Option<String>,
+    /// GPU milliseconds per frame of each node, in graph order (with timestamps only).
+    pub nodes: Vec<NodeRow>,
+}
+
+/// One node's GPU time per frame.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeRow {
+    /// Node id.
+    pub node: String,
+    /// GPU milliseconds per frame.
+    pub gpu_ms: Summary,
 }
 
 impl SceneRow {
@@ -92,6 +104,7 @@ impl SceneRow {
             timing,
             visible: None,
             skipped: None,
+            nodes: Vec::new(),
         }
     }
 }
@@ -148,6 +161,24 @@ pub fn run(args: &SceneBenchArgs) -> Result<()> {
     }
     print!("{table}");
     println!("timing: {timing}");
+    for r in rows.iter().filter(|r| !r.nodes.is_empty()) {
+        let nodes: Vec<String> = r
+            .nodes
+            .iter()
+            .map(|n| format!("{} {:.3}", n.node, n.gpu_ms.median))
+            .collect();
+        // Not the row's op name: the table names each op once per size.
+        let what = if r.op.starts_with("cull") {
+            "the culling peer"
+        } else {
+            "the frame"
+        };
+        println!(
+            "GPU ms per node (median), {what} at {} records: {}",
+            r.records,
+            nodes.join(", ")
+        );
+    }
     if let Some(path) = &args.options.json {
         let caps = gpu.ctx.capabilities().clone();
         report::write_json(
@@ -188,15 +219,17 @@ fn too_large(gpu: &Gpu, n: u64) -> Option<String> {
     }
 }
 
-/// Times `encode` + submit `repeat` times: (GPU ms per frame, encode µs).
+/// Times `encode` + submit `repeat` times: (GPU ms per frame, encode µs, GPU ms per node).
+/// `timings` reads the profiled encode's `(node, GPU ms)`.
 fn time_frames(
     gpu: &Gpu,
     repeat: u32,
     profile: bool,
     mut encode: impl FnMut(&mut wgpu::CommandEncoder, bool) -> Result<()>,
-    mut timings: impl FnMut() -> Result<f64>,
-) -> Result<(Summary, Summary)> {
+    mut timings: impl FnMut() -> Result<Vec<(String, f64)>>,
+) -> Result<(Summary, Summary, Vec<NodeRow>)> {
     let (mut gpu_ms, mut encode_us) = (Vec::new(), Vec::new());
+    let mut nodes: Vec<(String, Vec<f64>)> = Vec::new();
     for _ in 0..repeat {
         // Encode time without profiling (the frame as an application records it).
         let mut enc = gpu.device().create_command_encoder(&Default::default());
@@ -210,12 +243,33 @@ fn time_frames(
             let mut enc = gpu.device().create_command_encoder(&Default::default());
             encode(&mut enc, true)?;
             gpu.submit_and_wait(enc.finish())?;
-            gpu_ms.push(timings()?);
+            let t = timings()?;
+            gpu_ms.push(t.iter().map(|(_, ms)| ms).sum());
+            for (node, ms) in t {
+                match nodes.iter_mut().find(|(n, _)| *n == node) {
+                    Some((_, samples)) => samples.push(ms),
+                    None => nodes.push((node, vec![ms])),
+                }
+            }
         } else {
             gpu_ms.push(wall);
         }
     }
-    Ok((Summary::of(&gpu_ms), Summary::of(&encode_us)))
+    let nodes = nodes
+        .into_iter()
+        .map(|(node, samples)| NodeRow {
+            node,
+            gpu_ms: Summary::of(&samples),
+        })
+        .collect();
+    Ok((Summary::of(&gpu_ms), Summary::of(&encode_us), nodes))
+}
+
+/// A profiled encode's `(node, GPU ms)` of the nodes that ran in passes.
+fn node_ms(t: Vec<gpugraph_command::NodeTiming>) -> Vec<(String, f64)> {
+    t.into_iter()
+        .filter_map(|t| Some((t.node, t.gpu_ns? / 1e6)))
+        .collect()
 }
 
 fn cases(
@@ -334,7 +388,7 @@ fn cases(
 
     let repeat = args.options.repeat;
     report::progress(format_args!("bench scene: n = {n}: timing the frame"));
-    let (frame_gpu, frame_encode) = {
+    let (frame_gpu, frame_encode, frame_nodes) = {
         let frame = std::cell::RefCell::new(&mut frame);
         time_frames(
             gpu,
@@ -346,7 +400,7 @@ fn cases(
                     .borrow_mut()
                     .compiled_mut()
                     .read_timings(gpu.queue())?;
-                Ok(t.iter().filter_map(|t| t.gpu_ns).sum::<f64>() / 1e6)
+                Ok(node_ms(t))
             },
         )?
     };
@@ -354,6 +408,7 @@ fn cases(
     row.gpu_ms = Some(frame_gpu);
     row.encode_us = Some(frame_encode);
     row.visible = Some(visible);
+    row.nodes = frame_nodes;
     let mut out = vec![row];
 
     // Patch: the first `patch` live records lifted (transform, box, sphere), alternately
@@ -365,11 +420,12 @@ fn cases(
     let mut staged_bytes = 0;
     for k in 0..2 * repeat {
         let lift = 0.25 * (k + 1) as f32;
-        let patch: Vec<GpuScenePatch> = scene
-            .active_records()
-            .iter()
+        // The first live records by slot (not `active_records`, which copies every record:
+        // 2 GB a transaction at 16M, evicting every cache before the timed call).
+        let patch: Vec<GpuScenePatch> = (0..scene.capacity())
+            .filter_map(|s| scene.record(s).filter(|r| r.is_active()))
             .take(args.patch as usize)
-            .map(|(_, r)| {
+            .map(|r| {
                 let mut t = r.transform;
                 t[3][1] += lift;
                 let mut s = r.sphere;
@@ -436,7 +492,7 @@ fn cases(
     report::progress(format_args!(
         "bench scene: n = {n}: timing the culling peer"
     ));
-    let (cull_gpu, cull_encode) = {
+    let (cull_gpu, cull_encode, cull_nodes) = {
         let cull = std::cell::RefCell::new(&mut cull);
         time_frames(
             gpu,
@@ -445,13 +501,14 @@ fn cases(
             |enc, p| Ok(cull.borrow_mut().encode(enc, p).map(|_| ())?),
             || {
                 let t = cull.borrow_mut().compiled_mut().read_timings(gpu.queue())?;
-                Ok(t.iter().filter_map(|t| t.gpu_ns).sum::<f64>() / 1e6)
+                Ok(node_ms(t))
             },
         )?
     };
     let mut row = SceneRow::new("cull (peer)", u64::from(n), timing);
     row.gpu_ms = Some(cull_gpu);
     row.encode_us = Some(cull_encode);
+    row.nodes = cull_nodes;
     out.push(row);
     scene.destroy();
     commands.destroy();

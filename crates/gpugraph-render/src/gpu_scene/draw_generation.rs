@@ -1,18 +1,27 @@
 //! [`GpuSceneDrawGeneration`] (spec 6.2a): active, optionally visible scene rows claim
 //! fixed-capacity indirect-command slots; the lowest row wins a collision.
 //!
-//! Design. Three dispatch nodes over one layout (`draw_generation.wgsl`): `clear` (per command:
-//! zero `instanceCount` and `firstInstance`, reset its owner; the three diagnostics to 0),
-//! `claim` (per scene row: count the request, flag an out-of-range slot, `atomicMin` the
-//! owner), `publish` (per scene row: the owner writes `instanceCount = 1`,
-//! `firstInstance = row`; a loser flags overflow). `atomicMin` makes the winner the lowest
-//! row whatever the order rows run in, so the result is deterministic. The owners are a
-//! graph transient (one word per command). Dispatches cover the full scene capacity, so rows
-//! inserted later by [`crate::GpuScene::mutate`] take part without recompiling; visibility
-//! and records are read each encode, so new visibility is a buffer write, never a recompile.
-//! Memory traffic per encode: 8 bytes per command (clear) + 4 per command (owners), and per
-//! scene row 8–12 bytes read twice (flags, slot, visibility) plus 8 written per published
-//! command.
+//! Design. Two dispatch nodes over one layout (`draw_generation.wgsl`): `prepare` (one
+//! invocation: what to clear, which rows to iterate, both indirect grids, the diagnostics to
+//! 0) and `generate`, three indirect dispatches: `clear` (the commands to clear: their
+//! `instanceCount` and `firstInstance` to 0, their owners reset), `claim` (per row: count the
+//! request, flag an out-of-range slot, `atomicMin` the owner), `publish` (per row: the owner
+//! writes `instanceCount = 1`, `firstInstance = row` and appends its slot to the published
+//! list; a loser flags overflow). `atomicMin` makes the winner the lowest row whatever the
+//! order rows run in, so the result is deterministic.
+//!
+//! Work per encode is proportional to the rows iterated and the commands published, not to
+//! the scene or the command capacity: the rows are every slot (optionally filtered by a
+//! mask) or a compacted list of visible rows with its GPU count ([`GpuSceneVisibleRows`],
+//! the visibility workflow's output); the clear touches only the commands the previous encode
+//! published (the first encode clears every command). Owners and the published list live in a
+//! persistent state buffer the node creates ([`GpuSceneDrawOutput`]); the published list is
+//! what [`crate::GpuSceneResourceGroups`] classifies. Rows inserted later by
+//! [`crate::GpuScene::mutate`] take part without recompiling; visibility and records are read
+//! each encode, so new visibility is a buffer write, never a recompile.
+//! Memory traffic per encode: 8 bytes per command published by the previous encode (clear),
+//! and per row iterated 4 (list) + 8 (flags, slot: two 32-byte sectors of the record) read
+//! twice, plus 12 bytes per command published.
 
 use gpugraph_command::{
     Binding, BufferDescriptor, CommandGraph, DataView, DataViewDescriptor, DispatchNode, Grid,
@@ -27,7 +36,10 @@ const WGSL: &str = concat!(
     include_str!("record.wgsl"),
     include_str!("draw_generation.wgsl")
 );
-const WORKGROUP_SIZE: u32 = 256;
+/// Words of the state buffer before the owners (see `draw_generation.wgsl`).
+const STATE_HEADER_WORDS: u64 = 8;
+/// Word of the published list's length in the state buffer.
+const STATE_PUBLISHED_WORD: u64 = 1;
 
 /// Constants of one draw generation (WGSL `Params`); element offsets in 4-byte words inside
 /// each binding.
@@ -48,7 +60,7 @@ pub struct DrawGenerationParams {
     pub command_words: u32,
     /// Word of `firstInstance` in a record (3 or 4).
     pub first_instance_word: u32,
-    /// Owner 0.
+    /// Owner 0 (in the state buffer).
     pub owner_base: u32,
     /// The required count's word.
     pub required_base: u32,
@@ -58,18 +70,83 @@ pub struct DrawGenerationParams {
     pub overflow_base: u32,
     /// 1 when a visibility view is bound.
     pub use_visibility: u32,
+    /// The state buffer's word 0.
+    pub state_base: u32,
+    /// Published slot 0 (in the state buffer).
+    pub published_slots_base: u32,
+    /// Published slots the state holds.
+    pub published_capacity: u32,
+    /// 1 when rows come from a visible-row list.
+    pub listed: u32,
+    /// Listed row 0.
+    pub rows_base: u32,
+    /// Rows the list holds.
+    pub rows_capacity: u32,
+    /// The list's count word.
+    pub count_base: u32,
+    /// Indirect arguments' word 0.
+    pub args_base: u32,
+    /// The device's workgroups per grid dimension.
+    pub max_workgroups: u32,
+    /// Padding to 16-byte multiples.
+    pub pad: [u32; 3],
+}
+
+/// A compacted list of visible scene rows and its GPU-resident count, e.g. the
+/// [`crate::VisibilityWorkflow`]'s output (visible slots in increasing order) and count.
+#[derive(Clone, Copy, Debug)]
+pub struct GpuSceneVisibleRows {
+    /// Packed uint32 scene slots, each at most once; its length is the list's capacity.
+    pub rows: DataView,
+    /// One packed uint32: the valid rows (the first `min(count, capacity)` are read).
+    pub count: DataView,
+}
+
+/// A GPU-resident list of command slots and its count.
+#[derive(Clone, Copy, Debug)]
+pub struct GpuSceneCommandList {
+    /// Packed uint32 command slots.
+    pub slots: DataView,
+    /// One packed uint32: the valid slots (the first `min(count, slots.len())`).
+    pub count: DataView,
+}
+
+/// What [`GpuSceneDrawGeneration::add_to_graph`] leaves to later nodes and to the caller.
+#[derive(Clone, Debug)]
+pub struct GpuSceneDrawOutput {
+    /// The commands the encode published, each once, in no particular order (in the state
+    /// buffer): what [`crate::GpuSceneResourceGroups::live_commands`] classifies.
+    pub published: GpuSceneCommandList,
+    /// The persistent state (owners, the published list), created by the node and imported as
+    /// `{id}/state`.
+    pub state: wgpu::Buffer,
+}
+
+impl GpuSceneDrawOutput {
+    /// Makes the next encode clear every command again (a queue write of 4 bytes): call it
+    /// after anything other than this draw generation wrote the commands' `instanceCount` or
+    /// `firstInstance` words.
+    pub fn clear_every_command(&self, queue: &wgpu::Queue) {
+        queue.write_buffer(&self.state, 0, &0u32.to_ne_bytes());
+    }
 }
 
 /// Draw generation over one imported scene (see the module doc).
 ///
-/// Contract, per encode: every command record's `instanceCount` and `firstInstance` are first
-/// set to 0 (its other words are the renderer's and never written). Row `r` is eligible when
-/// its flags have the active bit, `visibility[r] != 0` (when a visibility view is given) and
-/// its `command_slot` is not the invalid reference. `required_count` = eligible rows;
-/// a slot `≥` the command capacity or claimed by more than one eligible row sets `overflow`
-/// to 1; each in-range claimed slot is published by its lowest eligible row as
-/// `instanceCount = 1, firstInstance = r`, and `published_count` counts them. The device must
-/// have `INDIRECT_FIRST_INSTANCE` (checked when added) for draws to honor `firstInstance`.
+/// Contract, per encode: every command record's `instanceCount` and `firstInstance` read as 0
+/// before rows claim (its other words are the renderer's and never written): the first encode
+/// after compiling zeroes them in every command; later encodes zero them in the commands the
+/// previous encode published, the only ones it left nonzero — so between encodes nothing else
+/// may write those words (or call [`GpuSceneDrawOutput::clear_every_command`]), and one
+/// command buffer is generated by one draw generation. Row `r` takes part when it is iterated
+/// (every slot, or one of the first `min(count, capacity)` of [`Self::visible_rows`]), its
+/// flags have the active bit, `visibility[r] != 0` (when a visibility view is given) and its
+/// `command_slot` is not the invalid reference; `required_count` counts them. A slot `≥` the
+/// command capacity or claimed by more than one such row sets `overflow` to 1; each in-range
+/// claimed slot is published by its lowest row as `instanceCount = 1, firstInstance = r`,
+/// `published_count` counts them, and the published list
+/// ([`GpuSceneDrawOutput::published`]) holds them. The device must have
+/// `INDIRECT_FIRST_INSTANCE` (checked when added) for draws to honor `firstInstance`.
 #[derive(Clone, Debug)]
 pub struct GpuSceneDrawGeneration {
     /// Node id prefix.
@@ -79,6 +156,9 @@ pub struct GpuSceneDrawGeneration {
     /// Optional packed uint32 per-slot visibility, one row per scene slot (nonzero =
     /// visible).
     pub visibility: Option<DataView>,
+    /// Optional list of the rows to iterate instead of every slot (not with `visibility`):
+    /// the work then follows the visible rows, not the scene's capacity.
+    pub visible_rows: Option<GpuSceneVisibleRows>,
     /// The command records (their buffer imported into the same graph as `command_handle`).
     pub commands: DrawCommandBuffer,
     /// `commands`' buffer in the graph ([`DrawCommandBuffer::import`]).
@@ -115,10 +195,11 @@ impl GpuSceneDrawGeneration {
         }
     }
 
-    /// Adds `{id}/clear`, `{id}/claim`, `{id}/publish` and the transient `{id}/owners` after
-    /// checking the feature, every view's format and size, and that written views share no
-    /// buffer with what is read and do not overlap each other. Compiles and submits nothing.
-    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), RenderError> {
+    /// Adds `{id}/prepare` and `{id}/generate` (its `clear`, `claim` and `publish` dispatches),
+    /// the imported `{id}/state` and `{id}/args`, after checking the feature, every view's
+    /// format and size, and that written views share no buffer with what is read and do not
+    /// overlap each other. Compiles and submits nothing.
+    pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<GpuSceneDrawOutput, RenderError> {
         if !graph
             .device()
             .features()
@@ -149,6 +230,39 @@ impl GpuSceneDrawGeneration {
                 ));
             }
         }
+        if let Some(list) = &self.visible_rows {
+            if self.visibility.is_some() {
+                return Err(self.unsupported(
+                    "visible rows",
+                    "either a visibility mask or a visible-row list",
+                    "both".into(),
+                ));
+            }
+            let v = &list.rows;
+            if v.format() != VectorFormat::Uint32
+                || !v.is_packed()
+                || v.live_count().is_some()
+                || v.len() > u64::from(u32::MAX)
+            {
+                return Err(self.unsupported(
+                    "visible rows",
+                    "packed uint32 rows without a live count",
+                    format!(
+                        "{} rows of {} (packed {})",
+                        v.len(),
+                        v.format(),
+                        v.is_packed()
+                    ),
+                ));
+            }
+            if !one_word(&list.count) {
+                return Err(self.unsupported(
+                    "visible row count",
+                    "one packed uint32 row without a live count",
+                    format!("{} rows of {}", list.count.len(), list.count.format()),
+                ));
+            }
+        }
         let outputs = [
             ("required count", self.required_count),
             ("published count", self.published_count),
@@ -173,8 +287,11 @@ impl GpuSceneDrawGeneration {
             )
             .at_offset(self.commands.byte_offset()),
         )?;
+        // Read by the generate node; the count is bound read-write by prepare alone (it may
+        // share a buffer with the outputs, as a frame's diagnostics do).
         let mut reads = vec![self.scene.records];
         reads.extend(self.visibility.map(|v| v.buffer()));
+        reads.extend(self.visible_rows.map(|l| l.rows.buffer()));
         let mut written: Vec<(&'static str, DataView)> = vec![("commands", commands)];
         written.extend(outputs);
         for (i, (what, v)) in written.iter().enumerate() {
@@ -197,19 +314,78 @@ impl GpuSceneDrawGeneration {
                 }
             }
         }
-        let owners_handle = graph.create_buffer(BufferDescriptor::new(
-            format!("{}/owners", self.id),
-            u64::from(command_capacity).max(1) * 4,
-            wgpu::BufferUsages::STORAGE,
-        ))?;
-        let owners = graph.create_packed_view(
-            owners_handle,
-            VectorFormat::Uint32,
-            u64::from(command_capacity).max(1),
+        // Rows one encode can iterate, so commands it can publish.
+        let max_rows = match &self.visible_rows {
+            Some(l) => l.rows.len(),
+            None => u64::from(scene_capacity),
+        };
+        let published_capacity = max_rows.min(u64::from(command_capacity));
+        let owners_at = STATE_HEADER_WORDS;
+        let published_at = owners_at + u64::from(command_capacity);
+        let state_words = published_at + published_capacity.max(1);
+        let device = graph.device().clone();
+        let persistent = |name: &str, words: u64, usage: wgpu::BufferUsages| {
+            // Zeroed at creation: "not initialized", so the first encode clears everything.
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&format!("{}/{name}", self.id)),
+                size: words * 4,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let state = persistent(
+            "state",
+            state_words,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        );
+        let args = persistent(
+            "args",
+            8,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+        );
+        let state_h = graph.import_buffer(
+            BufferDescriptor::new(
+                format!("{}/state", self.id),
+                state.size(),
+                wgpu::BufferUsages::STORAGE,
+            ),
+            &state,
         )?;
+        let args_h = graph.import_buffer(
+            BufferDescriptor::new(
+                format!("{}/args", self.id),
+                args.size(),
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+            ),
+            &args,
+        )?;
+        let state_view = graph.create_packed_view(state_h, VectorFormat::Uint32, state_words)?;
+        let args_view = graph.create_packed_view(args_h, VectorFormat::Uint32, 8)?;
+        let grid_at = |word: u64| {
+            graph.create_data_view(
+                args_h,
+                DataViewDescriptor::packed(VectorFormat::Uint32, 3).at_offset(4 * word),
+            )
+        };
+        let (clear_grid, rows_grid) = (grid_at(0)?, grid_at(3)?);
+        let published = GpuSceneCommandList {
+            slots: graph.create_data_view(
+                state_h,
+                DataViewDescriptor::packed(VectorFormat::Uint32, published_capacity.max(1))
+                    .at_offset(4 * published_at),
+            )?,
+            count: graph.create_data_view(
+                state_h,
+                DataViewDescriptor::packed(VectorFormat::Uint32, 1)
+                    .at_offset(4 * STATE_PUBLISHED_WORD),
+            )?,
+        };
         let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
         let base = |v: &DataView| v.aligned_range(align).element_offset as u32;
         let visibility = self.visibility.unwrap_or(self.scene.record_words);
+        let rows = self
+            .visible_rows
+            .map_or(self.scene.record_words, |l| l.rows);
         let params = DrawGenerationParams {
             scene_capacity,
             command_capacity,
@@ -218,41 +394,62 @@ impl GpuSceneDrawGeneration {
             command_base: base(&commands),
             command_words,
             first_instance_word: command_words - 1,
-            owner_base: base(&owners),
+            owner_base: base(&state_view) + owners_at as u32,
             required_base: base(&self.required_count),
             published_base: base(&self.published_count),
             overflow_base: base(&self.overflow),
             use_visibility: u32::from(self.visibility.is_some()),
+            state_base: base(&state_view),
+            published_slots_base: base(&state_view) + published_at as u32,
+            published_capacity: published_capacity as u32,
+            listed: u32::from(self.visible_rows.is_some()),
+            rows_base: base(&rows),
+            rows_capacity: max_rows as u32,
+            count_base: self.visible_rows.map_or(0, |l| base(&l.count)),
+            args_base: base(&args_view),
+            max_workgroups: graph.device().limits().max_compute_workgroups_per_dimension,
+            pad: [0; 3],
         };
-        let bindings = vec![
+        let shader = ShaderSource::new("render/gpu_scene/draw_generation", WGSL);
+        let common = [
             Binding::params(0, &params),
-            Binding::read(1, self.scene.record_words),
-            Binding::read(2, visibility),
-            Binding::read_write(3, commands),
-            Binding::read_write(4, owners),
+            Binding::read_write(4, state_view),
             Binding::read_write(5, self.required_count),
             Binding::read_write(6, self.published_count),
             Binding::read_write(7, self.overflow),
         ];
-        let shader = ShaderSource::new("render/gpu_scene/draw_generation", WGSL);
-        let passes = [
-            ("clear", u64::from(command_capacity).max(1)),
-            ("claim", u64::from(scene_capacity)),
-            ("publish", u64::from(scene_capacity)),
-        ];
-        for (entry, rows) in passes {
-            graph.add_dispatch_node(DispatchNode::new(
-                format!("{}/{entry}", self.id),
-                shader.clone(),
-                entry,
-                bindings.clone(),
-                Grid::Rows {
-                    rows,
-                    rows_per_workgroup: WORKGROUP_SIZE,
-                },
-            ))?;
-        }
-        Ok(())
+        let mut prepare = common.to_vec();
+        prepare.push(Binding::read_write(9, args_view));
+        prepare.push(match &self.visible_rows {
+            Some(l) => Binding::read_write(10, l.count),
+            None => Binding::placeholder(10, gpugraph_command::Access::ReadWrite),
+        });
+        graph.add_dispatch_node(DispatchNode::new(
+            format!("{}/prepare", self.id),
+            shader.clone(),
+            "prepare",
+            prepare,
+            Grid::Workgroups([1, 1, 1]),
+        ))?;
+        let mut generate = common.to_vec();
+        generate.extend([
+            Binding::read(1, self.scene.record_words),
+            Binding::read(2, visibility),
+            Binding::read_write(3, commands),
+            Binding::read(8, rows),
+        ]);
+        graph.add_dispatch_node(
+            DispatchNode::new(
+                format!("{}/generate", self.id),
+                shader,
+                "clear",
+                generate,
+                Grid::Indirect(clear_grid),
+            )
+            .then("claim", Grid::Indirect(rows_grid))
+            .then("publish", Grid::Indirect(rows_grid)),
+        )?;
+        Ok(GpuSceneDrawOutput { published, state })
     }
 }
 
@@ -278,6 +475,6 @@ mod tests {
             std::mem::size_of::<DrawGenerationParams>()
         );
         let offsets: Vec<u32> = members.iter().map(|m| m.offset).collect();
-        assert_eq!(offsets, (0..12).map(|i| i * 4).collect::<Vec<u32>>());
+        assert_eq!(offsets, (0..24).map(|i| i * 4).collect::<Vec<u32>>());
     }
 }

@@ -1,17 +1,31 @@
 // GPUSceneDrawGeneration (`draw_generation.rs`; oracle `cpu::draw_generation`). Included after
-// `record.wgsl`. Three passes over one binding layout:
-//   clear:   every command's instanceCount and firstInstance to 0, owners to INVALID,
-//            the three diagnostics to 0;
-//   claim:   every eligible row (active, visible, valid slot) counts as required; an
-//            out-of-range slot sets overflow, an in-range one takes atomicMin(owner, row);
-//   publish: the owning row writes instanceCount = 1 and firstInstance = row and counts as
-//            published; a row that lost its slot sets overflow.
+// `record.wgsl`. Two nodes over one binding layout:
+//   prepare (one invocation): snapshots what to clear (every command on the first encode,
+//            the commands the previous encode published afterwards), the rows to iterate
+//            (every slot, or min(count, capacity) listed rows), writes both indirect grids
+//            and zeroes the three diagnostics;
+//   generate, three indirect dispatches:
+//     clear:   those commands' instanceCount and firstInstance to 0, their owners to INVALID;
+//     claim:   every eligible row (active, visible, valid slot) counts as required; an
+//              out-of-range slot sets overflow, an in-range one takes atomicMin(owner, row);
+//     publish: the owning row writes instanceCount = 1 and firstInstance = row, counts as
+//              published and appends its slot to the published list; a row that lost its
+//              slot sets overflow.
 // Renderer-authored words of each command (counts, offsets) are never written. The required
 // and published counts are summed per workgroup first and added once per workgroup: every
 // row adding to one global word would serialize hundreds of thousands of atomics on one
 // address (a third of the frame at 1M records on an H100).
+//
+// `state` (persistent between encodes): word 0 initialized, 1 published (the list's length),
+// 2 commands to clear, 3 clear every command, 4 rows to iterate, then the owners (one per
+// command) at `owner_base`, then the published slots at `published_slots_base`.
 
 const WORKGROUP_SIZE: u32 = 256u;
+const STATE_INITIALIZED: u32 = 0u;
+const STATE_PUBLISHED: u32 = 1u;
+const STATE_CLEAR_COUNT: u32 = 2u;
+const STATE_CLEAR_ALL: u32 = 3u;
+const STATE_ROWS: u32 = 4u;
 
 struct Params {
     scene_capacity: u32,
@@ -26,18 +40,42 @@ struct Params {
     published_base: u32,
     overflow_base: u32,
     use_visibility: u32,
+    state_base: u32,
+    published_slots_base: u32,
+    published_capacity: u32,
+    listed: u32,
+    rows_base: u32,
+    rows_capacity: u32,
+    count_base: u32,
+    args_base: u32,
+    max_workgroups: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> records: array<u32>;
 @group(0) @binding(2) var<storage, read> visibility: array<u32>;
 @group(0) @binding(3) var<storage, read_write> commands: array<u32>;
-@group(0) @binding(4) var<storage, read_write> owners: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> state: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> required: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> published: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> overflow: array<atomic<u32>>;
+@group(0) @binding(8) var<storage, read> rows: array<u32>;
+@group(0) @binding(9) var<storage, read_write> args: array<u32>;
+@group(0) @binding(10) var<storage, read_write> count: array<u32>;
 
 var<workgroup> tally: atomic<u32>;
+var<workgroup> block_base: u32;
+
+fn state_load(word: u32) -> u32 {
+    return atomicLoad(&state[params.state_base + word]);
+}
+
+fn state_store(word: u32, value: u32) {
+    atomicStore(&state[params.state_base + word], value);
+}
 
 // Adds `count` of every invocation of the workgroup to `total` with one atomic. Every
 // invocation must reach it (a workgroup barrier inside).
@@ -53,8 +91,80 @@ fn add_per_workgroup(count: u32, lid: u32) -> u32 {
     return atomicLoad(&tally);
 }
 
+// The indirect grid of `n` rows at `at` of `args`: x up to the per-dimension limit, the rest
+// over y (as `Grid::Rows` splits; `linear_row` reads it back).
+fn write_grid(at: u32, n: u32) {
+    let groups = (n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    let x = min(groups, params.max_workgroups);
+    args[params.args_base + at] = x;
+    args[params.args_base + at + 1u] = select(1u, (groups + x - 1u) / max(x, 1u), groups > x);
+    args[params.args_base + at + 2u] = 1u;
+}
+
+@compute @workgroup_size(1)
+fn prepare() {
+    var clear_count = params.command_capacity;
+    var clear_all = 1u;
+    if state_load(STATE_INITIALIZED) != 0u {
+        clear_count = min(state_load(STATE_PUBLISHED), params.published_capacity);
+        clear_all = 0u;
+    }
+    var n = params.scene_capacity;
+    if params.listed != 0u {
+        n = min(count[params.count_base], params.rows_capacity);
+    }
+    state_store(STATE_CLEAR_COUNT, clear_count);
+    state_store(STATE_CLEAR_ALL, clear_all);
+    state_store(STATE_PUBLISHED, 0u);
+    state_store(STATE_INITIALIZED, 1u);
+    state_store(STATE_ROWS, n);
+    write_grid(0u, clear_count);
+    write_grid(3u, n);
+    atomicStore(&required[params.required_base], 0u);
+    atomicStore(&published[params.published_base], 0u);
+    atomicStore(&overflow[params.overflow_base], 0u);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn clear(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = linear_row(wid, nwg, lid, WORKGROUP_SIZE);
+    if i >= state_load(STATE_CLEAR_COUNT) {
+        return;
+    }
+    var c = i;
+    if state_load(STATE_CLEAR_ALL) == 0u {
+        c = atomicLoad(&state[params.published_slots_base + i]);
+    }
+    if c >= params.command_capacity {
+        return;
+    }
+    let at = params.command_base + c * params.command_words;
+    commands[at + 1u] = 0u;
+    commands[at + params.first_instance_word] = 0u;
+    atomicStore(&state[params.owner_base + c], INVALID_REFERENCE);
+}
+
+// The scene row the `i`-th invocation of claim and publish looks at, or INVALID_REFERENCE.
+fn row_at(i: u32) -> u32 {
+    if i >= state_load(STATE_ROWS) {
+        return INVALID_REFERENCE;
+    }
+    var row = i;
+    if params.listed != 0u {
+        row = rows[params.rows_base + i];
+    }
+    return select(INVALID_REFERENCE, row, row < params.scene_capacity);
+}
+
 // The slot row `row` requests, or INVALID_REFERENCE when it takes no part.
 fn requested_slot(row: u32) -> u32 {
+    if row == INVALID_REFERENCE {
+        return INVALID_REFERENCE;
+    }
     let flags = records[record_word(params.record_base, row, FLAGS_WORD)];
     if (flags & ACTIVE_FLAG) == 0u {
         return INVALID_REFERENCE;
@@ -66,42 +176,18 @@ fn requested_slot(row: u32) -> u32 {
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn clear(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let c = linear_row(wid, nwg, lid, WORKGROUP_SIZE);
-    if c == 0u {
-        atomicStore(&required[params.required_base], 0u);
-        atomicStore(&published[params.published_base], 0u);
-        atomicStore(&overflow[params.overflow_base], 0u);
-    }
-    if c >= params.command_capacity {
-        return;
-    }
-    let at = params.command_base + c * params.command_words;
-    commands[at + 1u] = 0u;
-    commands[at + params.first_instance_word] = 0u;
-    atomicStore(&owners[params.owner_base + c], INVALID_REFERENCE);
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
 fn claim(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let row = linear_row(wid, nwg, lid, WORKGROUP_SIZE);
-    var slot = INVALID_REFERENCE;
-    if row < params.scene_capacity {
-        slot = requested_slot(row);
-    }
+    let row = row_at(linear_row(wid, nwg, lid, WORKGROUP_SIZE));
+    let slot = requested_slot(row);
     if slot != INVALID_REFERENCE {
         if slot >= params.command_capacity {
             atomicStore(&overflow[params.overflow_base], 1u);
         } else {
-            atomicMin(&owners[params.owner_base + slot], row);
+            atomicMin(&state[params.owner_base + slot], row);
         }
     }
     let n = add_per_workgroup(select(0u, 1u, slot != INVALID_REFERENCE), lid);
@@ -116,14 +202,11 @@ fn publish(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let row = linear_row(wid, nwg, lid, WORKGROUP_SIZE);
-    var slot = INVALID_REFERENCE;
-    if row < params.scene_capacity {
-        slot = requested_slot(row);
-    }
+    let row = row_at(linear_row(wid, nwg, lid, WORKGROUP_SIZE));
+    let slot = requested_slot(row);
     var won = false;
     if slot != INVALID_REFERENCE && slot < params.command_capacity {
-        if atomicLoad(&owners[params.owner_base + slot]) != row {
+        if atomicLoad(&state[params.owner_base + slot]) != row {
             atomicStore(&overflow[params.overflow_base], 1u);
         } else {
             let at = params.command_base + slot * params.command_words;
@@ -132,8 +215,24 @@ fn publish(
             won = true;
         }
     }
-    let n = add_per_workgroup(select(0u, 1u, won), lid);
+    // The winners' slots go to the published list: a place in the workgroup's block, the
+    // block from one atomic on the list's length.
+    if lid == 0u {
+        atomicStore(&tally, 0u);
+    }
+    workgroupBarrier();
+    var place = 0u;
+    if won {
+        place = atomicAdd(&tally, 1u);
+    }
+    workgroupBarrier();
+    let n = atomicLoad(&tally);
     if lid == 0u && n != 0u {
+        block_base = atomicAdd(&state[params.state_base + STATE_PUBLISHED], n);
         atomicAdd(&published[params.published_base], n);
+    }
+    workgroupBarrier();
+    if won && block_base + place < params.published_capacity {
+        atomicStore(&state[params.published_slots_base + block_base + place], slot);
     }
 }

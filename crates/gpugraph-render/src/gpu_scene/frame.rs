@@ -1,12 +1,18 @@
 //! [`GpuSceneFrame`]: the frame both scene consumers (spec 6.3) run, as one compiled graph
 //! over one or more scene layers (a flattened scene graph is one layer; a table scene has one
 //! layer per nonempty partition). Per layer: GPU bounds visibility (spheres against the frustum,
-//! `flags` as the selection) into a mask and the stable compaction of the visible slots, draw
-//! generation over the mask ([`GpuSceneDrawGeneration`]) and group classification
-//! ([`GpuSceneResourceGroups`]); then one render pass replaying one render bundle that binds
-//! each layer and each of its groups in order and issues the group's indirect command window
-//! ([`super::frame_draw`]), an optional ID pass for picking, and a copy of the image into a
-//! mappable buffer.
+//! `flags` as the selection, read through the strided field views: the record's first 32-byte
+//! sector) and the stable compaction of the visible slots into a list and a GPU count; draw
+//! generation over that list ([`GpuSceneDrawGeneration`] with [`GpuSceneVisibleRows`]: an
+//! indirect grid from the count, the commands of the previous encode cleared, the published
+//! commands listed) and group classification of the published list
+//! ([`GpuSceneResourceGroups::live_commands`]). After visibility the work follows the visible
+//! rows and published commands, not the scene or command capacity: at 16M records with 3.6%
+//! visible, the full passes over every record and command (clear, claim, publish, classify)
+//! were about 3.5 GB of memory traffic a frame. Then one render pass replaying one render
+//! bundle that binds each layer and each of its groups in order and issues the group's
+//! indirect command window ([`super::frame_draw`]), an optional ID pass for picking, and a
+//! copy of the image into a mappable buffer.
 //!
 //! Per frame the caller writes the camera ([`GpuSceneFrame::set_camera`]) and mutates scenes
 //! through their own queue writes, then encodes: nothing recompiles or re-records, and the CPU
@@ -24,7 +30,8 @@ use wgpu::{BufferUsages as U, TextureFormat as F, TextureUsages as T};
 use super::frame_draw::{add_scene_pass, DrawLayer};
 use super::source::SceneVertex;
 use super::{
-    GpuScene, GpuSceneDrawGeneration, GpuSceneGroup, GpuSceneResourceGroups, GpuSceneUpload,
+    GpuScene, GpuSceneDrawGeneration, GpuSceneDrawOutput, GpuSceneGroup, GpuSceneResourceGroups,
+    GpuSceneUpload, GpuSceneVisibleRows,
 };
 use crate::camera::{look_at, mul, perspective, Mat4};
 use crate::scene::padded_bytes_per_row;
@@ -101,6 +108,8 @@ pub struct GpuSceneFrame {
     camera: wgpu::Buffer,
     diagnostics: wgpu::Buffer,
     layer_groups: Vec<usize>,
+    /// Each layer's draw generation state.
+    draw_outputs: Vec<GpuSceneDrawOutput>,
     image: Option<wgpu::Buffer>,
     pick: Option<(wgpu::Buffer, IndexPickingTarget, PixelPick)>,
     options: GpuSceneFrameOptions,
@@ -164,6 +173,7 @@ impl GpuSceneFrame {
             &diagnostics,
         )?;
         let mut draw_layers = Vec::with_capacity(layers.len());
+        let mut draw_outputs = Vec::with_capacity(layers.len());
         let mut at = 0u64;
         for (i, layer) in layers.iter().enumerate() {
             let id = format!("layer-{i}");
@@ -184,19 +194,15 @@ impl GpuSceneFrame {
                 )?)
             };
             let n = u64::from(views.capacity).max(1);
-            let mask_h = g.create_buffer(BufferDescriptor::new(
-                format!("{id}/mask"),
-                n * 4,
-                U::STORAGE,
-            ))?;
             let visible_h = g.create_buffer(BufferDescriptor::new(
                 format!("{id}/visible"),
                 n * 4,
                 U::STORAGE,
             ))?;
             let rows = u64::from(views.capacity);
-            let mask = g.create_packed_view(mask_h, VectorFormat::Uint32, rows)?;
+            let visible = g.create_packed_view(visible_h, VectorFormat::Uint32, rows)?;
             let vv = |g: &CommandGraph, v: DataView| g.create_vector_view(vec![v]);
+            let visible_count = word(&g, 0, 1)?;
             VisibilityWorkflow {
                 id: format!("{id}/visibility"),
                 view: view_h,
@@ -205,19 +211,20 @@ impl GpuSceneFrame {
                 lod: None,
                 selection: Some(vv(&g, views.flags)?),
                 ids: None,
-                mask: Some(vv(&g, mask)?),
-                output: vv(
-                    &g,
-                    g.create_packed_view(visible_h, VectorFormat::Uint32, rows)?,
-                )?,
-                count: word(&g, 0, 1)?,
+                mask: None,
+                output: vv(&g, visible)?,
+                count: visible_count,
                 overflow: Some(word(&g, 1, 1)?),
             }
             .add_to_graph(&mut g)?;
-            GpuSceneDrawGeneration {
+            let generated = GpuSceneDrawGeneration {
                 id: format!("{id}/draw-generation"),
                 scene: views,
-                visibility: Some(mask),
+                visibility: None,
+                visible_rows: Some(GpuSceneVisibleRows {
+                    rows: visible,
+                    count: visible_count,
+                }),
                 commands: layer.commands.clone(),
                 command_handle: command_h,
                 required_count: word(&g, 2, 1)?,
@@ -235,8 +242,10 @@ impl GpuSceneFrame {
                 counts: word(&g, 5, gn)?,
                 group_flags: word(&g, 5 + gn, gn)?,
                 overflow: word(&g, 5 + 2 * gn, 1)?,
+                live_commands: Some(generated.published),
             }
             .add_to_graph(&mut g)?;
+            draw_outputs.push(generated);
             at += layer_words(layer.groups.len());
             draw_layers.push(DrawLayer {
                 records: views.records,
@@ -317,6 +326,7 @@ impl GpuSceneFrame {
             camera,
             diagnostics,
             layer_groups: layers.iter().map(|l| l.groups.len()).collect(),
+            draw_outputs,
             image,
             pick,
             options,
@@ -332,6 +342,15 @@ impl GpuSceneFrame {
             bytemuck::bytes_of(&ViewParams::new(view_projection, eye)),
         );
         queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(view_projection));
+    }
+
+    /// Makes the next encode clear every layer's command `instanceCount` / `firstInstance`
+    /// words again ([`GpuSceneDrawOutput::clear_every_command`]): after something other than
+    /// this frame wrote them (another frame over the same commands, a CPU write).
+    pub fn clear_every_command(&self, queue: &wgpu::Queue) {
+        for d in &self.draw_outputs {
+            d.clear_every_command(queue);
+        }
     }
 
     /// Which pixel the next encodes copy into [`Self::pick_buffer`].

@@ -8,9 +8,12 @@
 //! * [`adapters`] (6.1c): a CPU hierarchy flattened by stable preorder callbacks, and
 //!   `GpuTable` batches borrowed as ordered partitions without readback or packing.
 //! * [`GpuSceneDrawGeneration`] (6.2a): active, optionally visible rows claim indirect-command
-//!   slots (lowest row wins); only `instanceCount` / `firstInstance` are written.
-//! * [`GpuSceneResourceGroups`] (6.2b): generated commands classified into renderer-owned
-//!   group windows with per-group counts and diagnostics on the GPU.
+//!   slots (lowest row wins); only `instanceCount` / `firstInstance` are written. Over a
+//!   compacted visible-row list its work follows the visible rows and the commands it
+//!   publishes, not the scene or command capacity.
+//! * [`GpuSceneResourceGroups`] (6.2b): generated commands (every one, or the draw
+//!   generation's published list) classified into renderer-owned group windows with per-group
+//!   counts and diagnostics on the GPU.
 //! * [`cpu`]: the oracles of the GPU steps.
 //! * The two consumers (6.3): [`source::SceneSource`] (an application scene graph, from a glTF
 //!   2.0 file through [`gltf`] or generated) flattened into one scene, and
@@ -28,6 +31,7 @@ mod error;
 pub mod frame;
 mod frame_draw;
 pub mod gltf;
+mod ids;
 pub mod mutation;
 mod record;
 mod resource_groups;
@@ -38,7 +42,10 @@ pub mod upload;
 use gpugraph_command::{BufferHandle, CommandGraph, DataView, DataViewDescriptor, VectorFormat};
 use wgpu::BufferUsages;
 
-pub use draw_generation::{DrawGenerationParams, GpuSceneDrawGeneration};
+pub use draw_generation::{
+    DrawGenerationParams, GpuSceneCommandList, GpuSceneDrawGeneration, GpuSceneDrawOutput,
+    GpuSceneVisibleRows,
+};
 pub use error::{GpuSceneError, GpuSceneOperation};
 pub use frame::{
     orbit_camera, GpuSceneFrame, GpuSceneFrameOptions, GpuSceneLayer, GpuSceneLayerDiagnostics,
@@ -71,8 +78,11 @@ pub const GPU_SCENE_BUFFER_USAGE: BufferUsages = BufferUsages::STORAGE
 #[derive(Clone, Debug)]
 pub(crate) struct CpuRecords {
     pub(crate) records: Vec<GpuSceneRecord>,
-    pub(crate) slot_of: std::collections::HashMap<u32, u32>,
+    pub(crate) slot_of: ids::IdSlots,
     pub(crate) holes: std::collections::BTreeSet<u32>,
+    /// Validation's scratch, one byte per slot (0 between transactions): which operation of
+    /// the transaction being validated names the slot's ID. Allocated by the first mutation.
+    pub(crate) marks: Vec<u8>,
 }
 
 /// A flat, fixed-capacity GPU draw database (see the module doc).
@@ -150,7 +160,7 @@ impl GpuScene {
             });
         }
         check_device_limits(device, label, capacity)?;
-        let mut slot_of = std::collections::HashMap::with_capacity(records.len());
+        let mut slot_of = ids::IdSlots::new(capacity);
         let mut stored = Vec::with_capacity(capacity as usize);
         for r in records {
             let mut r = *r;
@@ -208,6 +218,7 @@ impl GpuScene {
                 records: stored,
                 slot_of,
                 holes: Default::default(),
+                marks: Vec::new(),
             }),
             gpu_state,
             destroyed: false,
@@ -320,7 +331,7 @@ impl GpuScene {
 
     /// The physical slot of live object `id` (mutable scenes; `None` otherwise or unknown).
     pub fn slot_of(&self, id: u32) -> Option<u32> {
-        self.cpu.as_ref()?.slot_of.get(&id).copied()
+        self.cpu.as_ref()?.slot_of.get(id)
     }
 
     /// The record in `slot` as the GPU holds it (mutable scenes; holes have `flags == 0`).

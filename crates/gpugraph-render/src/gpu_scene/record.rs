@@ -163,15 +163,28 @@ pub fn sphere_around(min: [f32; 3], max: [f32; 3]) -> [f32; 4] {
     ]
 }
 
+/// Whether every value is finite: a plain loop (the validation of every patched value runs
+/// it; iterator chains cost several times more in the CI's opt-level-1 builds).
+#[inline]
+fn all_finite<const N: usize>(v: &[f32; N]) -> bool {
+    let mut ok = true;
+    let mut i = 0;
+    while i < N {
+        ok &= v[i].is_finite();
+        i += 1;
+    }
+    ok
+}
+
 pub(crate) fn sphere_problem(s: &[f32; 4]) -> Option<String> {
-    if !s.iter().all(|v| v.is_finite()) {
+    if !all_finite(s) {
         return Some(format!("sphere {s:?} is not finite"));
     }
     (s[3] < 0.0).then(|| format!("sphere radius {} is negative", s[3]))
 }
 
 pub(crate) fn aabb_problem(min: &[f32; 3], max: &[f32; 3]) -> Option<String> {
-    if !min.iter().chain(max).all(|v| v.is_finite()) {
+    if !(all_finite(min) && all_finite(max)) {
         return Some(format!("box {min:?}..{max:?} is not finite"));
     }
     (0..3)
@@ -180,7 +193,8 @@ pub(crate) fn aabb_problem(min: &[f32; 3], max: &[f32; 3]) -> Option<String> {
 }
 
 pub(crate) fn transform_problem(t: &[[f32; 4]; 4]) -> Option<String> {
-    (!t.iter().flatten().all(|v| v.is_finite())).then(|| format!("transform {t:?} is not finite"))
+    let flat: &[f32; 16] = bytemuck::cast_ref(t);
+    (!all_finite(flat)).then(|| format!("transform {t:?} is not finite"))
 }
 
 /// A field of [`GpuSceneRecord`]: its byte range and stored format (one strided graph view

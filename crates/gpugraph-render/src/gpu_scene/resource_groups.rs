@@ -9,10 +9,13 @@
 //! for whoever wants them; they never drive CPU draw selection.
 //!
 //! Design. Two dispatch nodes (`resource_groups.wgsl`): `clear` (per group) and `classify`
-//! (per command). Descriptors are immutable and uploaded once into a node-side storage buffer
-//! imported as `{id}/groups`, followed by `(id, index)` pairs sorted by id, which `classify`
-//! binary-searches (O(log groups) per live command). Re-encoding after a scene mutation or a
-//! visibility change reclassifies with the same compiled nodes.
+//! (per command, or per command of a GPU-resident list of the live ones: the draw
+//! generation's published list, [`crate::GpuSceneDrawOutput::published`], so the work follows
+//! the published commands, not the command capacity; `clear` then also writes `classify`'s
+//! indirect grid from the list's count). Descriptors are immutable and uploaded once into a
+//! node-side storage buffer imported as `{id}/groups`, followed by `(id, index)` pairs sorted
+//! by id, which `classify` binary-searches (O(log groups) per live command). Re-encoding after
+//! a scene mutation or a visibility change reclassifies with the same compiled nodes.
 
 use gpugraph_command::{
     Binding, BufferDescriptor, CommandGraph, DataView, DataViewDescriptor, DispatchNode, Grid,
@@ -20,7 +23,7 @@ use gpugraph_command::{
 };
 use wgpu::util::DeviceExt;
 
-use super::{GpuSceneViews, GPU_SCENE_INVALID_REFERENCE};
+use super::{GpuSceneCommandList, GpuSceneViews, GPU_SCENE_INVALID_REFERENCE};
 use crate::{DrawCommandBuffer, RenderError};
 
 const WORKFLOW: &str = "scene resource groups";
@@ -68,7 +71,13 @@ struct GroupParams {
     counts_base: u32,
     flags_base: u32,
     overflow_base: u32,
-    pad: [u32; 2],
+    listed: u32,
+    live_base: u32,
+    live_capacity: u32,
+    live_count_base: u32,
+    args_base: u32,
+    max_workgroups: u32,
+    pad: [u32; 3],
 }
 
 /// Classification of generated commands into groups (see the module doc).
@@ -79,7 +88,10 @@ struct GroupParams {
 /// record's `group_id`, `overflow |= SCENE_UNKNOWN_GROUP`; else, with `g` that descriptor, if
 /// `c` is outside `first_command .. first_command + command_count`,
 /// `group_flags[g] |= GROUP_MISPLACED`; else if `g` fixes a geometry and the record's differs,
-/// `group_flags[g] |= GROUP_GEOMETRY_MISMATCH`; else `counts[g] += 1`.
+/// `group_flags[g] |= GROUP_GEOMETRY_MISMATCH`; else `counts[g] += 1`. With
+/// [`Self::live_commands`], the commands looked at are the list's (each at most once), which
+/// must hold every command with `instanceCount != 0` — as the draw generation's published
+/// list does for its command buffer.
 #[derive(Clone, Debug)]
 pub struct GpuSceneResourceGroups {
     /// Node id prefix.
@@ -99,6 +111,9 @@ pub struct GpuSceneResourceGroups {
     pub group_flags: DataView,
     /// One packed uint32: [`SCENE_INVALID_ROW`] | [`SCENE_UNKNOWN_GROUP`].
     pub overflow: DataView,
+    /// Optional list of the live commands to classify instead of every command
+    /// ([`crate::GpuSceneDrawOutput::published`]).
+    pub live_commands: Option<GpuSceneCommandList>,
 }
 
 impl GpuSceneResourceGroups {
@@ -181,7 +196,8 @@ impl GpuSceneResourceGroups {
     }
 
     /// Adds `{id}/clear` and `{id}/classify` (and imports the descriptor table as
-    /// `{id}/groups`) after checking descriptors and views. Compiles and submits nothing.
+    /// `{id}/groups`, and with a live-command list the indirect grid `{id}/args`) after
+    /// checking descriptors and views. Compiles and submits nothing.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<(), RenderError> {
         self.check_groups()?;
         let n = self.groups.len() as u64;
@@ -221,8 +237,31 @@ impl GpuSceneResourceGroups {
             ("group flags", self.group_flags),
             ("overflow", self.overflow),
         ];
+        if let Some(live) = &self.live_commands {
+            let v = &live.slots;
+            let c = &live.count;
+            if v.format() != VectorFormat::Uint32
+                || !v.is_packed()
+                || v.live_count().is_some()
+                || c.format() != VectorFormat::Uint32
+                || c.len() != 1
+                || c.live_count().is_some()
+            {
+                return Err(unsupported(
+                    "live commands",
+                    "packed uint32 slots and a one-row uint32 count, without live counts",
+                    v,
+                ));
+            }
+        }
+        let mut reads = vec![self.scene.records, self.command_handle];
+        reads.extend(
+            self.live_commands
+                .iter()
+                .flat_map(|l| [l.slots.buffer(), l.count.buffer()]),
+        );
         for (i, (what, v)) in written.iter().enumerate() {
-            if [self.scene.records, self.command_handle].contains(&v.buffer()) {
+            if reads.contains(&v.buffer()) {
                 return Err(RenderError::WritesAlone {
                     workflow: WORKFLOW,
                     id: self.id.clone(),
@@ -272,6 +311,29 @@ impl GpuSceneResourceGroups {
             )
             .at_offset(self.commands.byte_offset()),
         )?;
+        let args = match &self.live_commands {
+            Some(_) => {
+                let buffer = graph.device().create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&format!("{}/args", self.id)),
+                    size: 16,
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                    mapped_at_creation: false,
+                });
+                let h = graph.import_buffer(
+                    BufferDescriptor::new(
+                        format!("{}/args", self.id),
+                        16,
+                        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                    ),
+                    &buffer,
+                )?;
+                Some((
+                    graph.create_packed_view(h, VectorFormat::Uint32, 4)?,
+                    graph.create_packed_view(h, VectorFormat::Uint32, 3)?,
+                ))
+            }
+            None => None,
+        };
         let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
         let base = |v: &DataView| v.aligned_range(align).element_offset as u32;
         let params = GroupParams {
@@ -285,9 +347,17 @@ impl GpuSceneResourceGroups {
             counts_base: base(&self.counts),
             flags_base: base(&self.group_flags),
             overflow_base: base(&self.overflow),
-            pad: [0; 2],
+            listed: u32::from(self.live_commands.is_some()),
+            live_base: self.live_commands.map_or(0, |l| base(&l.slots)),
+            live_capacity: self
+                .live_commands
+                .map_or(0, |l| l.slots.len().min(u64::from(u32::MAX)) as u32),
+            live_count_base: self.live_commands.map_or(0, |l| base(&l.count)),
+            args_base: args.map_or(0, |(a, _)| base(&a)),
+            max_workgroups: graph.device().limits().max_compute_workgroups_per_dimension,
+            pad: [0; 3],
         };
-        let bindings = vec![
+        let mut bindings = vec![
             Binding::params(0, &params),
             Binding::read(1, self.scene.record_words),
             Binding::read(2, commands),
@@ -296,19 +366,41 @@ impl GpuSceneResourceGroups {
             Binding::read_write(5, self.group_flags),
             Binding::read_write(6, self.overflow),
         ];
-        let shader = ShaderSource::new("render/gpu_scene/resource_groups", WGSL);
-        for (entry, rows) in [("clear", n), ("classify", u64::from(command_capacity))] {
-            graph.add_dispatch_node(DispatchNode::new(
-                format!("{}/{entry}", self.id),
-                shader.clone(),
-                entry,
-                bindings.clone(),
-                Grid::Rows {
-                    rows,
-                    rows_per_workgroup: WORKGROUP_SIZE,
-                },
-            ))?;
+        match &self.live_commands {
+            Some(l) => bindings.extend([Binding::read(7, l.slots), Binding::read(8, l.count)]),
+            None => bindings.extend([
+                Binding::placeholder(7, gpugraph_command::Access::Read),
+                Binding::placeholder(8, gpugraph_command::Access::Read),
+            ]),
         }
+        let shader = ShaderSource::new("render/gpu_scene/resource_groups", WGSL);
+        let rows = |rows: u64| Grid::Rows {
+            rows,
+            rows_per_workgroup: WORKGROUP_SIZE,
+        };
+        let mut clear = bindings.clone();
+        clear.push(match args {
+            Some((a, _)) => Binding::read_write(9, a),
+            None => Binding::placeholder(9, gpugraph_command::Access::ReadWrite),
+        });
+        graph.add_dispatch_node(DispatchNode::new(
+            format!("{}/clear", self.id),
+            shader.clone(),
+            "clear",
+            clear,
+            // At least one invocation: the one that writes classify's grid.
+            rows(n.max(1)),
+        ))?;
+        graph.add_dispatch_node(DispatchNode::new(
+            format!("{}/classify", self.id),
+            shader,
+            "classify",
+            bindings,
+            match args {
+                Some((_, grid)) => Grid::Indirect(grid),
+                None => rows(u64::from(command_capacity)),
+            },
+        ))?;
         Ok(())
     }
 }

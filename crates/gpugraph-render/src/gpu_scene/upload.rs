@@ -1,25 +1,37 @@
 //! Staged mutation uploads (spec 6.1b's upload cost): [`GpuScene::mutate_staged`] packs a
-//! transaction's dirty record ranges into one [`GpuSceneUpload`] with four queue writes
-//! (payload words, run table, counts, dispatch arguments), whatever the number of ranges, and
-//! a scatter dispatch node in the consumer's graph copies them into the records.
+//! transaction's dirty record ranges into one [`GpuSceneUpload`] — one queue write when it is
+//! the first transaction since the last encode, three when it joins transactions still staged,
+//! whatever the number of ranges — and a scatter dispatch node in the consumer's graph copies
+//! them into the records.
 //!
 //! Why: [`GpuScene::mutate`] issues one `queue.write_buffer` per merged range, and each of
 //! those makes its own staging allocation in wgpu; a patch of 1,000 scattered records costs
-//! milliseconds of CPU that way. Staged, the same patch is a few memcpys and four writes.
+//! milliseconds of CPU that way. Staged, the same patch is packed straight into the one write's
+//! staging memory (`Queue::write_buffer_with`): no intermediate copy, one allocation.
+//!
+//! Layout: one storage buffer of `2 × runs + 7 + words` words. The run table (`(record word,
+//! first payload word)` pairs) fills the first `2 × runs` words from their end downwards — run
+//! `i` at words `2 × (runs − i − 1)` — then come the header (staged words, staged runs, 0, 0,
+//! and the scatter's indirect arguments `x, 1, 1`) and the payload words. So the first
+//! transaction's runs, the header and its payload are one contiguous range of the buffer: one
+//! write. A transaction joining staged ones writes its runs below theirs, the header, and its
+//! payload after theirs.
 //!
 //! Contract. A staged transaction changes the CPU copy and the state block at once (the state
 //! is one queue write, as in `mutate`), and the records when the next encode of a graph that
 //! holds the upload's nodes ([`GpuSceneUpload::add_to_graph`]) is submitted; the scatter runs
 //! before anything in that graph reads the records (declared uses order it). Transactions
 //! staged before that encode accumulate; one that touches bytes still staged is staged again
-//! together with them from the CPU copy, because the scatter writes all runs at once and a
-//! word staged twice could land either way. The encode that takes them must be submitted before the next staged
-//! transaction: [`GpuSceneUpload::mark_encoded`] (called by [`crate::GpuSceneFrame::encode`])
-//! tells the upload to start over at word 0. A transaction that does not fit what is left
-//! of the upload is written the way `mutate` writes, together with the ranges still staged
-//! (from the CPU copy, which is newest), and the staged ones are dropped: the result is the
-//! same, only the cost differs. The `settle` node zeroes the dispatch arguments after the
-//! scatter, so encodes without a new transaction dispatch nothing.
+//! together with them from the CPU copy (as a first transaction: one write), because the
+//! scatter writes all runs at once and a word staged twice could land either way. The encode
+//! that takes them must be submitted before the next staged transaction:
+//! [`GpuSceneUpload::mark_encoded`] (called by [`crate::gpu_scene::GpuSceneFrame::encode`]) tells the
+//! upload to start over at word 0. A transaction that does not fit what is left of the upload
+//! is written the way `mutate` writes, together with the ranges still staged (from the CPU
+//! copy, which is newest), and the staged ones are dropped (a 4-byte write zeroes the
+//! scatter's arguments; the report counts it as a queue write, not as staging bytes): the
+//! result is the same, only the cost differs. The `settle` node zeroes the dispatch arguments
+//! after the scatter, so encodes without a new transaction dispatch nothing.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,35 +53,38 @@ const WGSL: &str = include_str!("upload.wgsl");
 const WORKGROUP: u32 = 256;
 /// Words one scatter dispatch covers with x workgroups alone (65,535 × 256).
 pub const GPU_SCENE_UPLOAD_MAX_WORDS: u32 = 65_535 * WORKGROUP;
+/// Header words: staged words, staged runs, two zeros, the scatter's `x, 1, 1`.
+const HEADER_WORDS: u64 = 7;
 
-/// Constants of the scatter (WGSL `Params`): element offsets inside each binding.
+/// Constants of the scatter (WGSL `Params`): element offsets inside the staging binding.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 struct UploadParams {
     record_base: u32,
-    payload_base: u32,
-    runs_base: u32,
-    counts_base: u32,
-    args_base: u32,
-    reserved: [u32; 3],
+    staging_base: u32,
+    /// The header's first word (= 2 × the run capacity).
+    header: u32,
+    /// Payload word 0 (= header + 7).
+    payload: u32,
+    reserved: [u32; 4],
 }
 
-/// Staging storage for [`GpuScene::mutate_staged`] (see the module doc): payload words, a
-/// run table, counts and the scatter's indirect arguments, for one scene.
+/// Staging storage for [`GpuScene::mutate_staged`] (see the module doc): one buffer of run
+/// table, header (counts and the scatter's indirect arguments) and payload words, for one
+/// scene.
 #[derive(Debug)]
 pub struct GpuSceneUpload {
     label: String,
     records: wgpu::Buffer,
-    payload: wgpu::Buffer,
-    runs: wgpu::Buffer,
-    counts: wgpu::Buffer,
-    args: wgpu::Buffer,
+    staging: wgpu::Buffer,
     word_capacity: u32,
     run_capacity: u32,
     staged_words: u32,
     staged_runs: u32,
     /// Byte ranges staged and not yet taken by an encode (relative to slot 0).
     staged: Vec<Range<u64>>,
+    /// Scratch for one transaction's run table.
+    table: Vec<u32>,
     encoded: Arc<AtomicBool>,
 }
 
@@ -92,26 +107,21 @@ impl GpuSceneUpload {
                 max_words: GPU_SCENE_UPLOAD_MAX_WORDS,
             });
         }
-        let buffer = |name: &str, bytes: u64, usage: U| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(&format!("{label}/{name}")),
-                size: bytes,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        let storage = U::STORAGE | U::COPY_DST;
+        let words = 2 * u64::from(run_capacity) + HEADER_WORDS + u64::from(word_capacity);
         Ok(Self {
             records: scene.record_buffer().clone(),
-            payload: buffer("payload", u64::from(word_capacity) * 4, storage),
-            runs: buffer("runs", u64::from(run_capacity) * 8, storage),
-            counts: buffer("counts", 16, storage),
-            args: buffer("args", 16, storage | U::INDIRECT),
+            staging: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&format!("{label}/staging")),
+                size: words * 4,
+                usage: U::STORAGE | U::INDIRECT | U::COPY_DST,
+                mapped_at_creation: false,
+            }),
             word_capacity,
             run_capacity,
             staged_words: 0,
             staged_runs: 0,
             staged: Vec::new(),
+            table: Vec::new(),
             encoded: Arc::new(AtomicBool::new(false)),
             label,
         })
@@ -148,6 +158,11 @@ impl GpuSceneUpload {
         Arc::clone(&self.encoded)
     }
 
+    /// Word of the header in the staging buffer.
+    fn header_word(&self) -> u64 {
+        2 * u64::from(self.run_capacity)
+    }
+
     /// Adds `{id}/scatter` (indirect, one invocation per staged word) and `{id}/settle` over
     /// `scene`'s views (the scene this upload was made for, imported into `graph`). Add them
     /// before the nodes that read the records. Compiles and submits nothing.
@@ -157,30 +172,28 @@ impl GpuSceneUpload {
         scene: &GpuSceneViews,
         id: &str,
     ) -> Result<(), RenderError> {
-        let import = |graph: &mut CommandGraph, name: &str, b: &wgpu::Buffer, usage: U| {
-            let h = graph.import_buffer_once(format!("{id}/{name}"), b, usage)?;
-            graph.create_packed_view(h, VectorFormat::Uint32, b.size() / 4)
-        };
-        let payload = import(graph, "payload", &self.payload, U::STORAGE)?;
-        let runs = import(graph, "runs", &self.runs, U::STORAGE)?;
-        let counts = import(graph, "counts", &self.counts, U::STORAGE)?;
-        let args = import(graph, "args", &self.args, U::STORAGE | U::INDIRECT)?;
+        let handle = graph.import_buffer_once(
+            format!("{id}/staging"),
+            &self.staging,
+            U::STORAGE | U::INDIRECT,
+        )?;
+        let staging =
+            graph.create_packed_view(handle, VectorFormat::Uint32, self.staging.size() / 4)?;
         let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
         let base = |v: &DataView| v.aligned_range(align).element_offset as u32;
+        let header = self.header_word();
         let params = UploadParams {
             record_base: base(&scene.record_words),
-            payload_base: base(&payload),
-            runs_base: base(&runs),
-            counts_base: base(&counts),
-            args_base: base(&args),
-            reserved: [0; 3],
+            staging_base: base(&staging),
+            header: header as u32,
+            payload: (header + HEADER_WORDS) as u32,
+            reserved: [0; 4],
         };
         let shader = ShaderSource::new("render/gpu_scene/upload", WGSL);
         let indirect = graph.create_data_view(
-            graph
-                .imported_handle(&self.args)
-                .expect("imported just above"),
-            gpugraph_command::DataViewDescriptor::packed(VectorFormat::Uint32, 3),
+            handle,
+            gpugraph_command::DataViewDescriptor::packed(VectorFormat::Uint32, 3)
+                .at_offset(4 * (header + 4)),
         )?;
         graph.add_dispatch_node(DispatchNode::new(
             format!("{id}/scatter"),
@@ -189,9 +202,7 @@ impl GpuSceneUpload {
             vec![
                 Binding::params(0, &params),
                 Binding::read_write(1, scene.record_words),
-                Binding::read(2, payload),
-                Binding::read(3, runs),
-                Binding::read(4, counts),
+                Binding::read(2, staging),
             ],
             Grid::Indirect(indirect),
         ))?;
@@ -199,10 +210,77 @@ impl GpuSceneUpload {
             format!("{id}/settle"),
             shader,
             "settle",
-            vec![Binding::params(0, &params), Binding::read_write(5, args)],
+            vec![Binding::params(0, &params), Binding::read_write(3, staging)],
             Grid::Workgroups([1, 1, 1]),
         ))?;
         Ok(())
+    }
+
+    /// Stages `ranges` of `records` (the scene's CPU copy, as bytes) after what is staged:
+    /// the queue writes made (see the module doc for the layout).
+    fn stage(&mut self, queue: &wgpu::Queue, records: &[u8], ranges: &[Range<u64>]) -> usize {
+        let runs = ranges.len() as u64;
+        let words: u64 = ranges.iter().map(|r| (r.end - r.start) / 4).sum();
+        let (old_runs, old_words) = (u64::from(self.staged_runs), u64::from(self.staged_words));
+        // Run table, lowest address first: the last run first.
+        self.table.clear();
+        let mut src = old_words + words;
+        for r in ranges.iter().rev() {
+            src -= (r.end - r.start) / 4;
+            self.table.push((r.start / 4) as u32);
+            self.table.push(src as u32);
+        }
+        self.staged_words = (old_words + words) as u32;
+        self.staged_runs = (old_runs + runs) as u32;
+        let header_values = [
+            self.staged_words,
+            self.staged_runs,
+            0,
+            0,
+            self.staged_words.div_ceil(WORKGROUP),
+            1,
+            1,
+        ];
+        let header = self.header_word();
+        let table_bytes: &[u8] = bytemuck::cast_slice(&self.table);
+        let header_bytes: &[u8] = bytemuck::cast_slice(&header_values);
+        let pack = |view: &mut wgpu::QueueWriteBufferView, mut at: usize| {
+            for r in ranges {
+                let bytes = &records[r.start as usize..r.end as usize];
+                view.slice(at..at + bytes.len()).copy_from_slice(bytes);
+                at += bytes.len();
+            }
+        };
+        let size = |bytes: u64| wgpu::BufferSize::new(bytes).expect("nonempty");
+        if old_runs == 0 {
+            // Runs, header, payload: one range of the buffer.
+            let start = 4 * (header - 2 * runs);
+            let total = 8 * runs + 4 * HEADER_WORDS + 4 * words;
+            let mut view = queue
+                .write_buffer_with(&self.staging, start, size(total))
+                .expect("the staged range lies inside the upload");
+            view.slice(..table_bytes.len()).copy_from_slice(table_bytes);
+            let at = table_bytes.len();
+            view.slice(at..at + header_bytes.len())
+                .copy_from_slice(header_bytes);
+            pack(&mut view, at + header_bytes.len());
+            return 1;
+        }
+        queue.write_buffer(
+            &self.staging,
+            4 * (header - 2 * (old_runs + runs)),
+            table_bytes,
+        );
+        queue.write_buffer(&self.staging, 4 * header, header_bytes);
+        let mut view = queue
+            .write_buffer_with(
+                &self.staging,
+                4 * (header + HEADER_WORDS + old_words),
+                size(4 * words),
+            )
+            .expect("the staged range lies inside the upload");
+        pack(&mut view, 0);
+        3
     }
 }
 
@@ -210,8 +288,9 @@ impl GpuScene {
     /// [`Self::mutate`] through `upload` (see [`crate::gpu_scene::upload`]): the same
     /// validation, CPU copy, state write and report (`record_writes` are the runs staged,
     /// `staging_bytes` the run table, counts and arguments), with the record bytes staged in
-    /// four queue writes and copied by the upload's scatter node at the next submitted encode.
-    /// Fails, changing nothing, where `mutate` fails or when `upload` belongs to another scene.
+    /// one queue write (three when joining transactions still staged) and copied by the
+    /// upload's scatter node at the next submitted encode. Fails, changing nothing, where
+    /// `mutate` fails or when `upload` belongs to another scene.
     pub fn mutate_staged(
         &mut self,
         queue: &wgpu::Queue,
@@ -230,18 +309,22 @@ impl GpuScene {
             upload.staged_runs = 0;
             upload.staged.clear();
         }
+        // Whether the GPU's header holds arguments of transactions not yet taken.
+        let pending = upload.staged_runs > 0;
         // One scatter writes all staged runs at once, in no order: a word staged twice
         // would land either way. A transaction touching what is still staged is therefore
         // staged afresh together with it, from the CPU copy (which holds the newest bytes).
         let restage = intersects(&upload.staged, &report.record_writes);
-        let ranges: Vec<Range<u64>> = if restage {
+        let merged;
+        let ranges: &[Range<u64>] = if restage {
             upload.staged_words = 0;
             upload.staged_runs = 0;
             let mut all = std::mem::take(&mut upload.staged);
             all.extend(report.record_writes.iter().cloned());
-            merge(all)
+            merged = merge(all);
+            &merged
         } else {
-            report.record_writes.clone()
+            &report.record_writes
         };
         let words: u64 = ranges.iter().map(|r| (r.end - r.start) / 4).sum();
         let runs = ranges.len() as u64;
@@ -259,46 +342,32 @@ impl GpuScene {
                     self.record_offset + r.start,
                     &records[r.start as usize..r.end as usize],
                 );
+                report.queue_writes += 1;
+            }
+            if pending {
+                queue.write_buffer(
+                    &upload.staging,
+                    4 * (upload.header_word() + 4),
+                    &0u32.to_ne_bytes(),
+                );
+                report.queue_writes += 1;
             }
             upload.staged_words = 0;
             upload.staged_runs = 0;
-            queue.write_buffer(&upload.counts, 0, bytemuck::cast_slice(&[0u32; 4]));
-            queue.write_buffer(&upload.args, 0, bytemuck::cast_slice(&[0u32, 1, 1, 0]));
             self.write_state(queue, state, &mut report);
             return Ok(report);
         }
         if runs > 0 {
-            let mut payload: Vec<u8> = Vec::with_capacity(report.record_bytes as usize);
-            let mut table: Vec<u32> = Vec::with_capacity(2 * runs as usize);
-            let mut src = upload.staged_words;
-            for r in &ranges {
-                // Word of the scene's record view (which starts at `record_offset`).
-                table.push((r.start / 4) as u32);
-                table.push(src);
-                payload.extend_from_slice(&records[r.start as usize..r.end as usize]);
-                src += ((r.end - r.start) / 4) as u32;
+            report.queue_writes += upload.stage(queue, records, ranges);
+            if upload.staged.is_empty() {
+                upload.staged.extend(ranges.iter().cloned());
+            } else {
+                let mut staged = std::mem::take(&mut upload.staged);
+                staged.extend(ranges.iter().cloned());
+                upload.staged = merge(staged);
             }
-            queue.write_buffer(
-                &upload.payload,
-                u64::from(upload.staged_words) * 4,
-                &payload,
-            );
-            queue.write_buffer(
-                &upload.runs,
-                u64::from(upload.staged_runs) * 8,
-                bytemuck::cast_slice(&table),
-            );
-            upload.staged_words = src;
-            upload.staged_runs += runs as u32;
-            let mut staged = std::mem::take(&mut upload.staged);
-            staged.extend(ranges.iter().cloned());
-            upload.staged = merge(staged);
-            let counts = [upload.staged_words, upload.staged_runs, 0, 0];
-            queue.write_buffer(&upload.counts, 0, bytemuck::cast_slice(&counts));
-            let args = [upload.staged_words.div_ceil(WORKGROUP), 1, 1];
-            queue.write_buffer(&upload.args, 0, bytemuck::cast_slice(&args));
             // Restaged bytes of earlier transactions count here too: the total is exact.
-            report.staging_bytes = 8 * runs + 16 + 12 + 4 * words - report.record_bytes;
+            report.staging_bytes = 8 * runs + 4 * HEADER_WORDS + 4 * words - report.record_bytes;
         }
         self.write_state(queue, state, &mut report);
         Ok(report)

@@ -1,35 +1,38 @@
 // Staged GPUScene mutation (`upload.rs`): the payload words of every staged run are copied to
-// their record words. `runs` holds (record word, first payload word) pairs sorted by the
-// second; `counts` holds the staged words and runs. Offsets are element offsets inside each
-// binding (the graph binds aligned windows).
+// their record words. The staging buffer holds the run table (run `i`'s `(record word, first
+// payload word)` pair at words `header - 2(i + 1)`, runs ordered by first payload word), then
+// the header (staged words, staged runs, 0, 0, the scatter's x, y, z), then the payload.
+// Offsets are element offsets inside each binding (the graph binds aligned windows).
 
 struct Params {
     record_base: u32,
-    payload_base: u32,
-    runs_base: u32,
-    counts_base: u32,
-    args_base: u32,
+    staging_base: u32,
+    header: u32,
+    payload: u32,
     reserved0: u32,
     reserved1: u32,
     reserved2: u32,
+    reserved3: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> records: array<u32>;
-@group(0) @binding(2) var<storage, read> payload: array<u32>;
-@group(0) @binding(3) var<storage, read> runs: array<u32>;
-@group(0) @binding(4) var<storage, read> counts: array<u32>;
-@group(0) @binding(5) var<storage, read_write> args: array<u32>;
+@group(0) @binding(2) var<storage, read> staging: array<u32>;
+@group(0) @binding(3) var<storage, read_write> staging_rw: array<u32>;
 
-const SCATTER_WORKGROUP: u32 = 256u;
+// Word of run `i`'s pair.
+fn run_at(i: u32) -> u32 {
+    return params.staging_base + params.header - 2u * (i + 1u);
+}
 
 // One invocation per staged payload word: a binary search finds its run (the last one
 // starting at or before it; run 0 starts at word 0).
 @compute @workgroup_size(256)
 fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
     let w = gid.x;
-    let words = counts[params.counts_base];
-    let n = counts[params.counts_base + 1u];
+    let h = params.staging_base + params.header;
+    let words = staging[h];
+    let n = staging[h + 1u];
     if (w >= words || n == 0u) {
         return;
     }
@@ -37,20 +40,21 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
     var hi = n;
     while (hi - lo > 1u) {
         let mid = (lo + hi) / 2u;
-        if (runs[params.runs_base + 2u * mid + 1u] <= w) {
+        if (staging[run_at(mid) + 1u] <= w) {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    let dst = runs[params.runs_base + 2u * lo];
-    let src = runs[params.runs_base + 2u * lo + 1u];
-    records[params.record_base + dst + (w - src)] = payload[params.payload_base + w];
+    let dst = staging[run_at(lo)];
+    let src = staging[run_at(lo) + 1u];
+    records[params.record_base + dst + (w - src)] =
+        staging[params.staging_base + params.payload + w];
 }
 
 // After the scatter: later encodes of the same graph dispatch no workgroups until the next
 // staged mutation writes the arguments again.
 @compute @workgroup_size(1)
 fn settle() {
-    args[params.args_base] = 0u;
+    staging_rw[params.staging_base + params.header + 4u] = 0u;
 }

@@ -1,6 +1,8 @@
 // Visibility of one chunk of instances: bounds against the frustum, time range, LOD band and
 // selection, intersected into a 0/1 flag per row (the source-aligned mask); `cull_ids` also
-// writes each row's generated stable ID (its global row index).
+// writes each visible row's generated stable ID (its global row index). The compaction reads
+// the values of selected rows only, so invisible rows' IDs are never written: with a few
+// percent visible that saves 4 bytes per row of memory traffic.
 //
 // Optional inputs are selected by override constants; an absent input's binding holds the
 // bounds view again (read-only) and is never read. Inputs may be strided (a field of
@@ -164,6 +166,9 @@ fn cull_ids(
     if row >= chunk.rows {
         return;
     }
-    flags[chunk.flags_offset + row] = select(0u, 1u, visible(row));
-    ids[chunk.ids_offset + row] = chunk.id_base + row;
+    let keep = visible(row);
+    flags[chunk.flags_offset + row] = select(0u, 1u, keep);
+    if keep {
+        ids[chunk.ids_offset + row] = chunk.id_base + row;
+    }
 }

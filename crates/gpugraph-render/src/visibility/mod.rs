@@ -6,7 +6,8 @@
 //! optional time range against the view's time window, the optional LOD band against the
 //! distance from the eye to the bounds' center, and the optional selection flag, and writes
 //! their intersection as 0/1 into the mask (the caller's, or a transient) at the row's
-//! position; with generated IDs it also writes the row's global index. Then the gpgpu
+//! position; with generated IDs it also writes each visible row's global index (the
+//! compaction reads only selected rows' values). Then the gpgpu
 //! [`Compaction`] (fused scan + scatter) writes the visible IDs in source order and the count,
 //! wherever the caller wants it: typically the `instanceCount` word of a
 //! [`crate::DrawCommandBuffer`] record, so the draw reads the count without a readback.
@@ -23,7 +24,10 @@
 //! masks, IDs and counts with, bit for bit. Non-finite bounds, negative radii and boxes with
 //! `max < min` are never visible.
 //! Memory traffic per row: 16 (sphere) or 32 (box) bytes of bounds, 8 per time or LOD input,
-//! 4 for selection, 4 written to the mask (+4 generated IDs), then the compaction's 8–12.
+//! 4 for selection, 4 written to the mask (+4 per visible row's generated ID), then the
+//! compaction's 4 (flags) + 4 per visible row (+ the values of 4-row groups holding one). A
+//! strided input (a field of interleaved records) costs the memory sectors it touches: a
+//! GPUScene's sphere and flags share the record's first 32-byte sector.
 
 pub mod cpu;
 
