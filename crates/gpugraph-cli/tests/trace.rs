@@ -185,6 +185,54 @@ fn render_writes_a_picture_of_the_frame() {
         rgb.chunks(3).any(|p| p != [255, 255, 255]),
         "something is drawn"
     );
+    // The viewer's picture: label text in the lane-label gutter (96 px wide at this size),
+    // below the 26-px time axis, and colored spans right of it.
+    let px = |x: u32, y: u32| {
+        let at = ((y * w + x) * 3) as usize;
+        [rgb[at], rgb[at + 1], rgb[at + 2]]
+    };
+    let ink = (26..h)
+        .flat_map(|y| (0..96).map(move |x| (x, y)))
+        .filter(|&(x, y)| px(x, y).iter().all(|&c| c < 120))
+        .count();
+    assert!(ink > 50, "label pixels in the gutter: {ink}");
+    let colored = (26..h)
+        .flat_map(|y| (96..w).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = px(x, y);
+            p.iter().max().unwrap() - p.iter().min().unwrap() > 25
+        })
+        .count();
+    assert!(colored > 300, "colored span pixels: {colored}");
+    // --inspector adds the dark panel at the right (270 px of 1000).
+    let inspected = json(
+        &cache,
+        &[
+            "trace",
+            "render",
+            &file,
+            "--out",
+            &png,
+            "--size",
+            "1000x300",
+            "--inspector",
+            "--json",
+        ],
+    );
+    assert_eq!(inspected["visible_spans"], 51);
+    let (w2, h2, rgb2) = read_png(std::path::Path::new(&png));
+    assert_eq!((w2, h2), (1000, 300));
+    let dark = (0..h2)
+        .flat_map(|y| (740..w2).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let at = ((y * w2 + x) * 3) as usize;
+            rgb2[at..at + 3] == [34, 34, 34]
+        })
+        .count();
+    assert!(
+        dark > 260 * 300 * 7 / 10,
+        "the inspector panel: {dark} dark pixels"
+    );
     let long = json(
         &cache,
         &[
