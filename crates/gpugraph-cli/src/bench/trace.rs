@@ -517,19 +517,26 @@ impl Recipe {
     }
 }
 
-/// Why `n` spans cannot be benched here (`None`: they can): the span buffer against the
-/// device's binding limit, the host's memory and the directory's free space.
-fn too_large(gpu: &Gpu, n: u64, dir: &Path) -> Option<String> {
-    if n == 0 {
-        return Some("no spans".into());
-    }
+/// Why the GPU frame of `n` spans cannot run here (`None`: it can): the span buffer against
+/// the device's buffer and storage-binding limits (the JSON and cache rows are measured
+/// anyway).
+fn frame_too_large(gpu: &Gpu, n: u64) -> Option<String> {
     let limits = gpu.device().limits();
     let span_bytes = n.saturating_mul(32);
     if span_bytes > limits.max_storage_buffer_binding_size || span_bytes > limits.max_buffer_size {
         return Some(format!(
-            "{span_bytes} bytes of spans exceed max_storage_buffer_binding_size {}",
-            limits.max_storage_buffer_binding_size
+            "{span_bytes} bytes of spans exceed max_storage_buffer_binding_size {} or max_buffer_size {}",
+            limits.max_storage_buffer_binding_size, limits.max_buffer_size
         ));
+    }
+    None
+}
+
+/// Why `n` spans cannot be benched here (`None`: they can): the host's memory and the
+/// directory's free space.
+fn too_large(n: u64, dir: &Path) -> Option<String> {
+    if n == 0 {
+        return Some("no spans".into());
     }
     // The JSON in memory, the parser's events and two models (the cache's and the parse's).
     let json = n.saturating_mul(160);
@@ -611,7 +618,7 @@ pub fn run(args: &TraceBenchArgs) -> Result<()> {
     let gpu = Gpu::open()?;
     let mut rows: Vec<TraceRow> = Vec::new();
     for &n in &args.sizes {
-        if let Some(reason) = too_large(&gpu, n, &work.path) {
+        if let Some(reason) = too_large(n, &work.path) {
             report::progress(format_args!("bench trace: n = {n}: skipped: {reason}"));
             let g = Generated {
                 spans: n,
@@ -767,7 +774,18 @@ fn size_rows(
     rows.push(row);
 
     // (c) Frames on the GPU.
-    rows.extend(frame_rows(gpu, args, &model, g)?);
+    match frame_too_large(gpu, n) {
+        None => rows.extend(frame_rows(gpu, args, &model, g)?),
+        Some(reason) => {
+            report::progress(format_args!(
+                "bench trace: n = {n}: the frame is skipped: {reason}"
+            ));
+            let op = format!("frame-focus{}", args.hops);
+            let mut row = TraceRow::new(&op, g, 32.0, &Summary::default(), "-");
+            row.skipped = Some(reason);
+            rows.push(row);
+        }
+    }
 
     // (d) The peer on the same file.
     if let Some(python) = &args.peer {
@@ -821,12 +839,8 @@ fn frame_rows(
         .features()
         .contains(wgpu::Features::TIMESTAMP_QUERY);
     let mut rows = Vec::new();
-    for (op, view) in [("frame-focus3", &focus_view), ("frame-pan", &pan_view)] {
-        let op = if op == "frame-focus3" && args.hops != 3 {
-            format!("frame-focus{}", args.hops)
-        } else {
-            op.to_string()
-        };
+    let focus_op = format!("frame-focus{}", args.hops);
+    for (op, view) in [(focus_op.as_str(), &focus_view), ("frame-pan", &pan_view)] {
         report::progress(format_args!("bench trace: n = {n}: {op}"));
         frame.write_view(gpu.queue(), view)?;
         // Check once against the CPU oracle.
@@ -884,7 +898,7 @@ fn frame_rows(
                 .collect();
             nodes.sort_by(|a, b| b.ms.total_cmp(&a.ms));
         }
-        let mut row = TraceRow::new(&op, g, 32.0, &t, timing).with_target(
+        let mut row = TraceRow::new(op, g, 32.0, &t, timing).with_target(
             "a full interaction frame ≤ 1 ms of GPU time at 16M spans".into(),
             1.0,
         );
