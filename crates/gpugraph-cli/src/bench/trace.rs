@@ -10,7 +10,7 @@
 //!   a step, three ops, two sub-ops each and one leaf each, timestamps as epoch microseconds
 //!   with three decimals, durations likewise, a small `args` object), and `s`/`f` flow pairs
 //!   (`f` with `bp: "e"`) from every tenth span of a thread to the root of the next tree of
-//!   another thread; about 150 bytes of JSON per span, so 16M spans are ~2.4 GB;
+//!   another thread; about 190 bytes of JSON per span, so 16M spans are ~3 GB;
 //! * `json-open`: the file read and parsed into the [`TraceModel`] by the ingestion path
 //!   `gpugraph trace info` uses (`parse_chrome_trace`, all threads), wall time and MB/s of
 //!   JSON. Before anything is timed the model is checked: spans, flow links, processes and
