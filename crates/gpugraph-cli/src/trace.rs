@@ -1,6 +1,8 @@
 //! `gpugraph trace info|stats|pick|render FILE`: Chrome Trace Event Format files (`.json`,
 //! `.json.gz`; torch.profiler, Chromium, Perfetto JSON) through `gpugraph-trace`; `serve` and
-//! `view` (the interactive viewer) are in `trace_view.rs`.
+//! `view` (the interactive viewer) are in `trace_view.rs`. `render` draws the viewer's own
+//! picture headless (`gpugraph_viewer::offscreen`: lanes, process and thread labels, the
+//! time axis, edges) and writes it as a PNG.
 //!
 //! Opening: the columnar cache in `$XDG_CACHE_HOME/gpugraph/traces` (else `~/.cache/...`),
 //! keyed by the file's absolute path and stamped with its length and mtime, is read when it is
@@ -19,6 +21,7 @@ use gpugraph_trace::chrome::{args_at, gunzip, is_gzip};
 use gpugraph_trace::frame::{TraceFrame, TraceFrameConfig};
 use gpugraph_trace::stats::NameStatistics;
 use gpugraph_trace::{IngestOptions, Pick, TraceKey, TraceModel, TraceView, NO_SPAN};
+use gpugraph_viewer::offscreen::OffscreenView;
 use serde_json::json;
 
 use crate::gpu::Gpu;
@@ -34,8 +37,9 @@ pub enum TraceCommand {
     Stats(StatsArgs),
     /// The innermost span of thread PID:TID containing TIME (GPU picking): name, ts, dur, args.
     Pick(PickArgs),
-    /// Draw one frame on the GPU into a PNG: spans per thread lane, dependency edges; with a
-    /// window, collapsed processes, dependency focus and a duration filter.
+    /// Draw the viewer's picture of one frame offscreen into a PNG: spans on thread lanes,
+    /// labelled processes and threads, a time axis, dependency edges; with a window,
+    /// collapsed processes, dependency focus and a duration filter (and `--inspector`).
     Render(RenderArgs),
     /// Serve the interactive viewer (the web build, `make web`) and this trace on
     /// http://127.0.0.1:PORT/ (only the viewer's files and the trace are reachable).
@@ -70,6 +74,10 @@ pub struct RenderArgs {
     /// Picture size WIDTHxHEIGHT.
     #[arg(long, default_value = "1600x900")]
     size: String,
+    /// Also draw the viewer's inspector panel (counts, compiles, the frame graph's nodes) at
+    /// the right.
+    #[arg(long)]
+    inspector: bool,
 }
 
 /// Options every trace command shares.
@@ -618,49 +626,29 @@ fn render(a: &RenderArgs) -> Result<()> {
         (view.min_duration, view.max_duration) = duration_filter(f)?;
     }
     let gpu = Gpu::open()?;
-    let mut config = TraceFrameConfig::exact(&m, a.hops.max(1));
-    config.picture = Some((w, h));
-    let mut frame = TraceFrame::new(gpu.device(), gpu.queue(), &m, config)?;
-    frame.write_view(gpu.queue(), &view)?;
-    let row = (w * 4).div_ceil(256) * 256;
-    let staging = gpu.device().create_buffer(&wgpu::BufferDescriptor {
-        label: Some("trace picture"),
-        size: u64::from(row * h),
-        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let texture = frame
-        .buffers()
-        .color
-        .clone()
-        .context("the frame has no picture")?;
-    let mut enc = gpu.device().create_command_encoder(&Default::default());
-    frame.encode_build(&mut enc)?;
-    frame.encode(&mut enc)?;
-    enc.copy_texture_to_buffer(
-        texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &staging,
-            layout: wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(row),
-                rows_per_image: None,
-            },
+    let picture = gpugraph_viewer::offscreen::render_offscreen(
+        gpu.device(),
+        gpu.queue(),
+        m,
+        &OffscreenView {
+            size: (w, h),
+            window: Some(view.window),
+            collapsed_processes: view.collapsed_processes,
+            focus: view.focus,
+            min_duration: view.min_duration,
+            max_duration: view.max_duration,
+            inspector: a.inspector,
+            ..Default::default()
         },
-        texture.size(),
-    );
-    gpu.submit_and_wait(enc.finish())?;
-    let words = gpu.read_back(&staging, u64::from(row * h / 4))?;
-    let draw = gpu.read_back(&frame.buffers().draw_args, 8)?;
-    let bytes: &[u8] = bytemuck::cast_slice(&words);
+    )
+    .context("drawing the picture")?;
+    gpu.check("drawing the picture")?;
     // RGB: the picture is opaque.
-    let mut rgb = Vec::with_capacity((w * h * 3) as usize);
-    for y in 0..h {
-        let at = (y * row) as usize;
-        for px in bytes[at..at + (w * 4) as usize].chunks(4) {
-            rgb.extend_from_slice(&px[..3]);
-        }
-    }
+    let rgb: Vec<u8> = picture
+        .rgba
+        .chunks_exact(4)
+        .flat_map(|px| [px[0], px[1], px[2]])
+        .collect();
     let mut enc = png::Encoder::new(std::io::BufWriter::new(out.file()), w, h);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
@@ -670,16 +658,15 @@ fn render(a: &RenderArgs) -> Result<()> {
         .context("writing the PNG image")?;
     writer.finish().context("finishing the PNG")?;
     out.commit()?;
+    let (visible, edges) = (picture.visible_spans, picture.edges);
     let v = json!({"out": a.out.display().to_string(), "width": w, "height": h,
-        "visible_spans": draw[1], "edges": draw[5]});
+        "visible_spans": visible, "edges": edges});
     if c.json {
         return print_json(&v);
     }
     println!(
-        "{}: {w}x{h}, {} visible spans, {} edges",
-        a.out.display(),
-        draw[1],
-        draw[5]
+        "{}: {w}x{h}, {visible} visible spans, {edges} edges",
+        a.out.display()
     );
     Ok(())
 }

@@ -185,6 +185,54 @@ fn render_writes_a_picture_of_the_frame() {
         rgb.chunks(3).any(|p| p != [255, 255, 255]),
         "something is drawn"
     );
+    // The viewer's picture: label text in the lane-label gutter (96 px wide at this size),
+    // below the 26-px time axis, and colored spans right of it.
+    let px = |x: u32, y: u32| {
+        let at = ((y * w + x) * 3) as usize;
+        [rgb[at], rgb[at + 1], rgb[at + 2]]
+    };
+    let ink = (26..h)
+        .flat_map(|y| (0..96).map(move |x| (x, y)))
+        .filter(|&(x, y)| px(x, y).iter().all(|&c| c < 120))
+        .count();
+    assert!(ink > 50, "label pixels in the gutter: {ink}");
+    let colored = (26..h)
+        .flat_map(|y| (96..w).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = px(x, y);
+            p.iter().max().unwrap() - p.iter().min().unwrap() > 25
+        })
+        .count();
+    assert!(colored > 300, "colored span pixels: {colored}");
+    // --inspector adds the dark panel at the right (270 px of 1000).
+    let inspected = json(
+        &cache,
+        &[
+            "trace",
+            "render",
+            &file,
+            "--out",
+            &png,
+            "--size",
+            "1000x300",
+            "--inspector",
+            "--json",
+        ],
+    );
+    assert_eq!(inspected["visible_spans"], 51);
+    let (w2, h2, rgb2) = read_png(std::path::Path::new(&png));
+    assert_eq!((w2, h2), (1000, 300));
+    let dark = (0..h2)
+        .flat_map(|y| (740..w2).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let at = ((y * w2 + x) * 3) as usize;
+            rgb2[at..at + 3] == [34, 34, 34]
+        })
+        .count();
+    assert!(
+        dark > 260 * 300 * 7 / 10,
+        "the inspector panel: {dark} dark pixels"
+    );
     let long = json(
         &cache,
         &[
@@ -226,4 +274,97 @@ fn render_writes_a_picture_of_the_frame() {
         ],
     );
     assert!(!out.status.success());
+}
+
+#[test]
+fn bench_trace_at_a_tiny_size() {
+    let dir = TempDir::new("bench-trace");
+    let report = dir.path("trace.json");
+    let mut args = vec![
+        "bench",
+        "trace",
+        "--sizes",
+        "3000",
+        "--repeat",
+        "1",
+        "--dir",
+        dir.dir(),
+        "--keep",
+        "--json",
+        &report,
+    ];
+    // The Python peer where this machine has numpy (CI may not).
+    let script = crate_file("../../bench/peers/trace_parse.py")
+        .to_string_lossy()
+        .into_owned();
+    let numpy = Command::new("python3")
+        .args(["-c", "import numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if numpy {
+        args.extend(["--peer", "python3", "--peer-script", &script]);
+    }
+    let out = gpugraph(&args);
+    assert_success(&args, &out);
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("frame-focus3") && table.contains("target:"),
+        "{table}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["bench"], "trace");
+    let rows = v["rows"].as_array().unwrap();
+    let op = |name: &str| {
+        rows.iter()
+            .find(|r| r["op"] == name && r.get("peer").is_none())
+            .unwrap_or_else(|| panic!("no {name} row in {v}"))
+    };
+    for name in [
+        "json-open",
+        "cache-write",
+        "cache-open",
+        "frame-focus3",
+        "frame-focus3-encode",
+        "frame-pan",
+        "frame-pan-encode",
+    ] {
+        let r = op(name);
+        assert_eq!(r["elements"], 3000, "{r}");
+        assert!(r["median_ms"].as_f64().unwrap() > 0.0, "{r}");
+        // 10 % of the spans start flows, but for each thread's last tree: 192 here.
+        assert_eq!(r["flows"], 192, "{r}");
+    }
+    assert!(op("json-open")["target"]["met"].is_boolean());
+    assert!(op("frame-focus3")["visible"][0].as_u64().unwrap() >= 1);
+    assert_eq!(
+        rows.iter().any(|r| r.get("peer").is_some()),
+        numpy,
+        "a peer row exactly when the peer ran"
+    );
+    // The kept file is a trace `trace info` reads with the same counts.
+    let cache = TempDir::new("bench-trace-cache");
+    let file = dir.path("trace-3000.json");
+    let info = json(&cache, &["trace", "info", &file, "--json", "--no-cache"]);
+    assert_eq!(info["spans"], 3000);
+    assert_eq!(info["flow_links"], op("json-open")["flows"]);
+    assert_eq!(info["processes"], 8);
+    assert_eq!(info["threads"], 64);
+    // A missing peer script is a clean error.
+    let bad = [
+        "bench",
+        "trace",
+        "--sizes",
+        "100",
+        "--peer",
+        "python3",
+        "--peer-script",
+        "/nonexistent/trace_parse.py",
+    ];
+    let out = gpugraph(&bad);
+    assert!(!out.status.success());
+    assert!(
+        our_stderr(&out).contains("peer script"),
+        "{}",
+        our_stderr(&out)
+    );
 }

@@ -10,6 +10,8 @@
 //!   span draw (indirect, in the surface's format) and the UI in one submission; visible
 //!   counts and picks come back through a small ring of asynchronously mapped buffers,
 //!   polled without blocking.
+//! * [`offscreen`] (native): one frame of the same viewer drawn into a texture and read back
+//!   as RGBA pixels (`gpugraph trace render`).
 //!
 //! Text and panels are drawn with egui's painter through egui-wgpu 0.37 (built on wgpu 30),
 //! with egui's embedded fonts; egui takes no input here (the viewer's controller does).
@@ -24,6 +26,8 @@ pub mod state;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod offscreen;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;
 #[cfg(target_arch = "wasm32")]

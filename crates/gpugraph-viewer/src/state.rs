@@ -31,6 +31,10 @@ pub struct ViewState {
     pub search: String,
     /// The name ID the search resolved to (`None`: no filter).
     pub name: Option<u32>,
+    /// Shortest span duration shown, ticks (0: no lower bound).
+    pub min_duration: u64,
+    /// Longest span duration shown, ticks (`u64::MAX`: no upper bound).
+    pub max_duration: u64,
     /// The selected span.
     pub selected: Option<u32>,
     /// Whether the inspector panel is shown.
@@ -49,6 +53,8 @@ impl ViewState {
             direction: FocusDirection::Both,
             search: String::new(),
             name: None,
+            min_duration: 0,
+            max_duration: u64::MAX,
             selected: None,
             inspector: true,
         }
@@ -61,6 +67,8 @@ impl ViewState {
             collapsed_processes: self.collapsed_processes.clone(),
             collapsed_threads: self.collapsed_threads.clone(),
             name: self.name,
+            min_duration: self.min_duration,
+            max_duration: self.max_duration,
             focus: (!self.focus_seeds.is_empty()).then(|| Focus {
                 seeds: self.focus_seeds.clone(),
                 hops: self.hops,

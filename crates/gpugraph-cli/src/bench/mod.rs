@@ -19,6 +19,7 @@ pub mod solve;
 pub mod spatial;
 pub mod throughput;
 pub mod tpch;
+pub mod trace;
 pub mod traverse;
 
 use std::path::PathBuf;
@@ -87,6 +88,11 @@ pub enum BenchCommand {
     /// warm (columns cached on the GPU), from host memory and from Parquet, against
     /// DataFusion's CPU operators on the same tables; every GPU answer is checked first.
     Tpch(tpch::TpchBenchArgs),
+    /// The trace domain on synthetic Chrome traces (1M / 4M / 16M spans, 10 % flow links):
+    /// JSON open (wall, MB/s), the columnar cache written and opened, and a full interaction
+    /// frame on the GPU (focus of 3 hops, layout, compaction, draws; GPU and encode time),
+    /// against issue 46's targets; optionally the Python json + numpy peer (`--peer python3`).
+    Trace(trace::TraceBenchArgs),
     /// A PNG bar chart of bench (and peer) JSON files: bandwidth per operation at its largest
     /// size, peers beside it, the copy floor marked.
     Plot(plot::PlotArgs),
@@ -163,5 +169,6 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Traverse(args) => traverse::run(&args),
         BenchCommand::Solve(args) => solve::run(&args),
         BenchCommand::Tpch(args) => tpch::run(&args),
+        BenchCommand::Trace(args) => trace::run(&args),
     }
 }

@@ -68,6 +68,8 @@ pub struct Viewer {
     pending: Option<PendingPick>,
     stats: FrameStats,
     compiles: u32,
+    /// Focus hops the frame is compiled for.
+    max_hops: u32,
     dirty: bool,
     last_frame: Option<Instant>,
     started: Instant,
@@ -85,7 +87,23 @@ impl Viewer {
         physical: (u32, u32),
         scale: f32,
     ) -> Result<Self, ViewerError> {
-        let mut frame = Self::build_frame(&device, &queue, &model)?;
+        Self::with_max_hops(device, queue, format, model, physical, scale, MAX_HOPS)
+    }
+
+    /// [`Self::new`] with the frame compiled for `max_hops` focus hops (at least
+    /// [`MAX_HOPS`]; views set programmatically, e.g. [`crate::offscreen`]'s, may ask for
+    /// more than the keys reach).
+    pub fn with_max_hops(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        format: wgpu::TextureFormat,
+        model: TraceModel,
+        physical: (u32, u32),
+        scale: f32,
+        max_hops: u32,
+    ) -> Result<Self, ViewerError> {
+        let max_hops = max_hops.max(MAX_HOPS);
+        let mut frame = Self::build_frame(&device, &queue, &model, max_hops)?;
         let mut enc = device.create_command_encoder(&Default::default());
         frame.encode_build(&mut enc)?;
         queue.submit([enc.finish()]);
@@ -113,6 +131,7 @@ impl Viewer {
             pending: None,
             stats: FrameStats::default(),
             compiles: 1,
+            max_hops,
             dirty: true,
             last_frame: None,
             started: Instant::now(),
@@ -123,14 +142,15 @@ impl Viewer {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         model: &TraceModel,
+        max_hops: u32,
     ) -> Result<TraceFrame, ViewerError> {
-        let config = TraceFrameConfig::exact(model, MAX_HOPS);
+        let config = TraceFrameConfig::exact(model, max_hops);
         Ok(TraceFrame::new(device, queue, model, config)?)
     }
 
     /// Replaces the trace: a new frame compiled for `model`, the view reset.
     pub fn load(&mut self, model: TraceModel) -> Result<(), ViewerError> {
-        let mut frame = Self::build_frame(&self.device, &self.queue, &model)?;
+        let mut frame = Self::build_frame(&self.device, &self.queue, &model, self.max_hops)?;
         let mut enc = self.device.create_command_encoder(&Default::default());
         frame.encode_build(&mut enc)?;
         self.queue.submit([enc.finish()]);
