@@ -5,6 +5,9 @@
 #   PACK_CLI=1 bash bench/device-pack.sh; bash bench/wheels.sh
 #   device, carry [".gl", ".devcli", ".wheels"]:
 #     . .gl/setup.sh; bash .devcli/unpack.sh; QUERIES=q1,...,q11 bash bench/device-tpch22.sh $OUT
+# When the CLI and the wheels do not fit one carry (64 MiB with the tracked files), the first
+# call carries [".gl", ".devcli"] (tables generated, GPU bench), the next one, on the still-held
+# machine, [".gl", ".wheels"] (DuckDB on the files the first left in .tpch/).
 # SF (default 10), REPEAT (default 3), QUERIES (default all 22), VARIANTS (bench tpch's; default
 # gpu-warm,gpu-parquet). Writes OUT/tpch-gpu.json, OUT/tpch-duckdb.json and OUT/log.txt;
 # python3 bench/plot_tpch.py DIR draws the chart and the table from them.
@@ -22,6 +25,7 @@ export WGPU_BACKEND=vulkan
   nvidia-smi -L
   for t in part supplier partsupp customer orders lineitem nation region; do
     [ -s "$dir/$t.parquet" ] && continue
+    [ -x "$g" ] || { echo "$dir/$t.parquet is missing and there is no $g to generate it"; exit 1; }
     start=$(date +%s.%N)
     "$g" generate-table --tpch "$t" --scale "$sf" --out "$dir/$t.parquet" > /dev/null 2>&1 \
       || { echo "generate-table $t failed"; exit 1; }
@@ -33,6 +37,7 @@ export WGPU_BACKEND=vulkan
     PYTHONPATH="$py" timeout 200 python3 bench/peers/peers_tpch22.py --tables-dir "$dir" --repeat "$repeat" \
       --queries "$queries" --json "$out/tpch-duckdb.json"
   fi
+  [ -x "$g" ] || { echo "no $g: the peers alone ran"; exit 0; }
   timeout 380 "$g" bench tpch --scale "$sf" --query "$queries" --parquet-dir "$dir" \
     --variants "$variants" --repeat "$repeat" --json "$out/tpch-gpu.json" 2>&1
 } 2>&1 | tee "$out/log.txt"
