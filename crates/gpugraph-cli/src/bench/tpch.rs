@@ -568,7 +568,7 @@ mod tests {
         let short = "+---+-----+\n| k | v   |\n+---+-----+\n| a | 0.1 |\n+---+-----+";
         assert!(same_answer(A, short)
             .unwrap_err()
-            .contains("1 rows against 2"));
+            .contains("2 rows against 1"));
         assert!(same_answer(A, &A.replace("| b", "| c")).is_err());
     }
 
