@@ -24,6 +24,7 @@ mod semi;
 
 use join::{join, join_sides, Columns, Sides};
 
+use crate::codemap::CodeMap;
 use crate::expr::{column_type, leaf_level, on_lookup, translate, Host, Level, Scope, Ty};
 use crate::ir::{Bounds, Ir, Leaf, Lowering};
 use crate::lookup::{LookupPlan, LookupTable};
@@ -101,6 +102,9 @@ pub struct GpuPlan {
     /// keys come from a lookup side: group `source + row × S`, where `source` is the
     /// mixed-radix index of the coded keys and `S` their combinations.
     pub lookup_row: Option<(usize, Ir)>,
+    /// String expressions the GPU looks up by code ([`Ir::Mapped`]), whose tables follow the
+    /// joins' lookup sides in the lookup buffer.
+    pub maps: Vec<CodeMap>,
 }
 
 /// Where a group key's values come from.
@@ -178,6 +182,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     let mut origin: Vec<Option<usize>> = (0..source.schema().fields().len()).map(Some).collect();
     let mut host: Vec<Host> = vec![None; origin.len()];
     let mut predicates = Vec::new();
+    let maps = RefCell::new(Vec::new());
     let mut sides = Sides {
         joins: Vec::new(),
         columns: Vec::new(),
@@ -190,6 +195,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             level: &level,
             host: &host,
             lookup: &lookups,
+            maps: Some(&maps),
         };
         if let Some(p) = node.downcast_ref::<ProjectionExec>() {
             let schema = p.input().schema();
@@ -232,6 +238,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         level: &level,
         host: &host,
         lookup: &lookups,
+        maps: Some(&maps),
     };
     // Group keys: coded source columns, or one lookup side's columns, whose groups are then
     // indexed by its lookup row (a source column a join key equals is that side's key: TPC-H
@@ -416,6 +423,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         lookups,
         groups,
         lookup_row,
+        maps: maps.into_inner(),
     })
 }
 
@@ -506,7 +514,7 @@ impl GpuPlan {
     /// Checks that every value the program computes fits i64 (min/max arguments i32), given
     /// the source columns' bounds, and returns each aggregate's [`Span`] (COUNT(DISTINCT)s
     /// only; an argument range past [`MAX_SPAN_WORDS`] is refused).
-    /// `lookups` are the joins' built lookup sides.
+    /// `lookups` are the joins' built lookup sides, then the code maps' tables.
     pub fn check_bounds(
         &self,
         source: &dyn Fn(usize) -> Bounds,
@@ -517,6 +525,11 @@ impl GpuPlan {
             Leaf::Lookup(s, j) => lookups
                 .get(s)
                 .and_then(|l| l.bounds.get(j))
+                .copied()
+                .unwrap_or((0, 0)),
+            Leaf::Map(m) => lookups
+                .get(self.lookups.len() + m)
+                .and_then(|l| l.bounds.first())
                 .copied()
                 .unwrap_or((0, 0)),
         };
@@ -560,7 +573,8 @@ impl GpuPlan {
     /// count of an argument that cannot be null is the row count, and equal arguments share
     /// their sum (TPC-H Q1's `sum(l_quantity)` and `avg(l_quantity)`), so the kernel does each
     /// accumulation once.
-    /// `lookup` is each lookup side's layout in the lookup buffer, `code(k, s)` the code of
+    /// `lookup` is each lookup side's layout in the lookup buffer (then each code map's),
+    /// `code(k, s)` the code of
     /// string `s` (`None`: NULL) in coded column `k` ([`Self::coded`]), if any row has it;
     /// `spans` are [`Self::check_bounds`]'s (a COUNT(DISTINCT) without one gets an empty
     /// bitmap: only a plan without them may pass none).
@@ -577,15 +591,19 @@ impl GpuPlan {
             let k = self.coded.iter().position(|&k| k == c)?;
             code(k, s)
         };
+        let joins = self.lookups.len().min(lookup.len());
         let slot = Lowering {
             slot: &slot,
             code: &source_code,
-            lookup,
+            lookup: &lookup[..joins],
+            maps: &lookup[joins..],
         };
         // Lookup columns hold no nulls (`lookup.rs`), and the join's match filter runs first.
         let column_nullable = |leaf: Leaf| match leaf {
             Leaf::Column(c) => nullable >> self.slot(c) & 1 == 1,
             Leaf::Lookup(s, _) => self.lookups.get(s).is_some_and(|l| l.outer),
+            // NULL wherever the expression is for some string.
+            Leaf::Map(_) => true,
         };
         let mut ops = Vec::new();
         for p in &self.predicates {

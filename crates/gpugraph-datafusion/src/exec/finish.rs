@@ -42,9 +42,27 @@ impl Run {
         if let Some(why) = refused {
             return self.cpu(FallbackReason::Lookup(why)).await;
         }
+        let converter = &prepared.converter;
+        // The code maps' tables, from the complete dictionaries, after the joins' sides.
+        let mapped = Instant::now();
+        for map in &self.plan.maps {
+            let k = self.plan.coded.iter().position(|&c| c == map.column);
+            let values = match k.map(|k| converter.dictionary(k)).transpose()?.flatten() {
+                Some(values) => values,
+                None => datafusion::arrow::array::new_empty_array(map.field.data_type()),
+            };
+            match map.table(&values) {
+                Ok(table) => tables.push(table),
+                Err(why) => return self.cpu(FallbackReason::CodeMap(why)).await,
+            }
+        }
+        if !self.plan.maps.is_empty() {
+            MetricBuilder::new(&self.metrics)
+                .subset_time("code_map_time", 0)
+                .add_duration(mapped.elapsed());
+        }
         crate::lookup::place(&mut tables);
         let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
-        let converter = &prepared.converter;
         let chunks = &prepared.chunks;
         let spans = match self
             .plan

@@ -183,6 +183,11 @@ impl DisplayAs for GpuPartialAggregateExec {
         if !strings.is_empty() {
             write!(f, ", strings=[{}]", strings.join(", "))?;
         }
+        if !self.plan.maps.is_empty() {
+            // Evaluated once per distinct string on the host, looked up by code on the GPU.
+            let maps: Vec<String> = self.plan.maps.iter().map(ToString::to_string).collect();
+            write!(f, ", by code=[{}]", maps.join(", "))?;
+        }
         for l in &self.plan.lookups {
             if let Some(kind) = l.set {
                 // The other input's keys, which the streamed rows test their key against.

@@ -241,6 +241,7 @@ mod tests {
             lookups: Vec::new(),
             groups: Vec::new(),
             lookup_row: None,
+            maps: Vec::new(),
         };
         assert_eq!(plan.group_count(&[3, 5], &[]), (15, 15));
         assert_eq!(plan.group_count(&[], &[]), (1, 1));
