@@ -21,6 +21,7 @@ use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::empty::EmptyExec;
 
+use crate::convert::local_codes;
 use crate::lookup::{LookupPlan, LookupTable};
 
 /// Lookup rows per batch of a code map's table: the table's evaluation into words runs one
@@ -74,6 +75,28 @@ impl CodeMap {
         let codes = Int64Array::from_iter_values(kept.iter().map(|&c| i64::from(c)));
         let value =
             take(evaluated.as_ref(), &UInt32Array::from(kept), None).map_err(|e| e.to_string())?;
+        self.lookup(codes, value)
+    }
+
+    /// The lookup side of a group key (TPC-H Q22's `cntrycode`): the expression's distinct
+    /// values over `values` (as for [`Self::evaluate`]) coded in first-seen order, NULL
+    /// one value of its own as SQL groups it, every code's row holding its value's code;
+    /// and those distinct values, by value code.
+    pub fn key_table(&self, values: &ArrayRef) -> Result<(LookupTable, ArrayRef), String> {
+        let evaluated = self.evaluate(values)?;
+        let (codes, distinct) =
+            local_codes(evaluated.as_ref(), self.field.name()).map_err(|m| m.to_string())?;
+        let firsts = UInt32Array::from_iter_values(distinct.iter().map(|(_, row)| *row as u32));
+        let keys = take(evaluated.as_ref(), &firsts, None).map_err(|e| e.to_string())?;
+        let all = Int64Array::from_iter_values(0..codes.len() as i64);
+        let value: ArrayRef = Arc::new(Int64Array::from_iter_values(
+            codes.iter().map(|&c| i64::from(c)),
+        ));
+        Ok((self.lookup(all, value)?, keys))
+    }
+
+    /// The lookup side of rows keyed by `codes` holding `value`.
+    fn lookup(&self, codes: Int64Array, value: ArrayRef) -> Result<LookupTable, String> {
         let schema = Arc::new(Schema::new(vec![
             Field::new("code", DataType::Int64, false),
             Field::new("value", value.data_type().clone(), false),

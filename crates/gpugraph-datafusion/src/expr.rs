@@ -79,9 +79,20 @@ pub struct Scope<'a> {
     pub host: &'a [Host],
     /// The joins' lookup sides, by index, below joins.
     pub lookup: &'a [LookupScope<'a>],
-    /// The plan's code maps so far, where string expressions may become them (`None`: they
-    /// stay refused).
-    pub maps: Option<&'a RefCell<Vec<CodeMap>>>,
+    /// What the plan leaves to run time so far: code maps and values, where expressions may
+    /// become them (`None`: they stay refused).
+    pub deferred: Option<&'a RefCell<Deferred>>,
+}
+
+/// What a plan's expressions leave to run time.
+#[derive(Debug, Default)]
+pub struct Deferred {
+    /// String expressions the GPU looks up by code ([`Ir::Mapped`]).
+    pub maps: Vec<CodeMap>,
+    /// Expressions of no column whose value is known only when the query runs (an
+    /// uncorrelated scalar subquery's, `scalar_subquery(<pending>)` while planning), with
+    /// their planned type ([`Ir::Param`]).
+    pub params: Vec<(Arc<dyn PhysicalExpr>, Ty)>,
 }
 
 impl<'a> Scope<'a> {
@@ -92,7 +103,7 @@ impl<'a> Scope<'a> {
             level,
             host: &[],
             lookup: &[],
-            maps: None,
+            deferred: None,
         }
     }
 }
@@ -284,7 +295,7 @@ fn align(a: Typed, b: Typed, what: &str) -> Result<(Ir, Ir, u32), String> {
     Ok((a.ir.rescale(s - sa), b.ir.rescale(s - sb), s))
 }
 
-fn literal(value: &ScalarValue) -> Result<Typed, String> {
+pub(crate) fn literal(value: &ScalarValue) -> Result<Typed, String> {
     let num = |v: Option<i64>, scale: u32| Typed {
         ir: v.map_or(Ir::Null, Ir::Const),
         ty: Ty::Num(scale),
@@ -395,6 +406,9 @@ pub fn translate(expr: &Arc<dyn PhysicalExpr>, scope: &Scope<'_>) -> Result<Type
     }
     if let Some(l) = expr.downcast_ref::<Literal>() {
         return literal(l.value());
+    }
+    if let Some(t) = maps::param(expr, scope) {
+        return t;
     }
     let sub = |e: &Arc<dyn PhysicalExpr>| translate(e, scope);
     let boolean = |ir: Ir| Typed { ir, ty: Ty::Bool };

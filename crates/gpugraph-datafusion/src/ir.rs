@@ -122,6 +122,10 @@ pub enum Ir {
         /// The coded source column.
         column: usize,
     },
+    /// Value `.0` of the plan's values known when the query runs
+    /// ([`crate::plan::GpuPlan::params`]); replaced by its constant before a program is
+    /// built ([`crate::plan::GpuPlan::resolved`]).
+    Param(usize),
     /// Whether the coded string column `column` equals `value` (null where it is null).
     StrEq {
         /// The source column.
@@ -191,7 +195,8 @@ impl Ir {
             | Ir::Null
             | Ir::StrColumn(_)
             | Ir::StrEq { .. }
-            | Ir::Mapped { .. } => {}
+            | Ir::Mapped { .. }
+            | Ir::Param(_) => {}
             Ir::Binary(_, a, b) => {
                 a.walk_mut(f);
                 b.walk_mut(f);
@@ -224,7 +229,12 @@ impl Ir {
                     out.push(*c)
                 }
             }
-            Ir::Const(_) | Ir::Null | Ir::StrColumn(_) | Ir::StrEq { .. } | Ir::Mapped { .. } => {}
+            Ir::Const(_)
+            | Ir::Null
+            | Ir::StrColumn(_)
+            | Ir::StrEq { .. }
+            | Ir::Mapped { .. }
+            | Ir::Param(_) => {}
             Ir::Binary(_, a, b) => {
                 a.columns(out);
                 b.columns(out);
@@ -260,7 +270,7 @@ impl Ir {
             Ir::StrColumn(c) | Ir::StrEq { column: c, .. } | Ir::Mapped { column: c, .. } => {
                 push(*c)
             }
-            Ir::Column(_) | Ir::Const(_) | Ir::Null => {}
+            Ir::Column(_) | Ir::Const(_) | Ir::Null | Ir::Param(_) => {}
             Ir::Binary(_, a, b) => {
                 a.strings(out);
                 b.strings(out);
@@ -297,7 +307,7 @@ impl Ir {
             } => key.nullable(column) || column(Leaf::Lookup(*side, *j)),
             Ir::Matched(..) | Ir::NotIn(..) => false,
             Ir::Mapped { map, .. } => column(Leaf::Map(*map)),
-            Ir::StrColumn(_) | Ir::StrEq { .. } => true,
+            Ir::StrColumn(_) | Ir::StrEq { .. } | Ir::Param(_) => true,
             Ir::Const(_) => false,
             Ir::Null => true,
             Ir::Binary(_, a, b) => a.nullable(column) || b.nullable(column),
@@ -331,6 +341,8 @@ impl Ir {
             Ir::Null | Ir::StrColumn(_) => (0, 0),
             Ir::StrEq { .. } => (0, 1),
             Ir::Mapped { map, .. } => column(Leaf::Map(*map)),
+            // Unresolved: any value, so no arithmetic on it passes.
+            Ir::Param(_) => (i64::MIN as i128, i64::MAX as i128),
             Ir::Binary(op, a, b) => {
                 let (alo, ahi) = a.bounds(column)?;
                 let (blo, bhi) = b.bounds(column)?;
@@ -421,7 +433,7 @@ impl Ir {
                 }
             },
             Ir::Const(v) => ops.push(Op::Const(*v)),
-            Ir::Null => ops.push(Op::Null),
+            Ir::Null | Ir::Param(_) => ops.push(Op::Null),
             Ir::StrColumn(c) => coded(*c, &[Op::Const(0)], to, ops),
             Ir::Mapped { map, column } => {
                 // Codes are never null (NULL has a code of its own), and the map's keys are

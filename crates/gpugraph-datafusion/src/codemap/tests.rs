@@ -9,7 +9,7 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::common::DFSchema;
+use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::prelude::SessionContext;
 use gpugraph_command::GpuContext;
 use rand::{Rng, SeedableRng};
@@ -79,7 +79,13 @@ fn oracle(map: &CodeMap, column: &ArrayRef) -> Vec<Option<i64>> {
 /// The device's value of `map` for each row of `column`, converted in the batches `cuts`
 /// delimit: one group per row (slot 1) counting and summing the mapped value (slot 0's code).
 /// Also checks the program's CPU oracle ([`run_cpu`]) against the device.
-fn device(ctx: &GpuContext, map: &CodeMap, column: &ArrayRef, cuts: &[usize]) -> Vec<Option<i64>> {
+fn device(
+    ctx: &GpuContext,
+    map: &CodeMap,
+    column: &ArrayRef,
+    cuts: &[usize],
+    key: Option<&mut Option<ArrayRef>>,
+) -> Vec<Option<i64>> {
     let rows = column.len();
     let mut converter = Converter::new(&[], &[0], vec!["s".into()]);
     let schema = Arc::new(Schema::new(vec![map.field.as_ref().clone()]));
@@ -96,7 +102,15 @@ fn device(ctx: &GpuContext, map: &CodeMap, column: &ArrayRef, cuts: &[usize]) ->
         .expect("interleaves")
         .unwrap_or_else(|| datafusion::arrow::array::new_empty_array(map.field.data_type()));
     assert_eq!(values.len(), converter.cardinalities()[0] as usize);
-    let mut tables = vec![map.table(&values).expect("a table")];
+    let table = match key {
+        Some(distinct) => {
+            let (table, keys) = map.key_table(&values).expect("a key table");
+            *distinct = Some(keys);
+            table
+        }
+        None => map.table(&values).expect("a table"),
+    };
+    let mut tables = vec![table];
     place(&mut tables);
     let buffer = lookup_buffer(ctx, &tables)
         .expect("runs")
@@ -187,7 +201,7 @@ fn device_code_maps_match_datafusion_row_by_row() {
         let column = cast(&column, &dt).expect("casts");
         for sql in EXPRESSIONS {
             let map = code_map(sql, &dt);
-            let got = device(&ctx, &map, &column, &cuts);
+            let got = device(&ctx, &map, &column, &cuts, None);
             assert_eq!(
                 got,
                 oracle(&map, &column),
@@ -207,4 +221,35 @@ fn a_value_past_32_bits_refuses_the_map() {
     let values: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), None]));
     let why = map.table(&values).unwrap_err();
     assert!(why.contains("past the GPU's 32 bits"), "{why}");
+}
+
+/// A group key by code (TPC-H Q22's `cntrycode`): the device gives each row its value's code
+/// (never NULL: a NULL value is a key of its own), and the key table's distinct values at
+/// that code are DataFusion's value of the row; distinct codes, distinct values.
+#[test]
+fn device_key_codes_name_datafusion_values() {
+    let ctx = gpu();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+    for (rows, nulls) in [(0, 0.0), (1, 1.0), (257, 0.1), (5_003, 0.0), (20_000, 0.3)] {
+        let column: ArrayRef = Arc::new(StringArray::from(strings(&mut rng, rows, nulls)));
+        let cuts = [0, rows / 2, rows];
+        for sql in ["substr(s, 1, 2)", "upper(s)", "character_length(s)"] {
+            let map = code_map(sql, &DataType::Utf8);
+            let mut distinct = None;
+            let codes = device(&ctx, &map, &column, &cuts, Some(&mut distinct));
+            let distinct = distinct.expect("the key's values");
+            let want = map.evaluate(&column).expect("evaluates");
+            let mut seen = std::collections::HashSet::new();
+            for r in 0..distinct.len() {
+                let v = ScalarValue::try_from_array(&distinct, r).expect("a value");
+                assert!(seen.insert(v.to_string()), "{sql}: value {v} coded twice");
+            }
+            for (r, code) in codes.iter().enumerate() {
+                let code = code.unwrap_or_else(|| panic!("{sql}: row {r} has no key code"));
+                let got = ScalarValue::try_from_array(&distinct, code as usize).expect("coded");
+                let want = ScalarValue::try_from_array(&want, r).expect("evaluated");
+                assert_eq!(got, want, "{sql}: row {r} of {rows}");
+            }
+        }
+    }
 }

@@ -21,7 +21,7 @@ pub(super) fn code_map(
     expr: &Arc<dyn PhysicalExpr>,
     scope: &Scope<'_>,
 ) -> Option<Result<Typed, String>> {
-    let maps = scope.maps?;
+    let deferred = scope.deferred?;
     if expr.downcast_ref::<Column>().is_some()
         || expr.downcast_ref::<Literal>().is_some()
         || is_volatile(expr)
@@ -47,7 +47,7 @@ pub(super) fn code_map(
     // The whole expression is one map (Q22's IN list of seven prefixes: one probe a row,
     // not seven), unless it translates without one.
     let plain = Scope {
-        maps: None,
+        deferred: None,
         ..*scope
     };
     if let Ok(t) = translate(expr, &plain) {
@@ -66,7 +66,8 @@ pub(super) fn code_map(
         Ok(over) => over,
         Err(e) => return Some(Err(e.to_string())),
     };
-    let mut maps = maps.borrow_mut();
+    let mut deferred = deferred.borrow_mut();
+    let maps = &mut deferred.maps;
     let text = over.to_string();
     let map = match maps
         .iter()
@@ -87,6 +88,47 @@ pub(super) fn code_map(
             map,
             column: source,
         },
+        ty,
+    }))
+}
+
+/// `expr` as a value known when the query runs ([`Ir::Param`]) when it reads no column, is
+/// deterministic and not a literal, has a boolean or GPU number type and no plain
+/// translation: TPC-H Q22's `c_acctbal > (select avg(c_acctbal) …)`, whose subquery
+/// DataFusion runs before the plan's input. `None` otherwise.
+pub(super) fn param(
+    expr: &Arc<dyn PhysicalExpr>,
+    scope: &Scope<'_>,
+) -> Option<Result<Typed, String>> {
+    let deferred = scope.deferred?;
+    if !collect_columns(expr).is_empty()
+        || expr.downcast_ref::<Literal>().is_some()
+        || is_volatile(expr)
+    {
+        return None;
+    }
+    let ty = match expr.data_type(scope.schema).ok()? {
+        DataType::Boolean => Ty::Bool,
+        dt => column_type(&dt)?,
+    };
+    let plain = Scope {
+        deferred: None,
+        ..*scope
+    };
+    if let Ok(t) = translate(expr, &plain) {
+        return Some(Ok(t));
+    }
+    let mut deferred = deferred.borrow_mut();
+    let params = &mut deferred.params;
+    let at = match params.iter().position(|(p, _)| p.eq(expr)) {
+        Some(at) => at,
+        None => {
+            params.push((Arc::clone(expr), ty));
+            params.len() - 1
+        }
+    };
+    Some(Ok(Typed {
+        ir: Ir::Param(at),
         ty,
     }))
 }

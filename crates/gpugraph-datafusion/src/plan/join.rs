@@ -507,7 +507,7 @@ pub(super) fn join(
             level: &current.0,
             host: &current.2,
             lookup: &outer_scopes,
-            maps: None,
+            deferred: None,
         },
     )
     .map_err(|why| format!("join key {}: {why}", on[0].0))?;
@@ -543,7 +543,7 @@ pub(super) fn join(
             level: &next.0,
             host: &next.2,
             lookup: &lookups,
-            maps: None,
+            deferred: None,
         };
         let t = translate(&eq, &scope).map_err(|why| format!("join key {p} = {l}: {why}"))?;
         predicates.push(t.ir);
@@ -566,7 +566,7 @@ pub(super) fn join(
             level: &f_level,
             host: &f_host,
             lookup: &lookups,
-            maps: None,
+            deferred: None,
         };
         let t =
             translate(filter.expression(), &scope).map_err(|why| format!("join filter: {why}"))?;

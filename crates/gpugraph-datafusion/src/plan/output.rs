@@ -36,7 +36,7 @@ impl GpuPlan {
     /// The partial-state batch from the accumulators `acc` of the groups of
     /// [`Self::group_count`]: the groups with rows (or the one group without GROUP BY,
     /// always), `key_values(k, indices)` giving coded key k's values for mixed-radix indices
-    /// of the coded keys, `lookups` the built lookup sides (their group keys' values).
+    /// of the coded keys (then key map `k − keys` of [`GpuPlan::key_maps`]'s), `lookups` the built lookup sides (their group keys' values).
     pub fn output(
         &self,
         acc: &[u32],
@@ -57,6 +57,10 @@ impl GpuPlan {
                 GroupKey::Source(k) => {
                     let indices: Vec<usize> = emitted.iter().map(|g| g % source).collect();
                     key_values(k, &indices)?
+                }
+                GroupKey::Mapped(j) => {
+                    let indices: Vec<usize> = emitted.iter().map(|g| g % source).collect();
+                    key_values(self.keys.len() + j, &indices)?
                 }
                 GroupKey::Lookup(j) => {
                     let side = self.lookup_row.as_ref().and_then(|(s, _)| lookups.get(*s));
@@ -242,6 +246,8 @@ mod tests {
             groups: Vec::new(),
             lookup_row: None,
             maps: Vec::new(),
+            params: Vec::new(),
+            key_maps: Vec::new(),
         };
         assert_eq!(plan.group_count(&[3, 5], &[]), (15, 15));
         assert_eq!(plan.group_count(&[], &[]), (1, 1));

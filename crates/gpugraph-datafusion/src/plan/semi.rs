@@ -111,7 +111,7 @@ pub(super) fn semi(
             level: &current.0,
             host: &current.2,
             lookup: &scopes,
-            maps: None,
+            deferred: None,
         },
     )
     .map_err(|why| format!("{what} join key {kept_key}: {why}"))?;
