@@ -221,6 +221,20 @@ impl Ir {
         }
     }
 
+    /// Whether this expression is NULL whenever every source column it reads is, whatever
+    /// else: an outer join's NULL-extended row has NULL streamed columns.
+    pub fn strict(&self) -> bool {
+        match self {
+            Ir::Column(_) | Ir::StrColumn(_) => true,
+            Ir::Binary(op, a, b) => {
+                !matches!(op, BinOp::And | BinOp::Or) && (a.strict() || b.strict())
+            }
+            Ir::Neg(a) | Ir::Not(a) => a.strict(),
+            Ir::Limited { inner, .. } => inner.strict(),
+            _ => false,
+        }
+    }
+
     /// Every leaf column this expression reads, in first-use order.
     pub fn columns(&self, out: &mut Vec<usize>) {
         match self {

@@ -109,6 +109,11 @@ pub struct GpuPlan {
     /// String expressions the GPU looks up by code ([`Ir::Mapped`]), whose tables follow the
     /// joins' lookup sides in the lookup buffer.
     pub maps: Vec<CodeMap>,
+    /// The lookup side an outer join preserves ([`join::Sides::preserved`]): every one of its
+    /// rows is a group ([`Self::lookup_row`]), one without streamed rows holding the states
+    /// of SQL's NULL-extended row (counts 0, sums, extremes and averages NULL), which
+    /// `preserved_shape` made the only states such a group can have.
+    pub preserved: Option<usize>,
     /// The code maps ([`Self::maps`]) whose values are group keys ([`GroupKey::Mapped`]), in
     /// GROUP BY order: their digits follow the coded keys' in the group index.
     pub key_maps: Vec<usize>,
@@ -203,6 +208,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     let mut sides = Sides {
         joins: Vec::new(),
         columns: Vec::new(),
+        preserved: None,
     };
     for node in chain.iter().rev() {
         let schemas = sides.schemas();
@@ -437,6 +443,9 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             coded.len()
         ));
     }
+    if let Some(p) = sides.preserved {
+        preserved_shape(&chain, p, &row_side, &keys, &key_maps, &aggregates)?;
+    }
     let deferred = deferred.into_inner();
     let mut lookup_row = row_side.map(|(s, _)| (s, sides.joins[s].1.clone()));
     let mut exprs: Vec<&mut Ir> = predicates
@@ -472,6 +481,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         lookups,
         groups,
         lookup_row,
+        preserved: sides.preserved,
         maps: deferred.maps,
         key_maps,
         params: deferred.params,
@@ -551,4 +561,47 @@ impl GpuPlan {
             }
         }
     }
+}
+
+/// Why a plan whose join preserves its lookup side `p` cannot emit that side's unmatched
+/// rows exactly, if it cannot: they must be its groups' only source (every group key from
+/// side `p`, by lookup row), no filter may sit above the join (it would see the
+/// NULL-extended rows), and each aggregate over a NULL-extended row must be its empty
+/// state: a count, sum, min, max or avg of an argument that is NULL whenever the streamed
+/// columns are ([`Ir::strict`]; `count(*)` would count the row).
+fn preserved_shape(
+    chain: &[Arc<dyn ExecutionPlan>],
+    p: usize,
+    row_side: &Option<(usize, String)>,
+    keys: &[usize],
+    key_maps: &[usize],
+    aggregates: &[Aggregate],
+) -> Result<(), String> {
+    let refuse = |why: &str| {
+        Err(format!(
+            "an outer join that preserves its lookup side: {why}"
+        ))
+    };
+    let join_at = chain
+        .iter()
+        .position(|n| n.downcast_ref::<HashJoinExec>().is_some())
+        .unwrap_or(0);
+    if chain[..join_at]
+        .iter()
+        .any(|n| n.downcast_ref::<FilterExec>().is_some())
+    {
+        return refuse("a filter above the join");
+    }
+    if !keys.is_empty() || !key_maps.is_empty() || row_side.as_ref().map(|(s, _)| *s) != Some(p) {
+        return refuse("group keys not all from the preserved side");
+    }
+    for a in aggregates {
+        if a.kind == AggKind::CountDistinct || !a.arg.strict() {
+            return refuse(&format!(
+                "an aggregate of {:?} whose state over a NULL-extended row is not empty",
+                a.arg
+            ));
+        }
+    }
+    Ok(())
 }

@@ -46,9 +46,15 @@ impl GpuPlan {
         lookups: &[LookupTable],
         key_values: &dyn Fn(usize, &[usize]) -> datafusion::common::Result<ArrayRef>,
     ) -> datafusion::common::Result<RecordBatch> {
-        let emitted: Vec<usize> = (0..groups)
-            .filter(|g| self.groups.is_empty() || sum96(acc, g * wpg) > 0)
-            .collect();
+        // A preserved lookup side's rows are every group, with streamed rows or not.
+        let preserved_rows = self.preserved.map(|p| lookups.get(p).map_or(0, |l| l.rows));
+        let emitted: Vec<usize> = match preserved_rows {
+            Some(0) => Vec::new(),
+            Some(_) => (0..groups).collect(),
+            None => (0..groups)
+                .filter(|g| self.groups.is_empty() || sum96(acc, g * wpg) > 0)
+                .collect(),
+        };
         let mut columns: Vec<ArrayRef> = Vec::new();
         for (k, group) in self.groups.iter().enumerate() {
             let dt = self.schema.field(k).data_type();
@@ -248,6 +254,7 @@ mod tests {
             maps: Vec::new(),
             params: Vec::new(),
             key_maps: Vec::new(),
+            preserved: None,
         };
         assert_eq!(plan.group_count(&[3, 5], &[]), (15, 15));
         assert_eq!(plan.group_count(&[], &[]), (1, 1));
