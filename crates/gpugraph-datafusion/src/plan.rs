@@ -308,6 +308,12 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                 .position(|(l, key)| l.set.is_none() && *key == Ir::Column(c))?;
             Some((s, Arc::clone(&sides.joins[s].0.key)))
         });
+        if joined.is_some() && sides.preserved.is_some() {
+            // The streamed column is NULL in a NULL-extended row, not the side's key.
+            return Err(format!(
+                "an outer join that preserves its lookup side: group key {name} is the streamed side's"
+            ));
+        }
         if let Some((s, h)) = joined.or_else(|| host.get(i).cloned().flatten()) {
             if sides.joins[s].0.outer {
                 // Rows without a match have no lookup row to index their group by.
