@@ -579,6 +579,19 @@ impl Converter {
         self.dictionaries.get(k)?.codes.get(&key).copied()
     }
 
+    /// Key `k`'s distinct values in code order (code `c` at index `c`; NULL's code, where a
+    /// row was NULL, a null), in the arrays' own encoding; `None` before any row.
+    pub fn dictionary(&self, k: usize) -> datafusion::common::Result<Option<ArrayRef>> {
+        let Some(dict) = self.dictionaries.get(k) else {
+            return Ok(None);
+        };
+        if dict.firsts.is_empty() {
+            return Ok(None);
+        }
+        let arrays: Vec<&dyn Array> = dict.arrays.iter().map(|a| a.as_ref()).collect();
+        Ok(Some(interleave(&arrays, &dict.firsts)?))
+    }
+
     /// Key `k`'s values of the group indices `groups` (mixed radix over the keys' codes).
     pub fn key_values(&self, k: usize, groups: &[usize]) -> datafusion::common::Result<ArrayRef> {
         let cards = self.cardinalities();

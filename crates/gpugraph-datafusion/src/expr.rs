@@ -7,7 +7,9 @@
 //! `a >= x AND a <= y`. String columns are coded like group keys and take part only in
 //! `=`, `<>` and IN against string literals and in IS [NOT] NULL ([`Ir::StrEq`]); below a
 //! join, any subexpression over the lookup side alone becomes a host-evaluated lookup column
-//! ([`LookupScope`]). Division, floats, LIKE on the streamed side and everything else are
+//! ([`LookupScope`]); on the streamed side, any other boolean or numeric expression over one
+//! string column alone (`LIKE`, `substr(s, 1, 2) IN (…)`) becomes a code map evaluated once
+//! per distinct string ([`crate::codemap`]). Division, floats and everything else are
 //! refused by name.
 
 use std::cell::RefCell;
@@ -24,7 +26,13 @@ use datafusion::physical_expr::expressions::{
 use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_expr::PhysicalExpr;
 
+use crate::codemap::CodeMap;
 use crate::ir::{BinOp, Ir};
+
+mod float;
+mod maps;
+
+use float::float_comparison;
 
 /// The longest IN list the GPU evaluates, as a chain of equalities. Each value is one
 /// more comparison in the generated kernel, whose compile time grew quadratically with the
@@ -71,6 +79,20 @@ pub struct Scope<'a> {
     pub host: &'a [Host],
     /// The joins' lookup sides, by index, below joins.
     pub lookup: &'a [LookupScope<'a>],
+    /// What the plan leaves to run time so far: code maps and values, where expressions may
+    /// become them (`None`: they stay refused).
+    pub deferred: Option<&'a RefCell<Deferred>>,
+}
+
+/// What a plan's expressions leave to run time.
+#[derive(Debug, Default)]
+pub struct Deferred {
+    /// String expressions the GPU looks up by code ([`Ir::Mapped`]).
+    pub maps: Vec<CodeMap>,
+    /// Expressions of no column whose value is known only when the query runs (an
+    /// uncorrelated scalar subquery's, `scalar_subquery(<pending>)` while planning), with
+    /// their planned type ([`Ir::Param`]).
+    pub params: Vec<(Arc<dyn PhysicalExpr>, Ty)>,
 }
 
 impl<'a> Scope<'a> {
@@ -81,6 +103,7 @@ impl<'a> Scope<'a> {
             level,
             host: &[],
             lookup: &[],
+            deferred: None,
         }
     }
 }
@@ -219,7 +242,7 @@ pub fn leaf_level(schema: &Schema) -> Level {
         .collect()
 }
 
-fn num_scale(t: &Typed, what: &str) -> Result<u32, String> {
+pub(crate) fn num_scale(t: &Typed, what: &str) -> Result<u32, String> {
     match t.ty {
         Ty::Num(s) => Ok(s),
         Ty::Bool => Err(format!("{what} of a boolean is not supported on the GPU")),
@@ -272,7 +295,7 @@ fn align(a: Typed, b: Typed, what: &str) -> Result<(Ir, Ir, u32), String> {
     Ok((a.ir.rescale(s - sa), b.ir.rescale(s - sb), s))
 }
 
-fn literal(value: &ScalarValue) -> Result<Typed, String> {
+pub(crate) fn literal(value: &ScalarValue) -> Result<Typed, String> {
     let num = |v: Option<i64>, scale: u32| Typed {
         ir: v.map_or(Ir::Null, Ir::Const),
         ty: Ty::Num(scale),
@@ -371,6 +394,9 @@ pub fn translate(expr: &Arc<dyn PhysicalExpr>, scope: &Scope<'_>) -> Result<Type
             return t;
         }
     }
+    if let Some(t) = maps::code_map(expr, scope) {
+        return t;
+    }
     let (schema, level) = (scope.schema, scope.level);
     if let Some(c) = expr.downcast_ref::<Column>() {
         return level
@@ -380,6 +406,9 @@ pub fn translate(expr: &Arc<dyn PhysicalExpr>, scope: &Scope<'_>) -> Result<Type
     }
     if let Some(l) = expr.downcast_ref::<Literal>() {
         return literal(l.value());
+    }
+    if let Some(t) = maps::param(expr, scope) {
+        return t;
     }
     let sub = |e: &Arc<dyn PhysicalExpr>| translate(e, scope);
     let boolean = |ir: Ir| Typed { ir, ty: Ty::Bool };
@@ -586,115 +615,4 @@ fn case(c: &CaseExpr, scope: &Scope<'_>) -> Result<Typed, String> {
         };
     }
     Ok(Typed { ir: result, ty })
-}
-
-/// `x` (exact, scale `s`) as Arrow casts it to Float64: `x as f64 / 10^s`.
-fn as_float(x: i64, scale: u32) -> f64 {
-    x as f64 / 10f64.powi(scale as i32)
-}
-
-/// The largest integer `x` with `as_float(x, scale) <= f` (the cast is monotonic in `x`).
-fn last_at_most(f: f64, scale: u32) -> Option<i64> {
-    let guess = (f * 10f64.powi(scale as i32)).floor();
-    if !guess.is_finite() || guess.abs() > (1u64 << 62) as f64 {
-        return None;
-    }
-    let mut x = guess as i64;
-    while as_float(x, scale) > f {
-        x -= 1;
-    }
-    while as_float(x + 1, scale) <= f {
-        x += 1;
-    }
-    Some(x)
-}
-
-/// `CAST(x AS Float64) op literal` (or mirrored), as DataFusion writes a decimal compared with
-/// a float literal such as TPC-H Q6's `l_discount between 0.06 - 0.01 and 0.06 + 0.01`: an
-/// exact integer comparison of `x` with the threshold where the cast crosses the literal, so
-/// every row compares as on the CPU. `None` when `b` is not of that form.
-fn float_comparison(b: &BinaryExpr, scope: &Scope<'_>) -> Result<Option<Typed>, String> {
-    let op = *b.op();
-    let mirrored = match op {
-        Operator::Lt => Operator::Gt,
-        Operator::LtEq => Operator::GtEq,
-        Operator::Gt => Operator::Lt,
-        Operator::GtEq => Operator::LtEq,
-        Operator::Eq | Operator::NotEq => op,
-        _ => return Ok(None),
-    };
-    let float_literal = |e: &Arc<dyn PhysicalExpr>| match e.downcast_ref::<Literal>() {
-        Some(l) => match l.value() {
-            ScalarValue::Float64(v) => Some(*v),
-            _ => None,
-        },
-        None => None,
-    };
-    let float_cast = |e: &Arc<dyn PhysicalExpr>| {
-        e.downcast_ref::<CastExpr>()
-            .filter(|c| *c.cast_type() == DataType::Float64)
-            .map(|c| Arc::clone(c.expr()))
-    };
-    let (inner, value, op) = match (float_cast(b.left()), float_literal(b.right())) {
-        (Some(inner), Some(v)) => (inner, v, op),
-        _ => match (float_literal(b.left()), float_cast(b.right())) {
-            (Some(v), Some(inner)) => (inner, v, mirrored),
-            _ => return Ok(None),
-        },
-    };
-    let x = translate(&inner, scope)?;
-    let s = num_scale(&x, "a float comparison")?;
-    let Some(f) = value else {
-        // Comparing with NULL is NULL.
-        return Ok(Some(Typed {
-            ir: Ir::Null,
-            ty: Ty::Bool,
-        }));
-    };
-    let refuse = || format!("the float literal {f} is out of the GPU's exact range");
-    if f.is_nan() {
-        return Err(refuse());
-    }
-    let at_most = last_at_most(f, s).ok_or_else(refuse)?;
-    // The first x whose cast reaches f: past every x whose cast stays below f.
-    let below = if as_float(at_most, s) == f {
-        at_most - 1
-    } else {
-        at_most
-    };
-    let ge = Ir::binary(BinOp::Gt, x.ir.clone(), Ir::Const(below));
-    let le = Ir::binary(BinOp::Le, x.ir.clone(), Ir::Const(at_most));
-    let ir = match op {
-        Operator::Lt => Ir::binary(BinOp::Le, x.ir, Ir::Const(below)),
-        Operator::LtEq => le,
-        Operator::Gt => Ir::binary(BinOp::Gt, x.ir, Ir::Const(at_most)),
-        Operator::GtEq => ge,
-        Operator::Eq => Ir::binary(BinOp::And, ge, le),
-        _ => Ir::Not(Box::new(Ir::binary(BinOp::And, ge, le))),
-    };
-    Ok(Some(Typed { ir, ty: Ty::Bool }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn float_thresholds_match_the_cast() {
-        for (f, s) in [
-            (0.06 - 0.01, 2u32),
-            (0.06 + 0.01, 2),
-            (24.0, 2),
-            (-1.5, 1),
-            (0.1, 3),
-        ] {
-            let t = last_at_most(f, s).expect("in range");
-            assert!(
-                as_float(t, s) <= f && as_float(t + 1, s) > f,
-                "{f} at scale {s}"
-            );
-        }
-        // 0.06 - 0.01 is 0.049999999999999996 in f64, yet 5 (0.05) casts to 0.05, above it.
-        assert_eq!(last_at_most(0.06 - 0.01, 2), Some(4));
-    }
 }

@@ -17,6 +17,8 @@ pub enum Leaf {
     Column(usize),
     /// Column `j` of lookup side `side` (`lookup.rs`): (side, j).
     Lookup(usize, usize),
+    /// The value of code map `m` ([`Ir::Mapped`]).
+    Map(usize),
 }
 
 /// What lowering needs besides the expression: kernel slots of source columns, the codes of
@@ -29,6 +31,8 @@ pub struct Lowering<'a> {
     pub code: &'a dyn Fn(usize, Option<&str>) -> Option<u32>,
     /// Each lookup side's layout in the lookup buffer (none without a join).
     pub lookup: &'a [LookupShape],
+    /// Each code map's layout in the lookup buffer ([`Ir::Mapped`]), after the joins' sides.
+    pub maps: &'a [LookupShape],
 }
 
 /// Binary operators of [`Ir::Binary`].
@@ -108,6 +112,20 @@ pub enum Ir {
     /// A string column of the source, coded like a group key: 0, null where the string is.
     /// Only its nulls and its comparisons with literals ([`Ir::StrEq`]) reach the GPU.
     StrColumn(usize),
+    /// The value of code map `map` ([`crate::codemap::CodeMap`]: a string expression over
+    /// coded column `column` alone, evaluated once per distinct string on the host) at the
+    /// row's code: a probe of the map's key map (code → row, no row where the expression is
+    /// NULL) and a gather of its one column, so NULL where DataFusion's expression is.
+    Mapped {
+        /// The code map.
+        map: usize,
+        /// The coded source column.
+        column: usize,
+    },
+    /// Value `.0` of the plan's values known when the query runs
+    /// ([`crate::plan::GpuPlan::params`]); replaced by its constant before a program is
+    /// built ([`crate::plan::GpuPlan::resolved`]).
+    Param(usize),
     /// Whether the coded string column `column` equals `value` (null where it is null).
     StrEq {
         /// The source column.
@@ -172,7 +190,13 @@ impl Ir {
     pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Ir)) {
         f(self);
         match self {
-            Ir::Column(_) | Ir::Const(_) | Ir::Null | Ir::StrColumn(_) | Ir::StrEq { .. } => {}
+            Ir::Column(_)
+            | Ir::Const(_)
+            | Ir::Null
+            | Ir::StrColumn(_)
+            | Ir::StrEq { .. }
+            | Ir::Mapped { .. }
+            | Ir::Param(_) => {}
             Ir::Binary(_, a, b) => {
                 a.walk_mut(f);
                 b.walk_mut(f);
@@ -197,6 +221,20 @@ impl Ir {
         }
     }
 
+    /// Whether this expression is NULL whenever every source column it reads is, whatever
+    /// else: an outer join's NULL-extended row has NULL streamed columns.
+    pub fn strict(&self) -> bool {
+        match self {
+            Ir::Column(_) | Ir::StrColumn(_) => true,
+            Ir::Binary(op, a, b) => {
+                !matches!(op, BinOp::And | BinOp::Or) && (a.strict() || b.strict())
+            }
+            Ir::Neg(a) | Ir::Not(a) => a.strict(),
+            Ir::Limited { inner, .. } => inner.strict(),
+            _ => false,
+        }
+    }
+
     /// Every leaf column this expression reads, in first-use order.
     pub fn columns(&self, out: &mut Vec<usize>) {
         match self {
@@ -205,7 +243,12 @@ impl Ir {
                     out.push(*c)
                 }
             }
-            Ir::Const(_) | Ir::Null | Ir::StrColumn(_) | Ir::StrEq { .. } => {}
+            Ir::Const(_)
+            | Ir::Null
+            | Ir::StrColumn(_)
+            | Ir::StrEq { .. }
+            | Ir::Mapped { .. }
+            | Ir::Param(_) => {}
             Ir::Binary(_, a, b) => {
                 a.columns(out);
                 b.columns(out);
@@ -238,8 +281,10 @@ impl Ir {
             }
         };
         match self {
-            Ir::StrColumn(c) | Ir::StrEq { column: c, .. } => push(*c),
-            Ir::Column(_) | Ir::Const(_) | Ir::Null => {}
+            Ir::StrColumn(c) | Ir::StrEq { column: c, .. } | Ir::Mapped { column: c, .. } => {
+                push(*c)
+            }
+            Ir::Column(_) | Ir::Const(_) | Ir::Null | Ir::Param(_) => {}
             Ir::Binary(_, a, b) => {
                 a.strings(out);
                 b.strings(out);
@@ -275,7 +320,8 @@ impl Ir {
                 column: j,
             } => key.nullable(column) || column(Leaf::Lookup(*side, *j)),
             Ir::Matched(..) | Ir::NotIn(..) => false,
-            Ir::StrColumn(_) | Ir::StrEq { .. } => true,
+            Ir::Mapped { map, .. } => column(Leaf::Map(*map)),
+            Ir::StrColumn(_) | Ir::StrEq { .. } | Ir::Param(_) => true,
             Ir::Const(_) => false,
             Ir::Null => true,
             Ir::Binary(_, a, b) => a.nullable(column) || b.nullable(column),
@@ -308,6 +354,9 @@ impl Ir {
             Ir::Const(v) => (*v as i128, *v as i128),
             Ir::Null | Ir::StrColumn(_) => (0, 0),
             Ir::StrEq { .. } => (0, 1),
+            Ir::Mapped { map, .. } => column(Leaf::Map(*map)),
+            // Unresolved: any value, so no arithmetic on it passes.
+            Ir::Param(_) => (i64::MIN as i128, i64::MAX as i128),
             Ir::Binary(op, a, b) => {
                 let (alo, ahi) = a.bounds(column)?;
                 let (blo, bhi) = b.bounds(column)?;
@@ -398,8 +447,17 @@ impl Ir {
                 }
             },
             Ir::Const(v) => ops.push(Op::Const(*v)),
-            Ir::Null => ops.push(Op::Null),
+            Ir::Null | Ir::Param(_) => ops.push(Op::Null),
             Ir::StrColumn(c) => coded(*c, &[Op::Const(0)], to, ops),
+            Ir::Mapped { map, column } => {
+                // Codes are never null (NULL has a code of its own), and the map's keys are
+                // the codes from 0.
+                let shape = to.maps.get(*map);
+                probe_shape(shape, &[Op::Load((to.slot)(*column))], ops);
+                let at = shape.map_or(0, |s| s.columns.first().copied().unwrap_or(0));
+                ops.push(Op::Const(at as i64));
+                ops.push(Op::Gather);
+            }
             Ir::StrEq { column, value } => {
                 let eq = match (to.code)(*column, Some(value)) {
                     Some(code) => {
@@ -492,11 +550,15 @@ fn probe_bounds(key: &Ir, column: &dyn Fn(Leaf) -> Bounds) -> Result<(), BoundsE
 /// Pushes lookup side `side`'s row of `key` (null without one): its offset from the first
 /// key, checked against the key count, in the side's key map.
 pub(crate) fn probe(side: usize, key: &Ir, to: &Lowering<'_>, ops: &mut Vec<Op>) {
-    let (first, keys, base) = to
-        .lookup
-        .get(side)
-        .map_or((0, 0, 0), |l| (l.first_key, l.keys, l.base));
-    key.lower(to, ops);
+    let mut key_ops = Vec::new();
+    key.lower(to, &mut key_ops);
+    probe_shape(to.lookup.get(side), &key_ops, ops);
+}
+
+/// Pushes the row of the key that `key` pushes in the key map `shape` (null without one).
+fn probe_shape(shape: Option<&LookupShape>, key: &[Op], ops: &mut Vec<Op>) {
+    let (first, keys, base) = shape.map_or((0, 0, 0), |l| (l.first_key, l.keys, l.base));
+    ops.extend_from_slice(key);
     ops.push(Op::Const(first));
     ops.push(Op::Sub);
     ops.push(Op::Const(keys as i64));

@@ -101,6 +101,7 @@ pub mod query;
 pub use datafusion;
 
 pub mod cache;
+pub mod codemap;
 pub mod convert;
 pub mod exec;
 pub mod expr;

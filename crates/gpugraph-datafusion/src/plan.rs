@@ -18,16 +18,21 @@ use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::ExecutionPlan;
 
+mod deferred;
 mod join;
+mod lower;
 mod output;
 mod semi;
 
+use deferred::derived_key;
 use join::{join, join_sides, Columns, Sides};
 
-use crate::expr::{column_type, leaf_level, on_lookup, translate, Host, Level, Scope, Ty};
-use crate::ir::{Bounds, Ir, Leaf, Lowering};
-use crate::lookup::{LookupPlan, LookupTable};
-use crate::program::{Layout, LookupShape, Op, Program};
+use crate::codemap::CodeMap;
+use crate::expr::{
+    column_type, leaf_level, on_lookup, translate, Deferred, Host, Level, Scope, Ty,
+};
+use crate::ir::Ir;
+use crate::lookup::LookupPlan;
 
 /// Aggregate functions the GPU computes (partial states).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +106,20 @@ pub struct GpuPlan {
     /// keys come from a lookup side: group `source + row × S`, where `source` is the
     /// mixed-radix index of the coded keys and `S` their combinations.
     pub lookup_row: Option<(usize, Ir)>,
+    /// String expressions the GPU looks up by code ([`Ir::Mapped`]), whose tables follow the
+    /// joins' lookup sides in the lookup buffer.
+    pub maps: Vec<CodeMap>,
+    /// The lookup side an outer join preserves ([`join::Sides::preserved`]): every one of its
+    /// rows is a group ([`Self::lookup_row`]), one without streamed rows holding the states
+    /// of SQL's NULL-extended row (counts 0, sums, extremes and averages NULL), which
+    /// `preserved_shape` made the only states such a group can have.
+    pub preserved: Option<usize>,
+    /// The code maps ([`Self::maps`]) whose values are group keys ([`GroupKey::Mapped`]), in
+    /// GROUP BY order: their digits follow the coded keys' in the group index.
+    pub key_maps: Vec<usize>,
+    /// Values known when the query runs ([`Ir::Param`]), with their planned types:
+    /// [`Self::resolved`] puts them in before the run.
+    pub params: Vec<(Arc<dyn PhysicalExpr>, Ty)>,
 }
 
 /// Where a group key's values come from.
@@ -113,6 +132,10 @@ pub enum GroupKey {
     /// combination), so a partial state may repeat a key (several orders of one customer);
     /// DataFusion's final aggregate merges them.
     Lookup(usize),
+    /// Code map [`GpuPlan::key_maps`]`[j]`: an expression over one coded source string
+    /// column, whose distinct values the host codes ([`CodeMap::key_table`]); the code of
+    /// the row's string's value is a group index digit.
+    Mapped(usize),
 }
 
 /// Accumulator words of one aggregate in a group.
@@ -178,9 +201,14 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     let mut origin: Vec<Option<usize>> = (0..source.schema().fields().len()).map(Some).collect();
     let mut host: Vec<Host> = vec![None; origin.len()];
     let mut predicates = Vec::new();
+    let deferred = RefCell::new(Deferred::default());
+    // The top projection's columns that are expressions over one source string column
+    // (TPC-H Q22's `substring(c_phone from 1 for 2) as cntrycode`): group keys by code.
+    let mut derived: Vec<Option<CodeMap>> = Vec::new();
     let mut sides = Sides {
         joins: Vec::new(),
         columns: Vec::new(),
+        preserved: None,
     };
     for node in chain.iter().rev() {
         let schemas = sides.schemas();
@@ -190,12 +218,18 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             level: &level,
             host: &host,
             lookup: &lookups,
+            deferred: Some(&deferred),
         };
         if let Some(p) = node.downcast_ref::<ProjectionExec>() {
             let schema = p.input().schema();
             let mut next_level = Vec::new();
             let mut next_origin = Vec::new();
             let mut next_host = Vec::new();
+            derived = p
+                .expr()
+                .iter()
+                .map(|e| derived_key(&e.expr, &schema, &origin))
+                .collect();
             for e in p.expr() {
                 next_level.push(translate(&e.expr, &scope(&schema)));
                 next_origin.push(
@@ -209,6 +243,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             origin = next_origin;
             host = next_host;
         } else if let Some(f) = node.downcast_ref::<FilterExec>() {
+            derived.clear();
             let t = translate(f.predicate(), &scope(&f.input().schema()))
                 .map_err(|why| format!("filter: {why}"))?;
             if t.ty != Ty::Bool {
@@ -219,6 +254,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             project(f.projection().as_deref(), &mut columns);
             (level, origin, host) = columns;
         } else if let Some(j) = node.downcast_ref::<HashJoinExec>() {
+            derived.clear();
             let mut columns = (level, origin, host);
             join(j, &mut columns, &mut sides, &mut predicates)?;
             (level, origin, host) = columns;
@@ -232,6 +268,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         level: &level,
         host: &host,
         lookup: &lookups,
+        deferred: Some(&deferred),
     };
     // Group keys: coded source columns, or one lookup side's columns, whose groups are then
     // indexed by its lookup row (a source column a join key equals is that side's key: TPC-H
@@ -239,8 +276,25 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     let mut keys = Vec::new();
     let mut groups = Vec::new();
     let mut lookup_groups = Vec::new();
+    let mut key_maps = Vec::new();
     let mut row_side: Option<(usize, String)> = None;
     for (e, name) in group.expr() {
+        // A group expression over one source string column, here or in the projection
+        // below (Q22's `cntrycode`), groups by its values' codes.
+        let mapped = match e.downcast_ref::<Column>() {
+            None => derived_key(e, &input_schema, &origin),
+            Some(c) if origin.get(c.index()).copied().flatten().is_none() => {
+                derived.get(c.index()).cloned().flatten()
+            }
+            Some(_) => None,
+        };
+        if let Some(map) = mapped {
+            let mut deferred = deferred.borrow_mut();
+            deferred.maps.push(map);
+            key_maps.push(deferred.maps.len() - 1);
+            groups.push(GroupKey::Mapped(key_maps.len() - 1));
+            continue;
+        }
         let i = e
             .downcast_ref::<Column>()
             .map(|c| c.index())
@@ -254,6 +308,12 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
                 .position(|(l, key)| l.set.is_none() && *key == Ir::Column(c))?;
             Some((s, Arc::clone(&sides.joins[s].0.key)))
         });
+        if joined.is_some() && sides.preserved.is_some() {
+            // The streamed column is NULL in a NULL-extended row, not the side's key.
+            return Err(format!(
+                "an outer join that preserves its lookup side: group key {name} is the streamed side's"
+            ));
+        }
         if let Some((s, h)) = joined.or_else(|| host.get(i).cloned().flatten()) {
             if sides.joins[s].0.outer {
                 // Rows without a match have no lookup row to index their group by.
@@ -369,6 +429,13 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
     }
     // String columns compared with literals are coded like group keys, after them.
     let mut coded = keys.clone();
+    for &m in &key_maps {
+        Ir::Mapped {
+            map: m,
+            column: deferred.borrow().maps[m].column,
+        }
+        .strings(&mut coded);
+    }
     for p in &predicates {
         p.strings(&mut coded);
     }
@@ -382,6 +449,10 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             coded.len()
         ));
     }
+    if let Some(p) = sides.preserved {
+        preserved_shape(&chain, p, &row_side, &keys, &key_maps, &aggregates)?;
+    }
+    let deferred = deferred.into_inner();
     let mut lookup_row = row_side.map(|(s, _)| (s, sides.joins[s].1.clone()));
     let mut exprs: Vec<&mut Ir> = predicates
         .iter_mut()
@@ -416,6 +487,10 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         lookups,
         groups,
         lookup_row,
+        preserved: sides.preserved,
+        maps: deferred.maps,
+        key_maps,
+        params: deferred.params,
     })
 }
 
@@ -492,196 +567,47 @@ impl GpuPlan {
             }
         }
     }
+}
 
-    /// The kernel slot of source column `c` read as a number.
-    /// The kernel slot of source column `c`: a number slot, else a code slot after them.
-    fn slot(&self, c: usize) -> u32 {
-        let at = match self.values.iter().position(|&v| v == c) {
-            Some(s) => s,
-            None => self.values.len() + self.coded.iter().position(|&k| k == c).unwrap_or(0),
-        };
-        at as u32
+/// Why a plan whose join preserves its lookup side `p` cannot emit that side's unmatched
+/// rows exactly, if it cannot: they must be its groups' only source (every group key from
+/// side `p`, by lookup row), no filter may sit above the join (it would see the
+/// NULL-extended rows), and each aggregate over a NULL-extended row must be its empty
+/// state: a count, sum, min, max or avg of an argument that is NULL whenever the streamed
+/// columns are ([`Ir::strict`]; `count(*)` would count the row).
+fn preserved_shape(
+    chain: &[Arc<dyn ExecutionPlan>],
+    p: usize,
+    row_side: &Option<(usize, String)>,
+    keys: &[usize],
+    key_maps: &[usize],
+    aggregates: &[Aggregate],
+) -> Result<(), String> {
+    let refuse = |why: &str| {
+        Err(format!(
+            "an outer join that preserves its lookup side: {why}"
+        ))
+    };
+    let join_at = chain
+        .iter()
+        .position(|n| n.downcast_ref::<HashJoinExec>().is_some())
+        .unwrap_or(0);
+    if chain[..join_at]
+        .iter()
+        .any(|n| n.downcast_ref::<FilterExec>().is_some())
+    {
+        return refuse("a filter above the join");
     }
-
-    /// Checks that every value the program computes fits i64 (min/max arguments i32), given
-    /// the source columns' bounds, and returns each aggregate's [`Span`] (COUNT(DISTINCT)s
-    /// only; an argument range past [`MAX_SPAN_WORDS`] is refused).
-    /// `lookups` are the joins' built lookup sides.
-    pub fn check_bounds(
-        &self,
-        source: &dyn Fn(usize) -> Bounds,
-        lookups: &[LookupTable],
-    ) -> Result<Vec<Option<Span>>, String> {
-        let column = |leaf: Leaf| match leaf {
-            Leaf::Column(c) => source(c),
-            Leaf::Lookup(s, j) => lookups
-                .get(s)
-                .and_then(|l| l.bounds.get(j))
-                .copied()
-                .unwrap_or((0, 0)),
-        };
-        let column: &dyn Fn(Leaf) -> Bounds = &column;
-        for p in &self.predicates {
-            p.bounds(column).map_err(|e| e.to_string())?;
-        }
-        let mut spans = Vec::with_capacity(self.aggregates.len());
-        for a in &self.aggregates {
-            let (lo, hi) = a.arg.bounds(column).map_err(|e| e.to_string())?;
-            if matches!(a.kind, AggKind::Min | AggKind::Max)
-                && (lo < i32::MIN as i128 || hi > i32::MAX as i128)
-            {
-                return Err(format!(
-                    "a min/max argument may reach [{lo}, {hi}], past the 32-bit range the GPU keeps extremes in"
-                ));
-            }
-            spans.push(if a.kind == AggKind::CountDistinct {
-                let words = (hi.max(lo) - lo + 32) / 32;
-                if words > MAX_SPAN_WORDS as i128 {
-                    return Err(format!(
-                        "a COUNT(DISTINCT) argument may take the {} values of [{lo}, {hi}], more than the {} a GPU presence bitmap covers",
-                        hi - lo + 1,
-                        MAX_SPAN_WORDS * 32
-                    ));
-                }
-                Some(Span {
-                    lo: lo as i64,
-                    words: words as u32,
-                })
-            } else {
-                None
-            });
-        }
-        Ok(spans)
+    if !keys.is_empty() || !key_maps.is_empty() || row_side.as_ref().map(|(s, _)| *s) != Some(p) {
+        return refuse("group keys not all from the preserved side");
     }
-
-    /// The program for key cardinalities `cards` (codes per key), with the word layout of
-    /// the row count (word 0) and of each aggregate. `nullable` has bit s set when kernel slot
-    /// s may hold nulls. Aggregates that would accumulate the same thing share words: the
-    /// count of an argument that cannot be null is the row count, and equal arguments share
-    /// their sum (TPC-H Q1's `sum(l_quantity)` and `avg(l_quantity)`), so the kernel does each
-    /// accumulation once.
-    /// `lookup` is each lookup side's layout in the lookup buffer, `code(k, s)` the code of
-    /// string `s` (`None`: NULL) in coded column `k` ([`Self::coded`]), if any row has it;
-    /// `spans` are [`Self::check_bounds`]'s (a COUNT(DISTINCT) without one gets an empty
-    /// bitmap: only a plan without them may pass none).
-    pub fn program(
-        &self,
-        cards: &[u32],
-        nullable: u32,
-        lookup: &[LookupShape],
-        code: &dyn Fn(usize, Option<&str>) -> Option<u32>,
-        spans: &[Option<Span>],
-    ) -> (Program, Vec<AggWords>) {
-        let slot = |c: usize| self.slot(c);
-        let source_code = |c: usize, s: Option<&str>| {
-            let k = self.coded.iter().position(|&k| k == c)?;
-            code(k, s)
-        };
-        let slot = Lowering {
-            slot: &slot,
-            code: &source_code,
-            lookup,
-        };
-        // Lookup columns hold no nulls (`lookup.rs`), and the join's match filter runs first.
-        let column_nullable = |leaf: Leaf| match leaf {
-            Leaf::Column(c) => nullable >> self.slot(c) & 1 == 1,
-            Leaf::Lookup(s, _) => self.lookups.get(s).is_some_and(|l| l.outer),
-        };
-        let mut ops = Vec::new();
-        for p in &self.predicates {
-            p.lower(&slot, &mut ops);
-            ops.push(Op::Filter);
+    for a in aggregates {
+        if a.kind == AggKind::CountDistinct || !a.arg.strict() {
+            return refuse(&format!(
+                "an aggregate of {:?} whose state over a NULL-extended row is not empty",
+                a.arg
+            ));
         }
-        // Mixed-radix group index: key k's code times the product of the earlier
-        // cardinalities.
-        ops.push(Op::Const(0));
-        let mut stride = 1i64;
-        for (k, card) in cards.iter().enumerate() {
-            ops.push(Op::Load((self.values.len() + k) as u32));
-            ops.push(Op::Const(stride));
-            ops.push(Op::Mul);
-            ops.push(Op::Add);
-            stride *= *card as i64;
-        }
-        if let Some((side, key)) = &self.lookup_row {
-            crate::ir::probe(*side, key, &slot, &mut ops);
-            ops.push(Op::Const(stride));
-            ops.push(Op::Mul);
-            ops.push(Op::Add);
-        }
-        ops.push(Op::Group);
-        let mut layout = Layout::default();
-        let rows = layout.sum();
-        ops.push(Op::Const(1));
-        ops.push(Op::Count(rows));
-        // (kind, argument) → word, where kind 0 is a count, 1 a sum, 2 a min, 3 a max.
-        let mut shared: Vec<(u8, Ir, u32)> = Vec::new();
-        let mut word = |kind: u8, arg: &Ir, ops: &mut Vec<Op>, layout: &mut Layout| -> u32 {
-            if kind == 0 && !arg.nullable(&column_nullable) {
-                return rows;
-            }
-            if let Some((_, _, w)) = shared.iter().find(|(k, a, _)| *k == kind && a == arg) {
-                return *w;
-            }
-            let w = match kind {
-                0 | 1 => layout.sum(),
-                _ => layout.extreme(kind == 3),
-            };
-            arg.lower(&slot, ops);
-            ops.push(match kind {
-                0 => Op::Count(w),
-                1 => Op::Sum(w),
-                2 => Op::Min(w),
-                _ => Op::Max(w),
-            });
-            shared.push((kind, arg.clone(), w));
-            w
-        };
-        let mut words = Vec::new();
-        for (i, a) in self.aggregates.iter().enumerate() {
-            if a.kind == AggKind::CountDistinct {
-                let span = spans
-                    .get(i)
-                    .copied()
-                    .flatten()
-                    .unwrap_or(Span { lo: 0, words: 0 });
-                let at = layout.bits(span.words);
-                a.arg.lower(&slot, &mut ops);
-                ops.push(Op::Const(span.lo));
-                ops.push(Op::Sub);
-                ops.push(Op::Bits {
-                    word: at,
-                    words: span.words,
-                });
-                words.push(AggWords {
-                    count: rows,
-                    sum: None,
-                    extreme: None,
-                    bits: Some((at, span)),
-                });
-                continue;
-            }
-            let count = word(0, &a.arg, &mut ops, &mut layout);
-            let mut w = AggWords {
-                count,
-                sum: None,
-                extreme: None,
-                bits: None,
-            };
-            match a.kind {
-                AggKind::Sum | AggKind::Avg => w.sum = Some(word(1, &a.arg, &mut ops, &mut layout)),
-                AggKind::Min => w.extreme = Some(word(2, &a.arg, &mut ops, &mut layout)),
-                AggKind::Max => w.extreme = Some(word(3, &a.arg, &mut ops, &mut layout)),
-                AggKind::Count | AggKind::CountDistinct => {}
-            }
-            words.push(w);
-        }
-        (
-            Program {
-                ops,
-                kinds: layout.into_kinds(),
-            },
-            words,
-        )
     }
+    Ok(())
 }

@@ -39,6 +39,13 @@ pub enum FallbackReason {
     /// A join's lookup side cannot be a GPU lookup (a repeated key, keys too sparse, nulls
     /// in a link): which and why (run time).
     Lookup(String),
+    /// A string expression over one coded column ([`crate::codemap::CodeMap`]) that the GPU
+    /// cannot look up by code for this data (a value past 32 bits, an evaluation DataFusion
+    /// fails on some distinct value): which and why (run time).
+    CodeMap(String),
+    /// A value known only when the query runs (a scalar subquery's) that the GPU cannot
+    /// compute with: which and why (run time).
+    Value(String),
     /// More groups than the GPU aggregates (run time).
     TooManyGroups {
         /// Groups the data has.
@@ -69,6 +76,12 @@ impl fmt::Display for FallbackReason {
             FallbackReason::Unsupported(why)
             | FallbackReason::Bounds(why)
             | FallbackReason::Lookup(why) => f.write_str(why),
+            FallbackReason::Value(why) => {
+                write!(f, "a value known when the query runs: {why}")
+            }
+            FallbackReason::CodeMap(why) => {
+                write!(f, "a string expression looked up by code: {why}")
+            }
             FallbackReason::Misfit(misfit) => write!(f, "{misfit}"),
             FallbackReason::TooManyGroups {
                 groups,

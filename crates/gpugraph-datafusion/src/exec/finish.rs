@@ -4,6 +4,8 @@
 
 use std::time::Instant;
 
+use datafusion::arrow::array::{new_empty_array, ArrayRef, UInt32Array};
+use datafusion::arrow::compute::take;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::metrics::MetricBuilder;
@@ -42,9 +44,37 @@ impl Run {
         if let Some(why) = refused {
             return self.cpu(FallbackReason::Lookup(why)).await;
         }
+        let converter = &prepared.converter;
+        // The code maps' tables, from the complete dictionaries, after the joins' sides.
+        let mapped = Instant::now();
+        // Each key map's distinct values, by value code.
+        let mut keyed: Vec<ArrayRef> = Vec::new();
+        for (m, map) in self.plan.maps.iter().enumerate() {
+            let k = self.plan.coded.iter().position(|&c| c == map.column);
+            let values = match k.map(|k| converter.dictionary(k)).transpose()?.flatten() {
+                Some(values) => values,
+                None => new_empty_array(map.field.data_type()),
+            };
+            let table = if self.plan.key_maps.contains(&m) {
+                map.key_table(&values).map(|(table, distinct)| {
+                    keyed.push(distinct);
+                    table
+                })
+            } else {
+                map.table(&values)
+            };
+            match table {
+                Ok(table) => tables.push(table),
+                Err(why) => return self.cpu(FallbackReason::CodeMap(why)).await,
+            }
+        }
+        if !self.plan.maps.is_empty() {
+            MetricBuilder::new(&self.metrics)
+                .subset_time("code_map_time", 0)
+                .add_duration(mapped.elapsed());
+        }
         crate::lookup::place(&mut tables);
         let kernel_time = MetricBuilder::new(&self.metrics).subset_time("gpu_kernel_time", 0);
-        let converter = &prepared.converter;
         let chunks = &prepared.chunks;
         let spans = match self
             .plan
@@ -56,6 +86,9 @@ impl Run {
         // Coded string columns past the group keys only filter.
         let mut cards = converter.cardinalities();
         cards.truncate(self.plan.keys.len());
+        // Key maps' digits follow, in key-map order (`keyed` is in map order, which the
+        // planner made the same).
+        cards.extend(keyed.iter().map(|d| d.len() as u32));
         let (source_groups, groups) = self.plan.group_count(&cards, &tables);
         let too_many = |words_per_group, max| FallbackReason::TooManyGroups {
             groups,
@@ -151,7 +184,17 @@ impl Run {
             program.words_per_group(),
             (source_groups, groups),
             &tables,
-            &|k, g| converter.key_values(k, g),
+            &|k, g| match k.checked_sub(self.plan.keys.len()) {
+                None => converter.key_values(k, g),
+                Some(j) => {
+                    let stride: usize = cards[..k].iter().map(|&c| c as usize).product();
+                    let card = (cards[k] as usize).max(1);
+                    let at = UInt32Array::from_iter_values(
+                        g.iter().map(|&g| ((g / stride.max(1)) % card) as u32),
+                    );
+                    Ok(take(keyed[j].as_ref(), &at, None)?)
+                }
+            },
         )?;
         output_time.add_elapsed(start);
         Ok(vec![batch])

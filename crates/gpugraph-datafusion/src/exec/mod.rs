@@ -153,6 +153,12 @@ impl DisplayAs for GpuPartialAggregateExec {
             .iter()
             .map(|g| match *g {
                 GroupKey::Source(k) => name(&self.plan.keys[k]),
+                GroupKey::Mapped(j) => self
+                    .plan
+                    .key_maps
+                    .get(j)
+                    .and_then(|&m| self.plan.maps.get(m))
+                    .map_or_else(String::new, |m| format!("{m} by code")),
                 GroupKey::Lookup(j) => self
                     .plan
                     .lookup_row
@@ -182,6 +188,20 @@ impl DisplayAs for GpuPartialAggregateExec {
             .collect();
         if !strings.is_empty() {
             write!(f, ", strings=[{}]", strings.join(", "))?;
+        }
+        if !self.plan.params.is_empty() {
+            let params: Vec<String> = self
+                .plan
+                .params
+                .iter()
+                .map(|(p, _)| p.to_string())
+                .collect();
+            write!(f, ", values at run time=[{}]", params.join(", "))?;
+        }
+        if !self.plan.maps.is_empty() {
+            // Evaluated once per distinct string on the host, looked up by code on the GPU.
+            let maps: Vec<String> = self.plan.maps.iter().map(ToString::to_string).collect();
+            write!(f, ", by code=[{}]", maps.join(", "))?;
         }
         for l in &self.plan.lookups {
             if let Some(kind) = l.set {
@@ -338,7 +358,14 @@ impl Run {
         })
     }
 
-    async fn run(self) -> Result<Vec<RecordBatch>> {
+    async fn run(mut self) -> Result<Vec<RecordBatch>> {
+        // DataFusion ran the scalar subqueries before executing this plan's input.
+        if !self.plan.params.is_empty() {
+            match self.plan.resolved() {
+                Ok(plan) => self.plan = plan,
+                Err(why) => return self.cpu(FallbackReason::Value(why)).await,
+            }
+        }
         let convert_time = MetricBuilder::new(&self.metrics).subset_time("convert_time", 0);
         let decode_time = MetricBuilder::new(&self.metrics).subset_time("decode_time", 0);
         let merge_time = MetricBuilder::new(&self.metrics).subset_time("merge_time", 0);

@@ -158,12 +158,9 @@ pub(super) fn join_sides(join: &HashJoinExec) -> Result<(Arc<dyn ExecutionPlan>,
     } else {
         (join.right(), JoinType::Right)
     };
-    if *join.join_type() != JoinType::Inner && *join.join_type() != preserves {
-        return Err(format!(
-            "a {} join that preserves the smaller side; the GPU streams the larger one",
-            join.join_type()
-        ));
-    }
+    // An outer join that preserves the smaller side streams the larger one too: its
+    // unmatched lookup rows are emitted as groups of their own (`join`).
+    let _ = preserves;
     Ok((Arc::clone(probe), probe_left))
 }
 
@@ -328,6 +325,11 @@ pub(super) struct Sides {
     pub joins: Vec<(LookupPlan, Ir)>,
     /// Each side's lookup columns so far.
     pub columns: Vec<RefCell<Vec<Arc<dyn PhysicalExpr>>>>,
+    /// The side an outer join preserves, when it is the lookup side (TPC-H Q13's customers
+    /// ⟕ orders): the streamed rows join it as an inner join does, and the plan emits every
+    /// lookup row's group, those without a streamed row as SQL's NULL-extended row
+    /// ([`super::GpuPlan::preserved`]).
+    pub preserved: Option<usize>,
 }
 
 impl Sides {
@@ -471,9 +473,18 @@ pub(super) fn join(
             }
         })
         .collect();
-    let outer = *j.join_type() != JoinType::Inner;
+    let preserves_probe = if probe_left {
+        JoinType::Left
+    } else {
+        JoinType::Right
+    };
+    let preserves_lookup = *j.join_type() != JoinType::Inner && *j.join_type() != preserves_probe;
+    let outer = *j.join_type() != JoinType::Inner && !preserves_lookup;
     // An outer join's NULL rows neither associate nor combine with another lookup.
-    if (outer && !sides.joins.is_empty()) || sides.joins.iter().any(|(l, _)| l.outer) {
+    if ((outer || preserves_lookup) && !sides.joins.is_empty())
+        || sides.joins.iter().any(|(l, _)| l.outer)
+        || sides.preserved.is_some()
+    {
         return Err("an outer join with another join above or below it stays on the CPU".into());
     }
     if let Some((s, key)) = on_lookup(on[0].0, &current.2) {
@@ -507,18 +518,29 @@ pub(super) fn join(
             level: &current.0,
             host: &current.2,
             lookup: &outer_scopes,
+            deferred: None,
         },
     )
     .map_err(|why| format!("join key {}: {why}", on[0].0))?;
     if !matches!(key.ty, Ty::Num(_)) {
         return Err(format!("the join key {} is not a number", on[0].0));
     }
-    if outer && j.filter().is_some() {
+    if (outer || preserves_lookup) && j.filter().is_some() {
         return Err("an outer join with a residual filter is not supported on the GPU".into());
     }
     let lookup_schema = lookup_input.schema();
     // An outer join keeps the probe rows without a match, their lookup columns NULL.
     let origins = sides.add(lookup_input, on[0].1, key.ir, outer, predicates);
+    if preserves_lookup {
+        // One side, not split into a fact and a dimension: its rows are the groups.
+        if sides.joins.len() != 1 {
+            return Err(format!(
+                "a {} join that preserves a joined lookup side stays on the CPU",
+                j.join_type()
+            ));
+        }
+        sides.preserved = Some(0);
+    }
     let next = join_level(
         columns.into_iter(),
         (&current.0, &current.1, &current.2),
@@ -542,6 +564,7 @@ pub(super) fn join(
             level: &next.0,
             host: &next.2,
             lookup: &lookups,
+            deferred: None,
         };
         let t = translate(&eq, &scope).map_err(|why| format!("join key {p} = {l}: {why}"))?;
         predicates.push(t.ir);
@@ -564,6 +587,7 @@ pub(super) fn join(
             level: &f_level,
             host: &f_host,
             lookup: &lookups,
+            deferred: None,
         };
         let t =
             translate(filter.expression(), &scope).map_err(|why| format!("join filter: {why}"))?;

@@ -36,7 +36,7 @@ impl GpuPlan {
     /// The partial-state batch from the accumulators `acc` of the groups of
     /// [`Self::group_count`]: the groups with rows (or the one group without GROUP BY,
     /// always), `key_values(k, indices)` giving coded key k's values for mixed-radix indices
-    /// of the coded keys, `lookups` the built lookup sides (their group keys' values).
+    /// of the coded keys (then key map `k − keys` of [`GpuPlan::key_maps`]'s), `lookups` the built lookup sides (their group keys' values).
     pub fn output(
         &self,
         acc: &[u32],
@@ -46,9 +46,15 @@ impl GpuPlan {
         lookups: &[LookupTable],
         key_values: &dyn Fn(usize, &[usize]) -> datafusion::common::Result<ArrayRef>,
     ) -> datafusion::common::Result<RecordBatch> {
-        let emitted: Vec<usize> = (0..groups)
-            .filter(|g| self.groups.is_empty() || sum96(acc, g * wpg) > 0)
-            .collect();
+        // A preserved lookup side's rows are every group, with streamed rows or not.
+        let preserved_rows = self.preserved.map(|p| lookups.get(p).map_or(0, |l| l.rows));
+        let emitted: Vec<usize> = match preserved_rows {
+            Some(0) => Vec::new(),
+            Some(_) => (0..groups).collect(),
+            None => (0..groups)
+                .filter(|g| self.groups.is_empty() || sum96(acc, g * wpg) > 0)
+                .collect(),
+        };
         let mut columns: Vec<ArrayRef> = Vec::new();
         for (k, group) in self.groups.iter().enumerate() {
             let dt = self.schema.field(k).data_type();
@@ -57,6 +63,10 @@ impl GpuPlan {
                 GroupKey::Source(k) => {
                     let indices: Vec<usize> = emitted.iter().map(|g| g % source).collect();
                     key_values(k, &indices)?
+                }
+                GroupKey::Mapped(j) => {
+                    let indices: Vec<usize> = emitted.iter().map(|g| g % source).collect();
+                    key_values(self.keys.len() + j, &indices)?
                 }
                 GroupKey::Lookup(j) => {
                     let side = self.lookup_row.as_ref().and_then(|(s, _)| lookups.get(*s));
@@ -241,6 +251,10 @@ mod tests {
             lookups: Vec::new(),
             groups: Vec::new(),
             lookup_row: None,
+            maps: Vec::new(),
+            params: Vec::new(),
+            key_maps: Vec::new(),
+            preserved: None,
         };
         assert_eq!(plan.group_count(&[3, 5], &[]), (15, 15));
         assert_eq!(plan.group_count(&[], &[]), (1, 1));

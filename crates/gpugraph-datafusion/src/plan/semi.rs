@@ -111,6 +111,7 @@ pub(super) fn semi(
             level: &current.0,
             host: &current.2,
             lookup: &scopes,
+            deferred: None,
         },
     )
     .map_err(|why| format!("{what} join key {kept_key}: {why}"))?;

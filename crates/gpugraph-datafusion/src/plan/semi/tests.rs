@@ -84,6 +84,7 @@ fn gpu_mask(
         slot: &slot,
         code: &code,
         lookup: &shapes,
+        maps: &[],
     };
     let mut layout = Layout::default();
     let count = layout.sum();
