@@ -221,8 +221,6 @@ impl TraceRow {
     }
 }
 
-/// What the generator wrote.
-
 /// Why the GPU frame of `n` spans cannot run here (`None`: it can): the span buffer against
 /// the device's buffer and storage-binding limits (the JSON and cache rows are measured
 /// anyway).
