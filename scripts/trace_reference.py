@@ -12,10 +12,12 @@ latest start wins, then the shorter span), as `gpugraph trace pick` answers it.
 Spans are what the trace domain makes spans of: `X` complete events (a missing `dur` is 0),
 instants `i`/`I` (duration 0), and `B`/`E` pairs matched per thread in time order (file order
 breaks ties; an `E` closes the latest open `B`); a `B` left open runs to the trace's end (the
-latest end of any other span, or the latest open `B`). Self time subtracts each span from its
-innermost enclosing span of the same process and thread (sorted by start, longer first; a span
-that starts where the open one ends is not inside it). Flow links count `f` events (and `t`
-steps), the ends of `s` → `f` chains.
+latest end of any other span, or the latest open `B`). Self time subtracts each span from the
+innermost open span of the same process and thread that contains it (sorted by start, longer
+first; a span that starts where the open one ends is not inside it; one that overlaps the open
+spans without nesting in them is subtracted from the innermost that contains it, if any), as
+the trace model parents spans. Flow links count `f` events (and `t` steps), the ends of
+`s` → `f` chains.
 
 Kept apart from the Rust so that a bug in the ingestion cannot hide in its own oracle: the CLI
 tests and the device scripts compare `gpugraph trace stats --json` with this output.
@@ -81,8 +83,12 @@ def reference(events):
         for s in evs:
             while stack and stack[-1][1] + stack[-1][2] <= s[1]:
                 stack.pop()
-            if stack:
-                stats[stack[-1][3]]["self"] -= s[2]
+            # The innermost open span that contains it (a span overlapping the open ones
+            # without nesting in them is no child of theirs).
+            end = s[1] + s[2]
+            parent = next((p for p in reversed(stack) if p[1] + p[2] >= end), None)
+            if parent:
+                stats[parent[3]]["self"] -= s[2]
             stack.append(s)
     flows = sum(1 for e in events if e.get("ph") in ("f", "t"))
     rows = {n: {"count": s["count"], "total_us": str(s["total"]), "self_us": str(s["self"])}
