@@ -6,54 +6,8 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use common::{explain, gpu, same, sessions};
-use gpugraph_datafusion::datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array};
-use gpugraph_datafusion::datafusion::arrow::datatypes::{DataType, Field, Schema};
-use gpugraph_datafusion::datafusion::arrow::record_batch::RecordBatch;
-use gpugraph_datafusion::datafusion::datasource::MemTable;
+use common::{explain, gpu, register, same, sessions, table};
 use gpugraph_datafusion::datafusion::prelude::SessionContext;
-use rand::{Rng, SeedableRng};
-
-/// `rows` rows of (k, g, v) in batches of at most 1,000: k from `keys` (NULL with
-/// probability `nulls`; a non-nullable column when 0), g in 0..5, v in ±10^6.
-fn table(rows: usize, seed: u64, keys: (i32, i32), nulls: f64) -> (Arc<Schema>, Vec<RecordBatch>) {
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("k", DataType::Int32, nulls > 0.0),
-        Field::new("g", DataType::Int32, false),
-        Field::new("v", DataType::Int64, false),
-    ]));
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut batches = Vec::new();
-    let mut left = rows;
-    while left > 0 || batches.is_empty() {
-        let n = left.min(1000);
-        let k: Int32Array = (0..n)
-            .map(|_| (!rng.random_bool(nulls)).then(|| rng.random_range(keys.0..keys.1)))
-            .collect();
-        let g: Int32Array = (0..n).map(|_| Some(rng.random_range(0..5))).collect();
-        let v: Int64Array = (0..n)
-            .map(|_| Some(rng.random_range(-1_000_000..1_000_000)))
-            .collect();
-        let columns: Vec<ArrayRef> = vec![Arc::new(k), Arc::new(g), Arc::new(v)];
-        batches.push(RecordBatch::try_new(Arc::clone(&schema), columns).expect("batch"));
-        left -= n;
-    }
-    (schema, batches)
-}
-
-fn register(
-    ctxs: [&SessionContext; 2],
-    name: &str,
-    (schema, batches): (Arc<Schema>, Vec<RecordBatch>),
-) {
-    for ctx in ctxs {
-        let table = MemTable::try_new(Arc::clone(&schema), vec![batches.clone()]).expect("table");
-        ctx.register_table(name, Arc::new(table))
-            .expect("registers");
-    }
-}
 
 /// The fact table `f` (20,000 rows, keys −50..400 with NULLs), the set tables `s` (3,000
 /// rows of keys 0..300, so each repeats, with NULLs), `n` (the same without NULLs, a
