@@ -11,32 +11,12 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::trace::{fixture, json};
 use common::*;
 use serde_json::Value;
-
-fn fixture(name: &str) -> String {
-    crate_file(&format!("../gpugraph-trace/tests/data/{name}"))
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// Runs gpugraph with `XDG_CACHE_HOME` pointing into `cache` (never the user's cache).
-fn run(cache: &TempDir, args: &[&str]) -> Output {
-    Command::new(binary())
-        .args(args)
-        .env("XDG_CACHE_HOME", cache.dir())
-        .output()
-        .unwrap_or_else(|e| panic!("could not start gpugraph {args:?}: {e}"))
-}
-
-fn json(cache: &TempDir, args: &[&str]) -> Value {
-    let out = run(cache, args);
-    assert_success(args, &out);
-    serde_json::from_slice(&out.stdout).expect("--json prints JSON")
-}
 
 /// `scripts/trace_reference.py ARGS` as JSON.
 fn reference(args: &[&str]) -> Value {

@@ -2,6 +2,8 @@
 //! files written and read by hand (CI has no numpy).
 #![allow(dead_code)]
 
+pub mod trace;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
