@@ -19,7 +19,8 @@ BENCH_OUT ?= bench-out
 export XDG_RUNTIME_DIR ?= $(CURDIR)/target/xdg-runtime
 $(shell mkdir -p -m 700 $(XDG_RUNTIME_DIR) 2>/dev/null)
 
-.PHONY: all vulkan python build demo test pytest bench fuzz fmt lint web web-test browser
+.PHONY: all vulkan python build demo test pytest bench fuzz fmt lint web web-test browser \
+  web-perf web-peer
 
 all: test
 
@@ -207,3 +208,27 @@ web-test: web browser
 	$(PY_VENV)/bin/python crates/gpugraph-viewer/tests/browser/test_viewer.py --web $(WEB_OUT) \
 	  --chromium $(CHROMIUM) --out $(WEB_TEST_OUT) --screenshot $(WEB_SCREENSHOT) \
 	  --big-spans $(WEB_TEST_SPANS)
+
+# Frame times of the web viewer at WEB_PERF_SPANS spans on SwiftShader (median / p95 of a
+# scripted pan/zoom, and the steady frame time under continuous input), with the default
+# frames-in-flight limit and without it (the viewer before the limit): WEB_TEST_OUT/perf.json.
+# Minutes at 1M spans: not part of `make test`.
+WEB_PERF_SPANS ?= 1000000
+web-perf: web browser
+	$(PY_VENV)/bin/python crates/gpugraph-viewer/tests/browser/perf_swiftshader.py --web $(WEB_OUT) \
+	  --chromium $(CHROMIUM) --out $(WEB_TEST_OUT) --spans $(WEB_PERF_SPANS)
+
+# The peer: speedscope's static build (npm package, fetched once with `npm pack` into
+# TOOLS_CACHE) and the viewer on the same trace in the same Chromium: load time and a
+# scripted zoom's frame times, WEB_TEST_OUT/peer.json. Not part of `make test`.
+SPEEDSCOPE_VERSION ?= 1.25.0
+TOOLS_CACHE ?= $(HOME)/.cache/gpugraph-tools
+SPEEDSCOPE_DIR = $(TOOLS_CACHE)/speedscope-$(SPEEDSCOPE_VERSION)
+web-peer: web browser
+	@[ -f $(SPEEDSCOPE_DIR)/package/dist/release/index.html ] || { \
+	  mkdir -p $(SPEEDSCOPE_DIR) && cd $(SPEEDSCOPE_DIR) && \
+	  npm pack --silent speedscope@$(SPEEDSCOPE_VERSION) && \
+	  tar xzf speedscope-$(SPEEDSCOPE_VERSION).tgz; }
+	$(PY_VENV)/bin/python crates/gpugraph-viewer/tests/browser/peer_speedscope.py --web $(WEB_OUT) \
+	  --speedscope $(SPEEDSCOPE_DIR)/package/dist/release --chromium $(CHROMIUM) \
+	  --out $(WEB_TEST_OUT) --spans $(WEB_PERF_SPANS)

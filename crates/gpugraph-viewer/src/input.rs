@@ -8,6 +8,9 @@
 //! * Click on a process label: collapse/expand the process; on a thread label: the thread.
 //! * `[` / `]`: fewer/more focus hops. Escape: clear focus and selection. 0: fit the trace.
 //!   I: show/hide the inspector.
+//! * Pointer over the plot (no button down): a hover pick, whose span gets the tooltip.
+//! * `/`: type a search (span name substring) in the plot's prompt; Enter applies it,
+//!   Backspace deletes, Escape clears the search ([`Controller::key_name`]).
 
 use gpugraph_trace::{Pick, TraceModel};
 
@@ -95,6 +98,8 @@ pub enum InputEvent {
         /// Vertical delta.
         dy: f32,
     },
+    /// The pointer left the surface.
+    PointerLeave,
     /// A key press.
     Key(Key),
     /// The surface changed size (logical px, and physical px per logical px).
@@ -108,13 +113,24 @@ pub enum InputEvent {
     },
 }
 
+/// What a pick's answer is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PickPurpose {
+    /// A click: select the span.
+    Select,
+    /// A shift-click: toggle the span as a focus seed.
+    ToggleSeed,
+    /// The pointer moved over the plot: the span gets the tooltip.
+    Hover,
+}
+
 /// A pick the controller asks the GPU for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PickRequest {
     /// What to pick.
     pub pick: Pick,
-    /// Toggle the picked span as a focus seed instead of selecting it.
-    pub toggle_seed: bool,
+    /// What its answer is for.
+    pub purpose: PickPurpose,
 }
 
 /// Drags shorter than this (logical px) are clicks.
@@ -130,6 +146,7 @@ pub struct Controller {
     down: Option<(f32, f32)>,
     last: (f32, f32),
     dragged: bool,
+    pointer: Option<(f32, f32)>,
 }
 
 impl Controller {
@@ -141,7 +158,31 @@ impl Controller {
             down: None,
             last: (0.0, 0.0),
             dragged: false,
+            pointer: None,
         }
+    }
+
+    /// The pointer's last position over the surface (logical px), `None` once it left.
+    pub fn pointer(&self) -> Option<(f32, f32)> {
+        self.pointer
+    }
+
+    /// The hover pick at `(x, y)`: `None` (and no tooltip) off the plot's spans' area.
+    fn hover(&self, x: f32, y: f32, state: &mut ViewState) -> Option<PickRequest> {
+        let r = self.regions(state);
+        let cam = &state.camera;
+        let hit = r
+            .plot
+            .contains(x, y)
+            .then(|| Some((cam.tick_at(r.plot, x)?, cam.row_at(r.plot, y)?)))
+            .flatten();
+        if hit.is_none() {
+            state.hovered = None;
+        }
+        hit.map(|(time, row)| PickRequest {
+            pick: Pick::Row { time, row },
+            purpose: PickPurpose::Hover,
+        })
     }
 
     /// The screen regions for `state`.
@@ -177,14 +218,18 @@ impl Controller {
                 (None, false)
             }
             InputEvent::PointerMove { x, y } => {
+                self.pointer = Some((x, y));
                 let Some(d) = self.down else {
                     self.last = (x, y);
-                    return (None, false);
+                    let had = state.hovered.is_some();
+                    let pick = self.hover(x, y, state);
+                    return (pick, had && state.hovered.is_none());
                 };
                 if !self.dragged && (x - d.0).hypot(y - d.1) < CLICK_SLOP {
                     return (None, false);
                 }
                 self.dragged = true;
+                state.hovered = None;
                 let total = labels::total_rows(model, &state.trace_view(None));
                 state
                     .camera
@@ -213,7 +258,18 @@ impl Controller {
                     let total = labels::total_rows(model, &state.trace_view(None));
                     state.camera.pan(r.plot, -dx, 0.0, total);
                 }
-                (None, dx != 0.0 || dy != 0.0)
+                // The span under a shown tooltip changed with the view (no pick otherwise:
+                // a zoom sequence costs no pick passes).
+                let pick = if state.hovered.is_some() {
+                    self.hover(x, y, state)
+                } else {
+                    None
+                };
+                (pick, dx != 0.0 || dy != 0.0)
+            }
+            InputEvent::PointerLeave => {
+                self.pointer = None;
+                (None, state.hovered.take().is_some())
             }
             InputEvent::Key(k) => {
                 let mid = r.plot.x + r.plot.w * 0.5;
@@ -268,13 +324,54 @@ impl Controller {
         ) else {
             return (None, false);
         };
+        let purpose = if shift {
+            PickPurpose::ToggleSeed
+        } else {
+            PickPurpose::Select
+        };
         (
             Some(PickRequest {
                 pick: Pick::Row { time, row },
-                toggle_seed: shift,
+                purpose,
             }),
             true,
         )
+    }
+
+    /// A key by name (DOM `KeyboardEvent.key`, or the native shell's equivalent: `Enter`,
+    /// `Escape`, `Backspace`, or the typed text) — the one key path of both shells. While
+    /// the search prompt is open every key edits it (Enter applies the text through
+    /// [`ViewState::set_search`], Escape clears the search); otherwise `/` opens it and the
+    /// rest go through [`Key::from_name`]. Returns whether the key was used (a redraw is
+    /// due).
+    pub fn key_name(&mut self, name: &str, state: &mut ViewState, model: &TraceModel) -> bool {
+        if let Some(text) = &mut state.search_edit {
+            match name {
+                "Enter" => {
+                    let text = std::mem::take(text);
+                    state.search_edit = None;
+                    state.set_search(model, &text);
+                }
+                "Escape" => {
+                    state.search_edit = None;
+                    state.set_search(model, "");
+                }
+                "Backspace" => {
+                    text.pop();
+                }
+                _ if name.chars().count() == 1 => text.push_str(name),
+                _ => return false,
+            }
+            return true;
+        }
+        if name == "/" {
+            state.search_edit = Some(state.search.clone());
+            return true;
+        }
+        match Key::from_name(name) {
+            Some(k) => self.handle(InputEvent::Key(k), state, model).1,
+            None => false,
+        }
     }
 }
 
@@ -318,9 +415,73 @@ mod tests {
         );
         let (pick, changed) = c.handle(InputEvent::PointerUp { x, y, shift: false }, &mut s, &m);
         let pick = pick.expect("a click on the plot picks");
-        assert!(changed && !pick.toggle_seed);
+        assert!(changed && pick.purpose == PickPurpose::Select);
         let oracle = cpu::frame(&m, &s.trace_view(Some(pick.pick)), 64).picked;
         assert_eq!(oracle.map(|i| m.name_of(i)), Some("b"));
+    }
+
+    #[test]
+    fn hovering_a_span_asks_for_a_hover_pick() {
+        let m = model();
+        let mut s = ViewState::new(&m);
+        let mut c = Controller::new(1200.0, 400.0, 1.0);
+        let r = c.regions(&s);
+        let (x, y) = (
+            r.plot.x + r.plot.w * 0.2,
+            s.camera.y_of_row(r.plot, 1) + 5.0,
+        );
+        let (pick, _) = c.handle(InputEvent::PointerMove { x, y }, &mut s, &m);
+        let pick = pick.expect("the pointer over the plot picks");
+        assert_eq!(pick.purpose, PickPurpose::Hover);
+        assert_eq!(c.pointer(), Some((x, y)));
+        let oracle = cpu::frame(&m, &s.trace_view(Some(pick.pick)), 64).picked;
+        assert_eq!(oracle.map(|i| m.name_of(i)), Some("b"));
+        // Over the labels: no pick, and the tooltip goes.
+        s.hovered = oracle;
+        let (pick, changed) = c.handle(
+            InputEvent::PointerMove {
+                x: r.labels.x + 5.0,
+                y,
+            },
+            &mut s,
+            &m,
+        );
+        assert!(pick.is_none() && changed && s.hovered.is_none());
+        s.hovered = oracle;
+        let (pick, changed) = c.handle(InputEvent::PointerLeave, &mut s, &m);
+        assert!(pick.is_none() && changed && s.hovered.is_none() && c.pointer().is_none());
+    }
+
+    #[test]
+    fn the_search_prompt_types_applies_and_clears() {
+        let m = model();
+        let mut s = ViewState::new(&m);
+        let mut c = Controller::new(1200.0, 400.0, 1.0);
+        let w0 = s.camera.window();
+        assert!(c.key_name("/", &mut s, &m));
+        assert_eq!(s.search_edit.as_deref(), Some(""));
+        // Keys type while the prompt is open: `w` and `0` are text, not zoom and fit.
+        for k in ["x", "w", "Backspace", "Backspace", "C"] {
+            assert!(c.key_name(k, &mut s, &m), "{k}");
+        }
+        assert_eq!(s.search_edit.as_deref(), Some("C"));
+        assert_eq!(s.camera.window(), w0);
+        assert_eq!(s.name, None, "nothing applied before Enter");
+        assert!(c.key_name("Enter", &mut s, &m));
+        assert_eq!((s.search_edit.as_deref(), s.search.as_str()), (None, "C"));
+        let f = cpu::frame(&m, &s.trace_view(None), 64);
+        let names: Vec<&str> = f.visible_ids.iter().map(|&i| m.name_of(i)).collect();
+        assert_eq!(names, ["c"], "the filter the web shell's search box sets");
+        // `/` reopens with the current text; Escape clears the search.
+        assert!(c.key_name("/", &mut s, &m));
+        assert_eq!(s.search_edit.as_deref(), Some("C"));
+        assert!(!c.key_name("F5", &mut s, &m), "named keys do not type");
+        assert!(c.key_name("Escape", &mut s, &m));
+        assert_eq!((s.search_edit.as_deref(), s.name), (None, None));
+        // With the prompt closed, keys act again.
+        assert!(c.key_name("w", &mut s, &m));
+        assert!(s.camera.width() < (w0.1 - w0.0) as f64);
+        assert!(!c.key_name("q", &mut s, &m));
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! web build (wasm32, WebGPU; `web` module and the static page in `web/`) and a native
 //! window (winit; [`native`]). [`serve`] serves the web build and one trace over HTTP.
 //!
-//! * [`camera`], [`labels`], [`state`], [`input`]: plain Rust (camera math, label hit areas,
-//!   the view state and its URL hash, input events → view changes), unit-tested against the
-//!   trace crate's CPU oracles.
+//! * [`camera`], [`labels`], [`state`], [`input`], [`tooltip`]: plain Rust (camera math,
+//!   label hit areas, the view state and its URL hash, input events → view changes, the
+//!   facts shown for a span), unit-tested against the trace crate's CPU oracles.
 //! * [`gpu`]: the [`Viewer`]: every frame is queue writes of the view, the frame graph, the
 //!   span draw (indirect, in the surface's format) and the UI in one submission; visible
 //!   counts and picks come back through a small ring of asynchronously mapped buffers,
@@ -23,6 +23,7 @@ pub mod gpu;
 pub mod input;
 pub mod labels;
 pub mod state;
+pub mod tooltip;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;

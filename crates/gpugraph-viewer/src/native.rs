@@ -13,7 +13,7 @@ use winit::keyboard::{Key as WinitKey, ModifiersState, NamedKey};
 use winit::window::{Window, WindowId};
 
 use crate::gpu::setup;
-use crate::{InputEvent, Key, Viewer, ViewerError};
+use crate::{InputEvent, Viewer, ViewerError};
 
 struct Gpu {
     window: Arc<Window>,
@@ -156,6 +156,7 @@ impl ApplicationHandler for App {
                     y: self.cursor.1,
                 })
             }
+            WindowEvent::CursorLeft { .. } => Some(InputEvent::PointerLeave),
             WindowEvent::MouseInput { state, button, .. } => {
                 let (x, y) = self.cursor;
                 match state {
@@ -187,12 +188,20 @@ impl ApplicationHandler for App {
                 })
             }
             WindowEvent::KeyboardInput { event, .. } if event.state.is_pressed() => {
-                let key = match &event.logical_key {
-                    WinitKey::Named(NamedKey::Escape) => Some(Key::Escape),
-                    WinitKey::Character(c) => Key::from_name(c.as_str()),
+                // The DOM's key names, so both shells share one key path (search prompt
+                // included: a space types a space).
+                let name = match &event.logical_key {
+                    WinitKey::Named(NamedKey::Escape) => Some("Escape"),
+                    WinitKey::Named(NamedKey::Enter) => Some("Enter"),
+                    WinitKey::Named(NamedKey::Backspace) => Some("Backspace"),
+                    WinitKey::Named(NamedKey::Space) => Some(" "),
+                    WinitKey::Character(c) => Some(c.as_str()),
                     _ => None,
                 };
-                key.map(InputEvent::Key)
+                if let Some(name) = name {
+                    g.viewer.key_name(name);
+                }
+                None
             }
             WindowEvent::RedrawRequested => {
                 if let Err(e) = g.redraw() {

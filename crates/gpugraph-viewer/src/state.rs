@@ -37,6 +37,11 @@ pub struct ViewState {
     pub max_duration: u64,
     /// The selected span.
     pub selected: Option<u32>,
+    /// The span under the pointer (a GPU pick), whose tooltip is shown.
+    pub hovered: Option<u32>,
+    /// The search text being typed in the plot's search prompt (`/` opens it, Enter applies
+    /// it, Escape clears the search); `None`: not typing.
+    pub search_edit: Option<String>,
     /// Whether the inspector panel is shown.
     pub inspector: bool,
 }
@@ -56,6 +61,8 @@ impl ViewState {
             min_duration: 0,
             max_duration: u64::MAX,
             selected: None,
+            hovered: None,
+            search_edit: None,
             inspector: true,
         }
     }

@@ -9,7 +9,8 @@ use web_sys::HtmlCanvasElement;
 
 use crate::gpu::setup;
 use crate::labels::LabelKind;
-use crate::{InputEvent, Key, Viewer, ViewerError};
+use crate::tooltip::{self, Tooltip};
+use crate::{InputEvent, Viewer, ViewerError};
 
 fn js(e: ViewerError) -> JsError {
     JsError::new(&e.to_string())
@@ -33,6 +34,8 @@ pub struct WebViewer {
     queue: wgpu::Queue,
     config: wgpu::SurfaceConfiguration,
     scale: f32,
+    max_in_flight: Option<usize>,
+    reuse_graph: bool,
     viewer: Option<Viewer>,
 }
 
@@ -72,6 +75,8 @@ pub async fn start(canvas: HtmlCanvasElement) -> Result<WebViewer, JsError> {
         queue,
         config,
         scale: 1.0,
+        max_in_flight: Some(crate::gpu::MAX_FRAMES_IN_FLIGHT),
+        reuse_graph: true,
         viewer: None,
     })
 }
@@ -86,7 +91,7 @@ impl WebViewer {
         match &mut self.viewer {
             Some(v) => v.load(model).map_err(js)?,
             None => {
-                self.viewer = Some(
+                let v = self.viewer.insert(
                     Viewer::new(
                         self.device.clone(),
                         self.queue.clone(),
@@ -96,10 +101,30 @@ impl WebViewer {
                         self.scale,
                     )
                     .map_err(js)?,
-                )
+                );
+                v.set_max_frames_in_flight(self.max_in_flight);
+                v.set_reuse_graph(self.reuse_graph);
             }
         }
         Ok(())
+    }
+
+    /// Whether frames with unchanged graph inputs skip the graphs (default on; see
+    /// [`Viewer::set_reuse_graph`]), for this and later traces.
+    pub fn set_graph_reuse(&mut self, on: bool) {
+        self.reuse_graph = on;
+        if let Some(v) = &mut self.viewer {
+            v.set_reuse_graph(on);
+        }
+    }
+
+    /// Sets the frames-in-flight limit (`n` ≤ 0: none, what the viewer did before it; see
+    /// [`crate::gpu::MAX_FRAMES_IN_FLIGHT`]), for this and later traces.
+    pub fn set_frames_in_flight(&mut self, n: i32) {
+        self.max_in_flight = usize::try_from(n).ok().filter(|&n| n > 0);
+        if let Some(v) = &mut self.viewer {
+            v.set_max_frames_in_flight(self.max_in_flight);
+        }
     }
 
     /// The canvas is now `css_w × css_h` CSS px at `dpr` device px per CSS px.
@@ -136,19 +161,18 @@ impl WebViewer {
     pub fn pointer_up(&mut self, x: f32, y: f32, shift: bool) {
         self.event(InputEvent::PointerUp { x, y, shift });
     }
+    /// The pointer left the canvas (the tooltip goes).
+    pub fn pointer_leave(&mut self) {
+        self.event(InputEvent::PointerLeave);
+    }
     /// A wheel turn at `(x, y)` (DOM `deltaX`, `deltaY` in px).
     pub fn wheel(&mut self, x: f32, y: f32, dx: f32, dy: f32) {
         self.event(InputEvent::Wheel { x, y, dx, dy });
     }
-    /// A key (DOM `KeyboardEvent.key`); returns whether the viewer uses it.
+    /// A key (DOM `KeyboardEvent.key`), through the key path the native shell shares
+    /// ([`crate::input::Controller::key_name`]); returns whether the viewer used it.
     pub fn key(&mut self, name: &str) -> bool {
-        match Key::from_name(name) {
-            Some(k) if self.viewer.is_some() => {
-                self.event(InputEvent::Key(k));
-                true
-            }
-            _ => false,
-        }
+        self.viewer.as_mut().is_some_and(|v| v.key_name(name))
     }
     /// Sets the search filter; returns whether a name matched.
     pub fn set_search(&mut self, text: &str) -> bool {
@@ -182,8 +206,9 @@ impl WebViewer {
         Ok(true)
     }
     /// The state for tests and the page, as JSON: `{loaded, frames, completed, spans,
-    /// visible, selected, window, collapsed, focus, hops, frameMs, encodeMs, gpuMs,
-    /// compiles, pipelines, oracleVisible?}`.
+    /// visible, selected, hovered, tooltip, search, searchEdit, window, collapsed, focus,
+    /// hops, frameMs, encodeMs, gpuMs, compiles, pipelines, pickPending, reused}`; `tooltip` is
+    /// `null` or `{span, name, duration, durationText, lines}` (duration in ns).
     pub fn state_json(&self) -> String {
         let Some(v) = &self.viewer else {
             return r#"{"loaded":false}"#.to_string();
@@ -199,7 +224,8 @@ impl WebViewer {
                 r#"{{"loaded":true,"frames":{},"completed":{},"spans":{},"visible":{},"#,
                 r#""selected":{},"window":[{},{}],"collapsed":[{}],"focus":[{}],"hops":{},"#,
                 r#""frameMs":{:.3},"encodeMs":{:.3},"gpuMs":{:.3},"compiles":{},"#,
-                r#""pipelines":{},"pickPending":{}}}"#
+                r#""pipelines":{},"pickPending":{},"hovered":{},"tooltip":{},"search":{},"#,
+                r#""searchEdit":{},"reused":{}}}"#
             ),
             s.frames,
             s.completed,
@@ -217,6 +243,13 @@ impl WebViewer {
             v.compiles(),
             v.frame().pipelines_created(),
             v.pick_pending(),
+            opt(st.hovered),
+            v.tooltip().map_or("null".to_string(), |t| t.to_json()),
+            tooltip::json_str(&st.search),
+            st.search_edit
+                .as_deref()
+                .map_or("null".to_string(), tooltip::json_str),
+            s.reused,
         )
     }
     /// The shareable view as a URL hash (without `#`).
@@ -239,6 +272,14 @@ impl WebViewer {
             .as_ref()
             .and_then(|v| v.oracle_pick(x, y))
             .map_or(-1.0, f64::from)
+    }
+    /// Test hook: the facts of span `id` read from the model on the CPU (the tooltip's
+    /// JSON shape; `null`: no such span).
+    pub fn span_facts(&self, id: u32) -> String {
+        self.viewer
+            .as_ref()
+            .and_then(|v| Tooltip::of(v.model(), id))
+            .map_or("null".to_string(), |t| t.to_json())
     }
     /// Test hook: the CPU oracle's visible span count under the current view.
     pub fn oracle_visible(&self) -> f64 {

@@ -7,9 +7,10 @@ import init, { start } from "./gpugraph_viewer.js";
 
 const state = {
   ready: false, loaded: false, loading: false, error: null, name: null,
-  frames: 0, completed: 0, spans: 0, visible: null, selected: null,
+  frames: 0, completed: 0, spans: 0, visible: null, selected: null, hovered: null,
+  tooltip: null, search: "", searchEdit: null,
   window: null, collapsed: [], focus: [], hops: 0,
-  frameMs: 0, encodeMs: 0, gpuMs: 0, compiles: 0, pipelines: 0, pickPending: false,
+  frameMs: 0, encodeMs: 0, gpuMs: 0, compiles: 0, pipelines: 0, pickPending: false, reused: 0,
   loadMs: null, firstFrameMs: null, firstResultMs: null,
 };
 window.gpugraphViewer = state;
@@ -112,6 +113,7 @@ function wire() {
   canvas.addEventListener("pointerup", (e) => {
     if (e.button === 0) viewer.pointer_up(...pos(e), e.shiftKey);
   });
+  canvas.addEventListener("pointerleave", () => viewer.pointer_leave());
   canvas.addEventListener("wheel", (e) => {
     e.preventDefault();
     const k = e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? 400 : 1;
@@ -179,6 +181,7 @@ async function main() {
     oracleVisible: () => viewer.oracle_visible(),
     processLabel: (p) => viewer.process_label_center(p),
     spanPoint: (id) => viewer.span_point(id),
+    spanFacts: (id) => JSON.parse(viewer.span_facts(id)),
   };
   wire();
   resize();
@@ -186,7 +189,12 @@ async function main() {
   $("status").textContent = "ready";
   publish();
   requestAnimationFrame(tick);
-  const trace = new URLSearchParams(location.search).get("trace");
+  const params = new URLSearchParams(location.search);
+  // ?inflight=N: frames on the GPU before the next waits (0: no limit; for measuring).
+  if (params.has("inflight")) viewer.set_frames_in_flight(Number(params.get("inflight")));
+  // ?reuse=0: every frame runs the graphs, also when the view did not change (for measuring).
+  if (params.get("reuse") === "0") viewer.set_graph_reuse(false);
+  const trace = params.get("trace");
   if (trace) await loadUrl(trace);
 }
 

@@ -11,13 +11,15 @@ pub mod setup;
 pub mod ui;
 
 use gpugraph_trace::frame::{TraceFrame, TraceFrameConfig};
+use gpugraph_trace::lod::LodParams;
 use gpugraph_trace::{cpu, TraceModel, TraceView};
 use web_time::Instant;
 
 use crate::camera::Regions;
-use crate::input::{Controller, InputEvent, PickRequest};
+use crate::input::{Controller, InputEvent, PickPurpose, PickRequest};
 use crate::labels;
 use crate::state::{ViewState, MAX_HOPS};
+use crate::tooltip::Tooltip;
 use crate::ViewerError;
 
 use draw::{SpanDraw, SpanParams};
@@ -26,6 +28,13 @@ use ui::InspectorInfo;
 
 /// Readback slots (frames whose results may be in flight at once).
 pub const READBACK_SLOTS: usize = 4;
+
+/// Frames submitted but not finished on the GPU after which [`Viewer::needs_frame`] waits
+/// (by default). A WebGPU canvas does not throttle submissions: on a slow adapter
+/// (SwiftShader) frames queued behind each other make every input's result arrive several
+/// frame times late, and frames beyond the readback slots are drawn without their counts.
+/// Input keeps accumulating in the state meanwhile, so the next frame shows all of it.
+pub const MAX_FRAMES_IN_FLIGHT: usize = 2;
 
 /// Counters and timings of the frames so far (what the page exposes for tests).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -44,6 +53,10 @@ pub struct FrameStats {
     pub encode_ms: f64,
     /// Submission → readback of the last result, ms.
     pub gpu_ms: f64,
+    /// Frames that ran neither the frame graph nor the LOD graph: their inputs (the trace
+    /// view and the LOD parameters) equalled the previous frame's, so the previous results,
+    /// still in their buffers, were drawn (a readback arriving, a tooltip, the inspector).
+    pub reused: u64,
 }
 
 struct PendingPick {
@@ -66,11 +79,20 @@ pub struct Viewer {
     controller: Controller,
     physical: (u32, u32),
     pending: Option<PendingPick>,
+    /// The latest hover pick waiting for the one in flight (one pick at a time; the
+    /// latest pointer position wins).
+    queued_hover: Option<PickRequest>,
     stats: FrameStats,
     compiles: u32,
     /// Focus hops the frame is compiled for.
     max_hops: u32,
     dirty: bool,
+    /// The inputs of the last frame that ran the graphs (`None`: none since the load).
+    graph_inputs: Option<(TraceView, LodParams)>,
+    /// Whether a frame with the last inputs reuses the results ([`FrameStats::reused`]).
+    reuse_graph: bool,
+    /// See [`MAX_FRAMES_IN_FLIGHT`]; `None`: no limit.
+    max_in_flight: Option<usize>,
     last_frame: Option<Instant>,
     started: Instant,
 }
@@ -129,10 +151,14 @@ impl Viewer {
             egui_renderer,
             state,
             pending: None,
+            queued_hover: None,
             stats: FrameStats::default(),
             compiles: 1,
             max_hops,
             dirty: true,
+            graph_inputs: None,
+            reuse_graph: true,
+            max_in_flight: Some(MAX_FRAMES_IN_FLIGHT),
             last_frame: None,
             started: Instant::now(),
         })
@@ -160,6 +186,8 @@ impl Viewer {
         self.model = model;
         self.ring = ReadbackRing::new(&self.device, READBACK_SLOTS);
         self.pending = None;
+        self.queued_hover = None;
+        self.graph_inputs = None;
         self.stats.visible = None;
         self.stats.edges = None;
         self.compiles += 1;
@@ -204,9 +232,24 @@ impl Viewer {
     pub fn pick_pending(&self) -> bool {
         self.pending.is_some()
     }
-    /// Whether something changed since the last frame (input, a readback, a load).
+    /// Whether a frame is due: something changed since the last frame (input, a readback,
+    /// a load), and fewer than the frames-in-flight limit are still on the GPU.
     pub fn needs_frame(&self) -> bool {
-        self.dirty || self.pending.is_some()
+        (self.dirty || self.pending.is_some())
+            && self.max_in_flight.is_none_or(|n| self.ring.in_flight() < n)
+    }
+
+    /// Whether frames whose graph inputs did not change skip the graphs (the default; off:
+    /// every frame runs them, what the viewer did before, for measuring).
+    pub fn set_reuse_graph(&mut self, on: bool) {
+        self.reuse_graph = on;
+    }
+
+    /// Sets the frames-in-flight limit ([`MAX_FRAMES_IN_FLIGHT`] by default, at least 1,
+    /// at most [`READBACK_SLOTS`]); `None` draws whenever something changed (what the
+    /// viewer did before the limit: for measuring it).
+    pub fn set_max_frames_in_flight(&mut self, n: Option<usize>) {
+        self.max_in_flight = n.map(|n| n.clamp(1, READBACK_SLOTS));
     }
 
     /// The surface is now `physical` px at `scale` physical px per logical px.
@@ -224,12 +267,45 @@ impl Viewer {
     pub fn handle(&mut self, event: InputEvent) {
         let (pick, changed) = self.controller.handle(event, &mut self.state, &self.model);
         if let Some(request) = pick {
-            self.pending = Some(PendingPick {
-                request,
-                from_serial: self.stats.frames + 1,
-            });
+            self.request_pick(request);
         }
         self.dirty |= changed;
+    }
+
+    /// A key by name, through the shared key path ([`Controller::key_name`]: the search
+    /// prompt, then [`crate::Key`]); returns whether the viewer used it.
+    pub fn key_name(&mut self, name: &str) -> bool {
+        let used = self.controller.key_name(name, &mut self.state, &self.model);
+        self.dirty |= used;
+        used
+    }
+
+    /// Queues `request` as the next frame's pick. A hover never displaces a click's pick
+    /// nor one a submitted frame already carries (else a moving pointer would restart it
+    /// every frame and no answer would ever arrive): it waits for that answer instead.
+    fn request_pick(&mut self, request: PickRequest) {
+        let busy = self.pending.as_ref().is_some_and(|p| {
+            p.request.purpose != PickPurpose::Hover || p.from_serial <= self.stats.frames
+        });
+        if request.purpose == PickPurpose::Hover && busy {
+            self.queued_hover = Some(request);
+            return;
+        }
+        // A click displacing a hover: the hover runs after it (unless a later one waits).
+        if let Some(p) = self.pending.take() {
+            if p.request.purpose == PickPurpose::Hover && request.purpose != PickPurpose::Hover {
+                self.queued_hover.get_or_insert(p.request);
+            }
+        }
+        self.pending = Some(PendingPick {
+            request,
+            from_serial: self.stats.frames + 1,
+        });
+    }
+
+    /// The tooltip of the hovered span, when the pointer is over one.
+    pub fn tooltip(&self) -> Option<Tooltip> {
+        Tooltip::of(&self.model, self.state.hovered?)
     }
 
     /// Sets the search filter (see [`ViewState::set_search`]); returns whether a name
@@ -260,14 +336,23 @@ impl Viewer {
             self.stats.gpu_ms = r.latency_ms;
             if let Some(p) = &self.pending {
                 if r.serial >= p.from_serial {
-                    if p.request.toggle_seed {
-                        if let Some(s) = r.picked {
-                            self.state.toggle_seed(s);
+                    match p.request.purpose {
+                        PickPurpose::ToggleSeed => {
+                            if let Some(s) = r.picked {
+                                self.state.toggle_seed(s);
+                            }
                         }
-                    } else {
-                        self.state.selected = r.picked;
+                        PickPurpose::Select => self.state.selected = r.picked,
+                        // The pointer may have left since: then no tooltip.
+                        PickPurpose::Hover if self.controller.pointer().is_some() => {
+                            self.state.hovered = r.picked
+                        }
+                        PickPurpose::Hover => {}
                     }
                     self.pending = None;
+                    if let Some(request) = self.queued_hover.take() {
+                        self.request_pick(request);
+                    }
                     self.dirty = true;
                 }
             }
@@ -323,8 +408,15 @@ impl Viewer {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("viewer/frame"),
             });
-        self.frame.encode(&mut enc)?;
-        self.spans.encode(&mut enc)?;
+        let inputs = (view, lod);
+        if self.reuse_graph && self.graph_inputs.as_ref() == Some(&inputs) {
+            self.stats.reused += 1;
+        } else {
+            self.graph_inputs = None;
+            self.frame.encode(&mut enc)?;
+            self.spans.encode(&mut enc)?;
+            self.graph_inputs = Some(inputs);
+        }
         let slot = self.ring.record(&mut enc, self.frame.buffers(), serial);
 
         let info = InspectorInfo {
@@ -360,8 +452,9 @@ impl Viewer {
             .or_default()
             .native_pixels_per_point = Some(scale);
         let (model, state) = (&self.model, &self.state);
+        let pointer = self.controller.pointer();
         let output = self.egui.run_pass(input, |ctx| {
-            ui::paint(ctx, model, state, &regions, &info);
+            ui::paint(ctx, model, state, &regions, &info, pointer);
         });
         let ppp = output.pixels_per_point;
         let prims = self.egui.tessellate(output.shapes, ppp);

@@ -1,7 +1,7 @@
 //! The UI drawn over the spans with egui's painter (egui 0.37 / egui-wgpu 0.37 are built on
 //! wgpu 30; text uses egui's embedded open-licensed fonts): the time axis with tick labels
 //! and grid lines, the lane labels, the selection outline, focus seeds, the details of the
-//! selected span and the inspector panel. Nothing here takes input: the viewer's own
+//! selected span, the hovered span's tooltip, the search prompt and the inspector panel. Nothing here takes input: the viewer's own
 //! controller does (labels' hit areas are [`crate::labels`]'s).
 
 use egui::{Align2, Color32, FontId, Pos2, Stroke, StrokeKind};
@@ -10,6 +10,7 @@ use gpugraph_trace::{cpu, TraceModel, TraceView};
 use crate::camera::{self, Rect, Regions};
 use crate::labels::{self, Label, LabelKind};
 use crate::state::ViewState;
+use crate::tooltip::Tooltip;
 
 /// What the inspector shows besides the state.
 #[derive(Clone, Debug, Default)]
@@ -88,13 +89,15 @@ pub fn span_row(model: &TraceModel, view: &TraceView, id: u32) -> Option<u32> {
     Some(rows[t as usize].1 + lane)
 }
 
-/// Paints one frame's UI into `ctx` (see the module doc).
+/// Paints one frame's UI into `ctx` (see the module doc); `pointer` (logical px) places
+/// the hovered span's tooltip.
 pub fn paint(
     ctx: &egui::Context,
     model: &TraceModel,
     state: &ViewState,
     regions: &Regions,
     info: &InspectorInfo,
+    pointer: Option<(f32, f32)>,
 ) {
     let painter = ctx.layer_painter(egui::LayerId::background());
     let cam = &state.camera;
@@ -175,12 +178,34 @@ pub fn paint(
         let rect = egui::Rect::from_min_max(Pos2::new(x0, y), Pos2::new(x1, y + cam.row_height));
         grid.rect_stroke(rect, 0.0, Stroke::new(width, color), StrokeKind::Outside);
     };
+    if let Some(h) = state.hovered {
+        outline(h, Color32::from_gray(90), 1.0);
+    }
     for &seed in &state.focus_seeds {
         outline(seed, Color32::from_rgb(30, 60, 220), 2.0);
     }
     if let Some(sel) = state.selected {
         outline(sel, Color32::BLACK, 2.0);
         details(&painter, model, state, plot, sel);
+    }
+    if let (Some(t), Some((x, y))) = (state.hovered.and_then(|h| Tooltip::of(model, h)), pointer) {
+        // Beside the pointer, flipped left/up where it would leave the plot.
+        let lines = t.lines();
+        let size = box_size(&lines, plot);
+        let mut at = Pos2::new(x + 14.0, y + 16.0);
+        if at.x + size.x > plot.right() {
+            at.x = (x - 8.0 - size.x).max(plot.x);
+        }
+        if at.y + size.y > plot.bottom() {
+            at.y = (y - 8.0 - size.y).max(plot.y);
+        }
+        text_box(&painter, egui::Rect::from_min_size(at, size), &lines);
+    }
+    if let Some(text) = &state.search_edit {
+        let lines = [format!("search: {text}_  (Enter apply · Esc clear)")];
+        let size = box_size(&lines, plot);
+        let at = Pos2::new(plot.right() - size.x - 8.0, plot.y + 8.0);
+        text_box(&painter, egui::Rect::from_min_size(at, size), &lines);
     }
 
     if let Some(panel) = regions.inspector {
@@ -189,37 +214,45 @@ pub fn paint(
 }
 
 fn details(painter: &egui::Painter, model: &TraceModel, state: &ViewState, plot: Rect, id: u32) {
-    let Some(s) = model.spans.get(id as usize) else {
+    let (Some(s), Some(t)) = (model.spans.get(id as usize), Tooltip::of(model, id)) else {
         return;
     };
-    let category = model
-        .span_categories
-        .get(id as usize)
-        .and_then(|&c| model.categories.get(c as usize))
-        .map_or("", String::as_str);
-    let lines = [
-        model.name_of(id).to_string(),
-        format!("category  {category}"),
-        format!("thread    {}", model.thread_label(s.thread)),
-        format!(
-            "start     {}",
-            camera::format_time(s.start(), 1_000.min(s.duration().max(1)))
-        ),
-        format!("duration  {}", camera::format_duration(s.duration())),
-        format!("span {id}  lane {}  flags {:#x}", s.lane(), s.flags().0),
-        format!(
-            "focus     {} seeds, {} hops",
-            state.focus_seeds.len(),
-            state.hops
-        ),
-    ];
-    let font = FontId::monospace(12.0);
-    let h = 16.0 * lines.len() as f32 + 10.0;
-    let w = 360.0f32.min(plot.w - 8.0).max(10.0);
-    let rect = egui::Rect::from_min_size(
-        Pos2::new(plot.x + 8.0, plot.bottom() - h - 8.0),
-        egui::vec2(w, h),
+    let mut lines = t.lines();
+    lines.push(format!(
+        "span {id}  lane {}  flags {:#x}",
+        s.lane(),
+        s.flags().0
+    ));
+    lines.push(format!(
+        "focus     {} seeds, {} hops",
+        state.focus_seeds.len(),
+        state.hops
+    ));
+    let size = egui::vec2(
+        360.0f32.min(plot.w - 8.0).max(10.0),
+        box_size(&lines, plot).y,
     );
+    let rect =
+        egui::Rect::from_min_size(Pos2::new(plot.x + 8.0, plot.bottom() - size.y - 8.0), size);
+    text_box(painter, rect, &lines);
+}
+
+/// Line height of [`text_box`]es.
+const LINE_H: f32 = 16.0;
+
+/// The size of a [`text_box`] of `lines`: monospace 12 px (about 7.2 px a character), at
+/// most the plot's width.
+fn box_size(lines: &[String], plot: Rect) -> egui::Vec2 {
+    let chars = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    egui::vec2(
+        (chars as f32 * 7.3 + 14.0).min(plot.w - 8.0).max(10.0),
+        LINE_H * lines.len() as f32 + 10.0,
+    )
+}
+
+/// A pale box with `lines` of monospace text.
+fn text_box(painter: &egui::Painter, rect: egui::Rect, lines: &[String]) {
+    let font = FontId::monospace(12.0);
     painter.rect_filled(
         rect,
         4.0,
@@ -234,7 +267,7 @@ fn details(painter: &egui::Painter, model: &TraceModel, state: &ViewState, plot:
     let clip = painter.with_clip_rect(rect);
     for (k, line) in lines.iter().enumerate() {
         clip.text(
-            Pos2::new(rect.min.x + 6.0, rect.min.y + 5.0 + 16.0 * k as f32),
+            Pos2::new(rect.min.x + 6.0, rect.min.y + 5.0 + LINE_H * k as f32),
             Align2::LEFT_TOP,
             line,
             font.clone(),
