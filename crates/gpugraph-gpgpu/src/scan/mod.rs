@@ -23,6 +23,8 @@ pub use bindings::{ChunkBinding, ScanBindError, ScanBindGroups, ScanBindings};
 pub use kernel::ScanKernel;
 pub(crate) use kernel::LIVE_BINDING;
 pub use node::{scan_graph, Scan};
-pub use options::{check_device, check_device_for, ScanKernelError, ScanKernelOptions};
+pub use options::{
+    check_device, check_device_for, ScanKernelError, ScanKernelOptions, CPU_COMPACTION_POLICY,
+};
 pub use plan::{ChunkLayout, ChunkPlan, PlanLimits, ScanMode, ScanParams, ScanPlan, ScanPlanError};
 pub use policy::{ScanPolicy, ScanPolicyError};

@@ -80,10 +80,19 @@ impl ScanKernelOptions {
     /// | device class | options | evidence |
     /// |---|---|---|
     /// | NVIDIA (vendor 0x10de) | 512 invocations × 6 `vec4` (12,288-row tiles), values loaded before the look-back ([`ScanPolicy::gather_early`]), subgroup tile scans, look-back walked by one subgroup | H200, 2026-12-01, one call, 2^28 at 1 / 50 / 100 % selected: 0.704 / 1.066 / 1.295 ms against 0.855 / 1.144 / 1.336 ms for 256 × 4 `vec4` with values loaded after the look-back (the previous default), and `torch.masked_select` 0.730 / 1.700 / 2.637 ms; 512 × 5: 0.754 / 1.045 / 1.288; 512 × 8: 0.968 / 1.334 / 1.708 (registers); an earlier call: the workgroup-window look-back 1.377 / 1.558 / 1.658 ms |
-    /// | others (lavapipe, ...) | [`Self::for_device`] | |
+    /// | CPU adapters (`wgpu::DeviceType::Cpu`: SwiftShader, lavapipe, a browser's fallback adapter) | [`CPU_COMPACTION_POLICY`] | see its doc |
+    /// | others | [`Self::for_device`] | |
     pub fn for_compaction(device: &wgpu::Device) -> Self {
         let mut options = Self::for_device(device);
-        if device.adapter_info().vendor == 0x10de {
+        if device.adapter_info().device_type == wgpu::DeviceType::Cpu {
+            let cpu = ScanKernelOptions {
+                policy: CPU_COMPACTION_POLICY,
+                ..options
+            };
+            if check_device_for(device, &cpu, false).is_ok() {
+                options = cpu;
+            }
+        } else if device.adapter_info().vendor == 0x10de {
             options.subgroup_lookback = has_subgroups(device);
             let large = ScanPolicy {
                 workgroup_size: 512,
@@ -126,6 +135,23 @@ impl PolicySpec for ScanKernelOptions {
         Ok(true)
     }
 }
+
+/// The compaction's tile on CPU adapters: 8 invocations × 16 `vec4` (512-row tiles), a
+/// look-back window of 8. A CPU Vulkan runs a workgroup's invocations as SIMD lane groups
+/// (coroutines where the shader has barriers), so every `workgroupBarrier` of the tile scan
+/// and of each look-back step costs a switch through all of them: small workgroups with many
+/// rows per invocation keep the barriers few. SwiftShader (the Vulkan ICD Chromium bundles,
+/// driven natively by `frame_bench 1000000 3`, 2 loaded cores, 2026-12-07), the viewer's
+/// visible-span compaction of 999,936 rows: 1,055 ms with the default 256 × 4 tile, 1,015 ms
+/// without subgroups, 405 ms at 64 × 4, 308 ms at 16 × 4, 1,260 ms at 64 × 1, 305 ms at
+/// 64 × 16, 222 ms at 32 × 16, 260 ms at 16 × 16, 212 ms at 8 × 16; the spin limit
+/// (1 instead of 16) changed nothing.
+pub const CPU_COMPACTION_POLICY: ScanPolicy = ScanPolicy {
+    workgroup_size: 8,
+    vec4_per_thread: 16,
+    lookback_window: 8,
+    ..ScanPolicy::DEFAULT
+};
 
 fn has_subgroups(device: &wgpu::Device) -> bool {
     device.features().contains(wgpu::Features::SUBGROUP)
