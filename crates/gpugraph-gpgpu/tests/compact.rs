@@ -12,7 +12,7 @@ use gpugraph_command::{
     VectorFormat, VectorView,
 };
 use gpugraph_gpgpu::compact::cpu;
-use gpugraph_gpgpu::scan::{ScanKernelOptions, ScanPolicy};
+use gpugraph_gpgpu::scan::{ScanKernelOptions, ScanPolicy, CPU_COMPACTION_POLICY};
 use gpugraph_gpgpu::{
     AlgorithmError, Compaction, IndexedRangeCompaction, PartitionedIndexedRangeCompaction,
 };
@@ -134,14 +134,29 @@ fn check_single(
 fn sizes_and_masks_match_the_oracle() {
     let ctx = ctx();
     let mut r = rng(1);
-    let mut sizes = vec![0, 1, 255, 256, 257, TILE - 1, TILE, TILE + 1, 6 * TILE + 3];
+    let cpu_tile = CPU_COMPACTION_POLICY.tile_elements() as usize;
+    let mut sizes = vec![0, 1, 255, 256, 257, cpu_tile - 1, cpu_tile, cpu_tile + 1];
+    sizes.extend([TILE - 1, TILE, TILE + 1, 6 * TILE + 3]);
     sizes.extend((0..2).map(|_| r.random_range(2..16 * TILE)));
+    // The device's default, and the default tile itself, which a CPU adapter (lavapipe)
+    // no longer gets by default.
+    let options = [None, Some(ScanKernelOptions::for_device(&ctx.device))];
     for &n in &sizes {
         let values: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5A5A_0000).collect();
         for (name, flags) in masks(&mut r, n) {
-            check_single(&ctx, &values, &flags, n, None, name);
+            for o in options {
+                check_single(&ctx, &values, &flags, n, o, name);
+            }
         }
     }
+}
+
+#[test]
+fn cpu_adapters_get_the_cpu_tile() {
+    let ctx = ctx();
+    let cpu = ctx.device.adapter_info().device_type == wgpu::DeviceType::Cpu;
+    let policy = ScanKernelOptions::for_compaction(&ctx.device).policy;
+    assert_eq!(policy == CPU_COMPACTION_POLICY, cpu, "{policy:?}");
 }
 
 #[test]
