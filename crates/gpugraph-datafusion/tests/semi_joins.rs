@@ -224,7 +224,7 @@ async fn a_sparse_key_set_falls_back_at_run_time() {
 /// Semi and anti joins whose filter compares a set value with the kept row's, every
 /// operator either way round: the set side becomes a lookup of its per-key `min` and `max`
 /// and the GPU answers as DataFusion's pairwise join does, with NULL keys on both sides,
-/// NULL set values (`nullif`), NULL kept values, an empty set and a set of one row.
+/// NULL set and kept values (`CASE … THEN NULL`), an empty set and a set of one row.
 #[tokio::test]
 async fn filtered_semi_and_anti_joins_decide_by_the_keys_extremes() {
     let gpu = gpu();
@@ -238,7 +238,7 @@ async fn filtered_semi_and_anti_joins_decide_by_the_keys_extremes() {
         "s.v > f.v",
         "f.v <= s.v",
         "f.g > s.g",
-        "nullif(s.g, 0) <> nullif(f.g, 1)",
+        "CASE WHEN s.g = 0 THEN NULL ELSE s.g END <> CASE WHEN f.g = 1 THEN NULL ELSE f.g END",
         "s.v + 5 >= f.v * 2",
     ] {
         for not in ["", "NOT "] {
@@ -264,4 +264,39 @@ async fn filtered_semi_and_anti_joins_decide_by_the_keys_extremes() {
         assert!(!text.contains("HashJoinExec"), "{q}\n{text}");
         assert!(text.contains("lookup=[key="), "{q}\n{text}");
     }
+}
+
+/// A set side the GPU aggregates is found from its GPU columns, which stay on the GPU for
+/// the next run (the nested plan's cache hit); one whose bitmap would be too wide (the
+/// bounds of `k * 300000` before the filter) is collected on the CPU instead, and the
+/// aggregate still runs on the GPU with DataFusion's answer.
+#[tokio::test]
+async fn key_sets_come_from_gpu_columns_and_fall_back_to_collecting() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    tables(&g, &c);
+    let q = "SELECT g, count(*), sum(v) FROM f WHERE EXISTS \
+             (SELECT 1 FROM s WHERE s.k = f.k AND s.g > 1) GROUP BY g ORDER BY g";
+    let text = explain(&g, q).await;
+    assert!(
+        text.contains("semi join=[set key=k@0 from GPU columns]"),
+        "{text}"
+    );
+    for run in 0..2 {
+        let placement = same(&g, &c, q).await;
+        assert!(placement.fallbacks.is_empty(), "{placement:?}");
+        let text = explain(&g, &format!("ANALYZE {q}")).await;
+        assert!(text.contains("gpu_key_sets=1"), "run {run}: {text}");
+        if run == 1 {
+            assert!(text.contains("set_gpu_cache_hits=1"), "{text}");
+        }
+    }
+    let wide = "SELECT g, count(*), sum(v) FROM f WHERE k IN \
+                (SELECT k * 300000 FROM n WHERE k < 60) GROUP BY g ORDER BY g";
+    let placement = same(&g, &c, wide).await;
+    assert_eq!(placement.gpu, 1, "{placement:?}");
+    assert!(placement.fallbacks.is_empty(), "{placement:?}");
+    let text = explain(&g, &format!("ANALYZE {wide}")).await;
+    assert!(!text.contains("gpu_key_sets"), "{text}");
+    assert!(text.contains("lookup_rows="), "{text}");
 }

@@ -54,7 +54,7 @@ impl Run {
                         let found: Pin<Box<dyn Future<Output = Result<KeyBits>> + Send>> =
                             Box::pin(run.key_bits());
                         let found = found.await?;
-                        copy_times(&nested, &metrics);
+                        copy_metrics(&nested, &metrics);
                         if let Ok((first, bits)) = found {
                             let table = LookupTable::from_bits(l.key.to_string(), first, bits);
                             MetricBuilder::new(&metrics)
@@ -107,14 +107,19 @@ impl Run {
     }
 }
 
-/// Adds the time metrics of a nested key-set run (`nested`) to `metrics` as `set_…`
-/// (`set_gpu_time`, `set_convert_time`, …), so the operator's times include its sides'.
-fn copy_times(nested: &ExecutionPlanMetricsSet, metrics: &ExecutionPlanMetricsSet) {
+/// Adds the time metrics and counters of a nested key-set run (`nested`) to `metrics` as
+/// `set_…` (`set_gpu_time`, `set_convert_time`, `set_gpu_cache_hits`, …), so the
+/// operator's metrics include its sides'.
+fn copy_metrics(nested: &ExecutionPlanMetricsSet, metrics: &ExecutionPlanMetricsSet) {
     for m in nested.clone_inner().aggregate_by_name().iter() {
-        if let MetricValue::Time { name, time } = m.value() {
-            MetricBuilder::new(metrics)
+        match m.value() {
+            MetricValue::Time { name, time } => MetricBuilder::new(metrics)
                 .subset_time(format!("set_{name}"), 0)
-                .add_duration(std::time::Duration::from_nanos(time.value() as u64));
+                .add_duration(std::time::Duration::from_nanos(time.value() as u64)),
+            MetricValue::Count { name, count } => MetricBuilder::new(metrics)
+                .global_counter(format!("set_{name}"))
+                .add(count.value()),
+            _ => {}
         }
     }
 }

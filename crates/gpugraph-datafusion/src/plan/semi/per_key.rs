@@ -18,6 +18,7 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::JoinSide;
 use datafusion::error::Result as DfResult;
 use datafusion::functions_aggregate::min_max::{max_udaf, min_udaf};
@@ -104,6 +105,20 @@ pub(in crate::plan) fn comparison(
             (s, k, true)
         }
     };
+    // The extremes are lookup columns of 32 bits: a decimal of scale 10 or more fits them
+    // only below 0.22 (TPC-H Q17's `0.2 * avg(l_quantity)` as DECIMAL(30, 15) would refuse
+    // every run after collecting its side).
+    // Both operands have one type: DataFusion coerced them.
+    if let Ok(DataType::Decimal128(_, scale) | DataType::Decimal256(_, scale)) =
+        b.left().data_type(filter.schema())
+    {
+        if scale >= 10 {
+            return Err(format!(
+                "the join filter {} compares decimals of scale {scale}, whose per-key extremes do not fit the GPU's 32-bit lookup columns",
+                filter.expression()
+            ));
+        }
+    }
     let op = match (b.op(), flipped) {
         (Operator::NotEq, _) => Operator::NotEq,
         (Operator::Lt, false) | (Operator::Gt, true) => Operator::Lt,
