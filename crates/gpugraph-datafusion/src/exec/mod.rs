@@ -332,7 +332,7 @@ struct Run {
     context: Arc<TaskContext>,
     /// Where a key-set run ([`set`]) leaves its presence bitmap instead of emitting batches;
     /// `None` for the exec's own run.
-    bits: Option<Arc<Mutex<Option<(i64, Vec<u32>)>>>>,
+    bits: Option<set::BitsOut>,
 }
 
 impl Run {

@@ -26,6 +26,9 @@ use crate::plan::GpuPlan;
 /// A side's task: the input's error, or the table or why the GPU cannot join with it.
 pub(super) type Side = JoinHandle<Result<Result<LookupTable, String>>>;
 
+/// Where a key-set run leaves the first key of its presence bitmap and the bitmap.
+pub(super) type BitsOut = Arc<Mutex<Option<(i64, Vec<u32>)>>>;
+
 /// What a key-set run found: the first key of its bitmap and the bitmap, or why its GPU
 /// plan did not run.
 pub(super) type KeyBits = Result<(i64, Vec<u32>), String>;
