@@ -133,12 +133,25 @@ pub(in crate::plan) fn comparison(
 /// The per-key extremes of `value` over `set`, keyed by `key` (both over `set`'s schema):
 /// columns `k`, `lo` (`min`), `hi` (`max`), one row per key, as DataFusion aggregates it
 /// (partial per partition, then final per hash partition of the key, so each key is in one
-/// output partition once).
+/// output partition once), on every core: the set input's own partitions, or round-robin
+/// batches where it has fewer (Q21's `NOT EXISTS` side arrives coalesced into one, and a
+/// one-thread partial aggregate of SF 10's lineitem would be the query's longest step).
 pub(in crate::plan) fn extremes(
     set: &Arc<dyn ExecutionPlan>,
     key: &Arc<dyn PhysicalExpr>,
     value: &Arc<dyn PhysicalExpr>,
 ) -> DfResult<Arc<dyn ExecutionPlan>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut set = super::collected(set);
+    let partitions = set.output_partitioning().partition_count();
+    if partitions < cores {
+        set = Arc::new(RepartitionExec::try_new(
+            set,
+            Partitioning::RoundRobinBatch(cores),
+        )?);
+    }
+    let partitions = partitions.max(cores);
+    let set = &set;
     let schema = set.schema();
     let group = PhysicalGroupBy::new_single(vec![(Arc::clone(key), "k".to_string())]);
     let extreme = |f, name: &str| {
@@ -157,7 +170,6 @@ pub(in crate::plan) fn extremes(
         Arc::clone(set),
         Arc::clone(&schema),
     )?;
-    let partitions = set.output_partitioning().partition_count().max(1);
     let hashed = RepartitionExec::try_new(
         Arc::new(partial),
         Partitioning::Hash(vec![Arc::new(Column::new("k", 0))], partitions),
