@@ -6,15 +6,18 @@
 //! fit one buffer or storage binding, or the host's memory, is skipped with the reason):
 //! * `scene-frame`: a GpuScene of n random records (spheres as `render cull`'s scene, four
 //!   resource groups of contiguous command windows, one command slot per record) and a
-//!   `GpuSceneFrame` without drawing: bounds visibility + stable compaction, draw generation
-//!   over the visible-row list (prepare; clear, claim, publish) and group classification of the
-//!   published commands. Rows: GPU time per frame (sum of the nodes' timestamps; wall clock
+//!   `GpuSceneFrame` without drawing: bounds visibility fused with its compaction
+//!   (`visibility/reset`, `visibility/cull`: one pass over the scene's packed bounds view),
+//!   draw generation over the visible-row list (prepare; clear, claim, publish) and group
+//!   classification of the published commands; with staged patches, the upload's `scatter`,
+//!   `bounds` and `settle` nodes. Rows: GPU time per frame (sum of the nodes' timestamps; wall clock
 //!   of submit-and-wait without timestamp queries) and per node (`nodes`, with timestamps),
 //!   encode time (CPU, the compiled graph into a command encoder), and the frame's diagnostics
 //!   checked once against the CPU oracle (`cpu::frame_diagnostics`);
 //! * `patch-1000`: a transaction patching 1,000 live records' transform, box and sphere:
-//!   bytes uploaded (exact, from the report) and CPU time of `GpuScene::mutate` (one queue
-//!   write per merged range);
+//!   bytes uploaded (exact, from the report: records, and the packed bounds rows the spheres
+//!   move) and CPU time of `GpuScene::mutate` (one queue write per merged range and per
+//!   bounds run);
 //! * `patch-staged-1000`: the same transactions through `GpuScene::mutate_staged` (one queue
 //!   write into the frame's `GpuSceneUpload`, scattered by the frame's first node); the
 //!   scatter's GPU time is part of the next frame's; the patched records are read back once
@@ -475,6 +478,17 @@ fn cases(
         bail!(
             "bench scene at n = {n}: the staged patch left records that differ from the CPU copy"
         );
+    }
+    // And their packed bounds rows, derived on the GPU by the upload's `bounds` node.
+    let bounds = scene
+        .bounds_buffer()
+        .context("a mutable scene has packed bounds")?;
+    let on_gpu = gpu.read_back(bounds, 4 * u64::from(patched))?;
+    let on_cpu: Vec<u32> = (0..patched)
+        .flat_map(|s| gpugraph_render::gpu_scene::packed_bounds(scene.record(s).expect("a slot")))
+        .collect();
+    if on_gpu != on_cpu {
+        bail!("bench scene at n = {n}: the staged patch left packed bounds that differ from the CPU copy");
     }
     let mut row = SceneRow::new(&format!("patch-{}", args.patch), u64::from(n), timing);
     row.upload_bytes = Some(bytes);
