@@ -2,7 +2,9 @@
 //! transaction's dirty record ranges into one [`GpuSceneUpload`] — one queue write when it is
 //! the first transaction since the last encode, three when it joins transactions still staged,
 //! whatever the number of ranges — and a scatter dispatch node in the consumer's graph copies
-//! them into the records.
+//! them into the records; a `bounds` node after it re-derives the packed bounds rows
+//! ([`super::bounds`]) of the slots whose `flags` or `sphere` words were staged, so the
+//! packed view costs no upload bytes.
 //!
 //! Why: [`GpuScene::mutate`] issues one `queue.write_buffer` per merged range, and each of
 //! those makes its own staging allocation in wgpu; a patch of 1,000 scattered records costs
