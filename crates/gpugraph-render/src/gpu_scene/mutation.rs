@@ -13,7 +13,10 @@
 //! its fields' bytes; an insertion writes one 128-byte record; a compaction writes every
 //! moved record at its new slot plus the cleared suffix `active..count` (zeroed records),
 //! and nothing when the scene is already dense. The 16-byte state block is written once when
-//! `count`, `active_count` or `overflow` changed.
+//! `count`, `active_count` or `overflow` changed. The packed bounds view ([`super::bounds`])
+//! gets the 16-byte rows of the slots whose `flags` or `sphere` bytes were written, one queue
+//! write per run of consecutive slots (a removal, an insertion, a sphere patch, a moved or
+//! cleared slot; not a transform or box patch).
 //!
 //! CPU cost: linear in the transaction, with no hashing of IDs in the common case. IDs map to
 //! slots through `IdSlots` (`ids.rs`: a vector while IDs are dense); validation finds
