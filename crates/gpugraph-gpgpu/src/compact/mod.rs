@@ -3,8 +3,8 @@
 //! order, with a GPU-resident count that may live inside a larger structure (the
 //! `instanceCount` word of an indirect draw record) and explicit overflow.
 //!
-//! Design. [`Compaction`] is fused into the single-pass chained scan: a `COMPACT` variant of
-//! `scan/scan.wgsl` (`compact/kernel.rs`) scans the 0/1-normalized flags with the same decoupled
+//! Design. [`Compaction`] is fused into the single-pass chained scan: `compact/compact.wgsl`
+//! (the `COMPACT` variant, dispatched by `node.rs` as declared dispatch nodes) scans the 0/1-normalized flags with the same decoupled
 //! look-back and, in its epilogue, scatters `values[i]` to `output[prefix_i]` for selected
 //! rows; the workgroup of the last tile writes the count and the overflow flag. Memory traffic
 //! per row: flags 4 bytes read, values 4 bytes read (skipped for vec4 groups without a
@@ -361,29 +361,16 @@ impl Compaction {
                 })
             })
             .collect();
-        FusedNodes {
-            options: &options,
-            partitions: false,
-            plan: &plan,
-            compact: &compact,
-            chunks: &chunks,
-            status,
-            live,
-        }
-        .add(graph, &self.id)?;
-        let Some(staged) = staged else {
-            return Ok(());
-        };
-
-        // {id}/distribute: one dispatch per non-empty output chunk copies the staged rows of
-        // its logical positions (the survivor count is status word 1).
+        // The staged path's {id}/distribute: one dispatch per non-empty output chunk copies
+        // the staged rows of its logical positions (the survivor count is status word 1).
+        // Planned and checked before any node is added.
         let status_words =
             graph.create_packed_view(status, VectorFormat::Uint32, plan.status_bytes() / 4)?;
         let mut position = 0u64;
         let mut params = Vec::new();
         let mut dispatches = Vec::new();
         for (k, chunk) in self.output.chunks().iter().enumerate() {
-            if !chunk.is_empty() {
+            if let (false, Some(staged)) = (chunk.is_empty(), staged) {
                 let offset = binder.offset(c, &format!("output chunk {k}"), chunk)?;
                 dispatches.push(HelperDispatch {
                     kernel: 0,
@@ -398,6 +385,19 @@ impl Compaction {
                 params.push(vec![chunk.len() as u32, offset, position as u32, capacity]);
             }
             position += chunk.len();
+        }
+        FusedNodes {
+            options: &options,
+            partitions: false,
+            plan: &plan,
+            compact: &compact,
+            chunks: &chunks,
+            status,
+            live,
+        }
+        .add(graph, &self.id)?;
+        if staged.is_none() {
+            return Ok(());
         }
         HelperNode {
             id: format!("{}/distribute", self.id),
