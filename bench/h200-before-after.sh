@@ -2,7 +2,7 @@
 # Before/after of one change on the lent GPU, in one call: two CLI binaries of the same build
 # profile (xz-packed in .devcmp/ as gpugraph-before.xz and gpugraph-after.xz), each primitive
 # bench run alternately (before, after, before, after) so drift hits both; then GPUScene's
-# bench on the after binary. Everything printed goes to OUT/log.txt, the JSON to OUT/json.tar.
+# bench on both binaries. Everything printed goes to OUT/log.txt, the JSON to OUT/json.tar.
 #   carry [".gl", ".devcmp"]; . .gl/setup.sh; bash bench/h200-before-after.sh $OUT
 # Then: python3 bench/before_after.py OUT/json.tar RESULT_DIR (a table and an SVG of the ratios).
 set -uo pipefail
@@ -24,8 +24,13 @@ repeat=${REPEAT:-10}
       done
     done
   done
-  echo "== scene (after)"
-  timeout 240 .devcmp/gpugraph-after bench scene --sizes 2^20,2^24 --repeat 20 \
-    --json "$out/json/scene.json" 2>&1
+  # GPUScene before and after on the same card (SCENE=0 skips it).
+  if [ "${SCENE:-1}" = 1 ]; then
+    for b in before after; do
+      echo "== scene $b"
+      timeout 240 ".devcmp/gpugraph-$b" bench scene --sizes "${SCENE_SIZES:-2^20,16000000}" \
+        --repeat 10 --json "$out/json/scene-$b.json" 2>&1
+    done
+  fi
 } 2>&1 | tee "$out/log.txt"
 tar -C "$out" -cf "$out/json.tar" json && rm -rf "$out/json"

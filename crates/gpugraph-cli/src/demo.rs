@@ -17,10 +17,9 @@ use anyhow::{bail, ensure, Context, Result};
 use clap::Args;
 use gpugraph_command::wgpu::{self, util::DeviceExt};
 use gpugraph_command::{
-    compute_fn, view_binding, BufferDescriptor, CommandGraph, CompiledGraph, ComputeNode, DataView,
-    EncodeOptions, ResourceUse, VectorFormat,
+    Binding, BufferDescriptor, CommandGraph, CompiledGraph, DataView, DispatchNode, EncodeOptions,
+    Grid, ShaderSource, VectorFormat,
 };
-use gpugraph_gpgpu::kernel::{Access, Kernel, WorkgroupSplit};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 use crate::gpu::{import, Gpu};
@@ -104,53 +103,25 @@ pub fn cpu_reference(input: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-/// A compute node running `wgsl` (entry `main`, one invocation per output row) with `inputs`
-/// bound read-only at bindings 0.. and `output` bound read-write after them.
+/// A dispatch node running `wgsl` (entry `main`, one invocation per output row) with `inputs`
+/// bound read-only at bindings 0.. and `output` bound read-write after them; the graph checks
+/// the bindings against the WGSL when it compiles.
 fn kernel_node(
     id: &str,
     wgsl: &'static str,
     inputs: Vec<DataView>,
     output: DataView,
-) -> ComputeNode {
-    let mut uses: Vec<ResourceUse> = inputs
-        .iter()
-        .map(|&v| ResourceUse::storage_read(v))
+) -> DispatchNode {
+    let mut bindings: Vec<Binding> = (0u32..)
+        .zip(&inputs)
+        .map(|(slot, &v)| Binding::read(slot, v))
         .collect();
-    uses.push(ResourceUse::storage_write(output));
-    ComputeNode::new(id, uses, move |cc| {
-        let device = cc.device();
-        let mut bindings = vec![Access::Read; inputs.len()];
-        bindings.push(Access::ReadWrite);
-        let kernel = Kernel::new(device, cc.node_id(), wgsl, "main", &bindings, &[]);
-        let align = u64::from(cc.limits().min_storage_buffer_offset_alignment);
-        let views: Vec<DataView> = inputs.iter().copied().chain([output]).collect();
-        let mut resources = Vec::with_capacity(views.len());
-        for (i, view) in views.iter().enumerate() {
-            let (binding, element_offset) = view_binding(cc.buffer(*view), view, align);
-            if element_offset != 0 {
-                return Err(format!("binding {i} does not start on an aligned offset").into());
-            }
-            resources.push(binding);
-        }
-        let bind_group = kernel.bind_group(device, &resources);
-        // The demo's shaders index by global_invocation_id.x: one dispatch row only.
-        let groups = output.len().div_ceil(WORKGROUP);
-        let max = u64::from(cc.limits().max_compute_workgroups_per_dimension);
-        if groups > max {
-            return Err(format!(
-                "{} rows need {groups} workgroups; at most {max} fit one dispatch row",
-                output.len()
-            )
-            .into());
-        }
-        let grid = WorkgroupSplit {
-            x: groups as u32,
-            y: 1,
-        };
-        Ok(compute_fn(move |pass, _| {
-            kernel.dispatch(pass, &bind_group, grid)
-        }))
-    })
+    bindings.push(Binding::read_write(inputs.len() as u32, output));
+    // The demo's shaders index by global_invocation_id.x: one dispatch row only (the graph
+    // refuses a grid past the device's per-dimension limit when the node is added).
+    let groups = output.len().div_ceil(WORKGROUP);
+    let grid = Grid::Workgroups([u32::try_from(groups).unwrap_or(u32::MAX), 1, 1]);
+    DispatchNode::new(id, ShaderSource::new(id, wgsl), "main", bindings, grid)
 }
 
 /// Runs `gpugraph demo`.
@@ -289,15 +260,15 @@ fn build_graph(
     let plus_one = transient(&mut g, "plus-one")?;
     let mixed = transient(&mut g, "mixed")?;
 
-    g.add_compute_node(kernel_node("square", SQUARE_WGSL, vec![input_v], squared))?;
-    g.add_compute_node(kernel_node(
+    g.add_dispatch_node(kernel_node("square", SQUARE_WGSL, vec![input_v], squared))?;
+    g.add_dispatch_node(kernel_node(
         "add-one",
         ADD_ONE_WGSL,
         vec![squared],
         plus_one,
     ))?;
-    g.add_compute_node(kernel_node("mix", MIX_WGSL, vec![plus_one], mixed))?;
-    g.add_compute_node(kernel_node(
+    g.add_dispatch_node(kernel_node("mix", MIX_WGSL, vec![plus_one], mixed))?;
+    g.add_dispatch_node(kernel_node(
         "sum-rows",
         SUM_ROWS_WGSL,
         vec![plus_one, mixed],

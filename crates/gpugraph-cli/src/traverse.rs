@@ -12,7 +12,7 @@ use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use gpugraph_command::CommandGraph;
 use gpugraph_gpgpu::topology::{
-    cpu, CsrAdjacency, GraphTraversal, TraversalDirection, MAX_TRAVERSAL_DEPTH,
+    reverse_csr, CsrAdjacency, GraphTraversal, TraversalDirection, MAX_TRAVERSAL_DEPTH,
     TRAVERSAL_STATUS_WORDS,
 };
 
@@ -132,7 +132,7 @@ pub fn run(args: &TraverseArgs) -> Result<()> {
     let n = offsets.len() - 1;
     let reverse = match args.direction {
         Direction::Forward => None,
-        _ => Some(cpu::reverse_csr(&offsets, &neighbors)),
+        _ => Some(reverse_csr(&offsets, &neighbors)),
     };
 
     let gpu = Gpu::open()?;

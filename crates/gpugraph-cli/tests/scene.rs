@@ -359,13 +359,29 @@ fn bench_scene_runs_with_its_peer() {
     let run = gpugraph(&args);
     assert_success(&args, &run);
     let stdout = text(&run.stdout);
-    for op in ["scene-frame", "patch-1000", "cull (peer)"] {
+    for op in [
+        "scene-frame",
+        "patch-1000",
+        "patch-staged-1000",
+        "write-floor-1000-one-copy",
+        "cull (peer)",
+    ] {
         assert_eq!(stdout.matches(op).count(), 2, "{op} per size: {stdout}");
     }
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let rows = doc["rows"].as_array().unwrap();
     let patch = rows.iter().find(|r| r["op"] == "patch-1000").unwrap();
     // 1,000 records' sphere and box (bytes 16..60, one range) and transform (64..128): the
-    // reserved word and the IDs between them are not written.
-    assert_eq!(patch["upload_bytes"].as_u64(), Some(1000 * (44 + 64)));
+    // reserved word and the IDs between them are not written; the moved spheres rewrite
+    // their 16-byte packed bounds rows.
+    assert_eq!(patch["upload_bytes"].as_u64(), Some(1000 * (44 + 64 + 16)));
+    // Staged, the bounds rows are derived on the GPU: records, 8 bytes a run, 28 of header.
+    let staged = rows
+        .iter()
+        .find(|r| r["op"] == "patch-staged-1000")
+        .unwrap();
+    assert_eq!(
+        staged["upload_bytes"].as_u64(),
+        Some(1000 * (44 + 64 + 2 * 8) + 28)
+    );
 }

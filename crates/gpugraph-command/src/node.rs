@@ -138,7 +138,10 @@ pub enum ColorLoad {
     Load,
 }
 
-/// Declaration of a compute node.
+/// Declaration of a closure compute node: the escape hatch under
+/// [`crate::DispatchNode`], which every library kernel uses. Its uses are whatever it lists, not
+/// what it binds, so nothing checks them against its shader; keep it for what a dispatch node
+/// cannot declare (a sampled texture binding) and for tests of the graph itself.
 pub struct ComputeNode {
     /// Stable id: the pass label, debug group and error name.
     pub id: String,

@@ -120,6 +120,11 @@ pub struct GpuPlan {
     /// Values known when the query runs ([`Ir::Param`]), with their planned types:
     /// [`Self::resolved`] puts them in before the run.
     pub params: Vec<(Arc<dyn PhysicalExpr>, Ty)>,
+    /// Key-set sides of [`Self::lookups`] (by index) whose keys the GPU finds itself: the
+    /// plan of the side's `count(distinct key)`, whose presence bitmap is the set
+    /// (`plan/semi.rs`). The side's input stays its CPU plan, which runs when this one
+    /// cannot.
+    pub sets: Vec<(usize, Arc<GpuPlan>)>,
 }
 
 /// Where a group key's values come from.
@@ -209,6 +214,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         joins: Vec::new(),
         columns: Vec::new(),
         preserved: None,
+        sets: Vec::new(),
     };
     for node in chain.iter().rev() {
         let schemas = sides.schemas();
@@ -488,6 +494,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         groups,
         lookup_row,
         preserved: sides.preserved,
+        sets: sides.sets,
         maps: deferred.maps,
         key_maps,
         params: deferred.params,

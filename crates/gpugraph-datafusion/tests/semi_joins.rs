@@ -1,8 +1,10 @@
 //! Semi and anti joins (`EXISTS`, `NOT EXISTS`, `IN (subquery)`, `NOT IN (subquery)`, as
 //! DataFusion decorrelates them) on the GPU against DataFusion's CPU plan: random keys that
 //! repeat on the set side, NULL keys on either side, empty sets, composed with filters and
-//! group keys; and the joins the GPU's key-set test does not take (several keys, a join
-//! filter) staying on the CPU with their reason.
+//! group keys; joins with a filter comparing a set value with the kept row's (TPC-H Q21's
+//! `l2.l_suppkey <> l1.l_suppkey`), decided from the set's per-key extremes; and the joins
+//! the GPU does not take (several keys, other join filters) staying on the CPU with their
+//! reason.
 
 mod common;
 
@@ -160,7 +162,8 @@ async fn not_in_is_planned_null_aware() {
     assert!(text.contains("null-aware anti join=[set key="), "{text}");
 }
 
-/// Several keys, a join filter: the join stays on the CPU, and the reason names it.
+/// Several keys, a join filter the GPU cannot decide per key, `NOT IN` with a filter: the
+/// join stays on the CPU, and the reason names it.
 #[tokio::test]
 async fn joins_the_key_set_does_not_take_stay_on_the_cpu() {
     let gpu = gpu();
@@ -172,9 +175,15 @@ async fn joins_the_key_set_does_not_take_stay_on_the_cpu() {
              GROUP BY g ORDER BY g",
             "2 keys",
         ),
+        // A filter that is not one comparison of a set value with the kept row's.
         (
             "SELECT g, count(*) FROM f WHERE NOT EXISTS \
-             (SELECT 1 FROM s WHERE s.k = f.k AND s.v > f.v) GROUP BY g ORDER BY g",
+             (SELECT 1 FROM s WHERE s.k = f.k AND s.v + f.v > 0) GROUP BY g ORDER BY g",
+            "join filter",
+        ),
+        (
+            "SELECT g, count(*) FROM f WHERE k NOT IN (SELECT k FROM s WHERE s.v > f.v) \
+             GROUP BY g ORDER BY g",
             "join filter",
         ),
     ] {
@@ -210,4 +219,84 @@ async fn a_sparse_key_set_falls_back_at_run_time() {
             "{q}: {placement:?}"
         );
     }
+}
+
+/// Semi and anti joins whose filter compares a set value with the kept row's, every
+/// operator either way round: the set side becomes a lookup of its per-key `min` and `max`
+/// and the GPU answers as DataFusion's pairwise join does, with NULL keys on both sides,
+/// NULL set and kept values (`CASE … THEN NULL`), an empty set and a set of one row.
+#[tokio::test]
+async fn filtered_semi_and_anti_joins_decide_by_the_keys_extremes() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    tables(&g, &c);
+    let mut queries = Vec::new();
+    for filter in [
+        "s.g <> f.g",
+        "s.v < f.v",
+        "s.v <= f.v",
+        "s.v > f.v",
+        "f.v <= s.v",
+        "f.g > s.g",
+        "CASE WHEN s.g = 0 THEN NULL ELSE s.g END <> CASE WHEN f.g = 1 THEN NULL ELSE f.g END",
+        "s.v + 5 >= f.v * 2",
+    ] {
+        for not in ["", "NOT "] {
+            queries.push(format!(
+                "SELECT g, count(*), sum(v) FROM f WHERE {not}EXISTS \
+                 (SELECT 1 FROM s WHERE s.k = f.k AND {filter}) GROUP BY g ORDER BY g"
+            ));
+        }
+    }
+    for set in ["e", "one", "n"] {
+        for not in ["", "NOT "] {
+            queries.push(format!(
+                "SELECT count(*), sum(v) FROM f WHERE {not}EXISTS \
+                 (SELECT 1 FROM {set} WHERE {set}.k = f.k AND {set}.g <> f.g)"
+            ));
+        }
+    }
+    for q in &queries {
+        let placement = same(&g, &c, q).await;
+        assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
+        assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
+        let text = explain(&g, q).await;
+        assert!(!text.contains("HashJoinExec"), "{q}\n{text}");
+        assert!(text.contains("lookup=[key="), "{q}\n{text}");
+    }
+}
+
+/// A set side the GPU aggregates is found from its GPU columns, which stay on the GPU for
+/// the next run (the nested plan's cache hit); one whose bitmap would be too wide (the
+/// bounds of `k * 300000` before the filter) is collected on the CPU instead, and the
+/// aggregate still runs on the GPU with DataFusion's answer.
+#[tokio::test]
+async fn key_sets_come_from_gpu_columns_and_fall_back_to_collecting() {
+    let gpu = gpu();
+    let (g, c) = sessions(&gpu);
+    tables(&g, &c);
+    let q = "SELECT g, count(*), sum(v) FROM f WHERE EXISTS \
+             (SELECT 1 FROM s WHERE s.k = f.k AND s.g > 1) GROUP BY g ORDER BY g";
+    let text = explain(&g, q).await;
+    assert!(
+        text.contains("semi join=[set key=k@0 from GPU columns]"),
+        "{text}"
+    );
+    for run in 0..2 {
+        let placement = same(&g, &c, q).await;
+        assert!(placement.fallbacks.is_empty(), "{placement:?}");
+        let text = explain(&g, &format!("ANALYZE {q}")).await;
+        assert!(text.contains("gpu_key_sets=1"), "run {run}: {text}");
+        if run == 1 {
+            assert!(text.contains("set_gpu_cache_hits=1"), "{text}");
+        }
+    }
+    let wide = "SELECT g, count(*), sum(v) FROM f WHERE k IN \
+                (SELECT k * 300000 FROM n WHERE k < 60) GROUP BY g ORDER BY g";
+    let placement = same(&g, &c, wide).await;
+    assert_eq!(placement.gpu, 1, "{placement:?}");
+    assert!(placement.fallbacks.is_empty(), "{placement:?}");
+    let text = explain(&g, &format!("ANALYZE {wide}")).await;
+    assert!(!text.contains("gpu_key_sets"), "{text}");
+    assert!(text.contains("lookup_rows="), "{text}");
 }

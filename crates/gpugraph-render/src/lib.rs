@@ -22,7 +22,8 @@
 //!   frame textures.
 //! * [`GpuScene`] ([`gpu_scene`], spec Phase 6): a flat GPU draw database of 128-byte records
 //!   with stable object IDs, transactional mutation with exact upload costs, CPU-hierarchy and
-//!   table-partition adapters, [`GpuSceneDrawGeneration`] into indirect-command slots and
+//!   table-partition adapters, [`GpuSceneVisibility`] (cull fused with compaction over a packed
+//!   bounds view), [`GpuSceneDrawGeneration`] into indirect-command slots and
 //!   [`GpuSceneResourceGroups`] over renderer-owned command windows.
 //! * [`camera`]: the few matrix helpers the workflow and the CLI need.
 //!
@@ -47,7 +48,7 @@ pub use gpu_scene::{
     GpuScene, GpuSceneCommandList, GpuSceneDrawGeneration, GpuSceneDrawOutput, GpuSceneError,
     GpuSceneField, GpuSceneFieldValue, GpuSceneGroup, GpuSceneMutation, GpuSceneMutationReport,
     GpuScenePatch, GpuSceneRecord, GpuSceneResourceGroups, GpuSceneUpload, GpuSceneViews,
-    GpuSceneVisibleRows,
+    GpuSceneVisibility, GpuSceneVisibleRows,
 };
 pub use history::TextureHistory;
 pub use mesh::{CubeCamera, InstancedCubes};

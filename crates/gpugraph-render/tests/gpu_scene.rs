@@ -10,8 +10,8 @@ use std::ops::Range;
 
 use gpugraph_command::CommandGraph;
 use gpugraph_render::gpu_scene::{
-    GpuSceneError, GpuSceneField, GpuSceneFieldValue, GpuSceneMutation, GpuSceneOperation,
-    GpuScenePatch, GpuSceneRecord, GpuSceneState, GPU_SCENE_RECORD_BYTES,
+    packed_bounds, GpuSceneError, GpuSceneField, GpuSceneFieldValue, GpuSceneMutation,
+    GpuSceneOperation, GpuScenePatch, GpuSceneRecord, GpuSceneState, GPU_SCENE_RECORD_BYTES,
 };
 use gpugraph_render::GpuScene;
 use rand::Rng;
@@ -124,6 +124,21 @@ impl Model {
         uninserted
     }
 
+    /// The packed bounds rows the GPU must hold: each slot below the high-water mark packed
+    /// from its record, zero above it (never written, or cleared by compaction).
+    fn bounds(&self) -> Vec<u8> {
+        (0..self.capacity)
+            .flat_map(|s| {
+                let row = if s < self.count {
+                    packed_bounds(&self.record(s))
+                } else {
+                    [0; 4]
+                };
+                bytemuck::cast::<[u32; 4], [u8; 16]>(row)
+            })
+            .collect()
+    }
+
     fn state(&self) -> GpuSceneState {
         GpuSceneState {
             count: self.count,
@@ -150,6 +165,11 @@ fn poisoned_scene(d: &SceneDevice, capacity: u32, initial: &[GpuSceneRecord]) ->
 
 fn gpu_state(d: &SceneDevice, scene: &GpuScene) -> GpuSceneState {
     *bytemuck::from_bytes(&read_bytes(d, scene.state_buffer())[..16])
+}
+
+fn gpu_bounds(d: &SceneDevice, scene: &GpuScene) -> Vec<u8> {
+    let n = scene.capacity() as usize * 16;
+    read_bytes(d, scene.bounds_buffer().unwrap())[..n].to_vec()
 }
 
 fn gpu_records(d: &SceneDevice, scene: &GpuScene, capacity: u32) -> Vec<u8> {
@@ -199,7 +219,9 @@ fn exact_upload_ranges_per_transaction() {
         (rep.record_bytes, rep.state_bytes, rep.write_count()),
         (4, 0, 1)
     );
+    assert_eq!((rep.bounds_writes.len(), rep.bounds_bytes), (0, 0));
     assert_eq!(gpu_records(&d, &scene, 8), model.bytes);
+    assert_eq!(gpu_bounds(&d, &scene), model.bounds());
 
     // Adjacent fields join into one write; two records stay two writes.
     let m = GpuSceneMutation {
@@ -224,6 +246,11 @@ fn exact_upload_ranges_per_transaction() {
     model.apply(&m);
     assert_eq!(rep.record_writes, vec![R + 12..R + 32, 4 * R + 64..5 * R]);
     assert_eq!(rep.record_bytes, 20 + 64);
+    // The sphere moves slot 1's packed bounds row; the transform none.
+    assert_eq!(rep.bounds_writes, vec![16..32]);
+    assert_eq!((rep.bounds_bytes, rep.write_count()), (16, 3));
+    assert_eq!(rep.uploaded_bytes(), 20 + 64 + 16);
+    assert_eq!(gpu_bounds(&d, &scene), model.bounds());
 
     // Removal writes the flags word and the state block.
     let m = GpuSceneMutation {
@@ -236,6 +263,10 @@ fn exact_upload_ranges_per_transaction() {
     assert_eq!((rep.record_bytes, rep.state_bytes), (8, 16));
     assert_eq!(rep.removed, vec![(102, 2), (100, 0)]);
     assert_eq!(gpu_state(&d, &scene), model.state());
+    // Removed slots' rows turn dead: two 16-byte writes.
+    assert_eq!(rep.bounds_writes, vec![0..16, 32..48]);
+    assert_eq!(rep.write_count(), 2 + 2 + 1);
+    assert_eq!(gpu_bounds(&d, &scene), model.bounds());
 
     // Inserts reuse the lowest holes, then the high-water mark; the last overflows exactly.
     let new: Vec<GpuSceneRecord> = (0..5).map(|i| GpuSceneRecord::new(200 + i)).collect();
@@ -250,6 +281,9 @@ fn exact_upload_ranges_per_transaction() {
     assert_eq!(uninserted, vec![204]);
     assert_eq!(rep.record_writes, vec![0..R, 2 * R..3 * R, 6 * R..8 * R]);
     assert_eq!(rep.record_bytes, 4 * R);
+    assert_eq!(rep.bounds_writes, vec![0..16, 32..48, 96..128]);
+    assert_eq!(rep.bounds_bytes, 4 * 16);
+    assert_eq!(gpu_bounds(&d, &scene), model.bounds());
     assert_eq!(gpu_records(&d, &scene, 8), model.bytes);
     assert_eq!(gpu_state(&d, &scene), model.state());
     assert_eq!(gpu_state(&d, &scene).overflow, 1);
@@ -286,7 +320,9 @@ fn exact_upload_ranges_per_transaction() {
         vec![(103, 3, 2), (104, 4, 3), (202, 6, 4), (203, 7, 5)]
     );
     assert_eq!(rep.record_writes, vec![2 * R..8 * R]);
+    assert_eq!(rep.bounds_writes, vec![32..128]);
     assert_eq!(gpu_records(&d, &scene, 8), model.bytes);
+    assert_eq!(gpu_bounds(&d, &scene), model.bounds());
     assert_eq!(gpu_state(&d, &scene), model.state());
     assert_eq!(scene.slot_of(203), Some(5));
 }
@@ -486,7 +522,7 @@ fn random_transaction_streams_match_the_model() {
                 .into_iter()
                 .map(|id| {
                     let r = random_record(&mut rng, id, 10.0, capacity);
-                    let values = match rng.random_range(0..5) {
+                    let values = match rng.random_range(0..7) {
                         0 => vec![GpuSceneFieldValue::GroupId(r.group_id)],
                         1 => vec![
                             GpuSceneFieldValue::CommandSlot(r.command_slot),
@@ -497,9 +533,11 @@ fn random_transaction_streams_match_the_model() {
                             max: r.aabb_max,
                         }],
                         3 => vec![GpuSceneFieldValue::Transform(r.transform)],
+                        4 => vec![GpuSceneFieldValue::Sphere(r.sphere)],
+                        5 => vec![GpuSceneFieldValue::Flags(r.flags)],
                         _ => vec![GpuSceneFieldValue::Words {
-                            byte_offset: 60,
-                            words: vec![r.flags],
+                            byte_offset: 28,
+                            words: vec![r.flags, 0, 0, 0, r.flags],
                         }],
                     };
                     GpuScenePatch { id, values }
@@ -519,6 +557,7 @@ fn random_transaction_streams_match_the_model() {
                 compact: rng.random_bool(0.25),
             };
             let before = gpu_records(&d, &scene, capacity);
+            let bounds_before = gpu_bounds(&d, &scene);
             let rep = scene.mutate(&d.queue, &m).unwrap();
             let uninserted = model.apply(&m);
             let after = gpu_records(&d, &scene, capacity);
@@ -527,6 +566,26 @@ fn random_transaction_streams_match_the_model() {
             assert_eq!(gpu_state(&d, &scene), model.state(), "{ctx}: state");
             assert_eq!(rep.uninserted, uninserted, "{ctx}");
             changes_within(&before, &after, &rep.record_writes);
+            let bounds_after = gpu_bounds(&d, &scene);
+            assert_eq!(bounds_after, model.bounds(), "{ctx}: packed bounds");
+            changes_within(&bounds_before, &bounds_after, &rep.bounds_writes);
+            // No row is written whose slot's flags and sphere bytes were not.
+            for row in rep
+                .bounds_writes
+                .iter()
+                .flat_map(|b| (b.start / 16)..(b.end / 16))
+            {
+                let base = row * R;
+                let fed = [base + 4..base + 8, base + 16..base + 32];
+                assert!(
+                    rep.record_writes
+                        .iter()
+                        .any(|r| fed.iter().any(|f| r.start < f.end && f.start < r.end)),
+                    "{ctx}: bounds row {row} written without its inputs"
+                );
+            }
+            let bsum: u64 = rep.bounds_writes.iter().map(|r| r.end - r.start).sum();
+            assert_eq!(rep.bounds_bytes, bsum, "{ctx}");
             let sum: u64 = rep.record_writes.iter().map(|r| r.end - r.start).sum();
             assert_eq!(rep.record_bytes, sum, "{ctx}");
             assert!(

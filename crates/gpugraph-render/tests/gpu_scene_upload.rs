@@ -52,8 +52,9 @@ fn transaction(
         .into_iter()
         .map(|id| {
             let r = random_record(rng, id, 10.0, capacity);
-            let values = match rng.random_range(0..4) {
+            let values = match rng.random_range(0..5) {
                 0 => vec![GpuSceneFieldValue::GroupId(r.group_id)],
+                4 => vec![GpuSceneFieldValue::Flags(r.flags)],
                 1 => vec![
                     GpuSceneFieldValue::Transform(r.transform),
                     GpuSceneFieldValue::CommandSlot(r.command_slot),
@@ -109,6 +110,9 @@ fn staged_transactions_land_like_direct_ones() {
                 assert_eq!(got.record_writes, want.record_writes, "step {step}");
                 assert_eq!(got.record_bytes, want.record_bytes, "step {step}");
                 assert_eq!(got.uninserted, want.uninserted, "step {step}");
+                if got.staging_bytes > 0 {
+                    assert_eq!(got.bounds_bytes, 0, "step {step}: derived on the GPU");
+                }
                 let runs = got.record_writes.len() as u64;
                 let after = u64::from(upload.staged_words());
                 let overlap = got
@@ -159,6 +163,10 @@ fn staged_transactions_land_like_direct_ones() {
             let ctx = format!("capacity {capacity} step {step}");
             assert_eq!(records(&d, &staged), records(&d, &direct), "{ctx}: records");
             assert_eq!(state(&d, &staged), state(&d, &direct), "{ctx}: state");
+            // The direct path's packed bounds are checked against a model in `gpu_scene.rs`;
+            // the staged path derives them on the GPU from the scattered records.
+            let bounds = |s: &GpuScene| read_bytes(&d, s.bounds_buffer().unwrap());
+            assert_eq!(bounds(&staged), bounds(&direct), "{ctx}: packed bounds");
         }
         if words < 1000 {
             assert!(overflowed > 0, "the small upload never overflowed");

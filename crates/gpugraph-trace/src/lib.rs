@@ -22,6 +22,7 @@ pub mod cpu;
 pub mod csr;
 mod error;
 pub mod frame;
+pub mod layout;
 pub mod lod;
 pub mod model;
 pub mod scene;

@@ -1,5 +1,5 @@
-//! Lane labels and their hit areas, plain Rust. Rows come from the trace crate's layout
-//! oracle ([`gpugraph_trace::cpu::thread_rows`]), the very layout the GPU frame computes, so
+//! Lane labels and their hit areas, plain Rust. Rows come from the trace crate's
+//! layout ([`gpugraph_trace::layout::thread_rows`]), the very layout the GPU frame computes, so
 //! a label sits on the row its spans are drawn on.
 //!
 //! The label gutter has two columns: the process column holds one label per process (on the
@@ -7,7 +7,7 @@
 //! thread column one label per shown thread (on its first row; clicking it collapses or
 //! expands the thread).
 
-use gpugraph_trace::{cpu, TraceModel, TraceView};
+use gpugraph_trace::{layout, TraceModel, TraceView};
 
 use crate::camera::{Camera, Rect, PROCESS_COLUMN};
 
@@ -38,7 +38,7 @@ pub struct Label {
 /// The label of every process with threads and every thread with rows, in row order
 /// (processes before their first thread).
 pub fn labels(model: &TraceModel, view: &TraceView) -> Vec<Label> {
-    let rows = cpu::thread_rows(model, view);
+    let rows = layout::thread_rows(model, view);
     let mut out = Vec::new();
     for (p, proc_) in model.processes.iter().enumerate() {
         let p = p as u32;
@@ -85,7 +85,7 @@ pub fn labels(model: &TraceModel, view: &TraceView) -> Vec<Label> {
 
 /// Layout rows in total under `view`.
 pub fn total_rows(model: &TraceModel, view: &TraceView) -> u32 {
-    cpu::thread_rows(model, view)
+    layout::thread_rows(model, view)
         .last()
         .map_or(0, |&(h, r)| r + h)
 }

@@ -394,7 +394,7 @@ fn omitted_groups_note(column: &str, keys: &[String]) -> String {
 /// The domain the positions kernel used: the extent, widened one float32 step outwards when
 /// `widen`, then by 0.5 on each side when degenerate.
 fn domain(e: Option<[f32; 2]>, widen: bool) -> Option<[f64; 2]> {
-    let e = e.map(|e| gpugraph_program::workflow::analyze::cpu::widened(e, widen));
+    let e = e.map(|e| gpugraph_program::workflow::analyze::widened(e, widen));
     let [lo, hi] = extent(e)?;
     Some(if hi > lo {
         [lo, hi]

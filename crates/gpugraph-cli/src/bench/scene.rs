@@ -6,19 +6,27 @@
 //! fit one buffer or storage binding, or the host's memory, is skipped with the reason):
 //! * `scene-frame`: a GpuScene of n random records (spheres as `render cull`'s scene, four
 //!   resource groups of contiguous command windows, one command slot per record) and a
-//!   `GpuSceneFrame` without drawing: bounds visibility + stable compaction, draw generation
-//!   over the visible-row list (prepare; clear, claim, publish) and group classification of the
-//!   published commands. Rows: GPU time per frame (sum of the nodes' timestamps; wall clock
+//!   `GpuSceneFrame` without drawing: bounds visibility fused with its compaction
+//!   (`visibility/reset`, `visibility/cull`: one pass over the scene's packed bounds view),
+//!   draw generation over the visible-row list (prepare; clear, claim, publish) and group
+//!   classification of the published commands; with staged patches, the upload's `scatter`,
+//!   `bounds` and `settle` nodes. Rows: GPU time per frame (sum of the nodes' timestamps; wall clock
 //!   of submit-and-wait without timestamp queries) and per node (`nodes`, with timestamps),
 //!   encode time (CPU, the compiled graph into a command encoder), and the frame's diagnostics
 //!   checked once against the CPU oracle (`cpu::frame_diagnostics`);
 //! * `patch-1000`: a transaction patching 1,000 live records' transform, box and sphere:
-//!   bytes uploaded (exact, from the report) and CPU time of `GpuScene::mutate` (one queue
-//!   write per merged range);
+//!   bytes uploaded (exact, from the report: records, and the packed bounds rows the spheres
+//!   move) and CPU time of `GpuScene::mutate` (one queue write per merged range and per
+//!   bounds run);
 //! * `patch-staged-1000`: the same transactions through `GpuScene::mutate_staged` (one queue
 //!   write into the frame's `GpuSceneUpload`, scattered by the frame's first node); the
 //!   scatter's GPU time is part of the next frame's; the patched records are read back once
 //!   and compared with the CPU copy;
+//! * `write-floor-1000` and `write-floor-1000-one-copy`: the wgpu and driver share of a
+//!   staged patch: one `write_buffer_with` of the staged bytes into a scratch buffer, filled by
+//!   a copy per run (as the upload packs) or packed in host memory first and copied once; CPU
+//!   µs in the `patch µs` column (what the staged patch costs beyond them is validation and
+//!   the CPU copy);
 //! * `cull` (peer): `render cull`'s `CullScene::cull_only` over the same spheres and camera:
 //!   the visibility workflow and its compaction into an indirect count, GPU and encode time.
 
@@ -265,6 +273,54 @@ fn time_frames(
     Ok((Summary::of(&gpu_ms), Summary::of(&encode_us), nodes))
 }
 
+/// CPU microseconds of one `write_buffer_with` of `bytes` into a scratch buffer, filled by
+/// `pieces` copies (`one_copy`: packed into a reused host vector, then one copy), `repeat`
+/// times, each write submitted before the next.
+fn write_floor(
+    gpu: &Gpu,
+    bytes: u64,
+    pieces: usize,
+    one_copy: bool,
+    repeat: u32,
+) -> Result<Summary> {
+    let buffer = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench-write-floor"),
+        size: bytes.max(4).div_ceil(4) * 4,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let size = wgpu::BufferSize::new(buffer.size()).context("a nonempty write")?;
+    let source = vec![0x5au8; size.get() as usize];
+    let piece = source.len().div_ceil(pieces.max(1));
+    let mut packed = Vec::with_capacity(source.len());
+    let mut us = Vec::with_capacity(repeat as usize);
+    for _ in 0..repeat {
+        let t0 = Instant::now();
+        let mut view = gpu
+            .queue()
+            .write_buffer_with(&buffer, 0, size)
+            .context("the floor's write lies inside its buffer")?;
+        if one_copy {
+            packed.clear();
+            for chunk in source.chunks(piece) {
+                packed.extend_from_slice(chunk);
+            }
+            view.copy_from_slice(&packed);
+        } else {
+            for (k, chunk) in source.chunks(piece).enumerate() {
+                view.slice(k * piece..k * piece + chunk.len())
+                    .copy_from_slice(chunk);
+            }
+        }
+        drop(view);
+        us.push(t0.elapsed().as_secs_f64() * 1e6);
+        let enc = gpu.device().create_command_encoder(&Default::default());
+        gpu.submit_and_wait(enc.finish())?;
+    }
+    buffer.destroy();
+    Ok(Summary::of(&us))
+}
+
 /// A profiled encode's `(node, GPU ms)` of the nodes that ran in passes.
 fn node_ms(t: Vec<gpugraph_command::NodeTiming>) -> Vec<(String, f64)> {
     t.into_iter()
@@ -418,6 +474,7 @@ fn cases(
     let mut staged_us = Vec::new();
     let mut bytes = 0;
     let mut staged_bytes = 0;
+    let mut staged_runs = 0;
     for k in 0..2 * repeat {
         let lift = 0.25 * (k + 1) as f32;
         // The first live records by slot (not `active_records`, which copies every record:
@@ -457,6 +514,7 @@ fn cases(
             let report = scene.mutate_staged(gpu.queue(), &mut upload, &tx)?;
             staged_us.push(t0.elapsed().as_secs_f64() * 1e6);
             staged_bytes = report.uploaded_bytes();
+            staged_runs = report.record_writes.len();
             let mut enc = gpu.device().create_command_encoder(&Default::default());
             frame.encode(&mut enc, false)?;
             gpu.submit_and_wait(enc.finish())?;
@@ -476,6 +534,17 @@ fn cases(
             "bench scene at n = {n}: the staged patch left records that differ from the CPU copy"
         );
     }
+    // And their packed bounds rows, derived on the GPU by the upload's `bounds` node.
+    let bounds = scene
+        .bounds_buffer()
+        .context("a mutable scene has packed bounds")?;
+    let on_gpu = gpu.read_back(bounds, 4 * u64::from(patched))?;
+    let on_cpu: Vec<u32> = (0..patched)
+        .flat_map(|s| gpugraph_render::gpu_scene::packed_bounds(scene.record(s).expect("a slot")))
+        .collect();
+    if on_gpu != on_cpu {
+        bail!("bench scene at n = {n}: the staged patch left packed bounds that differ from the CPU copy");
+    }
     let mut row = SceneRow::new(&format!("patch-{}", args.patch), u64::from(n), timing);
     row.upload_bytes = Some(bytes);
     row.patch_us = Some(Summary::of(&patch_us));
@@ -488,6 +557,17 @@ fn cases(
     row.upload_bytes = Some(staged_bytes);
     row.patch_us = Some(Summary::of(&staged_us));
     out.push(row);
+    // The wgpu and driver share of a staged patch: its one queue write alone, packed as the
+    // upload packs it (a copy per run, the run table and the header), and packed in host
+    // memory first then copied once (write-combined mappings favour one long stream).
+    for (suffix, one_copy) in [("", false), ("-one-copy", true)] {
+        let us = write_floor(gpu, staged_bytes, 2 + staged_runs, one_copy, 2 * repeat)?;
+        let op = format!("write-floor-{}{suffix}", args.patch);
+        let mut row = SceneRow::new(&op, u64::from(n), timing);
+        row.upload_bytes = Some(staged_bytes);
+        row.patch_us = Some(us);
+        out.push(row);
+    }
 
     report::progress(format_args!(
         "bench scene: n = {n}: timing the culling peer"

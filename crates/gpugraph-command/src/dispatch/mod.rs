@@ -14,7 +14,9 @@
 //! When the node compiles, its declared bindings are checked against the bindings naga reflects
 //! from the assembled WGSL (slot, storage read / read-write / uniform): an undeclared, missing
 //! or mis-typed binding is a [`BindingError`] naming the node, the slot and both kinds, before
-//! any pipeline is created. Closure nodes ([`crate::ComputeNode`]) remain the escape hatch.
+//! any pipeline is created. A dispatch node is the one compute-node kind of the libraries; the
+//! closure [`crate::ComputeNode`] remains only for what it cannot declare (a sampled texture
+//! binding) and for measuring the graph itself.
 
 mod check;
 mod exec;

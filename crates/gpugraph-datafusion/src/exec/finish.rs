@@ -174,6 +174,17 @@ impl Run {
                 .subset_time("gpu_chunks_time", 0)
                 .add_duration(times.chunks.iter().sum());
         }
+        // A key-set run ([`super::set`]) keeps its one group's presence bitmap.
+        if let Some(out) = &self.bits {
+            if let Some((at, span)) = words.first().and_then(|w| w.bits) {
+                let at = at as usize;
+                let bits = acc.get(at..at + span.words as usize).unwrap_or_default();
+                if let Ok(mut out) = out.lock() {
+                    *out = Some((span.lo, bits.to_vec()));
+                }
+            }
+            return Ok(Vec::new());
+        }
         // The state batch from the accumulators (group keys, and each COUNT(DISTINCT)'s
         // values listed from its bitmaps).
         let output_time = MetricBuilder::new(&self.metrics).subset_time("output_time", 0);

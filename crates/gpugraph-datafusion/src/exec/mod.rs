@@ -37,6 +37,7 @@ use gpugraph_command::GpuContext;
 mod fallback;
 mod finish;
 mod paged;
+mod set;
 
 pub use fallback::{CpuFallbackExec, FallbackReason};
 use paged::{PageScanned, ScanMetrics};
@@ -203,10 +204,13 @@ impl DisplayAs for GpuPartialAggregateExec {
             let maps: Vec<String> = self.plan.maps.iter().map(ToString::to_string).collect();
             write!(f, ", by code=[{}]", maps.join(", "))?;
         }
-        for l in &self.plan.lookups {
+        for (s, l) in self.plan.lookups.iter().enumerate() {
             if let Some(kind) = l.set {
-                // The other input's keys, which the streamed rows test their key against.
-                write!(f, ", {kind} join=[set key={}]", l.key)?;
+                // The other input's keys, which the streamed rows test their key against;
+                // found by a GPU plan of their own where the planner made one.
+                let on_gpu = self.plan.sets.iter().any(|(side, _)| *side == s);
+                let how = if on_gpu { " from GPU columns" } else { "" };
+                write!(f, ", {kind} join=[set key={}{how}]", l.key)?;
                 continue;
             }
             let columns: Vec<String> = l.columns.iter().map(ToString::to_string).collect();
@@ -326,12 +330,19 @@ struct Run {
     fallback: Arc<Mutex<Option<FallbackReason>>>,
     pages: Arc<Mutex<Option<String>>>,
     context: Arc<TaskContext>,
+    /// Where a key-set run ([`set`]) leaves its presence bitmap instead of emitting batches;
+    /// `None` for the exec's own run.
+    bits: Option<set::BitsOut>,
 }
 
 impl Run {
     async fn cpu(&self, why: FallbackReason) -> Result<Vec<RecordBatch>> {
         if let Ok(mut f) = self.fallback.lock() {
             *f = Some(why);
+        }
+        // A key-set run's refusal: its side is collected on the CPU instead.
+        if self.bits.is_some() {
+            return Ok(Vec::new());
         }
         MetricBuilder::new(&self.metrics)
             .global_counter("cpu_fallback")
@@ -388,16 +399,7 @@ impl Run {
             *f = None;
         }
         // The joins' lookup sides run on DataFusion's threads while the source streams in.
-        let lookup: Vec<_> = self
-            .plan
-            .lookups
-            .iter()
-            .map(|l| {
-                let (l, context) = (l.clone(), Arc::clone(&self.context));
-                let metrics = self.metrics.clone();
-                tokio::spawn(async move { l.collect(context, &metrics).await })
-            })
-            .collect();
+        let lookup = self.lookup_tasks();
         let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
         let cached = self
             .cache
@@ -630,6 +632,7 @@ impl ExecutionPlan for GpuPartialAggregateExec {
             fallback: Arc::clone(&self.fallback),
             pages: Arc::clone(&self.pages),
             context,
+            bits: None,
         };
         Ok(batches_of(Arc::clone(&self.plan.schema), run.run()))
     }

@@ -92,6 +92,9 @@ fn side(
     buffer: &wgpu::Buffer,
     table: &LookupTable,
 ) -> Result<Result<(), String>, KernelError> {
+    if let Some(bits) = table.present() {
+        return expand(ctx, buffer, table, bits).map(Ok);
+    }
     let layout = table.records();
     let record = layout.words as usize;
     let records = storage(
@@ -132,7 +135,15 @@ fn side(
         set: u32::from(table.set),
         pad: [0; 3],
     };
-    let repeats = dispatch(ctx, buffer, &records, &params, &layout.fields, workgroups);
+    let entries = ["clear", "scatter"];
+    let repeats = dispatch(
+        ctx,
+        buffer,
+        &records,
+        &params,
+        &layout.fields,
+        (&entries, workgroups),
+    );
     records.destroy();
     Ok(match repeats? {
         [0, _] => Ok(()),
@@ -140,16 +151,54 @@ fn side(
     })
 }
 
-/// Clears the map and scatters the records (`params`, `fields`) into `map`: one dispatch node
-/// (`clear`, then `scatter`, which must see the whole map cleared), submitted with the
-/// readback of the repeat count and smallest repeated word, which it returns.
+/// Writes `table`'s key map into `buffer` from its presence bitmap `bits`
+/// ([`LookupTable::from_bits`]): the bitmap crosses PCIe (a bit per key instead of a record
+/// per row) and `expand` writes every word of the map.
+fn expand(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    table: &LookupTable,
+    bits: &[u32],
+) -> Result<(), KernelError> {
+    let words = storage(
+        &ctx.device,
+        "gpugraph-datafusion-lookup-bits",
+        bits.len() as u64 * 4,
+        wgpu::BufferUsages::COPY_DST,
+    );
+    let target = Target {
+        buffer: &words,
+        offset: 0,
+        source: Source::Bytes(bytemuck::cast_slice(bits)),
+    };
+    if !bits.is_empty() {
+        write_targets(&ctx.device, &ctx.queue, &[target])?;
+    }
+    let keys = table.shape.keys;
+    let (workgroups, stride) = grid(keys);
+    let params = Params {
+        keys,
+        stride,
+        base: table.shape.base,
+        set: 1,
+        ..Params::default()
+    };
+    let done = dispatch(ctx, buffer, &words, &params, &[], (&["expand"], workgroups));
+    words.destroy();
+    done.map(|_| ())
+}
+
+/// Runs `entries` (`clear`, then `scatter`, which must see the whole map cleared; or
+/// `expand`) over the records (`params`, `fields`) into `map`: one dispatch node of
+/// `workgroups` workgroups per entry, submitted with the readback of the repeat count and
+/// smallest repeated word, which it returns.
 fn dispatch(
     ctx: &GpuContext,
     map: &wgpu::Buffer,
     records: &wgpu::Buffer,
     params: &Params,
     fields: &[Field],
-    workgroups: u32,
+    (entries, workgroups): (&[&str], u32),
 ) -> Result<[u32; 2], KernelError> {
     let device = &ctx.device;
     let repeats = device.create_buffer(&wgpu::BufferDescriptor {
@@ -179,23 +228,23 @@ fn dispatch(
     let map = import("map", map)?;
     let repeat_handle = import("repeats", &repeats)?;
     let grid = Grid::Workgroups([workgroups, 1, 1]);
-    graph.add_dispatch_node(
-        DispatchNode::new(
-            "keymap",
-            ShaderSource::new("datafusion/keymap", WGSL),
-            "clear",
-            vec![
-                Binding::params(0, params),
-                Binding::handle(1, records, Access::Read),
-                Binding::handle(2, map, Access::ReadWrite),
-                Binding::handle(3, repeat_handle, Access::ReadWrite),
-                Binding::storage_params(4, &field_words),
-            ],
-            grid,
-        )
-        .then("scatter", grid)
-        .private_bind_group(),
-    )?;
+    let mut node = DispatchNode::new(
+        "keymap",
+        ShaderSource::new("datafusion/keymap", WGSL),
+        entries[0],
+        vec![
+            Binding::params(0, params),
+            Binding::handle(1, records, Access::Read),
+            Binding::handle(2, map, Access::ReadWrite),
+            Binding::handle(3, repeat_handle, Access::ReadWrite),
+            Binding::storage_params(4, &field_words),
+        ],
+        grid,
+    );
+    for entry in &entries[1..] {
+        node = node.then(*entry, grid);
+    }
+    graph.add_dispatch_node(node.private_bind_group())?;
     let mut compiled = graph.compile()?;
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("gpugraph-datafusion-keymap"),
@@ -337,5 +386,38 @@ mod tests {
             .unwrap_err();
         assert_eq!(why, t.words().unwrap_err());
         assert!(why.contains("k@0 repeats the value 17"), "{why}");
+    }
+
+    /// A key set found on the device expands into the host oracle's map, word for word,
+    /// beside a collected side placed before it: random bitmaps of every density over
+    /// spans that end inside a word or on one, a single key, and no key (an empty set, whose
+    /// map has no word).
+    #[test]
+    fn device_expands_presence_bitmaps_like_the_host() {
+        let ctx = gpu();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        for (words, density) in [(0usize, 0.0), (1, 0.5), (3, 1.0), (33, 0.01), (9_000, 0.3)] {
+            let mut bits: Vec<u32> = (0..words)
+                .map(|_| (0..32).fold(0, |w, b| w | (u32::from(rng.random_bool(density)) << b)))
+                .collect();
+            if words == 3 {
+                bits[2] = 1 << 5;
+            }
+            let set = LookupTable::from_bits("k".into(), -77, bits.clone()).expect("a key set");
+            let keys: Vec<Option<i64>> = (0..300).map(Some).collect();
+            let mut tables = [table(&keys), set];
+            crate::lookup::place(&mut tables);
+            let mut expected = tables[0].words().expect("many-to-one");
+            expected.extend(tables[1].words().expect("a key set"));
+            let buffer = lookup_buffer(&ctx, &tables).expect("runs").expect("builds");
+            assert_eq!(
+                read_back(&ctx, &buffer, expected.len()),
+                expected,
+                "{words} words"
+            );
+            let present: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
+            assert_eq!(tables[1].rows, present);
+            assert_eq!(tables[1].shape.empty, present == 0);
+        }
     }
 }

@@ -4,7 +4,8 @@
 // the words it found taken (a repeated key: not many-to-one), and each column's value into
 // the column's words, which share the buffer with the map. A semi or anti join's key set
 // (`key_set` = 1) writes 0 into its keys' words instead: a key may repeat there, and the map is
-// then the same whichever row writes last.
+// then the same whichever row writes last. A key set the device found itself (a presence bitmap
+// of the keys less first_key, `records` then) becomes its map in one pass: `expand`.
 
 const NO_ROW: u32 = 0xffffffffu;
 
@@ -80,5 +81,15 @@ fn scatter(@builtin(global_invocation_id) id: vec3<u32>) {
             atomicAdd(&repeats[0], 1u);
             atomicMin(&repeats[1], d);
         }
+    }
+}
+
+// Word d of the map is 0 when bit d of the presence bitmap in `records` is set, else NO_ROW:
+// the key set of a side the GPU aggregated itself (`lookup::LookupTable::from_bits`).
+@compute @workgroup_size(256)
+fn expand(@builtin(global_invocation_id) id: vec3<u32>) {
+    for (var d = id.x; d < params.keys; d += params.stride) {
+        let present = (records[d / 32u] >> (d % 32u)) & 1u;
+        atomicStore(&map[params.base + d], select(NO_ROW, 0u, present == 1u));
     }
 }

@@ -43,6 +43,7 @@ use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder}
 use futures::StreamExt;
 
 mod evaluate;
+mod present;
 mod records;
 
 pub use records::{Field, Records};
@@ -157,6 +158,9 @@ pub struct LookupTable {
     /// mark the keys present (0) instead of naming a row, so a repeated key is no error and
     /// the map is the same whichever thread writes last.
     pub set: bool,
+    /// A key set found on the device ([`Self::from_bits`]): bit `d` of these words is set
+    /// when key `first_key + d` is present. Such a side has no rows' records to stage.
+    bits: Option<Vec<u32>>,
 }
 
 /// One lookup batch's keys (nulls never match) and each lookup column's words.
@@ -244,6 +248,9 @@ impl LookupTable {
     /// why the join is not many-to-one (the smallest repeated key): the oracle of the
     /// device's build. A key set's map holds 0 for each key present.
     pub fn words(&self) -> Result<Vec<u32>, String> {
+        if let Some(bits) = &self.bits {
+            return Ok(present::map_words(bits, self.shape.keys));
+        }
         let mut words = vec![NO_ROW; self.shape.keys as usize];
         let mut repeated = None;
         for (row, &d) in self.offsets()?.iter().flatten().enumerate() {
@@ -488,6 +495,7 @@ impl LookupPlan {
             rows,
             key: self.key.to_string(),
             set: self.set.is_some(),
+            bits: None,
         })
     }
 }

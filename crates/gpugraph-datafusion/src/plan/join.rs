@@ -330,6 +330,8 @@ pub(super) struct Sides {
     /// lookup row's group, those without a streamed row as SQL's NULL-extended row
     /// ([`super::GpuPlan::preserved`]).
     pub preserved: Option<usize>,
+    /// The key-set sides whose keys a GPU plan of their own finds ([`super::GpuPlan::sets`]).
+    pub sets: Vec<(usize, Arc<super::GpuPlan>)>,
 }
 
 impl Sides {

@@ -255,6 +255,7 @@ mod tests {
             params: Vec::new(),
             key_maps: Vec::new(),
             preserved: None,
+            sets: Vec::new(),
         };
         assert_eq!(plan.group_count(&[3, 5], &[]), (15, 15));
         assert_eq!(plan.group_count(&[], &[]), (1, 1));

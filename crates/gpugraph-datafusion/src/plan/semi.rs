@@ -6,25 +6,71 @@
 //! tests its key with one probe of the map, a predicate ([`Ir::Matched`], negated for an
 //! anti join, [`Ir::NotIn`] for a null-aware one) that the row program ANDs with the plan's
 //! filters before the row reaches its group.
+//!
+//! A semi or anti join's set side that the GPU can aggregate itself (a scan with filters,
+//! projections and joins the planner takes) does not run on the CPU: its `count(distinct
+//! key)` runs as a GPU plan of its own ([`set_plan`]) whose presence bitmap becomes the key
+//! set on the device (`exec/set.rs`), so TPC-H Q4's lineitem is filtered on the GPU, from
+//! its cached columns when warm, instead of collected, filtered and packed on the host.
 
 use std::sync::Arc;
 
-use datafusion::common::{JoinType, NullEquality};
+use datafusion::arrow::datatypes::Schema;
+use datafusion::common::{JoinSide, JoinType, NullEquality};
+use datafusion::functions_aggregate::count::count_udaf;
+use datafusion::physical_expr::aggregate::AggregateExprBuilder;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode, PhysicalGroupBy};
 use datafusion::physical_plan::joins::HashJoinExec;
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::expr::{translate, Scope, Ty};
-use crate::ir::Ir;
+use crate::ir::{BinOp, Ir};
 use crate::lookup::Membership;
 
-use super::join::{collected, Columns, Sides};
-use super::project;
+use super::join::{collected, join_level, Columns, Sides};
+use super::{project, GpuPlan};
+
+mod per_key;
+
+/// The GPU plan that finds the keys of a set side `set` (keyed by `key` over it): the
+/// partial `count(distinct key)` over it, whose presence bitmap is the set (NULL keys are
+/// in no bitmap, as they are in no key set). Why not, when the GPU does not take that
+/// aggregate (then the side is collected on the CPU), or when `GPUGRAPH_GPU_SETS=0` (to
+/// compare both ways on one binary).
+pub(super) fn set_plan(
+    set: &Arc<dyn ExecutionPlan>,
+    key: &Arc<dyn PhysicalExpr>,
+) -> Result<GpuPlan, String> {
+    if std::env::var("GPUGRAPH_GPU_SETS").is_ok_and(|v| v == "0") {
+        return Err("GPUGRAPH_GPU_SETS=0".into());
+    }
+    let schema = set.schema();
+    let fail = |e: datafusion::error::DataFusionError| e.to_string();
+    let keys = AggregateExprBuilder::new(count_udaf(), vec![Arc::clone(key)])
+        .schema(Arc::clone(&schema))
+        .alias("keys")
+        .distinct()
+        .build()
+        .map_err(fail)?;
+    let agg = AggregateExec::try_new(
+        AggregateMode::Partial,
+        PhysicalGroupBy::new_single(Vec::new()),
+        vec![Arc::new(keys)],
+        vec![None],
+        Arc::clone(set),
+        schema,
+    )
+    .map_err(fail)?;
+    super::plan(&agg)
+}
 
 /// How a semi or anti join keeps its rows and whether it keeps the left input's, `None` for
 /// another join type, or why the GPU does not take it. The kept input is streamed (it is
-/// the join's only output) and the other one becomes a key set ([`Membership`]). A join
-/// filter (TPC-H Q21's `l_suppkey <> l1.l_suppkey`) decides per matching pair, which a key
-/// set cannot, and several keys would need a set of key tuples: both stay on the CPU.
+/// the join's only output) and the other one becomes a key set ([`Membership`]), or, with a
+/// join filter (TPC-H Q21's `l_suppkey <> l1.l_suppkey`), a lookup of per-key extremes
+/// ([`per_key`]). Several keys would need a set of key tuples: they stay on the CPU.
 pub(super) fn membership(join: &HashJoinExec) -> Result<Option<(Membership, bool)>, String> {
     let (kind, keeps_left) = match join.join_type() {
         JoinType::LeftSemi => (Membership::Semi, true),
@@ -34,11 +80,6 @@ pub(super) fn membership(join: &HashJoinExec) -> Result<Option<(Membership, bool
         _ => return Ok(None),
     };
     let what = join.join_type();
-    if join.filter().is_some() {
-        return Err(format!(
-            "a {what} join with a join filter; the GPU's key-set test takes equi-joins without one"
-        ));
-    }
     if join.on().len() != 1 {
         return Err(format!(
             "a {what} join on {} keys; the GPU's key-set test takes one key",
@@ -52,9 +93,14 @@ pub(super) fn membership(join: &HashJoinExec) -> Result<Option<(Membership, bool
     }
     // DataFusion allows null-awareness on LeftAnti joins only (`NOT IN`).
     let kind = if join.null_aware {
-        if kind != Membership::Anti {
+        if kind != Membership::Anti || join.filter().is_some() {
             return Err(format!(
-                "a null-aware {what} join is not supported on the GPU"
+                "a null-aware {what} join{} is not supported on the GPU",
+                if join.filter().is_some() {
+                    " with a join filter"
+                } else {
+                    ""
+                }
             ));
         }
         Membership::NotIn
@@ -119,8 +165,34 @@ pub(super) fn semi(
         return Err(format!("the {what} join key {kept_key} is not an integer"));
     }
     drop(scopes);
+    if let Some(filter) = j.filter() {
+        let set_side = if keeps_left {
+            JoinSide::Right
+        } else {
+            JoinSide::Left
+        };
+        let c = per_key::comparison(filter, set_side)?;
+        filtered(
+            kind,
+            kept,
+            (set, set_key),
+            c,
+            key.ir,
+            current,
+            sides,
+            predicates,
+        )?;
+        project(j.projection.as_deref(), current);
+        return Ok(());
+    }
     let side = sides.push(collected(set), Arc::clone(set_key), key.ir.clone(), false);
     sides.joins[side].0.set = Some(kind);
+    // A null-aware anti join's answer depends on the set's NULL keys, which no bitmap holds.
+    if kind != Membership::NotIn {
+        if let Ok(plan) = set_plan(set, set_key) {
+            sides.sets.push((side, Arc::new(plan)));
+        }
+    }
     let probe = Box::new(key.ir);
     predicates.push(match kind {
         Membership::Semi => Ir::Matched(side, probe),
@@ -129,6 +201,78 @@ pub(super) fn semi(
     });
     // The join's columns are the kept input's, then its projection.
     project(j.projection.as_deref(), current);
+    Ok(())
+}
+
+/// Takes a semi or anti join (`kind`) whose filter is the comparison `c` ([`per_key`]):
+/// the set input `set` (keyed by `set_key`) becomes a lookup of its per-key extremes,
+/// probed by the kept row's `key`, and the join one predicate over the kept input `kept`'s
+/// columns `current` and the extremes: semi, the key matches and the extremes pass; anti,
+/// not both (a NULL comparison, from a NULL kept value, counts as not passing).
+#[allow(clippy::too_many_arguments)]
+fn filtered(
+    kind: Membership,
+    kept: &Arc<dyn ExecutionPlan>,
+    (set, set_key): (&Arc<dyn ExecutionPlan>, &Arc<dyn PhysicalExpr>),
+    c: per_key::Comparison,
+    key: Ir,
+    current: &Columns,
+    sides: &mut Sides,
+    predicates: &mut Vec<Ir>,
+) -> Result<(), String> {
+    let input = per_key::extremes(set, set_key, &c.set).map_err(|e| e.to_string())?;
+    let k: Arc<dyn PhysicalExpr> = Arc::new(Column::new("k", 0));
+    let origins = sides.add(&input, &k, key, false, predicates);
+    let matched = match predicates.pop() {
+        Some(m @ Ir::Matched(..)) => m,
+        _ => return Err("an extremes side without its match predicate".into()),
+    };
+    // The filter's level: the kept input's columns, then the extremes `lo` and `hi`.
+    let kept_schema = kept.schema();
+    let width = kept_schema.fields().len();
+    let extremes = input.schema();
+    let mut fields = kept_schema.fields().to_vec();
+    fields.extend([extremes.fields()[1].clone(), extremes.fields()[2].clone()]);
+    let schema = Schema::new(fields);
+    let columns = (0..width)
+        .map(|i| (true, i))
+        .chain([(false, 1), (false, 2)]);
+    let (level, _, host) = join_level(
+        columns,
+        (&current.0, &current.1, &current.2),
+        &extremes,
+        &origins,
+    );
+    let decided = per_key::decided(
+        c.op,
+        Arc::new(Column::new("lo", width)),
+        Arc::new(Column::new("hi", width + 1)),
+        c.kept,
+    );
+    let schemas = sides.schemas();
+    let scopes = sides.scopes(&schemas);
+    let t = translate(
+        &decided,
+        &Scope {
+            schema: &schema,
+            level: &level,
+            host: &host,
+            lookup: &scopes,
+            deferred: None,
+        },
+    )
+    .map_err(|why| format!("join filter {decided}: {why}"))?;
+    if t.ty != Ty::Bool {
+        return Err("a join filter that is not boolean".into());
+    }
+    let passes = Box::new(t.ir);
+    predicates.push(match kind {
+        Membership::Semi => Ir::binary(BinOp::And, matched, *passes),
+        _ => {
+            let sure = Ir::binary(BinOp::And, *passes.clone(), Ir::IsNotNull(passes));
+            Ir::Not(Box::new(Ir::binary(BinOp::And, matched, sure)))
+        }
+    });
     Ok(())
 }
 

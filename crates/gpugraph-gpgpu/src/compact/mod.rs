@@ -3,8 +3,8 @@
 //! order, with a GPU-resident count that may live inside a larger structure (the
 //! `instanceCount` word of an indirect draw record) and explicit overflow.
 //!
-//! Design. [`Compaction`] is fused into the single-pass chained scan: a `COMPACT` variant of
-//! `scan/scan.wgsl` (`compact/kernel.rs`) scans the 0/1-normalized flags with the same decoupled
+//! Design. [`Compaction`] is fused into the single-pass chained scan: `compact/compact.wgsl`
+//! (the `COMPACT` variant, dispatched by `node.rs` as declared dispatch nodes) scans the 0/1-normalized flags with the same decoupled
 //! look-back and, in its epilogue, scatters `values[i]` to `output[prefix_i]` for selected
 //! rows; the workgroup of the last tile writes the count and the overflow flag. Memory traffic
 //! per row: flags 4 bytes read, values 4 bytes read (skipped for vec4 groups without a
@@ -40,21 +40,19 @@ pub use partitioned::PartitionedIndexedRangeCompaction;
 pub use ranges::IndexedRangeCompaction;
 
 use gpugraph_command::{
-    compute_fn, view_binding, wgpu, BufferDescriptor, CommandGraph, ComputeNode, DataView,
-    DataViewDescriptor, ResourceUse, VectorFormat, VectorView,
+    wgpu, BufferDescriptor, CommandGraph, DataView, DataViewDescriptor, VectorFormat, VectorView,
 };
 
 use crate::error::AlgorithmError;
-use crate::kernel::{check_kernel, import_u32, plan_scan, rows_u32, Binder, Handles};
+use crate::kernel::{check_kernel, import_u32, plan_scan, rows_u32, Binder};
 use crate::kernel::{
-    check_same_topology, check_writes_alone, grid_for, parameter_buffer, require_output,
-    require_packed, require_packed_live, shader, Access, BufferKeyed, Kernel, ViewCheck,
-    WorkgroupSplit,
+    check_same_topology, check_writes_alone, grid_for, require_output, require_packed,
+    require_packed_live, shader, Access, ViewCheck, WorkgroupSplit,
 };
 use crate::scan::{ChunkLayout, ScanKernelOptions, ScanMode};
 use helper::{HelperDispatch, HelperKernel, HelperNode, Res};
-use kernel::{CompactGroups, CompactKernel, CompactParams, STORAGE_BINDINGS};
-use node::{FusedChunk, FusedNode};
+use kernel::{CompactParams, STORAGE_BINDINGS};
+use node::{FusedChunk, FusedNodes};
 
 const ALGORITHM: &str = "compaction";
 
@@ -119,13 +117,6 @@ fn target_of(graph: &CommandGraph, output: &VectorView) -> Result<Target, Algori
         return Ok(Target::Direct(view));
     }
     Ok(Target::Staged)
-}
-
-/// Adds `uses` entries without repeating one.
-pub(crate) fn push_use(uses: &mut Vec<ResourceUse>, u: ResourceUse) {
-    if !uses.contains(&u) {
-        uses.push(u);
-    }
 }
 
 /// Requires what the scan kernel with `options` needs ([`check_kernel`]) and the
@@ -211,76 +202,6 @@ pub(crate) fn add_zero_words(
         }],
     }
     .add(graph)
-}
-
-/// One output chunk of the staged path: its view, buffer position, distribution parameters
-/// and grid.
-struct DistributeChunk {
-    view: DataView,
-    at: usize,
-    params: wgpu::Buffer,
-    grid: WorkgroupSplit,
-}
-
-/// The distribution pass of the staged path.
-struct Distribute {
-    kernel: Kernel,
-    staged: usize,
-    /// Bytes of the staged transient: it may share a larger physical buffer.
-    staged_bytes: u64,
-    status_bytes: u64,
-    chunks: Vec<DistributeChunk>,
-}
-
-/// The compiled compaction node.
-struct CompactionNode {
-    fused: FusedNode,
-    distribute: Option<Distribute>,
-}
-
-struct CompactionGroups {
-    fused: CompactGroups,
-    distribute: Vec<wgpu::BindGroup>,
-}
-
-impl CompactionNode {
-    fn bind(&self, buffers: &[&wgpu::Buffer]) -> CompactionGroups {
-        let fused = self.fused.bind(buffers);
-        let mut distribute = Vec::new();
-        if let Some(d) = &self.distribute {
-            let align = self.fused.alignment;
-            for c in &d.chunks {
-                let status = wgpu::BufferBinding {
-                    buffer: buffers[self.fused.status],
-                    offset: 0,
-                    size: wgpu::BufferSize::new(d.status_bytes),
-                };
-                distribute.push(d.kernel.bind_group(
-                    &self.fused.device,
-                    &[
-                        c.params.as_entire_buffer_binding(),
-                        view_binding(buffers[c.at], &c.view, align).0,
-                        wgpu::BufferBinding {
-                            buffer: buffers[d.staged],
-                            offset: 0,
-                            size: wgpu::BufferSize::new(d.staged_bytes),
-                        },
-                        status,
-                    ],
-                ));
-            }
-        }
-        CompactionGroups { fused, distribute }
-    }
-
-    fn encode(&self, pass: &mut wgpu::ComputePass<'_>, groups: &CompactionGroups) {
-        self.fused.kernel.encode(pass, &groups.fused);
-        if let Some(d) = &self.distribute {
-            for (c, group) in d.chunks.iter().zip(&groups.distribute) {
-                d.kernel.dispatch(pass, group, c.grid);
-            }
-        }
-    }
 }
 
 impl Compaction {
@@ -395,27 +316,11 @@ impl Compaction {
             })
             .collect();
 
-        let mut uses = Vec::new();
-        for (_, v) in &reads {
-            for b in v.buffers() {
-                push_use(&mut uses, ResourceUse::storage_read(b));
-            }
-        }
-        for (_, v) in &written {
-            for b in v.buffers() {
-                push_use(&mut uses, ResourceUse::storage_write(b));
-            }
-        }
         let status = graph.create_buffer(BufferDescriptor::new(
             format!("{}/tile-status", self.id),
             plan.status_bytes(),
             wgpu::BufferUsages::STORAGE,
         ))?;
-        uses.push(ResourceUse::storage_read_write(status));
-        let mut handles = Handles::default();
-        let status_at = handles.index(status);
-        let live = live.map(|l| (l, handles.index(l.buffer())));
-
         let staged = match target {
             Target::Staged => {
                 let bytes = u64::from(capacity) * 4;
@@ -431,7 +336,6 @@ impl Compaction {
                     bytes,
                     wgpu::BufferUsages::STORAGE,
                 ))?;
-                uses.push(ResourceUse::storage_read_write(h));
                 Some(graph.create_packed_view(h, VectorFormat::Uint32, u64::from(capacity))?)
             }
             _ => None,
@@ -440,111 +344,72 @@ impl Compaction {
             Target::Nothing => None,
             Target::Direct(v) => Some(v),
             Target::Staged => staged,
-        }
-        .map(|v| (v, handles.index(v.buffer())));
-        let count = (self.count, handles.index(self.count.buffer()));
-        let overflow = self.overflow.map(|o| (o, handles.index(o.buffer())));
+        };
         let chunks: Vec<Option<FusedChunk>> = self
             .values
             .chunks()
             .iter()
             .zip(self.flags.chunks())
             .map(|(v, f)| {
-                (!v.is_empty()).then(|| FusedChunk {
-                    flags: (*f, handles.index(f.buffer())),
-                    values: Some((*v, handles.index(v.buffer()))),
+                (!v.is_empty()).then_some(FusedChunk {
+                    flags: *f,
+                    values: Some(*v),
                     output,
-                    count,
-                    overflow,
+                    count: self.count,
+                    overflow: self.overflow,
                     ranges: None,
                 })
             })
             .collect();
-        let mut distribute = Vec::new();
-        let staged_at = staged.map(|v| handles.index(v.buffer()));
-        if staged.is_some() {
-            let mut position = 0u64;
-            for (k, chunk) in self.output.chunks().iter().enumerate() {
-                if !chunk.is_empty() {
-                    let _ = binder.offset(c, &format!("output chunk {k}"), chunk)?;
-                    distribute.push((
-                        *chunk,
-                        handles.index(chunk.buffer()),
-                        position as u32,
-                        helper_grid(c, &device, chunk.len())?,
-                    ));
-                }
-                position += chunk.len();
+        // The staged path's {id}/distribute: one dispatch per non-empty output chunk copies
+        // the staged rows of its logical positions (the survivor count is status word 1).
+        // Planned and checked before any node is added.
+        let status_words =
+            graph.create_packed_view(status, VectorFormat::Uint32, plan.status_bytes() / 4)?;
+        let mut position = 0u64;
+        let mut params = Vec::new();
+        let mut dispatches = Vec::new();
+        for (k, chunk) in self.output.chunks().iter().enumerate() {
+            if let (false, Some(staged)) = (chunk.is_empty(), staged) {
+                let offset = binder.offset(c, &format!("output chunk {k}"), chunk)?;
+                dispatches.push(HelperDispatch {
+                    kernel: 0,
+                    resources: vec![
+                        Res::Params(params.len()),
+                        Res::View(*chunk),
+                        Res::View(staged),
+                        Res::View(status_words),
+                    ],
+                    grid: helper_grid(c, &device, chunk.len())?,
+                });
+                params.push(vec![chunk.len() as u32, offset, position as u32, capacity]);
             }
+            position += chunk.len();
         }
-
-        graph.add_compute_node(ComputeNode::new(self.id, uses, move |cc| {
-            let device = cc.device().clone();
-            let align = binder.storage_alignment;
-            let kernel = CompactKernel::new(&device, &options, false, live.is_some());
-            let params = kernel.params_buffer(&device, &plan, &compact);
-            let status_bytes = plan.status_bytes();
-            let distribute = staged_at.map(|staged_at| {
-                let kernel = Kernel::new(
-                    &device,
-                    cc.node_id(),
-                    &helper_source(&["compact/distribute.wgsl"]),
-                    "distribute",
-                    &[Access::Read, Access::ReadWrite, Access::Read, Access::Read],
-                    &[],
-                );
-                let chunks = distribute
-                    .iter()
-                    .map(|&(view, at, position, grid)| {
-                        let p = [
-                            view.len() as u32,
-                            view.aligned_range(align).element_offset as u32,
-                            position,
-                            capacity,
-                        ];
-                        DistributeChunk {
-                            view,
-                            at,
-                            params: parameter_buffer(
-                                &device,
-                                cc.node_id(),
-                                bytemuck::cast_slice(&p),
-                            ),
-                            grid,
-                        }
-                    })
-                    .collect();
-                Distribute {
-                    kernel,
-                    staged: staged_at,
-                    staged_bytes: (u64::from(capacity) * 4).max(4),
-                    status_bytes,
-                    chunks,
-                }
-            });
-            let node = CompactionNode {
-                fused: FusedNode {
-                    device,
-                    alignment: align,
-                    kernel,
-                    params,
-                    plan,
-                    status: status_at,
-                    chunks,
-                    live,
-                },
-                distribute,
-            };
-            let mut cache = BufferKeyed::default();
-            let buffers: Vec<&wgpu::Buffer> = handles.0.iter().map(|&h| cc.buffer(h)).collect();
-            cache.get_or_create(&buffers, || node.bind(&buffers));
-            Ok(compute_fn(move |pass, ec| {
-                let buffers: Vec<&wgpu::Buffer> = handles.0.iter().map(|&h| ec.buffer(h)).collect();
-                let groups = cache.get_or_create(&buffers, || node.bind(&buffers));
-                node.encode(pass, groups);
-            }))
-        }))?;
-        Ok(())
+        FusedNodes {
+            options: &options,
+            partitions: false,
+            plan: &plan,
+            compact: &compact,
+            chunks: &chunks,
+            status,
+            live,
+        }
+        .add(graph, &self.id)?;
+        if staged.is_none() {
+            return Ok(());
+        }
+        HelperNode {
+            id: format!("{}/distribute", self.id),
+            kernels: vec![HelperKernel {
+                wgsl: helper_source(&["compact/distribute.wgsl"]),
+                entry: "distribute",
+                bindings: vec![Access::Read, Access::ReadWrite, Access::Read, Access::Read],
+            }],
+            params,
+            dispatches,
+        }
+        .add(graph)
     }
 }
 

@@ -1,73 +1,100 @@
-//! What a compiled fused-compaction node keeps and how it binds the graph's buffers (shared by
-//! [`super::Compaction`] and [`super::PartitionedIndexedRangeCompaction`]).
+//! The fused compaction's dispatch nodes (shared by [`super::Compaction`] and
+//! [`super::PartitionedIndexedRangeCompaction`]): the `COMPACT` variant of the chained scan,
+//! one declared node per non-empty input chunk over the scan's planner and node layout
+//! ([`crate::kernel::add_chained_nodes`]).
 
-use gpugraph_command::{view_binding, wgpu, DataView};
+use gpugraph_command::{Access, Binding, BufferHandle, CommandGraph, DataView};
 
-use super::kernel::{CompactBinding, CompactGroups, CompactKernel};
-use crate::scan::ScanPlan;
+use super::kernel::{ChunkParams, CompactParams};
+use crate::error::AlgorithmError;
+use crate::kernel::{add_chained_nodes, vec4_binding, ChainedChunk};
+use crate::scan::source::{self, Variant};
+use crate::scan::{ScanKernelOptions, ScanPlan, LIVE_BINDING};
 
-/// A view and the position of its buffer in the node's handle list.
-pub(crate) type Bound = (DataView, usize);
-
-/// One non-empty input chunk of a fused compaction.
-#[derive(Clone, Debug)]
+/// One non-empty input chunk of a fused compaction: the views its dispatch binds.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct FusedChunk {
     /// Selection flags.
-    pub flags: Bound,
+    pub flags: DataView,
     /// Values (without `PARTITIONS`).
-    pub values: Option<Bound>,
-    /// Where survivors go (`None`: capacity 0).
-    pub output: Option<Bound>,
+    pub values: Option<DataView>,
+    /// Where survivors go (`None`: capacity 0, or an empty partition output).
+    pub output: Option<DataView>,
     /// The count word (or the per-partition counts).
-    pub count: Bound,
+    pub count: DataView,
     /// The overflow word (or the per-partition flags).
-    pub overflow: Option<Bound>,
+    pub overflow: Option<DataView>,
     /// The `[start, end)` pairs (with `PARTITIONS`).
-    pub ranges: Option<Bound>,
+    pub ranges: Option<DataView>,
 }
 
-/// The compiled kernel, its uniform, the plan and the per-chunk views (`None`: empty chunk).
-pub(crate) struct FusedNode {
-    pub device: wgpu::Device,
-    pub alignment: u64,
-    pub kernel: CompactKernel,
-    pub params: wgpu::Buffer,
-    pub plan: ScanPlan,
-    /// Position of the tile-status transient in the handle list.
-    pub status: usize,
-    pub chunks: Vec<Option<FusedChunk>>,
-    /// The input's live count (non-partitioned compaction only).
-    pub live: Option<Bound>,
+/// What one fused compaction dispatches: the plan, each chunk's compaction parameters and
+/// views (`None` for empty chunks), the tile status and the input's live count.
+pub(crate) struct FusedNodes<'a> {
+    pub options: &'a ScanKernelOptions,
+    pub partitions: bool,
+    pub plan: &'a ScanPlan,
+    pub compact: &'a [CompactParams],
+    pub chunks: &'a [Option<FusedChunk>],
+    pub status: BufferHandle,
+    pub live: Option<DataView>,
 }
 
-impl FusedNode {
-    /// Bind groups for the resolved `buffers` (in the node's handle order).
-    pub fn bind(&self, buffers: &[&wgpu::Buffer]) -> CompactGroups {
-        let align = self.alignment;
-        let bind = |(view, at): Bound| view_binding(buffers[at], &view, align).0;
-        let bindings: Vec<Option<CompactBinding<'_>>> = self
-            .chunks
-            .iter()
-            .map(|chunk| {
-                chunk.as_ref().map(|c| CompactBinding {
-                    flags: bind(c.flags),
-                    output: c.output.map(bind),
-                    count: bind(c.count),
-                    overflow: c.overflow.map(bind),
-                    values: c
-                        .values
-                        .map(|v| (bind(v), v.0.aligned_range(align).element_offset as u32)),
-                    ranges: c.ranges.map(bind),
+impl FusedNodes<'_> {
+    /// Adds the nodes `{id}` (or `{id}/chunk{k}`): the status clear, then one dispatch of
+    /// `scan_tiles` per non-empty chunk.
+    pub fn add(self, graph: &mut CommandGraph, id: &str) -> Result<(), AlgorithmError> {
+        let variant = Variant::compaction(self.options, self.partitions, self.live.is_some());
+        let shader = source::recipe(&self.options.policy, variant);
+        let tile = self.plan.tile_elements;
+        let mut chunks = Vec::new();
+        for (k, (chunk, views)) in self.plan.chunks.iter().zip(self.chunks).enumerate() {
+            let Some(v) = views.filter(|_| chunk.tiles > 0) else {
+                continue;
+            };
+            let vector = chunk.layout.len >= tile;
+            let written = |slot, view: Option<DataView>| {
+                view.map_or(Binding::placeholder(slot, Access::ReadWrite), |v| {
+                    Binding::read_write(slot, v)
                 })
-            })
-            .collect();
-        self.kernel.bind_groups(
-            &self.device,
-            &self.plan,
-            &self.params,
-            buffers[self.status],
-            &bindings,
-            self.live.map(bind),
-        )
+            };
+            // Binding numbers (`compact.wgsl`): params 0, flags words 1 and vec4 2, output 3,
+            // count 4, tile status 5, values words 6 and vec4 7 (ranges at 6 with
+            // `PARTITIONS`), overflow 8, the live count 9.
+            let mut bindings = vec![
+                Binding::read(1, v.flags),
+                vec4_binding(graph, 2, &v.flags, Access::Read, vector)?,
+                written(3, v.output),
+                Binding::read_write(4, v.count),
+                Binding::handle(5, self.status, Access::ReadWrite),
+                written(8, v.overflow),
+            ];
+            let read = |slot, view: Option<DataView>| {
+                view.map_or(Binding::placeholder(slot, Access::Read), |v| {
+                    Binding::read(slot, v)
+                })
+            };
+            if self.partitions {
+                bindings.push(read(6, v.ranges));
+            } else {
+                bindings.push(read(6, v.values));
+                bindings.push(match v.values {
+                    Some(values) => vec4_binding(graph, 7, &values, Access::Read, vector)?,
+                    None => Binding::placeholder(7, Access::Read),
+                });
+            }
+            bindings.extend(self.live.map(|l| Binding::read(LIVE_BINDING, l)));
+            let params = ChunkParams {
+                scan: chunk.params,
+                compact: self.compact[k],
+            };
+            chunks.push(ChainedChunk {
+                index: k,
+                params: bytemuck::bytes_of(&params).to_vec(),
+                bindings,
+                workgroups: chunk.workgroups,
+            });
+        }
+        add_chained_nodes(graph, id, &shader, self.plan.clear_workgroups, chunks)
     }
 }

@@ -1,8 +1,9 @@
 //! [`PartitionedIndexedRangeCompaction`]: per-partition candidate compaction that keeps the
 //! flag and output chunks, for visibility scratch and id lists beyond one storage binding.
 //!
-//! Node `{id}`: the fused compaction in its `PARTITIONS` variant, one dispatch per partition
-//! with source rows, all sharing one tile-status transient: every partition is an
+//! Nodes `{id}` (`{id}/chunk{k}` when several partitions have rows): the fused compaction in
+//! its `PARTITIONS` variant, one dispatch per partition with source rows, all sharing one
+//! tile-status transient: every partition is an
 //! independent scan sequence (its first tile never looks back), candidates are the rows of
 //! its GPU-resident window, survivors are global ids computed from the row (no values read);
 //! each partition's last tile writes its count and overflow flag. Node `{id}/totals` (one
@@ -10,21 +11,17 @@
 //! ranges. Traffic: 4 bytes per flag row inside the windows (flags outside are not read),
 //! 4 bytes per survivor, 8 bytes of status per 4,096 rows, 8 per partition.
 
-use gpugraph_command::{
-    compute_fn, wgpu, BufferDescriptor, CommandGraph, ComputeNode, DataView, ResourceUse,
-    VectorFormat, VectorView,
-};
+use gpugraph_command::{wgpu, BufferDescriptor, CommandGraph, DataView, VectorFormat, VectorView};
 
 use super::helper::{HelperDispatch, HelperKernel, HelperNode, Res};
-use super::kernel::{CompactKernel, CompactParams};
-use super::node::{FusedChunk, FusedNode};
-use super::{add_zero_words, check_compaction_device, helper_source, push_use};
+use super::kernel::CompactParams;
+use super::node::{FusedChunk, FusedNodes};
+use super::{add_zero_words, check_compaction_device, helper_source};
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_writes_alone, require_output, require_packed, Access, BufferKeyed, ViewCheck,
-    WorkgroupSplit,
+    check_writes_alone, require_output, require_packed, Access, ViewCheck, WorkgroupSplit,
 };
-use crate::kernel::{plan_scan, rows_u32, Binder, Handles};
+use crate::kernel::{plan_scan, rows_u32, Binder};
 use crate::scan::{ChunkLayout, ScanKernelOptions, ScanMode};
 
 const ALGORITHM: &str = "partitioned indexed range compaction";
@@ -217,72 +214,37 @@ impl PartitionedIndexedRangeCompaction {
                     has_overflow: u32::from(self.overflow.is_some()),
                 })
                 .collect();
-            let mut uses = Vec::new();
-            for b in ranges_v.buffers().into_iter().chain(self.flags.buffers()) {
-                push_use(&mut uses, ResourceUse::storage_read(b));
-            }
-            for (_, v) in &written[..2] {
-                for b in v.buffers() {
-                    push_use(&mut uses, ResourceUse::storage_write(b));
-                }
-            }
-            if let Some(o) = &self.overflow {
-                push_use(&mut uses, ResourceUse::storage_write(o.buffer()));
-            }
             let status = graph.create_buffer(BufferDescriptor::new(
                 format!("{id}/tile-status"),
                 plan.status_bytes(),
                 wgpu::BufferUsages::STORAGE,
             ))?;
-            uses.push(ResourceUse::storage_read_write(status));
-            let mut handles = Handles::default();
-            let status_at = handles.index(status);
-            let count = (
-                self.partition_counts,
-                handles.index(self.partition_counts.buffer()),
-            );
-            let overflow = self.overflow.map(|o| (o, handles.index(o.buffer())));
-            let ranges = (self.ranges, handles.index(self.ranges.buffer()));
             let chunks: Vec<Option<FusedChunk>> = self
                 .flags
                 .chunks()
                 .iter()
                 .zip(self.outputs.chunks())
                 .map(|(f, o)| {
-                    (!f.is_empty()).then(|| FusedChunk {
-                        flags: (*f, handles.index(f.buffer())),
+                    (!f.is_empty()).then_some(FusedChunk {
+                        flags: *f,
                         values: None,
-                        output: (!o.is_empty()).then(|| (*o, handles.index(o.buffer()))),
-                        count,
-                        overflow,
-                        ranges: Some(ranges),
+                        output: (!o.is_empty()).then_some(*o),
+                        count: self.partition_counts,
+                        overflow: self.overflow,
+                        ranges: Some(self.ranges),
                     })
                 })
                 .collect();
-            graph.add_compute_node(ComputeNode::new(id.clone(), uses, move |cc| {
-                let device = cc.device().clone();
-                let kernel = CompactKernel::new(&device, &options, true, false);
-                let params = kernel.params_buffer(&device, &plan, &compact);
-                let node = FusedNode {
-                    device,
-                    alignment: binder.storage_alignment,
-                    kernel,
-                    params,
-                    plan,
-                    status: status_at,
-                    chunks,
-                    live: None,
-                };
-                let mut cache = BufferKeyed::default();
-                let buffers: Vec<&wgpu::Buffer> = handles.0.iter().map(|&h| cc.buffer(h)).collect();
-                cache.get_or_create(&buffers, || node.bind(&buffers));
-                Ok(compute_fn(move |pass, ec| {
-                    let buffers: Vec<&wgpu::Buffer> =
-                        handles.0.iter().map(|&h| ec.buffer(h)).collect();
-                    let groups = cache.get_or_create(&buffers, || node.bind(&buffers));
-                    node.kernel.encode(pass, groups);
-                }))
-            }))?;
+            FusedNodes {
+                options: &options,
+                partitions: true,
+                plan: &plan,
+                compact: &compact,
+                chunks: &chunks,
+                status,
+                live: None,
+            }
+            .add(graph, &id)?;
         }
 
         // {id}/totals

@@ -1,10 +1,7 @@
 //! Binding helpers of nodes that bind many views per dispatch (the scan family): element
-//! offsets checked against the device's binding limits, u32 row counts, and the node's
-//! distinct buffers in a fixed order.
+//! offsets checked against the device's binding limits and u32 row counts.
 
-use gpugraph_command::{
-    wgpu, BufferDescriptor, BufferHandle, CommandGraph, DataView, VectorFormat,
-};
+use gpugraph_command::{wgpu, BufferDescriptor, CommandGraph, DataView, VectorFormat};
 
 use super::ViewCheck;
 use crate::error::AlgorithmError;
@@ -50,23 +47,6 @@ impl Binder {
 pub fn rows_u32(c: ViewCheck<'_>, what: &str, rows: u64) -> Result<u32, AlgorithmError> {
     u32::try_from(rows)
         .map_err(|_| c.device_limit(format!("rows in {what}"), rows, u64::from(u32::MAX)))
-}
-
-/// The distinct buffers of a node in a fixed order, resolved per compile or encode.
-#[derive(Clone, Debug, Default)]
-pub struct Handles(pub Vec<BufferHandle>);
-
-impl Handles {
-    /// The position of `h`, adding it when new.
-    pub fn index(&mut self, h: BufferHandle) -> usize {
-        match self.0.iter().position(|&x| x == h) {
-            Some(i) => i,
-            None => {
-                self.0.push(h);
-                self.0.len() - 1
-            }
-        }
-    }
 }
 
 /// Imports `buffer` (its whole size and usage) and views its first `rows` packed u32 rows.

@@ -15,10 +15,10 @@ mod source;
 mod views;
 
 pub use aliasing::{check_writes_alone, Arg, IN_PLACE, OVERLAP};
-pub(crate) use binder::{import_u32, rows_u32, Binder, Handles};
+pub(crate) use binder::{import_u32, rows_u32, Binder};
 pub use bindings::{bind_or, binding_alignment, row_offset};
 pub use cache::BufferKeyed;
-pub(crate) use chained::{check_kernel, plan_scan};
+pub(crate) use chained::{add_chained_nodes, check_kernel, plan_scan, vec4_binding, ChainedChunk};
 pub(crate) use dispatch::{add_dispatch, add_node};
 pub use gpugraph_command::{grid_for, Access, ShaderSource, WorkgroupSplit};
 pub use outputs::require_output;

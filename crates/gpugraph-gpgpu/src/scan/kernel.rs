@@ -17,7 +17,7 @@ use crate::kernel::{buffer_entry, placeholder_buffer, Kernel};
 /// Storage buffers one segmented dispatch binds (input ×2, output ×2, status, flags ×2).
 pub(crate) const STORAGE_BINDINGS_SEGMENTED: u32 = 7;
 /// Binding of the tile-status words in every scan layout (`scan.wgsl`).
-const STATUS_BINDING: u32 = 5;
+pub(crate) const STATUS_BINDING: u32 = 5;
 /// Binding of the live-count word in the `LIVE_COUNT` layouts (`scan.wgsl`).
 pub(crate) const LIVE_BINDING: u32 = 9;
 
@@ -86,16 +86,7 @@ impl ScanKernel {
     }
 
     fn variant(options: &ScanKernelOptions, segmented: bool, live: bool) -> Variant {
-        Variant {
-            live_count: live,
-            subgroup_lookback: options.subgroup_lookback,
-            ..Variant::scan(
-                segmented,
-                options.subgroups,
-                options.force_fallback,
-                options.reverse_tiles,
-            )
-        }
+        Variant::of(options, segmented, live)
     }
 
     /// The plain or segmented pipeline (with or without a live count) and its layout,

@@ -1,12 +1,13 @@
 //! Prefix scan (sum) of packed u32, wrapping modulo 2^32: exclusive or inclusive, optionally
 //! segmented, over one buffer range or a chunked vector treated as one logical sequence.
 //!
-//! The algorithm is [`Scan`] (`node.rs`): one graph node over the kernel layer, with the tile
-//! status as a graph transient; [`scan_graph`] builds a standalone graph for benches.
+//! The algorithm is [`Scan`] (`node.rs`): declared dispatch nodes (one per non-empty chunk)
+//! over the kernel layer's WGSL and plan, with the tile status as a graph transient;
+//! [`scan_graph`] builds a standalone graph for benches.
 //!
 //! The kernel layer: a single-pass chained scan with decoupled look-back and
 //! decoupled fallback (`scan.wgsl`), its CPU oracle ([`cpu`]), pure tile planning ([`plan`]),
-//! the tunables ([`policy`]) and the wgpu side ([`kernel`]). Reads `n` values and writes `n`
+//! the tunables ([`policy`]) and, for callers outside a graph, the wgpu side ([`kernel`]). Reads `n` values and writes `n`
 //! results (plus 8 bytes of status per tile), in one pass over the data, without hanging on
 //! devices that give no forward-progress guarantee between workgroups.
 

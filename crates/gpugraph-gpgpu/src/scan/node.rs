@@ -1,20 +1,22 @@
-//! [`Scan`]: the graph algorithm over [`super::ScanKernel`] (spec: GPUScan). One compute node
-//! `{id}`: the status clear plus one dispatch per non-empty chunk; the tile status is a graph
-//! transient `{id}/tile-status` (8 bytes per 4,096-element tile + 16).
+//! [`Scan`]: the graph algorithm (spec: GPUScan) as declared dispatch nodes of `scan.wgsl`, one
+//! per non-empty chunk (`{id}`, or `{id}/chunk{k}` when there are several), the first clearing
+//! the tile status before its tiles; the tile status is a graph transient `{id}/tile-status`
+//! (8 bytes per 4,096-element tile + 16). [`super::ScanKernel`] runs the same WGSL outside a
+//! graph.
 
 use gpugraph_command::{
-    compute_fn, try_compute_fn, view_binding, wgpu, BufferDescriptor, CommandGraph, ComputeNode,
-    DataView, ResourceUse, VectorFormat, VectorView,
+    wgpu, Access, Binding, BufferDescriptor, CommandGraph, VectorFormat, VectorView,
 };
 
-use super::bindings::{ChunkBinding, ScanBindGroups, ScanBindings};
-use super::kernel::ScanKernel;
-use super::plan::{ChunkLayout, ScanMode, ScanPlan};
-use super::ScanKernelOptions;
+use super::kernel::STATUS_BINDING;
+use super::plan::{ChunkLayout, ScanMode};
+use super::source::{self, Variant};
+use super::{ScanKernelOptions, LIVE_BINDING};
 use crate::error::AlgorithmError;
 use crate::kernel::{
-    check_kernel, check_same_topology, check_writes_alone, import_u32, plan_scan, require_packed,
-    require_packed_live, rows_u32, Binder, BufferKeyed, Handles, ViewCheck,
+    add_chained_nodes, check_kernel, check_same_topology, check_writes_alone, import_u32,
+    plan_scan, require_packed, require_packed_live, rows_u32, vec4_binding, Binder, ChainedChunk,
+    ViewCheck,
 };
 
 const ALGORITHM: &str = "scan";
@@ -122,20 +124,8 @@ impl Scan {
             }
         }
 
-        let mut uses: Vec<ResourceUse> = Vec::new();
-        for (_, v) in &read {
-            uses.extend(v.buffers().into_iter().map(ResourceUse::storage_read));
-        }
-        uses.extend(
-            self.output
-                .buffers()
-                .into_iter()
-                .map(ResourceUse::storage_write),
-        );
         if plan.is_empty() {
-            graph.add_compute_node(ComputeNode::new(self.id, uses, |_| {
-                Ok(compute_fn(|_, _| {}))
-            }))?;
+            // Nothing to scan: no dispatch, so no node (the output has no rows to order).
             return Ok(());
         }
         let status = graph.create_buffer(BufferDescriptor::new(
@@ -143,108 +133,42 @@ impl Scan {
             plan.status_bytes(),
             wgpu::BufferUsages::STORAGE,
         ))?;
-        uses.push(ResourceUse::storage_read_write(status));
-
-        let mut handles = Handles::default();
-        handles.index(status);
-        let live = live.map(|l| (l, handles.index(l.buffer())));
-        let mut chunks = Vec::with_capacity(layouts.len());
-        for k in 0..layouts.len() {
+        let shader = source::recipe(
+            &options.policy,
+            Variant::of(&options, mode.segmented, live.is_some()),
+        );
+        let tile = plan.tile_elements;
+        let mut chunks = Vec::new();
+        for (k, chunk) in plan.chunks.iter().enumerate() {
+            if chunk.tiles == 0 {
+                continue;
+            }
+            let vector = chunk.layout.len >= tile;
             let input = self.input.chunks()[k];
             let output = self.output.chunks()[k];
-            let flags = self.segment_starts.as_ref().map(|f| f.chunks()[k]);
-            chunks.push(ChunkViews {
-                input: (input, handles.index(input.buffer())),
-                output: (output, handles.index(output.buffer())),
-                flags: flags.map(|f| (f, handles.index(f.buffer()))),
+            // Binding numbers (`scan.wgsl`): params 0, input words 1 and vec4 2, output 3 and
+            // 4, the tile status 5, segment flags 6 and 7, the live count 9.
+            let mut bindings = vec![
+                Binding::read(1, input),
+                vec4_binding(graph, 2, &input, Access::Read, vector)?,
+                Binding::read_write(3, output),
+                vec4_binding(graph, 4, &output, Access::ReadWrite, vector)?,
+                Binding::handle(STATUS_BINDING, status, Access::ReadWrite),
+            ];
+            if let Some(f) = &self.segment_starts {
+                let flags = f.chunks()[k];
+                bindings.push(Binding::read(6, flags));
+                bindings.push(vec4_binding(graph, 7, &flags, Access::Read, vector)?);
+            }
+            bindings.extend(live.map(|l| Binding::read(LIVE_BINDING, l)));
+            chunks.push(ChainedChunk {
+                index: k,
+                params: bytemuck::bytes_of(&chunk.params).to_vec(),
+                bindings,
+                workgroups: chunk.workgroups,
             });
         }
-        let id = self.id.clone();
-        graph.add_compute_node(ComputeNode::new(self.id, uses, move |cc| {
-            let device = cc.device().clone();
-            let kernel = ScanKernel::new(&device, options)?;
-            let params = kernel.create_params_buffer(&device, &plan);
-            let node = NodeState {
-                id,
-                device,
-                alignment: binder.storage_alignment,
-                kernel,
-                params,
-                plan,
-                chunks,
-                live,
-            };
-            let mut cache = BufferKeyed::default();
-            {
-                let buffers: Vec<&wgpu::Buffer> = handles.0.iter().map(|&h| cc.buffer(h)).collect();
-                cache.get_or_try_create(&buffers, || node.bind(&buffers))?;
-            }
-            Ok(try_compute_fn(move |pass, ec| {
-                let buffers: Vec<&wgpu::Buffer> = handles.0.iter().map(|&h| ec.buffer(h)).collect();
-                // Overrides passed the graph's size and usage checks, so only an override that
-                // aliases the output with an input can fail here: the encode fails by name.
-                let groups = cache.get_or_try_create(&buffers, || node.bind(&buffers))?;
-                node.kernel.encode(pass, groups);
-                Ok(())
-            }))
-        }))?;
-        Ok(())
-    }
-}
-
-/// One chunk's views, each with the position of its buffer in the node's [`Handles`].
-struct ChunkViews {
-    input: (DataView, usize),
-    output: (DataView, usize),
-    flags: Option<(DataView, usize)>,
-}
-
-/// What the compiled node keeps: the kernel, its parameters and how to bind the views.
-struct NodeState {
-    id: String,
-    device: wgpu::Device,
-    alignment: u64,
-    kernel: ScanKernel,
-    params: wgpu::Buffer,
-    plan: ScanPlan,
-    chunks: Vec<ChunkViews>,
-    /// The input's live count and its buffer position.
-    live: Option<(DataView, usize)>,
-}
-
-impl NodeState {
-    /// Bind groups for the resolved `buffers` (status first, then in [`Handles`] order).
-    fn bind(&self, buffers: &[&wgpu::Buffer]) -> Result<ScanBindGroups, AlgorithmError> {
-        let align = self.alignment;
-        let bind = |(view, at): (DataView, usize)| view_binding(buffers[at], &view, align).0;
-        let chunks: Vec<Option<ChunkBinding<'_>>> = self
-            .chunks
-            .iter()
-            .map(|c| {
-                (!c.input.0.is_empty()).then(|| ChunkBinding {
-                    input: bind(c.input),
-                    output: bind(c.output),
-                    flags: c.flags.map(bind),
-                })
-            })
-            .collect();
-        let bindings = ScanBindings {
-            status: wgpu::BufferBinding {
-                buffer: buffers[0],
-                offset: 0,
-                size: wgpu::BufferSize::new(self.plan.status_bytes()),
-            },
-            params: self.params.as_entire_buffer_binding(),
-            chunks: &chunks,
-            live: self.live.map(bind),
-        };
-        self.kernel
-            .create_bind_groups(&self.device, &self.plan, &bindings)
-            .map_err(|source| AlgorithmError::Kernel {
-                algorithm: ALGORITHM,
-                id: self.id.clone(),
-                source: Box::new(source),
-            })
+        add_chained_nodes(graph, &self.id, &shader, plan.clear_workgroups, chunks)
     }
 }
 

@@ -1,8 +1,9 @@
 //! Assembles the WGSL of the scan kernel: a generated header of tunables (from the policy),
 //! then `scan.wgsl` with its `#ifdef` lines resolved.
 
+use super::options::ScanKernelOptions;
 use super::policy::ScanPolicy;
-use crate::kernel::shader;
+use crate::kernel::{shader, ShaderSource};
 
 /// Which specialization of `scan.wgsl` to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -29,6 +30,30 @@ pub(crate) struct Variant {
 }
 
 impl Variant {
+    /// The scan variant `options` ask for: plain or segmented, with or without a live count.
+    pub fn of(options: &ScanKernelOptions, segmented: bool, live: bool) -> Self {
+        Self {
+            live_count: live,
+            subgroup_lookback: options.subgroup_lookback,
+            ..Self::scan(
+                segmented,
+                options.subgroups,
+                options.force_fallback,
+                options.reverse_tiles,
+            )
+        }
+    }
+
+    /// The fused compaction variant (`compact/compact.wgsl`) `options` ask for: partitioned or
+    /// not, with or without a live count.
+    pub fn compaction(options: &ScanKernelOptions, partitions: bool, live: bool) -> Self {
+        Self {
+            compact: true,
+            partitions,
+            ..Self::of(options, false, live)
+        }
+    }
+
     /// The plain (or segmented) scan with `options`' subgroup and testing switches.
     pub fn scan(
         segmented: bool,
@@ -51,6 +76,11 @@ impl Variant {
 
 /// The complete WGSL for one policy and variant.
 pub(crate) fn wgsl(policy: &ScanPolicy, variant: Variant) -> String {
+    recipe(policy, variant).build()
+}
+
+/// The recipe [`wgsl`] builds: what dispatch nodes of the scan family compile.
+pub(crate) fn recipe(policy: &ScanPolicy, variant: Variant) -> ShaderSource {
     let spin_limit = if variant.force_fallback {
         1
     } else {
@@ -89,7 +119,6 @@ pub(crate) fn wgsl(policy: &ScanPolicy, variant: Variant) -> String {
         )
         .define_if(variant.compact && policy.gather_early, "GATHER_EARLY")
         .unroll_loops(policy.unroll)
-        .build()
 }
 
 #[cfg(test)]

@@ -11,12 +11,14 @@
 
 mod ancestor;
 pub mod cpu;
+mod csr;
 mod hierarchy;
 mod nodes;
 mod traversal;
 mod virtual_geometry;
 
 pub use ancestor::{AncestorProjection, NO_ANCESTOR};
+pub use csr::reverse_csr;
 pub use hierarchy::HierarchyLayout;
 pub use traversal::{
     CsrAdjacency, GraphTraversal, TraversalDirection, BIG_DEGREE, HUB_CHUNK, HUGE_DEGREE,

@@ -1,7 +1,8 @@
 //! [`ExpressionKernel`]: one compiled expression (or a [`FusedExpression`] of several) as a
-//! reusable compute kernel. Each `add_to_graph` adds one compute node (one dispatch per
-//! non-empty chunk) that reads packed vector views and scalars and writes packed output views
-//! with the same chunk topology.
+//! reusable compute kernel. Each `add_to_graph` adds one declared dispatch node per non-empty
+//! chunk (`{id}`, or `{id}/chunk{k}` when several) that reads packed vector views and scalars
+//! and writes packed output views with the same chunk topology; its bindings are checked
+//! against the generated WGSL when the graph compiles.
 //! The pipeline comes from the device's one `DeviceCache`: created once per device and shared by
 //! every graph the kernel is added to, whatever the lengths (row counts and offsets are
 //! parameters).
@@ -9,8 +10,8 @@
 use std::sync::Arc;
 
 use gpugraph_command::{
-    view_binding, wgpu, BindGroupCache, BufferHandle, CommandGraph, ComputeNode, DataView,
-    ResourceUse, VectorView,
+    wgpu, Binding, BufferHandle, CommandGraph, DataView, DispatchNode, Grid, ShaderSource,
+    VectorView,
 };
 use gpugraph_gpgpu::kernel::{
     self, grid_for, require_format, Access, Kernel, ViewCheck, WorkgroupSplit,
@@ -261,8 +262,6 @@ impl ExpressionKernel {
             }
         }
         dedup(&mut reads);
-        let mut writes: Vec<BufferHandle> = outputs.iter().flat_map(|o| o.buffers()).collect();
-        dedup(&mut writes);
         // Every written chunk of every output: (output, chunk, view).
         let written: Vec<(usize, usize, &DataView)> = outputs
             .iter()
@@ -346,108 +345,67 @@ impl ExpressionKernel {
             grids.push(grid);
         }
 
-        let mut uses: Vec<ResourceUse> = reads
-            .iter()
-            .map(|b| ResourceUse::storage_read(*b))
-            .collect();
-        uses.extend(writes.iter().map(|b| ResourceUse::storage_write(*b)));
-
-        let shared = self.shared.clone();
-        let inputs: Vec<VectorView> = inputs.to_vec();
-        let scalars: Vec<ScalarBinding> = scalars.to_vec();
-        let outputs: Vec<VectorView> = outputs.to_vec();
-        let output = outputs[0].clone();
-        graph.add_compute_node(ComputeNode::new(id, uses, move |cc| {
-            let device = cc.device().clone();
-            let kernel = shared.pipeline(&device);
-            let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-            struct Chunk {
-                index: usize,
-                params: wgpu::Buffer,
-                cache: BindGroupCache,
-                grid: WorkgroupSplit,
+        // One declared dispatch per non-empty chunk: `{id}`, or `{id}/chunk{k}` when several.
+        // Bindings (`expr/wgsl`): the parameter words at 0, the outputs from 1, then the bound
+        // inputs and scalars; a host scalar is read from a copy of the chunk's parameter words.
+        let shader = ShaderSource::new(shared.id.clone(), shared.wgsl.clone());
+        let dispatched: Vec<usize> = (0..grids.len()).filter(|&c| !grids[c].is_empty()).collect();
+        for &ci in &dispatched {
+            let out = &output.chunks()[ci];
+            // [rows, output offsets.., input offsets.., scalar offsets.., host scalar values..]
+            let mut p = vec![out.len() as u32];
+            for o in outputs {
+                p.push(word_offset(&o.chunks()[ci], align));
             }
-            let mut chunks: Vec<Chunk> = Vec::new();
-            for (ci, out) in output.chunks().iter().enumerate() {
-                if grids[ci].is_empty() {
-                    continue;
-                }
-                // [rows, output offsets.., input offsets.., scalar offsets.., host scalar values..]
-                let mut p = vec![out.len() as u32];
-                for o in &outputs {
-                    p.push(word_offset(&o.chunks()[ci], align));
-                }
-                for &i in &layout.inputs {
-                    p.push(word_offset(&inputs[i].chunks()[ci], align));
-                }
-                let mut values = Vec::new();
-                for &j in &layout.scalars {
-                    match scalars[j] {
-                        ScalarBinding::View(v) => p.push(word_offset(&v, align)),
-                        ScalarBinding::Value(s) => {
-                            // Host values sit after the offsets; the scalar binding is the
-                            // parameter buffer itself.
-                            p.push((layout.params_len() + values.len()) as u32);
-                            values.push(s.bits());
-                        }
+            for &i in &layout.inputs {
+                p.push(word_offset(&inputs[i].chunks()[ci], align));
+            }
+            let mut values = Vec::new();
+            for &j in &layout.scalars {
+                match scalars[j] {
+                    ScalarBinding::View(v) => p.push(word_offset(&v, align)),
+                    ScalarBinding::Value(s) => {
+                        p.push((layout.params_len() + values.len()) as u32);
+                        values.push(s.bits());
                     }
                 }
-                if layout.fence {
-                    p.push(u32::MAX);
-                }
-                p.extend(values);
-                chunks.push(Chunk {
-                    index: ci,
-                    params: kernel::parameter_buffer(
-                        &device,
-                        cc.node_id(),
-                        bytemuck::cast_slice(&p),
-                    ),
-                    cache: BindGroupCache::default(),
-                    grid: grids[ci],
+            }
+            if layout.fence {
+                p.push(u32::MAX);
+            }
+            p.extend(values);
+            let mut bindings = vec![Binding::storage_params(0, &p)];
+            let mut slot = 1u32;
+            let mut next = || {
+                slot += 1;
+                slot - 1
+            };
+            for o in outputs {
+                bindings.push(Binding::read_write(next(), o.chunks()[ci]));
+            }
+            for &i in &layout.inputs {
+                bindings.push(Binding::read(next(), inputs[i].chunks()[ci]));
+            }
+            for &j in &layout.scalars {
+                bindings.push(match scalars[j] {
+                    ScalarBinding::View(v) => Binding::read(next(), v),
+                    ScalarBinding::Value(_) => Binding::storage_params(next(), &p),
                 });
             }
-            Ok(gpugraph_command::compute_fn(move |pass, ec| {
-                for chunk in chunks.iter_mut() {
-                    let ci = chunk.index;
-                    let mut buffers: Vec<&wgpu::Buffer> = outputs
-                        .iter()
-                        .map(|o| ec.buffer(o.chunks()[ci].buffer()))
-                        .collect();
-                    for &i in &layout.inputs {
-                        buffers.push(ec.buffer(inputs[i].chunks()[ci].buffer()));
-                    }
-                    let params = &chunk.params;
-                    for &j in &layout.scalars {
-                        buffers.push(match &scalars[j] {
-                            ScalarBinding::View(v) => ec.buffer(v.buffer()),
-                            ScalarBinding::Value(_) => params,
-                        });
-                    }
-                    let outs = outputs.len();
-                    let group = chunk.cache.get_or_create(&buffers, || {
-                        let mut res = vec![params.as_entire_buffer_binding()];
-                        for (o, out) in outputs.iter().enumerate() {
-                            res.push(view_binding(buffers[o], &out.chunks()[ci], align).0);
-                        }
-                        for (k, &i) in layout.inputs.iter().enumerate() {
-                            res.push(
-                                view_binding(buffers[outs + k], &inputs[i].chunks()[ci], align).0,
-                            );
-                        }
-                        for (j, &s) in layout.scalars.iter().enumerate() {
-                            let buffer = buffers[outs + layout.inputs.len() + j];
-                            res.push(match &scalars[s] {
-                                ScalarBinding::View(v) => view_binding(buffer, v, align).0,
-                                ScalarBinding::Value(_) => buffer.as_entire_buffer_binding(),
-                            });
-                        }
-                        kernel.bind_group(&device, &res)
-                    });
-                    kernel.dispatch(pass, group, chunk.grid);
-                }
-            }))
-        }))?;
+            let node = if dispatched.len() == 1 {
+                id.clone()
+            } else {
+                format!("{id}/chunk{ci}")
+            };
+            let grid = Grid::Workgroups(grids[ci].dims());
+            graph.add_dispatch_node(DispatchNode::new(
+                node,
+                shader.clone(),
+                ENTRY_POINT,
+                bindings,
+                grid,
+            ))?;
+        }
         Ok(())
     }
 }

@@ -13,9 +13,10 @@ use crate::graph::declaration::{scalar_format, Role, ValueSpec};
 use crate::graph::error::ProgramError;
 use crate::graph::planner::{Plan, PlannedShape, ValueRole};
 
-/// One execution binding: a borrowed vector, or a host scalar.
+/// One execution binding (the spec's term for a run's input): a borrowed vector, or a host
+/// scalar.
 #[derive(Clone, Copy, Debug)]
-pub enum Binding<'a> {
+pub enum ExecutionBinding<'a> {
     /// A fixed-width vector (inputs, state, or a GPU-resident one-row scalar).
     Vector(&'a GpuVector),
     /// A host scalar value.
@@ -26,7 +27,7 @@ pub enum Binding<'a> {
 /// destroys or repacks them.
 #[derive(Clone, Debug, Default)]
 pub struct Bindings<'a> {
-    pub(crate) entries: Vec<(String, Binding<'a>)>,
+    pub(crate) entries: Vec<(String, ExecutionBinding<'a>)>,
 }
 
 impl<'a> Bindings<'a> {
@@ -36,12 +37,14 @@ impl<'a> Bindings<'a> {
     }
     /// Binds a vector input or state (or a one-row vector for a scalar input).
     pub fn vector(mut self, name: impl Into<String>, vector: &'a GpuVector) -> Self {
-        self.entries.push((name.into(), Binding::Vector(vector)));
+        self.entries
+            .push((name.into(), ExecutionBinding::Vector(vector)));
         self
     }
     /// Binds a host scalar.
     pub fn scalar(mut self, name: impl Into<String>, value: ScalarValue) -> Self {
-        self.entries.push((name.into(), Binding::Scalar(value)));
+        self.entries
+            .push((name.into(), ExecutionBinding::Scalar(value)));
         self
     }
     /// Binds a float32 host scalar.
@@ -149,7 +152,7 @@ pub(crate) fn validate<'a>(
             actual,
         };
         let bound = match (&value.spec, binding) {
-            (ValueSpec::Vector(decl), Binding::Vector(vector)) => {
+            (ValueSpec::Vector(decl), ExecutionBinding::Vector(vector)) => {
                 if !matches!(vector.layout(), VectorLayout::Fixed) || vector.format() != decl.format
                 {
                     return Err(mismatch(
@@ -168,7 +171,7 @@ pub(crate) fn validate<'a>(
                 topology[v] = Some(chunks);
                 Storage::Borrowed(vector)
             }
-            (ValueSpec::Scalar(ty), Binding::Scalar(s)) => {
+            (ValueSpec::Scalar(ty), ExecutionBinding::Scalar(s)) => {
                 if value.role == ValueRole::State {
                     return Err(mismatch("a vector".into(), "a host scalar".into()));
                 }
@@ -180,7 +183,7 @@ pub(crate) fn validate<'a>(
                 }
                 Storage::Host(*s)
             }
-            (ValueSpec::Scalar(ty), Binding::Vector(vector)) => {
+            (ValueSpec::Scalar(ty), ExecutionBinding::Vector(vector)) => {
                 let format = scalar_format(*ty);
                 let ok = matches!(vector.layout(), VectorLayout::Fixed)
                     && vector.format() == format
@@ -198,7 +201,7 @@ pub(crate) fn validate<'a>(
                 topology[v] = Some(vec![1]);
                 Storage::Borrowed(vector)
             }
-            (ValueSpec::Vector(decl), Binding::Scalar(s)) => {
+            (ValueSpec::Vector(decl), ExecutionBinding::Scalar(s)) => {
                 return Err(mismatch(
                     format!("a {} vector", decl.format),
                     format!("a {} scalar", s.scalar()),

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use gpugraph_command::GpuContext;
 use serde::Serialize;
 
-pub use bindings::{Binding, Bindings, RunOptions};
+pub use bindings::{Bindings, ExecutionBinding, RunOptions};
 pub use declaration::{
     scalar_format, Declaration, Role, TextureSpec, ValueKind, ValueRef, ValueSpec, VectorSpec,
 };

@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 
 use gpugraph_command::{
-    wgpu, BufferDescriptor, BufferHandle, CommandGraph, ComputeNode, CopyNode, DataView,
-    DispatchNode, GraphError, VectorFormat, VectorView,
+    wgpu, BufferDescriptor, BufferHandle, CommandGraph, CopyNode, DataView, DispatchNode,
+    GraphError, VectorFormat, VectorView,
 };
 
 use crate::expr::{ScalarBinding, ScalarType};
@@ -183,14 +183,6 @@ impl<'a> LowerContext<'a> {
     /// Records the realization chosen and why (shown in the decision report).
     pub fn explain(&mut self, realization: impl Into<String>, reason: impl Into<String>) {
         self.realization = Some((realization.into(), reason.into()));
-    }
-
-    /// Adds a compute node and records its id.
-    pub fn add_compute_node(&mut self, node: ComputeNode) -> Result<(), GraphError> {
-        let id = node.id.clone();
-        self.graph.add_compute_node(node)?;
-        self.nodes.push(id);
-        Ok(())
     }
 
     /// Adds a declared dispatch node (uses derived from its bindings, checked against its WGSL

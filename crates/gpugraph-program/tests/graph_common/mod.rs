@@ -7,9 +7,8 @@
 use std::sync::Arc;
 
 use gpugraph_command::{
-    view_binding, wgpu, BindGroupCache, ComputeNode, GpuContext, ResourceUse, VectorFormat,
+    wgpu, Binding, DispatchNode, GpuContext, Grid, ResourceUse, ShaderSource, VectorFormat,
 };
-use gpugraph_gpgpu::kernel::{parameter_buffer, Access, Kernel, WorkgroupSplit};
 use gpugraph_program::graph::{BoxError, ValueSpec};
 use gpugraph_program::lowering::{LowerContext, Lowering};
 use gpugraph_program::operation::{Operation, OperationContract, Scope, Shape};
@@ -126,7 +125,7 @@ fn fill(@builtin(global_invocation_id) g: vec3<u32>) {
     }
 }";
 
-/// The custom lowering of [`Fill`]: one compute node per non-empty output chunk.
+/// The custom lowering of [`Fill`]: one dispatch node per non-empty output chunk.
 pub fn fill_lowering() -> Lowering {
     Lowering::typed::<Fill>(FILL, |op, cx: &mut LowerContext<'_>| {
         let out = cx.resolve_vector(op.output.as_str())?;
@@ -135,45 +134,15 @@ pub fn fill_lowering() -> Lowering {
                 continue;
             }
             let id = cx.node_id(&format!("chunk-{k}"));
-            cx.add_compute_node(ComputeNode::new(
+            let align = u64::from(cx.device().limits().min_storage_buffer_offset_alignment);
+            let r = c.aligned_range(align);
+            let p = [c.len() as u32, r.element_offset as u32, (k as u32) << 20];
+            cx.add_dispatch_node(DispatchNode::new(
                 id,
-                vec![ResourceUse::storage_write(c)],
-                move |cc| {
-                    let device = cc.device().clone();
-                    let kernel = Kernel::new(
-                        &device,
-                        "test-fill",
-                        FILL_WGSL,
-                        "fill",
-                        &[Access::Read, Access::ReadWrite],
-                        &[],
-                    );
-                    let align = cc.limits().min_storage_buffer_offset_alignment as u64;
-                    let r = c.aligned_range(align);
-                    let p = [c.len() as u32, r.element_offset as u32, (k as u32) << 20];
-                    let params = parameter_buffer(&device, "fill", bytemuck::cast_slice(&p));
-                    let mut cache = BindGroupCache::default();
-                    Ok(gpugraph_command::compute_fn(move |pass, ec| {
-                        let b = ec.buffer(c);
-                        let group = cache.get_or_create(&[b], || {
-                            kernel.bind_group(
-                                &device,
-                                &[
-                                    params.as_entire_buffer_binding(),
-                                    view_binding(b, &c, align).0,
-                                ],
-                            )
-                        });
-                        kernel.dispatch(
-                            pass,
-                            group,
-                            WorkgroupSplit {
-                                x: (c.len() as u32).div_ceil(64),
-                                y: 1,
-                            },
-                        );
-                    }))
-                },
+                ShaderSource::new("test-fill", FILL_WGSL),
+                "fill",
+                vec![Binding::storage_params(0, &p), Binding::read_write(1, c)],
+                Grid::Workgroups([(c.len() as u32).div_ceil(64), 1, 1]),
             ))?;
         }
         cx.explain("test fill", "one dispatch per non-empty chunk");

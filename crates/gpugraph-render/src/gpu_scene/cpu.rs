@@ -103,9 +103,9 @@ pub fn resource_groups(
     out
 }
 
-/// Scene visibility as the frame graph of a scene consumer computes it: the bounding sphere
-/// against the view's frustum, and the record active (`flags != 0`, the selection the
-/// [`crate::VisibilityWorkflow`] is given), per slot.
+/// Scene visibility as the frame graph of a scene consumer computes it
+/// ([`super::GpuSceneVisibility`], whose list holds the nonzero slots): the bounding sphere
+/// against the view's frustum, and the record live (`flags != 0`), per slot.
 pub fn sphere_visibility(records: &[GpuSceneRecord], view: &ViewParams) -> Vec<u32> {
     records
         .iter()

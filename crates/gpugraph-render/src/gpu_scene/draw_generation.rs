@@ -92,8 +92,10 @@ pub struct DrawGenerationParams {
     pub pad: [u32; 3],
 }
 
-/// A compacted list of visible scene rows and its GPU-resident count, e.g. the
-/// [`crate::VisibilityWorkflow`]'s output (visible slots in increasing order) and count.
+/// A compacted list of visible scene rows and its GPU-resident count, e.g. a
+/// [`super::GpuSceneVisibility`]'s output (visible slots in no particular order) or the
+/// [`crate::VisibilityWorkflow`]'s (in increasing order). The order does not change the
+/// result: the lowest row wins a slot whatever order the rows come in.
 #[derive(Clone, Copy, Debug)]
 pub struct GpuSceneVisibleRows {
     /// Packed uint32 scene slots, each at most once; its length is the list's capacity.

@@ -1,8 +1,9 @@
 //! [`GpuSceneFrame`]: the frame both scene consumers (spec 6.3) run, as one compiled graph
 //! over one or more scene layers (a flattened scene graph is one layer; a table scene has one
-//! layer per nonempty partition). Per layer: GPU bounds visibility (spheres against the frustum,
-//! `flags` as the selection, read through the strided field views: the record's first 32-byte
-//! sector) and the stable compaction of the visible slots into a list and a GPU count; draw
+//! layer per nonempty partition). Per layer: GPU bounds visibility fused with its compaction
+//! ([`GpuSceneVisibility`]: live slots' spheres against the frustum, read from the scene's
+//! packed bounds view, or from the records of a borrowed scene) into a list of visible slots
+//! and a GPU count; draw
 //! generation over that list ([`GpuSceneDrawGeneration`] with [`GpuSceneVisibleRows`]: an
 //! indirect grid from the count, the commands of the previous encode cleared, the published
 //! commands listed) and group classification of the published list
@@ -31,13 +32,12 @@ use super::frame_draw::{add_scene_pass, DrawLayer};
 use super::source::SceneVertex;
 use super::{
     GpuScene, GpuSceneDrawGeneration, GpuSceneDrawOutput, GpuSceneGroup, GpuSceneResourceGroups,
-    GpuSceneUpload, GpuSceneVisibleRows,
+    GpuSceneUpload, GpuSceneVisibility, GpuSceneVisibleRows,
 };
 use crate::camera::{look_at, mul, perspective, Mat4};
 use crate::scene::padded_bytes_per_row;
 use crate::{
-    Bounds, DrawCommandBuffer, DrawLayout, IndexPickingTarget, PixelPick, RenderError, ViewParams,
-    VisibilityWorkflow,
+    DrawCommandBuffer, DrawLayout, IndexPickingTarget, PixelPick, RenderError, ViewParams,
 };
 
 /// One scene a frame draws: its command records and its renderer-owned groups.
@@ -78,7 +78,7 @@ pub struct GpuSceneFrameOptions {
 pub struct GpuSceneLayerDiagnostics {
     /// Visible active slots (the visibility workflow's count).
     pub visible: u32,
-    /// 1 when the compaction overflowed (never: its capacity is the scene's).
+    /// 1 when the visible list overflowed (never: its capacity is the scene's).
     pub visibility_overflow: u32,
     /// Draw generation's eligible rows.
     pub required: u32,
@@ -201,20 +201,14 @@ impl GpuSceneFrame {
             ))?;
             let rows = u64::from(views.capacity);
             let visible = g.create_packed_view(visible_h, VectorFormat::Uint32, rows)?;
-            let vv = |g: &CommandGraph, v: DataView| g.create_vector_view(vec![v]);
             let visible_count = word(&g, 0, 1)?;
-            VisibilityWorkflow {
+            GpuSceneVisibility {
                 id: format!("{id}/visibility"),
                 view: view_h,
-                bounds: Bounds::Spheres(vv(&g, views.sphere)?),
-                time_range: None,
-                lod: None,
-                selection: Some(vv(&g, views.flags)?),
-                ids: None,
-                mask: None,
-                output: vv(&g, visible)?,
+                scene: views,
+                output: visible,
                 count: visible_count,
-                overflow: Some(word(&g, 1, 1)?),
+                overflow: word(&g, 1, 1)?,
             }
             .add_to_graph(&mut g)?;
             let generated = GpuSceneDrawGeneration {

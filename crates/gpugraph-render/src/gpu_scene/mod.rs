@@ -2,9 +2,13 @@
 //!
 //! * [`GpuScene`] (6.1a, 6.1b): fixed-capacity storage of 128-byte [`GpuSceneRecord`]s with
 //!   stable object IDs separate from physical slots, a 16-byte GPU state block, typed strided
-//!   graph views per field ([`GpuScene::import_to_graph`]), and transactional CPU-authored
-//!   mutation with exact upload costs ([`GpuScene::mutate`], [`mutation`]), or staged in one
-//!   upload and scattered on the GPU ([`GpuScene::mutate_staged`], [`upload`]).
+//!   graph views per field ([`GpuScene::import_to_graph`]), a packed bounds view (16 bytes a
+//!   slot, what visibility reads; [`bounds`]) kept in sync by every mutation, and
+//!   transactional CPU-authored mutation with exact upload costs ([`GpuScene::mutate`],
+//!   [`mutation`]), or staged in one upload and scattered on the GPU
+//!   ([`GpuScene::mutate_staged`], [`upload`]).
+//! * [`GpuSceneVisibility`]: the frame's bounds visibility fused with its compaction into a
+//!   list of visible slots and a GPU count, in one pass over the packed bounds.
 //! * [`adapters`] (6.1c): a CPU hierarchy flattened by stable preorder callbacks, and
 //!   `GpuTable` batches borrowed as ordered partitions without readback or packing.
 //! * [`GpuSceneDrawGeneration`] (6.2a): active, optionally visible rows claim indirect-command
@@ -25,6 +29,7 @@
 //! enters the record, and nothing here submits or reads back.
 
 pub mod adapters;
+pub mod bounds;
 pub mod cpu;
 mod draw_generation;
 mod error;
@@ -38,10 +43,12 @@ mod resource_groups;
 pub mod source;
 pub mod table;
 pub mod upload;
+mod visibility;
 
 use gpugraph_command::{BufferHandle, CommandGraph, DataView, DataViewDescriptor, VectorFormat};
 use wgpu::BufferUsages;
 
+pub use bounds::{packed_bounds, GPU_SCENE_BOUNDS_BYTES};
 pub use draw_generation::{
     DrawGenerationParams, GpuSceneCommandList, GpuSceneDrawGeneration, GpuSceneDrawOutput,
     GpuSceneVisibleRows,
@@ -63,6 +70,7 @@ pub use resource_groups::{
     SCENE_INVALID_ROW, SCENE_UNKNOWN_GROUP,
 };
 pub use upload::{GpuSceneUpload, GPU_SCENE_UPLOAD_MAX_WORDS};
+pub use visibility::GpuSceneVisibility;
 
 #[cfg(test)]
 pub(crate) const RECORD_WGSL: &str = include_str!("record.wgsl");
@@ -104,6 +112,8 @@ pub struct GpuScene {
     records_owned: bool,
     state: wgpu::Buffer,
     state_owned: bool,
+    /// The packed bounds view ([`bounds`]), owned; mutable scenes only.
+    bounds: Option<wgpu::Buffer>,
     capacity: u32,
     cpu: Option<CpuRecords>,
     gpu_state: GpuSceneState,
@@ -199,6 +209,17 @@ impl GpuScene {
                 bytemuck::cast_slice(&stored[..n as usize]),
             );
         }
+        // Zero-initialized: every slot past the records reads as a hole.
+        let bounds = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(&format!("{label}/bounds")),
+            size: (u64::from(capacity) * GPU_SCENE_BOUNDS_BYTES).max(GPU_SCENE_BOUNDS_BYTES),
+            usage: GPU_SCENE_BUFFER_USAGE,
+            mapped_at_creation: false,
+        });
+        if n > 0 {
+            let rows: Vec<[u32; 4]> = stored[..n as usize].iter().map(packed_bounds).collect();
+            queue.write_buffer(&bounds, 0, bytemuck::cast_slice(&rows));
+        }
         let gpu_state = GpuSceneState {
             count: n,
             active_count: n,
@@ -213,6 +234,7 @@ impl GpuScene {
             records_owned: true,
             state,
             state_owned: true,
+            bounds: Some(bounds),
             capacity,
             cpu: Some(CpuRecords {
                 records: stored,
@@ -275,6 +297,7 @@ impl GpuScene {
             records_owned: false,
             state: state_buffer(device, queue, label, &gpu_state),
             state_owned: true,
+            bounds: None,
             capacity: record_count,
             cpu: None,
             gpu_state,
@@ -372,6 +395,13 @@ impl GpuScene {
         let records = import(graph, "records", &self.records)?;
         let state = import(graph, "state", &self.state)?;
         let n = u64::from(self.capacity);
+        let bounds = match &self.bounds {
+            Some(b) => {
+                let h = import(graph, "bounds", b)?;
+                Some(graph.create_packed_view(h, VectorFormat::Float32x4, n)?)
+            }
+            None => None,
+        };
         let field = |f: GpuSceneField, extra: u64| {
             graph.create_data_view(
                 records,
@@ -393,6 +423,7 @@ impl GpuScene {
             records,
             state,
             capacity: self.capacity,
+            bounds,
             record_words: graph.create_data_view(
                 records,
                 DataViewDescriptor::packed(VectorFormat::Uint32, n * GPU_SCENE_RECORD_WORDS)
@@ -435,6 +466,9 @@ impl GpuScene {
         if self.state_owned {
             self.state.destroy();
         }
+        if let Some(b) = &self.bounds {
+            b.destroy();
+        }
         self.destroyed = true;
     }
 }
@@ -466,6 +500,9 @@ pub struct GpuSceneViews {
     pub state: BufferHandle,
     /// Slots (rows of every field view).
     pub capacity: u32,
+    /// The packed bounds view (float32x4, packed, `capacity` rows; [`bounds`]): mutable
+    /// scenes only.
+    pub bounds: Option<DataView>,
     /// Every record word, packed uint32, `capacity × 32` rows.
     pub record_words: DataView,
     /// uint32, stride 128.

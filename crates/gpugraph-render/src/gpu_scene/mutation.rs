@@ -13,7 +13,10 @@
 //! its fields' bytes; an insertion writes one 128-byte record; a compaction writes every
 //! moved record at its new slot plus the cleared suffix `active..count` (zeroed records),
 //! and nothing when the scene is already dense. The 16-byte state block is written once when
-//! `count`, `active_count` or `overflow` changed.
+//! `count`, `active_count` or `overflow` changed. The packed bounds view ([`super::bounds`])
+//! gets the 16-byte rows of the slots whose `flags` or `sphere` bytes were written, one queue
+//! write per run of consecutive slots (a removal, an insertion, a sphere patch, a moved or
+//! cleared slot; not a transform or box patch).
 //!
 //! CPU cost: linear in the transaction, with no hashing of IDs in the common case. IDs map to
 //! slots through `IdSlots` (`ids.rs`: a vector while IDs are dense); validation finds
@@ -183,19 +186,26 @@ pub struct GpuSceneMutationReport {
     pub record_bytes: u64,
     /// Bytes written to the state block (0 or 16).
     pub state_bytes: u64,
+    /// Byte ranges of the scene's packed bounds buffer written from the CPU copy (one queue
+    /// write each): the rows of the slots whose `flags` or `sphere` bytes the record writes
+    /// changed ([`crate::gpu_scene::bounds`]). Empty for a staged mutation, whose upload
+    /// re-derives those rows on the GPU.
+    pub bounds_writes: Vec<Range<u64>>,
+    /// Sum of the bounds ranges' lengths.
+    pub bounds_bytes: u64,
     /// Bytes a staged mutation wrote to its [`crate::GpuSceneUpload`] besides the record
     /// bytes: 8 per run, 16 of counts and 12 of dispatch arguments (0 for [`GpuScene::mutate`]).
     pub staging_bytes: u64,
-    /// Queue writes the transaction issued: one per record range ([`GpuScene::mutate`]), one
-    /// or three into the upload ([`GpuScene::mutate_staged`], see [`crate::gpu_scene::upload`]),
-    /// plus the state block's.
+    /// Queue writes the transaction issued: one per record range and one per bounds range
+    /// ([`GpuScene::mutate`]), one or three into the upload ([`GpuScene::mutate_staged`], see
+    /// [`crate::gpu_scene::upload`]), plus the state block's.
     pub queue_writes: usize,
 }
 
 impl GpuSceneMutationReport {
     /// Total bytes uploaded.
     pub fn uploaded_bytes(&self) -> u64 {
-        self.record_bytes + self.state_bytes + self.staging_bytes
+        self.record_bytes + self.state_bytes + self.staging_bytes + self.bounds_bytes
     }
     /// Queue writes issued ([`Self::queue_writes`]).
     pub fn write_count(&self) -> usize {
@@ -236,6 +246,9 @@ impl GpuScene {
             );
         }
         report.queue_writes = report.record_writes.len();
+        let ranges = std::mem::take(&mut report.record_writes);
+        self.write_bounds(queue, &ranges, &mut report);
+        report.record_writes = ranges;
         self.write_state(queue, state, &mut report);
         Ok(report)
     }

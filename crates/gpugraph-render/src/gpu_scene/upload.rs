@@ -2,7 +2,9 @@
 //! transaction's dirty record ranges into one [`GpuSceneUpload`] — one queue write when it is
 //! the first transaction since the last encode, three when it joins transactions still staged,
 //! whatever the number of ranges — and a scatter dispatch node in the consumer's graph copies
-//! them into the records.
+//! them into the records; a `bounds` node after it re-derives the packed bounds rows
+//! ([`super::bounds`]) of the slots whose `flags` or `sphere` words were staged, so the
+//! packed view costs no upload bytes.
 //!
 //! Why: [`GpuScene::mutate`] issues one `queue.write_buffer` per merged range, and each of
 //! those makes its own staging allocation in wgpu; a patch of 1,000 scattered records costs
@@ -66,7 +68,9 @@ struct UploadParams {
     header: u32,
     /// Payload word 0 (= header + 7).
     payload: u32,
-    reserved: [u32; 4],
+    /// Element offset of packed bounds row 0 (in float32x4 rows).
+    bounds_base: u32,
+    reserved: [u32; 3],
 }
 
 /// Staging storage for [`GpuScene::mutate_staged`] (see the module doc): one buffer of run
@@ -163,9 +167,12 @@ impl GpuSceneUpload {
         2 * u64::from(self.run_capacity)
     }
 
-    /// Adds `{id}/scatter` (indirect, one invocation per staged word) and `{id}/settle` over
-    /// `scene`'s views (the scene this upload was made for, imported into `graph`). Add them
-    /// before the nodes that read the records. Compiles and submits nothing.
+    /// Adds `{id}/scatter` (indirect, one invocation per staged word), `{id}/bounds` (the
+    /// same grid: each staged `flags` or `sphere` word re-derives its slot's packed bounds row
+    /// from the scattered record, [`crate::gpu_scene::bounds`]; only for scenes with packed
+    /// bounds) and `{id}/settle` over `scene`'s views (the scene this upload was made for,
+    /// imported into `graph`). Add them before the nodes that read the records or the
+    /// bounds. Compiles and submits nothing.
     pub fn add_to_graph(
         &self,
         graph: &mut CommandGraph,
@@ -187,7 +194,8 @@ impl GpuSceneUpload {
             staging_base: base(&staging),
             header: header as u32,
             payload: (header + HEADER_WORDS) as u32,
-            reserved: [0; 4],
+            bounds_base: scene.bounds.map_or(0, |b| base(&b) / 4),
+            reserved: [0; 3],
         };
         let shader = ShaderSource::new("render/gpu_scene/upload", WGSL);
         let indirect = graph.create_data_view(
@@ -206,6 +214,20 @@ impl GpuSceneUpload {
             ],
             Grid::Indirect(indirect),
         ))?;
+        if let Some(bounds) = scene.bounds {
+            graph.add_dispatch_node(DispatchNode::new(
+                format!("{id}/bounds"),
+                shader.clone(),
+                "bounds",
+                vec![
+                    Binding::params(0, &params),
+                    Binding::read(2, staging),
+                    Binding::read(4, scene.record_words),
+                    Binding::read_write(5, bounds),
+                ],
+                Grid::Indirect(indirect),
+            ))?;
+        }
         graph.add_dispatch_node(DispatchNode::new(
             format!("{id}/settle"),
             shader,
@@ -336,7 +358,8 @@ impl GpuScene {
             // of both, and the staged scatter is cancelled so it cannot overwrite them.
             let mut all = std::mem::take(&mut upload.staged);
             all.extend(ranges.iter().cloned());
-            for r in merge(all) {
+            let all = merge(all);
+            for r in &all {
                 queue.write_buffer(
                     &self.records,
                     self.record_offset + r.start,
@@ -344,6 +367,7 @@ impl GpuScene {
                 );
                 report.queue_writes += 1;
             }
+            self.write_bounds(queue, &all, &mut report);
             if pending {
                 queue.write_buffer(
                     &upload.staging,

@@ -9,32 +9,37 @@ struct Params {
     staging_base: u32,
     header: u32,
     payload: u32,
-    reserved0: u32,
+    bounds_base: u32,
     reserved1: u32,
     reserved2: u32,
     reserved3: u32,
 }
 
+const NO_WORD: u32 = 0xffffffffu;
+const RECORD_WORDS: u32 = 32u;
+const SIGN: u32 = 0x80000000u;
+
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> records: array<u32>;
 @group(0) @binding(2) var<storage, read> staging: array<u32>;
 @group(0) @binding(3) var<storage, read_write> staging_rw: array<u32>;
+@group(0) @binding(4) var<storage, read> records_in: array<u32>;
+@group(0) @binding(5) var<storage, read_write> bounds_out: array<vec4<u32>>;
 
 // Word of run `i`'s pair.
 fn run_at(i: u32) -> u32 {
     return params.staging_base + params.header - 2u * (i + 1u);
 }
 
-// One invocation per staged payload word: a binary search finds its run (the last one
-// starting at or before it; run 0 starts at word 0).
-@compute @workgroup_size(256)
-fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let w = gid.x;
+// The record word (relative to record 0) staged payload word `w` lands on, or NO_WORD past
+// the staged words: a binary search finds its run (the last one starting at or before it;
+// run 0 starts at word 0).
+fn target_word(w: u32) -> u32 {
     let h = params.staging_base + params.header;
     let words = staging[h];
     let n = staging[h + 1u];
     if (w >= words || n == 0u) {
-        return;
+        return NO_WORD;
     }
     var lo = 0u;
     var hi = n;
@@ -46,10 +51,42 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
             hi = mid;
         }
     }
-    let dst = staging[run_at(lo)];
-    let src = staging[run_at(lo) + 1u];
-    records[params.record_base + dst + (w - src)] =
-        staging[params.staging_base + params.payload + w];
+    return staging[run_at(lo)] + (w - staging[run_at(lo) + 1u]);
+}
+
+// One invocation per staged payload word.
+@compute @workgroup_size(256)
+fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let dst = target_word(gid.x);
+    if (dst == NO_WORD) {
+        return;
+    }
+    records[params.record_base + dst] = staging[params.staging_base + params.payload + gid.x];
+}
+
+// After the scatter, one invocation per staged payload word: a `flags` (word 1) or `sphere`
+// (words 4..8) word re-derives its slot's packed bounds row (`bounds.rs` states the
+// encoding) from the record, now whole. Several words of one slot write the same row with
+// the same value.
+@compute @workgroup_size(256)
+fn bounds(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let dst = target_word(gid.x);
+    if (dst == NO_WORD) {
+        return;
+    }
+    let field = dst % RECORD_WORDS;
+    if (field != 1u && (field < 4u || field >= 8u)) {
+        return;
+    }
+    let slot = dst / RECORD_WORDS;
+    let at = params.record_base + slot * RECORD_WORDS;
+    let r = records_in[at + 7u];
+    var w = 0u;
+    if (records_in[at + 1u] != 0u) {
+        w = select(r ^ SIGN, SIGN, (r & ~SIGN) == 0u);
+    }
+    bounds_out[params.bounds_base + slot] =
+        vec4<u32>(records_in[at + 4u], records_in[at + 5u], records_in[at + 6u], w);
 }
 
 // After the scatter: later encodes of the same graph dispatch no workgroups until the next

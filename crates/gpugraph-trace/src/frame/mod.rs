@@ -241,7 +241,7 @@ impl TraceFrame {
         model: &TraceModel,
     ) -> Result<(), TraceGpuError> {
         self.counts = self.buffers.upload(queue, model, &self.config)?;
-        self.layout = crate::cpu::thread_layout(model);
+        self.layout = crate::layout::thread_layout(model);
         if let Some(records) = &self.buffers.scene_records {
             if let Some(old) = &mut self.scene {
                 old.destroy();
@@ -268,7 +268,7 @@ impl TraceFrame {
             });
         }
         self.counts = self.buffers.upload(queue, model, &self.config)?;
-        self.layout = crate::cpu::thread_layout(model);
+        self.layout = crate::layout::thread_layout(model);
         Ok(())
     }
 
@@ -394,7 +394,7 @@ impl TraceFrame {
             row_first: view.rows.map_or(0, |r| r.0),
             row_count: view.rows.map_or_else(
                 || {
-                    crate::cpu::thread_rows_of(&self.layout, view)
+                    crate::layout::thread_rows_of(&self.layout, view)
                         .last()
                         .map_or(0, |&(h, r)| r + h)
                 },

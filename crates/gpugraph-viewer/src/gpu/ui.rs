@@ -5,7 +5,7 @@
 //! controller does (labels' hit areas are [`crate::labels`]'s).
 
 use egui::{Align2, Color32, FontId, Pos2, Stroke, StrokeKind};
-use gpugraph_trace::{cpu, TraceModel, TraceView};
+use gpugraph_trace::{layout, TraceModel, TraceView};
 
 use crate::camera::{self, Rect, Regions};
 use crate::labels::{self, Label, LabelKind};
@@ -78,7 +78,7 @@ fn r(x: Rect) -> egui::Rect {
 /// The layout row of span `id` under `view` (`None`: its lane is hidden).
 pub fn span_row(model: &TraceModel, view: &TraceView, id: u32) -> Option<u32> {
     let s = model.spans.get(id as usize)?;
-    let rows = cpu::thread_rows(model, view);
+    let rows = layout::thread_rows(model, view);
     let (t, p, lane) = (s.thread, s.process(), s.lane());
     if view.collapsed_processes.contains(&p) {
         return (lane == 0).then(|| rows[model.processes[p as usize].threads.start as usize].1);

@@ -58,7 +58,7 @@ fn row_source(constants: &str, body: &str) -> String {
 /// Adds node `id`: float32x2 `output[i]` = x and y mapped onto `[0, 1]` through their GPU
 /// extents (2 float32 each; see positions.wgsl for degenerate and empty extents), each
 /// extent first widened one float32 step outwards where `widen` says so (see
-/// [`super::cpu::widened`], its host twin). Row `i` of output chunk `k` comes from row `i` of
+/// [`super::widened`], its host twin). Row `i` of output chunk `k` comes from row `i` of
 /// the x and y chunks `k`, which must have the output's chunk lengths.
 pub fn positions(
     graph: &mut CommandGraph,

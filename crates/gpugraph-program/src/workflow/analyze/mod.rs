@@ -46,6 +46,7 @@
 
 mod build;
 pub mod cpu;
+mod domain;
 mod kernels;
 pub mod rows;
 
@@ -58,6 +59,7 @@ use gpugraph_tables::{GpuVector, TableError};
 
 use crate::expr::ExprError;
 
+pub use domain::{step_out, widened};
 pub use rows::{CompareOp, Comparison};
 
 /// How the histogram's bins are chosen.
@@ -130,7 +132,7 @@ pub struct AnalyzeSpec {
     pub grid: GridSize,
     /// Whether the x and y extents are widened one float32 step outwards before binning
     /// (for columns whose float32 upload rounded some values, so the domain contains every
-    /// original point; see [`cpu::widened`]).
+    /// original point; see [`widened`]).
     pub grid_widen: [bool; 2],
     /// How group and grid means sum their values.
     pub summation: Summation,
