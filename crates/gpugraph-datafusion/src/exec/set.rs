@@ -19,9 +19,15 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricValue};
 use tokio::task::JoinHandle;
 
-use super::Run;
-use crate::lookup::LookupTable;
-use crate::plan::GpuPlan;
+use datafusion::execution::TaskContext;
+use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
+use datafusion::physical_plan::execution_plan::reset_plan_states;
+use datafusion::physical_plan::ExecutionPlan;
+
+use super::{GpuPartialAggregateExec, Run};
+use crate::finalize::GpuFinalizeExec;
+use crate::lookup::{LookupPlan, LookupTable};
+use crate::plan::{finished_extremes, GpuPlan};
 
 /// A side's task: the input's error, or the table or why the GPU cannot join with it.
 pub(super) type Side = JoinHandle<Result<Result<LookupTable, String>>>;
@@ -49,7 +55,16 @@ impl Run {
                     .iter()
                     .find(|(side, _)| *side == s)
                     .map(|(_, plan)| self.key_set_run(plan));
+                let extremes = self
+                    .plan
+                    .extremes
+                    .iter()
+                    .find(|(side, ..)| *side == s)
+                    .map(|(_, plan, partial)| self.extremes_exec(plan, partial));
                 tokio::spawn(async move {
+                    if let Some(exec) = extremes {
+                        return extremes_side(&l, exec?, context, &metrics).await;
+                    }
                     if let Some(run) = on_gpu {
                         let started = Instant::now();
                         let nested = run.metrics.clone();
@@ -57,7 +72,8 @@ impl Run {
                         let found: Pin<Box<dyn Future<Output = Result<KeyBits>> + Send>> =
                             Box::pin(run.key_bits());
                         let found = found.await?;
-                        copy_metrics(&nested, &metrics);
+                        let nested = nested.clone_inner().aggregate_by_name();
+                        copy_metrics(nested.iter().map(|m| m.value().clone()), &metrics);
                         if let Ok((first, bits)) = found {
                             let table = LookupTable::from_bits(l.key.to_string(), first, bits);
                             MetricBuilder::new(&metrics)
@@ -91,6 +107,38 @@ impl Run {
         }
     }
 
+    /// The GPU aggregate of a per-key extremes side's partial `min`/`max` (`plan`, made from
+    /// `partial`) under the final aggregate of its states: this run's device and cache, a
+    /// fresh copy of the side's plans (their states run once).
+    fn extremes_exec(
+        &self,
+        plan: &Arc<GpuPlan>,
+        partial: &Arc<dyn ExecutionPlan>,
+    ) -> Result<ExtremesExec> {
+        // The source is the one input the run executes itself (lookup sides are collected
+        // from fresh copies).
+        let mut plan = GpuPlan::clone(plan);
+        plan.source = reset_plan_states(plan.source)?;
+        let gpu: Arc<dyn ExecutionPlan> = Arc::new(GpuPartialAggregateExec::new(
+            plan,
+            reset_plan_states(Arc::clone(partial))?,
+            Arc::clone(&self.gpu),
+            self.cache.clone(),
+        ));
+        let partial = partial.downcast_ref::<AggregateExec>().ok_or_else(|| {
+            DataFusionError::Internal("an extremes side's partial is not an aggregate".into())
+        })?;
+        let fin = finished_extremes(partial, AggregateMode::Final, Arc::clone(&gpu))?;
+        let fin = match fin
+            .downcast_ref::<AggregateExec>()
+            .map(GpuFinalizeExec::try_new)
+        {
+            Some(Ok(f)) => Arc::new(f),
+            _ => fin,
+        };
+        Ok((gpu, fin))
+    }
+
     /// Runs a key-set run ([`Self::key_set_run`]) to its presence bitmap.
     async fn key_bits(self) -> Result<KeyBits> {
         let (Some(out), fallback) = (self.bits.clone(), Arc::clone(&self.fallback)) else {
@@ -110,12 +158,40 @@ impl Run {
     }
 }
 
+/// An extremes side's GPU partial aggregate and the final aggregate over it
+/// ([`Run::extremes_exec`]).
+type ExtremesExec = (Arc<dyn ExecutionPlan>, Arc<dyn ExecutionPlan>);
+
+/// The lookup table of extremes side `l` from its GPU aggregate `(gpu, fin)`: the final
+/// aggregate's rows (one per key) are collected as the side's input. Adds the GPU
+/// aggregate's metrics as `set_…` and counts `gpu_extremes` when it did not fall back.
+async fn extremes_side(
+    l: &LookupPlan,
+    (gpu, fin): ExtremesExec,
+    context: Arc<TaskContext>,
+    metrics: &ExecutionPlanMetricsSet,
+) -> Result<Result<LookupTable, String>> {
+    let table = l.collect_from(fin, context, metrics).await?;
+    if let Some(nested) = gpu.metrics() {
+        copy_metrics(nested.iter().map(|m| m.value().clone()), metrics);
+    }
+    let on_gpu = gpu
+        .downcast_ref::<GpuPartialAggregateExec>()
+        .is_some_and(|g| g.fallback().is_none());
+    if on_gpu {
+        MetricBuilder::new(metrics)
+            .global_counter("gpu_extremes")
+            .add(1);
+    }
+    Ok(table)
+}
+
 /// Adds the time metrics and counters of a nested key-set run (`nested`) to `metrics` as
 /// `set_…` (`set_gpu_time`, `set_convert_time`, `set_gpu_cache_hits`, …), so the
 /// operator's metrics include its sides'.
-fn copy_metrics(nested: &ExecutionPlanMetricsSet, metrics: &ExecutionPlanMetricsSet) {
-    for m in nested.clone_inner().aggregate_by_name().iter() {
-        match m.value() {
+fn copy_metrics(nested: impl Iterator<Item = MetricValue>, metrics: &ExecutionPlanMetricsSet) {
+    for m in nested {
+        match &m {
             MetricValue::Time { name, time } => MetricBuilder::new(metrics)
                 .subset_time(format!("set_{name}"), 0)
                 .add_duration(std::time::Duration::from_nanos(time.value() as u64)),
