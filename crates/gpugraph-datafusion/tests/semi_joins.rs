@@ -392,4 +392,31 @@ async fn per_key_extremes_come_from_gpu_columns() {
         let text = explain(&g, &format!("ANALYZE {q}")).await;
         assert!(text.contains("gpu_extremes=1"), "{q}\n{text}");
     }
+    // A set column past 32 bits (on rows the filter drops): the nested GPU aggregate falls
+    // back to its CPU plan at run time, DataFusion's final aggregate merges its partitions,
+    // and the join still runs on the GPU with the same answer.
+    let wide = "CREATE TABLE w (k INT, g INT, v BIGINT) AS VALUES \
+                (1, 0, 5000000000), (1, 1, 3), (2, 2, -4), (2, 3, 9), (3, 0, -5000000000), \
+                (3, 4, 0), (4, 1, 1)";
+    for ctx in [&g, &c] {
+        ctx.sql(wide)
+            .await
+            .expect("plans")
+            .collect()
+            .await
+            .expect("creates");
+    }
+    for not in ["", "NOT "] {
+        let q = format!(
+            "SELECT g, count(*), sum(v) FROM f WHERE {not}EXISTS (SELECT 1 FROM w \
+             WHERE w.k = f.k AND w.v > f.g AND w.g > 0) GROUP BY g ORDER BY g"
+        );
+        let placement = same(&g, &c, &q).await;
+        assert_eq!(placement.gpu, 1, "{q}: {placement:?}");
+        assert!(placement.fallbacks.is_empty(), "{q}: {placement:?}");
+        let text = explain(&g, &format!("ANALYZE {q}")).await;
+        assert!(text.contains(" from GPU columns]"), "{q}\n{text}");
+        assert!(!text.contains("gpu_extremes"), "{q}\n{text}");
+        assert!(text.contains("lookup_rows="), "{q}\n{text}");
+    }
 }

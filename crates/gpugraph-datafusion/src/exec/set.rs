@@ -3,7 +3,10 @@
 //! (the side's `count(distinct key)`) as a nested [`Run`] whose presence bitmap is the set
 //! ([`LookupTable::from_bits`]); every other side, and a set side whose GPU plan the data
 //! refuses (a value past 32 bits, a key span past a bitmap's), is collected on the CPU
-//! ([`crate::lookup::LookupPlan::collect`]).
+//! ([`crate::lookup::LookupPlan::collect`]). A per-key extremes side with a GPU plan of its
+//! own ([`crate::plan::GpuPlan::extremes`]) is collected from that plan's GPU aggregate
+//! (its partial `min`/`max` grouped by the key, under DataFusion's final aggregate), so
+//! only a row per key comes back instead of every set row reaching a CPU hash aggregate.
 //!
 //! TPC-H Q4's set side is lineitem filtered by `l_commitdate < l_receiptdate` (60M rows at
 //! SF 10): collected, its rows were filtered, evaluated and packed on the host, the
