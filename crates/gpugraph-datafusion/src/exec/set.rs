@@ -19,13 +19,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use datafusion::error::{DataFusionError, Result};
-use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricValue};
-use tokio::task::JoinHandle;
-
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
+use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::execution_plan::reset_plan_states;
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricValue};
 use datafusion::physical_plan::ExecutionPlan;
+use tokio::task::JoinHandle;
 
 use super::{GpuPartialAggregateExec, Run};
 use crate::finalize::GpuFinalizeExec;
@@ -112,7 +112,10 @@ impl Run {
 
     /// The GPU aggregate of a per-key extremes side's partial `min`/`max` (`plan`, made from
     /// `partial`) under the final aggregate of its states: this run's device and cache, a
-    /// fresh copy of the side's plans (their states run once).
+    /// fresh copy of the source (its states run once). Its CPU plan is empty: when the GPU
+    /// refuses the data (more distinct keys than the kernel's groups, a value past 32 bits),
+    /// the side's own CPU plan runs instead ([`extremes_side`]), whose final aggregate runs
+    /// on every core per hash partition; under this one final aggregate it would run on one.
     fn extremes_exec(
         &self,
         plan: &Arc<GpuPlan>,
@@ -124,7 +127,7 @@ impl Run {
         plan.source = reset_plan_states(plan.source)?;
         let gpu: Arc<dyn ExecutionPlan> = Arc::new(GpuPartialAggregateExec::new(
             plan,
-            reset_plan_states(Arc::clone(partial))?,
+            Arc::new(EmptyExec::new(partial.schema())),
             Arc::clone(&self.gpu),
             self.cache.clone(),
         ));
@@ -166,30 +169,33 @@ impl Run {
 type ExtremesExec = (Arc<dyn ExecutionPlan>, Arc<dyn ExecutionPlan>);
 
 /// The lookup table of extremes side `l` from its GPU aggregate `(gpu, fin)`: the final
-/// aggregate's rows (one per key) are collected as the side's input. Adds the GPU
-/// aggregate's metrics as `set_…` and counts `gpu_extremes` when it did not fall back.
+/// aggregate's rows (one per key) are collected as the side's input, or, when the GPU
+/// aggregate fell back (to no rows, [`Run::extremes_exec`]), the side's own CPU plan is.
+/// Adds the GPU aggregate's metrics as `set_…` and counts `gpu_extremes` when it ran.
 async fn extremes_side(
     l: &LookupPlan,
     (gpu, fin): ExtremesExec,
     context: Arc<TaskContext>,
     metrics: &ExecutionPlanMetricsSet,
 ) -> Result<Result<LookupTable, String>> {
-    let table = l.collect_from(fin, context, metrics).await?;
+    let table = l.collect_from(fin, Arc::clone(&context), metrics).await?;
     if let Some(nested) = gpu.metrics() {
         copy_metrics(nested.iter().map(|m| m.value().clone()), metrics);
     }
     let on_gpu = gpu
         .downcast_ref::<GpuPartialAggregateExec>()
         .is_some_and(|g| g.fallback().is_none());
-    if on_gpu {
-        MetricBuilder::new(metrics)
-            .global_counter("gpu_extremes")
-            .add(1);
+    if !on_gpu {
+        return l.collect(context, metrics).await;
     }
+    MetricBuilder::new(metrics)
+        .global_counter("gpu_extremes")
+        .add(1);
     Ok(table)
 }
 
-/// Adds the time metrics and counters of a nested key-set run (`nested`) to `metrics` as
+/// Adds the time metrics and counters of a nested key-set run or extremes aggregate
+/// (`nested`) to `metrics` as
 /// `set_…` (`set_gpu_time`, `set_convert_time`, `set_gpu_cache_hits`, …), so the
 /// operator's metrics include its sides'.
 fn copy_metrics(nested: impl Iterator<Item = MetricValue>, metrics: &ExecutionPlanMetricsSet) {

@@ -77,9 +77,9 @@ fn sets_on_gpu() -> Result<(), String> {
 
 /// The GPU plan of the per-key extremes of `value` over the set side `set` (keyed by
 /// `key`), with the partial aggregate it was made from: its groups are the keys, so what
-/// the run reads back is a row per key instead of the side's rows. Why
-/// not, when the GPU does not take that aggregate (then DataFusion aggregates the side),
-/// or when `GPUGRAPH_GPU_SETS=0`.
+/// the run reads back is a row per key instead of the side's rows. Why not, when the GPU
+/// does not take that aggregate (then DataFusion aggregates the side), or when
+/// `GPUGRAPH_GPU_SETS=0`.
 fn extremes_plan(
     set: &Arc<dyn ExecutionPlan>,
     key: &Arc<dyn PhysicalExpr>,
