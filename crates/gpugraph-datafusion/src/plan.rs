@@ -24,6 +24,8 @@ mod lower;
 mod output;
 mod semi;
 
+pub(crate) use semi::finished_extremes;
+
 use deferred::derived_key;
 use join::{join, join_sides, Columns, Sides};
 
@@ -125,6 +127,11 @@ pub struct GpuPlan {
     /// (`plan/semi.rs`). The side's input stays its CPU plan, which runs when this one
     /// cannot.
     pub sets: Vec<(usize, Arc<GpuPlan>)>,
+    /// Per-key extremes sides of [`Self::lookups`] (by index) that the GPU aggregates
+    /// itself: the plan of the side's partial `min`/`max` grouped by its key, and that
+    /// partial aggregate for DataFusion (`plan/semi/per_key.rs`). The side's input stays
+    /// its CPU plan, which runs when `GPUGRAPH_GPU_SETS=0`.
+    pub extremes: Vec<(usize, Arc<GpuPlan>, Arc<dyn ExecutionPlan>)>,
 }
 
 /// Where a group key's values come from.
@@ -215,6 +222,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         columns: Vec::new(),
         preserved: None,
         sets: Vec::new(),
+        extremes: Vec::new(),
     };
     for node in chain.iter().rev() {
         let schemas = sides.schemas();
@@ -495,6 +503,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         lookup_row,
         preserved: sides.preserved,
         sets: sides.sets,
+        extremes: sides.extremes,
         maps: deferred.maps,
         key_maps,
         params: deferred.params,

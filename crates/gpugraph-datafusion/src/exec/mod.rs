@@ -214,11 +214,13 @@ impl DisplayAs for GpuPartialAggregateExec {
                 continue;
             }
             let columns: Vec<String> = l.columns.iter().map(ToString::to_string).collect();
+            let on_gpu = self.plan.extremes.iter().any(|(side, ..)| *side == s);
             write!(
                 f,
-                ", lookup=[key={}, columns=[{}]]",
+                ", lookup=[key={}, columns=[{}]{}]",
                 l.key,
-                columns.join(", ")
+                columns.join(", "),
+                if on_gpu { " from GPU columns" } else { "" }
             )?;
         }
         if let Some(why) = self.pages_on_host() {

@@ -3,7 +3,10 @@
 //! (the side's `count(distinct key)`) as a nested [`Run`] whose presence bitmap is the set
 //! ([`LookupTable::from_bits`]); every other side, and a set side whose GPU plan the data
 //! refuses (a value past 32 bits, a key span past a bitmap's), is collected on the CPU
-//! ([`crate::lookup::LookupPlan::collect`]).
+//! ([`crate::lookup::LookupPlan::collect`]). A per-key extremes side with a GPU plan of its
+//! own ([`crate::plan::GpuPlan::extremes`]) is collected from that plan's GPU aggregate
+//! (its partial `min`/`max` grouped by the key, under DataFusion's final aggregate), so
+//! only a row per key comes back instead of every set row reaching a CPU hash aggregate.
 //!
 //! TPC-H Q4's set side is lineitem filtered by `l_commitdate < l_receiptdate` (60M rows at
 //! SF 10): collected, its rows were filtered, evaluated and packed on the host, the
@@ -16,12 +19,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
+use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::physical_plan::execution_plan::reset_plan_states;
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricValue};
+use datafusion::physical_plan::ExecutionPlan;
 use tokio::task::JoinHandle;
 
-use super::Run;
-use crate::lookup::LookupTable;
-use crate::plan::GpuPlan;
+use super::{GpuPartialAggregateExec, Run};
+use crate::finalize::GpuFinalizeExec;
+use crate::lookup::{LookupPlan, LookupTable};
+use crate::plan::{finished_extremes, GpuPlan};
 
 /// A side's task: the input's error, or the table or why the GPU cannot join with it.
 pub(super) type Side = JoinHandle<Result<Result<LookupTable, String>>>;
@@ -49,7 +58,16 @@ impl Run {
                     .iter()
                     .find(|(side, _)| *side == s)
                     .map(|(_, plan)| self.key_set_run(plan));
+                let extremes = self
+                    .plan
+                    .extremes
+                    .iter()
+                    .find(|(side, ..)| *side == s)
+                    .map(|(_, plan, partial)| self.extremes_exec(plan, partial));
                 tokio::spawn(async move {
+                    if let Some(exec) = extremes {
+                        return extremes_side(&l, exec?, context, &metrics).await;
+                    }
                     if let Some(run) = on_gpu {
                         let started = Instant::now();
                         let nested = run.metrics.clone();
@@ -57,7 +75,8 @@ impl Run {
                         let found: Pin<Box<dyn Future<Output = Result<KeyBits>> + Send>> =
                             Box::pin(run.key_bits());
                         let found = found.await?;
-                        copy_metrics(&nested, &metrics);
+                        let nested = nested.clone_inner().aggregate_by_name();
+                        copy_metrics(nested.iter().map(|m| m.value().clone()), &metrics);
                         if let Ok((first, bits)) = found {
                             let table = LookupTable::from_bits(l.key.to_string(), first, bits);
                             MetricBuilder::new(&metrics)
@@ -91,6 +110,41 @@ impl Run {
         }
     }
 
+    /// The GPU aggregate of a per-key extremes side's partial `min`/`max` (`plan`, made from
+    /// `partial`) under the final aggregate of its states: this run's device and cache, a
+    /// fresh copy of the source (its states run once). Its CPU plan is empty: when the GPU
+    /// refuses the data (more distinct keys than the kernel's groups, a value past 32 bits),
+    /// the side's own CPU plan runs instead ([`extremes_side`]), whose final aggregate runs
+    /// on every core per hash partition; under this one final aggregate it would run on one.
+    fn extremes_exec(
+        &self,
+        plan: &Arc<GpuPlan>,
+        partial: &Arc<dyn ExecutionPlan>,
+    ) -> Result<ExtremesExec> {
+        // The source is the one input the run executes itself (lookup sides are collected
+        // from fresh copies).
+        let mut plan = GpuPlan::clone(plan);
+        plan.source = reset_plan_states(plan.source)?;
+        let gpu: Arc<dyn ExecutionPlan> = Arc::new(GpuPartialAggregateExec::new(
+            plan,
+            Arc::new(EmptyExec::new(partial.schema())),
+            Arc::clone(&self.gpu),
+            self.cache.clone(),
+        ));
+        let partial = partial.downcast_ref::<AggregateExec>().ok_or_else(|| {
+            DataFusionError::Internal("an extremes side's partial is not an aggregate".into())
+        })?;
+        let fin = finished_extremes(partial, AggregateMode::Final, Arc::clone(&gpu))?;
+        let fin = match fin
+            .downcast_ref::<AggregateExec>()
+            .map(GpuFinalizeExec::try_new)
+        {
+            Some(Ok(f)) => Arc::new(f),
+            _ => fin,
+        };
+        Ok((gpu, fin))
+    }
+
     /// Runs a key-set run ([`Self::key_set_run`]) to its presence bitmap.
     async fn key_bits(self) -> Result<KeyBits> {
         let (Some(out), fallback) = (self.bits.clone(), Arc::clone(&self.fallback)) else {
@@ -110,12 +164,43 @@ impl Run {
     }
 }
 
-/// Adds the time metrics and counters of a nested key-set run (`nested`) to `metrics` as
+/// An extremes side's GPU partial aggregate and the final aggregate over it
+/// ([`Run::extremes_exec`]).
+type ExtremesExec = (Arc<dyn ExecutionPlan>, Arc<dyn ExecutionPlan>);
+
+/// The lookup table of extremes side `l` from its GPU aggregate `(gpu, fin)`: the final
+/// aggregate's rows (one per key) are collected as the side's input, or, when the GPU
+/// aggregate fell back (to no rows, [`Run::extremes_exec`]), the side's own CPU plan is.
+/// Adds the GPU aggregate's metrics as `set_…` and counts `gpu_extremes` when it ran.
+async fn extremes_side(
+    l: &LookupPlan,
+    (gpu, fin): ExtremesExec,
+    context: Arc<TaskContext>,
+    metrics: &ExecutionPlanMetricsSet,
+) -> Result<Result<LookupTable, String>> {
+    let table = l.collect_from(fin, Arc::clone(&context), metrics).await?;
+    if let Some(nested) = gpu.metrics() {
+        copy_metrics(nested.iter().map(|m| m.value().clone()), metrics);
+    }
+    let on_gpu = gpu
+        .downcast_ref::<GpuPartialAggregateExec>()
+        .is_some_and(|g| g.fallback().is_none());
+    if !on_gpu {
+        return l.collect(context, metrics).await;
+    }
+    MetricBuilder::new(metrics)
+        .global_counter("gpu_extremes")
+        .add(1);
+    Ok(table)
+}
+
+/// Adds the time metrics and counters of a nested key-set run or extremes aggregate
+/// (`nested`) to `metrics` as
 /// `set_…` (`set_gpu_time`, `set_convert_time`, `set_gpu_cache_hits`, …), so the
 /// operator's metrics include its sides'.
-fn copy_metrics(nested: &ExecutionPlanMetricsSet, metrics: &ExecutionPlanMetricsSet) {
-    for m in nested.clone_inner().aggregate_by_name().iter() {
-        match m.value() {
+fn copy_metrics(nested: impl Iterator<Item = MetricValue>, metrics: &ExecutionPlanMetricsSet) {
+    for m in nested {
+        match &m {
             MetricValue::Time { name, time } => MetricBuilder::new(metrics)
                 .subset_time(format!("set_{name}"), 0)
                 .add_duration(std::time::Duration::from_nanos(time.value() as u64)),

@@ -312,13 +312,25 @@ impl LookupPlan {
         context: Arc<TaskContext>,
         metrics: &ExecutionPlanMetricsSet,
     ) -> datafusion::common::Result<Result<LookupTable, String>> {
-        let time = MetricBuilder::new(metrics).subset_time("lookup_time", 0);
-        let eval_time = MetricBuilder::new(metrics).subset_time("lookup_eval_time", 0);
-        let started = Instant::now();
         // A fresh copy of the input: its joins' build sides and dynamic filters are state
         // that DataFusion cannot run twice, and the exec's CPU fallback runs the original
         // (an empty Q10 answer from Parquet before this copy).
         let input = reset_plan_states(Arc::clone(&self.input))?;
+        self.collect_from(input, context, metrics).await
+    }
+
+    /// [`Self::collect`] of `input`, a plan fresh from its states with the schema of this
+    /// side's input, in its place (a per-key extremes side aggregated on the GPU,
+    /// `exec/set.rs`).
+    pub async fn collect_from(
+        &self,
+        input: Arc<dyn ExecutionPlan>,
+        context: Arc<TaskContext>,
+        metrics: &ExecutionPlanMetricsSet,
+    ) -> datafusion::common::Result<Result<LookupTable, String>> {
+        let time = MetricBuilder::new(metrics).subset_time("lookup_time", 0);
+        let eval_time = MetricBuilder::new(metrics).subset_time("lookup_eval_time", 0);
+        let started = Instant::now();
         // Each partition's task only pulls its batches and hands each to Rayon's pool, whose
         // threads take the next batch as they finish the last, so the evaluation runs beside
         // the scan and every core works whatever the partitions (an in-memory table is one).

@@ -332,6 +332,8 @@ pub(super) struct Sides {
     pub preserved: Option<usize>,
     /// The key-set sides whose keys a GPU plan of their own finds ([`super::GpuPlan::sets`]).
     pub sets: Vec<(usize, Arc<super::GpuPlan>)>,
+    /// The per-key extremes sides the GPU aggregates ([`super::GpuPlan::extremes`]).
+    pub extremes: Vec<(usize, Arc<super::GpuPlan>, Arc<dyn ExecutionPlan>)>,
 }
 
 impl Sides {

@@ -256,6 +256,7 @@ mod tests {
             key_maps: Vec::new(),
             preserved: None,
             sets: Vec::new(),
+            extremes: Vec::new(),
         };
         assert_eq!(plan.group_count(&[3, 5], &[]), (15, 15));
         assert_eq!(plan.group_count(&[], &[]), (1, 1));

@@ -34,6 +34,8 @@ use super::{project, GpuPlan};
 
 mod per_key;
 
+pub(crate) use per_key::finished as finished_extremes;
+
 /// The GPU plan that finds the keys of a set side `set` (keyed by `key` over it): the
 /// partial `count(distinct key)` over it, whose presence bitmap is the set (NULL keys are
 /// in no bitmap, as they are in no key set). Why not, when the GPU does not take that
@@ -43,9 +45,7 @@ pub(super) fn set_plan(
     set: &Arc<dyn ExecutionPlan>,
     key: &Arc<dyn PhysicalExpr>,
 ) -> Result<GpuPlan, String> {
-    if std::env::var("GPUGRAPH_GPU_SETS").is_ok_and(|v| v == "0") {
-        return Err("GPUGRAPH_GPU_SETS=0".into());
-    }
+    sets_on_gpu()?;
     let schema = set.schema();
     let fail = |e: datafusion::error::DataFusionError| e.to_string();
     let keys = AggregateExprBuilder::new(count_udaf(), vec![Arc::clone(key)])
@@ -64,6 +64,30 @@ pub(super) fn set_plan(
     )
     .map_err(fail)?;
     super::plan(&agg)
+}
+
+/// Why set sides are collected on the CPU whatever their plan: `GPUGRAPH_GPU_SETS=0` (to
+/// compare both ways on one binary), or not.
+fn sets_on_gpu() -> Result<(), String> {
+    if std::env::var("GPUGRAPH_GPU_SETS").is_ok_and(|v| v == "0") {
+        return Err("GPUGRAPH_GPU_SETS=0".into());
+    }
+    Ok(())
+}
+
+/// The GPU plan of the per-key extremes of `value` over the set side `set` (keyed by
+/// `key`), with the partial aggregate it was made from: its groups are the keys, so what
+/// the run reads back is a row per key instead of the side's rows. Why not, when the GPU
+/// does not take that aggregate (then DataFusion aggregates the side), or when
+/// `GPUGRAPH_GPU_SETS=0`.
+fn extremes_plan(
+    set: &Arc<dyn ExecutionPlan>,
+    key: &Arc<dyn PhysicalExpr>,
+    value: &Arc<dyn PhysicalExpr>,
+) -> Result<(GpuPlan, Arc<dyn ExecutionPlan>), String> {
+    sets_on_gpu()?;
+    let partial = per_key::partial(set, key, value).map_err(|e| e.to_string())?;
+    Ok((super::plan(&partial)?, Arc::new(partial)))
 }
 
 /// How a semi or anti join keeps its rows and whether it keeps the left input's, `None` for
@@ -223,10 +247,13 @@ fn filtered(
     let input = per_key::extremes(set, set_key, &c.set).map_err(|e| e.to_string())?;
     let k: Arc<dyn PhysicalExpr> = Arc::new(Column::new("k", 0));
     let origins = sides.add(&input, &k, key, false, predicates);
-    let matched = match predicates.pop() {
-        Some(m @ Ir::Matched(..)) => m,
+    let (matched, side) = match predicates.pop() {
+        Some(m @ Ir::Matched(side, _)) => (m, side),
         _ => return Err("an extremes side without its match predicate".into()),
     };
+    if let Ok((plan, partial)) = extremes_plan(set, set_key, &c.set) {
+        sides.extremes.push((side, Arc::new(plan), partial));
+    }
     // The filter's level: the kept input's columns, then the extremes `lo` and `hi`.
     let kept_schema = kept.schema();
     let width = kept_schema.fields().len();

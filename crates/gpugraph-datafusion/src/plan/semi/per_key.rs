@@ -151,7 +151,21 @@ pub(in crate::plan) fn extremes(
         )?);
     }
     let partitions = partitions.max(cores);
-    let set = &set;
+    let partial = partial(&set, key, value)?;
+    let hashed = RepartitionExec::try_new(
+        Arc::new(partial.clone()),
+        Partitioning::Hash(vec![Arc::new(Column::new("k", 0))], partitions),
+    )?;
+    finished(&partial, AggregateMode::FinalPartitioned, Arc::new(hashed))
+}
+
+/// The partial aggregate of the per-key extremes of `value` over `set`, grouped by `key`
+/// ([`extremes`]' first half; columns `k`, then `lo` and `hi`'s states).
+pub(in crate::plan) fn partial(
+    set: &Arc<dyn ExecutionPlan>,
+    key: &Arc<dyn PhysicalExpr>,
+    value: &Arc<dyn PhysicalExpr>,
+) -> DfResult<AggregateExec> {
     let schema = set.schema();
     let group = PhysicalGroupBy::new_single(vec![(Arc::clone(key), "k".to_string())]);
     let extreme = |f, name: &str| {
@@ -162,25 +176,30 @@ pub(in crate::plan) fn extremes(
             .map(Arc::new)
     };
     let aggregates = vec![extreme(min_udaf(), "lo")?, extreme(max_udaf(), "hi")?];
-    let partial = AggregateExec::try_new(
+    AggregateExec::try_new(
         AggregateMode::Partial,
-        group.clone(),
-        aggregates.clone(),
-        vec![None, None],
-        Arc::clone(set),
-        Arc::clone(&schema),
-    )?;
-    let hashed = RepartitionExec::try_new(
-        Arc::new(partial),
-        Partitioning::Hash(vec![Arc::new(Column::new("k", 0))], partitions),
-    )?;
-    Ok(Arc::new(AggregateExec::try_new(
-        AggregateMode::FinalPartitioned,
-        group.as_final(),
+        group,
         aggregates,
         vec![None, None],
-        Arc::new(hashed),
+        Arc::clone(set),
         schema,
+    )
+}
+
+/// The final aggregate (`mode`: `Final` over one partition, `FinalPartitioned` over hash
+/// partitions of the key) of `partial`'s states in `states`: columns `k`, `lo`, `hi`.
+pub(crate) fn finished(
+    partial: &AggregateExec,
+    mode: AggregateMode,
+    states: Arc<dyn ExecutionPlan>,
+) -> DfResult<Arc<dyn ExecutionPlan>> {
+    Ok(Arc::new(AggregateExec::try_new(
+        mode,
+        partial.group_expr().as_final(),
+        partial.aggr_expr().to_vec(),
+        vec![None, None],
+        states,
+        partial.input_schema(),
     )?))
 }
 
