@@ -28,6 +28,7 @@ use gpugraph_command::{
     ShaderSource, VectorFormat,
 };
 
+use super::outputs::check_outputs_alone;
 use super::GpuSceneViews;
 use crate::{DrawCommandBuffer, RenderError};
 
@@ -177,10 +178,6 @@ fn one_word(v: &DataView) -> bool {
     v.format() == VectorFormat::Uint32 && v.len() == 1 && v.live_count().is_none()
 }
 
-fn bytes_of_view(v: &DataView) -> std::ops::Range<u64> {
-    v.byte_offset()..v.byte_offset() + v.byte_span()
-}
-
 impl GpuSceneDrawGeneration {
     fn unsupported(
         &self,
@@ -296,26 +293,7 @@ impl GpuSceneDrawGeneration {
         reads.extend(self.visible_rows.map(|l| l.rows.buffer()));
         let mut written: Vec<(&'static str, DataView)> = vec![("commands", commands)];
         written.extend(outputs);
-        for (i, (what, v)) in written.iter().enumerate() {
-            if reads.contains(&v.buffer()) {
-                return Err(RenderError::WritesAlone {
-                    workflow: WORKFLOW,
-                    id: self.id.clone(),
-                    what,
-                    buffer: graph.buffer_id(v.buffer())?.to_string(),
-                });
-            }
-            for (other, w) in &written[..i] {
-                let (a, b) = (bytes_of_view(v), bytes_of_view(w));
-                if v.buffer() == w.buffer() && a.start < b.end && b.start < a.end {
-                    return Err(self.unsupported(
-                        what,
-                        "a range overlapping no other output",
-                        format!("bytes {a:?} overlap {other} bytes {b:?}"),
-                    ));
-                }
-            }
-        }
+        check_outputs_alone(graph, WORKFLOW, &self.id, &reads, &written)?;
         // Rows one encode can iterate, so commands it can publish.
         let max_rows = match &self.visible_rows {
             Some(l) => l.rows.len(),

@@ -38,6 +38,7 @@ mod frame_draw;
 pub mod gltf;
 mod ids;
 pub mod mutation;
+mod outputs;
 mod record;
 mod resource_groups;
 pub mod source;

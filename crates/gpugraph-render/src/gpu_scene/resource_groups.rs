@@ -23,6 +23,7 @@ use gpugraph_command::{
 };
 use wgpu::util::DeviceExt;
 
+use super::outputs::check_outputs_alone;
 use super::{GpuSceneCommandList, GpuSceneViews, GPU_SCENE_INVALID_REFERENCE};
 use crate::{DrawCommandBuffer, RenderError};
 
@@ -260,29 +261,7 @@ impl GpuSceneResourceGroups {
                 .iter()
                 .flat_map(|l| [l.slots.buffer(), l.count.buffer()]),
         );
-        for (i, (what, v)) in written.iter().enumerate() {
-            if reads.contains(&v.buffer()) {
-                return Err(RenderError::WritesAlone {
-                    workflow: WORKFLOW,
-                    id: self.id.clone(),
-                    what,
-                    buffer: graph.buffer_id(v.buffer())?.to_string(),
-                });
-            }
-            for (other, w) in &written[..i] {
-                let a = v.byte_offset()..v.byte_offset() + v.byte_span();
-                let b = w.byte_offset()..w.byte_offset() + w.byte_span();
-                if v.buffer() == w.buffer() && a.start < b.end && b.start < a.end {
-                    return Err(RenderError::UnsupportedView {
-                        workflow: WORKFLOW,
-                        id: self.id.clone(),
-                        what,
-                        expected: "a range overlapping no other output",
-                        actual: format!("bytes {a:?} overlap {other} bytes {b:?}"),
-                    });
-                }
-            }
-        }
+        check_outputs_alone(graph, WORKFLOW, &self.id, &reads, &written)?;
         let table = self.table();
         let table_buffer = graph
             .device()

@@ -17,6 +17,7 @@ use gpugraph_command::{
     VectorFormat,
 };
 
+use super::outputs::check_outputs_alone;
 use super::GpuSceneViews;
 use crate::{RenderError, ViewParams};
 
@@ -112,34 +113,12 @@ impl GpuSceneVisibility {
         }
         let mut reads = vec![self.scene.records];
         reads.extend(self.scene.bounds.map(|b| b.buffer()));
-        let span = |v: &DataView| v.byte_offset()..v.byte_offset() + v.byte_span();
         let written = [
             ("output", self.output),
             ("count", self.count),
             ("overflow", self.overflow),
         ];
-        for (i, (what, v)) in written.iter().enumerate() {
-            if reads.contains(&v.buffer()) {
-                return Err(RenderError::WritesAlone {
-                    workflow: WORKFLOW,
-                    id: self.id.clone(),
-                    what,
-                    buffer: graph.buffer_id(v.buffer())?.to_string(),
-                });
-            }
-            for (other, w) in &written[..i] {
-                let (a, b) = (span(v), span(w));
-                if v.buffer() == w.buffer() && a.start < b.end && b.start < a.end {
-                    return Err(RenderError::UnsupportedView {
-                        workflow: WORKFLOW,
-                        id: self.id.clone(),
-                        what,
-                        expected: "a range overlapping no other output",
-                        actual: format!("bytes {a:?} overlap {other} bytes {b:?}"),
-                    });
-                }
-            }
-        }
+        check_outputs_alone(graph, WORKFLOW, &self.id, &reads, &written)?;
         let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
         let base = |v: &DataView| v.aligned_range(align).element_offset as u32;
         // The packed bounds is a buffer of its own, bound from row 0: its element offset is
