@@ -41,6 +41,8 @@ pub mod mutation;
 mod outputs;
 mod record;
 mod resource_groups;
+#[cfg(test)]
+mod shader_layout;
 pub mod source;
 pub mod table;
 pub mod upload;

@@ -181,22 +181,8 @@ mod tests {
     /// The Rust params match the WGSL struct member for member.
     #[test]
     fn params_match_the_shader() {
-        let module = naga::front::wgsl::parse_str(super::WGSL).expect("visibility.wgsl parses");
-        let mut layouter = naga::proc::Layouter::default();
-        layouter.update(module.to_ctx()).expect("layout");
-        let (h, t) = module
-            .types
-            .iter()
-            .find(|(_, t)| t.name.as_deref() == Some("Params"))
-            .expect("Params");
-        let naga::TypeInner::Struct { members, .. } = &t.inner else {
-            panic!("Params is a struct")
-        };
-        assert_eq!(
-            layouter[h].size as usize,
-            std::mem::size_of::<super::Params>()
-        );
-        let offsets: Vec<u32> = members.iter().map(|m| m.offset).collect();
-        assert_eq!(offsets, (0..8).map(|i| i * 4).collect::<Vec<u32>>());
+        let (size, offsets) = crate::gpu_scene::shader_layout::struct_layout(super::WGSL, "Params");
+        assert_eq!(size, std::mem::size_of::<super::Params>());
+        assert_eq!(offsets, crate::gpu_scene::shader_layout::packed_words(8));
     }
 }
