@@ -9,7 +9,8 @@
 # call carries [".gl", ".devcli"] (tables generated, GPU bench), the next one, on the still-held
 # machine, [".gl", ".wheels"] (DuckDB on the files the first left in .tpch/).
 # SF (default 10), REPEAT (default 3), QUERIES (default all 22), VARIANTS (bench tpch's; default
-# gpu-warm,gpu-parquet). Writes OUT/tpch-gpu.json, OUT/tpch-duckdb.json and OUT/log.txt;
+# gpu-warm,gpu-parquet), DEVICES (bench tpch's --devices, e.g. `all` on an nvidia-h100-x2:
+# adds the rows gpu-warm-2d and gpu-parquet-2d of every aggregate split over two GPUs). Writes OUT/tpch-gpu.json, OUT/tpch-duckdb.json and OUT/log.txt;
 # python3 bench/plot_tpch.py DIR draws the chart and the table from them.
 set -uo pipefail
 out=${1:?OUT}
@@ -45,5 +46,6 @@ export WGPU_BACKEND=vulkan
   fi
   [ -x "$g" ] || { echo "no $g: the peers alone ran"; exit 0; }
   timeout 380 "$g" bench tpch --scale "$sf" --query "$queries" --parquet-dir "$dir" \
-    --variants "$variants" --repeat "$repeat" --json "$out/tpch-gpu.json" 2>&1
+    --variants "$variants" --repeat "$repeat" ${DEVICES:+--devices "$DEVICES"} \
+    --json "$out/tpch-gpu.json" 2>&1
 } 2>&1 | tee "$out/log.txt"

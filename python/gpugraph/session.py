@@ -68,14 +68,31 @@ class DataFrame:
         return "DataFrame(\n" + self.explain_string() + ")"
 
 
+def _device_list(devices: "Optional[str | Sequence[int]]") -> Optional[str]:
+    """``devices`` as ``gpugraph sql --devices`` spells it (``None`` stays ``None``)."""
+    if devices is None or isinstance(devices, str):
+        return devices
+    try:
+        numbers = list(devices)
+    except TypeError:
+        raise ValueError(f"devices must be 'all' or a list of adapter numbers, got {devices!r}") from None
+    if not numbers or any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in numbers):
+        raise ValueError(f"devices must be 'all' or a list of adapter numbers, got {devices!r}")
+    return ",".join(str(n) for n in numbers)
+
+
 class SessionContext:
     """A DataFusion session on the GPU engine (``engine="cpu"``: DataFusion's CPU plan, the
     reference). ``target_partitions`` sets DataFusion's CPU threads (default: the cores) and
     ``memory_limit`` the bytes its operators may hold (past it a query fails, naming the
-    operator). Sessions of one process share the GPU device.
+    operator). Sessions of one process share the GPU device, unless ``devices`` names the
+    GPUs each aggregate splits its input over: ``"all"`` or adapter numbers such as
+    ``[0, 1]`` (``gpugraph info`` lists them; a number may repeat, which puts two devices on
+    one GPU). Each device aggregates its share of the row groups or batches and DataFusion
+    merges the groups.
 
-    Raises ``ValueError`` for a bad engine or option; a GPU session raises ``RuntimeError``
-    when no GPU device opens.
+    Raises ``ValueError`` for a bad engine, option or device list; a GPU session raises
+    ``RuntimeError`` when no GPU device opens.
     """
 
     def __init__(
@@ -84,11 +101,14 @@ class SessionContext:
         *,
         target_partitions: Optional[int] = None,
         memory_limit: Optional[int] = None,
+        devices: "Optional[str | Sequence[int]]" = None,
     ) -> None:
         for what, v in (("target_partitions", target_partitions), ("memory_limit", memory_limit)):
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
                 raise ValueError(f"{what} must be a non-negative int, got {v!r}")
-        self._session = _native.Session(engine, target_partitions, memory_limit)
+        self._session = _native.Session(
+            engine, target_partitions, memory_limit, _device_list(devices)
+        )
 
     @property
     def engine(self) -> str:

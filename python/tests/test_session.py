@@ -86,6 +86,28 @@ def test_frames_convert_like_datafusion_pythons(lineitem):
     assert "DataFrame(" in repr(df)
 
 
+def test_devices_split_aggregates_and_answer_like_one_device(lineitem):
+    one = gpugraph.SessionContext()
+    two = gpugraph.SessionContext(devices=[0, 0])
+    every = gpugraph.SessionContext(devices="all")
+    for ctx in (one, two, every):
+        ctx.register_parquet("lineitem", lineitem)
+    for q in (Q1, Q6):
+        want = one.sql(q).to_arrow_table()
+        assert two.sql(q).to_arrow_table().equals(want), q
+        assert every.sql(q).to_arrow_table().equals(want), q
+    assert "devices=2" in two.sql(Q6).explain_string()
+    with pytest.raises(ValueError, match="no adapter 9"):
+        gpugraph.SessionContext(devices=[9])
+    with pytest.raises(ValueError, match="'x' is not an adapter number"):
+        gpugraph.SessionContext(devices="0,x")
+    for bad in ([], [-1], [True], 3):
+        with pytest.raises(ValueError, match="list of adapter numbers"):
+            gpugraph.SessionContext(devices=bad)
+    with pytest.raises(ValueError, match="GPU engine"):
+        gpugraph.SessionContext("cpu", devices="all")
+
+
 def test_bad_arguments_raise_named_errors(lineitem, tmp_path):
     with pytest.raises(ValueError, match="engine must be 'gpu' or 'cpu'"):
         gpugraph.SessionContext("tpu")

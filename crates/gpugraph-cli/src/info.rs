@@ -1,5 +1,6 @@
 //! `gpugraph info`: the selected adapter's [`Capabilities`](gpugraph_command::Capabilities) as
-//! an aligned table or as JSON (the same field names either way).
+//! an aligned table or as JSON (the same field names either way), and every adapter, numbered
+//! as `--devices` takes them.
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -60,16 +61,36 @@ const BYTE_FIELDS: &[&str] = &[
 pub fn run(args: &InfoArgs) -> Result<()> {
     let gpu = Gpu::open()?;
     let caps = gpu.ctx.capabilities();
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(caps)?);
-        return Ok(());
-    }
-    let Value::Object(fields) = serde_json::to_value(caps).context("serializing capabilities")?
+    let adapters = gpugraph_command::adapter_list().context("listing the adapters")?;
+    let Value::Object(mut fields) =
+        serde_json::to_value(caps).context("serializing capabilities")?
     else {
         anyhow::bail!("capabilities did not serialize to a JSON object");
     };
+    if args.json {
+        fields.insert(
+            "adapters".into(),
+            serde_json::to_value(&adapters).context("serializing the adapter list")?,
+        );
+        println!("{}", serde_json::to_string_pretty(&fields)?);
+        return Ok(());
+    }
     print!("{}", render_table(&fields));
+    print!("{}", render_adapters(&adapters));
     Ok(())
+}
+
+/// The numbered adapter list (what `--devices` takes), `*` marking those `all` means.
+fn render_adapters(adapters: &[gpugraph_command::AdapterEntry]) -> String {
+    let mut out = String::from("adapters (--devices N,M; * = --devices all)\n");
+    for a in adapters {
+        let star = if a.in_all { "*" } else { " " };
+        out.push_str(&format!(
+            "  {}{star} {} ({}, {})\n",
+            a.index, a.name, a.backend, a.device_type
+        ));
+    }
+    out
 }
 
 /// Renders the sections, then any field no section names (so new capabilities still show).

@@ -68,6 +68,38 @@ pub struct SqlArgs {
     /// condition would run forever).
     #[arg(long, value_name = "N", default_value_t = gpugraph_datafusion::recursion::DEFAULT_MAX_ITERATIONS)]
     pub max_recursion: usize,
+    /// Split each GPU aggregate's input over these GPUs: `all` (every GPU like the best one)
+    /// or adapter numbers from `gpugraph info`, e.g. 0,1. Each device aggregates its share
+    /// of the row groups (or batches) and DataFusion merges the groups. Default: one device.
+    #[arg(long, value_name = "all|N,M", conflicts_with = "cpu")]
+    pub devices: Option<gpugraph_command::DeviceSelection>,
+}
+
+/// A GPU session over the selected devices, each line of `gpugraph info`'s adapter list that
+/// it uses named on stderr.
+fn devices_session(
+    options: &SessionOptions,
+    selection: &gpugraph_command::DeviceSelection,
+) -> Result<gpugraph_datafusion::datafusion::prelude::SessionContext> {
+    use gpugraph_command::{ContextOptions, GpuContext};
+    let devices = GpuContext::for_devices(selection, &ContextOptions::from_env())
+        .with_context(|| format!("--devices {selection}"))?;
+    let names: Vec<String> = devices
+        .iter()
+        .map(|d| d.capabilities().adapter.clone())
+        .collect();
+    let plural = if devices.len() == 1 { "" } else { "s" };
+    eprintln!(
+        "sql: {} device{plural}: {}",
+        devices.len(),
+        names.join(", ")
+    );
+    let devices = devices.into_iter().map(std::sync::Arc::new).collect();
+    Ok(gpugraph_datafusion::session_context_on_devices(
+        options,
+        devices,
+        gpugraph_datafusion::GpuCache::new(true),
+    )?)
 }
 
 /// Rows printed unless `--max-rows` says otherwise: enough for any report, few enough that
@@ -235,7 +267,11 @@ fn run_query(args: &SqlArgs, sql: &str) -> Result<()> {
     let runtime = query::runtime().context("starting the query runtime")?;
     runtime.block_on(async {
         let work = async {
-            let ctx = session_context(&options)?.enable_url_table();
+            let ctx = match &args.devices {
+                None => session_context(&options)?,
+                Some(selection) => devices_session(&options, selection)?,
+            }
+            .enable_url_table();
             for (name, path) in &tables {
                 query::register_file(&ctx, name, path).await?;
             }

@@ -176,6 +176,51 @@ fn q1_and_q6_gpu_output_is_identical_to_the_cpu_plan() {
     assert!(plan.contains("Exec"), "{plan}");
 }
 
+/// `--devices`: two devices (on the one adapter here) print what one prints, the plan says
+/// how many devices each aggregate uses, and bad lists are named errors.
+#[test]
+fn devices_split_the_aggregate_and_bad_lists_are_named() {
+    let (_t, path) = lineitem("sql-devices");
+    let table = format!("lineitem={path}");
+    for q in [Q1, Q6] {
+        let one = run_ok(&["sql", q, "--table", &table]);
+        let args = ["sql", q, "--table", &table, "--devices", "0,0"];
+        let out = gpugraph(&args);
+        assert_success(&args, &out);
+        assert_eq!(text(&out.stdout), one, "two devices print what one does");
+        assert!(
+            our_stderr(&out).contains("sql: 2 devices: "),
+            "{}",
+            our_stderr(&out)
+        );
+    }
+    let plan = run_ok(&[
+        "sql",
+        Q6,
+        "--explain",
+        "--devices",
+        "0,0",
+        "--table",
+        &table,
+    ]);
+    assert!(plan.contains("devices=2"), "{plan}");
+    for (devices, says) in [
+        ("7", "there is no adapter 7"),
+        ("0,x", "'x' is not an adapter number"),
+        ("", "empty"),
+    ] {
+        let out = gpugraph(&["sql", Q6, "--table", &table, "--devices", devices]);
+        assert!(!out.status.success(), "--devices '{devices}' should fail");
+        let err = our_stderr(&out);
+        assert!(err.contains(says) && !err.contains("panicked"), "{err}");
+    }
+    let info = run_ok(&["info"]);
+    assert!(
+        info.contains("adapters (--devices N,M; * = --devices all)\n  0* "),
+        "{info}"
+    );
+}
+
 /// TPC-H Q14 (lineitem joined with part).
 const Q14: &str = "SELECT 100.00 * sum(CASE WHEN p_type LIKE 'PROMO%' \
     THEN l_extendedprice * (1 - l_discount) ELSE 0 END) / sum(l_extendedprice * (1 - l_discount)) \

@@ -39,6 +39,16 @@ pub enum ContextError {
         #[source]
         source: wgpu::RequestDeviceError,
     },
+    /// A device list (`--devices`) names an adapter number the list does not have.
+    #[error(
+        "there is no adapter {index}; the adapters are: {available:?} (`gpugraph info` lists them)"
+    )]
+    NoSuchAdapter {
+        /// The number asked for.
+        index: usize,
+        /// `N: name (backend)` of each adapter.
+        available: Vec<String>,
+    },
     /// A context with the other indirect-validation setting already exists in this process.
     #[error("a device with indirect-dispatch validation {} was requested, but this process already created its devices with it {}: one process uses one setting (devices of two wgpu instances can share ids, which the per-device pipeline cache keys on)", on_off(*.requested), on_off(!*.requested))]
     IndirectValidationConflict {
@@ -171,7 +181,7 @@ pub struct GpuContext {
 /// its fields drop; this field, dropped last, gives it back. A device that outlives its
 /// context (clones held elsewhere) is destroyed wherever its last clone drops, unserialized.
 #[derive(Debug, Default)]
-struct Teardown {
+pub(crate) struct Teardown {
     held: bool,
 }
 
@@ -190,7 +200,7 @@ fn teardown_flag() -> &'static (std::sync::Mutex<bool>, std::sync::Condvar) {
 
 impl Teardown {
     /// The flag, held until the returned guard drops: wraps device creation.
-    fn lifecycle() -> Self {
+    pub(crate) fn lifecycle() -> Self {
         let mut guard = Self::default();
         guard.acquire();
         guard
@@ -248,6 +258,54 @@ fn rank(t: wgpu::DeviceType) -> u8 {
         wgpu::DeviceType::Cpu => 3,
         wgpu::DeviceType::Other => 4,
     }
+}
+
+/// The process's instance for the environment's backends (`WGPU_BACKEND`, all by default)
+/// and its adapters matching `filter`, best first ([`ordered`]); never empty.
+pub(crate) fn listed_adapters(
+    filter: Option<&str>,
+    validate_indirect: bool,
+) -> Result<(wgpu::Instance, Vec<wgpu::Adapter>), ContextError> {
+    let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
+    let instance = shared_instance(backends, validate_indirect)?;
+    let adapters = {
+        let _lifecycle = Teardown::lifecycle();
+        pollster::block_on(instance.enumerate_adapters(backends))
+    };
+    if adapters.is_empty() {
+        return Err(ContextError::NoAdapter {
+            backends: format!("{backends:?}"),
+        });
+    }
+    Ok((instance, ordered(adapters, filter)?))
+}
+
+/// `adapters` that match `filter` (see [`adapter_matches`]), best first: discrete GPUs, then
+/// integrated, virtual, CPU and other devices, each in the order the instance listed them.
+/// This is the order `gpugraph info` numbers the adapters in and `--devices` indexes.
+pub(crate) fn ordered(
+    mut adapters: Vec<wgpu::Adapter>,
+    filter: Option<&str>,
+) -> Result<Vec<wgpu::Adapter>, ContextError> {
+    if let Some(w) = filter {
+        let available = adapters
+            .iter()
+            .map(|a| {
+                let i = a.get_info();
+                format!("{} ({})", i.name, i.backend.to_str())
+            })
+            .collect();
+        adapters.retain(|a| adapter_matches(&a.get_info(), w));
+        if adapters.is_empty() {
+            return Err(ContextError::NoMatch {
+                env: ADAPTER_ENV,
+                wanted: w.to_string(),
+                available,
+            });
+        }
+    }
+    adapters.sort_by_key(|a| rank(a.get_info().device_type));
+    Ok(adapters)
 }
 
 /// Whether `info` matches a `GPUGRAPH_ADAPTER` value: a backend name ("vulkan", "gl", ...)
@@ -320,36 +378,8 @@ impl GpuContext {
     /// Selects the adapter as [`GpuContext::new`] does with `options.adapter` as the filter,
     /// and persists the driver pipeline cache in `options.pipeline_cache_dir` when given.
     pub fn with_options(options: &ContextOptions) -> Result<Self, ContextError> {
-        let filter = options.adapter.as_deref();
-        let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
-        let instance = shared_instance(backends, !options.unvalidated_indirect)?;
-        let mut adapters = {
-            let _lifecycle = Teardown::lifecycle();
-            pollster::block_on(instance.enumerate_adapters(backends))
-        };
-        if adapters.is_empty() {
-            return Err(ContextError::NoAdapter {
-                backends: format!("{backends:?}"),
-            });
-        }
-        if let Some(w) = filter {
-            let available = adapters
-                .iter()
-                .map(|a| {
-                    let i = a.get_info();
-                    format!("{} ({})", i.name, i.backend.to_str())
-                })
-                .collect();
-            adapters.retain(|a| adapter_matches(&a.get_info(), w));
-            if adapters.is_empty() {
-                return Err(ContextError::NoMatch {
-                    env: ADAPTER_ENV,
-                    wanted: w.to_string(),
-                    available,
-                });
-            }
-        }
-        adapters.sort_by_key(|a| rank(a.get_info().device_type));
+        let (instance, mut adapters) =
+            listed_adapters(options.adapter.as_deref(), !options.unvalidated_indirect)?;
         let adapter = adapters.swap_remove(0);
         let limits = adapter.limits();
         Self::create(
@@ -390,7 +420,7 @@ impl GpuContext {
         )
     }
 
-    fn create(
+    pub(crate) fn create(
         instance: wgpu::Instance,
         adapter: wgpu::Adapter,
         limits: wgpu::Limits,

@@ -19,6 +19,7 @@ pub mod cache;
 mod compiled;
 pub mod context;
 mod device_check;
+pub mod devices;
 pub mod dispatch;
 mod error;
 pub mod format;
@@ -40,6 +41,7 @@ pub use compiled::{
     GraphStats,
 };
 pub use context::{Capabilities, ContextError, ContextOptions, GpuContext};
+pub use devices::{adapter_list, AdapterEntry, DeviceSelection, ParseDeviceSelectionError};
 pub use dispatch::{
     grid_for, Access, Binding, BindingError, DispatchNode, Grid, Resource, WorkgroupSplit,
 };

@@ -23,6 +23,7 @@ use datafusion::physical_plan::{displayable, ExecutionPlan};
 use crate::convert::Converter;
 use crate::kernel::GpuChunk;
 use crate::pages::UploadPool;
+use crate::share::Share;
 
 /// Converted, uploaded data of one source and column set.
 #[derive(Debug)]
@@ -43,6 +44,16 @@ pub struct SourceKey {
     buffers: Vec<(usize, usize)>,
     values: Vec<usize>,
     keys: Vec<usize>,
+    /// Which device's share of the source the entry holds (each device caches its own).
+    share: Share,
+}
+
+impl SourceKey {
+    /// The key of `share` of this source.
+    pub fn shared(mut self, share: Share) -> Self {
+        self.share = share;
+        self
+    }
 }
 
 #[derive(Debug)]
@@ -113,6 +124,7 @@ impl GpuCache {
             buffers,
             values: values.to_vec(),
             keys: keys.to_vec(),
+            share: Share::WHOLE,
         };
         Some((key, partitions))
     }

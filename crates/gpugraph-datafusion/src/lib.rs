@@ -117,6 +117,7 @@ pub mod recursion;
 pub mod rule;
 pub mod scan;
 pub mod script;
+pub mod share;
 pub mod topk;
 pub mod tpch;
 
@@ -193,11 +194,13 @@ pub fn session_context(options: &SessionOptions) -> Result<SessionContext, Sessi
         )),
         Engine::Gpu => {
             let gpu = GpuContext::new().map_err(|e| SessionError::GpuUnavailable(e.to_string()))?;
+            let gpu = Arc::new(gpu);
             Ok(gpu_session(
                 state_builder(options),
-                Arc::new(gpu),
+                Arc::clone(&gpu),
                 GpuCache::new(true),
                 options,
+                vec![gpu],
             ))
         }
     }
@@ -263,8 +266,27 @@ pub fn session_context_sharing(
     let builder = state_builder(options);
     match options.engine {
         Engine::Cpu => SessionContext::new_with_state(builder.build()),
-        Engine::Gpu => gpu_session(builder, gpu, cache, options),
+        Engine::Gpu => gpu_session(builder, Arc::clone(&gpu), cache, options, vec![gpu]),
     }
+}
+
+/// A session like [`session_context_sharing`]'s whose GPU aggregates split their input over
+/// `devices` (one [`GpuContext`] per GPU; see [`GpuPartialAggregateExec::with_devices`]); the
+/// first device also runs everything that uses one device (top-k). `devices` must not be
+/// empty.
+pub fn session_context_on_devices(
+    options: &SessionOptions,
+    devices: Vec<Arc<GpuContext>>,
+    cache: GpuCache,
+) -> Result<SessionContext, SessionError> {
+    let Some(first) = devices.first().cloned() else {
+        return Err(SessionError::GpuUnavailable("no device was given".into()));
+    };
+    let builder = state_builder(options);
+    Ok(match options.engine {
+        Engine::Cpu => SessionContext::new_with_state(builder.build()),
+        Engine::Gpu => gpu_session(builder, first, cache, options, devices),
+    })
 }
 
 /// Our rules first (the aggregate rule must see the planner's partial aggregates before DataFusion's rules
@@ -274,9 +296,10 @@ fn gpu_session(
     gpu: Arc<GpuContext>,
     cache: GpuCache,
     options: &SessionOptions,
+    devices: Vec<Arc<GpuContext>>,
 ) -> SessionContext {
     let ours: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> = vec![
-        Arc::new(GpuAggregateRule::new(Arc::clone(&gpu), cache)),
+        Arc::new(GpuAggregateRule::new(Arc::clone(&gpu), cache).with_devices(devices)),
         Arc::new(GpuTopKRule::new(gpu).with_host_inputs(options.topk_host_inputs)),
     ];
     let rules = physical_rules(options, ours);

@@ -28,22 +28,40 @@ use crate::plan::plan as gpu_plan_of;
 #[derive(Debug)]
 pub struct GpuAggregateRule {
     gpu: Arc<GpuContext>,
+    /// Every device the execs split their input over, `gpu` first (just `gpu` by default).
+    devices: Vec<Arc<GpuContext>>,
     cache: GpuCache,
 }
 
 impl GpuAggregateRule {
     /// A rule whose execs run on `gpu`, sharing `cache`.
     pub fn new(gpu: Arc<GpuContext>, cache: GpuCache) -> Self {
-        Self { gpu, cache }
+        Self {
+            devices: vec![Arc::clone(&gpu)],
+            gpu,
+            cache,
+        }
     }
 
-    /// Why this device cannot run the kernel at all, if so.
+    /// The rule with execs that split their input over `devices`
+    /// ([`GpuPartialAggregateExec::with_devices`]); the first becomes the rule's device. An
+    /// empty list changes nothing.
+    pub fn with_devices(mut self, devices: Vec<Arc<GpuContext>>) -> Self {
+        if let Some(first) = devices.first() {
+            self.gpu = Arc::clone(first);
+            self.devices = devices;
+        }
+        self
+    }
+
+    /// Why one of the devices cannot run the kernel at all, if so.
     fn device_refusal(&self) -> Option<FallbackReason> {
         let have = self
-            .gpu
-            .device
-            .limits()
-            .max_storage_buffers_per_shader_stage;
+            .devices
+            .iter()
+            .map(|g| g.device.limits().max_storage_buffers_per_shader_stage)
+            .min()
+            .unwrap_or(0);
         (have < STORAGE_BUFFERS).then_some(FallbackReason::StorageBuffers {
             have,
             need: STORAGE_BUFFERS,
@@ -81,12 +99,15 @@ impl PhysicalOptimizerRule for GpuAggregateRule {
                             Arc::clone(&node),
                             FallbackReason::Unsupported(why),
                         )),
-                        (None, Ok(gpu_plan)) => Arc::new(GpuPartialAggregateExec::new(
-                            gpu_plan,
-                            cpu_plan(Arc::clone(&node), config)?,
-                            Arc::clone(&self.gpu),
-                            self.cache.clone(),
-                        )),
+                        (None, Ok(gpu_plan)) => Arc::new(
+                            GpuPartialAggregateExec::new(
+                                gpu_plan,
+                                cpu_plan(Arc::clone(&node), config)?,
+                                Arc::clone(&self.gpu),
+                                self.cache.clone(),
+                            )
+                            .with_devices(self.devices.clone()),
+                        ),
                     })
                 }
                 // A final aggregate over a GPU partial aggregate whose groups are unique

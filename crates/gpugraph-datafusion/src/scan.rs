@@ -34,6 +34,7 @@ use futures::Stream;
 
 use crate::convert::{BatchLayout, ConvertedBatch, Misfit};
 use crate::pages::{PageScan, RowGroupTask};
+use crate::share::Share;
 
 /// Rows per batch the reader hands out. 64K rows keep a decoded column (512 KiB of i64) in
 /// the worker's cache until it is converted; at 1M rows (the H200 host, 2026-12-02) decoding
@@ -71,6 +72,9 @@ pub struct DirectScan {
     values: Vec<usize>,
     /// Source output columns read as group keys (strings come back as dictionaries).
     keys: Vec<usize>,
+    /// The row groups this scan reads ([`Share::row_groups`] over every file's row groups in
+    /// file order).
+    share: Share,
 }
 
 impl DirectScan {
@@ -126,7 +130,25 @@ impl DirectScan {
                 .filter(|v| !keys.contains(v))
                 .collect(),
             keys: keys.to_vec(),
+            share: Share::WHOLE,
         })
+    }
+
+    /// This scan reading only `share`'s row groups.
+    pub fn shared(mut self, share: Share) -> Self {
+        self.share = share;
+        self
+    }
+
+    /// `tasks` (one per row group, every file's in file order) less those of other shares.
+    fn keep_share<T>(&self, tasks: Vec<T>, rows: impl Fn(&T) -> u64) -> Vec<T> {
+        let counts: Vec<u64> = tasks.iter().map(rows).collect();
+        let mine = self.share.row_groups(&counts);
+        tasks
+            .into_iter()
+            .zip(mine)
+            .filter_map(|(t, m)| m.then_some(t))
+            .collect()
     }
 
     /// Reads every row group of every file on `threads` blocking workers, converting each
@@ -184,6 +206,9 @@ impl DirectScan {
                 });
             }
         }
+        let mut tasks = self.keep_share(tasks, |t| {
+            t.metadata.row_group(t.row_group).num_rows() as u64
+        });
         tasks.sort_by_key(|t| std::cmp::Reverse(t.metadata.row_group(t.row_group).num_rows()));
         Ok((scan, tasks))
     }
@@ -292,6 +317,7 @@ impl DirectScan {
                 });
             }
         }
+        let mut tasks = self.keep_share(tasks, |t| t.rows as u64);
         tasks.sort_by_key(|t| std::cmp::Reverse(t.rows));
         Ok(tasks)
     }

@@ -34,6 +34,29 @@ pub struct Session {
     engine: &'static str,
 }
 
+/// A GPU session over the devices `list` names (`gpugraph sql --devices` syntax): a list that
+/// does not parse or names a missing adapter is a `ValueError`, a device that does not open a
+/// `RuntimeError`.
+fn devices_session(options: &SessionOptions, list: &str) -> PyResult<SessionContext> {
+    use gpugraph_command::{ContextError, ContextOptions, DeviceSelection, GpuContext};
+    let selection: DeviceSelection =
+        list.parse()
+            .map_err(|e: gpugraph_command::ParseDeviceSelectionError| {
+                PyValueError::new_err(e.to_string())
+            })?;
+    let devices =
+        GpuContext::for_devices(&selection, &ContextOptions::from_env()).map_err(|e| {
+            let text = format!("devices='{selection}': {e}");
+            match e {
+                ContextError::NoSuchAdapter { .. } => PyValueError::new_err(text),
+                _ => pyo3::exceptions::PyRuntimeError::new_err(text),
+            }
+        })?;
+    let devices = devices.into_iter().map(Arc::new).collect();
+    gpugraph_datafusion::session_context_on_devices(options, devices, GpuCache::new(true))
+        .map_err(session_error)
+}
+
 /// Parses an engine name as the one-shot `sql` does.
 pub(crate) fn engine(name: &str) -> PyResult<Engine> {
     match name {
@@ -48,13 +71,16 @@ pub(crate) fn engine(name: &str) -> PyResult<Engine> {
 #[pymethods]
 impl Session {
     /// A new session: `engine` "gpu" or "cpu"; `target_partitions` DataFusion's CPU threads
-    /// (default: the cores); `memory_limit` bytes DataFusion's operators may hold.
+    /// (default: the cores); `memory_limit` bytes DataFusion's operators may hold; `devices`
+    /// the GPUs each aggregate splits its input over, as `gpugraph sql --devices` takes them
+    /// ("all" or "0,1"; default: the process's one device).
     #[new]
-    #[pyo3(signature = (engine = "gpu", target_partitions = None, memory_limit = None))]
+    #[pyo3(signature = (engine = "gpu", target_partitions = None, memory_limit = None, devices = None))]
     fn new(
         engine: &str,
         target_partitions: Option<usize>,
         memory_limit: Option<usize>,
+        devices: Option<&str>,
     ) -> PyResult<Self> {
         let kind = self::engine(engine)?;
         if target_partitions == Some(0) {
@@ -68,15 +94,21 @@ impl Session {
             memory_limit,
             ..SessionOptions::default()
         };
-        let ctx = match kind {
+        let ctx = match (kind, devices) {
+            (Engine::Cpu, Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "devices= is for the GPU engine; engine='cpu' runs DataFusion's CPU plan",
+                ))
+            }
+            (Engine::Gpu, Some(list)) => devices_session(&options, list)?,
             // The process's device (shared with the array functions and `sql`), and a cache
             // of its own that keeps in-memory tables' columns on the GPU across queries.
-            Engine::Gpu => session_context_sharing(
+            (Engine::Gpu, None) => session_context_sharing(
                 &options,
                 Arc::clone(crate::shared_context()?),
                 GpuCache::new(true),
             ),
-            Engine::Cpu => session_context(&options).map_err(session_error)?,
+            (Engine::Cpu, None) => session_context(&options).map_err(session_error)?,
         }
         .enable_url_table();
         Ok(Self {

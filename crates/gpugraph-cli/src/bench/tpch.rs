@@ -28,7 +28,9 @@ use gpugraph_datafusion::datafusion::physical_plan::collect;
 use gpugraph_datafusion::datafusion::prelude::{ParquetReadOptions, SessionContext};
 pub use gpugraph_datafusion::tpch::{DISTINCT, Q1, Q10, Q12, Q14, Q3, Q5, Q6, TOPK};
 use gpugraph_datafusion::tpch::{QUERIES as SPEC, TABLES};
-use gpugraph_datafusion::{query, session_context_on, Engine, SessionOptions};
+use gpugraph_datafusion::{
+    query, session_context_on, session_context_on_devices, Engine, GpuCache, SessionOptions,
+};
 use serde::Serialize;
 
 use crate::analyze::tpch::{check_scale, generate, TpchTable};
@@ -116,6 +118,11 @@ pub struct TpchBenchArgs {
     /// cpu-parquet); default: all. A GPU variant's `x cpu` needs its CPU peer in the list.
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
+    /// Also time the GPU variants with every GPU aggregate split over these devices (`all` or
+    /// adapter numbers from `gpugraph info`, as `gpugraph sql --devices` takes them): rows
+    /// `gpu-warm-Nd` and `gpu-parquet-Nd` for N devices, beside the one-device rows.
+    #[arg(long, value_name = "all|N,M")]
+    pub devices: Option<gpugraph_command::DeviceSelection>,
     #[command(flatten)]
     pub options: BenchOptions,
 }
@@ -422,8 +429,20 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         target_partitions: args.partitions,
         ..SessionOptions::default()
     };
-    let memory_session = |engine, cache| -> Result<SessionContext> {
-        let ctx = session_context_on(&options(engine), Arc::clone(&gpu), cache);
+    let devices: Vec<Arc<GpuContext>> = match &args.devices {
+        None => Vec::new(),
+        Some(selection) => {
+            GpuContext::for_devices(selection, &gpugraph_command::ContextOptions::from_env())
+                .with_context(|| format!("--devices {selection}"))?
+                .into_iter()
+                .map(Arc::new)
+                .collect()
+        }
+    };
+    let on_devices = |cache| {
+        session_context_on_devices(&options(Engine::Gpu), devices.clone(), GpuCache::new(cache))
+    };
+    let with_tables = |ctx: SessionContext| -> Result<SessionContext> {
         let table = MemTable::try_new(Arc::clone(&schema), vec![batches.clone()])?;
         ctx.register_table("lineitem", Arc::new(table))?;
         for (name, batches) in &others {
@@ -432,14 +451,34 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
         }
         Ok(ctx)
     };
+    let memory_session = |engine, cache| {
+        with_tables(session_context_on(
+            &options(engine),
+            Arc::clone(&gpu),
+            cache,
+        ))
+    };
     let warm = memory_session(Engine::Gpu, true)?;
     let host = memory_session(Engine::Gpu, false)?;
     let cpu_memory = memory_session(Engine::Cpu, false)?;
     let gpu_parquet = session_context_on(&options(Engine::Gpu), Arc::clone(&gpu), false);
     let cpu_parquet = session_context_on(&options(Engine::Cpu), Arc::clone(&gpu), false);
+    // The split variants: (name, in-memory session with the cache, Parquet session).
+    let split = match devices.len() {
+        0 => None,
+        n => Some((
+            format!("-{n}d"),
+            with_tables(on_devices(true)?)?,
+            on_devices(false)?,
+        )),
+    };
     for (name, path) in &files {
         let path = path.to_str().context("a UTF-8 Parquet path")?;
-        for ctx in [&gpu_parquet, &cpu_parquet] {
+        let split_parquet = split.as_ref().map(|(_, _, p)| p);
+        for ctx in [&gpu_parquet, &cpu_parquet]
+            .into_iter()
+            .chain(split_parquet)
+        {
             ctx.register_parquet(*name, path, ParquetReadOptions::default())
                 .await?;
         }
@@ -452,12 +491,29 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
     for (q, sql, _) in &sqls {
         let (q, sql) = (q.as_str(), *sql);
         let expected = answer(&cpu_memory, sql).await?;
-        for (name, ctx) in [
-            ("gpu-warm", &warm),
-            ("gpu-host", &host),
-            ("gpu-parquet", &gpu_parquet),
-        ] {
-            if !args.variants.is_empty() && !args.variants.iter().any(|v| v == name) {
+        let mut variants: Vec<(String, &SessionContext, Option<usize>)> = vec![
+            ("cpu-memory".into(), &cpu_memory, None),
+            ("cpu-parquet".into(), &cpu_parquet, None),
+            ("gpu-warm".into(), &warm, Some(0)),
+            ("gpu-host".into(), &host, Some(0)),
+            ("gpu-parquet".into(), &gpu_parquet, Some(1)),
+        ];
+        if let Some((suffix, memory, parquet)) = &split {
+            variants.push((format!("gpu-warm{suffix}"), memory, Some(0)));
+            variants.push((format!("gpu-parquet{suffix}"), parquet, Some(1)));
+        }
+        // A split variant is asked for by its one-device name too.
+        let wanted = |name: &str| {
+            args.variants.is_empty()
+                || args.variants.iter().any(|v| {
+                    name == v
+                        || name
+                            .strip_prefix(v.as_str())
+                            .is_some_and(|r| r.ends_with('d') && r.starts_with('-'))
+                })
+        };
+        for (name, ctx, peer) in &variants {
+            if peer.is_none() || !wanted(name) {
                 continue;
             }
             let got = answer(ctx, sql).await?;
@@ -465,16 +521,10 @@ async fn run_async(args: &TpchBenchArgs) -> Result<()> {
                 bail!("{q} {name}: the GPU answer differs from the CPU's ({why})\nGPU:\n{got}\nCPU:\n{expected}");
             }
         }
-        let variants = [
-            ("cpu-memory", &cpu_memory, None),
-            ("cpu-parquet", &cpu_parquet, None),
-            ("gpu-warm", &warm, Some(0)),
-            ("gpu-host", &host, Some(0)),
-            ("gpu-parquet", &gpu_parquet, Some(1)),
-        ];
         let mut cpu_medians = [f64::NAN; 2];
         for (name, ctx, peer) in variants {
-            if !args.variants.is_empty() && !args.variants.iter().any(|v| v == name) {
+            let (name, peer) = (name.as_str(), peer);
+            if !wanted(name) {
                 continue;
             }
             report::progress(format!("{q} {name}"));

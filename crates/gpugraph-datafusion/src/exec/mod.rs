@@ -38,6 +38,7 @@ mod fallback;
 mod finish;
 mod paged;
 mod set;
+mod shares;
 
 pub use fallback::{CpuFallbackExec, FallbackReason};
 use paged::{PageScanned, ScanMetrics};
@@ -48,6 +49,7 @@ use crate::kernel::{self, GpuChunk};
 use crate::pages::DecodeStatus;
 use crate::plan::{AggKind, GpuPlan, GroupKey};
 use crate::scan::{DirectScan, Scanned};
+use crate::share::Share;
 
 /// Rows per uploaded chunk (one dispatch each). 4M rows: a run pays a parameter buffer, a
 /// bind group and a flush of the workgroups' private accumulators per chunk (15 at TPC-H
@@ -88,6 +90,8 @@ pub struct GpuPartialAggregateExec {
     plan: GpuPlan,
     cpu: Arc<dyn ExecutionPlan>,
     gpu: Arc<GpuContext>,
+    /// Every device the aggregate runs on, `gpu` first ([`Self::with_devices`]).
+    devices: Vec<Arc<GpuContext>>,
     cache: GpuCache,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
@@ -112,6 +116,7 @@ impl GpuPartialAggregateExec {
         Self {
             plan,
             cpu,
+            devices: vec![Arc::clone(&gpu)],
             gpu,
             cache,
             properties,
@@ -119,6 +124,22 @@ impl GpuPartialAggregateExec {
             fallback: Arc::new(Mutex::new(None)),
             pages: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// This aggregate split over `devices` (the first one is the exec's own; an empty list
+    /// keeps it): each runs it over its [`Share`] of the source (`share.rs`) and DataFusion's
+    /// final aggregate merges their groups. One device changes nothing.
+    pub fn with_devices(mut self, devices: Vec<Arc<GpuContext>>) -> Self {
+        if let Some(first) = devices.first() {
+            self.gpu = Arc::clone(first);
+            self.devices = devices;
+        }
+        self
+    }
+
+    /// How many devices the aggregate runs on.
+    pub fn device_count(&self) -> usize {
+        self.devices.len()
     }
 
     /// Why the last execution ran the CPU plan instead, if it did (the sentence).
@@ -134,7 +155,8 @@ impl GpuPartialAggregateExec {
     /// Whether a GPU run's output never repeats a group ([`GpuPlan::unique_groups`]); a run
     /// that fell back to the CPU ([`Self::fallback`]) may.
     pub fn unique_groups(&self) -> bool {
-        self.plan.unique_groups()
+        // Two devices' shares may hold the same group.
+        self.devices.len() == 1 && self.plan.unique_groups()
     }
 
     /// Why the last execution's Parquet scan decoded pages on the host rather than on the
@@ -223,6 +245,9 @@ impl DisplayAs for GpuPartialAggregateExec {
                 if on_gpu { " from GPU columns" } else { "" }
             )?;
         }
+        if self.devices.len() > 1 {
+            write!(f, ", devices={}", self.devices.len())?;
+        }
         if let Some(why) = self.pages_on_host() {
             write!(f, ", pages decoded on the host: {why}")?;
         }
@@ -279,9 +304,18 @@ pub(crate) fn all_partitions(
     plan: &Arc<dyn ExecutionPlan>,
     context: &Arc<TaskContext>,
 ) -> SendableRecordBatchStream {
+    partitions_of(plan, context, Share::WHOLE)
+}
+
+/// Batches of the partitions of `plan` that `share` takes, each partition on its own task.
+pub(crate) fn partitions_of(
+    plan: &Arc<dyn ExecutionPlan>,
+    context: &Arc<TaskContext>,
+    share: Share,
+) -> SendableRecordBatchStream {
     let partitions = plan.output_partitioning().partition_count();
     let mut builder = RecordBatchReceiverStream::builder(plan.schema(), partitions.max(1) * 2);
-    for p in 0..partitions {
+    for p in (0..partitions).filter(|&p| share.takes(p)) {
         let tx = builder.tx();
         let plan = Arc::clone(plan);
         let context = Arc::clone(context);
@@ -335,6 +369,8 @@ struct Run {
     /// Where a key-set run ([`set`]) leaves its presence bitmap instead of emitting batches;
     /// `None` for the exec's own run.
     bits: Option<set::BitsOut>,
+    /// The part of the source this run reads (one device's of several; `shares.rs`).
+    share: Share,
 }
 
 impl Run {
@@ -342,8 +378,9 @@ impl Run {
         if let Ok(mut f) = self.fallback.lock() {
             *f = Some(why);
         }
-        // A key-set run's refusal: its side is collected on the CPU instead.
-        if self.bits.is_some() {
+        // A key-set run's refusal: its side is collected on the CPU instead. A share's: the
+        // exec runs the whole CPU plan once all shares are done (`shares.rs`).
+        if self.bits.is_some() || !self.share.is_whole() {
             return Ok(Vec::new());
         }
         MetricBuilder::new(&self.metrics)
@@ -383,7 +420,8 @@ impl Run {
         let decode_time = MetricBuilder::new(&self.metrics).subset_time("decode_time", 0);
         let merge_time = MetricBuilder::new(&self.metrics).subset_time("merge_time", 0);
         let upload_time = MetricBuilder::new(&self.metrics).subset_time("upload_time", 0);
-        let rows_in = MetricBuilder::new(&self.metrics).counter("input_rows", 0);
+        // Per share, so a multi-device run shows each device's rows.
+        let rows_in = MetricBuilder::new(&self.metrics).counter("input_rows", self.share.index);
         let upload_bytes = MetricBuilder::new(&self.metrics).counter("upload_bytes", 0);
         // Wall-clock milestones from the start of the run: where the critical path goes
         // (the scan and conversion, the uploads' tail, the kernel) when the summed times
@@ -403,9 +441,11 @@ impl Run {
         // The joins' lookup sides run on DataFusion's threads while the source streams in.
         let lookup = self.lookup_tasks();
         let external = |e: kernel::KernelError| DataFusionError::External(Box::new(e));
+        let (source, source_share) = shares::source_of(&self.plan.source, self.share)?;
         let cached = self
             .cache
-            .key(&self.plan.source, &self.plan.values, &self.plan.coded);
+            .key(&source, &self.plan.values, &self.plan.coded)
+            .map(|(key, batches)| (key.shared(self.share), batches));
         let prepared = match cached.as_ref().and_then(|(key, _)| self.cache.get(key)) {
             Some(hit) => {
                 MetricBuilder::new(&self.metrics)
@@ -431,7 +471,8 @@ impl Run {
                 };
                 let chunk_rows =
                     kernel::tuning("GPUGRAPH_CHUNK_ROWS", default_rows as u32) as usize;
-                let direct = DirectScan::of(&self.plan.source, &self.plan.values, &self.plan.coded);
+                let direct = DirectScan::of(&self.plan.source, &self.plan.values, &self.plan.coded)
+                    .map(|scan| scan.shared(self.share));
                 let paged = direct
                     .as_ref()
                     .filter(|_| std::env::var("GPUGRAPH_PAGE_DECODE").map_or(true, |v| v != "0"))
@@ -485,7 +526,7 @@ impl Run {
                         Box::pin(scan.stream(Arc::clone(&layout), threads))
                     }
                     None => Box::pin(
-                        all_partitions(&self.plan.source, &self.context)
+                        partitions_of(&source, &self.context, source_share)
                             .map(move |batch| {
                                 let layout = Arc::clone(&layout);
                                 async move {
@@ -611,12 +652,15 @@ impl ExecutionPlan for GpuPartialAggregateExec {
         for l in plan.lookups.iter_mut() {
             l.input = next()?;
         }
-        Ok(Arc::new(Self::new(
-            plan,
-            Arc::clone(&self.cpu),
-            Arc::clone(&self.gpu),
-            self.cache.clone(),
-        )))
+        Ok(Arc::new(
+            Self::new(
+                plan,
+                Arc::clone(&self.cpu),
+                Arc::clone(&self.gpu),
+                self.cache.clone(),
+            )
+            .with_devices(self.devices.clone()),
+        ))
     }
 
     fn execute(
@@ -625,7 +669,27 @@ impl ExecutionPlan for GpuPartialAggregateExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         one_partition("GpuPartialAggregateExec", partition)?;
-        let run = Run {
+        if self.devices.len() > 1 {
+            return Ok(batches_of(
+                Arc::clone(&self.plan.schema),
+                shares::run_shares(self.share_runs(&context)?, self.whole_run(context)),
+            ));
+        }
+        Ok(batches_of(
+            Arc::clone(&self.plan.schema),
+            self.whole_run(context).run(),
+        ))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+}
+
+impl GpuPartialAggregateExec {
+    /// The run of the whole source on the exec's own device.
+    fn whole_run(&self, context: Arc<TaskContext>) -> Run {
+        Run {
             plan: self.plan.clone(),
             cpu: Arc::clone(&self.cpu),
             gpu: Arc::clone(&self.gpu),
@@ -635,11 +699,7 @@ impl ExecutionPlan for GpuPartialAggregateExec {
             pages: Arc::clone(&self.pages),
             context,
             bits: None,
-        };
-        Ok(batches_of(Arc::clone(&self.plan.schema), run.run()))
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
+            share: Share::WHOLE,
+        }
     }
 }

@@ -31,6 +31,7 @@ use super::{GpuPartialAggregateExec, Run};
 use crate::finalize::GpuFinalizeExec;
 use crate::lookup::{LookupPlan, LookupTable};
 use crate::plan::{finished_extremes, GpuPlan};
+use crate::share::Share;
 
 /// A side's task: the input's error, or the table or why the GPU cannot join with it.
 pub(super) type Side = JoinHandle<Result<Result<LookupTable, String>>>;
@@ -107,6 +108,7 @@ impl Run {
             pages: Arc::new(Mutex::new(None)),
             context: Arc::clone(&self.context),
             bits: Some(Arc::new(Mutex::new(None))),
+            share: Share::WHOLE,
         }
     }
 
