@@ -153,7 +153,9 @@ fn side(
 
 /// Writes `table`'s key map into `buffer` from its presence bitmap `bits`
 /// ([`LookupTable::from_bits`]): the bitmap crosses PCIe (a bit per key instead of a record
-/// per row) and `expand` writes every word of the map.
+/// per row) and `expand` writes every word of the map, and of a payload side's columns from
+/// their value bitmaps ([`LookupTable::from_payload_bits`]; each column's entry of `fields`
+/// is then its first word, first value bitmap, value count and first value word).
 fn expand(
     ctx: &GpuContext,
     buffer: &wgpu::Buffer,
@@ -180,10 +182,30 @@ fn expand(
         keys,
         stride,
         base: table.shape.base,
-        set: 1,
+        record: keys.div_ceil(32),
+        columns: table.valued().len() as u32,
+        set: u32::from(table.set),
         ..Params::default()
     };
-    let done = dispatch(ctx, buffer, &words, &params, &[], (&["expand"], workgroups));
+    let fields: Vec<Field> = table
+        .valued()
+        .iter()
+        .zip(&table.shape.columns)
+        .map(|(v, &at)| Field {
+            at,
+            bit: v.bitmap,
+            bits: v.values,
+            lo: v.value,
+        })
+        .collect();
+    let done = dispatch(
+        ctx,
+        buffer,
+        &words,
+        &params,
+        &fields,
+        (&["expand"], workgroups),
+    );
     words.destroy();
     done.map(|_| ())
 }
