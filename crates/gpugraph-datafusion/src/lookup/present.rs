@@ -171,7 +171,7 @@ pub(super) fn map_words(bits: &[u32], keys: u32, valued: &[Valued], set: bool) -
             (0..v.values as usize)
                 .filter(|&i| bit(bits, width, v.bitmap as usize + i, d))
                 .map(|i| bits[v.value as usize + i])
-                .last()
+                .next_back()
                 .unwrap_or(0)
         }));
     }
