@@ -522,6 +522,8 @@ fn plan_sides(agg: &AggregateExec, whole: bool) -> Result<GpuPlan, String> {
     let payloads = lookups
         .iter()
         .enumerate()
+        // A side whose rows index groups (group keys, a preserved outer side) keeps its rows:
+        // `payload_plan` refuses it by its group keys.
         .filter(|(s, l)| l.set.is_none() && !sides.extremes.iter().any(|e| e.0 == *s))
         .map(|(s, l)| (s, payload::payload_plan(l)))
         .collect();

@@ -154,6 +154,10 @@ fn enumerated(
             return Err(unlisted());
         };
         let v = l.value();
+        // A branch of another type (a decimal of another scale) would stand for other words.
+        if !v.is_null() && v.data_type() != dt {
+            return Err(unlisted());
+        }
         if !v.is_null() && !values.contains(v) {
             values.push(v.clone());
         }
