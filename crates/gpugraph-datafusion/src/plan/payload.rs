@@ -12,8 +12,8 @@
 //!
 //! So a payload column qualifies when the planner knows every value it can take: a boolean
 //! expression (true, false) or a `CASE` whose branches are all literals. The bitmaps come
-//! back (a bit per key and value: 9.5 MiB for SF 10's 60M order keys and Q12's two 0/1
-//! columns) and the device expands them into the key map and the columns, each indexed by
+//! back (a bit per key and value: five bitmaps of 7.2 MiB for SF 10's 60M order keys and
+//! Q12's two 0/1 columns) and the device expands them into the key map and the columns, each indexed by
 //! key (`kernel/keymap.wgsl`'s `expand`; [`crate::lookup::LookupTable::from_payload_bits`]).
 //! A run that refuses the data (a key or value past 32 bits, a span past a bitmap's, a NULL
 //! payload, a repeated key) collects the side on the CPU instead, as before.
