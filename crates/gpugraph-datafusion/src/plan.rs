@@ -22,8 +22,10 @@ mod deferred;
 mod join;
 mod lower;
 mod output;
+mod payload;
 mod semi;
 
+pub(crate) use payload::PayloadPlan;
 pub(crate) use semi::finished_extremes;
 
 use deferred::derived_key;
@@ -132,6 +134,11 @@ pub struct GpuPlan {
     /// partial aggregate for DataFusion (`plan/semi/per_key.rs`). The side's input stays
     /// its CPU plan, which runs when `GPUGRAPH_GPU_SETS=0`.
     pub extremes: Vec<(usize, Arc<GpuPlan>, Arc<dyn ExecutionPlan>)>,
+    /// Lookup sides of [`Self::lookups`] (by index) with payload columns: the GPU plan that
+    /// finds their keys and payload words from GPU columns (`plan/payload.rs`), or why the
+    /// side is collected on the CPU (`--explain` says which). The side's input stays its
+    /// CPU plan, which runs when the GPU plan refuses the data.
+    pub payloads: Vec<(usize, Result<PayloadPlan, String>)>,
 }
 
 /// Where a group key's values come from.
@@ -166,8 +173,29 @@ pub struct AggWords {
 /// Kernel column slots: the value columns then one code column per key; at most this many.
 pub const MAX_SLOTS: usize = 8;
 
-/// The GPU plan of `agg`, a partial aggregate, or why it stays on the CPU.
+/// Why group keys from two lookup sides refuse a plan (the start of the reason).
+const TWO_SIDES: &str = "come from two joins' lookup sides";
+
+/// The GPU plan of `agg`, a partial aggregate, or why it stays on the CPU. Group keys from
+/// both halves of a lookup input that splits into a fact and a dimension side (TPC-H Q18's
+/// `o_orderkey` of orders and `c_name` of the customers joined to them) index their groups
+/// by one side's rows when that input is kept whole: one lookup side, collected with its
+/// join on the CPU, whose row is the group.
 pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
+    match plan_sides(agg, false) {
+        Err(why) if why.contains(TWO_SIDES) => plan_sides(agg, true).map_err(|whole| {
+            if whole == why {
+                why
+            } else {
+                format!("{why} (with the lookup inputs kept whole: {whole})")
+            }
+        }),
+        planned => planned,
+    }
+}
+
+/// [`plan`], with each join's lookup input kept as one side when `whole`.
+fn plan_sides(agg: &AggregateExec, whole: bool) -> Result<GpuPlan, String> {
     if *agg.mode() != AggregateMode::Partial {
         return Err("only partial aggregates run on the GPU".into());
     }
@@ -223,6 +251,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         preserved: None,
         sets: Vec::new(),
         extremes: Vec::new(),
+        whole,
     };
     for node in chain.iter().rev() {
         let schemas = sides.schemas();
@@ -338,7 +367,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             match &row_side {
                 Some((r, other)) if *r != s => {
                     return Err(format!(
-                        "group keys {other} and {name} come from two joins' lookup sides; the GPU indexes groups by one side's rows"
+                        "group keys {other} and {name} {TWO_SIDES}; the GPU indexes groups by one side's rows"
                     ))
                 }
                 Some(_) => {}
@@ -489,6 +518,14 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
             }
             plan
         })
+        .collect::<Vec<LookupPlan>>();
+    let payloads = lookups
+        .iter()
+        .enumerate()
+        // A side whose rows index groups (group keys, a preserved outer side) keeps its rows:
+        // `payload_plan` refuses it by its group keys.
+        .filter(|(s, l)| l.set.is_none() && !sides.extremes.iter().any(|e| e.0 == *s))
+        .map(|(s, l)| (s, payload::payload_plan(l)))
         .collect();
     Ok(GpuPlan {
         source,
@@ -504,6 +541,7 @@ pub fn plan(agg: &AggregateExec) -> Result<GpuPlan, String> {
         preserved: sides.preserved,
         sets: sides.sets,
         extremes: sides.extremes,
+        payloads,
         maps: deferred.maps,
         key_maps,
         params: deferred.params,

@@ -174,14 +174,26 @@ impl Run {
                 .subset_time("gpu_chunks_time", 0)
                 .add_duration(times.chunks.iter().sum());
         }
-        // A key-set run ([`super::set`]) keeps its one group's presence bitmap.
+        // A key-set or payload run ([`super::set`]) keeps its one group's presence bitmaps
+        // and counts.
         if let Some(out) = &self.bits {
-            if let Some((at, span)) = words.first().and_then(|w| w.bits) {
-                let at = at as usize;
-                let bits = acc.get(at..at + span.words as usize).unwrap_or_default();
-                if let Ok(mut out) = out.lock() {
-                    *out = Some((span.lo, bits.to_vec()));
-                }
+            let found = words
+                .iter()
+                .map(|w| match w.bits {
+                    Some((at, span)) => {
+                        let at = at as usize;
+                        let bits = acc.get(at..at + span.words as usize).unwrap_or_default();
+                        super::set::Found::Bits(span.lo, bits.to_vec())
+                    }
+                    None => {
+                        let at = w.count as usize;
+                        let word = |i: usize| acc.get(at + i).copied().unwrap_or(0) as u64;
+                        super::set::Found::Count(word(0) | word(1) << 32)
+                    }
+                })
+                .collect();
+            if let Ok(mut out) = out.lock() {
+                *out = Some(found);
             }
             return Ok(Vec::new());
         }

@@ -236,13 +236,20 @@ impl DisplayAs for GpuPartialAggregateExec {
                 continue;
             }
             let columns: Vec<String> = l.columns.iter().map(ToString::to_string).collect();
-            let on_gpu = self.plan.extremes.iter().any(|(side, ..)| *side == s);
+            let extremes = self.plan.extremes.iter().any(|(side, ..)| *side == s);
+            // Where the side comes from: a GPU plan of its own (collected after all when
+            // the data refuses it), or DataFusion's CPU plan and why.
+            let from = match self.plan.payloads.iter().find(|(side, _)| *side == s) {
+                _ if extremes => " from GPU columns".to_string(),
+                Some((_, Ok(_))) => " from GPU columns".to_string(),
+                Some((_, Err(why))) => format!(", collected on the CPU: {why}"),
+                None => String::new(),
+            };
             write!(
                 f,
-                ", lookup=[key={}, columns=[{}]{}]",
+                ", lookup=[key={}, columns=[{}]{from}]",
                 l.key,
                 columns.join(", "),
-                if on_gpu { " from GPU columns" } else { "" }
             )?;
         }
         if self.devices.len() > 1 {

@@ -36,12 +36,22 @@ use crate::share::Share;
 /// A side's task: the input's error, or the table or why the GPU cannot join with it.
 pub(super) type Side = JoinHandle<Result<Result<LookupTable, String>>>;
 
-/// Where a key-set run leaves the first key of its presence bitmap and the bitmap.
-pub(super) type BitsOut = Arc<Mutex<Option<(i64, Vec<u32>)>>>;
+/// What a nested run's aggregate found: a `count(distinct …)`'s presence bitmap (the value
+/// of bit 0, the bitmap) or a count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Found {
+    /// A presence bitmap from its first value.
+    Bits(i64, Vec<u32>),
+    /// A count.
+    Count(u64),
+}
 
-/// What a key-set run found: the first key of its bitmap and the bitmap, or why its GPU
-/// plan did not run.
-pub(super) type KeyBits = Result<(i64, Vec<u32>), String>;
+/// Where a key-set or payload run leaves what each of its aggregates found.
+pub(super) type BitsOut = Arc<Mutex<Option<Vec<Found>>>>;
+
+/// What a key-set or payload run found, aggregate by aggregate, or why its GPU plan did not
+/// run.
+pub(super) type KeyBits = Result<Vec<Found>, String>;
 
 impl Run {
     /// Spawns the task building each lookup side of the plan, in side order.
@@ -65,28 +75,41 @@ impl Run {
                     .iter()
                     .find(|(side, ..)| *side == s)
                     .map(|(_, plan, partial)| self.extremes_exec(plan, partial));
+                let payload = self
+                    .plan
+                    .payloads
+                    .iter()
+                    .find(|(side, _)| *side == s)
+                    .and_then(|(_, p)| p.as_ref().ok())
+                    .map(|p| (self.key_set_run(&p.plan), p.values.clone()));
                 tokio::spawn(async move {
                     if let Some(exec) = extremes {
                         return extremes_side(&l, exec?, context, &metrics).await;
                     }
+                    let started = Instant::now();
                     if let Some(run) = on_gpu {
-                        let started = Instant::now();
-                        let nested = run.metrics.clone();
-                        // Boxed: a nested run's future holds this one's type otherwise.
-                        let found: Pin<Box<dyn Future<Output = Result<KeyBits>> + Send>> =
-                            Box::pin(run.key_bits());
-                        let found = found.await?;
-                        let nested = nested.clone_inner().aggregate_by_name();
-                        copy_metrics(nested.iter().map(|m| m.value().clone()), &metrics);
-                        if let Ok((first, bits)) = found {
-                            let table = LookupTable::from_bits(l.key.to_string(), first, bits);
+                        if let Ok(found) = nested(run, &metrics).await? {
+                            let table = match found.into_iter().next() {
+                                Some(Found::Bits(first, bits)) => {
+                                    LookupTable::from_bits(l.key.to_string(), first, bits)
+                                }
+                                _ => Err("the key set's GPU plan found no bitmap".into()),
+                            };
+                            return Ok(found_on_gpu(table, "gpu_key_sets", started, &metrics));
+                        }
+                    }
+                    if let Some((run, values)) = payload {
+                        if let Ok(found) = nested(run, &metrics).await? {
+                            // A refusal of the data (a repeated key, a NULL value) collects
+                            // the side, whose build decides as it did before.
+                            if let Ok(table) = payload_table(&l, found, &values) {
+                                let on_gpu =
+                                    found_on_gpu(Ok(table), "gpu_payloads", started, &metrics);
+                                return Ok(on_gpu);
+                            }
                             MetricBuilder::new(&metrics)
-                                .subset_time("lookup_time", 0)
-                                .add_duration(started.elapsed());
-                            MetricBuilder::new(&metrics)
-                                .global_counter("gpu_key_sets")
+                                .global_counter("gpu_payloads_refused")
                                 .add(1);
-                            return Ok(table);
                         }
                     }
                     l.collect(context, &metrics).await
@@ -95,8 +118,9 @@ impl Run {
             .collect()
     }
 
-    /// The nested run of key-set plan `plan`: this run's device, cache and context, its own
-    /// metrics, and a CPU plan that never runs (a refusal collects the side instead).
+    /// The nested run of key-set or payload plan `plan`: this run's device, cache and
+    /// context, its own metrics, and a CPU plan that never runs (a refusal collects the side
+    /// instead).
     fn key_set_run(&self, plan: &Arc<GpuPlan>) -> Run {
         Run {
             plan: GpuPlan::clone(plan),
@@ -164,6 +188,87 @@ impl Run {
                 .unwrap_or_else(|| "the key set's GPU plan found no bitmap".into())
         }))
     }
+}
+
+/// Runs nested run `run` ([`Run::key_set_run`]) to what its aggregates found, adding its
+/// metrics to `metrics` as `set_…`.
+async fn nested(run: Run, metrics: &ExecutionPlanMetricsSet) -> Result<KeyBits> {
+    let inner = run.metrics.clone();
+    // Boxed: a nested run's future holds this one's type otherwise.
+    let found: Pin<Box<dyn Future<Output = Result<KeyBits>> + Send>> = Box::pin(run.key_bits());
+    let found = found.await?;
+    let inner = inner.clone_inner().aggregate_by_name();
+    copy_metrics(inner.iter().map(|m| m.value().clone()), metrics);
+    Ok(found)
+}
+
+/// `table`, a side built from what a nested run found, after adding the time since `started`
+/// to `lookup_time` and 1 to `counter` in `metrics`.
+fn found_on_gpu(
+    table: std::result::Result<LookupTable, String>,
+    counter: &'static str,
+    started: Instant,
+    metrics: &ExecutionPlanMetricsSet,
+) -> std::result::Result<LookupTable, String> {
+    MetricBuilder::new(metrics)
+        .subset_time("lookup_time", 0)
+        .add_duration(started.elapsed());
+    MetricBuilder::new(metrics).global_counter(counter).add(1);
+    table
+}
+
+/// The payload side `l` from what its GPU plan found (`plan/payload.rs`): the keys'
+/// presence bitmap, the count of non-null keys, then each value's bitmap, column by column
+/// (`values[j]` the words of column `j`'s). A value bitmap from another first key is moved
+/// onto the keys' (its bits are keys present, so none falls below their first).
+fn payload_table(
+    l: &LookupPlan,
+    found: Vec<Found>,
+    values: &[Vec<u32>],
+) -> std::result::Result<LookupTable, String> {
+    let mut found = found.into_iter();
+    let (Some(Found::Bits(first, present)), Some(Found::Count(rows))) =
+        (found.next(), found.next())
+    else {
+        return Err("the payload side's GPU plan found no key bitmap".into());
+    };
+    let mut columns = Vec::new();
+    for words in values {
+        let mut column = Vec::new();
+        for &w in words {
+            let Some(Found::Bits(lo, bits)) = found.next() else {
+                return Err("the payload side's GPU plan found no value bitmap".into());
+            };
+            column.push((w, moved(&bits, lo, first)));
+        }
+        columns.push(column);
+    }
+    LookupTable::from_payload_bits(l.key.to_string(), first, present, rows, columns)
+}
+
+/// Bitmap `bits` of values from `lo` on as a bitmap of values from `first` on (bits of
+/// values below `first` dropped).
+fn moved(bits: &[u32], lo: i64, first: i64) -> Vec<u32> {
+    if lo == first {
+        return bits.to_vec();
+    }
+    let mut out = Vec::new();
+    for (w, &word) in bits.iter().enumerate() {
+        let mut word = word;
+        while word != 0 {
+            let b = word.trailing_zeros() as i64;
+            word &= word - 1;
+            let d = lo + 32 * w as i64 + b - first;
+            if d >= 0 {
+                let d = d as usize;
+                if out.len() <= d / 32 {
+                    out.resize(d / 32 + 1, 0);
+                }
+                out[d / 32] |= 1 << (d % 32);
+            }
+        }
+    }
+    out
 }
 
 /// An extremes side's GPU partial aggregate and the final aggregate over it

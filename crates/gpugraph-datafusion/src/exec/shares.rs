@@ -45,17 +45,25 @@ fn fresh_sides(plan: &GpuPlan) -> Result<GpuPlan> {
         l.input = reset_plan_states(Arc::clone(&l.input))?;
     }
     for (_, set) in plan.sets.iter_mut() {
-        let mut fresh = fresh_sides(set)?;
-        fresh.source = reset_plan_states(Arc::clone(&fresh.source))?;
-        *set = Arc::new(fresh);
+        *set = fresh_plan(set)?;
     }
     for (_, extremes, partial) in plan.extremes.iter_mut() {
-        let mut fresh = fresh_sides(extremes)?;
-        fresh.source = reset_plan_states(Arc::clone(&fresh.source))?;
-        *extremes = Arc::new(fresh);
+        *extremes = fresh_plan(extremes)?;
         *partial = reset_plan_states(Arc::clone(partial))?;
     }
+    for (_, payload) in plan.payloads.iter_mut() {
+        if let Ok(payload) = payload {
+            payload.plan = fresh_plan(&payload.plan)?;
+        }
+    }
     Ok(plan)
+}
+
+/// A nested GPU plan with a fresh source and fresh sides ([`fresh_sides`]).
+fn fresh_plan(plan: &Arc<GpuPlan>) -> Result<Arc<GpuPlan>> {
+    let mut fresh = fresh_sides(plan)?;
+    fresh.source = reset_plan_states(Arc::clone(&fresh.source))?;
+    Ok(Arc::new(fresh))
 }
 
 impl GpuPartialAggregateExec {

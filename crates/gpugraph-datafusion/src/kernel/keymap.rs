@@ -153,7 +153,9 @@ fn side(
 
 /// Writes `table`'s key map into `buffer` from its presence bitmap `bits`
 /// ([`LookupTable::from_bits`]): the bitmap crosses PCIe (a bit per key instead of a record
-/// per row) and `expand` writes every word of the map.
+/// per row) and `expand` writes every word of the map, and of a payload side's columns from
+/// their value bitmaps ([`LookupTable::from_payload_bits`]; each column's entry of `fields`
+/// is then its first word, first value bitmap, value count and first value word).
 fn expand(
     ctx: &GpuContext,
     buffer: &wgpu::Buffer,
@@ -180,10 +182,30 @@ fn expand(
         keys,
         stride,
         base: table.shape.base,
-        set: 1,
+        record: keys.div_ceil(32),
+        columns: table.valued().len() as u32,
+        set: u32::from(table.set),
         ..Params::default()
     };
-    let done = dispatch(ctx, buffer, &words, &params, &[], (&["expand"], workgroups));
+    let fields: Vec<Field> = table
+        .valued()
+        .iter()
+        .zip(&table.shape.columns)
+        .map(|(v, &at)| Field {
+            at,
+            bit: v.bitmap,
+            bits: v.values,
+            lo: v.value,
+        })
+        .collect();
+    let done = dispatch(
+        ctx,
+        buffer,
+        &words,
+        &params,
+        &fields,
+        (&["expand"], workgroups),
+    );
     words.destroy();
     done.map(|_| ())
 }
@@ -272,6 +294,7 @@ mod tests {
     use super::*;
     use crate::lookup::LookupPlan;
     use crate::pages::tests::{gpu, read_back};
+    use crate::program::NO_ROW;
 
     /// Lookup batches of `keys` (None: null) with value columns of every record width: `v =
     /// key × 3`, a constant, a 0/1 flag and one spanning all of i32 (so fields cross
@@ -418,6 +441,61 @@ mod tests {
             let present: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
             assert_eq!(tables[1].rows, present);
             assert_eq!(tables[1].shape.empty, present == 0);
+        }
+    }
+
+    /// A payload side found on the device expands into its map (each present key's offset)
+    /// and key-indexed columns, word for word as the host oracle and as each key's assigned
+    /// value, beside a collected side placed before it: random presence over spans that end
+    /// inside a word or on one, a column of three values at i32's edges and a 0/1 column,
+    /// one key, and no key.
+    #[test]
+    fn device_expands_payload_bitmaps_like_the_host() {
+        let ctx = gpu();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(13);
+        let values = [vec![i32::MIN as u32, 7, i32::MAX as u32], vec![1, 0]];
+        for (keys, density) in [
+            (0usize, 0.0),
+            (1, 1.0),
+            (64, 0.5),
+            (100, 0.9),
+            (70_000, 0.3),
+        ] {
+            let present: Vec<bool> = (0..keys).map(|_| rng.random_bool(density)).collect();
+            let words = keys.div_ceil(32);
+            let mut bits = vec![0u32; words];
+            let mut columns: Vec<Vec<(u32, Vec<u32>)>> = values
+                .iter()
+                .map(|vs| vs.iter().map(|&v| (v, vec![0u32; words])).collect())
+                .collect();
+            let mut expected = vec![NO_ROW; keys];
+            let mut column_words = vec![vec![0u32; keys]; values.len()];
+            for d in (0..keys).filter(|&d| present[d]) {
+                bits[d / 32] |= 1 << (d % 32);
+                expected[d] = d as u32;
+                for (j, column) in columns.iter_mut().enumerate() {
+                    let i = rng.random_range(0..column.len());
+                    column[i].1[d / 32] |= 1 << (d % 32);
+                    column_words[j][d] = column[i].0;
+                }
+            }
+            let rows = present.iter().filter(|&&p| p).count() as u64;
+            let side = LookupTable::from_payload_bits("k".into(), -9, bits, rows, columns)
+                .expect("a payload side");
+            // The span ends at the last key present.
+            let span = side.shape.keys as usize;
+            expected.truncate(span);
+            for c in &column_words {
+                expected.extend(&c[..span]);
+            }
+            assert_eq!(side.words().expect("words"), expected, "{keys} keys");
+            let collected: Vec<Option<i64>> = (0..300).map(Some).collect();
+            let mut tables = [table(&collected), side];
+            crate::lookup::place(&mut tables);
+            let mut all = tables[0].words().expect("many-to-one");
+            all.extend(expected);
+            let buffer = lookup_buffer(&ctx, &tables).expect("runs").expect("builds");
+            assert_eq!(read_back(&ctx, &buffer, all.len()), all, "{keys} keys");
         }
     }
 }

@@ -84,12 +84,31 @@ fn scatter(@builtin(global_invocation_id) id: vec3<u32>) {
     }
 }
 
-// Word d of the map is 0 when bit d of the presence bitmap in `records` is set, else NO_ROW:
-// the key set of a side the GPU aggregated itself (`lookup::LookupTable::from_bits`).
+// Whether bit d of bitmap b (`record` words each) in `records` is set.
+fn has_bit(b: u32, d: u32) -> bool {
+    return ((records[b * params.record + d / 32u] >> (d % 32u)) & 1u) == 1u;
+}
+
+// Word d of the map is 0 (a key set) or d (a payload side: the lookup row of a key is its
+// offset) when bit d of the presence bitmap (bitmap 0 of `records`) is set, else NO_ROW: a
+// side the GPU aggregated itself (`lookup::LookupTable::from_bits`, `from_payload_bits`).
+// Each payload column's entry of `fields` is (its first word in `map`, its first value
+// bitmap, its value count, the word of its first value in `records`): word d of the column
+// is the value whose bitmap has bit d set (0 for a key absent).
 @compute @workgroup_size(256)
 fn expand(@builtin(global_invocation_id) id: vec3<u32>) {
     for (var d = id.x; d < params.keys; d += params.stride) {
-        let present = (records[d / 32u] >> (d % 32u)) & 1u;
-        atomicStore(&map[params.base + d], select(NO_ROW, 0u, present == 1u));
+        let row = select(d, 0u, params.key_set == 1u);
+        atomicStore(&map[params.base + d], select(NO_ROW, row, has_bit(0u, d)));
+        for (var j = 0u; j < params.columns; j++) {
+            let f = fields[j];
+            var v = 0u;
+            for (var i = 0u; i < f.z; i++) {
+                if has_bit(f.y + i, d) {
+                    v = records[f.w + i];
+                }
+            }
+            atomicStore(&map[f.x + d], v);
+        }
     }
 }

@@ -159,8 +159,27 @@ pub struct LookupTable {
     /// the map is the same whichever thread writes last.
     pub set: bool,
     /// A key set found on the device ([`Self::from_bits`]): bit `d` of these words is set
-    /// when key `first_key + d` is present. Such a side has no rows' records to stage.
+    /// when key `first_key + d` is present. Such a side has no rows' records to stage. A
+    /// payload side found on the device ([`Self::from_payload_bits`]) follows them with its
+    /// columns' value bitmaps and value words ([`Self::valued`]).
     bits: Option<Vec<u32>>,
+    /// A payload side found on the device: each column's bitmaps and values in [`Self::bits`]
+    /// (empty for every other side).
+    valued: Vec<Valued>,
+}
+
+/// Where one payload column of a side found on the device ([`LookupTable::from_payload_bits`])
+/// has its value bitmaps and value words among the side's bitmap words: the key of each bit
+/// set in bitmap `bitmap + i` (bitmap 0 being the keys present) has the value at word
+/// `value + i`, for `i` below `values`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Valued {
+    /// Its first value bitmap.
+    pub bitmap: u32,
+    /// Its values.
+    pub values: u32,
+    /// The word of its first value.
+    pub value: u32,
 }
 
 /// One lookup batch's keys (nulls never match) and each lookup column's words.
@@ -249,7 +268,12 @@ impl LookupTable {
     /// device's build. A key set's map holds 0 for each key present.
     pub fn words(&self) -> Result<Vec<u32>, String> {
         if let Some(bits) = &self.bits {
-            return Ok(present::map_words(bits, self.shape.keys));
+            return Ok(present::map_words(
+                bits,
+                self.shape.keys,
+                &self.valued,
+                self.set,
+            ));
         }
         let mut words = vec![NO_ROW; self.shape.keys as usize];
         let mut repeated = None;
@@ -508,6 +532,7 @@ impl LookupPlan {
             key: self.key.to_string(),
             set: self.set.is_some(),
             bits: None,
+            valued: Vec::new(),
         })
     }
 }

@@ -334,6 +334,9 @@ pub(super) struct Sides {
     pub sets: Vec<(usize, Arc<super::GpuPlan>)>,
     /// The per-key extremes sides the GPU aggregates ([`super::GpuPlan::extremes`]).
     pub extremes: Vec<(usize, Arc<super::GpuPlan>, Arc<dyn ExecutionPlan>)>,
+    /// Whether each join's lookup input stays one side instead of [`split`]ting (group keys
+    /// from both halves need one side's rows to index their groups, [`super::plan`]).
+    pub whole: bool,
 }
 
 impl Sides {
@@ -397,8 +400,10 @@ impl Sides {
         let integer = |e: &Arc<dyn PhysicalExpr>, schema: &Schema| {
             e.data_type(schema).is_ok_and(|dt| dt.is_integer())
         };
+        let whole = self.whole;
         let split = split(input, lookup_key).filter(|s| {
             !outer
+                && !whole
                 && integer(&s.link, &s.fact.schema())
                 && integer(&s.dimension_key, &s.dimension.schema())
         });

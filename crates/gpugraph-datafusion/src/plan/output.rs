@@ -257,6 +257,7 @@ mod tests {
             preserved: None,
             sets: Vec::new(),
             extremes: Vec::new(),
+            payloads: Vec::new(),
         };
         assert_eq!(plan.group_count(&[3, 5], &[]), (15, 15));
         assert_eq!(plan.group_count(&[], &[]), (1, 1));
