@@ -5,14 +5,18 @@
 //!
 //! ```text
 //! heights (collapse state) ─ Scan ─ thread first rows ─┐
-//! GraphTraversal forward ─┐                             ├─ span_visibility ─ visible, rows
+//! GraphTraversal forward ─┐                             ├─ candidates ─ visible, rows
 //! GraphTraversal reverse ─┴─ focus masks ───────────────┘        │
 //!   AncestorProjection(parents, visible) ─ edge_projection ─ Compaction(edges) ─ edge IDs + count
-//!   Compaction(spans) ─ visible span IDs + count, written into the instanceCount word of
+//!   visible span IDs + count (from the candidates), written into the instanceCount word of
 //!   an indirect draw record ([`FrameBuffers::draw_args`])
 //!   pick_clear ─ pick_lane ─ pick_span ─ picked span ID (the last two dispatched
 //!   indirectly: no workgroups while the view asks for no pick)
 //! ```
+//!
+//! The span part costs O(threads · log n + candidates), not O(spans): each thread's window
+//! is a candidate range found by binary search over start-sorted spans with a running
+//! max-end summary built at load (see `candidates`).
 //!
 //! Everything an interaction changes ([`TraceView`]: window, collapse, filters, focus seeds
 //! and hops, the pointer) is a queue write into the frame's state buffers
@@ -25,6 +29,7 @@
 //! the caller builds a new frame (an explicit rebuild).
 
 mod buffers;
+mod candidates;
 mod draw;
 
 use gpugraph_command::{
@@ -47,7 +52,11 @@ use gpugraph_render::GpuScene;
 
 const WORKFLOW: &str = "trace frame";
 const WG: u32 = 256;
-const WGSL: &str = concat!(include_str!("../common.wgsl"), include_str!("frame.wgsl"));
+const WGSL: &str = concat!(
+    include_str!("../common.wgsl"),
+    include_str!("frame.wgsl"),
+    include_str!("candidates.wgsl")
+);
 
 /// The span capacity tiers of the spec (250K / 1M / 4M / 16M spans).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -523,7 +532,6 @@ impl TraceFrame {
         let projected = v(&mut g, "projected", &b.projected, s)?;
         let edge_flags = v(&mut g, "edge-flags", &b.edge_flags, m)?;
         let edge_ends = v(&mut g, "edge-ends", &b.edge_ends, 2 * m)?;
-        let span_ids = v(&mut g, "span-ids", &b.span_ids, s)?;
         let edge_ids = v(&mut g, "edge-ids", &b.edge_ids, m)?;
         let visible_ids = v(&mut g, "visible-ids", &b.visible_ids, s)?;
         let visible_edges = v(&mut g, "visible-edges", &b.visible_edges, m)?;
@@ -599,23 +607,7 @@ impl TraceFrame {
             }
             .add_to_graph(&mut g)?;
         }
-        node(
-            &mut g,
-            "span_visibility",
-            vec![
-                fp(),
-                Binding::read(3, process_first),
-                Binding::read(4, process_collapsed),
-                Binding::read(5, thread_collapsed),
-                Binding::read(7, spans),
-                Binding::read(8, thread_offsets),
-                Binding::read(9, focus_forward),
-                Binding::read(10, focus_reverse),
-                Binding::read_write(11, visible),
-                Binding::read_write(12, rows),
-            ],
-            rows_of(s),
-        )?;
+        candidates::add_candidates(&mut g, b, c, &shader, visible_count)?;
         AncestorProjection {
             id: "frame/ancestors".into(),
             parents,
@@ -637,32 +629,15 @@ impl TraceFrame {
             ],
             rows_of(m),
         )?;
-        for (id, values, flags, output, count) in [
-            (
-                "frame/visible-spans",
-                span_ids,
-                visible,
-                visible_ids,
-                visible_count,
-            ),
-            (
-                "frame/visible-edges",
-                edge_ids,
-                edge_flags,
-                visible_edges,
-                edge_count,
-            ),
-        ] {
-            Compaction {
-                id: id.into(),
-                values: values.into(),
-                flags: flags.into(),
-                output: output.into(),
-                count,
-                overflow: None,
-            }
-            .add_to_graph(&mut g)?;
+        Compaction {
+            id: "frame/visible-edges".into(),
+            values: edge_ids.into(),
+            flags: edge_flags.into(),
+            output: visible_edges.into(),
+            count: edge_count,
+            overflow: None,
         }
+        .add_to_graph(&mut g)?;
         let pick_bindings = || {
             vec![
                 fp(),

@@ -1,0 +1,211 @@
+//! The frame's candidate path (candidates.wgsl): span visibility and the visible-span
+//! compaction cost O(threads · log n + candidates) per frame instead of O(spans).
+//!
+//! A thread's spans are one contiguous ID range sorted by start (canonical order), so at load
+//! [`thread_index`] records each thread's `[begin, end)` and, per span, the running maximum
+//! end of its thread's spans up to it (a monotone summary: one long span early in a thread
+//! widens every later candidate range, never hides a span). Per frame:
+//!
+//! ```text
+//! unmark_args ─ unmark (last frame's visible IDs: visible = 0, rows = NO_SPAN)
+//! thread_candidates (per thread: [lo, hi) by binary search) ─ Scan (inclusive: ends) ─
+//! candidate_args ─ span_candidates (indirect: per candidate the predicate, visible/rows) ─
+//! Compaction (live count = the total) ─ visible span IDs, canonical order
+//! ```
+//!
+//! `visible` and `rows` keep their meaning for every span slot (1 / the row exactly for the
+//! visible spans): a slot is only ever set by `span_candidates` and is cleared by the next
+//! frame's `unmark`, since every set slot is in that frame's compaction output.
+
+use gpugraph_command::{Access, Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource};
+use gpugraph_gpgpu::{Compaction, Scan};
+
+use super::{import, FrameBuffers, TraceFrameConfig, WG, WORKFLOW};
+use crate::error::TraceGpuError;
+use crate::model::TraceModel;
+
+/// Per thread `[begin, end)` of its span IDs (two words), and per span its thread's running
+/// maximum end up to it (two words, lo then hi). Fails with [`TraceGpuError::View`] unless
+/// the threads' span ranges tile the spans in order, each span lies in its own thread's range
+/// and starts within a thread never decrease: the binary searches rely on all three.
+pub(super) fn thread_index(model: &TraceModel) -> Result<(Vec<u32>, Vec<u32>), TraceGpuError> {
+    let bad = |actual: String| TraceGpuError::View {
+        workflow: WORKFLOW,
+        id: "trace".into(),
+        what: "thread span ranges",
+        expected: "consecutive ranges covering every span, of the span's thread, by start",
+        actual,
+    };
+    let mut ranges = Vec::with_capacity(2 * model.threads.len());
+    let mut max_end = Vec::with_capacity(2 * model.spans.len());
+    let mut next = 0u32;
+    for (t, thread) in model.threads.iter().enumerate() {
+        let r = thread.spans.clone();
+        if r.start != next || r.end < r.start || r.end as usize > model.spans.len() {
+            return Err(bad(format!("thread {t}: {r:?} after span {next}")));
+        }
+        let mut running = 0u64;
+        let mut previous = 0u64;
+        for i in r.clone() {
+            let s = &model.spans[i as usize];
+            if s.thread as usize != t || s.start() < previous {
+                return Err(bad(format!("span {i} in thread {t}'s range {r:?}")));
+            }
+            previous = s.start();
+            running = running.max(s.end());
+            max_end.extend([running as u32, (running >> 32) as u32]);
+        }
+        ranges.extend([r.start, r.end]);
+        next = r.end;
+    }
+    if next as usize != model.spans.len() {
+        return Err(bad(format!(
+            "the ranges end at span {next} of {}",
+            model.spans.len()
+        )));
+    }
+    Ok((ranges, max_end))
+}
+
+/// Adds the nodes of the module doc: `visible`, `rows`, the visible IDs and their count (the
+/// instanceCount word `visible_count`) for the view in `params`.
+pub(super) fn add_candidates(
+    g: &mut CommandGraph,
+    b: &FrameBuffers,
+    c: &TraceFrameConfig,
+    shader: &ShaderSource,
+    visible_count: DataView,
+) -> Result<(), TraceGpuError> {
+    let (s, t) = (u64::from(c.span_capacity), u64::from(c.thread_capacity));
+    let params = g.import_buffer_once("params", &b.params, b.params.usage())?;
+    let mut v = |name: &str, buf: &wgpu::Buffer, rows: u64| import(g, name, buf, rows);
+    let spans = v("spans", &b.spans, 8 * s)?.1;
+    let process_first = v(
+        "process-first",
+        &b.process_first,
+        u64::from(c.process_capacity),
+    )?
+    .1;
+    let process_collapsed = v(
+        "process-collapsed",
+        &b.process_collapsed,
+        u64::from(c.process_capacity),
+    )?
+    .1;
+    let thread_collapsed = v("thread-collapsed", &b.thread_collapsed, t)?.1;
+    let thread_offsets = v("thread-offsets", &b.thread_offsets, t)?.1;
+    let focus_forward = v("focus-forward", &b.focus_forward, s)?.1;
+    let focus_reverse = v("focus-reverse", &b.focus_reverse, s)?.1;
+    let visible = v("visible", &b.visible, s)?.1;
+    let rows = v("rows", &b.rows, s)?.1;
+    let visible_ids = v("visible-ids", &b.visible_ids, s)?.1;
+    // The whole draw record: a storage binding cannot start at the count word's offset.
+    let draw_record = v("draw-args", &b.draw_args, 8)?.1;
+    let thread_spans = v("thread-spans", &b.thread_spans, 2 * t)?.1;
+    let max_end = v("max-end", &b.max_end, 2 * s)?.1;
+    let thread_first = v("thread-first", &b.thread_first, t)?.1;
+    let thread_counts = v("thread-counts", &b.thread_counts, t)?.1;
+    let (ends_h, candidate_ends) = v("candidate-ends", &b.candidate_ends, t)?;
+    let candidate_args = v("candidate-args", &b.candidate_args, 3)?.1;
+    let unmark_args = v("unmark-args", &b.unmark_args, 3)?.1;
+    let candidate_ids = v("candidate-ids", &b.candidate_ids, s)?.1;
+    let candidate_flags = v("candidate-flags", &b.candidate_flags, s)?.1;
+    let total = g.create_data_view(
+        ends_h,
+        gpugraph_command::DataViewDescriptor::packed(gpugraph_command::VectorFormat::Uint32, 1)
+            .at_offset(4 * (t - 1)),
+    )?;
+
+    let node = |g: &mut CommandGraph, entry: &str, bindings: Vec<Binding>, grid: Grid| {
+        g.add_dispatch_node(DispatchNode::new(
+            format!("frame/{entry}"),
+            shader.clone(),
+            entry,
+            bindings,
+            grid,
+        ))
+        .map(|_| ())
+    };
+    let fp = || Binding::handle(0, params, Access::Uniform);
+    let rows_of = |rows: u64| Grid::Rows {
+        rows,
+        rows_per_workgroup: WG,
+    };
+    let previous = || {
+        vec![
+            Binding::read(29, visible_ids),
+            Binding::read(30, draw_record),
+        ]
+    };
+    let mut args = previous();
+    args.push(Binding::read_write(26, unmark_args));
+    node(g, "unmark_args", args, Grid::Workgroups([1, 1, 1]))?;
+    let mut unmark = previous();
+    unmark.extend([
+        Binding::read_write(11, visible),
+        Binding::read_write(12, rows),
+    ]);
+    node(g, "unmark", unmark, Grid::Indirect(unmark_args))?;
+    node(
+        g,
+        "thread_candidates",
+        vec![
+            fp(),
+            Binding::read(7, spans),
+            Binding::read(21, thread_spans),
+            Binding::read(22, max_end),
+            Binding::read_write(23, thread_first),
+            Binding::read_write(24, thread_counts),
+        ],
+        rows_of(t),
+    )?;
+    Scan {
+        id: "frame/candidate-ends".into(),
+        input: thread_counts.into(),
+        output: candidate_ends.into(),
+        inclusive: true,
+        segment_starts: None,
+    }
+    .add_to_graph(g)?;
+    node(
+        g,
+        "candidate_args",
+        vec![
+            Binding::read(25, candidate_ends),
+            Binding::read_write(26, candidate_args),
+        ],
+        Grid::Workgroups([1, 1, 1]),
+    )?;
+    node(
+        g,
+        "span_candidates",
+        vec![
+            fp(),
+            Binding::read(3, process_first),
+            Binding::read(4, process_collapsed),
+            Binding::read(5, thread_collapsed),
+            Binding::read(7, spans),
+            Binding::read(8, thread_offsets),
+            Binding::read(9, focus_forward),
+            Binding::read(10, focus_reverse),
+            Binding::read_write(11, visible),
+            Binding::read_write(12, rows),
+            Binding::read(25, candidate_ends),
+            Binding::read_write(27, candidate_ids),
+            Binding::read_write(28, candidate_flags),
+            Binding::read(31, thread_counts),
+            Binding::read(32, thread_first),
+        ],
+        Grid::Indirect(candidate_args),
+    )?;
+    Compaction {
+        id: "frame/visible-spans".into(),
+        values: g.with_live_count(candidate_ids, total)?.into(),
+        flags: candidate_flags.into(),
+        output: visible_ids.into(),
+        count: visible_count,
+        overflow: None,
+    }
+    .add_to_graph(g)?;
+    Ok(())
+}

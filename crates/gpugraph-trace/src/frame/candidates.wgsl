@@ -1,0 +1,132 @@
+// The frame's candidate path (frame/candidates.rs; oracle cpu::thread_candidates): span
+// visibility costs O(threads · log n + candidates), not O(spans). A thread's spans are one
+// contiguous, start-sorted ID range (canonical order), and `max_end[i]` is the largest end
+// among its spans up to i (built at load), so the window [t0, t1] maps to the candidate range
+// [lo, hi): hi = the first span starting after t1, lo = the first whose running max end
+// reaches t0. Every span of the window lies in it; the visibility predicate drops the rest.
+//   unmark_args, unmark: clear visible/rows of last frame's visible IDs (the count still in
+//                        the draw record), so nothing sweeps every span slot;
+//   thread_candidates:   per thread, its [lo, hi) by two binary searches;
+//   (gpgpu Scan of the counts: candidate ends, the last one the total)
+//   candidate_args, span_candidates: per candidate, the thread by binary search over the
+//                        ends, then the predicate, visible/rows and the compaction's inputs.
+
+@group(0) @binding(21) var<storage, read> thread_spans: array<u32>;
+@group(0) @binding(22) var<storage, read> max_end: array<u32>;
+@group(0) @binding(23) var<storage, read_write> thread_first: array<u32>;
+@group(0) @binding(24) var<storage, read_write> thread_counts: array<u32>;
+@group(0) @binding(25) var<storage, read> candidate_ends: array<u32>;
+@group(0) @binding(26) var<storage, read_write> dispatch_args: array<u32>;
+@group(0) @binding(27) var<storage, read_write> candidate_ids: array<u32>;
+@group(0) @binding(28) var<storage, read_write> candidate_flags: array<u32>;
+@group(0) @binding(29) var<storage, read> previous_ids: array<u32>;
+// The span draw record [6, visible spans, 0, 0, ...]: word 1 is last frame's count.
+@group(0) @binding(30) var<storage, read> previous_draw: array<u32>;
+@group(0) @binding(31) var<storage, read> thread_counts_in: array<u32>;
+@group(0) @binding(32) var<storage, read> thread_first_in: array<u32>;
+
+// An indirect grid of `rows` rows of WG, split over y past the per-dimension limit as
+// `Grid::Rows` does (linear_row reads it back).
+fn write_grid(rows: u32) {
+    let groups = (rows + WG - 1u) / WG;
+    dispatch_args[0] = min(groups, 65535u);
+    dispatch_args[1] = select(1u, (groups + 65534u) / 65535u, groups > 65535u);
+    dispatch_args[2] = 1u;
+}
+
+@compute @workgroup_size(1)
+fn unmark_args() {
+    write_grid(min(previous_draw[1], arrayLength(&previous_ids)));
+}
+
+@compute @workgroup_size(WG)
+fn unmark(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) lid: u32) {
+    let k = linear_row(wid, nwg, lid, WG);
+    if k >= min(previous_draw[1], arrayLength(&previous_ids)) {
+        return;
+    }
+    let id = previous_ids[k];
+    if id < arrayLength(&visible) {
+        visible[id] = 0u;
+        rows[id] = NO_SPAN;
+    }
+}
+
+fn max_end_at(i: u32) -> vec2<u32> {
+    return vec2<u32>(max_end[2u * i], max_end[2u * i + 1u]);
+}
+
+@compute @workgroup_size(WG)
+fn thread_candidates(@builtin(workgroup_id) wid: vec3<u32>,
+                     @builtin(num_workgroups) nwg: vec3<u32>,
+                     @builtin(local_invocation_index) lid: u32) {
+    let t = linear_row(wid, nwg, lid, WG);
+    if t >= arrayLength(&thread_counts) {
+        return;
+    }
+    var lo = 0u;
+    var hi = 0u;
+    if t < fp.thread_count {
+        let t0 = vec2<u32>(fp.window_start_lo, fp.window_start_hi);
+        let t1 = vec2<u32>(fp.window_end_lo, fp.window_end_hi);
+        // hi: the first span of [begin, end) starting after t1.
+        lo = thread_spans[2u * t];
+        hi = thread_spans[2u * t + 1u];
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2u;
+            let start = vec2<u32>(spans[mid * SPAN_WORDS], spans[mid * SPAN_WORDS + 1u]);
+            if le64(start, t1) {
+                lo = mid + 1u;
+            } else {
+                hi = mid;
+            }
+        }
+        // lo: the first of [begin, hi) whose running max end reaches t0.
+        let last = hi;
+        lo = thread_spans[2u * t];
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2u;
+            if lt64(max_end_at(mid), t0) {
+                lo = mid + 1u;
+            } else {
+                hi = mid;
+            }
+        }
+        hi = last;
+    }
+    thread_first[t] = lo;
+    thread_counts[t] = hi - lo;
+}
+
+@compute @workgroup_size(1)
+fn candidate_args() {
+    write_grid(candidate_ends[arrayLength(&candidate_ends) - 1u]);
+}
+
+@compute @workgroup_size(WG)
+fn span_candidates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                   @builtin(local_invocation_index) lid: u32) {
+    let k = linear_row(wid, nwg, lid, WG);
+    let threads = arrayLength(&candidate_ends);
+    if k >= candidate_ends[threads - 1u] || k >= arrayLength(&candidate_ids) {
+        return;
+    }
+    // The thread: the first whose inclusive candidate end passes k.
+    var a = 0u;
+    var b = threads - 1u;
+    while a < b {
+        let mid = a + (b - a) / 2u;
+        if candidate_ends[mid] > k {
+            b = mid;
+        } else {
+            a = mid + 1u;
+        }
+    }
+    let i = thread_first_in[a] + (k - (candidate_ends[a] - thread_counts_in[a]));
+    let v = span_view(i);
+    visible[i] = select(0u, 1u, v.shown);
+    rows[i] = v.row;
+    candidate_ids[k] = i;
+    candidate_flags[k] = select(0u, 1u, v.shown);
+}
