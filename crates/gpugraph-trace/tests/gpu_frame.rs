@@ -66,13 +66,11 @@ fn check_frame(ctx: &GpuContext, f: &mut TraceFrame, m: &TraceModel, view: &Trac
     assert_eq!(picked, want.picked, "{what}: pick {:?}", view.pick);
     // The candidate ranges the visibility ran over: the oracle's, and holding every shown span.
     let t = m.threads.len();
-    let first = read(ctx, &b.thread_first, t);
-    let per_thread = read(ctx, &b.thread_counts, t);
-    let got: Vec<(u32, u32)> = first
-        .iter()
-        .zip(&per_thread)
-        .map(|(&a, &k)| (a, a + k))
-        .collect();
+    let info = read(ctx, &b.thread_info, 4 * t);
+    let counts = read(ctx, &b.thread_counts, t);
+    let got: Vec<(u32, u32)> = info.chunks(4).map(|w| (w[0], w[0] + w[1])).collect();
+    let got_counts: Vec<u32> = info.chunks(4).map(|w| w[1]).collect();
+    assert_eq!(counts, got_counts, "{what}: the scan's candidate counts");
     let ranges = cpu::thread_candidates(m, view.window);
     assert_eq!(got, ranges, "{what}: candidate ranges {:?}", view.window);
     for &i in &want.visible_ids {

@@ -65,8 +65,9 @@ pub struct FrameBuffers {
     pub thread_spans: wgpu::Buffer,
     /// Per span the running maximum end of its thread's spans up to it (two words, lo, hi).
     pub max_end: wgpu::Buffer,
-    /// Output: per thread the first candidate span of the window.
-    pub thread_first: wgpu::Buffer,
+    /// Output: per thread `[first candidate span, candidates, first row, collapse mode]`
+    /// (mode bit 0: only lane 0 shown; bit 1: every span on the first row).
+    pub thread_info: wgpu::Buffer,
     /// Output: per thread its candidate spans.
     pub thread_counts: wgpu::Buffer,
     /// Output: inclusive scan of `thread_counts` (the last word is the candidate total).
@@ -151,7 +152,7 @@ impl FrameBuffers {
             edge_ends: b("trace/edge-ends", 2 * m),
             thread_spans: b("trace/thread-spans", 2 * t),
             max_end: b("trace/max-end", 2 * s),
-            thread_first: b("trace/thread-first", t),
+            thread_info: b("trace/thread-info", 4 * t),
             thread_counts: b("trace/thread-counts", t),
             candidate_ends: b("trace/candidate-ends", t),
             candidate_args: buffer(device, "trace/candidate-args", 3, io | U::INDIRECT),

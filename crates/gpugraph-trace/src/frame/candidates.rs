@@ -8,7 +8,8 @@
 //!
 //! ```text
 //! unmark_args ─ unmark (last frame's visible IDs: visible = 0, rows = NO_SPAN)
-//! thread_candidates (per thread: [lo, hi) by binary search) ─ Scan (inclusive: ends) ─
+//! thread_candidates (per thread: [lo, hi) by binary search), thread_rows (its first row and
+//! collapse mode) ─ Scan (inclusive: ends) ─
 //! candidate_args ─ span_candidates (indirect: per candidate the predicate, visible/rows) ─
 //! Compaction (live count = the total) ─ visible span IDs, canonical order
 //! ```
@@ -27,7 +28,8 @@ use crate::model::TraceModel;
 /// Per thread `[begin, end)` of its span IDs (two words), and per span its thread's running
 /// maximum end up to it (two words, lo then hi). Fails with [`TraceGpuError::View`] unless
 /// the threads' span ranges tile the spans in order, each span lies in its own thread's range
-/// and starts within a thread never decrease: the binary searches rely on all three.
+/// (and process), and starts within a thread never decrease: the binary searches and the
+/// per-thread rows rely on all of it.
 pub(super) fn thread_index(model: &TraceModel) -> Result<(Vec<u32>, Vec<u32>), TraceGpuError> {
     let bad = |actual: String| TraceGpuError::View {
         workflow: WORKFLOW,
@@ -48,7 +50,7 @@ pub(super) fn thread_index(model: &TraceModel) -> Result<(Vec<u32>, Vec<u32>), T
         let mut previous = 0u64;
         for i in r.clone() {
             let s = &model.spans[i as usize];
-            if s.thread as usize != t || s.start() < previous {
+            if s.thread as usize != t || s.process() != thread.process || s.start() < previous {
                 return Err(bad(format!("span {i} in thread {t}'s range {r:?}")));
             }
             previous = s.start();
@@ -80,18 +82,10 @@ pub(super) fn add_candidates(
     let params = g.import_buffer_once("params", &b.params, b.params.usage())?;
     let mut v = |name: &str, buf: &wgpu::Buffer, rows: u64| import(g, name, buf, rows);
     let spans = v("spans", &b.spans, 8 * s)?.1;
-    let process_first = v(
-        "process-first",
-        &b.process_first,
-        u64::from(c.process_capacity),
-    )?
-    .1;
-    let process_collapsed = v(
-        "process-collapsed",
-        &b.process_collapsed,
-        u64::from(c.process_capacity),
-    )?
-    .1;
+    let p = u64::from(c.process_capacity);
+    let thread_process = v("thread-process", &b.thread_process, t)?.1;
+    let process_first = v("process-first", &b.process_first, p)?.1;
+    let process_collapsed = v("process-collapsed", &b.process_collapsed, p)?.1;
     let thread_collapsed = v("thread-collapsed", &b.thread_collapsed, t)?.1;
     let thread_offsets = v("thread-offsets", &b.thread_offsets, t)?.1;
     let focus_forward = v("focus-forward", &b.focus_forward, s)?.1;
@@ -103,7 +97,7 @@ pub(super) fn add_candidates(
     let draw_record = v("draw-args", &b.draw_args, 8)?.1;
     let thread_spans = v("thread-spans", &b.thread_spans, 2 * t)?.1;
     let max_end = v("max-end", &b.max_end, 2 * s)?.1;
-    let thread_first = v("thread-first", &b.thread_first, t)?.1;
+    let thread_info = v("thread-info", &b.thread_info, 4 * t)?.1;
     let thread_counts = v("thread-counts", &b.thread_counts, t)?.1;
     let (ends_h, candidate_ends) = v("candidate-ends", &b.candidate_ends, t)?;
     let candidate_args = v("candidate-args", &b.candidate_args, 3)?.1;
@@ -154,8 +148,22 @@ pub(super) fn add_candidates(
             Binding::read(7, spans),
             Binding::read(21, thread_spans),
             Binding::read(22, max_end),
-            Binding::read_write(23, thread_first),
+            Binding::read_write(23, thread_info),
             Binding::read_write(24, thread_counts),
+        ],
+        rows_of(t),
+    )?;
+    node(
+        g,
+        "thread_rows",
+        vec![
+            fp(),
+            Binding::read(1, thread_process),
+            Binding::read(3, process_first),
+            Binding::read(4, process_collapsed),
+            Binding::read(5, thread_collapsed),
+            Binding::read(8, thread_offsets),
+            Binding::read_write(23, thread_info),
         ],
         rows_of(t),
     )?;
@@ -181,11 +189,7 @@ pub(super) fn add_candidates(
         "span_candidates",
         vec![
             fp(),
-            Binding::read(3, process_first),
-            Binding::read(4, process_collapsed),
-            Binding::read(5, thread_collapsed),
             Binding::read(7, spans),
-            Binding::read(8, thread_offsets),
             Binding::read(9, focus_forward),
             Binding::read(10, focus_reverse),
             Binding::read_write(11, visible),
@@ -193,8 +197,7 @@ pub(super) fn add_candidates(
             Binding::read(25, candidate_ends),
             Binding::read_write(27, candidate_ids),
             Binding::read_write(28, candidate_flags),
-            Binding::read(31, thread_counts),
-            Binding::read(32, thread_first),
+            Binding::read(31, thread_info),
         ],
         Grid::Indirect(candidate_args),
     )?;

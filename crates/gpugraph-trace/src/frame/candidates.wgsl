@@ -7,13 +7,15 @@
 //   unmark_args, unmark: clear visible/rows of last frame's visible IDs (the count still in
 //                        the draw record), so nothing sweeps every span slot;
 //   thread_candidates:   per thread, its [lo, hi) by two binary searches;
+//   thread_rows:         per thread, its first row and collapse mode under the layout;
 //   (gpgpu Scan of the counts: candidate ends, the last one the total)
 //   candidate_args, span_candidates: per candidate, the thread by binary search over the
 //                        ends, then the predicate, visible/rows and the compaction's inputs.
 
 @group(0) @binding(21) var<storage, read> thread_spans: array<u32>;
 @group(0) @binding(22) var<storage, read> max_end: array<u32>;
-@group(0) @binding(23) var<storage, read_write> thread_first: array<u32>;
+// Per thread [lo, count, first row, mode] (THREAD_INFO_WORDS; mode: LANE0_ONLY, ONE_ROW).
+@group(0) @binding(23) var<storage, read_write> thread_info: array<u32>;
 @group(0) @binding(24) var<storage, read_write> thread_counts: array<u32>;
 @group(0) @binding(25) var<storage, read> candidate_ends: array<u32>;
 @group(0) @binding(26) var<storage, read_write> dispatch_args: array<u32>;
@@ -22,8 +24,13 @@
 @group(0) @binding(29) var<storage, read> previous_ids: array<u32>;
 // The span draw record [6, visible spans, 0, 0, ...]: word 1 is last frame's count.
 @group(0) @binding(30) var<storage, read> previous_draw: array<u32>;
-@group(0) @binding(31) var<storage, read> thread_counts_in: array<u32>;
-@group(0) @binding(32) var<storage, read> thread_first_in: array<u32>;
+@group(0) @binding(31) var<storage, read> thread_info_in: array<u32>;
+
+const THREAD_INFO_WORDS: u32 = 4u;
+// Only lane 0 is shown (the thread or its process is collapsed).
+const LANE0_ONLY: u32 = 1u;
+// Every shown span sits on the thread's first row (its process is collapsed).
+const ONE_ROW: u32 = 2u;
 
 // An indirect grid of `rows` rows of WG, split over y past the per-dimension limit as
 // `Grid::Rows` does (linear_row reads it back).
@@ -95,8 +102,57 @@ fn thread_candidates(@builtin(workgroup_id) wid: vec3<u32>,
         }
         hi = last;
     }
-    thread_first[t] = lo;
+    thread_info[THREAD_INFO_WORDS * t] = lo;
+    thread_info[THREAD_INFO_WORDS * t + 1u] = hi - lo;
     thread_counts[t] = hi - lo;
+}
+
+@compute @workgroup_size(WG)
+fn thread_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+    let t = linear_row(wid, nwg, lid, WG);
+    if t >= fp.thread_count || THREAD_INFO_WORDS * t + 3u >= arrayLength(&thread_info) {
+        return;
+    }
+    let p = thread_process[t];
+    var row = thread_offsets[t];
+    var mode = select(0u, LANE0_ONLY, thread_collapsed[t] != 0u);
+    if process_collapsed[p] != 0u {
+        row = thread_offsets[process_first[p]];
+        mode = LANE0_ONLY | ONE_ROW;
+    }
+    thread_info[THREAD_INFO_WORDS * t + 2u] = row;
+    thread_info[THREAD_INFO_WORDS * t + 3u] = mode;
+}
+
+struct SpanView {
+    shown: bool,
+    row: u32,
+}
+
+// The view predicate of span `i` of thread `t` (window, durations, groups, name, shown lane,
+// focus) and its layout row (NO_SPAN when hidden): cpu::frame's.
+fn span_view(i: u32, t: u32) -> SpanView {
+    var v = SpanView(false, NO_SPAN);
+    if i >= fp.span_count {
+        return v;
+    }
+    let s = load_span(i);
+    let mode = thread_info_in[THREAD_INFO_WORDS * t + 3u];
+    let focus_ok = fp.focus == 0u || focus_forward[i] != 0u || focus_reverse[i] != 0u;
+    v.shown = le64(s.start, vec2<u32>(fp.window_end_lo, fp.window_end_hi))
+        && le64(vec2<u32>(fp.window_start_lo, fp.window_start_hi), span_end(s))
+        && le64(vec2<u32>(fp.min_duration_lo, fp.min_duration_hi), s.duration)
+        && le64(s.duration, vec2<u32>(fp.max_duration_lo, fp.max_duration_hi))
+        && ((fp.groups >> draw_group(s.flags)) & 1u) == 1u
+        && (fp.name == NO_SPAN || fp.name == s.group)
+        && (s.lane == 0u || (mode & LANE0_ONLY) == 0u)
+        && focus_ok;
+    if v.shown {
+        v.row = thread_info_in[THREAD_INFO_WORDS * t + 2u]
+            + select(s.lane, 0u, (mode & ONE_ROW) != 0u);
+    }
+    return v;
 }
 
 @compute @workgroup_size(1)
@@ -123,8 +179,9 @@ fn span_candidates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
             a = mid + 1u;
         }
     }
-    let i = thread_first_in[a] + (k - (candidate_ends[a] - thread_counts_in[a]));
-    let v = span_view(i);
+    let lo = thread_info_in[THREAD_INFO_WORDS * a];
+    let i = lo + (k - (candidate_ends[a] - thread_info_in[THREAD_INFO_WORDS * a + 1u]));
+    let v = span_view(i, a);
     visible[i] = select(0u, 1u, v.shown);
     rows[i] = v.row;
     candidate_ids[k] = i;

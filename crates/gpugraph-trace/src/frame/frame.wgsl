@@ -3,8 +3,7 @@
 //   heights:   per thread, its rows under the collapse state (lanes; 1 for a collapsed
 //              thread; for a collapsed process 1 on its first thread, 0 on the others);
 //              the gpgpu Scan turns them into first rows;
-//   span_view: the view predicate (window, durations, groups, name, shown lane, focus) and
-//              the layout row of one span, evaluated for the candidates of candidates.wgsl;
+//   (span visibility and the visible-span IDs: candidates.wgsl)
 //   edges:     per dependency, the projected endpoints and whether the edge is drawn;
 //   pick_*:    clear, then the deepest lane among visible spans under the pointer, then the
 //              lowest span ID on that lane (two atomic passes: deterministic).
@@ -83,41 +82,6 @@ fn thread_heights(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
         }
     }
     heights[t] = h;
-}
-
-struct SpanView {
-    shown: bool,
-    row: u32,
-}
-
-// The view predicate of span `i` (window, durations, groups, name, shown lane, focus) and its
-// layout row (NO_SPAN when hidden). Called for the candidates only (candidates.wgsl).
-fn span_view(i: u32) -> SpanView {
-    var v = SpanView(false, NO_SPAN);
-    if i >= fp.span_count {
-        return v;
-    }
-    let s = load_span(i);
-    let end = span_end(s);
-    let p_collapsed = process_collapsed[s.process] != 0u;
-    let lane_shown = s.lane == 0u || !(p_collapsed || thread_collapsed[s.thread] != 0u);
-    let focus_ok = fp.focus == 0u || focus_forward[i] != 0u || focus_reverse[i] != 0u;
-    v.shown = le64(s.start, vec2<u32>(fp.window_end_lo, fp.window_end_hi))
-        && le64(vec2<u32>(fp.window_start_lo, fp.window_start_hi), end)
-        && le64(vec2<u32>(fp.min_duration_lo, fp.min_duration_hi), s.duration)
-        && le64(s.duration, vec2<u32>(fp.max_duration_lo, fp.max_duration_hi))
-        && ((fp.groups >> draw_group(s.flags)) & 1u) == 1u
-        && (fp.name == NO_SPAN || fp.name == s.group)
-        && lane_shown
-        && focus_ok;
-    if v.shown {
-        if p_collapsed {
-            v.row = thread_offsets[process_first[s.process]];
-        } else {
-            v.row = thread_offsets[s.thread] + s.lane;
-        }
-    }
-    return v;
 }
 
 @compute @workgroup_size(WG)
