@@ -13,8 +13,15 @@ use gpugraph_trace::stats::NameStatistics;
 use gpugraph_trace::*;
 use rand::SeedableRng;
 
-/// Runs one frame of `view` and checks it against the oracle.
-fn check_frame(ctx: &GpuContext, f: &mut TraceFrame, m: &TraceModel, view: &TraceView, what: &str) {
+/// Runs one frame of `view` and checks it against the oracle; returns whether the frame swept
+/// every span slot (more candidates than half the spans) rather than its candidates.
+fn check_frame(
+    ctx: &GpuContext,
+    f: &mut TraceFrame,
+    m: &TraceModel,
+    view: &TraceView,
+    what: &str,
+) -> bool {
     f.write_view(&ctx.queue, view).unwrap();
     submit(ctx, |e| f.encode(e).unwrap());
     // Only a view with focus encodes the focus traversals.
@@ -80,6 +87,23 @@ fn check_frame(ctx: &GpuContext, f: &mut TraceFrame, m: &TraceModel, view: &Trac
             "{what}: visible span {i} outside [{lo}, {hi})"
         );
     }
+    // The mode: the sweep's grid and the compaction's live rows.
+    let candidates: u32 = ranges.iter().map(|(lo, hi)| hi - lo).sum();
+    let swept = candidates > m.spans.len() as u32 / 2;
+    let live = read(ctx, &b.live_total, 1)[0];
+    let sweep_groups = read(ctx, &b.sweep_args, 3)[0];
+    let expected = if swept {
+        m.spans.len() as u32
+    } else {
+        candidates
+    };
+    assert_eq!(live, expected, "{what}: live rows");
+    assert_eq!(
+        sweep_groups > 0,
+        swept && !m.spans.is_empty(),
+        "{what}: sweep grid"
+    );
+    swept
 }
 
 #[test]

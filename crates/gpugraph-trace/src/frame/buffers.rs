@@ -76,7 +76,11 @@ pub struct FrameBuffers {
     pub candidate_args: wgpu::Buffer,
     /// The unmark pass's indirect dispatch `(x, y, z)` (last frame's visible spans).
     pub unmark_args: wgpu::Buffer,
-    /// Output: the candidates' span IDs (the first candidate-total rows).
+    /// The sweep pass's indirect dispatch `(x, y, z)` (every span slot, or none).
+    pub sweep_args: wgpu::Buffer,
+    /// Output: the rows the visible-span compaction reads (candidates, or spans when swept).
+    pub live_total: wgpu::Buffer,
+    /// Output: the candidates' span IDs (the first `live_total` rows).
     pub candidate_ids: wgpu::Buffer,
     /// Output: 1 per candidate that is visible.
     pub candidate_flags: wgpu::Buffer,
@@ -157,6 +161,8 @@ impl FrameBuffers {
             candidate_ends: b("trace/candidate-ends", t),
             candidate_args: buffer(device, "trace/candidate-args", 3, io | U::INDIRECT),
             unmark_args: buffer(device, "trace/unmark-args", 3, io | U::INDIRECT),
+            sweep_args: buffer(device, "trace/sweep-args", 3, io | U::INDIRECT),
+            live_total: b("trace/live-total", 1),
             candidate_ids: b("trace/candidate-ids", s),
             candidate_flags: b("trace/candidate-flags", s),
             edge_ids: b("trace/edge-ids", m),

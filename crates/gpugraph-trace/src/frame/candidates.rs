@@ -7,16 +7,21 @@
 //! widens every later candidate range, never hides a span). Per frame:
 //!
 //! ```text
-//! unmark_args ─ unmark (last frame's visible IDs: visible = 0, rows = NO_SPAN)
 //! thread_candidates (per thread: [lo, hi) by binary search), thread_rows (its first row and
-//! collapse mode) ─ Scan (inclusive: ends) ─
-//! candidate_args ─ span_candidates (indirect: per candidate the predicate, visible/rows) ─
-//! Compaction (live count = the total) ─ visible span IDs, canonical order
+//! collapse mode) ─ Scan (inclusive: candidate ends) ─ frame_args (mode, three grids) ─
+//!   candidates ≤ spans / 2: unmark (last frame's visible IDs: visible = 0, rows = NO_SPAN) ─
+//!                           span_candidates (per candidate: the predicate, visible/rows)
+//!   otherwise:              span_sweep (every span slot, no search)
+//! ─ Compaction (live count: candidates or spans) ─ visible span IDs, canonical order
 //! ```
 //!
-//! `visible` and `rows` keep their meaning for every span slot (1 / the row exactly for the
-//! visible spans): a slot is only ever set by `span_candidates` and is cleared by the next
-//! frame's `unmark`, since every set slot is in that frame's compaction output.
+//! The mode is chosen on the GPU every frame (indirect grids of zero workgroups for the path
+//! not taken), so a view change stays a uniform write. Zoomed out, most spans are
+//! candidates and the sweep is cheaper per span (no search, no unmark pass); zoomed in, the
+//! candidates are a small part. `visible` and `rows` keep their meaning for every span slot
+//! (1 / the row exactly for the visible spans): the sweep rewrites every slot, and a slot
+//! `span_candidates` sets is in that frame's compaction output, which the next frame's
+//! `unmark` clears before a candidate pass.
 
 use gpugraph_command::{Access, Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource};
 use gpugraph_gpgpu::{Compaction, Scan};
@@ -99,16 +104,13 @@ pub(super) fn add_candidates(
     let max_end = v("max-end", &b.max_end, 2 * s)?.1;
     let thread_info = v("thread-info", &b.thread_info, 4 * t)?.1;
     let thread_counts = v("thread-counts", &b.thread_counts, t)?.1;
-    let (ends_h, candidate_ends) = v("candidate-ends", &b.candidate_ends, t)?;
+    let candidate_ends = v("candidate-ends", &b.candidate_ends, t)?.1;
     let candidate_args = v("candidate-args", &b.candidate_args, 3)?.1;
     let unmark_args = v("unmark-args", &b.unmark_args, 3)?.1;
+    let sweep_args = v("sweep-args", &b.sweep_args, 3)?.1;
+    let live_total = v("live-total", &b.live_total, 1)?.1;
     let candidate_ids = v("candidate-ids", &b.candidate_ids, s)?.1;
     let candidate_flags = v("candidate-flags", &b.candidate_flags, s)?.1;
-    let total = g.create_data_view(
-        ends_h,
-        gpugraph_command::DataViewDescriptor::packed(gpugraph_command::VectorFormat::Uint32, 1)
-            .at_offset(4 * (t - 1)),
-    )?;
 
     let node = |g: &mut CommandGraph, entry: &str, bindings: Vec<Binding>, grid: Grid| {
         g.add_dispatch_node(DispatchNode::new(
@@ -125,21 +127,6 @@ pub(super) fn add_candidates(
         rows,
         rows_per_workgroup: WG,
     };
-    let previous = || {
-        vec![
-            Binding::read(29, visible_ids),
-            Binding::read(30, draw_record),
-        ]
-    };
-    let mut args = previous();
-    args.push(Binding::read_write(26, unmark_args));
-    node(g, "unmark_args", args, Grid::Workgroups([1, 1, 1]))?;
-    let mut unmark = previous();
-    unmark.extend([
-        Binding::read_write(11, visible),
-        Binding::read_write(12, rows),
-    ]);
-    node(g, "unmark", unmark, Grid::Indirect(unmark_args))?;
     node(
         g,
         "thread_candidates",
@@ -177,33 +164,55 @@ pub(super) fn add_candidates(
     .add_to_graph(g)?;
     node(
         g,
-        "candidate_args",
+        "frame_args",
         vec![
+            fp(),
             Binding::read(25, candidate_ends),
+            Binding::read(29, visible_ids),
+            Binding::read(30, draw_record),
             Binding::read_write(26, candidate_args),
+            Binding::read_write(33, sweep_args),
+            Binding::read_write(34, unmark_args),
+            Binding::read_write(35, live_total),
         ],
         Grid::Workgroups([1, 1, 1]),
     )?;
     node(
         g,
-        "span_candidates",
+        "unmark",
         vec![
+            Binding::read(29, visible_ids),
+            Binding::read(30, draw_record),
+            Binding::read_write(11, visible),
+            Binding::read_write(12, rows),
+        ],
+        Grid::Indirect(unmark_args),
+    )?;
+    let marks = |extra: Option<Binding>| {
+        let mut m = vec![
             fp(),
             Binding::read(7, spans),
             Binding::read(9, focus_forward),
             Binding::read(10, focus_reverse),
             Binding::read_write(11, visible),
             Binding::read_write(12, rows),
-            Binding::read(25, candidate_ends),
             Binding::read_write(27, candidate_ids),
             Binding::read_write(28, candidate_flags),
             Binding::read(31, thread_info),
-        ],
+        ];
+        m.extend(extra);
+        m
+    };
+    node(
+        g,
+        "span_candidates",
+        marks(Some(Binding::read(25, candidate_ends))),
         Grid::Indirect(candidate_args),
     )?;
+    node(g, "span_sweep", marks(None), Grid::Indirect(sweep_args))?;
     Compaction {
         id: "frame/visible-spans".into(),
-        values: g.with_live_count(candidate_ids, total)?.into(),
+        values: g.with_live_count(candidate_ids, live_total)?.into(),
         flags: candidate_flags.into(),
         output: visible_ids.into(),
         count: visible_count,

@@ -4,13 +4,17 @@
 // among its spans up to i (built at load), so the window [t0, t1] maps to the candidate range
 // [lo, hi): hi = the first span starting after t1, lo = the first whose running max end
 // reaches t0. Every span of the window lies in it; the visibility predicate drops the rest.
-//   unmark_args, unmark: clear visible/rows of last frame's visible IDs (the count still in
-//                        the draw record), so nothing sweeps every span slot;
 //   thread_candidates:   per thread, its [lo, hi) by two binary searches;
 //   thread_rows:         per thread, its first row and collapse mode under the layout;
 //   (gpgpu Scan of the counts: candidate ends, the last one the total)
-//   candidate_args, span_candidates: per candidate, the thread by binary search over the
-//                        ends, then the predicate, visible/rows and the compaction's inputs.
+//   frame_args:          the mode and the three indirect grids: with candidates for at most
+//                        half the spans, `unmark` (clear visible/rows of last frame's visible
+//                        IDs, the count still in the draw record) then `span_candidates` (per
+//                        candidate, its thread by binary search over the ends); otherwise
+//                        `span_sweep` over every span slot (no search, no unmark: it rewrites
+//                        every slot, and is cheaper per span when most spans are candidates).
+//                        Both write visible/rows and the compaction's inputs; `live_total` is
+//                        the compaction's live count (candidates or spans).
 
 @group(0) @binding(21) var<storage, read> thread_spans: array<u32>;
 @group(0) @binding(22) var<storage, read> max_end: array<u32>;
@@ -18,13 +22,16 @@
 @group(0) @binding(23) var<storage, read_write> thread_info: array<u32>;
 @group(0) @binding(24) var<storage, read_write> thread_counts: array<u32>;
 @group(0) @binding(25) var<storage, read> candidate_ends: array<u32>;
-@group(0) @binding(26) var<storage, read_write> dispatch_args: array<u32>;
+@group(0) @binding(26) var<storage, read_write> candidate_args: array<u32>;
 @group(0) @binding(27) var<storage, read_write> candidate_ids: array<u32>;
 @group(0) @binding(28) var<storage, read_write> candidate_flags: array<u32>;
 @group(0) @binding(29) var<storage, read> previous_ids: array<u32>;
 // The span draw record [6, visible spans, 0, 0, ...]: word 1 is last frame's count.
 @group(0) @binding(30) var<storage, read> previous_draw: array<u32>;
 @group(0) @binding(31) var<storage, read> thread_info_in: array<u32>;
+@group(0) @binding(33) var<storage, read_write> sweep_args: array<u32>;
+@group(0) @binding(34) var<storage, read_write> unmark_args: array<u32>;
+@group(0) @binding(35) var<storage, read_write> live_total: array<u32>;
 
 const THREAD_INFO_WORDS: u32 = 4u;
 // Only lane 0 is shown (the thread or its process is collapsed).
@@ -32,25 +39,42 @@ const LANE0_ONLY: u32 = 1u;
 // Every shown span sits on the thread's first row (its process is collapsed).
 const ONE_ROW: u32 = 2u;
 
-// An indirect grid of `rows` rows of WG, split over y past the per-dimension limit as
+// The indirect grid of `rows` rows of WG, split over y past the per-dimension limit as
 // `Grid::Rows` does (linear_row reads it back).
-fn write_grid(rows: u32) {
+fn grid_of(rows: u32) -> vec3<u32> {
     let groups = (rows + WG - 1u) / WG;
-    dispatch_args[0] = min(groups, 65535u);
-    dispatch_args[1] = select(1u, (groups + 65534u) / 65535u, groups > 65535u);
-    dispatch_args[2] = 1u;
+    return vec3<u32>(min(groups, 65535u), select(1u, (groups + 65534u) / 65535u, groups > 65535u),
+                     1u);
+}
+
+fn unmark_rows() -> u32 {
+    return min(previous_draw[1], arrayLength(&previous_ids));
 }
 
 @compute @workgroup_size(1)
-fn unmark_args() {
-    write_grid(min(previous_draw[1], arrayLength(&previous_ids)));
+fn frame_args() {
+    let candidates = candidate_ends[arrayLength(&candidate_ends) - 1u];
+    let sweep = candidates > fp.span_count / 2u;
+    let c = grid_of(select(candidates, 0u, sweep));
+    let w = grid_of(select(0u, fp.span_count, sweep));
+    let u = grid_of(select(unmark_rows(), 0u, sweep));
+    candidate_args[0] = c.x;
+    candidate_args[1] = c.y;
+    candidate_args[2] = c.z;
+    sweep_args[0] = w.x;
+    sweep_args[1] = w.y;
+    sweep_args[2] = w.z;
+    unmark_args[0] = u.x;
+    unmark_args[1] = u.y;
+    unmark_args[2] = u.z;
+    live_total[0] = select(candidates, fp.span_count, sweep);
 }
 
 @compute @workgroup_size(WG)
 fn unmark(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32) {
     let k = linear_row(wid, nwg, lid, WG);
-    if k >= min(previous_draw[1], arrayLength(&previous_ids)) {
+    if k >= unmark_rows() {
         return;
     }
     let id = previous_ids[k];
@@ -155,11 +179,6 @@ fn span_view(i: u32, t: u32) -> SpanView {
     return v;
 }
 
-@compute @workgroup_size(1)
-fn candidate_args() {
-    write_grid(candidate_ends[arrayLength(&candidate_ends) - 1u]);
-}
-
 @compute @workgroup_size(WG)
 fn span_candidates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                    @builtin(local_invocation_index) lid: u32) {
@@ -181,9 +200,23 @@ fn span_candidates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     }
     let lo = thread_info_in[THREAD_INFO_WORDS * a];
     let i = lo + (k - (candidate_ends[a] - thread_info_in[THREAD_INFO_WORDS * a + 1u]));
-    let v = span_view(i, a);
+    mark(k, i, a);
+}
+
+// Candidate k is span i of thread t.
+fn mark(k: u32, i: u32, t: u32) {
+    let v = span_view(i, t);
     visible[i] = select(0u, 1u, v.shown);
     rows[i] = v.row;
     candidate_ids[k] = i;
     candidate_flags[k] = select(0u, 1u, v.shown);
+}
+
+@compute @workgroup_size(WG)
+fn span_sweep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let i = linear_row(wid, nwg, lid, WG);
+    if i < fp.span_count && i < arrayLength(&candidate_ids) {
+        mark(i, i, spans[i * SPAN_WORDS + 4u]);
+    }
 }
