@@ -129,16 +129,12 @@ fn pick_candidate(i: u32) -> bool {
 fn pick_clear() {
     atomicStore(&pick[0], 0u);
     atomicStore(&pick[1], NO_SPAN);
-    // The two pick passes' grid: one row per span slot, none without a pick; split over y
-    // past the per-dimension limit as `Grid::Rows` does (linear_row reads it back).
-    var groups = 0u;
-    if fp.pick_mode != 0u {
-        groups = (arrayLength(&visible_in) + WG - 1u) / WG;
-    }
-    let x = min(groups, 65535u);
-    pick_args[0] = x;
-    pick_args[1] = select(1u, (groups + 65534u) / 65535u, groups > 65535u);
-    pick_args[2] = 1u;
+    // The two pick passes' grid: one row per span slot, none without a pick (grid_of:
+    // candidates.wgsl).
+    let g = grid_of(select(0u, arrayLength(&visible_in), fp.pick_mode != 0u));
+    pick_args[0] = g.x;
+    pick_args[1] = g.y;
+    pick_args[2] = g.z;
 }
 
 @compute @workgroup_size(WG)
