@@ -121,6 +121,30 @@ pub fn project(parents: &[u32], visible: &[bool], max_depth: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The candidate range `[lo, hi)` of span IDs per thread for `window` (the GPU frame's
+/// `thread_first` and `thread_counts`): `hi` is one past the last span of the thread starting
+/// at or before the window's end, `lo` the first span of the thread such that some span of
+/// the thread up to it ends at or after the window's start (`lo = hi` when none does). Every
+/// span of the thread the window shows lies in it. Plain scans, no binary search.
+pub fn thread_candidates(model: &TraceModel, window: (u64, u64)) -> Vec<(u32, u32)> {
+    model
+        .threads
+        .iter()
+        .map(|t| {
+            let r = t.spans.clone();
+            let hi = r
+                .clone()
+                .filter(|&i| model.spans[i as usize].start() <= window.1)
+                .max()
+                .map_or(r.start, |i| i + 1);
+            let lo = (r.start..hi)
+                .find(|&i| (r.start..=i).any(|j| model.spans[j as usize].end() >= window.0))
+                .unwrap_or(hi);
+            (lo, hi)
+        })
+        .collect()
+}
+
 /// The whole frame of `view` over `model` (see [`TraceView`]'s contract), with ancestor
 /// projection bounded by `max_ancestor_depth` links.
 pub fn frame(model: &TraceModel, view: &TraceView, max_ancestor_depth: u32) -> Frame {

@@ -13,8 +13,15 @@ use gpugraph_trace::stats::NameStatistics;
 use gpugraph_trace::*;
 use rand::SeedableRng;
 
-/// Runs one frame of `view` and checks it against the oracle.
-fn check_frame(ctx: &GpuContext, f: &mut TraceFrame, m: &TraceModel, view: &TraceView, what: &str) {
+/// Runs one frame of `view` and checks it against the oracle; returns whether the frame swept
+/// every span slot (more candidates than half the spans) rather than its candidates.
+fn check_frame(
+    ctx: &GpuContext,
+    f: &mut TraceFrame,
+    m: &TraceModel,
+    view: &TraceView,
+    what: &str,
+) -> bool {
     f.write_view(&ctx.queue, view).unwrap();
     submit(ctx, |e| f.encode(e).unwrap());
     // Only a view with focus encodes the focus traversals.
@@ -64,6 +71,39 @@ fn check_frame(ctx: &GpuContext, f: &mut TraceFrame, m: &TraceModel, view: &Trac
     assert_eq!(edges, want.visible_edges, "{what}: drawn edges");
     let picked = (pick[1] != NO_SPAN).then_some(pick[1]);
     assert_eq!(picked, want.picked, "{what}: pick {:?}", view.pick);
+    // The candidate ranges the visibility ran over: the oracle's, and holding every shown span.
+    let t = m.threads.len();
+    let info = read(ctx, &b.thread_info, 4 * t);
+    let counts = read(ctx, &b.thread_counts, t);
+    let got: Vec<(u32, u32)> = info.chunks(4).map(|w| (w[0], w[0] + w[1])).collect();
+    let got_counts: Vec<u32> = info.chunks(4).map(|w| w[1]).collect();
+    assert_eq!(counts, got_counts, "{what}: the scan's candidate counts");
+    let ranges = cpu::thread_candidates(m, view.window);
+    assert_eq!(got, ranges, "{what}: candidate ranges {:?}", view.window);
+    for &i in &want.visible_ids {
+        let (lo, hi) = ranges[m.spans[i as usize].thread as usize];
+        assert!(
+            (lo..hi).contains(&i),
+            "{what}: visible span {i} outside [{lo}, {hi})"
+        );
+    }
+    // The mode: the sweep's grid and the compaction's live rows.
+    let candidates: u32 = ranges.iter().map(|(lo, hi)| hi - lo).sum();
+    let swept = candidates > m.spans.len() as u32 / 2;
+    let live = read(ctx, &b.live_total, 1)[0];
+    let sweep_groups = read(ctx, &b.sweep_args, 3)[0];
+    let expected = if swept {
+        m.spans.len() as u32
+    } else {
+        candidates
+    };
+    assert_eq!(live, expected, "{what}: live rows");
+    assert_eq!(
+        sweep_groups > 0,
+        swept && !m.spans.is_empty(),
+        "{what}: sweep grid"
+    );
+    swept
 }
 
 #[test]
@@ -340,4 +380,115 @@ fn name_statistics_are_exact() {
             assert_eq!(wide(&s) as i64, w.self_time, "{}", m.names[g]);
         }
     }
+}
+
+#[test]
+fn candidate_ranges_hold_every_visible_span_in_hard_layouts() {
+    let ctx = ctx();
+    // Thread 1: one huge span covering everything first (its running max end makes every
+    // later span a candidate), then short ones; thread 2: zero-duration spans exactly on the
+    // window edges; thread 3 of process 2: metadata only (no spans); process 3: one thread of
+    // many spans beside threads of one span (uneven partitions).
+    let mut ev = vec![
+        r#"{"ph":"X","name":"huge","pid":1,"tid":1,"ts":0,"dur":10000}"#.to_string(),
+        r#"{"ph":"M","name":"thread_name","pid":2,"tid":3,"args":{"name":"empty"}}"#.into(),
+    ];
+    for k in 0..40u64 {
+        ev.push(format!(
+            r#"{{"ph":"X","name":"short","pid":1,"tid":1,"ts":{},"dur":5}}"#,
+            10 + k * 200
+        ));
+    }
+    for ts in [100u64, 100, 200, 200, 300] {
+        ev.push(format!(
+            r#"{{"ph":"X","name":"zero","pid":1,"tid":2,"ts":{ts},"dur":0}}"#
+        ));
+    }
+    for k in 0..300u64 {
+        ev.push(format!(
+            r#"{{"ph":"X","name":"many","pid":3,"tid":1,"ts":{},"dur":7}}"#,
+            k * 31
+        ));
+    }
+    for tid in 2..6 {
+        ev.push(format!(
+            r#"{{"ph":"X","name":"one","pid":3,"tid":{tid},"ts":{},"dur":3}}"#,
+            tid * 1000
+        ));
+    }
+    let json = format!("[{}]", ev.join(","));
+    let m = parse_chrome_trace(json.as_bytes(), IngestOptions::default()).unwrap();
+    assert!(
+        m.threads.iter().any(|t| t.spans.is_empty()),
+        "an empty thread"
+    );
+    let mut f =
+        TraceFrame::new(&ctx.device, &ctx.queue, &m, TraceFrameConfig::exact(&m, 1)).unwrap();
+    submit(&ctx, |e| f.encode_build(e).unwrap());
+    let compiled = f.pipelines_created();
+    let us = 1000u64;
+    let (min, max) = m.spans.iter().fold((u64::MAX, 0), |(a, b), s| {
+        (a.min(s.start()), b.max(s.end()))
+    });
+    let mut windows = vec![
+        (100 * us, 200 * us),
+        (200 * us, 200 * us),
+        (100 * us, 100 * us - 1),
+        (0, 0),
+        (min, max),
+        (max, max),
+        (max + 1, u64::MAX),
+        (5000 * us, 5005 * us),
+        (300 * us + 1, 310 * us),
+    ];
+    let mut r = rand::rngs::StdRng::seed_from_u64(77);
+    for _ in 0..8 {
+        let a = rand::Rng::random_range(&mut r, min..=max + 10);
+        let w = rand::Rng::random_range(&mut r, 0..3000 * us);
+        windows.push((a, a.saturating_add(w)));
+    }
+    for (k, window) in windows.into_iter().enumerate() {
+        for collapse in [false, true] {
+            let view = TraceView {
+                window,
+                collapsed_processes: if collapse { [0].into() } else { [].into() },
+                ..Default::default()
+            };
+            check_frame(
+                &ctx,
+                &mut f,
+                &m,
+                &view,
+                &format!("hard window {k} {window:?}"),
+            );
+        }
+    }
+    assert_eq!(f.pipelines_created(), compiled, "a window change compiled");
+}
+
+#[test]
+fn thread_ranges_out_of_order_are_a_named_error() {
+    let ctx = ctx();
+    let mut m = random_trace(31, 50);
+    let config = TraceFrameConfig::exact(&m, 1);
+    // Starts within a thread that decrease: the binary searches would skip spans.
+    let start = |i: u32| m.spans[i as usize].start();
+    let t = m
+        .threads
+        .iter()
+        .position(|t| t.spans.len() >= 2 && start(t.spans.start) < start(t.spans.end - 1))
+        .unwrap();
+    let r = m.threads[t].spans.clone();
+    m.spans.swap(r.start as usize, r.end as usize - 1);
+    let err = TraceFrame::new(&ctx.device, &ctx.queue, &m, config).err();
+    assert!(
+        matches!(
+            err,
+            Some(TraceGpuError::View {
+                what: "thread span ranges",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
 }

@@ -61,8 +61,29 @@ pub struct FrameBuffers {
     pub edge_flags: wgpu::Buffer,
     /// Output: projected `(from, to)` per dependency.
     pub edge_ends: wgpu::Buffer,
-    /// Constant `0..span_capacity` (compaction values).
-    pub span_ids: wgpu::Buffer,
+    /// Per thread `[first span, end)` (two words; the candidate path's index).
+    pub thread_spans: wgpu::Buffer,
+    /// Per span the running maximum end of its thread's spans up to it (two words, lo, hi).
+    pub max_end: wgpu::Buffer,
+    /// Output: per thread `[first candidate span, candidates, first row, collapse mode]`
+    /// (mode bit 0: only lane 0 shown; bit 1: every span on the first row).
+    pub thread_info: wgpu::Buffer,
+    /// Output: per thread its candidate spans.
+    pub thread_counts: wgpu::Buffer,
+    /// Output: inclusive scan of `thread_counts` (the last word is the candidate total).
+    pub candidate_ends: wgpu::Buffer,
+    /// The candidate pass's indirect dispatch `(x, y, z)`.
+    pub candidate_args: wgpu::Buffer,
+    /// The unmark pass's indirect dispatch `(x, y, z)` (last frame's visible spans).
+    pub unmark_args: wgpu::Buffer,
+    /// The sweep pass's indirect dispatch `(x, y, z)` (every span slot, or none).
+    pub sweep_args: wgpu::Buffer,
+    /// Output: the rows the visible-span compaction reads (candidates, or spans when swept).
+    pub live_total: wgpu::Buffer,
+    /// Output: the candidates' span IDs (the first `live_total` rows).
+    pub candidate_ids: wgpu::Buffer,
+    /// Output: 1 per candidate that is visible.
+    pub candidate_flags: wgpu::Buffer,
     /// Constant `0..dependency_capacity`.
     pub edge_ids: wgpu::Buffer,
     /// Output: visible span IDs, canonical order.
@@ -133,7 +154,17 @@ impl FrameBuffers {
             projected: b("trace/projected", s),
             edge_flags: b("trace/edge-flags", m),
             edge_ends: b("trace/edge-ends", 2 * m),
-            span_ids: b("trace/span-ids", s),
+            thread_spans: b("trace/thread-spans", 2 * t),
+            max_end: b("trace/max-end", 2 * s),
+            thread_info: b("trace/thread-info", 4 * t),
+            thread_counts: b("trace/thread-counts", t),
+            candidate_ends: b("trace/candidate-ends", t),
+            candidate_args: buffer(device, "trace/candidate-args", 3, io | U::INDIRECT),
+            unmark_args: buffer(device, "trace/unmark-args", 3, io | U::INDIRECT),
+            sweep_args: buffer(device, "trace/sweep-args", 3, io | U::INDIRECT),
+            live_total: b("trace/live-total", 1),
+            candidate_ids: b("trace/candidate-ids", s),
+            candidate_flags: b("trace/candidate-flags", s),
             edge_ids: b("trace/edge-ids", m),
             visible_ids: b("trace/visible-ids", s),
             visible_edges: b("trace/visible-edges", m),
@@ -167,8 +198,9 @@ impl FrameBuffers {
         }
     }
 
-    /// Writes `model` (checked against `c`) and the constant ID columns; returns the loaded
-    /// `(spans, dependencies, threads, processes)`.
+    /// Writes `model` (checked against `c`), its thread index and the frame's cleared
+    /// visibility (no span visible, no visible IDs); returns the loaded `(spans,
+    /// dependencies, threads, processes)`.
     pub(super) fn upload(
         &self,
         queue: &wgpu::Queue,
@@ -195,6 +227,7 @@ impl FrameBuffers {
                 });
             }
         }
+        let (thread_spans, max_end) = super::candidates::thread_index(model)?;
         let (s, m) = (c.span_capacity as usize, c.dependency_capacity as usize);
         let write = |b: &wgpu::Buffer, words: &[u32]| {
             if !words.is_empty() {
@@ -238,7 +271,10 @@ impl FrameBuffers {
         write(&self.thread_lanes, &tl);
         write(&self.process_first, &pf);
         write(&self.draw_args, &[6, 0, 0, 0, 2, 0, 0, 0]);
-        write(&self.span_ids, &(0..s as u32).collect::<Vec<_>>());
+        write(&self.thread_spans, &thread_spans);
+        write(&self.max_end, &max_end);
+        write(&self.visible, &vec![0; s]);
+        write(&self.rows, &vec![NO_SPAN; s]);
         write(&self.edge_ids, &(0..m as u32).collect::<Vec<_>>());
         Ok((
             model.spans.len() as u32,

@@ -3,8 +3,7 @@
 //   heights:   per thread, its rows under the collapse state (lanes; 1 for a collapsed
 //              thread; for a collapsed process 1 on its first thread, 0 on the others);
 //              the gpgpu Scan turns them into first rows;
-//   visible:   per span, the view predicate (window, durations, groups, name, shown lane,
-//              focus) and its layout row;
+//   (span visibility and the visible-span IDs: candidates.wgsl)
 //   edges:     per dependency, the projected endpoints and whether the edge is drawn;
 //   pick_*:    clear, then the deepest lane among visible spans under the pointer, then the
 //              lowest span ID on that lane (two atomic passes: deterministic).
@@ -86,41 +85,6 @@ fn thread_heights(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
 }
 
 @compute @workgroup_size(WG)
-fn span_visibility(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                   @builtin(local_invocation_index) lid: u32) {
-    let i = linear_row(wid, nwg, lid, WG);
-    if i >= arrayLength(&visible) {
-        return;
-    }
-    var shown = false;
-    var row = NO_SPAN;
-    if i < fp.span_count {
-        let s = load_span(i);
-        let end = span_end(s);
-        let p_collapsed = process_collapsed[s.process] != 0u;
-        let lane_shown = s.lane == 0u || !(p_collapsed || thread_collapsed[s.thread] != 0u);
-        let focus_ok = fp.focus == 0u || focus_forward[i] != 0u || focus_reverse[i] != 0u;
-        shown = le64(s.start, vec2<u32>(fp.window_end_lo, fp.window_end_hi))
-            && le64(vec2<u32>(fp.window_start_lo, fp.window_start_hi), end)
-            && le64(vec2<u32>(fp.min_duration_lo, fp.min_duration_hi), s.duration)
-            && le64(s.duration, vec2<u32>(fp.max_duration_lo, fp.max_duration_hi))
-            && ((fp.groups >> draw_group(s.flags)) & 1u) == 1u
-            && (fp.name == NO_SPAN || fp.name == s.group)
-            && lane_shown
-            && focus_ok;
-        if shown {
-            if p_collapsed {
-                row = thread_offsets[process_first[s.process]];
-            } else {
-                row = thread_offsets[s.thread] + s.lane;
-            }
-        }
-    }
-    visible[i] = select(0u, 1u, shown);
-    rows[i] = row;
-}
-
-@compute @workgroup_size(WG)
 fn edge_projection(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                    @builtin(local_invocation_index) lid: u32) {
     let e = linear_row(wid, nwg, lid, WG);
@@ -165,16 +129,12 @@ fn pick_candidate(i: u32) -> bool {
 fn pick_clear() {
     atomicStore(&pick[0], 0u);
     atomicStore(&pick[1], NO_SPAN);
-    // The two pick passes' grid: one row per span slot, none without a pick; split over y
-    // past the per-dimension limit as `Grid::Rows` does (linear_row reads it back).
-    var groups = 0u;
-    if fp.pick_mode != 0u {
-        groups = (arrayLength(&visible_in) + WG - 1u) / WG;
-    }
-    let x = min(groups, 65535u);
-    pick_args[0] = x;
-    pick_args[1] = select(1u, (groups + 65534u) / 65535u, groups > 65535u);
-    pick_args[2] = 1u;
+    // The two pick passes' grid: one row per span slot, none without a pick (grid_of:
+    // candidates.wgsl).
+    let g = grid_of(select(0u, arrayLength(&visible_in), fp.pick_mode != 0u));
+    pick_args[0] = g.x;
+    pick_args[1] = g.y;
+    pick_args[2] = g.z;
 }
 
 @compute @workgroup_size(WG)

@@ -5,14 +5,18 @@
 //!
 //! ```text
 //! heights (collapse state) ─ Scan ─ thread first rows ─┐
-//! GraphTraversal forward ─┐                             ├─ span_visibility ─ visible, rows
+//! GraphTraversal forward ─┐                             ├─ candidates ─ visible, rows
 //! GraphTraversal reverse ─┴─ focus masks ───────────────┘        │
 //!   AncestorProjection(parents, visible) ─ edge_projection ─ Compaction(edges) ─ edge IDs + count
-//!   Compaction(spans) ─ visible span IDs + count, written into the instanceCount word of
+//!   visible span IDs + count (from the candidates), written into the instanceCount word of
 //!   an indirect draw record ([`FrameBuffers::draw_args`])
 //!   pick_clear ─ pick_lane ─ pick_span ─ picked span ID (the last two dispatched
 //!   indirectly: no workgroups while the view asks for no pick)
 //! ```
+//!
+//! The span part costs O(threads · log n + candidates), not O(spans): each thread's window
+//! is a candidate range found by binary search over start-sorted spans with a running
+//! max-end summary built at load (see `candidates`).
 //!
 //! Everything an interaction changes ([`TraceView`]: window, collapse, filters, focus seeds
 //! and hops, the pointer) is a queue write into the frame's state buffers
@@ -25,6 +29,8 @@
 //! the caller builds a new frame (an explicit rebuild).
 
 mod buffers;
+mod candidates;
+mod config;
 mod draw;
 
 use gpugraph_command::{
@@ -35,6 +41,7 @@ use gpugraph_gpgpu::topology::{CsrAdjacency, TraversalDirection};
 use gpugraph_gpgpu::{AncestorProjection, Compaction, GraphTraversal, Scan};
 
 pub use buffers::FrameBuffers;
+pub use config::{CapacityTier, TraceFrameConfig};
 pub use draw::{span_draw_layouts, TRACE_COLOR_FORMAT};
 
 use crate::csr::{CsrViews, DependencyCsr};
@@ -47,92 +54,11 @@ use gpugraph_render::GpuScene;
 
 const WORKFLOW: &str = "trace frame";
 const WG: u32 = 256;
-const WGSL: &str = concat!(include_str!("../common.wgsl"), include_str!("frame.wgsl"));
-
-/// The span capacity tiers of the spec (250K / 1M / 4M / 16M spans).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CapacityTier {
-    /// 250,000 spans.
-    K250,
-    /// 1,048,576 spans.
-    M1,
-    /// 4,194,304 spans.
-    M4,
-    /// 16,777,216 spans.
-    M16,
-}
-
-impl CapacityTier {
-    /// Spans of the tier.
-    pub fn spans(self) -> u32 {
-        match self {
-            Self::K250 => 250_000,
-            Self::M1 => 1 << 20,
-            Self::M4 => 1 << 22,
-            Self::M16 => 1 << 24,
-        }
-    }
-    /// The smallest tier holding `spans`, if any.
-    pub fn for_spans(spans: usize) -> Option<Self> {
-        [Self::K250, Self::M1, Self::M4, Self::M16]
-            .into_iter()
-            .find(|t| t.spans() as usize >= spans)
-    }
-}
-
-/// Sizes a frame is compiled for (all at least 1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TraceFrameConfig {
-    /// Spans.
-    pub span_capacity: u32,
-    /// Dependency records.
-    pub dependency_capacity: u32,
-    /// Threads.
-    pub thread_capacity: u32,
-    /// Processes.
-    pub process_capacity: u32,
-    /// Focus hops compiled (a view may ask for fewer without recompiling).
-    pub max_hops: u32,
-    /// Focus seeds.
-    pub max_seeds: u32,
-    /// Hidden parent links ancestor projection follows.
-    pub max_ancestor_depth: u32,
-    /// Also project the spans into GPUScene records every frame (128 bytes per span slot;
-    /// x in microseconds since the origin, y the layout row): [`TraceFrame::scene`].
-    pub scene_records: bool,
-    /// Also draw the frame into a `(width, height)` RGBA8 texture
-    /// ([`FrameBuffers::color`]): spans as quads, edges as lines, by indirect draws.
-    pub picture: Option<(u32, u32)>,
-}
-
-impl TraceFrameConfig {
-    /// Exactly `model`'s sizes (at least 1 each), with `max_hops` focus hops.
-    pub fn exact(model: &TraceModel, max_hops: u32) -> Self {
-        Self {
-            span_capacity: model.spans.len().max(1) as u32,
-            dependency_capacity: model.dependencies.len().max(1) as u32,
-            thread_capacity: model.threads.len().max(1) as u32,
-            process_capacity: model.processes.len().max(1) as u32,
-            max_hops,
-            max_seeds: 64,
-            max_ancestor_depth: 64,
-            scene_records: false,
-            picture: None,
-        }
-    }
-    /// `tier`'s spans, with dependencies, threads and processes sized for `model` and room
-    /// to grow (dependencies: a tenth of the spans or the model's, whichever is more).
-    pub fn tier(model: &TraceModel, tier: CapacityTier, max_hops: u32) -> Self {
-        let spans = tier.spans();
-        Self {
-            span_capacity: spans,
-            dependency_capacity: (spans / 10).max(model.dependencies.len() as u32).max(1),
-            thread_capacity: (model.threads.len() as u32).next_power_of_two().max(64),
-            process_capacity: (model.processes.len() as u32).next_power_of_two().max(16),
-            ..Self::exact(model, max_hops)
-        }
-    }
-}
+const WGSL: &str = concat!(
+    include_str!("../common.wgsl"),
+    include_str!("frame.wgsl"),
+    include_str!("candidates.wgsl")
+);
 
 /// `FrameParams` in frame.wgsl: the per-frame uniform [`TraceFrame::write_view`] writes.
 #[repr(C)]
@@ -523,7 +449,6 @@ impl TraceFrame {
         let projected = v(&mut g, "projected", &b.projected, s)?;
         let edge_flags = v(&mut g, "edge-flags", &b.edge_flags, m)?;
         let edge_ends = v(&mut g, "edge-ends", &b.edge_ends, 2 * m)?;
-        let span_ids = v(&mut g, "span-ids", &b.span_ids, s)?;
         let edge_ids = v(&mut g, "edge-ids", &b.edge_ids, m)?;
         let visible_ids = v(&mut g, "visible-ids", &b.visible_ids, s)?;
         let visible_edges = v(&mut g, "visible-edges", &b.visible_edges, m)?;
@@ -599,23 +524,7 @@ impl TraceFrame {
             }
             .add_to_graph(&mut g)?;
         }
-        node(
-            &mut g,
-            "span_visibility",
-            vec![
-                fp(),
-                Binding::read(3, process_first),
-                Binding::read(4, process_collapsed),
-                Binding::read(5, thread_collapsed),
-                Binding::read(7, spans),
-                Binding::read(8, thread_offsets),
-                Binding::read(9, focus_forward),
-                Binding::read(10, focus_reverse),
-                Binding::read_write(11, visible),
-                Binding::read_write(12, rows),
-            ],
-            rows_of(s),
-        )?;
+        candidates::add_candidates(&mut g, b, c, &shader, visible_count)?;
         AncestorProjection {
             id: "frame/ancestors".into(),
             parents,
@@ -637,32 +546,15 @@ impl TraceFrame {
             ],
             rows_of(m),
         )?;
-        for (id, values, flags, output, count) in [
-            (
-                "frame/visible-spans",
-                span_ids,
-                visible,
-                visible_ids,
-                visible_count,
-            ),
-            (
-                "frame/visible-edges",
-                edge_ids,
-                edge_flags,
-                visible_edges,
-                edge_count,
-            ),
-        ] {
-            Compaction {
-                id: id.into(),
-                values: values.into(),
-                flags: flags.into(),
-                output: output.into(),
-                count,
-                overflow: None,
-            }
-            .add_to_graph(&mut g)?;
+        Compaction {
+            id: "frame/visible-edges".into(),
+            values: edge_ids.into(),
+            flags: edge_flags.into(),
+            output: visible_edges.into(),
+            count: edge_count,
+            overflow: None,
         }
+        .add_to_graph(&mut g)?;
         let pick_bindings = || {
             vec![
                 fp(),

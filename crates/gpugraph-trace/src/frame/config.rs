@@ -1,0 +1,89 @@
+//! The sizes a [`super::TraceFrame`] is compiled for: the spec's capacity tiers and the
+//! exact or tiered [`TraceFrameConfig`].
+
+use crate::model::TraceModel;
+
+/// The span capacity tiers of the spec (250K / 1M / 4M / 16M spans).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapacityTier {
+    /// 250,000 spans.
+    K250,
+    /// 1,048,576 spans.
+    M1,
+    /// 4,194,304 spans.
+    M4,
+    /// 16,777,216 spans.
+    M16,
+}
+
+impl CapacityTier {
+    /// Spans of the tier.
+    pub fn spans(self) -> u32 {
+        match self {
+            Self::K250 => 250_000,
+            Self::M1 => 1 << 20,
+            Self::M4 => 1 << 22,
+            Self::M16 => 1 << 24,
+        }
+    }
+    /// The smallest tier holding `spans`, if any.
+    pub fn for_spans(spans: usize) -> Option<Self> {
+        [Self::K250, Self::M1, Self::M4, Self::M16]
+            .into_iter()
+            .find(|t| t.spans() as usize >= spans)
+    }
+}
+
+/// Sizes a frame is compiled for (all at least 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceFrameConfig {
+    /// Spans.
+    pub span_capacity: u32,
+    /// Dependency records.
+    pub dependency_capacity: u32,
+    /// Threads.
+    pub thread_capacity: u32,
+    /// Processes.
+    pub process_capacity: u32,
+    /// Focus hops compiled (a view may ask for fewer without recompiling).
+    pub max_hops: u32,
+    /// Focus seeds.
+    pub max_seeds: u32,
+    /// Hidden parent links ancestor projection follows.
+    pub max_ancestor_depth: u32,
+    /// Also project the spans into GPUScene records every frame (128 bytes per span slot;
+    /// x in microseconds since the origin, y the layout row): [`TraceFrame::scene`].
+    pub scene_records: bool,
+    /// Also draw the frame into a `(width, height)` RGBA8 texture
+    /// ([`FrameBuffers::color`]): spans as quads, edges as lines, by indirect draws.
+    pub picture: Option<(u32, u32)>,
+}
+
+impl TraceFrameConfig {
+    /// Exactly `model`'s sizes (at least 1 each), with `max_hops` focus hops.
+    pub fn exact(model: &TraceModel, max_hops: u32) -> Self {
+        Self {
+            span_capacity: model.spans.len().max(1) as u32,
+            dependency_capacity: model.dependencies.len().max(1) as u32,
+            thread_capacity: model.threads.len().max(1) as u32,
+            process_capacity: model.processes.len().max(1) as u32,
+            max_hops,
+            max_seeds: 64,
+            max_ancestor_depth: 64,
+            scene_records: false,
+            picture: None,
+        }
+    }
+    /// `tier`'s spans, with dependencies, threads and processes sized for `model` and room
+    /// to grow (dependencies: a tenth of the spans or the model's, whichever is more).
+    pub fn tier(model: &TraceModel, tier: CapacityTier, max_hops: u32) -> Self {
+        let spans = tier.spans();
+        Self {
+            span_capacity: spans,
+            dependency_capacity: (spans / 10).max(model.dependencies.len() as u32).max(1),
+            thread_capacity: (model.threads.len() as u32).next_power_of_two().max(64),
+            process_capacity: (model.processes.len() as u32).next_power_of_two().max(16),
+            ..Self::exact(model, max_hops)
+        }
+    }
+}
