@@ -63,7 +63,10 @@ fn transaction(
                     min: r.aabb_min,
                     max: r.aabb_max,
                 }],
-                _ => vec![GpuSceneFieldValue::Sphere(r.sphere)],
+                _ => vec![
+                    GpuSceneFieldValue::Sphere(r.sphere),
+                    GpuSceneFieldValue::GeometryId(r.geometry_id),
+                ],
             };
             GpuScenePatch { id, values }
         })
@@ -111,7 +114,11 @@ fn staged_transactions_land_like_direct_ones() {
                 assert_eq!(got.record_bytes, want.record_bytes, "step {step}");
                 assert_eq!(got.uninserted, want.uninserted, "step {step}");
                 if got.staging_bytes > 0 {
-                    assert_eq!(got.bounds_bytes, 0, "step {step}: derived on the GPU");
+                    assert_eq!(
+                        (got.bounds_bytes, got.key_bytes),
+                        (0, 0),
+                        "step {step}: derived on the GPU"
+                    );
                 }
                 let runs = got.record_writes.len() as u64;
                 let after = u64::from(upload.staged_words());
@@ -167,6 +174,9 @@ fn staged_transactions_land_like_direct_ones() {
             // the staged path derives them on the GPU from the scattered records.
             let bounds = |s: &GpuScene| read_bytes(&d, s.bounds_buffer().unwrap());
             assert_eq!(bounds(&staged), bounds(&direct), "{ctx}: packed bounds");
+            // And the draw keys (every field kind is patched: group, geometry, slot, flags).
+            let keys = |s: &GpuScene| read_bytes(&d, s.key_buffer().unwrap());
+            assert_eq!(keys(&staged), keys(&direct), "{ctx}: draw keys");
         }
         if words < 1000 {
             assert!(overflowed > 0, "the small upload never overflowed");

@@ -16,7 +16,8 @@
 //! `count`, `active_count` or `overflow` changed. The packed bounds view ([`super::bounds`])
 //! gets the 16-byte rows of the slots whose `flags` or `sphere` bytes were written, one queue
 //! write per run of consecutive slots (a removal, an insertion, a sphere patch, a moved or
-//! cleared slot; not a transform or box patch).
+//! cleared slot; not a transform or box patch); the draw keys view likewise for `flags`,
+//! `group_id`, `geometry_id` and `command_slot` bytes.
 //!
 //! CPU cost: linear in the transaction, with no hashing of IDs in the common case. IDs map to
 //! slots through `IdSlots` (`ids.rs`: a vector while IDs are dense); validation finds
@@ -193,10 +194,17 @@ pub struct GpuSceneMutationReport {
     pub bounds_writes: Vec<Range<u64>>,
     /// Sum of the bounds ranges' lengths.
     pub bounds_bytes: u64,
+    /// Byte ranges of the scene's draw keys buffer written from the CPU copy (one queue write
+    /// each): the rows of the slots whose `flags`, `group_id`, `geometry_id` or
+    /// `command_slot` bytes the record writes changed ([`crate::gpu_scene::bounds`]). Empty
+    /// for a staged mutation, whose upload re-derives those rows on the GPU.
+    pub key_writes: Vec<Range<u64>>,
+    /// Sum of the key ranges' lengths.
+    pub key_bytes: u64,
     /// Bytes a staged mutation wrote to its [`crate::GpuSceneUpload`] besides the record
     /// bytes: 8 per run, 16 of counts and 12 of dispatch arguments (0 for [`GpuScene::mutate`]).
     pub staging_bytes: u64,
-    /// Queue writes the transaction issued: one per record range and one per bounds range
+    /// Queue writes the transaction issued: one per record range, bounds range and key range
     /// ([`GpuScene::mutate`]), one or three into the upload ([`GpuScene::mutate_staged`], see
     /// [`crate::gpu_scene::upload`]), plus the state block's.
     pub queue_writes: usize,
@@ -205,7 +213,11 @@ pub struct GpuSceneMutationReport {
 impl GpuSceneMutationReport {
     /// Total bytes uploaded.
     pub fn uploaded_bytes(&self) -> u64 {
-        self.record_bytes + self.state_bytes + self.staging_bytes + self.bounds_bytes
+        self.record_bytes
+            + self.state_bytes
+            + self.staging_bytes
+            + self.bounds_bytes
+            + self.key_bytes
     }
     /// Queue writes issued ([`Self::queue_writes`]).
     pub fn write_count(&self) -> usize {

@@ -2,9 +2,9 @@
 //! transaction's dirty record ranges into one [`GpuSceneUpload`] — one queue write when it is
 //! the first transaction since the last encode, three when it joins transactions still staged,
 //! whatever the number of ranges — and a scatter dispatch node in the consumer's graph copies
-//! them into the records; a `bounds` node after it re-derives the packed bounds rows
-//! ([`super::bounds`]) of the slots whose `flags` or `sphere` words were staged, so the
-//! packed view costs no upload bytes.
+//! them into the records; a `bounds` node after it re-derives the packed bounds rows and draw
+//! key rows ([`super::bounds`]) of the slots whose feeding words were staged, so the packed
+//! views cost no upload bytes.
 //!
 //! Why: [`GpuScene::mutate`] issues one `queue.write_buffer` per merged range, and each of
 //! those makes its own staging allocation in wgpu; a patch of 1,000 scattered records costs
@@ -70,7 +70,9 @@ struct UploadParams {
     payload: u32,
     /// Element offset of packed bounds row 0 (in float32x4 rows).
     bounds_base: u32,
-    reserved: [u32; 3],
+    /// Element offset of draw key row 0 (in uint32x4 rows).
+    keys_base: u32,
+    reserved: [u32; 2],
 }
 
 /// Staging storage for [`GpuScene::mutate_staged`] (see the module doc): one buffer of run
@@ -168,9 +170,10 @@ impl GpuSceneUpload {
     }
 
     /// Adds `{id}/scatter` (indirect, one invocation per staged word), `{id}/bounds` (the
-    /// same grid: each staged `flags` or `sphere` word re-derives its slot's packed bounds row
+    /// same grid: each staged `flags` or `sphere` word re-derives its slot's packed bounds row,
+    /// each staged `flags`, `group_id`, `geometry_id` or `command_slot` word its draw key row,
     /// from the scattered record, [`crate::gpu_scene::bounds`]; only for scenes with packed
-    /// bounds) and `{id}/settle` over `scene`'s views (the scene this upload was made for,
+    /// views) and `{id}/settle` over `scene`'s views (the scene this upload was made for,
     /// imported into `graph`). Add them before the nodes that read the records or the
     /// bounds. Compiles and submits nothing.
     pub fn add_to_graph(
@@ -195,7 +198,8 @@ impl GpuSceneUpload {
             header: header as u32,
             payload: (header + HEADER_WORDS) as u32,
             bounds_base: scene.bounds.map_or(0, |b| base(&b) / 4),
-            reserved: [0; 3],
+            keys_base: scene.keys.map_or(0, |b| base(&b) / 4),
+            reserved: [0; 2],
         };
         let shader = ShaderSource::new("render/gpu_scene/upload", WGSL);
         let indirect = graph.create_data_view(
@@ -214,7 +218,7 @@ impl GpuSceneUpload {
             ],
             Grid::Indirect(indirect),
         ))?;
-        if let Some(bounds) = scene.bounds {
+        if let (Some(bounds), Some(keys)) = (scene.bounds, scene.keys) {
             graph.add_dispatch_node(DispatchNode::new(
                 format!("{id}/bounds"),
                 shader.clone(),
@@ -224,6 +228,7 @@ impl GpuSceneUpload {
                     Binding::read(2, staging),
                     Binding::read(4, scene.record_words),
                     Binding::read_write(5, bounds),
+                    Binding::read_write(6, keys),
                 ],
                 Grid::Indirect(indirect),
             ))?;
