@@ -104,8 +104,8 @@ fn layer_words(groups: usize) -> u64 {
 /// The compiled frame (see the module doc).
 pub struct GpuSceneFrame {
     compiled: CompiledGraph,
-    /// The layers' uploads' "taken by an encode" flags.
-    uploads: Vec<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The layers' uploads, taken by every encode.
+    uploads: Vec<super::upload::UploadLink>,
     view: wgpu::Buffer,
     camera: wgpu::Buffer,
     diagnostics: wgpu::Buffer,
@@ -311,7 +311,7 @@ impl GpuSceneFrame {
             compiled: g.compile()?,
             uploads: layers
                 .iter()
-                .filter_map(|l| l.upload.map(GpuSceneUpload::encoded_flag))
+                .filter_map(|l| l.upload.map(GpuSceneUpload::link))
                 .collect(),
             view,
             camera,
@@ -358,23 +358,24 @@ impl GpuSceneFrame {
     }
 
     /// Records one frame into `encoder` (optionally with per-node timestamps); the layers'
-    /// staged uploads count as taken (submit this encoder before staging again).
+    /// staged uploads are taken ([`GpuSceneUpload::encode`]: submit this encoder before
+    /// staging again; an encode that fails still took them).
     pub fn encode(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         profile: bool,
     ) -> Result<EncodeReport, RenderError> {
-        let report = self.compiled.encode(
+        // The staged bytes' copies first: the graph's scatter reads them.
+        for upload in &self.uploads {
+            upload.encode(encoder);
+        }
+        Ok(self.compiled.encode(
             encoder,
             &EncodeOptions {
                 profile,
                 ..Default::default()
             },
-        )?;
-        for taken in &self.uploads {
-            taken.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        Ok(report)
+        )?)
     }
 
     /// The compiled graph (pipeline statistics, timings after a profiled encode).

@@ -204,6 +204,10 @@ pub struct GpuSceneMutationReport {
     /// Bytes a staged mutation wrote to its [`crate::GpuSceneUpload`] besides the record
     /// bytes: 8 per run, 16 of counts and 12 of dispatch arguments (0 for [`GpuScene::mutate`]).
     pub staging_bytes: u64,
+    /// Writes of a staged transaction straight into its upload's mapped host buffer (0 or 1;
+    /// then no queue write carried its bytes, and the encode that takes them copies them; see
+    /// [`crate::gpu_scene::upload`]).
+    pub host_writes: usize,
     /// Queue writes the transaction issued: one per record range, bounds range and key range
     /// ([`GpuScene::mutate`]), one or three into the upload ([`GpuScene::mutate_staged`], see
     /// [`crate::gpu_scene::upload`]), plus the state block's.
