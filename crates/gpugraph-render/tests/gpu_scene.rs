@@ -247,6 +247,26 @@ fn exact_upload_ranges_per_transaction() {
     assert_eq!(gpu_bounds(&d, &scene), model.bounds());
     assert_eq!(gpu_keys(&d, &scene), model.keys());
 
+    // A box rewrites the command slot word between its corners, unchanged: no key row, and
+    // no bounds row (the sphere is left as it is).
+    let m = GpuSceneMutation {
+        patch: vec![GpuScenePatch {
+            id: 105,
+            values: vec![GpuSceneFieldValue::Aabb {
+                min: [-1.0; 3],
+                max: [2.0; 3],
+            }],
+        }],
+        ..Default::default()
+    };
+    let rep = scene.mutate(&d.queue, &m).unwrap();
+    model.apply(&m);
+    assert_eq!(rep.record_writes, vec![5 * R + 32..5 * R + 60]);
+    assert_eq!((rep.key_writes.len(), rep.bounds_writes.len()), (0, 0));
+    assert_eq!((rep.uploaded_bytes(), rep.write_count()), (28, 1));
+    assert_eq!(gpu_records(&d, &scene, 8), model.bytes);
+    assert_eq!(gpu_keys(&d, &scene), model.keys());
+
     // Adjacent fields join into one write; two records stay two writes.
     let m = GpuSceneMutation {
         patch: vec![

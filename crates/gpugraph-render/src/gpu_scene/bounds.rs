@@ -117,15 +117,19 @@ fn fed_rows(ranges: &[Range<u64>], feeds: &[(u64, u64)]) -> Vec<Range<u32>> {
 
 impl GpuScene {
     /// Writes the packed bounds and draw key rows that `ranges` (merged record byte ranges
-    /// just written) change, from the CPU copy, counting them into `report`. Nothing for
-    /// scenes without packed views.
+    /// just written) change, from the CPU copy, counting them into `report`: the key rows
+    /// `keys` when the transaction knows them (a box patch rewrites the command slot word
+    /// unchanged), else those whose feeding bytes `ranges` touch. Nothing for scenes
+    /// without packed views.
     pub(super) fn write_bounds(
         &self,
         queue: &wgpu::Queue,
         ranges: &[Range<u64>],
+        keys: Option<&[Range<u32>]>,
         report: &mut GpuSceneMutationReport,
     ) {
-        let (Some(bounds), Some(keys), Some(cpu)) = (&self.bounds, &self.keys, &self.cpu) else {
+        let (Some(bounds), Some(key_buffer), Some(cpu)) = (&self.bounds, &self.keys, &self.cpu)
+        else {
             return;
         };
         let records = &cpu.records;
@@ -134,7 +138,15 @@ impl GpuScene {
         report.bounds_writes = writes;
         report.bounds_bytes = bytes;
         report.queue_writes += report.bounds_writes.len();
-        let (writes, bytes) = write_rows(queue, keys, records, &key_rows(ranges), draw_key);
+        let fed;
+        let key_runs = match keys {
+            Some(k) => k,
+            None => {
+                fed = key_rows(ranges);
+                &fed
+            }
+        };
+        let (writes, bytes) = write_rows(queue, key_buffer, records, key_runs, draw_key);
         report.key_writes = writes;
         report.key_bytes = bytes;
         report.queue_writes += report.key_writes.len();

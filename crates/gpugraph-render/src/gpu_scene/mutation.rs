@@ -108,6 +108,17 @@ impl GpuSceneFieldValue {
         (u32::MAX >> (32 - words.min(32 - first))) << first
     }
 
+    /// Whether the value changes a draw key field (`flags`, `group_id`, `geometry_id`,
+    /// `command_slot`). Not a box: its write range spans the command slot word, rewritten
+    /// unchanged from the CPU copy.
+    fn feeds_key(&self) -> bool {
+        const KEY_WORDS: u32 = 0b1110 | 1 << 11;
+        match self {
+            GpuSceneFieldValue::Aabb { .. } => false,
+            v => v.word_mask() & KEY_WORDS != 0,
+        }
+    }
+
     fn apply(&self, r: &mut GpuSceneRecord) {
         match self {
             GpuSceneFieldValue::Flags(f) => r.flags = *f,
@@ -252,7 +263,11 @@ impl GpuScene {
         queue: &wgpu::Queue,
         mutation: &GpuSceneMutation,
     ) -> Result<GpuSceneMutationReport, GpuSceneError> {
-        let (mut report, state) = self.apply_to_copy(mutation)?;
+        let Applied {
+            mut report,
+            state,
+            key_rows,
+        } = self.apply_to_copy(mutation)?;
         let bytes: &[u8] = bytemuck::cast_slice(&self.cpu.as_ref().expect("checked").records);
         for r in &report.record_writes {
             queue.write_buffer(
@@ -263,7 +278,7 @@ impl GpuScene {
         }
         report.queue_writes = report.record_writes.len();
         let ranges = std::mem::take(&mut report.record_writes);
-        self.write_bounds(queue, &ranges, &mut report);
+        self.write_bounds(queue, &ranges, Some(&key_rows), &mut report);
         report.record_writes = ranges;
         self.write_state(queue, state, &mut report);
         Ok(report)
@@ -285,11 +300,12 @@ impl GpuScene {
     }
 
     /// Validates `mutation` and applies it to the CPU copy: the report with the merged dirty
-    /// ranges (`record_bytes` their sum) and the new state, nothing written to the GPU yet.
+    /// ranges (`record_bytes` their sum), the new state and the draw key rows that change,
+    /// nothing written to the GPU yet.
     pub(super) fn apply_to_copy(
         &mut self,
         mutation: &GpuSceneMutation,
-    ) -> Result<(GpuSceneMutationReport, GpuSceneState), GpuSceneError> {
+    ) -> Result<Applied, GpuSceneError> {
         let slots = self.validate(mutation)?;
         let cpu = self.cpu.as_mut().expect("validated: mutable");
         let mut report = GpuSceneMutationReport {
@@ -307,12 +323,17 @@ impl GpuScene {
             let base = u64::from(slot) * GPU_SCENE_RECORD_BYTES;
             base + r.start..base + r.end
         };
+        // The slots whose draw key rows change (`bounds.rs`).
+        let mut keys: Vec<Range<u32>> = Vec::with_capacity(
+            mutation.remove.len() + mutation.patch.len() + mutation.insert.len(),
+        );
         let mut state = self.gpu_state;
         for (&id, &slot) in mutation.remove.iter().zip(&slots.remove) {
             cpu.slot_of.remove(id);
             cpu.records[slot as usize].flags = 0;
             cpu.holes.insert(slot);
             dirty.push(rec(slot, 4..8));
+            keys.push(slot..slot + 1);
             report.removed.push((id, slot));
             state.active_count -= 1;
         }
@@ -320,9 +341,14 @@ impl GpuScene {
             let record = &mut cpu.records[slot as usize];
             // The record's written words as a mask, then one range per run of set bits.
             let mut mask = 0u32;
+            let mut key = false;
             for v in &p.values {
                 v.apply(record);
                 mask |= v.word_mask();
+                key |= v.feeds_key();
+            }
+            if key {
+                keys.push(slot..slot + 1);
             }
             while mask != 0 {
                 let first = mask.trailing_zeros();
@@ -358,6 +384,7 @@ impl GpuScene {
             cpu.records[slot as usize] = r;
             cpu.slot_of.insert(r.object_id, slot);
             dirty.push(rec(slot, 0..GPU_SCENE_RECORD_BYTES));
+            keys.push(slot..slot + 1);
             report.inserted.push((r.object_id, slot));
             state.active_count += 1;
         }
@@ -372,6 +399,7 @@ impl GpuScene {
                     cpu.records[to as usize] = r;
                     cpu.slot_of.insert(r.object_id, to);
                     dirty.push(rec(to, 0..GPU_SCENE_RECORD_BYTES));
+                    keys.push(to..to + 1);
                     report.moves.push(GpuSceneMove {
                         id: r.object_id,
                         from,
@@ -384,6 +412,7 @@ impl GpuScene {
                 cpu.records[s as usize] = bytemuck::Zeroable::zeroed();
             }
             if to < state.count {
+                keys.push(to..state.count);
                 dirty.push(
                     u64::from(to) * GPU_SCENE_RECORD_BYTES
                         ..u64::from(state.count) * GPU_SCENE_RECORD_BYTES,
@@ -394,7 +423,11 @@ impl GpuScene {
         }
         report.record_writes = merge(dirty);
         report.record_bytes = report.record_writes.iter().map(|r| r.end - r.start).sum();
-        Ok((report, state))
+        Ok(Applied {
+            report,
+            state,
+            key_rows: merge(keys),
+        })
     }
 
     /// Stable compaction alone: `mutate` of an empty transaction with `compact`.
@@ -532,6 +565,14 @@ impl GpuScene {
     }
 }
 
+/// A transaction applied to the CPU copy ([`GpuScene::apply_to_copy`]).
+pub(super) struct Applied {
+    pub(super) report: GpuSceneMutationReport,
+    pub(super) state: GpuSceneState,
+    /// Runs of slots whose draw key rows changed, sorted and merged.
+    pub(super) key_rows: Vec<Range<u32>>,
+}
+
 /// The slots a transaction's removals and patches name, in input order (from validation).
 struct Slots {
     remove: Vec<u32>,
@@ -580,7 +621,7 @@ fn check_value(scene: &str, id: u32, v: &GpuSceneFieldValue) -> Result<(), GpuSc
 
 /// Sorted, disjoint ranges covering exactly the union of `ranges` (empty ones dropped);
 /// touching ranges join, so each result is one queue write.
-pub fn merge(mut ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
+pub fn merge<T: Ord + Copy>(mut ranges: Vec<Range<T>>) -> Vec<Range<T>> {
     ranges.retain(|r| r.start < r.end);
     if !ranges.is_sorted_by_key(|r| r.start) {
         ranges.sort_unstable_by_key(|r| r.start);

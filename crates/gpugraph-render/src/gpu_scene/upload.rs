@@ -492,7 +492,9 @@ impl GpuScene {
                 upload: upload.label.clone(),
             });
         }
-        let (mut report, state) = self.apply_to_copy(mutation)?;
+        let super::mutation::Applied {
+            mut report, state, ..
+        } = self.apply_to_copy(mutation)?;
         if upload.start_round() {
             upload.staged_words = 0;
             upload.staged_runs = 0;
@@ -534,7 +536,8 @@ impl GpuScene {
                 );
                 report.queue_writes += 1;
             }
-            self.write_bounds(queue, &all, &mut report);
+            // Key rows from the bytes: those of earlier staged transactions are not known.
+            self.write_bounds(queue, &all, None, &mut report);
             if pending {
                 queue.write_buffer(
                     &upload.staging,
