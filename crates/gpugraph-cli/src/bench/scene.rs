@@ -8,12 +8,15 @@
 //!   resource groups of contiguous command windows, one command slot per record) and a
 //!   `GpuSceneFrame` without drawing: bounds visibility fused with its compaction
 //!   (`visibility/reset`, `visibility/cull`: one pass over the scene's packed bounds view),
-//!   draw generation over the visible-row list (prepare; clear, claim, publish) and group
-//!   classification of the published commands; with staged patches, the upload's `scatter`,
-//!   `bounds` and `settle` nodes. Rows: GPU time per frame (sum of the nodes' timestamps; wall clock
-//!   of submit-and-wait without timestamp queries) and per node (`nodes`, with timestamps),
-//!   encode time (CPU, the compiled graph into a command encoder), and the frame's diagnostics
-//!   checked once against the CPU oracle (`cpu::frame_diagnostics`);
+//!   draw generation over the visible-row list (prepare; clear, claim, publish: rows read
+//!   through the scene's 16-byte draw keys) classifying each command into the groups as it
+//!   publishes it; with staged patches, the upload's `scatter`, `bounds` and `settle` nodes.
+//!   Rows: GPU time per frame (sum of the nodes' timestamps; wall clock of submit-and-wait
+//!   without timestamp queries), the selection alone (`selection ms`: visibility, draw
+//!   generation and groups, the upload's nodes left out: what the ≤ 0.5 ms target at 16M
+//!   counts) and per node (`nodes`, with timestamps), encode time (CPU, the compiled graph
+//!   into a command encoder), and the frame's diagnostics checked once against the CPU oracle
+//!   (`cpu::frame_diagnostics`);
 //! * `patch-1000`: a transaction patching 1,000 live records' transform, box and sphere:
 //!   bytes uploaded (exact, from the report: records, and the packed bounds rows the spheres
 //!   move) and CPU time of `GpuScene::mutate` (one queue write per merged range and per
@@ -75,6 +78,9 @@ pub struct SceneRow {
     pub records: u64,
     /// GPU milliseconds per frame (timestamps, or wall clock: see `timing`).
     pub gpu_ms: Option<Summary>,
+    /// GPU milliseconds per frame of the nodes other than a staged upload's (timestamps
+    /// only): the frame's selection work.
+    pub selection_ms: Option<Summary>,
     /// CPU microseconds to encode one frame.
     pub encode_us: Option<Summary>,
     /// Bytes one patch uploads.
@@ -106,6 +112,7 @@ impl SceneRow {
             op: op.into(),
             records,
             gpu_ms: None,
+            selection_ms: None,
             encode_us: None,
             upload_bytes: None,
             patch_us: None,
@@ -114,6 +121,15 @@ impl SceneRow {
             skipped: None,
             nodes: Vec::new(),
         }
+    }
+
+    /// The same row with the frame timings.
+    fn timed(mut self, t: FrameTimes) -> Self {
+        self.gpu_ms = Some(t.gpu_ms);
+        self.selection_ms = t.selection_ms;
+        self.encode_us = Some(t.encode_us);
+        self.nodes = t.nodes;
+        self
     }
 }
 
@@ -148,6 +164,7 @@ pub fn run(args: &SceneBenchArgs) -> Result<()> {
         "op",
         "records",
         "GPU ms/frame",
+        "selection ms",
         "encode µs",
         "upload B",
         "patch µs",
@@ -161,6 +178,7 @@ pub fn run(args: &SceneBenchArgs) -> Result<()> {
             r.skipped
                 .as_ref()
                 .map_or_else(|| show(&r.gpu_ms, 3), |s| format!("skipped: {s}")),
+            show(&r.selection_ms, 3),
             show(&r.encode_us, 1),
             r.upload_bytes.map_or("-".into(), |b| b.to_string()),
             show(&r.patch_us, 1),
@@ -227,16 +245,25 @@ fn too_large(gpu: &Gpu, n: u64) -> Option<String> {
     }
 }
 
-/// Times `encode` + submit `repeat` times: (GPU ms per frame, encode µs, GPU ms per node).
-/// `timings` reads the profiled encode's `(node, GPU ms)`.
+/// What [`time_frames`] measured.
+struct FrameTimes {
+    gpu_ms: Summary,
+    /// Without a staged upload's nodes (timestamps only).
+    selection_ms: Option<Summary>,
+    encode_us: Summary,
+    nodes: Vec<NodeRow>,
+}
+
+/// Times `encode` + submit `repeat` times. `timings` reads the profiled encode's
+/// `(node, GPU ms)`.
 fn time_frames(
     gpu: &Gpu,
     repeat: u32,
     profile: bool,
     mut encode: impl FnMut(&mut wgpu::CommandEncoder, bool) -> Result<()>,
     mut timings: impl FnMut() -> Result<Vec<(String, f64)>>,
-) -> Result<(Summary, Summary, Vec<NodeRow>)> {
-    let (mut gpu_ms, mut encode_us) = (Vec::new(), Vec::new());
+) -> Result<FrameTimes> {
+    let (mut gpu_ms, mut encode_us, mut selection_ms) = (Vec::new(), Vec::new(), Vec::new());
     let mut nodes: Vec<(String, Vec<f64>)> = Vec::new();
     for _ in 0..repeat {
         // Encode time without profiling (the frame as an application records it).
@@ -253,6 +280,12 @@ fn time_frames(
             gpu.submit_and_wait(enc.finish())?;
             let t = timings()?;
             gpu_ms.push(t.iter().map(|(_, ms)| ms).sum());
+            selection_ms.push(
+                t.iter()
+                    .filter(|(node, _)| !node.contains("/upload/"))
+                    .map(|(_, ms)| ms)
+                    .sum(),
+            );
             for (node, ms) in t {
                 match nodes.iter_mut().find(|(n, _)| *n == node) {
                     Some((_, samples)) => samples.push(ms),
@@ -270,7 +303,12 @@ fn time_frames(
             gpu_ms: Summary::of(&samples),
         })
         .collect();
-    Ok((Summary::of(&gpu_ms), Summary::of(&encode_us), nodes))
+    Ok(FrameTimes {
+        gpu_ms: Summary::of(&gpu_ms),
+        selection_ms: (!selection_ms.is_empty()).then(|| Summary::of(&selection_ms)),
+        encode_us: Summary::of(&encode_us),
+        nodes,
+    })
 }
 
 /// CPU microseconds of one `write_buffer_with` of `bytes` into a scratch buffer, filled by
@@ -444,7 +482,7 @@ fn cases(
 
     let repeat = args.options.repeat;
     report::progress(format_args!("bench scene: n = {n}: timing the frame"));
-    let (frame_gpu, frame_encode, frame_nodes) = {
+    let frame_times = {
         let frame = std::cell::RefCell::new(&mut frame);
         time_frames(
             gpu,
@@ -460,11 +498,8 @@ fn cases(
             },
         )?
     };
-    let mut row = SceneRow::new("scene-frame", u64::from(n), timing);
-    row.gpu_ms = Some(frame_gpu);
-    row.encode_us = Some(frame_encode);
+    let mut row = SceneRow::new("scene-frame", u64::from(n), timing).timed(frame_times);
     row.visible = Some(visible);
-    row.nodes = frame_nodes;
     let mut out = vec![row];
 
     // Patch: the first `patch` live records lifted (transform, box, sphere), alternately
@@ -572,7 +607,7 @@ fn cases(
     report::progress(format_args!(
         "bench scene: n = {n}: timing the culling peer"
     ));
-    let (cull_gpu, cull_encode, cull_nodes) = {
+    let cull_times = {
         let cull = std::cell::RefCell::new(&mut cull);
         time_frames(
             gpu,
@@ -585,11 +620,7 @@ fn cases(
             },
         )?
     };
-    let mut row = SceneRow::new("cull (peer)", u64::from(n), timing);
-    row.gpu_ms = Some(cull_gpu);
-    row.encode_us = Some(cull_encode);
-    row.nodes = cull_nodes;
-    out.push(row);
+    out.push(SceneRow::new("cull (peer)", u64::from(n), timing).timed(cull_times));
     scene.destroy();
     commands.destroy();
     Ok(out)
