@@ -21,10 +21,12 @@
 //!   bytes uploaded (exact, from the report: records, and the packed bounds rows the spheres
 //!   move) and CPU time of `GpuScene::mutate` (one queue write per merged range and per
 //!   bounds run);
-//! * `patch-staged-1000`: the same transactions through `GpuScene::mutate_staged` (one queue
-//!   write into the frame's `GpuSceneUpload`, scattered by the frame's first node); the
-//!   scatter's GPU time is part of the next frame's; the patched records are read back once
-//!   and compared with the CPU copy;
+//! * `patch-staged-1000`: the same transactions through `GpuScene::mutate_staged` (written
+//!   straight into the frame's `GpuSceneUpload`'s mapped host buffer, copied and scattered by
+//!   the frame's encode); the scatter's GPU time is part of the next frame's; the patched
+//!   records are read back once and compared with the CPU copy;
+//! * `patch-staged-queue-1000`: the same staging through one queue write (an upload without
+//!   host buffers): the host buffer's saving is the difference;
 //! * `write-floor-1000` and `write-floor-1000-one-copy`: the wgpu and driver share of a
 //!   staged patch: one `write_buffer_with` of the staged bytes into a scratch buffer, filled by
 //!   a copy per run (as the upload packs) or packed in host memory first and copied once; CPU
@@ -502,15 +504,31 @@ fn cases(
     row.visible = Some(visible);
     let mut out = vec![row];
 
-    // Patch: the first `patch` live records lifted (transform, box, sphere), alternately
-    // written range by range (`mutate`) and staged for the frame's scatter (`mutate_staged`,
-    // then a frame submitted so the next staging starts over).
+    // Patch: the first `patch` live records lifted (transform, box, sphere), in turn written
+    // range by range (`mutate`), staged for the frame's scatter through the upload's mapped
+    // host buffer (`mutate_staged`, then a frame submitted and waited for so the next staging
+    // starts over with a host buffer mapped again), and staged through queue writes alone (an
+    // upload without host buffers, scattered by a graph of its own over the same scene).
+    let mut queue_upload = GpuSceneUpload::new(
+        gpu.device(),
+        &scene,
+        gpugraph_render::gpu_scene::upload::record_words(patched),
+        4 * patched,
+    )?
+    .without_host_buffers();
+    let mut queue_graph = {
+        let mut g = gpugraph_command::CommandGraph::new("bench-queue-upload", gpu.device());
+        let views = scene.import_to_graph(&mut g, "scene")?;
+        queue_upload.add_to_graph(&mut g, &views, "upload")?;
+        g.compile()?
+    };
     let mut patch_us = Vec::new();
     let mut staged_us = Vec::new();
+    let mut queue_us = Vec::new();
     let mut bytes = 0;
     let mut staged_bytes = 0;
     let mut staged_runs = 0;
-    for k in 0..2 * repeat {
+    for k in 0..3 * repeat {
         let lift = 0.25 * (k + 1) as f32;
         // The first live records by slot (not `active_records`, which copies every record:
         // 2 GB a transaction at 16M, evicting every cache before the timed call).
@@ -539,19 +557,30 @@ fn cases(
             patch,
             ..Default::default()
         };
-        if k % 2 == 0 {
+        if k % 3 == 0 {
             let t0 = Instant::now();
             let report = scene.mutate(gpu.queue(), &tx)?;
             patch_us.push(t0.elapsed().as_secs_f64() * 1e6);
             bytes = report.uploaded_bytes();
-        } else {
+        } else if k % 3 == 1 {
             let t0 = Instant::now();
             let report = scene.mutate_staged(gpu.queue(), &mut upload, &tx)?;
             staged_us.push(t0.elapsed().as_secs_f64() * 1e6);
+            if report.host_writes != 1 {
+                bail!("bench scene at n = {n}: a staged patch found no mapped host buffer");
+            }
             staged_bytes = report.uploaded_bytes();
             staged_runs = report.record_writes.len();
             let mut enc = gpu.device().create_command_encoder(&Default::default());
             frame.encode(&mut enc, false)?;
+            gpu.submit_and_wait(enc.finish())?;
+        } else {
+            let t0 = Instant::now();
+            scene.mutate_staged(gpu.queue(), &mut queue_upload, &tx)?;
+            queue_us.push(t0.elapsed().as_secs_f64() * 1e6);
+            let mut enc = gpu.device().create_command_encoder(&Default::default());
+            queue_upload.encode(&mut enc);
+            queue_graph.encode(&mut enc, &Default::default())?;
             gpu.submit_and_wait(enc.finish())?;
         }
     }
@@ -591,6 +620,11 @@ fn cases(
     );
     row.upload_bytes = Some(staged_bytes);
     row.patch_us = Some(Summary::of(&staged_us));
+    out.push(row);
+    let op = format!("patch-staged-queue-{}", args.patch);
+    let mut row = SceneRow::new(&op, u64::from(n), timing);
+    row.upload_bytes = Some(staged_bytes);
+    row.patch_us = Some(Summary::of(&queue_us));
     out.push(row);
     // The wgpu and driver share of a staged patch: its one queue write alone, packed as the
     // upload packs it (a copy per run, the run table and the header), and packed in host
