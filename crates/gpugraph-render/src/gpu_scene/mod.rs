@@ -40,6 +40,7 @@ pub mod gltf;
 mod ids;
 pub mod mutation;
 mod outputs;
+mod ranges;
 mod record;
 mod resource_groups;
 #[cfg(test)]

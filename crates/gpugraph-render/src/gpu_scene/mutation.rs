@@ -28,6 +28,8 @@
 
 use std::ops::Range;
 
+pub use super::ranges::merge;
+
 use super::record::{aabb_problem, sphere_problem, transform_problem};
 use super::{
     GpuScene, GpuSceneError, GpuSceneField, GpuSceneOperation, GpuSceneRecord, GpuSceneState,
@@ -619,28 +621,6 @@ fn check_value(scene: &str, id: u32, v: &GpuSceneFieldValue) -> Result<(), GpuSc
     }
 }
 
-/// Sorted, disjoint ranges covering exactly the union of `ranges` (empty ones dropped);
-/// touching ranges join, so each result is one queue write.
-pub fn merge<T: Ord + Copy>(mut ranges: Vec<Range<T>>) -> Vec<Range<T>> {
-    ranges.retain(|r| r.start < r.end);
-    if !ranges.is_sorted_by_key(|r| r.start) {
-        ranges.sort_unstable_by_key(|r| r.start);
-    }
-    let mut kept = 0usize;
-    for i in 0..ranges.len() {
-        let r = ranges[i].clone();
-        match kept.checked_sub(1).map(|k| &mut ranges[k]) {
-            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-            _ => {
-                ranges[kept] = r;
-                kept += 1;
-            }
-        }
-    }
-    ranges.truncate(kept);
-    ranges
-}
-
 /// The state a CPU model expects (for oracles and tests): counts from the live slots.
 pub fn expected_state(count: u32, active_count: u32, overflow: bool) -> GpuSceneState {
     GpuSceneState {
@@ -692,16 +672,5 @@ mod tests {
             let want = (r.start / 4..r.end / 4).fold(0u32, |m, w| m | 1 << w);
             assert_eq!(v.word_mask(), want, "{v:?}");
         }
-    }
-
-    /// Merging sorts when needed, joins touching and overlapping ranges, drops empty ones.
-    #[test]
-    fn merge_joins_what_touches() {
-        assert_eq!(
-            merge(vec![8..12, 0..4, 4..6, 20..20, 10..16, 30..40]),
-            vec![0..6, 8..16, 30..40]
-        );
-        assert_eq!(merge(vec![0..4, 4..8, 16..20]), vec![0..8, 16..20]);
-        assert_eq!(merge(vec![]), Vec::<Range<u64>>::new());
     }
 }

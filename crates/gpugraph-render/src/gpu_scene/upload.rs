@@ -51,7 +51,7 @@ use gpugraph_command::{
 };
 use wgpu::BufferUsages as U;
 
-use super::mutation::merge;
+use super::ranges::{intersects, merge};
 use super::{
     GpuScene, GpuSceneError, GpuSceneMutation, GpuSceneMutationReport, GpuSceneViews,
     GPU_SCENE_RECORD_BYTES,
@@ -571,21 +571,6 @@ impl GpuScene {
         self.write_state(queue, state, &mut report);
         Ok(report)
     }
-}
-
-/// Whether two sorted, disjoint range lists share a byte.
-fn intersects(a: &[Range<u64>], b: &[Range<u64>]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i].end <= b[j].start {
-            i += 1;
-        } else if b[j].end <= a[i].start {
-            j += 1;
-        } else {
-            return true;
-        }
-    }
-    false
 }
 
 /// Payload words of `records` whole records: for sizing an upload for whole-record
