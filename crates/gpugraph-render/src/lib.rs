@@ -46,9 +46,9 @@ pub use draw::{DrawCommandBuffer, DrawLayout};
 pub use error::RenderError;
 pub use gpu_scene::{
     GpuScene, GpuSceneCommandList, GpuSceneDrawGeneration, GpuSceneDrawOutput, GpuSceneError,
-    GpuSceneField, GpuSceneFieldValue, GpuSceneGroup, GpuSceneMutation, GpuSceneMutationReport,
-    GpuScenePatch, GpuSceneRecord, GpuSceneResourceGroups, GpuSceneUpload, GpuSceneViews,
-    GpuSceneVisibility, GpuSceneVisibleRows,
+    GpuSceneField, GpuSceneFieldValue, GpuSceneGroup, GpuSceneGroupClassification,
+    GpuSceneMutation, GpuSceneMutationReport, GpuScenePatch, GpuSceneRecord,
+    GpuSceneResourceGroups, GpuSceneUpload, GpuSceneViews, GpuSceneVisibility, GpuSceneVisibleRows,
 };
 pub use history::TextureHistory;
 pub use mesh::{CubeCamera, InstancedCubes};

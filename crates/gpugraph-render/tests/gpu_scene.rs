@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use gpugraph_command::CommandGraph;
 use gpugraph_render::gpu_scene::{
-    packed_bounds, GpuSceneError, GpuSceneField, GpuSceneFieldValue, GpuSceneMutation,
+    draw_key, packed_bounds, GpuSceneError, GpuSceneField, GpuSceneFieldValue, GpuSceneMutation,
     GpuSceneOperation, GpuScenePatch, GpuSceneRecord, GpuSceneState, GPU_SCENE_RECORD_BYTES,
 };
 use gpugraph_render::GpuScene;
@@ -139,6 +139,20 @@ impl Model {
             .collect()
     }
 
+    /// The draw key rows the GPU must hold, as [`Self::bounds`].
+    fn keys(&self) -> Vec<u8> {
+        (0..self.capacity)
+            .flat_map(|s| {
+                let row = if s < self.count {
+                    draw_key(&self.record(s))
+                } else {
+                    [0; 4]
+                };
+                bytemuck::cast::<[u32; 4], [u8; 16]>(row)
+            })
+            .collect()
+    }
+
     fn state(&self) -> GpuSceneState {
         GpuSceneState {
             count: self.count,
@@ -170,6 +184,11 @@ fn gpu_state(d: &SceneDevice, scene: &GpuScene) -> GpuSceneState {
 fn gpu_bounds(d: &SceneDevice, scene: &GpuScene) -> Vec<u8> {
     let n = scene.capacity() as usize * 16;
     read_bytes(d, scene.bounds_buffer().unwrap())[..n].to_vec()
+}
+
+fn gpu_keys(d: &SceneDevice, scene: &GpuScene) -> Vec<u8> {
+    let n = scene.capacity() as usize * 16;
+    read_bytes(d, scene.key_buffer().unwrap())[..n].to_vec()
 }
 
 fn gpu_records(d: &SceneDevice, scene: &GpuScene, capacity: u32) -> Vec<u8> {
@@ -217,11 +236,36 @@ fn exact_upload_ranges_per_transaction() {
     assert_eq!(rep.record_writes, vec![3 * R + 8..3 * R + 12]);
     assert_eq!(
         (rep.record_bytes, rep.state_bytes, rep.write_count()),
-        (4, 0, 1)
+        (4, 0, 2)
     );
     assert_eq!((rep.bounds_writes.len(), rep.bounds_bytes), (0, 0));
+    // The group feeds slot 3's draw key row.
+    assert_eq!(rep.key_writes, vec![48..64]);
+    assert_eq!(rep.key_bytes, 16);
+    assert_eq!(rep.uploaded_bytes(), 4 + 16);
     assert_eq!(gpu_records(&d, &scene, 8), model.bytes);
     assert_eq!(gpu_bounds(&d, &scene), model.bounds());
+    assert_eq!(gpu_keys(&d, &scene), model.keys());
+
+    // A box rewrites the command slot word between its corners, unchanged: no key row, and
+    // no bounds row (the sphere is left as it is).
+    let m = GpuSceneMutation {
+        patch: vec![GpuScenePatch {
+            id: 105,
+            values: vec![GpuSceneFieldValue::Aabb {
+                min: [-1.0; 3],
+                max: [2.0; 3],
+            }],
+        }],
+        ..Default::default()
+    };
+    let rep = scene.mutate(&d.queue, &m).unwrap();
+    model.apply(&m);
+    assert_eq!(rep.record_writes, vec![5 * R + 32..5 * R + 60]);
+    assert_eq!((rep.key_writes.len(), rep.bounds_writes.len()), (0, 0));
+    assert_eq!((rep.uploaded_bytes(), rep.write_count()), (28, 1));
+    assert_eq!(gpu_records(&d, &scene, 8), model.bytes);
+    assert_eq!(gpu_keys(&d, &scene), model.keys());
 
     // Adjacent fields join into one write; two records stay two writes.
     let m = GpuSceneMutation {
@@ -248,9 +292,12 @@ fn exact_upload_ranges_per_transaction() {
     assert_eq!(rep.record_bytes, 20 + 64);
     // The sphere moves slot 1's packed bounds row; the transform none.
     assert_eq!(rep.bounds_writes, vec![16..32]);
-    assert_eq!((rep.bounds_bytes, rep.write_count()), (16, 3));
-    assert_eq!(rep.uploaded_bytes(), 20 + 64 + 16);
+    // The geometry moves slot 1's draw key row.
+    assert_eq!(rep.key_writes, vec![16..32]);
+    assert_eq!((rep.bounds_bytes, rep.write_count()), (16, 4));
+    assert_eq!(rep.uploaded_bytes(), 20 + 64 + 16 + 16);
     assert_eq!(gpu_bounds(&d, &scene), model.bounds());
+    assert_eq!(gpu_keys(&d, &scene), model.keys());
 
     // Removal writes the flags word and the state block.
     let m = GpuSceneMutation {
@@ -265,8 +312,10 @@ fn exact_upload_ranges_per_transaction() {
     assert_eq!(gpu_state(&d, &scene), model.state());
     // Removed slots' rows turn dead: two 16-byte writes.
     assert_eq!(rep.bounds_writes, vec![0..16, 32..48]);
-    assert_eq!(rep.write_count(), 2 + 2 + 1);
+    assert_eq!(rep.key_writes, vec![0..16, 32..48]);
+    assert_eq!(rep.write_count(), 2 + 2 + 2 + 1);
     assert_eq!(gpu_bounds(&d, &scene), model.bounds());
+    assert_eq!(gpu_keys(&d, &scene), model.keys());
 
     // Inserts reuse the lowest holes, then the high-water mark; the last overflows exactly.
     let new: Vec<GpuSceneRecord> = (0..5).map(|i| GpuSceneRecord::new(200 + i)).collect();
@@ -283,7 +332,10 @@ fn exact_upload_ranges_per_transaction() {
     assert_eq!(rep.record_bytes, 4 * R);
     assert_eq!(rep.bounds_writes, vec![0..16, 32..48, 96..128]);
     assert_eq!(rep.bounds_bytes, 4 * 16);
+    assert_eq!(rep.key_writes, vec![0..16, 32..48, 96..128]);
+    assert_eq!(rep.key_bytes, 4 * 16);
     assert_eq!(gpu_bounds(&d, &scene), model.bounds());
+    assert_eq!(gpu_keys(&d, &scene), model.keys());
     assert_eq!(gpu_records(&d, &scene, 8), model.bytes);
     assert_eq!(gpu_state(&d, &scene), model.state());
     assert_eq!(gpu_state(&d, &scene).overflow, 1);
@@ -321,8 +373,10 @@ fn exact_upload_ranges_per_transaction() {
     );
     assert_eq!(rep.record_writes, vec![2 * R..8 * R]);
     assert_eq!(rep.bounds_writes, vec![32..128]);
+    assert_eq!(rep.key_writes, vec![32..128]);
     assert_eq!(gpu_records(&d, &scene, 8), model.bytes);
     assert_eq!(gpu_bounds(&d, &scene), model.bounds());
+    assert_eq!(gpu_keys(&d, &scene), model.keys());
     assert_eq!(gpu_state(&d, &scene), model.state());
     assert_eq!(scene.slot_of(203), Some(5));
 }
@@ -558,6 +612,7 @@ fn random_transaction_streams_match_the_model() {
             };
             let before = gpu_records(&d, &scene, capacity);
             let bounds_before = gpu_bounds(&d, &scene);
+            let keys_before = gpu_keys(&d, &scene);
             let rep = scene.mutate(&d.queue, &m).unwrap();
             let uninserted = model.apply(&m);
             let after = gpu_records(&d, &scene, capacity);
@@ -586,6 +641,26 @@ fn random_transaction_streams_match_the_model() {
             }
             let bsum: u64 = rep.bounds_writes.iter().map(|r| r.end - r.start).sum();
             assert_eq!(rep.bounds_bytes, bsum, "{ctx}");
+            let keys_after = gpu_keys(&d, &scene);
+            assert_eq!(keys_after, model.keys(), "{ctx}: draw keys");
+            changes_within(&keys_before, &keys_after, &rep.key_writes);
+            // No key row is written whose slot's flags..geometry and command slot were not.
+            for row in rep
+                .key_writes
+                .iter()
+                .flat_map(|b| (b.start / 16)..(b.end / 16))
+            {
+                let base = row * R;
+                let fed = [base + 4..base + 16, base + 44..base + 48];
+                assert!(
+                    rep.record_writes
+                        .iter()
+                        .any(|r| fed.iter().any(|f| r.start < f.end && f.start < r.end)),
+                    "{ctx}: key row {row} written without its inputs"
+                );
+            }
+            let ksum: u64 = rep.key_writes.iter().map(|r| r.end - r.start).sum();
+            assert_eq!(rep.key_bytes, ksum, "{ctx}");
             let sum: u64 = rep.record_writes.iter().map(|r| r.end - r.start).sum();
             assert_eq!(rep.record_bytes, sum, "{ctx}");
             assert!(

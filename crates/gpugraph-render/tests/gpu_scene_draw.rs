@@ -19,7 +19,8 @@ use gpugraph_render::gpu_scene::{
 };
 use gpugraph_render::{
     DrawCommandBuffer, DrawLayout, GpuScene, GpuSceneDrawGeneration, GpuSceneDrawOutput,
-    GpuSceneGroup, GpuSceneResourceGroups, GpuSceneViews, GpuSceneVisibleRows, RenderError,
+    GpuSceneGroup, GpuSceneGroupClassification, GpuSceneResourceGroups, GpuSceneViews,
+    GpuSceneVisibleRows, RenderError,
 };
 use rand::Rng;
 use scene_support::*;
@@ -58,6 +59,7 @@ fn build_generation(
         required_count: diag.view(&g, 0, 1),
         published_count: diag.view(&g, 1, 1),
         overflow: diag.view(&g, 2, 1),
+        groups: None,
     }
     .add_to_graph(&mut g)
     .unwrap();
@@ -82,16 +84,22 @@ fn draw_generation_matches_the_oracle_across_sizes() {
         (1000, 256),
     ];
     for (k, (n, slots)) in cases.into_iter().enumerate() {
+        // Owned scenes read the draw keys view; borrowed ones (the odd cases) the records.
         for layout in [DrawLayout::Draw, DrawLayout::DrawIndexed] {
-            let scene = scene_with_holes(&d, &mut rng, n, slots);
-            let records = slots_records(&scene);
+            let owned = scene_with_holes(&d, &mut rng, n, slots);
+            let records = slots_records(&owned);
+            let twin = (k % 2 == 1).then(|| borrowed_twin(&d, &owned));
+            let scene = twin.as_ref().unwrap_or(&owned);
             let visibility: Option<Vec<u32>> =
                 (k % 2 == 0).then(|| (0..n).map(|_| u32::from(rng.random_bool(0.7))).collect());
             let (draw, init) = commands(&d, layout, slots);
-            let mut gen = build_generation(&d, &scene, &draw, visibility.as_deref());
+            let mut gen = build_generation(&d, scene, &draw, visibility.as_deref());
             encode_wait(&d, &mut gen.compiled);
             let want = cpu::draw_generation(&records, visibility.as_deref(), slots);
-            let ctx = format!("{n} rows, {slots} {layout:?} slots");
+            let ctx = format!(
+                "{n} rows, {slots} {layout:?} slots, keyed {}",
+                twin.is_none()
+            );
             check_commands(
                 &read_words(&d, draw.buffer()),
                 &init,
@@ -164,6 +172,73 @@ fn collisions_and_the_capacity_boundary() {
     assert_eq!(gen.diag.read(&d), vec![5, 5, 0]);
 }
 
+/// A read-only scene borrowing `scene`'s record buffer: no packed views, so its draw
+/// generation and classification read the records.
+fn borrowed_twin(d: &SceneDevice, scene: &GpuScene) -> GpuScene {
+    let twin = GpuScene::borrow_records(
+        &d.device,
+        &d.queue,
+        "twin",
+        scene.record_buffer(),
+        0,
+        scene.capacity(),
+        scene.state().active_count,
+    )
+    .unwrap();
+    assert!(twin.key_buffer().is_none() && scene.key_buffer().is_some());
+    twin
+}
+
+/// The keyed path reads each row's flags, group, geometry and command slot from the draw keys
+/// view alone: with those record words overwritten behind the keys' back (poison, every row
+/// inactive by its record), generation and classification still match the oracle over the
+/// scene's records, while the records path over the same buffer sees nothing live.
+#[test]
+fn keyed_generation_reads_the_keys_alone() {
+    let d = scene_device();
+    let mut rng = rng(21);
+    let slots = 64;
+    let groups = listed_groups(slots);
+    let scene = scene_with_holes(&d, &mut rng, 300, slots);
+    let records = slots_records(&scene);
+    // Words 1..4 (flags, group, geometry) to 0 and word 11 (command slot) to poison.
+    for s in 0..scene.capacity() {
+        let at = scene.record_byte_offset(s).unwrap();
+        d.queue
+            .write_buffer(scene.record_buffer(), at + 4, &[0u8; 12]);
+        d.queue
+            .write_buffer(scene.record_buffer(), at + 44, &POISON.to_ne_bytes());
+    }
+    let twin = borrowed_twin(&d, &scene);
+    let gen = cpu::draw_generation(&records, None, slots);
+    let want = cpu::resource_groups(&records, &gen.commands, &groups);
+    assert!(gen.published_count > 10, "a scene with draws");
+    for (which, s) in [("keys", &scene), ("records", &twin)] {
+        let (draw, init) = commands(&d, DrawLayout::DrawIndexed, slots);
+        let mut c = build_groups(&d, s, &draw, &groups, true);
+        c.gen_diag.poison(&d);
+        c.group_diag.poison(&d);
+        encode_wait(&d, &mut c.compiled);
+        let got = c.gen_diag.read(&d);
+        if which == "keys" {
+            check_commands(
+                &read_words(&d, draw.buffer()),
+                &init,
+                DrawLayout::DrawIndexed,
+                &gen.commands,
+                which,
+            );
+            assert_eq!(
+                got,
+                vec![gen.required_count, gen.published_count, gen.overflow]
+            );
+            check_groups(&d, &c, &want, which);
+        } else {
+            assert_eq!(got, vec![0, 0, 0], "no record is live by its words");
+        }
+    }
+}
+
 struct Classified {
     compiled: CompiledGraph,
     gen_diag: Words,
@@ -194,6 +269,7 @@ fn build_groups(
             required_count: gen_diag.view(&g, 0, 1),
             published_count: gen_diag.view(&g, 1, 1),
             overflow: gen_diag.view(&g, 2, 1),
+            groups: None,
         }
         .add_to_graph(&mut g)
         .unwrap();
@@ -253,17 +329,20 @@ fn resource_groups_match_the_oracle_and_reclassify_after_mutation() {
             geometry_id: None,
         },
     ];
-    for n in [0u32, 1, 257, 600] {
+    for (k, n) in [0u32, 1, 257, 600, 0, 1, 257, 600].into_iter().enumerate() {
         let slots = 64;
         let mut scene = scene_with_holes(&d, &mut rng, n, slots);
+        // The second half: a borrowed twin over the same records (the records path), which
+        // sees every mutation of the owned scene's records.
+        let twin = (k >= 4).then(|| borrowed_twin(&d, &scene));
         let (draw, _) = commands(&d, DrawLayout::DrawIndexed, slots);
-        let mut c = build_groups(&d, &scene, &draw, &groups, true);
+        let mut c = build_groups(&d, twin.as_ref().unwrap_or(&scene), &draw, &groups, true);
         let compiles = c.compiled.cache().stats().pipelines_created;
         for round in 0..3 {
             encode_wait(&d, &mut c.compiled);
             let records = slots_records(&scene);
             let gen = cpu::draw_generation(&records, None, slots);
-            let ctx = format!("{n} rows, round {round}");
+            let ctx = format!("{n} rows, round {round}, keyed {}", twin.is_none());
             assert_eq!(
                 c.gen_diag.read(&d),
                 vec![gen.required_count, gen.published_count, gen.overflow],
@@ -403,12 +482,13 @@ fn bad_declarations_are_named_errors() {
         let handle = draw.import(&mut g, "commands").unwrap();
         let diag = Words::new(&d, &mut g, "diag", 2 * groups.len() as u64 + 1);
         let n = groups.len() as u64;
+        let e_groups = groups;
         let e = GpuSceneResourceGroups {
             id: "groups".into(),
             scene: views,
             commands: draw.clone(),
             command_handle: handle,
-            groups,
+            groups: e_groups.clone(),
             counts: diag.view(&g, 0, n),
             group_flags: diag.view(&g, n, n),
             overflow: diag.view(&g, 2 * n, 1),
@@ -417,6 +497,31 @@ fn bad_declarations_are_named_errors() {
         .add_to_graph(&mut g)
         .unwrap_err();
         assert!(matches!(e, RenderError::InvalidGroup { .. }), "{what}: {e}");
+        // The same descriptors classified by the draw generation as it publishes.
+        let gen_diag = Words::new(&d, &mut g, "gen-diag", 3);
+        let e = GpuSceneDrawGeneration {
+            id: "gen".into(),
+            scene: views,
+            visibility: None,
+            visible_rows: None,
+            commands: draw.clone(),
+            command_handle: handle,
+            required_count: gen_diag.view(&g, 0, 1),
+            published_count: gen_diag.view(&g, 1, 1),
+            overflow: gen_diag.view(&g, 2, 1),
+            groups: Some(GpuSceneGroupClassification {
+                groups: e_groups.clone(),
+                counts: diag.view(&g, 0, n),
+                group_flags: diag.view(&g, n, n),
+                overflow: diag.view(&g, 2 * n, 1),
+            }),
+        }
+        .add_to_graph(&mut g)
+        .unwrap_err();
+        assert!(
+            matches!(e, RenderError::InvalidGroup { .. }),
+            "fused, {what}: {e}"
+        );
     }
     // Outputs inside the scene's record buffer would be read and written at once.
     let mut g = CommandGraph::new("g", &d.device);
@@ -439,6 +544,7 @@ fn bad_declarations_are_named_errors() {
         required_count: inside,
         published_count: diag.view(&g, 1, 1),
         overflow: diag.view(&g, 2, 1),
+        groups: None,
     }
     .add_to_graph(&mut g)
     .unwrap_err();
@@ -462,6 +568,7 @@ fn bad_declarations_are_named_errors() {
         required_count: diag.view(&g, 1, 1),
         published_count: diag.view(&g, 1, 1),
         overflow: diag.view(&g, 2, 1),
+        groups: None,
     }
     .add_to_graph(&mut g)
     .unwrap_err();
@@ -472,6 +579,33 @@ fn bad_declarations_are_named_errors() {
                 what: "published count",
                 ..
             }
+        ),
+        "{e}"
+    );
+    // Fused classification outputs overlapping the draw generation's own.
+    let e = GpuSceneDrawGeneration {
+        id: "gen3".into(),
+        scene: views,
+        visibility: None,
+        visible_rows: None,
+        commands: draw.clone(),
+        command_handle: handle,
+        required_count: diag.view(&g, 0, 1),
+        published_count: diag.view(&g, 1, 1),
+        overflow: diag.view(&g, 2, 1),
+        groups: Some(GpuSceneGroupClassification {
+            groups: vec![group(1, 0, 4)],
+            counts: diag.view(&g, 0, 1),
+            group_flags: diag.view(&g, 1, 1),
+            overflow: diag.view(&g, 2, 1),
+        }),
+    }
+    .add_to_graph(&mut g)
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RenderError::UnsupportedView { .. } | RenderError::WritesAlone { .. }
         ),
         "{e}"
     );
@@ -524,6 +658,7 @@ fn bad_declarations_are_named_errors() {
             required_count: v(0),
             published_count: v(4),
             overflow: v(8),
+            groups: None,
         }
         .add_to_graph(&mut g)
         .unwrap_err();
@@ -552,6 +687,7 @@ fn build_listed(
     draw: &DrawCommandBuffer,
     groups: &[GpuSceneGroup],
     list_capacity: u32,
+    fused: bool,
 ) -> Listed {
     let mut g = CommandGraph::new("listed", &d.device);
     let views = scene.import_to_graph(&mut g, "scene").unwrap();
@@ -583,22 +719,31 @@ fn build_listed(
         required_count: gen_diag.view(&g, 0, 1),
         published_count: gen_diag.view(&g, 1, 1),
         overflow: gen_diag.view(&g, 2, 1),
+        // Classified as published, or by a resource-groups pass over the published list.
+        groups: fused.then(|| GpuSceneGroupClassification {
+            groups: groups.to_vec(),
+            counts: group_diag.view(&g, 0, n),
+            group_flags: group_diag.view(&g, n, n),
+            overflow: group_diag.view(&g, 2 * n, 1),
+        }),
     }
     .add_to_graph(&mut g)
     .unwrap();
-    GpuSceneResourceGroups {
-        id: "groups".into(),
-        scene: views,
-        commands: draw.clone(),
-        command_handle: handle,
-        groups: groups.to_vec(),
-        counts: group_diag.view(&g, 0, n),
-        group_flags: group_diag.view(&g, n, n),
-        overflow: group_diag.view(&g, 2 * n, 1),
-        live_commands: Some(output.published),
+    if !fused {
+        GpuSceneResourceGroups {
+            id: "groups".into(),
+            scene: views,
+            commands: draw.clone(),
+            command_handle: handle,
+            groups: groups.to_vec(),
+            counts: group_diag.view(&g, 0, n),
+            group_flags: group_diag.view(&g, n, n),
+            overflow: group_diag.view(&g, 2 * n, 1),
+            live_commands: Some(output.published),
+        }
+        .add_to_graph(&mut g)
+        .unwrap();
     }
-    .add_to_graph(&mut g)
-    .unwrap();
     Listed {
         compiled: g.compile().unwrap(),
         rows,
@@ -717,12 +862,16 @@ fn listed_rows_match_the_oracle_across_re_encodes() {
         (3000, 700, 3000),
         (600, 200, 100),
     ];
-    for (n, slots, capacity) in cases {
+    // Each case classified by a separate pass over the published list and as published.
+    for (n, slots, capacity, fused) in cases
+        .into_iter()
+        .flat_map(|(n, s, c)| [(n, s, c, false), (n, s, c, true)])
+    {
         let scene = scene_with_holes(&d, &mut rng, n, slots);
         let records = slots_records(&scene);
         let groups = listed_groups(slots);
         let (draw, init) = commands(&d, DrawLayout::DrawIndexed, slots);
-        let mut l = build_listed(&d, &scene, &draw, &groups, capacity);
+        let mut l = build_listed(&d, &scene, &draw, &groups, capacity, fused);
         let compiles = l.compiled.cache().stats().pipelines_created;
         let mut published = Vec::new();
         for (round, p) in [0.05, 0.0, 1.0, 0.5, 0.02, 1.0, 0.3]
@@ -737,7 +886,9 @@ fn listed_rows_match_the_oracle_across_re_encodes() {
             } else {
                 visible.len() as u32
             };
-            let ctx = format!("{n} rows, {slots} slots, list {capacity}, round {round} (p {p})");
+            let ctx = format!(
+                "{n} rows, {slots} slots, list {capacity}, round {round} (p {p}), fused {fused}"
+            );
             let want = check_listed_round(
                 &d, &mut l, &records, &groups, &init, &draw, &visible, count, capacity, &ctx,
             );
@@ -773,7 +924,7 @@ fn listed_rows_at_the_capacity_boundary() {
     let mut scene = GpuScene::new(&d.device, &d.queue, "s", slots, &records).unwrap();
     let groups = listed_groups(slots);
     let (draw, init) = commands(&d, DrawLayout::DrawIndexed, slots);
-    let mut l = build_listed(&d, &scene, &draw, &groups, slots);
+    let mut l = build_listed(&d, &scene, &draw, &groups, slots, true);
     let all: Vec<u32> = (0..slots).collect();
     let want = check_listed_round(
         &d,
@@ -847,7 +998,7 @@ fn listed_rows_clear_every_command_on_request() {
     let records = slots_records(&scene);
     let groups = listed_groups(slots);
     let (draw, init) = commands(&d, DrawLayout::DrawIndexed, slots);
-    let mut l = build_listed(&d, &scene, &draw, &groups, n);
+    let mut l = build_listed(&d, &scene, &draw, &groups, n, false);
     let some: Vec<u32> = (0..n).filter(|r| r % 4 == 0).collect();
     check_listed_round(
         &d,

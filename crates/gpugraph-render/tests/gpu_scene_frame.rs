@@ -128,6 +128,7 @@ fn camera_change_reselects(listed: bool) {
         required_count: diag.view(&g, 0, 1),
         published_count: diag.view(&g, 1, 1),
         overflow: diag.view(&g, 2, 1),
+        groups: None,
     }
     .add_to_graph(&mut g)
     .unwrap();

@@ -63,7 +63,10 @@ fn transaction(
                     min: r.aabb_min,
                     max: r.aabb_max,
                 }],
-                _ => vec![GpuSceneFieldValue::Sphere(r.sphere)],
+                _ => vec![
+                    GpuSceneFieldValue::Sphere(r.sphere),
+                    GpuSceneFieldValue::GeometryId(r.geometry_id),
+                ],
             };
             GpuScenePatch { id, values }
         })
@@ -85,8 +88,13 @@ fn transaction(
 #[test]
 fn staged_transactions_land_like_direct_ones() {
     let d = scene_device();
-    // Upload sizes: roomy, and small enough that some transactions overflow it.
-    for (capacity, words, runs, seed) in [(64u32, 4096u32, 512u32, 1u64), (200, 300, 24, 2)] {
+    // Upload sizes: roomy, and small enough that some transactions overflow it; staging
+    // through host buffers, and through queue writes alone.
+    for (capacity, words, runs, seed, hosts) in [
+        (64u32, 4096u32, 512u32, 1u64, true),
+        (200, 300, 24, 2, true),
+        (64, 4096, 512, 3, false),
+    ] {
         let mut rng = rng(seed);
         let initial: Vec<GpuSceneRecord> = (0..capacity / 2)
             .map(|i| random_record(&mut rng, i * 2 + 1, 10.0, capacity))
@@ -94,10 +102,15 @@ fn staged_transactions_land_like_direct_ones() {
         let mut direct = GpuScene::new(&d.device, &d.queue, "direct", capacity, &initial).unwrap();
         let mut staged = GpuScene::new(&d.device, &d.queue, "staged", capacity, &initial).unwrap();
         let mut upload = GpuSceneUpload::new(&d.device, &staged, words, runs).unwrap();
+        if !hosts {
+            upload = upload.without_host_buffers();
+        }
         let mut graph = upload_graph(&d, &staged, &upload);
         let mut next_id = capacity * 2;
         let mut overflowed = 0;
         let mut restaged = 0;
+        let mut hosted = 0;
+        let mut staged_runs = 0;
         // The byte ranges staged since the last encode (the test's own account).
         let mut pending: Vec<std::ops::Range<u64>> = Vec::new();
         for step in 0..24 {
@@ -111,7 +124,11 @@ fn staged_transactions_land_like_direct_ones() {
                 assert_eq!(got.record_bytes, want.record_bytes, "step {step}");
                 assert_eq!(got.uninserted, want.uninserted, "step {step}");
                 if got.staging_bytes > 0 {
-                    assert_eq!(got.bounds_bytes, 0, "step {step}: derived on the GPU");
+                    assert_eq!(
+                        (got.bounds_bytes, got.key_bytes),
+                        (0, 0),
+                        "step {step}: derived on the GPU"
+                    );
                 }
                 let runs = got.record_writes.len() as u64;
                 let after = u64::from(upload.staged_words());
@@ -126,6 +143,13 @@ fn staged_transactions_land_like_direct_ones() {
                     continue;
                 }
                 let state_write = usize::from(got.state_bytes > 0);
+                // Written into a mapped host buffer (no queue write), or by queue writes.
+                // With a poll after every encode a host buffer is always mapped: every staged
+                // transaction goes that way, or (without host buffers) none.
+                let host = got.host_writes;
+                assert_eq!(host, usize::from(hosts && runs > 0), "step {step}");
+                hosted += host;
+                staged_runs += usize::from(runs > 0);
                 pending.extend(got.record_writes.iter().cloned());
                 if overlap {
                     // Restaged together with what it overlapped (merged: never more), as a
@@ -135,13 +159,13 @@ fn staged_transactions_land_like_direct_ones() {
                         after <= u64::from(before) + got.record_bytes / 4,
                         "step {step}"
                     );
-                    assert_eq!(got.write_count(), 1 + state_write, "step {step}");
+                    assert_eq!(got.write_count(), 1 - host + state_write, "step {step}");
                 } else {
                     // The first transaction since an encode is one write (runs, header and
                     // payload are contiguous); one joining staged ones three.
-                    let writes = match (runs, before) {
-                        (0, _) => 0,
-                        (_, 0) => 1,
+                    let writes = match (runs, before, host) {
+                        (0, _, _) | (_, _, 1) => 0,
+                        (_, 0, _) => 1,
                         _ => 3,
                     };
                     assert_eq!(got.write_count(), writes + state_write, "step {step}");
@@ -156,8 +180,7 @@ fn staged_transactions_land_like_direct_ones() {
                     }
                 }
             }
-            encode_wait(&d, &mut graph);
-            upload.mark_encoded();
+            encode_upload(&d, &mut graph, Some(&upload), true);
             pending.clear();
             assert_eq!(upload.staged_words(), 0);
             let ctx = format!("capacity {capacity} step {step}");
@@ -167,11 +190,20 @@ fn staged_transactions_land_like_direct_ones() {
             // the staged path derives them on the GPU from the scattered records.
             let bounds = |s: &GpuScene| read_bytes(&d, s.bounds_buffer().unwrap());
             assert_eq!(bounds(&staged), bounds(&direct), "{ctx}: packed bounds");
+            // And the draw keys (every field kind is patched: group, geometry, slot, flags).
+            let keys = |s: &GpuScene| read_bytes(&d, s.key_buffer().unwrap());
+            assert_eq!(keys(&staged), keys(&direct), "{ctx}: draw keys");
         }
+        assert_eq!(
+            hosted,
+            if hosts { staged_runs } else { 0 },
+            "transactions through host buffers"
+        );
         if words < 1000 {
             assert!(overflowed > 0, "the small upload never overflowed");
         } else {
             assert!(restaged > 0, "no two staged transactions overlapped");
+            assert!(staged_runs > 0, "nothing was staged");
         }
         // An encode with nothing staged dispatches nothing and changes nothing.
         let before = records(&d, &staged);
@@ -181,7 +213,7 @@ fn staged_transactions_land_like_direct_ones() {
 }
 
 #[test]
-fn a_thousand_patches_are_one_write() {
+fn a_thousand_patches_are_one_host_write() {
     let d = scene_device();
     let initial: Vec<GpuSceneRecord> = (0..4096).map(|i| GpuSceneRecord::new(i * 3)).collect();
     let mut scene = GpuScene::new(&d.device, &d.queue, "big", 4096, &initial).unwrap();
@@ -200,9 +232,10 @@ fn a_thousand_patches_are_one_write() {
     assert_eq!(rep.record_bytes, 4000);
     assert_eq!(rep.record_writes.len(), 1000);
     assert_eq!(rep.staging_bytes, 8 * 1000 + 28);
-    assert_eq!(rep.write_count(), 1);
+    // Written straight into a mapped host buffer: no queue write.
+    assert_eq!((rep.host_writes, rep.write_count()), (1, 0));
     assert!(rep.uploaded_bytes() <= 128 << 10);
-    encode_wait(&d, &mut graph);
+    encode_upload(&d, &mut graph, Some(&upload), true);
     let words = read_words(&d, scene.record_buffer());
     for i in [0u32, 7, 999] {
         assert_eq!(words[(4 * i * 32 + 11) as usize], i);

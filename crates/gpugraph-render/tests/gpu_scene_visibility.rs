@@ -264,6 +264,8 @@ fn mutations_keep_the_packed_bounds_in_sync() {
                     "step {step}: staged bounds are derived"
                 );
             }
+            // The staged rig takes the transaction (the host bytes' copy, the scatter).
+            encode_upload(&d, &mut staged_rig.compiled, Some(&upload), true);
             let view = camera([0.0, 10.0 + step as f32, 45.0]);
             for (name, scene, rig) in [
                 ("direct", &direct, &mut direct_rig),
@@ -274,7 +276,6 @@ fn mutations_keep_the_packed_bounds_in_sync() {
                 check(&d, rig, &records, &view, &ctx);
                 check(&d, rig, &records, &everything(), &ctx);
             }
-            upload.mark_encoded();
             let bounds = |s: &GpuScene| read_bytes(&d, s.bounds_buffer().unwrap());
             assert_eq!(bounds(&staged), bounds(&direct), "step {step}: bounds");
         }

@@ -8,20 +8,25 @@
 //!   resource groups of contiguous command windows, one command slot per record) and a
 //!   `GpuSceneFrame` without drawing: bounds visibility fused with its compaction
 //!   (`visibility/reset`, `visibility/cull`: one pass over the scene's packed bounds view),
-//!   draw generation over the visible-row list (prepare; clear, claim, publish) and group
-//!   classification of the published commands; with staged patches, the upload's `scatter`,
-//!   `bounds` and `settle` nodes. Rows: GPU time per frame (sum of the nodes' timestamps; wall clock
-//!   of submit-and-wait without timestamp queries) and per node (`nodes`, with timestamps),
-//!   encode time (CPU, the compiled graph into a command encoder), and the frame's diagnostics
-//!   checked once against the CPU oracle (`cpu::frame_diagnostics`);
+//!   draw generation over the visible-row list (prepare; clear, claim, publish: rows read
+//!   through the scene's 16-byte draw keys) classifying each command into the groups as it
+//!   publishes it; with staged patches, the upload's `scatter`, `bounds` and `settle` nodes.
+//!   Rows: GPU time per frame (sum of the nodes' timestamps; wall clock of submit-and-wait
+//!   without timestamp queries), the selection alone (`selection ms`: visibility, draw
+//!   generation and groups, the upload's nodes left out: what the ≤ 0.5 ms target at 16M
+//!   counts) and per node (`nodes`, with timestamps), encode time (CPU, the compiled graph
+//!   into a command encoder), and the frame's diagnostics checked once against the CPU oracle
+//!   (`cpu::frame_diagnostics`);
 //! * `patch-1000`: a transaction patching 1,000 live records' transform, box and sphere:
 //!   bytes uploaded (exact, from the report: records, and the packed bounds rows the spheres
 //!   move) and CPU time of `GpuScene::mutate` (one queue write per merged range and per
 //!   bounds run);
-//! * `patch-staged-1000`: the same transactions through `GpuScene::mutate_staged` (one queue
-//!   write into the frame's `GpuSceneUpload`, scattered by the frame's first node); the
-//!   scatter's GPU time is part of the next frame's; the patched records are read back once
-//!   and compared with the CPU copy;
+//! * `patch-staged-1000`: the same transactions through `GpuScene::mutate_staged` (written
+//!   straight into the frame's `GpuSceneUpload`'s mapped host buffer, copied and scattered by
+//!   the frame's encode); the scatter's GPU time is part of the next frame's; the patched
+//!   records are read back once and compared with the CPU copy;
+//! * `patch-staged-queue-1000`: the same staging through one queue write (an upload without
+//!   host buffers): the host buffer's saving is the difference;
 //! * `write-floor-1000` and `write-floor-1000-one-copy`: the wgpu and driver share of a
 //!   staged patch: one `write_buffer_with` of the staged bytes into a scratch buffer, filled by
 //!   a copy per run (as the upload packs) or packed in host memory first and copied once; CPU
@@ -75,6 +80,9 @@ pub struct SceneRow {
     pub records: u64,
     /// GPU milliseconds per frame (timestamps, or wall clock: see `timing`).
     pub gpu_ms: Option<Summary>,
+    /// GPU milliseconds per frame of the nodes other than a staged upload's (timestamps
+    /// only): the frame's selection work.
+    pub selection_ms: Option<Summary>,
     /// CPU microseconds to encode one frame.
     pub encode_us: Option<Summary>,
     /// Bytes one patch uploads.
@@ -106,6 +114,7 @@ impl SceneRow {
             op: op.into(),
             records,
             gpu_ms: None,
+            selection_ms: None,
             encode_us: None,
             upload_bytes: None,
             patch_us: None,
@@ -114,6 +123,15 @@ impl SceneRow {
             skipped: None,
             nodes: Vec::new(),
         }
+    }
+
+    /// The same row with the frame timings.
+    fn timed(mut self, t: FrameTimes) -> Self {
+        self.gpu_ms = Some(t.gpu_ms);
+        self.selection_ms = t.selection_ms;
+        self.encode_us = Some(t.encode_us);
+        self.nodes = t.nodes;
+        self
     }
 }
 
@@ -148,6 +166,7 @@ pub fn run(args: &SceneBenchArgs) -> Result<()> {
         "op",
         "records",
         "GPU ms/frame",
+        "selection ms",
         "encode µs",
         "upload B",
         "patch µs",
@@ -161,6 +180,7 @@ pub fn run(args: &SceneBenchArgs) -> Result<()> {
             r.skipped
                 .as_ref()
                 .map_or_else(|| show(&r.gpu_ms, 3), |s| format!("skipped: {s}")),
+            show(&r.selection_ms, 3),
             show(&r.encode_us, 1),
             r.upload_bytes.map_or("-".into(), |b| b.to_string()),
             show(&r.patch_us, 1),
@@ -227,16 +247,25 @@ fn too_large(gpu: &Gpu, n: u64) -> Option<String> {
     }
 }
 
-/// Times `encode` + submit `repeat` times: (GPU ms per frame, encode µs, GPU ms per node).
-/// `timings` reads the profiled encode's `(node, GPU ms)`.
+/// What [`time_frames`] measured.
+struct FrameTimes {
+    gpu_ms: Summary,
+    /// Without a staged upload's nodes (timestamps only).
+    selection_ms: Option<Summary>,
+    encode_us: Summary,
+    nodes: Vec<NodeRow>,
+}
+
+/// Times `encode` + submit `repeat` times. `timings` reads the profiled encode's
+/// `(node, GPU ms)`.
 fn time_frames(
     gpu: &Gpu,
     repeat: u32,
     profile: bool,
     mut encode: impl FnMut(&mut wgpu::CommandEncoder, bool) -> Result<()>,
     mut timings: impl FnMut() -> Result<Vec<(String, f64)>>,
-) -> Result<(Summary, Summary, Vec<NodeRow>)> {
-    let (mut gpu_ms, mut encode_us) = (Vec::new(), Vec::new());
+) -> Result<FrameTimes> {
+    let (mut gpu_ms, mut encode_us, mut selection_ms) = (Vec::new(), Vec::new(), Vec::new());
     let mut nodes: Vec<(String, Vec<f64>)> = Vec::new();
     for _ in 0..repeat {
         // Encode time without profiling (the frame as an application records it).
@@ -253,6 +282,12 @@ fn time_frames(
             gpu.submit_and_wait(enc.finish())?;
             let t = timings()?;
             gpu_ms.push(t.iter().map(|(_, ms)| ms).sum());
+            selection_ms.push(
+                t.iter()
+                    .filter(|(node, _)| !node.contains("/upload/"))
+                    .map(|(_, ms)| ms)
+                    .sum(),
+            );
             for (node, ms) in t {
                 match nodes.iter_mut().find(|(n, _)| *n == node) {
                     Some((_, samples)) => samples.push(ms),
@@ -270,7 +305,12 @@ fn time_frames(
             gpu_ms: Summary::of(&samples),
         })
         .collect();
-    Ok((Summary::of(&gpu_ms), Summary::of(&encode_us), nodes))
+    Ok(FrameTimes {
+        gpu_ms: Summary::of(&gpu_ms),
+        selection_ms: (!selection_ms.is_empty()).then(|| Summary::of(&selection_ms)),
+        encode_us: Summary::of(&encode_us),
+        nodes,
+    })
 }
 
 /// CPU microseconds of one `write_buffer_with` of `bytes` into a scratch buffer, filled by
@@ -444,7 +484,7 @@ fn cases(
 
     let repeat = args.options.repeat;
     report::progress(format_args!("bench scene: n = {n}: timing the frame"));
-    let (frame_gpu, frame_encode, frame_nodes) = {
+    let frame_times = {
         let frame = std::cell::RefCell::new(&mut frame);
         time_frames(
             gpu,
@@ -460,22 +500,35 @@ fn cases(
             },
         )?
     };
-    let mut row = SceneRow::new("scene-frame", u64::from(n), timing);
-    row.gpu_ms = Some(frame_gpu);
-    row.encode_us = Some(frame_encode);
+    let mut row = SceneRow::new("scene-frame", u64::from(n), timing).timed(frame_times);
     row.visible = Some(visible);
-    row.nodes = frame_nodes;
     let mut out = vec![row];
 
-    // Patch: the first `patch` live records lifted (transform, box, sphere), alternately
-    // written range by range (`mutate`) and staged for the frame's scatter (`mutate_staged`,
-    // then a frame submitted so the next staging starts over).
+    // Patch: the first `patch` live records lifted (transform, box, sphere), in turn written
+    // range by range (`mutate`), staged for the frame's scatter through the upload's mapped
+    // host buffer (`mutate_staged`, then a frame submitted and waited for so the next staging
+    // starts over with a host buffer mapped again), and staged through queue writes alone (an
+    // upload without host buffers, scattered by a graph of its own over the same scene).
+    let mut queue_upload = GpuSceneUpload::new(
+        gpu.device(),
+        &scene,
+        gpugraph_render::gpu_scene::upload::record_words(patched),
+        4 * patched,
+    )?
+    .without_host_buffers();
+    let mut queue_graph = {
+        let mut g = gpugraph_command::CommandGraph::new("bench-queue-upload", gpu.device());
+        let views = scene.import_to_graph(&mut g, "scene")?;
+        queue_upload.add_to_graph(&mut g, &views, "upload")?;
+        g.compile()?
+    };
     let mut patch_us = Vec::new();
     let mut staged_us = Vec::new();
+    let mut queue_us = Vec::new();
     let mut bytes = 0;
     let mut staged_bytes = 0;
     let mut staged_runs = 0;
-    for k in 0..2 * repeat {
+    for k in 0..3 * repeat {
         let lift = 0.25 * (k + 1) as f32;
         // The first live records by slot (not `active_records`, which copies every record:
         // 2 GB a transaction at 16M, evicting every cache before the timed call).
@@ -504,19 +557,30 @@ fn cases(
             patch,
             ..Default::default()
         };
-        if k % 2 == 0 {
+        if k % 3 == 0 {
             let t0 = Instant::now();
             let report = scene.mutate(gpu.queue(), &tx)?;
             patch_us.push(t0.elapsed().as_secs_f64() * 1e6);
             bytes = report.uploaded_bytes();
-        } else {
+        } else if k % 3 == 1 {
             let t0 = Instant::now();
             let report = scene.mutate_staged(gpu.queue(), &mut upload, &tx)?;
             staged_us.push(t0.elapsed().as_secs_f64() * 1e6);
+            if report.host_writes != 1 {
+                bail!("bench scene at n = {n}: a staged patch found no mapped host buffer");
+            }
             staged_bytes = report.uploaded_bytes();
             staged_runs = report.record_writes.len();
             let mut enc = gpu.device().create_command_encoder(&Default::default());
             frame.encode(&mut enc, false)?;
+            gpu.submit_and_wait(enc.finish())?;
+        } else {
+            let t0 = Instant::now();
+            scene.mutate_staged(gpu.queue(), &mut queue_upload, &tx)?;
+            queue_us.push(t0.elapsed().as_secs_f64() * 1e6);
+            let mut enc = gpu.device().create_command_encoder(&Default::default());
+            queue_upload.encode(&mut enc);
+            queue_graph.encode(&mut enc, &Default::default())?;
             gpu.submit_and_wait(enc.finish())?;
         }
     }
@@ -557,6 +621,11 @@ fn cases(
     row.upload_bytes = Some(staged_bytes);
     row.patch_us = Some(Summary::of(&staged_us));
     out.push(row);
+    let op = format!("patch-staged-queue-{}", args.patch);
+    let mut row = SceneRow::new(&op, u64::from(n), timing);
+    row.upload_bytes = Some(staged_bytes);
+    row.patch_us = Some(Summary::of(&queue_us));
+    out.push(row);
     // The wgpu and driver share of a staged patch: its one queue write alone, packed as the
     // upload packs it (a copy per run, the run table and the header), and packed in host
     // memory first then copied once (write-combined mappings favour one long stream).
@@ -572,7 +641,7 @@ fn cases(
     report::progress(format_args!(
         "bench scene: n = {n}: timing the culling peer"
     ));
-    let (cull_gpu, cull_encode, cull_nodes) = {
+    let cull_times = {
         let cull = std::cell::RefCell::new(&mut cull);
         time_frames(
             gpu,
@@ -585,11 +654,7 @@ fn cases(
             },
         )?
     };
-    let mut row = SceneRow::new("cull (peer)", u64::from(n), timing);
-    row.gpu_ms = Some(cull_gpu);
-    row.encode_us = Some(cull_encode);
-    row.nodes = cull_nodes;
-    out.push(row);
+    out.push(SceneRow::new("cull (peer)", u64::from(n), timing).timed(cull_times));
     scene.destroy();
     commands.destroy();
     Ok(out)

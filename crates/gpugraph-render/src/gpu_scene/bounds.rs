@@ -15,10 +15,20 @@
 //! raw words can store one) flips to a clear sign bit and is never visible, as the record's
 //! own test would decide. The scene's visibility ([`super::GpuSceneVisibility`]) decodes it.
 //!
-//! Maintenance: every mutation keeps the rows of the slots whose `flags` or `sphere` bytes it
-//! wrote in sync. [`GpuScene::mutate`] writes those rows from the CPU copy after the records
-//! (runs of consecutive slots, one queue write each, reported as
-//! [`super::GpuSceneMutationReport::bounds_writes`]); a staged mutation uploads nothing more:
+//! The draw keys view beside it: one 16-byte row per slot holding what draw generation and
+//! resource-group classification read — `[flags, group_id, geometry_id, command_slot]`, the
+//! record's words 1, 2, 3 and 11 ([`draw_key`]). Why: through the 128-byte record, a row's
+//! `flags` and `command_slot` lie in two 32-byte sectors (64 bytes touched for 8 useful), and
+//! the rows draw generation visits are scattered over the whole record buffer (2 GiB at 16M
+//! records); a key row is one sector of a buffer an eighth of that size. A zero-initialized
+//! buffer is all holes (`flags == 0`).
+//!
+//! Maintenance: every mutation keeps the rows of both views in sync for the slots whose
+//! feeding bytes it wrote (bounds: `flags` and `sphere`; keys: `flags`, `group_id`,
+//! `geometry_id` and `command_slot`). [`GpuScene::mutate`] writes those rows from the CPU
+//! copy after the records (runs of consecutive slots, one queue write each, reported as
+//! [`super::GpuSceneMutationReport::bounds_writes`] and
+//! [`super::GpuSceneMutationReport::key_writes`]); a staged mutation uploads nothing more:
 //! its upload's `bounds` node re-derives the rows of the staged words on the GPU after the
 //! scatter ([`super::upload`]).
 
@@ -43,15 +53,40 @@ pub fn packed_bounds(record: &GpuSceneRecord) -> [u32; 4] {
     [s[0], s[1], s[2], w]
 }
 
-/// The record byte ranges that feed a packed row: `flags` and `sphere`.
-const FEEDS: [(u64, u64); 2] = [(4, 8), (16, 32)];
+/// Bytes per draw key row.
+pub const GPU_SCENE_KEY_BYTES: u64 = 16;
 
-/// The runs of consecutive slots whose packed rows the sorted, disjoint record byte
+/// The draw key row of `record`: `[flags, group_id, geometry_id, command_slot]`.
+pub fn draw_key(record: &GpuSceneRecord) -> [u32; 4] {
+    [
+        record.flags,
+        record.group_id,
+        record.geometry_id,
+        record.command_slot,
+    ]
+}
+
+/// The record byte ranges that feed a packed bounds row: `flags` and `sphere`.
+const BOUNDS_FEEDS: &[(u64, u64)] = &[(4, 8), (16, 32)];
+/// The record byte ranges that feed a draw key row: `flags`, `group_id`, `geometry_id`,
+/// `command_slot`.
+const KEY_FEEDS: &[(u64, u64)] = &[(4, 16), (44, 48)];
+
+/// The runs of consecutive slots whose packed bounds rows the sorted, disjoint record byte
 /// `ranges` (relative to slot 0) change, in slot order.
 pub(crate) fn bounds_rows(ranges: &[Range<u64>]) -> Vec<Range<u32>> {
+    fed_rows(ranges, BOUNDS_FEEDS)
+}
+
+/// The runs of consecutive slots whose draw key rows `ranges` change, as [`bounds_rows`].
+pub(crate) fn key_rows(ranges: &[Range<u64>]) -> Vec<Range<u32>> {
+    fed_rows(ranges, KEY_FEEDS)
+}
+
+fn fed_rows(ranges: &[Range<u64>], feeds: &[(u64, u64)]) -> Vec<Range<u32>> {
     let touches = |slot: u64, r: &Range<u64>| {
         let base = slot * GPU_SCENE_RECORD_BYTES;
-        FEEDS
+        feeds
             .iter()
             .any(|&(s, e)| r.start < base + e && base + s < r.end)
     };
@@ -81,33 +116,47 @@ pub(crate) fn bounds_rows(ranges: &[Range<u64>]) -> Vec<Range<u32>> {
 }
 
 impl GpuScene {
-    /// Writes the packed rows that `ranges` (merged record byte ranges just written) change,
-    /// from the CPU copy, counting them into `report`. Nothing for scenes without packed
-    /// bounds.
+    /// Writes the packed bounds and draw key rows that `ranges` (merged record byte ranges
+    /// just written) change, from the CPU copy, counting them into `report`: the key rows
+    /// `keys` when the transaction knows them (a box patch rewrites the command slot word
+    /// unchanged), else those whose feeding bytes `ranges` touch. Nothing for scenes
+    /// without packed views.
     pub(super) fn write_bounds(
         &self,
         queue: &wgpu::Queue,
         ranges: &[Range<u64>],
+        keys: Option<&[Range<u32>]>,
         report: &mut GpuSceneMutationReport,
     ) {
-        let (Some(buffer), Some(cpu)) = (&self.bounds, &self.cpu) else {
+        let (Some(bounds), Some(key_buffer), Some(cpu)) = (&self.bounds, &self.keys, &self.cpu)
+        else {
             return;
         };
-        let mut rows: Vec<[u32; 4]> = Vec::new();
-        for run in bounds_rows(ranges) {
-            rows.clear();
-            rows.extend(
-                cpu.records[run.start as usize..run.end as usize]
-                    .iter()
-                    .map(packed_bounds),
-            );
-            let at = u64::from(run.start) * GPU_SCENE_BOUNDS_BYTES;
-            queue.write_buffer(buffer, at, bytemuck::cast_slice(&rows));
-            let bytes = u64::from(run.end - run.start) * GPU_SCENE_BOUNDS_BYTES;
-            report.bounds_writes.push(at..at + bytes);
-            report.bounds_bytes += bytes;
-            report.queue_writes += 1;
-        }
+        let records = &cpu.records;
+        let (writes, bytes) =
+            write_rows(queue, bounds, records, &bounds_rows(ranges), packed_bounds);
+        report.bounds_writes = writes;
+        report.bounds_bytes = bytes;
+        report.queue_writes += report.bounds_writes.len();
+        let fed;
+        let key_runs = match keys {
+            Some(k) => k,
+            None => {
+                fed = key_rows(ranges);
+                &fed
+            }
+        };
+        let (writes, bytes) = write_rows(queue, key_buffer, records, key_runs, draw_key);
+        report.key_writes = writes;
+        report.key_bytes = bytes;
+        report.queue_writes += report.key_writes.len();
+    }
+
+    /// The draw keys buffer ([`GPU_SCENE_KEY_BYTES`] per slot; see
+    /// [`crate::gpu_scene::bounds`]): mutable scenes only (`None` for borrowed records, whose
+    /// draw generation and classification read the records).
+    pub fn key_buffer(&self) -> Option<&wgpu::Buffer> {
+        self.keys.as_ref()
     }
 
     /// The packed bounds buffer ([`GPU_SCENE_BOUNDS_BYTES`] per slot; see
@@ -116,6 +165,34 @@ impl GpuScene {
     pub fn bounds_buffer(&self) -> Option<&wgpu::Buffer> {
         self.bounds.as_ref()
     }
+}
+
+/// One queue write per run of 16-byte rows packed from `records` by `pack`: the byte ranges
+/// written and their sum.
+fn write_rows(
+    queue: &wgpu::Queue,
+    buffer: &wgpu::Buffer,
+    records: &[GpuSceneRecord],
+    runs: &[Range<u32>],
+    pack: fn(&GpuSceneRecord) -> [u32; 4],
+) -> (Vec<Range<u64>>, u64) {
+    let mut rows: Vec<[u32; 4]> = Vec::new();
+    let mut writes = Vec::with_capacity(runs.len());
+    let mut total = 0;
+    for run in runs {
+        rows.clear();
+        rows.extend(
+            records[run.start as usize..run.end as usize]
+                .iter()
+                .map(pack),
+        );
+        let at = u64::from(run.start) * 16;
+        queue.write_buffer(buffer, at, bytemuck::cast_slice(&rows));
+        let bytes = u64::from(run.end - run.start) * 16;
+        writes.push(at..at + bytes);
+        total += bytes;
+    }
+    (writes, total)
 }
 
 #[cfg(test)]
@@ -157,5 +234,12 @@ mod tests {
         // Whole records and a run joining its neighbour's.
         assert_eq!(bounds_rows(&[0..3 * b, 3 * b + 16..3 * b + 20]), vec![0..4]);
         assert_eq!(bounds_rows(&[b + 32..b + 64, 5 * b..6 * b]), vec![5..6]);
+        // Keys: flags through geometry and the command slot; not the sphere or box.
+        assert_eq!(key_rows(&[16..44, 48..b]), vec![]);
+        assert_eq!(
+            key_rows(&[b + 44..b + 48, 3 * b + 12..3 * b + 16]),
+            vec![1..2, 3..4]
+        );
+        assert_eq!(key_rows(&[0..3 * b]), vec![0..3]);
     }
 }

@@ -20,8 +20,14 @@
 //! [`crate::GpuScene::mutate`] take part without recompiling; visibility and records are read
 //! each encode, so new visibility is a buffer write, never a recompile.
 //! Memory traffic per encode: 8 bytes per command published by the previous encode (clear),
-//! and per row iterated 4 (list) + 8 (flags, slot: two 32-byte sectors of the record) read
-//! twice, plus 12 bytes per command published.
+//! and per row iterated, in claim and again in publish, 4 (list) + the row's `flags` and
+//! `command_slot`, plus 12 bytes per command published. Those two words are read from the
+//! scene's draw keys view when it has one ([`crate::gpu_scene::bounds`]; every mutable scene
+//! does): one 16-byte row, one 32-byte sector, of a buffer of 16 bytes a slot. Through the
+//! 128-byte record (borrowed records) they lie in two sectors: 64 bytes touched per row per
+//! pass, of a buffer eight times larger, scattered over it when the rows are a sparse
+//! visible list (at 16M records and 3.6% visible: 128 bytes a row in claim + publish before,
+//! 64 after).
 
 use gpugraph_command::{
     Binding, BufferDescriptor, CommandGraph, DataView, DataViewDescriptor, DispatchNode, Grid,
@@ -29,12 +35,13 @@ use gpugraph_command::{
 };
 
 use super::outputs::check_outputs_alone;
-use super::GpuSceneViews;
+use super::{GpuSceneGroupClassification, GpuSceneViews};
 use crate::{DrawCommandBuffer, RenderError};
 
 const WORKFLOW: &str = "scene draw generation";
 const WGSL: &str = concat!(
     include_str!("record.wgsl"),
+    include_str!("group_classify.wgsl"),
     include_str!("draw_generation.wgsl")
 );
 /// Words of the state buffer before the owners (see `draw_generation.wgsl`).
@@ -89,8 +96,18 @@ pub struct DrawGenerationParams {
     pub args_base: u32,
     /// The device's workgroups per grid dimension.
     pub max_workgroups: u32,
+    /// Draw key row 0 (in uint32x4 rows), when the scene has the keys view.
+    pub keys_base: u32,
+    /// Group descriptors classified into as commands are published (0 without).
+    pub group_count: u32,
+    /// The group counts' word 0.
+    pub counts_base: u32,
+    /// The group flags' word 0.
+    pub flags_base: u32,
+    /// The classification's global flags word.
+    pub group_overflow_base: u32,
     /// Padding to 16-byte multiples.
-    pub pad: [u32; 3],
+    pub pad: [u32; 2],
 }
 
 /// A compacted list of visible scene rows and its GPU-resident count, e.g. a
@@ -150,6 +167,15 @@ impl GpuSceneDrawOutput {
 /// `published_count` counts them, and the published list
 /// ([`GpuSceneDrawOutput::published`]) holds them. The device must have
 /// `INDIRECT_FIRST_INSTANCE` (checked when added) for draws to honor `firstInstance`.
+///
+/// With [`Self::groups`], each encode also leaves what [`crate::GpuSceneResourceGroups`]
+/// would leave classifying this command buffer right after it (so with the oracle
+/// [`crate::gpu_scene::cpu::resource_groups`] of the generated commands): the counts, group
+/// flags and global flags are zeroed by `prepare`, and each published command `c` with row
+/// `r` is classified by `r`'s `group_id` and `geometry_id` — unknown group, misplaced, geometry
+/// mismatch, or counted. [`crate::gpu_scene::SCENE_INVALID_ROW`] never arises: a published row is active.
+/// Commands other than the published ones are not looked at; under this contract they are
+/// exactly the ones with `instanceCount == 0`.
 #[derive(Clone, Debug)]
 pub struct GpuSceneDrawGeneration {
     /// Node id prefix.
@@ -172,6 +198,10 @@ pub struct GpuSceneDrawGeneration {
     pub published_count: DataView,
     /// One packed uint32: 1 on an out-of-range slot or a collision.
     pub overflow: DataView,
+    /// Optional resource-group classification of the published commands, done by the
+    /// publish pass from the row it already read (see the type's contract), instead of a
+    /// [`crate::GpuSceneResourceGroups`] pass over the published list afterwards.
+    pub groups: Option<GpuSceneGroupClassification>,
 }
 
 fn one_word(v: &DataView) -> bool {
@@ -195,8 +225,9 @@ impl GpuSceneDrawGeneration {
     }
 
     /// Adds `{id}/prepare` and `{id}/generate` (its `clear`, `claim` and `publish` dispatches),
-    /// the imported `{id}/state` and `{id}/args`, after checking the feature, every view's
-    /// format and size, and that written views share no buffer with what is read and do not
+    /// the imported `{id}/state` and `{id}/args` (and with [`Self::groups`] the descriptor
+    /// table `{id}/groups`), after checking the feature, every view's format and size, the
+    /// group descriptors, and that written views share no buffer with what is read and do not
     /// overlap each other. Compiles and submits nothing.
     pub fn add_to_graph(self, graph: &mut CommandGraph) -> Result<GpuSceneDrawOutput, RenderError> {
         if !graph
@@ -277,6 +308,9 @@ impl GpuSceneDrawGeneration {
             }
         }
         let command_capacity = self.commands.records();
+        if let Some(c) = &self.groups {
+            c.check(WORKFLOW, &self.id, command_capacity)?;
+        }
         let command_words = (self.commands.layout().record_bytes() / 4) as u32;
         let commands = graph.create_data_view(
             self.command_handle,
@@ -289,10 +323,12 @@ impl GpuSceneDrawGeneration {
         // Read by the generate node; the count is bound read-write by prepare alone (it may
         // share a buffer with the outputs, as a frame's diagnostics do).
         let mut reads = vec![self.scene.records];
+        reads.extend(self.scene.keys.map(|k| k.buffer()));
         reads.extend(self.visibility.map(|v| v.buffer()));
         reads.extend(self.visible_rows.map(|l| l.rows.buffer()));
         let mut written: Vec<(&'static str, DataView)> = vec![("commands", commands)];
         written.extend(outputs);
+        written.extend(self.groups.iter().flat_map(|c| c.outputs()));
         check_outputs_alone(graph, WORKFLOW, &self.id, &reads, &written)?;
         // Rows one encode can iterate, so commands it can publish.
         let max_rows = match &self.visible_rows {
@@ -360,6 +396,10 @@ impl GpuSceneDrawGeneration {
                     .at_offset(4 * STATE_PUBLISHED_WORD),
             )?,
         };
+        let bound = match &self.groups {
+            Some(c) => Some(c.bind(graph, &self.id)?),
+            None => None,
+        };
         let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
         let base = |v: &DataView| v.aligned_range(align).element_offset as u32;
         let visibility = self.visibility.unwrap_or(self.scene.record_words);
@@ -388,7 +428,34 @@ impl GpuSceneDrawGeneration {
             count_base: self.visible_rows.map_or(0, |l| base(&l.count)),
             args_base: base(&args_view),
             max_workgroups: graph.device().limits().max_compute_workgroups_per_dimension,
-            pad: [0; 3],
+            keys_base: self.scene.keys.map_or(0, |k| base(&k) / 4),
+            group_count: bound.as_ref().map_or(0, |b| b.group_count),
+            counts_base: bound.as_ref().map_or(0, |b| b.counts_base),
+            flags_base: bound.as_ref().map_or(0, |b| b.flags_base),
+            group_overflow_base: bound.as_ref().map_or(0, |b| b.overflow_base),
+            pad: [0; 2],
+        };
+        let constants = vec![
+            (
+                "KEYED".to_string(),
+                f64::from(u8::from(self.scene.keys.is_some())),
+            ),
+            ("CLASSIFY".to_string(), f64::from(u8::from(bound.is_some()))),
+        ];
+        // The classification's outputs (prepare zeroes them, publish writes them), or
+        // placeholders its CLASSIFY keeps unread.
+        let rw = gpugraph_command::Access::ReadWrite;
+        let group_outputs = match &self.groups {
+            Some(c) => [
+                Binding::read_write(13, c.counts),
+                Binding::read_write(14, c.group_flags),
+                Binding::read_write(15, c.overflow),
+            ],
+            None => [
+                Binding::placeholder(13, rw),
+                Binding::placeholder(14, rw),
+                Binding::placeholder(15, rw),
+            ],
         };
         let shader = ShaderSource::new("render/gpu_scene/draw_generation", WGSL);
         let common = [
@@ -404,31 +471,40 @@ impl GpuSceneDrawGeneration {
             Some(l) => Binding::read_write(10, l.count),
             None => Binding::placeholder(10, gpugraph_command::Access::ReadWrite),
         });
-        graph.add_dispatch_node(DispatchNode::new(
+        prepare.extend(group_outputs.clone());
+        let mut node = DispatchNode::new(
             format!("{}/prepare", self.id),
             shader.clone(),
             "prepare",
             prepare,
             Grid::Workgroups([1, 1, 1]),
-        ))?;
+        );
+        node.constants = constants.clone();
+        graph.add_dispatch_node(node)?;
         let mut generate = common.to_vec();
         generate.extend([
             Binding::read(1, self.scene.record_words),
             Binding::read(2, visibility),
             Binding::read_write(3, commands),
             Binding::read(8, rows),
+            self.scene.keys_binding(11),
+            match &bound {
+                Some(b) => Binding::read(12, b.table),
+                None => Binding::placeholder(12, gpugraph_command::Access::Read),
+            },
         ]);
-        graph.add_dispatch_node(
-            DispatchNode::new(
-                format!("{}/generate", self.id),
-                shader,
-                "clear",
-                generate,
-                Grid::Indirect(clear_grid),
-            )
-            .then("claim", Grid::Indirect(rows_grid))
-            .then("publish", Grid::Indirect(rows_grid)),
-        )?;
+        generate.extend(group_outputs);
+        let mut node = DispatchNode::new(
+            format!("{}/generate", self.id),
+            shader,
+            "clear",
+            generate,
+            Grid::Indirect(clear_grid),
+        )
+        .then("claim", Grid::Indirect(rows_grid))
+        .then("publish", Grid::Indirect(rows_grid));
+        node.constants = constants;
+        graph.add_dispatch_node(node)?;
         Ok(GpuSceneDrawOutput { published, state })
     }
 }
@@ -441,6 +517,6 @@ mod tests {
     fn params_match_the_shader() {
         let (size, offsets) = crate::gpu_scene::shader_layout::struct_layout(WGSL, "Params");
         assert_eq!(size, std::mem::size_of::<DrawGenerationParams>());
-        assert_eq!(offsets, crate::gpu_scene::shader_layout::packed_words(24));
+        assert_eq!(offsets, crate::gpu_scene::shader_layout::packed_words(28));
     }
 }

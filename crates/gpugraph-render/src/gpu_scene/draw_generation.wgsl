@@ -1,5 +1,5 @@
-// GPUSceneDrawGeneration (`draw_generation.rs`; oracle `cpu::draw_generation`). Included after
-// `record.wgsl`. Two nodes over one binding layout:
+// GPUSceneDrawGeneration (`draw_generation.rs`; oracles `cpu::draw_generation` and, with
+// CLASSIFY, `cpu::resource_groups`). Included after `record.wgsl` and `group_classify.wgsl`. Two nodes over one binding layout:
 //   prepare (one invocation): snapshots what to clear (every command on the first encode,
 //            the commands the previous encode published afterwards), the rows to iterate
 //            (every slot, or min(count, capacity) listed rows), writes both indirect grids
@@ -10,7 +10,10 @@
 //              out-of-range slot sets overflow, an in-range one takes atomicMin(owner, row);
 //     publish: the owning row writes instanceCount = 1 and firstInstance = row, counts as
 //              published and appends its slot to the published list; a row that lost its
-//              slot sets overflow.
+//              slot sets overflow. With CLASSIFY it also classifies the command it published
+//              into the resource groups (prepare zeroed their counts and flags).
+// With KEYED, a row's flags and command slot come from the scene's draw keys view (`bounds.rs`
+// states it: one 16-byte row per slot), else from its record's words.
 // Renderer-authored words of each command (counts, offsets) are never written. The required
 // and published counts are summed per workgroup first and added once per workgroup: every
 // row adding to one global word would serialize hundreds of thousands of atomics on one
@@ -20,6 +23,7 @@
 // 2 commands to clear, 3 clear every command, 4 rows to iterate, then the owners (one per
 // command) at `owner_base`, then the published slots at `published_slots_base`.
 
+override CLASSIFY: bool = false;
 const WORKGROUP_SIZE: u32 = 256u;
 const STATE_INITIALIZED: u32 = 0u;
 const STATE_PUBLISHED: u32 = 1u;
@@ -49,7 +53,11 @@ struct Params {
     count_base: u32,
     args_base: u32,
     max_workgroups: u32,
-    pad0: u32,
+    keys_base: u32,
+    group_count: u32,
+    counts_base: u32,
+    flags_base: u32,
+    group_overflow_base: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -65,6 +73,11 @@ struct Params {
 @group(0) @binding(8) var<storage, read> rows: array<u32>;
 @group(0) @binding(9) var<storage, read_write> args: array<u32>;
 @group(0) @binding(10) var<storage, read_write> count: array<u32>;
+@group(0) @binding(11) var<storage, read> keys: array<vec4<u32>>;
+@group(0) @binding(12) var<storage, read> groups: array<vec4<u32>>;
+@group(0) @binding(13) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(14) var<storage, read_write> group_flags: array<atomic<u32>>;
+@group(0) @binding(15) var<storage, read_write> group_overflow: array<atomic<u32>>;
 
 var<workgroup> tally: atomic<u32>;
 var<workgroup> block_base: u32;
@@ -123,6 +136,14 @@ fn prepare() {
     atomicStore(&required[params.required_base], 0u);
     atomicStore(&published[params.published_base], 0u);
     atomicStore(&overflow[params.overflow_base], 0u);
+    if CLASSIFY {
+        // Groups are few (a renderer's materials): one invocation zeroes them.
+        for (var g = 0u; g < params.group_count; g += 1u) {
+            atomicStore(&counts[params.counts_base + g], 0u);
+            atomicStore(&group_flags[params.flags_base + g], 0u);
+        }
+        atomicStore(&group_overflow[params.group_overflow_base], 0u);
+    }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -160,19 +181,23 @@ fn row_at(i: u32) -> u32 {
     return select(INVALID_REFERENCE, row, row < params.scene_capacity);
 }
 
-// The slot row `row` requests, or INVALID_REFERENCE when it takes no part.
-fn requested_slot(row: u32) -> u32 {
+// Row `row`'s key (`row_key`) with `w` the slot it requests, INVALID_REFERENCE when it takes
+// no part. The record path reads the slot's sector only for rows that take part.
+fn requested_key(row: u32) -> vec4<u32> {
+    var key = vec4<u32>(0u, 0u, 0u, INVALID_REFERENCE);
     if row == INVALID_REFERENCE {
-        return INVALID_REFERENCE;
+        return key;
     }
-    let flags = records[record_word(params.record_base, row, FLAGS_WORD)];
-    if (flags & ACTIVE_FLAG) == 0u {
-        return INVALID_REFERENCE;
+    key = row_key(row, false);
+    if (key.x & ACTIVE_FLAG) == 0u
+        || (params.use_visibility != 0u && visibility[params.visibility_base + row] == 0u) {
+        key.w = INVALID_REFERENCE;
+        return key;
     }
-    if params.use_visibility != 0u && visibility[params.visibility_base + row] == 0u {
-        return INVALID_REFERENCE;
+    if !KEYED {
+        key.w = records[record_word(params.record_base, row, COMMAND_SLOT_WORD)];
     }
-    return records[record_word(params.record_base, row, COMMAND_SLOT_WORD)];
+    return key;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -182,7 +207,7 @@ fn claim(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let row = row_at(linear_row(wid, nwg, lid, WORKGROUP_SIZE));
-    let slot = requested_slot(row);
+    let slot = requested_key(row).w;
     if slot != INVALID_REFERENCE {
         if slot >= params.command_capacity {
             atomicStore(&overflow[params.overflow_base], 1u);
@@ -203,7 +228,8 @@ fn publish(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let row = row_at(linear_row(wid, nwg, lid, WORKGROUP_SIZE));
-    let slot = requested_slot(row);
+    let key = requested_key(row);
+    let slot = key.w;
     var won = false;
     if slot != INVALID_REFERENCE && slot < params.command_capacity {
         if atomicLoad(&state[params.owner_base + slot]) != row {
@@ -234,5 +260,14 @@ fn publish(
     workgroupBarrier();
     if won && block_base + place < params.published_capacity {
         atomicStore(&state[params.published_slots_base + block_base + place], slot);
+    }
+    if CLASSIFY {
+        // The command just published is live with an active row: classify it here, from
+        // the key already read, instead of reading the command and the row again.
+        var g = INVALID_REFERENCE;
+        if won {
+            g = group_of(slot, key);
+        }
+        count_groups(g, lid);
     }
 }

@@ -6,8 +6,10 @@
 //! and a GPU count; draw
 //! generation over that list ([`GpuSceneDrawGeneration`] with [`GpuSceneVisibleRows`]: an
 //! indirect grid from the count, the commands of the previous encode cleared, the published
-//! commands listed) and group classification of the published list
-//! ([`GpuSceneResourceGroups::live_commands`]). After visibility the work follows the visible
+//! commands listed) classifying each command into the layer's resource groups as it
+//! publishes it ([`GpuSceneDrawGeneration::groups`]; the same result as a
+//! [`super::GpuSceneResourceGroups`] pass over the published list, without re-reading the
+//! commands and their rows). After visibility the work follows the visible
 //! rows and published commands, not the scene or command capacity: at 16M records with 3.6%
 //! visible, the full passes over every record and command (clear, claim, publish, classify)
 //! were about 3.5 GB of memory traffic a frame. Then one render pass replaying one render
@@ -31,8 +33,8 @@ use wgpu::{BufferUsages as U, TextureFormat as F, TextureUsages as T};
 use super::frame_draw::{add_scene_pass, DrawLayer};
 use super::source::SceneVertex;
 use super::{
-    GpuScene, GpuSceneDrawGeneration, GpuSceneDrawOutput, GpuSceneGroup, GpuSceneResourceGroups,
-    GpuSceneUpload, GpuSceneVisibility, GpuSceneVisibleRows,
+    GpuScene, GpuSceneDrawGeneration, GpuSceneDrawOutput, GpuSceneGroup,
+    GpuSceneGroupClassification, GpuSceneUpload, GpuSceneVisibility, GpuSceneVisibleRows,
 };
 use crate::camera::{look_at, mul, perspective, Mat4};
 use crate::scene::padded_bytes_per_row;
@@ -47,7 +49,7 @@ pub struct GpuSceneLayer<'a> {
     pub scene: &'a GpuScene,
     /// Its `drawIndexed` command records; the renderer's geometry words are written.
     pub commands: &'a DrawCommandBuffer,
-    /// Its groups (see [`GpuSceneResourceGroups`]).
+    /// Its groups (see [`super::GpuSceneResourceGroups`]).
     pub groups: &'a [GpuSceneGroup],
     /// RGBA per group, in group order (missing entries draw white).
     pub colors: &'a [[f32; 4]],
@@ -102,8 +104,8 @@ fn layer_words(groups: usize) -> u64 {
 /// The compiled frame (see the module doc).
 pub struct GpuSceneFrame {
     compiled: CompiledGraph,
-    /// The layers' uploads' "taken by an encode" flags.
-    uploads: Vec<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The layers' uploads, taken by every encode.
+    uploads: Vec<super::upload::UploadLink>,
     view: wgpu::Buffer,
     camera: wgpu::Buffer,
     diagnostics: wgpu::Buffer,
@@ -211,6 +213,7 @@ impl GpuSceneFrame {
                 overflow: word(&g, 1, 1)?,
             }
             .add_to_graph(&mut g)?;
+            let gn = layer.groups.len() as u64;
             let generated = GpuSceneDrawGeneration {
                 id: format!("{id}/draw-generation"),
                 scene: views,
@@ -224,19 +227,13 @@ impl GpuSceneFrame {
                 required_count: word(&g, 2, 1)?,
                 published_count: word(&g, 3, 1)?,
                 overflow: word(&g, 4, 1)?,
-            }
-            .add_to_graph(&mut g)?;
-            let gn = layer.groups.len() as u64;
-            GpuSceneResourceGroups {
-                id: format!("{id}/resource-groups"),
-                scene: views,
-                commands: layer.commands.clone(),
-                command_handle: command_h,
-                groups: layer.groups.to_vec(),
-                counts: word(&g, 5, gn)?,
-                group_flags: word(&g, 5 + gn, gn)?,
-                overflow: word(&g, 5 + 2 * gn, 1)?,
-                live_commands: Some(generated.published),
+                // Classified as published: no pass re-reading the commands and their rows.
+                groups: Some(GpuSceneGroupClassification {
+                    groups: layer.groups.to_vec(),
+                    counts: word(&g, 5, gn)?,
+                    group_flags: word(&g, 5 + gn, gn)?,
+                    overflow: word(&g, 5 + 2 * gn, 1)?,
+                }),
             }
             .add_to_graph(&mut g)?;
             draw_outputs.push(generated);
@@ -314,7 +311,7 @@ impl GpuSceneFrame {
             compiled: g.compile()?,
             uploads: layers
                 .iter()
-                .filter_map(|l| l.upload.map(GpuSceneUpload::encoded_flag))
+                .filter_map(|l| l.upload.map(GpuSceneUpload::link))
                 .collect(),
             view,
             camera,
@@ -361,23 +358,24 @@ impl GpuSceneFrame {
     }
 
     /// Records one frame into `encoder` (optionally with per-node timestamps); the layers'
-    /// staged uploads count as taken (submit this encoder before staging again).
+    /// staged uploads are taken ([`GpuSceneUpload::encode`]: submit this encoder before
+    /// staging again; an encode that fails still took them).
     pub fn encode(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         profile: bool,
     ) -> Result<EncodeReport, RenderError> {
-        let report = self.compiled.encode(
+        // The staged bytes' copies first: the graph's scatter reads them.
+        for upload in &self.uploads {
+            upload.encode(encoder);
+        }
+        Ok(self.compiled.encode(
             encoder,
             &EncodeOptions {
                 profile,
                 ..Default::default()
             },
-        )?;
-        for taken in &self.uploads {
-            taken.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        Ok(report)
+        )?)
     }
 
     /// The compiled graph (pipeline statistics, timings after a profiled encode).

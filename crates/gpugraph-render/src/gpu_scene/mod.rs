@@ -3,7 +3,8 @@
 //! * [`GpuScene`] (6.1a, 6.1b): fixed-capacity storage of 128-byte [`GpuSceneRecord`]s with
 //!   stable object IDs separate from physical slots, a 16-byte GPU state block, typed strided
 //!   graph views per field ([`GpuScene::import_to_graph`]), a packed bounds view (16 bytes a
-//!   slot, what visibility reads; [`bounds`]) kept in sync by every mutation, and
+//!   slot, what visibility reads; [`bounds`]) and a draw keys view (16 bytes a slot, what
+//!   draw generation and group classification read) kept in sync by every mutation, and
 //!   transactional CPU-authored mutation with exact upload costs ([`GpuScene::mutate`],
 //!   [`mutation`]), or staged in one upload and scattered on the GPU
 //!   ([`GpuScene::mutate_staged`], [`upload`]).
@@ -39,6 +40,7 @@ pub mod gltf;
 mod ids;
 pub mod mutation;
 mod outputs;
+mod ranges;
 mod record;
 mod resource_groups;
 #[cfg(test)]
@@ -51,7 +53,7 @@ mod visibility;
 use gpugraph_command::{BufferHandle, CommandGraph, DataView, DataViewDescriptor, VectorFormat};
 use wgpu::BufferUsages;
 
-pub use bounds::{packed_bounds, GPU_SCENE_BOUNDS_BYTES};
+pub use bounds::{draw_key, packed_bounds, GPU_SCENE_BOUNDS_BYTES, GPU_SCENE_KEY_BYTES};
 pub use draw_generation::{
     DrawGenerationParams, GpuSceneCommandList, GpuSceneDrawGeneration, GpuSceneDrawOutput,
     GpuSceneVisibleRows,
@@ -69,8 +71,8 @@ pub use record::{
     GPU_SCENE_STATE_BYTES, IDENTITY,
 };
 pub use resource_groups::{
-    GpuSceneGroup, GpuSceneResourceGroups, GROUP_GEOMETRY_MISMATCH, GROUP_MISPLACED,
-    SCENE_INVALID_ROW, SCENE_UNKNOWN_GROUP,
+    GpuSceneGroup, GpuSceneGroupClassification, GpuSceneResourceGroups, GROUP_GEOMETRY_MISMATCH,
+    GROUP_MISPLACED, SCENE_INVALID_ROW, SCENE_UNKNOWN_GROUP,
 };
 pub use upload::{GpuSceneUpload, GPU_SCENE_UPLOAD_MAX_WORDS};
 pub use visibility::GpuSceneVisibility;
@@ -117,6 +119,8 @@ pub struct GpuScene {
     state_owned: bool,
     /// The packed bounds view ([`bounds`]), owned; mutable scenes only.
     bounds: Option<wgpu::Buffer>,
+    /// The draw keys view ([`bounds`]), owned; mutable scenes only.
+    keys: Option<wgpu::Buffer>,
     capacity: u32,
     cpu: Option<CpuRecords>,
     gpu_state: GpuSceneState,
@@ -213,16 +217,21 @@ impl GpuScene {
             );
         }
         // Zero-initialized: every slot past the records reads as a hole.
-        let bounds = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(&format!("{label}/bounds")),
-            size: (u64::from(capacity) * GPU_SCENE_BOUNDS_BYTES).max(GPU_SCENE_BOUNDS_BYTES),
-            usage: GPU_SCENE_BUFFER_USAGE,
-            mapped_at_creation: false,
-        });
-        if n > 0 {
-            let rows: Vec<[u32; 4]> = stored[..n as usize].iter().map(packed_bounds).collect();
-            queue.write_buffer(&bounds, 0, bytemuck::cast_slice(&rows));
-        }
+        let packed_view = |name: &str, pack: fn(&GpuSceneRecord) -> [u32; 4]| {
+            let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&format!("{label}/{name}")),
+                size: (u64::from(capacity) * 16).max(16),
+                usage: GPU_SCENE_BUFFER_USAGE,
+                mapped_at_creation: false,
+            });
+            if n > 0 {
+                let rows: Vec<[u32; 4]> = stored[..n as usize].iter().map(pack).collect();
+                queue.write_buffer(&buffer, 0, bytemuck::cast_slice(&rows));
+            }
+            buffer
+        };
+        let bounds = packed_view("bounds", packed_bounds);
+        let keys = packed_view("keys", draw_key);
         let gpu_state = GpuSceneState {
             count: n,
             active_count: n,
@@ -238,6 +247,7 @@ impl GpuScene {
             state,
             state_owned: true,
             bounds: Some(bounds),
+            keys: Some(keys),
             capacity,
             cpu: Some(CpuRecords {
                 records: stored,
@@ -301,6 +311,7 @@ impl GpuScene {
             state: state_buffer(device, queue, label, &gpu_state),
             state_owned: true,
             bounds: None,
+            keys: None,
             capacity: record_count,
             cpu: None,
             gpu_state,
@@ -405,6 +416,13 @@ impl GpuScene {
             }
             None => None,
         };
+        let keys = match &self.keys {
+            Some(b) => {
+                let h = import(graph, "keys", b)?;
+                Some(graph.create_packed_view(h, VectorFormat::Uint32x4, n)?)
+            }
+            None => None,
+        };
         let field = |f: GpuSceneField, extra: u64| {
             graph.create_data_view(
                 records,
@@ -427,6 +445,7 @@ impl GpuScene {
             state,
             capacity: self.capacity,
             bounds,
+            keys,
             record_words: graph.create_data_view(
                 records,
                 DataViewDescriptor::packed(VectorFormat::Uint32, n * GPU_SCENE_RECORD_WORDS)
@@ -469,7 +488,7 @@ impl GpuScene {
         if self.state_owned {
             self.state.destroy();
         }
-        if let Some(b) = &self.bounds {
+        for b in self.bounds.iter().chain(&self.keys) {
             b.destroy();
         }
         self.destroyed = true;
@@ -506,6 +525,9 @@ pub struct GpuSceneViews {
     /// The packed bounds view (float32x4, packed, `capacity` rows; [`bounds`]): mutable
     /// scenes only.
     pub bounds: Option<DataView>,
+    /// The draw keys view (uint32x4, packed, `capacity` rows: `[flags, group_id,
+    /// geometry_id, command_slot]`; [`bounds`]): mutable scenes only.
+    pub keys: Option<DataView>,
     /// Every record word, packed uint32, `capacity × 32` rows.
     pub record_words: DataView,
     /// uint32, stride 128.
@@ -535,6 +557,16 @@ pub struct GpuSceneViews {
 }
 
 impl GpuSceneViews {
+    /// The draw keys binding at `slot` (`array<vec4<u32>>`): the keys view when the scene has
+    /// one with at least one row, else a placeholder, which nothing reads (the kernel's
+    /// `KEYED` is off, or no row exists): a binding is never empty.
+    pub(crate) fn keys_binding(&self, slot: u32) -> gpugraph_command::Binding {
+        match self.keys {
+            Some(k) if self.capacity > 0 => gpugraph_command::Binding::read(slot, k),
+            _ => gpugraph_command::Binding::placeholder(slot, gpugraph_command::Access::Read),
+        }
+    }
+
     /// The view of `field` (a transform's first column for [`GpuSceneField::Transform`]).
     pub fn field(&self, field: GpuSceneField) -> DataView {
         match field {

@@ -16,7 +16,8 @@
 //! `count`, `active_count` or `overflow` changed. The packed bounds view ([`super::bounds`])
 //! gets the 16-byte rows of the slots whose `flags` or `sphere` bytes were written, one queue
 //! write per run of consecutive slots (a removal, an insertion, a sphere patch, a moved or
-//! cleared slot; not a transform or box patch).
+//! cleared slot; not a transform or box patch); the draw keys view likewise for `flags`,
+//! `group_id`, `geometry_id` and `command_slot` bytes.
 //!
 //! CPU cost: linear in the transaction, with no hashing of IDs in the common case. IDs map to
 //! slots through `IdSlots` (`ids.rs`: a vector while IDs are dense); validation finds
@@ -26,6 +27,8 @@
 //! 1,000-record patch's CPU time before.)
 
 use std::ops::Range;
+
+pub use super::ranges::merge;
 
 use super::record::{aabb_problem, sphere_problem, transform_problem};
 use super::{
@@ -105,6 +108,17 @@ impl GpuSceneFieldValue {
             return 0;
         }
         (u32::MAX >> (32 - words.min(32 - first))) << first
+    }
+
+    /// Whether the value changes a draw key field (`flags`, `group_id`, `geometry_id`,
+    /// `command_slot`). Not a box: its write range spans the command slot word, rewritten
+    /// unchanged from the CPU copy.
+    fn feeds_key(&self) -> bool {
+        const KEY_WORDS: u32 = 0b1110 | 1 << 11;
+        match self {
+            GpuSceneFieldValue::Aabb { .. } => false,
+            v => v.word_mask() & KEY_WORDS != 0,
+        }
     }
 
     fn apply(&self, r: &mut GpuSceneRecord) {
@@ -193,10 +207,21 @@ pub struct GpuSceneMutationReport {
     pub bounds_writes: Vec<Range<u64>>,
     /// Sum of the bounds ranges' lengths.
     pub bounds_bytes: u64,
+    /// Byte ranges of the scene's draw keys buffer written from the CPU copy (one queue write
+    /// each): the rows of the slots whose `flags`, `group_id`, `geometry_id` or
+    /// `command_slot` bytes the record writes changed ([`crate::gpu_scene::bounds`]). Empty
+    /// for a staged mutation, whose upload re-derives those rows on the GPU.
+    pub key_writes: Vec<Range<u64>>,
+    /// Sum of the key ranges' lengths.
+    pub key_bytes: u64,
     /// Bytes a staged mutation wrote to its [`crate::GpuSceneUpload`] besides the record
     /// bytes: 8 per run, 16 of counts and 12 of dispatch arguments (0 for [`GpuScene::mutate`]).
     pub staging_bytes: u64,
-    /// Queue writes the transaction issued: one per record range and one per bounds range
+    /// Writes of a staged transaction straight into its upload's mapped host buffer (0 or 1;
+    /// then no queue write carried its bytes, and the encode that takes them copies them; see
+    /// [`crate::gpu_scene::upload`]).
+    pub host_writes: usize,
+    /// Queue writes the transaction issued: one per record range, bounds range and key range
     /// ([`GpuScene::mutate`]), one or three into the upload ([`GpuScene::mutate_staged`], see
     /// [`crate::gpu_scene::upload`]), plus the state block's.
     pub queue_writes: usize,
@@ -205,7 +230,11 @@ pub struct GpuSceneMutationReport {
 impl GpuSceneMutationReport {
     /// Total bytes uploaded.
     pub fn uploaded_bytes(&self) -> u64 {
-        self.record_bytes + self.state_bytes + self.staging_bytes + self.bounds_bytes
+        self.record_bytes
+            + self.state_bytes
+            + self.staging_bytes
+            + self.bounds_bytes
+            + self.key_bytes
     }
     /// Queue writes issued ([`Self::queue_writes`]).
     pub fn write_count(&self) -> usize {
@@ -236,7 +265,11 @@ impl GpuScene {
         queue: &wgpu::Queue,
         mutation: &GpuSceneMutation,
     ) -> Result<GpuSceneMutationReport, GpuSceneError> {
-        let (mut report, state) = self.apply_to_copy(mutation)?;
+        let Applied {
+            mut report,
+            state,
+            key_rows,
+        } = self.apply_to_copy(mutation)?;
         let bytes: &[u8] = bytemuck::cast_slice(&self.cpu.as_ref().expect("checked").records);
         for r in &report.record_writes {
             queue.write_buffer(
@@ -247,7 +280,7 @@ impl GpuScene {
         }
         report.queue_writes = report.record_writes.len();
         let ranges = std::mem::take(&mut report.record_writes);
-        self.write_bounds(queue, &ranges, &mut report);
+        self.write_bounds(queue, &ranges, Some(&key_rows), &mut report);
         report.record_writes = ranges;
         self.write_state(queue, state, &mut report);
         Ok(report)
@@ -269,11 +302,12 @@ impl GpuScene {
     }
 
     /// Validates `mutation` and applies it to the CPU copy: the report with the merged dirty
-    /// ranges (`record_bytes` their sum) and the new state, nothing written to the GPU yet.
+    /// ranges (`record_bytes` their sum), the new state and the draw key rows that change,
+    /// nothing written to the GPU yet.
     pub(super) fn apply_to_copy(
         &mut self,
         mutation: &GpuSceneMutation,
-    ) -> Result<(GpuSceneMutationReport, GpuSceneState), GpuSceneError> {
+    ) -> Result<Applied, GpuSceneError> {
         let slots = self.validate(mutation)?;
         let cpu = self.cpu.as_mut().expect("validated: mutable");
         let mut report = GpuSceneMutationReport {
@@ -291,12 +325,17 @@ impl GpuScene {
             let base = u64::from(slot) * GPU_SCENE_RECORD_BYTES;
             base + r.start..base + r.end
         };
+        // The slots whose draw key rows change (`bounds.rs`).
+        let mut keys: Vec<Range<u32>> = Vec::with_capacity(
+            mutation.remove.len() + mutation.patch.len() + mutation.insert.len(),
+        );
         let mut state = self.gpu_state;
         for (&id, &slot) in mutation.remove.iter().zip(&slots.remove) {
             cpu.slot_of.remove(id);
             cpu.records[slot as usize].flags = 0;
             cpu.holes.insert(slot);
             dirty.push(rec(slot, 4..8));
+            keys.push(slot..slot + 1);
             report.removed.push((id, slot));
             state.active_count -= 1;
         }
@@ -304,9 +343,14 @@ impl GpuScene {
             let record = &mut cpu.records[slot as usize];
             // The record's written words as a mask, then one range per run of set bits.
             let mut mask = 0u32;
+            let mut key = false;
             for v in &p.values {
                 v.apply(record);
                 mask |= v.word_mask();
+                key |= v.feeds_key();
+            }
+            if key {
+                keys.push(slot..slot + 1);
             }
             while mask != 0 {
                 let first = mask.trailing_zeros();
@@ -342,6 +386,7 @@ impl GpuScene {
             cpu.records[slot as usize] = r;
             cpu.slot_of.insert(r.object_id, slot);
             dirty.push(rec(slot, 0..GPU_SCENE_RECORD_BYTES));
+            keys.push(slot..slot + 1);
             report.inserted.push((r.object_id, slot));
             state.active_count += 1;
         }
@@ -356,6 +401,7 @@ impl GpuScene {
                     cpu.records[to as usize] = r;
                     cpu.slot_of.insert(r.object_id, to);
                     dirty.push(rec(to, 0..GPU_SCENE_RECORD_BYTES));
+                    keys.push(to..to + 1);
                     report.moves.push(GpuSceneMove {
                         id: r.object_id,
                         from,
@@ -368,6 +414,7 @@ impl GpuScene {
                 cpu.records[s as usize] = bytemuck::Zeroable::zeroed();
             }
             if to < state.count {
+                keys.push(to..state.count);
                 dirty.push(
                     u64::from(to) * GPU_SCENE_RECORD_BYTES
                         ..u64::from(state.count) * GPU_SCENE_RECORD_BYTES,
@@ -378,7 +425,11 @@ impl GpuScene {
         }
         report.record_writes = merge(dirty);
         report.record_bytes = report.record_writes.iter().map(|r| r.end - r.start).sum();
-        Ok((report, state))
+        Ok(Applied {
+            report,
+            state,
+            key_rows: merge(keys),
+        })
     }
 
     /// Stable compaction alone: `mutate` of an empty transaction with `compact`.
@@ -516,6 +567,14 @@ impl GpuScene {
     }
 }
 
+/// A transaction applied to the CPU copy ([`GpuScene::apply_to_copy`]).
+pub(super) struct Applied {
+    pub(super) report: GpuSceneMutationReport,
+    pub(super) state: GpuSceneState,
+    /// Runs of slots whose draw key rows changed, sorted and merged.
+    pub(super) key_rows: Vec<Range<u32>>,
+}
+
 /// The slots a transaction's removals and patches name, in input order (from validation).
 struct Slots {
     remove: Vec<u32>,
@@ -560,28 +619,6 @@ fn check_value(scene: &str, id: u32, v: &GpuSceneFieldValue) -> Result<(), GpuSc
         }
         _ => Ok(()),
     }
-}
-
-/// Sorted, disjoint ranges covering exactly the union of `ranges` (empty ones dropped);
-/// touching ranges join, so each result is one queue write.
-pub fn merge(mut ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
-    ranges.retain(|r| r.start < r.end);
-    if !ranges.is_sorted_by_key(|r| r.start) {
-        ranges.sort_unstable_by_key(|r| r.start);
-    }
-    let mut kept = 0usize;
-    for i in 0..ranges.len() {
-        let r = ranges[i].clone();
-        match kept.checked_sub(1).map(|k| &mut ranges[k]) {
-            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-            _ => {
-                ranges[kept] = r;
-                kept += 1;
-            }
-        }
-    }
-    ranges.truncate(kept);
-    ranges
 }
 
 /// The state a CPU model expects (for oracles and tests): counts from the live slots.
@@ -635,16 +672,5 @@ mod tests {
             let want = (r.start / 4..r.end / 4).fold(0u32, |m, w| m | 1 << w);
             assert_eq!(v.word_mask(), want, "{v:?}");
         }
-    }
-
-    /// Merging sorts when needed, joins touching and overlapping ranges, drops empty ones.
-    #[test]
-    fn merge_joins_what_touches() {
-        assert_eq!(
-            merge(vec![8..12, 0..4, 4..6, 20..20, 10..16, 30..40]),
-            vec![0..6, 8..16, 30..40]
-        );
-        assert_eq!(merge(vec![0..4, 4..8, 16..20]), vec![0..8, 16..20]);
-        assert_eq!(merge(vec![]), Vec::<Range<u64>>::new());
     }
 }

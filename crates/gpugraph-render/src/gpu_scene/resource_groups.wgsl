@@ -8,18 +8,9 @@
 //             global SCENE_UNKNOWN_GROUP); a command outside the group's window sets the
 //             group's MISPLACED bit, a geometry other than the group's fixed one its
 //             GEOMETRY_MISMATCH bit; otherwise the group's count goes up by one.
-// Descriptor lookup: `groups` holds the descriptors in renderer order (id, first, count,
-// geometry) followed by (id, index) pairs sorted by id, binary-searched. Counts go through
-// the workgroup: the lowest group among its commands (groups are contiguous command windows,
-// so nearly always the only one) is tallied in workgroup memory and added once; any other
-// group adds directly. One global word per group taking an atomic per command would
-// serialize them.
+// Row keys, descriptor lookup and the per-workgroup counting: `group_classify.wgsl`.
 
 const WORKGROUP_SIZE: u32 = 256u;
-const GROUP_MISPLACED: u32 = 1u;
-const GROUP_GEOMETRY_MISMATCH: u32 = 2u;
-const SCENE_INVALID_ROW: u32 = 1u;
-const SCENE_UNKNOWN_GROUP: u32 = 2u;
 
 struct Params {
     scene_capacity: u32,
@@ -31,14 +22,14 @@ struct Params {
     first_instance_word: u32,
     counts_base: u32,
     flags_base: u32,
-    overflow_base: u32,
+    group_overflow_base: u32,
     listed: u32,
     live_base: u32,
     live_capacity: u32,
     live_count_base: u32,
     args_base: u32,
     max_workgroups: u32,
-    pad0: u32,
+    keys_base: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -49,35 +40,11 @@ struct Params {
 @group(0) @binding(3) var<storage, read> groups: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> counts: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> group_flags: array<atomic<u32>>;
-@group(0) @binding(6) var<storage, read_write> overflow: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> group_overflow: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read> live: array<u32>;
 @group(0) @binding(8) var<storage, read> live_count: array<u32>;
 @group(0) @binding(9) var<storage, read_write> args: array<u32>;
-
-var<workgroup> lead: atomic<u32>;
-var<workgroup> tally: atomic<u32>;
-
-// Index of the descriptor with `id`, or INVALID_REFERENCE.
-fn find_group(id: u32) -> u32 {
-    var lo = 0u;
-    var hi = params.group_count;
-    while lo < hi {
-        let mid = (lo + hi) / 2u;
-        // Sorted pairs follow the descriptors; two pairs per vec4.
-        let pair = params.group_count + mid / 2u;
-        let v = groups[pair];
-        let key = select(v.x, v.z, (mid & 1u) == 1u);
-        if key == id {
-            return select(v.y, v.w, (mid & 1u) == 1u);
-        }
-        if key < id {
-            lo = mid + 1u;
-        } else {
-            hi = mid;
-        }
-    }
-    return INVALID_REFERENCE;
-}
+@group(0) @binding(10) var<storage, read> keys: array<vec4<u32>>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn clear(
@@ -87,7 +54,7 @@ fn clear(
 ) {
     let g = linear_row(wid, nwg, lid, WORKGROUP_SIZE);
     if g == 0u {
-        atomicStore(&overflow[params.overflow_base], 0u);
+        atomicStore(&group_overflow[params.group_overflow_base], 0u);
         if params.listed != 0u {
             // Classify's grid: one row per live command, x up to the per-dimension limit and
             // the rest over y (as `Grid::Rows` splits; `linear_row` reads it back).
@@ -131,27 +98,16 @@ fn classify_command(c: u32) -> u32 {
         return INVALID_REFERENCE;
     }
     let row = commands[at + params.first_instance_word];
-    if row >= params.scene_capacity
-        || (records[record_word(params.record_base, row, FLAGS_WORD)] & ACTIVE_FLAG) == 0u {
-        atomicOr(&overflow[params.overflow_base], SCENE_INVALID_ROW);
+    if row >= params.scene_capacity {
+        atomicOr(&group_overflow[params.group_overflow_base], SCENE_INVALID_ROW);
         return INVALID_REFERENCE;
     }
-    let g = find_group(records[record_word(params.record_base, row, GROUP_WORD)]);
-    if g == INVALID_REFERENCE {
-        atomicOr(&overflow[params.overflow_base], SCENE_UNKNOWN_GROUP);
+    let key = row_key(row, false);
+    if (key.x & ACTIVE_FLAG) == 0u {
+        atomicOr(&group_overflow[params.group_overflow_base], SCENE_INVALID_ROW);
         return INVALID_REFERENCE;
     }
-    let d = groups[g];
-    if c < d.y || c - d.y >= d.z {
-        atomicOr(&group_flags[params.flags_base + g], GROUP_MISPLACED);
-        return INVALID_REFERENCE;
-    }
-    if d.w != INVALID_REFERENCE
-        && d.w != records[record_word(params.record_base, row, GEOMETRY_WORD)] {
-        atomicOr(&group_flags[params.flags_base + g], GROUP_GEOMETRY_MISMATCH);
-        return INVALID_REFERENCE;
-    }
-    return g;
+    return group_of(c, key);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -160,27 +116,6 @@ fn classify(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    if lid == 0u {
-        atomicStore(&lead, INVALID_REFERENCE);
-        atomicStore(&tally, 0u);
-    }
-    workgroupBarrier();
     let g = classify_command(command_at(linear_row(wid, nwg, lid, WORKGROUP_SIZE)));
-    if g != INVALID_REFERENCE {
-        atomicMin(&lead, g);
-    }
-    workgroupBarrier();
-    let l = atomicLoad(&lead);
-    if g != INVALID_REFERENCE {
-        if g == l {
-            atomicAdd(&tally, 1u);
-        } else {
-            atomicAdd(&counts[params.counts_base + g], 1u);
-        }
-    }
-    workgroupBarrier();
-    let n = atomicLoad(&tally);
-    if lid == 0u && n != 0u {
-        atomicAdd(&counts[params.counts_base + l], n);
-    }
+    count_groups(g, lid);
 }

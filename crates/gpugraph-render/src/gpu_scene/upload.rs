@@ -2,14 +2,21 @@
 //! transaction's dirty record ranges into one [`GpuSceneUpload`] — one queue write when it is
 //! the first transaction since the last encode, three when it joins transactions still staged,
 //! whatever the number of ranges — and a scatter dispatch node in the consumer's graph copies
-//! them into the records; a `bounds` node after it re-derives the packed bounds rows
-//! ([`super::bounds`]) of the slots whose `flags` or `sphere` words were staged, so the
-//! packed view costs no upload bytes.
+//! them into the records; a `bounds` node after it re-derives the packed bounds rows and draw
+//! key rows ([`super::bounds`]) of the slots whose feeding words were staged, so the packed
+//! views cost no upload bytes.
 //!
 //! Why: [`GpuScene::mutate`] issues one `queue.write_buffer` per merged range, and each of
 //! those makes its own staging allocation in wgpu; a patch of 1,000 scattered records costs
-//! milliseconds of CPU that way. Staged, the same patch is packed straight into the one write's
-//! staging memory (`Queue::write_buffer_with`): no intermediate copy, one allocation.
+//! milliseconds of CPU that way. Staged, the same patch is packed straight into staging
+//! memory with no intermediate copy: into one of the upload's two persistent host buffers
+//! (`MAP_WRITE | COPY_SRC`) while it is mapped, which the encode that takes the round copies
+//! into the storage ([`GpuSceneUpload::encode`]) and the next round maps again — no
+//! allocation at all — or, when neither is mapped yet (the device was not polled since the
+//! encode that copied it), into the one write's staging memory (`Queue::write_buffer_with`:
+//! one allocation in wgpu, its Vulkan buffer and memory created and freed per write). A round
+//! (the transactions between two encodes) goes wholly one way, so the copy at encode never
+//! lands on bytes a queue write staged.
 //!
 //! Layout: one storage buffer of `2 × runs + 7 + words` words. The run table (`(record word,
 //! first payload word)` pairs) fills the first `2 × runs` words from their end downwards — run
@@ -27,8 +34,8 @@
 //! together with them from the CPU copy (as a first transaction: one write), because the
 //! scatter writes all runs at once and a word staged twice could land either way. The encode
 //! that takes them must be submitted before the next staged transaction:
-//! [`GpuSceneUpload::mark_encoded`] (called by [`crate::gpu_scene::GpuSceneFrame::encode`]) tells the
-//! upload to start over at word 0. A transaction that does not fit what is left of the upload
+//! [`GpuSceneUpload::encode`] (called by [`crate::gpu_scene::GpuSceneFrame::encode`]) records
+//! the host buffer's copy and tells the upload to start over at word 0. A transaction that does not fit what is left of the upload
 //! is written the way `mutate` writes, together with the ranges still staged (from the CPU
 //! copy, which is newest), and the staged ones are dropped (a 4-byte write zeroes the
 //! scatter's arguments; the report counts it as a queue write, not as staging bytes): the
@@ -37,14 +44,14 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use gpugraph_command::{
     Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource, VectorFormat,
 };
 use wgpu::BufferUsages as U;
 
-use super::mutation::merge;
+use super::ranges::{intersects, merge};
 use super::{
     GpuScene, GpuSceneError, GpuSceneMutation, GpuSceneMutationReport, GpuSceneViews,
     GPU_SCENE_RECORD_BYTES,
@@ -70,7 +77,9 @@ struct UploadParams {
     payload: u32,
     /// Element offset of packed bounds row 0 (in float32x4 rows).
     bounds_base: u32,
-    reserved: [u32; 3],
+    /// Element offset of draw key row 0 (in uint32x4 rows).
+    keys_base: u32,
+    reserved: [u32; 2],
 }
 
 /// Staging storage for [`GpuScene::mutate_staged`] (see the module doc): one buffer of run
@@ -89,7 +98,64 @@ pub struct GpuSceneUpload {
     staged: Vec<Range<u64>>,
     /// Scratch for one transaction's run table.
     table: Vec<u32>,
-    encoded: Arc<AtomicBool>,
+    /// What the encodes that take the staged bytes share with this upload.
+    link: UploadLink,
+}
+
+/// Host buffers per upload: one being written while the one copied by the last encode
+/// maps again.
+const RING_BUFFERS: usize = 2;
+
+/// One host-visible staging buffer of the ring (`MAP_WRITE | COPY_SRC`, the size of the
+/// upload's storage).
+#[derive(Debug)]
+struct HostBuffer {
+    buffer: wgpu::Buffer,
+    /// Set by the map callback.
+    mapped: Arc<AtomicBool>,
+    /// Copied by an encode since it was last mapped (to map again once that encode was
+    /// submitted: when the next round starts).
+    copied: bool,
+}
+
+/// The staged bytes' way to the GPU, shared by the upload and the encodes that take them.
+#[derive(Debug, Default)]
+struct RingState {
+    buffers: Vec<HostBuffer>,
+    /// The host buffer holding this round's bytes and the byte range they span (`None`: the
+    /// round went through queue writes, or nothing is staged).
+    pending: Option<(usize, Range<u64>)>,
+    /// Whether an encode took the staged bytes (the next transaction starts a new round).
+    encoded: bool,
+}
+
+/// An encode's handle on an upload's staged bytes ([`GpuSceneUpload::encode`]).
+#[derive(Clone, Debug)]
+pub(crate) struct UploadLink {
+    staging: wgpu::Buffer,
+    ring: Arc<Mutex<RingState>>,
+}
+
+impl UploadLink {
+    /// Records the copy of the round's host bytes (if the round went through the ring) into
+    /// the upload's storage, and marks the round taken.
+    pub(crate) fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((i, range)) = ring.pending.take() {
+            let host = &mut ring.buffers[i];
+            host.buffer.unmap();
+            host.mapped.store(false, Ordering::Release);
+            host.copied = true;
+            encoder.copy_buffer_to_buffer(
+                &host.buffer,
+                range.start,
+                &self.staging,
+                range.start,
+                range.end - range.start,
+            );
+        }
+        ring.encoded = true;
+    }
 }
 
 impl GpuSceneUpload {
@@ -112,23 +178,51 @@ impl GpuSceneUpload {
             });
         }
         let words = 2 * u64::from(run_capacity) + HEADER_WORDS + u64::from(word_capacity);
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(&format!("{label}/staging")),
+            size: words * 4,
+            usage: U::STORAGE | U::INDIRECT | U::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let buffers = (0..RING_BUFFERS)
+            .map(|k| HostBuffer {
+                buffer: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&format!("{label}/host-{k}")),
+                    size: words * 4,
+                    usage: U::MAP_WRITE | U::COPY_SRC,
+                    mapped_at_creation: true,
+                }),
+                mapped: Arc::new(AtomicBool::new(true)),
+                copied: false,
+            })
+            .collect();
+        let link = UploadLink {
+            staging: staging.clone(),
+            ring: Arc::new(Mutex::new(RingState {
+                buffers,
+                pending: None,
+                encoded: false,
+            })),
+        };
         Ok(Self {
             records: scene.record_buffer().clone(),
-            staging: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(&format!("{label}/staging")),
-                size: words * 4,
-                usage: U::STORAGE | U::INDIRECT | U::COPY_DST,
-                mapped_at_creation: false,
-            }),
+            staging,
             word_capacity,
             run_capacity,
             staged_words: 0,
             staged_runs: 0,
             staged: Vec::new(),
             table: Vec::new(),
-            encoded: Arc::new(AtomicBool::new(false)),
+            link,
             label,
         })
+    }
+
+    /// The same upload staging through queue writes alone, with no host buffers: for a caller
+    /// that never polls the device (host buffers map again only when it is polled).
+    pub fn without_host_buffers(self) -> Self {
+        std::mem::take(&mut self.ring().buffers);
+        self
     }
 
     /// Payload words this upload holds.
@@ -143,23 +237,49 @@ impl GpuSceneUpload {
 
     /// Words staged and not yet taken by an encode.
     pub fn staged_words(&self) -> u32 {
-        if self.encoded.load(Ordering::Relaxed) {
+        if self.ring().encoded {
             0
         } else {
             self.staged_words
         }
     }
 
-    /// Tells the upload that a graph holding its nodes was encoded: the next staged
-    /// transaction starts at word 0 (that encode must be submitted first).
-    pub fn mark_encoded(&self) {
-        self.encoded.store(true, Ordering::Relaxed);
+    /// Takes the staged transactions into `encoder`, which must then encode the graph
+    /// holding the upload's nodes ([`Self::add_to_graph`]) and be submitted before the next
+    /// staged transaction: records the copy of the bytes staged through the upload's mapped
+    /// host buffer into its storage (when this round went that way), ahead of the scatter;
+    /// the next staged transaction starts at word 0. [`crate::gpu_scene::GpuSceneFrame::encode`]
+    /// calls it.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.link.encode(encoder);
     }
 
-    /// The flag [`Self::mark_encoded`] sets, for a frame that encodes without holding the
-    /// upload.
-    pub(crate) fn encoded_flag(&self) -> Arc<AtomicBool> {
-        Arc::clone(&self.encoded)
+    /// The link a frame encodes through without holding the upload.
+    pub(crate) fn link(&self) -> UploadLink {
+        self.link.clone()
+    }
+
+    fn ring(&self) -> std::sync::MutexGuard<'_, RingState> {
+        self.link.ring.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether an encode took the staged bytes since the last transaction: then a new round
+    /// starts, and the host buffers that encode copied map again (it was submitted by now).
+    fn start_round(&self) -> bool {
+        let mut ring = self.ring();
+        if !std::mem::take(&mut ring.encoded) {
+            return false;
+        }
+        for b in ring.buffers.iter_mut().filter(|b| b.copied) {
+            b.copied = false;
+            let mapped = Arc::clone(&b.mapped);
+            b.buffer.map_async(wgpu::MapMode::Write, .., move |r| {
+                if r.is_ok() {
+                    mapped.store(true, Ordering::Release);
+                }
+            });
+        }
+        true
     }
 
     /// Word of the header in the staging buffer.
@@ -168,9 +288,10 @@ impl GpuSceneUpload {
     }
 
     /// Adds `{id}/scatter` (indirect, one invocation per staged word), `{id}/bounds` (the
-    /// same grid: each staged `flags` or `sphere` word re-derives its slot's packed bounds row
+    /// same grid: each staged `flags` or `sphere` word re-derives its slot's packed bounds row,
+    /// each staged `flags`, `group_id`, `geometry_id` or `command_slot` word its draw key row,
     /// from the scattered record, [`crate::gpu_scene::bounds`]; only for scenes with packed
-    /// bounds) and `{id}/settle` over `scene`'s views (the scene this upload was made for,
+    /// views) and `{id}/settle` over `scene`'s views (the scene this upload was made for,
     /// imported into `graph`). Add them before the nodes that read the records or the
     /// bounds. Compiles and submits nothing.
     pub fn add_to_graph(
@@ -195,7 +316,8 @@ impl GpuSceneUpload {
             header: header as u32,
             payload: (header + HEADER_WORDS) as u32,
             bounds_base: scene.bounds.map_or(0, |b| base(&b) / 4),
-            reserved: [0; 3],
+            keys_base: scene.keys.map_or(0, |b| base(&b) / 4),
+            reserved: [0; 2],
         };
         let shader = ShaderSource::new("render/gpu_scene/upload", WGSL);
         let indirect = graph.create_data_view(
@@ -214,7 +336,7 @@ impl GpuSceneUpload {
             ],
             Grid::Indirect(indirect),
         ))?;
-        if let Some(bounds) = scene.bounds {
+        if let (Some(bounds), Some(keys)) = (scene.bounds, scene.keys) {
             graph.add_dispatch_node(DispatchNode::new(
                 format!("{id}/bounds"),
                 shader.clone(),
@@ -224,6 +346,7 @@ impl GpuSceneUpload {
                     Binding::read(2, staging),
                     Binding::read(4, scene.record_words),
                     Binding::read_write(5, bounds),
+                    Binding::read_write(6, keys),
                 ],
                 Grid::Indirect(indirect),
             ))?;
@@ -239,7 +362,8 @@ impl GpuSceneUpload {
     }
 
     /// Stages `ranges` of `records` (the scene's CPU copy, as bytes) after what is staged:
-    /// the queue writes made (see the module doc for the layout).
+    /// the queue writes made, 0 when written into a mapped host buffer (see the module doc for
+    /// the layout).
     fn stage(&mut self, queue: &wgpu::Queue, records: &[u8], ranges: &[Range<u64>]) -> usize {
         let runs = ranges.len() as u64;
         let words: u64 = ranges.iter().map(|r| (r.end - r.start) / 4).sum();
@@ -266,43 +390,86 @@ impl GpuSceneUpload {
         let header = self.header_word();
         let table_bytes: &[u8] = bytemuck::cast_slice(&self.table);
         let header_bytes: &[u8] = bytemuck::cast_slice(&header_values);
-        let pack = |view: &mut wgpu::QueueWriteBufferView, mut at: usize| {
-            for r in ranges {
-                let bytes = &records[r.start as usize..r.end as usize];
-                view.slice(at..at + bytes.len()).copy_from_slice(bytes);
-                at += bytes.len();
-            }
+        let table_at = 4 * (header - 2 * (old_runs + runs));
+        let payload_at = 4 * (header + HEADER_WORDS + old_words);
+        // A round goes wholly through one host buffer or wholly through queue writes: the
+        // copy at encode spans the round's bytes, which queue writes (landing before it) must
+        // not share. A round starts (no staged run) on a ready host buffer when there is one.
+        let mut ring = self.link.ring.lock().unwrap_or_else(|e| e.into_inner());
+        let host = match &ring.pending {
+            Some((i, _)) => Some(*i),
+            None if old_runs == 0 => ring
+                .buffers
+                .iter()
+                .position(|b| !b.copied && b.mapped.load(Ordering::Acquire)),
+            None => None,
         };
+        if let Some(i) = host {
+            if let Ok(mut view) = ring.buffers[i].buffer.get_mapped_range_mut(..) {
+                view.put(table_at as usize, table_bytes);
+                view.put(4 * header as usize, header_bytes);
+                pack(&mut view, records, ranges, payload_at as usize);
+                drop(view);
+                let end = payload_at + 4 * words;
+                let span = match ring.pending.take() {
+                    Some((_, r)) => r.start.min(table_at)..r.end.max(end),
+                    None => table_at..end,
+                };
+                ring.pending = Some((i, span));
+                return 0;
+            }
+        }
+        drop(ring);
         let size = |bytes: u64| wgpu::BufferSize::new(bytes).expect("nonempty");
         if old_runs == 0 {
             // Runs, header, payload: one range of the buffer.
-            let start = 4 * (header - 2 * runs);
             let total = 8 * runs + 4 * HEADER_WORDS + 4 * words;
             let mut view = queue
-                .write_buffer_with(&self.staging, start, size(total))
+                .write_buffer_with(&self.staging, table_at, size(total))
                 .expect("the staged range lies inside the upload");
-            view.slice(..table_bytes.len()).copy_from_slice(table_bytes);
-            let at = table_bytes.len();
-            view.slice(at..at + header_bytes.len())
-                .copy_from_slice(header_bytes);
-            pack(&mut view, at + header_bytes.len());
+            view.put(0, table_bytes);
+            view.put(table_bytes.len(), header_bytes);
+            pack(
+                &mut view,
+                records,
+                ranges,
+                table_bytes.len() + header_bytes.len(),
+            );
             return 1;
         }
-        queue.write_buffer(
-            &self.staging,
-            4 * (header - 2 * (old_runs + runs)),
-            table_bytes,
-        );
+        queue.write_buffer(&self.staging, table_at, table_bytes);
         queue.write_buffer(&self.staging, 4 * header, header_bytes);
         let mut view = queue
-            .write_buffer_with(
-                &self.staging,
-                4 * (header + HEADER_WORDS + old_words),
-                size(4 * words),
-            )
+            .write_buffer_with(&self.staging, payload_at, size(4 * words))
             .expect("the staged range lies inside the upload");
-        pack(&mut view, 0);
+        pack(&mut view, records, ranges, 0);
         3
+    }
+}
+
+/// A mapped range written at byte offsets (wgpu's two write-only views).
+trait Put {
+    fn put(&mut self, at: usize, bytes: &[u8]);
+}
+
+impl Put for wgpu::QueueWriteBufferView {
+    fn put(&mut self, at: usize, bytes: &[u8]) {
+        self.slice(at..at + bytes.len()).copy_from_slice(bytes);
+    }
+}
+
+impl Put for wgpu::BufferViewMut {
+    fn put(&mut self, at: usize, bytes: &[u8]) {
+        self.slice(at..at + bytes.len()).copy_from_slice(bytes);
+    }
+}
+
+/// Writes the bytes of `ranges` of `records` one after another from byte `at` of `view`.
+fn pack(view: &mut impl Put, records: &[u8], ranges: &[Range<u64>], mut at: usize) {
+    for r in ranges {
+        let bytes = &records[r.start as usize..r.end as usize];
+        view.put(at, bytes);
+        at += bytes.len();
     }
 }
 
@@ -325,8 +492,10 @@ impl GpuScene {
                 upload: upload.label.clone(),
             });
         }
-        let (mut report, state) = self.apply_to_copy(mutation)?;
-        if upload.encoded.swap(false, Ordering::Relaxed) {
+        let super::mutation::Applied {
+            mut report, state, ..
+        } = self.apply_to_copy(mutation)?;
+        if upload.start_round() {
             upload.staged_words = 0;
             upload.staged_runs = 0;
             upload.staged.clear();
@@ -367,7 +536,8 @@ impl GpuScene {
                 );
                 report.queue_writes += 1;
             }
-            self.write_bounds(queue, &all, &mut report);
+            // Key rows from the bytes: those of earlier staged transactions are not known.
+            self.write_bounds(queue, &all, None, &mut report);
             if pending {
                 queue.write_buffer(
                     &upload.staging,
@@ -376,13 +546,18 @@ impl GpuScene {
                 );
                 report.queue_writes += 1;
             }
+            // Nor may a copy of the round's host bytes land.
+            upload.ring().pending = None;
             upload.staged_words = 0;
             upload.staged_runs = 0;
             self.write_state(queue, state, &mut report);
             return Ok(report);
         }
         if runs > 0 {
-            report.queue_writes += upload.stage(queue, records, ranges);
+            match upload.stage(queue, records, ranges) {
+                0 => report.host_writes = 1,
+                n => report.queue_writes += n,
+            }
             if upload.staged.is_empty() {
                 upload.staged.extend(ranges.iter().cloned());
             } else {
@@ -396,21 +571,6 @@ impl GpuScene {
         self.write_state(queue, state, &mut report);
         Ok(report)
     }
-}
-
-/// Whether two sorted, disjoint range lists share a byte.
-fn intersects(a: &[Range<u64>], b: &[Range<u64>]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i].end <= b[j].start {
-            i += 1;
-        } else if b[j].end <= a[i].start {
-            j += 1;
-        } else {
-            return true;
-        }
-    }
-    false
 }
 
 /// Payload words of `records` whole records: for sizing an upload for whole-record

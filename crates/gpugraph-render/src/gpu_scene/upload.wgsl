@@ -10,7 +10,7 @@ struct Params {
     header: u32,
     payload: u32,
     bounds_base: u32,
-    reserved1: u32,
+    keys_base: u32,
     reserved2: u32,
     reserved3: u32,
 }
@@ -25,6 +25,7 @@ const SIGN: u32 = 0x80000000u;
 @group(0) @binding(3) var<storage, read_write> staging_rw: array<u32>;
 @group(0) @binding(4) var<storage, read> records_in: array<u32>;
 @group(0) @binding(5) var<storage, read_write> bounds_out: array<vec4<u32>>;
+@group(0) @binding(6) var<storage, read_write> keys_out: array<vec4<u32>>;
 
 // Word of run `i`'s pair.
 fn run_at(i: u32) -> u32 {
@@ -65,9 +66,10 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 // After the scatter, one invocation per staged payload word: a `flags` (word 1) or `sphere`
-// (words 4..8) word re-derives its slot's packed bounds row (`bounds.rs` states the
-// encoding) from the record, now whole. Several words of one slot write the same row with
-// the same value.
+// (words 4..8) word re-derives its slot's packed bounds row, a `flags`, `group_id`,
+// `geometry_id` (words 1..4) or `command_slot` (word 11) word its draw key row (`bounds.rs`
+// states both encodings), from the record, now whole. Several words of one slot write the
+// same row with the same value.
 @compute @workgroup_size(256)
 fn bounds(@builtin(global_invocation_id) gid: vec3<u32>) {
     let dst = target_word(gid.x);
@@ -75,18 +77,22 @@ fn bounds(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let field = dst % RECORD_WORDS;
-    if (field != 1u && (field < 4u || field >= 8u)) {
-        return;
-    }
     let slot = dst / RECORD_WORDS;
     let at = params.record_base + slot * RECORD_WORDS;
-    let r = records_in[at + 7u];
-    var w = 0u;
-    if (records_in[at + 1u] != 0u) {
-        w = select(r ^ SIGN, SIGN, (r & ~SIGN) == 0u);
+    if (field == 1u || (field >= 4u && field < 8u)) {
+        let r = records_in[at + 7u];
+        var w = 0u;
+        if (records_in[at + 1u] != 0u) {
+            w = select(r ^ SIGN, SIGN, (r & ~SIGN) == 0u);
+        }
+        bounds_out[params.bounds_base + slot] =
+            vec4<u32>(records_in[at + 4u], records_in[at + 5u], records_in[at + 6u], w);
     }
-    bounds_out[params.bounds_base + slot] =
-        vec4<u32>(records_in[at + 4u], records_in[at + 5u], records_in[at + 6u], w);
+    if ((field >= 1u && field < 4u) || field == 11u) {
+        keys_out[params.keys_base + slot] = vec4<u32>(
+            records_in[at + 1u], records_in[at + 2u], records_in[at + 3u], records_in[at + 11u]
+        );
+    }
 }
 
 // After the scatter: later encodes of the same graph dispatch no workgroups until the next

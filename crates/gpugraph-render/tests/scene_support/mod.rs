@@ -13,7 +13,7 @@ use gpugraph_command::{
 };
 use gpugraph_render::gpu_scene::GpuSceneMutation;
 use gpugraph_render::gpu_scene::GpuSceneRecord;
-use gpugraph_render::{DrawCommandBuffer, DrawLayout, GpuScene};
+use gpugraph_render::{DrawCommandBuffer, DrawLayout, GpuScene, GpuSceneUpload};
 use rand::{Rng, SeedableRng};
 
 /// The context's device and queue (fields kept so tests read `d.device`, `d.queue`).
@@ -96,12 +96,29 @@ pub fn upload_words(d: &SceneDevice, words: &[u32], extra: U) -> wgpu::Buffer {
 
 /// Encodes `compiled` once, submits and waits.
 pub fn encode_wait(d: &SceneDevice, compiled: &mut CompiledGraph) {
+    encode_upload(d, compiled, None, true);
+}
+
+/// Encodes `compiled` once after `upload`'s take ([`GpuSceneUpload::encode`]: the copy of
+/// host-staged bytes), submits, and waits when `wait` (without a poll the upload's host
+/// buffers do not map again).
+pub fn encode_upload(
+    d: &SceneDevice,
+    compiled: &mut CompiledGraph,
+    upload: Option<&GpuSceneUpload>,
+    wait: bool,
+) {
     let mut enc = d.device.create_command_encoder(&Default::default());
+    if let Some(u) = upload {
+        u.encode(&mut enc);
+    }
     compiled
         .encode(&mut enc, &EncodeOptions::default())
         .unwrap();
     d.queue.submit([enc.finish()]);
-    d.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    if wait {
+        d.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    }
 }
 
 /// A random valid record for `id`: random box in `[-extent, extent]³`, group/geometry/slot
