@@ -372,3 +372,23 @@ pub(crate) fn subresource_view(texture: &wgpu::Texture, at: Subresource) -> wgpu
         ..Default::default()
     })
 }
+
+/// Why one dispatch cannot bind these subresource uses together: a storage write of a
+/// subresource excludes every other binding of it in the same dispatch (wgpu's usage scope).
+pub(crate) fn binding_conflict(uses: &[AttachmentUse]) -> Option<String> {
+    for (i, a) in uses.iter().enumerate() {
+        let writes = |u: &AttachmentUse| u.access == TextureAccess::StorageWrite;
+        let clash = uses[..i].iter().filter(|b| b.at == a.at).any(|b| {
+            writes(a) && writes(b)
+                || (writes(a) || writes(b))
+                    && (a.access == TextureAccess::Sampled || b.access == TextureAccess::Sampled)
+        });
+        if clash {
+            return Some(format!(
+                "mip {} layer {} of a texture is bound by two slots, one a storage write",
+                a.at.mip_level, a.at.layer
+            ));
+        }
+    }
+    None
+}

@@ -48,7 +48,8 @@ pub(crate) enum NodeCompileFn {
 pub(crate) struct NodeEntry {
     pub(crate) id: String,
     pub(crate) uses: Vec<ResourceUse>,
-    /// Render attachments: one subresource each (hazards are per subresource).
+    /// Subresource uses (hazards are per subresource): render attachments and the texture
+    /// views of dispatch nodes.
     pub(crate) attachments: Vec<crate::attachment::AttachmentUse>,
     pub(crate) depends_on: Vec<String>,
     pub(crate) compile: NodeCompileFn,
@@ -465,15 +466,52 @@ impl CommandGraph {
                 reason,
             });
         }
+        let mut textures = Vec::new();
+        for (slot, t) in node.textures() {
+            if t.texture.graph != self.key {
+                return Err(GraphError::ForeignHandle {
+                    graph: self.id.clone(),
+                    what: format!("a texture bound by node {}", node.id),
+                });
+            }
+            let desc = &self.textures[t.texture.index as usize].desc;
+            let resolved = t
+                .resolve(desc)
+                .map_err(|reason| GraphError::InvalidDispatch {
+                    graph: self.id.clone(),
+                    node: node.id.clone(),
+                    reason: format!("texture slot {slot}: {reason}"),
+                })?;
+            textures.push(resolved);
+        }
+        let subresources: Vec<crate::attachment::AttachmentUse> =
+            textures.iter().flat_map(|t| t.uses.clone()).collect();
+        if let Some(reason) = crate::attachment::binding_conflict(&subresources) {
+            return Err(GraphError::InvalidDispatch {
+                graph: self.id.clone(),
+                node: node.id,
+                reason,
+            });
+        }
         let uses = node.uses();
-        let id = node.id.clone();
-        let depends_on = node.depends_on.clone();
-        self.add_compute_node(ComputeNode {
-            id,
+        // Usage flags and external-image rules are checked per texture, hazards per
+        // subresource.
+        let mut checked = uses.clone();
+        checked.extend(
+            subresources
+                .iter()
+                .map(|a| ResourceUse::Texture(a.at.texture, a.access)),
+        );
+        self.check_node(&node.id, &checked)?;
+        self.node_ids.insert(node.id.clone());
+        self.nodes.push(NodeEntry {
+            id: node.id.clone(),
             uses,
-            depends_on,
-            compile: node.compile(),
-        })
+            attachments: subresources,
+            depends_on: node.depends_on.clone(),
+            compile: NodeCompileFn::Compute(node.compile(textures)),
+        });
+        Ok(())
     }
 
     /// The device's shared pipeline and bind-group cache.

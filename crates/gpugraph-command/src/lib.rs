@@ -41,7 +41,8 @@ pub use compiled::{
 };
 pub use context::{Capabilities, ContextError, ContextOptions, GpuContext};
 pub use dispatch::{
-    grid_for, Access, Binding, BindingError, DispatchNode, Grid, Resource, WorkgroupSplit,
+    grid_for, Access, Binding, BindingError, DispatchNode, Grid, Resource, TextureKind,
+    TextureSlot, WorkgroupSplit,
 };
 pub use error::GraphError;
 pub use format::{ParseFormatError, ScalarKind, VectorFormat};

@@ -277,7 +277,11 @@ pub(crate) struct Declared {
 }
 
 impl Declared {
-    pub(crate) fn of(uses: &[ResourceUse]) -> Self {
+    /// The handles of `uses` and of the textures of `subresources`.
+    pub(crate) fn of(
+        uses: &[ResourceUse],
+        subresources: &[crate::attachment::AttachmentUse],
+    ) -> Self {
         let mut d = Declared::default();
         for u in uses {
             match u {
@@ -285,6 +289,8 @@ impl Declared {
                 ResourceUse::Texture(h, _) => d.textures.push(h.index),
             }
         }
+        d.textures
+            .extend(subresources.iter().map(|a| a.at.texture.index));
         d.buffers.sort_unstable();
         d.buffers.dedup();
         d.textures.sort_unstable();

@@ -88,7 +88,7 @@ impl<'a> NodeCompiler<'a> {
     }
 
     fn compile_node(&self, node: crate::graph::NodeEntry) -> Result<CompiledNode, GraphError> {
-        let declared = Declared::of(&node.uses);
+        let declared = Declared::of(&node.uses, &node.attachments);
         let ctx = CompileContext {
             device: self.device,
             graph_id: self.id,
