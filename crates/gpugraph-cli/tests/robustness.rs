@@ -482,7 +482,10 @@ fn generate_table_checks_disk_and_leaves_nothing_on_error_or_sigterm() {
         let stderr = child.stderr.take().unwrap();
         let mut lines = std::io::BufReader::new(stderr).lines();
         let first = lines.next().expect("no progress line").unwrap_or_default();
-        assert!(first.starts_with("generate-table: "), "not progress: {first}");
+        assert!(
+            first.starts_with("generate-table: "),
+            "not progress: {first}"
+        );
         std::thread::spawn(move || lines.for_each(drop));
     }
     assert!(!entries(&dir.0).is_empty(), "a temporary while writing");

@@ -12,7 +12,7 @@ use crate::error::{
     buffer_access_name, texture_access_name, texture_usage_name, usage_name, GraphError,
 };
 use crate::node::{ComputeCompile, CopyCompile, RenderCompile};
-use crate::node::{ComputeNode, CopyNode, RenderNode};
+use crate::node::{CopyNode, RenderNode};
 use crate::resource::{
     BufferDescriptor, BufferHandle, GraphKey, Lifetime, ResourceUse, TextureAccess,
     TextureDescriptor, TextureHandle,
@@ -434,21 +434,6 @@ impl CommandGraph {
                 }
             }
         }
-        Ok(())
-    }
-
-    /// Adds a compute node after validating its id and that every declared use is covered by
-    /// the resource's descriptor usage.
-    pub fn add_compute_node(&mut self, node: ComputeNode) -> Result<(), GraphError> {
-        self.check_node(&node.id, &node.uses)?;
-        self.node_ids.insert(node.id.clone());
-        self.nodes.push(NodeEntry {
-            id: node.id,
-            uses: node.uses,
-            attachments: Vec::new(),
-            depends_on: node.depends_on,
-            compile: NodeCompileFn::Compute(node.compile),
-        });
         Ok(())
     }
 

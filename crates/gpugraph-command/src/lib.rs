@@ -48,9 +48,9 @@ pub use error::GraphError;
 pub use format::{ParseFormatError, ScalarKind, VectorFormat};
 pub use graph::CommandGraph;
 pub use node::{
-    compute_fn, copy_fn, render_fn, try_compute_fn, try_copy_fn, view_binding, BindGroupCache,
-    BufferKeyed, ColorLoad, CompileContext, ComputeExecutable, ComputeNode, CopyExecutable,
-    CopyNode, EncodeContext, NodeError, NodeKind, RenderExecutable, RenderNode,
+    copy_fn, render_fn, try_copy_fn, view_binding, BindGroupCache, BufferKeyed, ColorLoad,
+    CompileContext, CopyExecutable, CopyNode, EncodeContext, NodeError, NodeKind, RenderExecutable,
+    RenderNode,
 };
 pub use pipeline_cache::{LoadStatus, PersistentPipelineCache, PipelineCacheError};
 pub use profile::NodeTiming;
