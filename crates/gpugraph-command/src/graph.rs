@@ -1,12 +1,11 @@
 //! [`CommandGraph`]: the builder. It records logical resources, views and nodes, validates each
-//! declaration as it arrives, and `compile(self)` turns it into a [`CompiledGraph`].
+//! declaration as it arrives, and `compile(self)` turns it into a [`crate::CompiledGraph`].
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use wgpu::BufferUsages;
 
-use crate::compiled::CompiledGraph;
 use crate::device_check::same_device_buffer;
 use crate::error::{
     buffer_access_name, texture_access_name, texture_usage_name, usage_name, GraphError,
@@ -19,6 +18,7 @@ use crate::resource::{
 };
 use crate::view::{DataView, DataViewDescriptor, VectorView};
 
+mod render_pass;
 mod textures;
 
 static NEXT_GRAPH: AtomicU64 = AtomicU64::new(1);
@@ -583,13 +583,6 @@ impl CommandGraph {
                 },
             ))
         }))
-    }
-
-    /// Compiles: validates dependencies, derives hazards and the stable order, plans and
-    /// creates transients, then runs node compile callbacks. On failure everything created is
-    /// released before the error returns.
-    pub fn compile(self) -> Result<CompiledGraph, GraphError> {
-        CompiledGraph::compile(self)
     }
 }
 

@@ -214,10 +214,10 @@ pub(crate) struct Declared {
 }
 
 impl Declared {
-    /// The handles of `uses` and of the textures of `subresources`.
+    /// The handles of `uses` and the texture indices of the node's subresource uses.
     pub(crate) fn of(
         uses: &[ResourceUse],
-        subresources: &[crate::attachment::AttachmentUse],
+        subresource_textures: impl Iterator<Item = u32>,
     ) -> Self {
         let mut d = Declared::default();
         for u in uses {
@@ -226,8 +226,7 @@ impl Declared {
                 ResourceUse::Texture(h, _) => d.textures.push(h.index),
             }
         }
-        d.textures
-            .extend(subresources.iter().map(|a| a.at.texture.index));
+        d.textures.extend(subresource_textures);
         d.buffers.sort_unstable();
         d.buffers.dedup();
         d.textures.sort_unstable();
