@@ -34,17 +34,6 @@ pub struct Session {
     engine: &'static str,
 }
 
-/// Parses an engine name as the one-shot `sql` does.
-pub(crate) fn engine(name: &str) -> PyResult<Engine> {
-    match name {
-        "gpu" => Ok(Engine::Gpu),
-        "cpu" => Ok(Engine::Cpu),
-        other => Err(PyValueError::new_err(format!(
-            "engine must be 'gpu' or 'cpu', got '{other}'"
-        ))),
-    }
-}
-
 #[pymethods]
 impl Session {
     /// A new session: `engine` "gpu" or "cpu"; `target_partitions` DataFusion's CPU threads
@@ -56,7 +45,7 @@ impl Session {
         target_partitions: Option<usize>,
         memory_limit: Option<usize>,
     ) -> PyResult<Self> {
-        let kind = self::engine(engine)?;
+        let kind = crate::sql::engine(engine)?;
         if target_partitions == Some(0) {
             return Err(PyValueError::new_err(
                 "target_partitions must be at least 1",
