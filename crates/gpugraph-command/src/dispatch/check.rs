@@ -111,6 +111,9 @@ fn declared_kind(b: &Binding, textures: &[(u32, String)]) -> BindingKind {
 /// Checks `node`'s bindings against `entry_point` of the assembled `wgsl`; `textures` holds the
 /// WGSL type each texture slot implies (`(slot, type)`). WGSL naga cannot compile is left to
 /// the pipeline, whose error (naga's, through wgpu) reaches the caller the same way.
+// The error is large (two binding kinds, names), but it is built only on the failure path and
+// boxed into the node's compile error at once.
+#[allow(clippy::result_large_err)]
 pub(super) fn check_bindings(
     node: &DispatchNode,
     entry_point: &str,
