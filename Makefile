@@ -99,6 +99,8 @@ test: export GPUGRAPH_CHROMIUM ?= $(CHROMIUM)
 test: export GPUGRAPH_REQUIRE_CHROMIUM = 1
 test: vulkan python build browser
 	python3 scripts/check_procgen_conformance.py
+	python3 scripts/test_import_circles.py
+	python3 scripts/import_circles.py
 	$(CARGO) test --workspace --release --no-fail-fast
 	$(MAKE) --no-print-directory pytest
 	$(EXAMPLES)/readme

@@ -9,7 +9,10 @@ module's own children excluded. Every strongly connected component of more than 
 a circle, printed with its edges. Then every non-test module outside a `cpu` oracle that names
 a `cpu` module (`cpu::`, `::cpu`) is listed: production code should not depend on an oracle
 (the CLI's benches, which check their results against the oracles, are the exception).
-Exit status 0 always: this is a report, not a gate.
+
+Exit status 1 when any crate has a circle (`make test` runs this, so a new circle fails CI;
+`scripts/test_import_circles.py` checks that it does), else 0. The oracle lines are a report,
+not yet a gate.
 """
 import os
 import re
@@ -103,6 +106,7 @@ def circles(edges):
 
 
 def main(root):
+    """Prints the report for the crates under `root`; returns the number of circles."""
     total = 0
     for crate in sorted(os.listdir(os.path.join(root, "crates"))):
         src = os.path.join(root, "crates", crate, "src")
@@ -124,7 +128,8 @@ def main(root):
             if CPU.search(production_text(f)):
                 print(f"{crate}: {os.path.relpath(f, root)} names a cpu oracle")
     print(f"{total} circle(s)")
+    return total
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else ".")
+    sys.exit(1 if main(sys.argv[1] if len(sys.argv) > 1 else ".") else 0)

@@ -95,3 +95,16 @@ impl ArrowBatch {
         })
     }
 }
+
+// Here rather than in `table`: a batch is built from a table's parts, not the other way
+// round, so `table` never names `ArrowBatch`.
+impl ArrowTable {
+    /// Batch `index` as an [`ArrowBatch`] (buffers shared, nothing copied), if it exists.
+    pub fn batch(&self, index: usize) -> Option<ArrowBatch> {
+        Some(ArrowBatch {
+            arrow_schema: self.arrow_schema.clone(),
+            values: self.values.batches().get(index)?.clone(),
+            sidecars: self.sidecars.chunk(index),
+        })
+    }
+}

@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod batch;
+mod chunks;
 mod decode;
 pub mod dictionary;
 mod encode;

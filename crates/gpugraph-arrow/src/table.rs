@@ -9,7 +9,6 @@ use arrow_schema::{Schema, SchemaRef};
 use gpugraph_command::GpuContext;
 use gpugraph_tables::{GpuField, GpuRecordBatch, GpuSchema, GpuTable, GpuVector};
 
-use crate::batch::ArrowBatch;
 use crate::error::ArrowAdapterError;
 use crate::mapping::readback_schema;
 use crate::options::UploadOptions;
@@ -30,7 +29,7 @@ pub struct ArrowTable {
 
 /// The per-column companions of uploaded values, indexed like the schema's fields: an
 /// optional `uint32` validity mask (chunked like the values) and an optional CPU dictionary
-/// (shared by every chunk). Shared by [`ArrowTable`] and [`ArrowBatch`].
+/// (shared by every chunk). Shared by [`ArrowTable`] and [`crate::batch::ArrowBatch`].
 #[derive(Clone, Debug)]
 pub(crate) struct Sidecars {
     validity: Vec<Option<GpuVector>>,
@@ -75,7 +74,7 @@ impl Sidecars {
     }
 
     /// The companions of chunk `chunk` alone: one-chunk masks, the same dictionaries.
-    fn chunk(&self, chunk: usize) -> Self {
+    pub(crate) fn chunk(&self, chunk: usize) -> Self {
         let validity = self
             .validity
             .iter()
@@ -207,15 +206,6 @@ impl ArrowTable {
     /// Total rows over all batches.
     pub fn num_rows(&self) -> u64 {
         self.values.num_rows()
-    }
-
-    /// Batch `index` as an [`ArrowBatch`] (buffers shared, nothing copied), if it exists.
-    pub fn batch(&self, index: usize) -> Option<ArrowBatch> {
-        Some(ArrowBatch {
-            arrow_schema: self.arrow_schema.clone(),
-            values: self.values.batches().get(index)?.clone(),
-            sidecars: self.sidecars.chunk(index),
-        })
     }
 
     /// The column named `name` over all batches: values chunked by batch, its mask and its

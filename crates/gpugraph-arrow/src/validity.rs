@@ -19,9 +19,9 @@ use gpugraph_tables::upload::{
 };
 use gpugraph_tables::GpuVector;
 
+use crate::chunks::{layout, stopped, storage_alignment, wrap, PreparedChunk};
 use crate::error::ArrowAdapterError;
 use crate::options::{MaskTransfer, UploadOptions};
-use crate::stage::{layout, stopped, storage_alignment, wrap, PreparedChunk};
 
 const WORKGROUP: u64 = 256;
 

@@ -30,6 +30,7 @@ mod sort;
 mod spatial;
 mod sql;
 mod trace;
+mod trace_load;
 mod trace_view;
 mod traverse;
 

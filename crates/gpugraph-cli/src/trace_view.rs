@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use gpugraph_viewer::serve::{start, ServeConfig};
 
-use crate::trace::{load, Common};
+use crate::trace_load::{load, Common};
 
 /// `trace serve`.
 #[derive(Args)]

@@ -225,6 +225,15 @@ fn physical_label(graph: &CommandGraph, tenants: &[usize], transient_index: &[us
     label
 }
 
+impl CommandGraph {
+    /// Compiles: validates dependencies, derives hazards and the stable order, plans and
+    /// creates transients, then runs node compile callbacks. On failure everything created is
+    /// released before the error returns.
+    pub fn compile(self) -> Result<CompiledGraph, GraphError> {
+        CompiledGraph::compile(self)
+    }
+}
+
 impl CompiledGraph {
     pub(crate) fn compile(graph: CommandGraph) -> Result<Self, GraphError> {
         let plan_nodes = plan_nodes(&graph);

@@ -1,24 +1,24 @@
 //! [`CommandGraph`]: the builder. It records logical resources, views and nodes, validates each
-//! declaration as it arrives, and `compile(self)` turns it into a [`CompiledGraph`].
+//! declaration as it arrives, and `compile(self)` turns it into a [`crate::CompiledGraph`].
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use wgpu::BufferUsages;
 
-use crate::compiled::CompiledGraph;
 use crate::device_check::same_device_buffer;
 use crate::error::{
     buffer_access_name, texture_access_name, texture_usage_name, usage_name, GraphError,
 };
 use crate::node::{ComputeCompile, CopyCompile, RenderCompile};
-use crate::node::{ComputeNode, CopyNode, RenderNode};
+use crate::node::{CopyNode, RenderNode};
 use crate::resource::{
     BufferDescriptor, BufferHandle, GraphKey, Lifetime, ResourceUse, TextureAccess,
     TextureDescriptor, TextureHandle,
 };
 use crate::view::{DataView, DataViewDescriptor, VectorView};
 
+mod render_pass;
 mod textures;
 
 static NEXT_GRAPH: AtomicU64 = AtomicU64::new(1);
@@ -48,7 +48,8 @@ pub(crate) enum NodeCompileFn {
 pub(crate) struct NodeEntry {
     pub(crate) id: String,
     pub(crate) uses: Vec<ResourceUse>,
-    /// Render attachments: one subresource each (hazards are per subresource).
+    /// Subresource uses (hazards are per subresource): render attachments and the texture
+    /// views of dispatch nodes.
     pub(crate) attachments: Vec<crate::attachment::AttachmentUse>,
     pub(crate) depends_on: Vec<String>,
     pub(crate) compile: NodeCompileFn,
@@ -436,21 +437,6 @@ impl CommandGraph {
         Ok(())
     }
 
-    /// Adds a compute node after validating its id and that every declared use is covered by
-    /// the resource's descriptor usage.
-    pub fn add_compute_node(&mut self, node: ComputeNode) -> Result<(), GraphError> {
-        self.check_node(&node.id, &node.uses)?;
-        self.node_ids.insert(node.id.clone());
-        self.nodes.push(NodeEntry {
-            id: node.id,
-            uses: node.uses,
-            attachments: Vec::new(),
-            depends_on: node.depends_on,
-            compile: NodeCompileFn::Compute(node.compile),
-        });
-        Ok(())
-    }
-
     /// Adds a declared dispatch node: its uses are derived from its bindings (and indirect
     /// grid), so it cannot touch a buffer it did not declare. Slots, parameter bindings and
     /// the grid are checked now ([`GraphError::InvalidDispatch`]).
@@ -465,15 +451,52 @@ impl CommandGraph {
                 reason,
             });
         }
+        let mut textures = Vec::new();
+        for (slot, t) in node.textures() {
+            if t.texture.graph != self.key {
+                return Err(GraphError::ForeignHandle {
+                    graph: self.id.clone(),
+                    what: format!("a texture bound by node {}", node.id),
+                });
+            }
+            let desc = &self.textures[t.texture.index as usize].desc;
+            let resolved = t
+                .resolve(desc)
+                .map_err(|reason| GraphError::InvalidDispatch {
+                    graph: self.id.clone(),
+                    node: node.id.clone(),
+                    reason: format!("texture slot {slot}: {reason}"),
+                })?;
+            textures.push(resolved);
+        }
+        let subresources: Vec<crate::attachment::AttachmentUse> =
+            textures.iter().flat_map(|t| t.uses.clone()).collect();
+        if let Some(reason) = crate::attachment::binding_conflict(&subresources) {
+            return Err(GraphError::InvalidDispatch {
+                graph: self.id.clone(),
+                node: node.id,
+                reason,
+            });
+        }
         let uses = node.uses();
-        let id = node.id.clone();
-        let depends_on = node.depends_on.clone();
-        self.add_compute_node(ComputeNode {
-            id,
+        // Usage flags and external-image rules are checked per texture, hazards per
+        // subresource.
+        let mut checked = uses.clone();
+        checked.extend(
+            subresources
+                .iter()
+                .map(|a| ResourceUse::Texture(a.at.texture, a.access)),
+        );
+        self.check_node(&node.id, &checked)?;
+        self.node_ids.insert(node.id.clone());
+        self.nodes.push(NodeEntry {
+            id: node.id.clone(),
             uses,
-            depends_on,
-            compile: node.compile(),
-        })
+            attachments: subresources,
+            depends_on: node.depends_on.clone(),
+            compile: NodeCompileFn::Compute(node.compile(textures)),
+        });
+        Ok(())
     }
 
     /// The device's shared pipeline and bind-group cache.
@@ -560,13 +583,6 @@ impl CommandGraph {
                 },
             ))
         }))
-    }
-
-    /// Compiles: validates dependencies, derives hazards and the stable order, plans and
-    /// creates transients, then runs node compile callbacks. On failure everything created is
-    /// released before the error returns.
-    pub fn compile(self) -> Result<CompiledGraph, GraphError> {
-        CompiledGraph::compile(self)
     }
 }
 

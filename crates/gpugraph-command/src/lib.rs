@@ -43,15 +43,16 @@ pub use compiled::{
 pub use context::{Capabilities, ContextError, ContextOptions, GpuContext};
 pub use devices::{adapter_list, AdapterEntry, DeviceSelection, ParseDeviceSelectionError};
 pub use dispatch::{
-    grid_for, Access, Binding, BindingError, DispatchNode, Grid, Resource, WorkgroupSplit,
+    grid_for, Access, Binding, BindingError, DispatchNode, Grid, Resource, TextureKind,
+    TextureSlot, WorkgroupSplit,
 };
 pub use error::GraphError;
 pub use format::{ParseFormatError, ScalarKind, VectorFormat};
 pub use graph::CommandGraph;
 pub use node::{
-    compute_fn, copy_fn, render_fn, try_compute_fn, try_copy_fn, view_binding, BindGroupCache,
-    BufferKeyed, ColorLoad, CompileContext, ComputeExecutable, ComputeNode, CopyExecutable,
-    CopyNode, EncodeContext, NodeError, NodeKind, RenderExecutable, RenderNode,
+    copy_fn, render_fn, try_copy_fn, view_binding, BindGroupCache, BufferKeyed, ColorLoad,
+    CompileContext, CopyExecutable, CopyNode, EncodeContext, NodeError, NodeKind, RenderExecutable,
+    RenderNode,
 };
 pub use pipeline_cache::{LoadStatus, PersistentPipelineCache, PipelineCacheError};
 pub use profile::NodeTiming;

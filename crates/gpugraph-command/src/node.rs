@@ -11,32 +11,18 @@ use crate::view::DataView;
 /// Error type a node compile callback or executable may return.
 pub type NodeError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Records one compute node into a compute pass the graph opened (possibly shared with the
-/// previous compute nodes). Must not allocate GPU resources or read back. An error fails the
-/// whole [`crate::CompiledGraph::encode`] (named by node); the caller's encoder then holds a
+/// Records one compute node (a compiled [`crate::DispatchNode`], the one compute-node kind)
+/// into a compute pass the graph opened (possibly shared with the previous compute nodes).
+/// Must not allocate GPU resources or read back. An error fails the whole
+/// [`crate::CompiledGraph::encode`] (named by node); the caller's encoder then holds a
 /// partial recording and must be dropped, not submitted.
-pub trait ComputeExecutable: Send {
+pub(crate) trait ComputeExecutable: Send {
     /// Records the node's dispatches.
     fn encode(
         &mut self,
         pass: &mut wgpu::ComputePass<'_>,
         ctx: &EncodeContext<'_>,
     ) -> Result<(), NodeError>;
-}
-
-/// Infallible closures (the common escape hatch) are executables that always succeed.
-impl<F> ComputeExecutable for F
-where
-    F: FnMut(&mut wgpu::ComputePass<'_>, &EncodeContext<'_>) + Send,
-{
-    fn encode(
-        &mut self,
-        pass: &mut wgpu::ComputePass<'_>,
-        ctx: &EncodeContext<'_>,
-    ) -> Result<(), NodeError> {
-        self(pass, ctx);
-        Ok(())
-    }
 }
 
 /// Records one render node into the render pass the graph opened on its color target.
@@ -87,22 +73,6 @@ where
     }
 }
 
-/// A fallible compute closure (see [`try_compute_fn`]).
-struct TryCompute<F>(F);
-
-impl<F> ComputeExecutable for TryCompute<F>
-where
-    F: FnMut(&mut wgpu::ComputePass<'_>, &EncodeContext<'_>) -> Result<(), NodeError> + Send,
-{
-    fn encode(
-        &mut self,
-        pass: &mut wgpu::ComputePass<'_>,
-        ctx: &EncodeContext<'_>,
-    ) -> Result<(), NodeError> {
-        (self.0)(pass, ctx)
-    }
-}
-
 /// A fallible copy closure (see [`try_copy_fn`]).
 struct TryCopy<F>(F);
 
@@ -119,8 +89,8 @@ where
     }
 }
 
-/// What a compile callback returns for a compute node.
-pub type ComputeCompile =
+/// What a dispatch node's compile callback returns.
+pub(crate) type ComputeCompile =
     Box<dyn FnOnce(&CompileContext<'_>) -> Result<Box<dyn ComputeExecutable>, NodeError> + Send>;
 /// What a compile callback returns for a render node.
 pub type RenderCompile =
@@ -136,39 +106,6 @@ pub enum ColorLoad {
     Clear(wgpu::Color),
     /// Keep the existing contents.
     Load,
-}
-
-/// Declaration of a closure compute node: the escape hatch under
-/// [`crate::DispatchNode`], which every library kernel uses. Its uses are whatever it lists, not
-/// what it binds, so nothing checks them against its shader; keep it for what a dispatch node
-/// cannot declare (a sampled texture binding) and for tests of the graph itself.
-pub struct ComputeNode {
-    /// Stable id: the pass label, debug group and error name.
-    pub id: String,
-    /// Every resource the node touches, with its access.
-    pub uses: Vec<ResourceUse>,
-    /// Ids of nodes that must run first for reasons no shared resource expresses.
-    pub depends_on: Vec<String>,
-    /// Creates the executable at graph compile time.
-    pub compile: ComputeCompile,
-}
-
-impl ComputeNode {
-    /// A compute node with no explicit dependencies.
-    pub fn new(
-        id: impl Into<String>,
-        uses: Vec<ResourceUse>,
-        compile: impl FnOnce(&CompileContext<'_>) -> Result<Box<dyn ComputeExecutable>, NodeError>
-            + Send
-            + 'static,
-    ) -> Self {
-        Self {
-            id: id.into(),
-            uses,
-            depends_on: Vec::new(),
-            compile: Box::new(compile),
-        }
-    }
 }
 
 /// Declaration of a render node drawing into one color texture. The color target's
@@ -277,7 +214,11 @@ pub(crate) struct Declared {
 }
 
 impl Declared {
-    pub(crate) fn of(uses: &[ResourceUse]) -> Self {
+    /// The handles of `uses` and the texture indices of the node's subresource uses.
+    pub(crate) fn of(
+        uses: &[ResourceUse],
+        subresource_textures: impl Iterator<Item = u32>,
+    ) -> Self {
         let mut d = Declared::default();
         for u in uses {
             match u {
@@ -285,6 +226,7 @@ impl Declared {
                 ResourceUse::Texture(h, _) => d.textures.push(h.index),
             }
         }
+        d.textures.extend(subresource_textures);
         d.buffers.sort_unstable();
         d.buffers.dedup();
         d.textures.sort_unstable();
@@ -587,23 +529,6 @@ pub fn view_binding<'b>(
         },
         r.element_offset,
     )
-}
-
-/// Boxes a closure as a compute executable (gives the closure its higher-ranked signature).
-pub fn compute_fn(
-    f: impl FnMut(&mut wgpu::ComputePass<'_>, &EncodeContext<'_>) + Send + 'static,
-) -> Box<dyn ComputeExecutable> {
-    Box::new(f)
-}
-
-/// Boxes a fallible closure as a compute executable: its error fails the graph's encode,
-/// named by node (instead of silently recording nothing).
-pub fn try_compute_fn(
-    f: impl FnMut(&mut wgpu::ComputePass<'_>, &EncodeContext<'_>) -> Result<(), NodeError>
-        + Send
-        + 'static,
-) -> Box<dyn ComputeExecutable> {
-    Box::new(TryCompute(f))
 }
 
 /// Boxes a fallible closure as a copy executable.

@@ -6,8 +6,8 @@ use std::sync::mpsc;
 
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
-    compute_fn, try_compute_fn, Access, Binding, BufferDescriptor, CommandGraph, ComputeNode,
-    DataView, DispatchNode, EncodeOptions, GpuContext, GraphError, Grid, ResourceUse, ShaderSource,
+    copy_fn, try_copy_fn, Access, Binding, BufferDescriptor, CommandGraph, CopyNode, DataView,
+    DispatchNode, EncodeOptions, GpuContext, GraphError, Grid, ResourceUse, ShaderSource,
     VectorFormat,
 };
 
@@ -376,11 +376,11 @@ fn assert_undeclared(err: GraphError, node: &str) {
 fn a_closure_resolving_an_undeclared_buffer_fails_at_encode() {
     let ctx = ctx();
     let (mut g, [a, b]) = two_buffer_graph(&ctx);
-    g.add_compute_node(ComputeNode::new(
+    g.add_copy_node(CopyNode::new(
         "sneaky",
         vec![ResourceUse::storage_read(a)],
         move |_| {
-            Ok(compute_fn(move |_, ec| {
+            Ok(copy_fn(move |_, ec| {
                 let _ = ec.buffer(a);
                 let _ = ec.buffer(b);
             }))
@@ -399,12 +399,12 @@ fn a_closure_resolving_an_undeclared_buffer_fails_at_encode() {
 fn a_compile_callback_resolving_an_undeclared_buffer_fails_the_compile() {
     let ctx = ctx();
     let (mut g, [a, b]) = two_buffer_graph(&ctx);
-    g.add_compute_node(ComputeNode::new(
+    g.add_copy_node(CopyNode::new(
         "sneaky",
         vec![ResourceUse::storage_read(a)],
         move |cc| {
             let _ = cc.binding(b);
-            Ok(compute_fn(|_, _| {}))
+            Ok(copy_fn(|_, _| {}))
         },
     ))
     .unwrap();
@@ -412,7 +412,7 @@ fn a_compile_callback_resolving_an_undeclared_buffer_fails_the_compile() {
     assert_undeclared(err, "sneaky");
     // try_buffer reports it to the callback directly.
     let (mut g, [a, b]) = two_buffer_graph(&ctx);
-    g.add_compute_node(ComputeNode::new(
+    g.add_copy_node(CopyNode::new(
         "careful",
         vec![ResourceUse::storage_read(a)],
         move |cc| {
@@ -433,10 +433,10 @@ fn a_compile_callback_resolving_an_undeclared_buffer_fails_the_compile() {
 fn an_executable_error_fails_the_encode_by_name() {
     let ctx = ctx();
     let (mut g, [a, _]) = two_buffer_graph(&ctx);
-    g.add_compute_node(ComputeNode::new(
+    g.add_copy_node(CopyNode::new(
         "failing",
         vec![ResourceUse::storage_read(a)],
-        |_| Ok(try_compute_fn(|_, _| Err("bind group mismatch".into()))),
+        |_| Ok(try_copy_fn(|_, _| Err("bind group mismatch".into()))),
     ))
     .unwrap();
     let mut compiled = g.compile().unwrap();

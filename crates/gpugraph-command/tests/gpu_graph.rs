@@ -5,9 +5,9 @@ use std::sync::mpsc;
 
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
-    compute_fn, copy_fn, render_fn, BufferDescriptor, BufferHandle, ColorLoad, CommandGraph,
-    ComputeNode, CopyNode, EncodeOptions, GpuContext, GraphError, RenderNode, ResourceUse,
-    TextureAccess, TextureDescriptor, VectorFormat,
+    copy_fn, render_fn, Access, Binding, BufferDescriptor, BufferHandle, ColorLoad, CommandGraph,
+    CopyNode, DispatchNode, EncodeOptions, GpuContext, GraphError, Grid, RenderNode, ResourceUse,
+    ShaderSource, TextureAccess, TextureDescriptor, VectorFormat,
 };
 
 fn ctx() -> GpuContext {
@@ -47,8 +47,8 @@ fn read(ctx: &GpuContext, staging: &wgpu::Buffer) -> Vec<u32> {
     out
 }
 
-/// A compute node applying `expr` (WGSL over `x`) elementwise from `src` to `dst`.
-fn map_node(id: &str, src: BufferHandle, dst: BufferHandle, n: u32, expr: &str) -> ComputeNode {
+/// A dispatch node applying `expr` (WGSL over `x`) elementwise from `src` to `dst`.
+fn map_node(id: &str, src: BufferHandle, dst: BufferHandle, n: u32, expr: &str) -> DispatchNode {
     let wgsl = format!(
         "@group(0) @binding(0) var<storage, read> src: array<u32>;
          @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
@@ -56,50 +56,16 @@ fn map_node(id: &str, src: BufferHandle, dst: BufferHandle, n: u32, expr: &str) 
              if (g.x < {n}u) {{ let x = src[g.x]; dst[g.x] = {expr}; }}
          }}"
     );
-    let uses = vec![
-        ResourceUse::storage_read(src),
-        ResourceUse::storage_write(dst),
-    ];
-    ComputeNode::new(id, uses, move |cc| {
-        let device = cc.device();
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(cc.node_id()),
-            source: wgpu::ShaderSource::Wgsl(wgsl.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(cc.node_id()),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let layout = pipeline.get_bind_group_layout(0);
-        let device = device.clone();
-        let mut cache = gpugraph_command::BindGroupCache::default();
-        Ok(compute_fn(move |pass, ec| {
-            let (s, d) = (ec.buffer(src), ec.buffer(dst));
-            let group = cache.get_or_create(&[s, d], || {
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: None,
-                    layout: &layout,
-                    entries: &[
-                        wgpu::BindGroupEntry {
-                            binding: 0,
-                            resource: s.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 1,
-                            resource: d.as_entire_binding(),
-                        },
-                    ],
-                })
-            });
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(n.div_ceil(64), 1, 1);
-        }))
-    })
+    DispatchNode::new(
+        id,
+        ShaderSource::new(format!("test/map/{id}"), wgsl),
+        "main",
+        vec![
+            Binding::handle(0, src, Access::Read),
+            Binding::handle(1, dst, Access::ReadWrite),
+        ],
+        Grid::Workgroups([n.div_ceil(64), 1, 1]),
+    )
 }
 
 struct Chain {
@@ -143,13 +109,13 @@ fn build_chain(ctx: &GpuContext, input: &wgpu::Buffer) -> Chain {
                 .unwrap()
         })
         .collect();
-    g.add_compute_node(map_node("double", input_h, t[0], N, "x * 2u"))
+    g.add_dispatch_node(map_node("double", input_h, t[0], N, "x * 2u"))
         .unwrap();
-    g.add_compute_node(map_node("add", t[0], t[1], N, "x + 7u"))
+    g.add_dispatch_node(map_node("add", t[0], t[1], N, "x + 7u"))
         .unwrap();
-    g.add_compute_node(map_node("square", t[1], t[2], N, "x * x"))
+    g.add_dispatch_node(map_node("square", t[1], t[2], N, "x * x"))
         .unwrap();
-    g.add_compute_node(map_node("publish", t[2], out, N, "x"))
+    g.add_dispatch_node(map_node("publish", t[2], out, N, "x"))
         .unwrap();
     Chain {
         graph: g.compile().unwrap(),
@@ -268,10 +234,10 @@ fn import_override_between_encodes_and_bad_overrides_are_rejected() {
     let t = g
         .create_buffer(BufferDescriptor::new("scratch", 16, U::STORAGE))
         .unwrap();
-    g.add_compute_node(ComputeNode::new(
+    g.add_copy_node(CopyNode::new(
         "n",
         vec![ResourceUse::storage_write(t)],
-        |_| Ok(compute_fn(|_, _| {})),
+        |_| Ok(copy_fn(|_, _| {})),
     ))
     .unwrap();
     let mut c = g.compile().unwrap();
@@ -366,7 +332,7 @@ fn node_compile_with_invalid_wgsl_is_a_named_error() {
     let b = g
         .create_buffer(BufferDescriptor::new("b", 64, U::STORAGE))
         .unwrap();
-    g.add_compute_node(map_node("broken-kernel", a, b, 16, "x +* 1u"))
+    g.add_dispatch_node(map_node("broken-kernel", a, b, 16, "x +* 1u"))
         .unwrap();
     let err = g.compile().err().unwrap();
     assert!(
@@ -403,34 +369,17 @@ fn render_node_draws_into_a_graph_texture_read_by_a_copy_node() {
         )
         .unwrap();
     // Compute writes the color the fragment shader reads: a compute→render RAW hazard.
-    g.add_compute_node(ComputeNode::new("pick-color", vec![ResourceUse::storage_write(color)], move |cc| {
-        let m = cc.device().create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: None,
-            source: wgpu::ShaderSource::Wgsl(
-                "@group(0) @binding(0) var<storage, read_write> c: array<u32>;
-                 @compute @workgroup_size(1) fn main() { c[0] = 0u; c[1] = 255u; c[2] = 0u; c[3] = 255u; }"
-                    .into(),
-            ),
-        });
-        let p = cc.device().create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: None,
-            layout: None,
-            module: &m,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let bg = cc.device().create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &p.get_bind_group_layout(0),
-            entries: &[wgpu::BindGroupEntry { binding: 0, resource: cc.buffer(color).as_entire_binding() }],
-        });
-        Ok(compute_fn(move |pass, _| {
-            pass.set_pipeline(&p);
-            pass.set_bind_group(0, &bg, &[]);
-            pass.dispatch_workgroups(1, 1, 1);
-        }))
-    }))
+    g.add_dispatch_node(DispatchNode::new(
+        "pick-color",
+        ShaderSource::new(
+            "test/pick-color",
+            "@group(0) @binding(0) var<storage, read_write> c: array<u32>;
+             @compute @workgroup_size(1) fn main() { c[0] = 0u; c[1] = 255u; c[2] = 0u; c[3] = 255u; }",
+        ),
+        "main",
+        vec![Binding::handle(0, color, Access::ReadWrite)],
+        Grid::Workgroups([1, 1, 1]),
+    ))
     .unwrap();
     g.add_render_node(RenderNode {
         id: "fullscreen".into(),
@@ -620,4 +569,34 @@ fn a_buffer_is_imported_once() {
         err.to_string(),
         "buffer counts-again is the same wgpu buffer as import counts; import an allocation once and create views of it"
     );
+}
+
+#[test]
+fn consecutive_compute_nodes_share_a_pass_and_copies_split_them() {
+    let ctx = ctx();
+    let mut g = CommandGraph::new("g", &ctx.device);
+    let mut buffer = |id: &str, usage: U| {
+        g.create_buffer(BufferDescriptor::new(id, 64, U::STORAGE | usage))
+            .unwrap()
+    };
+    let [seed, a, a2, b, out] = [
+        buffer("seed", U::empty()),
+        buffer("a", U::COPY_SRC),
+        buffer("a2", U::empty()),
+        buffer("b", U::COPY_DST),
+        buffer("out", U::empty()),
+    ];
+    g.add_dispatch_node(map_node("w1", seed, a, 16, "x"))
+        .unwrap();
+    g.add_dispatch_node(map_node("w2", a, a2, 16, "x")).unwrap();
+    let va = g.create_packed_view(a, VectorFormat::Uint32, 16).unwrap();
+    let vb = g.create_packed_view(b, VectorFormat::Uint32, 16).unwrap();
+    g.add_view_copy("copy", va, vb).unwrap();
+    g.add_dispatch_node(map_node("r", b, out, 16, "x")).unwrap();
+    let mut c = g.compile().unwrap();
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    let report = c.encode(&mut enc, &EncodeOptions::default()).unwrap();
+    assert_eq!(report.compute_passes, 2);
+    assert_eq!(report.node_encode_cpu.len(), 4);
+    assert_eq!(c.node_order(), ["w1", "w2", "copy", "r"]);
 }

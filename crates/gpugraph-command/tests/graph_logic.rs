@@ -4,7 +4,7 @@
 use gpugraph_command::plan::EdgeKind;
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
-    compute_fn, BufferDescriptor, CommandGraph, ComputeNode, DataViewDescriptor, EncodeOptions,
+    copy_fn, BufferDescriptor, CommandGraph, CopyNode, DataViewDescriptor, EncodeOptions,
     GraphError, ResourceUse, VectorFormat,
 };
 
@@ -12,8 +12,10 @@ fn device() -> (wgpu::Device, wgpu::Queue) {
     wgpu::Device::noop(&wgpu::DeviceDescriptor::default())
 }
 
-fn noop_node(id: &str, uses: Vec<ResourceUse>) -> ComputeNode {
-    ComputeNode::new(id, uses, |_| Ok(compute_fn(|_, _| {})))
+/// A node that records nothing: the planner treats every node kind alike, so a copy node
+/// with arbitrary uses stands for any node here.
+fn noop_node(id: &str, uses: Vec<ResourceUse>) -> CopyNode {
+    CopyNode::new(id, uses, |_| Ok(copy_fn(|_, _| {})))
 }
 
 fn transient(g: &mut CommandGraph, id: &str, bytes: u64) -> gpugraph_command::BufferHandle {
@@ -27,12 +29,12 @@ fn hazards_and_stable_order_through_the_api() {
     let mut g = CommandGraph::new("visibility", &dev);
     let flags = transient(&mut g, "flags", 64);
     let offsets = transient(&mut g, "offsets", 64);
-    g.add_compute_node(noop_node(
+    g.add_copy_node(noop_node(
         "visibility",
         vec![ResourceUse::storage_write(flags)],
     ))
     .unwrap();
-    g.add_compute_node(noop_node(
+    g.add_copy_node(noop_node(
         "scan",
         vec![
             ResourceUse::storage_read(flags),
@@ -40,10 +42,9 @@ fn hazards_and_stable_order_through_the_api() {
         ],
     ))
     .unwrap();
-    g.add_compute_node(noop_node("clear", vec![ResourceUse::storage_write(flags)]))
+    g.add_copy_node(noop_node("clear", vec![ResourceUse::storage_write(flags)]))
         .unwrap();
-    g.add_compute_node(noop_node("independent", vec![]))
-        .unwrap();
+    g.add_copy_node(noop_node("independent", vec![])).unwrap();
     let c = g.compile().unwrap();
     let edges: Vec<(&str, &str, EdgeKind)> = c
         .edges()
@@ -70,15 +71,15 @@ fn explicit_dependency_reorders_and_missing_or_cyclic_ones_fail_with_ids() {
     let mut g = CommandGraph::new("g", &dev);
     let mut a = noop_node("a", vec![]);
     a.depends_on = vec!["c".into()];
-    g.add_compute_node(a).unwrap();
-    g.add_compute_node(noop_node("b", vec![])).unwrap();
-    g.add_compute_node(noop_node("c", vec![])).unwrap();
+    g.add_copy_node(a).unwrap();
+    g.add_copy_node(noop_node("b", vec![])).unwrap();
+    g.add_copy_node(noop_node("c", vec![])).unwrap();
     assert_eq!(g.compile().unwrap().node_order(), ["b", "c", "a"]);
 
     let mut g = CommandGraph::new("g", &dev);
     let mut a = noop_node("a", vec![]);
     a.depends_on = vec!["ghost".into()];
-    g.add_compute_node(a).unwrap();
+    g.add_copy_node(a).unwrap();
     let err = g.compile().err().unwrap();
     assert_eq!(err.to_string(), "node a depends on unknown node 'ghost'");
 
@@ -86,8 +87,8 @@ fn explicit_dependency_reorders_and_missing_or_cyclic_ones_fail_with_ids() {
     let buf = transient(&mut g, "buf", 16);
     let mut a = noop_node("a", vec![ResourceUse::storage_write(buf)]);
     a.depends_on = vec!["b".into()];
-    g.add_compute_node(a).unwrap();
-    g.add_compute_node(noop_node("b", vec![ResourceUse::storage_read(buf)]))
+    g.add_copy_node(a).unwrap();
+    g.add_copy_node(noop_node("b", vec![ResourceUse::storage_read(buf)]))
         .unwrap();
     match g.compile() {
         Err(GraphError::Cycle { graph, nodes }) => {
@@ -126,11 +127,11 @@ fn duplicate_ids_empty_usage_and_undeclared_usage_are_named_errors() {
         .create_buffer(BufferDescriptor::new("m", 16, U::MAP_READ | U::STORAGE))
         .unwrap_err();
     assert!(matches!(err, GraphError::InvalidDescriptor { .. }), "{err}");
-    g.add_compute_node(noop_node("n", vec![])).unwrap();
-    let err = g.add_compute_node(noop_node("n", vec![])).unwrap_err();
+    g.add_copy_node(noop_node("n", vec![])).unwrap();
+    let err = g.add_copy_node(noop_node("n", vec![])).unwrap_err();
     assert_eq!(err.to_string(), "graph g: duplicate node id 'n'");
     let err = g
-        .add_compute_node(noop_node("draw", vec![ResourceUse::indirect(b)]))
+        .add_copy_node(noop_node("draw", vec![ResourceUse::indirect(b)]))
         .unwrap_err();
     assert!(
         err.to_string()
@@ -198,7 +199,7 @@ fn handles_from_another_graph_are_rejected() {
     let mut g2 = CommandGraph::new("two", &dev);
     let b1 = transient(&mut g1, "b", 16);
     let err = g2
-        .add_compute_node(noop_node("n", vec![ResourceUse::storage_read(b1)]))
+        .add_copy_node(noop_node("n", vec![ResourceUse::storage_read(b1)]))
         .unwrap_err();
     assert!(matches!(err, GraphError::ForeignHandle { .. }), "{err}");
     assert!(g2.create_packed_view(b1, VectorFormat::Uint32, 1).is_err());
@@ -215,17 +216,16 @@ fn alias_plan_stats_match_hand_computed_numbers() {
         .map(|&(id, n)| transient(&mut g, id, n))
         .collect();
     // n0 writes t0; n1 reads t0 writes t1; n2 reads t1 writes t2; n3 reads t2 writes t3; n4 reads t3.
-    g.add_compute_node(noop_node("n0", vec![ResourceUse::storage_write(t[0])]))
+    g.add_copy_node(noop_node("n0", vec![ResourceUse::storage_write(t[0])]))
         .unwrap();
     for i in 1..4 {
         let uses = vec![
             ResourceUse::storage_read(t[i - 1]),
             ResourceUse::storage_write(t[i]),
         ];
-        g.add_compute_node(noop_node(&format!("n{i}"), uses))
-            .unwrap();
+        g.add_copy_node(noop_node(&format!("n{i}"), uses)).unwrap();
     }
-    g.add_compute_node(noop_node("n4", vec![ResourceUse::storage_read(t[3])]))
+    g.add_copy_node(noop_node("n4", vec![ResourceUse::storage_read(t[3])]))
         .unwrap();
     let c = g.compile().unwrap();
     let s = c.stats();
@@ -246,7 +246,7 @@ fn ten_thousand_node_graphs_build_and_compile() {
     let (dev, _queue) = device();
     let mut g = CommandGraph::new("big", &dev);
     let mut prev = transient(&mut g, "t0", 16);
-    g.add_compute_node(noop_node("n0", vec![ResourceUse::storage_write(prev)]))
+    g.add_copy_node(noop_node("n0", vec![ResourceUse::storage_write(prev)]))
         .unwrap();
     for i in 1..10_000 {
         let next = transient(&mut g, &format!("t{i}"), 16);
@@ -254,8 +254,7 @@ fn ten_thousand_node_graphs_build_and_compile() {
             ResourceUse::storage_read(prev),
             ResourceUse::storage_write(next),
         ];
-        g.add_compute_node(noop_node(&format!("n{i}"), uses))
-            .unwrap();
+        g.add_copy_node(noop_node(&format!("n{i}"), uses)).unwrap();
         prev = next;
     }
     let c = g.compile().unwrap();
@@ -268,9 +267,9 @@ fn failing_node_compile_returns_named_error_and_releases_state() {
     let (dev, _queue) = device();
     let mut g = CommandGraph::new("g", &dev);
     let t = transient(&mut g, "scratch", 64);
-    g.add_compute_node(noop_node("ok", vec![ResourceUse::storage_write(t)]))
+    g.add_copy_node(noop_node("ok", vec![ResourceUse::storage_write(t)]))
         .unwrap();
-    g.add_compute_node(ComputeNode::new(
+    g.add_copy_node(CopyNode::new(
         "broken",
         vec![ResourceUse::storage_read(t)],
         |_| Err("shader specialization failed".into()),
@@ -288,7 +287,7 @@ fn destroyed_graph_cannot_encode_and_destroy_is_idempotent() {
     let (dev, _queue) = device();
     let mut g = CommandGraph::new("g", &dev);
     let t = transient(&mut g, "scratch", 64);
-    g.add_compute_node(noop_node("n", vec![ResourceUse::storage_write(t)]))
+    g.add_copy_node(noop_node("n", vec![ResourceUse::storage_write(t)]))
         .unwrap();
     let mut c = g.compile().unwrap();
     let mut enc = dev.create_command_encoder(&Default::default());
@@ -298,31 +297,4 @@ fn destroyed_graph_cannot_encode_and_destroy_is_idempotent() {
     assert!(c.is_destroyed());
     let err = c.encode(&mut enc, &EncodeOptions::default()).unwrap_err();
     assert_eq!(err.to_string(), "graph g was destroyed and cannot encode");
-}
-
-#[test]
-fn consecutive_compute_nodes_share_a_pass_and_copies_split_them() {
-    let (dev, _queue) = device();
-    let mut g = CommandGraph::new("g", &dev);
-    let a = g
-        .create_buffer(BufferDescriptor::new("a", 64, U::STORAGE | U::COPY_SRC))
-        .unwrap();
-    let b = g
-        .create_buffer(BufferDescriptor::new("b", 64, U::STORAGE | U::COPY_DST))
-        .unwrap();
-    g.add_compute_node(noop_node("w1", vec![ResourceUse::storage_write(a)]))
-        .unwrap();
-    g.add_compute_node(noop_node("w2", vec![ResourceUse::storage_read_write(a)]))
-        .unwrap();
-    let va = g.create_packed_view(a, VectorFormat::Uint32, 16).unwrap();
-    let vb = g.create_packed_view(b, VectorFormat::Uint32, 16).unwrap();
-    g.add_view_copy("copy", va, vb).unwrap();
-    g.add_compute_node(noop_node("r", vec![ResourceUse::storage_read(b)]))
-        .unwrap();
-    let mut c = g.compile().unwrap();
-    let mut enc = dev.create_command_encoder(&Default::default());
-    let report = c.encode(&mut enc, &EncodeOptions::default()).unwrap();
-    assert_eq!(report.compute_passes, 2);
-    assert_eq!(report.node_encode_cpu.len(), 4);
-    assert_eq!(c.node_order(), ["w1", "w2", "copy", "r"]);
 }

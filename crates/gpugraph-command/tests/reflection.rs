@@ -201,7 +201,7 @@ fn a_declared_slot_the_shader_lacks_is_refused() {
             node: "scale-node".into(),
             shader: "test/scale".into(),
             slot: 7,
-            declared: Access::Read,
+            declared: BindingKind::Buffer(Access::Read),
         }
     );
 }
@@ -221,7 +221,7 @@ fn storage_read_write_and_uniform_kinds_must_match() {
             shader: "test/scale".into(),
             slot: 2,
             name: "dst".into(),
-            declared: Access::Read,
+            declared: BindingKind::Buffer(Access::Read),
             kind: BindingKind::Buffer(Access::ReadWrite),
         }
     );
@@ -238,7 +238,7 @@ fn storage_read_write_and_uniform_kinds_must_match() {
         binding_error(g),
         BindingError::Mistyped {
             slot: 1,
-            declared: Access::ReadWrite,
+            declared: BindingKind::Buffer(Access::ReadWrite),
             kind: BindingKind::Buffer(Access::Read),
             ..
         }
@@ -255,7 +255,7 @@ fn storage_read_write_and_uniform_kinds_must_match() {
         binding_error(g),
         BindingError::Mistyped {
             slot: 0,
-            declared: Access::Read,
+            declared: BindingKind::Buffer(Access::Read),
             kind: BindingKind::Buffer(Access::Uniform),
             ..
         }
@@ -419,7 +419,7 @@ fn follow_up_dispatches_share_the_node_and_are_checked_per_entry_point() {
                 source.downcast_ref::<BindingError>(),
                 Some(BindingError::Mistyped {
                     slot: 3,
-                    declared: Access::Read,
+                    declared: BindingKind::Buffer(Access::Read),
                     ..
                 })
             ));

@@ -40,8 +40,22 @@ pub fn key_type_supported(dt: &DataType) -> bool {
     match dt {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
         DataType::Dictionary(_, v) => key_type_supported(v),
-        other => crate::expr::is_integer(other) || *other == DataType::Date32,
+        other => is_integer(other) || *other == DataType::Date32,
     }
+}
+
+/// The integer types whose values the GPU takes as 64-bit integers (UInt64 can exceed i64).
+pub fn is_integer(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+    )
 }
 
 /// Bounds of a number column's non-null values.
@@ -607,5 +621,6 @@ impl Converter {
 }
 
 mod keys;
+
 #[cfg(test)]
 mod tests;

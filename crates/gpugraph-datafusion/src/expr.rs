@@ -203,19 +203,7 @@ pub fn column_type(dt: &DataType) -> Option<Ty> {
     }
 }
 
-/// The integer types whose values the GPU takes as 64-bit integers (UInt64 can exceed i64).
-pub fn is_integer(dt: &DataType) -> bool {
-    matches!(
-        dt,
-        DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::UInt8
-            | DataType::UInt16
-            | DataType::UInt32
-    )
-}
+pub use crate::convert::is_integer;
 
 /// The leaf level of `schema`: column `i` is `Ir::Column(i)` where its type is a number,
 /// `Ir::StrColumn(i)` where it is a string.

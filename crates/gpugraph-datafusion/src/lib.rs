@@ -97,6 +97,7 @@
 //!   and, where the device has timestamp queries, on the GPU (`gpu_time`).
 
 pub mod query;
+mod query_error;
 
 pub use datafusion;
 

@@ -16,7 +16,7 @@ use datafusion::sql::parser::{DFParserBuilder, Statement as Parsed};
 use datafusion::sql::sqlparser::ast::{ObjectType, Statement};
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 
-use crate::query::QueryError;
+use crate::query_error::QueryError;
 
 /// What a script statement does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

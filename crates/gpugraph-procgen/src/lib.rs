@@ -88,6 +88,8 @@ pub mod error;
 pub mod kernel;
 pub mod luau;
 pub mod op;
+mod plan;
+mod submit;
 pub mod transfer;
 pub mod wait;
 

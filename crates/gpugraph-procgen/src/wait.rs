@@ -10,11 +10,11 @@
 //! number is still the one the plan was made with, runs on; when it moved, the replay stops and
 //! the [`Player`](crate::Player) plans again (`Counts::replans`).
 
-use gpugraph_command::{wgpu, CommandGraph, CompiledGraph};
+use gpugraph_command::{wgpu, CompiledGraph};
 
-use crate::cook::{read_words, Cook};
-use crate::count::{CountExpr, CountValue};
+use crate::count::CountValue;
 use crate::error::Result;
+use crate::submit::read_words;
 
 /// One planning wait a recording holds: the count `expr` that `node` needed as a number.
 #[derive(Clone, Debug)]
@@ -25,8 +25,8 @@ pub struct PlanWait {
     pub node: String,
     /// The number the plan was made with.
     pub value: u64,
-    a: CountValue,
-    b: CountValue,
+    pub(crate) a: CountValue,
+    pub(crate) b: CountValue,
 }
 
 impl PlanWait {
@@ -59,44 +59,4 @@ pub(crate) struct Segment {
     /// What the cook recorded before the wait (`None`: nothing).
     pub(crate) graph: Option<CompiledGraph>,
     pub(crate) wait: PlanWait,
-}
-
-impl Cook {
-    /// Reads `a - b` (the operands of `expr`, planned) for `node`: compiles and submits what the
-    /// cook recorded so far as a segment, reads the count words and records the wait; the cook
-    /// goes on in a fresh graph. The number is what the plan continues with.
-    pub fn read_back(
-        &mut self,
-        expr: &CountExpr,
-        node: &str,
-        a: CountValue,
-        b: CountValue,
-    ) -> Result<u64> {
-        let fresh = CommandGraph::new(self.graph.id().to_string(), &self.device);
-        let graph = std::mem::replace(&mut self.graph, fresh);
-        let graph = if graph.node_count() == 0 {
-            None
-        } else {
-            let mut compiled = graph.compile()?;
-            crate::cook::submit(&self.device, &self.queue, &mut compiled)?;
-            Some(compiled)
-        };
-        let mut wait = PlanWait {
-            expr: expr.to_string(),
-            node: node.to_string(),
-            value: 0,
-            a,
-            b,
-        };
-        wait.value = wait.read(&self.device, &self.queue)?;
-        self.waits.push(wait.describe(wait.value));
-        let value = wait.value;
-        self.segments.push(Segment { graph, wait });
-        Ok(value)
-    }
-
-    /// The planning waits this cook made so far.
-    pub fn plan_waits(&self) -> impl Iterator<Item = &PlanWait> {
-        self.segments.iter().map(|s| &s.wait)
-    }
 }

@@ -57,17 +57,6 @@ fn devices_session(options: &SessionOptions, list: &str) -> PyResult<SessionCont
         .map_err(session_error)
 }
 
-/// Parses an engine name as the one-shot `sql` does.
-pub(crate) fn engine(name: &str) -> PyResult<Engine> {
-    match name {
-        "gpu" => Ok(Engine::Gpu),
-        "cpu" => Ok(Engine::Cpu),
-        other => Err(PyValueError::new_err(format!(
-            "engine must be 'gpu' or 'cpu', got '{other}'"
-        ))),
-    }
-}
-
 #[pymethods]
 impl Session {
     /// A new session: `engine` "gpu" or "cpu"; `target_partitions` DataFusion's CPU threads
@@ -82,7 +71,7 @@ impl Session {
         memory_limit: Option<usize>,
         devices: Option<&str>,
     ) -> PyResult<Self> {
-        let kind = self::engine(engine)?;
+        let kind = crate::sql::engine(engine)?;
         if target_partitions == Some(0) {
             return Err(PyValueError::new_err(
                 "target_partitions must be at least 1",

@@ -69,6 +69,17 @@ pub(crate) fn source(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Source> {
     )))
 }
 
+/// Parses an engine name (`sql` and `Session` take the same names).
+pub(crate) fn engine(name: &str) -> PyResult<Engine> {
+    match name {
+        "gpu" => Ok(Engine::Gpu),
+        "cpu" => Ok(Engine::Cpu),
+        other => Err(PyValueError::new_err(format!(
+            "engine must be 'gpu' or 'cpu', got '{other}'"
+        ))),
+    }
+}
+
 /// Runs `query` on `engine` ("gpu" or "cpu") with `tables` registered by name; returns the
 /// result as a `pyarrow.RecordBatchReader` (the Python layer reads it into a table).
 #[pyfunction]
@@ -79,7 +90,7 @@ pub fn sql(
     tables: &Bound<'_, PyDict>,
     engine: &str,
 ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
-    let engine = crate::session::engine(engine)?;
+    let engine = self::engine(engine)?;
     let mut sources = Vec::new();
     for (name, value) in tables.iter() {
         let name: String = name

@@ -8,8 +8,8 @@ mod common;
 use common::*;
 use gpugraph_command::wgpu::{self, BufferUsages as U, TextureFormat as F, TextureUsages as T};
 use gpugraph_command::{
-    copy_fn, render_fn, ColorAttachment, ColorLoad, CommandGraph, CompiledGraph, ComputeNode,
-    CopyNode, EncodeOptions, FrameTextures, GpuContext, GraphError, RenderPassNode, ResourceUse,
+    copy_fn, render_fn, ColorAttachment, ColorLoad, CommandGraph, CompiledGraph, CopyNode,
+    EncodeOptions, FrameTextures, GpuContext, GraphError, RenderPassNode, ResourceUse,
     TextureAccess, TextureDescriptor, TextureHandle,
 };
 use gpugraph_render::{RenderError, TextureHistory};
@@ -303,12 +303,12 @@ fn frame_mistakes_fail_before_anything_is_recorded() {
             T::TEXTURE_BINDING,
         ))
         .unwrap();
-    g.add_compute_node(ComputeNode::new(
+    g.add_copy_node(CopyNode::new(
         "binds-at-compile",
         vec![ResourceUse::texture(frame, TextureAccess::Sampled)],
         move |cc| {
             let _view = cc.texture(frame).create_view(&Default::default());
-            Ok(gpugraph_command::compute_fn(|_, _| {}))
+            Ok(copy_fn(|_, _| {}))
         },
     ))
     .unwrap();

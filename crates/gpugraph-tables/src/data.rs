@@ -13,7 +13,6 @@ use gpugraph_command::{DataViewDescriptor, GpuContext, VectorFormat};
 use wgpu::BufferUsages;
 
 use crate::error::TableError;
-use crate::readback;
 use crate::upload::create_filled_buffer;
 
 /// Who destroys the buffer behind a [`GpuData`].
@@ -332,21 +331,6 @@ impl GpuData {
             byte_stride: Some(self.byte_stride),
         }
     }
-
-    /// READBACK (submits on `ctx.queue` and blocks until done): the row payloads, packed,
-    /// `len() × row_byte_length()` bytes; strided padding is dropped. Needs `COPY_SRC`.
-    /// Empty ranges return at once without GPU work.
-    pub fn read_back_bytes(&self, ctx: &GpuContext) -> Result<Vec<u8>, TableError> {
-        let mut rows = readback::read_data_rows(&ctx.device, &ctx.queue, &[self])?;
-        Ok(rows.pop().unwrap_or_default())
-    }
-
-    /// READBACK (submits on `ctx.queue` and blocks until done): the row payloads cast to `T`
-    /// (e.g. `u32` or `[f32; 3]` for `float32x3`, `u16` bits for `float16`). Fails when the
-    /// payload bytes are not a whole number of `T`.
-    pub fn read_back<T: bytemuck::Pod>(&self, ctx: &GpuContext) -> Result<Vec<T>, TableError> {
-        cast_bytes(&self.read_back_bytes(ctx)?)
-    }
 }
 
 /// Rows of `format` in `bytes`, or an error when they are not whole rows.
@@ -373,11 +357,6 @@ pub(crate) fn cast_bytes<T: bytemuck::Pod>(bytes: &[u8]) -> Result<Vec<T>, Table
     }
     Ok(bytemuck::pod_collect_to_vec(bytes))
 }
-
-/// The usage of every buffer this crate creates: bindable, copyable both ways.
-pub(crate) const BASE_USAGE: BufferUsages = BufferUsages::STORAGE
-    .union(BufferUsages::COPY_SRC)
-    .union(BufferUsages::COPY_DST);
 
 #[cfg(test)]
 mod tests {

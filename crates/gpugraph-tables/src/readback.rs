@@ -9,8 +9,29 @@ use std::sync::mpsc;
 
 use wgpu::BufferUsages;
 
-use crate::data::GpuData;
+use gpugraph_command::GpuContext;
+
+use crate::data::{cast_bytes, GpuData};
 use crate::error::TableError;
+
+// The readback of a range lives here, not in `data`: this module is the crate's one copy to
+// the CPU, and `data` stays below it.
+impl GpuData {
+    /// READBACK (submits on `ctx.queue` and blocks until done): the row payloads, packed,
+    /// `len() × row_byte_length()` bytes; strided padding is dropped. Needs `COPY_SRC`.
+    /// Empty ranges return at once without GPU work.
+    pub fn read_back_bytes(&self, ctx: &GpuContext) -> Result<Vec<u8>, TableError> {
+        let mut rows = read_data_rows(&ctx.device, &ctx.queue, &[self])?;
+        Ok(rows.pop().unwrap_or_default())
+    }
+
+    /// READBACK (submits on `ctx.queue` and blocks until done): the row payloads cast to `T`
+    /// (e.g. `u32` or `[f32; 3]` for `float32x3`, `u16` bits for `float16`). Fails when the
+    /// payload bytes are not a whole number of `T`.
+    pub fn read_back<T: bytemuck::Pod>(&self, ctx: &GpuContext) -> Result<Vec<T>, TableError> {
+        cast_bytes(&self.read_back_bytes(ctx)?)
+    }
+}
 
 const ALIGN: u64 = wgpu::COPY_BUFFER_ALIGNMENT;
 

@@ -23,7 +23,6 @@
 
 use wgpu::BufferUsages;
 
-use crate::data::BASE_USAGE;
 use crate::error::TableError;
 
 /// Bytes of one staging buffer (and so of the largest single copy).
@@ -558,6 +557,11 @@ struct SendWriteOnly<'a>(wgpu::WriteOnly<'a, [u8]>);
 // out slices. `[u8]` is `Send`, the pieces are disjoint (`split_at`), and the parallel pass
 // ends before the mapping is unmapped, exactly as with `&mut [u8]`.
 unsafe impl Send for SendWriteOnly<'_> {}
+
+/// The usage of every buffer this crate creates: bindable, copyable both ways.
+pub(crate) const BASE_USAGE: BufferUsages = BufferUsages::STORAGE
+    .union(BufferUsages::COPY_SRC)
+    .union(BufferUsages::COPY_DST);
 
 /// Checks `extra_usage` and creates a plain (device-local) `BASE_USAGE | extra_usage` buffer of
 /// `content_bytes` (rounded up to 4, at least 4) holding `parts` (byte offset, bytes), written

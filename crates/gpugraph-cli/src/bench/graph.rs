@@ -2,6 +2,11 @@
 //! tiny compute nodes (one shared pipeline, one workgroup each) so scheduling dominates.
 //!
 //! Shapes:
+//! Every node is a [`DispatchNode`] (the one compute-node kind), so the numbers include what
+//! the libraries' kernels pay per node: deriving uses from bindings, checking them against
+//! the reflected WGSL (memoized per text) and the device cache's pipeline and bind-group
+//! lookups.
+//!
 //! - `chain`: node `n{i}` reads transient `t{i-1}` (node 0 reads the imported seed) and writes
 //!   `t{i}`; each transient lives over two adjacent nodes, so the compiler can alias them into
 //!   two physical buffers.
@@ -19,8 +24,8 @@ use anyhow::{bail, ensure, Context, Result};
 use clap::{Args, ValueEnum};
 use gpugraph_command::wgpu;
 use gpugraph_command::{
-    BufferDescriptor, BufferHandle, CommandGraph, ComputeNode, EncodeContext, EncodeOptions,
-    EncodeReport, GraphStats, ResourceUse,
+    Access, Binding, BufferDescriptor, BufferHandle, CommandGraph, DispatchNode, EncodeOptions,
+    EncodeReport, GraphStats, Grid, ShaderSource,
 };
 use serde::Serialize;
 
@@ -159,10 +164,10 @@ struct Run {
     transients: TransientStats,
 }
 
-/// GPU objects shared by every node and run: created once, cloned (cheap `Arc`s) into nodes.
+/// What every node and run shares: the step shader (one pipeline through the device cache),
+/// the seed and the readback staging buffer.
 struct Kernel {
-    pipeline: wgpu::ComputePipeline,
-    layout: wgpu::BindGroupLayout,
+    shader: ShaderSource,
     seed: wgpu::Buffer,
     seed_values: Vec<u32>,
     staging: wgpu::Buffer,
@@ -170,83 +175,31 @@ struct Kernel {
 
 impl Kernel {
     fn new(gpu: &Gpu) -> Result<Self> {
-        let device = gpu.device();
-        let entry = |binding, read_only| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only },
-                has_dynamic_offset: false,
-                min_binding_size: wgpu::BufferSize::new(BYTES),
-            },
-            count: None,
-        };
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("bench-graph step"),
-            entries: &[entry(0, true), entry(1, false)],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("bench-graph step"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("bench-graph step"),
-            source: wgpu::ShaderSource::Wgsl(STEP_WGSL.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("bench-graph step"),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
         let seed_values: Vec<u32> = (0..ELEMENTS as u32).map(|j| j * 1000).collect();
         let seed = gpu.upload("bench-graph seed", &seed_values);
         let staging = gpu.staging("bench-graph readback", BYTES);
-        gpu.check("creating the bench pipeline")?;
+        gpu.check("creating the bench buffers")?;
         Ok(Self {
-            pipeline,
-            layout,
+            shader: ShaderSource::new("bench/graph-step", STEP_WGSL),
             seed,
             seed_values,
             staging,
         })
     }
 
-    /// A node reading `src` and writing `dst` with the shared pipeline; its compile callback
-    /// creates the node's bind group against the physical buffers.
-    fn node(&self, id: String, src: BufferHandle, dst: BufferHandle) -> ComputeNode {
-        let pipeline = self.pipeline.clone();
-        let layout = self.layout.clone();
-        let uses = vec![
-            ResourceUse::storage_read(src),
-            ResourceUse::storage_write(dst),
-        ];
-        ComputeNode::new(id, uses, move |cc| {
-            let bind_group = cc.device().create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(cc.node_id()),
-                layout: &layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: cc.buffer(src).as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: cc.buffer(dst).as_entire_binding(),
-                    },
-                ],
-            });
-            Ok(Box::new(
-                move |pass: &mut wgpu::ComputePass<'_>, _: &EncodeContext<'_>| {
-                    pass.set_pipeline(&pipeline);
-                    pass.set_bind_group(0, &bind_group, &[]);
-                    pass.dispatch_workgroups(1, 1, 1);
-                },
-            ))
-        })
+    /// A dispatch node reading `src` and writing `dst` with the shared pipeline, one
+    /// workgroup; its bind group comes from the device cache at graph compile time.
+    fn node(&self, id: String, src: BufferHandle, dst: BufferHandle) -> DispatchNode {
+        DispatchNode::new(
+            id,
+            self.shader.clone(),
+            "main",
+            vec![
+                Binding::handle(0, src, Access::Read),
+                Binding::handle(1, dst, Access::ReadWrite),
+            ],
+            Grid::Workgroups([1, 1, 1]),
+        )
     }
 }
 
@@ -315,18 +268,18 @@ fn run_once(gpu: &Gpu, kernel: &Kernel, shape: Shape, nodes: usize) -> Result<Ru
             let mut prev = seed;
             for i in 0..nodes {
                 let out = transient(&mut g, format!("t{i}"))?;
-                g.add_compute_node(kernel.node(format!("n{i}"), prev, out))?;
+                g.add_dispatch_node(kernel.node(format!("n{i}"), prev, out))?;
                 prev = out;
             }
             (prev, nodes as u64)
         }
         Shape::FanOut => {
             let source = transient(&mut g, "source".into())?;
-            g.add_compute_node(kernel.node("source".into(), seed, source))?;
+            g.add_dispatch_node(kernel.node("source".into(), seed, source))?;
             let mut last = (source, 1);
             for i in 1..nodes {
                 let out = transient(&mut g, format!("out{i}"))?;
-                g.add_compute_node(kernel.node(format!("n{i}"), source, out))?;
+                g.add_dispatch_node(kernel.node(format!("n{i}"), source, out))?;
                 last = (out, 2);
             }
             last

@@ -88,7 +88,10 @@ impl<'a> NodeCompiler<'a> {
     }
 
     fn compile_node(&self, node: crate::graph::NodeEntry) -> Result<CompiledNode, GraphError> {
-        let declared = Declared::of(&node.uses);
+        let declared = Declared::of(
+            &node.uses,
+            node.attachments.iter().map(|a| a.at.texture.index),
+        );
         let ctx = CompileContext {
             device: self.device,
             graph_id: self.id,

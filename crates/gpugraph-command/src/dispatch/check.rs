@@ -2,7 +2,7 @@
 //! naga): the declaration is what the graph plans hazards from, so it must be exactly what the
 //! kernel accesses.
 
-use super::{Access, DispatchNode};
+use super::{Binding, DispatchNode, Resource};
 use crate::shader::reflect::{interface, BindingKind, ReflectError};
 
 /// A dispatch node whose declared bindings disagree with its shader, found when the node
@@ -44,10 +44,10 @@ pub enum BindingError {
         /// `@binding(slot)`.
         slot: u32,
         /// How the node declares it.
-        declared: Access,
+        declared: BindingKind,
     },
     /// The node declares a slot with another kind than the shader's (storage read vs
-    /// read-write vs uniform, or a non-buffer resource).
+    /// read-write vs uniform, a buffer vs a texture, or another texture type).
     #[error(
         "dispatch node {node}: @binding({slot}) `{name}` of shader {shader} is {kind}, but the \
          node declares {declared}"
@@ -62,7 +62,7 @@ pub enum BindingError {
         /// The WGSL variable.
         name: String,
         /// How the node declares it.
-        declared: Access,
+        declared: BindingKind,
         /// What the shader declares it as.
         kind: BindingKind,
     },
@@ -96,12 +96,29 @@ pub enum BindingError {
     },
 }
 
-/// Checks `node`'s bindings against `entry_point` of the assembled `wgsl`. WGSL naga cannot compile is left to
+/// How `b` declares its slot; a texture slot's WGSL type is in `textures` (`(slot, type)`).
+fn declared_kind(b: &Binding, textures: &[(u32, String)]) -> BindingKind {
+    match &b.resource {
+        Resource::Texture(_) => textures
+            .iter()
+            .find(|(slot, _)| *slot == b.slot)
+            .map(|(_, wgsl)| BindingKind::Texture(wgsl.clone()))
+            .unwrap_or_else(|| BindingKind::Other("unresolved texture".into())),
+        _ => BindingKind::Buffer(b.access),
+    }
+}
+
+/// Checks `node`'s bindings against `entry_point` of the assembled `wgsl`; `textures` holds the
+/// WGSL type each texture slot implies (`(slot, type)`). WGSL naga cannot compile is left to
 /// the pipeline, whose error (naga's, through wgpu) reaches the caller the same way.
+// The error is large (two binding kinds, names), but it is built only on the failure path and
+// boxed into the node's compile error at once.
+#[allow(clippy::result_large_err)]
 pub(super) fn check_bindings(
     node: &DispatchNode,
     entry_point: &str,
     wgsl: &str,
+    textures: &[(u32, String)],
 ) -> Result<(), BindingError> {
     let shader = || node.shader.key().to_string();
     let reflected = interface(wgsl, entry_point);
@@ -140,21 +157,22 @@ pub(super) fn check_bindings(
     // A declared slot the entry point does not reach is allowed (entry points of one module
     // may share a declaration), but it must exist in the module with the declared kind.
     for d in &node.bindings {
+        let declared = declared_kind(d, textures);
         let Some(b) = interface.slot(d.slot) else {
             return Err(BindingError::Missing {
                 node: node.id.clone(),
                 shader: shader(),
                 slot: d.slot,
-                declared: d.access,
+                declared,
             });
         };
-        if b.kind != BindingKind::Buffer(d.access) {
+        if b.kind != declared {
             return Err(BindingError::Mistyped {
                 node: node.id.clone(),
                 shader: shader(),
                 slot: d.slot,
                 name: b.name.clone(),
-                declared: d.access,
+                declared,
                 kind: b.kind.clone(),
             });
         }

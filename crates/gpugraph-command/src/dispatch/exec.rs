@@ -1,16 +1,18 @@
 //! A compiled dispatch node: its pipelines (one per dispatch, one layout), its node-owned
-//! buffers, and the bind group, rebuilt only when an import override changes a buffer.
+//! buffers, and the bind group, rebuilt only when an import override changes a buffer or a
+//! frame texture changes a texture.
 
-use super::{check, split_rows, Access, DispatchNode, Grid, Resource};
+use super::{check, split_rows, Access, DispatchNode, Grid, ResolvedTexture, Resource};
 use crate::resource::BufferHandle;
 use crate::view::DataView;
 
-/// A slot's resource once compiled: a graph buffer (view range or whole) or a node-owned
-/// buffer (parameters, placeholder).
+/// A slot's resource once compiled: a graph buffer (view range or whole), a node-owned
+/// buffer (parameters, placeholder) or a graph texture's view.
 enum Slot {
     View(DataView, u64),
     Handle(BufferHandle),
     Owned(wgpu::Buffer),
+    Texture(Box<ResolvedTexture>),
 }
 
 /// One dispatch: its pipeline and grid (workgroups resolved for direct grids).
@@ -28,6 +30,9 @@ struct DispatchExec {
     slots: Vec<(u32, Slot)>,
     steps: Vec<Step>,
     memo: crate::node::BindGroupCache,
+    /// The textures `memo`'s bind group views (frame textures change between encodes) and
+    /// their views, in slot order.
+    textures: Vec<(wgpu::Texture, wgpu::TextureView)>,
 }
 
 impl DispatchExec {
@@ -39,39 +44,76 @@ impl DispatchExec {
             slots,
             steps,
             memo,
+            textures,
         } = self;
+        let current: Vec<(&wgpu::Texture, &ResolvedTexture)> = slots
+            .iter()
+            .filter_map(|(_, s)| match s {
+                Slot::Texture(t) => Some((ctx.texture(t.texture), &**t)),
+                _ => None,
+            })
+            .collect();
+        let same = current.len() == textures.len()
+            && current
+                .iter()
+                .zip(textures.iter())
+                .all(|((a, _), (b, _))| *a == b);
+        if !same {
+            *memo = Default::default();
+            *textures = current
+                .iter()
+                .map(|(t, r)| ((*t).clone(), t.create_view(&r.view)))
+                .collect();
+        }
         let buffers: Vec<&wgpu::Buffer> = slots
             .iter()
-            .map(|(_, s)| match s {
-                Slot::View(v, _) => ctx.buffer(v.buffer()),
-                Slot::Handle(h) => ctx.buffer(*h),
-                Slot::Owned(b) => b,
+            .filter_map(|(_, s)| match s {
+                Slot::View(v, _) => Some(ctx.buffer(v.buffer())),
+                Slot::Handle(h) => Some(ctx.buffer(*h)),
+                Slot::Owned(b) => Some(b),
+                Slot::Texture(_) => None,
             })
             .collect();
         memo.get_or_create(&buffers, || {
-            let entries: Vec<(u32, wgpu::BufferBinding<'_>)> = slots
+            let mut buffer_of = buffers.iter();
+            let mut view_of = textures.iter().map(|(_, v)| v);
+            let entries: Vec<(u32, wgpu::BindingResource<'_>)> = slots
                 .iter()
-                .zip(&buffers)
-                .map(|((slot, s), buffer)| {
+                .map(|(slot, s)| {
+                    let mut buffer = || *buffer_of.next().expect("one buffer per buffer slot");
                     let binding = match s {
-                        Slot::View(v, align) => crate::node::view_binding(buffer, v, *align).0,
-                        Slot::Handle(h) => ctx.binding(*h),
-                        Slot::Owned(b) => b.as_entire_buffer_binding(),
+                        Slot::View(v, align) => wgpu::BindingResource::Buffer(
+                            crate::node::view_binding(buffer(), v, *align).0,
+                        ),
+                        Slot::Handle(h) => {
+                            buffer();
+                            wgpu::BindingResource::Buffer(ctx.binding(*h))
+                        }
+                        Slot::Owned(_) => buffer().as_entire_binding(),
+                        Slot::Texture(_) => wgpu::BindingResource::TextureView(
+                            view_of.next().expect("one view per texture slot"),
+                        ),
                     };
                     (*slot, binding)
                 })
                 .collect();
             // Every step's pipeline shares the node's one layout.
             let layout = &steps[0].pipeline.layout;
-            if *shared {
+            // The device cache shares buffer-only groups; a texture's group stays the node's
+            // (its views are the node's).
+            if *shared && textures.is_empty() {
+                let entries: Vec<(u32, wgpu::BufferBinding<'_>)> = entries
+                    .into_iter()
+                    .filter_map(|(slot, r)| match r {
+                        wgpu::BindingResource::Buffer(b) => Some((slot, b)),
+                        _ => None,
+                    })
+                    .collect();
                 return cache.bind_group(label, layout, &entries);
             }
             let entries: Vec<wgpu::BindGroupEntry<'_>> = entries
                 .into_iter()
-                .map(|(binding, b)| wgpu::BindGroupEntry {
-                    binding,
-                    resource: wgpu::BindingResource::Buffer(b),
-                })
+                .map(|(binding, resource)| wgpu::BindGroupEntry { binding, resource })
                 .collect();
             cache
                 .device()
@@ -115,8 +157,18 @@ impl crate::node::ComputeExecutable for DispatchExec {
 /// The compile callback of a dispatch node: assembles the shader, checks the declared
 /// bindings against its reflection for every entry point ([`super::BindingError`]), then takes
 /// the pipelines from the device cache.
-pub(super) fn compile(node: DispatchNode) -> crate::node::ComputeCompile {
+pub(super) fn compile(
+    node: DispatchNode,
+    textures: Vec<ResolvedTexture>,
+) -> crate::node::ComputeCompile {
     Box::new(move |cc: &crate::node::CompileContext<'_>| {
+        let texture_of = |slot: u32| {
+            let i = node
+                .textures()
+                .position(|(s, _)| s == slot)
+                .expect("every texture slot was resolved");
+            textures[i].clone()
+        };
         let limits = cc.limits();
         let storage_align = u64::from(limits.min_storage_buffer_offset_alignment);
         let uniform_align = u64::from(limits.min_uniform_buffer_offset_alignment);
@@ -126,10 +178,13 @@ pub(super) fn compile(node: DispatchNode) -> crate::node::ComputeCompile {
             .map(|b| wgpu::BindGroupLayoutEntry {
                 binding: b.slot,
                 visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: b.access.binding_type(),
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
+                ty: match &b.resource {
+                    Resource::Texture(_) => texture_of(b.slot).ty,
+                    _ => wgpu::BindingType::Buffer {
+                        ty: b.access.binding_type(),
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
                 },
                 count: None,
             })
@@ -141,8 +196,13 @@ pub(super) fn compile(node: DispatchNode) -> crate::node::ComputeCompile {
             .collect();
         let label = format!("{} ({})", node.id, node.shader.key());
         let wgsl = node.shader.build();
+        let texture_types: Vec<(u32, String)> = node
+            .textures()
+            .zip(&textures)
+            .map(|((slot, _), t)| (slot, t.wgsl.clone()))
+            .collect();
         for (entry_point, _) in node.dispatches() {
-            check::check_bindings(&node, entry_point, &wgsl)?;
+            check::check_bindings(&node, entry_point, &wgsl, &texture_types)?;
         }
         let cache = cc.cache_arc();
         let steps = node
@@ -190,6 +250,7 @@ pub(super) fn compile(node: DispatchNode) -> crate::node::ComputeCompile {
                     Resource::Placeholder => {
                         Slot::Owned(owned_buffer(cc.device(), &label, &[0; 16]))
                     }
+                    Resource::Texture(_) => Slot::Texture(Box::new(texture_of(b.slot))),
                 };
                 (b.slot, slot)
             })
@@ -201,6 +262,7 @@ pub(super) fn compile(node: DispatchNode) -> crate::node::ComputeCompile {
             slots,
             steps,
             memo: crate::node::BindGroupCache::default(),
+            textures: Vec::new(),
         }) as Box<dyn crate::node::ComputeExecutable>)
     })
 }

@@ -2,28 +2,30 @@
 //! parameters, grid) instead of a closure.
 //!
 //! Design. The graph derives the node's declared uses from its bindings (storage read, storage
-//! read-write, uniform; `Indirect` for an indirect grid), so a dispatch node cannot bind a
-//! buffer it did not declare: there is nothing else to bind. Its pipeline comes from the
-//! device's [`crate::DeviceCache`] and its bind group from the same cache, rebuilt only when
-//! an import override changes a buffer. `Rows` grids split past
-//! `max_compute_workgroups_per_dimension` into x·y workgroups ([`grid_for`]); the kernel
-//! recovers the linear workgroup with `linear_workgroup` (`#include "shared/dispatch.wgsl"`,
-//! [`crate::shader::SHARED`]) and bound-checks its rows.
+//! read-write, uniform; `Indirect` for an indirect grid; one use per subresource of a bound
+//! texture view, [`TextureSlot`]), so a dispatch node cannot bind a resource it did not
+//! declare: there is nothing else to bind. Its pipeline comes from the device's
+//! [`crate::DeviceCache`] and its bind group from the same cache (textures: from the node),
+//! rebuilt only when an import override or a frame texture changes what is bound. `Rows` grids
+//! split past `max_compute_workgroups_per_dimension` into x·y workgroups ([`grid_for`]); the
+//! kernel recovers the linear workgroup with `linear_workgroup`
+//! (`#include "shared/dispatch.wgsl"`, [`crate::shader::SHARED`]) and bound-checks its rows.
 //! A live count is a kernel input like any other view: bind it with [`Binding::read`] and
 //! size the grid by the capacity; the kernel reads `min(count, capacity)`.
 //! When the node compiles, its declared bindings are checked against the bindings naga reflects
-//! from the assembled WGSL (slot, storage read / read-write / uniform): an undeclared, missing
-//! or mis-typed binding is a [`BindingError`] naming the node, the slot and both kinds, before
-//! any pipeline is created. A dispatch node is the one compute-node kind of the libraries; the
-//! closure [`crate::ComputeNode`] remains only for what it cannot declare (a sampled texture
-//! binding) and for measuring the graph itself.
+//! from the assembled WGSL (slot, storage read / read-write / uniform, texture type): an
+//! undeclared, missing or mis-typed binding is a [`BindingError`] naming the node, the slot and
+//! both kinds, before any pipeline is created. A dispatch node is the one compute-node kind.
 
 mod check;
 mod exec;
 mod split;
+mod texture;
 
 pub use check::BindingError;
 pub use split::{grid_for, split_rows, WorkgroupSplit};
+pub(crate) use texture::ResolvedTexture;
+pub use texture::{TextureKind, TextureSlot};
 
 use crate::resource::{BufferAccess, BufferHandle, ResourceUse};
 use crate::shader::ShaderSource;
@@ -86,6 +88,8 @@ pub enum Resource {
     /// caller did not supply (its constants keep it unread and unwritten); never a graph
     /// resource, one per slot (so a read and a read-write placeholder never alias).
     Placeholder,
+    /// A view of a graph texture ([`TextureSlot`]); its uses are per subresource.
+    Texture(TextureSlot),
 }
 
 /// One slot of bind group 0.
@@ -142,6 +146,15 @@ impl Binding {
             slot,
             resource: Resource::Placeholder,
             access,
+        }
+    }
+    /// A texture view at `slot` (`access` follows from the slot: `Read` for sampled and
+    /// read-only storage textures, else `ReadWrite`).
+    pub fn texture(slot: u32, texture: TextureSlot) -> Self {
+        Self {
+            slot,
+            resource: Resource::Texture(texture),
+            access: texture_access(&texture),
         }
     }
     /// A read-only storage buffer holding `words` at `slot`: parameters a kernel indexes as
@@ -241,7 +254,9 @@ impl DispatchNode {
             .chain(self.then.iter().map(|(e, g)| (e.as_str(), *g)))
     }
 
-    /// The uses the graph derives: one per bound view or handle, plus the indirect buffer.
+    /// The buffer uses the graph derives: one per bound view or handle, plus the indirect
+    /// buffer. Texture slots add one use per subresource when the node joins a graph
+    /// ([`TextureSlot`]).
     pub fn uses(&self) -> Vec<ResourceUse> {
         let mut uses: Vec<ResourceUse> = Vec::new();
         let mut push = |u: ResourceUse| {
@@ -253,7 +268,7 @@ impl DispatchNode {
             let h = match &b.resource {
                 Resource::View(v) => v.buffer(),
                 Resource::Handle(h) => *h,
-                Resource::Params(_) | Resource::Placeholder => continue,
+                Resource::Params(_) | Resource::Placeholder | Resource::Texture(_) => continue,
             };
             push(ResourceUse::Buffer(h, b.access.buffer_access()));
         }
@@ -265,9 +280,18 @@ impl DispatchNode {
         uses
     }
 
-    /// The compile callback of the node (validated by [`DispatchNode::problem`]).
-    pub(crate) fn compile(self) -> crate::node::ComputeCompile {
-        exec::compile(self)
+    /// The texture slots of the node: `(slot, texture)`.
+    pub(crate) fn textures(&self) -> impl Iterator<Item = (u32, &TextureSlot)> + '_ {
+        self.bindings.iter().filter_map(|b| match &b.resource {
+            Resource::Texture(t) => Some((b.slot, t)),
+            _ => None,
+        })
+    }
+
+    /// The compile callback of the node (validated by [`DispatchNode::problem`]), with its
+    /// texture slots resolved against their descriptors (in [`DispatchNode::textures`] order).
+    pub(crate) fn compile(self, textures: Vec<ResolvedTexture>) -> crate::node::ComputeCompile {
+        exec::compile(self, textures)
     }
 
     /// Why the declaration cannot work, checked when the node is added.
@@ -286,9 +310,28 @@ impl DispatchNode {
                     return Some(format!("parameter slot {} holds no bytes", b.slot));
                 }
             }
+            if let Resource::Texture(t) = &b.resource {
+                if b.access != texture_access(t) {
+                    return Some(format!(
+                        "texture slot {} must be declared {} for {:?}",
+                        b.slot,
+                        texture_access(t),
+                        t.kind
+                    ));
+                }
+            }
         }
         self.dispatches()
             .find_map(|(_, grid)| grid_problem(grid, limits))
+    }
+}
+
+/// The buffer-style access a texture slot implies (reads only, or writes).
+fn texture_access(t: &TextureSlot) -> Access {
+    if t.accesses().iter().any(|a| a.writes()) {
+        Access::ReadWrite
+    } else {
+        Access::Read
     }
 }
 

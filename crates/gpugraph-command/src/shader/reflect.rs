@@ -18,8 +18,13 @@ use crate::dispatch::Access;
 pub enum BindingKind {
     /// A buffer: `var<storage, read>`, `var<storage, read_write>` or `var<uniform>`.
     Buffer(Access),
-    /// Anything a compute dispatch node cannot bind (a texture, a sampler, ...), by its WGSL
-    /// kind.
+    /// A 2-D texture a dispatch node can bind, by its canonical WGSL type:
+    /// `texture_2d<u32>`, `texture_2d_array<f32>`, `texture_multisampled_2d<i32>`,
+    /// `texture_depth_2d`, `texture_storage_2d<r32float, write>`, ... (see
+    /// [`crate::dispatch::TextureSlot::wgsl_type`]).
+    Texture(String),
+    /// Anything a compute dispatch node cannot bind (a sampler, a 3-D texture, ...), by its
+    /// WGSL kind.
     Other(String),
 }
 
@@ -27,7 +32,7 @@ impl std::fmt::Display for BindingKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             BindingKind::Buffer(a) => write!(f, "{a}"),
-            BindingKind::Other(what) => f.write_str(what),
+            BindingKind::Texture(what) | BindingKind::Other(what) => f.write_str(what),
         }
     }
 }
@@ -146,7 +151,7 @@ pub fn reflect(wgsl: &str, entry_point: &str) -> Result<Interface, ReflectError>
                 }
                 AddressSpace::Storage { .. } => BindingKind::Buffer(Access::Read),
                 AddressSpace::Uniform => BindingKind::Buffer(Access::Uniform),
-                _ => BindingKind::Other(other_kind(&module.types[var.ty].inner)),
+                _ => handle_kind(&module.types[var.ty].inner),
             };
             Some(ReflectedBinding {
                 group: binding.group,
@@ -160,6 +165,50 @@ pub fn reflect(wgsl: &str, entry_point: &str) -> Result<Interface, ReflectError>
     Ok(Interface {
         entry_point: entry_point.to_string(),
         bindings,
+    })
+}
+
+/// The kind of a handle binding: 2-D textures by their canonical WGSL type, the rest by
+/// what they are.
+fn handle_kind(ty: &naga::TypeInner) -> BindingKind {
+    use naga::{ImageClass, ImageDimension, ScalarKind};
+    let naga::TypeInner::Image {
+        dim: ImageDimension::D2,
+        arrayed,
+        class,
+    } = ty
+    else {
+        return BindingKind::Other(other_kind(ty));
+    };
+    let array = if *arrayed { "_array" } else { "" };
+    let scalar = |kind: &ScalarKind| match kind {
+        ScalarKind::Uint => "u32",
+        ScalarKind::Sint => "i32",
+        _ => "f32",
+    };
+    BindingKind::Texture(match class {
+        ImageClass::Sampled { kind, multi: false } => {
+            format!("texture_2d{array}<{}>", scalar(kind))
+        }
+        ImageClass::Sampled { kind, multi: true } => {
+            format!("texture_multisampled_2d{array}<{}>", scalar(kind))
+        }
+        ImageClass::Depth { multi: false } => format!("texture_depth_2d{array}"),
+        ImageClass::Depth { multi: true } => format!("texture_depth_multisampled_2d{array}"),
+        ImageClass::Storage { format, access } => {
+            let access = match (
+                access.contains(StorageAccess::LOAD),
+                access.contains(StorageAccess::STORE),
+            ) {
+                (true, true) => "read_write",
+                (true, false) => "read",
+                _ => "write",
+            };
+            // naga's and wgpu's format names agree once lower-cased (`R32Uint`, `r32uint`).
+            let format = format!("{format:?}").to_lowercase();
+            format!("texture_storage_2d{array}<{format}, {access}>")
+        }
+        ImageClass::External => "texture_external".into(),
     })
 }
 

@@ -13,9 +13,7 @@
 //! true. Integers compare exactly (signed or unsigned). `and`/`or`/`not` take uint32 masks
 //! (nonzero is true; widths broadcast like comparisons) and give uint32 0/1 per component.
 
-use crate::expr::ast::Span;
-use crate::expr::error::{ExprError, ExprErrorKind};
-use crate::expr::types::{Node, ScalarType, TypedExpr, ValueType};
+use crate::expr::scalar::ScalarType;
 
 /// One callable name of the language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -428,98 +426,6 @@ impl LogicFn {
             LogicFn::Not => a == 0,
         }
     }
-}
-
-fn broadcast(a: u8, b: u8) -> Option<u8> {
-    if a == b || b == 1 {
-        Some(a)
-    } else if a == 1 {
-        Some(b)
-    } else {
-        None
-    }
-}
-
-/// Types a comparison whose operands are checked: same component type, broadcastable widths.
-pub(crate) fn check_compare(
-    f: CompareFn,
-    x: TypedExpr,
-    y: TypedExpr,
-    shown: [String; 2],
-    span: Span,
-) -> Result<TypedExpr, ExprError> {
-    let name = f.name();
-    if x.ty.scalar != y.ty.scalar {
-        return Err(ExprError::at(
-            ExprErrorKind::Type,
-            span,
-            format!(
-                "{name} requires matching component types; {} is {}, {} is {} (cast one side, e.g. float32(...))",
-                shown[0], x.ty.scalar, shown[1], y.ty.scalar
-            ),
-        ));
-    }
-    let width = broadcast(x.ty.width, y.ty.width).ok_or_else(|| {
-        ExprError::at(
-            ExprErrorKind::Width,
-            span,
-            format!(
-                "{name} requires matching row widths or one component; {} has {}, {} has {}",
-                shown[0], x.ty.width, shown[1], y.ty.width
-            ),
-        )
-    })?;
-    let row_varying = x.row_varying || y.row_varying;
-    Ok(TypedExpr {
-        node: Node::Compare(f, Box::new(x), Box::new(y)),
-        ty: ValueType::new(ScalarType::Uint32, width),
-        row_varying,
-        span,
-    })
-}
-
-/// Types `and`/`or`/`not` whose operands are checked: uint32 masks, broadcastable widths.
-pub(crate) fn check_logic(
-    f: LogicFn,
-    args: Vec<TypedExpr>,
-    shown: &[String],
-    span: Span,
-) -> Result<TypedExpr, ExprError> {
-    let name = f.name();
-    if let Some((a, s)) = args
-        .iter()
-        .zip(shown)
-        .find(|(a, _)| a.ty.scalar != ScalarType::Uint32)
-    {
-        return Err(ExprError::at(
-            ExprErrorKind::Type,
-            span,
-            format!(
-                "{name} requires uint32 masks; {s} is {} (make a mask with a comparison, e.g. notEqual({s}, 0))",
-                a.ty.scalar
-            ),
-        ));
-    }
-    let mut width = args[0].ty.width;
-    if let [a, b] = args.as_slice() {
-        width = broadcast(a.ty.width, b.ty.width).ok_or_else(|| {
-            ExprError::at(
-                ExprErrorKind::Width,
-                span,
-                format!(
-                    "{name} requires matching row widths or one component; {} has {}, {} has {}",
-                    shown[0], a.ty.width, shown[1], b.ty.width
-                ),
-            )
-        })?;
-    }
-    let row_varying = args.iter().any(|a| a.row_varying);
-    Ok(TypedExpr {
-        node: Node::Logic(f, args),
-        ty: ValueType::new(ScalarType::Uint32, width),
-        row_varying,
-        span,
-    })
 }
 
 #[cfg(test)]

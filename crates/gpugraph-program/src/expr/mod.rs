@@ -23,7 +23,9 @@ mod kernel;
 mod lexer;
 mod parser;
 pub mod policy;
+mod scalar;
 mod signatures;
+mod typed;
 pub mod types;
 pub mod wgsl;
 

@@ -6,10 +6,10 @@
 
 use crate::expr::ast::{Expr, Span};
 use crate::expr::error::{ExprError, ExprErrorKind};
-use crate::expr::functions::{self, CompareFn, LogicFn};
-use crate::expr::types::{
-    IntegerRounding, MathFn, Node, ScalarType, TypedExpr, ValueType, FUNCTIONS,
-};
+use crate::expr::functions::{CompareFn, LogicFn};
+use crate::expr::functions::{MathFn, FUNCTIONS};
+use crate::expr::scalar::{IntegerRounding, ScalarType, ValueType};
+use crate::expr::typed::{Node, TypedExpr};
 
 /// How many arguments a function takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,13 +195,13 @@ fn compare(c: Call<'_>) -> Result<TypedExpr, ExprError> {
     let span = c.span;
     let shown = [c.args[0].to_string(), c.args[1].to_string()];
     let (x, y) = c.two();
-    functions::check_compare(f, x, y, shown, span)
+    check_compare(f, x, y, shown, span)
 }
 
 fn logic(c: Call<'_>) -> Result<TypedExpr, ExprError> {
     let f = LogicFn::from_name(c.name).unwrap_or_else(|| unreachable!("a logic row"));
     let shown = c.shown();
-    functions::check_logic(f, c.typed, &shown, c.span)
+    check_logic(f, c.typed, &shown, c.span)
 }
 
 fn pow(c: Call<'_>) -> Result<TypedExpr, ExprError> {
@@ -347,6 +347,90 @@ fn select(c: Call<'_>) -> Result<TypedExpr, ExprError> {
         rv,
         span,
     ))
+}
+
+// The rules of the comparison and mask functions (functions.rs holds their semantics).
+
+/// Types a comparison whose operands are checked: same component type, broadcastable widths.
+fn check_compare(
+    f: CompareFn,
+    x: TypedExpr,
+    y: TypedExpr,
+    shown: [String; 2],
+    span: Span,
+) -> Result<TypedExpr, ExprError> {
+    let name = f.name();
+    if x.ty.scalar != y.ty.scalar {
+        return Err(ExprError::at(
+            ExprErrorKind::Type,
+            span,
+            format!(
+                "{name} requires matching component types; {} is {}, {} is {} (cast one side, e.g. float32(...))",
+                shown[0], x.ty.scalar, shown[1], y.ty.scalar
+            ),
+        ));
+    }
+    let width = broadcast(x.ty.width, y.ty.width).ok_or_else(|| {
+        ExprError::at(
+            ExprErrorKind::Width,
+            span,
+            format!(
+                "{name} requires matching row widths or one component; {} has {}, {} has {}",
+                shown[0], x.ty.width, shown[1], y.ty.width
+            ),
+        )
+    })?;
+    let row_varying = x.row_varying || y.row_varying;
+    Ok(TypedExpr {
+        node: Node::Compare(f, Box::new(x), Box::new(y)),
+        ty: ValueType::new(ScalarType::Uint32, width),
+        row_varying,
+        span,
+    })
+}
+
+/// Types `and`/`or`/`not` whose operands are checked: uint32 masks, broadcastable widths.
+fn check_logic(
+    f: LogicFn,
+    args: Vec<TypedExpr>,
+    shown: &[String],
+    span: Span,
+) -> Result<TypedExpr, ExprError> {
+    let name = f.name();
+    if let Some((a, s)) = args
+        .iter()
+        .zip(shown)
+        .find(|(a, _)| a.ty.scalar != ScalarType::Uint32)
+    {
+        return Err(ExprError::at(
+            ExprErrorKind::Type,
+            span,
+            format!(
+                "{name} requires uint32 masks; {s} is {} (make a mask with a comparison, e.g. notEqual({s}, 0))",
+                a.ty.scalar
+            ),
+        ));
+    }
+    let mut width = args[0].ty.width;
+    if let [a, b] = args.as_slice() {
+        width = broadcast(a.ty.width, b.ty.width).ok_or_else(|| {
+            ExprError::at(
+                ExprErrorKind::Width,
+                span,
+                format!(
+                    "{name} requires matching row widths or one component; {} has {}, {} has {}",
+                    shown[0], a.ty.width, shown[1], b.ty.width
+                ),
+            )
+        })?;
+    }
+    let row_varying = args.iter().any(|a| a.row_varying);
+    Ok(TypedExpr {
+        node: Node::Logic(f, args),
+        ty: ValueType::new(ScalarType::Uint32, width),
+        row_varying,
+        span,
+    })
 }
 
 #[cfg(test)]

@@ -18,11 +18,10 @@ pub mod cpu;
 use std::sync::{Arc, Mutex};
 
 use gpugraph_command::{
-    copy_fn, try_compute_fn, BufferHandle, ColorAttachment, ColorLoad, CommandGraph, ComputeNode,
-    CopyNode, DataView, DepthStencilAttachment, PipelineDescriptor, ResourceUse, TextureAccess,
-    TextureDescriptor, TextureHandle, VectorFormat,
+    copy_fn, Access, Binding, BufferHandle, ColorAttachment, ColorLoad, CommandGraph, CopyNode,
+    DataView, DepthStencilAttachment, DispatchNode, Grid, ResourceUse, ShaderSource, TextureAccess,
+    TextureDescriptor, TextureHandle, TextureSlot, VectorFormat,
 };
-use wgpu::util::DeviceExt;
 
 use crate::RenderError;
 
@@ -211,9 +210,10 @@ impl IndexPickingTarget {
         Ok(())
     }
 
-    /// Adds the region pass: node `{id}/reset` zeroes count and overflow, node
-    /// `{id}/collect` appends the region's pairs (see the module doc). Checks formats and
-    /// lengths now.
+    /// Adds the region pass: dispatch node `{id}/reset` zeroes count and overflow, dispatch
+    /// node `{id}/collect` samples mip 0 of the ID texture and appends the region's pairs (see
+    /// the module doc); the sampled view orders it after the pass that drew the IDs. Checks
+    /// formats and lengths now.
     pub fn add_region_pass(
         &self,
         graph: &mut CommandGraph,
@@ -281,148 +281,34 @@ impl IndexPickingTarget {
             overflow_offset: offset(&pass.overflow),
             pad: 0,
         };
-        let counters = vec![
-            ResourceUse::storage_read_write(pass.count.buffer()),
-            ResourceUse::storage_read_write(pass.overflow.buffer()),
-        ];
-        let mut collect_uses = vec![
-            ResourceUse::texture(self.ids, TextureAccess::Sampled),
-            ResourceUse::uniform(pass.region),
-            ResourceUse::storage_read_write(pass.objects.buffer()),
-            ResourceUse::storage_read_write(pass.batches.buffer()),
-        ];
-        collect_uses.extend(counters.iter().copied());
-        let ids = self.ids;
-        for (entry, uses) in [("reset", counters), ("collect", collect_uses)] {
-            let groups = if entry == "reset" {
-                [1, 1, 1]
-            } else {
-                [pass.max_size.0.div_ceil(8), pass.max_size.1.div_ceil(8), 1]
-            };
-            let node_id = format!("{}/{entry}", pass.id);
-            graph.add_compute_node(ComputeNode::new(node_id, uses, move |cc| {
-                let storage = |binding| wgpu::BindGroupLayoutEntry {
-                    binding,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Storage { read_only: false },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                };
-                let uniform = |binding| wgpu::BindGroupLayoutEntry {
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    ..storage(binding)
-                };
-                let full = entry == "collect";
-                let mut entries = vec![uniform(1), storage(5), storage(6)];
-                if full {
-                    entries.extend([
-                        wgpu::BindGroupLayoutEntry {
-                            ty: wgpu::BindingType::Texture {
-                                sample_type: wgpu::TextureSampleType::Uint,
-                                view_dimension: wgpu::TextureViewDimension::D2,
-                                multisampled: false,
-                            },
-                            ..storage(0)
-                        },
-                        uniform(2),
-                        storage(3),
-                        storage(4),
-                    ]);
-                }
-                let label = format!("{} (render/picking/region)", cc.node_id());
-                let pipeline = cc.cache().compute_pipeline(&PipelineDescriptor {
-                    label: &label,
-                    wgsl: REGION_WGSL,
-                    entry_point: entry,
-                    entries: &entries,
-                    constants: &[],
-                });
-                let device = cc.device();
-                let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(&label),
-                    contents: bytemuck::bytes_of(&params),
-                    usage: wgpu::BufferUsages::UNIFORM,
-                });
-                let bind = |v: &DataView| {
-                    gpugraph_command::view_binding(cc.buffer(v.buffer()), v, align).0
-                };
-                let view = full.then(|| cc.texture(ids).create_view(&Default::default()));
-                let mut group_entries = vec![
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: params_buf.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 5,
-                        resource: wgpu::BindingResource::Buffer(bind(&pass.count)),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 6,
-                        resource: wgpu::BindingResource::Buffer(bind(&pass.overflow)),
-                    },
-                ];
-                let mut recorded_handles = vec![pass.count.buffer(), pass.overflow.buffer()];
-                if let Some(view) = &view {
-                    group_entries.extend([
-                        wgpu::BindGroupEntry {
-                            binding: 0,
-                            resource: wgpu::BindingResource::TextureView(view),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 2,
-                            resource: wgpu::BindingResource::Buffer(cc.binding(pass.region)),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 3,
-                            resource: wgpu::BindingResource::Buffer(bind(&pass.objects)),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 4,
-                            resource: wgpu::BindingResource::Buffer(bind(&pass.batches)),
-                        },
-                    ]);
-                    recorded_handles.extend([
-                        pass.region,
-                        pass.objects.buffer(),
-                        pass.batches.buffer(),
-                    ]);
-                }
-                let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(&label),
-                    layout: &pipeline.layout,
-                    entries: &group_entries,
-                });
-                let recorded: Vec<(BufferHandle, wgpu::Buffer)> = recorded_handles
-                    .iter()
-                    .map(|&h| (h, cc.buffer(h).clone()))
-                    .collect();
-                let node = cc.node_id().to_string();
-                Ok(try_compute_fn(move |cpass, ec| {
-                    // The bind group was made at compile time: an import override cannot
-                    // reach it.
-                    if recorded.iter().any(|(h, b)| ec.buffer(*h) != b) {
-                        return Err(Box::new(RenderError::BundleOverride {
-                            node: node.clone(),
-                            what: "picking outputs",
-                        }));
-                    }
-                    if groups.contains(&0) {
-                        return Ok(());
-                    }
-                    cpass.set_pipeline(&pipeline.pipeline);
-                    cpass.set_bind_group(0, &group, &[]);
-                    cpass.dispatch_workgroups(groups[0], groups[1], groups[2]);
-                    Ok(())
-                }))
-            }))?;
-        }
+        let shader = ShaderSource::new("render/picking/region", REGION_WGSL);
+        let (count, overflow) = (
+            Binding::read_write(5, pass.count),
+            Binding::read_write(6, pass.overflow),
+        );
+        graph.add_dispatch_node(DispatchNode::new(
+            format!("{}/reset", pass.id),
+            shader.clone(),
+            "reset",
+            vec![Binding::params(1, &params), count.clone(), overflow.clone()],
+            Grid::Workgroups([1, 1, 1]),
+        ))?;
+        let ids = TextureSlot::sampled(self.ids, wgpu::TextureSampleType::Uint).mips(0, 1);
+        graph.add_dispatch_node(DispatchNode::new(
+            format!("{}/collect", pass.id),
+            shader,
+            "collect",
+            vec![
+                Binding::texture(0, ids),
+                Binding::params(1, &params),
+                Binding::handle(2, pass.region, Access::Uniform),
+                Binding::read_write(3, pass.objects),
+                Binding::read_write(4, pass.batches),
+                count,
+                overflow,
+            ],
+            Grid::Workgroups([pass.max_size.0.div_ceil(8), pass.max_size.1.div_ceil(8), 1]),
+        ))?;
         Ok(())
     }
 }
