@@ -70,6 +70,8 @@ pub struct GpuCache {
     entries: Arc<Mutex<HashMap<SourceKey, Entry>>>,
     /// The session's upload slabs, which page scans reuse whether or not columns are cached.
     uploads: UploadPool,
+    /// The slabs of each further device the session's scans ran on ([`Self::uploads_for`]).
+    others: Arc<Mutex<Vec<(gpugraph_command::wgpu::Device, UploadPool)>>>,
 }
 
 impl GpuCache {
@@ -79,12 +81,31 @@ impl GpuCache {
             enabled,
             entries: Arc::default(),
             uploads: UploadPool::new(),
+            others: Arc::default(),
         }
     }
 
     /// The session's upload slabs (see [`UploadPool`]).
     pub fn uploads(&self) -> &UploadPool {
         &self.uploads
+    }
+
+    /// The upload slabs for scans on `device`: [`Self::uploads`] for the first device a scan
+    /// asks for, a pool of its own for each other one. Why: a pool keeps the slabs of one
+    /// device only and makes and frees another's on every scan, so with several devices
+    /// (`--devices`) every device but the first would pay its slabs' allocation each run.
+    pub fn uploads_for(&self, device: &gpugraph_command::wgpu::Device) -> UploadPool {
+        let mut others = self.others.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, pool)) = others.iter().find(|(d, _)| d == device) {
+            return pool.clone();
+        }
+        let pool = if others.is_empty() {
+            self.uploads.clone()
+        } else {
+            UploadPool::new()
+        };
+        others.push((device.clone(), pool.clone()));
+        pool
     }
 
     /// The key of `source` read at `values` and `keys`, when it is an in-memory table.

@@ -103,6 +103,26 @@ fn shares_of(plan: &Arc<dyn ExecutionPlan>, devices: usize) -> (Vec<usize>, Opti
     (per_share, exec.fallback())
 }
 
+/// The sum of the plan's GPU aggregate's counter `name` over its shares.
+fn counter(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
+    let mut found = Vec::new();
+    gpu_aggregates(plan, &mut found);
+    found
+        .iter()
+        .flat_map(|e| {
+            e.metrics()
+                .expect("metrics")
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .filter_map(|m| match m.value() {
+            MetricValue::Count { name: n, count } if n == name => Some(count.value()),
+            _ => None,
+        })
+        .sum()
+}
+
 const GROUPED: &str = "SELECT g, count(*), sum(v), min(v), max(v) FROM t GROUP BY g";
 
 #[tokio::test]
@@ -173,10 +193,12 @@ async fn parquet_row_groups_split_unevenly_and_answer_like_one_device() {
                 .await
                 .expect("registers");
         }
-        for sql in [
-            GROUPED,
-            "SELECT count(*) FROM t",
-            "SELECT k, sum(v) FROM t WHERE v > 0 GROUP BY k",
+        // Whether the GPU decodes the query's pages itself (no group key, or string keys).
+        for (sql, pages) in [
+            (GROUPED, false),
+            ("SELECT count(*) FROM t", true),
+            ("SELECT count(*), sum(v), min(k) FROM t WHERE v > 0", true),
+            ("SELECT k, sum(v) FROM t WHERE v > 0 GROUP BY k", false),
         ] {
             let (want, _) = rows_of(&c, sql).await;
             let (got, plan) = rows_of(&g, sql).await;
@@ -187,6 +209,25 @@ async fn parquet_row_groups_split_unevenly_and_answer_like_one_device() {
             // Four row groups: five devices leave one without any.
             let busy = per_share.iter().filter(|&&n| n > 0).count();
             assert_eq!(busy, devices.min(4), "{devices} devices: {per_share:?}");
+            if !pages {
+                continue;
+            }
+            // Every device decoded its pages (none, for one without row groups) on the GPU
+            // through upload slabs of its own, which the next run reuses (a pool keeps one
+            // device's slabs only).
+            assert_eq!(
+                counter(&plan, "page_decode"),
+                devices,
+                "{sql}: {}",
+                query::explain(plan.as_ref())
+            );
+            let (again, plan) = rows_of(&g, sql).await;
+            assert_eq!(again, want, "{devices} devices, again: {sql}");
+            assert_eq!(
+                counter(&plan, "upload_slabs_created"),
+                0,
+                "{devices} devices: {sql}"
+            );
         }
     }
 }

@@ -74,7 +74,7 @@ impl Run {
             names.to_vec(),
         )));
         let values = self.plan.values.len();
-        let pool = self.cache.uploads().clone();
+        let pool = self.cache.uploads_for(&self.gpu.device);
         let slabs_before = pool.created();
         let column = {
             let (shared, gpu) = (Arc::clone(&shared), Arc::clone(&self.gpu));
