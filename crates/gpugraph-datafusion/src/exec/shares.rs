@@ -95,6 +95,18 @@ impl GpuPartialAggregateExec {
     }
 }
 
+/// The shares' tasks, aborted when dropped: a query stopped early (its `--timeout`, an error
+/// in another share) stops every device's run instead of leaving the others running detached.
+struct Tasks<T>(Vec<tokio::task::JoinHandle<T>>);
+
+impl<T> Drop for Tasks<T> {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
 /// Runs `shares` at once and returns their state rows, or, when any share refused its GPU
 /// run, the whole CPU plan's rows through `whole` (which records that share's reason).
 pub(super) async fn run_shares(shares: Vec<Run>, whole: Run) -> Result<Vec<RecordBatch>> {
@@ -102,22 +114,58 @@ pub(super) async fn run_shares(shares: Vec<Run>, whole: Run) -> Result<Vec<Recor
         *f = None;
     }
     let slots: Vec<_> = shares.iter().map(|s| Arc::clone(&s.fallback)).collect();
-    let tasks: Vec<_> = shares
-        .into_iter()
-        .map(|run| tokio::spawn(run.run()))
-        .collect();
+    let mut tasks = Tasks(
+        shares
+            .into_iter()
+            .map(|run| tokio::spawn(run.run()))
+            .collect(),
+    );
     let mut out = Vec::new();
-    for task in tasks {
+    for task in tasks.0.iter_mut() {
         let batches = task
             .await
             .map_err(|e| DataFusionError::External(Box::new(e)))??;
         out.extend(batches);
     }
+    drop(tasks);
     let refused = slots
         .iter()
         .find_map(|slot| slot.lock().ok().and_then(|f| f.clone()));
     match refused {
         Some(why) => whole.cpu(why).await,
         None => Ok(out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn dropped_shares_stop_their_runs() {
+        struct Flag(Arc<AtomicBool>);
+        impl Drop for Flag {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(AtomicBool::new(false));
+        let flag = Flag(Arc::clone(&dropped));
+        let tasks = Tasks(vec![tokio::spawn(async move {
+            let _flag = flag;
+            futures::future::pending::<()>().await
+        })]);
+        tokio::task::yield_now().await;
+        assert!(!dropped.load(Ordering::SeqCst), "the run started and waits");
+        drop(tasks);
+        for _ in 0..1000 {
+            if dropped.load(Ordering::SeqCst) {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        panic!("a dropped share's run kept running");
     }
 }
