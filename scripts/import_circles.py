@@ -10,9 +10,9 @@ a circle, printed with its edges. Then every non-test module outside a `cpu` ora
 a `cpu` module (`cpu::`, `::cpu`) is listed: production code should not depend on an oracle
 (the CLI's benches, which check their results against the oracles, are the exception).
 
-Exit status 1 when any crate has a circle (`make test` runs this, so a new circle fails CI;
-`scripts/test_import_circles.py` checks that it does), else 0. The oracle lines are a report,
-not yet a gate.
+Exit status 1 when any crate has a circle or a production module naming an oracle (`make
+test` runs this, so either fails CI; `scripts/test_import_circles.py` checks that it does),
+else 0.
 """
 import os
 import re
@@ -106,8 +106,10 @@ def circles(edges):
 
 
 def main(root):
-    """Prints the report for the crates under `root`; returns the number of circles."""
+    """Prints the report for the crates under `root`; returns the number of circles plus the
+    number of production modules that name an oracle."""
     total = 0
+    oracle_imports = 0
     for crate in sorted(os.listdir(os.path.join(root, "crates"))):
         src = os.path.join(root, "crates", crate, "src")
         if not os.path.isdir(src):
@@ -126,9 +128,11 @@ def main(root):
             if "cpu" in m or (crate == "gpugraph-cli" and m[:1] == ("bench",)):
                 continue
             if CPU.search(production_text(f)):
+                oracle_imports += 1
                 print(f"{crate}: {os.path.relpath(f, root)} names a cpu oracle")
     print(f"{total} circle(s)")
-    return total
+    print(f"{oracle_imports} production module(s) naming a cpu oracle")
+    return total + oracle_imports
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Checks that scripts/import_circles.py fails on a circle and passes without one, on small
-crates written to a temporary directory (plain asserts, no test framework).
+"""Checks that scripts/import_circles.py fails on a circle or on production code naming a CPU
+oracle and passes without them, on small crates written to a temporary directory (plain
+asserts, no test framework).
 
     python3 scripts/test_import_circles.py
 """
@@ -60,7 +61,33 @@ def main():
         }
     )
     assert code == 0, (code, out)
-    print("import_circles.py: fails on a circle, passes without one")
+    # Production code naming a `cpu` oracle fails, through `crate::`, `super::` or another
+    # crate's `cpu` module alike.
+    oracle = "pub fn reference() {}\n"
+    for user in (
+        "pub fn f() { crate::cpu::reference() }\n",
+        "use super::cpu;\npub fn f() { cpu::reference() }\n",
+        "use other_crate::cpu;\n",
+    ):
+        code, out = run({"lib.rs": "mod cpu;\nmod a;\n", "cpu.rs": oracle, "a.rs": user})
+        assert code == 1, (user, code, out)
+        assert "demo: " + os.path.join("crates", "demo", "src", "a.rs") + " names a cpu oracle" in out, out
+        assert "1 production module(s) naming a cpu oracle" in out and "0 circle(s)" in out, out
+    # The oracle itself, a module inside it, a test module and a comment may name it; a name
+    # that merely starts with `cpu` (`cpu_call::`) is not an oracle.
+    code, out = run(
+        {
+            "lib.rs": "mod cpu;\nmod a;\nmod cpu_call;\n",
+            "cpu/mod.rs": "mod inner;\npub use inner::reference;\n",
+            "cpu/inner.rs": "pub fn reference() {}\npub fn again() { super::cpu::reference() }\n",
+            "cpu_call.rs": "pub fn call() {}\n",
+            "a.rs": "// crate::cpu::reference is the oracle\npub fn f() { crate::cpu_call::call() }\n"
+            "#[cfg(test)]\nmod tests { use crate::cpu::reference; }\n",
+        }
+    )
+    assert code == 0, (code, out)
+    assert "0 production module(s) naming a cpu oracle" in out, out
+    print("import_circles.py: fails on a circle or an oracle import, passes without them")
 
 
 if __name__ == "__main__":

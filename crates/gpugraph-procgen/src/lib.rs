@@ -11,7 +11,7 @@
 //!
 //! | spec | code |
 //! |---|---|
-//! | Ops table (runs: gpu / cpu_to_gpu / gpu_to_cpu / cpu) | [`Op`] / [`Runs`]: `Cook::kernel`, `Cook::upload` / `Recording::readback`, `luau::cpu::call`, `Cook::bound` / `Cook::live` / `Cook::guard` |
+//! | Ops table (runs: gpu / cpu_to_gpu / gpu_to_cpu / cpu) | [`Op`] / [`Runs`]: `Cook::kernel`, `Cook::upload` / `Recording::readback`, `luau::cpu_call::call`, `Cook::bound` / `Cook::live` / `Cook::guard` |
 //! | device.kernel: `kernel` resolved from a literal, a name refused | [`asset::AssetLibrary::resolve`], [`KernelRef::Name`] → `BareKernelName`, `NotAnIdentity` |
 //! | `specialize` gives each parameter one of its options | [`asset::KernelAsset::complete`] (`SpecializeOption`, `UnknownSpecialize`) |
 //! | `bind`, `domain`, `uniforms` (undeclared refused), `step` (undeclared left out), `columns` | [`KernelCall`], `kernel.rs` `param_values` (`UnknownUniform`, `MissingParam`, `ParamValue`) |
@@ -41,7 +41,7 @@
 //! | device.guard and record/replay, re-record at 4×, `counts().guarded`, `traffic().deferredReads` | [`Cook::guard`], [`Player`], [`Counts`], `clamp_guard.wgsl`, `tests/replay.rs` |
 //! | transfer.upload (numbers, lists, `{x,y,z}`, text, typed tables, tables, Columns) | [`transfer`], [`UploadValue`]; text is a [`ColumnType::String`] column whose words index [`Column::text`] |
 //! | transfer.readback (columns, text columns, live counts, plain values, tables; a Field with no column refused) | [`Recording::readback`], [`ReadSource`] |
-//! | cpu.call: returns checked, ceilingMs over coroutines and tasks but not waits, BufferRef, pure | [`luau::cpu`], `luau/prelude.luau` (task.spawn/defer/delay/wait), `tests/luau.rs` |
+//! | cpu.call: returns checked, ceilingMs over coroutines and tasks but not waits, BufferRef, pure | [`luau::cpu_call`], `luau/prelude.luau` (task.spawn/defer/delay/wait), `tests/luau.rs` |
 //! | a Handle in the results is released when the result is | `luau::values::LuaHandle`, `luau::Host::play` (released when the recording goes) |
 //! | no op calls another op | `luau/ops.rs` `op_entry` ([`ProcgenError::OpInOp`]) |
 //! | `abi.directLimit` counts every buffer binding, `domain_count` included | `asset::Variant::direct_limit`, Luau `abi.directLimit` |

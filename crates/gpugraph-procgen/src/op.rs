@@ -36,7 +36,7 @@ pub enum Op {
     TransferUpload,
     /// `transfer.readback`: [`Recording::readback`](crate::Recording::readback).
     TransferReadback,
-    /// `cpu.call`: [`crate::luau::cpu::call`].
+    /// `cpu.call`: [`crate::luau::cpu_call::call`].
     CpuCall,
     /// `cpu.read`: `cpu.call` with a digest ([`crate::luau::Host`]).
     CpuRead,

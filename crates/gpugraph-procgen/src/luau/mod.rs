@@ -12,7 +12,9 @@
 //! inputs into the recorded columns; it records again when a guard was run past, when the
 //! inputs change shape, or when a cpu.read digest moves.
 
-pub mod cpu;
+// Not `cpu`: that module name is kept for CPU oracles, which production code never imports
+// (`scripts/import_circles.py`).
+pub mod cpu_call;
 pub mod limits;
 mod ops;
 pub mod values;
@@ -276,11 +278,11 @@ impl Host {
 
     /// cpu.call from Rust: `fn` is a global function of the script.
     pub fn call(&self, spec: &Table) -> Result<Vec<Value>> {
-        let s = cpu::spec(spec, true).map_err(|e| ProcgenError::Luau {
+        let s = cpu_call::spec(spec, true).map_err(|e| ProcgenError::Luau {
             message: e.to_string(),
         })?;
         let _inside = ops::Inside::enter(&self.state, "cpu.call");
-        self.entry("cpu.call", || cpu::call(&self.lua, &self.meter, &s))
+        self.entry("cpu.call", || cpu_call::call(&self.lua, &self.meter, &s))
     }
 
     /// Releases `handles` (each once) under the script's ceiling; the first failure is named.

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table, Value};
 
-use super::cpu;
+use super::cpu_call;
 use super::limits::{self, SharedMeter};
 use super::values::{
     self, column, number, to_count, LuaColumn, LuaCount, LuaHandle, LuaKernel, LuaReadback,
@@ -260,8 +260,8 @@ fn bound_op(lua: &Lua, state: &S, t: Table) -> mlua::Result<Value> {
 fn cpu_op(lua: &Lua, state: &S, meter: &SharedMeter, t: Table, read: bool) -> mlua::Result<Table> {
     let op = if read { "cpu.read" } else { "cpu.call" };
     op_entry(state, op)?;
-    let spec = cpu::spec(&t, !read)?;
-    let key = cpu::fold_key(&spec);
+    let spec = cpu_call::spec(&t, !read)?;
+    let key = cpu_call::fold_key(&spec);
     if let Some(k) = &key {
         let hit = state.borrow().folded.get(k).cloned();
         if let Some(values) = hit {
@@ -271,7 +271,7 @@ fn cpu_op(lua: &Lua, state: &S, meter: &SharedMeter, t: Table, read: bool) -> ml
     }
     let values = {
         let _inside = Inside::enter(state, op);
-        cpu::call(lua, meter, &spec).map_err(|e| match e {
+        cpu_call::call(lua, meter, &spec).map_err(|e| match e {
             // An op inside the function refused with a typed error: keep it for the host.
             ProcgenError::Luau { message } if state.borrow().error.is_some() => {
                 mlua::Error::runtime(message)
@@ -525,7 +525,7 @@ pub(crate) fn register(lua: &Lua, state: &S, meter: &SharedMeter) -> mlua::Resul
     // The thread's CPU seconds (what a ceiling counts), for scripts that pace their own work.
     g.set(
         "cpu_clock",
-        lua.create_function(|_, ()| Ok(cpu::thread_cpu_ns() as f64 / 1e9))?,
+        lua.create_function(|_, ()| Ok(cpu_call::thread_cpu_ns() as f64 / 1e9))?,
     )?;
     let now0 = std::time::Instant::now();
     g.set(

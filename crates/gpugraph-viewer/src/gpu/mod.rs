@@ -5,6 +5,9 @@
 //! UI into one command buffer, and submits. Visible counts and picks come back through the
 //! ring, asynchronously.
 
+// The oracle's answers for the checks (`Viewer::oracle_pick`), apart so that the frame path
+// never imports the CPU oracle.
+mod cpu;
 pub mod draw;
 pub mod readback;
 pub mod setup;
@@ -12,7 +15,7 @@ pub mod ui;
 
 use gpugraph_trace::frame::{TraceFrame, TraceFrameConfig};
 use gpugraph_trace::lod::LodParams;
-use gpugraph_trace::{cpu, TraceModel, TraceView};
+use gpugraph_trace::{TraceModel, TraceView};
 use web_time::Instant;
 
 use crate::camera::Regions;
@@ -527,26 +530,6 @@ impl Viewer {
         let w = ((p.w * s).round() as u32).min(pw - x);
         let h = ((p.h * s).round() as u32).min(ph - y);
         [x, y, w, h]
-    }
-
-    /// The CPU oracle's pick for a click at `(x, y)` (logical px) under the current view:
-    /// what the GPU pick of that click must return.
-    pub fn oracle_pick(&self, x: f32, y: f32) -> Option<u32> {
-        let r = self.regions();
-        let cam = &self.state.camera;
-        let (time, row) = (cam.tick_at(r.plot, x)?, cam.row_at(r.plot, y)?);
-        let view = self
-            .state
-            .trace_view(Some(gpugraph_trace::Pick::Row { time, row }));
-        cpu::frame(&self.model, &view, self.frame.config().max_ancestor_depth).picked
-    }
-
-    /// The CPU oracle's visible span count under the current view.
-    pub fn oracle_visible(&self) -> usize {
-        let view = self.state.trace_view(None);
-        cpu::frame(&self.model, &view, self.frame.config().max_ancestor_depth)
-            .visible_ids
-            .len()
     }
 
     /// The centre of the label of `kind` (logical px), when it is on screen.

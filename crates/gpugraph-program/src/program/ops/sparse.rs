@@ -3,7 +3,7 @@
 //! `subgroup-row` (short rows and subgroup support) or `thread-row`; and `dot`
 //! (`out = a·b`), realized as `single-workgroup` (N fits one workgroup) or `hierarchical`.
 //! The choice is the lowering set's, made from the operation's attributes (mean row
-//! length, N) and the backend's capabilities. CPU semantics: gpgpu's `sparse::cpu` oracles;
+//! length, N) and the backend's capabilities. CPU semantics: the sums of gpgpu's `sparse::cpu` oracles, written out;
 //! float results match within float32 rounding of the summation order, not bit for bit.
 
 use gpugraph_command::wgpu::BufferUsages;
@@ -227,7 +227,14 @@ fn dot_lowering() -> ProgramLowering {
     ProgramLowering::new("dot", |op, m| {
         let a = m.read_f32(&op.id, &op.view("a")?)?;
         let b = m.read_f32(&op.id, &op.view("b")?)?;
-        m.write_f32(&op.id, &op.view("out")?, &[sparse::cpu::dot(&a, &b)])
+        // Accumulated in f64 and rounded once, as gpgpu's `sparse::cpu::dot` oracle defines the
+        // result (spelled out here: production code does not import an oracle).
+        let dot = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| f64::from(x) * f64::from(y))
+            .sum::<f64>() as f32;
+        m.write_f32(&op.id, &op.view("out")?, &[dot])
     })
     .realization(
         "single-workgroup",
