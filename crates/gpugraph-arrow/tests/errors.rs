@@ -4,7 +4,7 @@
 //! where there is one); nothing panics. GPU tests run on the selected adapter (lavapipe in
 //! CI) and fail, never skip, when there is none.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use arrow_array::types::Float32Type;
 use arrow_array::{
@@ -18,15 +18,8 @@ use gpugraph_arrow::{
     upload_record_batches, ArrowAdapterError, DictionaryColumn, GpuColumn, UploadOptions,
     ValidityPolicy,
 };
-use gpugraph_command::GpuContext;
 use gpugraph_tables::{GpuVector, VectorFormat};
-
-fn ctx() -> &'static GpuContext {
-    static CTX: OnceLock<GpuContext> = OnceLock::new();
-    CTX.get_or_init(|| {
-        GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-    })
-}
+use gpugraph_testing::shared_ctx as ctx;
 
 fn upload_err(array: &dyn Array, options: &UploadOptions) -> ArrowAdapterError {
     upload_array(ctx(), "col", array, options).unwrap_err()

@@ -10,10 +10,7 @@ use gpugraph_arrow::{
     UploadOptions, ValidityPolicy,
 };
 use gpugraph_command::GpuContext;
-
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a GPU adapter (install mesa-vulkan-drivers)")
-}
+use gpugraph_testing::ctx;
 
 /// A deterministic xorshift stream, so a failure names a reproducible row.
 struct Rng(u64);

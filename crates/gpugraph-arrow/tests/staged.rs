@@ -8,11 +8,7 @@
 use arrow_array::types::Float32Type;
 use arrow_array::{Array, FixedSizeListArray, Float64Array, Int64Array};
 use gpugraph_arrow::{upload_array_chunks, ArrowAdapterError, ChunkPlacement, UploadOptions};
-use gpugraph_command::GpuContext;
-
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a GPU adapter (install mesa-vulkan-drivers)")
-}
+use gpugraph_testing::ctx;
 
 /// Chunk lengths straddling 256 KiB fill jobs and the staging buffers (8 MiB), one empty.
 const CHUNKS: [usize; 4] = [700_001, 0, 1_300_017, 65_537];

@@ -4,7 +4,7 @@
 //! placements, graph import of the uploaded values, and READBACK to Arrow record batches.
 //! They run on the selected adapter (lavapipe in CI) and fail, never skip, when there is none.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int16Type, Int32Type, Int8Type, UInt32Type};
@@ -18,15 +18,9 @@ use gpugraph_arrow::{
     read_back_gpu_record_batch, read_back_gpu_table, upload_dictionary, upload_dictionary_chunks,
     upload_record_batch, upload_record_batches, ArrowAdapterError, ChunkPlacement, UploadOptions,
 };
-use gpugraph_command::{CommandGraph, GpuContext};
+use gpugraph_command::CommandGraph;
 use gpugraph_tables::{import_gpu_table, GpuRecordBatch, GpuVector, VectorFormat};
-
-fn ctx() -> &'static GpuContext {
-    static CTX: OnceLock<GpuContext> = OnceLock::new();
-    CTX.get_or_init(|| {
-        GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-    })
-}
+use gpugraph_testing::shared_ctx as ctx;
 
 /// The strings of a dictionary array, row by row (`None` for null rows).
 fn dictionary_rows(a: &dyn Array) -> Vec<Option<String>> {

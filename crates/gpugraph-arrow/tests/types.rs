@@ -3,7 +3,7 @@
 //! sliced inputs, odd `uint8` lengths, and the default readback types. They run on the
 //! selected adapter (lavapipe in CI) and fail, never skip, when there is none.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use arrow_array::types::{
     Date64Type, DurationSecondType, Float16Type, Float32Type, Float64Type, Int32Type, Int64Type,
@@ -21,16 +21,9 @@ use gpugraph_arrow::{
     read_back_array, read_back_column, upload_array, ChunkPlacement, GpuColumn, UploadOptions,
     ValidityPolicy,
 };
-use gpugraph_command::GpuContext;
 use gpugraph_tables::VectorFormat;
 use half::f16;
-
-fn ctx() -> &'static GpuContext {
-    static CTX: OnceLock<GpuContext> = OnceLock::new();
-    CTX.get_or_init(|| {
-        GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-    })
-}
+use gpugraph_testing::shared_ctx as ctx;
 
 /// Deterministic pseudo-random words (splitmix64).
 fn words(n: usize, seed: u64) -> Vec<u64> {

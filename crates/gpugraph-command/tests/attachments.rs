@@ -2,8 +2,6 @@
 //! their named errors, per-subresource hazards and graph-texture aliasing, on a real device
 //! (lavapipe in CI). No adapter is a failure, never a skip.
 
-use std::sync::mpsc;
-
 use gpugraph_command::wgpu::{self, BufferUsages as U, TextureFormat as F, TextureUsages as T};
 use gpugraph_command::{
     copy_fn, render_fn, AspectOps, BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph,
@@ -11,9 +9,7 @@ use gpugraph_command::{
     ResourceUse, Subresource, TextureAccess, TextureDescriptor, TextureHandle,
 };
 
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
+use gpugraph_testing::ctx;
 
 fn texture(g: &mut CommandGraph, id: &str, format: F, usage: T) -> TextureHandle {
     g.create_texture(TextureDescriptor::new(id, (16, 8), format, usage))
@@ -350,24 +346,7 @@ fn hazards_are_per_subresource_and_whole_texture_uses_meet_every_one() {
 }
 
 fn read_texels(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Vec<u32> {
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: buffer.size(),
-        usage: U::MAP_READ | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
-    ctx.queue.submit([enc.finish()]);
-    let slice = staging.slice(..);
-    let (tx, rx) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .unwrap();
-    rx.recv().unwrap().unwrap();
-    let out = bytemuck::cast_slice(&slice.get_mapped_range().unwrap()).to_vec();
-    out
+    gpugraph_testing::read_buffer(ctx, buffer)
 }
 
 /// A copy node reading mip 0 / layer 0 of a 64x`h` Rgba8 texture into `out`.

@@ -2,8 +2,6 @@
 //! real device (lavapipe in CI). Results are compared with CPU arithmetic; outputs are
 //! poisoned first so an unwritten row fails. No adapter is a failure, never a skip.
 
-use std::sync::mpsc;
-
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
     copy_fn, try_copy_fn, Access, Binding, BufferDescriptor, CommandGraph, CopyNode, DataView,
@@ -11,43 +9,14 @@ use gpugraph_command::{
     VectorFormat,
 };
 
-const POISON: u32 = 0xDEAD_BEEF;
-
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
+use gpugraph_testing::{ctx, POISON};
 
 fn upload(ctx: &GpuContext, data: &[u32], usage: U) -> wgpu::Buffer {
-    let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test-upload"),
-        size: (data.len() as u64 * 4).max(16),
-        usage: usage | U::COPY_DST | U::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    ctx.queue.write_buffer(&buf, 0, bytemuck::cast_slice(data));
-    buf
+    gpugraph_testing::upload_padded(ctx, data, usage | U::COPY_SRC, 16)
 }
 
 fn read(ctx: &GpuContext, buffer: &wgpu::Buffer, words: u64) -> Vec<u32> {
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test-staging"),
-        size: (words * 4).max(4),
-        usage: U::MAP_READ | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, words * 4);
-    ctx.queue.submit([enc.finish()]);
-    let slice = staging.slice(..);
-    let (tx, rx) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .unwrap();
-    rx.recv().unwrap().unwrap();
-    let out: Vec<u32> = bytemuck::cast_slice(&slice.get_mapped_range().unwrap()).to_vec();
-    staging.unmap();
-    out[..words as usize].to_vec()
+    gpugraph_testing::read(ctx, buffer, 0, words as usize)
 }
 
 #[repr(C)]

@@ -3,8 +3,6 @@
 //! before, outputs poisoned first), and the named errors of a bad declaration, on a real
 //! device (lavapipe in CI). No adapter is a failure, never a skip.
 
-use std::sync::mpsc;
-
 use gpugraph_command::plan::EdgeKind;
 use gpugraph_command::shader::reflect::BindingKind;
 use gpugraph_command::wgpu::{self, BufferUsages as U, TextureFormat as F, TextureUsages as T};
@@ -14,13 +12,10 @@ use gpugraph_command::{
     ShaderSource, TextureDescriptor, TextureHandle, TextureSlot,
 };
 
-const POISON: u32 = 0xDEAD_BEEF;
+use gpugraph_testing::ctx;
+
 const W: u32 = 16;
 const H: u32 = 8;
-
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
 
 /// `out[y * width + x] = texel.x + 1000 * texel.y` over mip 0 of `src`.
 const READ_WGSL: &str = "
@@ -84,17 +79,7 @@ fn clear(id: &str, texture: TextureHandle, mip: u32, r: f64, g: f64) -> RenderPa
 /// An imported storage buffer of `W * H` poisoned words.
 fn output(ctx: &GpuContext, g: &mut CommandGraph) -> (wgpu::Buffer, BufferHandle) {
     let bytes = u64::from(W * H) * 4;
-    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("out"),
-        size: bytes,
-        usage: U::STORAGE | U::COPY_SRC | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    ctx.queue.write_buffer(
-        &buffer,
-        0,
-        bytemuck::cast_slice(&vec![POISON; (W * H) as usize]),
-    );
+    let buffer = gpugraph_testing::poisoned(ctx, (W * H) as usize, U::STORAGE | U::COPY_SRC);
     let h = g
         .import_buffer(BufferDescriptor::new("out", bytes, buffer.usage()), &buffer)
         .unwrap();
@@ -113,27 +98,11 @@ fn run(
         .iter()
         .map(|e| (e.from.clone(), e.to.clone(), e.kind))
         .collect();
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("staging"),
-        size: out.size(),
-        usage: U::MAP_READ | U::COPY_DST,
-        mapped_at_creation: false,
-    });
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     compiled
         .encode(&mut enc, &EncodeOptions::default())
         .unwrap();
-    enc.copy_buffer_to_buffer(out, 0, &staging, 0, out.size());
-    ctx.queue.submit([enc.finish()]);
-    let (tx, rx) = mpsc::channel();
-    staging
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .unwrap();
-    rx.recv().unwrap().unwrap();
-    let words = bytemuck::cast_slice(&staging.slice(..).get_mapped_range().unwrap()).to_vec();
+    let words = gpugraph_testing::submit_and_read(ctx, enc, out, 0, (out.size() / 4) as usize);
     (edges, words)
 }
 

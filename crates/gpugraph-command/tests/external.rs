@@ -2,8 +2,6 @@
 //! external image, resolved while encoding, so successive frames show successive images
 //! through one compiled graph; reuse, non-sampled access and wrong descriptors fail by name.
 
-use std::sync::mpsc;
-
 use gpugraph_command::wgpu::{self, BufferUsages as U, TextureFormat as F, TextureUsages as T};
 use gpugraph_command::{
     copy_fn, BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph, CompiledGraph, CopyNode,
@@ -14,9 +12,7 @@ use gpugraph_command::{
 const W: u32 = 64;
 const H: u32 = 2;
 
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
+use gpugraph_testing::ctx;
 
 /// Draws a full-screen triangle whose color is texel (0, 0) of the external texture, with a
 /// bind group made per encode from the texture of that encoding.
@@ -184,24 +180,7 @@ fn image(ctx: &GpuContext, rgba: [u8; 4]) -> wgpu::Texture {
 }
 
 fn first_texel(ctx: &GpuContext, out: &wgpu::Buffer) -> u32 {
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: 4,
-        usage: U::MAP_READ | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(out, 0, &staging, 0, 4);
-    ctx.queue.submit([enc.finish()]);
-    let slice = staging.slice(..);
-    let (tx, rx) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .unwrap();
-    rx.recv().unwrap().unwrap();
-    let bytes: [u8; 4] = slice.get_mapped_range().unwrap()[..4].try_into().unwrap();
-    u32::from_le_bytes(bytes)
+    gpugraph_testing::read(ctx, out, 0, 1)[0]
 }
 
 fn encode(

@@ -1,8 +1,6 @@
 //! Command graph on a real device (lavapipe in CI, NVIDIA Vulkan on the H200): results are
 //! read back and compared with CPU arithmetic. No adapter is a failure, never a skip.
 
-use std::sync::mpsc;
-
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
     copy_fn, render_fn, Access, Binding, BufferDescriptor, BufferHandle, ColorLoad, CommandGraph,
@@ -10,19 +8,10 @@ use gpugraph_command::{
     ShaderSource, TextureAccess, TextureDescriptor, VectorFormat,
 };
 
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
+use gpugraph_testing::ctx;
 
 fn upload(ctx: &GpuContext, data: &[u32], usage: U) -> wgpu::Buffer {
-    let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test-upload"),
-        size: (data.len() as u64 * 4).max(4),
-        usage: usage | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    ctx.queue.write_buffer(&buf, 0, bytemuck::cast_slice(data));
-    buf
+    gpugraph_testing::upload_padded(ctx, data, usage, 4)
 }
 
 fn staging(ctx: &GpuContext, bytes: u64) -> wgpu::Buffer {
@@ -34,17 +23,9 @@ fn staging(ctx: &GpuContext, bytes: u64) -> wgpu::Buffer {
     })
 }
 
+/// The words a graph copied into `staging` (a MAP_READ target the graph writes).
 fn read(ctx: &GpuContext, staging: &wgpu::Buffer) -> Vec<u32> {
-    let slice = staging.slice(..);
-    let (tx, rx) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .unwrap();
-    rx.recv().unwrap().unwrap();
-    let out = bytemuck::cast_slice(&slice.get_mapped_range().unwrap()).to_vec();
-    staging.unmap();
-    out
+    bytemuck::pod_collect_to_vec(&gpugraph_testing::map_read(ctx, staging))
 }
 
 /// A dispatch node applying `expr` (WGSL over `x`) elementwise from `src` to `dst`.
@@ -94,7 +75,7 @@ fn build_chain(ctx: &GpuContext, input: &wgpu::Buffer) -> Chain {
         .unwrap();
     let output_buffer = upload(
         ctx,
-        &vec![0xDEAD_BEEF; N as usize],
+        &vec![gpugraph_testing::POISON; N as usize],
         U::STORAGE | U::COPY_SRC,
     );
     let out = g

@@ -3,8 +3,6 @@
 //! the slot and both kinds, raised before a pipeline is created; an agreeing node runs and
 //! computes what the CPU does. No adapter is a failure, never a skip.
 
-use std::sync::mpsc;
-
 use gpugraph_command::shader::reflect::BindingKind;
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
@@ -43,7 +41,7 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let ctx = GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required");
+    let ctx = gpugraph_testing::ctx();
     let dst = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("dst"),
         size: ROWS * 4,
@@ -63,18 +61,8 @@ fn graph_with(
 ) -> CommandGraph {
     let ctx = &f.ctx;
     let data: Vec<u32> = (0..ROWS as u32).collect();
-    let src = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("src"),
-        size: ROWS * 4,
-        usage: U::STORAGE | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    ctx.queue.write_buffer(&src, 0, bytemuck::cast_slice(&data));
-    ctx.queue.write_buffer(
-        &f.dst,
-        0,
-        bytemuck::cast_slice(&vec![0xDEAD_BEEFu32; ROWS as usize]),
-    );
+    let src = gpugraph_testing::upload_padded(ctx, &data, U::STORAGE, 4);
+    gpugraph_testing::poison(ctx, &f.dst);
     let mut g = CommandGraph::new("reflect", &ctx.device);
     let s = g
         .import_buffer(BufferDescriptor::new("src", src.size(), src.usage()), &src)
@@ -141,28 +129,11 @@ fn matching_bindings_run() {
     });
     let mut compiled = g.compile().unwrap();
     let ctx = &f.ctx;
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("staging"),
-        size: ROWS * 4,
-        usage: U::MAP_READ | U::COPY_DST,
-        mapped_at_creation: false,
-    });
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     compiled
         .encode(&mut enc, &EncodeOptions::default())
         .unwrap();
-    enc.copy_buffer_to_buffer(&f.dst, 0, &staging, 0, ROWS * 4);
-    ctx.queue.submit([enc.finish()]);
-    let (tx, rx) = mpsc::channel();
-    staging
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .unwrap();
-    rx.recv().unwrap().unwrap();
-    let got: Vec<u32> =
-        bytemuck::cast_slice(&staging.slice(..).get_mapped_range().unwrap()).to_vec();
+    let got: Vec<u32> = gpugraph_testing::submit_and_read(ctx, enc, &f.dst, 0, ROWS as usize);
     let want: Vec<u32> = (0..ROWS as u32).map(|i| i * 3).collect();
     assert_eq!(got, want);
 }
@@ -362,28 +333,11 @@ fn follow_up_dispatches_share_the_node_and_are_checked_per_entry_point() {
     node(&mut g, s, d, "add").unwrap();
     let mut compiled = g.compile().unwrap();
     let ctx = &f.ctx;
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("staging"),
-        size: ROWS * 4,
-        usage: U::MAP_READ | U::COPY_DST,
-        mapped_at_creation: false,
-    });
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     compiled
         .encode(&mut enc, &EncodeOptions::default())
         .unwrap();
-    enc.copy_buffer_to_buffer(&f.dst, 0, &staging, 0, ROWS * 4);
-    ctx.queue.submit([enc.finish()]);
-    let (tx, rx) = mpsc::channel();
-    staging
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .unwrap();
-    rx.recv().unwrap().unwrap();
-    let got: Vec<u32> =
-        bytemuck::cast_slice(&staging.slice(..).get_mapped_range().unwrap()).to_vec();
+    let got: Vec<u32> = gpugraph_testing::submit_and_read(ctx, enc, &f.dst, 0, ROWS as usize);
     // The scale node ran first (dst = 3i), then fill overwrote it and add added src.
     let want: Vec<u32> = (0..ROWS as u32).map(|i| i + 7).collect();
     assert_eq!(got, want);

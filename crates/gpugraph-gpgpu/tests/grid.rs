@@ -170,7 +170,7 @@ fn check(
 fn grids_match_the_oracle_across_sizes() {
     let ctx = ctx();
     let mut r = rng(21);
-    let sizes = [0usize, 1, 255, 256, 257, 2047, 2048, 2049, 60_001];
+    let sizes = [boundary_sizes(&[256, 2048]), vec![60_001]].concat();
     // 1×1, 3×2 (replicated private), 40×30 (private), 80×40 (global atomics for 4 stats).
     let shapes = [(1u32, 1u32), (3, 2), (40, 30), (80, 40)];
     for (si, &n) in sizes.iter().enumerate() {

@@ -147,7 +147,7 @@ fn aggregates_match_the_oracle_across_sizes_and_group_counts() {
     let ctx = ctx();
     let mut r = rng(1);
     // Group counts: replicated private (1, 4), private (300, 1500), global atomics (5000).
-    let sizes = [0usize, 1, 255, 256, 257, 2047, 2048, 2049, 100_003];
+    let sizes = [boundary_sizes(&[256, 2048]), vec![100_003]].concat();
     for (si, &n) in sizes.iter().enumerate() {
         let groups = [1u32, 4, 300, 1500, 5000][si % 5];
         let (codes, values, mask) = random_case_data(&mut r, n, groups);

@@ -117,7 +117,7 @@ fn uniform_edges(min: f32, max: f32, bins: u32) -> Vec<f32> {
 fn uniform_bins_match_the_oracle_across_sizes() {
     let ctx = ctx();
     let mut r = rng(11);
-    let sizes = [0usize, 1, 255, 256, 257, 2047, 2048, 2049, 100_003];
+    let sizes = [boundary_sizes(&[256, 2048]), vec![100_003]].concat();
     // Bin counts: replicated private, private, private at the budget edge, global atomics.
     let bin_counts = [1u32, 10, 256, 6144, 6145, 100_000];
     for (si, &n) in sizes.iter().enumerate() {

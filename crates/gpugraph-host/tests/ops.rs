@@ -2,22 +2,14 @@
 //! (around workgroup and tile sizes), empty inputs, and the typed errors for misaligned or
 //! invalid inputs. Runs on the real GPU path (lavapipe on CI).
 
-use gpugraph_command::GpuContext;
 use gpugraph_gpgpu::{
     group, histogram, scan, sort, FftDirection, HistogramBins, KeyType, SortOptions, SortOrder,
 };
 use gpugraph_host::HostError;
-use rand::{Rng, SeedableRng};
+use gpugraph_testing::{ctx, rng};
+use rand::Rng;
 
 const SIZES: [usize; 9] = [0, 1, 2, 255, 256, 257, 1025, 4097, 70_001];
-
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
-
-fn rng(seed: u64) -> rand::rngs::StdRng {
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
 
 #[test]
 fn sort_and_argsort_match_the_oracle_for_each_key_type_and_order() {

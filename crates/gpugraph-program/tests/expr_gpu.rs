@@ -3,11 +3,9 @@
 //! floats within the bounds a conformant GPU may return; pipeline reuse across lengths;
 //! 2-D dispatch grids; named errors for bad views.
 
-#[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
-mod common;
 mod expr_common;
 
-use common::{ctx, ctx_with_max_dispatch, rng, uneven_chunks};
+use gpugraph_testing::{ctx, ctx_with_max_dispatch, rng, uneven_chunks};
 use expr_common::{check_within_bounds, random_column, random_scalar, run_gpu, Scalars};
 use gpugraph_command::{
     CommandGraph, DataViewDescriptor, GpuContext, VectorFormat as F, VectorView,

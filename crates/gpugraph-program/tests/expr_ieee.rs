@@ -16,12 +16,10 @@
 //! `a - a` and `sint32(a / 0)` on every row (the compiler folded them assuming finite
 //! floats); this test failed on its first expression.
 
-#[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
-mod common;
 mod expr_common;
 mod graph_common;
 
-use common::ctx;
+use gpugraph_testing::ctx;
 use expr_common::{bounds, run_gpu, Scalars};
 use gpugraph_command::{GpuContext, VectorFormat as F};
 use gpugraph_program::expr::{

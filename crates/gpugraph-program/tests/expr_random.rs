@@ -1,11 +1,9 @@
 //! Seeded random well-typed expressions: the GPU agrees with the CPU oracle within the bounds
 //! a conformant GPU may return (integers exactly), over uneven chunks with empty ones.
 
-#[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
-mod common;
 mod expr_common;
 
-use common::{ctx, rng, uneven_chunks};
+use gpugraph_testing::{ctx, rng, uneven_chunks};
 use expr_common::{
     check_within_bounds, random_column, random_expressions, random_scalar, run_gpu, Scalars,
 };

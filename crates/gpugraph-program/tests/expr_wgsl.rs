@@ -1,8 +1,6 @@
 //! Every generated shader validates with naga (no device needed): the language's forms, every
 //! cast/rounding pair, and hundreds of random expressions.
 
-#[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
-mod common;
 mod expr_common;
 
 use gpugraph_command::VectorFormat as F;

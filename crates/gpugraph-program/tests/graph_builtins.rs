@@ -4,11 +4,9 @@
 //! expression with no host binding), CSR SpMV, scalar literals and arithmetic, upload and
 //! copy; sizes around workgroup and tile boundaries, uneven and empty chunks, 2-D grids.
 
-#[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
-mod common;
 mod graph_common;
 
-use common::{ctx, ctx_with_max_dispatch, rng, uneven_chunks};
+use gpugraph_testing::{ctx, ctx_with_max_dispatch, rng, uneven_chunks};
 use gpugraph_command::VectorFormat as F;
 use gpugraph_program::expr::{ScalarType, ScalarValue};
 use gpugraph_program::graph::{Bindings, CompileOptions, ProgramError, RunOptions, ValueSpec};

@@ -2,11 +2,9 @@
 //! lowering-set rules: snapshotting, duplicate types (built-ins included), SimpleGraph's
 //! refusal of custom lowerings, decision records, and lowerings that resolve undeclared values.
 
-#[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
-mod common;
 mod graph_common;
 
-use common::ctx;
+use gpugraph_testing::ctx;
 use gpugraph_command::VectorFormat as F;
 use gpugraph_program::graph::{
     Bindings, CompileOptions, Graph, GraphCompiler, ProgramError, RunOptions, SimpleGraph,

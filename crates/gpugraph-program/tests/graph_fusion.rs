@@ -4,12 +4,10 @@
 //! (chunk lengths that differ, a constant expression, another operation type) lowers one by
 //! one.
 
-#[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
-mod common;
 mod expr_common;
 mod graph_common;
 
-use common::{ctx, rng, uneven_chunks};
+use gpugraph_testing::{ctx, rng, uneven_chunks};
 use gpugraph_command::VectorFormat as F;
 use gpugraph_program::expr::{IntegerRounding, ScalarType};
 use gpugraph_program::graph::{Bindings, RunResults, ValueSpec};

@@ -3,11 +3,9 @@
 //! are not inputs or state, read/write/read-write accesses, typed references, shapes,
 //! textures, features, lowerings and output selection.
 
-#[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
-mod common;
 mod graph_common;
 
-use common::ctx;
+use gpugraph_testing::ctx;
 use gpugraph_command::{wgpu, GpuContext, VectorFormat as F};
 use gpugraph_program::expr::{ExprError, ScalarType, ScalarValue};
 use gpugraph_program::graph::{

@@ -2,11 +2,9 @@
 //! (valid ones are written in place and returned; invalid ones are named errors), and the
 //! run-time binding rules (kinds, formats, declared lengths and partitions).
 
-#[path = "../../gpugraph-gpgpu/tests/common/mod.rs"]
-mod common;
 mod graph_common;
 
-use common::{ctx, POISON};
+use gpugraph_testing::{ctx, POISON};
 use gpugraph_command::{GpuContext, VectorFormat as F};
 use gpugraph_program::expr::{ScalarType, ScalarValue};
 use gpugraph_program::graph::{

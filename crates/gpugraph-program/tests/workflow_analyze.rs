@@ -16,8 +16,9 @@ use gpugraph_program::workflow::analyze::{
 };
 use gpugraph_tables::GpuVector;
 use rand::{Rng, SeedableRng};
+use gpugraph_testing::ctx;
 
-const POISON: u32 = 0xDEAD_BEEF;
+
 const GROUPS: [&str; 5] = ["a", "b", "c", "d", "e"];
 
 /// One host column: raw bits per row, validity (None: no mask), format.
@@ -477,14 +478,8 @@ fn input<'a>(t: &Table, u: &'a Uploaded) -> AnalyzeInput<'a> {
 fn run(ctx: &GpuContext, t: &Table, spec: &AnalyzeSpec) -> AnalyzeResults {
     let u = upload_table(ctx, t);
     let mut analysis = Analysis::build(&ctx.device, &input(t, &u), spec).expect("build");
-    let poison = vec![POISON; (analysis.staging().size() / 4) as usize];
-    ctx.queue
-        .write_buffer(analysis.staging(), 0, bytemuck::cast_slice(&poison));
+    gpugraph_testing::poison(ctx, analysis.staging());
     analysis.run(&ctx.device, &ctx.queue).expect("run")
-}
-
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
 }
 
 fn spec(rng: &mut impl Rng) -> AnalyzeSpec {

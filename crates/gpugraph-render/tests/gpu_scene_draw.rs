@@ -612,7 +612,7 @@ fn bad_declarations_are_named_errors() {
     // A device without INDIRECT_FIRST_INSTANCE cannot honor firstInstance: the one device
     // these tests create themselves, asking for the context's features minus that one.
     {
-        let ctx = GpuContext::new().unwrap();
+        let ctx = gpugraph_testing::ctx();
         let (device, queue) =
             pollster::block_on(ctx.adapter.request_device(&wgpu::DeviceDescriptor {
                 label: Some("without-first-instance"),

@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::sync::mpsc;
-
 use common::*;
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::GpuContext;
@@ -27,16 +25,7 @@ fn spheres() -> Vec<[f32; 4]> {
 }
 
 fn map(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Vec<u8> {
-    let slice = buffer.slice(..);
-    let (tx, rx) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .unwrap();
-    rx.recv().unwrap().unwrap();
-    let bytes = slice.get_mapped_range().unwrap().to_vec();
-    buffer.unmap();
-    bytes
+    gpugraph_testing::map_read(ctx, buffer)
 }
 
 /// Renders one frame; returns (covered pixels, instance count, picked word).

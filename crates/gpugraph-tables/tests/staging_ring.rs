@@ -12,10 +12,7 @@ use gpugraph_tables::upload::{
 };
 use gpugraph_tables::{GpuData, VectorFormat};
 use wgpu::BufferUsages;
-
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a GPU adapter (install mesa-vulkan-drivers)")
-}
+use gpugraph_testing::ctx;
 
 fn bytes(n: usize, salt: u32) -> Vec<u8> {
     (0..n as u32)

@@ -3,7 +3,6 @@
 //! rejected layouts, a compiled copy graph). They run real commands on the selected adapter
 //! (lavapipe in CI) and fail, never skip, when there is none.
 
-use std::sync::OnceLock;
 
 use gpugraph_command::{CommandGraph, EncodeOptions, GpuContext, GraphError};
 use gpugraph_tables::{
@@ -12,11 +11,7 @@ use gpugraph_tables::{
     ListKind, Ownership, TableError, VectorFormat, VectorKind,
 };
 use wgpu::BufferUsages;
-
-fn ctx() -> &'static GpuContext {
-    static CTX: OnceLock<GpuContext> = OnceLock::new();
-    CTX.get_or_init(|| GpuContext::new().expect("a GPU adapter (install mesa-vulkan-drivers)"))
-}
+use gpugraph_testing::shared_ctx as ctx;
 
 const NONE: BufferUsages = BufferUsages::empty();
 const GRAPH_USAGE: BufferUsages = BufferUsages::STORAGE
@@ -413,7 +408,7 @@ fn imported_views_drive_a_compiled_copy_graph() {
 #[test]
 fn submit_and_read_reads_after_the_recorded_work_in_one_submission() {
     // A device of its own: the other tests' submissions would take numbers meanwhile.
-    let ctx = &GpuContext::new().expect("a GPU adapter (install mesa-vulkan-drivers)");
+    let ctx = &gpugraph_testing::ctx();
     let values = seq(64, 3);
     let src = GpuData::upload(ctx, &values, VectorFormat::Uint32, NONE).unwrap();
     let dst = GpuData::upload(ctx, &[0xDEAD_BEEFu32; 64], VectorFormat::Uint32, NONE).unwrap();

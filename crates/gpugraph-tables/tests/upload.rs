@@ -6,10 +6,7 @@ use gpugraph_command::GpuContext;
 use gpugraph_tables::upload::{write_parts, IN_FLIGHT, PIECE};
 use gpugraph_tables::{GpuData, GpuVector, VectorFormat};
 use wgpu::BufferUsages;
-
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a GPU adapter (install mesa-vulkan-drivers)")
-}
+use gpugraph_testing::ctx;
 
 fn bytes(n: usize, salt: u32) -> Vec<u8> {
     (0..n as u32)

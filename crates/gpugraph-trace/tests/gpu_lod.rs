@@ -11,12 +11,7 @@ use gpugraph_trace::lod::{LodConfig, LodParams, SpanLod, LOD_COUNTER_WORDS};
 use gpugraph_trace::*;
 use rand::{Rng, SeedableRng};
 
-const POISON: u32 = 0xDEAD_BEEF;
-
-fn poison(ctx: &gpugraph_command::GpuContext, b: &wgpu::Buffer) {
-    let words = vec![POISON; (b.size() / 4) as usize];
-    ctx.queue.write_buffer(b, 0, bytemuck::cast_slice(&words));
-}
+use gpugraph_testing::poison;
 
 /// Runs frame + LOD for `view` and `params`; checks everything against the oracle.
 fn check(

@@ -7,11 +7,11 @@
 
 use std::path::PathBuf;
 
-use gpugraph_command::GpuContext;
 use gpugraph_trace::{cpu, Focus, FocusDirection, IngestOptions, TraceModel, TraceView};
 use gpugraph_viewer::camera::{Rect, PROCESS_COLUMN};
 use gpugraph_viewer::gpu::ui::span_row;
 use gpugraph_viewer::offscreen::{render_offscreen, OffscreenPicture, OffscreenView};
+use gpugraph_testing::ctx;
 
 fn fixture() -> TraceModel {
     let rel = "gpugraph-trace/tests/data/torch_small.json";
@@ -25,10 +25,6 @@ fn fixture() -> TraceModel {
     };
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     gpugraph_trace::parse_chrome_trace(&bytes, IngestOptions::default()).unwrap()
-}
-
-fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required")
 }
 
 /// Pixels of `p` inside `r` (logical = physical px at scale 1) for which `f` holds.

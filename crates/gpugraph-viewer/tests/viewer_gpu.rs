@@ -49,7 +49,7 @@ struct Rig {
 
 impl Rig {
     fn new() -> Self {
-        let ctx = GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required");
+        let ctx = gpugraph_testing::ctx();
         let viewer = Viewer::new(
             ctx.device.clone(),
             ctx.queue.clone(),
@@ -296,7 +296,7 @@ fn the_tooltip_is_the_oracles_span_under_the_pointer() {
 
 #[test]
 fn an_empty_trace_draws_without_spans() {
-    let ctx = GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required");
+    let ctx = gpugraph_testing::ctx();
     let model = parse_chrome_trace(b"[]", IngestOptions::default()).unwrap();
     let mut v = Viewer::new(
         ctx.device.clone(),

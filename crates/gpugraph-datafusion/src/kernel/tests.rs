@@ -4,9 +4,7 @@ use super::*;
 use crate::convert::Part;
 use crate::program::{run_cpu, ColumnWords, Layout, LookupShape, Op, Program, NO_ROW};
 
-fn gpu() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
+use gpugraph_testing::ctx as gpu;
 
 #[test]
 fn wgsl_validates_and_params_match_the_struct() {

@@ -415,30 +415,11 @@ fn nulls_wide_values_and_foreign_types_are_refused_by_name() {
     }
 }
 
-pub(crate) fn gpu() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
+pub(crate) use gpugraph_testing::ctx as gpu;
 
 /// The first `words` words of `buffer` (`COPY_SRC`), after the queue's work.
 pub(crate) fn read_back(ctx: &GpuContext, buffer: &wgpu::Buffer, words: usize) -> Vec<u32> {
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test-readback"),
-        size: buffer.size(),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
-    let submission = ctx.queue.submit([encoder.finish()]);
-    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
-    ctx.device
-        .poll(wgpu::PollType::Wait {
-            submission_index: Some(submission),
-            timeout: None,
-        })
-        .expect("waits");
-    let view = staging.slice(..).get_mapped_range().expect("view");
-    bytemuck::pod_collect_to_vec(&view[..words * 4])
+    gpugraph_testing::read(ctx, buffer, 0, words)
 }
 
 #[test]

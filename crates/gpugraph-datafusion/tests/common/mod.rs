@@ -17,9 +17,7 @@ use gpugraph_datafusion::{
 use rand::{Rng, SeedableRng};
 
 pub fn gpu() -> Arc<GpuContext> {
-    Arc::new(
-        GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests"),
-    )
+    Arc::new(gpugraph_testing::ctx())
 }
 
 /// A GPU and a CPU session with two partitions each.

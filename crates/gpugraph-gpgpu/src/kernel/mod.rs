@@ -54,11 +54,6 @@ pub struct Kernel {
 /// assembled outside a [`ShaderSource`]; recipes `#include "shared/dispatch.wgsl"`.
 pub const SHARED_DISPATCH_WGSL: &str = gpugraph_command::shader::DISPATCH_WGSL;
 
-/// The fixed-order workgroup tree reduction (`shared/tree_reduce.wgsl`: `tree_reduce(lid,
-/// width)` over the includer's `tree_combine(slot, other)` hook), for WGSL assembled outside
-/// this crate's registry (the program crate's dot product).
-pub const SHARED_TREE_REDUCE_WGSL: &str = include_str!("../shared/tree_reduce.wgsl");
-
 /// `shared` snippets followed by `source`, for WGSL outside this crate's registry (the CLI's
 /// own kernels); the crate's kernels assemble through [`ShaderSource`].
 pub fn with_shared(shared: &[&str], source: &str) -> String {
@@ -88,56 +83,6 @@ pub fn buffer_entry(
         },
         count: None,
     }
-}
-
-/// The WGSL module `wgsl`, labelled `label`.
-pub fn shader_module(device: &wgpu::Device, label: &str, wgsl: &str) -> wgpu::ShaderModule {
-    device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(wgsl.into()),
-    })
-}
-
-/// The bind-group layout of `entries` (group 0, the only group) and the pipeline layout over
-/// it, both labelled `label`.
-pub fn group_layout(
-    device: &wgpu::Device,
-    label: &str,
-    entries: &[wgpu::BindGroupLayoutEntry],
-) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some(label),
-        entries,
-    });
-    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(label),
-        bind_group_layouts: &[Some(&layout)],
-        immediate_size: 0,
-    });
-    (layout, pipeline_layout)
-}
-
-/// The compute pipeline of `entry` in `module` over `layout`, with pipeline-overridable
-/// constants `constants`.
-pub fn compute_pipeline(
-    device: &wgpu::Device,
-    label: &str,
-    layout: &wgpu::PipelineLayout,
-    module: &wgpu::ShaderModule,
-    entry: &str,
-    constants: &[(&str, f64)],
-) -> wgpu::ComputePipeline {
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: Some(layout),
-        module,
-        entry_point: Some(entry),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants,
-            ..Default::default()
-        },
-        cache: None,
-    })
 }
 
 impl Kernel {
@@ -225,23 +170,4 @@ impl Kernel {
         pass.set_bind_group(0, group, &[]);
         pass.dispatch_workgroups(grid.x, grid.y, 1);
     }
-}
-
-/// A uniform (or storage) buffer holding `bytes`, written at creation: compile-time parameters
-/// that never change per encode. Padded to 16 bytes.
-pub fn parameter_buffer(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
-    let size = (bytes.len() as u64).max(16).div_ceil(16) * 16;
-    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size,
-        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE,
-        mapped_at_creation: true,
-    });
-    let mut padded = bytes.to_vec();
-    padded.resize(size as usize, 0);
-    if let Ok(mut view) = buffer.slice(..).get_mapped_range_mut() {
-        view.copy_from_slice(&padded);
-    }
-    buffer.unmap();
-    buffer
 }

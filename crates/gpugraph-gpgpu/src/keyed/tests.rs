@@ -31,7 +31,7 @@ fn layouts_pack_only_the_needed_statistics() {
 #[test]
 fn kernels_validate_and_params_match_the_shaders() {
     use gpugraph_command::{BufferDescriptor, DataViewDescriptor, GpuContext};
-    let ctx = GpuContext::new().expect("a Vulkan adapter is required for GPU tests");
+    let ctx = gpugraph_testing::ctx();
     let mut g = CommandGraph::new("keyed", &ctx.device);
     let mut view = |name: &str, format: VectorFormat, rows: u64| {
         let h = g

@@ -7,6 +7,7 @@ use gpugraph_command::{CommandGraph, DataView, GpuContext, VectorFormat, VectorV
 use rand::Rng;
 
 use crate::common::*;
+pub use gpugraph_testing::{assert_close, assert_same_floats, same_float};
 
 /// f32 values as u32 bits (for `upload`).
 pub fn bits(v: &[f32]) -> Vec<u32> {
@@ -96,41 +97,6 @@ pub fn awkward_floats(r: &mut impl Rng, n: usize) -> Vec<f32> {
             _ => r.random_range(-100.0f32..100.0),
         })
         .collect()
-}
-
-/// Bitwise equality, treating every NaN as equal.
-pub fn same_float(a: f32, b: f32) -> bool {
-    (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
-}
-
-/// Asserts `got[k]` is within `bound[k]` of `want[k]` (NaN matches NaN).
-pub fn assert_close(what: &str, got: &[f32], want: &[f64], bound: &[f64]) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for k in 0..got.len() {
-        let (g, w) = (got[k] as f64, want[k]);
-        if w.is_nan() {
-            assert!(g.is_nan(), "{what}[{k}]: got {g}, want NaN");
-            continue;
-        }
-        assert!(
-            (g - w).abs() <= bound[k],
-            "{what}[{k}]: got {g}, want {w} ± {}",
-            bound[k]
-        );
-    }
-}
-
-/// Asserts bitwise equality of float vectors (NaN matches NaN).
-pub fn assert_same_floats(what: &str, got: &[f32], want: &[f32]) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for k in 0..got.len() {
-        assert!(
-            same_float(got[k], want[k]),
-            "{what}[{k}]: got {:?}, want {:?}",
-            got[k],
-            want[k]
-        );
-    }
 }
 
 /// Deterministic sums equal the fixed-point oracle bit for bit and are within its error bound

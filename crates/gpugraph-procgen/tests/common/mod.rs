@@ -10,11 +10,7 @@ use gpugraph_procgen::{
     KernelRef, LiveCount, Recording,
 };
 
-pub const POISON: u32 = 0xDEAD_BEEF;
-
-pub fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
+pub use gpugraph_testing::{ctx, POISON};
 
 pub fn kernel(id: &str) -> KernelRef {
     KernelRef::Asset(AssetLibrary::new().resolve(id, "computeShader").unwrap())

@@ -16,7 +16,7 @@ use gpugraph_program::expr::{
 };
 use rand::Rng;
 
-use crate::common::{read_buffer, rng, run, upload, POISON};
+use gpugraph_testing::{read_buffer, rng, run, upload, POISON};
 
 // ---------------------------------------------------------------- GPU runner
 

@@ -14,7 +14,7 @@ use gpugraph_program::lowering::{LowerContext, Lowering};
 use gpugraph_program::operation::{Operation, OperationContract, Scope, Shape};
 use gpugraph_tables::{GpuData, GpuVector};
 
-use crate::common::POISON;
+use gpugraph_testing::POISON;
 
 /// A vector of `chunks` (lengths in rows) holding `data` rows of `format` in ONE buffer,
 /// chunk k at a 256-byte aligned offset (the upload helper of gpugraph-tables).

@@ -11,11 +11,7 @@ use gpugraph_program::program::{
     WgpuProgramCompiler,
 };
 
-pub const POISON: u32 = 0xDEAD_BEEF;
-
-pub fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
+pub use gpugraph_testing::{ctx, POISON};
 
 /// A graph under construction plus the host mirror of every buffer it imported.
 pub struct Setup {

@@ -2,61 +2,17 @@
 //! uploads, explicit readback and a deterministic random scene.
 #![allow(dead_code)]
 
-use std::sync::mpsc;
-
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
     BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph, DataView, DataViewDescriptor,
     EncodeOptions, GpuContext, VectorFormat,
 };
-use rand::{Rng, SeedableRng};
-
-/// Written into outputs before a run so unwritten rows are caught.
-pub const POISON: u32 = 0xDEAD_BEEF;
-
-pub fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
-
-pub fn rng(seed: u64) -> rand::rngs::StdRng {
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
+pub use gpugraph_testing::{ctx, read_buffer, rng, POISON};
+use rand::Rng;
 
 /// A STORAGE | COPY_SRC | COPY_DST (| `extra`) buffer holding `data` (at least 16 bytes).
 pub fn upload<T: bytemuck::Pod>(ctx: &GpuContext, data: &[T], extra: U) -> wgpu::Buffer {
-    let bytes: &[u8] = bytemuck::cast_slice(data);
-    let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test-data"),
-        size: (bytes.len() as u64).max(16).div_ceil(4) * 4,
-        usage: U::STORAGE | U::COPY_SRC | U::COPY_DST | extra,
-        mapped_at_creation: false,
-    });
-    if !bytes.is_empty() {
-        ctx.queue.write_buffer(&buf, 0, bytes);
-    }
-    buf
-}
-
-/// Reads a whole buffer back as u32 words (explicit readback for checking).
-pub fn read_buffer(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Vec<u32> {
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test-staging"),
-        size: buffer.size(),
-        usage: U::MAP_READ | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
-    ctx.queue.submit([enc.finish()]);
-    let slice = staging.slice(..);
-    let (tx, rx) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .unwrap();
-    rx.recv().unwrap().unwrap();
-    let out = bytemuck::cast_slice(&slice.get_mapped_range().unwrap()).to_vec();
-    out
+    gpugraph_testing::upload_padded(ctx, data, U::STORAGE | U::COPY_SRC | extra, 16)
 }
 
 /// Imports `buffer` whole and returns the handle.

@@ -4,8 +4,6 @@
 //! failure, never a skip.
 #![allow(dead_code)]
 
-use std::sync::mpsc;
-
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
     BufferDescriptor, BufferHandle, CommandGraph, CompiledGraph, DataView, DataViewDescriptor,
@@ -14,7 +12,7 @@ use gpugraph_command::{
 use gpugraph_render::gpu_scene::GpuSceneMutation;
 use gpugraph_render::gpu_scene::GpuSceneRecord;
 use gpugraph_render::{DrawCommandBuffer, DrawLayout, GpuScene, GpuSceneUpload};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
 /// The context's device and queue (fields kept so tests read `d.device`, `d.queue`).
 pub struct SceneDevice {
@@ -24,7 +22,7 @@ pub struct SceneDevice {
 }
 
 pub fn scene_device() -> SceneDevice {
-    let ctx = GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required");
+    let ctx = gpugraph_testing::ctx();
     assert!(
         ctx.device
             .features()
@@ -39,59 +37,25 @@ pub fn scene_device() -> SceneDevice {
     }
 }
 
-pub fn rng(seed: u64) -> rand::rngs::StdRng {
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
+pub use gpugraph_testing::{rng, POISON};
 
-/// Reads a whole buffer back as bytes.
+/// Reads a whole buffer (COPY_SRC) back as bytes.
 pub fn read_bytes(d: &SceneDevice, buffer: &wgpu::Buffer) -> Vec<u8> {
-    let staging = d.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("staging"),
-        size: buffer.size(),
-        usage: U::MAP_READ | U::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = d.device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
-    d.queue.submit([enc.finish()]);
-    let slice = staging.slice(..);
-    let (tx, rx) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    d.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-    rx.recv().unwrap().unwrap();
-    let out: Vec<u8> = slice.get_mapped_range().unwrap().iter().copied().collect();
-    staging.unmap();
-    out
+    gpugraph_testing::read_bytes(&d.ctx, buffer, 0, buffer.size())
 }
 
 /// Maps a `MAP_READ` buffer once the queue has finished with it.
 pub fn read_mapped(d: &SceneDevice, buffer: &wgpu::Buffer) -> Vec<u32> {
-    let slice = buffer.slice(..);
-    let (tx, rx) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r).unwrap());
-    d.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-    rx.recv().unwrap().unwrap();
-    let words = bytemuck::cast_slice(&slice.get_mapped_range().unwrap()).to_vec();
-    buffer.unmap();
-    words
+    bytemuck::pod_collect_to_vec(&gpugraph_testing::map_read(&d.ctx, buffer))
 }
 
 pub fn read_words(d: &SceneDevice, buffer: &wgpu::Buffer) -> Vec<u32> {
-    bytemuck::cast_slice(&read_bytes(d, buffer)).to_vec()
+    gpugraph_testing::read_buffer(&d.ctx, buffer)
 }
 
-/// A STORAGE | COPY_SRC | COPY_DST (| `extra`) buffer of `words`.
+/// A STORAGE | COPY_SRC | COPY_DST (| `extra`) buffer of `words` (at least 16 bytes).
 pub fn upload_words(d: &SceneDevice, words: &[u32], extra: U) -> wgpu::Buffer {
-    let buf = d.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test-data"),
-        size: (words.len() as u64 * 4).max(16),
-        usage: U::STORAGE | U::COPY_SRC | U::COPY_DST | extra,
-        mapped_at_creation: false,
-    });
-    if !words.is_empty() {
-        d.queue.write_buffer(&buf, 0, bytemuck::cast_slice(words));
-    }
-    buf
+    gpugraph_testing::upload_padded(&d.ctx, words, U::STORAGE | U::COPY_SRC | extra, 16)
 }
 
 /// Encodes `compiled` once, submits and waits.
@@ -143,7 +107,6 @@ pub fn random_record(rng: &mut impl Rng, id: u32, extent: f32, slots: u32) -> Gp
     r
 }
 
-pub const POISON: u32 = 0xDEAD_BEEF;
 
 /// Diagnostics: `n` words between guard words, all poisoned.
 pub struct Words {

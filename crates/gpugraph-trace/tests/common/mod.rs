@@ -8,15 +8,10 @@ use gpugraph_command::GpuContext;
 use gpugraph_trace::*;
 use rand::{Rng, SeedableRng};
 
-pub fn ctx() -> GpuContext {
-    GpuContext::new().expect("a Vulkan adapter (lavapipe in CI) is required for GPU tests")
-}
+pub use gpugraph_testing::ctx;
 
 pub fn read(ctx: &GpuContext, b: &wgpu::Buffer, words: usize) -> Vec<u32> {
-    let bytes =
-        gpugraph_tables::readback::read_bytes(&ctx.device, &ctx.queue, b, 0, words as u64 * 4)
-            .unwrap();
-    bytemuck::pod_collect_to_vec(&bytes)
+    gpugraph_testing::read(ctx, b, 0, words)
 }
 
 pub fn submit(ctx: &GpuContext, f: impl FnOnce(&mut wgpu::CommandEncoder)) {
