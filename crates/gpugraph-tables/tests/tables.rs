@@ -4,7 +4,7 @@
 //! (lavapipe in CI) and fail, never skip, when there is none.
 
 
-use gpugraph_command::{CommandGraph, EncodeOptions, GpuContext, GraphError};
+use gpugraph_command::{CommandGraph, EncodeOptions, GraphError};
 use gpugraph_tables::{
     import_gpu_data, import_gpu_table, import_gpu_vector, import_record_batch, readback, GpuData,
     GpuField, GpuRecordBatch, GpuSchema, GpuTable, GpuVector, GraphImporter, InterleavedAttribute,
