@@ -22,8 +22,8 @@ use gpugraph_arrow::{
     ValidityPolicy,
 };
 use gpugraph_tables::VectorFormat;
-use half::f16;
 use gpugraph_testing::shared_ctx as ctx;
+use half::f16;
 
 /// Deterministic pseudo-random words (splitmix64).
 fn words(n: usize, seed: u64) -> Vec<u64> {

@@ -5,7 +5,6 @@
 
 mod expr_common;
 
-use gpugraph_testing::{ctx, ctx_with_max_dispatch, rng, uneven_chunks};
 use expr_common::{check_within_bounds, random_column, random_scalar, run_gpu, Scalars};
 use gpugraph_command::{
     CommandGraph, DataViewDescriptor, GpuContext, VectorFormat as F, VectorView,
@@ -15,6 +14,7 @@ use gpugraph_program::expr::{
     compile_expression, Column, CompiledExpression, ExpressionKernel, ExpressionOptions,
     IntegerRounding, ScalarBinding, ScalarType, ScalarValue, ValueType, Values,
 };
+use gpugraph_testing::{ctx, ctx_with_max_dispatch, rng, uneven_chunks};
 
 const INPUTS: [(&str, F); 9] = [
     ("p", F::Float32x3),

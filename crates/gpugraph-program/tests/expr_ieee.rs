@@ -19,7 +19,6 @@
 mod expr_common;
 mod graph_common;
 
-use gpugraph_testing::ctx;
 use expr_common::{bounds, run_gpu, Scalars};
 use gpugraph_command::{GpuContext, VectorFormat as F};
 use gpugraph_program::expr::{
@@ -28,6 +27,7 @@ use gpugraph_program::expr::{
 };
 use gpugraph_program::graph::{Bindings, ValueSpec};
 use gpugraph_program::operation::ExpressionOperation;
+use gpugraph_testing::ctx;
 use graph_common::{read_u32, run_both, upload, Program};
 
 /// The special float32 values every binary operator sees on both sides.

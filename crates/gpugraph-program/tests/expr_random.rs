@@ -3,13 +3,13 @@
 
 mod expr_common;
 
-use gpugraph_testing::{ctx, rng, uneven_chunks};
 use expr_common::{
     check_within_bounds, random_column, random_expressions, random_scalar, run_gpu, Scalars,
 };
 use gpugraph_program::expr::{
     compile_expression, Column, ExpressionKernel, ExpressionOptions, ScalarType,
 };
+use gpugraph_testing::{ctx, rng, uneven_chunks};
 use rand::Rng;
 
 #[test]

@@ -6,7 +6,6 @@
 
 mod graph_common;
 
-use gpugraph_testing::{ctx, ctx_with_max_dispatch, rng, uneven_chunks};
 use gpugraph_command::VectorFormat as F;
 use gpugraph_program::expr::{ScalarType, ScalarValue};
 use gpugraph_program::graph::{Bindings, CompileOptions, ProgramError, RunOptions, ValueSpec};
@@ -15,6 +14,7 @@ use gpugraph_program::operation::{
     ScalarOp, ScalarOperation, SpMV, Upload, VectorMadd,
 };
 use gpugraph_tables::GpuVector;
+use gpugraph_testing::{ctx, ctx_with_max_dispatch, rng, uneven_chunks};
 use graph_common::{assert_close, read_f32, read_u32, run_both, upload, upload1, Program};
 use rand::Rng;
 

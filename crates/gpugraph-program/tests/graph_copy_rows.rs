@@ -4,13 +4,13 @@
 
 mod graph_common;
 
-use gpugraph_testing::ctx;
 use gpugraph_command::VectorFormat as F;
 use gpugraph_program::graph::{
     Bindings, CompileOptions, Graph, GraphCompiler, ProgramError, RunOptions, SimpleGraph,
     ValueSpec,
 };
 use gpugraph_program::lowering::{Lowering, LoweringSource};
+use gpugraph_testing::ctx;
 use graph_common::{copy_rows_lowering, read_u32, upload, CopyRows};
 
 #[test]

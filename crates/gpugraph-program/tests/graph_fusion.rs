@@ -7,11 +7,11 @@
 mod expr_common;
 mod graph_common;
 
-use gpugraph_testing::{ctx, rng, uneven_chunks};
 use gpugraph_command::VectorFormat as F;
 use gpugraph_program::expr::{IntegerRounding, ScalarType};
 use gpugraph_program::graph::{Bindings, RunResults, ValueSpec};
 use gpugraph_program::operation::{DotProduct, ExpressionOperation};
+use gpugraph_testing::{ctx, rng, uneven_chunks};
 use graph_common::{read_f32, read_u32, run_both, upload, Program};
 use rand::Rng;
 

@@ -5,7 +5,6 @@
 
 mod graph_common;
 
-use gpugraph_testing::ctx;
 use gpugraph_command::{wgpu, GpuContext, VectorFormat as F};
 use gpugraph_program::expr::{ExprError, ScalarType, ScalarValue};
 use gpugraph_program::graph::{
@@ -14,6 +13,7 @@ use gpugraph_program::graph::{
 use gpugraph_program::operation::{
     DotProduct, ExpressionOperation, OperationContract, ScalarLiteral, Shape, VectorMadd,
 };
+use gpugraph_testing::ctx;
 use graph_common::{fill_lowering, Fill};
 
 fn u32v() -> ValueSpec {

@@ -4,7 +4,6 @@
 
 mod graph_common;
 
-use gpugraph_testing::{ctx, POISON};
 use gpugraph_command::{GpuContext, VectorFormat as F};
 use gpugraph_program::expr::{ScalarType, ScalarValue};
 use gpugraph_program::graph::{
@@ -12,6 +11,7 @@ use gpugraph_program::graph::{
 };
 use gpugraph_program::operation::{ScalarLiteral, Shape, VectorMadd};
 use gpugraph_tables::{GpuData, GpuVector};
+use gpugraph_testing::{ctx, POISON};
 use graph_common::{
     borrowed, fill_lowering, fill_pattern, poisoned, read_f32, read_u32, upload, upload1, Fill,
 };

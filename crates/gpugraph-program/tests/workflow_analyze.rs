@@ -15,9 +15,8 @@ use gpugraph_program::workflow::analyze::{
     CompareOp, FilterValue, GridSize, RowFilter,
 };
 use gpugraph_tables::GpuVector;
-use rand::{Rng, SeedableRng};
 use gpugraph_testing::ctx;
-
+use rand::{Rng, SeedableRng};
 
 const GROUPS: [&str; 5] = ["a", "b", "c", "d", "e"];
 

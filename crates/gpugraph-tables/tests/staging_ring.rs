@@ -11,8 +11,8 @@ use gpugraph_tables::upload::{
     PIECE, SMALL,
 };
 use gpugraph_tables::{GpuData, VectorFormat};
-use wgpu::BufferUsages;
 use gpugraph_testing::ctx;
+use wgpu::BufferUsages;
 
 fn bytes(n: usize, salt: u32) -> Vec<u8> {
     (0..n as u32)

@@ -3,15 +3,14 @@
 //! rejected layouts, a compiled copy graph). They run real commands on the selected adapter
 //! (lavapipe in CI) and fail, never skip, when there is none.
 
-
 use gpugraph_command::{CommandGraph, EncodeOptions, GraphError};
 use gpugraph_tables::{
     import_gpu_data, import_gpu_table, import_gpu_vector, import_record_batch, readback, GpuData,
     GpuField, GpuRecordBatch, GpuSchema, GpuTable, GpuVector, GraphImporter, InterleavedAttribute,
     ListKind, Ownership, TableError, VectorFormat, VectorKind,
 };
-use wgpu::BufferUsages;
 use gpugraph_testing::shared_ctx as ctx;
+use wgpu::BufferUsages;
 
 const NONE: BufferUsages = BufferUsages::empty();
 const GRAPH_USAGE: BufferUsages = BufferUsages::STORAGE

@@ -5,8 +5,8 @@
 use gpugraph_command::GpuContext;
 use gpugraph_tables::upload::{write_parts, IN_FLIGHT, PIECE};
 use gpugraph_tables::{GpuData, GpuVector, VectorFormat};
-use wgpu::BufferUsages;
 use gpugraph_testing::ctx;
+use wgpu::BufferUsages;
 
 fn bytes(n: usize, salt: u32) -> Vec<u8> {
     (0..n as u32)

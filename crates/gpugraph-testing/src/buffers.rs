@@ -45,5 +45,6 @@ pub fn poisoned(ctx: &GpuContext, words: usize, usage: BufferUsages) -> wgpu::Bu
 /// before any work submitted after this call.
 pub fn poison(ctx: &GpuContext, buffer: &wgpu::Buffer) {
     let words = vec![POISON; (buffer.size() / 4) as usize];
-    ctx.queue.write_buffer(buffer, 0, bytemuck::cast_slice(&words));
+    ctx.queue
+        .write_buffer(buffer, 0, bytemuck::cast_slice(&words));
 }

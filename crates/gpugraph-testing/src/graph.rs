@@ -1,6 +1,8 @@
 //! Running a command graph in a test: encode once, submit, wait.
 
-use gpugraph_command::{wgpu, BufferHandle, CommandGraph, CompiledGraph, EncodeOptions, GpuContext};
+use gpugraph_command::{
+    wgpu, BufferHandle, CommandGraph, CompiledGraph, EncodeOptions, GpuContext,
+};
 
 /// Encodes `compiled` once with the import `overrides`, submits it and waits until the device
 /// is idle. Panics on an encode or device error.

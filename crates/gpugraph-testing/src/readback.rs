@@ -6,12 +6,7 @@ use gpugraph_command::{wgpu, GpuContext};
 use gpugraph_tables::readback;
 
 /// `size` bytes at `byte_offset` of `buffer` (COPY_SRC), after the work already submitted.
-pub fn read_bytes(
-    ctx: &GpuContext,
-    buffer: &wgpu::Buffer,
-    byte_offset: u64,
-    size: u64,
-) -> Vec<u8> {
+pub fn read_bytes(ctx: &GpuContext, buffer: &wgpu::Buffer, byte_offset: u64, size: u64) -> Vec<u8> {
     readback::read_bytes(&ctx.device, &ctx.queue, buffer, byte_offset, size)
         .unwrap_or_else(|e| panic!("reading back {byte_offset}+{size} bytes: {e}"))
 }

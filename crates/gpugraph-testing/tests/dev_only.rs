@@ -35,9 +35,17 @@ fn no_crate_depends_on_it_outside_its_dev_dependencies() {
         };
         checked += 1;
         let uses = production_uses(&text);
-        assert!(uses.is_empty(), "{} names gpugraph-testing in {uses:?}", manifest.display());
+        assert!(
+            uses.is_empty(),
+            "{} names gpugraph-testing in {uses:?}",
+            manifest.display()
+        );
     }
-    assert!(checked >= 10, "only {checked} manifests found under {}", crates.display());
+    assert!(
+        checked >= 10,
+        "only {checked} manifests found under {}",
+        crates.display()
+    );
 }
 
 #[test]

@@ -7,11 +7,11 @@
 
 use std::path::PathBuf;
 
+use gpugraph_testing::ctx;
 use gpugraph_trace::{cpu, Focus, FocusDirection, IngestOptions, TraceModel, TraceView};
 use gpugraph_viewer::camera::{Rect, PROCESS_COLUMN};
 use gpugraph_viewer::gpu::ui::span_row;
 use gpugraph_viewer::offscreen::{render_offscreen, OffscreenPicture, OffscreenView};
-use gpugraph_testing::ctx;
 
 fn fixture() -> TraceModel {
     let rel = "gpugraph-trace/tests/data/torch_small.json";

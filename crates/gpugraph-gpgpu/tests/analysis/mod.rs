@@ -1,6 +1,8 @@
 //! Helpers shared by the analysis-primitive tests (reduce, histogram, grid, group): typed
 //! float views, chunked uploads and tolerance checks. Builds on `common`.
 #![allow(dead_code)]
+// Each test binary uses a part of the re-exported scaffolding.
+#![allow(unused_imports)]
 
 use gpugraph_command::wgpu;
 use gpugraph_command::{CommandGraph, DataView, GpuContext, VectorFormat, VectorView};

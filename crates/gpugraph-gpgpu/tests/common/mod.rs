@@ -1,6 +1,8 @@
 //! Test support shared by the gpgpu GPU tests: a device (no adapter is a failure, never a
 //! skip), uploads, poisoned outputs and explicit readback.
 #![allow(dead_code)]
+// Each test binary uses a part of the re-exported scaffolding.
+#![allow(unused_imports)]
 
 pub mod sort;
 

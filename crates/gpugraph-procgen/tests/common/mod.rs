@@ -1,6 +1,8 @@
 //! Shared helpers of the GPU tests: a real adapter (lavapipe in CI; none is a failure, never a
 //! skip), poisoned outputs, word readback.
 #![allow(dead_code)]
+// Each test binary uses a part of the re-exported scaffolding.
+#![allow(unused_imports)]
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,8 @@
 //! Shared by the program-tree tests: a graph with host mirrors of its imported words, and a
 //! runner that executes a tree on the GPU (one submission) and on the CPU interpreter.
 #![allow(dead_code)]
+// Each test binary uses a part of the re-exported scaffolding.
+#![allow(unused_imports)]
 
 use gpugraph_command::wgpu;
 use gpugraph_command::{CommandGraph, DataView, GpuContext, VectorFormat};

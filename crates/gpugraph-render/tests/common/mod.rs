@@ -1,6 +1,8 @@
 //! Test support of the render GPU tests: a device (no adapter is a failure, never a skip),
 //! uploads, explicit readback and a deterministic random scene.
 #![allow(dead_code)]
+// Each test binary uses a part of the re-exported scaffolding.
+#![allow(unused_imports)]
 
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{

@@ -3,6 +3,8 @@
 //! adapter has it; lavapipe does), explicit readback, and random records. No adapter is a
 //! failure, never a skip.
 #![allow(dead_code)]
+// Each test binary uses a part of the re-exported scaffolding.
+#![allow(unused_imports)]
 
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
@@ -106,7 +108,6 @@ pub fn random_record(rng: &mut impl Rng, id: u32, extent: f32, slots: u32) -> Gp
     r.transform[3] = [c[0], c[1], c[2], 1.0];
     r
 }
-
 
 /// Diagnostics: `n` words between guard words, all poisoned.
 pub struct Words {

@@ -1,6 +1,8 @@
 //! Shared by the GPU tests: a device (no adapter is a failure, never a skip), explicit
 //! readback through the tables crate's helper, and random traces and views.
 #![allow(dead_code)]
+// Each test binary uses a part of the re-exported scaffolding.
+#![allow(unused_imports)]
 
 use std::collections::BTreeSet;
 

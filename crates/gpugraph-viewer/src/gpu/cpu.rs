@@ -26,5 +26,4 @@ impl Viewer {
             .visible_ids
             .len()
     }
-
 }

@@ -3,8 +3,9 @@
 //! `subgroup-row` (short rows and subgroup support) or `thread-row`; and `dot`
 //! (`out = a·b`), realized as `single-workgroup` (N fits one workgroup) or `hierarchical`.
 //! The choice is the lowering set's, made from the operation's attributes (mean row
-//! length, N) and the backend's capabilities. CPU semantics: the sums of gpgpu's `sparse::cpu` oracles, written out;
-//! float results match within float32 rounding of the summation order, not bit for bit.
+//! length, N) and the backend's capabilities. CPU semantics: the sums of gpgpu's `sparse::cpu`
+//! oracles, written out here; float results match within float32 rounding of the summation
+//! order, not bit for bit.
 
 use gpugraph_command::wgpu::BufferUsages;
 use gpugraph_command::{BufferDescriptor, CommandGraph, DataView, VectorFormat};
