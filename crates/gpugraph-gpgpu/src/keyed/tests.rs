@@ -30,7 +30,7 @@ fn layouts_pack_only_the_needed_statistics() {
 /// structs match the shaders' (needs a device: a graph declares the engine).
 #[test]
 fn kernels_validate_and_params_match_the_shaders() {
-    use gpugraph_command::{BufferDescriptor, DataViewDescriptor, GpuContext};
+    use gpugraph_command::{BufferDescriptor, DataViewDescriptor};
     let ctx = gpugraph_testing::ctx();
     let mut g = CommandGraph::new("keyed", &ctx.device);
     let mut view = |name: &str, format: VectorFormat, rows: u64| {
