@@ -10,7 +10,7 @@ mod scene_support;
 
 use gpugraph_command::wgpu::{self, BufferUsages as U};
 use gpugraph_command::{
-    BufferDescriptor, CommandGraph, CompiledGraph, DataViewDescriptor, GpuContext, VectorFormat,
+    BufferDescriptor, CommandGraph, CompiledGraph, DataViewDescriptor, VectorFormat,
 };
 use gpugraph_render::gpu_scene::cpu;
 use gpugraph_render::gpu_scene::{
