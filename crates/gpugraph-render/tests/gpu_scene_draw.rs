@@ -14,8 +14,9 @@ use gpugraph_command::{
 };
 use gpugraph_render::gpu_scene::cpu;
 use gpugraph_render::gpu_scene::{
-    GpuSceneFieldValue, GpuSceneMutation, GpuScenePatch, GpuSceneRecord, GROUP_GEOMETRY_MISMATCH,
-    GPU_SCENE_DRAW_ROW_TILE as TILE, GROUP_MISPLACED, SCENE_INVALID_ROW, SCENE_UNKNOWN_GROUP,
+    GpuSceneFieldValue, GpuSceneMutation, GpuScenePatch, GpuSceneRecord,
+    GPU_SCENE_DRAW_ROW_TILE as TILE, GROUP_GEOMETRY_MISMATCH, GROUP_MISPLACED, SCENE_INVALID_ROW,
+    SCENE_UNKNOWN_GROUP,
 };
 use gpugraph_render::{
     DrawCommandBuffer, DrawLayout, GpuScene, GpuSceneDrawGeneration, GpuSceneDrawOutput,
