@@ -234,6 +234,29 @@ impl SpanLod {
         Ok(())
     }
 
+    /// [`Self::encode`] with a timestamp pass around every node (needs `TIMESTAMP_QUERY`);
+    /// after submitting, [`Self::read_timings`] gives each node's GPU time.
+    pub fn encode_profiled(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Result<(), TraceGpuError> {
+        let options = EncodeOptions {
+            profile: true,
+            ..Default::default()
+        };
+        self.graph.encode(encoder, &options)?;
+        Ok(())
+    }
+
+    /// The node timings of the last [`Self::encode_profiled`], in execution order. A
+    /// readback: blocks until the GPU finished (native only in practice).
+    pub fn read_timings(
+        &mut self,
+        queue: &wgpu::Queue,
+    ) -> Result<Vec<gpugraph_command::NodeTiming>, TraceGpuError> {
+        Ok(self.graph.read_timings(queue)?)
+    }
+
     /// The [`LodParams`] uniform (for the draw's bitmap quad).
     pub fn params(&self) -> &wgpu::Buffer {
         &self.params

@@ -216,6 +216,11 @@ impl Viewer {
     pub fn frame_mut(&mut self) -> &mut TraceFrame {
         &mut self.frame
     }
+    /// The span LOD graph, mutably (to encode it alone, e.g. for timings; it reads the
+    /// trace frame's outputs of the last frame graph).
+    pub fn span_lod_mut(&mut self) -> &mut gpugraph_trace::lod::SpanLod {
+        self.spans.lod_mut()
+    }
     /// Counters and timings.
     pub fn stats(&self) -> &FrameStats {
         &self.stats
