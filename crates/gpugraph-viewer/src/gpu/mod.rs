@@ -170,7 +170,13 @@ impl Viewer {
         model: &TraceModel,
         max_hops: u32,
     ) -> Result<TraceFrame, ViewerError> {
-        let config = TraceFrameConfig::exact(model, max_hops);
+        // No visible-ID compaction: the span LOD reads the frame's candidates and flags, so
+        // a zoomed-in frame costs nothing proportional to the trace and a zoomed-out one a
+        // pass over it less.
+        let config = TraceFrameConfig {
+            compact_visible: false,
+            ..TraceFrameConfig::exact(model, max_hops)
+        };
         Ok(TraceFrame::new(device, queue, model, config)?)
     }
 
