@@ -523,7 +523,8 @@ fn thread_ranges_out_of_order_are_a_named_error() {
 fn edge_endpoints_walk_to_visible_ancestors_within_the_bound() {
     let ctx = ctx();
     // Thread 1: a chain five deep (root ⊃ a ⊃ b ⊃ c ⊃ leaf); thread 2: one long span. Flows
-    // leaf → other and other → c, so both edge directions start or end deep in the chain.
+    // leaf → other and other → c (at 70 µs: in c, past the leaf's end), so both edge
+    // directions start or end deep in the chain.
     let m = parse_chrome_trace(
         br#"[
         {"ph":"X","name":"root","pid":1,"tid":1,"ts":0,"dur":100},
@@ -534,8 +535,8 @@ fn edge_endpoints_walk_to_visible_ancestors_within_the_bound() {
         {"ph":"X","name":"other","pid":1,"tid":2,"ts":0,"dur":100},
         {"ph":"s","id":1,"pid":1,"tid":1,"ts":5},
         {"ph":"f","bp":"e","id":1,"pid":1,"tid":2,"ts":50},
-        {"ph":"s","id":2,"pid":1,"tid":2,"ts":51},
-        {"ph":"f","bp":"e","id":2,"pid":1,"tid":1,"ts":3}
+        {"ph":"s","id":2,"pid":1,"tid":2,"ts":60},
+        {"ph":"f","bp":"e","id":2,"pid":1,"tid":1,"ts":70}
         ]"#,
         IngestOptions::default(),
     )

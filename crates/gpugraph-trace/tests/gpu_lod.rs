@@ -57,7 +57,10 @@ fn check(
         .map(|(&id, _)| id)
         .collect();
     let oracle = gpugraph_trace::cpu::frame(m, view, f.config().max_ancestor_depth);
-    assert_eq!(visible_ids, oracle.visible_ids, "{what}: visible candidates");
+    assert_eq!(
+        visible_ids, oracle.visible_ids,
+        "{what}: visible candidates"
+    );
     assert_eq!(
         frame_args[1] as usize,
         visible_ids.len(),
@@ -82,7 +85,10 @@ fn check(
     // The frame's part of the bitmap (row slots × this plot's row stride); past it the
     // words are unspecified (the poison stays: nothing clears the whole bitmap per frame).
     let used = (params.rows * params.words_per_row) as usize;
-    assert!(used <= words, "{what}: the plot's bitmap exceeds the compiled one");
+    assert!(
+        used <= words,
+        "{what}: the plot's bitmap exceeds the compiled one"
+    );
     assert_eq!(
         read(ctx, lod.occupancy(), used),
         want.occupancy[..used],

@@ -100,11 +100,7 @@ impl LodParams {
             columns: if fits { columns } else { 0 },
             first_row,
             rows: if fits { rows } else { 0 },
-            words_per_row: if fits {
-                columns.div_ceil(32).max(1)
-            } else {
-                1
-            },
+            words_per_row: if fits { columns.div_ceil(32).max(1) } else { 1 },
             selected: selected.unwrap_or(crate::NO_SPAN),
             pad: [0; 3],
         }
@@ -192,39 +188,69 @@ impl SpanLod {
             let h = g.import_buffer(BufferDescriptor::new(name, b.size(), b.usage()), b)?;
             Ok(g.create_packed_view(h, VectorFormat::Uint32, b.size() / 4)?)
         };
-        let bindings = vec![
-            Binding::read(1, view("spans", &frame.spans)?),
-            Binding::read(2, view("rows", &frame.rows)?),
-            Binding::read(3, view("candidate-ids", &frame.candidate_ids)?),
-            Binding::read(4, view("frame-args", &frame.draw_args)?),
-            Binding::read_write(5, view("wide-ids", &wide_ids)?),
-            Binding::read_write(6, view("occupancy", &occupancy)?),
-            Binding::read_write(7, view("counters", &counters)?),
-            Binding::read_write(8, view("draw-args", &draw_args)?),
-            Binding::read(10, view("candidate-flags", &frame.candidate_flags)?),
-            Binding::read(11, view("live-total", &frame.live_total)?),
-        ];
+        let spans = Binding::read(1, view("spans", &frame.spans)?);
+        let rows = Binding::read(2, view("rows", &frame.rows)?);
+        let ids = Binding::read(3, view("candidate-ids", &frame.candidate_ids)?);
+        let frame_args = Binding::read(4, view("frame-args", &frame.draw_args)?);
+        let wide = Binding::read_write(5, view("wide-ids", &wide_ids)?);
+        let bitmap = Binding::read_write(6, view("occupancy", &occupancy)?);
+        let counts = Binding::read_write(7, view("counters", &counters)?);
+        let draws = Binding::read_write(8, view("draw-args", &draw_args)?);
+        let flags = Binding::read(10, view("candidate-flags", &frame.candidate_flags)?);
+        let live = Binding::read(11, view("live-total", &frame.live_total)?);
         let classify_grid = view("classify-args", &classify_args)?;
         let params_h = g.import_buffer(
             BufferDescriptor::new("params", params.size(), params.usage()),
             &params,
         )?;
-        let mut all = vec![Binding::handle(0, params_h, Access::Uniform)];
-        all.extend(bindings);
+        let lp = Binding::handle(0, params_h, Access::Uniform);
         let shader = ShaderSource::new("trace/lod", WGSL);
-        let mut with_grid = all.clone();
-        with_grid.push(Binding::read_write(9, classify_grid));
-        for (entry, bindings, grid) in [
-            ("prepare", &with_grid, Grid::Workgroups([1, 1, 1])),
-            ("clear", &all, Grid::Workgroups([CLEAR_GROUPS, 1, 1])),
-            ("classify", &all, Grid::Indirect(classify_grid)),
-            ("args", &all, Grid::Workgroups([1, 1, 1])),
-        ] {
+        // Each node binds what its entry point reads and writes, no more: a browser's WebGPU
+        // device has 8–10 storage buffers per stage (the classification uses 8).
+        let nodes = [
+            (
+                "prepare",
+                vec![
+                    counts.clone(),
+                    ids.clone(),
+                    flags.clone(),
+                    live.clone(),
+                    Binding::read_write(9, classify_grid),
+                ],
+                Grid::Workgroups([1, 1, 1]),
+            ),
+            (
+                "clear",
+                vec![lp.clone(), bitmap.clone()],
+                Grid::Workgroups([CLEAR_GROUPS, 1, 1]),
+            ),
+            (
+                "classify",
+                vec![
+                    lp,
+                    spans,
+                    rows,
+                    ids,
+                    wide,
+                    bitmap,
+                    counts.clone(),
+                    flags,
+                    live,
+                ],
+                Grid::Indirect(classify_grid),
+            ),
+            (
+                "args",
+                vec![frame_args, counts, draws],
+                Grid::Workgroups([1, 1, 1]),
+            ),
+        ];
+        for (entry, bindings, grid) in nodes {
             g.add_dispatch_node(DispatchNode::new(
                 format!("lod/{entry}"),
                 shader.clone(),
                 entry,
-                bindings.clone(),
+                bindings,
                 grid,
             ))?;
         }
