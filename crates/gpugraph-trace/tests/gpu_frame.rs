@@ -170,6 +170,8 @@ fn random_frames_match_the_oracle_without_recompiling() {
         (14, 256),
         (15, 257),
         (16, 2000),
+        // Past one stride of count_visible's fixed grid (16 × 256 on CPU adapters).
+        (17, 9000),
     ] {
         let m = random_trace(seed, n);
         for compact_visible in [true, false] {
