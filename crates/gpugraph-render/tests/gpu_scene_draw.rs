@@ -14,8 +14,9 @@ use gpugraph_command::{
 };
 use gpugraph_render::gpu_scene::cpu;
 use gpugraph_render::gpu_scene::{
-    GpuSceneFieldValue, GpuSceneMutation, GpuScenePatch, GpuSceneRecord, GROUP_GEOMETRY_MISMATCH,
-    GROUP_MISPLACED, SCENE_INVALID_ROW, SCENE_UNKNOWN_GROUP,
+    GpuSceneFieldValue, GpuSceneMutation, GpuScenePatch, GpuSceneRecord,
+    GPU_SCENE_DRAW_ROW_TILE as TILE, GROUP_GEOMETRY_MISMATCH, GROUP_MISPLACED, SCENE_INVALID_ROW,
+    SCENE_UNKNOWN_GROUP,
 };
 use gpugraph_render::{
     DrawCommandBuffer, DrawLayout, GpuScene, GpuSceneDrawGeneration, GpuSceneDrawOutput,
@@ -82,6 +83,12 @@ fn draw_generation_matches_the_oracle_across_sizes() {
         (256, 7),
         (257, 300),
         (1000, 256),
+        // A workgroup of claim and publish takes GPU_SCENE_DRAW_ROW_TILE rows: its boundary,
+        // several tiles and a partial last one.
+        (TILE - 1, TILE + 5),
+        (TILE, 700),
+        (TILE + 1, TILE + 1),
+        (2 * TILE + 300, 2000),
     ];
     for (k, (n, slots)) in cases.into_iter().enumerate() {
         // Owned scenes read the draw keys view; borrowed ones (the odd cases) the records.
@@ -861,6 +868,9 @@ fn listed_rows_match_the_oracle_across_re_encodes() {
         (1000, 1500, 1000),
         (3000, 700, 3000),
         (600, 200, 100),
+        // Around a workgroup's tile of rows, and a list shorter than the scene over tiles.
+        (TILE + 1, TILE + 40, TILE + 1),
+        (2 * TILE + 1, 500, TILE + 3),
     ];
     // Each case classified by a separate pass over the published list and as published.
     for (n, slots, capacity, fused) in cases

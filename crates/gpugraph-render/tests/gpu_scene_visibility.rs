@@ -14,7 +14,7 @@ use gpugraph_command::{BufferHandle, VectorFormat};
 use gpugraph_render::camera::{look_at, mul, perspective};
 use gpugraph_render::gpu_scene::{
     cpu, GpuSceneFieldValue, GpuSceneMutation, GpuScenePatch, GpuSceneRecord, GpuSceneUpload,
-    GpuSceneVisibility, GPU_SCENE_BUFFER_USAGE,
+    GpuSceneVisibility, GPU_SCENE_BUFFER_USAGE, GPU_SCENE_CULL_TILE_ROWS as TILE,
 };
 use gpugraph_render::{GpuScene, RenderError, ViewParams};
 use rand::Rng;
@@ -152,7 +152,20 @@ fn random_scene(d: &SceneDevice, rng: &mut rand::rngs::StdRng, capacity: u32) ->
 #[test]
 fn visible_slots_match_the_oracle_at_boundary_sizes() {
     let d = scene_device();
-    let sizes = [0, 1, WORKGROUP - 1, WORKGROUP, WORKGROUP + 1, 1000];
+    // A workgroup tests a tile of TILE slots, 16 per invocation: the boundaries of one
+    // invocation's slots, of the tile, and several tiles with a partial last one.
+    let sizes = [
+        0,
+        1,
+        WORKGROUP - 1,
+        WORKGROUP,
+        WORKGROUP + 1,
+        1000,
+        TILE - 1,
+        TILE,
+        TILE + 1,
+        2 * TILE + 300,
+    ];
     for (k, &capacity) in sizes.iter().enumerate() {
         let mut rng = rng(40 + k as u64);
         let scene = random_scene(&d, &mut rng, capacity);
@@ -176,20 +189,45 @@ fn visible_slots_match_the_oracle_at_boundary_sizes() {
     }
 }
 
+/// Every slot live (the last slot of a tile and of the scene included): all listed under a
+/// view that keeps everything, none under one that keeps nothing, at the tile's boundaries.
+#[test]
+fn full_scenes_list_every_slot_at_tile_boundaries() {
+    let d = scene_device();
+    let mut rng = rng(9);
+    for capacity in [TILE - 1, TILE, TILE + 1, 3 * TILE - 1] {
+        let records: Vec<GpuSceneRecord> = (0..capacity)
+            .map(|i| random_record(&mut rng, i, 30.0, capacity))
+            .collect();
+        let scene = GpuScene::new(&d.device, &d.queue, "full", capacity, &records).unwrap();
+        let records = slots_records(&scene);
+        assert!(records.iter().all(|r| r.flags != 0));
+        let mut rig = rig(&d, &scene, None, u64::from(capacity));
+        let ctx = format!("full {capacity}");
+        let all = check(&d, &mut rig, &records, &everything(), &ctx);
+        assert_eq!(all, capacity as usize, "{ctx}");
+        assert_eq!(check(&d, &mut rig, &records, &nothing(), &ctx), 0);
+        check(&d, &mut rig, &records, &camera([10.0, 5.0, 40.0]), &ctx);
+    }
+}
+
 #[test]
 fn a_short_list_overflows_with_the_full_count() {
     let d = scene_device();
     let mut rng = rng(7);
-    let scene = random_scene(&d, &mut rng, 700);
-    let records = slots_records(&scene);
-    let live = records.iter().filter(|r| r.flags != 0).count() as u64;
-    for list in [0, 1, live / 2, live - 1, live] {
-        let mut rig = rig(&d, &scene, None, list);
-        let ctx = format!("list of {list}");
-        assert_eq!(
-            check(&d, &mut rig, &records, &everything(), &ctx) as u64,
-            live
-        );
+    // One tile, and three whose blocks of the list land in any order.
+    for capacity in [700, 2 * TILE + 900] {
+        let scene = random_scene(&d, &mut rng, capacity);
+        let records = slots_records(&scene);
+        let live = records.iter().filter(|r| r.flags != 0).count() as u64;
+        for list in [0, 1, live / 2, live - 1, live, live + 1] {
+            let mut rig = rig(&d, &scene, None, list);
+            let ctx = format!("capacity {capacity}, list of {list}");
+            assert_eq!(
+                check(&d, &mut rig, &records, &everything(), &ctx) as u64,
+                live
+            );
+        }
     }
 }
 

@@ -48,7 +48,23 @@ fn check_frame(
         [6, 0, 0, 2, 0, 0]
     );
     let counts = [args[1], args[5]];
-    let ids = read(ctx, &b.visible_ids, counts[0].min(c.span_capacity) as usize);
+    // The visible spans as flagged candidates (what a frame without the compaction offers),
+    // and with the compaction its output.
+    let live = read(ctx, &b.live_total, 1)[0].min(c.span_capacity) as usize;
+    let candidates = read(ctx, &b.candidate_ids, live);
+    let flags = read(ctx, &b.candidate_flags, live);
+    let flagged: Vec<u32> = candidates
+        .iter()
+        .zip(&flags)
+        .filter(|(_, &flag)| flag != 0)
+        .map(|(&id, _)| id)
+        .collect();
+    assert_eq!(flagged, want.visible_ids, "{what}: flagged candidates");
+    let ids = if c.compact_visible {
+        read(ctx, &b.visible_ids, counts[0].min(c.span_capacity) as usize)
+    } else {
+        flagged
+    };
     let ends = read(ctx, &b.edge_ends, 2 * d);
     let edges = read(
         ctx,
@@ -154,22 +170,30 @@ fn random_frames_match_the_oracle_without_recompiling() {
         (14, 256),
         (15, 257),
         (16, 2000),
+        // Past one stride of count_visible's fixed grid (16 × 256 on CPU adapters).
+        (17, 9000),
     ] {
         let m = random_trace(seed, n);
-        let config = TraceFrameConfig::exact(&m, 3);
-        let mut f = TraceFrame::new(&ctx.device, &ctx.queue, &m, config).unwrap();
-        submit(&ctx, |e| f.encode_build(e).unwrap());
-        check_frame(&ctx, &mut f, &m, &TraceView::default(), "default view");
-        let compiled = f.pipelines_created();
-        for k in 0..12 {
-            let view = random_view(&mut r, &m, config.max_hops);
-            check_frame(&ctx, &mut f, &m, &view, &format!("n={n} view {k}"));
+        for compact_visible in [true, false] {
+            let config = TraceFrameConfig {
+                compact_visible,
+                ..TraceFrameConfig::exact(&m, 3)
+            };
+            let mut f = TraceFrame::new(&ctx.device, &ctx.queue, &m, config).unwrap();
+            submit(&ctx, |e| f.encode_build(e).unwrap());
+            check_frame(&ctx, &mut f, &m, &TraceView::default(), "default view");
+            let compiled = f.pipelines_created();
+            for k in 0..12 {
+                let view = random_view(&mut r, &m, config.max_hops);
+                let what = format!("n={n} compact {compact_visible} view {k}");
+                check_frame(&ctx, &mut f, &m, &view, &what);
+            }
+            assert_eq!(
+                f.pipelines_created(),
+                compiled,
+                "a view change compiled a pipeline"
+            );
         }
-        assert_eq!(
-            f.pipelines_created(),
-            compiled,
-            "a view change compiled a pipeline"
-        );
     }
 }
 
@@ -422,10 +446,6 @@ fn candidate_ranges_hold_every_visible_span_in_hard_layouts() {
         m.threads.iter().any(|t| t.spans.is_empty()),
         "an empty thread"
     );
-    let mut f =
-        TraceFrame::new(&ctx.device, &ctx.queue, &m, TraceFrameConfig::exact(&m, 1)).unwrap();
-    submit(&ctx, |e| f.encode_build(e).unwrap());
-    let compiled = f.pipelines_created();
     let us = 1000u64;
     let (min, max) = m.spans.iter().fold((u64::MAX, 0), |(a, b), s| {
         (a.min(s.start()), b.max(s.end()))
@@ -447,23 +467,31 @@ fn candidate_ranges_hold_every_visible_span_in_hard_layouts() {
         let w = rand::Rng::random_range(&mut r, 0..3000 * us);
         windows.push((a, a.saturating_add(w)));
     }
-    for (k, window) in windows.into_iter().enumerate() {
-        for collapse in [false, true] {
-            let view = TraceView {
-                window,
-                collapsed_processes: if collapse { [0].into() } else { [].into() },
-                ..Default::default()
-            };
-            check_frame(
-                &ctx,
-                &mut f,
-                &m,
-                &view,
-                &format!("hard window {k} {window:?}"),
-            );
+    // With and without the visible-ID compaction: the windows switch between the candidate
+    // and the sweep passes, so each unmark clears the previous frame's flagged candidates.
+    for compact_visible in [true, false] {
+        let config = TraceFrameConfig {
+            compact_visible,
+            ..TraceFrameConfig::exact(&m, 1)
+        };
+        let mut f = TraceFrame::new(&ctx.device, &ctx.queue, &m, config).unwrap();
+        submit(&ctx, |e| f.encode_build(e).unwrap());
+        let compiled = f.pipelines_created();
+        let mut modes = [0, 0];
+        for (k, &window) in windows.iter().enumerate() {
+            for collapse in [false, true] {
+                let view = TraceView {
+                    window,
+                    collapsed_processes: if collapse { [0].into() } else { [].into() },
+                    ..Default::default()
+                };
+                let what = format!("compact {compact_visible} hard window {k} {window:?}");
+                modes[usize::from(check_frame(&ctx, &mut f, &m, &view, &what))] += 1;
+            }
         }
+        assert!(modes[0] > 0 && modes[1] > 0, "both passes ran: {modes:?}");
+        assert_eq!(f.pipelines_created(), compiled, "a window change compiled");
     }
-    assert_eq!(f.pipelines_created(), compiled, "a window change compiled");
 }
 
 #[test]
@@ -489,6 +517,90 @@ fn thread_ranges_out_of_order_are_a_named_error() {
                 ..
             })
         ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn edge_endpoints_walk_to_visible_ancestors_within_the_bound() {
+    let ctx = ctx();
+    // Thread 1: a chain five deep (root ⊃ a ⊃ b ⊃ c ⊃ leaf); thread 2: one long span. Flows
+    // leaf → other and other → c (at 70 µs: in c, past the leaf's end), so both edge
+    // directions start or end deep in the chain.
+    let m = parse_chrome_trace(
+        br#"[
+        {"ph":"X","name":"root","pid":1,"tid":1,"ts":0,"dur":100},
+        {"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":90},
+        {"ph":"X","name":"b","pid":1,"tid":1,"ts":2,"dur":80},
+        {"ph":"X","name":"c","pid":1,"tid":1,"ts":3,"dur":70},
+        {"ph":"X","name":"leaf","pid":1,"tid":1,"ts":4,"dur":60},
+        {"ph":"X","name":"other","pid":1,"tid":2,"ts":0,"dur":100},
+        {"ph":"s","id":1,"pid":1,"tid":1,"ts":5},
+        {"ph":"f","bp":"e","id":1,"pid":1,"tid":2,"ts":50},
+        {"ph":"s","id":2,"pid":1,"tid":2,"ts":60},
+        {"ph":"f","bp":"e","id":2,"pid":1,"tid":1,"ts":70}
+        ]"#,
+        IngestOptions::default(),
+    )
+    .unwrap();
+    let id = |n: &str| {
+        let g = m.names.iter().position(|x| x == n).unwrap() as u32;
+        m.spans.iter().position(|s| s.group == g).unwrap() as u32
+    };
+    assert_eq!(m.dependencies.len(), 2, "{:?}", m.dependencies);
+    let chain = m.spans[id("leaf") as usize].thread;
+    let us = 1000u64;
+    let views = [
+        TraceView::default(),
+        // Only lane 0 of the chain's thread: the leaf is four hidden links below the root.
+        TraceView {
+            collapsed_threads: [chain].into(),
+            ..Default::default()
+        },
+        // Short spans hidden: the leaf and c route to b (two and one links).
+        TraceView {
+            min_duration: 75 * us,
+            ..Default::default()
+        },
+        // Everything of the chain hidden (its root too): no visible ancestor at any bound.
+        TraceView {
+            min_duration: 95 * us,
+            max_duration: 99 * us,
+            ..Default::default()
+        },
+    ];
+    for depth in 0..=5 {
+        let mut config = TraceFrameConfig::exact(&m, 1);
+        config.max_ancestor_depth = depth;
+        let mut f = TraceFrame::new(&ctx.device, &ctx.queue, &m, config).unwrap();
+        submit(&ctx, |e| f.encode_build(e).unwrap());
+        for (k, v) in views.iter().enumerate() {
+            check_frame(&ctx, &mut f, &m, v, &format!("depth {depth} view {k}"));
+        }
+        // The bound decides: the collapsed chain reaches its root from the leaf at 4 links.
+        let want = cpu::frame(&m, &views[1], depth);
+        let leaf_end = want.edge_ends[0].0;
+        assert_eq!(
+            leaf_end,
+            if depth >= 4 { id("root") } else { NO_SPAN },
+            "depth {depth}: {:?}",
+            want.edge_ends
+        );
+    }
+}
+
+#[test]
+fn a_picture_needs_the_visible_id_compaction() {
+    let ctx = ctx();
+    let m = random_trace(32, 20);
+    let config = TraceFrameConfig {
+        picture: Some((64, 32)),
+        compact_visible: false,
+        ..TraceFrameConfig::exact(&m, 1)
+    };
+    let err = TraceFrame::new(&ctx.device, &ctx.queue, &m, config).err();
+    assert!(
+        matches!(err, Some(TraceGpuError::View { what: "config", .. })),
         "{err:?}"
     );
 }

@@ -1,6 +1,7 @@
 //! The span LOD on the GPU (lavapipe in CI) against its CPU oracle: wide sets, bitmaps and
 //! draw records over random traces, views and plots, with the LOD off, selected spans, plots
-//! scrolled past rows, empty traces and a window far from the trace origin.
+//! scrolled past rows, empty traces and a window far from the trace origin, over frames with
+//! and without the visible-ID compaction (the LOD reads the frame's candidates either way).
 
 mod common;
 
@@ -39,7 +40,34 @@ fn check(
     });
     let b = f.buffers();
     let frame_args = read(ctx, &b.draw_args, 8);
-    let visible_ids = read(ctx, &b.visible_ids, frame_args[1] as usize);
+    // The visible spans as the LOD reads them: the frame's flagged candidates, which are the
+    // oracle's visible spans in canonical order, and their count is the frame's.
+    let live = read(ctx, &b.live_total, 1)[0] as usize;
+    let candidates = read(ctx, &b.candidate_ids, live);
+    let flags = read(ctx, &b.candidate_flags, live);
+    let visible_ids: Vec<u32> = candidates
+        .iter()
+        .zip(&flags)
+        .filter(|(_, &flag)| flag != 0)
+        .map(|(&id, _)| id)
+        .collect();
+    let oracle = gpugraph_trace::cpu::frame(m, view, f.config().max_ancestor_depth);
+    assert_eq!(
+        visible_ids, oracle.visible_ids,
+        "{what}: visible candidates"
+    );
+    assert_eq!(
+        frame_args[1] as usize,
+        visible_ids.len(),
+        "{what}: visible count"
+    );
+    if f.config().compact_visible {
+        assert_eq!(
+            read(ctx, &b.visible_ids, visible_ids.len()),
+            visible_ids,
+            "{what}: compacted IDs"
+        );
+    }
     let rows = read(ctx, &b.rows, m.spans.len());
     let words = lod.config().words() as usize;
     let want = span_lod(&m.spans, &rows, &visible_ids, params, words);
@@ -49,10 +77,21 @@ fn check(
     wide.sort_unstable();
     assert_eq!(wide, want.wide, "{what}: wide spans");
     assert_eq!(counters[1], want.dense, "{what}: dense count");
+    // The frame's part of the bitmap (row slots × this plot's row stride); past it the
+    // words are unspecified (the poison stays: nothing clears the whole bitmap per frame).
+    let used = (params.rows * params.words_per_row) as usize;
+    assert!(
+        used <= words,
+        "{what}: the plot's bitmap exceeds the compiled one"
+    );
     assert_eq!(
-        read(ctx, lod.occupancy(), words),
-        want.occupancy,
+        read(ctx, lod.occupancy(), used),
+        want.occupancy[..used],
         "{what}: bitmap"
+    );
+    assert!(
+        want.occupancy[used..].iter().all(|&w| w == 0),
+        "{what}: the oracle marked past the plot's rows"
     );
     let args = read(ctx, lod.draw_args(), 8);
     assert_eq!(
@@ -123,10 +162,20 @@ fn random_lods_match_the_oracle() {
         max_rows: 48,
         min_px: 1.5,
     };
-    for (seed, n) in [(30, 0), (31, 1), (32, 255), (33, 257), (34, 3000)] {
+    for (seed, n, compact_visible) in [
+        (30, 0, true),
+        (31, 1, false),
+        (32, 255, true),
+        (33, 257, false),
+        (34, 3000, true),
+        (35, 3000, false),
+    ] {
         let m = random_trace(seed, n);
-        let mut f =
-            TraceFrame::new(&ctx.device, &ctx.queue, &m, TraceFrameConfig::exact(&m, 2)).unwrap();
+        let frame_config = TraceFrameConfig {
+            compact_visible,
+            ..TraceFrameConfig::exact(&m, 2)
+        };
+        let mut f = TraceFrame::new(&ctx.device, &ctx.queue, &m, frame_config).unwrap();
         submit(&ctx, |e| f.encode_build(e).unwrap());
         let mut lod = SpanLod::new(&ctx.device, f.buffers(), config).unwrap();
         let pipelines = lod.graph().cache().stats().pipelines_created;
@@ -144,7 +193,7 @@ fn random_lods_match_the_oracle() {
                 &m,
                 &view,
                 &params,
-                &format!("n={n} case {k}"),
+                &format!("n={n} compact {compact_visible} case {k}"),
             );
         }
         assert_eq!(

@@ -5,8 +5,9 @@
 //! draw + UI), the median of the frame graph alone and the median redraw (a frame with
 //! unchanged graph inputs: the span draw and UI on the graphs' kept results; the span LOD
 //! graph is then about full − graph − redraw). Where the adapter has timestamp
-//! queries, one more frame graph is profiled and the JSON's `nodes` holds the ten slowest
-//! nodes' GPU milliseconds and `graph_gpu_ms` their sum over all nodes. Uses the adapter
+//! queries, one more frame graph and span LOD graph are profiled: the JSON's `nodes` holds
+//! the twelve slowest nodes' GPU milliseconds of both, `graph_gpu_ms` the frame graph's sum
+//! over all its nodes and `lod_gpu_ms` the LOD graph's. Uses the adapter
 //! `GpuContext::new` picks (`WGPU_BACKEND`, `GPUGRAPH_ADAPTER`).
 
 use std::time::Instant;
@@ -144,24 +145,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .features()
         .contains(wgpu::Features::TIMESTAMP_QUERY)
     {
+        // The frame graph, then the span LOD graph over its results, in one submission.
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         v.frame_mut().encode_profiled(&mut enc)?;
+        v.span_lod_mut().encode_profiled(&mut enc)?;
         ctx.queue.submit([enc.finish()]);
-        let mut t: Vec<(String, f64)> = v
-            .frame_mut()
-            .read_timings(&ctx.queue)?
-            .into_iter()
-            .filter_map(|n| Some((n.node, n.gpu_ns? / 1e6)))
-            .collect();
+        let times = |t: Vec<gpugraph_command::NodeTiming>| -> Vec<(String, f64)> {
+            t.into_iter()
+                .filter_map(|n| Some((n.node, n.gpu_ns? / 1e6)))
+                .collect()
+        };
+        let mut t = times(v.frame_mut().read_timings(&ctx.queue)?);
+        let lod = times(v.span_lod_mut().read_timings(&ctx.queue)?);
         let total: f64 = t.iter().map(|n| n.1).sum();
+        let lod_total: f64 = lod.iter().map(|n| n.1).sum();
+        t.extend(lod);
         t.sort_by(|a, b| b.1.total_cmp(&a.1));
         let top: Vec<String> = t
             .iter()
-            .take(10)
+            .take(12)
             .map(|(k, ms)| format!("{k:?}:{ms:.4}"))
             .collect();
         nodes = format!(
-            ",\"graph_gpu_ms\":{total:.4},\"nodes\":{{{}}}",
+            ",\"graph_gpu_ms\":{total:.4},\"lod_gpu_ms\":{lod_total:.4},\"nodes\":{{{}}}",
             top.join(",")
         );
     }

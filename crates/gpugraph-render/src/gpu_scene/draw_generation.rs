@@ -8,7 +8,10 @@
 //! request, flag an out-of-range slot, `atomicMin` the owner), `publish` (per row: the owner
 //! writes `instanceCount = 1`, `firstInstance = row` and appends its slot to the published
 //! list; a loser flags overflow). `atomicMin` makes the winner the lowest row whatever the
-//! order rows run in, so the result is deterministic.
+//! order rows run in, so the result is deterministic. Claim and publish take
+//! [`GPU_SCENE_DRAW_ROW_TILE`] rows per workgroup (4 per invocation) so that their counts,
+//! the published list's block and the lead group's tally cost one atomic on one word per
+//! 1,024 rows: the GPU serializes atomics on one word (see [`crate::GpuSceneVisibility`]).
 //!
 //! Work per encode is proportional to the rows iterated and the commands published, not to
 //! the scene or the command capacity: the rows are every slot (optionally filtered by a
@@ -44,6 +47,9 @@ const WGSL: &str = concat!(
     include_str!("group_classify.wgsl"),
     include_str!("draw_generation.wgsl")
 );
+/// Rows of the iterated list (or slots) one workgroup of claim and publish takes (256
+/// invocations of 4 rows; the WGSL's `ROW_TILE`).
+pub const GPU_SCENE_DRAW_ROW_TILE: u32 = 1024;
 /// Words of the state buffer before the owners (see `draw_generation.wgsl`).
 const STATE_HEADER_WORDS: u64 = 8;
 /// Word of the published list's length in the state buffer.
@@ -518,5 +524,14 @@ mod tests {
         let (size, offsets) = crate::gpu_scene::shader_layout::struct_layout(WGSL, "Params");
         assert_eq!(size, std::mem::size_of::<DrawGenerationParams>());
         assert_eq!(offsets, crate::gpu_scene::shader_layout::packed_words(28));
+    }
+
+    /// The row tile the tests' boundary sizes use is the one the shader covers.
+    #[test]
+    fn row_tile_matches_the_shader() {
+        assert!(WGSL.contains("const WORKGROUP_SIZE: u32 = 256u;"));
+        assert!(WGSL.contains("const ROWS_PER_INVOCATION: u32 = 4u;"));
+        assert!(WGSL.contains("const ROW_TILE: u32 = WORKGROUP_SIZE * ROWS_PER_INVOCATION;"));
+        assert_eq!(GPU_SCENE_DRAW_ROW_TILE, 256 * 4);
     }
 }

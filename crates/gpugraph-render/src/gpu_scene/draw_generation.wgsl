@@ -17,7 +17,10 @@
 // Renderer-authored words of each command (counts, offsets) are never written. The required
 // and published counts are summed per workgroup first and added once per workgroup: every
 // row adding to one global word would serialize hundreds of thousands of atomics on one
-// address (a third of the frame at 1M records on an H100).
+// address (a third of the frame at 1M records on an H100). Claim and publish take
+// ROWS_PER_INVOCATION rows per invocation (a tile of ROW_TILE rows per workgroup) for the
+// same reason: the GPU serializes atomics on one word, and a tile of 256 rows made four of
+// them (required, published twice, the lead group) per 256 rows iterated.
 //
 // `state` (persistent between encodes): word 0 initialized, 1 published (the list's length),
 // 2 commands to clear, 3 clear every command, 4 rows to iterate, then the owners (one per
@@ -25,6 +28,8 @@
 
 override CLASSIFY: bool = false;
 const WORKGROUP_SIZE: u32 = 256u;
+const ROWS_PER_INVOCATION: u32 = 4u;
+const ROW_TILE: u32 = WORKGROUP_SIZE * ROWS_PER_INVOCATION;
 const STATE_INITIALIZED: u32 = 0u;
 const STATE_PUBLISHED: u32 = 1u;
 const STATE_CLEAR_COUNT: u32 = 2u;
@@ -104,10 +109,10 @@ fn add_per_workgroup(count: u32, lid: u32) -> u32 {
     return atomicLoad(&tally);
 }
 
-// The indirect grid of `n` rows at `at` of `args`: x up to the per-dimension limit, the rest
-// over y (as `Grid::Rows` splits; `linear_row` reads it back).
-fn write_grid(at: u32, n: u32) {
-    let groups = (n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+// The indirect grid of `n` rows, `tile` a workgroup, at `at` of `args`: x up to the
+// per-dimension limit, the rest over y (as `Grid::Rows` splits; `linear_row` reads it back).
+fn write_grid(at: u32, n: u32, tile: u32) {
+    let groups = n / tile + select(0u, 1u, n % tile != 0u);
     let x = min(groups, params.max_workgroups);
     args[params.args_base + at] = x;
     args[params.args_base + at + 1u] = select(1u, (groups + x - 1u) / max(x, 1u), groups > x);
@@ -131,8 +136,8 @@ fn prepare() {
     state_store(STATE_PUBLISHED, 0u);
     state_store(STATE_INITIALIZED, 1u);
     state_store(STATE_ROWS, n);
-    write_grid(0u, clear_count);
-    write_grid(3u, n);
+    write_grid(0u, clear_count, WORKGROUP_SIZE);
+    write_grid(3u, n, ROW_TILE);
     atomicStore(&required[params.required_base], 0u);
     atomicStore(&published[params.published_base], 0u);
     atomicStore(&overflow[params.overflow_base], 0u);
@@ -169,9 +174,10 @@ fn clear(
     atomicStore(&state[params.owner_base + c], INVALID_REFERENCE);
 }
 
-// The scene row the `i`-th invocation of claim and publish looks at, or INVALID_REFERENCE.
-fn row_at(i: u32) -> u32 {
-    if i >= state_load(STATE_ROWS) {
+// The scene row the `i`-th row of claim and publish looks at (of `n` iterated), or
+// INVALID_REFERENCE.
+fn row_at(i: u32, n: u32) -> u32 {
+    if i >= n {
         return INVALID_REFERENCE;
     }
     var row = i;
@@ -200,22 +206,34 @@ fn requested_key(row: u32) -> vec4<u32> {
     return key;
 }
 
+// The first of this invocation's rows: row k is first + k * WORKGROUP_SIZE (each load
+// instruction of the workgroup reads consecutive list entries).
+fn tile_first(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+    return (wid.y * nwg.x + wid.x) * ROW_TILE + lid;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn claim(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let row = row_at(linear_row(wid, nwg, lid, WORKGROUP_SIZE));
-    let slot = requested_key(row).w;
-    if slot != INVALID_REFERENCE {
-        if slot >= params.command_capacity {
-            atomicStore(&overflow[params.overflow_base], 1u);
-        } else {
-            atomicMin(&state[params.owner_base + slot], row);
+    let first = tile_first(wid, nwg, lid);
+    let n_rows = state_load(STATE_ROWS);
+    var eligible = 0u;
+    for (var k = 0u; k < ROWS_PER_INVOCATION; k += 1u) {
+        let row = row_at(first + k * WORKGROUP_SIZE, n_rows);
+        let slot = requested_key(row).w;
+        if slot != INVALID_REFERENCE {
+            eligible += 1u;
+            if slot >= params.command_capacity {
+                atomicStore(&overflow[params.overflow_base], 1u);
+            } else {
+                atomicMin(&state[params.owner_base + slot], row);
+            }
         }
     }
-    let n = add_per_workgroup(select(0u, 1u, slot != INVALID_REFERENCE), lid);
+    let n = add_per_workgroup(eligible, lid);
     if lid == 0u && n != 0u {
         atomicAdd(&required[params.required_base], n);
     }
@@ -227,18 +245,35 @@ fn publish(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let row = row_at(linear_row(wid, nwg, lid, WORKGROUP_SIZE));
-    let key = requested_key(row);
-    let slot = key.w;
-    var won = false;
-    if slot != INVALID_REFERENCE && slot < params.command_capacity {
-        if atomicLoad(&state[params.owner_base + slot]) != row {
-            atomicStore(&overflow[params.overflow_base], 1u);
-        } else {
-            let at = params.command_base + slot * params.command_words;
-            commands[at + 1u] = 1u;
-            commands[at + params.first_instance_word] = row;
-            won = true;
+    let first = tile_first(wid, nwg, lid);
+    let n_rows = state_load(STATE_ROWS);
+    // The slots this invocation won (INVALID_REFERENCE where it did not) and, with
+    // CLASSIFY, each one's group (classified here from the key already read, instead of
+    // reading the command and the row again in a pass of its own).
+    var won: array<u32, ROWS_PER_INVOCATION>;
+    var group: array<u32, ROWS_PER_INVOCATION>;
+    var wins = 0u;
+    var lowest = INVALID_REFERENCE;
+    for (var k = 0u; k < ROWS_PER_INVOCATION; k += 1u) {
+        let row = row_at(first + k * WORKGROUP_SIZE, n_rows);
+        let key = requested_key(row);
+        let slot = key.w;
+        won[k] = INVALID_REFERENCE;
+        group[k] = INVALID_REFERENCE;
+        if slot != INVALID_REFERENCE && slot < params.command_capacity {
+            if atomicLoad(&state[params.owner_base + slot]) != row {
+                atomicStore(&overflow[params.overflow_base], 1u);
+            } else {
+                let at = params.command_base + slot * params.command_words;
+                commands[at + 1u] = 1u;
+                commands[at + params.first_instance_word] = row;
+                won[k] = slot;
+                wins += 1u;
+                if CLASSIFY {
+                    group[k] = group_of(slot, key);
+                    lowest = min(lowest, group[k]);
+                }
+            }
         }
     }
     // The winners' slots go to the published list: a place in the workgroup's block, the
@@ -248,8 +283,8 @@ fn publish(
     }
     workgroupBarrier();
     var place = 0u;
-    if won {
-        place = atomicAdd(&tally, 1u);
+    if wins != 0u {
+        place = atomicAdd(&tally, wins);
     }
     workgroupBarrier();
     let n = atomicLoad(&tally);
@@ -258,16 +293,21 @@ fn publish(
         atomicAdd(&published[params.published_base], n);
     }
     workgroupBarrier();
-    if won && block_base + place < params.published_capacity {
-        atomicStore(&state[params.published_slots_base + block_base + place], slot);
+    var at = block_base + place;
+    for (var k = 0u; k < ROWS_PER_INVOCATION; k += 1u) {
+        if won[k] != INVALID_REFERENCE {
+            if at < params.published_capacity {
+                atomicStore(&state[params.published_slots_base + at], won[k]);
+            }
+            at += 1u;
+        }
     }
     if CLASSIFY {
-        // The command just published is live with an active row: classify it here, from
-        // the key already read, instead of reading the command and the row again.
-        var g = INVALID_REFERENCE;
-        if won {
-            g = group_of(slot, key);
+        let lead = group_lead_of(lowest, lid);
+        var mine = 0u;
+        for (var k = 0u; k < ROWS_PER_INVOCATION; k += 1u) {
+            mine += count_group(group[k], lead);
         }
-        count_groups(g, lid);
+        add_group_tally(mine, lead, lid);
     }
 }

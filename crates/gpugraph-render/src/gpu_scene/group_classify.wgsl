@@ -76,29 +76,51 @@ fn group_of(c: u32, key: vec4<u32>) -> u32 {
     return g;
 }
 
-// Adds one to group `g`'s count for every invocation whose `g` is not INVALID_REFERENCE.
-// Every invocation of the workgroup must reach it (workgroup barriers inside).
-fn count_groups(g: u32, lid: u32) {
+// The lowest group any invocation of the workgroup passes (`lowest`: its own lowest, or
+// INVALID_REFERENCE), the one whose commands are tallied in workgroup memory. Every
+// invocation must reach it (workgroup barriers inside); follow it with `add_group_tally`.
+fn group_lead_of(lowest: u32, lid: u32) -> u32 {
     if lid == 0u {
         atomicStore(&group_lead, INVALID_REFERENCE);
         atomicStore(&group_tally, 0u);
     }
     workgroupBarrier();
-    if g != INVALID_REFERENCE {
-        atomicMin(&group_lead, g);
+    if lowest != INVALID_REFERENCE {
+        atomicMin(&group_lead, lowest);
     }
     workgroupBarrier();
-    let l = atomicLoad(&group_lead);
-    if g != INVALID_REFERENCE {
-        if g == l {
-            atomicAdd(&group_tally, 1u);
-        } else {
-            atomicAdd(&counts[params.counts_base + g], 1u);
-        }
+    return atomicLoad(&group_lead);
+}
+
+// Adds each invocation's `n` commands of group `lead` (from `group_lead_of`) to its count
+// with one atomic per workgroup. Every invocation must reach it (a workgroup barrier inside).
+fn add_group_tally(n: u32, lead: u32, lid: u32) {
+    if n != 0u {
+        atomicAdd(&group_tally, n);
     }
     workgroupBarrier();
-    let n = atomicLoad(&group_tally);
-    if lid == 0u && n != 0u {
-        atomicAdd(&counts[params.counts_base + l], n);
+    let total = atomicLoad(&group_tally);
+    if lid == 0u && total != 0u {
+        atomicAdd(&counts[params.counts_base + lead], total);
     }
+}
+
+// Counts one command of group `g` (unless INVALID_REFERENCE): towards the workgroup's tally
+// when `g` is its lead, else straight to `g`'s count.
+fn count_group(g: u32, lead: u32) -> u32 {
+    if g == INVALID_REFERENCE {
+        return 0u;
+    }
+    if g == lead {
+        return 1u;
+    }
+    atomicAdd(&counts[params.counts_base + g], 1u);
+    return 0u;
+}
+
+// Adds one to group `g`'s count for every invocation whose `g` is not INVALID_REFERENCE.
+// Every invocation of the workgroup must reach it (workgroup barriers inside).
+fn count_groups(g: u32, lid: u32) {
+    let lead = group_lead_of(g, lid);
+    add_group_tally(count_group(g, lead), lead, lid);
 }

@@ -56,7 +56,7 @@ use wgpu::BufferUsages;
 pub use bounds::{draw_key, packed_bounds, GPU_SCENE_BOUNDS_BYTES, GPU_SCENE_KEY_BYTES};
 pub use draw_generation::{
     DrawGenerationParams, GpuSceneCommandList, GpuSceneDrawGeneration, GpuSceneDrawOutput,
-    GpuSceneVisibleRows,
+    GpuSceneVisibleRows, GPU_SCENE_DRAW_ROW_TILE,
 };
 pub use error::{GpuSceneError, GpuSceneOperation};
 pub use frame::{
@@ -75,7 +75,7 @@ pub use resource_groups::{
     GROUP_MISPLACED, SCENE_INVALID_ROW, SCENE_UNKNOWN_GROUP,
 };
 pub use upload::{GpuSceneUpload, GPU_SCENE_UPLOAD_MAX_WORDS};
-pub use visibility::GpuSceneVisibility;
+pub use visibility::{GpuSceneVisibility, GPU_SCENE_CULL_TILE_ROWS};
 
 #[cfg(test)]
 pub(crate) const RECORD_WGSL: &str = include_str!("record.wgsl");

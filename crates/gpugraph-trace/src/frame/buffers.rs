@@ -55,8 +55,6 @@ pub struct FrameBuffers {
     pub visible: wgpu::Buffer,
     /// Output: layout row per span ([`NO_SPAN`] hidden).
     pub rows: wgpu::Buffer,
-    /// Output: projected span per span (nearest visible ancestor).
-    pub projected: wgpu::Buffer,
     /// Output: 1 per drawn dependency.
     pub edge_flags: wgpu::Buffer,
     /// Output: projected `(from, to)` per dependency.
@@ -78,22 +76,27 @@ pub struct FrameBuffers {
     pub unmark_args: wgpu::Buffer,
     /// The sweep pass's indirect dispatch `(x, y, z)` (every span slot, or none).
     pub sweep_args: wgpu::Buffer,
-    /// Output: the rows the visible-span compaction reads (candidates, or spans when swept).
+    /// Output: `[this frame's candidate rows (candidates, or spans when swept), the previous
+    /// frame's]` (the first is the visible-span compaction's live count).
     pub live_total: wgpu::Buffer,
-    /// Output: the candidates' span IDs (the first `live_total` rows).
+    /// Output: the candidates' span IDs (the first `live_total[0]` rows; every span slot in
+    /// order when swept).
     pub candidate_ids: wgpu::Buffer,
-    /// Output: 1 per candidate that is visible.
+    /// Output: 1 per candidate that is visible, else 0 (the first `live_total[0]` rows): with
+    /// `candidate_ids`, the visible spans in canonical order, compacted or not.
     pub candidate_flags: wgpu::Buffer,
     /// Constant `0..dependency_capacity`.
     pub edge_ids: wgpu::Buffer,
-    /// Output: visible span IDs, canonical order.
+    /// Output with [`TraceFrameConfig::compact_visible`]: visible span IDs, canonical order
+    /// (not written without it).
     pub visible_ids: wgpu::Buffer,
     /// Output: drawn dependency IDs.
     pub visible_edges: wgpu::Buffer,
     /// Two indirect draw records (`vertexCount, instanceCount, firstVertex, firstInstance`):
     /// `[6, visible spans, 0, 0]` (one quad per span) and `[2, drawn edges, 0, 0]` (one line
-    /// per edge). The compactions write the instance counts in place (words 1 and 5), so a
-    /// renderer's `draw_indirect` at byte 0 / 16 draws them without a readback.
+    /// per edge). The frame writes the instance counts in place (words 1 and 5), so a
+    /// renderer's `draw_indirect` at byte 0 / 16 draws them without a readback (the span
+    /// record draws the visible IDs, so only with [`TraceFrameConfig::compact_visible`]).
     pub draw_args: wgpu::Buffer,
     /// Output: `[deepest lane + 1 under the pointer (0: none), picked span or NO_SPAN]`.
     pub pick: wgpu::Buffer,
@@ -151,7 +154,6 @@ impl FrameBuffers {
             focus_reverse: b("trace/focus-reverse", s),
             visible: b("trace/visible", s),
             rows: b("trace/rows", s),
-            projected: b("trace/projected", s),
             edge_flags: b("trace/edge-flags", m),
             edge_ends: b("trace/edge-ends", 2 * m),
             thread_spans: b("trace/thread-spans", 2 * t),
@@ -162,7 +164,7 @@ impl FrameBuffers {
             candidate_args: buffer(device, "trace/candidate-args", 3, io | U::INDIRECT),
             unmark_args: buffer(device, "trace/unmark-args", 3, io | U::INDIRECT),
             sweep_args: buffer(device, "trace/sweep-args", 3, io | U::INDIRECT),
-            live_total: b("trace/live-total", 1),
+            live_total: b("trace/live-total", 2),
             candidate_ids: b("trace/candidate-ids", s),
             candidate_flags: b("trace/candidate-flags", s),
             edge_ids: b("trace/edge-ids", m),
@@ -275,6 +277,8 @@ impl FrameBuffers {
         write(&self.max_end, &max_end);
         write(&self.visible, &vec![0; s]);
         write(&self.rows, &vec![NO_SPAN; s]);
+        // No candidates yet: nothing for the first frame's unmark.
+        write(&self.live_total, &[0, 0]);
         write(&self.edge_ids, &(0..m as u32).collect::<Vec<_>>());
         Ok((
             model.spans.len() as u32,

@@ -12,7 +12,9 @@
 //!   candidates ≤ spans / 2: unmark (last frame's visible IDs: visible = 0, rows = NO_SPAN) ─
 //!                           span_candidates (per candidate: the predicate, visible/rows)
 //!   otherwise:              span_sweep (every span slot, no search)
-//! ─ Compaction (live count: candidates or spans) ─ visible span IDs, canonical order
+//! ─ Compaction (live count: candidates or spans) ─ visible span IDs, canonical order, and
+//!   their count; or, without [`TraceFrameConfig::compact_visible`], count_visible (the
+//!   count alone: the candidates' flags summed)
 //! ```
 //!
 //! The mode is chosen on the GPU every frame (indirect grids of zero workgroups for the path
@@ -20,10 +22,17 @@
 //! candidates and the sweep is cheaper per span (no search, no unmark pass); zoomed in, the
 //! candidates are a small part. `visible` and `rows` keep their meaning for every span slot
 //! (1 / the row exactly for the visible spans): the sweep rewrites every slot, and a slot
-//! `span_candidates` sets is in that frame's compaction output, which the next frame's
-//! `unmark` clears before a candidate pass.
+//! `span_candidates` sets is one of that frame's flagged candidates, which the next frame's
+//! `unmark` clears before a candidate pass (the candidates' IDs and flags stay in their
+//! buffers until the next candidate or sweep pass rewrites them).
+//!
+//! The visible-ID compaction is optional: a consumer that reads the candidates' IDs and flags
+//! itself (the viewer's span LOD) skips it, and the frame then costs nothing proportional to
+//! the span slots unless most spans are candidates.
 
-use gpugraph_command::{Access, Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource};
+use gpugraph_command::{
+    Access, Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource, VectorFormat,
+};
 use gpugraph_gpgpu::{Compaction, Scan};
 
 use super::{import, FrameBuffers, TraceFrameConfig, WG, WORKFLOW};
@@ -74,8 +83,22 @@ pub(super) fn thread_index(model: &TraceModel) -> Result<(Vec<u32>, Vec<u32>), T
     Ok((ranges, max_end))
 }
 
-/// Adds the nodes of the module doc: `visible`, `rows`, the visible IDs and their count (the
-/// instanceCount word `visible_count`) for the view in `params`.
+/// Workgroups of `count_visible`: a fixed grid whose invocations stride over the live
+/// candidates (one atomic per workgroup, whatever the span count). A CPU adapter runs a
+/// workgroup's barriers by switching through its invocations, so it gets few workgroups
+/// (each strides far; the loads are cheap there); a GPU needs enough of them in flight to
+/// hide memory latency over millions of flags.
+fn count_groups(device: &wgpu::Device) -> u32 {
+    if device.adapter_info().device_type == wgpu::DeviceType::Cpu {
+        16
+    } else {
+        1024
+    }
+}
+
+/// Adds the nodes of the module doc: `visible`, `rows`, the candidates' IDs and flags, the
+/// visible count (the instanceCount word `visible_count`) and, with
+/// [`TraceFrameConfig::compact_visible`], the visible IDs for the view in `params`.
 pub(super) fn add_candidates(
     g: &mut CommandGraph,
     b: &FrameBuffers,
@@ -97,7 +120,6 @@ pub(super) fn add_candidates(
     let focus_reverse = v("focus-reverse", &b.focus_reverse, s)?.1;
     let visible = v("visible", &b.visible, s)?.1;
     let rows = v("rows", &b.rows, s)?.1;
-    let visible_ids = v("visible-ids", &b.visible_ids, s)?.1;
     // The whole draw record: a storage binding cannot start at the count word's offset.
     let draw_record = v("draw-args", &b.draw_args, 8)?.1;
     let thread_spans = v("thread-spans", &b.thread_spans, 2 * t)?.1;
@@ -108,7 +130,7 @@ pub(super) fn add_candidates(
     let candidate_args = v("candidate-args", &b.candidate_args, 3)?.1;
     let unmark_args = v("unmark-args", &b.unmark_args, 3)?.1;
     let sweep_args = v("sweep-args", &b.sweep_args, 3)?.1;
-    let live_total = v("live-total", &b.live_total, 1)?.1;
+    let (live_h, live_total) = v("live-total", &b.live_total, 2)?;
     let candidate_ids = v("candidate-ids", &b.candidate_ids, s)?.1;
     let candidate_flags = v("candidate-flags", &b.candidate_flags, s)?.1;
 
@@ -168,8 +190,7 @@ pub(super) fn add_candidates(
         vec![
             fp(),
             Binding::read(25, candidate_ends),
-            Binding::read(29, visible_ids),
-            Binding::read(30, draw_record),
+            Binding::read_write(30, draw_record),
             Binding::read_write(26, candidate_args),
             Binding::read_write(33, sweep_args),
             Binding::read_write(34, unmark_args),
@@ -181,8 +202,9 @@ pub(super) fn add_candidates(
         g,
         "unmark",
         vec![
-            Binding::read(29, visible_ids),
-            Binding::read(30, draw_record),
+            Binding::read_write(27, candidate_ids),
+            Binding::read_write(28, candidate_flags),
+            Binding::read_write(35, live_total),
             Binding::read_write(11, visible),
             Binding::read_write(12, rows),
         ],
@@ -210,14 +232,31 @@ pub(super) fn add_candidates(
         Grid::Indirect(candidate_args),
     )?;
     node(g, "span_sweep", marks(None), Grid::Indirect(sweep_args))?;
-    Compaction {
-        id: "frame/visible-spans".into(),
-        values: g.with_live_count(candidate_ids, live_total)?.into(),
-        flags: candidate_flags.into(),
-        output: visible_ids.into(),
-        count: visible_count,
-        overflow: None,
+    if c.compact_visible {
+        let visible_ids = import(g, "visible-ids", &b.visible_ids, s)?.1;
+        // This frame's candidate rows: word 0 of `live_total`.
+        let live = g.create_packed_view(live_h, VectorFormat::Uint32, 1)?;
+        Compaction {
+            id: "frame/visible-spans".into(),
+            values: g.with_live_count(candidate_ids, live)?.into(),
+            flags: candidate_flags.into(),
+            output: visible_ids.into(),
+            count: visible_count,
+            overflow: None,
+        }
+        .add_to_graph(g)?;
+    } else {
+        let groups = count_groups(g.device());
+        node(
+            g,
+            "count_visible",
+            vec![
+                Binding::read_write(28, candidate_flags),
+                Binding::read_write(30, draw_record),
+                Binding::read_write(35, live_total),
+            ],
+            Grid::Workgroups([groups, 1, 1]),
+        )?;
     }
-    .add_to_graph(g)?;
     Ok(())
 }

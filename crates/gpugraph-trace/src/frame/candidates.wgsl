@@ -9,12 +9,17 @@
 //   (gpgpu Scan of the counts: candidate ends, the last one the total)
 //   frame_args:          the mode and the three indirect grids: with candidates for at most
 //                        half the spans, `unmark` (clear visible/rows of last frame's visible
-//                        IDs, the count still in the draw record) then `span_candidates` (per
-//                        candidate, its thread by binary search over the ends); otherwise
-//                        `span_sweep` over every span slot (no search, no unmark: it rewrites
-//                        every slot, and is cheaper per span when most spans are candidates).
-//                        Both write visible/rows and the compaction's inputs; `live_total` is
-//                        the compaction's live count (candidates or spans).
+//                        candidates: its candidate IDs and flags, still in their buffers)
+//                        then `span_candidates` (per candidate, its thread by binary search
+//                        over the ends); otherwise `span_sweep` over every span slot (no
+//                        search, no unmark: it rewrites every slot, and is cheaper per span
+//                        when most spans are candidates). Both write visible/rows and the
+//                        candidates' IDs and flags; `live_total` is [this frame's candidate
+//                        rows (candidates or spans), last frame's]. It also zeroes the visible
+//                        count word of the draw record;
+//   count_visible:       (frames without the visible-ID compaction) the flags of the live
+//                        candidates summed into that word: a fixed grid striding over them, one
+//                        atomic per workgroup.
 
 @group(0) @binding(21) var<storage, read> thread_spans: array<u32>;
 @group(0) @binding(22) var<storage, read> max_end: array<u32>;
@@ -25,9 +30,8 @@
 @group(0) @binding(26) var<storage, read_write> candidate_args: array<u32>;
 @group(0) @binding(27) var<storage, read_write> candidate_ids: array<u32>;
 @group(0) @binding(28) var<storage, read_write> candidate_flags: array<u32>;
-@group(0) @binding(29) var<storage, read> previous_ids: array<u32>;
-// The span draw record [6, visible spans, 0, 0, ...]: word 1 is last frame's count.
-@group(0) @binding(30) var<storage, read> previous_draw: array<u32>;
+// The span draw record [6, visible spans, 0, 0, ...]: word 1 is the visible count.
+@group(0) @binding(30) var<storage, read_write> draw_record: array<atomic<u32>>;
 @group(0) @binding(31) var<storage, read> thread_info_in: array<u32>;
 @group(0) @binding(33) var<storage, read_write> sweep_args: array<u32>;
 @group(0) @binding(34) var<storage, read_write> unmark_args: array<u32>;
@@ -47,17 +51,20 @@ fn grid_of(rows: u32) -> vec3<u32> {
                      1u);
 }
 
+// Last frame's candidate rows (`frame_args` moved them to word 1).
 fn unmark_rows() -> u32 {
-    return min(previous_draw[1], arrayLength(&previous_ids));
+    return min(live_total[1], arrayLength(&candidate_ids));
 }
 
 @compute @workgroup_size(1)
 fn frame_args() {
     let candidates = candidate_ends[arrayLength(&candidate_ends) - 1u];
     let sweep = candidates > fp.span_count / 2u;
+    live_total[1] = live_total[0];
     let c = grid_of(select(candidates, 0u, sweep));
     let w = grid_of(select(0u, fp.span_count, sweep));
-    let u = grid_of(select(unmark_rows(), 0u, sweep));
+    // Last frame's candidate rows (at most the span slots; unmark bounds them again).
+    let u = grid_of(select(live_total[1], 0u, sweep));
     candidate_args[0] = c.x;
     candidate_args[1] = c.y;
     candidate_args[2] = c.z;
@@ -68,16 +75,17 @@ fn frame_args() {
     unmark_args[1] = u.y;
     unmark_args[2] = u.z;
     live_total[0] = select(candidates, fp.span_count, sweep);
+    atomicStore(&draw_record[1], 0u);
 }
 
 @compute @workgroup_size(WG)
 fn unmark(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32) {
     let k = linear_row(wid, nwg, lid, WG);
-    if k >= unmark_rows() {
+    if k >= unmark_rows() || candidate_flags[k] == 0u {
         return;
     }
-    let id = previous_ids[k];
+    let id = candidate_ids[k];
     if id < arrayLength(&visible) {
         visible[id] = 0u;
         rows[id] = NO_SPAN;
@@ -218,5 +226,31 @@ fn span_sweep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let i = linear_row(wid, nwg, lid, WG);
     if i < fp.span_count && i < arrayLength(&candidate_ids) {
         mark(i, i, spans[i * SPAN_WORDS + 4u]);
+    }
+}
+
+var<workgroup> group_visible: atomic<u32>;
+
+@compute @workgroup_size(WG)
+fn count_visible(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) lid: u32) {
+    if lid == 0u {
+        atomicStore(&group_visible, 0u);
+    }
+    workgroupBarrier();
+    let live = min(live_total[0], arrayLength(&candidate_flags));
+    var mine = 0u;
+    for (var k = wid.x * WG + lid; k < live; k += nwg.x * WG) {
+        mine += candidate_flags[k];
+    }
+    if mine != 0u {
+        atomicAdd(&group_visible, mine);
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        let n = atomicLoad(&group_visible);
+        if n != 0u {
+            atomicAdd(&draw_record[1], n);
+        }
     }
 }

@@ -55,8 +55,15 @@ pub struct TraceFrameConfig {
     /// x in microseconds since the origin, y the layout row): [`TraceFrame::scene`].
     pub scene_records: bool,
     /// Also draw the frame into a `(width, height)` RGBA8 texture
-    /// ([`FrameBuffers::color`]): spans as quads, edges as lines, by indirect draws.
+    /// ([`FrameBuffers::color`]): spans as quads, edges as lines, by indirect draws. Needs
+    /// `compact_visible`.
     pub picture: Option<(u32, u32)>,
+    /// Compact the visible span IDs into [`super::FrameBuffers::visible_ids`] every frame (on by
+    /// default). Off, the frame writes the visible count alone and consumers read the
+    /// candidates' IDs and flags (`FrameBuffers::candidate_ids`, `candidate_flags`): no
+    /// compaction over the candidates, so a zoomed-in frame costs nothing proportional to the
+    /// span slots and a zoomed-out one a pass less (the viewer's span LOD reads them so).
+    pub compact_visible: bool,
 }
 
 impl TraceFrameConfig {
@@ -72,6 +79,7 @@ impl TraceFrameConfig {
             max_ancestor_depth: 64,
             scene_records: false,
             picture: None,
+            compact_visible: true,
         }
     }
     /// `tier`'s spans, with dependencies, threads and processes sized for `model` and room

@@ -28,6 +28,10 @@ struct FrameParams {
     pick_time_hi: u32,
     row_first: u32,
     row_count: u32,
+    max_ancestor_depth: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> fp: FrameParams;

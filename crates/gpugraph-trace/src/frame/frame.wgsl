@@ -4,7 +4,9 @@
 //              thread; for a collapsed process 1 on its first thread, 0 on the others);
 //              the gpgpu Scan turns them into first rows;
 //   (span visibility and the visible-span IDs: candidates.wgsl)
-//   edges:     per dependency, the projected endpoints and whether the edge is drawn;
+//   edges:     per dependency, its endpoints projected to their nearest visible ancestor
+//              (cpu::project's bounded walk, for the endpoints alone: a frame projects no
+//              span that no dependency touches) and whether the edge is drawn;
 //   pick_*:    clear, then the deepest lane among visible spans under the pointer, then the
 //              lowest span ID on that lane (two atomic passes: deterministic).
 
@@ -31,6 +33,10 @@ struct FrameParams {
     pick_time_hi: u32,
     row_first: u32,
     row_count: u32,
+    max_ancestor_depth: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> fp: FrameParams;
@@ -47,7 +53,7 @@ struct FrameParams {
 @group(0) @binding(11) var<storage, read_write> visible: array<u32>;
 @group(0) @binding(12) var<storage, read_write> rows: array<u32>;
 @group(0) @binding(13) var<storage, read> deps: array<u32>;
-@group(0) @binding(14) var<storage, read> projected: array<u32>;
+@group(0) @binding(14) var<storage, read> parents: array<u32>;
 @group(0) @binding(15) var<storage, read_write> edge_flags: array<u32>;
 @group(0) @binding(16) var<storage, read_write> edge_ends: array<u32>;
 @group(0) @binding(17) var<storage, read> visible_in: array<u32>;
@@ -84,6 +90,30 @@ fn thread_heights(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     heights[t] = h;
 }
 
+// Span i if visible, else the first visible span on its parent chain within
+// fp.max_ancestor_depth hidden links; NO_SPAN past the span slots, at a missing parent, or
+// when the bound runs out (a cycle, an overlong chain): gpgpu's AncestorProjection walk.
+fn project(i: u32) -> u32 {
+    let n = min(arrayLength(&parents), arrayLength(&visible_in));
+    if i >= n {
+        return NO_SPAN;
+    }
+    if visible_in[i] != 0u {
+        return i;
+    }
+    var c = i;
+    for (var link = 0u; link < fp.max_ancestor_depth; link++) {
+        c = parents[c];
+        if c >= n {
+            return NO_SPAN;
+        }
+        if visible_in[c] != 0u {
+            return c;
+        }
+    }
+    return NO_SPAN;
+}
+
 @compute @workgroup_size(WG)
 fn edge_projection(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                    @builtin(local_invocation_index) lid: u32) {
@@ -93,16 +123,9 @@ fn edge_projection(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     }
     var a = NO_SPAN;
     var b = NO_SPAN;
-    let n = arrayLength(&projected);
     if e < fp.dependency_count {
-        let src = deps[4u * e];
-        let dst = deps[4u * e + 1u];
-        if src < n {
-            a = projected[src];
-        }
-        if dst < n {
-            b = projected[dst];
-        }
+        a = project(deps[4u * e]);
+        b = project(deps[4u * e + 1u]);
     }
     edge_ends[2u * e] = a;
     edge_ends[2u * e + 1u] = b;

@@ -7,16 +7,20 @@
 //! heights (collapse state) ─ Scan ─ thread first rows ─┐
 //! GraphTraversal forward ─┐                             ├─ candidates ─ visible, rows
 //! GraphTraversal reverse ─┴─ focus masks ───────────────┘        │
-//!   AncestorProjection(parents, visible) ─ edge_projection ─ Compaction(edges) ─ edge IDs + count
-//!   visible span IDs + count (from the candidates), written into the instanceCount word of
-//!   an indirect draw record ([`FrameBuffers::draw_args`])
+//!   edge_projection (each dependency's endpoints walked up to their nearest visible
+//!   ancestors) ─ Compaction(edges) ─ edge IDs + count
+//!   visible span IDs (the candidates compacted; with [`TraceFrameConfig::compact_visible`])
+//!   and their count, written into the instanceCount word of an indirect draw record
+//!   ([`FrameBuffers::draw_args`])
 //!   pick_clear ─ pick_lane ─ pick_span ─ picked span ID (the last two dispatched
 //!   indirectly: no workgroups while the view asks for no pick)
 //! ```
 //!
 //! The span part costs O(threads · log n + candidates), not O(spans): each thread's window
 //! is a candidate range found by binary search over start-sorted spans with a running
-//! max-end summary built at load (see `candidates`).
+//! max-end summary built at load (see `candidates`). Ancestor retention projects the
+//! dependencies' endpoints alone (O(dependencies × depth)): no per-span projection pass,
+//! since nothing else reads a hidden span's visible ancestor.
 //!
 //! Everything an interaction changes ([`TraceView`]: window, collapse, filters, focus seeds
 //! and hops, the pointer) is a queue write into the frame's state buffers
@@ -38,7 +42,7 @@ use gpugraph_command::{
     EncodeOptions, Grid, ShaderSource, VectorFormat,
 };
 use gpugraph_gpgpu::topology::{CsrAdjacency, TraversalDirection};
-use gpugraph_gpgpu::{AncestorProjection, Compaction, GraphTraversal, Scan};
+use gpugraph_gpgpu::{Compaction, GraphTraversal, Scan};
 
 pub use buffers::FrameBuffers;
 pub use config::{CapacityTier, TraceFrameConfig};
@@ -48,7 +52,6 @@ use crate::csr::{CsrViews, DependencyCsr};
 use crate::error::TraceGpuError;
 use crate::model::TraceModel;
 use crate::scene::TraceSceneProjection;
-use crate::span::NO_SPAN;
 use crate::view::{FocusDirection, Pick, TraceView};
 use gpugraph_render::GpuScene;
 
@@ -82,7 +85,7 @@ pub struct FrameParams {
     pub max_duration: [u32; 2],
     /// Draw-group bits.
     pub groups: u32,
-    /// Name filter or [`NO_SPAN`].
+    /// Name filter or [`crate::NO_SPAN`].
     pub name: u32,
     /// 0 none, 1 by layout row, 2 by thread.
     pub pick_mode: u32,
@@ -94,6 +97,11 @@ pub struct FrameParams {
     pub row_first: u32,
     /// Layout rows drawn (the picture's height).
     pub row_count: u32,
+    /// Hidden parent links an edge endpoint's projection follows
+    /// ([`TraceFrameConfig::max_ancestor_depth`]).
+    pub max_ancestor_depth: u32,
+    /// Zero (16-byte size).
+    pub pad: [u32; 3],
 }
 
 fn split(v: u64) -> [u32; 2] {
@@ -130,13 +138,24 @@ fn import(
 impl TraceFrame {
     /// Allocates the frame's buffers for `config`, uploads `model` through `queue` writes
     /// (visible to the next submission), and compiles both graphs. Fails with
-    /// [`TraceGpuError::Capacity`] when the model exceeds the config; submits nothing.
+    /// [`TraceGpuError::Capacity`] when the model exceeds the config, and with
+    /// [`TraceGpuError::View`] for a picture without [`TraceFrameConfig::compact_visible`]
+    /// (the picture draws the visible IDs); submits nothing.
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         model: &TraceModel,
         config: TraceFrameConfig,
     ) -> Result<Self, TraceGpuError> {
+        if config.picture.is_some() && !config.compact_visible {
+            return Err(TraceGpuError::View {
+                workflow: WORKFLOW,
+                id: "trace".into(),
+                what: "config",
+                expected: "compact_visible with a picture (it draws the visible IDs)",
+                actual: "picture without compact_visible".into(),
+            });
+        }
         let buffers = FrameBuffers::new(device, &config);
         let build = Self::build_graph(device, &buffers, &config)?;
         let frame = Self::frame_graph(device, &buffers, &config, true)?;
@@ -326,6 +345,8 @@ impl TraceFrame {
                 },
                 |r| r.1,
             ),
+            max_ancestor_depth: c.max_ancestor_depth,
+            pad: [0; 3],
         };
         let b = &self.buffers;
         queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&params));
@@ -446,7 +467,6 @@ impl TraceFrame {
         let focus_reverse = v(&mut g, "focus-reverse", &b.focus_reverse, s)?;
         let visible = v(&mut g, "visible", &b.visible, s)?;
         let rows = v(&mut g, "rows", &b.rows, s)?;
-        let projected = v(&mut g, "projected", &b.projected, s)?;
         let edge_flags = v(&mut g, "edge-flags", &b.edge_flags, m)?;
         let edge_ends = v(&mut g, "edge-ends", &b.edge_ends, 2 * m)?;
         let edge_ids = v(&mut g, "edge-ids", &b.edge_ids, m)?;
@@ -525,22 +545,14 @@ impl TraceFrame {
             .add_to_graph(&mut g)?;
         }
         candidates::add_candidates(&mut g, b, c, &shader, visible_count)?;
-        AncestorProjection {
-            id: "frame/ancestors".into(),
-            parents,
-            visible,
-            output: projected,
-            max_depth: c.max_ancestor_depth,
-            invalid: NO_SPAN,
-        }
-        .add_to_graph(&mut g)?;
         node(
             &mut g,
             "edge_projection",
             vec![
                 fp(),
                 Binding::read(13, deps),
-                Binding::read(14, projected),
+                Binding::read(14, parents),
+                Binding::read(17, visible),
                 Binding::read_write(15, edge_flags),
                 Binding::read_write(16, edge_ends),
             ],
@@ -620,7 +632,7 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        crate::assert_params_layout::<FrameParams>(WGSL, "FrameParams", 20);
+        crate::assert_params_layout::<FrameParams>(WGSL, "FrameParams", 24);
     }
 
     #[test]

@@ -28,7 +28,7 @@ fn px_of(t: u64, p: &LodParams) -> f32 {
     }
 }
 
-/// The LOD of `visible_ids` (the frame's compacted visible spans) with their layout `rows`
+/// The LOD of `visible_ids` (the frame's visible spans, in any order) with their layout `rows`
 /// (indexed by span ID), under `p`, into a bitmap of `bitmap_words` words.
 pub fn span_lod(
     spans: &[TraceSpan],

@@ -6,9 +6,19 @@
 //! into a row × pixel-column occupancy bitmap, which the draw shows as one quad.
 //!
 //! ```text
-//! lod/clear ─ lod/classify (per visible span of the frame's compaction) ─ lod/args
-//!                 ├─ wide_ids (atomic append; order is not part of the contract)
-//!                 └─ occupancy bits (row slot × column), dense count
+//! lod/prepare ─ lod/clear ─ lod/classify (per visible candidate of the frame) ─ lod/args
+//!                              ├─ wide_ids (atomic append; order is not part of the contract)
+//!                              └─ occupancy bits (row slot × column), dense count
+//! ```
+//!
+//! Nothing in it is proportional to the compiled capacities: the classification reads the
+//! frame's candidates (their IDs and visible flags, so the frame needs no visible-ID
+//! compaction: [`crate::frame::TraceFrameConfig::compact_visible`] may be off) over an
+//! indirect grid of the candidate rows (written by `prepare`), and `clear` zeroes only the
+//! bitmap words this plot uses (row slots × `columns / 32`), by a fixed grid of
+//! `CLEAR_GROUPS` workgroups striding over them.
+//!
+//! ```text
 //! ```
 //!
 //! What a span counts as (visible, picked, its row) is the trace frame's business and does not
@@ -26,7 +36,8 @@ use wgpu::BufferUsages as U;
 use crate::error::TraceGpuError;
 use crate::frame::FrameBuffers;
 
-const WG: u32 = 256;
+/// Workgroups of `lod/clear` (its invocations stride over the bitmap's used words).
+const CLEAR_GROUPS: u32 = 16;
 const WGSL: &str = concat!(
     include_str!("../common.wgsl"),
     include_str!("params.wgsl"),
@@ -55,7 +66,9 @@ pub struct LodParams {
     pub first_row: u32,
     /// Row slots (rows at least partly in the plot).
     pub rows: u32,
-    /// Bitmap words per row slot (fixed by the config).
+    /// Bitmap words per row slot: the plot's columns / 32, rounded up (at least 1). The
+    /// bitmap's first `rows × words_per_row` words are this frame's; the rest are
+    /// unspecified.
     pub words_per_row: u32,
     /// The selected span (always a quad) or [`crate::NO_SPAN`].
     pub selected: u32,
@@ -87,7 +100,7 @@ impl LodParams {
             columns: if fits { columns } else { 0 },
             first_row,
             rows: if fits { rows } else { 0 },
-            words_per_row: config.words_per_row(),
+            words_per_row: if fits { columns.div_ceil(32).max(1) } else { 1 },
             selected: selected.unwrap_or(crate::NO_SPAN),
             pad: [0; 3],
         }
@@ -117,11 +130,11 @@ impl Default for LodConfig {
 }
 
 impl LodConfig {
-    /// Bitmap words per row slot.
+    /// Bitmap words per row slot of the widest plot.
     pub fn words_per_row(&self) -> u32 {
         self.max_columns.div_ceil(32).max(1)
     }
-    /// Bitmap words in all.
+    /// Bitmap words in all (the widest plot's row stride × the row slots).
     pub fn words(&self) -> u64 {
         u64::from(self.words_per_row()) * u64::from(self.max_rows.max(1))
     }
@@ -135,13 +148,15 @@ pub struct SpanLod {
     occupancy: wgpu::Buffer,
     counters: wgpu::Buffer,
     draw_args: wgpu::Buffer,
+    /// The classification's indirect grid (kept alive beside the graph that imports it).
+    _classify_args: wgpu::Buffer,
     graph: CompiledGraph,
 }
 
 impl SpanLod {
     /// Allocates the LOD's buffers (wide IDs for every span slot of `frame`, the bitmap of
-    /// `config`) and compiles its graph over `frame`'s spans, rows, visible IDs and draw
-    /// records. Submits nothing.
+    /// `config`) and compiles its graph over `frame`'s spans, rows, candidates (IDs, flags,
+    /// rows) and draw records. Submits nothing.
     pub fn new(
         device: &wgpu::Device,
         frame: &FrameBuffers,
@@ -166,43 +181,76 @@ impl SpanLod {
         let occupancy = buffer("trace-lod/occupancy", config.words(), U::empty());
         let counters = buffer("trace-lod/counters", LOD_COUNTER_WORDS, U::empty());
         let draw_args = buffer("trace-lod/draw-args", 8, U::INDIRECT);
+        let classify_args = buffer("trace-lod/classify-args", 3, U::INDIRECT);
 
         let mut g = CommandGraph::new("trace-lod", device);
         let mut view = |name: &str, b: &wgpu::Buffer| -> Result<_, TraceGpuError> {
             let h = g.import_buffer(BufferDescriptor::new(name, b.size(), b.usage()), b)?;
             Ok(g.create_packed_view(h, VectorFormat::Uint32, b.size() / 4)?)
         };
-        let bindings = vec![
-            Binding::read(1, view("spans", &frame.spans)?),
-            Binding::read(2, view("rows", &frame.rows)?),
-            Binding::read(3, view("visible-ids", &frame.visible_ids)?),
-            Binding::read(4, view("frame-args", &frame.draw_args)?),
-            Binding::read_write(5, view("wide-ids", &wide_ids)?),
-            Binding::read_write(6, view("occupancy", &occupancy)?),
-            Binding::read_write(7, view("counters", &counters)?),
-            Binding::read_write(8, view("draw-args", &draw_args)?),
-        ];
+        let spans = Binding::read(1, view("spans", &frame.spans)?);
+        let rows = Binding::read(2, view("rows", &frame.rows)?);
+        let ids = Binding::read(3, view("candidate-ids", &frame.candidate_ids)?);
+        let frame_args = Binding::read(4, view("frame-args", &frame.draw_args)?);
+        let wide = Binding::read_write(5, view("wide-ids", &wide_ids)?);
+        let bitmap = Binding::read_write(6, view("occupancy", &occupancy)?);
+        let counts = Binding::read_write(7, view("counters", &counters)?);
+        let draws = Binding::read_write(8, view("draw-args", &draw_args)?);
+        let flags = Binding::read(10, view("candidate-flags", &frame.candidate_flags)?);
+        let live = Binding::read(11, view("live-total", &frame.live_total)?);
+        let classify_grid = view("classify-args", &classify_args)?;
         let params_h = g.import_buffer(
             BufferDescriptor::new("params", params.size(), params.usage()),
             &params,
         )?;
-        let mut all = vec![Binding::handle(0, params_h, Access::Uniform)];
-        all.extend(bindings);
+        let lp = Binding::handle(0, params_h, Access::Uniform);
         let shader = ShaderSource::new("trace/lod", WGSL);
-        let rows = |rows: u64| Grid::Rows {
-            rows,
-            rows_per_workgroup: WG,
-        };
-        for (entry, grid) in [
-            ("clear", rows(config.words().max(LOD_COUNTER_WORDS))),
-            ("classify", rows(spans)),
-            ("args", Grid::Workgroups([1, 1, 1])),
-        ] {
+        // Each node binds what its entry point reads and writes, no more: a browser's WebGPU
+        // device has 8–10 storage buffers per stage (the classification uses 8).
+        let nodes = [
+            (
+                "prepare",
+                vec![
+                    counts.clone(),
+                    ids.clone(),
+                    flags.clone(),
+                    live.clone(),
+                    Binding::read_write(9, classify_grid),
+                ],
+                Grid::Workgroups([1, 1, 1]),
+            ),
+            (
+                "clear",
+                vec![lp.clone(), bitmap.clone()],
+                Grid::Workgroups([CLEAR_GROUPS, 1, 1]),
+            ),
+            (
+                "classify",
+                vec![
+                    lp,
+                    spans,
+                    rows,
+                    ids,
+                    wide,
+                    bitmap,
+                    counts.clone(),
+                    flags,
+                    live,
+                ],
+                Grid::Indirect(classify_grid),
+            ),
+            (
+                "args",
+                vec![frame_args, counts, draws],
+                Grid::Workgroups([1, 1, 1]),
+            ),
+        ];
+        for (entry, bindings, grid) in nodes {
             g.add_dispatch_node(DispatchNode::new(
                 format!("lod/{entry}"),
                 shader.clone(),
                 entry,
-                all.clone(),
+                bindings,
                 grid,
             ))?;
         }
@@ -214,6 +262,7 @@ impl SpanLod {
             occupancy,
             counters,
             draw_args,
+            _classify_args: classify_args,
             graph,
         })
     }
@@ -232,6 +281,29 @@ impl SpanLod {
     pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<(), TraceGpuError> {
         self.graph.encode(encoder, &EncodeOptions::default())?;
         Ok(())
+    }
+
+    /// [`Self::encode`] with a timestamp pass around every node (needs `TIMESTAMP_QUERY`);
+    /// after submitting, [`Self::read_timings`] gives each node's GPU time.
+    pub fn encode_profiled(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Result<(), TraceGpuError> {
+        let options = EncodeOptions {
+            profile: true,
+            ..Default::default()
+        };
+        self.graph.encode(encoder, &options)?;
+        Ok(())
+    }
+
+    /// The node timings of the last [`Self::encode_profiled`], in execution order. A
+    /// readback: blocks until the GPU finished (native only in practice).
+    pub fn read_timings(
+        &mut self,
+        queue: &wgpu::Queue,
+    ) -> Result<Vec<gpugraph_command::NodeTiming>, TraceGpuError> {
+        Ok(self.graph.read_timings(queue)?)
     }
 
     /// The [`LodParams`] uniform (for the draw's bitmap quad).

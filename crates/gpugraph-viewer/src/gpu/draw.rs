@@ -235,6 +235,11 @@ impl SpanDraw {
         &self.lod
     }
 
+    /// The LOD graph, mutably (to encode it alone, e.g. for timings).
+    pub fn lod_mut(&mut self) -> &mut SpanLod {
+        &mut self.lod
+    }
+
     /// Records the LOD graph, which derives this frame's quads, bitmap and draw records
     /// from the trace frame's (after the frame graph, before [`Self::draw`]).
     pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<(), ViewerError> {

@@ -173,7 +173,13 @@ impl Viewer {
         model: &TraceModel,
         max_hops: u32,
     ) -> Result<TraceFrame, ViewerError> {
-        let config = TraceFrameConfig::exact(model, max_hops);
+        // No visible-ID compaction: the span LOD reads the frame's candidates and flags, so
+        // a zoomed-in frame costs nothing proportional to the trace and a zoomed-out one a
+        // pass over it less.
+        let config = TraceFrameConfig {
+            compact_visible: false,
+            ..TraceFrameConfig::exact(model, max_hops)
+        };
         Ok(TraceFrame::new(device, queue, model, config)?)
     }
 
@@ -218,6 +224,11 @@ impl Viewer {
     /// The trace frame, mutably (to encode it alone, e.g. for timings).
     pub fn frame_mut(&mut self) -> &mut TraceFrame {
         &mut self.frame
+    }
+    /// The span LOD graph, mutably (to encode it alone, e.g. for timings; it reads the
+    /// trace frame's outputs of the last frame graph).
+    pub fn span_lod_mut(&mut self) -> &mut gpugraph_trace::lod::SpanLod {
+        self.spans.lod_mut()
     }
     /// Counters and timings.
     pub fn stats(&self) -> &FrameStats {

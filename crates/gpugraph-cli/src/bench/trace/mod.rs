@@ -19,8 +19,9 @@
 //!   a file and read back into a model (checked equal once), wall time;
 //! * `frame-focus3`: one full interaction frame on the GPU ([`TraceFrame`] with a 1280 × 720
 //!   picture): layout scan, dependency focus of 3 hops both ways from 4 seeds (spans with
-//!   outgoing flows), span visibility, ancestor projection, edge projection, span and edge
-//!   compaction into indirect draws, the pick passes and the draw. GPU time: timestamps
+//!   outgoing flows), span visibility, edge projection (each flow's endpoints walked up to
+//!   their nearest visible ancestors), span and edge compaction into indirect draws, the pick
+//!   passes and the draw. GPU time: timestamps
 //!   around each frame (`throughput::time_encoded`, after its warm-up; wall clock of
 //!   submit-and-wait without timestamp queries), the frame's visible span and edge counts
 //!   checked once against the CPU oracle (`gpugraph_trace::cpu::frame`), and with timestamp
