@@ -64,6 +64,15 @@ pub struct TraceFrameConfig {
     /// compaction over the candidates, so a zoomed-in frame costs nothing proportional to the
     /// span slots and a zoomed-out one a pass less (the viewer's span LOD reads them so).
     pub compact_visible: bool,
+    /// Build per-thread block summaries at load and let plain zoomed-out frames skip the
+    /// per-span visibility ([`super::blocks`]; off by default). A frame whose view has no
+    /// filter, focus or collapse and whose window covers more than half the spans then
+    /// writes neither `visible` and `rows` nor the candidates' IDs and flags (they keep the
+    /// last other frame's values): its visible count comes from binary searches, its picks
+    /// and edge endpoints evaluate the window on the fly (the endpoints' rows are written),
+    /// and the span LOD draws it from the blocks. Needs `compact_visible` and
+    /// `scene_records` off (both read every visible span's slot).
+    pub block_lod: bool,
 }
 
 impl TraceFrameConfig {
@@ -80,6 +89,7 @@ impl TraceFrameConfig {
             scene_records: false,
             picture: None,
             compact_visible: true,
+            block_lod: false,
         }
     }
     /// `tier`'s spans, with dependencies, threads and processes sized for `model` and room
