@@ -35,11 +35,7 @@ fn threads_trace(seed: u64, counts: &[usize], depth: usize) -> TraceModel {
             let d = r.random_range(1..=depth).min(n - placed);
             let outer = r.random_range(4 * d as u64..200);
             for j in 0..d as u64 {
-                let dur = if r.random_bool(0.1) {
-                    0
-                } else {
-                    outer - 2 * j
-                };
+                let dur = if r.random_bool(0.1) { 0 } else { outer - 2 * j };
                 ev.push(format!(
                     r#"{{"ph":"X","name":"n{}","pid":{p},"tid":{t},"ts":{},"dur":{dur}}}"#,
                     r.random_range(0..5),
@@ -165,7 +161,11 @@ fn check(
     let blocks = view.is_plain() && candidates > n as u32 / 2;
     assert_eq!(mode == 2, blocks, "{what}: mode {mode}");
     let args = read(ctx, &b.draw_args, 8);
-    assert_eq!(args[1] as usize, want.visible_ids.len(), "{what}: visible count");
+    assert_eq!(
+        args[1] as usize,
+        want.visible_ids.len(),
+        "{what}: visible count"
+    );
     assert_eq!(
         args[5] as usize,
         want.visible_edges.len(),
@@ -194,12 +194,18 @@ fn check(
     for &e in &want.visible_edges {
         let (a, z) = want.edge_ends[e as usize];
         for x in [a, z] {
-            assert_eq!(rows[x as usize], want.rows[x as usize], "{what}: edge end {x}");
+            assert_eq!(
+                rows[x as usize], want.rows[x as usize],
+                "{what}: edge end {x}"
+            );
         }
     }
     for &i in &want.visible_ids {
         if !blocks {
-            assert_eq!(rows[i as usize], want.rows[i as usize], "{what}: row of {i}");
+            assert_eq!(
+                rows[i as usize], want.rows[i as usize],
+                "{what}: row of {i}"
+            );
         }
     }
     let words = lod.config().words() as usize;
@@ -209,7 +215,10 @@ fn check(
     wide.sort_unstable();
     assert_eq!(wide, lod_want.wide, "{what}: wide spans");
     for &i in &wide {
-        assert_eq!(rows[i as usize], want.rows[i as usize], "{what}: quad row {i}");
+        assert_eq!(
+            rows[i as usize], want.rows[i as usize],
+            "{what}: quad row {i}"
+        );
     }
     assert_eq!(counters[1], lod_want.dense, "{what}: dense count");
     let used = (params.rows * params.words_per_row) as usize;

@@ -74,13 +74,7 @@ pub(super) fn add_build_blocks(
     let spans = import(g, "spans", &b.spans, 8 * s)?.1;
     let thread_spans = import(g, "thread-spans", &b.thread_spans, 2 * t)?.1;
     let thread_blocks = import(g, "thread-blocks", &b.thread_blocks, t + 1)?.1;
-    let records = import(
-        g,
-        "blocks",
-        &b.blocks,
-        blocks * u64::from(BLOCK_WORDS),
-    )?
-    .1;
+    let records = import(g, "blocks", &b.blocks, blocks * u64::from(BLOCK_WORDS))?.1;
     g.add_dispatch_node(DispatchNode::new(
         "frame/build_blocks",
         ShaderSource::new("trace/blocks", WGSL),

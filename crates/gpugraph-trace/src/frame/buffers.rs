@@ -180,10 +180,7 @@ impl FrameBuffers {
             unmark_args: buffer(device, "trace/unmark-args", 3, io | U::INDIRECT),
             sweep_args: buffer(device, "trace/sweep-args", 3, io | U::INDIRECT),
             live_total: b("trace/live-total", 3),
-            thread_blocks: b(
-                "trace/thread-blocks",
-                if c.block_lod { t + 1 } else { 1 },
-            ),
+            thread_blocks: b("trace/thread-blocks", if c.block_lod { t + 1 } else { 1 }),
             blocks: b(
                 "trace/blocks",
                 u64::from(super::blocks::block_capacity(c)) * u64::from(super::blocks::BLOCK_WORDS),
