@@ -51,9 +51,12 @@ pub struct FrameBuffers {
     pub focus_forward: wgpu::Buffer,
     /// Output: reverse focus mask.
     pub focus_reverse: wgpu::Buffer,
-    /// Output: 1 per visible span.
+    /// Output: 1 per visible span (not written by a frame in blocks mode, see
+    /// [`TraceFrameConfig::block_lod`]).
     pub visible: wgpu::Buffer,
-    /// Output: layout row per span ([`NO_SPAN`] hidden).
+    /// Output: layout row per span ([`NO_SPAN`] hidden). A frame in blocks mode writes only
+    /// the rows of its drawn edges' endpoints (and the span LOD those of its quads); a hidden
+    /// span's slot may then keep a row from such a frame.
     pub rows: wgpu::Buffer,
     /// Output: 1 per drawn dependency.
     pub edge_flags: wgpu::Buffer,
