@@ -1,6 +1,8 @@
 //! The sizes a [`super::TraceFrame`] is compiled for: the spec's capacity tiers and the
 //! exact or tiered [`TraceFrameConfig`].
 
+use super::WORKFLOW;
+use crate::error::TraceGpuError;
 use crate::model::TraceModel;
 
 /// The span capacity tiers of the spec (250K / 1M / 4M / 16M spans).
@@ -76,6 +78,35 @@ pub struct TraceFrameConfig {
 }
 
 impl TraceFrameConfig {
+    /// Fails with [`TraceGpuError::View`] for a combination a frame cannot run: a picture
+    /// without `compact_visible` (it draws the visible IDs), `block_lod` with
+    /// `compact_visible` or `scene_records` (blocks mode writes neither).
+    pub fn validate(&self) -> Result<(), TraceGpuError> {
+        if self.block_lod && (self.compact_visible || self.scene_records) {
+            return Err(TraceGpuError::View {
+                workflow: WORKFLOW,
+                id: "trace".into(),
+                what: "config",
+                expected: "block_lod without compact_visible and scene_records (blocks mode \
+                           writes no visible IDs nor rows)",
+                actual: format!(
+                    "block_lod with compact_visible {} and scene_records {}",
+                    self.compact_visible, self.scene_records
+                ),
+            });
+        }
+        if self.picture.is_some() && !self.compact_visible {
+            return Err(TraceGpuError::View {
+                workflow: WORKFLOW,
+                id: "trace".into(),
+                what: "config",
+                expected: "compact_visible with a picture (it draws the visible IDs)",
+                actual: "picture without compact_visible".into(),
+            });
+        }
+        Ok(())
+    }
+
     /// Exactly `model`'s sizes (at least 1 each), with `max_hops` focus hops.
     pub fn exact(model: &TraceModel, max_hops: u32) -> Self {
         Self {

@@ -154,36 +154,16 @@ impl TraceFrame {
     /// Allocates the frame's buffers for `config`, uploads `model` through `queue` writes
     /// (visible to the next submission), and compiles both graphs. Fails with
     /// [`TraceGpuError::Capacity`] when the model exceeds the config, and with
-    /// [`TraceGpuError::View`] for a picture without [`TraceFrameConfig::compact_visible`]
-    /// (the picture draws the visible IDs); submits nothing.
+    /// [`TraceGpuError::View`] for what [`TraceFrameConfig::validate`] rejects (a picture
+    /// without the visible IDs, blocks mode beside consumers of every slot); submits
+    /// nothing.
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         model: &TraceModel,
         config: TraceFrameConfig,
     ) -> Result<Self, TraceGpuError> {
-        if config.block_lod && (config.compact_visible || config.scene_records) {
-            return Err(TraceGpuError::View {
-                workflow: WORKFLOW,
-                id: "trace".into(),
-                what: "config",
-                expected: "block_lod without compact_visible and scene_records (blocks mode \
-                           writes no visible IDs nor rows)",
-                actual: format!(
-                    "block_lod with compact_visible {} and scene_records {}",
-                    config.compact_visible, config.scene_records
-                ),
-            });
-        }
-        if config.picture.is_some() && !config.compact_visible {
-            return Err(TraceGpuError::View {
-                workflow: WORKFLOW,
-                id: "trace".into(),
-                what: "config",
-                expected: "compact_visible with a picture (it draws the visible IDs)",
-                actual: "picture without compact_visible".into(),
-            });
-        }
+        config.validate()?;
         let buffers = FrameBuffers::new(device, &config);
         let build = Self::build_graph(device, &buffers, &config)?;
         let frame = Self::frame_graph(device, &buffers, &config, true)?;
