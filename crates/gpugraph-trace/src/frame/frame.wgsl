@@ -10,6 +10,8 @@
 //   pick_*:    clear, then the deepest lane among visible spans under the pointer, then the
 //              lowest span ID on that lane (two atomic passes: deterministic).
 
+#include "common.wgsl"
+
 const WG: u32 = 256u;
 
 struct FrameParams {

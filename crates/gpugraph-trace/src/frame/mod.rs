@@ -57,11 +57,10 @@ use gpugraph_render::GpuScene;
 
 const WORKFLOW: &str = "trace frame";
 const WG: u32 = 256;
-const WGSL: &str = concat!(
-    include_str!("../common.wgsl"),
-    include_str!("frame.wgsl"),
-    include_str!("candidates.wgsl")
-);
+/// The frame's recipe: its passes, then the candidate path's.
+fn frame_shader() -> ShaderSource {
+    crate::shaders::shader("trace/frame", "frame/frame.wgsl").file("frame/candidates.wgsl")
+}
 
 /// `FrameParams` in frame.wgsl: the per-frame uniform [`TraceFrame::write_view`] writes.
 #[repr(C)]
@@ -485,7 +484,7 @@ impl TraceFrame {
         let pick = v(&mut g, "pick", &b.pick, 2)?;
         let pick_args = v(&mut g, "pick-args", &b.pick_args, 3)?;
 
-        let shader = ShaderSource::new("trace/frame", WGSL);
+        let shader = frame_shader();
         let fp = || Binding::handle(0, params, Access::Uniform);
         let rows_of = |rows: u64| Grid::Rows {
             rows,
@@ -632,7 +631,7 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        crate::assert_params_layout::<FrameParams>(WGSL, "FrameParams", 24);
+        crate::assert_params_layout::<FrameParams>(&frame_shader().build(), "FrameParams", 24);
     }
 
     #[test]

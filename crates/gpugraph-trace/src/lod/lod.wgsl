@@ -11,6 +11,9 @@
 //             needed), append to `wide_ids` or set its one or two column bits in its row slot;
 //   args:     the non-instanced draw records: [6 × wide, 1, 0, 0], [2 × edges, 1, 0, 0].
 
+#include "common.wgsl"
+#include "lod/params.wgsl"
+
 const WG: u32 = 256u;
 
 @group(0) @binding(0) var<uniform> lp: LodParams;
