@@ -11,14 +11,35 @@ pub static WGSL: ShaderRegistry = ShaderRegistry::new(
     &[
         ("batches.wgsl", include_str!("batches.wgsl")),
         ("cubes.wgsl", include_str!("cubes.wgsl")),
-        ("gpu_scene/draw_generation.wgsl", include_str!("gpu_scene/draw_generation.wgsl")),
-        ("gpu_scene/frame_draw.wgsl", include_str!("gpu_scene/frame_draw.wgsl")),
-        ("gpu_scene/group_classify.wgsl", include_str!("gpu_scene/group_classify.wgsl")),
-        ("gpu_scene/record.wgsl", include_str!("gpu_scene/record.wgsl")),
-        ("gpu_scene/resource_groups.wgsl", include_str!("gpu_scene/resource_groups.wgsl")),
+        (
+            "gpu_scene/draw_generation.wgsl",
+            include_str!("gpu_scene/draw_generation.wgsl"),
+        ),
+        (
+            "gpu_scene/frame_draw.wgsl",
+            include_str!("gpu_scene/frame_draw.wgsl"),
+        ),
+        (
+            "gpu_scene/group_classify.wgsl",
+            include_str!("gpu_scene/group_classify.wgsl"),
+        ),
+        (
+            "gpu_scene/record.wgsl",
+            include_str!("gpu_scene/record.wgsl"),
+        ),
+        (
+            "gpu_scene/resource_groups.wgsl",
+            include_str!("gpu_scene/resource_groups.wgsl"),
+        ),
         ("gpu_scene/table.wgsl", include_str!("gpu_scene/table.wgsl")),
-        ("gpu_scene/upload.wgsl", include_str!("gpu_scene/upload.wgsl")),
-        ("gpu_scene/visibility.wgsl", include_str!("gpu_scene/visibility.wgsl")),
+        (
+            "gpu_scene/upload.wgsl",
+            include_str!("gpu_scene/upload.wgsl"),
+        ),
+        (
+            "gpu_scene/visibility.wgsl",
+            include_str!("gpu_scene/visibility.wgsl"),
+        ),
         ("picking/region.wgsl", include_str!("picking/region.wgsl")),
         ("visibility/cull.wgsl", include_str!("visibility/cull.wgsl")),
     ],
@@ -45,7 +66,11 @@ mod tests {
                 if path.is_dir() {
                     stack.push(path);
                 } else if path.extension().is_some_and(|e| e == "wgsl") {
-                    let name = path.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+                    let name = path
+                        .strip_prefix(&src)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
                     if WGSL.file(&name).is_none() {
                         missing.push(name);
                     }

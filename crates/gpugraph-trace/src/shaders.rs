@@ -12,7 +12,10 @@ pub static WGSL: ShaderRegistry = ShaderRegistry::new(
         ("common.wgsl", include_str!("common.wgsl")),
         ("csr/csr.wgsl", include_str!("csr/csr.wgsl")),
         ("frame/frame.wgsl", include_str!("frame/frame.wgsl")),
-        ("frame/candidates.wgsl", include_str!("frame/candidates.wgsl")),
+        (
+            "frame/candidates.wgsl",
+            include_str!("frame/candidates.wgsl"),
+        ),
         ("frame/draw.wgsl", include_str!("frame/draw.wgsl")),
         ("lod/params.wgsl", include_str!("lod/params.wgsl")),
         ("lod/lod.wgsl", include_str!("lod/lod.wgsl")),
@@ -43,7 +46,11 @@ mod tests {
                 if path.is_dir() {
                     stack.push(path);
                 } else if path.extension().is_some_and(|e| e == "wgsl") {
-                    let name = path.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+                    let name = path
+                        .strip_prefix(&src)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
                     if WGSL.file(&name).is_none() {
                         missing.push(name);
                     }
@@ -51,7 +58,13 @@ mod tests {
             }
         }
         assert!(missing.is_empty(), "not in the registry: {missing:?}");
-        for path in ["csr/csr.wgsl", "frame/draw.wgsl", "lod/lod.wgsl", "scene/scene.wgsl", "stats/stats.wgsl"] {
+        for path in [
+            "csr/csr.wgsl",
+            "frame/draw.wgsl",
+            "lod/lod.wgsl",
+            "scene/scene.wgsl",
+            "stats/stats.wgsl",
+        ] {
             let text = shader("t", path).build();
             assert!(!text.contains("#include"), "{path}");
             naga::front::wgsl::parse_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));

@@ -11,8 +11,7 @@ use anyhow::{bail, Context, Result};
 use gpugraph_command::{
     wgpu, Access, Binding, BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph, CopyNode,
     DepthStencilAttachment, DeviceCache, DispatchNode, Grid, RenderPassNode, ResourceUse,
-    ShaderRegistry, ShaderSource,
-    TextureDescriptor,
+    ShaderRegistry, ShaderSource, TextureDescriptor,
 };
 use gpugraph_procgen::luau::view::Shown;
 use gpugraph_procgen::{Column, ColumnType};

@@ -27,8 +27,10 @@ use crate::program::{Op, Program};
 const TEMPLATE: &str = include_str!("aggregate.wgsl");
 
 /// The aggregate's WGSL files, for the generated shader's `#include`.
-static WGSL: ShaderRegistry =
-    ShaderRegistry::new("gpugraph-datafusion", &[("kernel/aggregate.wgsl", TEMPLATE)]);
+static WGSL: ShaderRegistry = ShaderRegistry::new(
+    "gpugraph-datafusion",
+    &[("kernel/aggregate.wgsl", TEMPLATE)],
+);
 
 /// Most column slots a program reads (the shader's `col0` … `col7` bindings).
 const SLOTS: u32 = 8;

@@ -523,7 +523,8 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        let (size, offsets) = crate::gpu_scene::shader_layout::struct_layout(&shader().build(), "Params");
+        let (size, offsets) =
+            crate::gpu_scene::shader_layout::struct_layout(&shader().build(), "Params");
         assert_eq!(size, std::mem::size_of::<DrawGenerationParams>());
         assert_eq!(offsets, crate::gpu_scene::shader_layout::packed_words(28));
     }

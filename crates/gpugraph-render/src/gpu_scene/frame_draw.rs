@@ -14,7 +14,6 @@ use super::source::SceneVertex;
 use super::{GpuSceneGroup, GPU_SCENE_RECORD_BYTES};
 use crate::{DrawCommandBuffer, RenderError};
 
-
 /// One layer as the pass draws it.
 #[derive(Clone, Debug)]
 pub(crate) struct DrawLayer {

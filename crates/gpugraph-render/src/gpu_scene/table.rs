@@ -17,9 +17,7 @@
 //! command `g·rows + r`. Object IDs are the table's global row indices, which is what a pick
 //! answers.
 
-use gpugraph_command::{
-    Binding, CommandGraph, DataView, DispatchNode, Grid, VectorFormat,
-};
+use gpugraph_command::{Binding, CommandGraph, DataView, DispatchNode, Grid, VectorFormat};
 use gpugraph_tables::{
     GpuData, GpuRecordBatch, GpuTable, GpuVector, GraphImporter, InterleavedAttribute, VectorLayout,
 };

@@ -192,7 +192,8 @@ mod tests {
     /// The Rust params match the WGSL struct member for member.
     #[test]
     fn params_match_the_shader() {
-        let (size, offsets) = crate::gpu_scene::shader_layout::struct_layout(&super::shader().build(), "Params");
+        let (size, offsets) =
+            crate::gpu_scene::shader_layout::struct_layout(&super::shader().build(), "Params");
         assert_eq!(size, std::mem::size_of::<super::Params>());
         assert_eq!(offsets, crate::gpu_scene::shader_layout::packed_words(8));
     }
@@ -200,8 +201,12 @@ mod tests {
     /// The tile the dispatch sizes is the one the shader covers.
     #[test]
     fn tile_matches_the_shader() {
-        assert!(super::shader().build().contains("const WORKGROUP_SIZE: u32 = 256u;"));
-        assert!(super::shader().build().contains("const ROWS_PER_INVOCATION: u32 = 16u;"));
+        assert!(super::shader()
+            .build()
+            .contains("const WORKGROUP_SIZE: u32 = 256u;"));
+        assert!(super::shader()
+            .build()
+            .contains("const ROWS_PER_INVOCATION: u32 = 16u;"));
         assert_eq!(super::GPU_SCENE_CULL_TILE_ROWS, 256 * 16);
     }
 }

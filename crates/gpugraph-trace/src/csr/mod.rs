@@ -9,8 +9,7 @@
 //! sorts of 4-byte keys with 4-byte payloads, 8 bytes gathered; per span one binary search.
 
 use gpugraph_command::{
-    Binding, BufferDescriptor, CommandGraph, DataView, DispatchNode, Grid,
-    VectorFormat,
+    Binding, BufferDescriptor, CommandGraph, DataView, DispatchNode, Grid, VectorFormat,
 };
 use gpugraph_gpgpu::{Sort, SortPayload};
 use wgpu::BufferUsages;

@@ -6,8 +6,7 @@
 
 use gpugraph_command::{
     render_fn, BufferHandle, ColorAttachment, ColorLoad, CommandGraph, DataView, DeviceCache,
-    RenderPassNode,
-    ResourceUse, TextureDescriptor, TextureHandle,
+    RenderPassNode, ResourceUse, TextureDescriptor, TextureHandle,
 };
 
 use crate::error::TraceGpuError;

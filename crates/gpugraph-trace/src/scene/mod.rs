@@ -5,8 +5,7 @@
 //! has 24 significant bits), so exact times are always read from the span.
 
 use gpugraph_command::{
-    Access, Binding, BufferHandle, CommandGraph, DataView, DispatchNode, Grid,
-    VectorFormat,
+    Access, Binding, BufferHandle, CommandGraph, DataView, DispatchNode, Grid, VectorFormat,
 };
 use gpugraph_render::gpu_scene::GPU_SCENE_RECORD_WORDS;
 

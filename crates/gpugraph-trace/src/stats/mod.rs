@@ -6,9 +6,7 @@
 //! stats must meet; this kernel keeps two-word integer sums with carries (see stats.wgsl).
 //! Cost: per span 32 bytes read plus 4 for its parent, five atomics (two more for a parent).
 
-use gpugraph_command::{
-    Binding, CommandGraph, DataView, DispatchNode, Grid, VectorFormat,
-};
+use gpugraph_command::{Binding, CommandGraph, DataView, DispatchNode, Grid, VectorFormat};
 
 use crate::error::TraceGpuError;
 

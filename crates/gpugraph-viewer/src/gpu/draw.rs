@@ -7,8 +7,8 @@
 //! headless Chromium) avoid their per-instance cost. Zoomed out over a million spans, the
 //! quads drop from every visible span to the few that are wider than a pixel and a half.
 
-use gpugraph_trace::frame::{span_draw_layouts, FrameBuffers};
 use gpugraph_command::{DeviceCache, ShaderRegistry, ShaderSource};
+use gpugraph_trace::frame::{span_draw_layouts, FrameBuffers};
 use gpugraph_trace::lod::{LodConfig, LodParams, SpanLod};
 use gpugraph_trace::NO_SPAN;
 
@@ -295,7 +295,8 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        let module = naga::front::wgsl::parse_str(&spans_shader().build()).expect("the WGSL parses");
+        let module =
+            naga::front::wgsl::parse_str(&spans_shader().build()).expect("the WGSL parses");
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).expect("layout");
         let (h, _) = module
