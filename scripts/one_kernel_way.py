@@ -8,7 +8,8 @@ Scans the Rust files of every crate under `crates/` except `gpugraph-command` (t
 path and its device cache own the one `create_shader_module`, and its tests feed raw text on
 purpose) and reports, with file and line:
 
-* `create_shader_module` or `wgpu::ShaderSource` (`ShaderSource::Wgsl`, `::SpirV`, ...): a
+* `create_shader_module*`, `ShaderModuleDescriptor`, `include_wgsl!` or `wgpu::ShaderSource`
+  (`ShaderSource::Wgsl`, `::SpirV`, ...): a
   module made from text that bypassed the recipe (render pipelines take theirs from
   `DeviceCache::shader_module`);
 * `concat!(…)` whose arguments hold an `include_str!`: WGSL files glued together instead of
@@ -26,7 +27,10 @@ import re
 import sys
 
 OWNER = "gpugraph-command"
-MODULE = re.compile(r"\bcreate_shader_module\b|\bwgpu::ShaderSource\b|\bShaderSource::(?:Wgsl|SpirV|Naga|Glsl|Dummy)\b")
+MODULE = re.compile(
+    r"\bcreate_shader_module\w*\b|\bShaderModuleDescriptor\b|\binclude_wgsl!"
+    r"|\bwgpu::ShaderSource\b|\bShaderSource::(?:Wgsl|SpirV|Naga|Glsl|Dummy)\b"
+)
 HELPER = re.compile(r"\bwith_shared\s*\(")
 GLUE_CALL = re.compile(r"\b(?:format!|concat!|push_str)\s*\(")
 WGSL_CONST = re.compile(r"\b[A-Z][A-Z0-9_]*WGSL\b|\bWGSL\b")

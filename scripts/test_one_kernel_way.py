@@ -48,6 +48,10 @@ def main():
         "wgpu's shader source",
     )
     fails(
+        'fn m(d: &wgpu::Device) { d.create_shader_module(wgpu::include_wgsl!("a.wgsl")); }\n',
+        "include_wgsl!",
+    )
+    fails(
         'const WGSL: &str = concat!(include_str!("a.wgsl"), include_str!("b.wgsl"));\n',
         "files joined by concat!",
     )
