@@ -78,7 +78,8 @@ mod tests {
             }
         }
         assert!(missing.is_empty(), "not in the registry: {missing:?}");
-        for path in WGSL.paths() {
+        // The classifier is a fragment: its includer declares `params` and the bindings.
+        for path in WGSL.paths().filter(|p| *p != "gpu_scene/group_classify.wgsl") {
             let text = shader("t", path).build();
             assert!(!text.contains("#include"), "{path}");
             naga::front::wgsl::parse_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
