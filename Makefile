@@ -101,6 +101,8 @@ test: vulkan python build browser
 	python3 scripts/check_procgen_conformance.py
 	python3 scripts/test_import_circles.py
 	python3 scripts/import_circles.py
+	python3 scripts/test_one_kernel_way.py
+	python3 scripts/one_kernel_way.py
 	$(CARGO) test --workspace --release --no-fail-fast
 	$(MAKE) --no-print-directory pytest
 	$(EXAMPLES)/readme

@@ -16,6 +16,11 @@
 //! so `CommandGraph::new(id, &device)` reaches it without any new argument; the registry holds
 //! the device until [`DeviceCache::release`].
 //!
+//! Render pipelines (a frame's draw, the viewer's spans) take their shader module from
+//! [`DeviceCache::shader_module`], the one other place a module is created: both paths start
+//! from a [`ShaderSource`] recipe, so every WGSL text the workspace hands a device is assembled
+//! by `shader/` (`#include`, `#ifdef`, headers) and nowhere else.
+//!
 //! A device created with a persisted pipeline cache ([`crate::context::ContextOptions`])
 //! attaches it here once ([`DeviceCache::attach_pipeline_cache`]); every pipeline this cache
 //! creates then goes through it, so the driver can reuse machine code from an earlier process.
@@ -25,6 +30,7 @@ use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::pipeline_cache::PersistentPipelineCache;
+use crate::shader::ShaderSource;
 
 /// Bind groups kept per device before the oldest is evicted.
 pub const BIND_GROUP_CAPACITY: usize = 4096;
@@ -263,6 +269,19 @@ impl DeviceCache {
                 cache: self.persistent.get().map(|p| p.wgpu()),
             });
         CachedPipeline { pipeline, layout }
+    }
+
+    /// The shader module of `source` (assembled by [`ShaderSource::build`], labelled by its
+    /// key), for render pipelines, which the caller creates from it. Not cached: render
+    /// pipelines are created once per consumer, and an invalid module must reach the caller's
+    /// error scope every time.
+    pub fn shader_module(&self, source: &ShaderSource) -> wgpu::ShaderModule {
+        let wgsl = source.build();
+        self.device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(source.key()),
+                source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+            })
     }
 
     /// A bind group of `layout` over buffer ranges `entries` (binding, range), created on the

@@ -40,6 +40,7 @@ mod mesh;
 pub mod picking;
 mod readback;
 pub mod scene;
+pub mod shaders;
 pub mod visibility;
 
 pub use draw::{DrawCommandBuffer, DrawLayout};

@@ -14,7 +14,6 @@ use wgpu::util::DeviceExt;
 
 use crate::{DrawCommandBuffer, DrawLayout, RenderError};
 
-const CUBES_WGSL: &str = include_str!("cubes.wgsl");
 const BATCHES_WGSL: &str = include_str!("batches.wgsl");
 
 /// The batching dispatch's constants (WGSL `Params` in `batches.wgsl`).
@@ -232,10 +231,8 @@ impl InstancedCubes {
                         .into());
                     }
                 }
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("render/cubes"),
-                    source: wgpu::ShaderSource::Wgsl(CUBES_WGSL.into()),
-                });
+                let module = gpugraph_command::DeviceCache::for_device(device)
+                    .shader_module(&crate::shaders::shader("render/cubes", "cubes.wgsl"));
                 let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                     label: Some(cc.node_id()),
                     layout: None,

@@ -1,4 +1,4 @@
-// Shared by the trace kernels (prepended by `shader()` in lib.rs): the linear row of a
+// Shared by the trace kernels (`#include "common.wgsl"`, the registry in shaders.rs): the linear row of a
 // `Grid::Rows` dispatch (split over x and y past the per-dimension limit), the canonical span
 // words (span.rs) and 64-bit tick arithmetic on (lo, hi) pairs, since WGSL has no u64.
 

@@ -26,6 +26,7 @@ pub mod layout;
 pub mod lod;
 pub mod model;
 pub mod scene;
+pub mod shaders;
 pub mod span;
 pub mod stats;
 pub mod view;

@@ -10,8 +10,8 @@
 use anyhow::{bail, Context, Result};
 use gpugraph_command::{
     wgpu, Access, Binding, BufferDescriptor, ColorAttachment, ColorLoad, CommandGraph, CopyNode,
-    DepthStencilAttachment, DispatchNode, Grid, RenderPassNode, ResourceUse, ShaderSource,
-    TextureDescriptor,
+    DepthStencilAttachment, DeviceCache, DispatchNode, Grid, RenderPassNode, ResourceUse,
+    ShaderRegistry, ShaderSource, TextureDescriptor,
 };
 use gpugraph_procgen::luau::view::Shown;
 use gpugraph_procgen::{Column, ColumnType};
@@ -23,7 +23,11 @@ use wgpu::{BufferUsages as U, TextureFormat as F, TextureUsages as T};
 
 use crate::gpu::Gpu;
 
-const FOREST_WGSL: &str = include_str!("forest.wgsl");
+/// The forest's draw (`forest.wgsl`), a registry of one file for its [`ShaderSource`] recipe.
+static WGSL: ShaderRegistry = ShaderRegistry::new(
+    "gpugraph-cli procgen",
+    &[("procgen/forest.wgsl", include_str!("forest.wgsl"))],
+);
 
 /// Writes the live tree count into the draw record's `instanceCount`.
 const DRAW_COUNT_WGSL: &str = "
@@ -283,10 +287,10 @@ pub fn render(gpu: &Gpu, scene: &Scene, width: u32, height: u32) -> Result<Image
         depends_on: Vec::new(),
         compile: Box::new(move |cc| {
             let device = cc.device();
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("procgen/render/forest"),
-                source: wgpu::ShaderSource::Wgsl(FOREST_WGSL.into()),
-            });
+            let module = DeviceCache::for_device(device).shader_module(
+                &ShaderSource::from_registry(&WGSL, "procgen/forest.wgsl")
+                    .keyed("procgen/render/forest"),
+            );
             let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
                 binding,
                 visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,

@@ -110,7 +110,7 @@ impl Accumulation {
         }
         let device = &ctx.device;
         let encoded = program.encode();
-        let shader = ShaderSource::new("datafusion/aggregate", shader(program, nullable));
+        let shader = shader(program, nullable);
         let mut program_words = encoded.words.clone();
         program_words.resize(program_words.len().max(4).div_ceil(4) * 4, 0);
         let program_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {

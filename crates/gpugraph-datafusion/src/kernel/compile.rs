@@ -1,5 +1,6 @@
 //! A [`Program`] compiled to straight-line WGSL: the body of the aggregate kernel's
-//! `run_row`, appended to `aggregate.wgsl`'s accumulation and flush code.
+//! `run_row`, after an `#include` of `aggregate.wgsl`'s accumulation and flush code, which
+//! the recipe's registry resolves (the one assembly path, `gpugraph_command::shader`).
 //!
 //! Why compile rather than interpret: an interpreter keeps its operand stack in an array the
 //! shader indexes dynamically, which GPUs place in per-thread local memory, and it branches
@@ -18,10 +19,18 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use gpugraph_command::{ShaderRegistry, ShaderSource};
+
 use crate::program::{Op, Program};
 
 /// The kernel's accumulation and flush code, without `run_row`.
 const TEMPLATE: &str = include_str!("aggregate.wgsl");
+
+/// The aggregate's WGSL files, for the generated shader's `#include`.
+static WGSL: ShaderRegistry = ShaderRegistry::new(
+    "gpugraph-datafusion",
+    &[("kernel/aggregate.wgsl", TEMPLATE)],
+);
 
 /// Most column slots a program reads (the shader's `col0` … `col7` bindings).
 const SLOTS: u32 = 8;
@@ -203,10 +212,15 @@ fn fits_i32(v: i64) -> bool {
     i32::try_from(v).is_ok()
 }
 
-/// The complete shader for `program`; `nullable` has bit s set when column slot s may hold
-/// nulls in some chunk (the others' null flags fold to `false`). Assumes
-/// [`Program::check`] passed.
-pub fn shader(program: &Program, nullable: u32) -> String {
+/// The shader recipe for `program` (key `datafusion/aggregate`); `nullable` has bit s set
+/// when column slot s may hold nulls in some chunk (the others' null flags fold to `false`).
+/// Assumes [`Program::check`] passed.
+pub fn shader(program: &Program, nullable: u32) -> ShaderSource {
+    ShaderSource::new("datafusion/aggregate", generated(program, nullable)).registry(&WGSL)
+}
+
+/// The generated part of [`shader`]: the template's `#include`, then the row program.
+fn generated(program: &Program, nullable: u32) -> String {
     let rows: Vec<Emitter> = (0..UNROLL).map(|k| row(program, nullable, k)).collect();
     let mut slots_used = 0u32;
     for op in &program.ops {
@@ -214,8 +228,8 @@ pub fn shader(program: &Program, nullable: u32) -> String {
             slots_used |= 1 << c;
         }
     }
-    let mut out = String::with_capacity(TEMPLATE.len() + 4096);
-    out.push_str(TEMPLATE);
+    let mut out = String::with_capacity(4096);
+    out.push_str("#include \"kernel/aggregate.wgsl\"\n");
     out.push_str("\n// Generated from the query's row program (kernel/compile.rs).\n");
     // The constants, read from the program buffer once per invocation rather than per row.
     let constants = program
@@ -547,7 +561,7 @@ mod tests {
             ],
             kinds: l.into_kinds(),
         };
-        let no_nulls = shader(&p, 0);
+        let no_nulls = shader(&p, 0).build();
         validate(&no_nulls);
         assert_eq!(
             no_nulls.matches("mul64(r0t").count(),
@@ -556,7 +570,7 @@ mod tests {
         );
         assert_eq!(no_nulls.matches("mul64(").count(), UNROLL as usize + 1);
         assert!(!no_nulls.contains("valid0("), "no validity without nulls");
-        let nulls = shader(&p, 0b010);
+        let nulls = shader(&p, 0b010).build();
         validate(&nulls);
         assert!(nulls.contains("fn valid1("), "{nulls}");
         assert!(
@@ -572,7 +586,7 @@ mod tests {
             ops: vec![Op::Const(v), Op::Group, Op::Const(v), Op::Sum(sum)],
             kinds: p.kinds.clone(),
         };
-        assert_eq!(shader(&with(1), 0), shader(&with(7), 0));
+        assert_eq!(shader(&with(1), 0).build(), shader(&with(7), 0).build());
     }
 
     #[test]
@@ -628,7 +642,7 @@ mod tests {
         };
         p.check().expect("a well-formed program");
         for nullable in [0, 0b1, 0b10, 0b11, 0xff] {
-            validate(&shader(&p, nullable));
+            validate(&shader(&p, nullable).build());
         }
     }
 }

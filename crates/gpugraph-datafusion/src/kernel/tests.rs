@@ -8,7 +8,7 @@ use gpugraph_testing::ctx as gpu;
 
 #[test]
 fn wgsl_validates_and_params_match_the_struct() {
-    let wgsl = shader(&program(3), 0b10);
+    let wgsl = shader(&program(3), 0b10).build();
     let module = naga::front::wgsl::parse_str(&wgsl).expect("the compiled shader parses");
     naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),

@@ -50,22 +50,6 @@ pub struct Kernel {
     pub layout: wgpu::BindGroupLayout,
 }
 
-/// The dispatch helpers (`shared/dispatch.wgsl`, owned by `gpugraph-command`), for WGSL
-/// assembled outside a [`ShaderSource`]; recipes `#include "shared/dispatch.wgsl"`.
-pub const SHARED_DISPATCH_WGSL: &str = gpugraph_command::shader::DISPATCH_WGSL;
-
-/// `shared` snippets followed by `source`, for WGSL outside this crate's registry (the CLI's
-/// own kernels); the crate's kernels assemble through [`ShaderSource`].
-pub fn with_shared(shared: &[&str], source: &str) -> String {
-    let mut out = String::new();
-    for s in shared {
-        out.push_str(s);
-        out.push('\n');
-    }
-    out.push_str(source);
-    out
-}
-
 /// A compute-visible buffer entry at `binding` of type `ty`, without a dynamic offset, that
 /// wgpu requires to be at least `min_size` bytes (0: no minimum).
 pub fn buffer_entry(

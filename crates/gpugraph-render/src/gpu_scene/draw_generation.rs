@@ -42,11 +42,13 @@ use super::{GpuSceneGroupClassification, GpuSceneViews};
 use crate::{DrawCommandBuffer, RenderError};
 
 const WORKFLOW: &str = "scene draw generation";
-const WGSL: &str = concat!(
-    include_str!("record.wgsl"),
-    include_str!("group_classify.wgsl"),
-    include_str!("draw_generation.wgsl")
-);
+/// Draw generation's nodes (they include the record layout and the shared classifier).
+fn shader() -> ShaderSource {
+    crate::shaders::shader(
+        "render/gpu_scene/draw_generation",
+        "gpu_scene/draw_generation.wgsl",
+    )
+}
 /// Rows of the iterated list (or slots) one workgroup of claim and publish takes (256
 /// invocations of 4 rows; the WGSL's `ROW_TILE`).
 pub const GPU_SCENE_DRAW_ROW_TILE: u32 = 1024;
@@ -463,7 +465,7 @@ impl GpuSceneDrawGeneration {
                 Binding::placeholder(15, rw),
             ],
         };
-        let shader = ShaderSource::new("render/gpu_scene/draw_generation", WGSL);
+        let shader = shader();
         let common = [
             Binding::params(0, &params),
             Binding::read_write(4, state_view),
@@ -521,7 +523,8 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        let (size, offsets) = crate::gpu_scene::shader_layout::struct_layout(WGSL, "Params");
+        let (size, offsets) =
+            crate::gpu_scene::shader_layout::struct_layout(&shader().build(), "Params");
         assert_eq!(size, std::mem::size_of::<DrawGenerationParams>());
         assert_eq!(offsets, crate::gpu_scene::shader_layout::packed_words(28));
     }
@@ -529,9 +532,10 @@ mod tests {
     /// The row tile the tests' boundary sizes use is the one the shader covers.
     #[test]
     fn row_tile_matches_the_shader() {
-        assert!(WGSL.contains("const WORKGROUP_SIZE: u32 = 256u;"));
-        assert!(WGSL.contains("const ROWS_PER_INVOCATION: u32 = 4u;"));
-        assert!(WGSL.contains("const ROW_TILE: u32 = WORKGROUP_SIZE * ROWS_PER_INVOCATION;"));
+        let wgsl = shader().build();
+        assert!(wgsl.contains("const WORKGROUP_SIZE: u32 = 256u;"));
+        assert!(wgsl.contains("const ROWS_PER_INVOCATION: u32 = 4u;"));
+        assert!(wgsl.contains("const ROW_TILE: u32 = WORKGROUP_SIZE * ROWS_PER_INVOCATION;"));
         assert_eq!(GPU_SCENE_DRAW_ROW_TILE, 256 * 4);
     }
 }

@@ -1,5 +1,5 @@
 // GPUSceneDrawGeneration (`draw_generation.rs`; oracles `cpu::draw_generation` and, with
-// CLASSIFY, `cpu::resource_groups`). Included after `record.wgsl` and `group_classify.wgsl`. Two nodes over one binding layout:
+// CLASSIFY, `cpu::resource_groups`). Includes `record.wgsl` and `group_classify.wgsl`. Two nodes over one binding layout:
 //   prepare (one invocation): snapshots what to clear (every command on the first encode,
 //            the commands the previous encode published afterwards), the rows to iterate
 //            (every slot, or min(count, capacity) listed rows), writes both indirect grids
@@ -25,6 +25,9 @@
 // `state` (persistent between encodes): word 0 initialized, 1 published (the list's length),
 // 2 commands to clear, 3 clear every command, 4 rows to iterate, then the owners (one per
 // command) at `owner_base`, then the published slots at `published_slots_base`.
+
+#include "gpu_scene/record.wgsl"
+#include "gpu_scene/group_classify.wgsl"
 
 override CLASSIFY: bool = false;
 const WORKGROUP_SIZE: u32 = 256u;

@@ -14,8 +14,6 @@ use super::source::SceneVertex;
 use super::{GpuSceneGroup, GPU_SCENE_RECORD_BYTES};
 use crate::{DrawCommandBuffer, RenderError};
 
-const WGSL: &str = include_str!("frame_draw.wgsl");
-
 /// One layer as the pass draws it.
 #[derive(Clone, Debug)]
 pub(crate) struct DrawLayer {
@@ -76,10 +74,9 @@ pub(crate) fn add_scene_pass(
         depends_on: Vec::new(),
         compile: Box::new(move |cc| {
             let device = cc.device();
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("gpu-scene frame"),
-                source: wgpu::ShaderSource::Wgsl(WGSL.into()),
-            });
+            let module = gpugraph_command::DeviceCache::for_device(device).shader_module(
+                &crate::shaders::shader("gpu-scene frame", "gpu_scene/frame_draw.wgsl"),
+            );
             let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                 label: Some(cc.node_id()),
                 layout: None,

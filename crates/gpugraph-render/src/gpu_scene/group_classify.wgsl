@@ -1,6 +1,6 @@
 // Resource-group classification of one live command (`resource_groups.rs` states the
 // contract), shared by `resource_groups.wgsl` (its classify pass) and `draw_generation.wgsl`
-// (its publish pass, when it classifies what it publishes). Included after `record.wgsl`; the
+// (its publish pass, when it classifies what it publishes). Includes `record.wgsl`; the
 // including shader declares `params` with `record_base`, `keys_base`, `group_count`,
 // `counts_base`, `flags_base` and `group_overflow_base`, and the bindings `records`, `keys`,
 // `groups` (descriptors (id, first, count, geometry) in renderer order, then (id, index) pairs
@@ -10,6 +10,8 @@
 // contiguous command windows, so nearly always the only one) is tallied in workgroup memory
 // and added once; any other group adds directly. One global word per group taking an atomic
 // per command would serialize them.
+
+#include "gpu_scene/record.wgsl"
 
 // With KEYED, rows are read from the scene's draw keys view (`bounds.rs`), else from records.
 override KEYED: bool = false;

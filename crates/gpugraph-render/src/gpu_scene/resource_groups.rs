@@ -34,11 +34,13 @@ use super::{GpuSceneCommandList, GpuSceneViews, GPU_SCENE_INVALID_REFERENCE};
 use crate::{DrawCommandBuffer, RenderError};
 
 const WORKFLOW: &str = "scene resource groups";
-const WGSL: &str = concat!(
-    include_str!("record.wgsl"),
-    include_str!("group_classify.wgsl"),
-    include_str!("resource_groups.wgsl")
-);
+/// The classification passes (they include the record layout and the shared classifier).
+fn shader() -> ShaderSource {
+    crate::shaders::shader(
+        "render/gpu_scene/resource_groups",
+        "gpu_scene/resource_groups.wgsl",
+    )
+}
 const WORKGROUP_SIZE: u32 = 256;
 
 /// Per-group flag: a live command of the group lies outside its window (every live command of
@@ -427,7 +429,7 @@ impl GpuSceneResourceGroups {
                 Binding::placeholder(8, gpugraph_command::Access::Read),
             ]),
         }
-        let shader = ShaderSource::new("render/gpu_scene/resource_groups", WGSL);
+        let shader = shader();
         let rows = |rows: u64| Grid::Rows {
             rows,
             rows_per_workgroup: WORKGROUP_SIZE,
@@ -470,7 +472,7 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        let (size, _) = crate::gpu_scene::shader_layout::struct_layout(WGSL, "Params");
+        let (size, _) = crate::gpu_scene::shader_layout::struct_layout(&shader().build(), "Params");
         assert_eq!(size, std::mem::size_of::<GroupParams>());
     }
 }

@@ -1,4 +1,4 @@
-// GPUSceneResourceGroups (`resource_groups.rs`; oracle `cpu::resource_groups`). Included after
+// GPUSceneResourceGroups (`resource_groups.rs`; oracle `cpu::resource_groups`). Includes
 // `record.wgsl`. Two passes over one binding layout:
 //   clear:    counts, per-group flags and the global flags to 0; with a live-command list,
 //             classify's indirect grid from the list's count;
@@ -9,6 +9,9 @@
 //             group's MISPLACED bit, a geometry other than the group's fixed one its
 //             GEOMETRY_MISMATCH bit; otherwise the group's count goes up by one.
 // Row keys, descriptor lookup and the per-workgroup counting: `group_classify.wgsl`.
+
+#include "gpu_scene/record.wgsl"
+#include "gpu_scene/group_classify.wgsl"
 
 const WORKGROUP_SIZE: u32 = 256u;
 

@@ -17,9 +17,7 @@
 //! command `g·rows + r`. Object IDs are the table's global row indices, which is what a pick
 //! answers.
 
-use gpugraph_command::{
-    Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource, VectorFormat,
-};
+use gpugraph_command::{Binding, CommandGraph, DataView, DispatchNode, Grid, VectorFormat};
 use gpugraph_tables::{
     GpuData, GpuRecordBatch, GpuTable, GpuVector, GraphImporter, InterleavedAttribute, VectorLayout,
 };
@@ -31,7 +29,6 @@ use super::source::{cube, SceneVertex};
 use super::{GpuSceneGroup, GPU_SCENE_BUFFER_USAGE, GPU_SCENE_RECORD_BYTES};
 use crate::{DrawCommandBuffer, DrawLayout, RenderError};
 
-const WGSL: &str = concat!(include_str!("record.wgsl"), include_str!("table.wgsl"));
 const WORKGROUP_SIZE: u32 = 256;
 /// The record column of [`GpuTableScene::record_table`].
 pub const TABLE_SCENE_RECORD_COLUMN: &str = "scene";
@@ -426,7 +423,7 @@ impl GpuTableScene {
             ];
             importer.graph().add_dispatch_node(DispatchNode::new(
                 format!("table-scene/produce/batch-{b}"),
-                ShaderSource::new("render/gpu_scene/table", WGSL),
+                crate::shaders::shader("render/gpu_scene/table", "gpu_scene/table.wgsl"),
                 "produce",
                 bindings,
                 Grid::Rows {

@@ -1,5 +1,5 @@
 // The table scene's record producer (`table.rs`; oracle `GpuTableScene::cpu_records`).
-// Included after `record.wgsl`. One dispatch per nonempty batch: row `r` of the batch's
+// Includes `record.wgsl`. One dispatch per nonempty batch: row `r` of the batch's
 // coordinate columns becomes record `r` of the batch's partition, in canonical layout:
 //   object_id     first_record + r (the table's global row)
 //   flags         ACTIVE
@@ -10,6 +10,8 @@
 //   command_slot  group window g·rows + r (window 0 without a group column)
 //   transform     translate(center) · scale(half extents): the unit box [-1, 1]³ onto the box
 // Non-finite coordinates give non-finite bounds, which no frustum test passes.
+
+#include "gpu_scene/record.wgsl"
 
 const WORKGROUP_SIZE: u32 = 256u;
 const GROUP_NONE: u32 = 0u;

@@ -28,7 +28,10 @@ use super::GpuSceneViews;
 use crate::{RenderError, ViewParams};
 
 const WORKFLOW: &str = "scene visibility";
-const WGSL: &str = concat!(include_str!("record.wgsl"), include_str!("visibility.wgsl"));
+/// The fused cull and compaction, after the record layout it includes.
+fn shader() -> ShaderSource {
+    crate::shaders::shader("render/gpu_scene/visibility", "gpu_scene/visibility.wgsl")
+}
 /// Slots one workgroup of the cull tests: 256 invocations of 16 slots each (the WGSL's
 /// `TILE_ROWS`).
 pub const GPU_SCENE_CULL_TILE_ROWS: u32 = 4096;
@@ -142,7 +145,7 @@ impl GpuSceneVisibility {
             overflow_base: base(&self.overflow),
             pad: 0,
         };
-        let shader = ShaderSource::new("render/gpu_scene/visibility", WGSL);
+        let shader = shader();
         let outputs = [
             Binding::read_write(5, self.count),
             Binding::read_write(6, self.overflow),
@@ -189,7 +192,8 @@ mod tests {
     /// The Rust params match the WGSL struct member for member.
     #[test]
     fn params_match_the_shader() {
-        let (size, offsets) = crate::gpu_scene::shader_layout::struct_layout(super::WGSL, "Params");
+        let (size, offsets) =
+            crate::gpu_scene::shader_layout::struct_layout(&super::shader().build(), "Params");
         assert_eq!(size, std::mem::size_of::<super::Params>());
         assert_eq!(offsets, crate::gpu_scene::shader_layout::packed_words(8));
     }
@@ -197,8 +201,12 @@ mod tests {
     /// The tile the dispatch sizes is the one the shader covers.
     #[test]
     fn tile_matches_the_shader() {
-        assert!(super::WGSL.contains("const WORKGROUP_SIZE: u32 = 256u;"));
-        assert!(super::WGSL.contains("const ROWS_PER_INVOCATION: u32 = 16u;"));
+        assert!(super::shader()
+            .build()
+            .contains("const WORKGROUP_SIZE: u32 = 256u;"));
+        assert!(super::shader()
+            .build()
+            .contains("const ROWS_PER_INVOCATION: u32 = 16u;"));
         assert_eq!(super::GPU_SCENE_CULL_TILE_ROWS, 256 * 16);
     }
 }

@@ -1,4 +1,4 @@
-// GpuSceneVisibility (`visibility.rs`; oracle `cpu::sphere_visibility`). Included after
+// GpuSceneVisibility (`visibility.rs`; oracle `cpu::sphere_visibility`). Includes
 // `record.wgsl`. Two nodes:
 //   reset (one invocation): the visible count and overflow to 0;
 //   cull (ROWS_PER_INVOCATION slots per invocation, a tile of TILE_ROWS slots per
@@ -16,6 +16,8 @@
 // test branch-free, so the compiler can issue them all before the first test.
 // With PACKED the slot's sphere and liveness come from the packed bounds view (16 bytes a
 // slot, `bounds.rs` states the encoding), else from the record's `flags` and `sphere` words.
+
+#include "gpu_scene/record.wgsl"
 
 override PACKED: bool = true;
 const WORKGROUP_SIZE: u32 = 256u;

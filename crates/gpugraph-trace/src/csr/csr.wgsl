@@ -6,6 +6,8 @@
 //            naming no span) sort past every row and are left out;
 //   gather:  neighbors[k] = the other endpoint of the record the sort put at position k.
 
+#include "common.wgsl"
+
 const WG: u32 = 256u;
 
 struct Params {

@@ -9,8 +9,7 @@
 //! sorts of 4-byte keys with 4-byte payloads, 8 bytes gathered; per span one binary search.
 
 use gpugraph_command::{
-    Binding, BufferDescriptor, CommandGraph, DataView, DispatchNode, Grid, ShaderSource,
-    VectorFormat,
+    Binding, BufferDescriptor, CommandGraph, DataView, DispatchNode, Grid, VectorFormat,
 };
 use gpugraph_gpgpu::{Sort, SortPayload};
 use wgpu::BufferUsages;
@@ -19,7 +18,6 @@ use crate::error::TraceGpuError;
 
 const WORKFLOW: &str = "dependency CSR";
 const WG: u32 = 256;
-const WGSL: &str = concat!(include_str!("../common.wgsl"), include_str!("csr.wgsl"));
 
 /// `Params` in csr.wgsl.
 #[repr(C)]
@@ -117,7 +115,7 @@ impl DependencyCsr {
         })?;
         let align = u64::from(graph.device().limits().min_storage_buffer_offset_alignment);
         let base = |v: &DataView| v.aligned_range(align).element_offset as u32;
-        let shader = ShaderSource::new("trace/csr", WGSL);
+        let shader = crate::shaders::shader("trace/csr", "csr/csr.wgsl");
         let rows = |rows: u64| Grid::Rows {
             rows,
             rows_per_workgroup: WG,
@@ -216,6 +214,7 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        crate::assert_params_layout::<CsrParams>(WGSL, "Params", 8);
+        let wgsl = crate::shaders::shader("trace/csr", "csr/csr.wgsl").build();
+        crate::assert_params_layout::<CsrParams>(&wgsl, "Params", 8);
     }
 }

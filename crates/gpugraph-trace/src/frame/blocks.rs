@@ -13,7 +13,7 @@
 //! shorter); their records are [`BLOCK_WORDS`] words (layout in blocks.wgsl). The CPU oracle
 //! is [`crate::cpu::block_summaries`].
 
-use gpugraph_command::{Binding, CommandGraph, DispatchNode, Grid, ShaderSource};
+use gpugraph_command::{Binding, CommandGraph, DispatchNode, Grid};
 
 use super::{import, FrameBuffers, TraceFrameConfig};
 use crate::error::TraceGpuError;
@@ -28,7 +28,6 @@ pub const BLOCK_WORDS: u32 = 8 + 8 * BLOCK_LANES;
 /// The header's lane-entry word of a block with more than [`BLOCK_LANES`] lanes.
 pub const BLOCK_LANES_OVERFLOW: u32 = u32::MAX;
 
-const WGSL: &str = concat!(include_str!("../common.wgsl"), include_str!("blocks.wgsl"));
 
 /// Block records a frame of `c` holds: every thread's blocks of a full trace
 /// (`spans / BLOCK_SPANS` full ones plus one partial block per thread), 1 without
@@ -77,7 +76,7 @@ pub(super) fn add_build_blocks(
     let records = import(g, "blocks", &b.blocks, blocks * u64::from(BLOCK_WORDS))?.1;
     g.add_dispatch_node(DispatchNode::new(
         "frame/build_blocks",
-        ShaderSource::new("trace/blocks", WGSL),
+        crate::shaders::shader("trace/blocks", "frame/blocks.wgsl"),
         "build_blocks",
         vec![
             Binding::read(0, spans),

@@ -12,6 +12,8 @@
 // pixel columns contiguous. Durations are the 48 bits the kernels read. Records past the
 // blocks of the loaded threads are zero.
 
+#include "common.wgsl"
+
 const BLOCK_SPANS: u32 = 64u;
 const BLOCK_LANES: u32 = 8u;
 const BLOCK_WORDS: u32 = 72u;

@@ -5,13 +5,11 @@
 //! draw groups share one draw; see `draw.wgsl`).
 
 use gpugraph_command::{
-    render_fn, BufferHandle, ColorAttachment, ColorLoad, CommandGraph, DataView, RenderPassNode,
-    ResourceUse, TextureDescriptor, TextureHandle,
+    render_fn, BufferHandle, ColorAttachment, ColorLoad, CommandGraph, DataView, DeviceCache,
+    RenderPassNode, ResourceUse, TextureDescriptor, TextureHandle,
 };
 
 use crate::error::TraceGpuError;
-
-const WGSL: &str = concat!(include_str!("../common.wgsl"), include_str!("draw.wgsl"));
 
 /// The picture's format.
 pub const TRACE_COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
@@ -59,10 +57,8 @@ pub(super) fn add_draw(
         depends_on: Vec::new(),
         compile: Box::new(move |cc| {
             let device = cc.device();
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("trace/draw"),
-                source: wgpu::ShaderSource::Wgsl(WGSL.into()),
-            });
+            let module = DeviceCache::for_device(device)
+                .shader_module(&crate::shaders::shader("trace/draw", "frame/draw.wgsl"));
             let px = [
                 ("PX_W", 2.0 / f64::from(size.0.max(1))),
                 ("PX_H", 2.0 / f64::from(size.1.max(1))),

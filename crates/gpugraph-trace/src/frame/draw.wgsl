@@ -4,6 +4,8 @@
 // row_count) (y). Times go to float32 only after the 64-bit difference to the window start,
 // so pixels stay exact far from the trace origin.
 
+#include "common.wgsl"
+
 override PX_W: f32 = 0.002;
 override PX_H: f32 = 0.002;
 

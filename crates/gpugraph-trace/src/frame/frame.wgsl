@@ -14,6 +14,9 @@
 // In blocks mode (candidates.wgsl, frame/blocks.rs) `visible` and `rows` are not written: the
 // edges and picks evaluate the plain view's predicate (the window) and row on the fly.
 
+#include "common.wgsl"
+#include "frame/params.wgsl"
+
 const WG: u32 = 256u;
 // `live_total[2]`: which per-span pass the frame ran.
 const MODE_CANDIDATES: u32 = 0u;

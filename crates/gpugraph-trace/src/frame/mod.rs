@@ -63,12 +63,10 @@ use gpugraph_render::GpuScene;
 
 const WORKFLOW: &str = "trace frame";
 const WG: u32 = 256;
-const WGSL: &str = concat!(
-    include_str!("../common.wgsl"),
-    include_str!("params.wgsl"),
-    include_str!("frame.wgsl"),
-    include_str!("candidates.wgsl")
-);
+/// The frame's recipe: its passes, then the candidate path's.
+fn frame_shader() -> ShaderSource {
+    crate::shaders::shader("trace/frame", "frame/frame.wgsl").file("frame/candidates.wgsl")
+}
 
 /// `FrameParams` in params.wgsl: the per-frame uniform [`TraceFrame::write_view`] writes.
 #[repr(C)]
@@ -512,7 +510,7 @@ impl TraceFrame {
         let thread_info = v(&mut g, "thread-info", &b.thread_info, 4 * t)?;
         let mode = v(&mut g, "live-total", &b.live_total, 3)?;
 
-        let shader = ShaderSource::new("trace/frame", WGSL);
+        let shader = frame_shader();
         let fp = || Binding::handle(0, params, Access::Uniform);
         let rows_of = |rows: u64| Grid::Rows {
             rows,
@@ -678,7 +676,7 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        crate::assert_params_layout::<FrameParams>(WGSL, "FrameParams", 24);
+        crate::assert_params_layout::<FrameParams>(&frame_shader().build(), "FrameParams", 24);
     }
 
     #[test]

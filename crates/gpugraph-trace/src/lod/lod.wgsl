@@ -19,6 +19,10 @@
 //             quads' rows written into the frame's `rows`, which blocks mode does not write);
 //   args:     the non-instanced draw records: [6 × wide, 1, 0, 0], [2 × edges, 1, 0, 0].
 
+#include "common.wgsl"
+#include "lod/params.wgsl"
+#include "frame/params.wgsl"
+
 const WG: u32 = 256u;
 
 @group(0) @binding(0) var<uniform> lp: LodParams;

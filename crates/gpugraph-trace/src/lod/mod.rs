@@ -37,7 +37,7 @@ pub mod cpu;
 
 use gpugraph_command::{
     Access, Binding, BufferDescriptor, CommandGraph, CompiledGraph, DispatchNode, EncodeOptions,
-    Grid, ShaderSource, VectorFormat,
+    Grid, VectorFormat,
 };
 use wgpu::BufferUsages as U;
 
@@ -46,15 +46,6 @@ use crate::frame::FrameBuffers;
 
 /// Workgroups of `lod/clear` (its invocations stride over the bitmap's used words).
 const CLEAR_GROUPS: u32 = 16;
-const WGSL: &str = concat!(
-    include_str!("../common.wgsl"),
-    include_str!("params.wgsl"),
-    include_str!("../frame/params.wgsl"),
-    include_str!("lod.wgsl")
-);
-
-/// The WGSL declaration of [`LodParams`], for draws that read the LOD's bitmap.
-pub const LOD_PARAMS_WGSL: &str = include_str!("params.wgsl");
 
 /// Words of [`SpanLod::counters`]: `[wide spans, spans folded into the bitmap]`.
 pub const LOD_COUNTER_WORDS: u64 = 2;
@@ -225,7 +216,7 @@ impl SpanLod {
             &params,
         )?;
         let lp = Binding::handle(0, params_h, Access::Uniform);
-        let shader = ShaderSource::new("trace/lod", WGSL);
+        let shader = crate::shaders::shader("trace/lod", "lod/lod.wgsl");
         // Each node binds what its entry point reads and writes, no more: a browser's WebGPU
         // device has 8–10 storage buffers per stage (the classification uses 8).
         let nodes = [
@@ -378,7 +369,8 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        crate::assert_params_layout::<LodParams>(WGSL, "LodParams", 12);
+        let wgsl = crate::shaders::shader("trace/lod", "lod/lod.wgsl").build();
+        crate::assert_params_layout::<LodParams>(&wgsl, "LodParams", 12);
     }
 
     #[test]

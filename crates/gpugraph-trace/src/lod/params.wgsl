@@ -1,5 +1,6 @@
 // `LodParams` (lod/mod.rs), shared by the LOD kernels and by any draw that reads the bitmap
-// (`gpugraph_trace::lod::LOD_PARAMS_WGSL`).
+// (`#include "lod/params.wgsl"` with `gpugraph_trace::shaders::WGSL` among the recipe's
+// registries).
 
 struct LodParams {
     window_start_lo: u32,

@@ -5,8 +5,7 @@
 //! has 24 significant bits), so exact times are always read from the span.
 
 use gpugraph_command::{
-    Access, Binding, BufferHandle, CommandGraph, DataView, DispatchNode, Grid, ShaderSource,
-    VectorFormat,
+    Access, Binding, BufferHandle, CommandGraph, DataView, DispatchNode, Grid, VectorFormat,
 };
 use gpugraph_render::gpu_scene::GPU_SCENE_RECORD_WORDS;
 
@@ -14,7 +13,6 @@ use crate::error::TraceGpuError;
 
 const WORKFLOW: &str = "trace scene projection";
 const WG: u32 = 256;
-const WGSL: &str = concat!(include_str!("../common.wgsl"), include_str!("scene.wgsl"));
 
 /// `Params` in scene.wgsl.
 #[repr(C)]
@@ -86,7 +84,7 @@ impl TraceSceneProjection {
         };
         graph.add_dispatch_node(DispatchNode::new(
             self.id,
-            ShaderSource::new("trace/scene", WGSL),
+            crate::shaders::shader("trace/scene", "scene/scene.wgsl"),
             "project",
             vec![
                 Binding::params(0, &p),
@@ -110,6 +108,7 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        crate::assert_params_layout::<SceneParams>(WGSL, "Params", 4);
+        let wgsl = crate::shaders::shader("trace/scene", "scene/scene.wgsl").build();
+        crate::assert_params_layout::<SceneParams>(&wgsl, "Params", 4);
     }
 }

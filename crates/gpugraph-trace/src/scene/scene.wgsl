@@ -6,6 +6,8 @@
 //   (-1 for a hidden span), z = 0; sphere around the box; no command slot; identity transform.
 // Slots past the loaded span count are written as holes (all zero).
 
+#include "common.wgsl"
+
 const WG: u32 = 256u;
 const RECORD_WORDS: u32 = 32u;
 const SCENE_ACTIVE: u32 = 1u;

@@ -6,15 +6,12 @@
 //! stats must meet; this kernel keeps two-word integer sums with carries (see stats.wgsl).
 //! Cost: per span 32 bytes read plus 4 for its parent, five atomics (two more for a parent).
 
-use gpugraph_command::{
-    Binding, CommandGraph, DataView, DispatchNode, Grid, ShaderSource, VectorFormat,
-};
+use gpugraph_command::{Binding, CommandGraph, DataView, DispatchNode, Grid, VectorFormat};
 
 use crate::error::TraceGpuError;
 
 const WORKFLOW: &str = "name statistics";
 const WG: u32 = 256;
-const WGSL: &str = concat!(include_str!("../common.wgsl"), include_str!("stats.wgsl"));
 
 /// `Params` in stats.wgsl.
 #[repr(C)]
@@ -102,7 +99,7 @@ impl NameStatistics {
             Binding::read_write(4, self.totals),
             Binding::read_write(5, self.self_times),
         ];
-        let shader = ShaderSource::new("trace/stats", WGSL);
+        let shader = crate::shaders::shader("trace/stats", "stats/stats.wgsl");
         for (entry, rows) in [("clear", g), ("accumulate", n)] {
             graph.add_dispatch_node(DispatchNode::new(
                 format!("{}/{entry}", self.id),
@@ -125,6 +122,7 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        crate::assert_params_layout::<StatsParams>(WGSL, "Params", 4);
+        let wgsl = crate::shaders::shader("trace/stats", "stats/stats.wgsl").build();
+        crate::assert_params_layout::<StatsParams>(&wgsl, "Params", 4);
     }
 }

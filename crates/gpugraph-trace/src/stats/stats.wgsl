@@ -7,6 +7,8 @@
 //   clear:      zero every accumulator;
 //   accumulate: one invocation per span.
 
+#include "common.wgsl"
+
 const WG: u32 = 256u;
 
 struct Params {

@@ -1,7 +1,9 @@
 // The spans the LOD folded into its bitmap (gpugraph_trace::lod): one quad over the plot
 // viewport; a fragment shows the bitmap bit of its pixel column and row slot. Columns are the
-// LOD's (plot px from the window start); rows follow spans.wgsl's y mapping. `LodParams` is
-// prepended from gpugraph_trace::lod::LOD_PARAMS_WGSL (gpu/draw.rs).
+// LOD's (plot px from the window start); rows follow spans.wgsl's y mapping. `LodParams` comes
+// from gpugraph-trace's registry (gpu/draw.rs adds it to the recipe).
+
+#include "lod/params.wgsl"
 
 struct View {
     row_scroll: f32,

@@ -7,19 +7,34 @@
 //! headless Chromium) avoid their per-instance cost. Zoomed out over a million spans, the
 //! quads drop from every visible span to the few that are wider than a pixel and a half.
 
+use gpugraph_command::{DeviceCache, ShaderRegistry, ShaderSource};
 use gpugraph_trace::frame::{span_draw_layouts, FrameBuffers};
-use gpugraph_trace::lod::{LodConfig, LodParams, SpanLod, LOD_PARAMS_WGSL};
+use gpugraph_trace::lod::{LodConfig, LodParams, SpanLod};
 use gpugraph_trace::NO_SPAN;
 
 use crate::camera::{Camera, Rect};
 use crate::ViewerError;
 
-const WGSL: &str = include_str!("spans.wgsl");
-const DENSE_WGSL: &str = include_str!("dense.wgsl");
+/// The viewer's WGSL files, by path under `src/`, for [`ShaderSource`] recipes.
+static WGSL: ShaderRegistry = ShaderRegistry::new(
+    "gpugraph-viewer",
+    &[
+        ("gpu/spans.wgsl", include_str!("spans.wgsl")),
+        ("gpu/dense.wgsl", include_str!("dense.wgsl")),
+    ],
+);
 
-/// The bitmap quad's shader: the LOD's parameter struct, then `dense.wgsl`.
-fn dense_wgsl() -> String {
-    format!("{LOD_PARAMS_WGSL}{DENSE_WGSL}")
+/// The quads' and edges' shader.
+fn spans_shader() -> ShaderSource {
+    ShaderSource::from_registry(&WGSL, "gpu/spans.wgsl").keyed("viewer/spans")
+}
+
+/// The bitmap quad's shader: `dense.wgsl`, which includes the LOD's parameter struct from the
+/// trace crate's registry.
+fn dense_shader() -> ShaderSource {
+    ShaderSource::from_registry(&WGSL, "gpu/dense.wgsl")
+        .registry(&gpugraph_trace::shaders::WGSL)
+        .keyed("viewer/dense")
 }
 
 /// `View` in dense.wgsl.
@@ -108,15 +123,10 @@ impl SpanDraw {
         b: &FrameBuffers,
     ) -> Result<Self, ViewerError> {
         let lod = SpanLod::new(device, b, LodConfig::default())?;
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("viewer/spans"),
-            source: wgpu::ShaderSource::Wgsl(WGSL.into()),
-        });
+        let cache = DeviceCache::for_device(device);
+        let module = cache.shader_module(&spans_shader());
         let (layout, pl) = span_draw_layouts(device, "viewer/spans");
-        let dense_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("viewer/dense"),
-            source: wgpu::ShaderSource::Wgsl(dense_wgsl().into()),
-        });
+        let dense_module = cache.shader_module(&dense_shader());
         let pipeline = |module: &wgpu::ShaderModule,
                         layout: Option<&wgpu::PipelineLayout>,
                         (entry, fs): (&str, &str),
@@ -285,7 +295,8 @@ mod tests {
 
     #[test]
     fn params_match_the_shader() {
-        let module = naga::front::wgsl::parse_str(WGSL).expect("the WGSL parses");
+        let module =
+            naga::front::wgsl::parse_str(&spans_shader().build()).expect("the WGSL parses");
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).expect("layout");
         let (h, _) = module
@@ -294,7 +305,7 @@ mod tests {
             .find(|(_, t)| t.name.as_deref() == Some("Params"))
             .expect("Params");
         assert_eq!(layouter[h].size as usize, std::mem::size_of::<SpanParams>());
-        let dense = naga::front::wgsl::parse_str(&dense_wgsl()).expect("the WGSL parses");
+        let dense = naga::front::wgsl::parse_str(&dense_shader().build()).expect("the WGSL parses");
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(dense.to_ctx()).expect("layout");
         for (name, size) in [
@@ -308,7 +319,7 @@ mod tests {
                 .expect(name);
             assert_eq!(layouter[h].size as usize, size, "{name}");
         }
-        for src in [WGSL.to_string(), dense_wgsl()] {
+        for src in [spans_shader().build(), dense_shader().build()] {
             let module = naga::front::wgsl::parse_str(&src).expect("the WGSL parses");
             naga::valid::Validator::new(Default::default(), naga::valid::Capabilities::all())
                 .validate(&module)

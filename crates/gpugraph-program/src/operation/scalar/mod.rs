@@ -6,7 +6,9 @@
 
 pub mod cpu;
 
-use gpugraph_command::{copy_fn, Binding, CopyNode, DispatchNode, Grid, ResourceUse, ShaderSource};
+use gpugraph_command::{
+    copy_fn, Binding, CopyNode, DispatchNode, Grid, ResourceUse, ShaderRegistry, ShaderSource,
+};
 
 use crate::expr::ScalarValue;
 use crate::graph::declaration::{scalar_format, ValueRef, ValueSpec};
@@ -20,7 +22,11 @@ pub const LITERAL_TYPE: &str = "scalar-literal";
 /// Type name of [`ScalarOperation`].
 pub const OPERATION_TYPE: &str = "scalar-operation";
 
-const WGSL: &str = include_str!("scalar.wgsl");
+/// The step's kernel, which the generated `apply` precedes.
+static WGSL: ShaderRegistry = ShaderRegistry::new(
+    "gpugraph-program scalar",
+    &[("operation/scalar.wgsl", include_str!("scalar.wgsl"))],
+);
 
 /// Writes a constant into the GPU scalar `output` (its own result). Reads nothing.
 #[derive(Clone, Debug, PartialEq)]
@@ -184,11 +190,15 @@ fn lower_operation(op: &ScalarOperation, cx: &mut LowerContext<'_>) -> Result<()
         .collect();
     check.disjoint(cx.graph(), &[row.buffer()], &reads)?;
     let key = format!("{OPERATION_TYPE}/{}/{:?}", ty.name(), op.op);
-    let source = format!(
-        "alias T = {};\nfn apply(a: T, b: T) -> T {{ return {}; }}\n{WGSL}",
-        ty.wgsl(),
-        op.op.wgsl()
-    );
+    let source = ShaderSource::new(
+        key,
+        format!(
+            "fn apply(a: T, b: T) -> T {{ return {}; }}\n#include \"operation/scalar.wgsl\"\n",
+            op.op.wgsl()
+        ),
+    )
+    .registry(&WGSL)
+    .alias("T", ty.wgsl());
     // Bindings are the views' aligned ranges at the device's storage alignment.
     let align = u64::from(cx.device().limits().min_storage_buffer_offset_alignment);
     // [a word, b word, out word, a host value, b host value]
@@ -207,7 +217,7 @@ fn lower_operation(op: &ScalarOperation, cx: &mut LowerContext<'_>) -> Result<()
     };
     let node = DispatchNode::new(
         cx.node_id("apply"),
-        ShaderSource::new(key, source),
+        source,
         "scalar_operation",
         vec![
             Binding::storage_params(0, &p),

@@ -1,5 +1,5 @@
 // One scalar arithmetic step on the GPU: out = a OP b over one value of type T (generated:
-// `alias T` and `fn apply` are prepended by the host). Operands are read as 32-bit words from
+// the recipe's header aliases `T`, and the host's `fn apply` includes this file). Operands are read as 32-bit words from
 // their bindings at params[0] / params[1]; a host value's binding is this parameter buffer,
 // so host and GPU operands take the same path. params[2] is the output word.
 

@@ -9,6 +9,9 @@
 // original value that rounded into it; the host reports the same widened domain.
 // params: [rows, out offset (components), x offset, y offset, x extent offset, y extent offset].
 
+#include "shared/dispatch.wgsl"
+#include "analyze/driver.wgsl"
+
 @group(0) @binding(0) var<storage, read> params: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 @group(0) @binding(2) var<storage, read> xs: array<f32>;
