@@ -290,3 +290,63 @@ pub fn scene_record(
     r.sphere = [x0 + hx, y0 + 0.5, 0.0, (hx * hx + 0.25).sqrt()];
     r
 }
+
+/// The block records the frame's build graph writes (`frame::blocks`, blocks.wgsl), for
+/// every block of `model`'s threads in order: [`crate::frame::blocks::BLOCK_WORDS`] words
+/// each, the header `[first, end, thread, lane entries or BLOCK_LANES_OVERFLOW, max end
+/// (lo, hi), max duration (lo, hi)]` and per distinct lane in order of first appearance
+/// (at most `BLOCK_LANES`) `[lane, spans, first start, max end, largest gap]` (64-bit values
+/// as lo, hi). Plain loops over each block's spans.
+pub fn block_summaries(model: &TraceModel) -> Vec<u32> {
+    use crate::frame::blocks::{
+        span_end, BLOCK_LANES, BLOCK_LANES_OVERFLOW, BLOCK_SPANS, BLOCK_WORDS,
+    };
+    let split = |v: u64| [v as u32, (v >> 32) as u32];
+    let mut out = Vec::new();
+    for (t, thread) in model.threads.iter().enumerate() {
+        let r = thread.spans.clone();
+        for first in r.clone().step_by(BLOCK_SPANS as usize) {
+            let end = (first + BLOCK_SPANS).min(r.end);
+            // (lane, spans, first start, max end, largest gap)
+            let mut lanes: Vec<(u32, u32, u64, u64, u64)> = Vec::new();
+            let (mut overflow, mut max_end, mut max_dur) = (false, 0u64, 0u64);
+            for s in &model.spans[first as usize..end as usize] {
+                let (start, e) = (s.start(), span_end(s));
+                max_end = max_end.max(e);
+                max_dur = max_dur.max(s.duration() & crate::span::MAX_SPAN_DURATION);
+                if let Some(l) = lanes.iter_mut().find(|l| l.0 == s.lane()) {
+                    if start > l.3 {
+                        l.4 = l.4.max(start - l.3);
+                    }
+                    l.3 = l.3.max(e);
+                    l.1 += 1;
+                } else if lanes.len() < BLOCK_LANES as usize {
+                    lanes.push((s.lane(), 1, start, e, 0));
+                } else {
+                    overflow = true;
+                }
+            }
+            let mut w = vec![
+                first,
+                end,
+                t as u32,
+                if overflow {
+                    BLOCK_LANES_OVERFLOW
+                } else {
+                    lanes.len() as u32
+                },
+            ];
+            w.extend(split(max_end));
+            w.extend(split(max_dur));
+            for l in &lanes {
+                w.extend([l.0, l.1]);
+                w.extend(split(l.2));
+                w.extend(split(l.3));
+                w.extend(split(l.4));
+            }
+            w.resize(BLOCK_WORDS as usize, 0);
+            out.extend(w);
+        }
+    }
+    out
+}

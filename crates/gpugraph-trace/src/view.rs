@@ -101,4 +101,20 @@ impl TraceView {
     pub fn name_word(&self) -> u32 {
         self.name.unwrap_or(NO_SPAN)
     }
+
+    /// Whether the window alone decides visibility: no duration, group or name filter, no
+    /// collapse, no focus, and the window in order (its start at or before its end). Such a
+    /// view shows every lane of every thread at its expanded row, which the frame's blocks
+    /// mode relies on (`crate::frame::blocks`).
+    pub fn is_plain(&self) -> bool {
+        let all_groups = (1u32 << DRAW_GROUPS) - 1;
+        self.window.0 <= self.window.1
+            && self.min_duration == 0
+            && self.max_duration >= crate::span::MAX_SPAN_DURATION
+            && self.groups & all_groups == all_groups
+            && self.name.is_none()
+            && self.collapsed_processes.is_empty()
+            && self.collapsed_threads.is_empty()
+            && self.focus.is_none()
+    }
 }

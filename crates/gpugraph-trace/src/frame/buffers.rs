@@ -51,9 +51,12 @@ pub struct FrameBuffers {
     pub focus_forward: wgpu::Buffer,
     /// Output: reverse focus mask.
     pub focus_reverse: wgpu::Buffer,
-    /// Output: 1 per visible span.
+    /// Output: 1 per visible span (not written by a frame in blocks mode, see
+    /// [`TraceFrameConfig::block_lod`]).
     pub visible: wgpu::Buffer,
-    /// Output: layout row per span ([`NO_SPAN`] hidden).
+    /// Output: layout row per span ([`NO_SPAN`] hidden). A frame in blocks mode writes only
+    /// the rows of its drawn edges' endpoints (and the span LOD those of its quads); a hidden
+    /// span's slot may then keep a row from such a frame.
     pub rows: wgpu::Buffer,
     /// Output: 1 per drawn dependency.
     pub edge_flags: wgpu::Buffer,
@@ -76,8 +79,10 @@ pub struct FrameBuffers {
     pub unmark_args: wgpu::Buffer,
     /// The sweep pass's indirect dispatch `(x, y, z)` (every span slot, or none).
     pub sweep_args: wgpu::Buffer,
-    /// Output: `[this frame's candidate rows (candidates, or spans when swept), the previous
-    /// frame's]` (the first is the visible-span compaction's live count).
+    /// Output: `[candidate rows (candidates, or spans when swept), the previous candidate
+    /// frame's, mode]` (the first is the visible-span compaction's live count). Mode 0:
+    /// candidates, 1: sweep, 2: blocks (no per-span pass: the first two words keep the last
+    /// other frame's rows, whose marks the next candidate frame clears).
     pub live_total: wgpu::Buffer,
     /// Output: the candidates' span IDs (the first `live_total[0]` rows; every span slot in
     /// order when swept).
@@ -85,6 +90,19 @@ pub struct FrameBuffers {
     /// Output: 1 per candidate that is visible, else 0 (the first `live_total[0]` rows): with
     /// `candidate_ids`, the visible spans in canonical order, compacted or not.
     pub candidate_flags: wgpu::Buffer,
+    /// Per thread its first block record, then the total (`thread_capacity + 1` words; see
+    /// [`super::blocks`]; 1 word without [`TraceFrameConfig::block_lod`]).
+    pub thread_blocks: wgpu::Buffer,
+    /// The block records ([`super::blocks::BLOCK_WORDS`] words each), written by the build
+    /// graph.
+    pub blocks: wgpu::Buffer,
+    /// Per span slot of each thread's range, the thread's span ends in ascending order (two
+    /// words, lo, hi; with [`TraceFrameConfig::block_lod`]): the visible count's second
+    /// binary search.
+    pub sorted_ends: wgpu::Buffer,
+    /// Output: per thread the spans its window shows when the view is plain (starts at or
+    /// before the window's end minus ends before its start).
+    pub thread_visible: wgpu::Buffer,
     /// Constant `0..dependency_capacity`.
     pub edge_ids: wgpu::Buffer,
     /// Output with [`TraceFrameConfig::compact_visible`]: visible span IDs, canonical order
@@ -164,7 +182,14 @@ impl FrameBuffers {
             candidate_args: buffer(device, "trace/candidate-args", 3, io | U::INDIRECT),
             unmark_args: buffer(device, "trace/unmark-args", 3, io | U::INDIRECT),
             sweep_args: buffer(device, "trace/sweep-args", 3, io | U::INDIRECT),
-            live_total: b("trace/live-total", 2),
+            live_total: b("trace/live-total", 3),
+            thread_blocks: b("trace/thread-blocks", if c.block_lod { t + 1 } else { 1 }),
+            blocks: b(
+                "trace/blocks",
+                u64::from(super::blocks::block_capacity(c)) * u64::from(super::blocks::BLOCK_WORDS),
+            ),
+            sorted_ends: b("trace/sorted-ends", if c.block_lod { 2 * s } else { 1 }),
+            thread_visible: b("trace/thread-visible", t),
             candidate_ids: b("trace/candidate-ids", s),
             candidate_flags: b("trace/candidate-flags", s),
             edge_ids: b("trace/edge-ids", m),
@@ -278,7 +303,14 @@ impl FrameBuffers {
         write(&self.visible, &vec![0; s]);
         write(&self.rows, &vec![NO_SPAN; s]);
         // No candidates yet: nothing for the first frame's unmark.
-        write(&self.live_total, &[0, 0]);
+        write(&self.live_total, &[0, 0, 0]);
+        if c.block_lod {
+            write(
+                &self.thread_blocks,
+                &super::blocks::thread_blocks(model, c.thread_capacity),
+            );
+            write(&self.sorted_ends, &super::blocks::sorted_ends(model));
+        }
         write(&self.edge_ids, &(0..m as u32).collect::<Vec<_>>());
         Ok((
             model.spans.len() as u32,

@@ -130,9 +130,11 @@ pub(super) fn add_candidates(
     let candidate_args = v("candidate-args", &b.candidate_args, 3)?.1;
     let unmark_args = v("unmark-args", &b.unmark_args, 3)?.1;
     let sweep_args = v("sweep-args", &b.sweep_args, 3)?.1;
-    let (live_h, live_total) = v("live-total", &b.live_total, 2)?;
+    let (live_h, live_total) = v("live-total", &b.live_total, 3)?;
     let candidate_ids = v("candidate-ids", &b.candidate_ids, s)?.1;
     let candidate_flags = v("candidate-flags", &b.candidate_flags, s)?.1;
+    let sorted_ends = v("sorted-ends", &b.sorted_ends, b.sorted_ends.size() / 4)?.1;
+    let thread_visible = v("thread-visible", &b.thread_visible, t)?.1;
 
     let node = |g: &mut CommandGraph, entry: &str, bindings: Vec<Binding>, grid: Grid| {
         g.add_dispatch_node(DispatchNode::new(
@@ -159,6 +161,8 @@ pub(super) fn add_candidates(
             Binding::read(22, max_end),
             Binding::read_write(23, thread_info),
             Binding::read_write(24, thread_counts),
+            Binding::read(36, sorted_ends),
+            Binding::read_write(37, thread_visible),
         ],
         rows_of(t),
     )?;
@@ -251,9 +255,11 @@ pub(super) fn add_candidates(
             g,
             "count_visible",
             vec![
+                fp(),
                 Binding::read_write(28, candidate_flags),
                 Binding::read_write(30, draw_record),
                 Binding::read_write(35, live_total),
+                Binding::read_write(37, thread_visible),
             ],
             Grid::Workgroups([groups, 1, 1]),
         )?;

@@ -19,7 +19,14 @@
 //                        count word of the draw record;
 //   count_visible:       (frames without the visible-ID compaction) the flags of the live
 //                        candidates summed into that word: a fixed grid striding over them, one
-//                        atomic per workgroup.
+//                        atomic per workgroup; in blocks mode the threads' plain counts instead.
+// Blocks mode (frame/blocks.rs; TraceFrameConfig::block_lod): where the sweep would run and the
+// view is plain (fp.plain: no filter, focus or collapse), no per-span pass runs at all. The
+// window alone decides visibility then, so thread_candidates also counts each thread's visible
+// spans exactly: the spans starting at or before t1 (the first search) minus those ending
+// before t0 (a search over the thread's sorted ends); `live_total` keeps the last other
+// frame's rows (their marks stay for the next candidate frame's unmark) and word 2 says
+// blocks, which the picks, the edge endpoints and the span LOD read.
 
 @group(0) @binding(21) var<storage, read> thread_spans: array<u32>;
 @group(0) @binding(22) var<storage, read> max_end: array<u32>;
@@ -36,6 +43,8 @@
 @group(0) @binding(33) var<storage, read_write> sweep_args: array<u32>;
 @group(0) @binding(34) var<storage, read_write> unmark_args: array<u32>;
 @group(0) @binding(35) var<storage, read_write> live_total: array<u32>;
+@group(0) @binding(36) var<storage, read> sorted_ends: array<u32>;
+@group(0) @binding(37) var<storage, read_write> thread_visible: array<u32>;
 
 const THREAD_INFO_WORDS: u32 = 4u;
 // Only lane 0 is shown (the thread or its process is collapsed).
@@ -60,6 +69,23 @@ fn unmark_rows() -> u32 {
 fn frame_args() {
     let candidates = candidate_ends[arrayLength(&candidate_ends) - 1u];
     let sweep = candidates > fp.span_count / 2u;
+    atomicStore(&draw_record[1], 0u);
+    if sweep && fp.plain != 0u {
+        // Blocks: no per-span pass; the candidate rows of the last other frame stay.
+        let z = grid_of(0u);
+        candidate_args[0] = z.x;
+        candidate_args[1] = z.y;
+        candidate_args[2] = z.z;
+        sweep_args[0] = z.x;
+        sweep_args[1] = z.y;
+        sweep_args[2] = z.z;
+        unmark_args[0] = z.x;
+        unmark_args[1] = z.y;
+        unmark_args[2] = z.z;
+        live_total[2] = MODE_BLOCKS;
+        return;
+    }
+    live_total[2] = select(MODE_CANDIDATES, MODE_SWEEP, sweep);
     live_total[1] = live_total[0];
     let c = grid_of(select(candidates, 0u, sweep));
     let w = grid_of(select(0u, fp.span_count, sweep));
@@ -75,7 +101,6 @@ fn frame_args() {
     unmark_args[1] = u.y;
     unmark_args[2] = u.z;
     live_total[0] = select(candidates, fp.span_count, sweep);
-    atomicStore(&draw_record[1], 0u);
 }
 
 @compute @workgroup_size(WG)
@@ -106,6 +131,7 @@ fn thread_candidates(@builtin(workgroup_id) wid: vec3<u32>,
     }
     var lo = 0u;
     var hi = 0u;
+    var shown = 0u;
     if t < fp.thread_count {
         let t0 = vec2<u32>(fp.window_start_lo, fp.window_start_hi);
         let t1 = vec2<u32>(fp.window_end_lo, fp.window_end_hi);
@@ -120,6 +146,23 @@ fn thread_candidates(@builtin(workgroup_id) wid: vec3<u32>,
             } else {
                 hi = mid;
             }
+        }
+        // The plain count: starts at or before t1 minus ends before t0 (those start before
+        // t1 too), by a search over the thread's sorted ends (blocks mode only).
+        let begin = thread_spans[2u * t];
+        let end = thread_spans[2u * t + 1u];
+        if 2u * end <= arrayLength(&sorted_ends) {
+            var a = begin;
+            var z = end;
+            while a < z {
+                let mid = a + (z - a) / 2u;
+                if lt64(vec2<u32>(sorted_ends[2u * mid], sorted_ends[2u * mid + 1u]), t0) {
+                    a = mid + 1u;
+                } else {
+                    z = mid;
+                }
+            }
+            shown = (lo - begin) - (a - begin);
         }
         // lo: the first of [begin, hi) whose running max end reaches t0.
         let last = hi;
@@ -137,6 +180,9 @@ fn thread_candidates(@builtin(workgroup_id) wid: vec3<u32>,
     thread_info[THREAD_INFO_WORDS * t] = lo;
     thread_info[THREAD_INFO_WORDS * t + 1u] = hi - lo;
     thread_counts[t] = hi - lo;
+    if t < arrayLength(&thread_visible) {
+        thread_visible[t] = shown;
+    }
 }
 
 @compute @workgroup_size(WG)
@@ -238,10 +284,17 @@ fn count_visible(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
         atomicStore(&group_visible, 0u);
     }
     workgroupBarrier();
-    let live = min(live_total[0], arrayLength(&candidate_flags));
     var mine = 0u;
-    for (var k = wid.x * WG + lid; k < live; k += nwg.x * WG) {
-        mine += candidate_flags[k];
+    if live_total[2] == MODE_BLOCKS {
+        let threads = min(fp.thread_count, arrayLength(&thread_visible));
+        for (var t = wid.x * WG + lid; t < threads; t += nwg.x * WG) {
+            mine += thread_visible[t];
+        }
+    } else {
+        let live = min(live_total[0], arrayLength(&candidate_flags));
+        for (var k = wid.x * WG + lid; k < live; k += nwg.x * WG) {
+            mine += candidate_flags[k];
+        }
     }
     if mine != 0u {
         atomicAdd(&group_visible, mine);

@@ -1,6 +1,8 @@
 //! The sizes a [`super::TraceFrame`] is compiled for: the spec's capacity tiers and the
 //! exact or tiered [`TraceFrameConfig`].
 
+use super::WORKFLOW;
+use crate::error::TraceGpuError;
 use crate::model::TraceModel;
 
 /// The span capacity tiers of the spec (250K / 1M / 4M / 16M spans).
@@ -64,9 +66,47 @@ pub struct TraceFrameConfig {
     /// compaction over the candidates, so a zoomed-in frame costs nothing proportional to the
     /// span slots and a zoomed-out one a pass less (the viewer's span LOD reads them so).
     pub compact_visible: bool,
+    /// Build per-thread block summaries at load and let plain zoomed-out frames skip the
+    /// per-span visibility ([`super::blocks`]; off by default). A frame whose view has no
+    /// filter, focus or collapse and whose window covers more than half the spans then
+    /// writes neither `visible` and `rows` nor the candidates' IDs and flags (they keep the
+    /// last other frame's values): its visible count comes from binary searches, its picks
+    /// and edge endpoints evaluate the window on the fly (the endpoints' rows are written),
+    /// and the span LOD draws it from the blocks. Needs `compact_visible` and
+    /// `scene_records` off (both read every visible span's slot).
+    pub block_lod: bool,
 }
 
 impl TraceFrameConfig {
+    /// Fails with [`TraceGpuError::View`] for a combination a frame cannot run: a picture
+    /// without `compact_visible` (it draws the visible IDs), `block_lod` with
+    /// `compact_visible` or `scene_records` (blocks mode writes neither).
+    pub fn validate(&self) -> Result<(), TraceGpuError> {
+        if self.block_lod && (self.compact_visible || self.scene_records) {
+            return Err(TraceGpuError::View {
+                workflow: WORKFLOW,
+                id: "trace".into(),
+                what: "config",
+                expected: "block_lod without compact_visible and scene_records (blocks mode \
+                           writes no visible IDs nor rows)",
+                actual: format!(
+                    "block_lod with compact_visible {} and scene_records {}",
+                    self.compact_visible, self.scene_records
+                ),
+            });
+        }
+        if self.picture.is_some() && !self.compact_visible {
+            return Err(TraceGpuError::View {
+                workflow: WORKFLOW,
+                id: "trace".into(),
+                what: "config",
+                expected: "compact_visible with a picture (it draws the visible IDs)",
+                actual: "picture without compact_visible".into(),
+            });
+        }
+        Ok(())
+    }
+
     /// Exactly `model`'s sizes (at least 1 each), with `max_hops` focus hops.
     pub fn exact(model: &TraceModel, max_hops: u32) -> Self {
         Self {
@@ -80,6 +120,7 @@ impl TraceFrameConfig {
             scene_records: false,
             picture: None,
             compact_visible: true,
+            block_lod: false,
         }
     }
     /// `tier`'s spans, with dependencies, threads and processes sized for `model` and room

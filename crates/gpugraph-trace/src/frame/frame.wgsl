@@ -7,37 +7,19 @@
 //   edges:     per dependency, its endpoints projected to their nearest visible ancestor
 //              (cpu::project's bounded walk, for the endpoints alone: a frame projects no
 //              span that no dependency touches) and whether the edge is drawn;
+//   edge_rows: (blocks mode) the layout rows of the drawn edges' endpoints, which no per-span
+//              pass wrote;
 //   pick_*:    clear, then the deepest lane among visible spans under the pointer, then the
 //              lowest span ID on that lane (two atomic passes: deterministic).
+// In blocks mode (candidates.wgsl, frame/blocks.rs) `visible` and `rows` are not written: the
+// edges and picks evaluate the plain view's predicate (the window) and row on the fly.
 
 const WG: u32 = 256u;
+// `live_total[2]`: which per-span pass the frame ran.
+const MODE_CANDIDATES: u32 = 0u;
+const MODE_SWEEP: u32 = 1u;
+const MODE_BLOCKS: u32 = 2u;
 
-struct FrameParams {
-    span_count: u32,
-    dependency_count: u32,
-    thread_count: u32,
-    focus: u32,
-    window_start_lo: u32,
-    window_start_hi: u32,
-    window_end_lo: u32,
-    window_end_hi: u32,
-    min_duration_lo: u32,
-    min_duration_hi: u32,
-    max_duration_lo: u32,
-    max_duration_hi: u32,
-    groups: u32,
-    name: u32,
-    pick_mode: u32,
-    pick_target: u32,
-    pick_time_lo: u32,
-    pick_time_hi: u32,
-    row_first: u32,
-    row_count: u32,
-    max_ancestor_depth: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
 
 @group(0) @binding(0) var<uniform> fp: FrameParams;
 @group(0) @binding(1) var<storage, read> thread_process: array<u32>;
@@ -60,6 +42,8 @@ struct FrameParams {
 @group(0) @binding(18) var<storage, read> rows_in: array<u32>;
 @group(0) @binding(19) var<storage, read_write> pick: array<atomic<u32>>;
 @group(0) @binding(20) var<storage, read_write> pick_args: array<u32>;
+// `live_total`, read: word 2 is the mode.
+@group(0) @binding(38) var<storage, read> mode_in: array<u32>;
 
 fn load_span(i: u32) -> Span {
     var w: array<u32, 8>;
@@ -90,6 +74,37 @@ fn thread_heights(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     heights[t] = h;
 }
 
+fn blocks_mode() -> bool {
+    return arrayLength(&mode_in) > 2u && mode_in[2] == MODE_BLOCKS;
+}
+
+// Whether span i is visible: its flag, or in blocks mode the plain view's window test.
+fn is_visible(i: u32) -> bool {
+    if blocks_mode() {
+        if i >= fp.span_count {
+            return false;
+        }
+        let s = load_span(i);
+        return le64(s.start, vec2<u32>(fp.window_end_lo, fp.window_end_hi))
+            && le64(vec2<u32>(fp.window_start_lo, fp.window_start_hi), span_end(s));
+    }
+    return visible_in[i] != 0u;
+}
+
+// The layout row of visible span i: `rows`, or in blocks mode its thread's first row plus its
+// lane (a plain view collapses nothing).
+fn row_of(i: u32) -> u32 {
+    if blocks_mode() {
+        return plain_row(i);
+    }
+    return rows_in[i];
+}
+
+fn plain_row(i: u32) -> u32 {
+    let s = load_span(i);
+    return thread_info_in[THREAD_INFO_WORDS * s.thread + 2u] + s.lane;
+}
+
 // Span i if visible, else the first visible span on its parent chain within
 // fp.max_ancestor_depth hidden links; NO_SPAN past the span slots, at a missing parent, or
 // when the bound runs out (a cycle, an overlong chain): gpgpu's AncestorProjection walk.
@@ -98,7 +113,7 @@ fn project(i: u32) -> u32 {
     if i >= n {
         return NO_SPAN;
     }
-    if visible_in[i] != 0u {
+    if is_visible(i) {
         return i;
     }
     var c = i;
@@ -107,7 +122,7 @@ fn project(i: u32) -> u32 {
         if c >= n {
             return NO_SPAN;
         }
-        if visible_in[c] != 0u {
+        if is_visible(c) {
             return c;
         }
     }
@@ -132,9 +147,24 @@ fn edge_projection(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     edge_flags[e] = select(0u, 1u, a != NO_SPAN && b != NO_SPAN && a != b);
 }
 
+@compute @workgroup_size(WG)
+fn edge_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let e = linear_row(wid, nwg, lid, WG);
+    if !blocks_mode() || e >= fp.dependency_count || 2u * e + 1u >= arrayLength(&edge_ends) {
+        return;
+    }
+    for (var k = 0u; k < 2u; k++) {
+        let x = edge_ends[2u * e + k];
+        if x < fp.span_count && x < arrayLength(&rows) {
+            rows[x] = plain_row(x);
+        }
+    }
+}
+
 // Whether span `i` is under the pointer (pick mode 1: layout row, 2: thread).
 fn pick_candidate(i: u32) -> bool {
-    if fp.pick_mode == 0u || i >= fp.span_count || visible_in[i] == 0u {
+    if fp.pick_mode == 0u || i >= fp.span_count || !is_visible(i) {
         return false;
     }
     let s = load_span(i);
@@ -143,7 +173,7 @@ fn pick_candidate(i: u32) -> bool {
         return false;
     }
     if fp.pick_mode == 1u {
-        return rows_in[i] == fp.pick_target;
+        return row_of(i) == fp.pick_target;
     }
     return s.thread == fp.pick_target;
 }

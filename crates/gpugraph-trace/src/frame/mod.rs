@@ -16,6 +16,11 @@
 //!   indirectly: no workgroups while the view asks for no pick)
 //! ```
 //!
+//! With [`TraceFrameConfig::block_lod`] (the viewer's frames), a plain view (no filter, focus
+//! or collapse) whose window covers most spans runs no per-span pass at all ([`blocks`]):
+//! the visible count comes from binary searches, the edges and picks test the window on the
+//! fly, and the span LOD draws from per-thread block summaries the build graph writes.
+//!
 //! The span part costs O(threads · log n + candidates), not O(spans): each thread's window
 //! is a candidate range found by binary search over start-sorted spans with a running
 //! max-end summary built at load (see `candidates`). Ancestor retention projects the
@@ -32,6 +37,7 @@
 //! structural (a [`CapacityTier`] or exact sizes): a trace that exceeds them is an error, and
 //! the caller builds a new frame (an explicit rebuild).
 
+pub mod blocks;
 mod buffers;
 mod candidates;
 mod config;
@@ -59,11 +65,12 @@ const WORKFLOW: &str = "trace frame";
 const WG: u32 = 256;
 const WGSL: &str = concat!(
     include_str!("../common.wgsl"),
+    include_str!("params.wgsl"),
     include_str!("frame.wgsl"),
     include_str!("candidates.wgsl")
 );
 
-/// `FrameParams` in frame.wgsl: the per-frame uniform [`TraceFrame::write_view`] writes.
+/// `FrameParams` in params.wgsl: the per-frame uniform [`TraceFrame::write_view`] writes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct FrameParams {
@@ -100,8 +107,14 @@ pub struct FrameParams {
     /// Hidden parent links an edge endpoint's projection follows
     /// ([`TraceFrameConfig::max_ancestor_depth`]).
     pub max_ancestor_depth: u32,
+    /// 1 when the view is plain and the frame has block summaries: no filter, focus or
+    /// collapse, the window in order ([`TraceFrameConfig::block_lod`]); a zoomed-out frame
+    /// then runs in blocks mode.
+    pub plain: u32,
+    /// Block records of the loaded trace ([`blocks`]).
+    pub block_count: u32,
     /// Zero (16-byte size).
-    pub pad: [u32; 3],
+    pub pad: u32,
 }
 
 fn split(v: u64) -> [u32; 2] {
@@ -121,6 +134,8 @@ pub struct TraceFrame {
     /// Whether the last written view has focus (which graph [`TraceFrame::encode`] runs).
     focused: std::sync::atomic::AtomicBool,
     counts: (u32, u32, u32, u32),
+    /// Block records of the loaded trace.
+    block_count: u32,
 }
 
 /// Packed uint32 view of the first `rows` rows of an imported buffer.
@@ -139,23 +154,16 @@ impl TraceFrame {
     /// Allocates the frame's buffers for `config`, uploads `model` through `queue` writes
     /// (visible to the next submission), and compiles both graphs. Fails with
     /// [`TraceGpuError::Capacity`] when the model exceeds the config, and with
-    /// [`TraceGpuError::View`] for a picture without [`TraceFrameConfig::compact_visible`]
-    /// (the picture draws the visible IDs); submits nothing.
+    /// [`TraceGpuError::View`] for what [`TraceFrameConfig::validate`] rejects (a picture
+    /// without the visible IDs, blocks mode beside consumers of every slot); submits
+    /// nothing.
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         model: &TraceModel,
         config: TraceFrameConfig,
     ) -> Result<Self, TraceGpuError> {
-        if config.picture.is_some() && !config.compact_visible {
-            return Err(TraceGpuError::View {
-                workflow: WORKFLOW,
-                id: "trace".into(),
-                what: "config",
-                expected: "compact_visible with a picture (it draws the visible IDs)",
-                actual: "picture without compact_visible".into(),
-            });
-        }
+        config.validate()?;
         let buffers = FrameBuffers::new(device, &config);
         let build = Self::build_graph(device, &buffers, &config)?;
         let frame = Self::frame_graph(device, &buffers, &config, true)?;
@@ -170,6 +178,7 @@ impl TraceFrame {
             scene: None,
             layout: Vec::new(),
             counts: (0, 0, 0, 0),
+            block_count: 0,
         };
         f.load_with(device, queue, model)?;
         f.write_view(queue, &TraceView::default())?;
@@ -187,6 +196,7 @@ impl TraceFrame {
     ) -> Result<(), TraceGpuError> {
         self.counts = self.buffers.upload(queue, model, &self.config)?;
         self.layout = crate::layout::thread_layout(model);
+        self.block_count = self.loaded_blocks(model);
         if let Some(records) = &self.buffers.scene_records {
             if let Some(old) = &mut self.scene {
                 old.destroy();
@@ -214,7 +224,16 @@ impl TraceFrame {
         }
         self.counts = self.buffers.upload(queue, model, &self.config)?;
         self.layout = crate::layout::thread_layout(model);
+        self.block_count = self.loaded_blocks(model);
         Ok(())
+    }
+
+    fn loaded_blocks(&self, model: &TraceModel) -> u32 {
+        if self.config.block_lod {
+            blocks::block_count(model)
+        } else {
+            0
+        }
     }
 
     /// The spans as an opaque, read-only GPUScene over the frame's record buffer (with
@@ -346,7 +365,9 @@ impl TraceFrame {
                 |r| r.1,
             ),
             max_ancestor_depth: c.max_ancestor_depth,
-            pad: [0; 3],
+            plain: u32::from(c.block_lod && view.is_plain()),
+            block_count: self.block_count,
+            pad: 0,
         };
         let b = &self.buffers;
         queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&params));
@@ -412,6 +433,9 @@ impl TraceFrame {
             reverse,
         }
         .add_to_graph(&mut g)?;
+        if c.block_lod {
+            blocks::add_build_blocks(&mut g, b, c)?;
+        }
         Ok(g.compile()?)
     }
 
@@ -484,6 +508,9 @@ impl TraceFrame {
         let (visible_count, edge_count) = (count(&mut g, 1)?, count(&mut g, 5)?);
         let pick = v(&mut g, "pick", &b.pick, 2)?;
         let pick_args = v(&mut g, "pick-args", &b.pick_args, 3)?;
+        let spans_read = || Binding::read(7, spans);
+        let thread_info = v(&mut g, "thread-info", &b.thread_info, 4 * t)?;
+        let mode = v(&mut g, "live-total", &b.live_total, 3)?;
 
         let shader = ShaderSource::new("trace/frame", WGSL);
         let fp = || Binding::handle(0, params, Access::Uniform);
@@ -555,6 +582,8 @@ impl TraceFrame {
                 Binding::read(17, visible),
                 Binding::read_write(15, edge_flags),
                 Binding::read_write(16, edge_ends),
+                spans_read(),
+                Binding::read(38, mode),
             ],
             rows_of(m),
         )?;
@@ -567,6 +596,21 @@ impl TraceFrame {
             overflow: None,
         }
         .add_to_graph(&mut g)?;
+        if c.block_lod {
+            node(
+                &mut g,
+                "edge_rows",
+                vec![
+                    fp(),
+                    Binding::read_write(16, edge_ends),
+                    spans_read(),
+                    Binding::read(31, thread_info),
+                    Binding::read_write(12, rows),
+                    Binding::read(38, mode),
+                ],
+                rows_of(m),
+            )?;
+        }
         let pick_bindings = || {
             vec![
                 fp(),
@@ -574,6 +618,8 @@ impl TraceFrame {
                 Binding::read(17, visible),
                 Binding::read(18, rows),
                 Binding::read_write(19, pick),
+                Binding::read(31, thread_info),
+                Binding::read(38, mode),
             ]
         };
         let mut clear_bindings = pick_bindings();

@@ -9,6 +9,14 @@
 //             fixed grid striding over them: not the whole compiled bitmap every frame);
 //   classify: per visible candidate of the frame (its candidate IDs and flags: no compaction
 //             needed), append to `wide_ids` or set its one or two column bits in its row slot;
+//   blocks:   (frames in the trace frame's blocks mode, whose candidates are not written) per
+//             block record of the frame (frame/blocks.wgsl): nothing when no span of it meets
+//             the window; when the summary proves the per-span result (every span in the
+//             window, none wide or selected, and per lane its columns [first start, max end]
+//             inside the plot with no gap over half a pixel, so the spans' column intervals
+//             join up), that lane's columns on its row and its span count; otherwise each span
+//             classified as `classify` does, under the plain view's window test and row (the
+//             quads' rows written into the frame's `rows`, which blocks mode does not write);
 //   args:     the non-instanced draw records: [6 × wide, 1, 0, 0], [2 × edges, 1, 0, 0].
 
 const WG: u32 = 256u;
@@ -25,8 +33,29 @@ const WG: u32 = 256u;
 @group(0) @binding(8) var<storage, read_write> draw_args: array<u32>;
 @group(0) @binding(9) var<storage, read_write> classify_args: array<u32>;
 @group(0) @binding(10) var<storage, read> candidate_flags: array<u32>;
-// [this frame's candidate rows, last frame's].
+// [this frame's candidate rows, last frame's, mode (2: blocks)].
 @group(0) @binding(11) var<storage, read> live_total: array<u32>;
+@group(0) @binding(12) var<uniform> fp: FrameParams;
+@group(0) @binding(13) var<storage, read> blocks: array<u32>;
+@group(0) @binding(14) var<storage, read> thread_info: array<u32>;
+@group(0) @binding(15) var<storage, read_write> rows_out: array<u32>;
+@group(0) @binding(16) var<storage, read_write> block_args: array<u32>;
+
+const MODE_BLOCKS: u32 = 2u;
+const BLOCK_WORDS: u32 = 72u;
+const BLOCK_LANES: u32 = 8u;
+const BLOCK_WG: u32 = 64u;
+const THREAD_INFO_WORDS: u32 = 4u;
+
+fn blocks_mode() -> bool {
+    return arrayLength(&live_total) > 2u && live_total[2] == MODE_BLOCKS;
+}
+
+// The indirect grid of `groups` workgroups, split over y past the per-dimension limit.
+fn groups_grid(groups: u32) -> vec3<u32> {
+    return vec3<u32>(min(groups, 65535u), select(1u, (groups + 65534u) / 65535u, groups > 65535u),
+                     1u);
+}
 
 fn candidate_rows() -> u32 {
     return min(live_total[0], min(arrayLength(&candidate_ids), arrayLength(&candidate_flags)));
@@ -51,11 +80,16 @@ fn prepare() {
     for (var i = 0u; i < arrayLength(&counters); i++) {
         atomicStore(&counters[i], 0u);
     }
-    // The grid of `Grid::Rows` over the candidates, split over y past 65,535 groups.
-    let groups = (candidate_rows() + WG - 1u) / WG;
-    classify_args[0] = min(groups, 65535u);
-    classify_args[1] = select(1u, (groups + 65534u) / 65535u, groups > 65535u);
-    classify_args[2] = 1u;
+    // The grid of `Grid::Rows` over the candidates, or over the blocks in blocks mode.
+    let b = blocks_mode();
+    let c = groups_grid(select((candidate_rows() + WG - 1u) / WG, 0u, b));
+    classify_args[0] = c.x;
+    classify_args[1] = c.y;
+    classify_args[2] = c.z;
+    let k = groups_grid(select(0u, (fp.block_count + BLOCK_WG - 1u) / BLOCK_WG, b));
+    block_args[0] = k.x;
+    block_args[1] = k.y;
+    block_args[2] = k.z;
 }
 
 @compute @workgroup_size(WG)
@@ -78,32 +112,128 @@ fn classify(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     if id >= arrayLength(&rows) {
         return;
     }
+    classify_one(id, rows[id]);
+}
+
+fn span_start(i: u32) -> vec2<u32> {
+    return vec2<u32>(spans[i * SPAN_WORDS], spans[i * SPAN_WORDS + 1u]);
+}
+fn span_duration(i: u32) -> vec2<u32> {
+    return vec2<u32>(spans[i * SPAN_WORDS + 2u], spans[i * SPAN_WORDS + 3u] & 0xffffu);
+}
+
+// Sets columns c0..=c1 (c0 <= c1 < columns) of row slot `slot`, a word at a time.
+fn mark_columns(slot: u32, c0: u32, c1: u32) {
+    let base = slot * lp.words_per_row;
+    for (var w = c0 >> 5u; w <= (c1 >> 5u); w++) {
+        var m = 0xffffffffu;
+        if w == (c0 >> 5u) {
+            m &= 0xffffffffu << (c0 & 31u);
+        }
+        if w == (c1 >> 5u) {
+            m &= 0xffffffffu >> (31u - (c1 & 31u));
+        }
+        atomicOr(&occupancy[base + w], m);
+    }
+}
+
+// Visible span `id` on layout row `r`: a quad (appended; returns true), its columns marked,
+// or nothing (off the plot).
+fn classify_one(id: u32, r: u32) -> bool {
     var wide = lp.columns == 0u || id == lp.selected;
-    let r = rows[id];
     if !wide && (r < lp.first_row || r - lp.first_row >= lp.rows) {
         // Above or below the plot: neither drawn nor marked.
-        return;
+        return false;
     }
-    let start = vec2<u32>(spans[id * SPAN_WORDS], spans[id * SPAN_WORDS + 1u]);
-    let duration = vec2<u32>(spans[id * SPAN_WORDS + 2u], spans[id * SPAN_WORDS + 3u] & 0xffffu);
+    let start = span_start(id);
+    let duration = span_duration(id);
     wide = wide || f_of(duration) * lp.px_per_tick >= lp.min_px;
     if wide {
         wide_ids[atomicAdd(&counters[0], 1u)] = id;
-        return;
+        return true;
     }
     let x0 = px_of(start);
     let x1 = px_of(add64(start, duration));
     let last = f32(lp.columns);
     if x1 < 0.0 || x0 >= last {
-        return;
+        return false;
     }
     let c0 = u32(max(floor(x0), 0.0));
     let c1 = min(u32(max(floor(x1), 0.0)), lp.columns - 1u);
-    let base = (r - lp.first_row) * lp.words_per_row;
-    for (var c = c0; c <= c1; c++) {
-        atomicOr(&occupancy[base + (c >> 5u)], 1u << (c & 31u));
-    }
+    mark_columns(r - lp.first_row, c0, c1);
     atomicAdd(&counters[1], 1u);
+    return false;
+}
+
+fn in_plot(r: u32) -> bool {
+    return r >= lp.first_row && r - lp.first_row < lp.rows;
+}
+
+@compute @workgroup_size(BLOCK_WG)
+fn block_pass(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let b = linear_row(wid, nwg, lid, BLOCK_WG);
+    let base = b * BLOCK_WORDS;
+    if b >= fp.block_count || base + BLOCK_WORDS > arrayLength(&blocks) {
+        return;
+    }
+    let first = blocks[base];
+    let end = blocks[base + 1u];
+    if first >= end || end > fp.span_count || end * SPAN_WORDS > arrayLength(&spans) {
+        return;
+    }
+    let t0 = vec2<u32>(fp.window_start_lo, fp.window_start_hi);
+    let t1 = vec2<u32>(fp.window_end_lo, fp.window_end_hi);
+    let first_start = span_start(first);
+    if lt64(vec2<u32>(blocks[base + 4u], blocks[base + 5u]), t0) || lt64(t1, first_start) {
+        // No span of the block meets the window.
+        return;
+    }
+    let row0 = thread_info[THREAD_INFO_WORDS * blocks[base + 2u] + 2u];
+    let lanes = blocks[base + 3u];
+    let last = f32(lp.columns);
+    var fast = lp.columns != 0u && lanes <= BLOCK_LANES
+        && (lp.selected < first || lp.selected >= end)
+        && le64(t0, first_start) && le64(span_start(end - 1u), t1)
+        && f_of(vec2<u32>(blocks[base + 6u], blocks[base + 7u])) * lp.px_per_tick < lp.min_px;
+    for (var k = 0u; fast && k < lanes; k++) {
+        let at = base + 8u + 8u * k;
+        if !in_plot(row0 + blocks[at]) {
+            continue;
+        }
+        let x0 = px_of(vec2<u32>(blocks[at + 2u], blocks[at + 3u]));
+        let x1 = px_of(vec2<u32>(blocks[at + 4u], blocks[at + 5u]));
+        let gap = f_of(vec2<u32>(blocks[at + 6u], blocks[at + 7u])) * lp.px_per_tick;
+        fast = x0 >= 0.0 && x1 < last && gap <= 0.5;
+    }
+    if fast {
+        var dense = 0u;
+        for (var k = 0u; k < lanes; k++) {
+            let at = base + 8u + 8u * k;
+            let r = row0 + blocks[at];
+            if !in_plot(r) {
+                continue;
+            }
+            let c0 = u32(floor(px_of(vec2<u32>(blocks[at + 2u], blocks[at + 3u]))));
+            let c1 = u32(floor(px_of(vec2<u32>(blocks[at + 4u], blocks[at + 5u]))));
+            mark_columns(r - lp.first_row, c0, c1);
+            dense += blocks[at + 1u];
+        }
+        if dense != 0u {
+            atomicAdd(&counters[1], dense);
+        }
+        return;
+    }
+    for (var i = first; i < end; i++) {
+        let start = span_start(i);
+        if lt64(t1, start) || lt64(add64(start, span_duration(i)), t0) {
+            continue;
+        }
+        let r = row0 + (spans[i * SPAN_WORDS + 5u] >> 16u);
+        if classify_one(i, r) && i < arrayLength(&rows_out) {
+            rows_out[i] = r;
+        }
+    }
 }
 
 @compute @workgroup_size(1)

@@ -7,9 +7,17 @@
 //!
 //! ```text
 //! lod/prepare ─ lod/clear ─ lod/classify (per visible candidate of the frame) ─ lod/args
+//!                          └─ lod/block_pass (per block record, frames in blocks mode)
 //!                              ├─ wide_ids (atomic append; order is not part of the contract)
 //!                              └─ occupancy bits (row slot × column), dense count
 //! ```
+//!
+//! A frame in the trace frame's blocks mode ([`crate::frame::TraceFrameConfig::block_lod`])
+//! writes no candidates: `prepare` then gives `classify` no workgroups and `block_pass` one
+//! invocation per block record, which marks a zoomed-out block's columns from its summary
+//! without visiting its spans, and classifies them one by one where the summary cannot prove
+//! the same result. Either way the quads, the bitmap and the dense count equal
+//! [`cpu::span_lod`] over the frame's visible spans.
 //!
 //! Nothing in it is proportional to the compiled capacities: the classification reads the
 //! frame's candidates (their IDs and visible flags, so the frame needs no visible-ID
@@ -41,6 +49,7 @@ const CLEAR_GROUPS: u32 = 16;
 const WGSL: &str = concat!(
     include_str!("../common.wgsl"),
     include_str!("params.wgsl"),
+    include_str!("../frame/params.wgsl"),
     include_str!("lod.wgsl")
 );
 
@@ -148,8 +157,9 @@ pub struct SpanLod {
     occupancy: wgpu::Buffer,
     counters: wgpu::Buffer,
     draw_args: wgpu::Buffer,
-    /// The classification's indirect grid (kept alive beside the graph that imports it).
-    _classify_args: wgpu::Buffer,
+    /// The classification's and the block pass's indirect grids (kept alive beside the graph
+    /// that imports them).
+    _grids: [wgpu::Buffer; 2],
     graph: CompiledGraph,
 }
 
@@ -182,6 +192,7 @@ impl SpanLod {
         let counters = buffer("trace-lod/counters", LOD_COUNTER_WORDS, U::empty());
         let draw_args = buffer("trace-lod/draw-args", 8, U::INDIRECT);
         let classify_args = buffer("trace-lod/classify-args", 3, U::INDIRECT);
+        let block_args = buffer("trace-lod/block-args", 3, U::INDIRECT);
 
         let mut g = CommandGraph::new("trace-lod", device);
         let mut view = |name: &str, b: &wgpu::Buffer| -> Result<_, TraceGpuError> {
@@ -189,7 +200,8 @@ impl SpanLod {
             Ok(g.create_packed_view(h, VectorFormat::Uint32, b.size() / 4)?)
         };
         let spans = Binding::read(1, view("spans", &frame.spans)?);
-        let rows = Binding::read(2, view("rows", &frame.rows)?);
+        let rows_view = view("rows", &frame.rows)?;
+        let rows = Binding::read(2, rows_view);
         let ids = Binding::read(3, view("candidate-ids", &frame.candidate_ids)?);
         let frame_args = Binding::read(4, view("frame-args", &frame.draw_args)?);
         let wide = Binding::read_write(5, view("wide-ids", &wide_ids)?);
@@ -199,6 +211,15 @@ impl SpanLod {
         let flags = Binding::read(10, view("candidate-flags", &frame.candidate_flags)?);
         let live = Binding::read(11, view("live-total", &frame.live_total)?);
         let classify_grid = view("classify-args", &classify_args)?;
+        let block_grid = view("block-args", &block_args)?;
+        let records = Binding::read(13, view("blocks", &frame.blocks)?);
+        let thread_info = Binding::read(14, view("thread-info", &frame.thread_info)?);
+        let rows_out = Binding::read_write(15, rows_view);
+        let fp_h = g.import_buffer(
+            BufferDescriptor::new("frame-params", frame.params.size(), frame.params.usage()),
+            &frame.params,
+        )?;
+        let fp = Binding::handle(12, fp_h, Access::Uniform);
         let params_h = g.import_buffer(
             BufferDescriptor::new("params", params.size(), params.usage()),
             &params,
@@ -216,6 +237,8 @@ impl SpanLod {
                     flags.clone(),
                     live.clone(),
                     Binding::read_write(9, classify_grid),
+                    fp.clone(),
+                    Binding::read_write(16, block_grid),
                 ],
                 Grid::Workgroups([1, 1, 1]),
             ),
@@ -227,17 +250,32 @@ impl SpanLod {
             (
                 "classify",
                 vec![
-                    lp,
-                    spans,
+                    lp.clone(),
+                    spans.clone(),
                     rows,
                     ids,
-                    wide,
-                    bitmap,
+                    wide.clone(),
+                    bitmap.clone(),
                     counts.clone(),
                     flags,
                     live,
                 ],
                 Grid::Indirect(classify_grid),
+            ),
+            (
+                "block_pass",
+                vec![
+                    lp,
+                    fp,
+                    spans,
+                    records,
+                    thread_info,
+                    rows_out,
+                    wide,
+                    bitmap,
+                    counts.clone(),
+                ],
+                Grid::Indirect(block_grid),
             ),
             (
                 "args",
@@ -262,7 +300,7 @@ impl SpanLod {
             occupancy,
             counters,
             draw_args,
-            _classify_args: classify_args,
+            _grids: [classify_args, block_args],
             graph,
         })
     }

@@ -175,9 +175,11 @@ impl Viewer {
     ) -> Result<TraceFrame, ViewerError> {
         // No visible-ID compaction: the span LOD reads the frame's candidates and flags, so
         // a zoomed-in frame costs nothing proportional to the trace and a zoomed-out one a
-        // pass over it less.
+        // pass over it less. Block summaries: a plain zoomed-out frame runs no per-span pass
+        // (the LOD marks whole blocks; counts, picks and edges need no `visible`).
         let config = TraceFrameConfig {
             compact_visible: false,
+            block_lod: true,
             ..TraceFrameConfig::exact(model, max_hops)
         };
         Ok(TraceFrame::new(device, queue, model, config)?)
