@@ -146,11 +146,17 @@ fn tpch_q1_q6_through_scheduler_and_two_executors() {
     for (name, sql) in [("Q1", Q1), ("Q6", Q6)] {
         let single = run_in(t.dir(), &["sql", "--table", &table, sql]);
         let cpu = run_in(t.dir(), &["sql", "--cpu", "--table", &table, sql]);
-        assert_eq!(single, cpu, "{name}: GPU and CPU single-process answers differ");
+        assert_eq!(
+            single, cpu,
+            "{name}: GPU and CPU single-process answers differ"
+        );
         // A relative path: the client makes it absolute, so the executors (whose working
         // directory differs) open the same file.
         let relative = "lineitem=lineitem.parquet";
-        let cluster = run_in(t.dir(), &["sql", "--cluster", &address, "--table", relative, sql]);
+        let cluster = run_in(
+            t.dir(),
+            &["sql", "--cluster", &address, "--table", relative, sql],
+        );
         assert_eq!(cluster, single, "{name} through the cluster");
         assert!(cluster.lines().count() > 4, "{name}: no rows?\n{cluster}");
     }
@@ -186,16 +192,33 @@ fn bad_and_unreachable_addresses_are_named_errors() {
     }
     let nobody = format!("127.0.0.1:{}", closed_port());
     let err = fails_within(&["sql", "--cluster", &nobody, "--table", &table, Q6], limit);
-    assert!(err.contains("unreachable") && err.contains(&nobody), "{err}");
+    assert!(
+        err.contains("unreachable") && err.contains(&nobody),
+        "{err}"
+    );
     let port = free_port_pair().to_string();
     let err = fails_within(
-        &["executor", "--scheduler", &nobody, "--port", &port, "--connect-timeout", "2"],
+        &[
+            "executor",
+            "--scheduler",
+            &nobody,
+            "--port",
+            &port,
+            "--connect-timeout",
+            "2",
+        ],
         limit,
     );
-    assert!(err.contains("unreachable") && err.contains(&nobody), "{err}");
+    assert!(
+        err.contains("unreachable") && err.contains(&nobody),
+        "{err}"
+    );
     let err = fails_within(&["executor", "--scheduler", &nobody, "--port", "0"], limit);
     assert!(err.contains("fixed port"), "{err}");
-    let err = fails_within(&["scheduler", "--bind-host", "not an address", "--port", "1"], limit);
+    let err = fails_within(
+        &["scheduler", "--bind-host", "not an address", "--port", "1"],
+        limit,
+    );
     assert!(err.contains("not an address"), "{err}");
     // A port already taken.
     let taken = TcpListener::bind("127.0.0.1:0").expect("binds");
