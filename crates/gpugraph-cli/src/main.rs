@@ -13,6 +13,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod analyze;
 mod bench;
 mod chart;
+mod cluster;
 mod demo;
 mod expr;
 mod fft;
@@ -105,6 +106,11 @@ enum Command {
     /// Run a SQL query over Parquet/CSV/Arrow files through DataFusion on the GPU (--cpu:
     /// DataFusion's CPU plan); prints the result or writes it to .parquet/.csv/.arrow.
     Sql(sql::SqlArgs),
+    /// Serve an Apache Ballista scheduler whose plans run GPU operators on the executors
+    /// (`gpugraph sql --cluster HOST:PORT` submits to it); see docs/cluster.md.
+    Scheduler(cluster::SchedulerArgs),
+    /// Run a Ballista executor on one GPU (or DataFusion's CPU plan where there is none).
+    Executor(cluster::ExecutorArgs),
     /// Chrome Trace Event Format files (torch.profiler, Chromium, Perfetto JSON; .json or
     /// .json.gz): `trace info`, `trace stats --by name`, `trace pick --at T --thread PID:TID`,
     /// `trace render`, and the interactive viewer: `trace serve` (browser), `trace view` (window).
@@ -157,6 +163,8 @@ fn main() -> ExitCode {
         Command::Solve(args) => solve::run(&args),
         Command::Procgen(cmd) => procgen::run(cmd),
         Command::Sql(args) => sql::run(&args),
+        Command::Scheduler(args) => cluster::scheduler(&args),
+        Command::Executor(args) => cluster::executor(&args),
         Command::Trace(cmd) => trace::run(cmd),
     };
     match result {

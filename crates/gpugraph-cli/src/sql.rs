@@ -73,6 +73,10 @@ pub struct SqlArgs {
     /// of the row groups (or batches) and DataFusion merges the groups. Default: one device.
     #[arg(long, value_name = "all|N,M", conflicts_with = "cpu")]
     pub devices: Option<gpugraph_command::DeviceSelection>,
+    /// Run the query on the Ballista cluster of the scheduler at HOST:PORT (`gpugraph
+    /// scheduler`); table files must be readable at the same paths on every executor.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["cpu", "devices"])]
+    pub cluster: Option<String>,
 }
 
 /// A GPU session over the selected devices, each line of `gpugraph info`'s adapter list that
@@ -246,11 +250,18 @@ fn run_query(args: &SqlArgs, sql: &str) -> Result<()> {
         Some(path) => Some((PendingFile::new(path, "--out")?, path, FileKind::of(path)?)),
         None => None,
     };
-    let tables = args
+    let mut tables = args
         .tables
         .iter()
-        .map(|s| table_spec(s))
+        .map(|s| table_spec(s).map(|(name, path)| (name, path.to_path_buf())))
         .collect::<Result<Vec<_>>>()?;
+    if args.cluster.is_some() {
+        // The executors open the files, from their own working directories.
+        for (name, path) in &mut tables {
+            *path = std::path::absolute(&*path)
+                .with_context(|| format!("--table {name}={}", path.display()))?;
+        }
+    }
     if !(args.timeout.is_finite() && args.timeout >= 0.0) {
         bail!(
             "--timeout {}: expected a number of seconds >= 0",
@@ -264,12 +275,17 @@ fn run_query(args: &SqlArgs, sql: &str) -> Result<()> {
         max_recursion: args.max_recursion,
         ..SessionOptions::default()
     };
+    let label = match &args.cluster {
+        Some(_) => "cluster",
+        None => engine_name(engine),
+    };
     let runtime = query::runtime().context("starting the query runtime")?;
     runtime.block_on(async {
         let work = async {
-            let ctx = match &args.devices {
-                None => session_context(&options)?,
-                Some(selection) => devices_session(&options, selection)?,
+            let ctx = match (&args.cluster, &args.devices) {
+                (Some(address), _) => crate::cluster::client(address)?,
+                (None, None) => session_context(&options)?,
+                (None, Some(selection)) => devices_session(&options, selection)?,
             }
             .enable_url_table();
             for (name, path) in &tables {
@@ -280,7 +296,7 @@ fn run_query(args: &SqlArgs, sql: &str) -> Result<()> {
                 print!("{}", query::explain(plan.as_ref()));
                 eprintln!(
                     "sql ({}): plan {:.1} ms",
-                    engine_name(engine),
+                    label,
                     ms(plan_time)
                 );
                 return Ok(None);
@@ -309,7 +325,7 @@ fn run_query(args: &SqlArgs, sql: &str) -> Result<()> {
         };
         eprintln!(
             "sql ({}): plan {:.1} ms, execute {:.1} ms, {} rows{}",
-            engine_name(engine),
+            label,
             ms(result.plan_time),
             ms(result.execute_time),
             result.rows(),

@@ -49,7 +49,7 @@ mod unit;
 pub use codec::GpuCodec;
 pub use node::{
     client_context, cpu_planner, device_planner, executed_plan, gpu_planner, parse_address,
-    run_executor, scheduler_session_state, serve_scheduler, ClusterError, ExecutorOptions,
-    SchedulerOptions,
+    run_executor, scheduler_session_state, serve_scheduler, wait_for_scheduler, ClusterError,
+    ExecutorOptions, SchedulerOptions,
 };
 pub use unit::{GpuUnitExec, GpuUnitRule, LocalPlanner};

@@ -37,6 +37,18 @@ pub enum ClusterError {
         /// What is wrong with it.
         why: String,
     },
+    /// Nothing answers at the scheduler's address (no scheduler running there, or a
+    /// firewall between), checked before Ballista's client would report it as a transport
+    /// error or, in an executor, retry for ever.
+    #[error("scheduler {address}: unreachable after {seconds} s ({why}); is `gpugraph scheduler` running there?")]
+    Unreachable {
+        /// The scheduler's address.
+        address: SocketAddr,
+        /// How long connecting was tried.
+        seconds: u64,
+        /// The last connection error.
+        why: String,
+    },
     /// Ballista refused or failed (its own error, named).
     #[error("ballista: {0}")]
     Ballista(#[from] BallistaError),
@@ -92,20 +104,51 @@ pub fn device_planner(
     }
 }
 
-/// `HOST:PORT` as a socket address, or an error naming it.
+/// `HOST:PORT` as a socket address (a name's IPv4 address where it has one, since
+/// Ballista's executor takes IPv4 only), or an error naming it.
 pub fn parse_address(address: &str) -> Result<SocketAddr, ClusterError> {
     use std::net::ToSocketAddrs;
-    address
+    let all: Vec<SocketAddr> = address
         .to_socket_addrs()
         .map_err(|e| ClusterError::Address {
             address: address.into(),
             why: e.to_string(),
         })?
-        .next()
+        .collect();
+    all.iter()
+        .find(|a| a.is_ipv4())
+        .or(all.first())
+        .copied()
         .ok_or_else(|| ClusterError::Address {
             address: address.into(),
             why: "resolves to no address".into(),
         })
+}
+
+/// Waits until something accepts TCP connections at `address` (a scheduler), trying for
+/// `seconds` (at least once), or names the address and the last error.
+///
+/// Why not Ballista's own wait: ballista-executor 55's `scheduler_connect_timeout_seconds`
+/// loop measures a fresh `Instant`'s elapsed time, so it never times out; and its client
+/// reports an unreachable scheduler as a debug-printed transport error.
+pub fn wait_for_scheduler(address: SocketAddr, seconds: u64) -> Result<(), ClusterError> {
+    use std::time::{Duration, Instant};
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let attempt = left.clamp(Duration::from_millis(200), Duration::from_secs(2));
+        match std::net::TcpStream::connect_timeout(&address, attempt) {
+            Ok(_) => return Ok(()),
+            Err(e) if Instant::now() >= deadline => {
+                return Err(ClusterError::Unreachable {
+                    address,
+                    seconds,
+                    why: e.to_string(),
+                })
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(250)),
+        }
+    }
 }
 
 /// Settings of a scheduler.
@@ -176,6 +219,9 @@ pub async fn serve_scheduler(
     Ok(())
 }
 
+/// How long a client waits for its scheduler to accept a connection.
+const CLIENT_CONNECT_SECONDS: u64 = 5;
+
 /// Settings of an executor.
 #[derive(Clone, Debug)]
 pub struct ExecutorOptions {
@@ -190,6 +236,9 @@ pub struct ExecutorOptions {
     pub heartbeat_seconds: u64,
     /// Where shuffle files go (a temporary directory if `None`).
     pub work_dir: Option<String>,
+    /// Seconds to wait for the scheduler to accept connections before giving up with
+    /// [`ClusterError::Unreachable`] (0: one attempt).
+    pub connect_timeout_seconds: u64,
 }
 
 /// Runs an executor until the process ends or the scheduler stops it, decoding GPU units
@@ -198,6 +247,22 @@ pub async fn run_executor(
     options: &ExecutorOptions,
     planner: LocalPlanner,
 ) -> Result<(), ClusterError> {
+    // Ballista 55 writes its executor's `HOST:PORT` without brackets and unwraps the parse.
+    if !options.bind.is_ipv4() || options.bind.port() == 0 {
+        return Err(ClusterError::Address {
+            address: options.bind.to_string(),
+            why: "an executor binds an IPv4 address and a fixed port (its gRPC service takes \
+                  the next one)"
+                .into(),
+        });
+    }
+    let (scheduler, seconds) = (options.scheduler, options.connect_timeout_seconds);
+    tokio::task::spawn_blocking(move || wait_for_scheduler(scheduler, seconds))
+        .await
+        .map_err(|e| ClusterError::Address {
+            address: scheduler.to_string(),
+            why: format!("waiting for the scheduler: {e}"),
+        })??;
     let config = ExecutorProcessConfig {
         bind_host: options.bind.ip().to_string(),
         external_host: Some(options.bind.ip().to_string()),
@@ -212,7 +277,9 @@ pub async fn run_executor(
             })?,
         scheduler_host: options.scheduler.ip().to_string(),
         scheduler_port: options.scheduler.port(),
-        scheduler_connect_timeout_seconds: 30,
+        // One attempt: `wait_for_scheduler` above did the waiting (Ballista's own loop with a
+        // timeout never ends).
+        scheduler_connect_timeout_seconds: 0,
         vcores: options.concurrent_tasks.max(1),
         work_dir: options.work_dir.clone(),
         executor_heartbeat_interval_seconds: options.heartbeat_seconds.max(1),
@@ -223,8 +290,10 @@ pub async fn run_executor(
     Ok(())
 }
 
-/// A client session whose queries run on the cluster of the scheduler at `scheduler`.
+/// A client session whose queries run on the cluster of the scheduler at `scheduler`;
+/// [`ClusterError::Unreachable`] if nothing answers there within a few seconds.
 pub fn client_context(scheduler: SocketAddr) -> Result<SessionContext, ClusterError> {
+    wait_for_scheduler(scheduler, CLIENT_CONNECT_SECONDS)?;
     let config = SessionConfig::new_with_ballista().with_ballista_adaptive_query_planner(false);
     let state = SessionStateBuilder::new()
         .with_config(config)

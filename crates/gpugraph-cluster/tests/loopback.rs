@@ -87,6 +87,7 @@ async fn node(role: &str) {
         concurrent_tasks: 1,
         heartbeat_seconds: 1,
         work_dir: None,
+        connect_timeout_seconds: 30,
     };
     run_executor(&options, planner)
         .await

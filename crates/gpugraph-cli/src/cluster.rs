@@ -59,6 +59,10 @@ pub struct ExecutorArgs {
     /// Directory for shuffle files (default: a temporary directory).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<String>,
+    /// Seconds to wait for the scheduler to accept connections (it may start after the
+    /// executor) before failing with "unreachable".
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub connect_timeout: u64,
 }
 
 /// `HOST` and `PORT` as one socket address.
@@ -107,6 +111,7 @@ pub fn executor(args: &ExecutorArgs) -> Result<()> {
         concurrent_tasks: args.concurrent_tasks,
         heartbeat_seconds: args.heartbeat,
         work_dir: args.work_dir.clone(),
+        connect_timeout_seconds: args.connect_timeout,
     };
     let session = SessionOptions::default();
     let planner = if args.cpu {
