@@ -28,7 +28,6 @@ pub const BLOCK_WORDS: u32 = 8 + 8 * BLOCK_LANES;
 /// The header's lane-entry word of a block with more than [`BLOCK_LANES`] lanes.
 pub const BLOCK_LANES_OVERFLOW: u32 = u32::MAX;
 
-
 /// Block records a frame of `c` holds: every thread's blocks of a full trace
 /// (`spans / BLOCK_SPANS` full ones plus one partial block per thread), 1 without
 /// [`TraceFrameConfig::block_lod`].
