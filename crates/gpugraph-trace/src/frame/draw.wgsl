@@ -9,32 +9,7 @@
 override PX_W: f32 = 0.002;
 override PX_H: f32 = 0.002;
 
-struct FrameParams {
-    span_count: u32,
-    dependency_count: u32,
-    thread_count: u32,
-    focus: u32,
-    window_start_lo: u32,
-    window_start_hi: u32,
-    window_end_lo: u32,
-    window_end_hi: u32,
-    min_duration_lo: u32,
-    min_duration_hi: u32,
-    max_duration_lo: u32,
-    max_duration_hi: u32,
-    groups: u32,
-    name: u32,
-    pick_mode: u32,
-    pick_target: u32,
-    pick_time_lo: u32,
-    pick_time_hi: u32,
-    row_first: u32,
-    row_count: u32,
-    max_ancestor_depth: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+#include "frame/params.wgsl"
 
 @group(0) @binding(0) var<uniform> fp: FrameParams;
 @group(0) @binding(1) var<storage, read> spans: array<u32>;
